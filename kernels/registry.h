@@ -1,0 +1,83 @@
+// The kernel registry: typed entries, one per variant. Host-only header (no CUDA types), so the
+// daemon links the catalog without CUDA; the worker also binds each entry's launcher.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/common/problem.h"
+
+namespace ablation::kernels {
+
+/// Everything a launch needs. Pointers are device pointers; stream and cuBLAS handles are opaque
+/// here (cudaStream_t, cublasHandle_t, cublasLtHandle_t) so this header stays CUDA-free.
+struct GemmArgs {
+  Problem problem;
+  const void* a = nullptr;  ///< M x K row-major
+  const void* b = nullptr;  ///< K x N or N x K (the variant's b_layout)
+  void* c = nullptr;        ///< M x N row-major, OutputBytes(dtype) per element
+  void* stream = nullptr;
+  void* cublas = nullptr;    ///< cublasHandle_t owned by the worker
+  void* cublaslt = nullptr;  ///< cublasLtHandle_t owned by the worker
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+};
+
+/// "" on success, else what failed (a CUDA or cuBLAS error string).
+using LaunchFn = std::string (*)(const GemmArgs& args);
+/// The __global__ function of this variant for a dtype (for cudaFuncGetAttributes and the
+/// occupancy calculator), or nullptr for library entries such as cuBLAS.
+using KernelFn = const void* (*)(DType dtype);
+
+struct Tile {
+  int m = 0;
+  int n = 0;
+  int k = 0;
+};
+
+struct Variant {
+  std::string name;    ///< canonical name, the key everywhere
+  std::string family;  ///< "ablation", "cublas", "pipe", "simt", "tf32", "smem2reg", ...
+  std::string description;
+  std::vector<std::pair<std::string, std::string>> params;  ///< in display order
+  std::vector<DType> dtypes;
+  Tile tile;
+  int threads = 0;           ///< per block; 0 for library entries
+  int64_t smem_bytes = 0;    ///< dynamic shared memory per block
+  BLayout b_layout = BLayout::kKN;
+  /// Variants of one family that only move data differently promise bit-identical outputs.
+  bool bit_exact_family = false;
+  /// "" if the variant can run this problem, else the reason it cannot (names the field).
+  std::function<std::string(const Problem&)> can_implement;
+  LaunchFn launch = nullptr;  ///< bound in the worker only (BindLaunchers)
+  KernelFn kernel = nullptr;  ///< bound in the worker only
+
+  bool Supports(DType d) const;
+};
+
+class Registry {
+ public:
+  /// Adds an entry; a duplicate name is a programming error (throws std::logic_error).
+  void Add(Variant v);
+  const Variant* Find(std::string_view canonical_name) const;
+  Variant* FindMutable(std::string_view canonical_name);
+  const std::vector<Variant>& All() const { return variants_; }
+
+ private:
+  std::vector<Variant> variants_;
+  std::map<std::string, size_t, std::less<>> index_;
+};
+
+/// Registers every family's entries (metadata and can_implement). Host-only: the daemon calls it.
+void RegisterCatalog(Registry& registry);
+
+/// Fills in launch/kernel of every entry. Defined in the CUDA library; the worker calls it after
+/// RegisterCatalog. Entries with no launcher keep launch == nullptr and are refused at run time.
+void BindLaunchers(Registry& registry);
+
+}  // namespace ablation::kernels

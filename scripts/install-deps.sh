@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ablationd builds against, only those that are missing.
+# Idempotent: a second call with everything present does nothing and prints one line.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git
+  libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libsqlite3-dev sqlite3 libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev
+  libgtest-dev libgmock-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "install-deps: all Debian packages present"
+fi
+
+# The CUDA toolkit is not a Debian package here: it is found the usual way.
+if ! command -v nvcc >/dev/null 2>&1; then
+  for d in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda; do
+    if [[ -n "$d" && -x "$d/bin/nvcc" ]]; then
+      echo "install-deps: nvcc found at $d/bin/nvcc (not on PATH; CMake will be told)"
+      exit 0
+    fi
+  done
+  echo "install-deps: ERROR: the CUDA toolkit was not found: no nvcc on PATH, in \$CUDA_HOME or in /usr/local/cuda." >&2
+  echo "install-deps: install the CUDA toolkit (12.x or 13.x) and put its bin/ on PATH or set CUDA_HOME." >&2
+  exit 1
+fi
