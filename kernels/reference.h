@@ -1,0 +1,41 @@
+// FP64 CPU reference GEMM and the comparison of an output against a reference. Host-only.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/common/problem.h"
+
+namespace ablation::kernels {
+
+/// C[m][n] = sum_k A[m][k] * B[k][n] in double. A is M x K row-major, B is K x N row-major.
+/// Uses all hardware threads. Inputs are the exact (already rounded) input values.
+std::vector<double> ReferenceGemm(const std::vector<double>& a, const std::vector<double>& b,
+                                  int64_t m, int64_t n, int64_t k);
+
+struct Tolerance {
+  double rel_frobenius = 0;  ///< bound on ||out - ref||_F / ||ref||_F
+  double abs = 0;            ///< element mismatch if |out-ref| > abs + rel * |ref|
+  double rel = 0;
+};
+
+/// The dtype's tolerance (seed 000): fp16/bf16 1e-2, fp32 1e-3, tf32 5e-3, int8 0.5 abs / 0.1 rel.
+Tolerance DefaultTolerance(DType dtype);
+/// Bit-exact: every tolerance 0 (variants that promise identical outputs).
+Tolerance ExactTolerance();
+
+struct Comparison {
+  double max_abs_error = 0;
+  double max_rel_error = 0;  ///< max |out-ref| / max(|ref|, tiny) over elements
+  double rel_frobenius_error = 0;
+  int64_t mismatches = 0;  ///< elements outside abs + rel * |ref|
+  int64_t nan_count = 0;   ///< NaN or Inf that are not the poison pattern
+  int64_t unwritten_count = 0;  ///< elements still holding the poison pattern
+  bool passed = false;  ///< no NaN, nothing unwritten, rel_frobenius within bound, no mismatches
+};
+
+/// Compares out against ref (both in output values as double).
+Comparison Compare(const std::vector<double>& out, const std::vector<double>& ref, DType dtype,
+                   const Tolerance& tol);
+
+}  // namespace ablation::kernels
