@@ -15,7 +15,10 @@ std::vector<double> ReferenceGemm(const std::vector<double>& a, const std::vecto
 
 struct Tolerance {
   double rel_frobenius = 0;  ///< bound on ||out - ref||_F / ||ref||_F
-  double abs = 0;            ///< element mismatch if |out-ref| > abs + rel * |ref|
+  /// An element mismatches if |out-ref| > abs_bound + rel * |ref|, where abs_bound is `abs` for
+  /// int8 and `abs` times the RMS of the reference for float types (an absolute bound in units of
+  /// the output's typical magnitude; elements near zero would fail any purely relative bound).
+  double abs = 0;
   double rel = 0;
 };
 
