@@ -1,0 +1,210 @@
+#include "server/core/run_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "server/core/variant_names.h"
+
+namespace ablation::core {
+namespace {
+
+constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
+
+std::string ShapeText(const kernels::Problem& p) {
+  return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
+}
+
+Status CheckShapes(const google::protobuf::RepeatedPtrField<v1::Shape>& shapes,
+                   kernels::DType dtype, std::vector<kernels::Problem>* out) {
+  if (shapes.empty()) return InvalidArgument("shapes: at least one shape is required");
+  std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
+  for (int i = 0; i < shapes.size(); ++i) {
+    const auto& s = shapes[i];
+    std::string field = "shapes[" + std::to_string(i) + "]";
+    if (s.m() <= 0 || s.n() <= 0 || s.k() <= 0) {
+      return InvalidArgument(field + ": M, N and K must be positive, got " + std::to_string(s.m()) +
+                             "x" + std::to_string(s.n()) + "x" + std::to_string(s.k()));
+    }
+    // The kernels index with 32-bit integers; refuse shapes past that range rather than overflow.
+    if (s.m() * s.k() > kMaxElements || s.k() * s.n() > kMaxElements ||
+        s.m() * s.n() > kMaxElements) {
+      return InvalidArgument(field + ": " + std::to_string(s.m()) + "x" + std::to_string(s.n()) +
+                             "x" + std::to_string(s.k()) +
+                             " has a matrix of more than 2^31-1 elements, beyond the kernels' "
+                             "32-bit index range");
+    }
+    if (!seen.insert({s.m(), s.n(), s.k()}).second) continue;  // a repeated shape runs once
+    out->push_back(kernels::Problem{s.m(), s.n(), s.k(), dtype});
+  }
+  return Status::Ok();
+}
+
+// Resolves the selectors; a glob keeps only variants that support the dtype, an explicit name
+// that lacks it is an error.
+Status ResolveVariants(const google::protobuf::RepeatedPtrField<std::string>& selectors,
+                       const kernels::Registry& registry, kernels::DType dtype,
+                       std::vector<const kernels::Variant*>* out) {
+  if (selectors.empty()) return InvalidArgument("variants: at least one variant is required");
+  std::set<const kernels::Variant*> seen;
+  for (int i = 0; i < selectors.size(); ++i) {
+    std::string field = "variants[" + std::to_string(i) + "]";
+    std::vector<const kernels::Variant*> found;
+    Status st = Resolve(registry, selectors[i], field, &found);
+    if (!st.ok()) return st;
+    bool glob = IsGlob(selectors[i]);
+    size_t kept = 0;
+    for (const auto* v : found) {
+      if (!v->Supports(dtype)) {
+        if (glob) continue;
+        std::string have;
+        for (auto d : v->dtypes) have += (have.empty() ? "" : ", ") + std::string(kernels::ToString(d));
+        return InvalidArgument(field + ": variant " + v->name + " has no " +
+                               std::string(kernels::ToString(dtype)) + " kernel (it has: " + have +
+                               ")");
+      }
+      ++kept;
+      if (seen.insert(v).second) out->push_back(v);
+    }
+    if (kept == 0) {
+      return InvalidArgument(field + ": no variant matching '" + selectors[i] + "' has a " +
+                             std::string(kernels::ToString(dtype)) + " kernel");
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckFits(const RunPlan& plan, const DeviceLimits& device, bool verify) {
+  if (!device.known) return Status::Ok();
+  for (const auto& p : plan.problems) {
+    int64_t need = RequiredDeviceBytes(p, device, verify);
+    // Keep a margin for the CUDA context, cuBLAS and fragmentation.
+    if (double(need) > 0.9 * double(device.memory_bytes)) {
+      return InvalidArgument("shapes: " + ShapeText(p) + " needs " +
+                             std::to_string(need >> 20) + " MiB of device memory; the device has " +
+                             std::to_string(device.memory_bytes >> 20) + " MiB");
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckCanImplement(RunPlan* plan) {
+  for (const auto& p : plan->problems) {
+    for (const auto* v : plan->variants) {
+      std::string why = v->can_implement ? v->can_implement(p) : "";
+      if (!why.empty()) {
+        return InvalidArgument("shapes: " + v->name + " cannot run " + ShapeText(p) + ": " + why);
+      }
+      plan->items.push_back({v, p});
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ParseDTypeField(const std::string& text, const std::string& field, kernels::DType* out) {
+  if (text.empty()) {
+    *out = kernels::DType::kBF16;
+    return Status::Ok();
+  }
+  auto d = kernels::ParseDType(text);
+  if (!d) {
+    return InvalidArgument(field + ": unknown dtype '" + text +
+                           "'; known: bf16, fp16, fp32, tf32, int8");
+  }
+  *out = *d;
+  return Status::Ok();
+}
+
+int64_t RequiredDeviceBytes(const kernels::Problem& p, const DeviceLimits& device, bool verify) {
+  const int64_t in = kernels::ElementBytes(p.dtype), out = kernels::OutputBytes(p.dtype);
+  int64_t bytes = p.m * p.k * in + 2 * p.k * p.n * in + p.m * p.n * out;
+  if (verify) bytes += p.m * p.n * out;
+  bytes += 2 * device.l2_bytes;   // L2 flush buffer
+  bytes += int64_t(64) << 20;     // cuBLAS workspace
+  return bytes;
+}
+
+Status PlanRun(const v1::RunRequest& request, const kernels::Registry& registry,
+               const DeviceLimits& device, const TimingDefaults& d, RunPlan* plan) {
+  Status st = ParseDTypeField(request.dtype(), "dtype", &plan->dtype);
+  if (!st.ok()) return st;
+  if (!(st = ResolveVariants(request.variants(), registry, plan->dtype, &plan->variants)).ok())
+    return st;
+  if (!(st = CheckShapes(request.shapes(), plan->dtype, &plan->problems)).ok()) return st;
+  if (request.device() < 0) return InvalidArgument("device: must be 0 or more");
+  plan->device = request.device();
+  for (int i = 0; i < request.tags_size(); ++i) {
+    const std::string& t = request.tags(i);
+    if (t.empty() || t.size() > 64)
+      return InvalidArgument("tags[" + std::to_string(i) + "]: a tag has 1 to 64 characters");
+  }
+
+  // Timing: unset fields take the defaults; set ones must make sense.
+  const auto& t = request.timing();
+  v1::TimingOptions& o = plan->timing;
+  if (t.min_samples() < 0 || t.max_samples() < 0 || t.warmup_count() < 0)
+    return InvalidArgument("timing: sample and warm-up counts cannot be negative");
+  if (t.min_seconds() < 0 || t.max_seconds() < 0 || t.warmup_seconds() < 0 || t.target_noise() < 0)
+    return InvalidArgument("timing: times and noise cannot be negative");
+  o.set_min_samples(t.min_samples() ? t.min_samples() : d.min_samples);
+  o.set_max_samples(t.max_samples() ? t.max_samples() : d.max_samples);
+  o.set_min_seconds(t.min_seconds() > 0 ? t.min_seconds() : d.min_seconds);
+  o.set_max_seconds(t.max_seconds() > 0 ? t.max_seconds() : d.max_seconds);
+  o.set_target_noise(t.target_noise() > 0 ? t.target_noise() : d.target_noise);
+  o.set_warmup_count(t.warmup_count() ? t.warmup_count() : d.warmup_count);
+  o.set_warmup_seconds(t.warmup_seconds() > 0 ? t.warmup_seconds() : d.warmup_seconds);
+  o.set_hot_l2(t.hot_l2());
+  if (o.min_samples() > o.max_samples())
+    return InvalidArgument("timing.min_samples: more than timing.max_samples");
+  if (o.max_seconds() < o.min_seconds())
+    return InvalidArgument("timing.max_seconds: less than timing.min_seconds");
+  if (o.target_noise() >= 1) return InvalidArgument("timing.target_noise: must be below 1");
+  if (o.max_seconds() > 3600) return InvalidArgument("timing.max_seconds: at most 3600");
+
+  const std::string& mode = request.clocks().mode();
+  if (!mode.empty() && mode != "observe" && mode != "lock")
+    return InvalidArgument("clocks.mode: '" + mode + "' is neither observe nor lock");
+  plan->clock_policy = mode.empty() ? "observe" : mode;
+  plan->verify = request.verify();
+
+  if (!(st = CheckCanImplement(plan)).ok()) return st;
+  return CheckFits(*plan, device, plan->verify);
+}
+
+Status PlanVerify(const v1::VerifyRequest& request, const kernels::Registry& registry,
+                  const DeviceLimits& device, RunPlan* plan) {
+  Status st = ParseDTypeField(request.dtype(), "dtype", &plan->dtype);
+  if (!st.ok()) return st;
+  if (!(st = ResolveVariants(request.variants(), registry, plan->dtype, &plan->variants)).ok())
+    return st;
+  if (!(st = CheckShapes(request.shapes(), plan->dtype, &plan->problems)).ok()) return st;
+  if (request.device() < 0) return InvalidArgument("device: must be 0 or more");
+  plan->device = request.device();
+  plan->verify = true;
+  const std::string& against = request.against();
+  if (!against.empty() && against != "cpu" && against != "cublas") {
+    std::vector<const kernels::Variant*> ref;
+    if (!(st = Resolve(registry, against, "against", &ref)).ok()) return st;
+    if (ref.size() != 1)
+      return InvalidArgument("against: '" + against + "' must name exactly one variant");
+    if (!ref[0]->Supports(plan->dtype))
+      return InvalidArgument("against: " + ref[0]->name + " has no " +
+                             std::string(kernels::ToString(plan->dtype)) + " kernel");
+    plan->against = ref[0]->name;
+  } else {
+    plan->against = against;
+  }
+  for (const auto& p : plan->problems) {
+    if (plan->against == "cpu" && double(p.m) * double(p.n) * double(p.k) > double(1ll << 31)) {
+      return InvalidArgument("against: the CPU reference is limited to M*N*K <= 2^31 (" +
+                             ShapeText(p) + " is larger); use cublas");
+    }
+  }
+  if (!(st = CheckCanImplement(plan)).ok()) return st;
+  return CheckFits(*plan, device, true);
+}
+
+}  // namespace ablation::core

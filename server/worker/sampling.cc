@@ -1,0 +1,110 @@
+#include "server/worker/sampling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ablation::worker {
+
+SamplingOptions ResolveOptions(int min_samples, double min_seconds, double max_seconds,
+                               double target_noise, int warmup_count, double warmup_seconds,
+                               bool hot_l2, int max_samples) {
+  SamplingOptions o;
+  if (min_samples > 0) o.min_samples = min_samples;
+  if (min_seconds > 0) o.min_seconds = min_seconds;
+  if (max_seconds > 0) o.max_seconds = max_seconds;
+  if (target_noise > 0) o.target_noise = target_noise;
+  if (warmup_count > 0) o.warmup_count = warmup_count;
+  if (warmup_seconds > 0) o.warmup_seconds = warmup_seconds;
+  o.hot_l2 = hot_l2;
+  if (max_samples > 0) o.max_samples = max_samples;
+  // A max below the min would make the minimums unreachable; the caps win (see ShouldStop).
+  return o;
+}
+
+void RunningStats::Add(double x) {
+  ++n_;
+  sum_ += x;
+  double d = x - mean_;
+  mean_ += d / double(n_);
+  m2_ += d * (x - mean_);
+}
+
+double RunningStats::noise() const {
+  if (n_ < 2 || mean() <= 0) return std::numeric_limits<double>::infinity();
+  return std::sqrt(variance()) / std::sqrt(double(n_)) / mean();
+}
+
+double Quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  q = std::clamp(q, 0.0, 1.0);
+  double pos = q * double(sorted.size() - 1);
+  size_t lo = size_t(std::floor(pos));
+  size_t hi = std::min(lo + 1, sorted.size() - 1);
+  double frac = pos - double(lo);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
+}
+
+SampleStats ComputeStats(const std::vector<double>& samples_ms) {
+  SampleStats s;
+  s.noise = std::numeric_limits<double>::infinity();
+  if (samples_ms.empty()) return s;
+  RunningStats r;
+  for (double x : samples_ms) r.Add(x);
+  std::vector<double> sorted = samples_ms;
+  std::sort(sorted.begin(), sorted.end());
+  s.count = r.count();
+  s.sum_ms = r.sum();
+  s.mean_ms = r.mean();
+  s.stddev_ms = std::sqrt(r.variance());
+  s.min_ms = sorted.front();
+  s.max_ms = sorted.back();
+  s.median_ms = Quantile(sorted, 0.5);
+  s.q1_ms = Quantile(sorted, 0.25);
+  s.q3_ms = Quantile(sorted, 0.75);
+  s.noise = r.noise();
+  return s;
+}
+
+double RelativeNoise(const std::vector<double>& samples_ms) {
+  RunningStats r;
+  for (double x : samples_ms) r.Add(x);
+  return r.noise();
+}
+
+std::string ToString(StopReason r) {
+  switch (r) {
+    case StopReason::kContinue:
+      return "continue";
+    case StopReason::kNoiseTarget:
+      return "noise target reached";
+    case StopReason::kTimeCap:
+      return "time cap (max_seconds of GPU time)";
+    case StopReason::kWallCap:
+      return "wall-clock cap";
+    case StopReason::kMaxSamples:
+      return "max_samples";
+  }
+  return "?";
+}
+
+StopReason ShouldStop(const RunningStats& stats, const SamplingOptions& o, double wall_seconds) {
+  const double summed_s = stats.sum() / 1000.0;
+  if (stats.count() >= o.max_samples) return StopReason::kMaxSamples;
+  if (summed_s >= o.max_seconds) return StopReason::kTimeCap;
+  if (wall_seconds > 0 && wall_seconds >= o.wall_cap_factor * o.max_seconds) {
+    return StopReason::kWallCap;
+  }
+  if (stats.count() < o.min_samples || summed_s < o.min_seconds) return StopReason::kContinue;
+  if (stats.noise() <= o.target_noise) return StopReason::kNoiseTarget;
+  return StopReason::kContinue;
+}
+
+StopReason ShouldStop(const std::vector<double>& samples_ms, const SamplingOptions& options,
+                      double wall_seconds) {
+  RunningStats r;
+  for (double x : samples_ms) r.Add(x);
+  return ShouldStop(r, options, wall_seconds);
+}
+
+}  // namespace ablation::worker

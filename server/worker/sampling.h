@@ -1,0 +1,97 @@
+// The statistics of a timed measurement and its stopping rule, as pure functions of the samples,
+// so that they are tested without a GPU and the daemon can compute the same statistics.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ablation::worker {
+
+/// The timing options with every default resolved (the proto's 0 / false mean "default").
+struct SamplingOptions {
+  int min_samples = 10;
+  double min_seconds = 0.5;  ///< summed GPU time before the noise rule may stop
+  double max_seconds = 10;   ///< summed GPU time cap
+  double target_noise = 0.005;
+  int warmup_count = 3;
+  double warmup_seconds = 0.1;
+  bool hot_l2 = false;
+  int max_samples = 100000;
+  /// Wall-clock cap on the sampling loop, as a multiple of max_seconds: a kernel of a few
+  /// microseconds spends most wall time in the per-sample L2 flush and synchronisation, which the
+  /// summed GPU time does not count. The daemon's hang timeout must allow for it.
+  double wall_cap_factor = 2.0;
+};
+
+/// Fills unset (zero or negative) fields with the defaults above; the daemon normally did so
+/// already, but the worker must never loop forever on a zero max_samples/max_seconds.
+SamplingOptions ResolveOptions(int min_samples, double min_seconds, double max_seconds,
+                               double target_noise, int warmup_count, double warmup_seconds,
+                               bool hot_l2, int max_samples);
+
+struct SampleStats {
+  int64_t count = 0;
+  double sum_ms = 0;
+  double mean_ms = 0;
+  double stddev_ms = 0;  ///< sample standard deviation (n - 1); 0 for fewer than two samples
+  double min_ms = 0;
+  double max_ms = 0;
+  double median_ms = 0;
+  double q1_ms = 0;  ///< quartiles by linear interpolation between order statistics
+  double q3_ms = 0;
+  /// Relative standard error of the mean: stddev / sqrt(n) / mean. +inf for fewer than two
+  /// samples (nothing is known about the noise yet) or a non-positive mean.
+  double noise = 0;
+};
+
+/// Statistics of the samples (any order). All zero (noise +inf) when empty.
+SampleStats ComputeStats(const std::vector<double>& samples_ms);
+
+/// Relative standard error of the mean of the samples (see SampleStats::noise).
+double RelativeNoise(const std::vector<double>& samples_ms);
+
+/// Quantile q in [0, 1] of sorted values, by linear interpolation (the R-7 / NumPy default).
+double Quantile(const std::vector<double>& sorted, double q);
+
+/// Running count, sum and variance (Welford), so the stopping rule costs O(1) per sample even at
+/// max_samples (recomputing from the vector would be quadratic).
+class RunningStats {
+ public:
+  void Add(double x);
+  int64_t count() const { return n_; }
+  double sum() const { return sum_; }
+  double mean() const { return n_ ? mean_ : 0; }
+  /// Sample variance (n - 1); 0 for fewer than two samples.
+  double variance() const { return n_ > 1 ? m2_ / double(n_ - 1) : 0; }
+  /// See SampleStats::noise.
+  double noise() const;
+
+ private:
+  int64_t n_ = 0;
+  double sum_ = 0;
+  double mean_ = 0;
+  double m2_ = 0;
+};
+
+enum class StopReason {
+  kContinue,     ///< keep sampling
+  kNoiseTarget,  ///< minimums met and noise <= target
+  kTimeCap,      ///< summed GPU time reached max_seconds
+  kWallCap,      ///< wall time of the loop reached wall_cap_factor * max_seconds
+  kMaxSamples,   ///< max_samples taken
+};
+
+std::string ToString(StopReason r);
+
+/// The stopping rule, evaluated after each sample. Stops at max_samples or when summed GPU time
+/// reaches max_seconds (the caps win over the minimums: a cap is what bounds a measurement's
+/// duration); otherwise needs at least min_samples and min_seconds of summed GPU time, then stops
+/// as soon as the relative noise of the mean is at most target_noise.
+StopReason ShouldStop(const RunningStats& stats, const SamplingOptions& options,
+                      double wall_seconds = 0);
+/// The same rule over a vector of samples (convenience for tests and the daemon).
+StopReason ShouldStop(const std::vector<double>& samples_ms, const SamplingOptions& options,
+                      double wall_seconds = 0);
+
+}  // namespace ablation::worker
