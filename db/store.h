@@ -1,0 +1,103 @@
+// The typed store of runs, measurements and verifications (tables in db/schema.md).
+//
+// Thread safety: every public method may be called from any thread. One Store holds one SQLite
+// connection and a mutex that serialises its calls; each write is a short transaction, so the
+// wait is a few milliseconds at most. Readers that must never wait behind the daemon's writes
+// (dashboards, other processes, a query thread) open their own OpenReadOnly store: with WAL,
+// readers and the one writer do not block each other.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "db/error.h"
+#include "db/records.h"
+
+namespace ablation::db {
+
+class Connection;
+class Statement;
+
+class Store {
+ public:
+  // Opens or creates the database for writing: WAL, busy_timeout 5 s, foreign keys on,
+  // synchronous FULL, then migrates to kSchemaVersion. Throws Error naming the path; a database
+  // newer than this code is refused (Code::kIncompatible) and left untouched.
+  static std::unique_ptr<Store> Open(const std::string& path);
+  // Opens an existing database for reading only; it must be at exactly kSchemaVersion (a reader
+  // cannot migrate). Write methods then throw Error(kInvalidArgument).
+  static std::unique_ptr<Store> OpenReadOnly(const std::string& path);
+
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const std::string& path() const { return path_; }
+  bool read_only() const { return read_only_; }
+
+  // ---- runs. Unknown run ids throw Error(kNotFound), unknown states Error(kInvalidArgument).
+
+  // Inserts the run and its tags in one transaction; returns the new id. run.id, ok and
+  // failed are ignored; created_at_ms 0 means now.
+  int64_t CreateRun(const RunRecord& run);
+  // state := running, with the device that runs it.
+  void MarkRunStarted(int64_t run_id, const DeviceIdentity& device, int64_t started_at_ms);
+  // state must be final (succeeded, partial, failed, cancelled).
+  void FinishRun(int64_t run_id, std::string_view state, std::string_view error,
+                 int64_t finished_at_ms);
+  void UpdateRunState(int64_t run_id, std::string_view state);
+
+  // ---- results. Each is its own committed transaction before returning (synchronous FULL):
+  // a result is on disk as soon as it is measured, whatever happens next.
+
+  // The row and its samples together; returns the new id. created_at_ms 0 means now.
+  int64_t InsertMeasurement(const MeasurementRecord& measurement);
+  int64_t InsertVerification(const VerificationRecord& verification);
+
+  // ---- reads. Runs come with tags and ok/failed counts.
+
+  std::optional<RunRecord> GetRun(int64_t run_id);
+  std::optional<RunRecord> LatestRun();  // highest id
+  // Newest first; keyset pagination on id.
+  RunPage ListRuns(const RunFilter& filter);
+  // Oldest first; keyset pagination on id.
+  MeasurementPage QueryMeasurements(const MeasurementFilter& filter);
+  // In run order (sequence, then id).
+  std::vector<MeasurementRecord> MeasurementsOfRun(int64_t run_id, bool include_samples);
+  std::vector<VerificationRecord> VerificationsOfRun(int64_t run_id);
+
+  // ---- recovery.
+
+  std::vector<int64_t> RunsInState(std::string_view state);  // ascending ids
+  // At daemon start: runs left queued or running by a daemon that died become failed, with
+  // reason appended to their error and finished_at_ms set; never deleted, their measurements
+  // kept. Returns the ids so marked.
+  std::vector<int64_t> MarkInterruptedRuns(int64_t finished_at_ms, std::string_view reason);
+
+ private:
+  Store(std::unique_ptr<Connection> connection, bool read_only);
+
+  // The statement for sql, prepared on first use and kept for the connection's life. Callers
+  // wrap it in a StatementScope so it is reset whatever happens.
+  Statement& Prepared(const std::string& sql);
+  void RequireWritable(std::string_view what) const;
+  void RequireRunExists(int64_t run_id);
+  void UpdateOneRun(int64_t run_id, std::string_view what);  // throws kNotFound if 0 rows
+  std::optional<RunRecord> ReadOneRun(const std::string& sql, int64_t bind_id);
+  void FillTags(RunRecord& run);
+  std::vector<double> ReadSamples(int64_t measurement_id);
+
+  std::mutex mutex_;  // guards everything below, and the connection's use
+  std::unique_ptr<Connection> connection_;
+  std::unordered_map<std::string, std::unique_ptr<Statement>> statements_;
+  std::string path_;
+  bool read_only_;
+};
+
+}  // namespace ablation::db
