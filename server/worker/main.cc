@@ -1,0 +1,132 @@
+// ablation-worker: the per-GPU worker process of ablationd. Speaks framed protobuf (ipc.h) on
+// stdin/stdout: a Hello first, then one reply per request; exits 0 on EOF of stdin. Logs go to
+// stderr only. Exits non-zero after a sticky CUDA error so that the daemon starts a fresh one.
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "ablation/v1/worker.pb.h"
+#include "server/worker/ipc.h"
+#include "server/worker/worker.h"
+
+namespace {
+
+// Exit codes the daemon may tell apart (all but 0 mean "start a fresh worker").
+constexpr int kExitUsage = 2;
+constexpr int kExitProtocol = 3;  // a malformed frame or a dead reply pipe
+constexpr int kExitStickyError = 4;  // the CUDA context is unusable
+
+void Usage(FILE* f) {
+  std::fprintf(f,
+               "usage: ablation-worker --device N\n"
+               "\n"
+               "The per-GPU worker process of ablationd; started by the daemon, not by hand.\n"
+               "Reads length-prefixed ablation.worker.v1.WorkerRequest messages on stdin and\n"
+               "writes WorkerReply messages on stdout (a Hello first). Exits 0 at EOF of stdin.\n"
+               "\n"
+               "  --device N   CUDA device index to own (default 0)\n"
+               "  --help       this text\n"
+               "\n"
+               "Test only: ABLATION_WORKER_TEST_FAULT=crash-on-variant:NAME aborts (and\n"
+               "hang-on-variant:NAME hangs) when asked to measure NAME.\n");
+}
+
+bool ParseInt(const char* s, int* out) {
+  char* end = nullptr;
+  long v = std::strtol(s, &end, 10);
+  if (end == s || *end != '\0' || v < 0 || v > 1 << 20) return false;
+  *out = int(v);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ablation::worker;
+  int device = 0;
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    if (!std::strcmp(a, "--help") || !std::strcmp(a, "-h")) {
+      Usage(stdout);
+      return 0;
+    }
+    if (!std::strcmp(a, "--device") && i + 1 < argc) {
+      if (!ParseInt(argv[++i], &device)) {
+        std::fprintf(stderr, "ablation-worker: --device wants a non-negative integer, got \"%s\"\n",
+                     argv[i]);
+        return kExitUsage;
+      }
+      continue;
+    }
+    if (!std::strncmp(a, "--device=", 9)) {
+      if (!ParseInt(a + 9, &device)) {
+        std::fprintf(stderr, "ablation-worker: --device wants a non-negative integer, got \"%s\"\n",
+                     a + 9);
+        return kExitUsage;
+      }
+      continue;
+    }
+    std::fprintf(stderr, "ablation-worker: unknown argument \"%s\"\n", a);
+    Usage(stderr);
+    return kExitUsage;
+  }
+
+  // A dead daemon must show as a write error, not kill us silently mid-reply.
+  std::signal(SIGPIPE, SIG_IGN);
+  // The protocol owns the original stdout; fd 1 then points at stderr, so that anything else
+  // printing to stdout (device printf, a library's diagnostics) cannot corrupt the framing.
+  const int out_fd = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
+  if (out_fd < 0 || ::dup2(2, 1) < 0) {
+    std::perror("ablation-worker: setting up the reply pipe");
+    return kExitProtocol;
+  }
+
+  Worker worker;
+  ablation::worker::v1::WorkerReply hello;
+  *hello.mutable_hello() = worker.Open(device);
+  std::string err = WriteMessage(out_fd, hello);
+  if (!err.empty()) {
+    std::fprintf(stderr, "ablation-worker: writing Hello: %s\n", err.c_str());
+    return kExitProtocol;
+  }
+
+  for (;;) {
+    ablation::worker::v1::WorkerRequest request;
+    ReadStatus st = ReadMessage(0, &request, &err);
+    if (st == ReadStatus::kEof) return 0;
+    if (st == ReadStatus::kError) {
+      std::fprintf(stderr, "ablation-worker: reading a request: %s\n", err.c_str());
+      return kExitProtocol;
+    }
+    ablation::worker::v1::WorkerReply reply;
+    switch (request.request_case()) {
+      case ablation::worker::v1::WorkerRequest::kMeasure:
+        *reply.mutable_measure() = worker.Measure(request.measure());
+        break;
+      case ablation::worker::v1::WorkerRequest::kVerify:
+        *reply.mutable_verify() = worker.Verify(request.verify());
+        break;
+      default:
+        // An empty request (a newer daemon's kind we do not know): answer so the daemon never
+        // waits forever, as a failed measurement.
+        reply.mutable_measure()->set_ok(false);
+        reply.mutable_measure()->set_error("unknown request kind");
+        break;
+    }
+    err = WriteMessage(out_fd, reply);
+    if (!err.empty()) {
+      std::fprintf(stderr, "ablation-worker: writing a reply: %s\n", err.c_str());
+      return kExitProtocol;
+    }
+    if (worker.fatal()) {
+      std::fprintf(stderr, "ablation-worker: exiting after a sticky CUDA error (%s)\n",
+                   worker.fatal_error().c_str());
+      return kExitStickyError;
+    }
+  }
+}

@@ -1,0 +1,52 @@
+// The measurement and verification logic of ablation-worker: owns the CUDA context of one device,
+// the stream, events, cuBLAS handles, workspace and L2 flush buffer, and answers one task at a
+// time. Never throws; every failure becomes an ok=false reply with the error text.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "ablation/v1/worker.pb.h"
+
+namespace ablation::worker {
+
+namespace wpb = ::ablation::worker::v1;
+namespace apb = ::ablation::v1;
+
+/// Input seeds derived from a task's seed: A and the logical K x N B get different streams of
+/// random values, and every variant (and reference) sees the same logical inputs for one seed.
+struct InputSeeds {
+  uint64_t a;
+  uint64_t b;
+};
+InputSeeds SeedsFor(uint64_t seed);
+
+/// Work in a CPU FP64 reference beyond which "cpu" verification is refused.
+inline constexpr double kMaxCpuReferenceWork = double(1ull << 31);
+
+class Worker {
+ public:
+  Worker();
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  /// Opens device `device` (context, stream, events, cuBLAS handles, workspace, flush buffer) and
+  /// describes it. With no usable device, has_device is false and no_device_reason says why;
+  /// every later task is then answered ok=false with that reason.
+  wpb::Hello Open(int device);
+
+  wpb::MeasureResult Measure(const wpb::MeasureTask& task);
+  apb::VerifyResult Verify(const wpb::VerifyTask& task);
+
+  /// True after a sticky CUDA error (the context is unusable): the caller writes the reply, then
+  /// exits non-zero so that the daemon starts a fresh worker.
+  bool fatal() const;
+  const std::string& fatal_error() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ablation::worker
