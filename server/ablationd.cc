@@ -1,0 +1,132 @@
+// ablationd: the GPU kernel benchmarking daemon. Wires config, store, kernel catalog, run manager
+// and the gRPC server together; everything else lives in server/core and server/rpc.
+#include <signal.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <spdlog/spdlog.h>
+
+#include "ablation/version.h"
+#include "db/store.h"
+#include "kernels/registry.h"
+#include "server/core/config.h"
+#include "server/core/run_manager.h"
+#include "server/rpc/service.h"
+
+namespace {
+
+std::string SelfDirectory() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  buf[n] = '\0';
+  return std::filesystem::path(buf).parent_path().string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ablation;
+  CLI::App app{"ablationd: GEMM kernel ablation benchmarking daemon"};
+  std::string config_path, listen, db_path, worker_path, log_level, port_file;
+  app.add_option("--config", config_path, "TOML configuration file")->check(CLI::ExistingFile);
+  app.add_option("--listen", listen, "address to serve gRPC on (default 127.0.0.1:50051)");
+  app.add_option("--db", db_path, "SQLite result database (default ./ablationd.db)");
+  app.add_option("--worker", worker_path,
+                 "worker executable (default: ablation-worker beside ablationd)");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  app.add_option("--port-file", port_file, "write the bound port to this file once listening");
+  app.set_version_flag("--version", std::string(kDaemonVersion) + " (" + kGitRevision + ")");
+  CLI11_PARSE(app, argc, argv);
+
+  core::DaemonConfig config;
+  if (!config_path.empty()) {
+    core::Status st = core::LoadConfigFile(config_path, &config);
+    if (!st.ok()) {
+      std::fprintf(stderr, "ablationd: %s\n", st.message().c_str());
+      return 2;
+    }
+  }
+  // Flags given on the command line win over the file.
+  if (!listen.empty()) config.listen = listen;
+  if (!db_path.empty()) config.db_path = db_path;
+  if (!worker_path.empty()) config.worker_path = worker_path;
+  if (!log_level.empty()) config.log_level = log_level;
+  if (!port_file.empty()) config.port_file = port_file;
+  if (config.worker_path.empty()) config.worker_path = SelfDirectory() + "/ablation-worker";
+
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  spdlog::info("ablationd {} ({}) starting; db {}", kDaemonVersion, kGitRevision, config.db_path);
+
+  // Signals are taken synchronously by the main thread; block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  std::unique_ptr<db::Store> store;
+  try {
+    store = db::Store::Open(config.db_path);
+    auto interrupted = store->MarkInterruptedRuns(core::NowMs(),
+                                       "interrupted: the daemon stopped while the run was unfinished");
+    if (!interrupted.empty())
+      spdlog::warn("marked {} unfinished run(s) of an earlier daemon as failed", interrupted.size());
+  } catch (const std::exception& e) {
+    spdlog::error("cannot open the result database: {}", e.what());
+    return 1;
+  }
+
+  kernels::Registry registry;
+  kernels::RegisterCatalog(registry);
+  spdlog::info("{} variants registered", registry.All().size());
+
+  core::RunManagerOptions options;
+  options.worker_path = config.worker_path;
+  options.timing = config.timing;
+  options.max_queued_per_gpu = config.max_queued_per_gpu;
+  core::RunManager runs(options, store.get(), &registry);
+  runs.Start();
+
+  rpc::AblationService service(&runs, store.get(), &registry);
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    spdlog::error("cannot listen on {} (address in use or malformed?)", config.listen);
+    runs.Shutdown();
+    return 1;
+  }
+  server->GetHealthCheckService()->SetServingStatus(true);
+  if (!config.port_file.empty()) {
+    std::string tmp = config.port_file + ".tmp";
+    std::ofstream(tmp) << port << "\n";
+    std::filesystem::rename(tmp, config.port_file);
+  }
+  spdlog::info("listening on {} (port {})", config.listen, port);
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  spdlog::info("signal {}: shutting down", sig);
+  server->GetHealthCheckService()->SetServingStatus(false);
+  runs.Shutdown();
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  spdlog::info("stopped");
+  return 0;
+}

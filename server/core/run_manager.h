@@ -1,0 +1,123 @@
+// Runs, the per-GPU FIFO queue and the per-GPU worker. A run executes on its GPU's own thread;
+// progress goes to an observer as RunEvents and every measurement is committed to the store as
+// soon as it is measured. No gRPC here: server/rpc adapts observers to streams.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ablation/v1/ablation.pb.h"
+#include "db/store.h"
+#include "kernels/registry.h"
+#include "server/core/run_plan.h"
+#include "server/core/status.h"
+#include "server/core/worker_process.h"
+
+namespace ablation::core {
+
+/// Receives a run's events, from the GPU's thread. Must not block for long.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void OnEvent(const v1::RunEvent& event) = 0;
+};
+
+struct RunManagerOptions {
+  std::string worker_path;
+  TimingDefaults timing;
+  int max_queued_per_gpu = 256;
+  /// Extra time a worker gets beyond a task's own time cap before it is considered hung.
+  std::chrono::seconds hang_margin{120};
+};
+
+struct DeviceSnapshot {
+  bool available = false;
+  std::string unavailable_reason;
+  v1::DeviceIdentity identity;
+  int device_count = 0;
+  int queued = 0;
+  int64_t running_run_id = 0;
+};
+
+class RunManager {
+ public:
+  RunManager(RunManagerOptions options, db::Store* store, const kernels::Registry* registry);
+  ~RunManager();
+
+  /// Starts the worker of GPU 0 (and of every further GPU it reports) and their threads.
+  /// Never fails for want of a GPU: the daemon then serves everything but runs.
+  void Start();
+  /// Cancels everything, marks unfinished runs, stops the workers.
+  void Shutdown();
+
+  /// Validates, stores the run as queued and queues it. On error nothing is written.
+  Status SubmitRun(const v1::RunRequest& request, const std::string& peer,
+                   std::shared_ptr<RunObserver> observer, int64_t* run_id);
+
+  using VerifyDone = std::function<void(const Status&, const v1::VerifyResponse&)>;
+  /// Validates and queues a verification run; `done` is called from the GPU's thread.
+  Status SubmitVerify(const v1::VerifyRequest& request, const std::string& peer, VerifyDone done);
+
+  /// Cancels a queued run at once or a running one at its next measurement boundary.
+  Status Cancel(int64_t run_id, std::string* state);
+
+  DeviceSnapshot Device(int index);
+
+  /// Converts a worker hello into the public identity.
+  static v1::DeviceIdentity Identity(const worker::v1::Hello& hello);
+
+ private:
+  struct Job {
+    int64_t id = 0;
+    std::string kind;
+    RunPlan plan;
+    std::shared_ptr<RunObserver> observer;
+    VerifyDone verify_done;
+    std::atomic<bool> cancel{false};
+  };
+  struct Gpu {
+    int index = 0;
+    std::unique_ptr<WorkerProcess> worker;
+    Status worker_status;  ///< why the worker is not usable, when it is not
+    worker::v1::Hello hello;  ///< the current worker's hello, guarded by mu
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::shared_ptr<Job>> queue;
+    std::shared_ptr<Job> running;
+    std::thread thread;
+  };
+
+  Status Admit(const RunPlan& plan, const std::string& kind, const std::string& request_json,
+               const std::string& peer, const std::vector<std::string>& tags,
+               std::shared_ptr<Job> job, int* position);
+  Gpu* FindGpu(int index);
+  DeviceLimits Limits(int index);
+  void GpuLoop(Gpu* gpu);
+  void Execute(Gpu* gpu, Job* job);
+  void ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed);
+  void ExecuteVerify(Gpu* gpu, Job* job, v1::VerifyResponse* response);
+  /// Makes sure the GPU's worker runs; restarts it after a death. "" or why it cannot.
+  std::string EnsureWorker(Gpu* gpu);
+  void Emit(Job* job, const v1::RunEvent& event);
+  void BroadcastPositions(Gpu* gpu);
+
+  RunManagerOptions options_;
+  db::Store* store_;
+  const kernels::Registry* registry_;
+  std::mutex gpus_mu_;
+  std::vector<std::unique_ptr<Gpu>> gpus_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> next_task_{1};
+};
+
+int64_t NowMs();
+
+}  // namespace ablation::core

@@ -1,0 +1,53 @@
+// The thin gRPC adapter: validate, convert proto <-> core, map core errors to grpc::Status.
+// Callback API; no reaction blocks on the GPU: runs execute on the core's threads.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include "ablation/v1/ablation.grpc.pb.h"
+#include "db/store.h"
+#include "kernels/registry.h"
+#include "server/core/run_manager.h"
+#include "server/core/status.h"
+
+namespace ablation::rpc {
+
+/// The one place where core and storage errors become gRPC status codes.
+grpc::Status ToGrpc(const core::Status& status);
+grpc::Status ToGrpc(const std::exception& error);
+
+class AblationService final : public v1::Ablation::CallbackService {
+ public:
+  AblationService(core::RunManager* runs, db::Store* store, const kernels::Registry* registry);
+
+  grpc::ServerWriteReactor<v1::RunEvent>* RunAblation(grpc::CallbackServerContext* context,
+                                                      const v1::RunRequest* request) override;
+  grpc::ServerUnaryReactor* Verify(grpc::CallbackServerContext* context,
+                                   const v1::VerifyRequest* request,
+                                   v1::VerifyResponse* response) override;
+  grpc::ServerUnaryReactor* ListVariants(grpc::CallbackServerContext* context,
+                                         const v1::ListVariantsRequest* request,
+                                         v1::ListVariantsResponse* response) override;
+  grpc::ServerUnaryReactor* GetDevice(grpc::CallbackServerContext* context,
+                                      const v1::GetDeviceRequest* request,
+                                      v1::GetDeviceResponse* response) override;
+  grpc::ServerUnaryReactor* ListRuns(grpc::CallbackServerContext* context,
+                                     const v1::ListRunsRequest* request,
+                                     v1::ListRunsResponse* response) override;
+  grpc::ServerUnaryReactor* GetRun(grpc::CallbackServerContext* context,
+                                   const v1::GetRunRequest* request,
+                                   v1::GetRunResponse* response) override;
+  grpc::ServerUnaryReactor* QueryMeasurements(grpc::CallbackServerContext* context,
+                                              const v1::QueryMeasurementsRequest* request,
+                                              v1::QueryMeasurementsResponse* response) override;
+  grpc::ServerUnaryReactor* CancelRun(grpc::CallbackServerContext* context,
+                                      const v1::CancelRunRequest* request,
+                                      v1::CancelRunResponse* response) override;
+
+ private:
+  core::RunManager* runs_;
+  db::Store* store_;
+  const kernels::Registry* registry_;
+};
+
+}  // namespace ablation::rpc

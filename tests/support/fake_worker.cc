@@ -1,0 +1,99 @@
+// TEST DOUBLE, never installed: speaks the worker protocol without a GPU so the CPU tests can
+// drive the daemon's whole run path (queue, stream, store, crash recovery, cancel) in CI.
+// Its numbers are synthetic and its device says so in its name. Behaviour comes from env vars:
+//   ABLATION_FAKE_NO_DEVICE=reason   report no device with this reason
+//   ABLATION_FAKE_CRASH_ON=variant   abort() when asked to measure this variant
+//   ABLATION_FAKE_SLEEP_MS=n         take n ms per measurement
+//   ABLATION_FAKE_MEMORY_MB=n        device memory to report (default 1024)
+//   ABLATION_FAKE_FAIL_VERIFY=variant  report a failed verification for this variant
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "ablation/v1/worker.pb.h"
+#include "server/worker/ipc.h"
+
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+}  // namespace
+
+int main() {
+  using namespace ablation;
+  worker::v1::WorkerReply hello_reply;
+  auto* hello = hello_reply.mutable_hello();
+  hello->set_pid(::getpid());
+  std::string no_device = Env("ABLATION_FAKE_NO_DEVICE");
+  if (!no_device.empty()) {
+    hello->set_has_device(false);
+    hello->set_no_device_reason(no_device);
+  } else {
+    hello->set_has_device(true);
+    hello->set_device_count(1);
+    auto* d = hello->mutable_device();
+    d->set_name("Fake GPU (test double)");
+    d->set_uuid("GPU-00000000-0000-0000-0000-000000000000");
+    d->set_compute_capability("9.0");
+    d->set_sm_count(132);
+    d->set_driver_version("13.0");
+    d->set_cuda_runtime_version("13.0");
+    d->set_cublas_version("13.1.0");
+    int64_t mb = Env("ABLATION_FAKE_MEMORY_MB").empty() ? 1024 : std::stoll(Env("ABLATION_FAKE_MEMORY_MB"));
+    d->set_memory_bytes(mb << 20);
+    d->set_l2_bytes(int64_t(8) << 20);
+  }
+  if (!worker::WriteMessage(1, hello_reply).empty()) return 1;
+
+  const std::string crash_on = Env("ABLATION_FAKE_CRASH_ON");
+  const std::string fail_verify = Env("ABLATION_FAKE_FAIL_VERIFY");
+  const int sleep_ms = Env("ABLATION_FAKE_SLEEP_MS").empty() ? 0 : std::stoi(Env("ABLATION_FAKE_SLEEP_MS"));
+  while (true) {
+    worker::v1::WorkerRequest req;
+    std::string error;
+    auto st = worker::ReadMessage(0, &req, &error);
+    if (st == worker::ReadStatus::kEof) return 0;
+    if (st != worker::ReadStatus::kOk) return 3;
+    worker::v1::WorkerReply reply;
+    if (req.has_measure()) {
+      const auto& t = req.measure();
+      if (t.variant() == crash_on) {
+        std::fprintf(stderr, "fake worker: crashing on %s as asked\n", t.variant().c_str());
+        std::abort();
+      }
+      if (sleep_ms) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
+      auto* r = reply.mutable_measure();
+      r->set_task_id(t.task_id());
+      if (!no_device.empty()) {
+        r->set_ok(false);
+        r->set_error(no_device);
+      } else {
+        r->set_ok(true);
+        r->set_l2(t.timing().hot_l2() ? "hot" : "cold");
+        double flops = 2.0 * double(t.shape().m()) * double(t.shape().n()) * double(t.shape().k());
+        double ms = flops / 100e12 * 1e3;
+        int n = std::max(t.timing().min_samples(), 10);
+        for (int i = 0; i < n; ++i) r->add_sample_ms(ms * (1.0 + 0.001 * std::sin(double(i))));
+        r->mutable_occupancy()->set_threads_per_block(256);
+      }
+    } else if (req.has_verify()) {
+      const auto& t = req.verify();
+      auto* r = reply.mutable_verify();
+      r->set_variant(t.variant());
+      r->set_against(t.against());
+      bool fail = t.variant() == fail_verify;
+      r->set_passed(!fail);
+      r->set_rel_frobenius_error(fail ? 0.5 : 0.0);
+      r->set_mismatches(fail ? 1234 : 0);
+      r->set_tolerance(0.01);
+    }
+    if (!worker::WriteMessage(1, reply).empty()) return 1;
+  }
+}
