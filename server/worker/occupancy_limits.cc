@@ -42,10 +42,12 @@ OccupancyLimits ComputeOccupancyLimits(const KernelNeeds& k, const SmLimits& sm)
     int blocks;
     const char* name;
   };
-  const Candidate order[] = {{r.by_registers, "registers"},
-                             {r.by_shared_memory, "shared_memory"},
-                             {r.by_warps, "warps"},
-                             {r.by_blocks, "blocks"}};
+  // Tie order: the architectural limits first, so that a resource is named only when it binds
+  // strictly below them (at full occupancy the answer is "warps", not "registers").
+  const Candidate order[] = {{r.by_warps, "warps"},
+                             {r.by_blocks, "blocks"},
+                             {r.by_registers, "registers"},
+                             {r.by_shared_memory, "shared_memory"}};
   const Candidate* best = &order[0];
   for (const Candidate& c : order) {
     if (c.blocks < best->blocks) best = &c;

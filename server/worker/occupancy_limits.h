@@ -37,8 +37,9 @@ struct OccupancyLimits {
   int by_warps = 0;
   int by_blocks = 0;
   int blocks_per_sm = 0;  ///< the smallest of the four
-  /// "registers" | "shared_memory" | "warps" | "blocks": the binding limit (on a tie, the first
-  /// in that order: the resource a kernel author can most easily change).
+  /// "registers" | "shared_memory" | "warps" | "blocks": the binding limit. On a tie the
+  /// architectural limits (warps, then blocks) win over the resources (registers, then shared
+  /// memory): a resource is named only when it binds strictly below them.
   std::string limiter;
   int warps_per_sm = 0;
   double theoretical_occupancy = 0;  ///< warps_per_sm / (max_threads_per_sm / warp_size)

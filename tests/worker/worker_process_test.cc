@@ -1,0 +1,166 @@
+// The ablation-worker binary as the daemon sees it, on any machine: without a GPU it must still
+// say hello, answer every request with the reason, and exit 0 at EOF.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "tests/worker/worker_client.h"
+
+#ifndef ABLATION_WORKER_BIN
+#error "ABLATION_WORKER_BIN must name the worker executable"
+#endif
+
+namespace ablation::worker {
+namespace {
+
+using testing::WorkerClient;
+
+/// What the worker should find: the same CUDA query the worker makes.
+bool MachineHasDevice() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+v1::Hello ReadHello(WorkerClient& w) {
+  v1::WorkerReply reply;
+  std::string err;
+  EXPECT_EQ(w.Receive(&reply, &err), ReadStatus::kOk) << err;
+  EXPECT_TRUE(reply.has_hello());
+  return reply.hello();
+}
+
+v1::WorkerRequest MeasureRequest(const std::string& variant) {
+  v1::WorkerRequest req;
+  auto* m = req.mutable_measure();
+  m->set_task_id(11);
+  m->set_variant(variant);
+  m->set_dtype("bf16");
+  m->mutable_shape()->set_m(128);
+  m->mutable_shape()->set_n(128);
+  m->mutable_shape()->set_k(128);
+  m->set_seed(1);
+  return req;
+}
+
+TEST(WorkerProcess, HelpExitsZero) {
+  std::string cmd = std::string(ABLATION_WORKER_BIN) + " --help";
+  FILE* f = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string out;
+  char buf[256];
+  while (size_t n = std::fread(buf, 1, sizeof buf, f)) out.append(buf, n);
+  int st = ::pclose(f);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  EXPECT_NE(out.find("usage: ablation-worker --device N"), std::string::npos) << out;
+}
+
+TEST(WorkerProcess, BadArgumentIsAUsageError) {
+  WorkerClient w;
+  ASSERT_TRUE(w.Start(ABLATION_WORKER_BIN, {"--bogus"}));
+  int st = w.Wait();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 2) << st;
+}
+
+TEST(WorkerProcess, HelloRequestsAndExitOnEof) {
+  WorkerClient w;
+  ASSERT_TRUE(w.Start(ABLATION_WORKER_BIN, {"--device", "0"}));
+  v1::Hello hello = ReadHello(w);
+  EXPECT_GT(hello.pid(), 0);
+  ASSERT_EQ(hello.has_device(), MachineHasDevice()) << hello.no_device_reason();
+
+  // A measurement: without a device it fails with the reason; with one, an unknown variant fails
+  // with a clear message. Either way the worker stays up.
+  ASSERT_EQ(w.Send(MeasureRequest("no_such_variant")), "");
+  v1::WorkerReply reply;
+  std::string err;
+  ASSERT_EQ(w.Receive(&reply, &err), ReadStatus::kOk) << err;
+  ASSERT_TRUE(reply.has_measure());
+  EXPECT_EQ(reply.measure().task_id(), 11u);
+  EXPECT_FALSE(reply.measure().ok());
+  EXPECT_EQ(reply.measure().sample_ms_size(), 0);
+  if (hello.has_device()) {
+    EXPECT_FALSE(hello.device().name().empty());
+    EXPECT_EQ(hello.device().uuid().rfind("GPU-", 0), 0u) << hello.device().uuid();
+    EXPECT_EQ(hello.device().uuid().size(), 40u);
+    EXPECT_GT(hello.device().sm_count(), 0);
+    EXPECT_GT(hello.device().l2_bytes(), 0);
+    EXPECT_GE(hello.device_count(), 1);
+    EXPECT_NE(reply.measure().error().find("unknown variant"), std::string::npos)
+        << reply.measure().error();
+  } else {
+    EXPECT_EQ(hello.no_device_reason().rfind("no CUDA device: ", 0), 0u)
+        << hello.no_device_reason();
+    EXPECT_EQ(hello.device_count(), 0);
+    EXPECT_EQ(reply.measure().error(), hello.no_device_reason());
+  }
+
+  v1::WorkerRequest vreq;
+  vreq.mutable_verify()->set_variant("no_such_variant");
+  vreq.mutable_verify()->set_dtype("bf16");
+  vreq.mutable_verify()->set_against("cpu");
+  ASSERT_EQ(w.Send(vreq), "");
+  ASSERT_EQ(w.Receive(&reply, &err), ReadStatus::kOk) << err;
+  ASSERT_TRUE(reply.has_verify());
+  EXPECT_FALSE(reply.verify().passed());
+  EXPECT_EQ(reply.verify().variant(), "no_such_variant");
+  EXPECT_EQ(reply.verify().against(), "cpu");
+  if (!hello.has_device()) EXPECT_EQ(reply.verify().error(), hello.no_device_reason());
+
+  // An empty request is answered, not ignored.
+  ASSERT_EQ(w.Send(v1::WorkerRequest()), "");
+  ASSERT_EQ(w.Receive(&reply, &err), ReadStatus::kOk) << err;
+  EXPECT_FALSE(reply.measure().ok());
+
+  w.CloseStdin();
+  int st = w.Wait();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
+}
+
+TEST(WorkerProcess, DeviceOutOfRangeIsNoDevice) {
+  WorkerClient w;
+  ASSERT_TRUE(w.Start(ABLATION_WORKER_BIN, {"--device=4096"}));
+  v1::Hello hello = ReadHello(w);
+  EXPECT_FALSE(hello.has_device());
+  EXPECT_EQ(hello.no_device_reason().rfind("no CUDA device: ", 0), 0u) << hello.no_device_reason();
+  if (MachineHasDevice()) {
+    EXPECT_NE(hello.no_device_reason().find("out of range"), std::string::npos);
+  }
+  w.CloseStdin();
+  int st = w.Wait();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
+}
+
+TEST(WorkerProcess, MalformedFrameEndsTheWorker) {
+  WorkerClient w;
+  ASSERT_TRUE(w.Start(ABLATION_WORKER_BIN, {"--device", "0"}));
+  ReadHello(w);
+  ASSERT_TRUE(w.SendRaw(std::string("\xff\xff\xff\xff", 4)));  // length beyond the limit
+  int st = w.Wait();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 3) << st;
+}
+
+// The test-only hook the daemon's crash-recovery tests rely on: works with or without a GPU,
+// because it fires before the task is looked at.
+TEST(WorkerProcess, TestFaultCrashesOnTheNamedVariantOnly) {
+  WorkerClient w;
+  ASSERT_TRUE(w.Start(ABLATION_WORKER_BIN, {"--device", "0"},
+                      {"ABLATION_WORKER_TEST_FAULT=crash-on-variant:abl_crash_me"}));
+  ReadHello(w);
+  v1::WorkerReply reply;
+  std::string err;
+  ASSERT_EQ(w.Send(MeasureRequest("abl_other")), "");
+  ASSERT_EQ(w.Receive(&reply, &err), ReadStatus::kOk) << err;
+  EXPECT_FALSE(reply.measure().ok());  // unknown variant, or no device: but still alive
+
+  ASSERT_EQ(w.Send(MeasureRequest("abl_crash_me")), "");
+  EXPECT_EQ(w.Receive(&reply, &err), ReadStatus::kEof);
+  int st = w.Wait();
+  EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT) << st;
+}
+
+}  // namespace
+}  // namespace ablation::worker
