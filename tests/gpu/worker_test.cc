@@ -122,7 +122,7 @@ TEST_F(WorkerGpu, HelloDescribesTheDevice) {
   int n = 0;
   ASSERT_EQ(cudaGetDeviceCount(&n), cudaSuccess);
   EXPECT_EQ(hello_.device_count(), n);
-  const apb::DeviceIdentity& d = hello_.device();
+  const apb::DeviceIdentity& d = hello_.identity();
   EXPECT_EQ(d.index(), 0);
   EXPECT_FALSE(d.name().empty());
   EXPECT_EQ(d.uuid().rfind("GPU-", 0), 0u);

@@ -83,11 +83,11 @@ TEST(WorkerProcess, HelloRequestsAndExitOnEof) {
   EXPECT_FALSE(reply.measure().ok());
   EXPECT_EQ(reply.measure().sample_ms_size(), 0);
   if (hello.has_device()) {
-    EXPECT_FALSE(hello.device().name().empty());
-    EXPECT_EQ(hello.device().uuid().rfind("GPU-", 0), 0u) << hello.device().uuid();
-    EXPECT_EQ(hello.device().uuid().size(), 40u);
-    EXPECT_GT(hello.device().sm_count(), 0);
-    EXPECT_GT(hello.device().l2_bytes(), 0);
+    EXPECT_FALSE(hello.identity().name().empty());
+    EXPECT_EQ(hello.identity().uuid().rfind("GPU-", 0), 0u) << hello.identity().uuid();
+    EXPECT_EQ(hello.identity().uuid().size(), 40u);
+    EXPECT_GT(hello.identity().sm_count(), 0);
+    EXPECT_GT(hello.identity().l2_bytes(), 0);
     EXPECT_GE(hello.device_count(), 1);
     EXPECT_NE(reply.measure().error().find("unknown variant"), std::string::npos)
         << reply.measure().error();

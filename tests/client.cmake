@@ -1,0 +1,12 @@
+# Tests of ablation-client: parsing, renderers, exit codes, and the CLI against an in-process
+# fake daemon. Included from tests/CMakeLists.txt; paths are relative to this file.
+add_executable(ablation_client_test
+  ${CMAKE_CURRENT_LIST_DIR}/client/app_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/client/exit_codes_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/client/parse_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/client/render_test.cc)
+target_link_libraries(ablation_client_test PRIVATE ablation_client_lib GTest::gtest_main)
+gtest_discover_tests(ablation_client_test
+  TEST_PREFIX "client."
+  PROPERTIES LABELS client
+  DISCOVERY_TIMEOUT 30)

@@ -1,0 +1,444 @@
+// ablation-client end to end against a tiny in-process fake daemon: the real argument parsing,
+// the real gRPC calls, and what the user sees on stdout and stderr.
+#include "client/app.h"
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "ablation/v1/ablation.grpc.pb.h"
+#include "client/exit_codes.h"
+
+namespace ablation::client {
+namespace {
+
+v1::Measurement MakeMeasurement(std::string variant, std::string status, double median_ms) {
+  v1::Measurement m;
+  m.set_variant(std::move(variant));
+  m.set_dtype("bf16");
+  m.mutable_shape()->set_m(4096);
+  m.mutable_shape()->set_n(4096);
+  m.mutable_shape()->set_k(4096);
+  m.set_status(status);
+  if (status == "ok") {
+    m.mutable_stats()->set_median_ms(median_ms);
+    m.mutable_stats()->set_samples(40);
+    m.mutable_stats()->set_noise(0.004);
+    m.set_tflops(2.0 * 4096 * 4096 * 4096 / (median_ms * 1e-3) / 1e12);
+  } else {
+    m.set_error("illegal memory access");
+  }
+  return m;
+}
+
+// Answers from canned data and records what it was asked.
+class FakeAblation final : public v1::Ablation::Service {
+ public:
+  grpc::Status RunAblation(grpc::ServerContext* context, const v1::RunRequest* request,
+                           grpc::ServerWriter<v1::RunEvent>* writer) override {
+    std::vector<v1::RunEvent> events;
+    {
+      std::lock_guard lock(mutex_);
+      run_requests_.push_back(*request);
+      events = run_events_;
+    }
+    for (const v1::RunEvent& event : events) writer->Write(event);
+    if (wait_for_cancel_) {
+      interrupt_->store(true);  // what the SIGINT handler would do
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!context->IsCancelled() && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      saw_cancel_ = context->IsCancelled();
+      return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+    }
+    return run_status_;
+  }
+
+  grpc::Status ListVariants(grpc::ServerContext*, const v1::ListVariantsRequest* request,
+                            v1::ListVariantsResponse* response) override {
+    std::lock_guard lock(mutex_);
+    last_glob_ = request->glob();
+    v1::Variant* v = response->add_variants();
+    v->set_name("abl_L1_R1_bl0_s3_sw1");
+    v->set_family("ablation");
+    v->add_dtypes("bf16");
+    v->set_tile_m(128);
+    v->set_tile_n(256);
+    v->set_tile_k(32);
+    v->set_threads(256);
+    v->set_smem_bytes(98304);
+    v = response->add_variants();
+    v->set_name("cublas_default");
+    v->set_family("cublas");
+    v->add_dtypes("bf16");
+    v->add_dtypes("fp16");
+    return grpc::Status::OK;
+  }
+
+  grpc::Status GetDevice(grpc::ServerContext*, const v1::GetDeviceRequest* request,
+                         v1::GetDeviceResponse* response) override {
+    response->set_available(false);
+    response->set_unavailable_reason("no NVIDIA driver loaded (libnvidia-ml.so.1 not found)");
+    response->mutable_device()->set_index(request->device());
+    return grpc::Status::OK;
+  }
+
+  // Pages of two runs, ids counting down from 5.
+  grpc::Status ListRuns(grpc::ServerContext*, const v1::ListRunsRequest* request,
+                        v1::ListRunsResponse* response) override {
+    std::lock_guard lock(mutex_);
+    list_runs_requests_.push_back(*request);
+    int next = request->page_token().empty() ? 5 : std::stoi(request->page_token());
+    for (int i = 0; i < std::min(2, request->page_size()) && next > 0; ++i, --next) {
+      v1::Run* run = response->add_runs();
+      run->set_id(next);
+      run->set_state("succeeded");
+    }
+    if (next > 0) response->set_next_page_token(std::to_string(next));
+    return grpc::Status::OK;
+  }
+
+  grpc::Status GetRun(grpc::ServerContext*, const v1::GetRunRequest* request,
+                      v1::GetRunResponse* response) override {
+    if (request->run_id() == 404) return grpc::Status(grpc::StatusCode::NOT_FOUND, "no run 404");
+    response->mutable_run()->set_id(request->run_id() == 0 ? 9 : request->run_id());
+    response->mutable_run()->set_state("succeeded");
+    response->mutable_run()->add_tags("nightly");
+    *response->add_measurements() = MakeMeasurement("abl_L1_R1_bl0_s3_sw1", "ok", 1.5);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status QueryMeasurements(grpc::ServerContext*, const v1::QueryMeasurementsRequest* request,
+                                 v1::QueryMeasurementsResponse* response) override {
+    std::lock_guard lock(mutex_);
+    query_requests_.push_back(*request);
+    // Three pages of one measurement each.
+    int page = request->page_token().empty() ? 0 : std::stoi(request->page_token());
+    *response->add_measurements() = MakeMeasurement("v" + std::to_string(page), "ok", 1 + page);
+    if (page < 2) response->set_next_page_token(std::to_string(page + 1));
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Verify(grpc::ServerContext*, const v1::VerifyRequest* request,
+                      v1::VerifyResponse* response) override {
+    response->set_run_id(11);
+    for (const std::string& variant : request->variants()) {
+      v1::VerifyResult* r = response->add_results();
+      r->set_variant(variant);
+      r->set_passed(variant != "broken");
+      if (!r->passed()) r->set_error("3 mismatches");
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status CancelRun(grpc::ServerContext*, const v1::CancelRunRequest* request,
+                         v1::CancelRunResponse* response) override {
+    response->set_state(request->run_id() == 3 ? "cancelling" : "succeeded");
+    return grpc::Status::OK;
+  }
+
+  std::mutex mutex_;
+  std::vector<v1::RunEvent> run_events_;
+  grpc::Status run_status_;
+  std::vector<v1::RunRequest> run_requests_;
+  std::string last_glob_;
+  std::vector<v1::ListRunsRequest> list_runs_requests_;
+  std::vector<v1::QueryMeasurementsRequest> query_requests_;
+  bool wait_for_cancel_ = false;
+  std::atomic<bool>* interrupt_ = nullptr;
+  std::atomic<bool> saw_cancel_{false};
+};
+
+class AppTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    ASSERT_GT(port_, 0);
+  }
+  void TearDown() override { server_->Shutdown(); }
+
+  int Run(std::vector<std::string> args) {
+    args.insert(args.begin(), {"ablation-client", "--server", "127.0.0.1:" + std::to_string(port_)});
+    std::ostringstream out, err;
+    int code = RunApp(args, out, err, &interrupted_);
+    out_ = out.str();
+    err_ = err.str();
+    return code;
+  }
+
+  void QueueEvents(std::initializer_list<v1::RunEvent> events) {
+    service_.run_events_ = events;
+  }
+
+  static v1::RunEvent Queued(int position) {
+    v1::RunEvent e;
+    e.mutable_queued()->set_run_id(7);
+    e.mutable_queued()->set_position(position);
+    return e;
+  }
+  static v1::RunEvent Started(int total) {
+    v1::RunEvent e;
+    e.mutable_started()->set_run_id(7);
+    e.mutable_started()->set_total(total);
+    e.mutable_started()->mutable_device()->set_name("NVIDIA H200");
+    return e;
+  }
+  static v1::RunEvent Measured(std::string variant, std::string status, double ms) {
+    v1::RunEvent e;
+    *e.mutable_measurement() = MakeMeasurement(std::move(variant), std::move(status), ms);
+    return e;
+  }
+  static v1::RunEvent Finished(std::string state, int ok, int failed) {
+    v1::RunEvent e;
+    e.mutable_finished()->set_run_id(7);
+    e.mutable_finished()->set_state(std::move(state));
+    e.mutable_finished()->set_ok(ok);
+    e.mutable_finished()->set_failed(failed);
+    return e;
+  }
+  static v1::RunEvent Failed(std::string reason) {
+    v1::RunEvent e;
+    e.mutable_failed()->set_run_id(7);
+    e.mutable_failed()->set_reason(std::move(reason));
+    return e;
+  }
+
+  FakeAblation service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  std::atomic<bool> interrupted_{false};
+  std::string out_, err_;
+};
+
+TEST_F(AppTest, VariantsPrintsTable) {
+  EXPECT_EQ(Run({"variants", "abl_*"}), kExitOk);
+  EXPECT_EQ(service_.last_glob_, "abl_*");
+  EXPECT_NE(out_.find("name"), std::string::npos);
+  EXPECT_NE(out_.find("family"), std::string::npos);
+  EXPECT_NE(out_.find("abl_L1_R1_bl0_s3_sw1  ablation  bf16       128x256x32      256  96 KiB"),
+            std::string::npos)
+      << out_;
+  EXPECT_NE(out_.find("cublas_default"), std::string::npos);
+}
+
+TEST_F(AppTest, VariantsAsJsonAndCsv) {
+  EXPECT_EQ(Run({"--format", "json", "variants"}), kExitOk);
+  google::protobuf::ListValue list;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out_, &list).ok()) << out_;
+  ASSERT_EQ(list.values_size(), 2);
+  EXPECT_EQ(list.values(0).struct_value().fields().at("name").string_value(),
+            "abl_L1_R1_bl0_s3_sw1");
+  // Global options also after the subcommand, case-insensitive.
+  EXPECT_EQ(Run({"variants", "--format", "CSV"}), kExitOk);
+  EXPECT_EQ(out_.substr(0, out_.find('\r')), "name,family,dtypes,tile,threads,smem_bytes");
+  EXPECT_NE(out_.find("cublas_default,cublas,\"bf16,fp16\""), std::string::npos);
+}
+
+TEST_F(AppTest, RunShowsProgressThenTable) {
+  QueueEvents({Queued(1), Queued(0), Started(2), Measured("abl_L1_R1_bl0_s3_sw1", "ok", 1.25),
+               Measured("abl_L1_R1_bl0_s4_sw1", "ok", 1.125), Finished("succeeded", 2, 0)});
+  EXPECT_EQ(Run({"run", "--variant", "L1_R1_s3", "-v", "L1_R1_s4", "--tag", "nightly",
+                 "--min-samples", "20", "--hot-l2"}),
+            kExitOk)
+      << err_;
+  // Progress, in order, on stderr.
+  const std::size_t queued = err_.find("run 7 queued: 1 run ahead");
+  const std::size_t next = err_.find("run 7 queued: next to start");
+  const std::size_t started = err_.find("run 7 started on NVIDIA H200 (GPU 0): 2 measurements");
+  const std::size_t first = err_.find("[1/2] abl_L1_R1_bl0_s3_sw1 bf16 4096x4096x4096: 1.250 ms");
+  const std::size_t second = err_.find("[2/2] abl_L1_R1_bl0_s4_sw1");
+  const std::size_t finished = err_.find("run 7 succeeded: 2 ok, 0 failed");
+  ASSERT_NE(finished, std::string::npos) << err_;
+  EXPECT_LT(queued, next);
+  EXPECT_LT(next, started);
+  EXPECT_LT(started, first);
+  EXPECT_LT(first, second);
+  EXPECT_LT(second, finished);
+  // The table, on stdout only.
+  EXPECT_NE(out_.find("median ms"), std::string::npos);
+  EXPECT_NE(out_.find("1.250"), std::string::npos);
+  EXPECT_NE(out_.find("110.0"), std::string::npos) << out_;  // 2*4096^3 / 1.25 ms
+  EXPECT_EQ(out_.find("queued"), std::string::npos);
+  // What was asked.
+  ASSERT_EQ(service_.run_requests_.size(), 1u);
+  const v1::RunRequest& request = service_.run_requests_[0];
+  ASSERT_EQ(request.variants_size(), 2);
+  EXPECT_EQ(request.variants(1), "L1_R1_s4");
+  ASSERT_EQ(request.shapes_size(), 1);
+  EXPECT_EQ(request.shapes(0).k(), 4096);
+  EXPECT_EQ(request.tags(0), "nightly");
+  EXPECT_EQ(request.timing().min_samples(), 20);
+  EXPECT_TRUE(request.timing().hot_l2());
+  EXPECT_FALSE(request.requested_by().empty());
+}
+
+TEST_F(AppTest, RunQuietPrintsNoProgress) {
+  QueueEvents({Started(1), Measured("a", "ok", 1), Finished("succeeded", 1, 0)});
+  EXPECT_EQ(Run({"-q", "run", "-v", "a", "-s", "128x256x64", "-s", "512"}), kExitOk);
+  EXPECT_EQ(err_, "");
+  const v1::RunRequest& request = service_.run_requests_[0];
+  ASSERT_EQ(request.shapes_size(), 2);
+  EXPECT_EQ(request.shapes(0).n(), 256);
+  EXPECT_EQ(request.shapes(1).m(), 512);
+}
+
+TEST_F(AppTest, RunFailedEventExitsOne) {
+  QueueEvents({Queued(0), Started(2), Measured("a", "ok", 1), Failed("worker could not restart")});
+  EXPECT_EQ(Run({"run", "--variant", "a"}), kExitFailed);
+  EXPECT_NE(err_.find("run 7 failed: worker could not restart"), std::string::npos) << err_;
+  EXPECT_NE(out_.find("median ms"), std::string::npos);  // what arrived is still shown
+}
+
+TEST_F(AppTest, RunFailedMeasurementExitsOne) {
+  QueueEvents({Started(2), Measured("a", "ok", 1), Measured("b", "failed", 0),
+               Finished("partial", 1, 1)});
+  EXPECT_EQ(Run({"run", "--variant", "*"}), kExitFailed);
+  EXPECT_NE(err_.find("[2/2] b bf16 4096x4096x4096: FAILED: illegal memory access"),
+            std::string::npos);
+  EXPECT_NE(out_.find("illegal memory access"), std::string::npos);
+  EXPECT_NE(err_.find("1 of 2 measurements failed"), std::string::npos);
+}
+
+TEST_F(AppTest, RunErrorStatusExitsTwoWithCodeName) {
+  service_.run_status_ = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                      "variants[0]: unknown variant 'L9'; closest: L1_R1_s3");
+  EXPECT_EQ(Run({"run", "--variant", "L9"}), kExitUsage);
+  EXPECT_NE(err_.find("error: INVALID_ARGUMENT: variants[0]: unknown variant 'L9'; closest: "
+                      "L1_R1_s3"),
+            std::string::npos)
+      << err_;
+  EXPECT_EQ(out_, "");
+}
+
+TEST_F(AppTest, RunInterruptCancelsTheCall) {
+  service_.wait_for_cancel_ = true;
+  service_.interrupt_ = &interrupted_;
+  QueueEvents({Queued(0), Started(3)});
+  EXPECT_EQ(Run({"run", "--variant", "a"}), kExitInterrupted);
+  EXPECT_TRUE(service_.saw_cancel_.load());
+  EXPECT_NE(err_.find("interrupted: run 7 cancelled"), std::string::npos) << err_;
+}
+
+TEST_F(AppTest, RunJsonIsAnArrayOfMeasurements) {
+  QueueEvents({Started(1), Measured("a", "ok", 2), Finished("succeeded", 1, 0)});
+  EXPECT_EQ(Run({"run", "-v", "a", "--format", "json"}), kExitOk);
+  google::protobuf::ListValue list;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out_, &list).ok()) << out_;
+  ASSERT_EQ(list.values_size(), 1);
+  EXPECT_EQ(list.values(0).struct_value().fields().at("variant").string_value(), "a");
+}
+
+TEST_F(AppTest, BadShapeIsRefusedBeforeAnyCall) {
+  EXPECT_EQ(Run({"run", "--variant", "a", "--shape", "4096x0x4096"}), kExitUsage);
+  EXPECT_NE(err_.find("--shape"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("N must be positive"), std::string::npos) << err_;
+  EXPECT_EQ(Run({"results", "--shape", "big"}), kExitUsage);
+  EXPECT_NE(err_.find("not a number"), std::string::npos) << err_;
+  EXPECT_TRUE(service_.run_requests_.empty());
+  EXPECT_TRUE(service_.query_requests_.empty());
+}
+
+TEST_F(AppTest, BadUsageExitsTwo) {
+  EXPECT_EQ(Run({"--format", "yaml", "variants"}), kExitUsage);
+  EXPECT_EQ(Run({"run"}), kExitUsage);  // --variant is required
+  EXPECT_EQ(Run({}), kExitUsage);       // a subcommand is required
+  EXPECT_EQ(Run({"results", "--since", "last tuesday"}), kExitUsage);
+  EXPECT_NE(err_.find("--since"), std::string::npos) << err_;
+  EXPECT_EQ(Run({"show", "abc"}), kExitUsage);
+  EXPECT_EQ(Run({"runs", "--state", "weird"}), kExitUsage);
+}
+
+TEST_F(AppTest, HelpExitsZeroAndDocumentsExitCodes) {
+  EXPECT_EQ(Run({"--help"}), kExitOk);
+  EXPECT_NE(out_.find("Exit codes"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("ABLATION_SERVER"), std::string::npos);
+}
+
+TEST_F(AppTest, UnreachableDaemonExitsTwo) {
+  std::ostringstream out, err;
+  // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+  int code = RunApp({"ablation-client", "--server", "127.0.0.1:1", "--timeout", "5", "variants"},
+                    out, err);
+  EXPECT_EQ(code, kExitUsage);
+  EXPECT_NE(err.str().find("error: UNAVAILABLE"), std::string::npos) << err.str();
+}
+
+TEST_F(AppTest, DeviceUnavailableIsReportedPlainly) {
+  EXPECT_EQ(Run({"device", "--device", "1"}), kExitOk);
+  EXPECT_EQ(out_.substr(0, out_.find('\n')),
+            "GPU 1 unavailable: no NVIDIA driver loaded (libnvidia-ml.so.1 not found)");
+}
+
+TEST_F(AppTest, RunsFollowsPagesUpToLimit) {
+  EXPECT_EQ(Run({"runs", "--limit", "3", "--tag", "nightly"}), kExitOk);
+  ASSERT_EQ(service_.list_runs_requests_.size(), 2u);
+  EXPECT_EQ(service_.list_runs_requests_[0].tag(), "nightly");
+  EXPECT_EQ(service_.list_runs_requests_[1].page_token(), "3");
+  EXPECT_EQ(service_.list_runs_requests_[1].page_size(), 1);
+  EXPECT_NE(out_.find("  5  succeeded"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("  3  succeeded"), std::string::npos);
+  EXPECT_EQ(out_.find("  2  succeeded"), std::string::npos);
+  service_.list_runs_requests_.clear();
+  EXPECT_EQ(Run({"runs", "--limit", "0"}), kExitOk);  // all: 5 runs in 3 pages
+  EXPECT_EQ(service_.list_runs_requests_.size(), 3u);
+  EXPECT_NE(out_.find("  1  succeeded"), std::string::npos);
+}
+
+TEST_F(AppTest, ResultsFollowsPageTokensAndPassesFilters) {
+  EXPECT_EQ(Run({"--format", "csv", "results", "--variant", "abl_*", "--since", "2026-11-30",
+                 "--until", "1796040000000", "--status", "ok", "--shape", "4096"}),
+            kExitOk)
+      << err_;
+  ASSERT_EQ(service_.query_requests_.size(), 3u);
+  const v1::QueryMeasurementsRequest& first = service_.query_requests_[0];
+  EXPECT_EQ(first.variant_glob(), "abl_*");
+  EXPECT_EQ(first.since_ms(), 1795996800000);
+  EXPECT_EQ(first.until_ms(), 1796040000000);
+  EXPECT_EQ(first.status(), "ok");
+  EXPECT_EQ(first.shape().n(), 4096);
+  EXPECT_NE(out_.find("\r\nv0,"), std::string::npos);
+  EXPECT_NE(out_.find("\r\nv2,"), std::string::npos);
+}
+
+TEST_F(AppTest, ResultsRefusesAnEmptyWindow) {
+  EXPECT_EQ(Run({"results", "--since", "2026-11-30", "--until", "2026-11-29"}), kExitUsage);
+  EXPECT_TRUE(service_.query_requests_.empty());
+}
+
+TEST_F(AppTest, ShowLatestAndNotFound) {
+  EXPECT_EQ(Run({"show", "latest"}), kExitOk);
+  EXPECT_NE(out_.find("run           9"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("nightly"), std::string::npos);
+  EXPECT_NE(out_.find("median ms"), std::string::npos);
+  EXPECT_EQ(Run({"show", "404"}), kExitUsage);
+  EXPECT_NE(err_.find("error: NOT_FOUND: no run 404"), std::string::npos);
+}
+
+TEST_F(AppTest, VerifyExitsOneWhenAnyFails) {
+  EXPECT_EQ(Run({"verify", "--variant", "good", "--variant", "broken", "--against", "cublas"}),
+            kExitFailed);
+  EXPECT_NE(out_.find("FAIL"), std::string::npos);
+  EXPECT_NE(out_.find("3 mismatches"), std::string::npos);
+  EXPECT_EQ(Run({"verify", "--variant", "good"}), kExitOk);
+  EXPECT_NE(err_.find("1 passed, 0 failed"), std::string::npos);
+}
+
+TEST_F(AppTest, CancelPrintsState) {
+  EXPECT_EQ(Run({"cancel", "3"}), kExitOk);
+  EXPECT_EQ(out_, "run 3: cancelling\n");
+  EXPECT_EQ(Run({"cancel", "latest"}), kExitUsage);
+}
+
+}  // namespace
+}  // namespace ablation::client

@@ -1,0 +1,136 @@
+#include "server/core/run_plan.h"
+
+#include <gtest/gtest.h>
+
+namespace ablation::core {
+namespace {
+
+class RunPlanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    kernels::RegisterCatalog(registry_);
+    device_.known = true;
+    device_.memory_bytes = int64_t(80) << 30;
+    device_.l2_bytes = int64_t(50) << 20;
+  }
+  v1::RunRequest Request(std::vector<std::string> variants, int64_t m, int64_t n, int64_t k) {
+    v1::RunRequest r;
+    for (auto& v : variants) r.add_variants(v);
+    auto* s = r.add_shapes();
+    s->set_m(m);
+    s->set_n(n);
+    s->set_k(k);
+    return r;
+  }
+  Status Plan(const v1::RunRequest& r, RunPlan* plan) {
+    return PlanRun(r, registry_, device_, TimingDefaults{}, plan);
+  }
+  kernels::Registry registry_;
+  DeviceLimits device_;
+};
+
+TEST_F(RunPlanTest, ResolvesVariantsAndAppliesTimingDefaults) {
+  RunPlan plan;
+  auto r = Request({"L1_R1_s3", "cublas_bf16", "L1_R1_s3"}, 4096, 4096, 4096);
+  r.add_shapes()->CopyFrom(r.shapes(0));  // a repeated shape runs once
+  ASSERT_TRUE(Plan(r, &plan).ok());
+  ASSERT_EQ(plan.variants.size(), 2u);
+  EXPECT_EQ(plan.items.size(), 2u);
+  EXPECT_EQ(plan.timing.min_samples(), 10);
+  EXPECT_DOUBLE_EQ(plan.timing.min_seconds(), 0.5);
+  EXPECT_DOUBLE_EQ(plan.timing.max_seconds(), 10);
+  EXPECT_DOUBLE_EQ(plan.timing.target_noise(), 0.005);
+  EXPECT_EQ(plan.clock_policy, "observe");
+  EXPECT_EQ(plan.dtype, kernels::DType::kBF16);
+}
+
+TEST_F(RunPlanTest, GlobsKeepOnlyVariantsWithTheDtype) {
+  RunPlan plan;
+  auto r = Request({"cublas_*"}, 256, 256, 256);
+  r.set_dtype("fp16");
+  ASSERT_TRUE(Plan(r, &plan).ok());
+  ASSERT_EQ(plan.variants.size(), 1u);
+  EXPECT_EQ(plan.variants[0]->name, "cublas_fp16");
+}
+
+TEST_F(RunPlanTest, RefusesBadInputNamingTheField) {
+  struct Case {
+    v1::RunRequest r;
+    std::string expect;
+  };
+  std::vector<Case> cases;
+  cases.push_back({v1::RunRequest(), "variants: at least one variant"});
+  cases.push_back({Request({"L1_R1_s3"}, 0, 0, 0), "shapes[0]: M, N and K must be positive"});
+  {
+    auto r = Request({"L1_R1_s3"}, 256, 256, 256);
+    r.clear_shapes();
+    cases.push_back({r, "shapes: at least one shape"});
+  }
+  cases.push_back({Request({"L1_R1_s3"}, 130, 256, 256), "cannot run 130x256x256"});
+  cases.push_back({Request({"L1_R1_s3"}, 256, 256, 48), "cannot run 256x256x48"});
+  cases.push_back({Request({"L1_R1_s3"}, 65536, 65536, 1024), "2^31-1"});
+  cases.push_back({Request({"L1_R1_s3"}, 40960, 40960, 40960), "MiB of device memory"});
+  {
+    auto r = Request({"L1_R1_s3"}, 256, 256, 256);
+    r.set_dtype("int8");
+    cases.push_back({r, "variants[0]: variant abl_L1_R1_bl0_s3_sw1 has no int8 kernel"});
+  }
+  {
+    auto r = Request({"L1_R1_s3"}, 256, 256, 256);
+    r.mutable_timing()->set_min_samples(50);
+    r.mutable_timing()->set_max_samples(10);
+    cases.push_back({r, "timing.min_samples"});
+  }
+  {
+    auto r = Request({"L1_R1_s3"}, 256, 256, 256);
+    r.mutable_timing()->set_min_seconds(5);
+    r.mutable_timing()->set_max_seconds(1);
+    cases.push_back({r, "timing.max_seconds"});
+  }
+  {
+    auto r = Request({"L1_R1_s3"}, 256, 256, 256);
+    r.add_tags("");
+    cases.push_back({r, "tags[0]"});
+  }
+  {
+    auto r = Request({"L1_R1_s3"}, 256, 256, 256);
+    r.set_device(-1);
+    cases.push_back({r, "device"});
+  }
+  for (const auto& c : cases) {
+    RunPlan plan;
+    Status st = Plan(c.r, &plan);
+    EXPECT_EQ(st.code(), Code::kInvalidArgument) << c.expect;
+    EXPECT_NE(st.message().find(c.expect), std::string::npos)
+        << "wanted '" << c.expect << "' in '" << st.message() << "'";
+  }
+}
+
+TEST_F(RunPlanTest, MemoryCheckIsSkippedWhenTheDeviceIsUnknown) {
+  device_.known = false;
+  RunPlan plan;
+  EXPECT_TRUE(Plan(Request({"L1_R1_s3"}, 40960, 40960, 40960), &plan).ok());
+}
+
+TEST_F(RunPlanTest, VerifyAgainstResolvesReferences) {
+  v1::VerifyRequest r;
+  r.add_variants("abl_L1_*_s2_sw1");
+  auto* s = r.add_shapes();
+  s->set_m(512);
+  s->set_n(512);
+  s->set_k(512);
+  r.set_against("L0_R1_s1");
+  RunPlan plan;
+  ASSERT_TRUE(PlanVerify(r, registry_, device_, &plan).ok());
+  EXPECT_EQ(plan.against, "abl_L0_R1_bl0_s1_sw1");
+  r.set_against("cpu");
+  s->set_m(4096);
+  s->set_n(4096);
+  s->set_k(4096);
+  RunPlan plan2;
+  Status st = PlanVerify(r, registry_, device_, &plan2);
+  EXPECT_NE(st.message().find("use cublas"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace ablation::core

@@ -1,0 +1,76 @@
+#include "server/core/variant_names.h"
+
+#include <gtest/gtest.h>
+
+namespace ablation::core {
+namespace {
+
+TEST(ParseAblationName, ShortFormsTakeTheDocumentedDefaults) {
+  auto n = ParseAblationName("L1_R1_s3");
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->Canonical(), "abl_L1_R1_bl0_s3_sw1");
+  EXPECT_EQ(ParseAblationName("l0_r1_s1")->Canonical(), "abl_L0_R1_bl0_s1_sw1");
+  EXPECT_EQ(ParseAblationName("L1_R1_s4_rb1")->Canonical(), "abl_L1_R1_bl0_s4_sw1_rb1");
+  EXPECT_EQ(ParseAblationName("s2_R0_L1_bl1_sw0")->Canonical(), "abl_L1_R0_bl1_s2_sw0");
+  EXPECT_EQ(ParseAblationName("abl_L1_R1_bl1_s2_sw0")->Canonical(), "abl_L1_R1_bl1_s2_sw0");
+}
+
+TEST(ParseAblationName, RejectsWhatIsNotAnAblationName) {
+  EXPECT_FALSE(ParseAblationName("cublas_bf16"));
+  EXPECT_FALSE(ParseAblationName("L1_R1"));      // stages missing
+  EXPECT_FALSE(ParseAblationName("L1_L0_R1_s3"));  // a field twice
+  EXPECT_FALSE(ParseAblationName("L1_R1_s3_x2"));  // unknown field
+  EXPECT_FALSE(ParseAblationName("L1_R1_sx"));
+  EXPECT_FALSE(ParseAblationName(""));
+}
+
+TEST(Glob, MatchesLikeAShell) {
+  EXPECT_TRUE(GlobMatch("abl_*_s3_*", "abl_L1_R1_bl0_s3_sw1"));
+  EXPECT_FALSE(GlobMatch("abl_*_s3_*", "abl_L1_R1_bl0_s2_sw1"));
+  EXPECT_TRUE(GlobMatch("abl_L?_R1_*", "abl_L0_R1_bl1_s1_sw0"));
+  EXPECT_TRUE(GlobMatch("abl_L[01]_R1_bl0_s1_sw1", "abl_L1_R1_bl0_s1_sw1"));
+  EXPECT_TRUE(IsGlob("abl_*"));
+  EXPECT_FALSE(IsGlob("L1_R1_s3"));
+}
+
+TEST(EditDistance, CountsEdits) {
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+  EXPECT_EQ(EditDistance("", "abc"), 3u);
+  EXPECT_EQ(EditDistance("same", "same"), 0u);
+}
+
+class ResolveTest : public ::testing::Test {
+ protected:
+  void SetUp() override { kernels::RegisterCatalog(registry_); }
+  kernels::Registry registry_;
+};
+
+TEST_F(ResolveTest, ResolvesCanonicalShortAndGlob) {
+  std::vector<const kernels::Variant*> out;
+  ASSERT_TRUE(Resolve(registry_, "abl_L0_R1_bl0_s1_sw1", "variants[0]", &out).ok());
+  ASSERT_TRUE(Resolve(registry_, "L1_R1_s3", "variants[1]", &out).ok());
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0]->name, "abl_L0_R1_bl0_s1_sw1");
+  EXPECT_EQ(out[1]->name, "abl_L1_R1_bl0_s3_sw1");
+  out.clear();
+  ASSERT_TRUE(Resolve(registry_, "abl_*_s3_*", "v", &out).ok());
+  EXPECT_EQ(out.size(), 32u);  // 2 load x 2 read x 2 layout x 2 swizzle x 2 rb
+  for (const auto* v : out) EXPECT_NE(v->name.find("_s3_"), std::string::npos);
+}
+
+TEST_F(ResolveTest, UnknownNamesAreRefusedWithTheClosestKnownOnes) {
+  std::vector<const kernels::Variant*> out;
+  Status st = Resolve(registry_, "L1_R1_s5", "variants[2]", &out);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("variants[2]: unknown variant 'L1_R1_s5'"), std::string::npos);
+  EXPECT_NE(st.message().find("closest known: abl_L1_R1_bl0_s"), std::string::npos)
+      << st.message();
+  st = Resolve(registry_, "cublas_bf17", "variants[0]", &out);
+  EXPECT_NE(st.message().find("cublas_bf16"), std::string::npos) << st.message();
+  st = Resolve(registry_, "zzz_*", "variants[0]", &out);
+  EXPECT_NE(st.message().find("matches no variant"), std::string::npos);
+  EXPECT_TRUE(out.empty());
+}
+
+}  // namespace
+}  // namespace ablation::core
