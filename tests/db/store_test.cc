@@ -688,13 +688,28 @@ TEST_F(QueryTest, ThreePagesWithoutDuplicatesOrGaps) {
 }
 
 TEST_F(QueryTest, PageSizeDefaultsTo100AndIsCappedAt1000) {
-  // 30 rows here: the default and the cap both return them all in one page.
+  // 1100 more rows in one raw transaction: through the store that would be 1100 fsyncs.
+  {
+    RawDb raw(path_);
+    raw.Exec(
+        "WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 1100) "
+        "INSERT INTO measurements (run_id, sequence, variant, dtype, m, n, k, status, "
+        "created_at_ms) SELECT " +
+        std::to_string(untagged_) + ", 100 + x, 'simt_naive', 'fp32', 64, 64, 64, 'ok', " +
+        std::to_string(kBaseMs) + " + x FROM i");
+  }
   MeasurementFilter f;
-  EXPECT_EQ(store_->QueryMeasurements(f).measurements.size(), 30u);
-  f.page_size = 1'000'000;
-  EXPECT_EQ(store_->QueryMeasurements(f).measurements.size(), 30u);
+  MeasurementPage page = store_->QueryMeasurements(f);
+  EXPECT_EQ(page.measurements.size(), 100u);
+  EXPECT_FALSE(page.next_page_token.empty());
   f.page_size = -5;
-  EXPECT_EQ(store_->QueryMeasurements(f).measurements.size(), 30u);
+  EXPECT_EQ(store_->QueryMeasurements(f).measurements.size(), 100u);
+  f.page_size = 1'000'000;
+  page = store_->QueryMeasurements(f);
+  EXPECT_EQ(page.measurements.size(), 1000u);
+  f.page_token = page.next_page_token;
+  EXPECT_EQ(store_->QueryMeasurements(f).measurements.size(), 130u);
+  EXPECT_EQ(QueryAll({}, 1000).size(), 1130u);
 }
 
 TEST_F(QueryTest, BadPageTokensAreRefusedNamingTheToken) {
