@@ -51,7 +51,7 @@ void RunManager::Start() {
   int count = 1;
   if (gpu0->worker_status.ok()) {
     const auto& hello = gpu0->hello;
-    if (!hello.has_device()) {
+    if (!hello.device_present()) {
       gpu0->worker_status = FailedPrecondition(hello.no_device_reason());
       spdlog::warn("no GPU: {}; the daemon serves queries, runs are refused",
                    hello.no_device_reason());
@@ -70,7 +70,7 @@ void RunManager::Start() {
       gpu->worker = std::make_unique<WorkerProcess>(options_.worker_path, i);
       gpu->worker_status = gpu->worker->Start();
       gpu->hello = gpu->worker->hello();
-      if (gpu->worker_status.ok() && !gpu->hello.has_device())
+      if (gpu->worker_status.ok() && !gpu->hello.device_present())
         gpu->worker_status = FailedPrecondition(gpu->hello.no_device_reason());
       gpus_.push_back(std::move(gpu));
     }
@@ -124,7 +124,7 @@ DeviceLimits RunManager::Limits(int index) {
   Gpu* gpu = FindGpu(index);
   if (!gpu) return limits;
   std::lock_guard lock(gpu->mu);
-  if (gpu->worker_status.ok() && gpu->hello.has_device()) {
+  if (gpu->worker_status.ok() && gpu->hello.device_present()) {
     limits.known = true;
     limits.memory_bytes = gpu->hello.device().memory_bytes();
     limits.l2_bytes = gpu->hello.device().l2_bytes();
@@ -153,7 +153,7 @@ DeviceSnapshot RunManager::Device(int index) {
     return snap;
   }
   const auto& hello = gpu->hello;
-  snap.available = hello.has_device();
+  snap.available = hello.device_present();
   snap.unavailable_reason = hello.no_device_reason();
   snap.identity = hello.device();
   return snap;
@@ -340,7 +340,7 @@ std::string RunManager::EnsureWorker(Gpu* gpu) {
   gpu->worker_status = st;
   gpu->hello = gpu->worker->hello();
   if (!st.ok()) return "cannot restart the worker: " + st.message();
-  if (!gpu->hello.has_device())
+  if (!gpu->hello.device_present())
     return "the restarted worker sees no GPU: " + gpu->hello.no_device_reason();
   return "";
 }

@@ -1,10 +1,13 @@
 #include "server/worker/worker.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -552,14 +555,14 @@ wpb::Hello Worker::Open(int device) {
     }
   }
   hello.set_device_count(count);
-  hello.set_has_device(s.has_device);
+  hello.set_device_present(s.has_device);
   if (!s.has_device) {
     hello.set_no_device_reason(s.no_device_reason);
     Log("%s", s.no_device_reason.c_str());
     return hello;
   }
 
-  apb::DeviceIdentity* id = hello.mutable_device();
+  apb::DeviceIdentity* id = hello.mutable_identity();
   id->set_index(device);
   id->set_name(s.prop.name);
   id->set_uuid(FormatGpuUuid(reinterpret_cast<const unsigned char*>(s.prop.uuid.bytes)));
@@ -589,7 +592,13 @@ wpb::MeasureResult Worker::Measure(const wpb::MeasureTask& task) {
   MaybeInjectTestFault(task.variant());  // TEST-ONLY; no effect unless the variable is set
   wpb::MeasureResult result;
   result.set_task_id(task.task_id());
-  std::string err = impl_->has_device ? impl_->RunMeasure(task, &result) : impl_->no_device_reason;
+  std::string err;
+  try {
+    err = impl_->has_device ? impl_->RunMeasure(task, &result) : impl_->no_device_reason;
+  } catch (const std::exception& e) {
+    // Host-side only (allocation of host vectors, a registry error): the context is fine.
+    err = std::string("internal error in the worker: ") + e.what();
+  }
   if (!err.empty()) {
     result.set_ok(false);
     result.set_error(err);
@@ -606,7 +615,13 @@ apb::VerifyResult Worker::Verify(const wpb::VerifyTask& task) {
   result.set_dtype(task.dtype());
   *result.mutable_shape() = task.shape();
   result.set_against(task.against());
-  std::string err = impl_->has_device ? impl_->RunVerify(task, &result) : impl_->no_device_reason;
+  std::string err;
+  try {
+    err = impl_->has_device ? impl_->RunVerify(task, &result) : impl_->no_device_reason;
+  } catch (const std::exception& e) {
+    // E.g. std::bad_alloc for the host copies of a large CPU reference: the context is fine.
+    err = std::string("internal error in the worker: ") + e.what();
+  }
   if (!err.empty()) {
     result.set_passed(false);
     result.set_error(err);

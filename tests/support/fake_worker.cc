@@ -33,10 +33,10 @@ int main() {
   hello->set_pid(::getpid());
   std::string no_device = Env("ABLATION_FAKE_NO_DEVICE");
   if (!no_device.empty()) {
-    hello->set_has_device(false);
+    hello->set_device_present(false);
     hello->set_no_device_reason(no_device);
   } else {
-    hello->set_has_device(true);
+    hello->set_device_present(true);
     hello->set_device_count(1);
     auto* d = hello->mutable_device();
     d->set_name("Fake GPU (test double)");
