@@ -18,7 +18,7 @@ namespace {
 
 // Exit codes the daemon may tell apart (all but 0 mean "start a fresh worker").
 constexpr int kExitUsage = 2;
-constexpr int kExitProtocol = 3;  // a malformed frame or a dead reply pipe
+constexpr int kExitProtocol = 3;     // a malformed frame or a dead reply pipe
 constexpr int kExitStickyError = 4;  // the CUDA context is unusable
 
 void Usage(FILE* f) {
@@ -126,7 +126,9 @@ int main(int argc, char** argv) {
     if (worker.fatal()) {
       std::fprintf(stderr, "ablation-worker: exiting after a sticky CUDA error (%s)\n",
                    worker.fatal_error().c_str());
-      return kExitStickyError;
+      // No teardown: destroying handles and freeing memory in a broken context can block, and
+      // the driver releases everything when the process ends.
+      ::_exit(kExitStickyError);
     }
   }
 }

@@ -34,8 +34,8 @@ OccupancyLimits ComputeOccupancyLimits(const KernelNeeds& k, const SmLimits& sm)
     }
   }
 
-  const int64_t smem = RoundUp(k.smem_per_block + sm.reserved_smem_per_block,
-                               sm.smem_allocation_unit);
+  const int64_t smem =
+      RoundUp(k.smem_per_block + sm.reserved_smem_per_block, sm.smem_allocation_unit);
   r.by_shared_memory = smem > 0 ? int(sm.smem_per_sm / smem) : INT_MAX;
 
   struct Candidate {

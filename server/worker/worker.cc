@@ -151,8 +151,7 @@ struct Worker::Impl {
     k::DeviceBuffer a, b_kn, b_nk, c, c_ref;
   };
   std::string CheckMemory(const k::Problem& p, bool need_nk, int outputs) const;
-  std::string MakeInputs(const k::Problem& p, uint64_t seed, bool need_nk, int outputs,
-                         Buffers* b);
+  std::string MakeInputs(const k::Problem& p, uint64_t seed, bool need_nk, int outputs, Buffers* b);
   k::GemmArgs ArgsFor(const Ready& r, const Buffers& b, void* c);
   std::string LaunchChecked(const Ready& r, const k::GemmArgs& args);
 
@@ -247,20 +246,23 @@ std::string Worker::Impl::MakeInputs(const k::Problem& p, uint64_t seed, bool ne
   const size_t in_bytes = size_t(k::ElementBytes(p.dtype));
   const size_t out_bytes = size_t(k::OutputBytes(p.dtype));
   const InputSeeds seeds = SeedsFor(seed);
-  auto fail = [&](const std::string& what, const std::string& e) { return Failed(what + ": " + e); };
-  if (!(err = b->a.Allocate(size_t(p.m * p.k) * in_bytes)).empty()) return fail("allocating A", err);
+  auto fail = [&](const std::string& what, const std::string& e) {
+    return Failed(what + ": " + e);
+  };
+  if (!(err = b->a.Allocate(size_t(p.m * p.k) * in_bytes)).empty())
+    return fail("allocating A", err);
   if (!(err = b->b_kn.Allocate(size_t(p.k * p.n) * in_bytes)).empty()) {
     return fail("allocating B", err);
   }
-  if (!(err = b->c.Allocate(size_t(p.m * p.n) * out_bytes)).empty()) return fail("allocating C", err);
+  if (!(err = b->c.Allocate(size_t(p.m * p.n) * out_bytes)).empty())
+    return fail("allocating C", err);
   if (outputs > 1 && !(err = b->c_ref.Allocate(size_t(p.m * p.n) * out_bytes)).empty()) {
     return fail("allocating the reference output", err);
   }
   if (!(err = k::FillRandom(b->a.data(), size_t(p.m * p.k), p.dtype, seeds.a, stream)).empty()) {
     return fail("filling A", err);
   }
-  if (!(err = k::FillRandom(b->b_kn.data(), size_t(p.k * p.n), p.dtype, seeds.b, stream))
-           .empty()) {
+  if (!(err = k::FillRandom(b->b_kn.data(), size_t(p.k * p.n), p.dtype, seeds.b, stream)).empty()) {
     return fail("filling B", err);
   }
   if (need_nk) {
@@ -309,9 +311,9 @@ std::string Worker::Impl::FillOccupancy(const Ready& r, apb::Occupancy* occ) {
   if (!err.empty()) return err;
   int threads = v.threads > 0 ? v.threads : attr.maxThreadsPerBlock;
   int blocks = 0;
-  err = Check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, threads,
-                                                            size_t(v.smem_bytes)),
-              "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  err = Check(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, threads, size_t(v.smem_bytes)),
+      "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   if (!err.empty()) return err;
 
   KernelNeeds needs;
@@ -366,8 +368,8 @@ std::string Worker::Impl::RunMeasure(const wpb::MeasureTask& task, wpb::MeasureR
   const auto warm0 = std::chrono::steady_clock::now();
   int launched = 0;
   for (;;) {
-    const int batch =
-        launched < o.warmup_count ? std::min(kWarmupBatch, o.warmup_count - launched) : kWarmupBatch;
+    const int batch = launched < o.warmup_count ? std::min(kWarmupBatch, o.warmup_count - launched)
+                                                : kWarmupBatch;
     for (int i = 0; i < batch; ++i, ++launched) {
       if (!(err = LaunchChecked(r, args)).empty()) return err;
     }
@@ -395,8 +397,8 @@ std::string Worker::Impl::RunMeasure(const wpb::MeasureTask& task, wpb::MeasureR
       // Outside the events: the next sample starts with none of its data in L2. The value
       // changes each time so no layer can treat the write as redundant.
       flush_value = (flush_value + 1) & 0xff;
-      err = Check(cudaMemsetAsync(flush.data(), int(flush_value), flush.bytes(), stream),
-                  "L2 flush");
+      err =
+          Check(cudaMemsetAsync(flush.data(), int(flush_value), flush.bytes(), stream), "L2 flush");
       if (!err.empty()) return err;
     }
     if (!(err = EnqueueDelay(stream, kPreSampleDelayNs)).empty()) return Failed(err);
@@ -413,11 +415,11 @@ std::string Worker::Impl::RunMeasure(const wpb::MeasureTask& task, wpb::MeasureR
     why = ShouldStop(stats, o, Seconds(loop0));
   }
   result->set_l2(cold ? "cold" : "hot");
-  Log("measured %s %s %s: %" PRId64 " samples, mean %.4f ms, noise %.3f%%, L2 %s, %d warm-up "
+  Log("measured %s %s %s: %" PRId64
+      " samples, mean %.4f ms, noise %.3f%%, L2 %s, %d warm-up "
       "launches, stopped: %s",
-      r.variant->name.c_str(), task.dtype().c_str(), ShapeText(task.shape()).c_str(),
-      stats.count(), stats.mean(), 100 * stats.noise(), cold ? "cold" : "hot", launched,
-      ToString(why).c_str());
+      r.variant->name.c_str(), task.dtype().c_str(), ShapeText(task.shape()).c_str(), stats.count(),
+      stats.mean(), 100 * stats.noise(), cold ? "cold" : "hot", launched, ToString(why).c_str());
   return "";
 }
 
@@ -454,8 +456,8 @@ std::string Worker::Impl::RunVerify(const wpb::VerifyTask& task, apb::VerifyResu
   }
   result->set_tolerance(tol.rel_frobenius);
 
-  const bool need_nk = r.variant->b_layout == k::BLayout::kNK ||
-                       (!cpu && ref.variant->b_layout == k::BLayout::kNK);
+  const bool need_nk =
+      r.variant->b_layout == k::BLayout::kNK || (!cpu && ref.variant->b_layout == k::BLayout::kNK);
   Buffers b;
   if (!(err = MakeInputs(p, task.seed(), need_nk, cpu ? 1 : 2, &b)).empty()) return err;
 
@@ -537,7 +539,8 @@ wpb::Hello Worker::Open(int device) {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
-    s.no_device_reason = "no CUDA device: cudaGetDeviceCount: " + std::string(cudaGetErrorString(e));
+    s.no_device_reason =
+        "no CUDA device: cudaGetDeviceCount: " + std::string(cudaGetErrorString(e));
     count = 0;
   } else if (count == 0) {
     s.no_device_reason = "no CUDA device: cudaGetDeviceCount found no CUDA-capable device";
@@ -562,7 +565,7 @@ wpb::Hello Worker::Open(int device) {
     return hello;
   }
 
-  apb::DeviceIdentity* id = hello.mutable_identity();
+  apb::DeviceIdentity* id = hello.mutable_device();
   id->set_index(device);
   id->set_name(s.prop.name);
   id->set_uuid(FormatGpuUuid(reinterpret_cast<const unsigned char*>(s.prop.uuid.bytes)));

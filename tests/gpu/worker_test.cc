@@ -20,6 +20,7 @@ namespace ablation::worker {
 namespace {
 
 using testing::WorkerClient;
+namespace apb = ::ablation::v1;
 
 constexpr const char* kAblation = "abl_L0_R1_bl0_s1_sw1";
 constexpr const char* kCublas = "cublas_bf16";
@@ -40,7 +41,8 @@ class WorkerGpu : public ::testing::Test {
       return;
     }
     hello_ = reply.hello();
-    if (!hello_.has_device()) skip_reason_ = hello_.no_device_reason();  // "no CUDA device: ..."
+    if (!hello_.device_present())
+      skip_reason_ = hello_.no_device_reason();  // "no CUDA device: ..."
   }
   static void TearDownTestSuite() {
     if (worker_) {
@@ -122,7 +124,7 @@ TEST_F(WorkerGpu, HelloDescribesTheDevice) {
   int n = 0;
   ASSERT_EQ(cudaGetDeviceCount(&n), cudaSuccess);
   EXPECT_EQ(hello_.device_count(), n);
-  const apb::DeviceIdentity& d = hello_.identity();
+  const apb::DeviceIdentity& d = hello_.device();
   EXPECT_EQ(d.index(), 0);
   EXPECT_FALSE(d.name().empty());
   EXPECT_EQ(d.uuid().rfind("GPU-", 0), 0u);
@@ -167,9 +169,7 @@ TEST_F(WorkerGpu, MeasureCublasWithoutOccupancy) {
   }
 }
 
-TEST_F(WorkerGpu, HotL2IsReported) {
-  ExpectGoodTiming(Measure(kCublas, 512, /*hot=*/true), "hot");
-}
+TEST_F(WorkerGpu, HotL2IsReported) { ExpectGoodTiming(Measure(kCublas, 512, /*hot=*/true), "hot"); }
 
 TEST_F(WorkerGpu, CublasAt4096IsInTheExpectedRange) {
   // H200 bf16 4096^3 is ~720 TFLOPS through PyTorch; anything far off means the timing is wrong.

@@ -38,7 +38,7 @@ std::string Header(uint32_t len) {
 TEST(Ipc, SeveralMessagesRoundTripThenEof) {
   Pipe p;
   v1::WorkerReply hello;
-  hello.mutable_hello()->set_has_device(false);
+  hello.mutable_hello()->set_device_present(false);
   hello.mutable_hello()->set_no_device_reason("no CUDA device: test");
   hello.mutable_hello()->set_pid(42);
   v1::WorkerReply measure;

@@ -90,9 +90,10 @@ TEST(Sampling, NeedsMinSamplesEvenWhenQuiet) {
 }
 
 TEST(Sampling, NeedsMinSecondsEvenWhenQuiet) {
-  std::vector<double> xs(20, 0.1);  // 2 ms summed < 10 ms
+  // 0.125 is exact in binary, so the sums are exact.
+  std::vector<double> xs(20, 0.125);  // 2.5 ms summed < 10 ms
   EXPECT_EQ(ShouldStop(xs, Opts()), StopReason::kContinue);
-  xs.resize(100, 0.1);  // 10 ms
+  xs.resize(80, 0.125);  // 10 ms
   EXPECT_EQ(ShouldStop(xs, Opts()), StopReason::kNoiseTarget);
 }
 

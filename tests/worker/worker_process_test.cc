@@ -70,7 +70,7 @@ TEST(WorkerProcess, HelloRequestsAndExitOnEof) {
   ASSERT_TRUE(w.Start(ABLATION_WORKER_BIN, {"--device", "0"}));
   v1::Hello hello = ReadHello(w);
   EXPECT_GT(hello.pid(), 0);
-  ASSERT_EQ(hello.has_device(), MachineHasDevice()) << hello.no_device_reason();
+  ASSERT_EQ(hello.device_present(), MachineHasDevice()) << hello.no_device_reason();
 
   // A measurement: without a device it fails with the reason; with one, an unknown variant fails
   // with a clear message. Either way the worker stays up.
@@ -82,12 +82,12 @@ TEST(WorkerProcess, HelloRequestsAndExitOnEof) {
   EXPECT_EQ(reply.measure().task_id(), 11u);
   EXPECT_FALSE(reply.measure().ok());
   EXPECT_EQ(reply.measure().sample_ms_size(), 0);
-  if (hello.has_device()) {
-    EXPECT_FALSE(hello.identity().name().empty());
-    EXPECT_EQ(hello.identity().uuid().rfind("GPU-", 0), 0u) << hello.identity().uuid();
-    EXPECT_EQ(hello.identity().uuid().size(), 40u);
-    EXPECT_GT(hello.identity().sm_count(), 0);
-    EXPECT_GT(hello.identity().l2_bytes(), 0);
+  if (hello.device_present()) {
+    EXPECT_FALSE(hello.device().name().empty());
+    EXPECT_EQ(hello.device().uuid().rfind("GPU-", 0), 0u) << hello.device().uuid();
+    EXPECT_EQ(hello.device().uuid().size(), 40u);
+    EXPECT_GT(hello.device().sm_count(), 0);
+    EXPECT_GT(hello.device().l2_bytes(), 0);
     EXPECT_GE(hello.device_count(), 1);
     EXPECT_NE(reply.measure().error().find("unknown variant"), std::string::npos)
         << reply.measure().error();
@@ -108,7 +108,9 @@ TEST(WorkerProcess, HelloRequestsAndExitOnEof) {
   EXPECT_FALSE(reply.verify().passed());
   EXPECT_EQ(reply.verify().variant(), "no_such_variant");
   EXPECT_EQ(reply.verify().against(), "cpu");
-  if (!hello.has_device()) EXPECT_EQ(reply.verify().error(), hello.no_device_reason());
+  if (!hello.device_present()) {
+    EXPECT_EQ(reply.verify().error(), hello.no_device_reason());
+  }
 
   // An empty request is answered, not ignored.
   ASSERT_EQ(w.Send(v1::WorkerRequest()), "");
@@ -124,7 +126,7 @@ TEST(WorkerProcess, DeviceOutOfRangeIsNoDevice) {
   WorkerClient w;
   ASSERT_TRUE(w.Start(ABLATION_WORKER_BIN, {"--device=4096"}));
   v1::Hello hello = ReadHello(w);
-  EXPECT_FALSE(hello.has_device());
+  EXPECT_FALSE(hello.device_present());
   EXPECT_EQ(hello.no_device_reason().rfind("no CUDA device: ", 0), 0u) << hello.no_device_reason();
   if (MachineHasDevice()) {
     EXPECT_NE(hello.no_device_reason().find("out of range"), std::string::npos);
