@@ -55,7 +55,7 @@ class FakeAblation final : public v1::Ablation::Service {
       while (!context->IsCancelled() && std::chrono::steady_clock::now() < give_up) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
-      saw_cancel_ = context->IsCancelled();
+      saw_cancel_.store(context->IsCancelled());
       return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
     }
     return run_status_;
@@ -169,7 +169,8 @@ class AppTest : public ::testing::Test {
   void TearDown() override { server_->Shutdown(); }
 
   int Run(std::vector<std::string> args) {
-    args.insert(args.begin(), {"ablation-client", "--server", "127.0.0.1:" + std::to_string(port_)});
+    args.insert(args.begin(),
+                {"ablation-client", "--server", "127.0.0.1:" + std::to_string(port_)});
     std::ostringstream out, err;
     int code = RunApp(args, out, err, &interrupted_);
     out_ = out.str();
@@ -177,9 +178,7 @@ class AppTest : public ::testing::Test {
     return code;
   }
 
-  void QueueEvents(std::initializer_list<v1::RunEvent> events) {
-    service_.run_events_ = events;
-  }
+  void QueueEvents(std::initializer_list<v1::RunEvent> events) { service_.run_events_ = events; }
 
   static v1::RunEvent Queued(int position) {
     v1::RunEvent e;
@@ -301,8 +300,8 @@ TEST_F(AppTest, RunFailedEventExitsOne) {
 }
 
 TEST_F(AppTest, RunFailedMeasurementExitsOne) {
-  QueueEvents({Started(2), Measured("a", "ok", 1), Measured("b", "failed", 0),
-               Finished("partial", 1, 1)});
+  QueueEvents(
+      {Started(2), Measured("a", "ok", 1), Measured("b", "failed", 0), Finished("partial", 1, 1)});
   EXPECT_EQ(Run({"run", "--variant", "*"}), kExitFailed);
   EXPECT_NE(err_.find("[2/2] b bf16 4096x4096x4096: FAILED: illegal memory access"),
             std::string::npos);
@@ -326,8 +325,17 @@ TEST_F(AppTest, RunInterruptCancelsTheCall) {
   service_.interrupt_ = &interrupted_;
   QueueEvents({Queued(0), Started(3)});
   EXPECT_EQ(Run({"run", "--variant", "a"}), kExitInterrupted);
+  // The client returns as soon as it cancels; the daemon side notices a moment later.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!service_.saw_cancel_.load() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   EXPECT_TRUE(service_.saw_cancel_.load());
-  EXPECT_NE(err_.find("interrupted: run 7 cancelled"), std::string::npos) << err_;
+  // Events still in flight when the call is cancelled are dropped, so the run id may be unknown.
+  EXPECT_NE(err_.find("interrupted: "), std::string::npos) << err_;
+  EXPECT_NE(err_.find("cancelled; the daemon stops it at the next measurement boundary"),
+            std::string::npos)
+      << err_;
 }
 
 TEST_F(AppTest, RunJsonIsAnArrayOfMeasurements) {
@@ -386,13 +394,13 @@ TEST_F(AppTest, RunsFollowsPagesUpToLimit) {
   EXPECT_EQ(service_.list_runs_requests_[0].tag(), "nightly");
   EXPECT_EQ(service_.list_runs_requests_[1].page_token(), "3");
   EXPECT_EQ(service_.list_runs_requests_[1].page_size(), 1);
-  EXPECT_NE(out_.find("  5  succeeded"), std::string::npos) << out_;
-  EXPECT_NE(out_.find("  3  succeeded"), std::string::npos);
-  EXPECT_EQ(out_.find("  2  succeeded"), std::string::npos);
+  EXPECT_NE(out_.find("\n 5  succeeded"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("\n 3  succeeded"), std::string::npos);
+  EXPECT_EQ(out_.find("\n 2  succeeded"), std::string::npos);
   service_.list_runs_requests_.clear();
   EXPECT_EQ(Run({"runs", "--limit", "0"}), kExitOk);  // all: 5 runs in 3 pages
   EXPECT_EQ(service_.list_runs_requests_.size(), 3u);
-  EXPECT_NE(out_.find("  1  succeeded"), std::string::npos);
+  EXPECT_NE(out_.find("\n 1  succeeded"), std::string::npos);
 }
 
 TEST_F(AppTest, ResultsFollowsPageTokensAndPassesFilters) {

@@ -138,8 +138,7 @@ TEST(MeasurementsTableTest, FormatsNumbersForPeopleAndExactlyForCsv) {
   EXPECT_EQ(lines[3].substr(end - 1, 1), "-");
 
   std::string csv = RenderCsv(MeasurementsTable(ms));
-  EXPECT_EQ(Lines(csv)[0],
-            "variant,dtype,shape,median_ms,noise_pct,tflops,samples,status,error\r");
+  EXPECT_EQ(Lines(csv)[0], "variant,dtype,shape,median_ms,noise_pct,tflops,samples,status,error\r");
   EXPECT_NE(csv.find(",1.23456,0.31,111.44,57,ok,"), std::string::npos);
   EXPECT_NE(csv.find(",,,,,failed,\"worker died: illegal address, \"\"sticky\"\"\""),
             std::string::npos);
@@ -153,8 +152,7 @@ TEST(MeasurementsTableTest, VerificationColumnOnlyWhenVerified) {
 }
 
 TEST(JsonTest, ArrayIsValidWithStableKeys) {
-  std::vector<v1::Measurement> ms = {MakeMeasurement("a", 1.5, 100),
-                                     MakeMeasurement("b", 2.5, 50)};
+  std::vector<v1::Measurement> ms = {MakeMeasurement("a", 1.5, 100), MakeMeasurement("b", 2.5, 50)};
   ms[1].clear_tflops();
   google::protobuf::ListValue list = ParseJsonArray(JsonArray(ms));
   ASSERT_EQ(list.values_size(), 2);
@@ -167,14 +165,21 @@ TEST(JsonTest, ArrayIsValidWithStableKeys) {
     }
   }
   EXPECT_EQ(list.values(1).struct_value().fields().at("tflops").number_value(), 0);
-  EXPECT_EQ(list.values(0).struct_value().fields().at("stats").struct_value().fields().at(
-                "median_ms").number_value(),
+  EXPECT_EQ(list.values(0)
+                .struct_value()
+                .fields()
+                .at("stats")
+                .struct_value()
+                .fields()
+                .at("median_ms")
+                .number_value(),
             1.5);
 }
 
 TEST(JsonTest, EscapesStrings) {
   v1::Variant v;
-  const std::string nasty = "quote\" backslash\\ newline\n tab\t ctrl\x01 unicode \xc3\xa9 </script>";
+  const std::string nasty =
+      "quote\" backslash\\ newline\n tab\t ctrl\x01 unicode \xc3\xa9 </script>";
   v.set_name(nasty);
   v.set_description("line1\r\nline2");
   google::protobuf::ListValue list = ParseJsonArray(JsonArray(std::vector<v1::Variant>{v}));
@@ -202,7 +207,7 @@ TEST(VariantsTableTest, Columns) {
   v.set_smem_bytes(49152);
   std::string text = RenderText(VariantsTable({v}));
   std::vector<std::string> lines = Lines(text);
-  EXPECT_EQ(lines[0], "name                  family    dtypes         tile  threads    smem");
+  EXPECT_EQ(lines[0], "name                  family    dtypes     tile        threads    smem");
   EXPECT_EQ(lines[2], "abl_L1_R1_bl0_s3_sw1  ablation  bf16,fp16  128x128x32      256  48 KiB");
   EXPECT_NE(RenderCsv(VariantsTable({v})).find(",\"bf16,fp16\",128x128x32,256,49152\r\n"),
             std::string::npos);
@@ -285,7 +290,8 @@ TEST(ProgressLineTest, EveryEvent) {
             "[1/4] abl_x bf16 4096x4096x4096: 1.235 ms, 111.4 TFLOPS, noise 0.31%, 57 samples");
   e.mutable_measurement()->set_status("failed");
   e.mutable_measurement()->set_error("can_implement: K % 32 != 0");
-  EXPECT_EQ(ProgressLine(e, 2, 4), "[2/4] abl_x bf16 4096x4096x4096: FAILED: can_implement: K % 32 != 0");
+  EXPECT_EQ(ProgressLine(e, 2, 4),
+            "[2/4] abl_x bf16 4096x4096x4096: FAILED: can_implement: K % 32 != 0");
 
   e.mutable_finished()->set_run_id(5);
   e.mutable_finished()->set_state("partial");

@@ -1,0 +1,91 @@
+#include "client/app.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <map>
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+
+#include "client/cmd_cancel.h"
+#include "client/cmd_device.h"
+#include "client/cmd_results.h"
+#include "client/cmd_run.h"
+#include "client/cmd_runs.h"
+#include "client/cmd_show.h"
+#include "client/cmd_variants.h"
+#include "client/cmd_verify.h"
+#include "client/exit_codes.h"
+#include "client/options.h"
+
+namespace ablation::client {
+
+int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+           const std::atomic<bool>* interrupted) {
+  CLI::App app("ablation-client: run and query GEMM kernel ablations on an ablationd daemon",
+               args.empty() ? "ablation-client" : args[0]);
+  app.footer(std::string(ExitCodesHelp()));
+  app.require_subcommand(1);
+  // Global options also after the subcommand: `ablation-client runs --format json`.
+  app.fallthrough();
+
+  GlobalOptions global;
+  app.add_option("--server", global.server, "Daemon address HOST:PORT")
+      ->envname("ABLATION_SERVER")
+      ->capture_default_str();
+  const std::map<std::string, Format> formats = {{"table", Format::kTable},
+                                                 {"json", Format::kJson},
+                                                 {"csv", Format::kCsv},
+                                                 {"markdown", Format::kMarkdown},
+                                                 {"md", Format::kMarkdown}};
+  app.add_option("--format,-f", global.format, "Output format: table, json, csv, markdown")
+      ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case));
+  app.add_option("--timeout", global.timeout_s,
+                 "Deadline in seconds for unary calls (default 30; verify: none)")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--quiet,-q", global.quiet, "No progress lines on stderr");
+
+  VariantsOptions variants;
+  DeviceOptions device;
+  RunOptions run;
+  RunsOptions runs;
+  ShowOptions show;
+  ResultsOptions results;
+  CancelOptions cancel;
+  VerifyOptions verify;
+  CLI::App* variants_cmd = SetupVariants(app, variants);
+  CLI::App* device_cmd = SetupDevice(app, device);
+  CLI::App* run_cmd = SetupRun(app, run);
+  CLI::App* runs_cmd = SetupRuns(app, runs);
+  CLI::App* show_cmd = SetupShow(app, show);
+  CLI::App* results_cmd = SetupResults(app, results);
+  CLI::App* cancel_cmd = SetupCancel(app, cancel);
+  CLI::App* verify_cmd = SetupVerify(app, verify);
+
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
+    app.parse(reversed);  // CLI11 takes the arguments reversed, without the program name
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e, out, err);
+    // --help and --version are successes; every other parse error is bad usage.
+    return code == static_cast<int>(CLI::ExitCodes::Success) ? kExitOk : kExitUsage;
+  }
+
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateChannel(global.server, grpc::InsecureChannelCredentials());
+  std::unique_ptr<v1::Ablation::Stub> stub = v1::Ablation::NewStub(channel);
+  CommandContext context{global, *stub, out, err, interrupted};
+
+  if (*variants_cmd) return ExecuteVariants(variants, context);
+  if (*device_cmd) return ExecuteDevice(device, context);
+  if (*run_cmd) return ExecuteRun(run, context);
+  if (*runs_cmd) return ExecuteRuns(runs, context);
+  if (*show_cmd) return ExecuteShow(show, context);
+  if (*results_cmd) return ExecuteResults(results, context);
+  if (*cancel_cmd) return ExecuteCancel(cancel, context);
+  if (*verify_cmd) return ExecuteVerify(verify, context);
+  err << "error: no subcommand\n";
+  return kExitUsage;
+}
+
+}  // namespace ablation::client

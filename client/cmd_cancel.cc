@@ -1,0 +1,43 @@
+#include "client/cmd_cancel.h"
+
+#include "client/exit_codes.h"
+#include "client/parse.h"
+#include "client/render.h"
+#include "client/rpc.h"
+#include "client/validators.h"
+
+namespace ablation::client {
+
+CLI::App* SetupCancel(CLI::App& app, CancelOptions& options) {
+  CLI::App* sub = app.add_subcommand(
+      "cancel", "Cancel a run; a running one stops at its next measurement boundary");
+  sub->add_option("run_id", options.run_id, "The run to cancel")
+      ->required()
+      ->check(RunIdValidator(false));
+  return sub;
+}
+
+int ExecuteCancel(const CancelOptions& options, const CommandContext& context) {
+  v1::CancelRunRequest request;
+  std::int64_t run_id = 0;
+  ParseRunId(options.run_id, &run_id, false);
+  request.set_run_id(run_id);
+  v1::CancelRunResponse response;
+  grpc::ClientContext call;
+  SetDeadline(call, context.global, kDefaultQueryTimeoutS);
+  grpc::Status status = context.stub.CancelRun(&call, request, &response);
+  if (!status.ok()) return ReportRpcError(status, context);
+  if (context.global.format == Format::kJson) {
+    context.out << JsonObject(response) << '\n';
+  } else if (context.global.format == Format::kTable) {
+    context.out << "run " << run_id << ": " << response.state() << '\n';
+  } else {
+    Table table;
+    table.columns = {{"run_id", "run", Align::kRight}, {"state", "state"}};
+    table.rows.push_back({std::to_string(run_id), response.state()});
+    context.out << RenderTableAs(context.global.format, table);
+  }
+  return kExitOk;
+}
+
+}  // namespace ablation::client

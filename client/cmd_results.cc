@@ -1,0 +1,89 @@
+#include "client/cmd_results.h"
+
+#include <algorithm>
+
+#include "client/exit_codes.h"
+#include "client/parse.h"
+#include "client/render.h"
+#include "client/rpc.h"
+#include "client/validators.h"
+
+namespace ablation::client {
+
+namespace {
+constexpr int kMaxPageSize = 1000;  // the API's cap
+}  // namespace
+
+CLI::App* SetupResults(CLI::App& app, ResultsOptions& options) {
+  CLI::App* sub = app.add_subcommand("results", "Query stored measurements across runs");
+  sub->add_option("--variant", options.variant, "Variant glob or short name");
+  sub->add_option("--dtype", options.dtype, "bf16, fp16, fp32, tf32, int8");
+  sub->add_option("--shape", options.shape, "MxNxK, or N for NxNxN")->check(ShapeValidator());
+  sub->add_option("--run", options.run_id, "Only this run")->check(CLI::PositiveNumber);
+  sub->add_option("--tag", options.tag, "Only runs with this tag");
+  sub->add_option("--since", options.since,
+                  "From this time on (inclusive): 2026-11-30, 2026-11-30T12:00:00Z or unix ms")
+      ->check(TimeValidator());
+  sub->add_option("--until", options.until, "Before this time (exclusive); same forms as --since")
+      ->check(TimeValidator());
+  sub->add_option("--status", options.status, "Only measurements with this status")
+      ->check(CLI::IsMember({"ok", "failed", "skipped"}));
+  sub->add_option("--limit,-n", options.limit, "At most this many measurements (0: all)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--samples", options.samples, "Include the raw samples (JSON output only)");
+  return sub;
+}
+
+v1::QueryMeasurementsRequest BuildResultsRequest(const ResultsOptions& options) {
+  v1::QueryMeasurementsRequest request;
+  request.set_variant_glob(options.variant);
+  request.set_dtype(options.dtype);
+  if (!options.shape.empty()) *request.mutable_shape() = ParseShapeOrThrow(options.shape);
+  request.set_run_id(options.run_id);
+  request.set_tag(options.tag);
+  if (!options.since.empty()) request.set_since_ms(ParseTimeMsOrThrow(options.since));
+  if (!options.until.empty()) request.set_until_ms(ParseTimeMsOrThrow(options.until));
+  request.set_status(options.status);
+  request.set_include_samples(options.samples);
+  request.set_page_size(options.limit == 0 ? kMaxPageSize : std::min(kMaxPageSize, options.limit));
+  return request;
+}
+
+int ExecuteResults(const ResultsOptions& options, const CommandContext& context) {
+  v1::QueryMeasurementsRequest request = BuildResultsRequest(options);
+  if (request.since_ms() > 0 && request.until_ms() > 0 &&
+      request.until_ms() <= request.since_ms()) {
+    context.err << "error: --until must be later than --since\n";
+    return kExitUsage;
+  }
+  std::vector<v1::Measurement> measurements;
+  auto full = [&] {
+    return options.limit > 0 && static_cast<int>(measurements.size()) >= options.limit;
+  };
+  while (true) {
+    if (options.limit > 0) {
+      request.set_page_size(
+          std::min(kMaxPageSize, options.limit - static_cast<int>(measurements.size())));
+    }
+    v1::QueryMeasurementsResponse response;
+    grpc::ClientContext call;
+    SetDeadline(call, context.global, kDefaultQueryTimeoutS);
+    grpc::Status status = context.stub.QueryMeasurements(&call, request, &response);
+    if (!status.ok()) return ReportRpcError(status, context);
+    for (const v1::Measurement& m : response.measurements()) {
+      if (full()) break;
+      measurements.push_back(m);
+    }
+    // A token that does not move would page forever.
+    if (full() || response.next_page_token().empty() ||
+        response.next_page_token() == request.page_token()) {
+      break;
+    }
+    request.set_page_token(response.next_page_token());
+  }
+  context.out << RenderList(context.global.format, measurements, &MeasurementsTable);
+  return kExitOk;
+}
+
+}  // namespace ablation::client

@@ -1,0 +1,29 @@
+// `results [filters]`: stored measurements across runs (QueryMeasurements, all pages).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "client/options.h"
+
+namespace ablation::client {
+
+struct ResultsOptions {
+  std::string variant;
+  std::string dtype;
+  std::string shape;
+  std::int64_t run_id = 0;
+  std::string tag;
+  std::string since;
+  std::string until;
+  std::string status;
+  int limit = 100;  // 0: all
+  bool samples = false;
+};
+
+CLI::App* SetupResults(CLI::App& app, ResultsOptions& options);
+// The first page's request; exposed for tests.
+ablation::v1::QueryMeasurementsRequest BuildResultsRequest(const ResultsOptions& options);
+int ExecuteResults(const ResultsOptions& options, const CommandContext& context);
+
+}  // namespace ablation::client

@@ -1,0 +1,222 @@
+#include "client/cmd_run.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#include "client/exit_codes.h"
+#include "client/parse.h"
+#include "client/render.h"
+#include "client/validators.h"
+
+namespace ablation::client {
+namespace {
+
+std::atomic<bool> g_sigint{false};
+
+extern "C" void OnSigint(int) { g_sigint.store(true); }
+
+// Catches the first Ctrl-C for the length of a run; SA_RESETHAND lets a second one end the
+// process at once, should the daemon not answer the cancellation.
+class ScopedSigint {
+ public:
+  ScopedSigint() {
+    g_sigint.store(false);
+    struct sigaction action {};
+    action.sa_handler = OnSigint;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &action, &previous_);
+  }
+  ~ScopedSigint() { sigaction(SIGINT, &previous_, nullptr); }
+  ScopedSigint(const ScopedSigint&) = delete;
+  ScopedSigint& operator=(const ScopedSigint&) = delete;
+
+ private:
+  struct sigaction previous_ {};
+};
+
+// Cancels the call from a thread of its own, since TryCancel is not async-signal-safe. The
+// daemon sees the cancellation and stops the run at the next measurement boundary.
+class CancelOnInterrupt {
+ public:
+  CancelOnInterrupt(grpc::ClientContext& call, const std::atomic<bool>& interrupted)
+      : thread_([this, &call, &interrupted] {
+          std::unique_lock lock(mutex_);
+          while (!stop_) {
+            if (interrupted.load()) {
+              fired_.store(true);
+              call.TryCancel();
+              return;
+            }
+            wake_.wait_for(lock, std::chrono::milliseconds(50));
+          }
+        }) {}
+  ~CancelOnInterrupt() { Stop(); }
+  CancelOnInterrupt(const CancelOnInterrupt&) = delete;
+  CancelOnInterrupt& operator=(const CancelOnInterrupt&) = delete;
+
+  void Stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  bool fired() const { return fired_.load(); }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::atomic<bool> fired_{false};
+  std::thread thread_;  // last: starts once the members it uses exist
+};
+
+std::string RequestedBy() {
+  const char* user = std::getenv("USER");
+  if (user == nullptr || *user == '\0') user = std::getenv("LOGNAME");
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  std::string who = user != nullptr ? user : "unknown";
+  if (host[0] != '\0') who += std::string("@") + host;
+  return who;
+}
+
+}  // namespace
+
+CLI::App* SetupRun(CLI::App& app, RunOptions& options) {
+  CLI::App* sub = app.add_subcommand(
+      "run", "Run variants x shapes on a GPU, showing progress live; Ctrl-C cancels the run");
+  sub->add_option("--variant,-v", options.variants,
+                  "Variant name, short name (L1_R1_s3) or glob (abl_*_s3_*); repeatable")
+      ->required()
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option("--shape,-s", options.shapes,
+                  "MxNxK, or N for NxNxN; repeatable (default 4096x4096x4096)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(ShapeValidator());
+  sub->add_option("--dtype", options.dtype, "bf16 (default), fp16, fp32, tf32, int8");
+  sub->add_option("--tag,-t", options.tags, "Tag stored with the run (nightly); repeatable")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_flag("--verify", options.verify, "Verify each variant before timing it");
+  sub->add_flag("--hot-l2", options.hot_l2, "Keep L2 warm between samples (default: flushed)");
+  sub->add_option("--min-samples", options.min_samples, "At least this many samples (default 10)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--max-seconds", options.max_seconds,
+                  "Time cap per measurement in seconds (default 10)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--target-noise", options.target_noise,
+                  "Stop at this relative noise of the mean (default 0.005)")
+      ->check(CLI::Range(1e-9, 1.0));
+  sub->add_option("--device,-d", options.device, "GPU index")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  return sub;
+}
+
+v1::RunRequest BuildRunRequest(const RunOptions& options) {
+  v1::RunRequest request;
+  for (const std::string& v : options.variants) request.add_variants(v);
+  for (const std::string& s : options.shapes) *request.add_shapes() = ParseShapeOrThrow(s);
+  if (options.shapes.empty()) *request.add_shapes() = ParseShapeOrThrow("4096x4096x4096");
+  request.set_dtype(options.dtype);
+  for (const std::string& t : options.tags) request.add_tags(t);
+  v1::TimingOptions* timing = request.mutable_timing();
+  timing->set_min_samples(options.min_samples);
+  timing->set_max_seconds(options.max_seconds);
+  timing->set_target_noise(options.target_noise);
+  timing->set_hot_l2(options.hot_l2);
+  request.set_verify(options.verify);
+  request.set_device(options.device);
+  request.set_requested_by(RequestedBy());
+  return request;
+}
+
+int ExecuteRun(const RunOptions& options, const CommandContext& context) {
+  const v1::RunRequest request = BuildRunRequest(options);
+  std::optional<ScopedSigint> sigint;
+  if (context.interrupted == nullptr) sigint.emplace();
+  const std::atomic<bool>& interrupted =
+      context.interrupted != nullptr ? *context.interrupted : g_sigint;
+
+  // No deadline: a run may wait in the queue and then measure for a long time.
+  grpc::ClientContext call;
+  std::unique_ptr<grpc::ClientReaderInterface<v1::RunEvent>> reader =
+      context.stub.RunAblation(&call, request);
+  CancelOnInterrupt canceller(call, interrupted);
+
+  RunOutcome outcome;
+  std::vector<v1::Measurement> measurements;
+  std::int64_t run_id = 0;
+  int total = 0;
+  std::string failed_reason;
+  v1::RunEvent event;
+  while (reader->Read(&event)) {
+    switch (event.event_case()) {
+      case v1::RunEvent::kQueued:
+        run_id = event.queued().run_id();
+        break;
+      case v1::RunEvent::kStarted:
+        run_id = event.started().run_id();
+        total = event.started().total();
+        break;
+      case v1::RunEvent::kMeasurement:
+        measurements.push_back(event.measurement());
+        if (event.measurement().status() == "failed") ++outcome.failed_measurements;
+        break;
+      case v1::RunEvent::kFinished:
+        outcome.finished_event = true;
+        outcome.finished_state = event.finished().state();
+        break;
+      case v1::RunEvent::kFailed:
+        outcome.failed_event = true;
+        failed_reason = event.failed().reason();
+        break;
+      case v1::RunEvent::EVENT_NOT_SET:
+        break;
+    }
+    if (!context.global.quiet) {
+      std::string line = ProgressLine(event, static_cast<int>(measurements.size()), total);
+      if (!line.empty()) context.err << line << '\n' << std::flush;
+    }
+  }
+  grpc::Status status = reader->Finish();
+  canceller.Stop();
+  outcome.interrupted = canceller.fired();
+  outcome.code = status.error_code();
+
+  // What arrived is printed even when the run ends badly: every measurement is already stored.
+  if (!measurements.empty() || outcome.finished_event) {
+    context.out << RenderList(context.global.format, measurements, &MeasurementsTable)
+                << std::flush;
+  }
+  if (outcome.interrupted) {
+    context.err << "interrupted: ";
+    if (run_id > 0) context.err << "run " << run_id << " ";
+    context.err << "cancelled; the daemon stops it at the next measurement boundary\n";
+  } else if (!status.ok()) {
+    context.err << DescribeRpcError(status, context.global.server) << '\n';
+  } else if (outcome.failed_event) {
+    context.err << "error: run " << run_id << " failed: " << failed_reason << '\n';
+  } else if (!outcome.finished_event) {
+    context.err << "error: the stream of run " << run_id << " ended without a final event\n";
+  } else if (outcome.failed_measurements > 0) {
+    context.err << "error: " << outcome.failed_measurements << " of " << measurements.size()
+                << " measurements failed\n";
+  } else if (outcome.finished_state != "succeeded") {
+    context.err << "error: run " << run_id << " ended " << outcome.finished_state << '\n';
+  }
+  return ExitCodeForRun(outcome);
+}
+
+}  // namespace ablation::client

@@ -1,0 +1,30 @@
+// `run --variant NAME ...`: queues a run and follows it live (RunAblation). Progress lines go to
+// stderr as events arrive; the result table goes to stdout at the end.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "client/options.h"
+
+namespace ablation::client {
+
+struct RunOptions {
+  std::vector<std::string> variants;
+  std::vector<std::string> shapes;  // empty: 4096x4096x4096
+  std::string dtype;                // empty: the daemon's default, bf16
+  std::vector<std::string> tags;
+  bool verify = false;
+  bool hot_l2 = false;
+  int min_samples = 0;      // 0: the daemon's default
+  double max_seconds = 0;   // 0: the daemon's default
+  double target_noise = 0;  // 0: the daemon's default
+  int device = 0;
+};
+
+CLI::App* SetupRun(CLI::App& app, RunOptions& options);
+ablation::v1::RunRequest BuildRunRequest(const RunOptions& options);
+int ExecuteRun(const RunOptions& options, const CommandContext& context);
+
+}  // namespace ablation::client

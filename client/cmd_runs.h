@@ -1,0 +1,20 @@
+// `runs [--tag T] [--state S] [--limit N]`: recent runs, newest first (ListRuns, all pages).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "client/options.h"
+
+namespace ablation::client {
+
+struct RunsOptions {
+  std::string tag;
+  std::string state;
+  int limit = 50;  // 0: all
+};
+
+CLI::App* SetupRuns(CLI::App& app, RunsOptions& options);
+int ExecuteRuns(const RunsOptions& options, const CommandContext& context);
+
+}  // namespace ablation::client

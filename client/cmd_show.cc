@@ -1,0 +1,61 @@
+#include "client/cmd_show.h"
+
+#include "client/exit_codes.h"
+#include "client/parse.h"
+#include "client/render.h"
+#include "client/rpc.h"
+#include "client/validators.h"
+
+namespace ablation::client {
+
+CLI::App* SetupShow(CLI::App& app, ShowOptions& options) {
+  CLI::App* sub = app.add_subcommand("show", "Show a run: device, state, times, tags, results");
+  sub->add_option("run_id", options.run_id, "Run id, or 'latest'")
+      ->capture_default_str()
+      ->check(RunIdValidator(true));
+  sub->add_flag("--samples", options.samples, "Include the raw samples (JSON output only)");
+  return sub;
+}
+
+int ExecuteShow(const ShowOptions& options, const CommandContext& context) {
+  v1::GetRunRequest request;
+  std::int64_t run_id = 0;
+  ParseRunId(options.run_id, &run_id, true);
+  request.set_run_id(run_id);
+  request.set_include_samples(options.samples);
+  v1::GetRunResponse response;
+  grpc::ClientContext call;
+  SetDeadline(call, context.global, kDefaultQueryTimeoutS);
+  grpc::Status status = context.stub.GetRun(&call, request, &response);
+  if (!status.ok()) return ReportRpcError(status, context);
+
+  const std::vector<v1::Measurement> measurements(response.measurements().begin(),
+                                                  response.measurements().end());
+  const std::vector<v1::VerifyResult> verifications(response.verifications().begin(),
+                                                    response.verifications().end());
+  switch (context.global.format) {
+    case Format::kJson:
+      context.out << JsonObject(response) << '\n';
+      break;
+    case Format::kCsv:
+      // CSV holds one table: a verify run's results, else the measurements.
+      context.out << RenderCsv(measurements.empty() && !verifications.empty()
+                                   ? VerifyTable(verifications)
+                                   : MeasurementsTable(measurements));
+      break;
+    case Format::kTable:
+    case Format::kMarkdown:
+      context.out << RunHeader(response.run());
+      if (!measurements.empty()) {
+        context.out << '\n'
+                    << RenderTableAs(context.global.format, MeasurementsTable(measurements));
+      }
+      if (!verifications.empty()) {
+        context.out << '\n' << RenderTableAs(context.global.format, VerifyTable(verifications));
+      }
+      break;
+  }
+  return kExitOk;
+}
+
+}  // namespace ablation::client

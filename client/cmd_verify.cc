@@ -1,0 +1,68 @@
+#include "client/cmd_verify.h"
+
+#include <algorithm>
+
+#include "client/exit_codes.h"
+#include "client/parse.h"
+#include "client/render.h"
+#include "client/rpc.h"
+#include "client/validators.h"
+
+namespace ablation::client {
+
+CLI::App* SetupVerify(CLI::App& app, VerifyOptions& options) {
+  CLI::App* sub = app.add_subcommand("verify", "Check variants' outputs against a reference");
+  sub->add_option("--variant,-v", options.variants,
+                  "Variant name, short name (L1_R1_s3) or glob; repeatable")
+      ->required()
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option("--shape,-s", options.shapes,
+                  "MxNxK, or N for NxNxN; repeatable (default 4096x4096x4096)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(ShapeValidator());
+  sub->add_option("--dtype", options.dtype, "bf16 (default), fp16, fp32, tf32, int8");
+  sub->add_option("--against", options.against,
+                  "cpu, cublas or a variant name (default: cpu up to 1024^3, else cublas)");
+  sub->add_option("--device,-d", options.device, "GPU index")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--tag", options.tags, "Tag stored with the verify run; repeatable")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  return sub;
+}
+
+v1::VerifyRequest BuildVerifyRequest(const VerifyOptions& options) {
+  v1::VerifyRequest request;
+  for (const std::string& v : options.variants) request.add_variants(v);
+  for (const std::string& s : options.shapes) *request.add_shapes() = ParseShapeOrThrow(s);
+  if (options.shapes.empty()) *request.add_shapes() = ParseShapeOrThrow("4096x4096x4096");
+  request.set_dtype(options.dtype);
+  request.set_against(options.against);
+  request.set_device(options.device);
+  for (const std::string& t : options.tags) request.add_tags(t);
+  return request;
+}
+
+int ExecuteVerify(const VerifyOptions& options, const CommandContext& context) {
+  v1::VerifyRequest request = BuildVerifyRequest(options);
+  v1::VerifyResponse response;
+  grpc::ClientContext call;
+  // Verification waits for the GPU behind queued runs: no deadline unless --timeout says so.
+  SetDeadline(call, context.global, 0);
+  grpc::Status status = context.stub.Verify(&call, request, &response);
+  if (!status.ok()) return ReportRpcError(status, context);
+  std::vector<v1::VerifyResult> results(response.results().begin(), response.results().end());
+  context.out << RenderList(context.global.format, results, &VerifyTable);
+  const auto failed = std::count_if(results.begin(), results.end(),
+                                    [](const v1::VerifyResult& r) { return !r.passed(); });
+  if (context.global.format == Format::kTable) {
+    context.err << "verify run " << response.run_id() << ": " << results.size() - failed
+                << " passed, " << failed << " failed\n";
+  }
+  return failed > 0 ? kExitFailed : kExitOk;
+}
+
+}  // namespace ablation::client

@@ -1,0 +1,36 @@
+// Options every subcommand sees, and what a subcommand runs with.
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "ablation/v1/ablation.grpc.pb.h"
+
+namespace ablation::client {
+
+namespace v1 = ::ablation::v1;
+
+enum class Format { kTable, kJson, kCsv, kMarkdown };
+
+struct GlobalOptions {
+  std::string server = "127.0.0.1:50051";
+  Format format = Format::kTable;
+  // Unset: queries get kDefaultQueryTimeoutS, calls that wait for the GPU get no deadline.
+  std::optional<double> timeout_s;
+  bool quiet = false;  // no progress lines on stderr
+};
+
+// What a subcommand's Execute function gets. Streams and the stub are injected so that tests
+// drive the real commands against an in-process fake server and read what they print.
+struct CommandContext {
+  const GlobalOptions& global;
+  v1::Ablation::StubInterface& stub;
+  std::ostream& out;
+  std::ostream& err;
+  // Set when the user asks to stop (Ctrl-C). Null: `run` installs its own SIGINT handler.
+  const std::atomic<bool>* interrupted = nullptr;
+};
+
+}  // namespace ablation::client
