@@ -377,10 +377,10 @@ void RunManager::Execute(Gpu* gpu, Job* job) {
     response.set_run_id(job->id);
     int passed = 0;
     for (const auto& r : response.results()) passed += r.passed();
-    std::string state = job->cancel                                  ? db::kRunCancelled
-                        : passed == response.results_size()          ? db::kRunSucceeded
-                        : passed > 0                                 ? db::kRunPartial
-                                                                     : db::kRunFailed;
+    std::string_view state = job->cancel                         ? db::kRunCancelled
+                             : passed == response.results_size() ? db::kRunSucceeded
+                             : passed > 0                        ? db::kRunPartial
+                                                                 : db::kRunFailed;
     store_->FinishRun(job->id, state, "", NowMs());
     if (job->verify_done) {
       if (job->cancel)
@@ -393,10 +393,10 @@ void RunManager::Execute(Gpu* gpu, Job* job) {
 
   int ok = 0, failed = 0;
   ExecuteAblation(gpu, job, &ok, &failed);
-  std::string state = job->cancel   ? db::kRunCancelled
-                      : failed == 0 ? db::kRunSucceeded
-                      : ok > 0      ? db::kRunPartial
-                                    : db::kRunFailed;
+  std::string state(job->cancel   ? db::kRunCancelled
+                    : failed == 0 ? db::kRunSucceeded
+                    : ok > 0      ? db::kRunPartial
+                                  : db::kRunFailed);
   std::string error = job->cancel ? (stopping_ ? "daemon shut down" : "cancelled") : "";
   store_->FinishRun(job->id, state, error, NowMs());
   spdlog::info("run {} {}: {} ok, {} failed", job->id, state, ok, failed);

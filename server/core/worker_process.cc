@@ -122,7 +122,7 @@ Status WorkerProcess::Start(std::chrono::milliseconds timeout) {
   }
   hello_ = reply.hello();
   spdlog::info("worker for GPU {} started (pid {}): {}", device_, pid_,
-               hello_.has_device() ? hello_.device().name() : "no device: " + hello_.no_device_reason());
+               hello_.device_present() ? hello_.device().name() : "no device: " + hello_.no_device_reason());
   return Status::Ok();
 }
 

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "db/store.h"
