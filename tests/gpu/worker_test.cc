@@ -31,13 +31,13 @@ class WorkerGpu : public ::testing::Test {
   static void SetUpTestSuite() {
     worker_ = std::make_unique<WorkerClient>();
     if (!worker_->Start(ABLATION_WORKER_BIN, {"--device", "0"})) {
-      skip_reason_ = "cannot start " + std::string(ABLATION_WORKER_BIN);
+      setup_error_ = "cannot start " + std::string(ABLATION_WORKER_BIN);
       return;
     }
     v1::WorkerReply reply;
     std::string err;
     if (worker_->Receive(&reply, &err, 120000) != ReadStatus::kOk || !reply.has_hello()) {
-      skip_reason_ = "no hello from the worker: " + err;
+      setup_error_ = "no hello from the worker: " + err;
       return;
     }
     hello_ = reply.hello();
@@ -52,6 +52,8 @@ class WorkerGpu : public ::testing::Test {
     worker_.reset();
   }
   void SetUp() override {
+    // A worker that does not start is a failure; a machine without a device is a skip.
+    if (!setup_error_.empty()) FAIL() << setup_error_;
     if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
   }
 
@@ -118,6 +120,7 @@ class WorkerGpu : public ::testing::Test {
   static inline std::unique_ptr<WorkerClient> worker_;
   static inline v1::Hello hello_;
   static inline std::string skip_reason_;
+  static inline std::string setup_error_;
 };
 
 TEST_F(WorkerGpu, HelloDescribesTheDevice) {
