@@ -31,8 +31,8 @@ struct Comparison {
   double max_abs_error = 0;
   double max_rel_error = 0;  ///< max |out-ref| / max(|ref|, tiny) over elements
   double rel_frobenius_error = 0;
-  int64_t mismatches = 0;  ///< elements outside abs + rel * |ref|
-  int64_t nan_count = 0;   ///< NaN or Inf that are not the poison pattern
+  int64_t mismatches = 0;       ///< elements outside abs + rel * |ref|
+  int64_t nan_count = 0;        ///< NaN or Inf that are not the poison pattern
   int64_t unwritten_count = 0;  ///< elements still holding the poison pattern
   bool passed = false;  ///< no NaN, nothing unwritten, rel_frobenius within bound, no mismatches
 };

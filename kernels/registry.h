@@ -47,8 +47,8 @@ struct Variant {
   std::vector<std::pair<std::string, std::string>> params;  ///< in display order
   std::vector<DType> dtypes;
   Tile tile;
-  int threads = 0;           ///< per block; 0 for library entries
-  int64_t smem_bytes = 0;    ///< dynamic shared memory per block
+  int threads = 0;         ///< per block; 0 for library entries
+  int64_t smem_bytes = 0;  ///< dynamic shared memory per block
   BLayout b_layout = BLayout::kKN;
   /// Variants of one family that only move data differently promise bit-identical outputs.
   bool bit_exact_family = false;

@@ -50,7 +50,8 @@ std::string Transpose(const void* src, void* dst, int64_t rows, int64_t cols, DT
 std::string CopyToHostAsDouble(const void* src, size_t count, DType dtype, bool output,
                                std::vector<double>* out);
 
-/// Host-side value of the poison pattern's check: true if the value is the poison of dtype's output.
+/// Host-side value of the poison pattern's check: true if the value is the poison of dtype's
+/// output.
 bool IsPoison(double value, DType dtype);
 
 }  // namespace ablation::kernels

@@ -16,7 +16,8 @@ std::string_view ToString(DType d);
 std::optional<DType> ParseDType(std::string_view s);
 /// Bytes of one input element (A and B).
 int ElementBytes(DType d);
-/// Bytes of one output element (C): the input type for bf16/fp16, fp32 for fp32/tf32, int32 for int8.
+/// Bytes of one output element (C): the input type for bf16/fp16, fp32 for fp32/tf32, int32 for
+/// int8.
 int OutputBytes(DType d);
 
 /// How B is given in global memory. A is always M x K row-major, C M x N row-major.

@@ -1,0 +1,9 @@
+// Instances of the ablation GEMM with LOAD_MODE=0, STAGES=4 (see ablation_launch.cuh).
+#include "kernels/ablation/ablation_launch.cuh"
+#include "kernels/ablation/ablation_launchers.h"
+
+namespace ablation::kernels {
+
+void BindAblationL0S4(Registry& registry) { ablation_gemm::BindSlice<0, 4>(registry); }
+
+}  // namespace ablation::kernels

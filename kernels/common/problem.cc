@@ -1,0 +1,55 @@
+#include "kernels/common/problem.h"
+
+namespace ablation::kernels {
+
+std::string_view ToString(DType d) {
+  switch (d) {
+    case DType::kBF16:
+      return "bf16";
+    case DType::kFP16:
+      return "fp16";
+    case DType::kFP32:
+      return "fp32";
+    case DType::kTF32:
+      return "tf32";
+    case DType::kINT8:
+      return "int8";
+  }
+  return "unknown";
+}
+
+std::optional<DType> ParseDType(std::string_view s) {
+  for (DType d : {DType::kBF16, DType::kFP16, DType::kFP32, DType::kTF32, DType::kINT8}) {
+    if (s == ToString(d)) return d;
+  }
+  return std::nullopt;
+}
+
+int ElementBytes(DType d) {
+  switch (d) {
+    case DType::kBF16:
+    case DType::kFP16:
+      return 2;
+    case DType::kFP32:
+    case DType::kTF32:
+      return 4;
+    case DType::kINT8:
+      return 1;
+  }
+  return 0;
+}
+
+int OutputBytes(DType d) {
+  switch (d) {
+    case DType::kBF16:
+    case DType::kFP16:
+      return 2;
+    case DType::kFP32:
+    case DType::kTF32:
+    case DType::kINT8:  // int32 accumulators are written as they are
+      return 4;
+  }
+  return 0;
+}
+
+}  // namespace ablation::kernels

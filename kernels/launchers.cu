@@ -1,0 +1,13 @@
+// Binds launch/kernel of every catalog entry that has a CUDA implementation in this library.
+#include "kernels/ablation/ablation_launchers.h"
+#include "kernels/cublas/cublas_gemm.h"
+#include "kernels/registry.h"
+
+namespace ablation::kernels {
+
+void BindLaunchers(Registry& registry) {
+  BindCublasLaunchers(registry);
+  BindAblationLaunchers(registry);
+}
+
+}  // namespace ablation::kernels

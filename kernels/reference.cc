@@ -1,0 +1,96 @@
+#include "kernels/reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "kernels/common/buffers.h"
+
+namespace ablation::kernels {
+
+std::vector<double> ReferenceGemm(const std::vector<double>& a, const std::vector<double>& b,
+                                  int64_t m, int64_t n, int64_t k) {
+  std::vector<double> c(size_t(m * n), 0.0);
+  if (m <= 0 || n <= 0) return c;
+  const int64_t workers =
+      std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::max<int64_t>(m, 1));
+  // Rows are dealt out in contiguous blocks; each row runs i-k-j so the inner loop streams one
+  // row of B and one row of C (vectorizes, no stride-n access).
+  auto rows = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      double* ci = c.data() + i * n;
+      const double* ai = a.data() + i * k;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const double x = ai[kk];
+        const double* bk = b.data() + kk * n;
+        for (int64_t j = 0; j < n; ++j) ci[j] += x * bk[j];
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  const int64_t per = (m + workers - 1) / workers;
+  for (int64_t begin = 0; begin < m; begin += per) {
+    threads.emplace_back(rows, begin, std::min(m, begin + per));
+  }
+  for (std::thread& t : threads) t.join();
+  return c;
+}
+
+Tolerance DefaultTolerance(DType dtype) {
+  // Float types: a correct kernel's error is the output rounding (bf16: 2^-9 relative) plus fp32
+  // accumulation noise, far below 1e-2 even at K = 8192; one K tile of 32 missing at K = 8192
+  // shifts the output by sqrt(32/8192) = 6% of its RMS, far above.
+  switch (dtype) {
+    case DType::kBF16:
+    case DType::kFP16:
+      return {.rel_frobenius = 1e-2, .abs = 1e-2, .rel = 1e-2};
+    case DType::kFP32:
+      return {.rel_frobenius = 1e-3, .abs = 1e-3, .rel = 1e-3};
+    case DType::kTF32:
+      return {.rel_frobenius = 5e-3, .abs = 5e-3, .rel = 5e-3};
+    case DType::kINT8:
+      return {.rel_frobenius = 0.1, .abs = 0.5, .rel = 0.1};
+  }
+  return {};
+}
+
+Tolerance ExactTolerance() { return {}; }
+
+Comparison Compare(const std::vector<double>& out, const std::vector<double>& ref, DType dtype,
+                   const Tolerance& tol) {
+  Comparison r;
+  const size_t count = std::min(out.size(), ref.size());
+  double ref_sq = 0;
+  for (size_t i = 0; i < count; ++i) ref_sq += ref[i] * ref[i];
+  const double ref_rms = count ? std::sqrt(ref_sq / double(count)) : 0.0;
+  const bool is_int = dtype == DType::kINT8;
+  const double abs_bound = is_int ? tol.abs : tol.abs * ref_rms;
+  constexpr double kTiny = 1e-300;
+
+  double err_sq = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const double o = out[i], x = ref[i];
+    if (IsPoison(o, dtype)) {
+      ++r.unwritten_count;
+      continue;
+    }
+    if (!std::isfinite(o)) {
+      ++r.nan_count;
+      continue;
+    }
+    const double d = std::fabs(o - x);
+    err_sq += d * d;
+    r.max_abs_error = std::max(r.max_abs_error, d);
+    r.max_rel_error = std::max(r.max_rel_error, d / std::max(std::fabs(x), kTiny));
+    if (d > abs_bound + tol.rel * std::fabs(x)) ++r.mismatches;
+  }
+  if (out.size() != ref.size()) {
+    r.mismatches += int64_t(std::max(out.size(), ref.size()) - count);
+  }
+  r.rel_frobenius_error = ref_sq > 0 ? std::sqrt(err_sq / ref_sq) : (err_sq > 0 ? INFINITY : 0.0);
+  r.passed = r.nan_count == 0 && r.unwritten_count == 0 && r.mismatches == 0 &&
+             r.rel_frobenius_error <= tol.rel_frobenius;
+  return r;
+}
+
+}  // namespace ablation::kernels

@@ -1,0 +1,31 @@
+#include "kernels/registry.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace ablation::kernels {
+
+bool Variant::Supports(DType d) const {
+  return std::find(dtypes.begin(), dtypes.end(), d) != dtypes.end();
+}
+
+void Registry::Add(Variant v) {
+  if (v.name.empty()) throw std::logic_error("kernel registry: a variant without a name");
+  if (index_.count(v.name) != 0) {
+    throw std::logic_error("kernel registry: duplicate variant name '" + v.name + "'");
+  }
+  index_.emplace(v.name, variants_.size());
+  variants_.push_back(std::move(v));
+}
+
+const Variant* Registry::Find(std::string_view canonical_name) const {
+  auto it = index_.find(canonical_name);
+  return it == index_.end() ? nullptr : &variants_[it->second];
+}
+
+Variant* Registry::FindMutable(std::string_view canonical_name) {
+  auto it = index_.find(canonical_name);
+  return it == index_.end() ? nullptr : &variants_[it->second];
+}
+
+}  // namespace ablation::kernels
