@@ -91,7 +91,6 @@ class Store {
   void UpdateOneRun(int64_t run_id, std::string_view what);  // throws kNotFound if 0 rows
   std::optional<RunRecord> ReadOneRun(const std::string& sql, int64_t bind_id);
   void FillTags(RunRecord& run);
-  std::vector<double> ReadSamples(int64_t measurement_id);
 
   std::mutex mutex_;  // guards everything below, and the connection's use
   std::unique_ptr<Connection> connection_;
