@@ -2,7 +2,6 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
-#include <map>
 
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
@@ -17,6 +16,7 @@
 #include "client/cmd_verify.h"
 #include "client/exit_codes.h"
 #include "client/options.h"
+#include "client/validators.h"
 
 namespace ablation::client {
 
@@ -33,13 +33,9 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   app.add_option("--server", global.server, "Daemon address HOST:PORT")
       ->envname("ABLATION_SERVER")
       ->capture_default_str();
-  const std::map<std::string, Format> formats = {{"table", Format::kTable},
-                                                 {"json", Format::kJson},
-                                                 {"csv", Format::kCsv},
-                                                 {"markdown", Format::kMarkdown},
-                                                 {"md", Format::kMarkdown}};
   app.add_option("--format,-f", global.format, "Output format: table, json, csv, markdown")
-      ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case));
+      ->transform(FormatTransformer())
+      ->default_str("table");
   app.add_option("--timeout", global.timeout_s,
                  "Deadline in seconds for unary calls (default 30; verify: none)")
       ->check(CLI::PositiveNumber);

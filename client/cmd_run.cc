@@ -117,7 +117,7 @@ CLI::App* SetupRun(CLI::App& app, RunOptions& options) {
       ->check(CLI::PositiveNumber);
   sub->add_option("--target-noise", options.target_noise,
                   "Stop at this relative noise of the mean (default 0.005)")
-      ->check(CLI::Range(1e-9, 1.0));
+      ->check(FractionValidator());
   sub->add_option("--device,-d", options.device, "GPU index")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);

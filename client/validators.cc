@@ -1,5 +1,10 @@
 #include "client/validators.h"
 
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "client/options.h"
 #include "client/parse.h"
 
 namespace ablation::client {
@@ -29,6 +34,40 @@ CLI::Validator RunIdValidator(bool allow_latest) {
         return ParseRunId(text, &id, allow_latest);
       },
       allow_latest ? "RUN_ID|latest" : "RUN_ID", "run id");
+}
+
+CLI::Validator FormatTransformer() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        static const std::map<std::string, Format> kFormats = {{"table", Format::kTable},
+                                                               {"json", Format::kJson},
+                                                               {"csv", Format::kCsv},
+                                                               {"markdown", Format::kMarkdown},
+                                                               {"md", Format::kMarkdown}};
+        std::string name = text;
+        std::transform(name.begin(), name.end(), name.begin(),
+                       [](unsigned char c) { return std::tolower(c); });
+        auto it = kFormats.find(name);
+        if (it == kFormats.end()) {
+          return "'" + text + "' is not a format; use table, json, csv or markdown";
+        }
+        // CLI11 reads enums through their underlying integer.
+        text = std::to_string(static_cast<int>(it->second));
+        return {};
+      },
+      "table|json|csv|markdown", "format");
+}
+
+CLI::Validator FractionValidator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value) || !(value > 0 && value < 1)) {
+          return "'" + text + "': expected a fraction between 0 and 1 (0.005 for 0.5%)";
+        }
+        return {};
+      },
+      "0<X<1", "fraction");
 }
 
 }  // namespace ablation::client

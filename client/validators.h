@@ -9,5 +9,9 @@ namespace ablation::client {
 CLI::Validator ShapeValidator();
 CLI::Validator TimeValidator();
 CLI::Validator RunIdValidator(bool allow_latest);
+// A checked transformer for --format: case-insensitive name to Format, with a plain message.
+CLI::Validator FormatTransformer();
+// A fraction strictly between 0 and 1 (--target-noise).
+CLI::Validator FractionValidator();
 
 }  // namespace ablation::client
