@@ -1,13 +1,14 @@
 #include "server/core/run_manager.h"
 
 #include <chrono>
+#include <cmath>
 
 #include <google/protobuf/util/json_util.h>
 #include <spdlog/spdlog.h>
 
 #include "ablation/version.h"
 #include "server/core/convert.h"
-#include "server/core/sample_stats.h"
+#include "server/worker/sampling.h"
 
 namespace ablation::core {
 
@@ -521,8 +522,10 @@ void RunManager::ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed) {
       task->mutable_shape()->set_k(rec.k);
       *task->mutable_timing() = plan.timing;
       task->set_seed(uint64_t(job->id) * 7919u + uint64_t(rec.sequence));
+      // The worker caps its sampling loop at twice max_seconds of wall time (flushes and
+      // synchronisation are not GPU time); beyond that and the margin it is hung.
       auto budget = std::chrono::seconds(
-          int64_t(plan.timing.max_seconds() + plan.timing.warmup_seconds()) + 1);
+          int64_t(2 * plan.timing.max_seconds() + plan.timing.warmup_seconds()) + 1);
       auto call = gpu->worker->Call(req, budget + options_.hang_margin);
       if (!call.ok) {
         err = call.failure;
@@ -533,7 +536,7 @@ void RunManager::ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed) {
       } else {
         const auto& m = call.reply.measure();
         rec.sample_ms.assign(m.sample_ms().begin(), m.sample_ms().end());
-        SampleStats s = Summarize(rec.sample_ms);
+        worker::SampleStats s = worker::ComputeStats(rec.sample_ms);
         rec.stats.median_ms = s.median_ms;
         rec.stats.mean_ms = s.mean_ms;
         rec.stats.stddev_ms = s.stddev_ms;
@@ -541,10 +544,11 @@ void RunManager::ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed) {
         rec.stats.max_ms = s.max_ms;
         rec.stats.q1_ms = s.q1_ms;
         rec.stats.q3_ms = s.q3_ms;
-        rec.stats.samples = s.samples;
-        rec.stats.noise = s.noise;
-        rec.stats.total_seconds = s.total_seconds;
-        rec.tflops = Tflops(item.problem.Flops(), s.median_ms);
+        rec.stats.samples = int(s.count);
+        // Fewer than two samples say nothing about noise; stored as 0 with the count beside it.
+        rec.stats.noise = std::isfinite(s.noise) ? s.noise : 0.0;
+        rec.stats.total_seconds = s.sum_ms / 1e3;
+        rec.tflops = s.median_ms > 0 ? item.problem.Flops() / (s.median_ms * 1e-3) / 1e12 : 0.0;
         if (!m.l2().empty()) rec.l2 = m.l2();
         const auto& o = m.occupancy();
         rec.occupancy.registers_per_thread = o.registers_per_thread();
@@ -556,7 +560,7 @@ void RunManager::ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed) {
         rec.occupancy.theoretical_occupancy = o.theoretical_occupancy();
         rec.occupancy.limiter = o.limiter();
         rec.occupancy.threads_per_block = o.threads_per_block();
-        if (s.samples == 0) err = "the worker returned no samples";
+        if (s.count == 0) err = "the worker returned no samples";
       }
     }
     if (!err.empty()) {
