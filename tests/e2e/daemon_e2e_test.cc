@@ -407,5 +407,48 @@ TEST_F(E2E, HealthIsServing) {
   EXPECT_EQ(body, std::string("\x08\x01", 2)) << "HealthCheckResponse{status: SERVING}";
 }
 
+TEST_F(E2E, ServerReflectionListsTheService) {
+  StartDaemon();
+  auto channel = grpc::CreateChannel(daemon_->address(), grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  grpc::CompletionQueue cq;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  auto call =
+      stub.PrepareCall(&ctx, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
+  void* tag = nullptr;
+  bool ok = false;
+  // Waits for the completion of the operation tagged `id`; its success.
+  auto step = [&](intptr_t id) {
+    while (cq.Next(&tag, &ok))
+      if (reinterpret_cast<intptr_t>(tag) == id) return ok;
+    return false;
+  };
+  call->StartCall(reinterpret_cast<void*>(1));
+  ASSERT_TRUE(step(1));
+  // ServerReflectionRequest{list_services: ""}: field 7, length-delimited, empty.
+  grpc::Slice req(std::string("\x3a\x00", 2));
+  grpc::ByteBuffer req_buf(&req, 1);
+  call->Write(req_buf, reinterpret_cast<void*>(2));
+  ASSERT_TRUE(step(2));
+  grpc::ByteBuffer resp_buf;
+  call->Read(&resp_buf, reinterpret_cast<void*>(3));
+  ASSERT_TRUE(step(3));
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(resp_buf.Dump(&slices).ok());
+  std::string body;
+  for (auto& sl : slices) body.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+  EXPECT_THAT(body, HasSubstr("ablation.v1.Ablation"));
+  EXPECT_THAT(body, HasSubstr("grpc.health.v1.Health"));
+  call->WritesDone(reinterpret_cast<void*>(4));
+  step(4);
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(5));
+  step(5);
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+}
+
 }  // namespace
 }  // namespace ablation::testing
