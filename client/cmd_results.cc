@@ -61,6 +61,7 @@ int ExecuteResults(const ResultsOptions& options, const CommandContext& context)
   auto full = [&] {
     return options.limit > 0 && static_cast<int>(measurements.size()) >= options.limit;
   };
+  bool more = false;  // the limit cut the results short
   while (true) {
     if (options.limit > 0) {
       request.set_page_size(
@@ -72,9 +73,13 @@ int ExecuteResults(const ResultsOptions& options, const CommandContext& context)
     grpc::Status status = context.stub.QueryMeasurements(&call, request, &response);
     if (!status.ok()) return ReportRpcError(status, context);
     for (const v1::Measurement& m : response.measurements()) {
-      if (full()) break;
+      if (full()) {
+        more = true;
+        break;
+      }
       measurements.push_back(m);
     }
+    if (full() && !response.next_page_token().empty()) more = true;
     // A token that does not move would page forever.
     if (full() || response.next_page_token().empty() ||
         response.next_page_token() == request.page_token()) {
@@ -83,6 +88,9 @@ int ExecuteResults(const ResultsOptions& options, const CommandContext& context)
     request.set_page_token(response.next_page_token());
   }
   context.out << RenderList(context.global.format, measurements, &MeasurementsTable);
+  if (more && context.global.format == Format::kTable) {
+    context.err << "showing the first " << options.limit << " measurements; --limit 0 for all\n";
+  }
   return kExitOk;
 }
 

@@ -118,6 +118,20 @@ CLI::App* SetupRun(CLI::App& app, RunOptions& options) {
   sub->add_option("--target-noise", options.target_noise,
                   "Stop at this relative noise of the mean (default 0.005)")
       ->check(FractionValidator());
+  const CLI::Validator clock(
+      [](std::string& text) -> std::string {
+        if (text == "base" || text == "max") return {};
+        int mhz = 0;
+        if (CLI::detail::lexical_cast(text, mhz) && mhz > 0) return {};
+        return "'" + text + "': expected a clock in MHz, 'base' or 'max'";
+      },
+      "MHZ|base|max", "clock");
+  sub->add_option("--lock-sm-clock", options.lock_sm_clock,
+                  "Lock the SM clock for the run (default: observe, no lock)")
+      ->check(clock);
+  sub->add_option("--lock-mem-clock", options.lock_mem_clock,
+                  "Lock the memory clock for the run (default: observe, no lock)")
+      ->check(clock);
   sub->add_option("--device,-d", options.device, "GPU index")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -137,6 +151,11 @@ v1::RunRequest BuildRunRequest(const RunOptions& options) {
   timing->set_target_noise(options.target_noise);
   timing->set_hot_l2(options.hot_l2);
   request.set_verify(options.verify);
+  if (!options.lock_sm_clock.empty() || !options.lock_mem_clock.empty()) {
+    request.mutable_clocks()->set_mode("lock");
+    request.mutable_clocks()->set_sm_mhz(options.lock_sm_clock);
+    request.mutable_clocks()->set_mem_mhz(options.lock_mem_clock);
+  }
   request.set_device(options.device);
   request.set_requested_by(RequestedBy());
   return request;

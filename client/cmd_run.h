@@ -21,6 +21,8 @@ struct RunOptions {
   double max_seconds = 0;   // 0: the daemon's default
   double target_noise = 0;  // 0: the daemon's default
   int device = 0;
+  std::string lock_sm_clock;   // empty: observe clocks; else MHz, "base" or "max"
+  std::string lock_mem_clock;  // same, for the memory clock
 };
 
 CLI::App* SetupRun(CLI::App& app, RunOptions& options);

@@ -28,6 +28,7 @@ int ExecuteRuns(const RunsOptions& options, const CommandContext& context) {
   v1::ListRunsRequest request;
   request.set_tag(options.tag);
   request.set_state(options.state);
+  bool more = false;  // the limit cut the list short
   while (true) {
     const int wanted = options.limit == 0
                            ? kMaxPageSize
@@ -39,10 +40,16 @@ int ExecuteRuns(const RunsOptions& options, const CommandContext& context) {
     grpc::Status status = context.stub.ListRuns(&call, request, &response);
     if (!status.ok()) return ReportRpcError(status, context);
     for (const v1::Run& run : response.runs()) {
-      if (options.limit > 0 && static_cast<int>(runs.size()) >= options.limit) break;
+      if (options.limit > 0 && static_cast<int>(runs.size()) >= options.limit) {
+        more = true;
+        break;
+      }
       runs.push_back(run);
     }
-    if (options.limit > 0 && static_cast<int>(runs.size()) >= options.limit) break;
+    if (options.limit > 0 && static_cast<int>(runs.size()) >= options.limit) {
+      more = more || !response.next_page_token().empty();
+      break;
+    }
     // A token that does not move would page forever.
     if (response.next_page_token().empty() || response.next_page_token() == request.page_token()) {
       break;
@@ -50,6 +57,9 @@ int ExecuteRuns(const RunsOptions& options, const CommandContext& context) {
     request.set_page_token(response.next_page_token());
   }
   context.out << RenderList(context.global.format, runs, &RunsTable);
+  if (more && context.global.format == Format::kTable) {
+    context.err << "showing the newest " << options.limit << " runs; --limit 0 for all\n";
+  }
   return kExitOk;
 }
 

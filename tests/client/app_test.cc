@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -292,6 +293,26 @@ TEST_F(AppTest, RunQuietPrintsNoProgress) {
   EXPECT_EQ(request.shapes(1).m(), 512);
 }
 
+TEST_F(AppTest, RunLocksClocksOnlyWhenAsked) {
+  QueueEvents({Started(1), Measured("a", "ok", 1), Finished("succeeded", 1, 0)});
+  EXPECT_EQ(Run({"-q", "run", "-v", "a"}), kExitOk);
+  EXPECT_FALSE(service_.run_requests_[0].has_clocks());
+  EXPECT_EQ(Run({"-q", "run", "-v", "a", "--lock-sm-clock", "max"}), kExitOk);
+  EXPECT_EQ(service_.run_requests_[1].clocks().mode(), "lock");
+  EXPECT_EQ(service_.run_requests_[1].clocks().sm_mhz(), "max");
+  EXPECT_EQ(Run({"run", "-v", "a", "--lock-mem-clock", "fast"}), kExitUsage);
+  EXPECT_NE(err_.find("expected a clock in MHz"), std::string::npos) << err_;
+}
+
+TEST_F(AppTest, ServerAddressFromEnvironment) {
+  setenv("ABLATION_SERVER", ("127.0.0.1:" + std::to_string(port_)).c_str(), 1);
+  std::ostringstream out, err;
+  const int code = RunApp({"ablation-client", "variants"}, out, err);
+  unsetenv("ABLATION_SERVER");
+  EXPECT_EQ(code, kExitOk) << err.str();
+  EXPECT_NE(out.str().find("cublas_default"), std::string::npos);
+}
+
 TEST_F(AppTest, RunFailedEventExitsOne) {
   QueueEvents({Queued(0), Started(2), Measured("a", "ok", 1), Failed("worker could not restart")});
   EXPECT_EQ(Run({"run", "--variant", "a"}), kExitFailed);
@@ -397,10 +418,12 @@ TEST_F(AppTest, RunsFollowsPagesUpToLimit) {
   EXPECT_NE(out_.find("\n 5  succeeded"), std::string::npos) << out_;
   EXPECT_NE(out_.find("\n 3  succeeded"), std::string::npos);
   EXPECT_EQ(out_.find("\n 2  succeeded"), std::string::npos);
+  EXPECT_NE(err_.find("showing the newest 3 runs; --limit 0 for all"), std::string::npos) << err_;
   service_.list_runs_requests_.clear();
   EXPECT_EQ(Run({"runs", "--limit", "0"}), kExitOk);  // all: 5 runs in 3 pages
   EXPECT_EQ(service_.list_runs_requests_.size(), 3u);
   EXPECT_NE(out_.find("\n 1  succeeded"), std::string::npos);
+  EXPECT_EQ(err_, "");
 }
 
 TEST_F(AppTest, ResultsFollowsPageTokensAndPassesFilters) {
