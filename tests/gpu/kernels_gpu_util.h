@@ -1,0 +1,72 @@
+// Helpers of the kernels' GPU tests and timing tool: inputs for a problem, one checked launch.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/common/buffers.h"
+#include "kernels/registry.h"
+
+namespace ablation::kernels::testing {
+
+/// "" if a CUDA device is usable, else "no CUDA device: <reason>".
+inline std::string NoDeviceReason() {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) return std::string("no CUDA device: ") + cudaGetErrorString(e);
+  if (count == 0) return "no CUDA device: cudaGetDeviceCount returned 0";
+  return "";
+}
+
+/// A, B (K x N), B^T (N x K) and C on the device for one problem; random inputs from `seed`.
+struct GemmBuffers {
+  Problem problem;
+  DeviceBuffer a, b_kn, b_nk, c;
+
+  std::string Init(const Problem& p, uint64_t seed) {
+    problem = p;
+    const size_t eb = size_t(ElementBytes(p.dtype));
+    std::string e;
+    if (!(e = a.Allocate(size_t(p.m * p.k) * eb)).empty()) return e;
+    if (!(e = b_kn.Allocate(size_t(p.k * p.n) * eb)).empty()) return e;
+    if (!(e = b_nk.Allocate(size_t(p.k * p.n) * eb)).empty()) return e;
+    if (!(e = c.Allocate(size_t(p.m * p.n) * size_t(OutputBytes(p.dtype)))).empty()) return e;
+    if (!(e = FillRandom(a.data(), size_t(p.m * p.k), p.dtype, seed)).empty()) return e;
+    if (!(e = FillRandom(b_kn.data(), size_t(p.k * p.n), p.dtype, seed + 1)).empty()) return e;
+    if (!(e = Transpose(b_kn.data(), b_nk.data(), p.k, p.n, p.dtype)).empty()) return e;
+    if (cudaError_t ce = cudaDeviceSynchronize(); ce != cudaSuccess) return cudaGetErrorString(ce);
+    return "";
+  }
+
+  GemmArgs Args(const Variant& v, void* cublas, cudaStream_t stream = nullptr) const {
+    GemmArgs args;
+    args.problem = problem;
+    args.a = a.data();
+    args.b = v.b_layout == BLayout::kKN ? b_kn.data() : b_nk.data();
+    args.c = c.data();
+    args.stream = stream;
+    args.cublas = cublas;
+    return args;
+  }
+};
+
+/// Poisons C, launches, synchronizes. "" or the error.
+inline std::string CheckedLaunch(const Variant& v, const GemmBuffers& buf, void* cublas) {
+  if (v.launch == nullptr) return v.name + ": no launcher bound";
+  if (std::string e = v.can_implement(buf.problem); !e.empty()) return v.name + ": " + e;
+  if (std::string e = Poison(buf.c.data(), size_t(buf.problem.m * buf.problem.n),
+                             buf.problem.dtype);
+      !e.empty()) {
+    return e;
+  }
+  if (std::string e = v.launch(buf.Args(v, cublas)); !e.empty()) return v.name + ": " + e;
+  if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
+    return v.name + ": " + cudaGetErrorString(e);
+  }
+  return "";
+}
+
+}  // namespace ablation::kernels::testing

@@ -1,0 +1,21 @@
+# Tests of kernels/ (included from tests/CMakeLists.txt).
+
+# ---- CPU: catalog, reference, host helpers (no CUDA needed to run)
+add_executable(kernels_catalog_tests
+  kernels/catalog_test.cc
+  kernels/reference_test.cc
+  kernels/element_values_test.cc)
+target_link_libraries(kernels_catalog_tests PRIVATE ablation_kernel_catalog GTest::gtest_main)
+gtest_discover_tests(kernels_catalog_tests DISCOVERY_TIMEOUT 60)
+
+# ---- GPU (label gpu): skipped with the reason where there is no device
+add_executable(kernels_gpu_tests gpu/kernels_gpu_test.cc)
+target_link_libraries(kernels_gpu_tests PRIVATE ablation_kernels GTest::gtest_main)
+target_include_directories(kernels_gpu_tests PRIVATE ${CMAKE_SOURCE_DIR})
+gtest_discover_tests(kernels_gpu_tests DISCOVERY_TIMEOUT 60
+  PROPERTIES LABELS gpu TIMEOUT 600 SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+
+# ---- timing tool (not a test): kernels_timing M N K dtype prefix samples
+add_executable(kernels_timing gpu/kernels_timing.cc)
+target_link_libraries(kernels_timing PRIVATE ablation_kernels)
+target_include_directories(kernels_timing PRIVATE ${CMAKE_SOURCE_DIR})
