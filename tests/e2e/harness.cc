@@ -17,6 +17,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "tests/support/test_paths.h"
+
 extern char** environ;
 
 namespace ablation::testing {
@@ -104,7 +106,7 @@ CommandResult RunCommand(const std::vector<std::string>& argv,
 }
 
 Daemon::Daemon(std::string dir, std::string worker, std::map<std::string, std::string> env)
-    : dir_(std::move(dir)), worker_(std::move(worker)), env_(std::move(env)) {}
+    : dir_(std::move(dir)), worker_(TestBinary(worker)), env_(std::move(env)) {}
 
 Daemon::~Daemon() {
   if (pid_ > 0) Stop(SIGKILL);
@@ -115,7 +117,7 @@ std::string Daemon::log() const { return ReadFile(dir_ + "/daemon.log"); }
 std::string Daemon::Start() {
   std::string port_file = dir_ + "/port";
   std::filesystem::remove(port_file);
-  pid_ = Spawn({ABLATIOND_PATH, "--listen", "127.0.0.1:0", "--db", db_path(), "--worker", worker_,
+  pid_ = Spawn({TestBinary(ABLATIOND_PATH), "--listen", "127.0.0.1:0", "--db", db_path(), "--worker", worker_,
                 "--port-file", port_file, "--log-level", "debug"},
                env_, dir_ + "/daemon.out", dir_ + "/daemon.log");
   if (pid_ < 0) return "cannot spawn ablationd";
@@ -151,7 +153,7 @@ std::unique_ptr<v1::Ablation::Stub> Daemon::Stub() const {
 }
 
 CommandResult Daemon::Client(std::vector<std::string> args, int timeout_s) const {
-  std::vector<std::string> argv = {CLIENT_PATH, "--server", address()};
+  std::vector<std::string> argv = {TestBinary(CLIENT_PATH), "--server", address()};
   argv.insert(argv.end(), args.begin(), args.end());
   return RunCommand(argv, {}, timeout_s);
 }
