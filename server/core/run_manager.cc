@@ -522,10 +522,10 @@ void RunManager::ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed) {
       task->mutable_shape()->set_k(rec.k);
       *task->mutable_timing() = plan.timing;
       task->set_seed(uint64_t(job->id) * 7919u + uint64_t(rec.sequence));
-      // The worker caps its sampling loop at twice max_seconds of wall time (flushes and
-      // synchronisation are not GPU time); beyond that and the margin it is hung.
+      // Warm-up is capped at max_seconds and sampling at twice max_seconds of wall time
+      // (flushes and synchronisation are not GPU time); beyond that and the margin it is hung.
       auto budget = std::chrono::seconds(
-          int64_t(2 * plan.timing.max_seconds() + plan.timing.warmup_seconds()) + 1);
+          int64_t(3 * plan.timing.max_seconds() + plan.timing.warmup_seconds()) + 1);
       auto call = gpu->worker->Call(req, budget + options_.hang_margin);
       if (!call.ok) {
         err = call.failure;

@@ -1,5 +1,6 @@
 // The worker on a real GPU, through its binary and protocol (as the daemon drives it). Skips
 // with "no CUDA device: ..." where there is none.
+#include "tests/support/test_paths.h"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,8 +31,8 @@ class WorkerGpu : public ::testing::Test {
   // One worker for the suite: a context and cuBLAS handles per test would only add minutes.
   static void SetUpTestSuite() {
     worker_ = std::make_unique<WorkerClient>();
-    if (!worker_->Start(ABLATION_WORKER_BIN, {"--device", "0"})) {
-      setup_error_ = "cannot start " + std::string(ABLATION_WORKER_BIN);
+    if (!worker_->Start(ablation::testing::TestBinary(ABLATION_WORKER_BIN), {"--device", "0"})) {
+      setup_error_ = "cannot start " + ablation::testing::TestBinary(ABLATION_WORKER_BIN);
       return;
     }
     v1::WorkerReply reply;

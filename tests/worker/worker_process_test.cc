@@ -1,5 +1,6 @@
 // The ablation-worker binary as the daemon sees it, on any machine: without a GPU it must still
 // say hello, answer every request with the reason, and exit 0 at EOF.
+#include "tests/support/test_paths.h"
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -47,7 +48,7 @@ v1::WorkerRequest MeasureRequest(const std::string& variant) {
 }
 
 TEST(WorkerProcess, HelpExitsZero) {
-  std::string cmd = std::string(ABLATION_WORKER_BIN) + " --help";
+  std::string cmd = ablation::testing::TestBinary(ABLATION_WORKER_BIN) + " --help";
   FILE* f = ::popen(cmd.c_str(), "r");
   ASSERT_NE(f, nullptr);
   std::string out;
@@ -60,14 +61,14 @@ TEST(WorkerProcess, HelpExitsZero) {
 
 TEST(WorkerProcess, BadArgumentIsAUsageError) {
   WorkerClient w;
-  ASSERT_TRUE(w.Start(ABLATION_WORKER_BIN, {"--bogus"}));
+  ASSERT_TRUE(w.Start(ablation::testing::TestBinary(ABLATION_WORKER_BIN), {"--bogus"}));
   int st = w.Wait();
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 2) << st;
 }
 
 TEST(WorkerProcess, HelloRequestsAndExitOnEof) {
   WorkerClient w;
-  ASSERT_TRUE(w.Start(ABLATION_WORKER_BIN, {"--device", "0"}));
+  ASSERT_TRUE(w.Start(ablation::testing::TestBinary(ABLATION_WORKER_BIN), {"--device", "0"}));
   v1::Hello hello = ReadHello(w);
   EXPECT_GT(hello.pid(), 0);
   ASSERT_EQ(hello.device_present(), MachineHasDevice()) << hello.no_device_reason();
@@ -124,7 +125,7 @@ TEST(WorkerProcess, HelloRequestsAndExitOnEof) {
 
 TEST(WorkerProcess, DeviceOutOfRangeIsNoDevice) {
   WorkerClient w;
-  ASSERT_TRUE(w.Start(ABLATION_WORKER_BIN, {"--device=4096"}));
+  ASSERT_TRUE(w.Start(ablation::testing::TestBinary(ABLATION_WORKER_BIN), {"--device=4096"}));
   v1::Hello hello = ReadHello(w);
   EXPECT_FALSE(hello.device_present());
   EXPECT_EQ(hello.no_device_reason().rfind("no CUDA device: ", 0), 0u) << hello.no_device_reason();
@@ -138,7 +139,7 @@ TEST(WorkerProcess, DeviceOutOfRangeIsNoDevice) {
 
 TEST(WorkerProcess, MalformedFrameEndsTheWorker) {
   WorkerClient w;
-  ASSERT_TRUE(w.Start(ABLATION_WORKER_BIN, {"--device", "0"}));
+  ASSERT_TRUE(w.Start(ablation::testing::TestBinary(ABLATION_WORKER_BIN), {"--device", "0"}));
   ReadHello(w);
   ASSERT_TRUE(w.SendRaw(std::string("\xff\xff\xff\xff", 4)));  // length beyond the limit
   int st = w.Wait();
@@ -149,7 +150,7 @@ TEST(WorkerProcess, MalformedFrameEndsTheWorker) {
 // because it fires before the task is looked at.
 TEST(WorkerProcess, TestFaultCrashesOnTheNamedVariantOnly) {
   WorkerClient w;
-  ASSERT_TRUE(w.Start(ABLATION_WORKER_BIN, {"--device", "0"},
+  ASSERT_TRUE(w.Start(ablation::testing::TestBinary(ABLATION_WORKER_BIN), {"--device", "0"},
                       {"ABLATION_WORKER_TEST_FAULT=crash-on-variant:abl_crash_me"}));
   ReadHello(w);
   v1::WorkerReply reply;
