@@ -66,8 +66,8 @@ TEST_F(KernelsGpu, AgainstFp64Reference) {
       const std::vector<double> ref = ReferenceGemm(a, b, p.m, p.n, p.k);
       const std::string cublas_name = dtype == DType::kBF16 ? "cublas_bf16" : "cublas_fp16";
       for (const std::string& name :
-           {cublas_name, std::string("abl_L0_R1_bl0_s1_sw1"), std::string("abl_L1_R1_bl1_s4_sw1_rb1"),
-            std::string("abl_L1_R0_bl0_s3_sw0")}) {
+           {cublas_name, std::string("abl_L0_R1_bl0_s1_sw1"),
+            std::string("abl_L1_R1_bl1_s4_sw1_rb1"), std::string("abl_L1_R0_bl0_s3_sw0")}) {
         SCOPED_TRACE(name + " " + std::string(ToString(dtype)) + " " + std::to_string(size));
         ASSERT_EQ(CheckedLaunch(Get(name), buf, cublas_), "");
         const Comparison c = Compare(Output(buf), ref, dtype, DefaultTolerance(dtype));
@@ -121,9 +121,9 @@ TEST_F(KernelsGpu, BestVariantsAgainstCublasAt4096) {
     const Problem p{4096, 4096, 4096, dtype};
     GemmBuffers buf;
     ASSERT_EQ(buf.Init(p, 11), "");
-    ASSERT_EQ(CheckedLaunch(Get(dtype == DType::kBF16 ? "cublas_bf16" : "cublas_fp16"), buf,
-                            cublas_),
-              "");
+    ASSERT_EQ(
+        CheckedLaunch(Get(dtype == DType::kBF16 ? "cublas_bf16" : "cublas_fp16"), buf, cublas_),
+        "");
     const std::vector<double> ref = Output(buf);
     for (const char* name : {"abl_L1_R1_bl1_s4_sw1_rb1", "abl_L1_R1_bl0_s4_sw1_rb1",
                              "abl_L1_R1_bl1_s3_sw1_rb1", "abl_L1_R1_bl0_s3_sw1"}) {

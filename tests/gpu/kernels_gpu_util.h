@@ -57,8 +57,8 @@ struct GemmBuffers {
 inline std::string CheckedLaunch(const Variant& v, const GemmBuffers& buf, void* cublas) {
   if (v.launch == nullptr) return v.name + ": no launcher bound";
   if (std::string e = v.can_implement(buf.problem); !e.empty()) return v.name + ": " + e;
-  if (std::string e = Poison(buf.c.data(), size_t(buf.problem.m * buf.problem.n),
-                             buf.problem.dtype);
+  if (std::string e =
+          Poison(buf.c.data(), size_t(buf.problem.m * buf.problem.n), buf.problem.dtype);
       !e.empty()) {
     return e;
   }

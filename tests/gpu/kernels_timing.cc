@@ -93,8 +93,7 @@ int main(int argc, char** argv) {
   const double tf = [&](double ms) { return p.Flops() / (ms * 1e-3) / 1e12; }(base_ms);
   std::printf("# %lldx%lldx%lld %s, %d samples, L2 flushed, median\n", (long long)p.m,
               (long long)p.n, (long long)p.k, std::string(ToString(p.dtype)).c_str(), samples);
-  std::printf("%-28s %9s %9s %8s %5s %6s\n", "variant", "ms", "TFLOPS", "cuBLAS%", "regs",
-              "local");
+  std::printf("%-28s %9s %9s %8s %5s %6s\n", "variant", "ms", "TFLOPS", "cuBLAS%", "regs", "local");
   std::printf("%-28s %9.4f %9.1f %8.1f %5s %6s\n", cublas_name.c_str(), base_ms, tf, 100.0, "-",
               "-");
   for (const Variant& v : registry.All()) {
