@@ -1,0 +1,156 @@
+#include "server/core/telemetry.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+namespace ablation::core {
+
+namespace {
+
+struct Summary {
+  double sum = 0, min = std::numeric_limits<double>::infinity(),
+         max = -std::numeric_limits<double>::infinity();
+  int n = 0;
+  void Add(const std::optional<double>& v) {
+    if (!v) return;
+    sum += *v;
+    min = std::min(min, *v);
+    max = std::max(max, *v);
+    ++n;
+  }
+  // Zero where nothing was read: db::Telemetry reads 0 as "not recorded".
+  void Into(double* mean, double* lo, double* hi) const {
+    *mean = n ? sum / n : 0;
+    *lo = n ? min : 0;
+    *hi = n ? max : 0;
+  }
+};
+
+}  // namespace
+
+bool IsThrottled(const NvmlSample& sample, double expected_sm_mhz) {
+  uint64_t reasons = sample.reasons.value_or(0);
+  if (reasons & kThrottleReasonsMask) return true;
+  // An idle GPU drops its clocks by design; the sampler sees idle moments between samples.
+  if (reasons & nvml_abi::kReasonGpuIdle) return false;
+  return expected_sm_mhz > 0 && sample.sm_mhz &&
+         *sample.sm_mhz < kThrottledClockFraction * expected_sm_mhz;
+}
+
+db::Telemetry AggregateTelemetry(const std::vector<NvmlSample>& samples, double expected_sm_mhz) {
+  db::Telemetry t;
+  if (samples.empty()) {
+    t.note = "no telemetry samples were taken";
+    return t;
+  }
+  Summary sm, mem, power, temp;
+  uint64_t seen = 0;
+  bool any_reasons = false;
+  for (const auto& s : samples) {
+    sm.Add(s.sm_mhz);
+    mem.Add(s.mem_mhz);
+    power.Add(s.power_w);
+    temp.Add(s.temp_c);
+    if (s.reasons) {
+      any_reasons = true;
+      seen |= *s.reasons;
+    }
+    if (IsThrottled(s, expected_sm_mhz)) ++t.throttled_samples;
+  }
+  t.available = true;
+  sm.Into(&t.sm_clock_mhz_mean, &t.sm_clock_mhz_min, &t.sm_clock_mhz_max);
+  mem.Into(&t.mem_clock_mhz_mean, &t.mem_clock_mhz_min, &t.mem_clock_mhz_max);
+  power.Into(&t.power_w_mean, &t.power_w_min, &t.power_w_max);
+  temp.Into(&t.temperature_c_mean, &t.temperature_c_min, &t.temperature_c_max);
+  t.throttle_reasons = ReasonNames(seen & ~nvml_abi::kReasonGpuIdle);
+  std::vector<std::string> missing;
+  if (!sm.n) missing.push_back("SM clock");
+  if (!mem.n) missing.push_back("memory clock");
+  if (!power.n) missing.push_back("power");
+  if (!temp.n) missing.push_back("temperature");
+  if (!any_reasons) missing.push_back("clock-event reasons");
+  // The note travels as Telemetry.unavailable_reason: empty when everything was read.
+  if (!missing.empty()) {
+    t.note = "not reported by this GPU:";
+    for (size_t i = 0; i < missing.size(); ++i) t.note += (i ? ", " : " ") + missing[i];
+  }
+  return t;
+}
+
+db::Telemetry UnavailableTelemetry(const std::string& why) {
+  db::Telemetry t;
+  t.available = false;
+  t.note = why;
+  return t;
+}
+
+db::Telemetry LiveTelemetry(Nvml* nvml, const std::string& uuid,
+                            const std::string& why_unavailable) {
+  if (!nvml) return UnavailableTelemetry(why_unavailable);
+  NvmlSample sample;
+  if (Status s = nvml->Sample(uuid, &sample); !s.ok()) return UnavailableTelemetry(s.message());
+  return AggregateTelemetry({sample}, 0);
+}
+
+TelemetrySampler::~TelemetrySampler() { Stop(); }
+
+void TelemetrySampler::Start(Nvml* nvml, std::string uuid, double expected_sm_mhz,
+                             std::string why_unavailable) {
+  Stop();
+  std::lock_guard lock(mu_);
+  nvml_ = nvml;
+  uuid_ = std::move(uuid);
+  expected_sm_mhz_ = expected_sm_mhz;
+  why_unavailable_ = std::move(why_unavailable);
+  samples_.clear();
+  first_error_.clear();
+  stop_ = false;
+  if (!nvml_) return;
+  // The first sample here, before the measurement begins, so that it exists however soon Stop
+  // comes; the thread takes the periodic ones and the last one at Stop.
+  TakeSampleLocked();
+  thread_ = std::thread(&TelemetrySampler::Loop, this);
+}
+
+void TelemetrySampler::TakeSampleLocked() {
+  NvmlSample sample;
+  Status s = nvml_->Sample(uuid_, &sample);
+  if (s.ok()) {
+    samples_.push_back(sample);
+  } else if (first_error_.empty()) {
+    first_error_ = s.message();
+  }
+}
+
+void TelemetrySampler::Loop() {
+  std::unique_lock lock(mu_);
+  while (true) {
+    cv_.wait_for(lock, period_, [&] { return stop_; });
+    // Holding the lock during the NVML call (about a millisecond) only delays Stop by as much.
+    TakeSampleLocked();
+    if (stop_) return;
+  }
+}
+
+db::Telemetry TelemetrySampler::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard lock(mu_);
+  if (!nvml_) return UnavailableTelemetry(why_unavailable_);
+  if (samples_.empty()) {
+    return UnavailableTelemetry(first_error_.empty() ? "no telemetry samples were taken"
+                                                     : first_error_);
+  }
+  db::Telemetry t = AggregateTelemetry(samples_, expected_sm_mhz_);
+  if (!first_error_.empty()) {
+    t.note += (t.note.empty() ? "" : "; ") + std::string("some samples failed: ") + first_error_;
+  }
+  return t;
+}
+
+}  // namespace ablation::core
