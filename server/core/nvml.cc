@@ -178,8 +178,9 @@ Status Nvml::Check(nvmlReturn_t rc, const char* call) const {
     case NVML_ERROR_NOT_FOUND:
       return NotFound(message);
     case NVML_ERROR_NOT_SUPPORTED:
-    case NVML_ERROR_FUNCTION_NOT_FOUND:
       return FailedPrecondition(message + " on this device");
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+      return FailedPrecondition(message);
     default:
       return {Code::kInternal, message};
   }
@@ -242,36 +243,45 @@ Status Nvml::Sample(const std::string& uuid, NvmlSample* out) {
   return Status::Ok();
 }
 
-Status Nvml::MemClockList(nvmlDevice_t device, std::vector<int>* out) {
-  // Two calls: the first asks for the count (INSUFFICIENT_SIZE is the expected answer).
-  unsigned count = 0;
-  nvmlReturn_t rc =
-      CallOptional(api_->GetSupportedMemoryClocks, device, &count, static_cast<unsigned*>(nullptr));
-  if (rc != NVML_SUCCESS && rc != NVML_ERROR_INSUFFICIENT_SIZE) {
-    return Check(rc, "nvmlDeviceGetSupportedMemoryClocks");
+namespace {
+
+// NVML's list calls: a buffer and its size in, the count out; INSUFFICIENT_SIZE (with the count
+// needed) when the buffer is too small. A generous buffer first, so that one call is the norm and
+// no null buffer is ever passed (the documentation does not promise that a null one is accepted).
+template <typename Call>
+nvmlReturn_t ReadList(Call call, std::vector<int>* out) {
+  std::vector<unsigned> clocks(512);
+  unsigned count = unsigned(clocks.size());
+  nvmlReturn_t rc = call(&count, clocks.data());
+  if (rc == NVML_ERROR_INSUFFICIENT_SIZE && count > clocks.size()) {
+    clocks.resize(count);
+    rc = call(&count, clocks.data());
   }
-  std::vector<unsigned> clocks(count);
-  rc = CallOptional(api_->GetSupportedMemoryClocks, device, &count, clocks.data());
-  if (Status s = Check(rc, "nvmlDeviceGetSupportedMemoryClocks"); !s.ok()) return s;
+  if (rc != NVML_SUCCESS) return rc;
   out->assign(clocks.begin(), clocks.begin() + std::min<size_t>(count, clocks.size()));
   std::sort(out->rbegin(), out->rend());
-  return Status::Ok();
+  return NVML_SUCCESS;
+}
+
+}  // namespace
+
+Status Nvml::MemClockList(nvmlDevice_t device, std::vector<int>* out) {
+  return Check(ReadList(
+                   [&](unsigned* count, unsigned* clocks) {
+                     return CallOptional(api_->GetSupportedMemoryClocks, device, count, clocks);
+                   },
+                   out),
+               "nvmlDeviceGetSupportedMemoryClocks");
 }
 
 Status Nvml::ClockList(nvmlDevice_t device, int mem_mhz, std::vector<int>* out) {
-  unsigned count = 0;
-  nvmlReturn_t rc = CallOptional(api_->GetSupportedGraphicsClocks, device, unsigned(mem_mhz),
-                                 &count, static_cast<unsigned*>(nullptr));
-  if (rc != NVML_SUCCESS && rc != NVML_ERROR_INSUFFICIENT_SIZE) {
-    return Check(rc, "nvmlDeviceGetSupportedGraphicsClocks");
-  }
-  std::vector<unsigned> clocks(count);
-  rc = CallOptional(api_->GetSupportedGraphicsClocks, device, unsigned(mem_mhz), &count,
-                    clocks.data());
-  if (Status s = Check(rc, "nvmlDeviceGetSupportedGraphicsClocks"); !s.ok()) return s;
-  out->assign(clocks.begin(), clocks.begin() + std::min<size_t>(count, clocks.size()));
-  std::sort(out->rbegin(), out->rend());
-  return Status::Ok();
+  return Check(ReadList(
+                   [&](unsigned* count, unsigned* clocks) {
+                     return CallOptional(api_->GetSupportedGraphicsClocks, device,
+                                         unsigned(mem_mhz), count, clocks);
+                   },
+                   out),
+               "nvmlDeviceGetSupportedGraphicsClocks");
 }
 
 Status Nvml::GetSupportedClocks(const std::string& uuid, SupportedClocks* out) {

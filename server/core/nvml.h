@@ -110,7 +110,8 @@ class Nvml {
   Status Sample(const std::string& uuid, NvmlSample* out);
   Status GetSupportedClocks(const std::string& uuid, SupportedClocks* out);
   Status MaxClocks(const std::string& uuid, ClockPair* out);
-  /// The default application clocks: the clocks the board is specified to hold (base).
+  /// The default application clocks, used as "base". NVML exposes no other base clock; note that
+  /// on Hopper (H100/H200, driver 580) these equal the max clocks (1980/3201 on an H200).
   Status BaseClocks(const std::string& uuid, ClockPair* out);
 
   /// Locks the SM clock (if sm_mhz > 0) and the memory clock (if mem_mhz > 0) to single values.
