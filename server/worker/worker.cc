@@ -98,6 +98,7 @@ struct Worker::Impl {
   unsigned flush_value = 0;
 
   k::Registry registry;
+  Worker::ExtraVariants extra = nullptr;
 
   bool fatal = false;
   std::string fatal_error;
@@ -428,6 +429,10 @@ std::string Worker::Impl::RunVerify(const wpb::VerifyTask& task, apb::VerifyResu
   std::string err = Resolve(task.variant(), task.dtype(), task.shape(), &r);
   if (!err.empty()) return err;
   const k::Problem& p = r.problem;
+  if (r.variant->Work(p).flops == 0) {
+    return "variant " + r.variant->name + " (family " + r.variant->family +
+           ") computes no product, only a checksum of its loads: there is nothing to verify";
+  }
   const double work = double(p.m) * double(p.n) * double(p.k);
   // Same default as the public API: the CPU reference up to 1024^3, cuBLAS beyond.
   std::string against = task.against();
@@ -520,7 +525,7 @@ std::string Worker::Impl::RunVerify(const wpb::VerifyTask& task, apb::VerifyResu
 
 // ------------------------------------------------------------------------------------- Worker
 
-Worker::Worker() : impl_(std::make_unique<Impl>()) {}
+Worker::Worker(ExtraVariants extra) : impl_(std::make_unique<Impl>()) { impl_->extra = extra; }
 Worker::~Worker() = default;
 
 bool Worker::fatal() const { return impl_->fatal; }
@@ -535,6 +540,7 @@ wpb::Hello Worker::Open(int device) {
   // The catalog is needed even without a device: requests are still answered (ok=false).
   k::RegisterCatalog(s.registry);
   k::BindLaunchers(s.registry);
+  if (s.extra) s.extra(s.registry);
 
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);

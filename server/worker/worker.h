@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ablation/v1/worker.pb.h"
+#include "kernels/registry.h"
 
 namespace ablation::worker {
 
@@ -26,7 +27,11 @@ inline constexpr double kMaxCpuReferenceWork = double(1ull << 31);
 
 class Worker {
  public:
-  Worker();
+  /// Adds entries beyond the catalog (after RegisterCatalog and BindLaunchers): tests use it to
+  /// load variants with planted bugs that never ship in the worker binary.
+  using ExtraVariants = void (*)(kernels::Registry& registry);
+
+  explicit Worker(ExtraVariants extra = nullptr);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
