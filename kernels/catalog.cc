@@ -3,12 +3,16 @@
 #include "kernels/ablation/ablation_catalog.h"
 #include "kernels/cublas/cublas_catalog.h"
 #include "kernels/registry.h"
+#include "kernels/simt/simt_catalog.h"
+#include "kernels/tf32/tf32_catalog.h"
 
 namespace ablation::kernels {
 
 void RegisterCatalog(Registry& registry) {
   RegisterCublas(registry);
   RegisterAblation(registry);
+  RegisterSimt(registry);
+  RegisterTf32(registry);
 }
 
 }  // namespace ablation::kernels

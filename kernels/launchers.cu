@@ -2,12 +2,16 @@
 #include "kernels/ablation/ablation_launchers.h"
 #include "kernels/cublas/cublas_gemm.h"
 #include "kernels/registry.h"
+#include "kernels/simt/simt_launchers.h"
+#include "kernels/tf32/tf32_launchers.h"
 
 namespace ablation::kernels {
 
 void BindLaunchers(Registry& registry) {
   BindCublasLaunchers(registry);
   BindAblationLaunchers(registry);
+  BindSimtLaunchers(registry);
+  BindTf32Launchers(registry);
 }
 
 }  // namespace ablation::kernels

@@ -1,26 +1,57 @@
 #include "kernels/cublas/cublas_catalog.h"
 
+#include <cstdint>
 #include <string>
+#include <utility>
 
 namespace ablation::kernels {
 namespace {
 
-std::string CublasCanImplement(DType want, const Problem& p) {
-  if (p.dtype != want) {
-    return "dtype must be " + std::string(ToString(want)) + " for this entry, got " +
-           std::string(ToString(p.dtype));
-  }
+std::string Positive(const Problem& p) {
   if (p.m <= 0) return "m must be positive, got " + std::to_string(p.m);
   if (p.n <= 0) return "n must be positive, got " + std::to_string(p.n);
   if (p.k <= 0) return "k must be positive, got " + std::to_string(p.k);
-  // Leading dimensions (n for B and C, k for A) in 16-byte units keep cuBLAS on its
-  // tensor-core paths; the ablation kernels have the same requirement, so the baseline is fair.
-  if (p.n % 8 != 0)
-    return "n must be a multiple of 8 (16-byte leading dimension), got " + std::to_string(p.n);
-  if (p.k % 8 != 0)
-    return "k must be a multiple of 8 (16-byte leading dimension), got " + std::to_string(p.k);
   constexpr int64_t kIntMax = (int64_t(1) << 31) - 1;
   if (p.m > kIntMax || p.n > kIntMax || p.k > kIntMax) return "m, n and k must fit in int";
+  return "";
+}
+
+std::string DTypeIs(DType want, const Problem& p) {
+  if (p.dtype == want) return "";
+  return "dtype must be " + std::string(ToString(want)) + " for this entry, got " +
+         std::string(ToString(p.dtype));
+}
+
+std::string CublasCanImplement(DType want, const Problem& p) {
+  if (std::string e = DTypeIs(want, p); !e.empty()) return e;
+  if (std::string e = Positive(p); !e.empty()) return e;
+  // Leading dimensions (n for B and C, k for A) in 16-byte units keep cuBLAS on its
+  // tensor-core paths; the ablation kernels have the same requirement, so the baseline is fair.
+  const int64_t per16 = 16 / ElementBytes(want);  // 8 for bf16/fp16, 4 for fp32/tf32
+  const std::string unit = " (16-byte leading dimension), got ";
+  if (p.n % per16 != 0)
+    return "n must be a multiple of " + std::to_string(per16) + unit + std::to_string(p.n);
+  if (p.k % per16 != 0)
+    return "k must be a multiple of " + std::to_string(per16) + unit + std::to_string(p.k);
+  return "";
+}
+
+/// cuBLASLt's IMMA kernels in the regular (column-major) data order: "TN" operands, leading
+/// dimensions and cuBLAS's m and k multiples of 4 (here: k is the leading dimension of A and B,
+/// n that of C and cuBLAS's m).
+std::string CublasInt8CanImplement(const Problem& p) {
+  if (std::string e = DTypeIs(DType::kINT8, p); !e.empty()) return e;
+  if (std::string e = Positive(p); !e.empty()) return e;
+  if (p.k % 4 != 0) {
+    return "k must be a multiple of 4 (cuBLASLt IMMA: k is the leading dimension of int8 A and "
+           "B), got " +
+           std::to_string(p.k);
+  }
+  if (p.n % 4 != 0) {
+    return "n must be a multiple of 4 (cuBLASLt IMMA: n is the leading dimension of the int32 C), "
+           "got " +
+           std::to_string(p.n);
+  }
   return "";
 }
 
@@ -37,11 +68,68 @@ void Add(Registry& registry, const char* name, DType dtype) {
   registry.Add(std::move(v));
 }
 
+/// fp32 inputs, output and arithmetic: CUBLAS_COMPUTE_32F on a handle in CUBLAS_DEFAULT_MATH (the
+/// launcher refuses a handle switched to TF32 tensor-op math), so no TF32 is used.
+void AddFp32(Registry& registry) {
+  Variant v;
+  v.name = "cublas_fp32";
+  v.family = "cublas";
+  v.description =
+      "cuBLAS cublasGemmEx, fp32 inputs and output, FP32 FFMA arithmetic without TF32 "
+      "(CUBLAS_COMPUTE_32F, handle math mode CUBLAS_DEFAULT_MATH), default algorithm";
+  v.params = {{"api", "cublasGemmEx"},
+              {"compute", "CUBLAS_COMPUTE_32F"},
+              {"math_mode", "CUBLAS_DEFAULT_MATH"}};
+  v.dtypes = {DType::kFP32};
+  v.b_layout = BLayout::kKN;
+  v.can_implement = [](const Problem& p) { return CublasCanImplement(DType::kFP32, p); };
+  registry.Add(std::move(v));
+}
+
+/// fp32 words holding tf32 values in, fp32 out, TF32 Tensor Cores with FP32 accumulation.
+void AddTf32(Registry& registry) {
+  Variant v;
+  v.name = "cublas_tf32";
+  v.family = "cublas";
+  v.description =
+      "cuBLAS cublasGemmEx, fp32 storage, TF32 Tensor Cores with FP32 accumulation "
+      "(CUBLAS_COMPUTE_32F_FAST_TF32), default algorithm";
+  v.params = {{"api", "cublasGemmEx"}, {"compute", "CUBLAS_COMPUTE_32F_FAST_TF32"}};
+  v.dtypes = {DType::kTF32};
+  v.b_layout = BLayout::kKN;
+  v.can_implement = [](const Problem& p) { return CublasCanImplement(DType::kTF32, p); };
+  registry.Add(std::move(v));
+}
+
+/// int8 inputs, int32 accumulation and output, through cuBLASLt. Row-major C = A * B is computed
+/// as column-major C^T = B^T * A^T, and IMMA wants the first operand transposed ("TN"): so B is
+/// given N x K (b_layout kNK), which column-major is the K x N matrix that op T turns into B^T.
+void AddInt8(Registry& registry) {
+  Variant v;
+  v.name = "cublas_int8";
+  v.family = "cublas";
+  v.description =
+      "cuBLASLt cublasLtMatmul, int8 inputs, int32 accumulation and int32 output "
+      "(CUBLAS_COMPUTE_32I, IMMA Tensor Cores), TN operands (B given N x K), best heuristic "
+      "algorithm for the worker's workspace";
+  v.params = {{"api", "cublasLtMatmul"},
+              {"compute", "CUBLAS_COMPUTE_32I"},
+              {"scale", "CUDA_R_32I"},
+              {"operands", "TN (C^T = op_T(B_nk) * A^T)"}};
+  v.dtypes = {DType::kINT8};
+  v.b_layout = BLayout::kNK;
+  v.can_implement = &CublasInt8CanImplement;
+  registry.Add(std::move(v));
+}
+
 }  // namespace
 
 void RegisterCublas(Registry& registry) {
   Add(registry, "cublas_bf16", DType::kBF16);
   Add(registry, "cublas_fp16", DType::kFP16);
+  AddFp32(registry);
+  AddTf32(registry);
+  AddInt8(registry);
 }
 
 }  // namespace ablation::kernels

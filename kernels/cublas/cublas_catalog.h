@@ -1,4 +1,5 @@
-// Catalog entries of the cuBLAS baselines (cublas_bf16, cublas_fp16). Host-only.
+// Catalog entries of the cuBLAS baselines, one per dtype (cublas_bf16, cublas_fp16, cublas_fp32,
+// cublas_tf32, cublas_int8). Host-only.
 #pragma once
 
 #include "kernels/registry.h"

@@ -1,9 +1,14 @@
 #include "kernels/cublas/cublas_gemm.h"
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 
 namespace ablation::kernels {
 namespace {
@@ -11,7 +16,8 @@ namespace {
 /// Row-major C = A * B through column-major cuBLAS: C^T = B^T * A^T, where the row-major
 /// buffers of B (ld n) and A (ld k) already are B^T and A^T column-major. So B goes first and
 /// the result is C^T column-major, i.e. C row-major (ld n).
-std::string CublasGemm(const GemmArgs& args, DType want, cudaDataType_t type) {
+std::string CublasGemm(const GemmArgs& args, DType want, cudaDataType_t type,
+                       cublasComputeType_t compute = CUBLAS_COMPUTE_32F) {
   const Problem& p = args.problem;
   if (p.dtype != want) return "cuBLAS entry: dtype mismatch";
   if (args.cublas == nullptr) return "cuBLAS entry: no cublasHandle_t in GemmArgs::cublas";
@@ -24,13 +30,164 @@ std::string CublasGemm(const GemmArgs& args, DType want, cudaDataType_t type) {
   const int m = int(p.m), n = int(p.n), k = int(p.k);
   cublasStatus_t s =
       cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, args.b, type, n, args.a, type,
-                   k, &beta, args.c, type, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+                   k, &beta, args.c, type, n, compute, CUBLAS_GEMM_DEFAULT);
   if (s != CUBLAS_STATUS_SUCCESS) return std::string("cublasGemmEx: ") + cublasGetStatusString(s);
   return "";
 }
 
 std::string LaunchBf16(const GemmArgs& args) { return CublasGemm(args, DType::kBF16, CUDA_R_16BF); }
 std::string LaunchFp16(const GemmArgs& args) { return CublasGemm(args, DType::kFP16, CUDA_R_16F); }
+std::string LaunchTf32(const GemmArgs& args) {
+  return CublasGemm(args, DType::kTF32, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32);
+}
+
+/// FP32 without TF32: CUBLAS_COMPUTE_32F lets cuBLAS use TF32 only when the handle's math mode
+/// allows it (CUBLAS_TF32_TENSOR_OP_MATH); the worker's handle is in CUBLAS_DEFAULT_MATH, and a
+/// handle changed by someone else is refused rather than changed back under its owner.
+std::string LaunchFp32(const GemmArgs& args) {
+  if (args.cublas == nullptr) return "cuBLAS entry: no cublasHandle_t in GemmArgs::cublas";
+  cublasMath_t mode;
+  if (cublasStatus_t s = cublasGetMathMode(static_cast<cublasHandle_t>(args.cublas), &mode);
+      s != CUBLAS_STATUS_SUCCESS) {
+    return std::string("cublasGetMathMode: ") + cublasGetStatusString(s);
+  }
+  if ((int(mode) & ~int(CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)) !=
+          int(CUBLAS_DEFAULT_MATH) &&
+      (int(mode) & ~int(CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)) !=
+          int(CUBLAS_PEDANTIC_MATH)) {
+    return "cublas_fp32: the cuBLAS handle's math mode (" + std::to_string(int(mode)) +
+           ") may use TF32; it must be CUBLAS_DEFAULT_MATH";
+  }
+  return CublasGemm(args, DType::kFP32, CUDA_R_32F, CUBLAS_COMPUTE_32F);
+}
+
+// ---- cuBLASLt int8 (IMMA)
+
+std::string LtText(const char* what, cublasStatus_t s) {
+  return std::string(what) + ": " + cublasGetStatusString(s);
+}
+
+/// Largest power of two (at most 256) that divides the address: what the heuristic may assume.
+uint32_t Alignment(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  uint32_t align = 256;
+  while (align > 1 && (a & (align - 1)) != 0) align >>= 1;
+  return align;
+}
+
+/// Descriptors and the heuristic's algorithm for one (handle, shape, workspace, alignments). Made
+/// once and kept for the life of the process: building them costs far more host time than an
+/// int8 GEMM of a few thousand cubed takes on the device, and a timed launch must not include it.
+struct LtInt8Plan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t b_nk = nullptr;  // cuBLAS's A: k x n column-major (ld k), op T
+  cublasLtMatrixLayout_t a = nullptr;     // cuBLAS's B: k x m column-major (ld k), op N
+  cublasLtMatrixLayout_t c = nullptr;     // n x m column-major (ld n) = C row-major
+  cublasLtMatmulAlgo_t algo{};
+};
+
+using LtKey = std::tuple<void*, int64_t, int64_t, int64_t, size_t, uint32_t, uint32_t, uint32_t>;
+
+std::string MakeInt8Plan(cublasLtHandle_t handle, const Problem& p, size_t workspace_bytes,
+                         const uint32_t (&align)[3], LtInt8Plan* plan) {
+  cublasStatus_t s;
+  if ((s = cublasLtMatmulDescCreate(&plan->desc, CUBLAS_COMPUTE_32I, CUDA_R_32I)) !=
+      CUBLAS_STATUS_SUCCESS) {
+    return LtText("cublasLtMatmulDescCreate", s);
+  }
+  const cublasOperation_t op_t = CUBLAS_OP_T, op_n = CUBLAS_OP_N;
+  if ((s = cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_t,
+                                          sizeof(op_t))) != CUBLAS_STATUS_SUCCESS ||
+      (s = cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_n,
+                                          sizeof(op_n))) != CUBLAS_STATUS_SUCCESS) {
+    return LtText("cublasLtMatmulDescSetAttribute(TRANSA/TRANSB)", s);
+  }
+  const uint64_t m = uint64_t(p.m), n = uint64_t(p.n), k = uint64_t(p.k);
+  if ((s = cublasLtMatrixLayoutCreate(&plan->b_nk, CUDA_R_8I, k, n, int64_t(k))) !=
+          CUBLAS_STATUS_SUCCESS ||
+      (s = cublasLtMatrixLayoutCreate(&plan->a, CUDA_R_8I, k, m, int64_t(k))) !=
+          CUBLAS_STATUS_SUCCESS ||
+      (s = cublasLtMatrixLayoutCreate(&plan->c, CUDA_R_32I, n, m, int64_t(n))) !=
+          CUBLAS_STATUS_SUCCESS) {
+    return LtText("cublasLtMatrixLayoutCreate", s);
+  }
+  cublasLtMatmulPreference_t pref = nullptr;
+  if ((s = cublasLtMatmulPreferenceCreate(&pref)) != CUBLAS_STATUS_SUCCESS) {
+    return LtText("cublasLtMatmulPreferenceCreate", s);
+  }
+  std::string err;
+  const auto set = [&](cublasLtMatmulPreferenceAttributes_t attr, const auto& value) {
+    if (err.empty() && (s = cublasLtMatmulPreferenceSetAttribute(
+                            pref, attr, &value, sizeof(value))) != CUBLAS_STATUS_SUCCESS) {
+      err = LtText("cublasLtMatmulPreferenceSetAttribute", s);
+    }
+  };
+  set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(workspace_bytes));
+  set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align[0]);  // B (N x K)
+  set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align[1]);  // A
+  set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align[2]);
+  set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align[2]);
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  if (err.empty() &&
+      (s = cublasLtMatmulAlgoGetHeuristic(handle, plan->desc, plan->b_nk, plan->a, plan->c, plan->c,
+                                          pref, 1, &result, &found)) != CUBLAS_STATUS_SUCCESS) {
+    err = LtText("cublasLtMatmulAlgoGetHeuristic", s);
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (!err.empty()) return err;
+  if (found == 0) {
+    return "cuBLASLt has no int8 algorithm for " + std::to_string(p.m) + "x" + std::to_string(p.n) +
+           "x" + std::to_string(p.k) + " with " + std::to_string(workspace_bytes) +
+           " bytes of workspace";
+  }
+  plan->algo = result.algo;
+  return "";
+}
+
+std::string LaunchInt8(const GemmArgs& args) {
+  const Problem& p = args.problem;
+  if (p.dtype != DType::kINT8) return "cuBLAS entry: dtype mismatch";
+  if (args.cublaslt == nullptr) return "cublas_int8: no cublasLtHandle_t in GemmArgs::cublaslt";
+  if (args.workspace_bytes != 0 && args.workspace == nullptr) {
+    return "cublas_int8: GemmArgs::workspace_bytes without a workspace";
+  }
+  // IMMA in the regular data order wants 4-byte aligned pointers (16 for its fast paths).
+  const uint32_t align[3] = {Alignment(args.b), Alignment(args.a), Alignment(args.c)};
+  if (align[0] < 4 || align[1] < 4 || align[2] < 4) {
+    return "cublas_int8: A, B and C must be at least 4-byte aligned (cuBLASLt IMMA)";
+  }
+  auto handle = static_cast<cublasLtHandle_t>(args.cublaslt);
+  static std::mutex mu;
+  static std::map<LtKey, LtInt8Plan> plans;
+  const LtInt8Plan* plan = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    const LtKey key{args.cublaslt,        p.m,      p.n,      p.k,
+                    args.workspace_bytes, align[0], align[1], align[2]};
+    auto it = plans.find(key);
+    if (it == plans.end()) {
+      LtInt8Plan made;
+      if (std::string e = MakeInt8Plan(handle, p, args.workspace_bytes, align, &made); !e.empty()) {
+        if (made.desc) cublasLtMatmulDescDestroy(made.desc);
+        if (made.b_nk) cublasLtMatrixLayoutDestroy(made.b_nk);
+        if (made.a) cublasLtMatrixLayoutDestroy(made.a);
+        if (made.c) cublasLtMatrixLayoutDestroy(made.c);
+        return "cublas_int8: " + e;
+      }
+      it = plans.emplace(key, made).first;
+    }
+    plan = &it->second;  // std::map nodes are stable
+  }
+  const int32_t alpha = 1, beta = 0;
+  const cublasStatus_t s =
+      cublasLtMatmul(handle, plan->desc, &alpha, args.b, plan->b_nk, args.a, plan->a, &beta, args.c,
+                     plan->c, args.c, plan->c, &plan->algo, args.workspace, args.workspace_bytes,
+                     static_cast<cudaStream_t>(args.stream));
+  if (s != CUBLAS_STATUS_SUCCESS) return LtText("cublasLtMatmul", s);
+  return "";
+}
+
 const void* NoKernel(DType) { return nullptr; }
 
 }  // namespace
@@ -42,6 +199,18 @@ void BindCublasLaunchers(Registry& registry) {
   }
   if (Variant* v = registry.FindMutable("cublas_fp16")) {
     v->launch = &LaunchFp16;
+    v->kernel = &NoKernel;
+  }
+  if (Variant* v = registry.FindMutable("cublas_fp32")) {
+    v->launch = &LaunchFp32;
+    v->kernel = &NoKernel;
+  }
+  if (Variant* v = registry.FindMutable("cublas_tf32")) {
+    v->launch = &LaunchTf32;
+    v->kernel = &NoKernel;
+  }
+  if (Variant* v = registry.FindMutable("cublas_int8")) {
+    v->launch = &LaunchInt8;
     v->kernel = &NoKernel;
   }
 }

@@ -1,0 +1,76 @@
+#include "kernels/simt/simt_catalog.h"
+
+#include <cstdint>
+#include <utility>
+
+#include "kernels/simt/simt_shape.h"
+
+namespace ablation::kernels {
+namespace {
+
+using namespace simt_gemm;
+
+/// What the rung adds over the previous one (the ladder is cumulative).
+const char* Adds(const SimtRung& r) {
+  if (r.double_buffer)
+    return "+ double-buffered shared memory (next tile's ld.global overlaps the FFMAs, one barrier "
+           "per tile)";
+  if (r.coalesced_c)
+    return "+ C written with float4 stores (each warp store covers whole 256-byte row segments)";
+  if (r.swizzle)
+    return "+ XOR swizzle of the transposed A store (m ^ 16*(k/4)): bank-conflict free";
+  if (r.a_transposed)
+    return "+ A transposed into shared memory (As[k][m]): the inner loop reads A as float4";
+  return "shared-memory tiling 128x128x8, 256 threads, 8x8 outputs per thread (register blocking)";
+}
+
+}  // namespace
+
+std::string SimtCanImplement(const Problem& p) {
+  if (p.dtype != DType::kFP32) {
+    return "dtype must be fp32 for the simt family, got " + std::string(ToString(p.dtype));
+  }
+  for (auto [field, v] : {std::pair{"m", p.m}, std::pair{"n", p.n}, std::pair{"k", p.k}}) {
+    if (v <= 0) return std::string(field) + " must be positive, got " + std::to_string(v);
+  }
+  if (p.m % kBlockM != 0) {
+    return "m must be a multiple of 128 (the block tile BM), got " + std::to_string(p.m);
+  }
+  if (p.n % kBlockN != 0) {
+    return "n must be a multiple of 128 (the block tile BN), got " + std::to_string(p.n);
+  }
+  if (p.k % kBlockK != 0) {
+    return "k must be a multiple of 8 (the block tile BK), got " + std::to_string(p.k);
+  }
+  constexpr int64_t kIntMax = (int64_t(1) << 31) - 1;
+  if (p.m > kIntMax || p.n > kIntMax || p.k > kIntMax) return "m, n and k must fit in int";
+  if ((p.m / kBlockM) * (p.n / kBlockN) > kIntMax) {
+    return "(m/128)*(n/128) must fit in int (one block per C tile)";
+  }
+  return "";
+}
+
+void RegisterSimt(Registry& registry) {
+  for (const SimtRung& r : kSimtRungs) {
+    Variant v;
+    v.name = r.name;
+    v.family = "simt";
+    v.description = std::string("FP32 FFMA (CUDA cores, no Tensor Cores): ") + Adds(r);
+    v.params = {{"a_transposed", std::to_string(r.a_transposed)},
+                {"swizzle", std::to_string(r.swizzle)},
+                {"coalesced_c", std::to_string(r.coalesced_c)},
+                {"double_buffer", std::to_string(r.double_buffer)},
+                {"thread_tile", "8x8"}};
+    v.dtypes = {DType::kFP32};
+    v.tile = {kBlockM, kBlockN, kBlockK};
+    v.threads = kThreads;
+    v.smem_bytes = SmemBytes(r.double_buffer);
+    v.b_layout = BLayout::kKN;
+    // Same outputs per thread, one fmaf chain per output in ascending k on every rung.
+    v.bit_exact_family = true;
+    v.can_implement = &SimtCanImplement;
+    registry.Add(std::move(v));
+  }
+}
+
+}  // namespace ablation::kernels

@@ -1,0 +1,66 @@
+// The five instances of the SIMT ladder (x sm_80, sm_90) and their launchers.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "kernels/simt/simt_catalog.h"
+#include "kernels/simt/simt_gemm.cuh"
+#include "kernels/simt/simt_launchers.h"
+
+namespace ablation::kernels {
+namespace {
+
+using namespace simt_gemm;
+
+template <int I>
+using RungConfig = Config<kSimtRungs[I].a_transposed, kSimtRungs[I].swizzle,
+                          kSimtRungs[I].coalesced_c, kSimtRungs[I].double_buffer>;
+
+template <class Cfg>
+std::string Launch(const GemmArgs& args) {
+  const Problem& p = args.problem;
+  // can_implement has been asked by the caller; a violated precondition would read or write out
+  // of bounds, so the launcher asks again (dtype and shape).
+  if (std::string why = SimtCanImplement(p); !why.empty()) return "simt kernel: " + why;
+  const auto misaligned = [](const void* ptr) {
+    return (reinterpret_cast<uintptr_t>(ptr) & 15) != 0;
+  };
+  if (misaligned(args.a) || misaligned(args.b) || misaligned(args.c)) {
+    return "simt kernel: A, B and C must be 16-byte aligned";
+  }
+  const dim3 grid(unsigned((p.m / kBlockM) * (p.n / kBlockN)));
+  SimtGemmKernel<Cfg><<<grid, kThreads, Cfg::kSmemBytes, static_cast<cudaStream_t>(args.stream)>>>(
+      static_cast<const float*>(args.a), static_cast<const float*>(args.b),
+      static_cast<float*>(args.c), int(p.m), int(p.n), int(p.k));
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
+    return std::string("simt kernel launch: ") + cudaGetErrorString(e);
+  }
+  return "";
+}
+
+template <class Cfg>
+const void* Kernel(DType d) {
+  return d == DType::kFP32 ? reinterpret_cast<const void*>(&SimtGemmKernel<Cfg>) : nullptr;
+}
+
+template <int... I>
+void Bind(Registry& registry, std::integer_sequence<int, I...>) {
+  (
+      [&] {
+        if (Variant* v = registry.FindMutable(kSimtRungs[I].name)) {
+          v->launch = &Launch<RungConfig<I>>;
+          v->kernel = &Kernel<RungConfig<I>>;
+        }
+      }(),
+      ...);
+}
+
+}  // namespace
+
+void BindSimtLaunchers(Registry& registry) {
+  Bind(registry, std::make_integer_sequence<int, kSimtRungCount>{});
+}
+
+}  // namespace ablation::kernels

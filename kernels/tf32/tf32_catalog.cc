@@ -1,0 +1,63 @@
+#include "kernels/tf32/tf32_catalog.h"
+
+#include <cstdint>
+#include <utility>
+
+#include "kernels/tf32/tf32_shape.h"
+
+namespace ablation::kernels {
+
+using namespace tf32_gemm;
+
+std::string Tf32CanImplement(const Problem& p) {
+  if (p.dtype != DType::kTF32) {
+    return "dtype must be tf32 for the tf32 family, got " + std::string(ToString(p.dtype));
+  }
+  for (auto [field, v] : {std::pair{"m", p.m}, std::pair{"n", p.n}, std::pair{"k", p.k}}) {
+    if (v <= 0) return std::string(field) + " must be positive, got " + std::to_string(v);
+  }
+  if (p.m % kBlockM != 0) {
+    return "m must be a multiple of 128 (the block tile BM), got " + std::to_string(p.m);
+  }
+  if (p.n % kBlockN != 0) {
+    return "n must be a multiple of 128 (the block tile BN), got " + std::to_string(p.n);
+  }
+  if (p.k % kBlockK != 0) {
+    return "k must be a multiple of 16 (the block tile BK), got " + std::to_string(p.k);
+  }
+  constexpr int64_t kIntMax = (int64_t(1) << 31) - 1;
+  if (p.m > kIntMax || p.n > kIntMax || p.k > kIntMax) return "m, n and k must fit in int";
+  if ((p.m / kBlockM) * (p.n / kBlockN) > kIntMax) {
+    return "(m/128)*(n/128) must fit in int (one block per C tile)";
+  }
+  return "";
+}
+
+void RegisterTf32(Registry& registry) {
+  for (const Tf32Variant& t : kTf32Variants) {
+    Variant v;
+    v.name = t.name;
+    v.family = "tf32";
+    v.description =
+        std::string("TF32 Tensor Cores, mma.sync.m16n8k8 .tf32 with fp32 accumulation; ") +
+        (t.load_mode == 0 ? "synchronous ld.global.v4 + st.shared.v4 through registers"
+                          : "cp.async.cg 16 B (LDGSTS), commit / wait_group 0") +
+        "; 128x128x16 block, 8 warps of 64x32; A fragments by ldmatrix.x4, B by ld.shared.b32; "
+        "XOR-swizzled smem (conflict free); double-buffered smem, one barrier per tile";
+    v.params = {{"load_mode", std::to_string(t.load_mode)},
+                {"read_mode", "ldmatrix A, ld.shared B"},
+                {"stages", std::to_string(kStages)},
+                {"swizzle", "1"}};
+    v.dtypes = {DType::kTF32};
+    v.tile = {kBlockM, kBlockN, kBlockK};
+    v.threads = kThreads;
+    v.smem_bytes = kSmemBytes;
+    v.b_layout = BLayout::kKN;
+    // The two only move data differently: same mma on each accumulator in the same order.
+    v.bit_exact_family = true;
+    v.can_implement = &Tf32CanImplement;
+    registry.Add(std::move(v));
+  }
+}
+
+}  // namespace ablation::kernels

@@ -1,0 +1,66 @@
+// The two instances of the TF32 pair (x sm_80, sm_90) and their launchers.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "kernels/tf32/tf32_catalog.h"
+#include "kernels/tf32/tf32_gemm.cuh"
+#include "kernels/tf32/tf32_launchers.h"
+
+namespace ablation::kernels {
+namespace {
+
+using namespace tf32_gemm;
+
+template <int I>
+using VariantConfig = Config<kTf32Variants[I].load_mode>;
+
+template <class Cfg>
+std::string Launch(const GemmArgs& args) {
+  const Problem& p = args.problem;
+  // can_implement has been asked by the caller; a violated precondition would read or write out
+  // of bounds, so the launcher asks again (dtype and shape).
+  if (std::string why = Tf32CanImplement(p); !why.empty()) return "tf32 kernel: " + why;
+  const auto misaligned = [](const void* ptr) {
+    return (reinterpret_cast<uintptr_t>(ptr) & 15) != 0;
+  };
+  if (misaligned(args.a) || misaligned(args.b) || misaligned(args.c)) {
+    return "tf32 kernel: A, B and C must be 16-byte aligned";
+  }
+  static_assert(kSmemBytes <= 48 * 1024, "no opt-in to more dynamic shared memory needed");
+  const dim3 grid(unsigned((p.m / kBlockM) * (p.n / kBlockN)));
+  Tf32GemmKernel<Cfg><<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(args.stream)>>>(
+      static_cast<const float*>(args.a), static_cast<const float*>(args.b),
+      static_cast<float*>(args.c), int(p.m), int(p.n), int(p.k));
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
+    return std::string("tf32 kernel launch: ") + cudaGetErrorString(e);
+  }
+  return "";
+}
+
+template <class Cfg>
+const void* Kernel(DType d) {
+  return d == DType::kTF32 ? reinterpret_cast<const void*>(&Tf32GemmKernel<Cfg>) : nullptr;
+}
+
+template <int... I>
+void Bind(Registry& registry, std::integer_sequence<int, I...>) {
+  (
+      [&] {
+        if (Variant* v = registry.FindMutable(kTf32Variants[I].name)) {
+          v->launch = &Launch<VariantConfig<I>>;
+          v->kernel = &Kernel<VariantConfig<I>>;
+        }
+      }(),
+      ...);
+}
+
+}  // namespace
+
+void BindTf32Launchers(Registry& registry) {
+  Bind(registry, std::make_integer_sequence<int, kTf32VariantCount>{});
+}
+
+}  // namespace ablation::kernels
