@@ -9,6 +9,8 @@ packages=(
   libsqlite3-dev sqlite3 libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev
   chromium  # headless, for the test that renders `report --format html`
+  patchelf  # deploy/make-bundle.sh sets the bundle's RPATH
+  systemd shellcheck  # systemd-analyze verify/security and shellcheck in the deploy tests
 )
 
 missing=()

@@ -1,0 +1,215 @@
+// The dashboard views of schema v4 (db/schema.md) over rows written through db::Store, read
+// through a read-only sqlite3 connection: which rows each view keeps, and their numbers.
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "db/migrations.h"
+#include "db/store.h"
+
+namespace ablation::db {
+namespace {
+
+using Row = std::map<std::string, std::string>;
+
+class ReadOnlyDb {
+ public:
+  explicit ReadOnlyDb(const std::string& path) {
+    EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  }
+  ~ReadOnlyDb() { sqlite3_close_v2(db_); }
+  std::vector<Row> Rows(const std::string& sql) {
+    std::vector<Row> rows;
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
+      ADD_FAILURE() << sqlite3_errmsg(db_) << " in: " << sql;
+      return rows;
+    }
+    int rc;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+      Row row;
+      for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
+        const unsigned char* text = sqlite3_column_text(stmt, i);
+        row[sqlite3_column_name(stmt, i)] = text ? reinterpret_cast<const char*>(text) : "NULL";
+      }
+      rows.push_back(row);
+    }
+    EXPECT_EQ(rc, SQLITE_DONE) << sqlite3_errmsg(db_) << " in: " << sql;
+    sqlite3_finalize(stmt);
+    return rows;
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+class DashboardViews : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("dashboard-views-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "results.db").string();
+    store_ = Store::Open(path_);
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  int64_t AddRun(std::vector<std::string> tags, int64_t day, const std::string& uuid = "GPU-A") {
+    RunRecord run;
+    run.tags = std::move(tags);
+    run.planned = 3;
+    run.created_at_ms = kDay * day;
+    const int64_t id = store_->CreateRun(run);
+    DeviceIdentity device;
+    device.name = "H200 " + uuid;
+    device.uuid = uuid;
+    store_->MarkRunStarted(id, device, kDay * day + 1000);
+    return id;
+  }
+  int64_t AddMeasurement(int64_t run, const std::string& variant, double median_ms,
+                         std::string status = "ok", int64_t m = 4096) {
+    MeasurementRecord r;
+    r.run_id = run;
+    r.sequence = seq_++;
+    r.variant = variant;
+    r.dtype = "bf16";
+    r.m = r.n = r.k = m;
+    r.status = std::move(status);
+    r.stats.median_ms = median_ms;
+    r.stats.noise = 0.002;
+    r.stats.samples = 10;
+    r.tflops = median_ms > 0 ? 2.0 * m * m * m / (median_ms * 1e-3) / 1e12 : 0;
+    r.created_at_ms = kDay * 100 + seq_;
+    return store_->InsertMeasurement(r);
+  }
+
+  static constexpr int64_t kDay = 86400000;
+  std::filesystem::path dir_;
+  std::string path_;
+  std::unique_ptr<Store> store_;
+  int seq_ = 0;
+};
+
+TEST_F(DashboardViews, ExistInAFreshDatabase) {
+  EXPECT_EQ(kSchemaVersion, 4);
+  ReadOnlyDb db(path_);
+  auto rows = db.Rows("SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name");
+  std::vector<std::string> names;
+  for (auto& r : rows) names.push_back(r["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"latest_result", "nightly_change", "nightly_history",
+                                             "run_summary"}));
+  for (const char* view : {"latest_result", "nightly_change", "nightly_history", "run_summary"})
+    EXPECT_EQ(db.Rows(std::string("SELECT * FROM ") + view).size(), 0u) << view;
+}
+
+TEST_F(DashboardViews, LatestResultKeepsTheNewestOkRowPerVariantDtypeShape) {
+  const int64_t r1 = AddRun({"nightly"}, 1);
+  AddMeasurement(r1, "a", 1.0);
+  AddMeasurement(r1, "b", 2.0);
+  AddMeasurement(r1, "b", 2.0, "ok", 1024);  // another shape: its own row
+  const int64_t r2 = AddRun({}, 2, "GPU-B");
+  const int64_t a2 = AddMeasurement(r2, "a", 0.9);
+  AddMeasurement(r2, "b", 0, "failed");  // a failure does not hide b's last good numbers
+  store_->FinishRun(r2, "partial", "", kDay * 2 + 5000);
+
+  ReadOnlyDb db(path_);
+  auto rows = db.Rows("SELECT * FROM latest_result ORDER BY variant, m");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0]["variant"], "a");
+  EXPECT_EQ(rows[0]["run_id"], std::to_string(r2));
+  EXPECT_EQ(rows[0]["measurement_id"], std::to_string(a2));
+  EXPECT_EQ(rows[0]["device_uuid"], "GPU-B");
+  EXPECT_EQ(rows[0]["median_ms"], "0.9");
+  EXPECT_EQ(rows[0]["bytes_per_second"], "NULL");
+  EXPECT_EQ(rows[1]["variant"], "b");
+  EXPECT_EQ(rows[1]["m"], "1024");
+  EXPECT_EQ(rows[2]["variant"], "b");
+  EXPECT_EQ(rows[2]["m"], "4096");
+  EXPECT_EQ(rows[2]["run_id"], std::to_string(r1));
+  EXPECT_EQ(rows[2]["time"], "1970-04-10T00:00:00.003Z");  // created_at_ms = 100 days + 3 ms
+}
+
+TEST_F(DashboardViews, NightlyHistoryAndChangeFollowOnlyNightlyRunsPerGpu) {
+  const int64_t n1 = AddRun({"nightly"}, 1);
+  AddMeasurement(n1, "a", 1.0);
+  AddMeasurement(n1, "b", 2.0);
+  const int64_t adhoc = AddRun({"adhoc"}, 2);
+  AddMeasurement(adhoc, "a", 5.0);  // not nightly: neither in the history nor a "previous"
+  const int64_t n2 = AddRun({"nightly", "release"}, 3);
+  AddMeasurement(n2, "a", 1.1);
+  AddMeasurement(n2, "b", 0, "failed");
+  AddMeasurement(n2, "c", 3.0);
+  const int64_t other_gpu = AddRun({"nightly"}, 3, "GPU-B");
+  AddMeasurement(other_gpu, "a", 0.5);  // its own series
+
+  ReadOnlyDb db(path_);
+  auto history = db.Rows("SELECT * FROM nightly_history ORDER BY measurement_id");
+  ASSERT_EQ(history.size(), 5u);  // n1: a b, n2: a c, other_gpu: a
+  for (auto& r : history) EXPECT_NE(r["run_id"], std::to_string(adhoc));
+  EXPECT_EQ(history[0]["run_started_at_ms"], std::to_string(kDay + 1000));
+  EXPECT_EQ(history[0]["time"], "1970-01-02T00:00:01.000Z");
+  EXPECT_EQ(history[0]["run_state"], "running");
+
+  auto change = db.Rows("SELECT * FROM nightly_change ORDER BY variant, device_uuid");
+  ASSERT_EQ(change.size(), 4u);  // a@A, a@B, b@A, c@A
+  EXPECT_EQ(change[0]["variant"], "a");
+  EXPECT_EQ(change[0]["device_uuid"], "GPU-A");
+  EXPECT_EQ(change[0]["run_id"], std::to_string(n2));
+  EXPECT_EQ(change[0]["previous_run_id"], std::to_string(n1));
+  EXPECT_NEAR(std::stod(change[0]["slowdown"]), 0.1, 1e-12);
+  EXPECT_EQ(change[1]["device_uuid"], "GPU-B");
+  EXPECT_EQ(change[1]["previous_run_id"], "NULL");
+  EXPECT_EQ(change[1]["slowdown"], "NULL");
+  EXPECT_EQ(change[2]["variant"], "b");  // failed in n2: its newest ok night is n1
+  EXPECT_EQ(change[2]["run_id"], std::to_string(n1));
+  EXPECT_EQ(change[2]["previous_run_id"], "NULL");
+  EXPECT_EQ(change[3]["variant"], "c");
+  EXPECT_EQ(change[3]["previous_run_id"], "NULL");
+}
+
+TEST_F(DashboardViews, RunSummaryCountsProgressAndOutcome) {
+  const int64_t r = AddRun({"nightly", "b-tag", "a-tag"}, 1);
+  AddMeasurement(r, "a", 1.0);
+  ReadOnlyDb db(path_);
+  auto rows = db.Rows("SELECT * FROM run_summary");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["state"], "running");
+  EXPECT_EQ(rows[0]["tags"], "a-tag,b-tag,nightly");
+  EXPECT_EQ(rows[0]["planned"], "3");
+  EXPECT_EQ(rows[0]["measured"], "1");
+  EXPECT_EQ(rows[0]["duration_s"], "NULL");
+
+  AddMeasurement(r, "b", 0, "failed");
+  AddMeasurement(r, "c", 0, "skipped");
+  VerificationRecord v;
+  v.run_id = r;
+  v.variant = "a";
+  v.dtype = "bf16";
+  v.passed = false;
+  store_->InsertVerification(v);
+  store_->FinishRun(r, "partial", "1 measurement failed", kDay + 31000);
+  rows = db.Rows("SELECT * FROM run_summary");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["state"], "partial");
+  EXPECT_EQ(rows[0]["measured"], "3");
+  EXPECT_EQ(rows[0]["ok"], "1");
+  EXPECT_EQ(rows[0]["failed"], "1");
+  EXPECT_EQ(rows[0]["skipped"], "1");
+  EXPECT_EQ(rows[0]["verified"], "1");
+  EXPECT_EQ(rows[0]["verify_failed"], "1");
+  EXPECT_EQ(rows[0]["duration_s"], "30.0");
+  EXPECT_NEAR(std::stod(rows[0]["best_tflops"]), 2.0 * 4096.0 * 4096 * 4096 / 1e-3 / 1e12, 1e-6);
+  EXPECT_EQ(rows[0]["error"], "1 measurement failed");
+}
+
+}  // namespace
+}  // namespace ablation::db
