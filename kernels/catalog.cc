@@ -2,6 +2,7 @@
 // launchers.cu.
 #include "kernels/ablation/ablation_catalog.h"
 #include "kernels/cublas/cublas_catalog.h"
+#include "kernels/pipe/pipe_catalog.h"
 #include "kernels/registry.h"
 #include "kernels/simt/simt_catalog.h"
 #include "kernels/tf32/tf32_catalog.h"
@@ -11,6 +12,7 @@ namespace ablation::kernels {
 void RegisterCatalog(Registry& registry) {
   RegisterCublas(registry);
   RegisterAblation(registry);
+  RegisterPipe(registry);
   RegisterSimt(registry);
   RegisterTf32(registry);
 }

@@ -1,6 +1,7 @@
 // Binds launch/kernel of every catalog entry that has a CUDA implementation in this library.
 #include "kernels/ablation/ablation_launchers.h"
 #include "kernels/cublas/cublas_gemm.h"
+#include "kernels/pipe/pipe_launchers.h"
 #include "kernels/registry.h"
 #include "kernels/simt/simt_launchers.h"
 #include "kernels/tf32/tf32_launchers.h"
@@ -10,6 +11,7 @@ namespace ablation::kernels {
 void BindLaunchers(Registry& registry) {
   BindCublasLaunchers(registry);
   BindAblationLaunchers(registry);
+  BindPipeLaunchers(registry);
   BindSimtLaunchers(registry);
   BindTf32Launchers(registry);
 }
