@@ -44,13 +44,15 @@ __device__ __forceinline__ int TransposedColumn(int m, int k) {
   return SWIZZLE ? (m ^ ((k & 4) << 2)) : m;
 }
 
-/// One scalar ld.shared.f32. simt_tiling reads A through it: with plain C++ loads NVVM merges the
-/// reads of four consecutive k of a row (As[m][k..k+3], adjacent in the untransposed tile) into one
-/// ld.shared.v4 across the unrolled k loop, i.e. does the transposition in registers, and the
-/// ladder's second rung would measure nothing.
+/// One scalar LDS (ld.volatile.shared.f32). simt_tiling reads A through it: the reads of four
+/// consecutive k of a row (As[m][k..k+3]) are adjacent in the untransposed tile, and both NVVM
+/// (plain C++ loads) and ptxas (plain ld.shared.f32, checked in the SASS) merge them into one
+/// LDS.128 across the unrolled k loop, i.e. do the transposition in registers, and the ladder's
+/// second rung would measure nothing. Volatile keeps the 64 scalar LDS per tile the rung stands
+/// for.
 __device__ __forceinline__ float LdSharedF32(const float* p) {
   float v;
-  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(ptx::SmemAddr(p)));
+  asm volatile("ld.volatile.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(ptx::SmemAddr(p)));
   return v;
 }
 
