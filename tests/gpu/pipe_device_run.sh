@@ -9,9 +9,9 @@ mkdir -p "$out"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,driver_version --format=csv \
   > "$out/gpu.txt" 2>&1
-timeout 120 "$build/bin/pipe_gpu_tests" > "$out/gpu_tests.txt" 2>&1
+timeout 100 "$build/bin/pipe_gpu_tests" > "$out/gpu_tests.txt" 2>&1
 echo "gpu tests rc=$?" >> "$out/gpu_tests.txt"
-timeout 60 "$build/bin/pipe_timing" 4096 4096 4096 20 fp16 int8 fp32 > "$out/timing_4096.txt" 2>&1
+timeout 45 "$build/bin/pipe_timing" 4096 4096 4096 20 fp16 int8 fp32 > "$out/timing_4096.txt" 2>&1
 echo "timing rc=$?" >> "$out/timing_4096.txt"
 dump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 if [ -x "$dump" ]; then

@@ -5,6 +5,8 @@
 // Prints per variant: median ms, TFLOPS (TOPS for int8), speed-up over the baseline pipeline of
 // the same type and tile, registers, local memory and dynamic shared memory; and any cuBLAS entry
 // of the catalog that runs the type, for scale.
+#include <cublasLt.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -81,6 +83,10 @@ int main(int argc, char** argv) {
   BindLaunchers(registry);
   cublasHandle_t cublas;
   cublasCreate(&cublas);
+  cublasLtHandle_t cublaslt;  // cublas_int8 runs through cuBLASLt
+  cublasLtCreate(&cublaslt);
+  DeviceBuffer workspace;
+  workspace.Allocate(32u << 20);
   const size_t flush_bytes = 120u << 20;
   DeviceBuffer flush;
   flush.Allocate(flush_bytes);
@@ -106,8 +112,11 @@ int main(int argc, char** argv) {
         continue;
       }
       std::string error;
-      const double ms =
-          MedianMs(v, buf.Args(v, cublas), flush.data(), flush_bytes, samples, &error);
+      GemmArgs args = buf.Args(v, cublas);
+      args.cublaslt = cublaslt;
+      args.workspace = workspace.data();
+      args.workspace_bytes = workspace.bytes();
+      const double ms = MedianMs(v, args, flush.data(), flush_bytes, samples, &error);
       if (ms < 0) {
         std::printf("%-30s error: %s\n", v.name.c_str(), error.c_str());
         continue;
@@ -129,6 +138,7 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
   }
+  cublasLtDestroy(cublaslt);
   cublasDestroy(cublas);
   return 0;
 }
