@@ -11,7 +11,8 @@
 #   REPORT_DIR       required: where reports go. Per night: nightly-DATE-runID.html and, when
 #                    there was a previous night, nightly-DATE-runID-compare.txt; latest.html
 #                    points at the newest report.
-#   THRESHOLD        optional: the slowdown that counts as a regression (compare --threshold)
+#   THRESHOLD        optional: the slowdown that counts as a regression when significant, a
+#                    percentage (3%, or 3) as compare --threshold takes it; default: the client's
 #   PRESET, TAG      optional: default "nightly" both
 #   NIGHTLY_JSON     optional: jq or python3, the tool that reads the client's JSON (default:
 #                    jq when installed, else python3)
@@ -35,7 +36,7 @@ PRESET=${PRESET:-nightly}
 TAG=${TAG:-nightly}
 [[ -n ${REPORT_DIR:-} ]] || die "REPORT_DIR is not set (see /etc/ablationd/nightly.env)"
 if [[ -n ${THRESHOLD:-} && ! $THRESHOLD =~ ^[0-9]*\.?[0-9]+%?$ ]]; then
-  die "THRESHOLD='$THRESHOLD' is not a number"
+  die "THRESHOLD='$THRESHOLD' is not a percentage such as 3%"
 fi
 mkdir -p "$REPORT_DIR" || die "cannot create REPORT_DIR $REPORT_DIR"
 [[ -w $REPORT_DIR ]] || die "REPORT_DIR $REPORT_DIR is not writable by $(id -un)"
@@ -126,7 +127,8 @@ else
   compare_args=(compare "$previous" "$current")
   if [[ -n ${THRESHOLD:-} ]]; then compare_args+=(--threshold "$THRESHOLD"); fi
   compare_status=0
-  "$client" -q "${compare_args[@]}" >"$tmp" || compare_status=$?
+  # Not quiet: its summary (how many compared, which variants only one run has) goes to the log.
+  "$client" "${compare_args[@]}" >"$tmp" || compare_status=$?
   chmod 0644 "$tmp"
   mv -f "$tmp" "$stem-compare.txt"
   cat "$stem-compare.txt"

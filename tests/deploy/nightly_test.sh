@@ -23,7 +23,7 @@ night() {
   : >"$work/state/calls"
   local status=0
   env PATH="$work/bin:$PATH" FAKE_CLIENT_STATE="$work/state" ABLATION_SERVER=127.0.0.1:7777 \
-    REPORT_DIR="$reports" THRESHOLD=0.05 "$@" bash "$nightly" >"$work/out" 2>&1 || status=$?
+    REPORT_DIR="$reports" THRESHOLD=5% "$@" bash "$nightly" >"$work/out" 2>&1 || status=$?
   echo "---- $name (exit $status)"
   cat "$work/out"
   [[ $status == "$expected" ]] || fail "$name: exit $status, expected $expected"
@@ -43,7 +43,7 @@ grep -q "fake report of run 1" "$reports/latest.html" || fail "latest.html does 
 # 2. A quiet night: compared with night 1 at the threshold; report and comparison written.
 night "no regression" 0
 report_of 2 || fail "no regression: no report of run 2"
-called "compare 1 2 --threshold 0.05" || fail "no regression: compare 1 2 --threshold 0.05 not called"
+called "compare 1 2 --threshold 5%" || fail "no regression: compare 1 2 --threshold 5% not called"
 compgen -G "$reports/nightly-*-run2-compare.txt" >/dev/null || fail "no regression: no compare text"
 [[ $(readlink "$reports/latest.html") == nightly-*-run2.html ]] || fail "latest.html is not run 2's"
 
