@@ -285,15 +285,24 @@ Table MeasurementsTable(const std::vector<v1::Measurement>& measurements) {
   const bool any_verified =
       std::any_of(measurements.begin(), measurements.end(),
                   [](const v1::Measurement& m) { return !m.verification().empty(); });
+  // Rates only micro-benchmarks model (smem2reg): their columns appear when a row has them.
+  const bool any_bytes =
+      std::any_of(measurements.begin(), measurements.end(),
+                  [](const v1::Measurement& m) { return m.bytes_per_second() > 0; });
+  const bool any_loads =
+      std::any_of(measurements.begin(), measurements.end(),
+                  [](const v1::Measurement& m) { return m.fragment_loads_per_second() > 0; });
   Table table;
   table.columns = {{"variant", "variant"},
                    {"dtype", "dtype"},
                    {"shape", "shape"},
                    {"median_ms", "median ms", Align::kRight},
                    {"noise_pct", "noise %", Align::kRight},
-                   {"tflops", "TFLOPS", Align::kRight},
-                   {"samples", "samples", Align::kRight},
-                   {"status", "status"}};
+                   {"tflops", "TFLOPS", Align::kRight}};
+  if (any_bytes) table.columns.push_back({"bytes_per_second", "GB/s", Align::kRight});
+  if (any_loads) table.columns.push_back({"fragment_loads_per_second", "Gloads/s", Align::kRight});
+  table.columns.push_back({"samples", "samples", Align::kRight});
+  table.columns.push_back({"status", "status"});
   if (any_verified) table.columns.push_back({"verification", "verified"});
   table.columns.push_back({"error", "error"});
   for (const v1::Measurement& m : measurements) {
@@ -304,9 +313,17 @@ Table MeasurementsTable(const std::vector<v1::Measurement>& measurements) {
         FormatShape(m.shape()),
         Number(timed, FormatMs(m.stats().median_ms()), m.stats().median_ms()),
         Number(timed, FormatFixed(m.stats().noise() * 100, 2), m.stats().noise() * 100),
-        Number(timed && m.tflops() > 0, FormatFixed(m.tflops(), 1), m.tflops()),
-        Number(timed, Int(m.stats().samples()), m.stats().samples()),
-        m.status()};
+        Number(timed && m.tflops() > 0, FormatFixed(m.tflops(), 1), m.tflops())};
+    if (any_bytes) {
+      const double v = m.bytes_per_second();
+      row.push_back(Number(timed && v > 0, FormatFixed(v / 1e9, 1), v));
+    }
+    if (any_loads) {
+      const double v = m.fragment_loads_per_second();
+      row.push_back(Number(timed && v > 0, FormatFixed(v / 1e9, 2), v));
+    }
+    row.push_back(Number(timed, Int(m.stats().samples()), m.stats().samples()));
+    row.emplace_back(m.status());
     if (any_verified) row.emplace_back(m.verification());
     row.emplace_back(m.error());
     table.rows.push_back(std::move(row));
@@ -487,8 +504,17 @@ std::string ProgressLine(const v1::RunEvent& event, int measurements_seen, int t
       if (total > 0) line += "/" + Int(total);
       line += "] " + m.variant() + " " + m.dtype() + " " + FormatShape(m.shape()) + ": ";
       if (m.status() == "ok") {
-        line += FormatMs(m.stats().median_ms()) + " ms, " + FormatFixed(m.tflops(), 1) +
-                " TFLOPS, noise " + FormatFixed(m.stats().noise() * 100, 2) + "%, " +
+        line += FormatMs(m.stats().median_ms()) + " ms, ";
+        if (m.tflops() > 0 || m.bytes_per_second() <= 0) {
+          line += FormatFixed(m.tflops(), 1) + " TFLOPS, ";
+        }
+        if (m.bytes_per_second() > 0) {
+          line += FormatFixed(m.bytes_per_second() / 1e9, 1) + " GB/s, ";
+        }
+        if (m.fragment_loads_per_second() > 0) {
+          line += FormatFixed(m.fragment_loads_per_second() / 1e9, 2) + " Gloads/s, ";
+        }
+        line += "noise " + FormatFixed(m.stats().noise() * 100, 2) + "%, " +
                 Int(m.stats().samples()) + " samples";
         if (!m.verification().empty()) line += ", verification " + m.verification();
         return line;

@@ -155,6 +155,18 @@ PRAGMA user_version = 2;
 )sql");
 }
 
+// v3: rates besides TFLOPS, for variants whose work is not (only) a GEMM's arithmetic: the
+// smem2reg micro-benchmarks' bytes and fragment loads per second. NULL in older rows and where
+// the variant does not model them.
+void MigrateV3(Connection& c) {
+  c.Exec(R"sql(
+ALTER TABLE measurements ADD COLUMN bytes_per_second REAL;
+ALTER TABLE measurements ADD COLUMN fragment_loads_per_second REAL;
+
+PRAGMA user_version = 3;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -181,6 +193,7 @@ void Migrate(Connection& connection) {
   if (version == kSchemaVersion) return;  // nothing to do; the destructor ends the transaction
   if (version < 1) MigrateV1(connection);
   if (version < 2) MigrateV2(connection);
+  if (version < 3) MigrateV3(connection);
   transaction.Commit();
 }
 

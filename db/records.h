@@ -133,6 +133,10 @@ struct MeasurementRecord {
   std::string error;
   TimingStats stats;
   double tflops = 0;  // from the median
+  // Schema v3, from the median: bytes moved shared memory -> registers and per-warp fragment
+  // load instructions, per second. 0 (NULL in the table) where the variant does not model them.
+  double bytes_per_second = 0;
+  double fragment_loads_per_second = 0;
   std::string l2;     // "cold" | "hot"
   std::string clock_policy;
   std::string verification;  // "" (not checked) | "passed" | "failed: ..."

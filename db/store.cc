@@ -175,7 +175,9 @@ constexpr std::string_view kMeasurementColumns[] = {"run_id",
                                                     "max_warps_per_sm",
                                                     "theoretical_occupancy",
                                                     "limiter",
-                                                    "threads_per_block"};
+                                                    "threads_per_block",
+                                                    "bytes_per_second",
+                                                    "fragment_loads_per_second"};
 constexpr int kMeasurementColumnCount = std::size(kMeasurementColumns);
 
 const std::string& MeasurementInsertSql() {
@@ -229,6 +231,8 @@ void BindMeasurement(Statement& s, const MeasurementRecord& x, int64_t created_a
   b.Int(o.registers_per_thread).Int(o.static_smem_bytes).Int(o.dynamic_smem_bytes);
   b.Int(o.local_bytes_per_thread).Int(o.max_blocks_per_sm).Int(o.max_warps_per_sm);
   b.Real(o.theoretical_occupancy).Text(o.limiter).Int(o.threads_per_block);
+  b.RealIf(x.bytes_per_second > 0, x.bytes_per_second);
+  b.RealIf(x.fragment_loads_per_second > 0, x.fragment_loads_per_second);
   if (b.next() - 1 != kMeasurementColumnCount) {
     throw Error("internal: measurement binds out of step with its column list");
   }
@@ -289,6 +293,8 @@ MeasurementRecord ReadMeasurement(const Statement& s, bool include_samples) {
   o.theoretical_occupancy = r.Real();
   o.limiter = r.Text();
   o.threads_per_block = r.Int32();
+  x.bytes_per_second = r.Real();
+  x.fragment_loads_per_second = r.Real();
   if (include_samples) x.sample_ms = DecodeSamples(s.ColumnBlob(r.next()));
   return x;
 }

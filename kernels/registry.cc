@@ -9,6 +9,13 @@ bool Variant::Supports(DType d) const {
   return std::find(dtypes.begin(), dtypes.end(), d) != dtypes.end();
 }
 
+WorkModel Variant::Work(const Problem& p) const {
+  if (work) return work(p);
+  WorkModel gemm;
+  gemm.flops = p.Flops();
+  return gemm;
+}
+
 void Registry::Add(Variant v) {
   if (v.name.empty()) throw std::logic_error("kernel registry: a variant without a name");
   if (index_.count(v.name) != 0) {

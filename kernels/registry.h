@@ -14,7 +14,10 @@
 
 namespace ablation::kernels {
 
-/// Everything a launch needs. Pointers are device pointers; stream and cuBLAS handles are opaque
+/// Everything a launch needs. A micro-benchmark (family "smem2reg") takes the GEMM whose data path
+/// it isolates: for M x N x K it runs that GEMM's grid and issues its fragment loads of K/BK k-tiles
+/// per block, reading A and B, and writes a 32-bit checksum per thread to the start of C instead of
+/// the product. Pointers are device pointers; stream and cuBLAS handles are opaque
 /// here (cudaStream_t, cublasHandle_t, cublasLtHandle_t) so this header stays CUDA-free.
 struct GemmArgs {
   Problem problem;
@@ -40,6 +43,14 @@ struct Tile {
   int k = 0;
 };
 
+/// What one launch does at a problem, the numerators of the rates a measurement reports (each
+/// divided by the median time). A quantity a variant does not model is 0 and is not reported.
+struct WorkModel {
+  double flops = 0;           ///< arithmetic operations, a multiply-add counting two
+  double bytes = 0;           ///< bytes moved from shared memory into registers
+  double fragment_loads = 0;  ///< per-warp load instructions issued (ldmatrix or ld.shared)
+};
+
 struct Variant {
   std::string name;    ///< canonical name, the key everywhere
   std::string family;  ///< "ablation", "cublas", "pipe", "simt", "tf32", "smem2reg", ...
@@ -54,10 +65,14 @@ struct Variant {
   bool bit_exact_family = false;
   /// "" if the variant can run this problem, else the reason it cannot (names the field).
   std::function<std::string(const Problem&)> can_implement;
+  /// The work of one launch at a problem. Unset means a GEMM: flops = 2*M*N*K, nothing else.
+  std::function<WorkModel(const Problem&)> work;
   LaunchFn launch = nullptr;  ///< bound in the worker only (BindLaunchers)
   KernelFn kernel = nullptr;  ///< bound in the worker only
 
   bool Supports(DType d) const;
+  /// `work` at `p`, or the GEMM default when unset.
+  WorkModel Work(const Problem& p) const;
 };
 
 class Registry {

@@ -4,12 +4,13 @@
 add_executable(kernels_catalog_tests
   kernels/catalog_test.cc
   kernels/reference_test.cc
-  kernels/element_values_test.cc)
+  kernels/element_values_test.cc
+  kernels/smem2reg_catalog_test.cc)
 target_link_libraries(kernels_catalog_tests PRIVATE ablation_kernel_catalog GTest::gtest_main)
 gtest_discover_tests(kernels_catalog_tests DISCOVERY_TIMEOUT 60)
 
 # ---- GPU (label gpu): skipped with the reason where there is no device
-add_executable(kernels_gpu_tests gpu/kernels_gpu_test.cc)
+add_executable(kernels_gpu_tests gpu/kernels_gpu_test.cc gpu/smem2reg_gpu_test.cc)
 target_link_libraries(kernels_gpu_tests PRIVATE ablation_kernels GTest::gtest_main)
 target_include_directories(kernels_gpu_tests PRIVATE ${CMAKE_SOURCE_DIR})
 gtest_discover_tests(kernels_gpu_tests DISCOVERY_TIMEOUT 60

@@ -60,6 +60,8 @@ v1::Measurement ToProto(const db::MeasurementRecord& r) {
   s->set_noise(r.stats.noise);
   s->set_total_seconds(r.stats.total_seconds);
   m.set_tflops(r.tflops);
+  m.set_bytes_per_second(r.bytes_per_second);
+  m.set_fragment_loads_per_second(r.fragment_loads_per_second);
   m.set_l2(r.l2);
   m.set_clock_policy(r.clock_policy);
   m.set_verification(r.verification);

@@ -466,8 +466,13 @@ void RunManager::ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed) {
     rec.clock_policy = plan.clock_policy;
     rec.telemetry.note = "NVML telemetry is not collected by this daemon version";
 
+    // What one launch does: 2MNK flops for a GEMM; bytes and fragment loads for a micro-benchmark.
+    const kernels::WorkModel work = item.variant->Work(item.problem);
     std::string err = EnsureWorker(gpu);
-    if (err.empty() && plan.verify) {
+    if (err.empty() && plan.verify && work.flops == 0) {
+      // A micro-benchmark (smem2reg) writes a checksum, not a product: there is nothing to check.
+      rec.verification = "not checked: " + item.variant->family + " computes no product";
+    } else if (err.empty() && plan.verify) {
       worker::v1::WorkerRequest req;
       auto* task = req.mutable_verify();
       task->set_task_id(next_task_++);
@@ -548,7 +553,11 @@ void RunManager::ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed) {
         // Fewer than two samples say nothing about noise; stored as 0 with the count beside it.
         rec.stats.noise = std::isfinite(s.noise) ? s.noise : 0.0;
         rec.stats.total_seconds = s.sum_ms / 1e3;
-        rec.tflops = s.median_ms > 0 ? item.problem.Flops() / (s.median_ms * 1e-3) / 1e12 : 0.0;
+        if (const double seconds = s.median_ms * 1e-3; seconds > 0) {
+          rec.tflops = work.flops / seconds / 1e12;
+          rec.bytes_per_second = work.bytes / seconds;
+          rec.fragment_loads_per_second = work.fragment_loads / seconds;
+        }
         if (!m.l2().empty()) rec.l2 = m.l2();
         const auto& o = m.occupancy();
         rec.occupancy.registers_per_thread = o.registers_per_thread();

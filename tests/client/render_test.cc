@@ -151,6 +151,45 @@ TEST(MeasurementsTableTest, VerificationColumnOnlyWhenVerified) {
   EXPECT_NE(RenderText(MeasurementsTable(ms)).find("verified"), std::string::npos);
 }
 
+TEST(MeasurementsTableTest, RateColumnsOnlyWhenARowHasThem) {
+  std::vector<v1::Measurement> ms = {MakeMeasurement("abl_L1_R1_bl0_s3_sw1", 0.4, 343.6)};
+  EXPECT_EQ(RenderText(MeasurementsTable(ms)).find("GB/s"), std::string::npos);
+  EXPECT_EQ(RenderText(MeasurementsTable(ms)).find("Gloads/s"), std::string::npos);
+  EXPECT_EQ(RenderCsv(MeasurementsTable(ms)).find("bytes_per_second"), std::string::npos);
+
+  v1::Measurement loads = MakeMeasurement("smem2reg_R1_bl0_sw1", 0.1, 0);
+  loads.set_bytes_per_second(1.2884901888e13);
+  loads.set_fragment_loads_per_second(2.097152e11);
+  ms.push_back(loads);
+  std::vector<std::string> lines = Lines(RenderText(MeasurementsTable(ms)));
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_NE(lines[0].find("GB/s"), std::string::npos);
+  EXPECT_NE(lines[0].find("Gloads/s"), std::string::npos);
+  // The GEMM row has no rates, the micro-benchmark no TFLOPS: each shows "-" there.
+  const std::size_t gbs = lines[0].find("GB/s") + 4;
+  EXPECT_EQ(lines[2].substr(gbs - 1, 1), "-");
+  EXPECT_EQ(lines[3].substr(gbs - 7, 7), "12884.9");
+  const std::size_t gloads = lines[0].find("Gloads/s") + 8;
+  EXPECT_EQ(lines[3].substr(gloads - 6, 6), "209.72");
+  const std::size_t tflops = lines[0].find("TFLOPS") + 6;
+  EXPECT_EQ(lines[3].substr(tflops - 1, 1), "-");
+
+  // CSV keeps the exact values under stable keys, empty where a row has none.
+  const std::string csv = RenderCsv(MeasurementsTable(ms));
+  EXPECT_EQ(Lines(csv)[0],
+            "variant,dtype,shape,median_ms,noise_pct,tflops,bytes_per_second,"
+            "fragment_loads_per_second,samples,status,error\r");
+  EXPECT_NE(csv.find(",343.6,,,57,ok,"), std::string::npos);
+  EXPECT_NE(csv.find(",0.31,,12884901888000,209715200000,57,ok,"), std::string::npos);
+
+  // Progress: rates instead of a TFLOPS figure that would read 0.
+  v1::RunEvent e;
+  *e.mutable_measurement() = loads;
+  EXPECT_EQ(ProgressLine(e, 2, 2),
+            "[2/2] smem2reg_R1_bl0_sw1 bf16 4096x4096x4096: 0.1000 ms, 12884.9 GB/s, 209.72 Gloads/s, "
+            "noise 0.31%, 57 samples");
+}
+
 TEST(JsonTest, ArrayIsValidWithStableKeys) {
   std::vector<v1::Measurement> ms = {MakeMeasurement("a", 1.5, 100), MakeMeasurement("b", 2.5, 50)};
   ms[1].clear_tflops();

@@ -99,6 +99,101 @@ VALUES (1, 1, 0, 'abl_L0_R0_bl0_s1_sw1', 'bf16', 4096, 4096, 4096, 'ok', '',
         0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1700000030000);
 )sql";
 
+// What v2 of ablationd ran on a v1 database, as a literal for the same reason as kV1Schema.
+constexpr const char* kV1ToV2 = R"sql(
+ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'ablation'
+  CHECK (kind IN ('ablation', 'verify'));
+ALTER TABLE runs ADD COLUMN clock_policy TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN l2_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN smem_per_block_optin INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN smem_per_sm INTEGER NOT NULL DEFAULT 0;
+
+ALTER TABLE measurements ADD COLUMN total_seconds REAL;
+ALTER TABLE measurements ADD COLUMN l2 TEXT NOT NULL DEFAULT '';
+ALTER TABLE measurements ADD COLUMN clock_policy TEXT NOT NULL DEFAULT '';
+ALTER TABLE measurements ADD COLUMN verification TEXT NOT NULL DEFAULT '';
+ALTER TABLE measurements ADD COLUMN telemetry_available INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE measurements ADD COLUMN telemetry_note TEXT NOT NULL DEFAULT '';
+ALTER TABLE measurements ADD COLUMN sm_clock_mhz_mean REAL;
+ALTER TABLE measurements ADD COLUMN sm_clock_mhz_min REAL;
+ALTER TABLE measurements ADD COLUMN sm_clock_mhz_max REAL;
+ALTER TABLE measurements ADD COLUMN mem_clock_mhz_mean REAL;
+ALTER TABLE measurements ADD COLUMN mem_clock_mhz_min REAL;
+ALTER TABLE measurements ADD COLUMN mem_clock_mhz_max REAL;
+ALTER TABLE measurements ADD COLUMN power_w_mean REAL;
+ALTER TABLE measurements ADD COLUMN power_w_min REAL;
+ALTER TABLE measurements ADD COLUMN power_w_max REAL;
+ALTER TABLE measurements ADD COLUMN temperature_c_mean REAL;
+ALTER TABLE measurements ADD COLUMN temperature_c_min REAL;
+ALTER TABLE measurements ADD COLUMN temperature_c_max REAL;
+ALTER TABLE measurements ADD COLUMN throttle_reasons TEXT NOT NULL DEFAULT '';
+ALTER TABLE measurements ADD COLUMN throttled_samples INTEGER;
+ALTER TABLE measurements ADD COLUMN registers_per_thread INTEGER;
+ALTER TABLE measurements ADD COLUMN static_smem_bytes INTEGER;
+ALTER TABLE measurements ADD COLUMN dynamic_smem_bytes INTEGER;
+ALTER TABLE measurements ADD COLUMN local_bytes_per_thread INTEGER;
+ALTER TABLE measurements ADD COLUMN max_blocks_per_sm INTEGER;
+ALTER TABLE measurements ADD COLUMN max_warps_per_sm INTEGER;
+ALTER TABLE measurements ADD COLUMN theoretical_occupancy REAL;
+ALTER TABLE measurements ADD COLUMN limiter TEXT NOT NULL DEFAULT '';
+ALTER TABLE measurements ADD COLUMN threads_per_block INTEGER;
+UPDATE measurements SET telemetry_note = 'not recorded: measured before schema v2';
+CREATE INDEX measurements_shape ON measurements (m, n, k, dtype);
+CREATE TABLE measurement_samples (
+  measurement_id INTEGER PRIMARY KEY REFERENCES measurements (id) ON DELETE CASCADE,
+  sample_count   INTEGER NOT NULL,
+  sample_ms      BLOB    NOT NULL
+);
+CREATE TABLE verifications (
+  id              INTEGER PRIMARY KEY,
+  run_id          INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  variant         TEXT    NOT NULL,
+  dtype           TEXT    NOT NULL,
+  m               INTEGER NOT NULL,
+  n               INTEGER NOT NULL,
+  k               INTEGER NOT NULL,
+  against         TEXT    NOT NULL DEFAULT '',
+  max_abs         REAL    NOT NULL DEFAULT 0,
+  max_rel         REAL    NOT NULL DEFAULT 0,
+  rel_frobenius   REAL    NOT NULL DEFAULT 0,
+  mismatches      INTEGER NOT NULL DEFAULT 0,
+  nan_count       INTEGER NOT NULL DEFAULT 0,
+  unwritten_count INTEGER NOT NULL DEFAULT 0,
+  tolerance       REAL    NOT NULL DEFAULT 0,
+  passed          INTEGER NOT NULL CHECK (passed IN (0, 1)),
+  error           TEXT    NOT NULL DEFAULT '',
+  created_at_ms   INTEGER NOT NULL
+);
+CREATE INDEX verifications_run ON verifications (run_id);
+CREATE INDEX verifications_variant ON verifications (variant, dtype, m, n, k);
+CREATE TABLE run_tags (
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  tag    TEXT    NOT NULL,
+  UNIQUE (run_id, tag)
+);
+CREATE INDEX run_tags_tag ON run_tags (tag, run_id);
+PRAGMA user_version = 2;
+)sql";
+
+// A v2 measurement with telemetry, occupancy and samples, as v2 of ablationd wrote it.
+constexpr const char* kV2Rows = R"sql(
+UPDATE runs SET clock_policy = 'observe', l2_bytes = 62914560 WHERE id = 1;
+INSERT INTO run_tags (run_id, tag) VALUES (1, 'nightly');
+INSERT INTO measurements (id, run_id, sequence, variant, dtype, m, n, k, status, error,
+                          median_ms, mean_ms, stddev_ms, min_ms, max_ms, q1_ms, q3_ms,
+                          samples, noise, tflops, created_at_ms, total_seconds, l2,
+                          clock_policy, verification, telemetry_available, telemetry_note,
+                          sm_clock_mhz_mean, power_w_max, throttle_reasons, throttled_samples,
+                          registers_per_thread, max_blocks_per_sm, theoretical_occupancy,
+                          limiter, threads_per_block)
+VALUES (4, 1, 3, 'abl_L1_R1_bl1_s4_sw1', 'bf16', 4096, 4096, 4096, 'ok', '',
+        0.5, 0.51, 0.002, 0.49, 0.55, 0.498, 0.503, 40, 0.002, 274.9, 1700000040000, 0.02,
+        'cold', 'observe', 'passed', 1, '', 1980, 690.5, 'sw_power_cap', 3, 128, 2, 0.25,
+        'registers', 256);
+INSERT INTO measurement_samples (measurement_id, sample_count, sample_ms)
+VALUES (4, 1, X'000000000000E03F');
+)sql";
+
 TEST_F(MigrationsTest, FreshDatabaseEndsAtLatestVersionInWalMode) {
   const std::string path = PathOf("fresh.db");
   {
@@ -107,7 +202,7 @@ TEST_F(MigrationsTest, FreshDatabaseEndsAtLatestVersionInWalMode) {
   }
   RawDb raw(path);
   EXPECT_EQ(raw.Int("PRAGMA user_version"), kSchemaVersion);
-  EXPECT_EQ(kSchemaVersion, 2);
+  EXPECT_EQ(kSchemaVersion, 3);
   EXPECT_EQ(raw.Text("PRAGMA journal_mode"), "wal");
   for (const char* table :
        {"runs", "measurements", "measurement_samples", "verifications", "run_tags"}) {
@@ -149,7 +244,7 @@ TEST_F(MigrationsTest, V1DatabaseIsMigratedKeepingItsRows) {
   auto store = Store::Open(path);
   {
     RawDb raw(path);
-    EXPECT_EQ(raw.Int("PRAGMA user_version"), 2);
+    EXPECT_EQ(raw.Int("PRAGMA user_version"), kSchemaVersion);
     EXPECT_EQ(raw.Text("PRAGMA journal_mode"), "wal");
   }
 
@@ -244,6 +339,74 @@ TEST_F(MigrationsTest, V1DatabaseIsMigratedKeepingItsRows) {
   ASSERT_EQ(store->ListRuns(filter).runs.size(), 1u);
 }
 
+TEST_F(MigrationsTest, V2DatabaseIsMigratedKeepingItsRows) {
+  const std::string path = PathOf("v2.db");
+  {
+    RawDb raw(path);
+    raw.Exec(kV1Schema);
+    raw.Exec(kV1Rows);
+    raw.Exec(kV1ToV2);
+    raw.Exec(kV2Rows);
+    ASSERT_EQ(raw.Int("PRAGMA user_version"), 2);
+  }
+
+  auto store = Store::Open(path);
+  {
+    RawDb raw(path);
+    EXPECT_EQ(raw.Int("PRAGMA user_version"), kSchemaVersion);
+    // The new columns are NULL ("not recorded") in every older row, not 0.
+    EXPECT_EQ(raw.Int("SELECT count(*) FROM measurements WHERE bytes_per_second IS NULL AND "
+                      "fragment_loads_per_second IS NULL"),
+              4);
+  }
+
+  auto run = store->GetRun(1);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->clock_policy, "observe");
+  EXPECT_EQ(run->device.l2_bytes, 62914560);
+  EXPECT_EQ(run->tags, std::vector<std::string>{"nightly"});
+  EXPECT_EQ(run->ok, 3);
+  EXPECT_EQ(run->failed, 1);
+
+  const auto measurements = store->MeasurementsOfRun(1, /*include_samples=*/true);
+  ASSERT_EQ(measurements.size(), 4u);
+  EXPECT_THAT(measurements[0].telemetry.note, HasSubstr("before schema v2"));
+  const MeasurementRecord& v2 = measurements[3];
+  EXPECT_EQ(v2.variant, "abl_L1_R1_bl1_s4_sw1");
+  EXPECT_DOUBLE_EQ(v2.tflops, 274.9);
+  EXPECT_DOUBLE_EQ(v2.stats.total_seconds, 0.02);
+  EXPECT_EQ(v2.l2, "cold");
+  EXPECT_EQ(v2.verification, "passed");
+  EXPECT_TRUE(v2.telemetry.available);
+  EXPECT_DOUBLE_EQ(v2.telemetry.sm_clock_mhz_mean, 1980);
+  EXPECT_DOUBLE_EQ(v2.telemetry.power_w_max, 690.5);
+  EXPECT_EQ(v2.telemetry.throttle_reasons, std::vector<std::string>{"sw_power_cap"});
+  EXPECT_EQ(v2.telemetry.throttled_samples, 3);
+  EXPECT_EQ(v2.occupancy.registers_per_thread, 128);
+  EXPECT_EQ(v2.occupancy.limiter, "registers");
+  EXPECT_EQ(v2.sample_ms, std::vector<double>{0.5});
+  for (const MeasurementRecord& m : measurements) {
+    EXPECT_EQ(m.bytes_per_second, 0) << m.id;
+    EXPECT_EQ(m.fragment_loads_per_second, 0) << m.id;
+  }
+
+  // v3 rows with the new rates live beside the old ones.
+  MeasurementRecord added;
+  added.run_id = 1;
+  added.sequence = 4;
+  added.variant = "smem2reg_R1_bl0_sw1";
+  added.dtype = "bf16";
+  added.m = added.n = added.k = 4096;
+  added.bytes_per_second = 1.5e13;
+  added.fragment_loads_per_second = 2.5e11;
+  const int64_t id = store->InsertMeasurement(added);
+  EXPECT_EQ(id, 5);
+  const MeasurementRecord back = store->MeasurementsOfRun(1, false).back();
+  EXPECT_DOUBLE_EQ(back.bytes_per_second, 1.5e13);
+  EXPECT_DOUBLE_EQ(back.fragment_loads_per_second, 2.5e11);
+  EXPECT_DOUBLE_EQ(back.tflops, 0);
+}
+
 TEST_F(MigrationsTest, NewerDatabaseIsRefusedAndLeftUntouched) {
   const std::string path = PathOf("newer.db");
   {
@@ -260,7 +423,7 @@ TEST_F(MigrationsTest, NewerDatabaseIsRefusedAndLeftUntouched) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Error::Code::kIncompatible);
     EXPECT_THAT(e.what(), HasSubstr("schema version 7"));
-    EXPECT_THAT(e.what(), HasSubstr("version 2"));
+    EXPECT_THAT(e.what(), HasSubstr("version 3"));
     EXPECT_THAT(e.what(), HasSubstr(path));
   }
   try {
@@ -293,6 +456,22 @@ TEST_F(MigrationsTest, ReadOnlyReaderRefusesAnOlderOrMissingDatabase) {
   }
   RawDb raw(path);
   EXPECT_EQ(raw.Int("PRAGMA user_version"), 1);
+
+  // One version behind is as unreadable: v2 has no rate columns.
+  const std::string v2 = PathOf("v2.db");
+  {
+    RawDb old(v2);
+    old.Exec(kV1Schema);
+    old.Exec(kV1ToV2);
+  }
+  try {
+    Store::OpenReadOnly(v2);
+    FAIL() << "a v2 database was opened read-only";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Error::Code::kIncompatible);
+    EXPECT_THAT(e.what(), HasSubstr("schema version 2"));
+    EXPECT_THAT(e.what(), HasSubstr("version " + std::to_string(kSchemaVersion)));
+  }
 
   const std::string missing = PathOf("missing.db");
   try {

@@ -3,7 +3,8 @@
 // Usage: kernels_timing [M N K] [dtype] [name-prefix] [samples]
 //   e.g. kernels_timing 4096 4096 4096 bf16 abl_ 25
 // Prints one row per variant: name, median ms, TFLOPS, share of the cuBLAS entry of that dtype,
-// registers and local memory (spills) of the kernel.
+// registers and local memory (spills) of the kernel; and, for variants whose work model counts
+// them (smem2reg_*), GB/s moved shared memory -> registers and G fragment loads per second.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -93,7 +94,8 @@ int main(int argc, char** argv) {
   const double tf = [&](double ms) { return p.Flops() / (ms * 1e-3) / 1e12; }(base_ms);
   std::printf("# %lldx%lldx%lld %s, %d samples, L2 flushed, median\n", (long long)p.m,
               (long long)p.n, (long long)p.k, std::string(ToString(p.dtype)).c_str(), samples);
-  std::printf("%-28s %9s %9s %8s %5s %6s\n", "variant", "ms", "TFLOPS", "cuBLAS%", "regs", "local");
+  std::printf("%-28s %9s %9s %8s %5s %6s %9s %9s\n", "variant", "ms", "TFLOPS", "cuBLAS%", "regs",
+              "local", "GB/s", "Gloads/s");
   std::printf("%-28s %9.4f %9.1f %8.1f %5s %6s\n", cublas_name.c_str(), base_ms, tf, 100.0, "-",
               "-");
   for (const Variant& v : registry.All()) {
@@ -116,9 +118,11 @@ int main(int argc, char** argv) {
       regs = attr.numRegs;
       local = long(attr.localSizeBytes);
     }
-    const double t = p.Flops() / (ms * 1e-3) / 1e12;
-    std::printf("%-28s %9.4f %9.1f %8.1f %5d %6ld\n", v.name.c_str(), ms, t, 100.0 * base_ms / ms,
-                regs, local);
+    const WorkModel w = v.Work(p);
+    const double s = ms * 1e-3;
+    std::printf("%-28s %9.4f %9.1f %8.1f %5d %6ld %9.1f %9.2f\n", v.name.c_str(), ms,
+                w.flops / s / 1e12, 100.0 * base_ms / ms, regs, local, w.bytes / s / 1e9,
+                w.fragment_loads / s / 1e9);
     std::fflush(stdout);
   }
   cublasDestroy(cublas);
