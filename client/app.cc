@@ -7,11 +7,15 @@
 #include <grpcpp/security/credentials.h>
 
 #include "client/cmd_cancel.h"
+#include "client/cmd_compare.h"
 #include "client/cmd_device.h"
+#include "client/cmd_presets.h"
+#include "client/cmd_report.h"
 #include "client/cmd_results.h"
 #include "client/cmd_run.h"
 #include "client/cmd_runs.h"
 #include "client/cmd_show.h"
+#include "client/cmd_sweep.h"
 #include "client/cmd_variants.h"
 #include "client/cmd_verify.h"
 #include "client/exit_codes.h"
@@ -49,6 +53,10 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   ResultsOptions results;
   CancelOptions cancel;
   VerifyOptions verify;
+  PresetsOptions presets;
+  SweepOptions sweep;
+  ReportOptions report;
+  CompareOptions compare;
   CLI::App* variants_cmd = SetupVariants(app, variants);
   CLI::App* device_cmd = SetupDevice(app, device);
   CLI::App* run_cmd = SetupRun(app, run);
@@ -57,6 +65,10 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   CLI::App* results_cmd = SetupResults(app, results);
   CLI::App* cancel_cmd = SetupCancel(app, cancel);
   CLI::App* verify_cmd = SetupVerify(app, verify);
+  CLI::App* presets_cmd = SetupPresets(app, presets);
+  CLI::App* sweep_cmd = SetupSweep(app, sweep);
+  CLI::App* report_cmd = SetupReport(app, report);
+  CLI::App* compare_cmd = SetupCompare(app, compare);
 
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
@@ -80,6 +92,10 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (*results_cmd) return ExecuteResults(results, context);
   if (*cancel_cmd) return ExecuteCancel(cancel, context);
   if (*verify_cmd) return ExecuteVerify(verify, context);
+  if (*presets_cmd) return ExecutePresets(presets, context);
+  if (*sweep_cmd) return ExecuteSweep(sweep, context);
+  if (*report_cmd) return ExecuteReport(report, context);
+  if (*compare_cmd) return ExecuteCompare(compare, context);
   err << "error: no subcommand\n";
   return kExitUsage;
 }

@@ -162,7 +162,11 @@ v1::RunRequest BuildRunRequest(const RunOptions& options) {
 }
 
 int ExecuteRun(const RunOptions& options, const CommandContext& context) {
-  const v1::RunRequest request = BuildRunRequest(options);
+  return FollowRun(BuildRunRequest(options), context, nullptr);
+}
+
+int FollowRun(const v1::RunRequest& request, const CommandContext& context,
+              const RunProgress& progress) {
   std::optional<ScopedSigint> sigint;
   if (context.interrupted == nullptr) sigint.emplace();
   const std::atomic<bool>& interrupted =
@@ -204,11 +208,14 @@ int ExecuteRun(const RunOptions& options, const CommandContext& context) {
       case v1::RunEvent::EVENT_NOT_SET:
         break;
     }
-    if (!context.global.quiet) {
+    if (progress) {
+      progress(event, static_cast<int>(measurements.size()), total);
+    } else if (!context.global.quiet) {
       std::string line = ProgressLine(event, static_cast<int>(measurements.size()), total);
       if (!line.empty()) context.err << line << '\n' << std::flush;
     }
   }
+  if (progress) progress(v1::RunEvent(), static_cast<int>(measurements.size()), total);
   grpc::Status status = reader->Finish();
   canceller.Stop();
   outcome.interrupted = canceller.fired();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,5 +29,12 @@ struct RunOptions {
 CLI::App* SetupRun(CLI::App& app, RunOptions& options);
 ablation::v1::RunRequest BuildRunRequest(const RunOptions& options);
 int ExecuteRun(const RunOptions& options, const CommandContext& context);
+
+// Called for each event of the stream with the measurements seen so far and the planned total,
+// and once more at its end with an empty event. Empty: `run`'s progress lines (unless --quiet).
+using RunProgress = std::function<void(const ablation::v1::RunEvent&, int seen, int total)>;
+// Streams a run request (RunAblation), prints its results, returns the exit code as `run` does.
+int FollowRun(const ablation::v1::RunRequest& request, const CommandContext& context,
+              const RunProgress& progress);
 
 }  // namespace ablation::client

@@ -37,7 +37,7 @@ std::string SelfDirectory() {
 int main(int argc, char** argv) {
   using namespace ablation;
   CLI::App app{"ablationd: GEMM kernel ablation benchmarking daemon"};
-  std::string config_path, listen, db_path, worker_path, log_level, port_file;
+  std::string config_path, listen, db_path, worker_path, log_level, port_file, presets_path;
   app.add_option("--config", config_path, "TOML configuration file")->check(CLI::ExistingFile);
   app.add_option("--listen", listen, "address to serve gRPC on (default 127.0.0.1:50051)");
   app.add_option("--db", db_path, "SQLite result database (default ./ablationd.db)");
@@ -46,6 +46,9 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   app.add_option("--port-file", port_file, "write the bound port to this file once listening");
+  app.add_option("--presets", presets_path,
+                 "TOML presets added to the built-in ones (config key: presets)")
+      ->check(CLI::ExistingFile);
   app.set_version_flag("--version", std::string(kDaemonVersion) + " (" + kGitRevision + ")");
   CLI11_PARSE(app, argc, argv);
 
@@ -63,6 +66,26 @@ int main(int argc, char** argv) {
   if (!worker_path.empty()) config.worker_path = worker_path;
   if (!log_level.empty()) config.log_level = log_level;
   if (!port_file.empty()) config.port_file = port_file;
+  // A relative presets path in the config file is relative to that file.
+  if (!config.presets_path.empty() && !config_path.empty() &&
+      std::filesystem::path(config.presets_path).is_relative()) {
+    config.presets_path =
+        (std::filesystem::path(config_path).parent_path() / config.presets_path).string();
+  }
+  if (!presets_path.empty()) config.presets_path = presets_path;
+
+  auto presets = std::make_shared<core::PresetCatalog>();
+  if (core::Status st = presets->LoadText(core::BuiltinPresetsToml(), "presets.toml (built-in)");
+      !st.ok()) {
+    std::fprintf(stderr, "ablationd: %s\n", st.message().c_str());
+    return 2;
+  }
+  if (!config.presets_path.empty()) {
+    if (core::Status st = presets->LoadFile(config.presets_path); !st.ok()) {
+      std::fprintf(stderr, "ablationd: %s\n", st.message().c_str());
+      return 2;
+    }
+  }
   if (config.worker_path.empty()) config.worker_path = SelfDirectory() + "/ablation-worker";
 
   spdlog::set_level(spdlog::level::from_str(config.log_level));
@@ -97,10 +120,12 @@ int main(int argc, char** argv) {
   options.worker_path = config.worker_path;
   options.timing = config.timing;
   options.max_queued_per_gpu = config.max_queued_per_gpu;
+  options.presets = presets;
   core::RunManager runs(options, store.get(), &registry);
   runs.Start();
 
   rpc::AblationService service(&runs, store.get(), &registry);
+  service.SetPresets(presets);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;

@@ -64,12 +64,14 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
        << e.description();
     return InvalidArgument(os.str());
   }
-  Status st = CheckKeys(root, origin, "", {"listen", "db", "worker", "log_level", "timing", "queue"});
+  Status st = CheckKeys(root, origin, "",
+                        {"listen", "db", "worker", "log_level", "presets", "timing", "queue"});
   if (!st.ok()) return st;
   if (!(st = Read(root, origin, "", "listen", &c->listen)).ok()) return st;
   if (!(st = Read(root, origin, "", "db", &c->db_path)).ok()) return st;
   if (!(st = Read(root, origin, "", "worker", &c->worker_path)).ok()) return st;
   if (!(st = Read(root, origin, "", "log_level", &c->log_level)).ok()) return st;
+  if (!(st = Read(root, origin, "", "presets", &c->presets_path)).ok()) return st;
   if (const toml::node* n = root.get("timing")) {
     const toml::table* t = n->as_table();
     if (!t) return KeyError(origin, "timing", "expected a table");

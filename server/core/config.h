@@ -14,6 +14,8 @@ struct DaemonConfig {
   std::string worker_path;  ///< empty: ablation-worker beside the daemon's executable
   std::string log_level = "info";
   std::string port_file;    ///< if set, the bound port is written there once listening
+  /// TOML presets added to (and replacing same-named) built-in ones; empty: built-ins only.
+  std::string presets_path;
   TimingDefaults timing;
   int max_queued_per_gpu = 256;
 };

@@ -220,7 +220,14 @@ Status RunManager::Admit(const RunPlan& plan, const std::string& kind,
 Status RunManager::SubmitRun(const v1::RunRequest& request, const std::string& peer,
                              std::shared_ptr<RunObserver> observer, int64_t* run_id) {
   auto job = std::make_shared<Job>();
-  Status st = PlanRun(request, *registry_, Limits(request.device()), options_.timing, &job->plan);
+  Status st;
+  if (!request.preset().empty()) {
+    static const PresetCatalog kNoPresets;
+    st = PlanPresetRun(request, options_.presets ? *options_.presets : kNoPresets, *registry_,
+                       Limits(request.device()), options_.timing, &job->plan);
+  } else {
+    st = PlanRun(request, *registry_, Limits(request.device()), options_.timing, &job->plan);
+  }
   if (!st.ok()) return st;
   job->observer = std::move(observer);
   std::string who = request.requested_by().empty() ? peer : request.requested_by() + " (" + peer + ")";
@@ -370,6 +377,14 @@ void RunManager::Execute(Gpu* gpu, Job* job) {
   started.mutable_started()->set_run_id(job->id);
   *started.mutable_started()->mutable_device() = identity;
   started.mutable_started()->set_total(int(job->plan.items.size()));
+  for (const auto& item : job->plan.items) {
+    v1::PlannedMeasurement* planned = started.mutable_started()->add_plan();
+    planned->set_variant(item.variant->name);
+    planned->set_dtype(std::string(kernels::ToString(item.problem.dtype)));
+    planned->mutable_shape()->set_m(item.problem.m);
+    planned->mutable_shape()->set_n(item.problem.n);
+    planned->mutable_shape()->set_k(item.problem.k);
+  }
   Emit(job, started);
 
   if (job->kind == db::kKindVerify) {

@@ -17,6 +17,7 @@
 #include "ablation/v1/ablation.pb.h"
 #include "db/store.h"
 #include "kernels/registry.h"
+#include "server/core/presets.h"
 #include "server/core/run_plan.h"
 #include "server/core/status.h"
 #include "server/core/worker_process.h"
@@ -34,6 +35,8 @@ struct RunManagerOptions {
   std::string worker_path;
   TimingDefaults timing;
   int max_queued_per_gpu = 256;
+  /// What RunRequest.preset names; null: no presets.
+  std::shared_ptr<const PresetCatalog> presets;
   /// Extra time a worker gets beyond a task's own time cap before it is considered hung.
   std::chrono::seconds hang_margin{120};
 };

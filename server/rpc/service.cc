@@ -351,4 +351,26 @@ grpc::ServerUnaryReactor* AblationService::CancelRun(grpc::CallbackServerContext
   });
 }
 
+grpc::ServerUnaryReactor* AblationService::ListPresets(grpc::CallbackServerContext* context,
+                                                       const v1::ListPresetsRequest* request,
+                                                       v1::ListPresetsResponse* response) {
+  return Unary(context, [&]() -> grpc::Status {
+    static const core::PresetCatalog kNoPresets;
+    const core::PresetCatalog& presets = presets_ ? *presets_ : kNoPresets;
+    if (!request->name().empty()) {
+      const core::Preset* preset = presets.Find(request->name());
+      if (!preset) {
+        std::string known;
+        for (const auto* p : presets.All()) known += (known.empty() ? "" : ", ") + p->name;
+        return {grpc::StatusCode::NOT_FOUND,
+                "name: no preset '" + request->name() + "'; known: " + known};
+      }
+      *response->add_presets() = core::ToProto(*preset, *registry_);
+      return grpc::Status::OK;
+    }
+    for (const auto* p : presets.All()) *response->add_presets() = core::ToProto(*p, *registry_);
+    return grpc::Status::OK;
+  });
+}
+
 }  // namespace ablation::rpc

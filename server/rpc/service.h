@@ -7,6 +7,7 @@
 #include "ablation/v1/ablation.grpc.pb.h"
 #include "db/store.h"
 #include "kernels/registry.h"
+#include "server/core/presets.h"
 #include "server/core/run_manager.h"
 #include "server/core/status.h"
 
@@ -43,11 +44,18 @@ class AblationService final : public v1::Ablation::CallbackService {
   grpc::ServerUnaryReactor* CancelRun(grpc::CallbackServerContext* context,
                                       const v1::CancelRunRequest* request,
                                       v1::CancelRunResponse* response) override;
+  grpc::ServerUnaryReactor* ListPresets(grpc::CallbackServerContext* context,
+                                        const v1::ListPresetsRequest* request,
+                                        v1::ListPresetsResponse* response) override;
+
+  /// What ListPresets serves and RunRequest.preset names (the run manager holds the same one).
+  void SetPresets(std::shared_ptr<const core::PresetCatalog> presets) { presets_ = std::move(presets); }
 
  private:
   core::RunManager* runs_;
   db::Store* store_;
   const kernels::Registry* registry_;
+  std::shared_ptr<const core::PresetCatalog> presets_;
 };
 
 }  // namespace ablation::rpc

@@ -1,0 +1,83 @@
+#include "client/cmd_report.h"
+
+#include <fstream>
+
+#include "client/exit_codes.h"
+#include "client/parse.h"
+#include "client/report/report.h"
+#include "client/rpc.h"
+#include "client/validators.h"
+
+namespace ablation::client {
+
+CLI::App* SetupReport(CLI::App& app, ReportOptions& options) {
+  CLI::App* sub = app.add_subcommand(
+      "report", "The ablation plan's result tables for a run: architecture, ladders A and B, "
+                "shape sensitivity, pipelining; with confidence intervals from the raw samples");
+  sub->add_option("--run", options.run_id, "Run id, or 'latest'")
+      ->capture_default_str()
+      ->check(RunIdValidator(true));
+  sub->add_option("--format,-f", options.format, "md (default), html, csv or json")
+      ->check(CLI::IsMember({"md", "markdown", "html", "csv", "json"}));
+  sub->add_option("--output,-o", options.output, "Write to this file instead of stdout");
+  return sub;
+}
+
+int FetchRunWithSamples(const std::string& run_id, const CommandContext& context,
+                        v1::GetRunResponse* response) {
+  std::int64_t id = 0;
+  std::string error = ParseRunId(run_id, &id, true);
+  if (!error.empty()) {
+    context.err << "error: " << error << '\n';
+    return kExitUsage;
+  }
+  v1::GetRunRequest request;
+  request.set_run_id(id);
+  request.set_include_samples(true);
+  grpc::ClientContext call;
+  SetDeadline(call, context.global, kDefaultQueryTimeoutS);
+  grpc::Status status = context.stub.GetRun(&call, request, response);
+  if (!status.ok()) return ReportRpcError(status, context);
+  return kExitOk;
+}
+
+int ExecuteReport(const ReportOptions& options, const CommandContext& context) {
+  std::string format = options.format;
+  if (format.empty()) {
+    switch (context.global.format) {
+      case Format::kJson: format = "json"; break;
+      case Format::kCsv: format = "csv"; break;
+      case Format::kTable:
+      case Format::kMarkdown: format = "md"; break;
+    }
+  }
+  v1::GetRunResponse run;
+  if (int code = FetchRunWithSamples(options.run_id, context, &run); code != kExitOk) return code;
+  const report::Report built = report::BuildReport(run);
+  std::string text;
+  if (format == "html") {
+    text = report::RenderReportHtml(built);
+  } else if (format == "csv") {
+    text = report::RenderReportCsv(built);
+  } else if (format == "json") {
+    text = report::RenderReportJson(built);
+  } else {
+    text = report::RenderReportMarkdown(built);
+  }
+  if (options.output.empty()) {
+    context.out << text << std::flush;
+    return kExitOk;
+  }
+  std::ofstream file(options.output, std::ios::binary | std::ios::trunc);
+  file << text;
+  file.close();
+  if (!file) {
+    context.err << "error: cannot write " << options.output << '\n';
+    return kExitFailed;
+  }
+  if (!context.global.quiet)
+    context.err << "report of run " << run.run().id() << " written to " << options.output << '\n';
+  return kExitOk;
+}
+
+}  // namespace ablation::client

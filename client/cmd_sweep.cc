@@ -1,0 +1,192 @@
+#include "client/cmd_sweep.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+
+#include "client/cmd_presets.h"
+#include "client/cmd_run.h"
+#include "client/exit_codes.h"
+#include "client/render.h"
+#include "client/rpc.h"
+#include "client/validators.h"
+
+namespace ablation::client {
+
+CLI::App* SetupSweep(CLI::App& app, SweepOptions& options) {
+  CLI::App* sub = app.add_subcommand(
+      "sweep", "Run a preset (see `presets`) as one run, with live progress; Ctrl-C cancels");
+  sub->add_option("--preset,-p", options.preset, "Preset name")->required();
+  sub->add_option("--tag,-t", options.tags, "Tag stored with the run (nightly); repeatable")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_flag("--allow-missing", options.allow_missing,
+                "Run the entries that exist when some of the preset's variants are not built yet");
+  sub->add_option("--shape,-s", options.shapes,
+                  "Replace the preset's shapes: MxNxK, or N for NxNxN; repeatable")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(ShapeValidator());
+  sub->add_flag("--verify", options.verify, "Verify each variant before timing it");
+  sub->add_option("--min-samples", options.min_samples, "At least this many samples (default 10)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--max-seconds", options.max_seconds,
+                  "Time cap per measurement in seconds (default 10)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--device,-d", options.device, "GPU index")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  return sub;
+}
+
+v1::RunRequest BuildSweepRequest(const SweepOptions& options) {
+  RunOptions run;
+  run.shapes = options.shapes;
+  run.tags = options.tags;
+  run.verify = options.verify;
+  run.min_samples = options.min_samples;
+  run.max_seconds = options.max_seconds;
+  run.device = options.device;
+  v1::RunRequest request = BuildRunRequest(run);
+  if (options.shapes.empty()) request.clear_shapes();  // the preset's own
+  request.set_preset(options.preset);
+  request.set_allow_missing(options.allow_missing);
+  return request;
+}
+
+std::string FormatDuration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) seconds = 0;
+  const long s = std::lround(seconds);
+  char buffer[32];
+  if (s < 60) {
+    std::snprintf(buffer, sizeof buffer, "%lds", s);
+  } else if (s < 3600) {
+    std::snprintf(buffer, sizeof buffer, "%ldm%02lds", s / 60, s % 60);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%ldh%02ldm", s / 3600, (s % 3600) / 60);
+  }
+  return buffer;
+}
+
+std::string SweepProgressLine(int done, int total, const std::string& current, double elapsed_s) {
+  std::string line = "[" + std::to_string(done) + "/" + std::to_string(total) + "]";
+  if (!current.empty()) line += " " + current;
+  line += " | " + FormatDuration(elapsed_s) + " elapsed, ETA ";
+  if (done > 0 && total >= done) {
+    line += FormatDuration(elapsed_s / done * (total - done));
+  } else {
+    line += "-";
+  }
+  return line;
+}
+
+namespace {
+
+// Draws the progress of one run. On a terminal the line is redrawn in place ("\r", erase line);
+// otherwise each measurement is one plain line, and queue / start / end lines are as `run`'s.
+class SweepProgress {
+ public:
+  SweepProgress(std::ostream& err, bool tty) : err_(err), tty_(tty) {}
+
+  void operator()(const v1::RunEvent& event, int seen, int total) {
+    using Clock = std::chrono::steady_clock;
+    switch (event.event_case()) {
+      case v1::RunEvent::kStarted:
+        start_ = Clock::now();
+        started_ = true;
+        plan_.assign(event.started().plan().begin(), event.started().plan().end());
+        Line(ProgressLine(event, seen, total));
+        break;
+      case v1::RunEvent::kMeasurement:
+        if (event.measurement().status() != "ok") Line(ProgressLine(event, seen, total));
+        break;
+      case v1::RunEvent::EVENT_NOT_SET:  // the stream ended
+        if (tty_ && drawn_) err_ << '\n' << std::flush;
+        drawn_ = false;
+        return;
+      default:
+        Line(ProgressLine(event, seen, total));
+        return;
+    }
+    if (!started_) return;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    std::string current;
+    if (seen < static_cast<int>(plan_.size())) {
+      const v1::PlannedMeasurement& p = plan_[seen];
+      current = p.variant() + " " + p.dtype() + " " + FormatShape(p.shape());
+    }
+    const std::string line = SweepProgressLine(seen, total, current, elapsed);
+    if (tty_) {
+      err_ << "\r\033[K" << line << std::flush;
+      drawn_ = true;
+    } else if (event.event_case() == v1::RunEvent::kMeasurement) {
+      err_ << line << '\n' << std::flush;
+    }
+  }
+
+ private:
+  // A line that stays: clears the redrawn one first.
+  void Line(const std::string& text) {
+    if (text.empty()) return;
+    if (tty_ && drawn_) err_ << "\r\033[K";
+    drawn_ = false;
+    err_ << text << '\n' << std::flush;
+  }
+
+  std::ostream& err_;
+  bool tty_;
+  bool started_ = false;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point start_;
+  std::vector<v1::PlannedMeasurement> plan_;
+};
+
+}  // namespace
+
+int ExecuteSweep(const SweepOptions& options, const CommandContext& context) {
+  // The preset first: a clear refusal naming what is missing before anything is queued. The
+  // daemon checks again when the run is submitted.
+  v1::ListPresetsRequest list;
+  list.set_name(options.preset);
+  v1::ListPresetsResponse presets;
+  {
+    grpc::ClientContext call;
+    SetDeadline(call, context.global, kDefaultQueryTimeoutS);
+    grpc::Status status = context.stub.ListPresets(&call, list, &presets);
+    if (!status.ok()) return ReportRpcError(status, context);
+  }
+  if (presets.presets_size() != 1) {
+    context.err << "error: the daemon has no preset '" << options.preset << "'\n";
+    return kExitUsage;
+  }
+  const std::vector<std::string> missing = MissingEntries(presets.presets(0));
+  if (!missing.empty()) {
+    if (!options.allow_missing) {
+      context.err << "error: preset " << options.preset << ": " << missing.size()
+                  << (missing.size() == 1 ? " entry does" : " entries do")
+                  << " not resolve in this daemon: " << Join(missing, ", ")
+                  << "\n(pass --allow-missing to run the other "
+                  << presets.presets(0).planned() << " measurements)\n";
+      return kExitUsage;
+    }
+    if (!context.global.quiet) {
+      context.err << "preset " << options.preset << ": skipping " << missing.size()
+                  << " missing " << (missing.size() == 1 ? "entry" : "entries") << ": "
+                  << Join(missing, ", ") << '\n';
+    }
+  }
+  RunProgress progress;
+  std::shared_ptr<SweepProgress> drawer;
+  if (!context.global.quiet) {
+    const bool tty = &context.err == &std::cerr && ::isatty(STDERR_FILENO) == 1;
+    drawer = std::make_shared<SweepProgress>(context.err, tty);
+    progress = [drawer](const v1::RunEvent& e, int seen, int total) { (*drawer)(e, seen, total); };
+  } else {
+    progress = [](const v1::RunEvent&, int, int) {};
+  }
+  return FollowRun(BuildSweepRequest(options), context, progress);
+}
+
+}  // namespace ablation::client

@@ -1,0 +1,331 @@
+#include "server/core/presets.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "server/core/variant_names.h"
+
+namespace ablation::core {
+namespace {
+
+// "presets.toml:12: ladder-b.variants[3]: expected a string".
+Status ErrorAt(const std::string& origin, const toml::node& node, const std::string& key,
+               const std::string& what) {
+  std::string where = origin;
+  if (node.source().begin.line > 0) where += ":" + std::to_string(node.source().begin.line);
+  return InvalidArgument(where + ": " + key + ": " + what);
+}
+
+// A shape as written: "MxNxK", "N" or an integer N (NxNxN).
+Status ParseShape(const toml::node& node, const std::string& origin, const std::string& key,
+                  v1::Shape* shape) {
+  auto positive = [](int64_t v) { return v > 0 && v <= (int64_t(1) << 31); };
+  if (auto n = node.value<int64_t>(); n && node.is_integer()) {
+    if (!positive(*n)) return ErrorAt(origin, node, key, "a size must be positive");
+    shape->set_m(*n);
+    shape->set_n(*n);
+    shape->set_k(*n);
+    return Status::Ok();
+  }
+  auto text = node.value<std::string>();
+  if (!text) return ErrorAt(origin, node, key, "expected a shape \"MxNxK\" or a size N");
+  std::vector<int64_t> dims;
+  std::string part;
+  std::string s = *text + "x";
+  for (char c : s) {
+    if (c == 'x' || c == 'X') {
+      if (part.empty() || part.size() > 10 || part.find_first_not_of("0123456789") != std::string::npos)
+        return ErrorAt(origin, node, key, "'" + *text + "' is not a shape \"MxNxK\" or a size N");
+      dims.push_back(std::stoll(part));
+      part.clear();
+    } else {
+      part += c;
+    }
+  }
+  if (dims.size() == 1) dims = {dims[0], dims[0], dims[0]};
+  if (dims.size() != 3)
+    return ErrorAt(origin, node, key, "'" + *text + "' is not a shape \"MxNxK\" or a size N");
+  for (int64_t d : dims)
+    if (!positive(d)) return ErrorAt(origin, node, key, "'" + *text + "': sizes must be positive");
+  shape->set_m(dims[0]);
+  shape->set_n(dims[1]);
+  shape->set_k(dims[2]);
+  return Status::Ok();
+}
+
+Status ReadStringList(const toml::node& node, const std::string& origin, const std::string& key,
+                      std::vector<std::string>* out) {
+  const toml::array* array = node.as_array();
+  if (!array) return ErrorAt(origin, node, key, "expected an array of strings");
+  if (array->empty()) return ErrorAt(origin, node, key, "must not be empty");
+  for (size_t i = 0; i < array->size(); ++i) {
+    const toml::node& item = *array->get(i);
+    auto text = item.value<std::string>();
+    std::string item_key = key + "[" + std::to_string(i) + "]";
+    if (!item.is_string()) return ErrorAt(origin, item, item_key, "expected a string");
+    if (text->empty()) return ErrorAt(origin, item, item_key, "empty variant name");
+    out->push_back(*text);
+  }
+  return Status::Ok();
+}
+
+Status ReadShapes(const toml::node& node, const std::string& origin, const std::string& key,
+                  std::vector<v1::Shape>* out) {
+  const toml::array* array = node.as_array();
+  if (!array) return ErrorAt(origin, node, key, "expected an array of shapes");
+  if (array->empty()) return ErrorAt(origin, node, key, "must not be empty");
+  for (size_t i = 0; i < array->size(); ++i) {
+    v1::Shape shape;
+    Status st = ParseShape(*array->get(i), origin, key + "[" + std::to_string(i) + "]", &shape);
+    if (!st.ok()) return st;
+    out->push_back(shape);
+  }
+  return Status::Ok();
+}
+
+Status CheckDType(const toml::node& node, const std::string& origin, const std::string& key,
+                  std::string* out) {
+  auto text = node.value<std::string>();
+  if (!node.is_string()) return ErrorAt(origin, node, key, "expected a string");
+  if (!kernels::ParseDType(*text))
+    return ErrorAt(origin, node, key,
+                   "unknown dtype '" + *text + "'; known: bf16, fp16, fp32, tf32, int8");
+  *out = *text;
+  return Status::Ok();
+}
+
+Status CheckKeys(const toml::table& table, const std::string& origin, const std::string& prefix,
+                 const std::set<std::string>& known) {
+  for (const auto& [k, v] : table) {
+    if (known.count(std::string(k.str()))) continue;
+    std::string list;
+    for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+    return ErrorAt(origin, v, prefix + std::string(k.str()), "unknown key (known: " + list + ")");
+  }
+  return Status::Ok();
+}
+
+// One group's keys (variants, dtype, shapes) over the defaults in `group`.
+Status ReadGroup(const toml::table& table, const std::string& origin, const std::string& prefix,
+                 PresetGroup* group) {
+  Status st;
+  if (const toml::node* n = table.get("dtype"))
+    if (!(st = CheckDType(*n, origin, prefix + "dtype", &group->dtype)).ok()) return st;
+  if (const toml::node* n = table.get("shapes")) {
+    group->shapes.clear();
+    if (!(st = ReadShapes(*n, origin, prefix + "shapes", &group->shapes)).ok()) return st;
+  }
+  if (const toml::node* n = table.get("variants"))
+    if (!(st = ReadStringList(*n, origin, prefix + "variants", &group->variants)).ok()) return st;
+  return Status::Ok();
+}
+
+Status ReadPreset(const std::string& name, const toml::node& node, const std::string& origin,
+                  Preset* preset) {
+  const toml::table* table = node.as_table();
+  if (!table) return ErrorAt(origin, node, name, "a preset is a table ([" + name + "])");
+  Status st = CheckKeys(*table, origin, name + ".",
+                        {"description", "dtype", "shapes", "variants", "group"});
+  if (!st.ok()) return st;
+  preset->name = name;
+  preset->source = origin + ":" + std::to_string(node.source().begin.line);
+  const toml::node* description = table->get("description");
+  if (!description) return ErrorAt(origin, node, name + ".description", "missing (required)");
+  if (!description->is_string())
+    return ErrorAt(origin, *description, name + ".description", "expected a string");
+  preset->description = *description->value<std::string>();
+
+  PresetGroup defaults;  // the preset's own dtype / shapes, inherited by its groups
+  defaults.shapes.clear();
+  if (!(st = ReadGroup(*table, origin, name + ".", &defaults)).ok()) return st;
+  if (defaults.shapes.empty()) {
+    v1::Shape s;
+    s.set_m(4096);
+    s.set_n(4096);
+    s.set_k(4096);
+    defaults.shapes.push_back(s);
+  }
+  const toml::node* groups = table->get("group");
+  if (groups && !defaults.variants.empty())
+    return ErrorAt(origin, *groups, name + ".group",
+                   "a preset has either variants or groups, not both");
+  if (!groups) {
+    if (defaults.variants.empty())
+      return ErrorAt(origin, node, name + ".variants", "missing (or give [[" + name + ".group]])");
+    preset->groups.push_back(std::move(defaults));
+    return Status::Ok();
+  }
+  const toml::array* array = groups->as_array();
+  if (!array || !array->is_array_of_tables() || array->empty())
+    return ErrorAt(origin, *groups, name + ".group", "expected [[" + name + ".group]] tables");
+  for (size_t i = 0; i < array->size(); ++i) {
+    const toml::table& g = *array->get(i)->as_table();
+    std::string prefix = name + ".group[" + std::to_string(i) + "].";
+    if (!(st = CheckKeys(g, origin, prefix, {"dtype", "shapes", "variants"})).ok()) return st;
+    PresetGroup group = defaults;
+    if (!(st = ReadGroup(g, origin, prefix, &group)).ok()) return st;
+    if (group.variants.empty())
+      return ErrorAt(origin, g, prefix + "variants", "missing (required in a group)");
+    preset->groups.push_back(std::move(group));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status PresetCatalog::LoadText(const std::string& text, const std::string& origin) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << origin << ":" << e.source().begin.line << ":" << e.source().begin.column << ": "
+       << e.description();
+    return InvalidArgument(os.str());
+  }
+  std::map<std::string, Preset> loaded;
+  for (const auto& [key, node] : root) {
+    std::string name(key.str());
+    if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_") !=
+                            std::string::npos)
+      return ErrorAt(origin, node, name,
+                     "a preset name has lower-case letters, digits, '-' and '_' only");
+    Preset preset;
+    Status st = ReadPreset(name, node, origin, &preset);
+    if (!st.ok()) return st;
+    loaded[name] = std::move(preset);
+  }
+  for (auto& [name, preset] : loaded) presets_[name] = std::move(preset);
+  return Status::Ok();
+}
+
+Status PresetCatalog::LoadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return InvalidArgument("presets: cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return LoadText(ss.str(), path);
+}
+
+const Preset* PresetCatalog::Find(const std::string& name) const {
+  auto it = presets_.find(name);
+  return it == presets_.end() ? nullptr : &it->second;
+}
+
+std::vector<const Preset*> PresetCatalog::All() const {
+  std::vector<const Preset*> out;
+  for (const auto& [name, preset] : presets_) out.push_back(&preset);
+  return out;
+}
+
+ResolvedGroup ResolvePresetGroup(const PresetGroup& group, const kernels::Registry& registry) {
+  ResolvedGroup out;
+  auto dtype = kernels::ParseDType(group.dtype);
+  std::set<std::string> seen;
+  for (const std::string& selector : group.variants) {
+    std::vector<const kernels::Variant*> found;
+    bool any = false;
+    if (dtype && Resolve(registry, selector, "variants", &found).ok()) {
+      for (const auto* v : found) {
+        if (!v->Supports(*dtype)) continue;
+        any = true;
+        if (seen.insert(v->name).second) out.resolved.push_back(v->name);
+      }
+    }
+    if (!any) out.missing.push_back(selector);
+  }
+  return out;
+}
+
+v1::Preset ToProto(const Preset& preset, const kernels::Registry& registry) {
+  v1::Preset p;
+  p.set_name(preset.name);
+  p.set_description(preset.description);
+  p.set_source(preset.source);
+  int planned = 0;
+  for (const PresetGroup& g : preset.groups) {
+    v1::PresetGroup* out = p.add_groups();
+    out->set_dtype(g.dtype);
+    for (const auto& v : g.variants) out->add_variants(v);
+    for (const auto& s : g.shapes) *out->add_shapes() = s;
+    ResolvedGroup r = ResolvePresetGroup(g, registry);
+    for (const auto& v : r.missing) out->add_missing(v);
+    for (const auto& v : r.resolved) out->add_resolved(v);
+    planned += int(r.resolved.size() * g.shapes.size());
+  }
+  p.set_planned(planned);
+  return p;
+}
+
+Status PlanPresetRun(const v1::RunRequest& request, const PresetCatalog& presets,
+                     const kernels::Registry& registry, const DeviceLimits& device,
+                     const TimingDefaults& defaults, RunPlan* plan) {
+  if (request.variants_size() > 0)
+    return InvalidArgument("variants: give either variants or a preset, not both");
+  if (!request.dtype().empty())
+    return InvalidArgument("dtype: preset '" + request.preset() +
+                           "' sets the dtype of each of its groups; leave dtype empty");
+  const Preset* preset = presets.Find(request.preset());
+  if (!preset) {
+    std::string known;
+    for (const Preset* p : presets.All()) known += (known.empty() ? "" : ", ") + p->name;
+    return InvalidArgument("preset: unknown preset '" + request.preset() + "'; known: " + known);
+  }
+  std::vector<std::string> missing;
+  std::vector<std::pair<const PresetGroup*, ResolvedGroup>> groups;
+  for (const PresetGroup& g : preset->groups) {
+    ResolvedGroup r = ResolvePresetGroup(g, registry);
+    for (const auto& m : r.missing) missing.push_back(m + " (" + g.dtype + ")");
+    groups.emplace_back(&g, std::move(r));
+  }
+  if (!missing.empty() && !request.allow_missing()) {
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    return InvalidArgument("preset: " + std::to_string(missing.size()) + " of preset '" +
+                           preset->name + "' do not resolve in this daemon: " + list +
+                           "; set allow_missing (sweep --allow-missing) to run the rest");
+  }
+  bool first = true;
+  std::set<std::tuple<std::string, int64_t, int64_t, int64_t>> problems;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const auto& [group, resolved] = groups[i];
+    if (resolved.resolved.empty()) continue;
+    v1::RunRequest sub = request;
+    sub.clear_preset();
+    sub.clear_allow_missing();
+    for (const auto& v : resolved.resolved) sub.add_variants(v);
+    sub.set_dtype(group->dtype);
+    if (request.shapes_size() == 0)
+      for (const auto& s : group->shapes) *sub.add_shapes() = s;
+    RunPlan part;
+    Status st = PlanRun(sub, registry, device, defaults, &part);
+    if (!st.ok()) {
+      return Status(st.code(), "preset " + preset->name + ", group " + std::to_string(i) + " (" +
+                                   group->dtype + "): " + st.message());
+    }
+    if (first) {
+      plan->timing = part.timing;
+      plan->dtype = part.dtype;
+      plan->device = part.device;
+      plan->verify = part.verify;
+      plan->clock_policy = part.clock_policy;
+      first = false;
+    }
+    plan->variants.insert(plan->variants.end(), part.variants.begin(), part.variants.end());
+    for (const auto& p : part.problems) {
+      if (problems.insert({std::string(kernels::ToString(p.dtype)), p.m, p.n, p.k}).second)
+        plan->problems.push_back(p);
+    }
+    plan->items.insert(plan->items.end(), part.items.begin(), part.items.end());
+  }
+  if (plan->items.empty()) {
+    return InvalidArgument("preset: nothing of preset '" + preset->name +
+                           "' resolves in this daemon; nothing to run");
+  }
+  return Status::Ok();
+}
+
+}  // namespace ablation::core

@@ -1,0 +1,68 @@
+// Presets: named sets of variants x shapes x dtypes (deploy/presets.toml, built in; more from the
+// config's `presets` file). A run may name one instead of listing variants; the daemon expands it
+// here into one plan, whose groups may each have their own dtype.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ablation/v1/ablation.pb.h"
+#include "kernels/registry.h"
+#include "server/core/run_plan.h"
+#include "server/core/status.h"
+
+namespace ablation::core {
+
+/// Variants of one dtype at a set of shapes.
+struct PresetGroup {
+  std::string dtype = "bf16";
+  std::vector<std::string> variants;  ///< selectors as written: names, short names, globs
+  std::vector<v1::Shape> shapes;
+};
+
+struct Preset {
+  std::string name;
+  std::string description;
+  std::vector<PresetGroup> groups;
+  std::string source;  ///< "built-in" or "file:line"
+};
+
+/// A group's selectors checked against a registry.
+struct ResolvedGroup {
+  std::vector<std::string> resolved;  ///< canonical names, deduplicated, in selector order
+  std::vector<std::string> missing;   ///< selectors that select nothing with the group's dtype
+};
+
+class PresetCatalog {
+ public:
+  /// Parses TOML presets; each one adds to the catalog or replaces one of the same name. On error
+  /// nothing is added and the message names the origin, the line and the key.
+  Status LoadText(const std::string& text, const std::string& origin);
+  Status LoadFile(const std::string& path);
+
+  const Preset* Find(const std::string& name) const;
+  /// In name order.
+  std::vector<const Preset*> All() const;
+
+ private:
+  std::map<std::string, Preset> presets_;
+};
+
+/// The presets built into the daemon (deploy/presets.toml at build time).
+const char* BuiltinPresetsToml();
+
+/// Resolves a group against the registry, never failing: what does not resolve is `missing`.
+ResolvedGroup ResolvePresetGroup(const PresetGroup& group, const kernels::Registry& registry);
+
+/// The public form, with what resolves and what is missing in this registry.
+v1::Preset ToProto(const Preset& preset, const kernels::Registry& registry);
+
+/// Plans a run of request.preset(): every group resolved and planned (PlanRun's checks apply to
+/// each), concatenated into one plan. Missing entries are an InvalidArgument naming them unless
+/// request.allow_missing(); a preset of which nothing resolves is refused either way.
+Status PlanPresetRun(const v1::RunRequest& request, const PresetCatalog& presets,
+                     const kernels::Registry& registry, const DeviceLimits& device,
+                     const TimingDefaults& defaults, RunPlan* plan);
+
+}  // namespace ablation::core

@@ -1,0 +1,1 @@
+// Presets, sweep, report and compare end to end: real daemon, real client, fake worker.
