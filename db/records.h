@@ -137,7 +137,7 @@ struct MeasurementRecord {
   // load instructions, per second. 0 (NULL in the table) where the variant does not model them.
   double bytes_per_second = 0;
   double fragment_loads_per_second = 0;
-  std::string l2;     // "cold" | "hot"
+  std::string l2;  // "cold" | "hot"
   std::string clock_policy;
   std::string verification;  // "" (not checked) | "passed" | "failed: ..."
   Telemetry telemetry;

@@ -15,10 +15,10 @@
 namespace ablation::kernels {
 
 /// Everything a launch needs. A micro-benchmark (family "smem2reg") takes the GEMM whose data path
-/// it isolates: for M x N x K it runs that GEMM's grid and issues its fragment loads of K/BK k-tiles
-/// per block, reading A and B, and writes a 32-bit checksum per thread to the start of C instead of
-/// the product. Pointers are device pointers; stream and cuBLAS handles are opaque
-/// here (cudaStream_t, cublasHandle_t, cublasLtHandle_t) so this header stays CUDA-free.
+/// it isolates: for M x N x K it runs that GEMM's grid and issues its fragment loads of K/BK
+/// k-tiles per block, reading A and B, and writes a 32-bit checksum per thread to the start of C
+/// instead of the product. Pointers are device pointers; stream and cuBLAS handles are opaque here
+/// (cudaStream_t, cublasHandle_t, cublasLtHandle_t) so this header stays CUDA-free.
 struct GemmArgs {
   Problem problem;
   const void* a = nullptr;  ///< M x K row-major

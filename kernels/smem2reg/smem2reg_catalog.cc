@@ -10,10 +10,10 @@ namespace {
 
 using namespace ablation_gemm;
 
-constexpr int kKSteps = kBlockK / 16;     // k16 steps per k-tile
-constexpr int kMmaM = kWarpM / 16;        // m16 A tiles per warp
-constexpr int kMmaN = kWarpN / 8;         // n8 B tiles per warp
-constexpr int kWarps = kThreads / 32;     // per block
+constexpr int kKSteps = kBlockK / 16;  // k16 steps per k-tile
+constexpr int kMmaM = kWarpM / 16;     // m16 A tiles per warp
+constexpr int kMmaN = kWarpN / 8;      // n8 B tiles per warp
+constexpr int kWarps = kThreads / 32;  // per block
 
 std::string Describe(const Smem2RegConfig& c) {
   std::string d = "smem->register fragment loads only, no mma: ";
@@ -23,8 +23,7 @@ std::string Describe(const Smem2RegConfig& c) {
   d += ". For MxNxK: (M/128)x(N/128) blocks of 256 threads, each loading the A and B fragments of "
        "K/32 k-tiles as abl_*_R" +
        std::to_string(c.read_mode) + "_bl" + std::to_string(c.b_layout) + "_*_sw" +
-       std::to_string(c.swizzle) +
-       " does; " + std::to_string(Smem2RegLoadsPerWarpTile(c)) +
+       std::to_string(c.swizzle) + " does; " + std::to_string(Smem2RegLoadsPerWarpTile(c)) +
        " loads of 6144 B per warp and k-tile; C receives a checksum, not a product";
   return d;
 }
@@ -58,8 +57,8 @@ int Smem2RegBytesPerWarpTile() {
 }
 
 WorkModel Smem2RegWork(const Smem2RegConfig& c, const Problem& p) {
-  const double warp_tiles = double(p.m / kBlockM) * double(p.n / kBlockN) * kWarps *
-                            double(p.k / kBlockK);
+  const double warp_tiles =
+      double(p.m / kBlockM) * double(p.n / kBlockN) * kWarps * double(p.k / kBlockK);
   WorkModel w;
   w.bytes = warp_tiles * Smem2RegBytesPerWarpTile();
   w.fragment_loads = warp_tiles * Smem2RegLoadsPerWarpTile(c);

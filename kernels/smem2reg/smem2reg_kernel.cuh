@@ -46,8 +46,8 @@ __device__ __forceinline__ uint32_t Fold(const ag::Fragments& f) {
 /// kernel moves bits.
 template <typename T, class Cfg>
 __global__ void __launch_bounds__(ag::kThreads, 2)
-    Smem2RegKernel(const T* __restrict__ A, const T* __restrict__ B, uint32_t* __restrict__ checksum,
-                   int M, int N, int K) {
+    Smem2RegKernel(const T* __restrict__ A, const T* __restrict__ B,
+                   uint32_t* __restrict__ checksum, int M, int N, int K) {
   static_assert(Cfg::kStages == 2, "the loop alternates between two stages");
   extern __shared__ __align__(1024) uint8_t smem[];
   const uint32_t smem_a = ptx::SmemAddr(smem);

@@ -185,9 +185,10 @@ TEST(MeasurementsTableTest, RateColumnsOnlyWhenARowHasThem) {
   // Progress: rates instead of a TFLOPS figure that would read 0.
   v1::RunEvent e;
   *e.mutable_measurement() = loads;
-  EXPECT_EQ(ProgressLine(e, 2, 2),
-            "[2/2] smem2reg_R1_bl0_sw1 bf16 4096x4096x4096: 0.1000 ms, 12884.9 GB/s, 209.72 Gloads/s, "
-            "noise 0.31%, 57 samples");
+  EXPECT_EQ(
+      ProgressLine(e, 2, 2),
+      "[2/2] smem2reg_R1_bl0_sw1 bf16 4096x4096x4096: 0.1000 ms, 12884.9 GB/s, 209.72 Gloads/s, "
+      "noise 0.31%, 57 samples");
 }
 
 TEST(JsonTest, ArrayIsValidWithStableKeys) {

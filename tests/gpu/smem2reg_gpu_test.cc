@@ -46,7 +46,7 @@ std::vector<uint32_t> ModelChecksums(const Problem& p, const std::vector<uint16_
         for (int ks = 0; ks < 2; ++ks) {
           const int64_t k = tile * 32 + ks * 16 + 2 * t;
           for (int mi = 0; mi < 4; ++mi) {
-            for (int half : {0, 8}) {    // a0/a1: rows g, g+8
+            for (int half : {0, 8}) {  // a0/a1: rows g, g+8
               for (int kk : {0, 8}) {  // a0/a2: k, k+8
                 const int64_t r = wm + mi * 16 + g + half;
                 x ^= a_at(r, k + kk) | (a_at(r, k + kk + 1) << 16);
@@ -82,8 +82,8 @@ TEST_F(Smem2RegGpu, EveryVariantReadsTheGemmsFragments) {
   // Odd and single k-tile counts, a partial raster group (tiles_m = 3), both dtypes.
   for (const Problem& p : {Problem{384, 512, 96, DType::kBF16}, Problem{128, 256, 32, DType::kFP16},
                            Problem{1024, 1024, 1024, DType::kBF16}}) {
-    SCOPED_TRACE(std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) +
-                 " " + std::string(ToString(p.dtype)));
+    SCOPED_TRACE(std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) + " " +
+                 std::string(ToString(p.dtype)));
     GemmBuffers buf;
     ASSERT_EQ(buf.Init(p, 7), "");
     std::vector<uint16_t> a(size_t(p.m * p.k)), b(size_t(p.k * p.n));

@@ -117,7 +117,8 @@ TEST(Smem2RegCatalog, CanImplementNamesTheField) {
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->can_implement({4096, 4096, 4096, DType::kBF16}), "");
   EXPECT_EQ(v->can_implement({128, 128, 32, DType::kFP16}), "");
-  EXPECT_TRUE(Contains(v->can_implement({4096, 4096, 4096, DType::kFP32}), "dtype must be bf16 or fp16 for the smem2reg family"));
+  EXPECT_TRUE(Contains(v->can_implement({4096, 4096, 4096, DType::kFP32}),
+                       "dtype must be bf16 or fp16 for the smem2reg family"));
   EXPECT_TRUE(Contains(v->can_implement({4000, 4096, 4096, DType::kBF16}), "m must be"));
   EXPECT_TRUE(Contains(v->can_implement({4096, 4000, 4096, DType::kBF16}), "n must be"));
   EXPECT_TRUE(Contains(v->can_implement({4096, 4096, 4010, DType::kBF16}), "k must be"));
