@@ -634,7 +634,9 @@ std::string MdShapesTable(const ReportTable& t) {
         header("rung");
   for (std::size_t r = 0; r < t.row_keys.size(); ++r) {
     if (t.row_labels[r] == "cuBLAS" || t.row_labels[r] == "B0") continue;
-    md += "| " + t.row_labels[r] + " vs " + t.rows[r * columns].label + " |";
+    std::string vs;
+    for (std::size_t c = 0; c < columns && vs.empty(); ++c) vs = t.rows[r * columns + c].vs;
+    md += "| " + t.row_labels[r] + (vs.empty() ? "" : " vs " + vs) + " |";
     for (std::size_t c = 0; c < columns; ++c) {
       const ReportRow& row = t.rows[r * columns + c];
       std::string cell = row.change ? SignedPercent(row.change->estimate) + "%" : "-";
