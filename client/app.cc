@@ -6,6 +6,7 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 
+#include "client/cmd_advise.h"
 #include "client/cmd_cancel.h"
 #include "client/cmd_compare.h"
 #include "client/cmd_device.h"
@@ -14,6 +15,7 @@
 #include "client/cmd_results.h"
 #include "client/cmd_run.h"
 #include "client/cmd_runs.h"
+#include "client/cmd_sass.h"
 #include "client/cmd_show.h"
 #include "client/cmd_sweep.h"
 #include "client/cmd_variants.h"
@@ -53,6 +55,8 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   ResultsOptions results;
   CancelOptions cancel;
   VerifyOptions verify;
+  AdviseOptions advise;
+  SassOptions sass;
   PresetsOptions presets;
   SweepOptions sweep;
   ReportOptions report;
@@ -65,6 +69,8 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   CLI::App* results_cmd = SetupResults(app, results);
   CLI::App* cancel_cmd = SetupCancel(app, cancel);
   CLI::App* verify_cmd = SetupVerify(app, verify);
+  CLI::App* advise_cmd = SetupAdvise(app, advise);
+  CLI::App* sass_cmd = SetupSass(app, sass);
   CLI::App* presets_cmd = SetupPresets(app, presets);
   CLI::App* sweep_cmd = SetupSweep(app, sweep);
   CLI::App* report_cmd = SetupReport(app, report);
@@ -92,6 +98,8 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (*results_cmd) return ExecuteResults(results, context);
   if (*cancel_cmd) return ExecuteCancel(cancel, context);
   if (*verify_cmd) return ExecuteVerify(verify, context);
+  if (*advise_cmd) return ExecuteAdvise(advise, context);
+  if (*sass_cmd) return ExecuteSass(sass, context);
   if (*presets_cmd) return ExecutePresets(presets, context);
   if (*sweep_cmd) return ExecuteSweep(sweep, context);
   if (*report_cmd) return ExecuteReport(report, context);

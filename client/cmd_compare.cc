@@ -10,8 +10,9 @@ namespace ablation::client {
 
 CLI::App* SetupCompare(CLI::App& app, CompareOptions& options) {
   CLI::App* sub = app.add_subcommand(
-      "compare", "Compare two runs per variant and shape (Welch's t-test on log times); exit 1 "
-                 "on a significant slowdown beyond --threshold");
+      "compare",
+      "Compare two runs per variant and shape (Welch's t-test on log times); exit 1 "
+      "on a significant slowdown beyond --threshold");
   sub->add_option("run_a", options.run_a, "The earlier run (the reference)")
       ->required()
       ->check(RunIdValidator(true));
@@ -48,15 +49,14 @@ int ExecuteCompare(const CompareOptions& options, const CommandContext& context)
   if (!context.global.quiet) {
     context.err << "run " << comparison.run_b << " against run " << comparison.run_a << ": "
                 << comparison.rows.size() << " compared, " << regressions << " significant "
-                << (regressions == 1 ? "slowdown" : "slowdowns") << " beyond "
-                << options.threshold
+                << (regressions == 1 ? "slowdown" : "slowdowns") << " beyond " << options.threshold
                 << " (Welch's t-test on log sample times, two-sided, p < 0.05)\n";
     if (!comparison.only_in_a.empty())
-      context.err << "only in run " << comparison.run_a << ": "
-                  << Join(comparison.only_in_a, ", ") << '\n';
+      context.err << "only in run " << comparison.run_a << ": " << Join(comparison.only_in_a, ", ")
+                  << '\n';
     if (!comparison.only_in_b.empty())
-      context.err << "only in run " << comparison.run_b << ": "
-                  << Join(comparison.only_in_b, ", ") << '\n';
+      context.err << "only in run " << comparison.run_b << ": " << Join(comparison.only_in_b, ", ")
+                  << '\n';
     if (comparison.rows.empty())
       context.err << "warning: the runs have no successful measurement in common\n";
   }

@@ -96,8 +96,8 @@ int ExecutePresets(const PresetsOptions& options, const CommandContext& context)
     if (missing.empty()) continue;
     context.err << "preset " << p.name() << ": " << missing.size()
                 << (missing.size() == 1 ? " entry does" : " entries do")
-                << " not resolve in this daemon: " << Join(missing, ", ")
-                << "; sweep --preset " << p.name() << " needs --allow-missing\n";
+                << " not resolve in this daemon: " << Join(missing, ", ") << "; sweep --preset "
+                << p.name() << " needs --allow-missing\n";
   }
   return kExitOk;
 }

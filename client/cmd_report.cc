@@ -12,8 +12,9 @@ namespace ablation::client {
 
 CLI::App* SetupReport(CLI::App& app, ReportOptions& options) {
   CLI::App* sub = app.add_subcommand(
-      "report", "The ablation plan's result tables for a run: architecture, ladders A and B, "
-                "shape sensitivity, pipelining; with confidence intervals from the raw samples");
+      "report",
+      "The ablation plan's result tables for a run: architecture, ladders A and B, "
+      "shape sensitivity, pipelining; with confidence intervals from the raw samples");
   sub->add_option("--run", options.run_id, "Run id, or 'latest'")
       ->capture_default_str()
       ->check(RunIdValidator(true));
@@ -45,10 +46,16 @@ int ExecuteReport(const ReportOptions& options, const CommandContext& context) {
   std::string format = options.format;
   if (format.empty()) {
     switch (context.global.format) {
-      case Format::kJson: format = "json"; break;
-      case Format::kCsv: format = "csv"; break;
+      case Format::kJson:
+        format = "json";
+        break;
+      case Format::kCsv:
+        format = "csv";
+        break;
       case Format::kTable:
-      case Format::kMarkdown: format = "md"; break;
+      case Format::kMarkdown:
+        format = "md";
+        break;
     }
   }
   v1::GetRunResponse run;

@@ -167,14 +167,14 @@ int ExecuteSweep(const SweepOptions& options, const CommandContext& context) {
       context.err << "error: preset " << options.preset << ": " << missing.size()
                   << (missing.size() == 1 ? " entry does" : " entries do")
                   << " not resolve in this daemon: " << Join(missing, ", ")
-                  << "\n(pass --allow-missing to run the other "
-                  << presets.presets(0).planned() << " measurements)\n";
+                  << "\n(pass --allow-missing to run the other " << presets.presets(0).planned()
+                  << " measurements)\n";
       return kExitUsage;
     }
     if (!context.global.quiet) {
-      context.err << "preset " << options.preset << ": skipping " << missing.size()
-                  << " missing " << (missing.size() == 1 ? "entry" : "entries") << ": "
-                  << Join(missing, ", ") << '\n';
+      context.err << "preset " << options.preset << ": skipping " << missing.size() << " missing "
+                  << (missing.size() == 1 ? "entry" : "entries") << ": " << Join(missing, ", ")
+                  << '\n';
     }
   }
   RunProgress progress;

@@ -87,6 +87,15 @@ Table VerifyTable(const std::vector<ablation::v1::VerifyResult>& results);
 Table DeviceTable(const ablation::v1::GetDeviceResponse& device);  // field, value
 std::string RunHeader(const ablation::v1::Run& run);               // "field  value" lines
 
+// ---- advise and sass (the table format is prose with aligned fields, not a grid)
+std::string RenderAdvice(const ablation::v1::AdviseRequest& request,
+                         const ablation::v1::AdviseResponse& response);
+Table AdviceTable(const ablation::v1::AdviseRequest& request,
+                  const ablation::v1::AdviseResponse& response);  // field, value
+// The verdict, its checks, the family's compute counts and the annotated main loop.
+std::string RenderSass(const ablation::v1::SassResponse& response);
+Table SassFamilyTable(const ablation::v1::SassResponse& response);  // one row per kernel
+
 // ---- RunAblation progress, one line per event (no trailing newline)
 std::string ProgressLine(const ablation::v1::RunEvent& event, int measurements_seen, int total);
 

@@ -167,6 +167,94 @@ PRAGMA user_version = 3;
 )sql");
 }
 
+// v4: views for dashboards and other tools that read the file (read-only) while the daemon
+// writes: latest_result, nightly_history, nightly_change, run_summary (db/schema.md). Views only:
+// no table changes, nothing to backfill. Plain SQL that any SQLite 3 reader parses (no window
+// functions): a reader whose SQLite cannot parse a view cannot open the file at all. To change a
+// view later, add a migration that drops and recreates it; never edit this one.
+void MigrateV4(Connection& c) {
+  c.Exec(R"sql(
+-- latest_result: the newest ok measurement of each variant x dtype x shape.
+CREATE VIEW latest_result AS
+SELECT ms.variant, ms.dtype, ms.m, ms.n, ms.k,
+       ms.run_id, ms.id AS measurement_id,
+       r.device_name, r.device_uuid, r.device_index,
+       ms.tflops, ms.median_ms, ms.noise, ms.samples, ms.bytes_per_second,
+       ms.l2, ms.clock_policy, ms.verification,
+       ms.created_at_ms,
+       strftime('%Y-%m-%dT%H:%M:%fZ', ms.created_at_ms / 1000.0, 'unixepoch') AS time
+FROM measurements AS ms
+JOIN runs AS r ON r.id = ms.run_id
+WHERE ms.status = 'ok'
+  AND NOT EXISTS (SELECT 1 FROM measurements AS newer
+                  WHERE newer.variant = ms.variant AND newer.dtype = ms.dtype
+                    AND newer.m = ms.m AND newer.n = ms.n AND newer.k = ms.k
+                    AND newer.status = 'ok' AND newer.id > ms.id);
+
+-- nightly_history: every ok measurement of the runs tagged nightly.
+CREATE VIEW nightly_history AS
+SELECT ms.variant, ms.dtype, ms.m, ms.n, ms.k,
+       ms.run_id, ms.id AS measurement_id,
+       coalesce(r.started_at_ms, r.created_at_ms) AS run_started_at_ms,
+       strftime('%Y-%m-%dT%H:%M:%fZ', coalesce(r.started_at_ms, r.created_at_ms) / 1000.0,
+                'unixepoch') AS time,
+       ms.tflops, ms.median_ms, ms.noise, ms.samples,
+       r.device_name, r.device_uuid, r.state AS run_state, r.git_revision, r.daemon_version,
+       ms.created_at_ms
+FROM measurements AS ms
+JOIN runs AS r ON r.id = ms.run_id
+WHERE ms.status = 'ok'
+  AND ms.run_id IN (SELECT run_id FROM run_tags WHERE tag = 'nightly');
+
+-- nightly_change: per variant x dtype x shape x GPU, the newest nightly result beside the one
+-- of the nightly run before it.
+CREATE VIEW nightly_change AS
+SELECT cur.variant, cur.dtype, cur.m, cur.n, cur.k, cur.device_uuid, cur.device_name,
+       cur.run_id, cur.time, cur.tflops, cur.median_ms, cur.noise,
+       prev.run_id AS previous_run_id, prev.time AS previous_time,
+       prev.tflops AS previous_tflops, prev.median_ms AS previous_median_ms,
+       prev.noise AS previous_noise,
+       CASE WHEN prev.median_ms > 0 THEN cur.median_ms / prev.median_ms - 1.0 END AS slowdown
+FROM nightly_history AS cur
+LEFT JOIN nightly_history AS prev
+  ON prev.measurement_id = (
+       SELECT max(p.measurement_id) FROM nightly_history AS p
+       WHERE p.variant = cur.variant AND p.dtype = cur.dtype AND p.m = cur.m AND p.n = cur.n
+         AND p.k = cur.k AND p.device_uuid = cur.device_uuid AND p.run_id < cur.run_id)
+WHERE cur.measurement_id = (
+       SELECT max(c.measurement_id) FROM nightly_history AS c
+       WHERE c.variant = cur.variant AND c.dtype = cur.dtype AND c.m = cur.m AND c.n = cur.n
+         AND c.k = cur.k AND c.device_uuid = cur.device_uuid);
+
+-- run_summary: one row per run with its progress and outcome.
+CREATE VIEW run_summary AS
+SELECT r.id AS run_id, r.kind, r.state,
+       (SELECT group_concat(tag, ',') FROM (SELECT tag FROM run_tags AS t
+                                             WHERE t.run_id = r.id ORDER BY tag)) AS tags,
+       r.device_index, r.device_name, r.device_uuid, r.requested_by, r.clock_policy,
+       r.daemon_version, r.git_revision,
+       r.created_at_ms, r.started_at_ms, r.finished_at_ms,
+       strftime('%Y-%m-%dT%H:%M:%fZ', r.created_at_ms / 1000.0, 'unixepoch') AS time,
+       (r.finished_at_ms - r.started_at_ms) / 1000.0 AS duration_s,
+       r.planned,
+       (SELECT count(*) FROM measurements AS ms WHERE ms.run_id = r.id) AS measured,
+       (SELECT count(*) FROM measurements AS ms WHERE ms.run_id = r.id AND ms.status = 'ok') AS ok,
+       (SELECT count(*) FROM measurements AS ms
+        WHERE ms.run_id = r.id AND ms.status = 'failed') AS failed,
+       (SELECT count(*) FROM measurements AS ms
+        WHERE ms.run_id = r.id AND ms.status = 'skipped') AS skipped,
+       (SELECT count(*) FROM verifications AS v WHERE v.run_id = r.id) AS verified,
+       (SELECT count(*) FROM verifications AS v WHERE v.run_id = r.id AND v.passed = 0)
+         AS verify_failed,
+       (SELECT max(ms.tflops) FROM measurements AS ms
+        WHERE ms.run_id = r.id AND ms.status = 'ok') AS best_tflops,
+       r.error
+FROM runs AS r;
+
+PRAGMA user_version = 4;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -194,6 +282,7 @@ void Migrate(Connection& connection) {
   if (version < 1) MigrateV1(connection);
   if (version < 2) MigrateV2(connection);
   if (version < 3) MigrateV3(connection);
+  if (version < 4) MigrateV4(connection);
   transaction.Commit();
 }
 

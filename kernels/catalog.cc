@@ -4,8 +4,8 @@
 #include "kernels/cublas/cublas_catalog.h"
 #include "kernels/pipe/pipe_catalog.h"
 #include "kernels/registry.h"
-#include "kernels/smem2reg/smem2reg_catalog.h"
 #include "kernels/simt/simt_catalog.h"
+#include "kernels/smem2reg/smem2reg_catalog.h"
 #include "kernels/tf32/tf32_catalog.h"
 
 namespace ablation::kernels {
@@ -13,10 +13,10 @@ namespace ablation::kernels {
 void RegisterCatalog(Registry& registry) {
   RegisterCublas(registry);
   RegisterAblation(registry);
-  RegisterSmem2Reg(registry);
   RegisterPipe(registry);
   RegisterSimt(registry);
   RegisterTf32(registry);
+  RegisterSmem2Reg(registry);
 }
 
 }  // namespace ablation::kernels

@@ -3,8 +3,8 @@
 #include "kernels/cublas/cublas_gemm.h"
 #include "kernels/pipe/pipe_launchers.h"
 #include "kernels/registry.h"
-#include "kernels/smem2reg/smem2reg_launchers.h"
 #include "kernels/simt/simt_launchers.h"
+#include "kernels/smem2reg/smem2reg_launchers.h"
 #include "kernels/tf32/tf32_launchers.h"
 
 namespace ablation::kernels {
@@ -12,10 +12,10 @@ namespace ablation::kernels {
 void BindLaunchers(Registry& registry) {
   BindCublasLaunchers(registry);
   BindAblationLaunchers(registry);
-  BindSmem2RegLaunchers(registry);
   BindPipeLaunchers(registry);
   BindSimtLaunchers(registry);
   BindTf32Launchers(registry);
+  BindSmem2RegLaunchers(registry);
 }
 
 }  // namespace ablation::kernels

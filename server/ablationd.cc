@@ -18,7 +18,9 @@
 #include "ablation/version.h"
 #include "db/store.h"
 #include "kernels/registry.h"
+#include "server/core/clock_lock.h"
 #include "server/core/config.h"
+#include "server/core/nvml.h"
 #include "server/core/run_manager.h"
 #include "server/rpc/service.h"
 
@@ -49,6 +51,13 @@ int main(int argc, char** argv) {
   app.add_option("--presets", presets_path,
                  "TOML presets added to the built-in ones (config key: presets)")
       ->check(CLI::ExistingFile);
+  std::string nvml_library;
+  bool reset_clocks = false;
+  app.add_option("--nvml-library", nvml_library,
+                 "NVML library to load (default libnvidia-ml.so.1; config key nvml_library)");
+  app.add_flag("--reset-clocks", reset_clocks,
+               "reset every clock lock recorded in the journal (<db>.clocks) and exit; for "
+               "systemd ExecStopPost=");
   app.set_version_flag("--version", std::string(kDaemonVersion) + " (" + kGitRevision + ")");
   CLI11_PARSE(app, argc, argv);
 
@@ -66,6 +75,9 @@ int main(int argc, char** argv) {
   if (!worker_path.empty()) config.worker_path = worker_path;
   if (!log_level.empty()) config.log_level = log_level;
   if (!port_file.empty()) config.port_file = port_file;
+  if (!nvml_library.empty()) config.nvml_library = nvml_library;
+  if (config.clock_journal.empty())
+    config.clock_journal = core::ClockLockJournal::DefaultPath(config.db_path);
   // A relative presets path in the config file is relative to that file.
   if (!config.presets_path.empty() && !config_path.empty() &&
       std::filesystem::path(config.presets_path).is_relative()) {
@@ -100,6 +112,31 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
+  // NVML: telemetry and clocks. Loaded at run time; its absence is no error, only less to see.
+  std::string nvml_why;
+  std::unique_ptr<core::Nvml> nvml = core::Nvml::Load(config.nvml_library, &nvml_why);
+  if (nvml)
+    spdlog::info("NVML {} loaded: driver {}", config.nvml_library, nvml->DriverVersion());
+  else
+    spdlog::warn("NVML unavailable ({}): no telemetry, no clock locking", nvml_why);
+  // Locks left by a daemon that died (recorded before they were taken) are reset first.
+  core::ClockLockJournal journal(config.clock_journal);
+  {
+    std::vector<std::string> reset;
+    core::Status st = journal.ResetAll(nvml.get(), &reset);
+    for (const auto& uuid : reset) spdlog::warn("reset clocks of {} left locked earlier", uuid);
+    if (reset_clocks) {
+      if (!st.ok()) {
+        std::fprintf(stderr, "ablationd --reset-clocks: %s\n", st.message().c_str());
+        return 1;
+      }
+      std::printf("ablationd --reset-clocks: %zu GPU(s) reset (journal %s)\n", reset.size(),
+                  config.clock_journal.c_str());
+      return 0;
+    }
+    if (!st.ok()) spdlog::error("clock journal {}: {}", config.clock_journal, st.message());
+  }
+
   std::unique_ptr<db::Store> store;
   try {
     store = db::Store::Open(config.db_path);
@@ -121,6 +158,9 @@ int main(int argc, char** argv) {
   options.timing = config.timing;
   options.max_queued_per_gpu = config.max_queued_per_gpu;
   options.presets = presets;
+  options.nvml = nvml.get();
+  options.nvml_unavailable = nvml ? "" : nvml_why;
+  options.clock_journal = &journal;
   core::RunManager runs(options, store.get(), &registry);
   runs.Start();
 

@@ -1,6 +1,7 @@
 # Tests of ablation-client: parsing, renderers, exit codes, and the CLI against an in-process
 # fake daemon. Included from tests/CMakeLists.txt; paths are relative to this file.
 add_executable(ablation_client_test
+  ${CMAKE_CURRENT_LIST_DIR}/client/advise_sass_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/client/app_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/client/exit_codes_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/client/parse_test.cc

@@ -20,7 +20,7 @@ add_test(NAME deploy.bundle
 set_tests_properties(deploy.bundle PROPERTIES LABELS deploy TIMEOUT 300)
 
 # The dashboard views, read-only through the sqlite3 C API while a real ablationd (fake worker)
-# writes a run.
+# writes a run; and deploy/nightly.sh with the real client against that daemon.
 # Also the views themselves over rows written through db::Store (tests/db/dashboard_views_test.cc).
 add_executable(dashboard_tests ${CMAKE_CURRENT_LIST_DIR}/e2e/dashboard_test.cc
                                ${CMAKE_CURRENT_LIST_DIR}/e2e/harness.cc
@@ -32,6 +32,7 @@ target_compile_definitions(dashboard_tests PRIVATE
   ABLATIOND_PATH="$<TARGET_FILE:ablationd>"
   CLIENT_PATH="$<TARGET_FILE:ablation-client>"
   FAKE_WORKER_PATH="$<TARGET_FILE:fake-worker>"
-  REAL_WORKER_PATH="$<TARGET_FILE:ablation-worker>")
+  REAL_WORKER_PATH="$<TARGET_FILE:ablation-worker>"
+  NIGHTLY_SH="${CMAKE_SOURCE_DIR}/deploy/nightly.sh")
 add_dependencies(dashboard_tests ablationd ablation-client fake-worker)
 gtest_discover_tests(dashboard_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "deploy;db" TIMEOUT 300)

@@ -113,40 +113,40 @@ Table CompareTable(const Comparison& c) {
                {"verdict", "verdict"}};
   for (const CompareRow& r : c.rows) {
     const bool v = r.test.valid;
-    t.rows.push_back(
-        {r.variant, r.dtype, ShapeText(r.shape),
-         Cell(FormatSignificant(r.median_a_ms, 4), Exact(r.median_a_ms)),
-         Cell(FormatSignificant(r.median_b_ms, 4), Exact(r.median_b_ms)),
-         v ? Cell(Pct(r.test.time_change), Exact(r.test.time_change)) : Cell("-", ""),
-         v ? Cell(Pct(r.test.low), Exact(r.test.low)) : Cell("-", ""),
-         v ? Cell(Pct(r.test.high), Exact(r.test.high)) : Cell("-", ""),
-         v ? Cell(PValue(r.test.p), Exact(r.test.p)) : Cell("-", ""), r.verdict});
+    t.rows.push_back({r.variant, r.dtype, ShapeText(r.shape),
+                      Cell(FormatSignificant(r.median_a_ms, 4), Exact(r.median_a_ms)),
+                      Cell(FormatSignificant(r.median_b_ms, 4), Exact(r.median_b_ms)),
+                      v ? Cell(Pct(r.test.time_change), Exact(r.test.time_change)) : Cell("-", ""),
+                      v ? Cell(Pct(r.test.low), Exact(r.test.low)) : Cell("-", ""),
+                      v ? Cell(Pct(r.test.high), Exact(r.test.high)) : Cell("-", ""),
+                      v ? Cell(PValue(r.test.p), Exact(r.test.p)) : Cell("-", ""), r.verdict});
   }
   return t;
 }
 
 std::string CompareJson(const Comparison& c) {
-  std::string json = "{\n  \"run_a\": " + std::to_string(c.run_a) +
-                     ",\n  \"run_b\": " + std::to_string(c.run_b) +
-                     ",\n  \"threshold\": " + Exact(c.threshold) +
-                     ",\n  \"test\": \"Welch t-test on log sample times, two-sided, alpha 0.05\"" +
-                     ",\n  \"regressions\": " + std::to_string(c.regressions()) +
-                     ",\n  \"rows\": [";
+  std::string json =
+      "{\n  \"run_a\": " + std::to_string(c.run_a) + ",\n  \"run_b\": " + std::to_string(c.run_b) +
+      ",\n  \"threshold\": " + Exact(c.threshold) +
+      ",\n  \"test\": \"Welch t-test on log sample times, two-sided, alpha 0.05\"" +
+      ",\n  \"regressions\": " + std::to_string(c.regressions()) + ",\n  \"rows\": [";
   for (std::size_t i = 0; i < c.rows.size(); ++i) {
     const CompareRow& r = c.rows[i];
     const bool v = r.test.valid;
     auto num = [v](double x) { return v ? Exact(x) : std::string("null"); };
-    json += std::string(i ? "," : "") + "\n    {\"variant\": " + JsonString(r.variant) +
-            ", \"dtype\": " + JsonString(r.dtype) + ", \"shape\": " + JsonString(ShapeText(r.shape)) +
-            ", \"median_a_ms\": " + Exact(r.median_a_ms) + ", \"median_b_ms\": " +
-            Exact(r.median_b_ms) + ", \"samples_a\": " + std::to_string(r.samples_a) +
-            ", \"samples_b\": " + std::to_string(r.samples_b) +
-            ", \"time_change\": " + num(r.test.time_change) + ", \"ci\": " +
-            (v ? "[" + Exact(r.test.low) + ", " + Exact(r.test.high) + "]" : "null") +
-            ", \"t\": " + num(r.test.t) + ", \"df\": " + num(r.test.df) + ", \"p\": " + num(r.test.p) +
-            ", \"significant\": " + (r.significant ? "true" : "false") +
-            ", \"regression\": " + (r.regression ? "true" : "false") +
-            ", \"verdict\": " + JsonString(r.verdict) + "}";
+    json +=
+        std::string(i ? "," : "") + "\n    {\"variant\": " + JsonString(r.variant) +
+        ", \"dtype\": " + JsonString(r.dtype) + ", \"shape\": " + JsonString(ShapeText(r.shape)) +
+        ", \"median_a_ms\": " + Exact(r.median_a_ms) +
+        ", \"median_b_ms\": " + Exact(r.median_b_ms) +
+        ", \"samples_a\": " + std::to_string(r.samples_a) +
+        ", \"samples_b\": " + std::to_string(r.samples_b) +
+        ", \"time_change\": " + num(r.test.time_change) +
+        ", \"ci\": " + (v ? "[" + Exact(r.test.low) + ", " + Exact(r.test.high) + "]" : "null") +
+        ", \"t\": " + num(r.test.t) + ", \"df\": " + num(r.test.df) + ", \"p\": " + num(r.test.p) +
+        ", \"significant\": " + (r.significant ? "true" : "false") +
+        ", \"regression\": " + (r.regression ? "true" : "false") +
+        ", \"verdict\": " + JsonString(r.verdict) + "}";
   }
   json += "\n  ],\n  \"only_in_a\": [";
   for (std::size_t i = 0; i < c.only_in_a.size(); ++i)

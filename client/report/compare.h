@@ -25,7 +25,7 @@ struct CompareRow {
   WelchResult test;          ///< b against a; invalid without 2+ samples on each side
   bool significant = false;  ///< test.valid && test.p < kSignificance
   bool regression = false;   ///< significant && test.time_change > threshold
-  std::string verdict;       ///< "slower", "faster", "same (within noise)", "REGRESSION", "no samples"
+  std::string verdict;  ///< "slower", "faster", "same (within noise)", "REGRESSION", "no samples"
 };
 
 struct Comparison {

@@ -52,7 +52,8 @@ std::string BarChart(const ReportTable& t) {
   if (max_tflops <= 0) max_tflops = 1;
   const int label_w = 330, bar_w = 520, row_h = 24, top = 8;
   const int height = top * 2 + row_h * int(t.rows.size());
-  std::string svg = "<svg class=\"chart\" id=\"chart-" + t.id + "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+  std::string svg = "<svg class=\"chart\" id=\"chart-" + t.id +
+                    "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
                     std::to_string(label_w + bar_w + 90) + "\" height=\"" + std::to_string(height) +
                     "\" role=\"img\" aria-label=\"" + E(t.title) + ", TFLOPS\">\n";
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
@@ -76,7 +77,8 @@ std::string BarChart(const ReportTable& t) {
            "\" height=\"" + std::to_string(row_h - 6) + "\"><title>" +
            E(r.variant + ": " + Num(r.tflops, 1) + " TFLOPS") + "</title></rect>\n";
     std::string value = Num(r.tflops, 1);
-    if (r.change) value += "  (" + FormatChange(*r.change).substr(0, FormatChange(*r.change).find(' ')) + ")";
+    if (r.change)
+      value += "  (" + FormatChange(*r.change).substr(0, FormatChange(*r.change).find(' ')) + ")";
     svg += "<text x=\"" + Num(label_w + w + 6, 1) + "\" y=\"" + std::to_string(y + 16) + "\">" +
            E(value) + "</text>\n";
   }
@@ -99,16 +101,18 @@ std::string Heatmap(const ReportTable& t) {
   const int label_w = 250, cell_w = 96, cell_h = 28, header_h = 44;
   const int width = label_w + cell_w * int(columns) + 10;
   const int height = header_h + cell_h * int(t.row_keys.size()) + 30;
-  std::string svg = "<svg class=\"heatmap\" id=\"heatmap-shapes\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-                    std::to_string(width) + "\" height=\"" + std::to_string(height) +
-                    "\" role=\"img\" aria-label=\"TFLOPS by variant and shape\">\n";
+  std::string svg =
+      "<svg class=\"heatmap\" id=\"heatmap-shapes\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+      std::to_string(width) + "\" height=\"" + std::to_string(height) +
+      "\" role=\"img\" aria-label=\"TFLOPS by variant and shape\">\n";
   for (std::size_t c = 0; c < columns; ++c) {
     const auto& s = t.column_shapes[c];
     const int x = label_w + cell_w * int(c) + cell_w / 2;
-    svg += "<text x=\"" + std::to_string(x) + "\" y=\"16\" text-anchor=\"middle\">M=N=" +
-           std::to_string(s.m()) + (s.m() != s.n() ? "x" + std::to_string(s.n()) : "") +
-           "</text>\n<text x=\"" + std::to_string(x) + "\" y=\"34\" text-anchor=\"middle\">K=" +
-           std::to_string(s.k()) + "</text>\n";
+    svg += "<text x=\"" + std::to_string(x) +
+           "\" y=\"16\" text-anchor=\"middle\">M=N=" + std::to_string(s.m()) +
+           (s.m() != s.n() ? "x" + std::to_string(s.n()) : "") + "</text>\n<text x=\"" +
+           std::to_string(x) + "\" y=\"34\" text-anchor=\"middle\">K=" + std::to_string(s.k()) +
+           "</text>\n";
   }
   for (std::size_t r = 0; r < t.row_keys.size(); ++r) {
     const int y = header_h + cell_h * int(r);
@@ -119,8 +123,8 @@ std::string Heatmap(const ReportTable& t) {
       const int x = label_w + cell_w * int(c);
       if (!row.measured()) {
         svg += "<rect class=\"cell-missing\" x=\"" + std::to_string(x + 1) + "\" y=\"" +
-               std::to_string(y + 1) + "\" width=\"" + std::to_string(cell_w - 2) +
-               "\" height=\"" + std::to_string(cell_h - 2) + "\"/>\n<text class=\"missing\" x=\"" +
+               std::to_string(y + 1) + "\" width=\"" + std::to_string(cell_w - 2) + "\" height=\"" +
+               std::to_string(cell_h - 2) + "\"/>\n<text class=\"missing\" x=\"" +
                std::to_string(x + cell_w / 2) + "\" y=\"" + std::to_string(y + 18) +
                "\" text-anchor=\"middle\">" + E(row.status) + "</text>\n";
         continue;
@@ -145,17 +149,21 @@ std::string Heatmap(const ReportTable& t) {
 std::string RowTable(const ReportTable& t, bool all) {
   std::string html = "<table>\n<tr>";
   if (all) {
-    html += "<th>#</th><th>variant</th><th>dtype</th><th>shape</th><th>TFLOPS</th><th>share of "
-            "cuBLAS</th><th>status</th></tr>\n";
+    html +=
+        "<th>#</th><th>variant</th><th>dtype</th><th>shape</th><th>TFLOPS</th><th>share of "
+        "cuBLAS</th><th>status</th></tr>\n";
   } else {
-    html += "<th>rung</th><th>what</th><th>variant</th><th>dtype</th><th>shape</th><th>TFLOPS</th>"
-            "<th>share of cuBLAS</th><th>vs</th><th>change [95% CI]</th><th>noise</th></tr>\n";
+    html +=
+        "<th>rung</th><th>what</th><th>variant</th><th>dtype</th><th>shape</th><th>TFLOPS</th>"
+        "<th>share of cuBLAS</th><th>vs</th><th>change [95% CI]</th><th>noise</th></tr>\n";
   }
   for (const ReportRow& r : t.rows) {
     const std::string cls = r.status == "missing" ? "missing" : r.measured() ? "" : "failed";
     html += "<tr" + (cls.empty() ? std::string() : " class=\"" + cls + "\"") + ">";
-    const std::string tflops = r.status == "missing" ? "missing" : r.measured() ? Num(r.tflops, 1) : E(r.status);
-    const std::string share = !r.measured() ? "-"
+    const std::string tflops = r.status == "missing" ? "missing"
+                               : r.measured()        ? Num(r.tflops, 1)
+                                                     : E(r.status);
+    const std::string share = !r.measured()    ? "-"
                               : r.cublas_share ? Num(*r.cublas_share * 100, 1) + "%"
                                                : "no " + E(r.cublas_variant);
     if (all) {
@@ -179,26 +187,30 @@ std::string RowTable(const ReportTable& t, bool all) {
 
 std::string RenderReportHtml(const Report& report) {
   const auto& run = report.run;
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                     "<title>Ablation report: run " + std::to_string(run.id()) + "</title>\n<style>" +
-                     kStyle + "</style>\n</head>\n<body>\n";
-  html += "<h1>Ablation report: run " + std::to_string(run.id()) + "</h1>\n<p class=\"summary\">" +
-          E(run.state()) + (run.device().name().empty() ? "" : " on " + E(run.device().name())) +
-          (run.device().compute_capability().empty() ? "" : ", sm " + E(run.device().compute_capability())) +
-          (run.clock_policy().empty() ? "" : "; clocks " + E(run.clock_policy())) + "</p>\n";
-  html += "<p>Change: speed against the previous rung, median(previous) / median(this) &minus; 1, "
-          "with a 95% bootstrap interval from the raw samples (" +
-          std::to_string(kBootstrapResamples) +
-          " resamples, fixed seed); &#8776; marks an interval that contains 0 (within noise). "
-          "Share: TFLOPS over the cuBLAS of the same dtype and shape in this run.</p>\n";
+  std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>Ablation report: run " +
+      std::to_string(run.id()) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
+  html +=
+      "<h1>Ablation report: run " + std::to_string(run.id()) + "</h1>\n<p class=\"summary\">" +
+      E(run.state()) + (run.device().name().empty() ? "" : " on " + E(run.device().name())) +
+      (run.device().compute_capability().empty() ? ""
+                                                 : ", sm " + E(run.device().compute_capability())) +
+      (run.clock_policy().empty() ? "" : "; clocks " + E(run.clock_policy())) + "</p>\n";
+  html +=
+      "<p>Change: speed against the previous rung, median(previous) / median(this) &minus; 1, "
+      "with a 95% bootstrap interval from the raw samples (" +
+      std::to_string(kBootstrapResamples) +
+      " resamples, fixed seed); &#8776; marks an interval that contains 0 (within noise). "
+      "Share: TFLOPS over the cuBLAS of the same dtype and shape in this run.</p>\n";
   int number = 0;
   for (const ReportTable& t : report.tables) {
     html += "<section id=\"" + t.id + "\">\n<h2>" + std::to_string(++number) + ". " + E(t.title) +
             "</h2>\n<p class=\"scope\">" + E(t.scope) + "</p>\n";
     if (t.measured() == 0 && t.id != "all") {
-      html += "<p class=\"missing\">Not measured in this run: all " + std::to_string(t.rows.size()) +
-              " rows missing.</p>\n</section>\n";
+      html += "<p class=\"missing\">Not measured in this run: all " +
+              std::to_string(t.rows.size()) + " rows missing.</p>\n</section>\n";
       continue;
     }
     if (t.id == "shapes") {

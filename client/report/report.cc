@@ -173,8 +173,8 @@ void SetChange(const std::string& table_id, ReportRow& row, const v1::Measuremen
   row.vs_variant = prev_row.variant;
   const std::vector<double> a = Samples(prev), b = Samples(self);
   if (a.size() >= 2 && b.size() >= 2) {
-    const std::string key = table_id + "|" + row.variant + "|" + prev.variant() + "|" +
-                            row.dtype + "|" + ShapeText(row.shape);
+    const std::string key = table_id + "|" + row.variant + "|" + prev.variant() + "|" + row.dtype +
+                            "|" + ShapeText(row.shape);
     row.change = SpeedChange(a, b, SeedFor(key));
   } else {
     row.change = SpeedChangeFromMedians(prev.stats().median_ms(), self.stats().median_ms());
@@ -275,7 +275,8 @@ ReportTable LadderATable(const RunIndex& index, const v1::Shape& shape) {
       "ldmatrix saves load instructions and address arithmetic, not bandwidth: the bytes moved are "
       "the same. ldmatrix.x4 is one warp-wide instruction (32 lanes give row addresses, the "
       "hardware gathers, transposes and broadcasts); ld.shared is per lane.",
-      "When the kernel is bound by mma throughput or DRAM the difference can vanish from wall-clock "
+      "When the kernel is bound by mma throughput or DRAM the difference can vanish from "
+      "wall-clock "
       "time (pitfall 2): look at the smem->register micro-benchmark and the ncu LSU counters "
       "before concluding ldmatrix does not help.",
   };
@@ -396,12 +397,21 @@ ReportTable PipeliningTable(const RunIndex& index, const v1::Shape& shape) {
       const std::string suffix = "_" + dt + "_" + tile;
       const std::string tile_text = tile == "*" ? "" : ", tile " + tile;
       const std::vector<RungSpec> specs = {
-          {"baseline", dtype + tile_text + ": load, sync, compute, sync", "pipe_baseline" + suffix,
-           dtype, {}},
-          {"LDG", dtype + tile_text + ": LDG to registers, double buffer", "pipe_ldg" + suffix, dtype,
+          {"baseline",
+           dtype + tile_text + ": load, sync, compute, sync",
+           "pipe_baseline" + suffix,
+           dtype,
+           {}},
+          {"LDG",
+           dtype + tile_text + ": LDG to registers, double buffer",
+           "pipe_ldg" + suffix,
+           dtype,
            {0}},
-          {"cp.async", dtype + tile_text + ": cp.async (LDGSTS), double buffer",
-           "pipe_cpasync" + suffix, dtype, {0}},
+          {"cp.async",
+           dtype + tile_text + ": cp.async (LDGSTS), double buffer",
+           "pipe_cpasync" + suffix,
+           dtype,
+           {0}},
       };
       std::vector<ReportRow> rows = Ladder(t.id, index, specs, shape);
       // A pattern that matched nothing keeps the pattern as its name: the row is missing.
@@ -516,7 +526,8 @@ std::string RunSummary(const v1::Run& run) {
 }  // namespace
 
 int ReportTable::measured() const {
-  return int(std::count_if(rows.begin(), rows.end(), [](const ReportRow& r) { return r.measured(); }));
+  return int(
+      std::count_if(rows.begin(), rows.end(), [](const ReportRow& r) { return r.measured(); }));
 }
 
 std::string ShapeText(const v1::Shape& s) {
@@ -533,12 +544,23 @@ std::string HtmlEscape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -548,11 +570,21 @@ std::string JsonString(const std::string& text) {
   std::string out = "\"";
   for (unsigned char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           char buffer[8];
@@ -586,7 +618,8 @@ namespace {
 
 std::string MdRowTable(const ReportTable& t) {
   std::string md =
-      "| rung | what | variant | dtype | TFLOPS | share of cuBLAS | vs | change [95% CI] | noise |\n"
+      "| rung | what | variant | dtype | TFLOPS | share of cuBLAS | vs | change [95% CI] | noise "
+      "|\n"
       "| --- | --- | --- | --- | ---: | ---: | --- | ---: | :---: |\n";
   for (const ReportRow& r : t.rows) {
     md += "| " + MdCell(r.label) + " | " + MdCell(r.what) + " | `" + MdCell(r.variant) + "` | " +
@@ -651,13 +684,14 @@ std::string MdShapesTable(const ReportTable& t) {
 }  // namespace
 
 std::string RenderReportMarkdown(const Report& report) {
-  std::string md = "# Ablation report: run " + std::to_string(report.run.id()) + "\n\n" +
-                   RunSummary(report.run) + "\n\n" +
-                   "Change: speed against the previous rung, median(previous) / median(this) - 1, "
-                   "with a 95% bootstrap interval from the raw samples (" +
-                   std::to_string(kBootstrapResamples) +
-                   " resamples, fixed seed); ≈ marks an interval that contains 0 (within noise). "
-                   "Share: TFLOPS / TFLOPS of the cuBLAS of the same dtype and shape in this run.\n";
+  std::string md =
+      "# Ablation report: run " + std::to_string(report.run.id()) + "\n\n" +
+      RunSummary(report.run) + "\n\n" +
+      "Change: speed against the previous rung, median(previous) / median(this) - 1, "
+      "with a 95% bootstrap interval from the raw samples (" +
+      std::to_string(kBootstrapResamples) +
+      " resamples, fixed seed); ≈ marks an interval that contains 0 (within noise). "
+      "Share: TFLOPS / TFLOPS of the cuBLAS of the same dtype and shape in this run.\n";
   int number = 0;
   for (const ReportTable& t : report.tables) {
     md += "\n## " + std::to_string(++number) + ". " + t.title + "\n\n_" + t.scope + "_\n\n";
@@ -728,9 +762,10 @@ std::string RenderReportJson(const Report& report) {
                      ", \"compute_capability\": " + JsonString(run.device().compute_capability()) +
                      ", \"clock_policy\": " + JsonString(run.clock_policy()) + ", \"tags\": [";
   for (int i = 0; i < run.tags_size(); ++i) json += (i ? ", " : "") + JsonString(run.tags(i));
-  json += "]},\n  \"method\": {\"change\": \"median(previous)/median(this)-1\", "
-          "\"interval\": \"95% percentile bootstrap\", \"resamples\": " +
-          std::to_string(kBootstrapResamples) + "},\n  \"tables\": [";
+  json +=
+      "]},\n  \"method\": {\"change\": \"median(previous)/median(this)-1\", "
+      "\"interval\": \"95% percentile bootstrap\", \"resamples\": " +
+      std::to_string(kBootstrapResamples) + "},\n  \"tables\": [";
   for (std::size_t ti = 0; ti < report.tables.size(); ++ti) {
     const ReportTable& t = report.tables[ti];
     json += std::string(ti ? "," : "") + "\n    {\"id\": " + JsonString(t.id) +
@@ -742,21 +777,22 @@ std::string RenderReportJson(const Report& report) {
     for (std::size_t ri = 0; ri < t.rows.size(); ++ri) {
       const ReportRow& r = t.rows[ri];
       const bool ci = r.change && r.change->has_interval;
-      json += std::string(ri ? "," : "") + "\n      {\"label\": " + JsonString(r.label) +
-              ", \"what\": " + JsonString(r.what) + ", \"variant\": " + JsonString(r.variant) +
-              ", \"dtype\": " + JsonString(r.dtype) + ", \"shape\": " +
-              JsonString(ShapeText(r.shape)) + ", \"status\": " + JsonString(r.status) +
-              ", \"tflops\": " + number(r.measured(), r.tflops) +
-              ", \"median_ms\": " + number(r.measured(), r.median_ms) +
-              ", \"samples\": " + number(r.measured(), r.samples) +
-              ", \"cublas_variant\": " + JsonString(r.cublas_variant) +
-              ", \"cublas_share\": " + number(r.cublas_share.has_value(), r.cublas_share.value_or(0)) +
-              ", \"vs\": " + (r.vs.empty() ? "null" : JsonString(r.vs)) +
-              ", \"change\": " + number(r.change.has_value(), r.change ? r.change->estimate : 0) +
-              ", \"change_ci\": " +
-              (ci ? "[" + Exact(r.change->low) + ", " + Exact(r.change->high) + "]" : "null") +
-              ", \"within_noise\": " + (ci ? (r.change->within_noise() ? "true" : "false") : "null") +
-              ", \"error\": " + JsonString(r.error) + "}";
+      json +=
+          std::string(ri ? "," : "") + "\n      {\"label\": " + JsonString(r.label) +
+          ", \"what\": " + JsonString(r.what) + ", \"variant\": " + JsonString(r.variant) +
+          ", \"dtype\": " + JsonString(r.dtype) + ", \"shape\": " + JsonString(ShapeText(r.shape)) +
+          ", \"status\": " + JsonString(r.status) +
+          ", \"tflops\": " + number(r.measured(), r.tflops) +
+          ", \"median_ms\": " + number(r.measured(), r.median_ms) +
+          ", \"samples\": " + number(r.measured(), r.samples) +
+          ", \"cublas_variant\": " + JsonString(r.cublas_variant) +
+          ", \"cublas_share\": " + number(r.cublas_share.has_value(), r.cublas_share.value_or(0)) +
+          ", \"vs\": " + (r.vs.empty() ? "null" : JsonString(r.vs)) +
+          ", \"change\": " + number(r.change.has_value(), r.change ? r.change->estimate : 0) +
+          ", \"change_ci\": " +
+          (ci ? "[" + Exact(r.change->low) + ", " + Exact(r.change->high) + "]" : "null") +
+          ", \"within_noise\": " + (ci ? (r.change->within_noise() ? "true" : "false") : "null") +
+          ", \"error\": " + JsonString(r.error) + "}";
     }
     json += "]}";
   }

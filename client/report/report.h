@@ -38,14 +38,14 @@ struct ReportRow {
 };
 
 struct ReportTable {
-  std::string id;     ///< "arch", "ladder_a", "ladder_b", "shapes", "pipelining", "all"
+  std::string id;  ///< "arch", "ladder_a", "ladder_b", "shapes", "pipelining", "all"
   std::string title;
-  std::string scope;  ///< "bf16, 4096x4096x4096"
+  std::string scope;               ///< "bf16, 4096x4096x4096"
   std::vector<std::string> notes;  ///< reading notes of the plan
   std::vector<ReportRow> rows;
   /// shapes table only: its axes, for the matrix and the heatmap.
-  std::vector<std::string> row_keys;     ///< variants, in ladder order
-  std::vector<std::string> row_labels;   ///< "B0".., "cuBLAS"
+  std::vector<std::string> row_keys;    ///< variants, in ladder order
+  std::vector<std::string> row_labels;  ///< "B0".., "cuBLAS"
   std::vector<ablation::v1::Shape> column_shapes;
   int measured() const;
 };

@@ -28,7 +28,8 @@ class Rng {
 
 // The median of one bootstrap resample of `sorted`. Since `sorted` is ascending, the k-th
 // smallest drawn value is sorted[k-th smallest drawn index]: count the drawn indices and walk.
-double ResampleMedian(const std::vector<double>& sorted, Rng& rng, std::vector<std::uint32_t>& counts) {
+double ResampleMedian(const std::vector<double>& sorted, Rng& rng,
+                      std::vector<std::uint32_t>& counts) {
   const std::size_t n = sorted.size();
   std::fill(counts.begin(), counts.end(), 0);
   for (std::size_t i = 0; i < n; ++i) ++counts[rng.Below(n)];

@@ -28,7 +28,7 @@ double Median(std::vector<double> values);
 
 /// Speed change of `b` against `a` (a: the previous rung).
 struct Change {
-  double estimate = 0;  ///< median(a) / median(b) - 1: +0.10 means b is 10% faster
+  double estimate = 0;        ///< median(a) / median(b) - 1: +0.10 means b is 10% faster
   bool has_interval = false;  ///< false with fewer than 2 samples on either side
   double low = 0;             ///< 95% interval
   double high = 0;
@@ -46,9 +46,9 @@ std::uint64_t SeedFor(std::string_view key);
 
 /// Welch's t-test on log times: b against a.
 struct WelchResult {
-  bool valid = false;     ///< false with fewer than 2 samples on a side
-  double time_change = 0; ///< exp(mean log b - mean log a) - 1: +0.05 means b takes 5% longer
-  double low = 0;         ///< 95% interval of time_change
+  bool valid = false;      ///< false with fewer than 2 samples on a side
+  double time_change = 0;  ///< exp(mean log b - mean log a) - 1: +0.05 means b takes 5% longer
+  double low = 0;          ///< 95% interval of time_change
   double high = 0;
   double t = 0;
   double df = 0;

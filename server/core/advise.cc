@@ -196,8 +196,7 @@ MeasuredAnswer SummarizeMeasured(const std::vector<std::string>& variants,
       slot = &r;
   }
   if (latest.empty()) {
-    ans.note = "not measured on this GPU yet";
-    ans.summary = ans.note;
+    ans.summary = "not measured on this GPU yet";
     return ans;
   }
   auto newest = [](const std::map<std::string, const db::MeasurementRecord*>& m) {

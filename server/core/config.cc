@@ -65,12 +65,15 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
     return InvalidArgument(os.str());
   }
   Status st = CheckKeys(root, origin, "",
-                        {"listen", "db", "worker", "log_level", "presets", "timing", "queue"});
+                        {"listen", "db", "worker", "log_level", "presets", "nvml_library",
+                         "clock_journal", "timing", "queue"});
   if (!st.ok()) return st;
   if (!(st = Read(root, origin, "", "listen", &c->listen)).ok()) return st;
   if (!(st = Read(root, origin, "", "db", &c->db_path)).ok()) return st;
   if (!(st = Read(root, origin, "", "worker", &c->worker_path)).ok()) return st;
   if (!(st = Read(root, origin, "", "log_level", &c->log_level)).ok()) return st;
+  if (!(st = Read(root, origin, "", "nvml_library", &c->nvml_library)).ok()) return st;
+  if (!(st = Read(root, origin, "", "clock_journal", &c->clock_journal)).ok()) return st;
   if (!(st = Read(root, origin, "", "presets", &c->presets_path)).ok()) return st;
   if (const toml::node* n = root.get("timing")) {
     const toml::table* t = n->as_table();

@@ -14,6 +14,8 @@ struct DaemonConfig {
   std::string worker_path;  ///< empty: ablation-worker beside the daemon's executable
   std::string log_level = "info";
   std::string port_file;    ///< if set, the bound port is written there once listening
+  std::string nvml_library = "libnvidia-ml.so.1";  ///< NVML, loaded with dlopen
+  std::string clock_journal;  ///< where clock locks are recorded; empty: "<db>.clocks"
   /// TOML presets added to (and replacing same-named) built-in ones; empty: built-ins only.
   std::string presets_path;
   TimingDefaults timing;

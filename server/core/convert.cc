@@ -36,6 +36,27 @@ db::DeviceIdentity ToRecord(const v1::DeviceIdentity& p) {
   return d;
 }
 
+v1::Telemetry ToProto(const db::Telemetry& t) {
+  v1::Telemetry p;
+  p.set_available(t.available);
+  p.set_unavailable_reason(t.note);
+  p.set_sm_clock_mhz_mean(t.sm_clock_mhz_mean);
+  p.set_sm_clock_mhz_min(t.sm_clock_mhz_min);
+  p.set_sm_clock_mhz_max(t.sm_clock_mhz_max);
+  p.set_mem_clock_mhz_mean(t.mem_clock_mhz_mean);
+  p.set_mem_clock_mhz_min(t.mem_clock_mhz_min);
+  p.set_mem_clock_mhz_max(t.mem_clock_mhz_max);
+  p.set_power_w_mean(t.power_w_mean);
+  p.set_power_w_min(t.power_w_min);
+  p.set_power_w_max(t.power_w_max);
+  p.set_temperature_c_mean(t.temperature_c_mean);
+  p.set_temperature_c_min(t.temperature_c_min);
+  p.set_temperature_c_max(t.temperature_c_max);
+  for (const auto& reason : t.throttle_reasons) p.add_throttle_reasons(reason);
+  p.set_throttled_samples(t.throttled_samples);
+  return p;
+}
+
 v1::Measurement ToProto(const db::MeasurementRecord& r) {
   v1::Measurement m;
   m.set_id(r.id);
@@ -65,23 +86,7 @@ v1::Measurement ToProto(const db::MeasurementRecord& r) {
   m.set_l2(r.l2);
   m.set_clock_policy(r.clock_policy);
   m.set_verification(r.verification);
-  auto* t = m.mutable_telemetry();
-  t->set_available(r.telemetry.available);
-  t->set_unavailable_reason(r.telemetry.note);
-  t->set_sm_clock_mhz_mean(r.telemetry.sm_clock_mhz_mean);
-  t->set_sm_clock_mhz_min(r.telemetry.sm_clock_mhz_min);
-  t->set_sm_clock_mhz_max(r.telemetry.sm_clock_mhz_max);
-  t->set_mem_clock_mhz_mean(r.telemetry.mem_clock_mhz_mean);
-  t->set_mem_clock_mhz_min(r.telemetry.mem_clock_mhz_min);
-  t->set_mem_clock_mhz_max(r.telemetry.mem_clock_mhz_max);
-  t->set_power_w_mean(r.telemetry.power_w_mean);
-  t->set_power_w_min(r.telemetry.power_w_min);
-  t->set_power_w_max(r.telemetry.power_w_max);
-  t->set_temperature_c_mean(r.telemetry.temperature_c_mean);
-  t->set_temperature_c_min(r.telemetry.temperature_c_min);
-  t->set_temperature_c_max(r.telemetry.temperature_c_max);
-  for (const auto& reason : r.telemetry.throttle_reasons) t->add_throttle_reasons(reason);
-  t->set_throttled_samples(r.telemetry.throttled_samples);
+  *m.mutable_telemetry() = ToProto(r.telemetry);
   auto* o = m.mutable_occupancy();
   o->set_registers_per_thread(r.occupancy.registers_per_thread);
   o->set_static_smem_bytes(r.occupancy.static_smem_bytes);

@@ -7,6 +7,7 @@
 namespace ablation::core {
 
 v1::Measurement ToProto(const db::MeasurementRecord& r);
+v1::Telemetry ToProto(const db::Telemetry& t);
 v1::Run ToProto(const db::RunRecord& r);
 v1::VerifyResult ToProto(const db::VerificationRecord& r);
 v1::DeviceIdentity ToProto(const db::DeviceIdentity& d);

@@ -37,7 +37,8 @@ Status ParseShape(const toml::node& node, const std::string& origin, const std::
   std::string s = *text + "x";
   for (char c : s) {
     if (c == 'x' || c == 'X') {
-      if (part.empty() || part.size() > 10 || part.find_first_not_of("0123456789") != std::string::npos)
+      if (part.empty() || part.size() > 10 ||
+          part.find_first_not_of("0123456789") != std::string::npos)
         return ErrorAt(origin, node, key, "'" + *text + "' is not a shape \"MxNxK\" or a size N");
       dims.push_back(std::stoll(part));
       part.clear();
@@ -189,8 +190,8 @@ Status PresetCatalog::LoadText(const std::string& text, const std::string& origi
   std::map<std::string, Preset> loaded;
   for (const auto& [key, node] : root) {
     std::string name(key.str());
-    if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_") !=
-                            std::string::npos)
+    if (name.empty() ||
+        name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_") != std::string::npos)
       return ErrorAt(origin, node, name,
                      "a preset name has lower-case letters, digits, '-' and '_' only");
     Preset preset;

@@ -8,6 +8,7 @@
 
 #include "ablation/version.h"
 #include "server/core/convert.h"
+#include "server/core/telemetry.h"
 #include "server/worker/sampling.h"
 
 namespace ablation::core {
@@ -91,11 +92,15 @@ void RunManager::Shutdown() {
   }
   for (Gpu* gpu : gpus) {
     std::deque<std::shared_ptr<Job>> dropped;
+    std::deque<DescribeJob> dropped_describes;
     {
       std::lock_guard lock(gpu->mu);
       dropped.swap(gpu->queue);
+      dropped_describes.swap(gpu->describes);
       if (gpu->running) gpu->running->cancel = true;
     }
+    for (auto& d : dropped_describes)
+      d.done(Status(Code::kUnavailable, "the daemon is shutting down"), {});
     gpu->cv.notify_all();
     for (auto& job : dropped) {
       const std::string reason = "the daemon shut down before the run started";
@@ -109,6 +114,12 @@ void RunManager::Shutdown() {
   }
   for (Gpu* gpu : gpus) {
     if (gpu->thread.joinable()) gpu->thread.join();
+    std::deque<DescribeJob> late;  // asked for while the thread was stopping
+    {
+      std::lock_guard lock(gpu->mu);
+      late.swap(gpu->describes);
+    }
+    for (auto& d : late) d.done(Status(Code::kUnavailable, "the daemon is shutting down"), {});
     if (gpu->worker) gpu->worker->Stop();
   }
 }
@@ -157,6 +168,20 @@ DeviceSnapshot RunManager::Device(int index) {
   snap.available = hello.device_present();
   snap.unavailable_reason = hello.no_device_reason();
   snap.identity = hello.device();
+  if (!snap.available) {
+    snap.live = UnavailableTelemetry("no GPU");
+    return snap;
+  }
+  std::string uuid = snap.identity.uuid();
+  snap.live = LiveTelemetry(options_.nvml, uuid, options_.nvml_unavailable);
+  if (options_.nvml) {
+    snap.identity.set_driver_version(options_.nvml->DriverVersion());
+    SupportedClocks clocks;
+    if (options_.nvml->GetSupportedClocks(uuid, &clocks).ok() && !clocks.mem_mhz.empty()) {
+      snap.supported_mem_clocks_mhz = clocks.mem_mhz;
+      snap.supported_sm_clocks_mhz = clocks.sm_mhz_by_mem[clocks.mem_mhz.front()];
+    }
+  }
   return snap;
 }
 
@@ -187,8 +212,21 @@ Status RunManager::Admit(const RunPlan& plan, const std::string& kind,
                                 " runs queued; try again later");
   }
   if (plan.clock_policy == "lock") {
-    return FailedPrecondition(
-        "clocks.mode: lock is not supported by this daemon version yet; run with observe");
+    // Resolve base/max/MHz against this GPU now, so a bad value is refused before anything is
+    // written; the lock itself is taken when the run starts.
+    if (!options_.nvml)
+      return FailedPrecondition("clocks.mode=lock needs NVML: " + options_.nvml_unavailable);
+    if (!options_.clock_journal)
+      return FailedPrecondition("clocks.mode=lock needs a clock journal; none is configured");
+    std::string uuid;
+    {
+      std::lock_guard lock(gpu->mu);
+      uuid = gpu->hello.device().uuid();
+    }
+    ClockTarget target;
+    Status st = ResolveClockSpecs(*options_.nvml, uuid, plan.lock_sm, plan.lock_mem, &target);
+    if (!st.ok()) return st;
+    job->plan.clock_policy = ClockPolicyString(&target);
   }
 
   db::RunRecord run;
@@ -202,7 +240,7 @@ Status RunManager::Admit(const RunPlan& plan, const std::string& kind,
   run.tags = tags;
   run.created_at_ms = NowMs();
   run.planned = int(plan.items.size());
-  run.clock_policy = plan.clock_policy;
+  run.clock_policy = job->plan.clock_policy;
   job->id = store_->CreateRun(run);
   job->kind = kind;
 
@@ -308,13 +346,81 @@ void RunManager::BroadcastPositions(Gpu* gpu) {
   }
 }
 
+Status RunManager::Describe(int device,
+                            const std::vector<std::pair<std::string, std::string>>& items,
+                            DescribeDone done) {
+  if (stopping_) return {Code::kUnavailable, "the daemon is shutting down"};
+  Gpu* gpu = FindGpu(device);
+  if (!gpu) {
+    Gpu* gpu0 = FindGpu(0);
+    std::string why;
+    if (gpu0) {
+      std::lock_guard lock(gpu0->mu);
+      if (!gpu0->worker_status.ok()) why = gpu0->worker_status.message();
+    }
+    if (!why.empty()) return FailedPrecondition("no GPU worker to ask: " + why);
+    return InvalidArgument("device: there is no GPU " + std::to_string(device));
+  }
+  {
+    std::lock_guard lock(gpu->mu);
+    if (!gpu->worker_status.ok())
+      return FailedPrecondition("GPU " + std::to_string(gpu->index) +
+                                " has no usable worker: " + gpu->worker_status.message());
+    gpu->describes.push_back({items, std::move(done)});
+  }
+  gpu->cv.notify_all();
+  return Status::Ok();
+}
+
+void RunManager::ServeDescribes(Gpu* gpu) {
+  std::deque<DescribeJob> jobs;
+  {
+    std::lock_guard lock(gpu->mu);
+    jobs.swap(gpu->describes);
+  }
+  for (auto& job : jobs) {
+    std::string err = EnsureWorker(gpu);
+    if (!err.empty()) {
+      job.done(FailedPrecondition("GPU " + std::to_string(gpu->index) + ": " + err), {});
+      continue;
+    }
+    std::vector<worker::v1::DescribeResult> results;
+    for (const auto& [variant, dtype] : job.items) {
+      worker::v1::WorkerRequest req;
+      auto* task = req.mutable_describe();
+      task->set_task_id(next_task_++);
+      task->set_variant(variant);
+      task->set_dtype(dtype);
+      // A lookup and cudaFuncGetName: seconds would mean the worker is stuck.
+      auto call = gpu->worker->Call(req, std::chrono::seconds(30));
+      worker::v1::DescribeResult r;
+      if (!call.ok) {
+        r.set_error("worker: " + call.failure);
+      } else if (!call.reply.has_describe()) {
+        r.set_error("the worker does not know the describe request (an older worker?)");
+      } else {
+        r = call.reply.describe();
+      }
+      results.push_back(std::move(r));
+    }
+    job.done(Status::Ok(), results);
+  }
+}
+
 void RunManager::GpuLoop(Gpu* gpu) {
   while (true) {
     std::shared_ptr<Job> job;
     {
       std::unique_lock lock(gpu->mu);
-      gpu->cv.wait(lock, [&] { return stopping_ || !gpu->queue.empty(); });
+      gpu->cv.wait(lock, [&] {
+        return stopping_ || !gpu->queue.empty() || !gpu->describes.empty();
+      });
       if (stopping_) return;
+      if (gpu->queue.empty()) {
+        lock.unlock();
+        ServeDescribes(gpu);
+        continue;
+      }
       job = gpu->queue.front();
       gpu->queue.pop_front();
       gpu->running = job;
@@ -369,6 +475,8 @@ void RunManager::Execute(Gpu* gpu, Job* job) {
     std::lock_guard lock(gpu->mu);
     identity = gpu->hello.device();
   }
+  // NVML knows the driver's own version (580.x); the worker only the CUDA API level it offers.
+  if (options_.nvml) identity.set_driver_version(options_.nvml->DriverVersion());
   identity.set_index(gpu->index);
   store_->MarkRunStarted(job->id, ToRecord(identity), NowMs());
   spdlog::info("run {} ({}) started on GPU {}: {} items", job->id, job->kind, gpu->index,
@@ -407,13 +515,42 @@ void RunManager::Execute(Gpu* gpu, Job* job) {
     return;
   }
 
+  // The lock lives in this scope: every way out (end, cancel, error, exception, shutdown on
+  // SIGTERM) resets it; a daemon killed outright leaves it in the journal for the next start.
+  std::unique_ptr<ScopedClockLock> clock_lock;
+  if (job->plan.clock_policy != "observe") {
+    Status st = ScopedClockLock::Acquire(*options_.nvml, *options_.clock_journal, identity.uuid(),
+                                         job->plan.lock_sm, job->plan.lock_mem, &clock_lock);
+    if (!st.ok()) {
+      spdlog::error("run {}: cannot lock clocks: {}", job->id, st.message());
+      store_->FinishRun(job->id, std::string(db::kRunFailed), st.message(), NowMs());
+      v1::RunEvent ev;
+      ev.mutable_failed()->set_run_id(job->id);
+      ev.mutable_failed()->set_reason(st.message());
+      ev.mutable_failed()->set_code(st.code() == Code::kFailedPrecondition ? "FAILED_PRECONDITION"
+                                                                          : "INTERNAL");
+      Emit(job, ev);
+      return;
+    }
+    spdlog::info("run {}: clocks locked ({})", job->id, clock_lock->PolicyString());
+  }
   int ok = 0, failed = 0;
-  ExecuteAblation(gpu, job, &ok, &failed);
+  ExecuteAblation(gpu, job, &ok, &failed, identity.uuid(),
+                  clock_lock ? clock_lock->target().sm_mhz : 0);
+  std::string unlock_error;
+  if (clock_lock) {
+    Status st = clock_lock->Release();
+    if (!st.ok()) {
+      unlock_error = "clocks could not be reset: " + st.message();
+      spdlog::error("run {}: {}", job->id, unlock_error);
+    }
+  }
   std::string state(job->cancel   ? db::kRunCancelled
                     : failed == 0 ? db::kRunSucceeded
                     : ok > 0      ? db::kRunPartial
                                   : db::kRunFailed);
   std::string error = job->cancel ? (stopping_ ? "daemon shut down" : "cancelled") : "";
+  if (!unlock_error.empty()) error += (error.empty() ? "" : "; ") + unlock_error;
   store_->FinishRun(job->id, state, error, NowMs());
   spdlog::info("run {} {}: {} ok, {} failed", job->id, state, ok, failed);
   v1::RunEvent fin;
@@ -427,6 +564,7 @@ void RunManager::Execute(Gpu* gpu, Job* job) {
 void RunManager::ExecuteVerify(Gpu* gpu, Job* job, v1::VerifyResponse* response) {
   for (const auto& item : job->plan.items) {
     if (job->cancel || stopping_) break;
+    ServeDescribes(gpu);
     v1::VerifyResult result;
     std::string against = job->plan.against.empty() ? DefaultAgainst(item.problem) : job->plan.against;
     std::string err = EnsureWorker(gpu);
@@ -464,11 +602,21 @@ void RunManager::ExecuteVerify(Gpu* gpu, Job* job, v1::VerifyResponse* response)
   }
 }
 
-void RunManager::ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed) {
+void RunManager::ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed,
+                                 const std::string& uuid, int locked_sm_mhz) {
   const RunPlan& plan = job->plan;
+  // A sample is throttled when the SM clock falls well below what it should run at: the locked
+  // clock, or else the GPU's maximum.
+  double expected_sm_mhz = locked_sm_mhz;
+  if (!expected_sm_mhz && options_.nvml) {
+    ClockPair max;
+    if (options_.nvml->MaxClocks(uuid, &max).ok()) expected_sm_mhz = max.sm_mhz;
+  }
+  TelemetrySampler sampler;
   int sequence = 0;
   for (const auto& item : plan.items) {
     if (job->cancel || stopping_) break;
+    ServeDescribes(gpu);
     db::MeasurementRecord rec;
     rec.run_id = job->id;
     rec.sequence = sequence++;
@@ -479,10 +627,10 @@ void RunManager::ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed) {
     rec.k = item.problem.k;
     rec.l2 = plan.timing.hot_l2() ? "hot" : "cold";
     rec.clock_policy = plan.clock_policy;
-    rec.telemetry.note = "NVML telemetry is not collected by this daemon version";
 
     // What one launch does: 2MNK flops for a GEMM; bytes and fragment loads for a micro-benchmark.
     const kernels::WorkModel work = item.variant->Work(item.problem);
+    rec.telemetry = UnavailableTelemetry("nothing was timed");
     std::string err = EnsureWorker(gpu);
     if (err.empty() && plan.verify && work.flops == 0) {
       // A micro-benchmark (smem2reg) writes a checksum, not a product: there is nothing to check.
@@ -546,7 +694,9 @@ void RunManager::ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed) {
       // (flushes and synchronisation are not GPU time); beyond that and the margin it is hung.
       auto budget = std::chrono::seconds(
           int64_t(3 * plan.timing.max_seconds() + plan.timing.warmup_seconds()) + 1);
+      sampler.Start(options_.nvml, uuid, expected_sm_mhz, options_.nvml_unavailable);
       auto call = gpu->worker->Call(req, budget + options_.hang_margin);
+      rec.telemetry = sampler.Stop();
       if (!call.ok) {
         err = call.failure;
       } else if (!call.reply.has_measure()) {

@@ -18,6 +18,8 @@
 #include "db/store.h"
 #include "kernels/registry.h"
 #include "server/core/presets.h"
+#include "server/core/clock_lock.h"
+#include "server/core/nvml.h"
 #include "server/core/run_plan.h"
 #include "server/core/status.h"
 #include "server/core/worker_process.h"
@@ -39,6 +41,11 @@ struct RunManagerOptions {
   std::shared_ptr<const PresetCatalog> presets;
   /// Extra time a worker gets beyond a task's own time cap before it is considered hung.
   std::chrono::seconds hang_margin{120};
+  /// NVML (telemetry, clocks); null where it could not be loaded, nvml_unavailable says why.
+  Nvml* nvml = nullptr;
+  std::string nvml_unavailable = "NVML is not loaded";
+  /// Where clock locks are recorded before they are taken (required for clocks.mode=lock).
+  ClockLockJournal* clock_journal = nullptr;
 };
 
 struct DeviceSnapshot {
@@ -48,6 +55,9 @@ struct DeviceSnapshot {
   int device_count = 0;
   int queued = 0;
   int64_t running_run_id = 0;
+  db::Telemetry live;  ///< NVML's current values (or why there are none)
+  std::vector<int> supported_sm_clocks_mhz;   ///< at the highest memory clock
+  std::vector<int> supported_mem_clocks_mhz;
 };
 
 class RunManager {
@@ -69,6 +79,14 @@ class RunManager {
   /// Validates and queues a verification run; `done` is called from the GPU's thread.
   Status SubmitVerify(const v1::VerifyRequest& request, const std::string& peer, VerifyDone done);
 
+  using DescribeDone =
+      std::function<void(const Status&, const std::vector<worker::v1::DescribeResult>&)>;
+  /// Asks GPU `device`'s worker which kernel each (variant, dtype) launches. Served on the GPU's
+  /// thread between measurements (a run in progress pauses for it, it never waits for a whole
+  /// run); `done` is called from that thread, with one result per item in order.
+  Status Describe(int device, const std::vector<std::pair<std::string, std::string>>& items,
+                  DescribeDone done);
+
   /// Cancels a queued run at once or a running one at its next measurement boundary.
   Status Cancel(int64_t run_id, std::string* state);
 
@@ -86,6 +104,10 @@ class RunManager {
     VerifyDone verify_done;
     std::atomic<bool> cancel{false};
   };
+  struct DescribeJob {
+    std::vector<std::pair<std::string, std::string>> items;  ///< (variant, dtype)
+    DescribeDone done;
+  };
   struct Gpu {
     int index = 0;
     std::unique_ptr<WorkerProcess> worker;
@@ -94,6 +116,7 @@ class RunManager {
     std::mutex mu;
     std::condition_variable cv;
     std::deque<std::shared_ptr<Job>> queue;
+    std::deque<DescribeJob> describes;  ///< guarded by mu; served before the next measurement
     std::shared_ptr<Job> running;
     std::thread thread;
   };
@@ -104,8 +127,11 @@ class RunManager {
   Gpu* FindGpu(int index);
   DeviceLimits Limits(int index);
   void GpuLoop(Gpu* gpu);
+  /// Answers the queued Describe requests (GPU thread only).
+  void ServeDescribes(Gpu* gpu);
   void Execute(Gpu* gpu, Job* job);
-  void ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed);
+  void ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed, const std::string& uuid,
+                       int locked_sm_mhz);
   void ExecuteVerify(Gpu* gpu, Job* job, v1::VerifyResponse* response);
   /// Makes sure the GPU's worker runs; restarts it after a death. "" or why it cannot.
   std::string EnsureWorker(Gpu* gpu);

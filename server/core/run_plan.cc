@@ -168,6 +168,14 @@ Status PlanRun(const v1::RunRequest& request, const kernels::Registry& registry,
   if (!mode.empty() && mode != "observe" && mode != "lock")
     return InvalidArgument("clocks.mode: '" + mode + "' is neither observe nor lock");
   plan->clock_policy = mode.empty() ? "observe" : mode;
+  if (mode == "lock") {
+    plan->lock_sm = request.clocks().sm_mhz();
+    plan->lock_mem = request.clocks().mem_mhz();
+    if (plan->lock_sm.empty() && plan->lock_mem.empty())
+      return InvalidArgument("clocks: lock needs clocks.sm_mhz and/or clocks.mem_mhz (MHz, base or max)");
+  } else if (!request.clocks().sm_mhz().empty() || !request.clocks().mem_mhz().empty()) {
+    return InvalidArgument("clocks.sm_mhz: clock values only make sense with clocks.mode=lock");
+  }
   plan->verify = request.verify();
 
   if (!(st = CheckCanImplement(plan)).ok()) return st;

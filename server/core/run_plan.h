@@ -44,7 +44,9 @@ struct RunPlan {
   int device = 0;
   bool verify = false;
   std::string against;  ///< verify runs only
-  std::string clock_policy = "observe";
+  std::string clock_policy = "observe";  ///< "observe" or, once resolved, "lock sm=... mem=..."
+  std::string lock_sm;   ///< clocks.sm_mhz as asked: a number, "base", "max" or empty
+  std::string lock_mem;  ///< clocks.mem_mhz as asked
 };
 
 /// Device memory a measurement needs (inputs, both B layouts where a transpose is needed, output,

@@ -77,7 +77,8 @@ std::optional<SassInstruction> ParseInstructionLine(std::string_view line,
           c == '.' || c == '_'))
       return std::nullopt;
   ins.mnemonic = ins.opcode.substr(0, ins.opcode.find('.'));
-  ins.cls = ClassifyOpcode(ins.opcode);
+  // "@!PT" never executes: ptxas's padding (@!PT LDS RZ, [RZ]), not a real load or store.
+  ins.cls = ins.predicate == "@!PT" ? SassClass::kOther : ClassifyOpcode(ins.opcode);
   ins.text = (ins.predicate.empty() ? "" : ins.predicate + " ") + ins.opcode +
              (ins.operands.empty() ? "" : " " + ins.operands);
   if (ins.cls == SassClass::kBranch) {

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "db/error.h"
+#include "server/core/advise.h"
 #include "server/core/convert.h"
 #include "server/core/variant_names.h"
 
@@ -110,6 +111,16 @@ class RunStream final : public grpc::ServerWriteReactor<v1::RunEvent>, public co
   void OnEvent(const v1::RunEvent& event) override {
     std::lock_guard lock(mu_);
     if (detached_ || finished_) return;
+    if (event.has_failed() && !event.failed().code().empty()) {
+      // A failure that is a status of its own ends the stream with that status.
+      terminal_ = true;
+      final_status_ = grpc::Status(event.failed().code() == "FAILED_PRECONDITION"
+                                       ? grpc::StatusCode::FAILED_PRECONDITION
+                                       : grpc::StatusCode::INTERNAL,
+                                   event.failed().reason());
+      if (!writing_) FinishOnce(final_status_);
+      return;
+    }
     pending_.push_back(event);
     if (event.has_finished() || event.has_failed()) terminal_ = true;
     if (!writing_) {
@@ -133,7 +144,7 @@ class RunStream final : public grpc::ServerWriteReactor<v1::RunEvent>, public co
       return;
     }
     writing_ = false;
-    if (terminal_) FinishOnce(grpc::Status::OK);
+    if (terminal_) FinishOnce(final_status_);
   }
 
   void OnCancel() override {
@@ -176,13 +187,17 @@ class RunStream final : public grpc::ServerWriteReactor<v1::RunEvent>, public co
   bool finished_ = false;
   bool detached_ = false;
   int64_t run_id_ = 0;
+  grpc::Status final_status_ = grpc::Status::OK;
 };
 
 }  // namespace
 
 AblationService::AblationService(core::RunManager* runs, db::Store* store,
                                  const kernels::Registry* registry)
-    : runs_(runs), store_(store), registry_(registry) {}
+    : runs_(runs),
+      store_(store),
+      registry_(registry),
+      sass_(std::make_unique<core::SassInspector>(core::SassInspectorOptions{}, runs, registry)) {}
 
 grpc::ServerWriteReactor<v1::RunEvent>* AblationService::RunAblation(
     grpc::CallbackServerContext* context, const v1::RunRequest* request) {
@@ -243,9 +258,9 @@ grpc::ServerUnaryReactor* AblationService::GetDevice(grpc::CallbackServerContext
     response->set_device_count(snap.device_count);
     response->set_queued_runs(snap.queued);
     response->set_running_run_id(snap.running_run_id);
-    response->mutable_live()->set_available(false);
-    response->mutable_live()->set_unavailable_reason(
-        "NVML telemetry is not collected by this daemon version");
+    *response->mutable_live() = core::ToProto(snap.live);
+    for (int mhz : snap.supported_sm_clocks_mhz) response->add_supported_sm_clocks_mhz(mhz);
+    for (int mhz : snap.supported_mem_clocks_mhz) response->add_supported_mem_clocks_mhz(mhz);
     return grpc::Status::OK;
   });
 }
@@ -371,6 +386,93 @@ grpc::ServerUnaryReactor* AblationService::ListPresets(grpc::CallbackServerConte
     for (const auto* p : presets.All()) *response->add_presets() = core::ToProto(*p, *registry_);
     return grpc::Status::OK;
   });
+}
+
+grpc::ServerUnaryReactor* AblationService::Advise(grpc::CallbackServerContext* context,
+                                                  const v1::AdviseRequest* request,
+                                                  v1::AdviseResponse* response) {
+  return Unary(context, [&]() -> grpc::Status {
+    if (request->device() < 0)
+      return {grpc::StatusCode::INVALID_ARGUMENT, "device: must be 0 or more"};
+    core::Advice a;
+    core::Status st = core::Advise(
+        {request->bm(), request->bn(), request->bk(), request->dtype(), request->arch()}, &a);
+    if (!st.ok()) return ToGrpc(st);
+    response->set_ratio(a.ratio);
+    response->set_element_bytes(a.element_bytes);
+    response->set_rule(std::string(core::ToString(a.rule)));
+    response->set_rule_reason(a.rule_reason);
+    response->set_arch(request->arch());
+    response->set_arch_gpus(a.arch_gpus);
+    v1::SmemBudget* s = response->mutable_smem();
+    s->set_a_bytes(a.smem.a_bytes);
+    s->set_b_bytes(a.smem.b_bytes);
+    s->set_single_bytes(a.smem.single_bytes);
+    s->set_double_bytes(a.smem.double_bytes);
+    s->set_smem_per_sm(a.smem.smem_per_sm);
+    s->set_smem_per_block_max(a.smem.smem_per_block_max);
+    s->set_cliff_bytes(a.smem.cliff_bytes);
+    s->set_blocks_per_sm_single(a.smem.blocks_single);
+    s->set_blocks_per_sm_double(a.smem.blocks_double);
+    s->set_double_fits(a.smem.double_fits);
+    s->set_double_under_cliff(a.smem.double_under_cliff);
+    s->set_verdict(a.smem_verdict);
+
+    v1::MeasuredAdvice* m = response->mutable_measured();
+    std::optional<std::string> tag = core::PipeTypeTag(request->dtype());
+    if (!tag) {
+      m->set_summary("the pipe_ family has no " + request->dtype() +
+                     " variants (fp16, int8, fp32 only): nothing measured to compare");
+      return grpc::Status::OK;
+    }
+    const auto names = core::PipeVariantNames(*tag, request->bm(), request->bn(), request->bk());
+    for (const auto& n : names) m->add_variants(n);
+    core::DeviceSnapshot snap = runs_->Device(request->device());
+    core::MeasuredAnswer ans = core::MeasuredOnGpu(*store_, names, snap.identity.uuid());
+    m->set_measured(ans.measured);
+    m->set_summary(ans.summary);
+    m->set_note(ans.note);
+    m->mutable_shape()->set_m(ans.m);
+    m->mutable_shape()->set_n(ans.n);
+    m->mutable_shape()->set_k(ans.k);
+    m->set_winner(ans.winner);
+    m->set_winner_vs_baseline(ans.winner_vs_baseline);
+    m->set_winner_vs_runner_up(ans.winner_vs_runner_up);
+    for (const auto& p : ans.points) {
+      v1::MeasuredPoint* q = m->add_points();
+      q->set_variant(p.variant);
+      q->mutable_shape()->set_m(p.m);
+      q->mutable_shape()->set_n(p.n);
+      q->mutable_shape()->set_k(p.k);
+      q->set_tflops(p.tflops);
+      q->set_median_ms(p.median_ms);
+      q->set_run_id(p.run_id);
+      q->set_measurement_id(p.measurement_id);
+      q->set_created_at_ms(p.created_at_ms);
+    }
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* AblationService::InspectSass(grpc::CallbackServerContext* context,
+                                                       const v1::SassRequest* request,
+                                                       v1::SassResponse* response) {
+  // Like Verify: the worker names the kernel on the GPU's thread, cuobjdump runs on the
+  // inspector's thread, and that thread finishes the call.
+  auto* reactor = context->DefaultReactor();
+  core::Status st;
+  try {
+    st = sass_->Inspect(*request, [reactor, response](const core::Status& s,
+                                                      const v1::SassResponse& r) {
+      *response = r;
+      reactor->Finish(ToGrpc(s));
+    });
+  } catch (const std::exception& e) {
+    reactor->Finish(ToGrpc(e));
+    return reactor;
+  }
+  if (!st.ok()) reactor->Finish(ToGrpc(st));
+  return reactor;
 }
 
 }  // namespace ablation::rpc

@@ -9,6 +9,7 @@
 #include "kernels/registry.h"
 #include "server/core/presets.h"
 #include "server/core/run_manager.h"
+#include "server/core/sass_inspect.h"
 #include "server/core/status.h"
 
 namespace ablation::rpc {
@@ -49,6 +50,12 @@ class AblationService final : public v1::Ablation::CallbackService {
                                         v1::ListPresetsResponse* response) override;
 
   /// What ListPresets serves and RunRequest.preset names (the run manager holds the same one).
+  grpc::ServerUnaryReactor* Advise(grpc::CallbackServerContext* context,
+                                   const v1::AdviseRequest* request,
+                                   v1::AdviseResponse* response) override;
+  grpc::ServerUnaryReactor* InspectSass(grpc::CallbackServerContext* context,
+                                        const v1::SassRequest* request,
+                                        v1::SassResponse* response) override;
   void SetPresets(std::shared_ptr<const core::PresetCatalog> presets) { presets_ = std::move(presets); }
 
  private:
@@ -56,6 +63,7 @@ class AblationService final : public v1::Ablation::CallbackService {
   db::Store* store_;
   const kernels::Registry* registry_;
   std::shared_ptr<const core::PresetCatalog> presets_;
+  std::unique_ptr<core::SassInspector> sass_;  ///< cuobjdump runs on its thread
 };
 
 }  // namespace ablation::rpc

@@ -111,6 +111,9 @@ int main(int argc, char** argv) {
       case ablation::worker::v1::WorkerRequest::kVerify:
         *reply.mutable_verify() = worker.Verify(request.verify());
         break;
+      case ablation::worker::v1::WorkerRequest::kDescribe:
+        *reply.mutable_describe() = worker.Describe(request.describe());
+        break;
       default:
         // An empty request (a newer daemon's kind we do not know): answer so the daemon never
         // waits forever, as a failed measurement.

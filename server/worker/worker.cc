@@ -618,6 +618,35 @@ wpb::MeasureResult Worker::Measure(const wpb::MeasureTask& task) {
   return result;
 }
 
+wpb::DescribeResult Worker::Describe(const wpb::DescribeTask& task) {
+  wpb::DescribeResult result;
+  result.set_task_id(task.task_id());
+  auto fail = [&](const std::string& why) {
+    result.set_ok(false);
+    result.set_error(why);
+    return result;
+  };
+  if (!impl_->has_device) return fail(impl_->no_device_reason);
+  const k::Variant* v = impl_->registry.Find(task.variant());
+  if (v == nullptr) return fail("unknown variant \"" + task.variant() + "\"");
+  std::optional<k::DType> dtype = k::ParseDType(task.dtype());
+  if (!dtype) return fail("unknown dtype \"" + task.dtype() + "\"");
+  if (!v->Supports(*dtype)) return fail("variant " + v->name + " does not support " + task.dtype());
+  const void* fn = v->kernel ? v->kernel(*dtype) : nullptr;
+  if (fn == nullptr) return fail("variant " + v->name + " runs a library, not a kernel of ours");
+  const char* symbol = nullptr;
+  cudaError_t e = cudaFuncGetName(&symbol, fn);
+  if (e != cudaSuccess || symbol == nullptr) return fail("cudaFuncGetName: " + CudaText(e));
+  char exe[4096];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return fail("cannot read /proc/self/exe");
+  result.set_ok(true);
+  result.set_kernel_symbol(symbol);
+  result.set_binary(std::string(exe, size_t(n)));
+  result.set_arch("sm_" + std::to_string(impl_->prop.major) + std::to_string(impl_->prop.minor));
+  return result;
+}
+
 apb::VerifyResult Worker::Verify(const wpb::VerifyTask& task) {
   apb::VerifyResult result;
   result.set_variant(task.variant());

@@ -43,6 +43,9 @@ class Worker {
 
   wpb::MeasureResult Measure(const wpb::MeasureTask& task);
   apb::VerifyResult Verify(const wpb::VerifyTask& task);
+  /// The variant's kernel symbol, the executable it is in and the device's SASS arch, so that the
+  /// daemon can disassemble exactly the code that runs.
+  wpb::DescribeResult Describe(const wpb::DescribeTask& task);
 
   /// True after a sticky CUDA error (the context is unusable): the caller writes the reply, then
   /// exits non-zero so that the daemon starts a fresh worker.

@@ -36,9 +36,8 @@ TEST(Presets, BuiltInFileParsesAndHasEveryPresetOfThePlan) {
   const Preset* shapes = presets.Find("shapes");
   EXPECT_EQ(shapes->groups[0].shapes.size(), 10u);
   const Preset* a = presets.Find("ladder-a");
-  EXPECT_THAT(a->groups[0].variants,
-              ElementsAre("abl_L1_R0_bl0_s3_sw1", "abl_L1_R0_bl1_s3_sw1", "abl_L1_R1_bl0_s3_sw1",
-                          "cublas_bf16"));
+  EXPECT_THAT(a->groups[0].variants, ElementsAre("abl_L1_R0_bl0_s3_sw1", "abl_L1_R0_bl1_s3_sw1",
+                                                 "abl_L1_R1_bl0_s3_sw1", "cublas_bf16"));
   ASSERT_EQ(a->groups[0].shapes.size(), 1u);  // default 4096^3
   EXPECT_EQ(a->groups[0].shapes[0].k(), 4096);
   EXPECT_EQ(presets.Find("pipelining")->groups.size(), 3u);
@@ -68,7 +67,8 @@ variants = ["future_cpasync_f16_*", "abl_L1_R1_bl0_s3_sw1", "nope_kernel", "cubl
 TEST(Presets, PlanRefusesMissingUnlessAllowed) {
   kernels::Registry registry = Catalog();
   PresetCatalog presets;
-  ASSERT_TRUE(presets.LoadText(R"(
+  ASSERT_TRUE(presets
+                  .LoadText(R"(
 [mixed]
 description = "two dtypes"
 shapes = [256]
@@ -80,7 +80,7 @@ shapes = [256]
   shapes = ["128x256x512"]
   variants = ["future_ldg_f16_*", "cublas_fp16"]
 )",
-                               "mixed.toml")
+                            "mixed.toml")
                   .ok());
   v1::RunRequest req;
   req.set_preset("mixed");
@@ -115,9 +115,10 @@ shapes = [256]
 TEST(Presets, NothingResolvingIsRefusedEvenWithAllowMissing) {
   kernels::Registry registry = Catalog();
   PresetCatalog presets;
-  ASSERT_TRUE(presets.LoadText("[later]\ndescription = \"d\"\ndtype = \"int8\"\n"
-                               "variants = [\"future_*_i8_*\", \"future_cublas_i8\"]\n",
-                               "x.toml")
+  ASSERT_TRUE(presets
+                  .LoadText("[later]\ndescription = \"d\"\ndtype = \"int8\"\n"
+                            "variants = [\"future_*_i8_*\", \"future_cublas_i8\"]\n",
+                            "x.toml")
                   .ok());
   v1::RunRequest req;
   req.set_preset("later");
@@ -131,9 +132,10 @@ TEST(Presets, AUserFileAddsAndReplaces) {
   PresetCatalog presets;
   ASSERT_TRUE(presets.LoadText(BuiltinPresetsToml(), "built-in").ok());
   size_t before = presets.All().size();
-  ASSERT_TRUE(presets.LoadText("[ladder-a]\ndescription = \"mine\"\nvariants = [\"cublas_bf16\"]\n"
-                               "[extra]\ndescription = \"x\"\nvariants = [\"L1_R1_s3\"]\n",
-                               "site.toml")
+  ASSERT_TRUE(presets
+                  .LoadText("[ladder-a]\ndescription = \"mine\"\nvariants = [\"cublas_bf16\"]\n"
+                            "[extra]\ndescription = \"x\"\nvariants = [\"L1_R1_s3\"]\n",
+                            "site.toml")
                   .ok());
   EXPECT_EQ(presets.All().size(), before + 1);
   EXPECT_EQ(presets.Find("ladder-a")->description, "mine");
@@ -159,24 +161,25 @@ TEST_P(BadPresetFile, ErrorNamesLineAndKey) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, BadPresetFile,
-    ::testing::Values(
-        BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"\n", "bad.toml:"},
-        BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\", 3]\n",
-                "bad.toml:3: p.variants[1]: expected a string"},
-        BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\nshapes = [\"4096x0x1\"]\n",
-                "bad.toml:4: p.shapes[0]: '4096x0x1': sizes must be positive"},
-        BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\nshapes = [\"big\"]\n",
-                "bad.toml:4: p.shapes[0]: 'big' is not a shape"},
-        BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\ndtype = \"fp8\"\n",
-                "bad.toml:4: p.dtype: unknown dtype 'fp8'"},
-        BadCase{"[p]\ndescription = \"d\"\nvariant = [\"a\"]\n",
-                "bad.toml:3: p.variant: unknown key"},
-        BadCase{"[p]\nvariants = [\"a\"]\n", "bad.toml:1: p.description: missing"},
-        BadCase{"[p]\ndescription = \"d\"\n", "p.variants: missing"},
-        BadCase{"[p]\ndescription = \"d\"\n[[p.group]]\ndtype = \"fp16\"\n",
-                "bad.toml:3: p.group[0].variants: missing"},
-        BadCase{"[p]\ndescription = \"d\"\nvariants = []\n", "bad.toml:3: p.variants: must not be empty"},
-        BadCase{"[P q]\ndescription = \"d\"\n", "bad.toml:"}));
+    ::testing::Values(BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"\n", "bad.toml:"},
+                      BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\", 3]\n",
+                              "bad.toml:3: p.variants[1]: expected a string"},
+                      BadCase{
+                          "[p]\ndescription = \"d\"\nvariants = [\"a\"]\nshapes = [\"4096x0x1\"]\n",
+                          "bad.toml:4: p.shapes[0]: '4096x0x1': sizes must be positive"},
+                      BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\nshapes = [\"big\"]\n",
+                              "bad.toml:4: p.shapes[0]: 'big' is not a shape"},
+                      BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\ndtype = \"fp8\"\n",
+                              "bad.toml:4: p.dtype: unknown dtype 'fp8'"},
+                      BadCase{"[p]\ndescription = \"d\"\nvariant = [\"a\"]\n",
+                              "bad.toml:3: p.variant: unknown key"},
+                      BadCase{"[p]\nvariants = [\"a\"]\n", "bad.toml:1: p.description: missing"},
+                      BadCase{"[p]\ndescription = \"d\"\n", "p.variants: missing"},
+                      BadCase{"[p]\ndescription = \"d\"\n[[p.group]]\ndtype = \"fp16\"\n",
+                              "bad.toml:3: p.group[0].variants: missing"},
+                      BadCase{"[p]\ndescription = \"d\"\nvariants = []\n",
+                              "bad.toml:3: p.variants: must not be empty"},
+                      BadCase{"[P q]\ndescription = \"d\"\n", "bad.toml:"}));
 
 TEST(Config, PresetsKeyIsRead) {
   DaemonConfig config;

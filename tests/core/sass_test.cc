@@ -117,6 +117,13 @@ TEST(SassTest, LoadsAfterComputeWrapAroundTheLoop) {
   EXPECT_TRUE(v.barrier_after_compute);
 }
 
+TEST(SassTest, NeverExecutedPaddingIsNotClassified) {
+  auto f = OnlyFunction("/*0000*/ @!PT LDS RZ, [RZ] ;\n/*0010*/ @P0 LDS R1, [R2] ;\n");
+  ASSERT_EQ(f.instructions.size(), 2u);
+  EXPECT_EQ(f.instructions[0].cls, SassClass::kOther);
+  EXPECT_EQ(f.instructions[1].cls, SassClass::kSharedLoad);
+}
+
 TEST(SassTest, NoLoopNoVerdict) {
   auto f = OnlyFunction("/*0000*/ HMMA.16816.F32 R0, R4, R8, R0 ;\n/*0010*/ EXIT ;\n");
   SassVerdict v = InspectFunction(f);

@@ -135,7 +135,7 @@ TEST_F(DashboardViews, LatestResultKeepsTheNewestOkRowPerVariantDtypeShape) {
   EXPECT_EQ(rows[2]["variant"], "b");
   EXPECT_EQ(rows[2]["m"], "4096");
   EXPECT_EQ(rows[2]["run_id"], std::to_string(r1));
-  EXPECT_EQ(rows[2]["time"], "1970-04-10T00:00:00.003Z");  // created_at_ms = 100 days + 3 ms
+  EXPECT_EQ(rows[2]["time"], "1970-04-11T00:00:00.002Z");  // created_at_ms = 100 days + 2 ms
 }
 
 TEST_F(DashboardViews, NightlyHistoryAndChangeFollowOnlyNightlyRunsPerGpu) {

@@ -202,7 +202,7 @@ TEST_F(MigrationsTest, FreshDatabaseEndsAtLatestVersionInWalMode) {
   }
   RawDb raw(path);
   EXPECT_EQ(raw.Int("PRAGMA user_version"), kSchemaVersion);
-  EXPECT_EQ(kSchemaVersion, 3);
+  EXPECT_EQ(kSchemaVersion, 4);
   EXPECT_EQ(raw.Text("PRAGMA journal_mode"), "wal");
   for (const char* table :
        {"runs", "measurements", "measurement_samples", "verifications", "run_tags"}) {
@@ -423,7 +423,7 @@ TEST_F(MigrationsTest, NewerDatabaseIsRefusedAndLeftUntouched) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Error::Code::kIncompatible);
     EXPECT_THAT(e.what(), HasSubstr("schema version 7"));
-    EXPECT_THAT(e.what(), HasSubstr("version 3"));
+    EXPECT_THAT(e.what(), HasSubstr("version " + std::to_string(kSchemaVersion)));
     EXPECT_THAT(e.what(), HasSubstr(path));
   }
   try {

@@ -8,7 +8,10 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -22,6 +25,7 @@
 
 #include "db/store.h"
 #include "tests/e2e/harness.h"
+#include "tests/support/test_paths.h"
 
 namespace ablation::testing {
 namespace {
@@ -103,7 +107,8 @@ class Dashboard : public ::testing::Test {
     // Slow enough that the reader sees the run half done many times.
     daemon_ = std::make_unique<Daemon>(dir_, FAKE_WORKER_PATH,
                                        std::map<std::string, std::string>{
-                                           {"ABLATION_FAKE_SLEEP_MS", "25"}});
+                                           {"ABLATION_FAKE_SLEEP_MS", "25"},
+                                           {"ABLATION_FAKE_MEMORY_MB", "81920"}});
     ASSERT_EQ(daemon_->Start(), "");
   }
   void TearDown() override {
@@ -331,6 +336,48 @@ TEST_F(Dashboard, ViewsReadWhileTheDaemonWritesGrowAndEndMatchingTheRuns) {
   // The store's own read-only reader opens the same file at this schema version.
   auto store = db::Store::OpenReadOnly(daemon_->db_path());
   EXPECT_EQ(store->MeasurementsOfRun(run3, false).size(), night2.size());
+}
+
+// deploy/nightly.sh with the real ablation-client against the real daemon: the first night
+// reports without comparing, the second compares with the first, and the views show both nights.
+TEST_F(Dashboard, NightlyScriptWithTheRealClientReportsComparesAndFeedsTheViews) {
+  const std::string bin = dir_ + "/bin", reports = dir_ + "/reports";
+  std::filesystem::create_directories(bin);
+  std::filesystem::create_symlink(TestBinary(CLIENT_PATH), bin + "/ablation-client");
+  const char* path = std::getenv("PATH");
+  const std::map<std::string, std::string> env = {
+      {"PATH", bin + ":" + (path ? path : "/usr/bin:/bin")},
+      {"ABLATION_SERVER", daemon_->address()},
+      {"REPORT_DIR", reports},
+      {"THRESHOLD", "50%"}};
+
+  auto first = RunCommand({"/bin/bash", NIGHTLY_SH}, env, 240);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  EXPECT_THAT(first.out, ::testing::HasSubstr("first night"));
+  auto second = RunCommand({"/bin/bash", NIGHTLY_SH}, env, 240);
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_THAT(second.out, ::testing::HasSubstr("no significant slowdown"));
+
+  int html = 0, compare = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(reports)) {
+    const std::string name = entry.path().filename();
+    if (name.starts_with("nightly-") && name.ends_with(".html")) ++html;
+    if (name.ends_with("-compare.txt")) ++compare;
+  }
+  EXPECT_EQ(html, 2);
+  EXPECT_EQ(compare, 1);
+  std::ifstream latest(reports + "/latest.html");
+  std::string text((std::istreambuf_iterator<char>(latest)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, ::testing::HasSubstr("<html"));
+
+  Reader reader(daemon_->db_path());
+  ASSERT_TRUE(reader.ok()) << reader.error();
+  EXPECT_EQ(reader.Int("SELECT count(DISTINCT run_id) FROM nightly_history"), 2);
+  EXPECT_GT(reader.Int("SELECT count(*) FROM nightly_change"), 0);
+  EXPECT_EQ(reader.Int("SELECT count(*) FROM nightly_change WHERE previous_run_id IS NULL"), 0);
+  EXPECT_EQ(reader.Int("SELECT count(*) FROM run_summary WHERE state = 'succeeded' AND "
+                       "tags = 'nightly'"),
+            2);
 }
 
 }  // namespace

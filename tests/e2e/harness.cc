@@ -117,9 +117,11 @@ std::string Daemon::log() const { return ReadFile(dir_ + "/daemon.log"); }
 std::string Daemon::Start() {
   std::string port_file = dir_ + "/port";
   std::filesystem::remove(port_file);
-  pid_ = Spawn({TestBinary(ABLATIOND_PATH), "--listen", "127.0.0.1:0", "--db", db_path(), "--worker", worker_,
-                "--port-file", port_file, "--log-level", "debug"},
-               env_, dir_ + "/daemon.out", dir_ + "/daemon.log");
+  std::vector<std::string> argv = {TestBinary(ABLATIOND_PATH), "--listen", "127.0.0.1:0", "--db",
+                                   db_path(), "--worker", worker_, "--port-file", port_file,
+                                   "--log-level", "debug"};
+  argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
+  pid_ = Spawn(argv, env_, dir_ + "/daemon.out", dir_ + "/daemon.log");
   if (pid_ < 0) return "cannot spawn ablationd";
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(180);
   while (std::chrono::steady_clock::now() < deadline) {

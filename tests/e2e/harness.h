@@ -42,6 +42,8 @@ class Daemon {
   std::string db_path() const { return dir_ + "/results.db"; }
   std::string log() const;
   std::unique_ptr<v1::Ablation::Stub> Stub() const;
+  /// Extra command-line arguments for the next Start().
+  void set_extra_args(std::vector<std::string> args) { extra_args_ = std::move(args); }
 
   /// Runs ablation-client against this daemon.
   CommandResult Client(std::vector<std::string> args, int timeout_s = 300) const;
@@ -52,6 +54,7 @@ class Daemon {
   std::map<std::string, std::string> env_;
   pid_t pid_ = -1;
   int port_ = 0;
+  std::vector<std::string> extra_args_;
 };
 
 /// Child pids of `parent` whose executable name is `name` (from /proc).

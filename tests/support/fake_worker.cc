@@ -6,6 +6,8 @@
 //   ABLATION_FAKE_SLEEP_MS=n         take n ms per measurement
 //   ABLATION_FAKE_MEMORY_MB=n        device memory to report (default 1024)
 //   ABLATION_FAKE_FAIL_VERIFY=variant  report a failed verification for this variant
+//   ABLATION_FAKE_SASS_BINARY=path    the binary a describe request names (default: this
+//                                    program); the symbol is always fake_<variant>_<dtype>
 #include <unistd.h>
 
 #include <chrono>
@@ -82,6 +84,21 @@ int main() {
         int n = std::max(t.timing().min_samples(), 10);
         for (int i = 0; i < n; ++i) r->add_sample_ms(ms * (1.0 + 0.001 * std::sin(double(i))));
         r->mutable_occupancy()->set_threads_per_block(256);
+      }
+    } else if (req.has_describe()) {
+      // Names a kernel that a stand-in disassembler (ABLATION_CUOBJDUMP in the e2e tests) knows.
+      const auto& t = req.describe();
+      auto* r = reply.mutable_describe();
+      r->set_task_id(t.task_id());
+      if (!no_device.empty()) {
+        r->set_ok(false);
+        r->set_error(no_device);
+      } else {
+        r->set_ok(true);
+        r->set_kernel_symbol("fake_" + t.variant() + "_" + t.dtype());
+        std::string binary = Env("ABLATION_FAKE_SASS_BINARY");
+        r->set_binary(binary.empty() ? "/proc/self/exe" : binary);
+        r->set_arch("sm_90");
       }
     } else if (req.has_verify()) {
       const auto& t = req.verify();

@@ -1,8 +1,8 @@
 #include "client/report/compare.h"
 
+#include <gmock/gmock.h>
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
-#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -44,9 +44,9 @@ TEST(Compare, SameRunTwiceIsNoRegression) {
 TEST(Compare, ASignificantSlowdownBeyondTheThresholdIsARegression) {
   v1::GetRunResponse a, b;
   Add(a, "slower", 1.0, 1);
-  Add(b, "slower", 1.06, 2);      // +6%: beyond 3%
+  Add(b, "slower", 1.06, 2);  // +6%: beyond 3%
   Add(a, "slightly", 1.0, 3);
-  Add(b, "slightly", 1.015, 4);   // +1.5%: significant but under the threshold
+  Add(b, "slightly", 1.015, 4);  // +1.5%: significant but under the threshold
   Add(a, "faster", 1.0, 5);
   Add(b, "faster", 0.9, 6);
   Add(a, "gone", 1.0, 7);

@@ -1,8 +1,8 @@
 #include "client/report/report.h"
 
+#include <gmock/gmock.h>
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
-#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace ablation::client::report {
@@ -152,7 +152,8 @@ TEST(Report, PipeliningTablePerDtypeAndTile) {
   EXPECT_EQ(p.rows[1].variant, "pipe_ldg_f16_128x128x32");
   // int8 and fp32 were not measured at all: their rows are missing, named by pattern.
   bool i8 = false;
-  for (const auto& row : p.rows) i8 |= row.variant == "pipe_baseline_i8_*" && row.status == "missing";
+  for (const auto& row : p.rows)
+    i8 |= row.variant == "pipe_baseline_i8_*" && row.status == "missing";
   EXPECT_TRUE(i8);
 }
 
@@ -177,7 +178,8 @@ TEST(Report, AnUnmeasuredTableSaysSo) {
   EXPECT_THAT(md, HasSubstr("| B3 vs B2 |"));
   EXPECT_THAT(md, HasSubstr("## 2. Ladder A"));
   EXPECT_THAT(md, HasSubstr("| A3 | ldmatrix | `abl_L1_R1_bl0_s3_sw1` | bf16 |"));
-  EXPECT_THAT(md, HasSubstr("| B1 | cp.async, 1 stage | `abl_L1_R1_bl0_s1_sw1` | bf16 | missing |"));
+  EXPECT_THAT(md,
+              HasSubstr("| B1 | cp.async, 1 stage | `abl_L1_R1_bl0_s1_sw1` | bf16 | missing |"));
   EXPECT_THAT(md, HasSubstr("Reading notes"));
   EXPECT_THAT(md, HasSubstr("not bandwidth"));
   EXPECT_THAT(md, HasSubstr("expected to be flat"));

@@ -1,0 +1,432 @@
+#include "server/core/sass_inspect.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include <spdlog/spdlog.h>
+
+#include "server/core/variant_names.h"
+
+namespace ablation::core {
+
+namespace {
+
+bool Executable(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+std::string Hex(int64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%04llx", static_cast<long long>(v));
+  return buf;
+}
+
+void FillKernel(const SassVerdict& v, v1::SassKernel* k) {
+  k->set_loop_found(v.loop_found);
+  k->set_loop_start(v.loop_start);
+  k->set_loop_end(v.loop_end);
+  k->set_loop_instructions(v.loop_instructions);
+  k->set_compute_opcode(v.compute_opcode);
+  k->set_compute_per_iteration(v.compute_per_iteration);
+  k->set_compute_in_inner_loops(v.compute_in_inner_loops);
+  k->set_load_opcode(v.load_opcode);
+  k->set_loads(v.loads);
+  k->set_overlapping_loads(v.overlapping_loads);
+  k->set_overlap(v.overlap);
+  k->set_barrier_after_compute(v.barrier_after_compute);
+  k->set_local_loads(v.local_loads);
+  k->set_local_stores(v.local_stores);
+  k->set_verdict(!v.loop_found ? "no main loop" : v.overlap ? "overlap" : "no overlap");
+  k->set_summary(DescribeVerdict(v));
+}
+
+void AddCheck(v1::SassKernel* k, const std::string& name, bool passed, const std::string& detail) {
+  auto* c = k->add_checks();
+  c->set_name(name);
+  c->set_passed(passed);
+  c->set_detail(detail);
+}
+
+}  // namespace
+
+std::string FindCuobjdump(const std::string& configured, std::string* looked) {
+  std::vector<std::string> candidates;
+  std::string chosen = configured.empty() ? Env("ABLATION_CUOBJDUMP") : configured;
+  if (!chosen.empty()) {
+    // Configured: that one or none (a wrong path must not silently fall back to another tool).
+    if (chosen.find('/') == std::string::npos) {
+      std::string path = Env("PATH");
+      for (size_t b = 0; b <= path.size();) {
+        size_t e = path.find(':', b);
+        if (e == std::string::npos) e = path.size();
+        if (e > b) candidates.push_back(path.substr(b, e - b) + "/" + chosen);
+        b = e + 1;
+      }
+    } else {
+      candidates.push_back(chosen);
+    }
+  } else {
+    std::string path = Env("PATH");
+    for (size_t b = 0; b <= path.size();) {
+      size_t e = path.find(':', b);
+      if (e == std::string::npos) e = path.size();
+      if (e > b) candidates.push_back(path.substr(b, e - b) + "/cuobjdump");
+      b = e + 1;
+    }
+    if (!Env("CUDA_HOME").empty()) candidates.push_back(Env("CUDA_HOME") + "/bin/cuobjdump");
+    candidates.push_back("/usr/local/cuda/bin/cuobjdump");
+  }
+  for (const auto& c : candidates)
+    if (Executable(c)) return c;
+  if (looked) {
+    *looked = chosen.empty() ? "PATH, $CUDA_HOME/bin, /usr/local/cuda/bin"
+                             : "ABLATION_CUOBJDUMP=" + chosen;
+  }
+  return "";
+}
+
+std::vector<std::string> SassFamily(const kernels::Variant& v, const kernels::Registry& registry) {
+  std::vector<std::string> names;
+  const std::string& n = v.name;
+  if (n.rfind("pipe_", 0) == 0) {
+    size_t us = n.find('_', 5);
+    if (us != std::string::npos) {
+      const std::string rest = n.substr(us);  // "_f16_64x64x16"
+      for (const char* p : {"baseline", "ldg", "cpasync"}) names.push_back("pipe_" + std::string(p) + rest);
+    }
+  } else if (n.rfind("abl_", 0) == 0) {
+    size_t s = n.find("_s");
+    while (s != std::string::npos && !(s + 2 < n.size() && std::isdigit(static_cast<unsigned char>(n[s + 2]))))
+      s = n.find("_s", s + 1);
+    if (s != std::string::npos)
+      for (char st = '1'; st <= '4'; ++st) {
+        std::string peer = n;
+        peer[s + 2] = st;
+        names.push_back(peer);
+      }
+  }
+  std::vector<std::string> out;
+  for (const auto& p : names)
+    if (p != n && registry.Find(p) != nullptr) out.push_back(p);
+  return out;
+}
+
+v1::SassResponse BuildSassResponse(const std::string& listing,
+                                   const std::vector<SassTarget>& targets) {
+  v1::SassResponse response;
+  std::map<std::string, const SassFunction*> by_name;
+  std::vector<SassFunction> functions = ParseSass(listing);
+  for (const auto& f : functions) by_name[f.name] = &f;
+  if (!functions.empty()) response.set_arch(functions.front().arch);
+
+  std::vector<SassVerdict> verdicts(targets.size());
+  std::vector<bool> judged(targets.size(), false);
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const auto& t = targets[i];
+    v1::SassKernel* k = i == 0 ? response.mutable_kernel() : response.add_family();
+    k->set_variant(t.variant);
+    k->set_dtype(t.dtype);
+    k->set_symbol(t.symbol);
+    if (!t.error.empty()) {
+      k->set_error(t.error);
+      k->set_verdict("error");
+      continue;
+    }
+    auto it = by_name.find(t.symbol);
+    if (it == by_name.end()) {
+      k->set_error("the disassembler printed no SASS for " + t.symbol);
+      k->set_verdict("error");
+      continue;
+    }
+    verdicts[i] = InspectFunction(*it->second);
+    judged[i] = true;
+    FillKernel(verdicts[i], k);
+  }
+
+  // The checks of the kernel asked about.
+  v1::SassKernel* k = response.mutable_kernel();
+  if (!judged[0] || !verdicts[0].loop_found) return response;
+  const SassVerdict& v = verdicts[0];
+  if (v.overlap) {
+    AddCheck(k, "overlap", true,
+             std::to_string(v.overlapping_loads) + " of " + std::to_string(v.loads) + " " +
+                 v.load_opcode + " reach " + v.compute_opcode + " with no BAR.SYNC between (" +
+                 Hex(v.first_overlap_load) + " -> " + Hex(v.overlap_compute) + ")");
+  } else if (v.loads == 0) {
+    AddCheck(k, "overlap", false, "no global load in the main loop");
+  } else {
+    AddCheck(k, "overlap", false,
+             "every " + v.load_opcode + " is separated from " + v.compute_opcode +
+                 " by a BAR.SYNC (" + Hex(v.blocking_barrier) + "): load, sync, compute");
+  }
+  AddCheck(k, "barrier_after_compute", v.barrier_after_compute,
+           v.barrier_after_compute ? "BAR.SYNC at " + Hex(v.barrier_after) + " after the last " +
+                                         v.compute_opcode
+                                   : "no BAR.SYNC between the compute and the next iteration's");
+  std::string counts = std::to_string(v.compute_per_iteration) + " " + v.compute_opcode +
+                       " per iteration";
+  if (v.compute_in_inner_loops > 0)
+    counts += " (" + std::to_string(v.compute_in_inner_loops) + " in an inner loop)";
+  bool same = true;
+  int compared = 0;
+  std::string others;
+  for (size_t i = 1; i < targets.size(); ++i) {
+    if (!judged[i] || !verdicts[i].loop_found) continue;
+    ++compared;
+    others += (others.empty() ? "" : ", ") + targets[i].variant + " " +
+              std::to_string(verdicts[i].compute_per_iteration);
+    same &= verdicts[i].compute_per_iteration == v.compute_per_iteration &&
+            verdicts[i].compute_opcode == v.compute_opcode;
+  }
+  if (compared == 0)
+    AddCheck(k, "compute_count", true, counts + "; no family variant to compare with");
+  else
+    AddCheck(k, "compute_count", same,
+             counts + (same ? ", as in " : ", unlike ") + others);
+  const int local = v.local_loads + v.local_stores;
+  AddCheck(k, "spills", local == 0,
+           local == 0 ? "no LDL/STL"
+                      : std::to_string(v.local_loads) + " LDL, " + std::to_string(v.local_stores) +
+                            " STL (" + std::to_string(v.local_in_loop) + " in the main loop)");
+  for (const auto& line : v.excerpt) {
+    auto* l = k->add_excerpt();
+    l->set_offset(line.offset);
+    l->set_marker(line.marker);
+    l->set_text(line.text);
+  }
+  return response;
+}
+
+std::string RunTool(const std::vector<std::string>& argv, std::chrono::seconds timeout,
+                    std::string* out) {
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    return std::string("pipe: ") + std::strerror(errno);
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) return std::string("fork: ") + std::strerror(errno);
+  if (pid == 0) {
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  std::string err;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  bool timed_out = false;
+  char buf[65536];
+  while (open_fds > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    int r = ::poll(fds, 2, int(std::min<int64_t>(left.count(), 1000)));
+    if (r < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        (i == 0 ? *out : err).append(buf, size_t(n));
+      } else if (n == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  if (timed_out) ::kill(pid, SIGKILL);
+  for (auto& f : fds)
+    if (f.fd >= 0) ::close(f.fd);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (err.size() > 2000) err = "..." + err.substr(err.size() - 2000);
+  while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+  if (timed_out)
+    return argv[0] + " did not finish in " + std::to_string(timeout.count()) + " s";
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && out->empty())
+    return "cannot run " + argv[0];
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return argv[0] + " failed (" +
+           (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
+                              : "signal " + std::to_string(WTERMSIG(status))) +
+           ")" + (err.empty() ? "" : ": " + err);
+  return "";
+}
+
+// ------------------------------------------------------------------------------ SassInspector
+
+struct SassInspector::State {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::function<void()>> jobs;
+  bool stopping = false;
+
+  /// Queues work for the inspector's thread; false once it stopped.
+  bool Post(std::function<void()> job) {
+    {
+      std::lock_guard lock(mu);
+      if (stopping) return false;
+      jobs.push_back(std::move(job));
+    }
+    cv.notify_one();
+    return true;
+  }
+};
+
+SassInspector::SassInspector(SassInspectorOptions options, RunManager* runs,
+                             const kernels::Registry* registry)
+    : options_(std::move(options)),
+      runs_(runs),
+      registry_(registry),
+      state_(std::make_shared<State>()) {
+  thread_ = std::thread([state = state_] {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(state->mu);
+        state->cv.wait(lock, [&] { return state->stopping || !state->jobs.empty(); });
+        if (state->jobs.empty()) return;  // stopping, and nothing left
+        job = std::move(state->jobs.front());
+        state->jobs.pop_front();
+      }
+      job();
+    }
+  });
+}
+
+SassInspector::~SassInspector() {
+  {
+    std::lock_guard lock(state_->mu);
+    state_->stopping = true;
+  }
+  state_->cv.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Status SassInspector::Inspect(const v1::SassRequest& request, Done done) {
+  if (request.variant().empty()) return InvalidArgument("variant: required (a variant name)");
+  if (request.device() < 0) return InvalidArgument("device: must be 0 or more");
+  std::vector<const kernels::Variant*> found;
+  Status st = Resolve(*registry_, request.variant(), "variant", &found);
+  if (!st.ok()) return st;
+  if (found.size() != 1)
+    return InvalidArgument("variant: '" + request.variant() + "' names " +
+                           std::to_string(found.size()) + " variants; give one");
+  const kernels::Variant& v = *found.front();
+  std::string dtype = request.dtype();
+  if (dtype.empty()) {
+    if (v.dtypes.empty()) return InvalidArgument("dtype: " + v.name + " lists no dtype");
+    dtype = std::string(kernels::ToString(v.dtypes.front()));
+  } else {
+    auto d = kernels::ParseDType(dtype);
+    if (!d)
+      return InvalidArgument("dtype: unknown dtype '" + dtype +
+                             "'; known: bf16, fp16, fp32, tf32, int8");
+    if (!v.Supports(*d)) return InvalidArgument("dtype: " + v.name + " has no " + dtype + " kernel");
+  }
+  if (v.family == "cublas")
+    return FailedPrecondition("variant: " + v.name +
+                              " runs cuBLAS; there is no kernel of ours to disassemble");
+  std::string looked;
+  const std::string tool = FindCuobjdump(options_.tool, &looked);
+  if (tool.empty())
+    return FailedPrecondition("no cuobjdump on the daemon's host (looked in " + looked +
+                              "); install the CUDA toolkit or set ABLATION_CUOBJDUMP");
+
+  std::vector<std::pair<std::string, std::string>> items = {{v.name, dtype}};
+  for (const auto& peer : SassFamily(v, *registry_)) {
+    const kernels::Variant* p = registry_->Find(peer);
+    auto d = kernels::ParseDType(dtype);
+    if (p && d && p->Supports(*d)) items.emplace_back(peer, dtype);
+  }
+  const auto timeout = options_.timeout;
+  std::weak_ptr<State> weak = state_;
+  return runs_->Describe(
+      request.device(), items,
+      [weak, items, tool, timeout, done](const Status& st,
+                                         const std::vector<worker::v1::DescribeResult>& results) {
+        if (!st.ok()) {
+          done(st, {});
+          return;
+        }
+        // On the GPU's thread: hand the disassembly to the inspector's own thread.
+        auto job = [items, results, tool, timeout, done] {
+          std::vector<SassTarget> targets;
+          std::string binary, arch, symbols;
+          for (size_t i = 0; i < items.size(); ++i) {
+            SassTarget t;
+            t.variant = items[i].first;
+            t.dtype = items[i].second;
+            const auto* r = i < results.size() ? &results[i] : nullptr;
+            if (!r) {
+              t.error = "no answer from the worker";
+            } else if (!r->ok()) {
+              t.error = r->error();
+            } else {
+              t.symbol = r->kernel_symbol();
+              if (binary.empty()) {
+                binary = r->binary();
+                arch = r->arch();
+              }
+              symbols += (symbols.empty() ? "" : ",") + t.symbol;
+            }
+            targets.push_back(std::move(t));
+          }
+          if (!targets[0].error.empty()) {
+            done(FailedPrecondition("the worker cannot name the kernel of " + targets[0].variant +
+                                    ": " + targets[0].error),
+                 {});
+            return;
+          }
+          std::string listing;
+          std::string err =
+              RunTool({tool, "-sass", "-arch", arch, "-fun", symbols, binary}, timeout, &listing);
+          if (!err.empty()) {
+            done(FailedPrecondition("disassembling " + binary + ": " + err), {});
+            return;
+          }
+          v1::SassResponse response = BuildSassResponse(listing, targets);
+          response.set_tool(tool);
+          response.set_binary(binary);
+          if (response.arch().empty()) response.set_arch(arch);
+          spdlog::info("sass {} {}: {}", targets[0].variant, targets[0].dtype,
+                       response.kernel().summary());
+          done(Status::Ok(), response);
+        };
+        auto state = weak.lock();
+        if (!state || !state->Post(job))
+          done(Status(Code::kUnavailable, "the daemon is shutting down"), {});
+      });
+}
+
+}  // namespace ablation::core
