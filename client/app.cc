@@ -7,6 +7,7 @@
 #include <grpcpp/security/credentials.h>
 
 #include "client/cmd_advise.h"
+#include "client/cmd_budget.h"
 #include "client/cmd_cancel.h"
 #include "client/cmd_compare.h"
 #include "client/cmd_device.h"
@@ -61,6 +62,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   SweepOptions sweep;
   ReportOptions report;
   CompareOptions compare;
+  BudgetOptions budget;
   CLI::App* variants_cmd = SetupVariants(app, variants);
   CLI::App* device_cmd = SetupDevice(app, device);
   CLI::App* run_cmd = SetupRun(app, run);
@@ -75,6 +77,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   CLI::App* sweep_cmd = SetupSweep(app, sweep);
   CLI::App* report_cmd = SetupReport(app, report);
   CLI::App* compare_cmd = SetupCompare(app, compare);
+  CLI::App* budget_cmd = SetupBudget(app, budget);
 
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
@@ -104,6 +107,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (*sweep_cmd) return ExecuteSweep(sweep, context);
   if (*report_cmd) return ExecuteReport(report, context);
   if (*compare_cmd) return ExecuteCompare(compare, context);
+  if (*budget_cmd) return ExecuteBudget(budget, context);
   err << "error: no subcommand\n";
   return kExitUsage;
 }

@@ -297,4 +297,61 @@ MeasuredAnswer MeasuredOnGpu(db::Store& store, const std::vector<std::string>& v
   return ans;
 }
 
+Status BudgetForVariant(const std::string& name, int tile_m, int tile_n, int tile_k,
+                        int element_bytes, int stages, int64_t smem_bytes, std::string_view arch,
+                        VariantBudget* out) {
+  const ArchLimits* limits = FindArch(arch);
+  if (!limits) {
+    std::string known;
+    for (const auto& a : KnownArchs()) known += (known.empty() ? "" : ", ") + std::string(a.arch);
+    return InvalidArgument("arch: unknown architecture '" + std::string(arch) + "'; known: " + known);
+  }
+  if (tile_m <= 0 || tile_n <= 0 || tile_k <= 0 || smem_bytes <= 0) {
+    return InvalidArgument("variant: " + name +
+                           " stages no tiles through shared memory of its own (a library "
+                           "entry chooses its own), so it has no budget to show");
+  }
+  out->arch = limits;
+  out->cliff_bytes = limits->smem_per_sm / 2;
+  out->rows.clear();
+  const int64_t stage_bytes = int64_t(tile_m) * tile_k * element_bytes +
+                              int64_t(tile_k) * tile_n * element_bytes;
+  stages = std::max(stages, 1);
+  for (int s = 1; s <= std::max(4, stages); ++s) {
+    BudgetRow row;
+    row.stages = s;
+    // The variant's own row is its real allocation (it may pad); the others are the tile sum.
+    row.bytes = s == stages ? smem_bytes : stage_bytes * s;
+    row.fits = row.bytes <= limits->smem_per_block_max;
+    row.blocks_per_sm = BlocksBySmem(row.bytes, *limits);
+    row.over_cliff = row.bytes > out->cliff_bytes;
+    row.this_variant = s == stages;
+    out->rows.push_back(row);
+  }
+  const BudgetRow& mine = out->rows[size_t(stages - 1)];
+  const BudgetRow& single = out->rows[0];
+  std::string v = name + " needs " + Kb(mine.bytes) + " per block (" + std::to_string(stages) +
+                  (stages == 1 ? " stage" : " stages") + ") on " + std::string(limits->gpus) + ": ";
+  if (!mine.fits) {
+    v += "more than the " + Kb(limits->smem_per_block_max) + " a block may have: it cannot run.";
+  } else if (mine.over_cliff) {
+    v += "past the " + Kb(out->cliff_bytes) + " cliff, one block per SM (single buffer: " +
+         std::to_string(single.blocks_per_sm) + ").";
+  } else if (mine.blocks_per_sm < single.blocks_per_sm) {
+    v += std::to_string(mine.blocks_per_sm) + " blocks per SM by shared memory, against " +
+         std::to_string(single.blocks_per_sm) + " single-buffered; under the " +
+         Kb(out->cliff_bytes) + " cliff.";
+  } else {
+    v += std::to_string(mine.blocks_per_sm) +
+         " blocks per SM by shared memory, as many as single-buffered; under the " +
+         Kb(out->cliff_bytes) + " cliff.";
+  }
+  if (mine.bytes > 48 * kKB)
+    v += " Above 48 KB it must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize).";
+  else if (mine.bytes == 48 * kKB)
+    v += " That is at the 48 KB default limit: one byte more and it must opt in.";
+  out->verdict = v;
+  return Status::Ok();
+}
+
 }  // namespace ablation::core

@@ -120,4 +120,28 @@ MeasuredAnswer SummarizeMeasured(const std::vector<std::string>& variants,
 MeasuredAnswer MeasuredOnGpu(db::Store& store, const std::vector<std::string>& variants,
                              const std::string& uuid);
 
+// ---- the shared memory budget of one registered variant (ablation-client budget)
+
+struct BudgetRow {
+  int stages = 0;
+  int64_t bytes = 0;
+  int blocks_per_sm = 0;  ///< as far as shared memory allows; 0: does not fit
+  bool over_cliff = false;
+  bool fits = false;
+  bool this_variant = false;
+};
+
+struct VariantBudget {
+  const ArchLimits* arch = nullptr;
+  int64_t cliff_bytes = 0;  ///< half the SM's shared memory: above it, one block per SM
+  std::vector<BudgetRow> rows;  ///< one per pipeline depth 1..max(4, the variant's)
+  std::string verdict;
+};
+
+/// The seed's budget table for a variant with a shared-memory tile: one stage of A and B tiles,
+/// then each further stage, against the architecture. Library entries (no tile) are refused.
+Status BudgetForVariant(const std::string& name, int tile_m, int tile_n, int tile_k,
+                        int element_bytes, int stages, int64_t smem_bytes, std::string_view arch,
+                        VariantBudget* out);
+
 }  // namespace ablation::core

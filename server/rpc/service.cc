@@ -475,4 +475,47 @@ grpc::ServerUnaryReactor* AblationService::InspectSass(grpc::CallbackServerConte
   return reactor;
 }
 
+grpc::ServerUnaryReactor* AblationService::GetBudget(grpc::CallbackServerContext* context,
+                                                     const v1::BudgetRequest* request,
+                                                     v1::BudgetResponse* response) {
+  return Unary(context, [&]() -> grpc::Status {
+    if (core::IsGlob(request->variant()))
+      return {grpc::StatusCode::INVALID_ARGUMENT, "variant: one variant, not a pattern"};
+    std::vector<const kernels::Variant*> found;
+    core::Status st = core::Resolve(*registry_, request->variant(), "variant", &found);
+    if (!st.ok()) return ToGrpc(st);
+    const kernels::Variant& v = *found.front();
+    const int element_bytes = v.dtypes.empty() ? 2 : kernels::ElementBytes(v.dtypes.front());
+    const int64_t stage_bytes = int64_t(v.tile.m) * v.tile.k * element_bytes +
+                                int64_t(v.tile.k) * v.tile.n * element_bytes;
+    int stages = 0;
+    for (const auto& [key, value] : v.params)
+      if (key == "stages") stages = std::atoi(value.c_str());
+    // Families without a stages knob: as many stages as their allocation holds tiles.
+    if (stages <= 0 && stage_bytes > 0)
+      stages = int(std::max<int64_t>(1, (v.smem_bytes + stage_bytes / 2) / stage_bytes));
+    core::VariantBudget budget;
+    st = core::BudgetForVariant(v.name, v.tile.m, v.tile.n, v.tile.k, element_bytes, stages,
+                                v.smem_bytes, request->arch(), &budget);
+    if (!st.ok()) return ToGrpc(st);
+    response->set_variant(v.name);
+    response->set_arch(std::string(budget.arch->arch));
+    response->set_gpus(std::string(budget.arch->gpus));
+    response->set_smem_per_sm(budget.arch->smem_per_sm);
+    response->set_smem_per_block_max(budget.arch->smem_per_block_max);
+    response->set_cliff_bytes(budget.cliff_bytes);
+    for (const auto& r : budget.rows) {
+      auto* row = response->add_rows();
+      row->set_stages(r.stages);
+      row->set_bytes(r.bytes);
+      row->set_blocks_per_sm(r.blocks_per_sm);
+      row->set_over_cliff(r.over_cliff);
+      row->set_fits(r.fits);
+      row->set_this_variant(r.this_variant);
+    }
+    response->set_verdict(budget.verdict);
+    return grpc::Status::OK;
+  });
+}
+
 }  // namespace ablation::rpc

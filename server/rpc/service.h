@@ -45,6 +45,9 @@ class AblationService final : public v1::Ablation::CallbackService {
   grpc::ServerUnaryReactor* CancelRun(grpc::CallbackServerContext* context,
                                       const v1::CancelRunRequest* request,
                                       v1::CancelRunResponse* response) override;
+  grpc::ServerUnaryReactor* GetBudget(grpc::CallbackServerContext* context,
+                                      const v1::BudgetRequest* request,
+                                      v1::BudgetResponse* response) override;
   grpc::ServerUnaryReactor* ListPresets(grpc::CallbackServerContext* context,
                                         const v1::ListPresetsRequest* request,
                                         v1::ListPresetsResponse* response) override;

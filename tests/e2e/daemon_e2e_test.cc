@@ -450,5 +450,23 @@ TEST_F(E2E, ServerReflectionListsTheService) {
   }
 }
 
+TEST_F(E2E, BudgetShowsTheSeedsSharedMemoryTable) {
+  StartDaemon();
+  auto ga104 = daemon_->Client({"budget", "L1_R1_s4", "--arch", "sm_86"});
+  ASSERT_EQ(ga104.exit_code, 0) << ga104.err;
+  EXPECT_THAT(ga104.out, HasSubstr("abl_L1_R1_bl0_s4_sw1 on sm_86"));
+  EXPECT_THAT(ga104.out, HasSubstr("64 KB"));
+  EXPECT_THAT(ga104.out, HasSubstr("past the 50 KB cliff"));
+  auto csv = daemon_->Client({"budget", "abl_L1_R1_bl0_s3_sw1", "--arch", "sm_80", "--format", "csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_THAT(csv.out, HasSubstr("49152"));
+  auto bad = daemon_->Client({"budget", "L1_R1_s3", "--arch", "sm_70"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("arch: unknown architecture 'sm_70'"));
+  auto lib = daemon_->Client({"budget", "cublas_bf16", "--arch", "sm_90"});
+  EXPECT_NE(lib.exit_code, 0);
+  EXPECT_THAT(lib.err, HasSubstr("no budget"));
+}
+
 }  // namespace
 }  // namespace ablation::testing
