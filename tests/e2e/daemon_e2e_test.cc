@@ -468,5 +468,17 @@ TEST_F(E2E, BudgetShowsTheSeedsSharedMemoryTable) {
   EXPECT_THAT(lib.err, HasSubstr("no budget"));
 }
 
+TEST_F(E2E, ReportOfARunWhoseSamplesExceedFourMegabytes) {
+  StartDaemon();
+  // 8 measurements x 100000 samples x 8 bytes: 6.4 MB of samples, past gRPC's 4 MB default.
+  auto run = daemon_->Client({"run", "--variant", "abl_L1_R1_bl0_s*_sw1", "--variant",
+                              "abl_L1_R1_bl0_s*_sw1_rb1", "--shape", "256", "--min-samples",
+                              "100000", "-q"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto report = daemon_->Client({"report", "--run", "latest", "--format", "md"});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_THAT(report.out, HasSubstr("abl_L1_R1_bl0_s4_sw1_rb1"));
+}
+
 }  // namespace
 }  // namespace ablation::testing
