@@ -1,6 +1,7 @@
 // ablationd: the GPU kernel benchmarking daemon. Wires config, store, kernel catalog, run manager
 // and the gRPC server together; everything else lives in server/core and server/rpc.
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <climits>
@@ -103,6 +104,11 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(config.log_level));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   spdlog::info("ablationd {} ({}) starting; db {}", kDaemonVersion, kGitRevision, config.db_path);
+
+  // Clock locking may be granted through an ambient capability (systemd AmbientCapabilities=):
+  // the daemon keeps it in its own effective set, but its workers (which run user kernels) must
+  // not inherit it, so the ambient set is cleared before any worker is spawned.
+  ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 
   // Signals are taken synchronously by the main thread; block them before any thread starts.
   sigset_t signals;
