@@ -3,8 +3,10 @@
 // exercises the daemon's whole run path: validation, queue, stream, store, crash recovery.
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <filesystem>
 #include <thread>
 
@@ -478,6 +480,30 @@ TEST_F(E2E, ReportOfARunWhoseSamplesExceedFourMegabytes) {
   auto report = daemon_->Client({"report", "--run", "latest", "--format", "md"});
   EXPECT_EQ(report.exit_code, 0) << report.err;
   EXPECT_THAT(report.out, HasSubstr("abl_L1_R1_bl0_s4_sw1_rb1"));
+}
+
+// The unit file grants clock locking as an ambient CAP_SYS_ADMIN; the daemon keeps it, the
+// worker that runs user kernels must not inherit it.
+TEST_F(E2E, WorkersDoNotInheritTheDaemonsAmbientCapabilities) {
+  if (::geteuid() != 0 || !std::filesystem::exists("/usr/bin/setpriv"))
+    GTEST_SKIP() << "needs root and setpriv to start the daemon with an ambient capability";
+  dir_ = MakeTempDir();
+  daemon_ = std::make_unique<Daemon>(dir_, FAKE_WORKER_PATH);
+  daemon_->set_launcher(
+      {"/usr/bin/setpriv", "--inh-caps", "+sys_admin", "--ambient-caps", "+sys_admin"});
+  ASSERT_EQ(daemon_->Start(), "");
+  auto workers = ChildrenNamed(daemon_->pid(), "fake-worker");
+  ASSERT_EQ(workers.size(), 1u);
+  auto read_caps = [](pid_t pid, const std::string& field) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(in, line))
+      if (line.rfind(field + ":", 0) == 0) return line.substr(field.size() + 1);
+    return std::string();
+  };
+  EXPECT_THAT(read_caps(workers[0], "CapAmb"), HasSubstr("0000000000000000"));
+  EXPECT_THAT(read_caps(workers[0], "CapInh"), ::testing::Not(HasSubstr("0000000000000000")))
+      << "the launcher did hand out the capability, so the check above means something";
 }
 
 }  // namespace

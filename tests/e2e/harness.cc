@@ -121,6 +121,7 @@ std::string Daemon::Start() {
                                    db_path(), "--worker", worker_, "--port-file", port_file,
                                    "--log-level", "debug"};
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
+  argv.insert(argv.begin(), launcher_.begin(), launcher_.end());
   pid_ = Spawn(argv, env_, dir_ + "/daemon.out", dir_ + "/daemon.log");
   if (pid_ < 0) return "cannot spawn ablationd";
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(180);

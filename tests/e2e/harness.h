@@ -44,6 +44,8 @@ class Daemon {
   std::unique_ptr<v1::Ablation::Stub> Stub() const;
   /// Extra command-line arguments for the next Start().
   void set_extra_args(std::vector<std::string> args) { extra_args_ = std::move(args); }
+  /// A command the daemon is started through (e.g. setpriv with capabilities), argv prefix.
+  void set_launcher(std::vector<std::string> launcher) { launcher_ = std::move(launcher); }
 
   /// Runs ablation-client against this daemon.
   CommandResult Client(std::vector<std::string> args, int timeout_s = 300) const;
@@ -55,6 +57,7 @@ class Daemon {
   pid_t pid_ = -1;
   int port_ = 0;
   std::vector<std::string> extra_args_;
+  std::vector<std::string> launcher_;
 };
 
 /// Child pids of `parent` whose executable name is `name` (from /proc).
