@@ -16,7 +16,8 @@ target_include_directories(kernels_gpu_tests PRIVATE ${CMAKE_SOURCE_DIR})
 gtest_discover_tests(kernels_gpu_tests DISCOVERY_TIMEOUT 60
   PROPERTIES LABELS gpu TIMEOUT 600 SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 
-# ---- timing tool (not a test): kernels_timing M N K dtype prefix samples
+# ---- timing tool (not a test) of every family: kernels_timing [M N K] [dtype] [name-prefix] [samples]
+#      (tests/gpu/{kernels,ladders,pipe}_device_run.sh call it)
 add_executable(kernels_timing gpu/kernels_timing.cc)
 target_link_libraries(kernels_timing PRIVATE ablation_kernels)
 target_include_directories(kernels_timing PRIVATE ${CMAKE_SOURCE_DIR})

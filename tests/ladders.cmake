@@ -14,7 +14,4 @@ target_include_directories(ladders_gpu_tests PRIVATE ${CMAKE_SOURCE_DIR})
 gtest_discover_tests(ladders_gpu_tests DISCOVERY_TIMEOUT 60
   PROPERTIES LABELS gpu TIMEOUT 600 SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 
-# ---- timing tool (not a test): ladders_timing M N K samples
-add_executable(ladders_timing gpu/ladders_timing.cc)
-target_link_libraries(ladders_timing PRIVATE ablation_kernels)
-target_include_directories(ladders_timing PRIVATE ${CMAKE_SOURCE_DIR})
+# ---- timing: kernels_timing M N K fp32 simt_ | tf32 tf32_ | int8 cublas_ (tests/kernels.cmake)

@@ -12,7 +12,4 @@ target_include_directories(pipe_gpu_tests PRIVATE ${CMAKE_SOURCE_DIR})
 gtest_discover_tests(pipe_gpu_tests DISCOVERY_TIMEOUT 60
   PROPERTIES LABELS gpu TIMEOUT 600 SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 
-# ---- timing tool (not a test): pipe_timing [M N K] [samples] [dtype...]
-add_executable(pipe_timing gpu/pipe_timing.cc)
-target_link_libraries(pipe_timing PRIVATE ablation_kernels)
-target_include_directories(pipe_timing PRIVATE ${CMAKE_SOURCE_DIR})
+# ---- timing: kernels_timing M N K {fp16|int8|fp32} pipe_ [samples] (tests/kernels.cmake)

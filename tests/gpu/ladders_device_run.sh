@@ -2,8 +2,8 @@
 # One pass on a GPU machine for the simt / tf32 / cublas-per-dtype work: GPU tests, SASS
 # instruction counts of the simt and tf32 instances, standalone timing at 4096^3, 2048^3 and
 # 8192^3, sanitizers on the small shapes (last: what a time limit cuts).
-# Usage: tests/gpu/ladders_device_run.sh DIR OUT_DIR, where DIR holds bin/ (the test and timing
-# binaries) and obj/ (simt_launchers.cu.o, tf32_launchers.cu.o).
+# Usage: tests/gpu/ladders_device_run.sh DIR OUT_DIR, where DIR holds bin/ (ladders_gpu_tests and
+# kernels_timing) and obj/ (simt_launchers.cu.o, tf32_launchers.cu.o).
 set -u
 dir=${1:-build/ladders-dev}
 out=${2:-/tmp/ladders_out}
@@ -45,9 +45,13 @@ grep -hE "HMMA|LDGSTS|LDSM" "$out"/tf32_launchers.sm_90.sass | sort -u -k2,2 | h
 grep -hoE "(FFMA|LDS|STS|STG|LDG)[.A-Z0-9]*" "$out"/simt_launchers.sm_90.sass | sort | uniq -c >> "$out/sass_samples.txt" 2>&1
 rm -f "$out"/*.sass
 # Few files: the device tool returns a limited number of them.
+# Each dtype against its cublas_<dtype>; int8 times cublas_int8 (cuBLASLt) alone.
 for size in 4096 2048 8192; do
-  timeout 60 "$dir/bin/ladders_timing" $size $size $size 20 >> "$out/timing.txt" 2>&1
-  echo "rc=$?" >> "$out/timing.txt"
+  for run in "fp32 simt_" "tf32 tf32_" "int8 cublas_"; do
+    read -r dtype prefix <<< "$run"
+    timeout 60 "$dir/bin/kernels_timing" $size $size $size $dtype $prefix 20 >> "$out/timing.txt" 2>&1
+    echo "rc=$?" >> "$out/timing.txt"
+  done
 done
 san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -x "$san" ]; then

@@ -11,8 +11,11 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,driver_version --
   > "$out/gpu.txt" 2>&1
 timeout 100 "$build/bin/pipe_gpu_tests" > "$out/gpu_tests.txt" 2>&1
 echo "gpu tests rc=$?" >> "$out/gpu_tests.txt"
-timeout 45 "$build/bin/pipe_timing" 4096 4096 4096 20 fp16 int8 fp32 > "$out/timing_4096.txt" 2>&1
-echo "timing rc=$?" >> "$out/timing_4096.txt"
+: > "$out/timing_4096.txt"
+for dtype in fp16 int8 fp32; do
+  timeout 45 "$build/bin/kernels_timing" 4096 4096 4096 $dtype pipe_ 20 >> "$out/timing_4096.txt" 2>&1
+  echo "timing $dtype rc=$?" >> "$out/timing_4096.txt"
+done
 dump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 if [ -x "$dump" ]; then
   for o in "$build"/kernels/CMakeFiles/ablation_kernels.dir/pipe/pipe_*.cu.o; do
