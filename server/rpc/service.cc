@@ -3,6 +3,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -62,6 +63,27 @@ grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context, Body&& bod
     status = ToGrpc(e);
   }
   reactor->Finish(status);
+  return reactor;
+}
+
+// Runs a unary handler whose answer comes later, from another thread: `submit` hands the core a
+// callback that fills the response and finishes the call, and returns the core's status (ok: it
+// took the work); a refusal (a status that is not ok) or an exception finishes the call at once.
+template <typename Response, typename Submit>
+grpc::ServerUnaryReactor* Deferred(grpc::CallbackServerContext* context, Response* response,
+                                   Submit&& submit) {
+  auto* reactor = context->DefaultReactor();
+  core::Status st;
+  try {
+    st = submit([reactor, response](const core::Status& s, const Response& r) {
+      *response = r;
+      reactor->Finish(ToGrpc(s));
+    });
+  } catch (const std::exception& e) {
+    reactor->Finish(ToGrpc(e));
+    return reactor;
+  }
+  if (!st.ok()) reactor->Finish(ToGrpc(st));
   return reactor;
 }
 
@@ -212,20 +234,9 @@ grpc::ServerWriteReactor<v1::RunEvent>* AblationService::RunAblation(
 grpc::ServerUnaryReactor* AblationService::Verify(grpc::CallbackServerContext* context,
                                                   const v1::VerifyRequest* request,
                                                   v1::VerifyResponse* response) {
-  auto* reactor = context->DefaultReactor();
-  core::Status st;
-  try {
-    st = runs_->SubmitVerify(*request, context->peer(),
-                             [reactor, response](const core::Status& s, const v1::VerifyResponse& r) {
-                               *response = r;
-                               reactor->Finish(ToGrpc(s));
-                             });
-  } catch (const std::exception& e) {
-    reactor->Finish(ToGrpc(e));
-    return reactor;
-  }
-  if (!st.ok()) reactor->Finish(ToGrpc(st));
-  return reactor;
+  return Deferred(context, response, [&](auto done) {
+    return runs_->SubmitVerify(*request, context->peer(), std::move(done));
+  });
 }
 
 grpc::ServerUnaryReactor* AblationService::ListVariants(grpc::CallbackServerContext* context,
@@ -459,20 +470,8 @@ grpc::ServerUnaryReactor* AblationService::InspectSass(grpc::CallbackServerConte
                                                        v1::SassResponse* response) {
   // Like Verify: the worker names the kernel on the GPU's thread, cuobjdump runs on the
   // inspector's thread, and that thread finishes the call.
-  auto* reactor = context->DefaultReactor();
-  core::Status st;
-  try {
-    st = sass_->Inspect(*request, [reactor, response](const core::Status& s,
-                                                      const v1::SassResponse& r) {
-      *response = r;
-      reactor->Finish(ToGrpc(s));
-    });
-  } catch (const std::exception& e) {
-    reactor->Finish(ToGrpc(e));
-    return reactor;
-  }
-  if (!st.ok()) reactor->Finish(ToGrpc(st));
-  return reactor;
+  return Deferred(context, response,
+                  [&](auto done) { return sass_->Inspect(*request, std::move(done)); });
 }
 
 grpc::ServerUnaryReactor* AblationService::GetBudget(grpc::CallbackServerContext* context,
