@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "kernels/common/catalog_util.h"
 #include "kernels/simt/simt_shape.h"
 
 namespace ablation::kernels {
@@ -27,27 +28,7 @@ const char* Adds(const SimtRung& r) {
 }  // namespace
 
 std::string SimtCanImplement(const Problem& p) {
-  if (p.dtype != DType::kFP32) {
-    return "dtype must be fp32 for the simt family, got " + std::string(ToString(p.dtype));
-  }
-  for (auto [field, v] : {std::pair{"m", p.m}, std::pair{"n", p.n}, std::pair{"k", p.k}}) {
-    if (v <= 0) return std::string(field) + " must be positive, got " + std::to_string(v);
-  }
-  if (p.m % kBlockM != 0) {
-    return "m must be a multiple of 128 (the block tile BM), got " + std::to_string(p.m);
-  }
-  if (p.n % kBlockN != 0) {
-    return "n must be a multiple of 128 (the block tile BN), got " + std::to_string(p.n);
-  }
-  if (p.k % kBlockK != 0) {
-    return "k must be a multiple of 8 (the block tile BK), got " + std::to_string(p.k);
-  }
-  constexpr int64_t kIntMax = (int64_t(1) << 31) - 1;
-  if (p.m > kIntMax || p.n > kIntMax || p.k > kIntMax) return "m, n and k must fit in int";
-  if ((p.m / kBlockM) * (p.n / kBlockN) > kIntMax) {
-    return "(m/128)*(n/128) must fit in int (one block per C tile)";
-  }
-  return "";
+  return BlockTiledCanImplement(p, DType::kFP32, "simt", {kBlockM, kBlockN, kBlockK});
 }
 
 void RegisterSimt(Registry& registry) {
