@@ -211,5 +211,33 @@ TEST(SassFixtureTest, NvdisasmListingGivesTheSameVerdict) {
   EXPECT_EQ(v.barrier_after, ref.barrier_after);
 }
 
+// The pipe_ family's fp16 64x64x16 trio as the H200 node's own cuobjdump 13.0 printed it: the
+// baseline loads, syncs and computes; ldg and cpasync issue the next tile's loads before the
+// HMMA with no barrier between; all three do the same 8 HMMA per iteration.
+TEST(SassFixtureTest, PipeFamilyFromTheGpuNode) {
+  struct Case {
+    const char* file;
+    bool overlap;
+    const char* load_opcode;
+  };
+  for (const Case& c : {Case{"pipe_baseline_f16_64x64x16.fp16.sm_90.sass", false, "LDG"},
+                        Case{"pipe_ldg_f16_64x64x16.fp16.sm_90.sass", true, "LDG"},
+                        Case{"pipe_cpasync_f16_64x64x16.fp16.sm_90.sass", true, "LDG+LDGSTS"}}) {
+    auto f = OnlyFunction(Fixture(c.file));
+    EXPECT_EQ(f.arch, "sm_90") << c.file;
+    SassVerdict v = InspectFunction(f);
+    ASSERT_TRUE(v.loop_found) << c.file;
+    EXPECT_EQ(v.compute_opcode, "HMMA") << c.file;
+    EXPECT_EQ(v.compute_per_iteration, 8) << c.file;
+    EXPECT_EQ(v.load_opcode, c.load_opcode) << c.file;
+    EXPECT_EQ(v.loads, 20) << c.file;
+    EXPECT_EQ(v.overlap, c.overlap) << c.file << ": " << DescribeVerdict(v);
+    EXPECT_EQ(v.overlapping_loads, c.overlap ? 20 : 0) << c.file;
+    if (!c.overlap) EXPECT_GE(v.blocking_barrier, 0) << c.file;
+    EXPECT_TRUE(v.barrier_after_compute) << c.file;
+    EXPECT_EQ(v.local_loads + v.local_stores, 0) << c.file;
+  }
+}
+
 }  // namespace
 }  // namespace ablation::core
