@@ -30,9 +30,9 @@ else
   echo "== no GPU here: the daemon serves queries but refuses runs, as it should"
   client run --variant L0_R1_s1 --shape "$shape" || true
   echo "== variants (first 10 of $(client variants --format csv | tail -n +2 | wc -l))"
-  client variants | head -n 11
+  client variants | sed -n '1,11p'  # sed reads it all: no SIGPIPE under pipefail
 fi
 echo "== stored runs"
 client runs --limit 5
-echo "== stored results (latest 20)"
-client results --limit 20
+echo "== the latest stored run, read back from the database"
+client show latest || echo "(no run stored yet)"
