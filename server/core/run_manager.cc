@@ -34,6 +34,12 @@ std::string DefaultAgainst(const kernels::Problem& p) {
   return double(p.m) * double(p.n) * double(p.k) <= double(1 << 27) ? "cpu" : "cublas";
 }
 
+void SetShape(const kernels::Problem& p, v1::Shape* shape) {
+  shape->set_m(p.m);
+  shape->set_n(p.n);
+  shape->set_k(p.k);
+}
+
 }  // namespace
 
 RunManager::RunManager(RunManagerOptions options, db::Store* store,
@@ -131,6 +137,20 @@ RunManager::Gpu* RunManager::FindGpu(int index) {
   return nullptr;
 }
 
+Status RunManager::LookUpGpu(int index, const std::string& no_gpu_prefix, Gpu** out) {
+  *out = FindGpu(index);
+  if (*out) return Status::Ok();
+  // No such GPU: when GPU 0's worker could not start, that is the reason, not the index.
+  Gpu* gpu0 = FindGpu(0);
+  std::string why;
+  if (gpu0) {
+    std::lock_guard lock(gpu0->mu);
+    if (!gpu0->worker_status.ok()) why = gpu0->worker_status.message();
+  }
+  if (!why.empty()) return FailedPrecondition(no_gpu_prefix + why);
+  return InvalidArgument("device: there is no GPU " + std::to_string(index));
+}
+
 DeviceLimits RunManager::Limits(int index) {
   DeviceLimits limits;
   Gpu* gpu = FindGpu(index);
@@ -190,17 +210,8 @@ Status RunManager::Admit(const RunPlan& plan, const std::string& kind,
                          const std::vector<std::string>& tags, std::shared_ptr<Job> job,
                          int* position) {
   if (stopping_) return {Code::kUnavailable, "the daemon is shutting down"};
-  Gpu* gpu = FindGpu(plan.device);
-  if (!gpu) {
-    Gpu* gpu0 = FindGpu(0);
-    std::string why;
-    if (gpu0) {
-      std::lock_guard lock(gpu0->mu);
-      if (!gpu0->worker_status.ok()) why = gpu0->worker_status.message();
-    }
-    if (!why.empty()) return FailedPrecondition("no GPU to run on: " + why);
-    return InvalidArgument("device: there is no GPU " + std::to_string(plan.device));
-  }
+  Gpu* gpu = nullptr;
+  if (Status st = LookUpGpu(plan.device, "no GPU to run on: ", &gpu); !st.ok()) return st;
   {
     std::lock_guard lock(gpu->mu);
     if (!gpu->worker_status.ok())
@@ -268,7 +279,8 @@ Status RunManager::SubmitRun(const v1::RunRequest& request, const std::string& p
   }
   if (!st.ok()) return st;
   job->observer = std::move(observer);
-  std::string who = request.requested_by().empty() ? peer : request.requested_by() + " (" + peer + ")";
+  std::string who =
+      request.requested_by().empty() ? peer : request.requested_by() + " (" + peer + ")";
   std::vector<std::string> tags(request.tags().begin(), request.tags().end());
   int position = 0;
   st = Admit(job->plan, std::string(db::kKindAblation), ToJson(request), who, tags, job, &position);
@@ -350,17 +362,8 @@ Status RunManager::Describe(int device,
                             const std::vector<std::pair<std::string, std::string>>& items,
                             DescribeDone done) {
   if (stopping_) return {Code::kUnavailable, "the daemon is shutting down"};
-  Gpu* gpu = FindGpu(device);
-  if (!gpu) {
-    Gpu* gpu0 = FindGpu(0);
-    std::string why;
-    if (gpu0) {
-      std::lock_guard lock(gpu0->mu);
-      if (!gpu0->worker_status.ok()) why = gpu0->worker_status.message();
-    }
-    if (!why.empty()) return FailedPrecondition("no GPU worker to ask: " + why);
-    return InvalidArgument("device: there is no GPU " + std::to_string(device));
-  }
+  Gpu* gpu = nullptr;
+  if (Status st = LookUpGpu(device, "no GPU worker to ask: ", &gpu); !st.ok()) return st;
   {
     std::lock_guard lock(gpu->mu);
     if (!gpu->worker_status.ok())
@@ -412,9 +415,8 @@ void RunManager::GpuLoop(Gpu* gpu) {
     std::shared_ptr<Job> job;
     {
       std::unique_lock lock(gpu->mu);
-      gpu->cv.wait(lock, [&] {
-        return stopping_ || !gpu->queue.empty() || !gpu->describes.empty();
-      });
+      gpu->cv.wait(lock,
+                   [&] { return stopping_ || !gpu->queue.empty() || !gpu->describes.empty(); });
       if (stopping_) return;
       if (gpu->queue.empty()) {
         lock.unlock();
@@ -489,9 +491,7 @@ void RunManager::Execute(Gpu* gpu, Job* job) {
     v1::PlannedMeasurement* planned = started.mutable_started()->add_plan();
     planned->set_variant(item.variant->name);
     planned->set_dtype(std::string(kernels::ToString(item.problem.dtype)));
-    planned->mutable_shape()->set_m(item.problem.m);
-    planned->mutable_shape()->set_n(item.problem.n);
-    planned->mutable_shape()->set_k(item.problem.k);
+    SetShape(item.problem, planned->mutable_shape());
   }
   Emit(job, started);
 
@@ -528,7 +528,7 @@ void RunManager::Execute(Gpu* gpu, Job* job) {
       ev.mutable_failed()->set_run_id(job->id);
       ev.mutable_failed()->set_reason(st.message());
       ev.mutable_failed()->set_code(st.code() == Code::kFailedPrecondition ? "FAILED_PRECONDITION"
-                                                                          : "INTERNAL");
+                                                                           : "INTERNAL");
       Emit(job, ev);
       return;
     }
@@ -561,38 +561,40 @@ void RunManager::Execute(Gpu* gpu, Job* job) {
   Emit(job, fin);
 }
 
+std::string RunManager::CallVerify(Gpu* gpu, const PlannedMeasurement& item,
+                                   const std::string& against, uint64_t seed,
+                                   v1::VerifyResult* result) {
+  worker::v1::WorkerRequest req;
+  auto* task = req.mutable_verify();
+  task->set_task_id(next_task_++);
+  task->set_variant(item.variant->name);
+  task->set_dtype(std::string(kernels::ToString(item.problem.dtype)));
+  SetShape(item.problem, task->mutable_shape());
+  task->set_against(against);
+  task->set_seed(seed);
+  auto call = gpu->worker->Call(req, options_.hang_margin + std::chrono::seconds(600));
+  if (!call.ok) return call.failure;
+  if (!call.reply.has_verify()) return "worker sent an unexpected reply";
+  *result = call.reply.verify();
+  return "";
+}
+
 void RunManager::ExecuteVerify(Gpu* gpu, Job* job, v1::VerifyResponse* response) {
   for (const auto& item : job->plan.items) {
     if (job->cancel || stopping_) break;
     ServeDescribes(gpu);
     v1::VerifyResult result;
-    std::string against = job->plan.against.empty() ? DefaultAgainst(item.problem) : job->plan.against;
+    std::string against =
+        job->plan.against.empty() ? DefaultAgainst(item.problem) : job->plan.against;
     std::string err = EnsureWorker(gpu);
-    if (err.empty()) {
-      worker::v1::WorkerRequest req;
-      auto* task = req.mutable_verify();
-      task->set_task_id(next_task_++);
-      task->set_variant(item.variant->name);
-      task->set_dtype(std::string(kernels::ToString(item.problem.dtype)));
-      task->mutable_shape()->set_m(item.problem.m);
-      task->mutable_shape()->set_n(item.problem.n);
-      task->mutable_shape()->set_k(item.problem.k);
-      task->set_against(against);
-      task->set_seed(uint64_t(job->id) * 7919u + 17u);
-      auto call = gpu->worker->Call(req, options_.hang_margin + std::chrono::seconds(600));
-      if (!call.ok) err = call.failure;
-      else if (!call.reply.has_verify()) err = "worker sent an unexpected reply";
-      else result = call.reply.verify();
-    }
+    if (err.empty()) err = CallVerify(gpu, item, against, uint64_t(job->id) * 7919u + 17u, &result);
     if (!err.empty()) {
       result.set_passed(false);
       result.set_error(err);
     }
     result.set_variant(item.variant->name);
     result.set_dtype(std::string(kernels::ToString(item.problem.dtype)));
-    result.mutable_shape()->set_m(item.problem.m);
-    result.mutable_shape()->set_n(item.problem.n);
-    result.mutable_shape()->set_k(item.problem.k);
+    SetShape(item.problem, result.mutable_shape());
     result.set_against(against);
     auto rec = ToRecord(result);
     rec.run_id = job->id;
@@ -602,8 +604,8 @@ void RunManager::ExecuteVerify(Gpu* gpu, Job* job, v1::VerifyResponse* response)
   }
 }
 
-void RunManager::ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed,
-                                 const std::string& uuid, int locked_sm_mhz) {
+void RunManager::ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed, const std::string& uuid,
+                                 int locked_sm_mhz) {
   const RunPlan& plan = job->plan;
   // A sample is throttled when the SM clock falls well below what it should run at: the locked
   // clock, or else the GPU's maximum.
@@ -636,28 +638,19 @@ void RunManager::ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed,
       // A micro-benchmark (smem2reg) writes a checksum, not a product: there is nothing to check.
       rec.verification = "not checked: " + item.variant->family + " computes no product";
     } else if (err.empty() && plan.verify) {
-      worker::v1::WorkerRequest req;
-      auto* task = req.mutable_verify();
-      task->set_task_id(next_task_++);
-      task->set_variant(item.variant->name);
-      task->set_dtype(rec.dtype);
-      task->mutable_shape()->set_m(rec.m);
-      task->mutable_shape()->set_n(rec.n);
-      task->mutable_shape()->set_k(rec.k);
       std::string against = DefaultAgainst(item.problem);
       if (against == "cublas" && item.variant->family == "cublas") against = "cpu";
-      task->set_against(against);
-      task->set_seed(uint64_t(job->id) * 7919u + uint64_t(rec.sequence));
       bool too_big_for_cpu =
           against == "cpu" && double(rec.m) * double(rec.n) * double(rec.k) > double(1ll << 31);
       if (too_big_for_cpu) {
         rec.verification = "not checked: the reference itself at this size";
       } else {
-        auto call = gpu->worker->Call(req, options_.hang_margin + std::chrono::seconds(600));
-        if (!call.ok) {
-          err = "verification: " + call.failure;
+        v1::VerifyResult v;
+        std::string verr =
+            CallVerify(gpu, item, against, uint64_t(job->id) * 7919u + uint64_t(rec.sequence), &v);
+        if (!verr.empty()) {
+          err = "verification: " + verr;
         } else {
-          const auto& v = call.reply.verify();
           auto vrec = ToRecord(v);
           vrec.run_id = job->id;
           vrec.created_at_ms = NowMs();
@@ -685,9 +678,7 @@ void RunManager::ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed,
       task->set_task_id(next_task_++);
       task->set_variant(item.variant->name);
       task->set_dtype(rec.dtype);
-      task->mutable_shape()->set_m(rec.m);
-      task->mutable_shape()->set_n(rec.n);
-      task->mutable_shape()->set_k(rec.k);
+      SetShape(item.problem, task->mutable_shape());
       *task->mutable_timing() = plan.timing;
       task->set_seed(uint64_t(job->id) * 7919u + uint64_t(rec.sequence));
       // Warm-up is capped at max_seconds and sampling at twice max_seconds of wall time

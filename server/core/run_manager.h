@@ -17,9 +17,9 @@
 #include "ablation/v1/ablation.pb.h"
 #include "db/store.h"
 #include "kernels/registry.h"
-#include "server/core/presets.h"
 #include "server/core/clock_lock.h"
 #include "server/core/nvml.h"
+#include "server/core/presets.h"
 #include "server/core/run_plan.h"
 #include "server/core/status.h"
 #include "server/core/worker_process.h"
@@ -55,8 +55,8 @@ struct DeviceSnapshot {
   int device_count = 0;
   int queued = 0;
   int64_t running_run_id = 0;
-  db::Telemetry live;  ///< NVML's current values (or why there are none)
-  std::vector<int> supported_sm_clocks_mhz;   ///< at the highest memory clock
+  db::Telemetry live;                        ///< NVML's current values (or why there are none)
+  std::vector<int> supported_sm_clocks_mhz;  ///< at the highest memory clock
   std::vector<int> supported_mem_clocks_mhz;
 };
 
@@ -111,7 +111,7 @@ class RunManager {
   struct Gpu {
     int index = 0;
     std::unique_ptr<WorkerProcess> worker;
-    Status worker_status;  ///< why the worker is not usable, when it is not
+    Status worker_status;     ///< why the worker is not usable, when it is not
     worker::v1::Hello hello;  ///< the current worker's hello, guarded by mu
     std::mutex mu;
     std::condition_variable cv;
@@ -125,6 +125,12 @@ class RunManager {
                const std::string& peer, const std::vector<std::string>& tags,
                std::shared_ptr<Job> job, int* position);
   Gpu* FindGpu(int index);
+  /// The GPU of that index, or the status that says why there is none (prefix + GPU 0's reason
+  /// when its worker could not start, else an InvalidArgument naming the device).
+  Status LookUpGpu(int index, const std::string& no_gpu_prefix, Gpu** out);
+  /// Sends one verification task to the GPU's worker. "" or how the worker failed.
+  std::string CallVerify(Gpu* gpu, const PlannedMeasurement& item, const std::string& against,
+                         uint64_t seed, v1::VerifyResult* result);
   DeviceLimits Limits(int index);
   void GpuLoop(Gpu* gpu);
   /// Answers the queued Describe requests (GPU thread only).

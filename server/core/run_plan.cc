@@ -59,7 +59,8 @@ Status ResolveVariants(const google::protobuf::RepeatedPtrField<std::string>& se
       if (!v->Supports(dtype)) {
         if (glob) continue;
         std::string have;
-        for (auto d : v->dtypes) have += (have.empty() ? "" : ", ") + std::string(kernels::ToString(d));
+        for (auto d : v->dtypes)
+          have += (have.empty() ? "" : ", ") + std::string(kernels::ToString(d));
         return InvalidArgument(field + ": variant " + v->name + " has no " +
                                std::string(kernels::ToString(dtype)) + " kernel (it has: " + have +
                                ")");
@@ -81,8 +82,8 @@ Status CheckFits(const RunPlan& plan, const DeviceLimits& device, bool verify) {
     int64_t need = RequiredDeviceBytes(p, device, verify);
     // Keep a margin for the CUDA context, cuBLAS and fragmentation.
     if (double(need) > 0.9 * double(device.memory_bytes)) {
-      return InvalidArgument("shapes: " + ShapeText(p) + " needs " +
-                             std::to_string(need >> 20) + " MiB of device memory; the device has " +
+      return InvalidArgument("shapes: " + ShapeText(p) + " needs " + std::to_string(need >> 20) +
+                             " MiB of device memory; the device has " +
                              std::to_string(device.memory_bytes >> 20) + " MiB");
     }
   }
@@ -122,13 +123,15 @@ int64_t RequiredDeviceBytes(const kernels::Problem& p, const DeviceLimits& devic
   const int64_t in = kernels::ElementBytes(p.dtype), out = kernels::OutputBytes(p.dtype);
   int64_t bytes = p.m * p.k * in + 2 * p.k * p.n * in + p.m * p.n * out;
   if (verify) bytes += p.m * p.n * out;
-  bytes += 2 * device.l2_bytes;   // L2 flush buffer
-  bytes += int64_t(64) << 20;     // cuBLAS workspace
+  bytes += 2 * device.l2_bytes;  // L2 flush buffer
+  bytes += int64_t(64) << 20;    // cuBLAS workspace
   return bytes;
 }
 
-Status PlanRun(const v1::RunRequest& request, const kernels::Registry& registry,
-               const DeviceLimits& device, const TimingDefaults& d, RunPlan* plan) {
+// What run and verify requests share: dtype, variants, shapes and device, in that order.
+template <typename Request>
+static Status PlanSelection(const Request& request, const kernels::Registry& registry,
+                            RunPlan* plan) {
   Status st = ParseDTypeField(request.dtype(), "dtype", &plan->dtype);
   if (!st.ok()) return st;
   if (!(st = ResolveVariants(request.variants(), registry, plan->dtype, &plan->variants)).ok())
@@ -136,6 +139,13 @@ Status PlanRun(const v1::RunRequest& request, const kernels::Registry& registry,
   if (!(st = CheckShapes(request.shapes(), plan->dtype, &plan->problems)).ok()) return st;
   if (request.device() < 0) return InvalidArgument("device: must be 0 or more");
   plan->device = request.device();
+  return Status::Ok();
+}
+
+Status PlanRun(const v1::RunRequest& request, const kernels::Registry& registry,
+               const DeviceLimits& device, const TimingDefaults& d, RunPlan* plan) {
+  Status st = PlanSelection(request, registry, plan);
+  if (!st.ok()) return st;
   for (int i = 0; i < request.tags_size(); ++i) {
     const std::string& t = request.tags(i);
     if (t.empty() || t.size() > 64)
@@ -172,7 +182,8 @@ Status PlanRun(const v1::RunRequest& request, const kernels::Registry& registry,
     plan->lock_sm = request.clocks().sm_mhz();
     plan->lock_mem = request.clocks().mem_mhz();
     if (plan->lock_sm.empty() && plan->lock_mem.empty())
-      return InvalidArgument("clocks: lock needs clocks.sm_mhz and/or clocks.mem_mhz (MHz, base or max)");
+      return InvalidArgument(
+          "clocks: lock needs clocks.sm_mhz and/or clocks.mem_mhz (MHz, base or max)");
   } else if (!request.clocks().sm_mhz().empty() || !request.clocks().mem_mhz().empty()) {
     return InvalidArgument("clocks.sm_mhz: clock values only make sense with clocks.mode=lock");
   }
@@ -184,13 +195,8 @@ Status PlanRun(const v1::RunRequest& request, const kernels::Registry& registry,
 
 Status PlanVerify(const v1::VerifyRequest& request, const kernels::Registry& registry,
                   const DeviceLimits& device, RunPlan* plan) {
-  Status st = ParseDTypeField(request.dtype(), "dtype", &plan->dtype);
+  Status st = PlanSelection(request, registry, plan);
   if (!st.ok()) return st;
-  if (!(st = ResolveVariants(request.variants(), registry, plan->dtype, &plan->variants)).ok())
-    return st;
-  if (!(st = CheckShapes(request.shapes(), plan->dtype, &plan->problems)).ok()) return st;
-  if (request.device() < 0) return InvalidArgument("device: must be 0 or more");
-  plan->device = request.device();
   plan->verify = true;
   const std::string& against = request.against();
   if (!against.empty() && against != "cpu" && against != "cublas") {
