@@ -44,37 +44,38 @@ class Store {
   // ---- runs. Unknown run ids throw Error(kNotFound), unknown states Error(kInvalidArgument).
 
   // Inserts the run and its tags in one transaction; returns the new id. run.id, ok and
-  // failed are ignored; created_at_ms 0 means now.
-  int64_t CreateRun(const RunRecord& run);
+  // failed are ignored; created_at_ms 0 means now. An unspecified state or kind is refused.
+  int64_t CreateRun(const v1::Run& run);
   // state := running, with the device that runs it.
-  void MarkRunStarted(int64_t run_id, const DeviceIdentity& device, int64_t started_at_ms);
+  void MarkRunStarted(int64_t run_id, const v1::DeviceIdentity& device, int64_t started_at_ms);
   // state must be final (succeeded, partial, failed, cancelled).
-  void FinishRun(int64_t run_id, std::string_view state, std::string_view error,
+  void FinishRun(int64_t run_id, v1::RunState state, std::string_view error,
                  int64_t finished_at_ms);
-  void UpdateRunState(int64_t run_id, std::string_view state);
+  void UpdateRunState(int64_t run_id, v1::RunState state);
 
   // ---- results. Each is its own committed transaction before returning (synchronous FULL):
   // a result is on disk as soon as it is measured, whatever happens next.
 
   // The row and its samples together; returns the new id. created_at_ms 0 means now.
-  int64_t InsertMeasurement(const MeasurementRecord& measurement);
-  int64_t InsertVerification(const VerificationRecord& verification);
+  int64_t InsertMeasurement(const v1::Measurement& measurement);
+  // verification.run_id names the run; created_at_ms 0 means now.
+  int64_t InsertVerification(const v1::VerifyResult& verification);
 
   // ---- reads. Runs come with tags and ok/failed counts.
 
-  std::optional<RunRecord> GetRun(int64_t run_id);
-  std::optional<RunRecord> LatestRun();  // highest id
+  std::optional<v1::Run> GetRun(int64_t run_id);
+  std::optional<v1::Run> LatestRun();  // highest id
   // Newest first; keyset pagination on id.
   RunPage ListRuns(const RunFilter& filter);
   // Oldest first; keyset pagination on id.
   MeasurementPage QueryMeasurements(const MeasurementFilter& filter);
   // In run order (sequence, then id).
-  std::vector<MeasurementRecord> MeasurementsOfRun(int64_t run_id, bool include_samples);
-  std::vector<VerificationRecord> VerificationsOfRun(int64_t run_id);
+  std::vector<v1::Measurement> MeasurementsOfRun(int64_t run_id, bool include_samples);
+  std::vector<v1::VerifyResult> VerificationsOfRun(int64_t run_id);
 
   // ---- recovery.
 
-  std::vector<int64_t> RunsInState(std::string_view state);  // ascending ids
+  std::vector<int64_t> RunsInState(v1::RunState state);  // ascending ids
   // At daemon start: runs left queued or running by a daemon that died become failed, with
   // reason appended to their error and finished_at_ms set; never deleted, their measurements
   // kept. Returns the ids so marked.
@@ -89,8 +90,8 @@ class Store {
   void RequireWritable(std::string_view what) const;
   void RequireRunExists(int64_t run_id);
   void UpdateOneRun(int64_t run_id, std::string_view what);  // throws kNotFound if 0 rows
-  std::optional<RunRecord> ReadOneRun(const std::string& sql, int64_t bind_id);
-  void FillTags(RunRecord& run);
+  std::optional<v1::Run> ReadOneRun(const std::string& sql, int64_t bind_id);
+  void FillTags(v1::Run& run);
 
   std::mutex mutex_;  // guards everything below, and the connection's use
   std::unique_ptr<Connection> connection_;
