@@ -17,12 +17,11 @@
 #include <spdlog/spdlog.h>
 
 #include "ablation/version.h"
-#include "db/store.h"
 #include "kernels/registry.h"
 #include "server/core/clock_lock.h"
 #include "server/core/config.h"
 #include "server/core/nvml.h"
-#include "server/core/run_manager.h"
+#include "server/core/daemon_core.h"
 #include "server/rpc/service.h"
 
 namespace {
@@ -143,35 +142,26 @@ int main(int argc, char** argv) {
     if (!st.ok()) spdlog::error("clock journal {}: {}", config.clock_journal, st.message());
   }
 
-  std::unique_ptr<db::Store> store;
-  try {
-    store = db::Store::Open(config.db_path);
-    auto interrupted = store->MarkInterruptedRuns(core::NowMs(),
-                                       "interrupted: the daemon stopped while the run was unfinished");
-    if (!interrupted.empty())
-      spdlog::warn("marked {} unfinished run(s) of an earlier daemon as failed", interrupted.size());
-  } catch (const std::exception& e) {
-    spdlog::error("cannot open the result database: {}", e.what());
-    return 1;
-  }
-
   kernels::Registry registry;
   kernels::RegisterCatalog(registry);
   spdlog::info("{} variants registered", registry.All().size());
 
-  core::RunManagerOptions options;
-  options.worker_path = config.worker_path;
-  options.timing = config.timing;
-  options.max_queued_per_gpu = config.max_queued_per_gpu;
-  options.presets = presets;
-  options.nvml = nvml.get();
-  options.nvml_unavailable = nvml ? "" : nvml_why;
-  options.clock_journal = &journal;
-  core::RunManager runs(options, store.get(), &registry);
-  runs.Start();
+  core::CoreOptions options;
+  options.db_path = config.db_path;
+  options.runs.worker_path = config.worker_path;
+  options.runs.timing = config.timing;
+  options.runs.max_queued_per_gpu = config.max_queued_per_gpu;
+  options.runs.presets = presets;
+  options.runs.nvml = nvml.get();
+  options.runs.nvml_unavailable = nvml ? "" : nvml_why;
+  options.runs.clock_journal = &journal;
+  std::unique_ptr<core::DaemonCore> core;
+  if (core::Status st = core::DaemonCore::Open(options, &registry, &core); !st.ok()) {
+    spdlog::error("{}", st.message());
+    return 1;
+  }
 
-  rpc::AblationService service(&runs, store.get(), &registry);
-  service.SetPresets(presets);
+  rpc::AblationService service(core.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -181,7 +171,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     spdlog::error("cannot listen on {} (address in use or malformed?)", config.listen);
-    runs.Shutdown();
+    core->Shutdown();
     return 1;
   }
   server->GetHealthCheckService()->SetServingStatus(true);
@@ -196,7 +186,7 @@ int main(int argc, char** argv) {
   sigwait(&signals, &sig);
   spdlog::info("signal {}: shutting down", sig);
   server->GetHealthCheckService()->SetServingStatus(false);
-  runs.Shutdown();
+  core->Shutdown();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   spdlog::info("stopped");
   return 0;

@@ -183,25 +183,26 @@ std::vector<std::string> PipeVariantNames(std::string_view tag, int64_t bm, int6
 }
 
 MeasuredAnswer SummarizeMeasured(const std::vector<std::string>& variants,
-                                 const std::vector<db::MeasurementRecord>& records) {
+                                 const std::vector<v1::Measurement>& records) {
   MeasuredAnswer ans;
   // shape -> variant -> latest ok record
   using ShapeKey = std::tuple<int64_t, int64_t, int64_t>;
-  std::map<ShapeKey, std::map<std::string, const db::MeasurementRecord*>> latest;
+  std::map<ShapeKey, std::map<std::string, const v1::Measurement*>> latest;
   for (const auto& r : records) {
-    if (r.status != db::kMeasurementOk || r.tflops <= 0) continue;
-    if (std::find(variants.begin(), variants.end(), r.variant) == variants.end()) continue;
-    auto& slot = latest[{r.m, r.n, r.k}][r.variant];
-    if (!slot || std::tie(r.created_at_ms, r.id) > std::tie(slot->created_at_ms, slot->id))
+    if (r.status() != v1::MEASUREMENT_STATUS_OK || r.tflops() <= 0) continue;
+    if (std::find(variants.begin(), variants.end(), r.variant()) == variants.end()) continue;
+    auto& slot = latest[{r.shape().m(), r.shape().n(), r.shape().k()}][r.variant()];
+    if (!slot || std::make_pair(r.created_at_ms(), r.id()) >
+                     std::make_pair(slot->created_at_ms(), slot->id()))
       slot = &r;
   }
   if (latest.empty()) {
     ans.summary = "not measured on this GPU yet";
     return ans;
   }
-  auto newest = [](const std::map<std::string, const db::MeasurementRecord*>& m) {
+  auto newest = [](const std::map<std::string, const v1::Measurement*>& m) {
     int64_t t = 0;
-    for (const auto& [_, r] : m) t = std::max(t, r->created_at_ms);
+    for (const auto& [_, r] : m) t = std::max(t, r->created_at_ms());
     return t;
   };
   const ShapeKey preferred{kPreferredSize, kPreferredSize, kPreferredSize};
@@ -217,14 +218,14 @@ MeasuredAnswer SummarizeMeasured(const std::vector<std::string>& variants,
   for (const auto& [name, r] : chosen->second) {
     MeasuredPoint p;
     p.variant = name;
-    p.m = r->m;
-    p.n = r->n;
-    p.k = r->k;
-    p.tflops = r->tflops;
-    p.median_ms = r->stats.median_ms;
-    p.run_id = r->run_id;
-    p.measurement_id = r->id;
-    p.created_at_ms = r->created_at_ms;
+    p.m = r->shape().m();
+    p.n = r->shape().n();
+    p.k = r->shape().k();
+    p.tflops = r->tflops();
+    p.median_ms = r->stats().median_ms();
+    p.run_id = r->run_id();
+    p.measurement_id = r->id();
+    p.created_at_ms = r->created_at_ms();
     ans.points.push_back(p);
   }
   std::sort(ans.points.begin(), ans.points.end(),
@@ -265,22 +266,22 @@ MeasuredAnswer SummarizeMeasured(const std::vector<std::string>& variants,
 
 MeasuredAnswer MeasuredOnGpu(db::Store& store, const std::vector<std::string>& variants,
                              const std::string& uuid) {
-  std::vector<db::MeasurementRecord> records;
+  std::vector<v1::Measurement> records;
   std::map<int64_t, bool> run_on_gpu;  // run id -> taken on this GPU
   for (const auto& name : variants) {
     db::MeasurementFilter filter;
     filter.variant_glob = name;  // pipe_ names hold no glob characters: an exact match
-    filter.status = std::string(db::kMeasurementOk);
+    filter.status = v1::MEASUREMENT_STATUS_OK;
     filter.page_size = 1000;
     // Bounded: the latest per shape is all that counts, and 100k rows of one variant is plenty.
     for (int page = 0; page < 100; ++page) {
       db::MeasurementPage p = store.QueryMeasurements(filter);
       for (auto& r : p.measurements) {
         if (!uuid.empty()) {
-          auto it = run_on_gpu.find(r.run_id);
+          auto it = run_on_gpu.find(r.run_id());
           if (it == run_on_gpu.end()) {
-            auto run = store.GetRun(r.run_id);
-            it = run_on_gpu.emplace(r.run_id, run && run->device.uuid == uuid).first;
+            auto run = store.GetRun(r.run_id());
+            it = run_on_gpu.emplace(r.run_id(), run && run->device().uuid() == uuid).first;
           }
           if (!it->second) continue;
         }

@@ -113,7 +113,7 @@ struct MeasuredAnswer {
 /// variant per shape; the shape compared is 4096^3 where any was measured there, else the shape
 /// with most variants measured (ties: the most recent).
 MeasuredAnswer SummarizeMeasured(const std::vector<std::string>& variants,
-                                 const std::vector<db::MeasurementRecord>& records);
+                                 const std::vector<v1::Measurement>& records);
 
 /// SummarizeMeasured over the store's ok measurements of `variants` taken on the GPU with this
 /// UUID (every GPU's when uuid is empty, and the note says so). Reads the store; still no gRPC.

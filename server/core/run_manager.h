@@ -1,9 +1,10 @@
-// Runs, the per-GPU FIFO queue and the per-GPU worker. A run executes on its GPU's own thread;
-// progress goes to an observer as RunEvents and every measurement is committed to the store as
-// soon as it is measured. No gRPC here: server/rpc adapts observers to streams.
+// Runs, the per-GPU FIFO queue and each GPU's thread. A run executes on its GPU's own thread
+// (run_job.h); its progress reaches an observer, and every result is committed before the observer
+// hears of it (run_recorder.h). No gRPC here: server/rpc adapts observers to streams.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -18,22 +19,20 @@
 #include "db/store.h"
 #include "kernels/registry.h"
 #include "server/core/clock_lock.h"
+#include "server/core/gpu_worker.h"
 #include "server/core/nvml.h"
 #include "server/core/presets.h"
+#include "server/core/run_job.h"
+#include "server/core/run_observer.h"
 #include "server/core/run_plan.h"
 #include "server/core/status.h"
-#include "server/core/worker_process.h"
+#include "server/core/worker.h"
 
 namespace ablation::core {
 
-/// Receives a run's events, from the GPU's thread. Must not block for long.
-class RunObserver {
- public:
-  virtual ~RunObserver() = default;
-  virtual void OnEvent(const v1::RunEvent& event) = 0;
-};
-
 struct RunManagerOptions {
+  /// Makes each GPU's worker; by default a WorkerProcess of worker_path.
+  WorkerFactory worker_factory;
   std::string worker_path;
   TimingDefaults timing;
   int max_queued_per_gpu = 256;
@@ -55,7 +54,7 @@ struct DeviceSnapshot {
   int device_count = 0;
   int queued = 0;
   int64_t running_run_id = 0;
-  db::Telemetry live;                        ///< NVML's current values (or why there are none)
+  v1::Telemetry live;                        ///< NVML's current values (or why there are none)
   std::vector<int> supported_sm_clocks_mhz;  ///< at the highest memory clock
   std::vector<int> supported_mem_clocks_mhz;
 };
@@ -68,16 +67,16 @@ class RunManager {
   /// Starts the worker of GPU 0 (and of every further GPU it reports) and their threads.
   /// Never fails for want of a GPU: the daemon then serves everything but runs.
   void Start();
-  /// Cancels everything, marks unfinished runs, stops the workers.
+  /// Cancels everything, tells queued runs' observers, stops the workers.
   void Shutdown();
 
-  /// Validates, stores the run as queued and queues it. On error nothing is written.
+  /// Validates, stores the run as queued and queues it. On error nothing is written and the
+  /// observer hears nothing.
   Status SubmitRun(const v1::RunRequest& request, const std::string& peer,
                    std::shared_ptr<RunObserver> observer, int64_t* run_id);
-
-  using VerifyDone = std::function<void(const Status&, const v1::VerifyResponse&)>;
-  /// Validates and queues a verification run; `done` is called from the GPU's thread.
-  Status SubmitVerify(const v1::VerifyRequest& request, const std::string& peer, VerifyDone done);
+  /// The same for a verification run; the observer hears each result (OnVerified) and the end.
+  Status SubmitVerify(const v1::VerifyRequest& request, const std::string& peer,
+                      std::shared_ptr<RunObserver> observer);
 
   using DescribeDone =
       std::function<void(const Status&, const std::vector<worker::v1::DescribeResult>&)>;
@@ -88,71 +87,45 @@ class RunManager {
                   DescribeDone done);
 
   /// Cancels a queued run at once or a running one at its next measurement boundary.
-  Status Cancel(int64_t run_id, std::string* state);
+  Status Cancel(int64_t run_id, v1::CancelRunResponse* response);
 
   DeviceSnapshot Device(int index);
 
-  /// Converts a worker hello into the public identity.
-  static v1::DeviceIdentity Identity(const worker::v1::Hello& hello);
-
  private:
-  struct Job {
-    int64_t id = 0;
-    std::string kind;
-    RunPlan plan;
-    std::shared_ptr<RunObserver> observer;
-    VerifyDone verify_done;
-    std::atomic<bool> cancel{false};
-  };
   struct DescribeJob {
     std::vector<std::pair<std::string, std::string>> items;  ///< (variant, dtype)
     DescribeDone done;
   };
   struct Gpu {
-    int index = 0;
-    std::unique_ptr<WorkerProcess> worker;
-    Status worker_status;     ///< why the worker is not usable, when it is not
-    worker::v1::Hello hello;  ///< the current worker's hello, guarded by mu
+    explicit Gpu(int index, std::unique_ptr<Worker> w) : worker(index, std::move(w)) {}
+    GpuWorker worker;
     std::mutex mu;
     std::condition_variable cv;
-    std::deque<std::shared_ptr<Job>> queue;
-    std::deque<DescribeJob> describes;  ///< guarded by mu; served before the next measurement
-    std::shared_ptr<Job> running;
+    std::deque<std::shared_ptr<Job>> queue;  ///< guarded by mu
+    std::deque<DescribeJob> describes;       ///< guarded by mu; served before the next item
+    std::shared_ptr<Job> running;            ///< guarded by mu
     std::thread thread;
   };
 
-  Status Admit(const RunPlan& plan, const std::string& kind, const std::string& request_json,
-               const std::string& peer, const std::vector<std::string>& tags,
-               std::shared_ptr<Job> job, int* position);
-  Gpu* FindGpu(int index);
-  /// The GPU of that index, or the status that says why there is none (prefix + GPU 0's reason
-  /// when its worker could not start, else an InvalidArgument naming the device).
+  Status Admit(std::shared_ptr<Job> job, const std::string& request_json,
+               const std::string& requested_by, const std::vector<std::string>& tags);
+  /// The GPU of that index, or why there is none.
   Status LookUpGpu(int index, const std::string& no_gpu_prefix, Gpu** out);
-  /// Sends one verification task to the GPU's worker. "" or how the worker failed.
-  std::string CallVerify(Gpu* gpu, const PlannedMeasurement& item, const std::string& against,
-                         uint64_t seed, v1::VerifyResult* result);
+  std::vector<Gpu*> Gpus();
   DeviceLimits Limits(int index);
   void GpuLoop(Gpu* gpu);
-  /// Answers the queued Describe requests (GPU thread only).
   void ServeDescribes(Gpu* gpu);
-  void Execute(Gpu* gpu, Job* job);
-  void ExecuteAblation(Gpu* gpu, Job* job, int* ok, int* failed, const std::string& uuid,
-                       int locked_sm_mhz);
-  void ExecuteVerify(Gpu* gpu, Job* job, v1::VerifyResponse* response);
-  /// Makes sure the GPU's worker runs; restarts it after a death. "" or why it cannot.
-  std::string EnsureWorker(Gpu* gpu);
-  void Emit(Job* job, const v1::RunEvent& event);
   void BroadcastPositions(Gpu* gpu);
+  std::unique_ptr<Worker> MakeWorker(int index);
 
   RunManagerOptions options_;
   db::Store* store_;
   const kernels::Registry* registry_;
+  ExecutionContext execution_;
   std::mutex gpus_mu_;
   std::vector<std::unique_ptr<Gpu>> gpus_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> next_task_{1};
 };
-
-int64_t NowMs();
 
 }  // namespace ablation::core

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "server/core/variant_names.h"
+#include "server/core/verification_policy.h"
 
 namespace ablation::core {
 namespace {
@@ -105,6 +106,10 @@ Status CheckCanImplement(RunPlan* plan) {
 
 }  // namespace
 
+std::string ClockPolicyText(const ClockPolicy& policy) {
+  return ClockPolicyString(policy.lock ? &policy.target : nullptr);
+}
+
 Status ParseDTypeField(const std::string& text, const std::string& field, kernels::DType* out) {
   if (text.empty()) {
     *out = kernels::DType::kBF16;
@@ -174,14 +179,15 @@ Status PlanRun(const v1::RunRequest& request, const kernels::Registry& registry,
   if (o.target_noise() >= 1) return InvalidArgument("timing.target_noise: must be below 1");
   if (o.max_seconds() > 3600) return InvalidArgument("timing.max_seconds: at most 3600");
 
-  const std::string& mode = request.clocks().mode();
-  if (!mode.empty() && mode != "observe" && mode != "lock")
-    return InvalidArgument("clocks.mode: '" + mode + "' is neither observe nor lock");
-  plan->clock_policy = mode.empty() ? "observe" : mode;
-  if (mode == "lock") {
-    plan->lock_sm = request.clocks().sm_mhz();
-    plan->lock_mem = request.clocks().mem_mhz();
-    if (plan->lock_sm.empty() && plan->lock_mem.empty())
+  const v1::ClockMode mode = request.clocks().mode();
+  if (!v1::ClockMode_IsValid(mode))
+    return InvalidArgument("clocks.mode: " + std::to_string(int(mode)) +
+                           " is neither observe nor lock");
+  plan->clocks.lock = mode == v1::CLOCK_MODE_LOCK;
+  if (plan->clocks.lock) {
+    plan->clocks.sm_spec = request.clocks().sm_mhz();
+    plan->clocks.mem_spec = request.clocks().mem_mhz();
+    if (plan->clocks.sm_spec.empty() && plan->clocks.mem_spec.empty())
       return InvalidArgument(
           "clocks: lock needs clocks.sm_mhz and/or clocks.mem_mhz (MHz, base or max)");
   } else if (!request.clocks().sm_mhz().empty() || !request.clocks().mem_mhz().empty()) {
@@ -198,22 +204,26 @@ Status PlanVerify(const v1::VerifyRequest& request, const kernels::Registry& reg
   Status st = PlanSelection(request, registry, plan);
   if (!st.ok()) return st;
   plan->verify = true;
-  const std::string& against = request.against();
-  if (!against.empty() && against != "cpu" && against != "cublas") {
+  plan->reference = request.reference();
+  if (!v1::Reference_IsValid(plan->reference))
+    return InvalidArgument("reference: unknown reference " + std::to_string(int(plan->reference)));
+  if (plan->reference == v1::REFERENCE_VARIANT) {
+    const std::string& name = request.reference_variant();
+    if (name.empty()) return InvalidArgument("reference_variant: name the variant to check against");
     std::vector<const kernels::Variant*> ref;
-    if (!(st = Resolve(registry, against, "against", &ref)).ok()) return st;
+    if (!(st = Resolve(registry, name, "reference_variant", &ref)).ok()) return st;
     if (ref.size() != 1)
-      return InvalidArgument("against: '" + against + "' must name exactly one variant");
+      return InvalidArgument("reference_variant: '" + name + "' must name exactly one variant");
     if (!ref[0]->Supports(plan->dtype))
-      return InvalidArgument("against: " + ref[0]->name + " has no " +
+      return InvalidArgument("reference_variant: " + ref[0]->name + " has no " +
                              std::string(kernels::ToString(plan->dtype)) + " kernel");
-    plan->against = ref[0]->name;
-  } else {
-    plan->against = against;
+    plan->reference_variant = ref[0]->name;
+  } else if (!request.reference_variant().empty()) {
+    return InvalidArgument("reference_variant: only with reference REFERENCE_VARIANT");
   }
   for (const auto& p : plan->problems) {
-    if (plan->against == "cpu" && double(p.m) * double(p.n) * double(p.k) > double(1ll << 31)) {
-      return InvalidArgument("against: the CPU reference is limited to M*N*K <= 2^31 (" +
+    if (plan->reference == v1::REFERENCE_CPU && Work(p) > kCpuReferenceMaxWork) {
+      return InvalidArgument("reference: the CPU reference is limited to M*N*K <= 2^31 (" +
                              ShapeText(p) + " is larger); use cublas");
     }
   }

@@ -8,6 +8,7 @@
 
 #include "ablation/v1/ablation.pb.h"
 #include "kernels/registry.h"
+#include "server/core/clock_lock.h"
 #include "server/core/status.h"
 
 namespace ablation::core {
@@ -35,6 +36,18 @@ struct PlannedMeasurement {
   kernels::Problem problem;
 };
 
+/// How a run holds the clocks: observed, or locked to a target resolved against its GPU when the
+/// run is admitted (a bad value is refused before anything is written).
+struct ClockPolicy {
+  bool lock = false;
+  std::string sm_spec;   ///< clocks.sm_mhz as asked: a number, "base", "max" or empty
+  std::string mem_spec;  ///< clocks.mem_mhz as asked
+  ClockTarget target;    ///< resolved (lock only)
+};
+
+/// The policy in words, as stored with each measurement: "observe" or "lock sm=1980 mem=3201".
+std::string ClockPolicyText(const ClockPolicy& policy);
+
 struct RunPlan {
   std::vector<const kernels::Variant*> variants;  ///< resolved, deduplicated, in request order
   std::vector<kernels::Problem> problems;
@@ -43,10 +56,11 @@ struct RunPlan {
   kernels::DType dtype = kernels::DType::kBF16;
   int device = 0;
   bool verify = false;
-  std::string against;  ///< verify runs only
-  std::string clock_policy = "observe";  ///< "observe" or, once resolved, "lock sm=... mem=..."
-  std::string lock_sm;   ///< clocks.sm_mhz as asked: a number, "base", "max" or empty
-  std::string lock_mem;  ///< clocks.mem_mhz as asked
+  /// What Verify asked to check against (unspecified: the default per item); run --verify
+  /// always uses the default.
+  v1::Reference reference = v1::REFERENCE_UNSPECIFIED;
+  std::string reference_variant;  ///< with REFERENCE_VARIANT: the canonical name
+  ClockPolicy clocks;
 };
 
 /// Device memory a measurement needs (inputs, both B layouts where a transpose is needed, output,

@@ -19,11 +19,13 @@ struct Summary {
     max = std::max(max, *v);
     ++n;
   }
-  // Zero where nothing was read: db::Telemetry reads 0 as "not recorded".
-  void Into(double* mean, double* lo, double* hi) const {
-    *mean = n ? sum / n : 0;
-    *lo = n ? min : 0;
-    *hi = n ? max : 0;
+  using Setter = void (v1::Telemetry::*)(double);
+  // Left unset where nothing was read: unset is "not recorded" (NULL in the table).
+  void Into(v1::Telemetry* t, Setter mean, Setter lo, Setter hi) const {
+    if (!n) return;
+    (t->*mean)(sum / n);
+    (t->*lo)(min);
+    (t->*hi)(max);
   }
 };
 
@@ -38,15 +40,16 @@ bool IsThrottled(const NvmlSample& sample, double expected_sm_mhz) {
          *sample.sm_mhz < kThrottledClockFraction * expected_sm_mhz;
 }
 
-db::Telemetry AggregateTelemetry(const std::vector<NvmlSample>& samples, double expected_sm_mhz) {
-  db::Telemetry t;
+v1::Telemetry AggregateTelemetry(const std::vector<NvmlSample>& samples, double expected_sm_mhz) {
+  v1::Telemetry t;
   if (samples.empty()) {
-    t.note = "no telemetry samples were taken";
+    t.set_unavailable_reason("no telemetry samples were taken");
     return t;
   }
   Summary sm, mem, power, temp;
   uint64_t seen = 0;
   bool any_reasons = false;
+  int throttled = 0;
   for (const auto& s : samples) {
     sm.Add(s.sm_mhz);
     mem.Add(s.mem_mhz);
@@ -56,14 +59,17 @@ db::Telemetry AggregateTelemetry(const std::vector<NvmlSample>& samples, double 
       any_reasons = true;
       seen |= *s.reasons;
     }
-    if (IsThrottled(s, expected_sm_mhz)) ++t.throttled_samples;
+    if (IsThrottled(s, expected_sm_mhz)) ++throttled;
   }
-  t.available = true;
-  sm.Into(&t.sm_clock_mhz_mean, &t.sm_clock_mhz_min, &t.sm_clock_mhz_max);
-  mem.Into(&t.mem_clock_mhz_mean, &t.mem_clock_mhz_min, &t.mem_clock_mhz_max);
-  power.Into(&t.power_w_mean, &t.power_w_min, &t.power_w_max);
-  temp.Into(&t.temperature_c_mean, &t.temperature_c_min, &t.temperature_c_max);
-  t.throttle_reasons = ReasonNames(seen & ~nvml_abi::kReasonGpuIdle);
+  t.set_available(true);
+  t.set_throttled_samples(throttled);
+  using T = v1::Telemetry;
+  sm.Into(&t, &T::set_sm_clock_mhz_mean, &T::set_sm_clock_mhz_min, &T::set_sm_clock_mhz_max);
+  mem.Into(&t, &T::set_mem_clock_mhz_mean, &T::set_mem_clock_mhz_min, &T::set_mem_clock_mhz_max);
+  power.Into(&t, &T::set_power_w_mean, &T::set_power_w_min, &T::set_power_w_max);
+  temp.Into(&t, &T::set_temperature_c_mean, &T::set_temperature_c_min,
+            &T::set_temperature_c_max);
+  for (auto& name : ReasonNames(seen & ~nvml_abi::kReasonGpuIdle)) t.add_throttle_reasons(name);
   std::vector<std::string> missing;
   if (!sm.n) missing.push_back("SM clock");
   if (!mem.n) missing.push_back("memory clock");
@@ -72,20 +78,21 @@ db::Telemetry AggregateTelemetry(const std::vector<NvmlSample>& samples, double 
   if (!any_reasons) missing.push_back("clock-event reasons");
   // The note travels as Telemetry.unavailable_reason: empty when everything was read.
   if (!missing.empty()) {
-    t.note = "not reported by this GPU:";
-    for (size_t i = 0; i < missing.size(); ++i) t.note += (i ? ", " : " ") + missing[i];
+    std::string note = "not reported by this GPU:";
+    for (size_t i = 0; i < missing.size(); ++i) note += (i ? ", " : " ") + missing[i];
+    t.set_unavailable_reason(note);
   }
   return t;
 }
 
-db::Telemetry UnavailableTelemetry(const std::string& why) {
-  db::Telemetry t;
-  t.available = false;
-  t.note = why;
+v1::Telemetry UnavailableTelemetry(const std::string& why) {
+  v1::Telemetry t;
+  t.set_available(false);
+  t.set_unavailable_reason(why);
   return t;
 }
 
-db::Telemetry LiveTelemetry(Nvml* nvml, const std::string& uuid,
+v1::Telemetry LiveTelemetry(Nvml* nvml, const std::string& uuid,
                             const std::string& why_unavailable) {
   if (!nvml) return UnavailableTelemetry(why_unavailable);
   NvmlSample sample;
@@ -133,7 +140,7 @@ void TelemetrySampler::Loop() {
   }
 }
 
-db::Telemetry TelemetrySampler::Stop() {
+v1::Telemetry TelemetrySampler::Stop() {
   {
     std::lock_guard lock(mu_);
     stop_ = true;
@@ -146,9 +153,10 @@ db::Telemetry TelemetrySampler::Stop() {
     return UnavailableTelemetry(first_error_.empty() ? "no telemetry samples were taken"
                                                      : first_error_);
   }
-  db::Telemetry t = AggregateTelemetry(samples_, expected_sm_mhz_);
+  v1::Telemetry t = AggregateTelemetry(samples_, expected_sm_mhz_);
   if (!first_error_.empty()) {
-    t.note += (t.note.empty() ? "" : "; ") + std::string("some samples failed: ") + first_error_;
+    t.set_unavailable_reason(t.unavailable_reason() + (t.unavailable_reason().empty() ? "" : "; ") +
+                             "some samples failed: " + first_error_);
   }
   return t;
 }

@@ -1,6 +1,6 @@
 // What the GPU did while a measurement ran: clocks, power, temperature and clock-event (throttle)
 // reasons, sampled from NVML on a thread of the daemon (the worker never sees NVML), and reduced
-// to the db::Telemetry of the measurement's row. A sample taken while the GPU was throttled is
+// to the v1::Telemetry of the measurement's row. A sample taken while the GPU was throttled is
 // counted, so that a reader can tell a slow variant from a hot GPU.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "db/records.h"
+#include "ablation/v1/ablation.pb.h"
 #include "server/core/nvml.h"
 
 namespace ablation::core {
@@ -27,14 +27,14 @@ bool IsThrottled(const NvmlSample& sample, double expected_sm_mhz);
 /// Mean/min/max of each quantity over the samples that have it, the names of every clock-event
 /// reason seen except gpu_idle (the GPU idles between samples by design; it is no throttle), and
 /// the throttled-sample count. Pure. No samples gives available=false with a note.
-db::Telemetry AggregateTelemetry(const std::vector<NvmlSample>& samples, double expected_sm_mhz);
+v1::Telemetry AggregateTelemetry(const std::vector<NvmlSample>& samples, double expected_sm_mhz);
 
 /// Telemetry that says why there is none ("NVML is not available: ...").
-db::Telemetry UnavailableTelemetry(const std::string& why);
+v1::Telemetry UnavailableTelemetry(const std::string& why);
 
 /// One sample as telemetry: the live values for GetDevice. `nvml` may be null, then
 /// `why_unavailable` is the note.
-db::Telemetry LiveTelemetry(Nvml* nvml, const std::string& uuid,
+v1::Telemetry LiveTelemetry(Nvml* nvml, const std::string& uuid,
                             const std::string& why_unavailable);
 
 /// Samples a GPU on its own thread between Start and Stop. One per GPU thread; not copyable.
@@ -55,7 +55,7 @@ class TelemetrySampler {
   void Start(Nvml* nvml, std::string uuid, double expected_sm_mhz,
              std::string why_unavailable = "NVML is not available");
   /// Ends sampling and returns the summary of the samples since Start.
-  db::Telemetry Stop();
+  v1::Telemetry Stop();
 
  private:
   void Loop();

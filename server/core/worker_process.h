@@ -12,10 +12,11 @@
 
 #include "ablation/v1/worker.pb.h"
 #include "server/core/status.h"
+#include "server/core/worker.h"
 
 namespace ablation::core {
 
-class WorkerProcess {
+class WorkerProcess final : public Worker {
  public:
   WorkerProcess(std::string worker_path, int device_index);
   ~WorkerProcess();
@@ -24,24 +25,20 @@ class WorkerProcess {
 
   /// Spawns the worker and waits for its Hello. A worker that cannot be started, dies or says
   /// nothing within `timeout` is an error whose message says which.
-  Status Start(std::chrono::milliseconds timeout = std::chrono::seconds(120));
+  Status Start(std::chrono::milliseconds timeout);
+  Status Start() override { return Start(std::chrono::seconds(120)); }
 
-  bool running() const { return pid_ > 0; }
+  bool running() const override { return pid_ > 0; }
   pid_t pid() const { return pid_; }
-  const worker::v1::Hello& hello() const { return hello_; }
-
-  struct CallResult {
-    bool ok = false;            ///< a reply came back
-    worker::v1::WorkerReply reply;
-    std::string failure;        ///< when !ok: how the worker died or why it was killed
-  };
+  const worker::v1::Hello& hello() const override { return hello_; }
 
   /// Sends one request and waits for its reply. If the worker dies or does not answer within
   /// `timeout`, it is killed and reaped, running() turns false and `failure` says what happened.
-  CallResult Call(const worker::v1::WorkerRequest& request, std::chrono::milliseconds timeout);
+  CallResult Call(const worker::v1::WorkerRequest& request,
+                  std::chrono::milliseconds timeout) override;
 
   /// Closes the worker's stdin (it exits on EOF), waits a moment, then kills it.
-  void Stop();
+  void Stop() override;
 
  private:
   /// Reaps the process (killing it first if `kill`), returns how it ended.

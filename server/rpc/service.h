@@ -1,26 +1,19 @@
-// The thin gRPC adapter: validate, convert proto <-> core, map core errors to grpc::Status.
-// Callback API; no reaction blocks on the GPU: runs execute on the core's threads.
+// The thin gRPC adapter: each handler hands its request to the core and finishes the call with
+// what the core answers, mapping statuses in one place (grpc_status.h). Callback API; nothing
+// here blocks a reaction: runs execute on the GPUs' threads, queries on the reader pool, SASS
+// inspection on its own thread, and those threads finish the calls.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
 #include "ablation/v1/ablation.grpc.pb.h"
-#include "db/store.h"
-#include "kernels/registry.h"
-#include "server/core/presets.h"
-#include "server/core/run_manager.h"
-#include "server/core/sass_inspect.h"
-#include "server/core/status.h"
+#include "server/core/daemon_core.h"
 
 namespace ablation::rpc {
 
-/// The one place where core and storage errors become gRPC status codes.
-grpc::Status ToGrpc(const core::Status& status);
-grpc::Status ToGrpc(const std::exception& error);
-
 class AblationService final : public v1::Ablation::CallbackService {
  public:
-  AblationService(core::RunManager* runs, db::Store* store, const kernels::Registry* registry);
+  explicit AblationService(core::DaemonCore* core) : core_(core) {}
 
   grpc::ServerWriteReactor<v1::RunEvent>* RunAblation(grpc::CallbackServerContext* context,
                                                       const v1::RunRequest* request) override;
@@ -51,22 +44,15 @@ class AblationService final : public v1::Ablation::CallbackService {
   grpc::ServerUnaryReactor* ListPresets(grpc::CallbackServerContext* context,
                                         const v1::ListPresetsRequest* request,
                                         v1::ListPresetsResponse* response) override;
-
-  /// What ListPresets serves and RunRequest.preset names (the run manager holds the same one).
   grpc::ServerUnaryReactor* Advise(grpc::CallbackServerContext* context,
                                    const v1::AdviseRequest* request,
                                    v1::AdviseResponse* response) override;
   grpc::ServerUnaryReactor* InspectSass(grpc::CallbackServerContext* context,
                                         const v1::SassRequest* request,
                                         v1::SassResponse* response) override;
-  void SetPresets(std::shared_ptr<const core::PresetCatalog> presets) { presets_ = std::move(presets); }
 
  private:
-  core::RunManager* runs_;
-  db::Store* store_;
-  const kernels::Registry* registry_;
-  std::shared_ptr<const core::PresetCatalog> presets_;
-  std::unique_ptr<core::SassInspector> sass_;  ///< cuobjdump runs on its thread
+  core::DaemonCore* core_;
 };
 
 }  // namespace ablation::rpc

@@ -1,0 +1,56 @@
+// Everything the daemon serves, wired together once: the store (the one writer, used only by the
+// run path), the reader pool that answers queries, the run manager and the SASS inspector. The
+// rpc layer talks to this and nothing below it; ablationd and the tests build it the same way.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "db/store.h"
+#include "kernels/registry.h"
+#include "server/core/presets.h"
+#include "server/core/queries.h"
+#include "server/core/reader_pool.h"
+#include "server/core/run_manager.h"
+#include "server/core/sass_inspect.h"
+#include "server/core/status.h"
+
+namespace ablation::core {
+
+struct CoreOptions {
+  std::string db_path;
+  RunManagerOptions runs;
+  int readers = 4;  ///< read-only connections (and threads) answering queries
+  SassInspectorOptions sass;
+};
+
+class DaemonCore {
+ public:
+  /// Opens (creating and migrating) the database, marks runs an earlier daemon left unfinished,
+  /// opens the readers and starts the GPUs' workers. An error says what could not be opened.
+  static Status Open(CoreOptions options, const kernels::Registry* registry,
+                     std::unique_ptr<DaemonCore>* out);
+  ~DaemonCore();
+
+  RunManager& runs() { return *runs_; }
+  Queries& queries() { return *queries_; }
+  SassInspector& sass() { return *sass_; }
+  const kernels::Registry& registry() const { return *registry_; }
+  const PresetCatalog* presets() const { return presets_.get(); }
+
+  /// Stops the runs (queued ones are told), then the readers. Idempotent.
+  void Shutdown();
+
+ private:
+  DaemonCore() = default;
+
+  const kernels::Registry* registry_ = nullptr;
+  std::shared_ptr<const PresetCatalog> presets_;
+  std::unique_ptr<db::Store> store_;
+  std::unique_ptr<ReaderPool> readers_;
+  std::unique_ptr<RunManager> runs_;
+  std::unique_ptr<Queries> queries_;
+  std::unique_ptr<SassInspector> sass_;
+};
+
+}  // namespace ablation::core

@@ -1,0 +1,158 @@
+#include "server/core/measurement_step.h"
+
+#include <cstdio>
+
+namespace ablation::core {
+namespace {
+
+void SetShape(const kernels::Problem& p, v1::Shape* shape) {
+  shape->set_m(p.m);
+  shape->set_n(p.n);
+  shape->set_k(p.k);
+}
+
+std::string DTypeText(const kernels::Problem& p) { return std::string(kernels::ToString(p.dtype)); }
+
+}  // namespace
+
+std::string DescribeFailedVerification(const v1::VerifyResult& v) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "failed against %s: rel frobenius %.3g, max abs %.3g, %lld mismatches, %lld NaN, "
+                "%lld unwritten",
+                ReferenceText(v.reference(), v.reference_variant()).c_str(),
+                v.rel_frobenius_error(), v.max_abs_error(), (long long)v.mismatches(),
+                (long long)v.nan_count(), (long long)v.unwritten_count());
+  std::string text = buf;
+  if (!v.error().empty()) text += "; " + v.error();
+  return text;
+}
+
+v1::VerifyResult MeasurementStep::Verify(const PlannedMeasurement& item,
+                                         const ReferenceChoice& reference, uint64_t seed) {
+  v1::VerifyResult result;
+  worker::v1::WorkerRequest req;
+  auto* task = req.mutable_verify();
+  task->set_task_id(NextTask());
+  task->set_variant(item.variant->name);
+  task->set_dtype(DTypeText(item.problem));
+  SetShape(item.problem, task->mutable_shape());
+  task->set_reference(reference.reference);
+  task->set_reference_variant(reference.variant);
+  task->set_seed(seed);
+  std::string failure;
+  if (Status st = ctx_.gpu->Ensure(); !st.ok()) {
+    failure = st.message();
+  } else {
+    // A reference at 2^31 multiply-adds takes minutes on the CPU: the margin covers it.
+    auto call = ctx_.gpu->Call(req, ctx_.hang_margin + std::chrono::seconds(600));
+    if (!call.ok)
+      failure = call.failure;
+    else if (!call.reply.has_verify())
+      failure = "worker sent an unexpected reply";
+    else
+      result = call.reply.verify();
+  }
+  if (!failure.empty()) {
+    result.set_passed(false);
+    result.set_error(failure);
+  }
+  result.set_variant(item.variant->name);
+  result.set_dtype(DTypeText(item.problem));
+  SetShape(item.problem, result.mutable_shape());
+  result.set_reference(reference.reference);
+  result.set_reference_variant(reference.variant);
+  return result;
+}
+
+bool MeasurementStep::VerifyBeforeTiming(const PlannedMeasurement& item, int sequence,
+                                         v1::Measurement* m) {
+  if (item.variant->Work(item.problem).flops == 0) {
+    // A micro-benchmark (smem2reg) writes a checksum, not a product: there is nothing to check.
+    m->set_verification_outcome(v1::VERIFICATION_OUTCOME_NOT_CHECKED);
+    m->set_verification("not checked: " + item.variant->family + " computes no product");
+    return true;
+  }
+  const ReferenceChoice reference =
+      ChooseReference(*item.variant, item.problem, v1::REFERENCE_UNSPECIFIED, "");
+  if (reference.reference == v1::REFERENCE_UNSPECIFIED) {
+    m->set_verification_outcome(v1::VERIFICATION_OUTCOME_NOT_CHECKED);
+    m->set_verification("not checked: " + reference.not_checked);
+    return true;
+  }
+  v1::VerifyResult v = Verify(item, reference, InputSeed(ctx_.run_id, sequence));
+  if (ctx_.on_verified) ctx_.on_verified(v);
+  if (v.passed()) {
+    m->set_verification_outcome(v1::VERIFICATION_OUTCOME_PASSED);
+    m->set_verification("passed");
+    return true;
+  }
+  m->set_verification_outcome(v1::VERIFICATION_OUTCOME_FAILED);
+  m->set_verification(DescribeFailedVerification(v));
+  m->set_error("verification " + m->verification());
+  return false;
+}
+
+std::string MeasurementStep::Time(const PlannedMeasurement& item, int sequence,
+                                  v1::Measurement* m) {
+  const RunPlan& plan = *ctx_.plan;
+  worker::v1::WorkerRequest req;
+  auto* task = req.mutable_measure();
+  task->set_task_id(NextTask());
+  task->set_variant(item.variant->name);
+  task->set_dtype(DTypeText(item.problem));
+  SetShape(item.problem, task->mutable_shape());
+  *task->mutable_timing() = plan.timing;
+  task->set_seed(InputSeed(ctx_.run_id, sequence));
+  // Warm-up is capped at max_seconds and sampling at twice max_seconds of wall time (flushes and
+  // synchronisation are not GPU time); beyond that and the margin the worker is hung.
+  const auto budget = std::chrono::seconds(
+      int64_t(3 * plan.timing.max_seconds() + plan.timing.warmup_seconds()) + 1);
+  sampler_.Start(ctx_.nvml, ctx_.uuid, ctx_.expected_sm_mhz, ctx_.nvml_unavailable);
+  auto call = ctx_.gpu->Call(req, budget + ctx_.hang_margin);
+  *m->mutable_telemetry() = sampler_.Stop();
+  if (!call.ok) return call.failure;
+  if (!call.reply.has_measure()) return "worker sent an unexpected reply";
+  const auto& r = call.reply.measure();
+  if (!r.ok()) return r.error();
+  if (r.sample_ms_size() == 0 || r.stats().samples() == 0) return "the worker returned no samples";
+  m->mutable_sample_ms()->CopyFrom(r.sample_ms());
+  *m->mutable_stats() = r.stats();
+  *m->mutable_occupancy() = r.occupancy();
+  if (r.l2() != v1::L2_MODE_UNSPECIFIED) m->set_l2(r.l2());
+  // What one launch does: 2MNK flops for a GEMM; bytes and fragment loads for a micro-benchmark.
+  const kernels::WorkModel work = item.variant->Work(item.problem);
+  if (const double seconds = r.stats().median_ms() * 1e-3; seconds > 0) {
+    m->set_tflops(work.flops / seconds / 1e12);
+    if (work.bytes > 0) m->set_bytes_per_second(work.bytes / seconds);
+    if (work.fragment_loads > 0) m->set_fragment_loads_per_second(work.fragment_loads / seconds);
+  }
+  return "";
+}
+
+v1::Measurement MeasurementStep::Measure(const PlannedMeasurement& item, int sequence) {
+  const RunPlan& plan = *ctx_.plan;
+  v1::Measurement m;
+  m.set_run_id(ctx_.run_id);
+  m.set_sequence(sequence);
+  m.set_variant(item.variant->name);
+  m.set_dtype(DTypeText(item.problem));
+  SetShape(item.problem, m.mutable_shape());
+  m.set_l2(plan.timing.hot_l2() ? v1::L2_MODE_HOT : v1::L2_MODE_COLD);
+  m.set_clock_policy(ClockPolicyText(plan.clocks));
+  *m.mutable_telemetry() = UnavailableTelemetry("nothing was timed");
+
+  std::string error;
+  if (Status st = ctx_.gpu->Ensure(); !st.ok()) {
+    error = st.message();
+  } else if (plan.verify && !VerifyBeforeTiming(item, sequence, &m)) {
+    error = m.error();
+  } else {
+    error = Time(item, sequence, &m);
+  }
+  m.set_status(error.empty() ? v1::MEASUREMENT_STATUS_OK : v1::MEASUREMENT_STATUS_FAILED);
+  m.set_error(error);
+  return m;
+}
+
+}  // namespace ablation::core

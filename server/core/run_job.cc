@@ -1,0 +1,148 @@
+#include "server/core/run_job.h"
+
+#include <spdlog/spdlog.h>
+
+#include "server/core/measurement_step.h"
+#include "server/core/verification_policy.h"
+
+namespace ablation::core {
+namespace {
+
+class JobExecution {
+ public:
+  JobExecution(GpuWorker& gpu, Job& job, const ExecutionContext& context)
+      : gpu_(gpu), job_(job), ctx_(context) {}
+
+  void Run() {
+    if (Status st = gpu_.Ensure(); !st.ok()) return job_.recorder.Failed(st);
+    v1::DeviceIdentity identity = gpu_.identity();
+    // NVML knows the driver's own version (580.x); the worker only the CUDA API level it offers.
+    if (ctx_.nvml) identity.set_driver_version(ctx_.nvml->DriverVersion());
+    job_.recorder.Started(identity, job_.plan);
+    spdlog::info("run {} started on GPU {}: {} items", job_.id(), gpu_.index(),
+                 job_.plan.items.size());
+    if (job_.kind == v1::RUN_KIND_VERIFY) return RunVerify();
+    RunAblation(identity.uuid());
+  }
+
+ private:
+  bool Stopped() const { return job_.cancel || (ctx_.stopping && ctx_.stopping()); }
+  void BetweenItems() const {
+    if (ctx_.between_items) ctx_.between_items();
+  }
+
+  StepContext Step(const std::string& uuid, double expected_sm_mhz) {
+    StepContext step;
+    step.gpu = &gpu_;
+    step.plan = &job_.plan;
+    step.run_id = job_.id();
+    step.nvml = ctx_.nvml;
+    step.nvml_unavailable = ctx_.nvml_unavailable;
+    step.uuid = uuid;
+    step.expected_sm_mhz = expected_sm_mhz;
+    step.hang_margin = ctx_.hang_margin;
+    step.next_task = ctx_.next_task;
+    step.on_verified = [this](const v1::VerifyResult& v) { job_.recorder.Verified(v); };
+    return step;
+  }
+
+  void RunVerify() {
+    MeasurementStep step(Step("", 0));
+    int passed = 0, done = 0;
+    for (size_t i = 0; i < job_.plan.items.size() && !Stopped(); ++i) {
+      BetweenItems();
+      const PlannedMeasurement& item = job_.plan.items[i];
+      const ReferenceChoice reference = ChooseReference(
+          *item.variant, item.problem, job_.plan.reference, job_.plan.reference_variant);
+      v1::VerifyResult result;
+      if (reference.reference == v1::REFERENCE_UNSPECIFIED) {
+        result.set_variant(item.variant->name);
+        result.set_error("not checked: " + reference.not_checked);
+      } else {
+        result = step.Verify(item, reference, InputSeed(job_.id(), int(i)));
+      }
+      passed += result.passed();
+      ++done;
+      job_.recorder.Verified(std::move(result));
+    }
+    if (job_.cancel || Stopped())
+      return job_.recorder.VerifyFinished(v1::RUN_STATE_CANCELLED,
+                                          {Code::kUnavailable, "verification cancelled"});
+    const v1::RunState state = passed == done ? v1::RUN_STATE_SUCCEEDED
+                               : passed > 0   ? v1::RUN_STATE_PARTIAL
+                                              : v1::RUN_STATE_FAILED;
+    job_.recorder.VerifyFinished(state, Status::Ok());
+  }
+
+  void RunAblation(const std::string& uuid) {
+    // The lock lives in this scope: every way out (end, cancel, error, exception, shutdown on
+    // SIGTERM) resets it; a daemon killed outright leaves it in the journal for the next start.
+    std::unique_ptr<ScopedClockLock> clock_lock;
+    const ClockPolicy& clocks = job_.plan.clocks;
+    if (clocks.lock) {
+      Status st = ScopedClockLock::Acquire(*ctx_.nvml, *ctx_.clock_journal, uuid, clocks.sm_spec,
+                                           clocks.mem_spec, &clock_lock);
+      if (!st.ok()) {
+        spdlog::error("run {}: cannot lock clocks: {}", job_.id(), st.message());
+        return job_.recorder.Aborted(st);
+      }
+      spdlog::info("run {}: clocks locked ({})", job_.id(), clock_lock->PolicyString());
+    }
+    MeasurementStep step(Step(uuid, ExpectedSmMhz(uuid, clock_lock.get())));
+    int ok = 0, failed = 0;
+    for (size_t i = 0; i < job_.plan.items.size() && !Stopped(); ++i) {
+      BetweenItems();
+      v1::Measurement m = step.Measure(job_.plan.items[i], int(i));
+      if (m.status() == v1::MEASUREMENT_STATUS_OK) {
+        ++ok;
+      } else {
+        ++failed;
+        spdlog::warn("run {}: {} {}x{}x{} failed: {}", job_.id(), m.variant(), m.shape().m(),
+                     m.shape().n(), m.shape().k(), m.error());
+      }
+      job_.recorder.Measured(std::move(m));
+    }
+    std::string error;
+    if (job_.cancel || Stopped()) error = job_.cancel ? "cancelled" : "daemon shut down";
+    if (clock_lock) {
+      if (Status st = clock_lock->Release(); !st.ok()) {
+        const std::string unlock = "clocks could not be reset: " + st.message();
+        spdlog::error("run {}: {}", job_.id(), unlock);
+        error += (error.empty() ? "" : "; ") + unlock;
+      }
+    }
+    const v1::RunState state = Stopped()     ? v1::RUN_STATE_CANCELLED
+                               : failed == 0 ? v1::RUN_STATE_SUCCEEDED
+                               : ok > 0      ? v1::RUN_STATE_PARTIAL
+                                             : v1::RUN_STATE_FAILED;
+    spdlog::info("run {}: {} ok, {} failed", job_.id(), ok, failed);
+    job_.recorder.Finished(state, ok, failed, error);
+  }
+
+  // A sample is throttled when the SM clock falls well below what it should run at: the locked
+  // clock, or else the GPU's maximum.
+  double ExpectedSmMhz(const std::string& uuid, const ScopedClockLock* lock) const {
+    if (lock && lock->target().sm_mhz > 0) return lock->target().sm_mhz;
+    ClockPair max;
+    if (ctx_.nvml && ctx_.nvml->MaxClocks(uuid, &max).ok()) return max.sm_mhz;
+    return 0;
+  }
+
+  GpuWorker& gpu_;
+  Job& job_;
+  const ExecutionContext& ctx_;
+};
+
+}  // namespace
+
+void ExecuteJob(GpuWorker& gpu, Job& job, const ExecutionContext& context) {
+  try {
+    JobExecution(gpu, job, context).Run();
+  } catch (const std::exception& e) {
+    // A store failure mid-run: the run cannot be recorded further; say so where we still can.
+    spdlog::error("run {} aborted: {}", job.id(), e.what());
+    job.recorder.Failed({Code::kInternal, std::string("internal error: ") + e.what()});
+  }
+}
+
+}  // namespace ablation::core

@@ -1,0 +1,126 @@
+#include "server/core/run_recorder.h"
+
+#include <chrono>
+
+namespace ablation::core {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int64_t RunRecorder::Create(const v1::Run& run) {
+  run_id_ = store_->CreateRun(run);
+  return run_id_;
+}
+
+bool RunRecorder::ended() const {
+  std::lock_guard lock(mu_);
+  return ended_;
+}
+
+bool RunRecorder::EndOnce() {
+  std::lock_guard lock(mu_);
+  if (ended_) return false;
+  ended_ = true;
+  return true;
+}
+
+void RunRecorder::Emit(const v1::RunEvent& event) {
+  if (observer_) observer_->OnEvent(event);
+}
+
+void RunRecorder::Queued(int position) {
+  v1::RunEvent ev;
+  ev.mutable_queued()->set_run_id(run_id_);
+  ev.mutable_queued()->set_position(position);
+  Emit(ev);
+}
+
+void RunRecorder::Started(const v1::DeviceIdentity& device, const RunPlan& plan) {
+  store_->MarkRunStarted(run_id_, device, NowMs());
+  v1::RunEvent ev;
+  auto* started = ev.mutable_started();
+  started->set_run_id(run_id_);
+  *started->mutable_device() = device;
+  started->set_total(int(plan.items.size()));
+  for (const auto& item : plan.items) {
+    v1::PlannedMeasurement* planned = started->add_plan();
+    planned->set_variant(item.variant->name);
+    planned->set_dtype(std::string(kernels::ToString(item.problem.dtype)));
+    planned->mutable_shape()->set_m(item.problem.m);
+    planned->mutable_shape()->set_n(item.problem.n);
+    planned->mutable_shape()->set_k(item.problem.k);
+  }
+  Emit(ev);
+}
+
+int64_t RunRecorder::Measured(v1::Measurement measurement) {
+  measurement.set_run_id(run_id_);
+  if (measurement.created_at_ms() == 0) measurement.set_created_at_ms(NowMs());
+  measurement.set_id(store_->InsertMeasurement(measurement));
+  v1::RunEvent ev;
+  *ev.mutable_measurement() = std::move(measurement);
+  ev.mutable_measurement()->clear_sample_ms();  // the stream carries statistics, not samples
+  Emit(ev);
+  return ev.measurement().id();
+}
+
+void RunRecorder::Verified(v1::VerifyResult result) {
+  result.set_run_id(run_id_);
+  if (result.created_at_ms() == 0) result.set_created_at_ms(NowMs());
+  result.set_id(store_->InsertVerification(result));
+  if (observer_) observer_->OnVerified(result);
+}
+
+void RunRecorder::Finished(v1::RunState state, int ok, int failed, const std::string& error) {
+  if (!EndOnce()) return;
+  store_->FinishRun(run_id_, state, error, NowMs());
+  v1::RunEvent ev;
+  auto* fin = ev.mutable_finished();
+  fin->set_run_id(run_id_);
+  fin->set_state(state);
+  fin->set_ok(ok);
+  fin->set_failed(failed);
+  Emit(ev);
+  if (observer_) observer_->OnEnd(Status::Ok());
+}
+
+void RunRecorder::VerifyFinished(v1::RunState state, const Status& status) {
+  if (!EndOnce()) return;
+  store_->FinishRun(run_id_, state, status.ok() ? "" : status.message(), NowMs());
+  if (observer_) observer_->OnEnd(status);
+}
+
+void RunRecorder::Failed(const Status& why) {
+  if (!EndOnce()) return;
+  // The store may be what failed: the client still hears why.
+  try {
+    store_->FinishRun(run_id_, v1::RUN_STATE_FAILED, why.message(), NowMs());
+  } catch (...) {
+  }
+  v1::RunEvent ev;
+  ev.mutable_failed()->set_run_id(run_id_);
+  ev.mutable_failed()->set_reason(why.message());
+  Emit(ev);
+  if (observer_) observer_->OnEnd(why);
+}
+
+void RunRecorder::Aborted(const Status& why) {
+  if (!EndOnce()) return;
+  store_->FinishRun(run_id_, v1::RUN_STATE_FAILED, why.message(), NowMs());
+  if (observer_) observer_->OnEnd(why);
+}
+
+void RunRecorder::CancelledInQueue(const std::string& reason, const Status& why) {
+  if (!EndOnce()) return;
+  store_->FinishRun(run_id_, v1::RUN_STATE_CANCELLED, reason, NowMs());
+  v1::RunEvent ev;
+  ev.mutable_finished()->set_run_id(run_id_);
+  ev.mutable_finished()->set_state(v1::RUN_STATE_CANCELLED);
+  Emit(ev);
+  if (observer_) observer_->OnEnd(why);
+}
+
+}  // namespace ablation::core

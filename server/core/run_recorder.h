@@ -1,0 +1,63 @@
+// The one place where a run's progress becomes both a stored fact and an event, always in that
+// order: what a client saw is on disk. Each run has one recorder, used from its GPU's thread (and,
+// before the run starts, from whichever thread cancels or drops it).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "ablation/v1/ablation.pb.h"
+#include "db/store.h"
+#include "server/core/run_observer.h"
+#include "server/core/run_plan.h"
+#include "server/core/status.h"
+
+namespace ablation::core {
+
+int64_t NowMs();
+
+class RunRecorder {
+ public:
+  RunRecorder(db::Store* store, std::shared_ptr<RunObserver> observer)
+      : store_(store), observer_(std::move(observer)) {}
+
+  /// Stores the run as queued and remembers its id. Throws (a db error) if the store refuses.
+  int64_t Create(const v1::Run& run);
+  int64_t run_id() const { return run_id_; }
+
+  void Queued(int position);
+  void Started(const v1::DeviceIdentity& device, const RunPlan& plan);
+  /// Stores the measurement (with its samples), then emits it without them. Returns its id.
+  int64_t Measured(v1::Measurement measurement);
+  void Verified(v1::VerifyResult result);
+
+  /// The run ended normally (succeeded, partial or cancelled): stored, a Finished event, OnEnd(ok).
+  void Finished(v1::RunState state, int ok, int failed, const std::string& error);
+  /// A Verify run ended: stored; OnEnd(status) so that its caller gets the status with the results.
+  void VerifyFinished(v1::RunState state, const Status& status);
+  /// The run could not go on: stored as failed with `why`, a Failed event, then OnEnd(why).
+  void Failed(const Status& why);
+  /// Like Failed, but the reason is a status of its own and no Failed event is sent: the stream
+  /// ends with that status (for example no permission to lock the clocks).
+  void Aborted(const Status& why);
+  /// The run never started (cancelled or dropped while queued): stored as cancelled, a Finished
+  /// event with state cancelled, then OnEnd(why).
+  void CancelledInQueue(const std::string& reason, const Status& why);
+
+  /// After the run ended, later calls do nothing: a run ends once.
+  bool ended() const;
+
+ private:
+  void Emit(const v1::RunEvent& event);
+  bool EndOnce();
+
+  db::Store* store_;
+  std::shared_ptr<RunObserver> observer_;
+  int64_t run_id_ = 0;
+  mutable std::mutex mu_;
+  bool ended_ = false;  ///< guarded by mu_
+};
+
+}  // namespace ablation::core

@@ -1,0 +1,44 @@
+// Which reference checks a variant's output, and the inputs a measurement is fed: defined here
+// once, for Verify runs and for `run --verify` alike.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ablation/v1/ablation.pb.h"
+#include "kernels/registry.h"
+
+namespace ablation::core {
+
+/// Multiply-adds up to which the default reference is the FP64 CPU one (1024^3, as the API
+/// documents); above it cuBLAS, whose error is then bounded by the dtype's tolerance.
+inline constexpr double kCpuReferenceDefaultMaxWork = 1024.0 * 1024.0 * 1024.0;
+/// Multiply-adds beyond which the CPU reference is refused even when asked for (2^31): it is
+/// single-threaded FP64 and would hold the GPU's thread for minutes.
+inline constexpr double kCpuReferenceMaxWork = 2147483648.0;
+
+/// M*N*K as a double (no overflow for any shape a plan accepts).
+double Work(const kernels::Problem& problem);
+
+/// A reference chosen for one item: what checks it, or why nothing can.
+struct ReferenceChoice {
+  v1::Reference reference = v1::REFERENCE_UNSPECIFIED;  ///< unspecified: nothing can check it
+  std::string variant;       ///< with REFERENCE_VARIANT: the canonical name
+  std::string not_checked;   ///< when unspecified: why (a sentence without "not checked: ")
+};
+
+/// The reference for `variant` at `problem`. `asked` is what the request named (unspecified:
+/// the default above; a cuBLAS variant is never checked against itself, so it gets the CPU).
+ReferenceChoice ChooseReference(const kernels::Variant& variant, const kernels::Problem& problem,
+                                v1::Reference asked, const std::string& asked_variant);
+
+/// "cpu", "cublas" or the variant's name: how a reference reads in messages.
+std::string ReferenceText(v1::Reference reference, const std::string& variant);
+
+/// The seed of the random inputs of a run's item `sequence`: reproducible from the run alone,
+/// different between items, and the same for an item's verification and its timing.
+inline uint64_t InputSeed(int64_t run_id, int sequence) {
+  return uint64_t(run_id) * 7919u + uint64_t(sequence);
+}
+
+}  // namespace ablation::core
