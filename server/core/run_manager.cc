@@ -82,8 +82,10 @@ void RunManager::Shutdown() {
     }
     gpu->cv.notify_all();
     for (auto& d : describes) d.done(kShuttingDown, {});
+    // Stored and told alike: cancelled, never run (the run itself did nothing wrong).
     for (auto& job : dropped)
-      job->recorder.Failed({Code::kUnavailable, "the daemon shut down before the run started"});
+      job->recorder.CancelledInQueue("the daemon shut down before the run started",
+                                     kShuttingDown);
   }
   for (Gpu* gpu : Gpus()) {
     if (gpu->thread.joinable()) gpu->thread.join();

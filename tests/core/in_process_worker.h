@@ -1,0 +1,158 @@
+// A worker that lives in the test's process: the run manager talks to it through the same
+// core::Worker interface as to a worker process, and the test scripts what each variant does
+// (measure, fail its verification, die, hang) and can act at a chosen call (cancel mid-run,
+// block until released).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "server/core/worker.h"
+
+namespace ablation::testing {
+
+struct WorkerScript {
+  enum class Action { kMeasure, kDie, kHang, kFailVerification, kRefuse };
+  std::map<std::string, Action> by_variant;  ///< default kMeasure
+  std::vector<double> samples_ms{1.0, 2.0, 3.0, 4.0};
+  bool device_present = true;
+  bool fail_restart = false;  ///< every Start after the first fails
+  /// Called before each measure request with its 0-based index among measure requests.
+  std::function<void(int)> before_measure;
+};
+
+/// Shared between the test and every worker the factory makes (restarts make new ones).
+struct WorkerLog {
+  std::mutex mu;
+  int starts = 0;
+  int measures = 0;
+  int verifies = 0;
+  std::vector<std::string> measured_variants;
+  std::vector<uint64_t> seeds;
+};
+
+class InProcessWorker final : public core::Worker {
+ public:
+  InProcessWorker(std::shared_ptr<const WorkerScript> script, std::shared_ptr<WorkerLog> log)
+      : script_(std::move(script)), log_(std::move(log)) {}
+
+  core::Status Start() override {
+    std::lock_guard lock(log_->mu);
+    if (++log_->starts > 1 && script_->fail_restart) return {core::Code::kInternal, "exit code 3"};
+    running_ = true;
+    hello_.Clear();
+    hello_.set_device_present(script_->device_present);
+    if (!script_->device_present) hello_.set_no_device_reason("no CUDA device (test)");
+    hello_.set_device_count(1);
+    hello_.set_pid(4242);
+    auto* d = hello_.mutable_device();
+    d->set_name("Test GPU");
+    d->set_uuid("GPU-test-0000");
+    d->set_compute_capability("9.0");
+    d->set_sm_count(132);
+    d->set_memory_bytes(int64_t(80) << 30);
+    d->set_l2_bytes(int64_t(50) << 20);
+    return core::Status::Ok();
+  }
+  bool running() const override { return running_; }
+  const worker::v1::Hello& hello() const override { return hello_; }
+  void Stop() override { running_ = false; }
+
+  CallResult Call(const worker::v1::WorkerRequest& request,
+                  std::chrono::milliseconds timeout) override {
+    CallResult result;
+    if (request.has_measure()) return Measure(request.measure(), timeout);
+    if (request.has_verify()) {
+      const auto& task = request.verify();
+      {
+        std::lock_guard lock(log_->mu);
+        ++log_->verifies;
+        log_->seeds.push_back(task.seed());
+      }
+      result.ok = true;
+      auto* v = result.reply.mutable_verify();
+      const bool fail = ActionOf(task.variant()) == WorkerScript::Action::kFailVerification;
+      v->set_passed(!fail);
+      v->set_max_abs_error(fail ? 3.5 : 0);
+      v->set_rel_frobenius_error(fail ? 0.25 : 0);
+      v->set_mismatches(fail ? 12 : 0);
+      v->set_tolerance(0.01);
+      return result;
+    }
+    result.ok = true;
+    result.reply.mutable_describe()->set_ok(true);
+    result.reply.mutable_describe()->set_kernel_symbol("_Z4testv");
+    return result;
+  }
+
+ private:
+  WorkerScript::Action ActionOf(const std::string& variant) const {
+    auto it = script_->by_variant.find(variant);
+    return it == script_->by_variant.end() ? WorkerScript::Action::kMeasure : it->second;
+  }
+
+  CallResult Measure(const worker::v1::MeasureTask& task, std::chrono::milliseconds timeout) {
+    int index = 0;
+    {
+      std::lock_guard lock(log_->mu);
+      index = log_->measures++;
+      log_->measured_variants.push_back(task.variant());
+      log_->seeds.push_back(task.seed());
+    }
+    if (script_->before_measure) script_->before_measure(index);
+    CallResult result;
+    switch (ActionOf(task.variant())) {
+      case WorkerScript::Action::kDie:
+        running_ = false;
+        result.failure = "the worker died: signal 9 (Killed)";
+        return result;
+      case WorkerScript::Action::kHang:
+        running_ = false;
+        result.failure = "the worker did not answer within " +
+                         std::to_string(timeout.count() / 1000) + " s (hung); killed";
+        return result;
+      case WorkerScript::Action::kRefuse:
+        result.ok = true;
+        result.reply.mutable_measure()->set_ok(false);
+        result.reply.mutable_measure()->set_error("cannot launch (test)");
+        return result;
+      default:
+        break;
+    }
+    result.ok = true;
+    auto* m = result.reply.mutable_measure();
+    m->set_task_id(task.task_id());
+    m->set_ok(true);
+    for (double s : script_->samples_ms) m->add_sample_ms(s);
+    m->set_l2(task.timing().hot_l2() ? v1::L2_MODE_HOT : v1::L2_MODE_COLD);
+    // The statistics of {1, 2, 3, 4}: what the real worker's ComputeStats reports for them.
+    auto* st = m->mutable_stats();
+    st->set_median_ms(2.5);
+    st->set_mean_ms(2.5);
+    st->set_min_ms(1.0);
+    st->set_max_ms(4.0);
+    st->set_samples(int(script_->samples_ms.size()));
+    st->set_total_seconds(0.010);
+    m->mutable_occupancy()->set_registers_per_thread(128);
+    m->mutable_occupancy()->set_limiter("registers");
+    return result;
+  }
+
+  std::shared_ptr<const WorkerScript> script_;
+  std::shared_ptr<WorkerLog> log_;
+  std::atomic<bool> running_{false};
+  worker::v1::Hello hello_;
+};
+
+inline core::WorkerFactory InProcessWorkers(std::shared_ptr<const WorkerScript> script,
+                                            std::shared_ptr<WorkerLog> log) {
+  return [script, log](int) { return std::make_unique<InProcessWorker>(script, log); };
+}
+
+}  // namespace ablation::testing

@@ -1,0 +1,384 @@
+// Run execution in-process: the run manager with an in-process worker and a real store, so the
+// queue, worker deaths and hangs, cancellation, shutdown and verify-then-time are tested without
+// processes or gRPC.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+#include "db/store.h"
+#include "kernels/registry.h"
+#include "server/core/run_manager.h"
+#include "tests/core/in_process_worker.h"
+
+namespace ablation::core {
+namespace {
+
+using testing::InProcessWorkers;
+using testing::WorkerLog;
+using testing::WorkerScript;
+using Action = WorkerScript::Action;
+
+constexpr const char* kA = "abl_L1_R1_bl0_s3_sw1";
+constexpr const char* kB = "abl_L1_R1_bl0_s4_sw1";
+constexpr const char* kC = "cublas_bf16";
+
+// Records what the core reports, and checks that each measurement it hears of is already stored.
+class Recorder final : public RunObserver {
+ public:
+  explicit Recorder(db::Store* store = nullptr) : store_(store) {}
+  void OnEvent(const v1::RunEvent& e) override {
+    std::lock_guard lock(mu_);
+    if (e.has_measurement() && store_) {
+      bool stored = false;
+      for (const auto& m : store_->MeasurementsOfRun(e.measurement().run_id(), false))
+        stored |= m.id() == e.measurement().id();
+      stored_before_event_ &= stored;
+    }
+    events.push_back(e);
+  }
+  void OnVerified(const v1::VerifyResult& r) override {
+    std::lock_guard lock(mu_);
+    verified.push_back(r);
+  }
+  void OnEnd(const Status& status) override {
+    std::lock_guard lock(mu_);
+    end = status;
+    ended = true;
+    cv_.notify_all();
+  }
+  bool WaitEnd(std::chrono::seconds timeout = std::chrono::seconds(20)) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return ended; });
+  }
+  std::string Kinds() {
+    std::lock_guard lock(mu_);
+    std::string out;
+    for (const auto& e : events) {
+      if (!out.empty()) out += ",";
+      out += e.has_queued()        ? "queued"
+             : e.has_started()     ? "started"
+             : e.has_measurement() ? "measurement"
+             : e.has_finished()    ? "finished"
+                                   : "failed";
+    }
+    return out;
+  }
+  bool stored_before_event() const { return stored_before_event_; }
+
+  std::vector<v1::RunEvent> events;
+  std::vector<v1::VerifyResult> verified;
+  Status end;
+  bool ended = false;
+
+ private:
+  db::Store* store_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stored_before_event_ = true;
+};
+
+// A latch the scripted worker waits on, so that a test holds a run at a chosen measurement.
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool reached = false, open = false;
+  void Wait() {
+    std::unique_lock lock(mu);
+    reached = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return open; });
+  }
+  void AwaitReached() {
+    std::unique_lock lock(mu);
+    cv.wait_for(lock, std::chrono::seconds(20), [&] { return reached; });
+  }
+  void Open() {
+    std::lock_guard lock(mu);
+    open = true;
+    cv.notify_all();
+  }
+};
+
+class RunExecutionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    kernels::RegisterCatalog(registry_);
+    path_ = std::filesystem::temp_directory_path() /
+            ("run_execution_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
+    std::filesystem::remove(path_);
+    store_ = db::Store::Open(path_.string());
+  }
+  void TearDown() override {
+    runs_.reset();
+    store_.reset();
+    for (const char* ext : {"", "-wal", "-shm"}) std::filesystem::remove(path_.string() + ext);
+  }
+  void StartManager() {
+    RunManagerOptions options;
+    options.worker_factory = InProcessWorkers(script_, log_);
+    options.timing.min_seconds = 0.01;
+    options.timing.max_seconds = 1;
+    runs_ = std::make_unique<RunManager>(options, store_.get(), &registry_);
+    runs_->Start();
+  }
+  static v1::RunRequest Request(std::vector<std::string> variants, bool verify = false) {
+    v1::RunRequest r;
+    for (auto& v : variants) r.add_variants(v);
+    auto* s = r.add_shapes();
+    s->set_m(256);
+    s->set_n(256);
+    s->set_k(256);
+    r.set_verify(verify);
+    return r;
+  }
+  int64_t Submit(const v1::RunRequest& request, std::shared_ptr<Recorder> observer) {
+    int64_t id = 0;
+    Status st = runs_->SubmitRun(request, "test", observer, &id);
+    EXPECT_TRUE(st.ok()) << st.message();
+    return id;
+  }
+
+  kernels::Registry registry_;
+  std::filesystem::path path_;
+  std::unique_ptr<db::Store> store_;
+  std::shared_ptr<WorkerScript> script_ = std::make_shared<WorkerScript>();
+  std::shared_ptr<WorkerLog> log_ = std::make_shared<WorkerLog>();
+  std::unique_ptr<RunManager> runs_;
+};
+
+TEST_F(RunExecutionTest, StoresEachMeasurementBeforeItsEventAndFinishes) {
+  StartManager();
+  auto rec = std::make_shared<Recorder>(store_.get());
+  const int64_t id = Submit(Request({kA, kB, kC}), rec);
+  ASSERT_TRUE(rec->WaitEnd());
+  EXPECT_TRUE(rec->end.ok());
+  EXPECT_EQ(rec->Kinds(), "queued,started,measurement,measurement,measurement,finished");
+  EXPECT_TRUE(rec->stored_before_event());
+  const auto& fin = rec->events.back().finished();
+  EXPECT_EQ(fin.state(), v1::RUN_STATE_SUCCEEDED);
+  EXPECT_EQ(fin.ok(), 3);
+  EXPECT_EQ(rec->events[1].started().total(), 3);
+
+  auto run = store_->GetRun(id);
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->state(), v1::RUN_STATE_SUCCEEDED);
+  EXPECT_EQ(run->kind(), v1::RUN_KIND_ABLATION);
+  EXPECT_EQ(run->device().uuid(), "GPU-test-0000");
+  auto rows = store_->MeasurementsOfRun(id, true);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].variant(), kA);
+  EXPECT_EQ(rows[0].status(), v1::MEASUREMENT_STATUS_OK);
+  EXPECT_DOUBLE_EQ(rows[0].stats().median_ms(), 2.5);
+  EXPECT_EQ(rows[0].sample_ms_size(), 4);
+  // 2*256^3 flops in 2.5 ms.
+  EXPECT_NEAR(rows[0].tflops(), 2.0 * 256 * 256 * 256 / 2.5e-3 / 1e12, 1e-12);
+  EXPECT_EQ(rows[0].l2(), v1::L2_MODE_COLD);
+  EXPECT_EQ(rows[0].clock_policy(), "observe");
+  EXPECT_EQ(rows[0].verification_outcome(), v1::VERIFICATION_OUTCOME_UNSPECIFIED);
+  EXPECT_EQ(rows[0].occupancy().registers_per_thread(), 128);
+  // The input seed: the run's id and the item's place, the same formula everywhere.
+  ASSERT_EQ(log_->seeds.size(), 3u);
+  EXPECT_EQ(log_->seeds[2], uint64_t(id) * 7919u + 2u);
+}
+
+TEST_F(RunExecutionTest, AWorkerDeathFailsThatMeasurementAndTheRunGoesOn) {
+  script_->by_variant[kB] = Action::kDie;
+  StartManager();
+  auto rec = std::make_shared<Recorder>(store_.get());
+  const int64_t id = Submit(Request({kA, kB, kC}), rec);
+  ASSERT_TRUE(rec->WaitEnd());
+  const auto& fin = rec->events.back().finished();
+  EXPECT_EQ(fin.state(), v1::RUN_STATE_PARTIAL);
+  EXPECT_EQ(fin.ok(), 2);
+  EXPECT_EQ(fin.failed(), 1);
+  auto rows = store_->MeasurementsOfRun(id, false);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1].status(), v1::MEASUREMENT_STATUS_FAILED);
+  EXPECT_NE(rows[1].error().find("signal 9"), std::string::npos) << rows[1].error();
+  EXPECT_EQ(rows[2].status(), v1::MEASUREMENT_STATUS_OK);
+  EXPECT_EQ(log_->starts, 2);  // restarted once, for the third item
+}
+
+TEST_F(RunExecutionTest, AHangIsRecordedOnItsMeasurement) {
+  script_->by_variant[kA] = Action::kHang;
+  StartManager();
+  auto rec = std::make_shared<Recorder>(store_.get());
+  const int64_t id = Submit(Request({kA, kC}), rec);
+  ASSERT_TRUE(rec->WaitEnd());
+  auto rows = store_->MeasurementsOfRun(id, false);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_NE(rows[0].error().find("hung"), std::string::npos) << rows[0].error();
+  EXPECT_EQ(rows[1].status(), v1::MEASUREMENT_STATUS_OK);
+  EXPECT_EQ(store_->GetRun(id)->state(), v1::RUN_STATE_PARTIAL);
+}
+
+TEST_F(RunExecutionTest, AWorkerThatCannotRestartFailsTheRunWithTheReason) {
+  script_->by_variant[kA] = Action::kDie;
+  script_->fail_restart = true;
+  StartManager();
+  auto first = std::make_shared<Recorder>(store_.get());
+  Submit(Request({kA}), first);
+  ASSERT_TRUE(first->WaitEnd());
+  auto second = std::make_shared<Recorder>(store_.get());
+  const int64_t id = Submit(Request({kC}), second);
+  ASSERT_TRUE(second->WaitEnd());
+  EXPECT_EQ(second->Kinds(), "queued,failed");
+  EXPECT_EQ(second->end.code(), Code::kFailedPrecondition);
+  EXPECT_NE(second->events.back().failed().reason().find("cannot restart the worker: exit code 3"),
+            std::string::npos)
+      << second->events.back().failed().reason();
+  EXPECT_EQ(store_->GetRun(id)->state(), v1::RUN_STATE_FAILED);
+}
+
+TEST_F(RunExecutionTest, CancelStopsARunningRunAtTheNextMeasurement) {
+  RunManager* runs = nullptr;
+  int64_t id = 0;
+  v1::CancelRunResponse cancel;
+  script_->before_measure = [&](int index) {
+    if (index == 1) (void)runs->Cancel(id, &cancel);
+  };
+  StartManager();
+  runs = runs_.get();
+  auto rec = std::make_shared<Recorder>(store_.get());
+  id = Submit(Request({kA, kB, kC}), rec);
+  ASSERT_TRUE(rec->WaitEnd());
+  EXPECT_TRUE(cancel.cancelling());
+  EXPECT_EQ(cancel.state(), v1::RUN_STATE_RUNNING);
+  EXPECT_EQ(rec->events.back().finished().state(), v1::RUN_STATE_CANCELLED);
+  EXPECT_EQ(store_->MeasurementsOfRun(id, false).size(), 2u);  // the one in flight completes
+  auto run = store_->GetRun(id);
+  EXPECT_EQ(run->state(), v1::RUN_STATE_CANCELLED);
+  EXPECT_EQ(run->error(), "cancelled");
+}
+
+TEST_F(RunExecutionTest, AQueuedRunWaitsItsTurnAndCanBeCancelledThere) {
+  Gate gate;
+  script_->before_measure = [&](int index) {
+    if (index == 0) gate.Wait();
+  };
+  StartManager();
+  auto first = std::make_shared<Recorder>(store_.get());
+  const int64_t a = Submit(Request({kA}), first);
+  gate.AwaitReached();
+  auto second = std::make_shared<Recorder>(store_.get());
+  const int64_t b = Submit(Request({kB}), second);
+  EXPECT_EQ(second->events.at(0).queued().position(), 0);
+  EXPECT_EQ(store_->GetRun(b)->state(), v1::RUN_STATE_QUEUED);
+  v1::CancelRunResponse response;
+  ASSERT_TRUE(runs_->Cancel(b, &response).ok());
+  EXPECT_EQ(response.state(), v1::RUN_STATE_CANCELLED);
+  EXPECT_FALSE(response.cancelling());
+  ASSERT_TRUE(second->WaitEnd());
+  EXPECT_EQ(second->Kinds(), "queued,finished");
+  EXPECT_EQ(store_->GetRun(b)->error(), "cancelled before it started");
+  gate.Open();
+  ASSERT_TRUE(first->WaitEnd());
+  EXPECT_EQ(store_->GetRun(a)->state(), v1::RUN_STATE_SUCCEEDED);
+  EXPECT_EQ(log_->measured_variants, std::vector<std::string>{kA});  // b never ran
+}
+
+TEST_F(RunExecutionTest, ShutdownCancelsTheRunningRunAndTellsQueuedOnesTheyWereCancelled) {
+  Gate gate;
+  script_->before_measure = [&](int index) {
+    if (index == 0) gate.Wait();
+  };
+  StartManager();
+  auto first = std::make_shared<Recorder>(store_.get());
+  const int64_t a = Submit(Request({kA, kB}), first);
+  gate.AwaitReached();
+  auto second = std::make_shared<Recorder>(store_.get());
+  const int64_t b = Submit(Request({kC}), second);
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    gate.Open();
+  });
+  runs_->Shutdown();
+  opener.join();
+  ASSERT_TRUE(second->ended);
+  EXPECT_EQ(second->Kinds(), "queued,finished");
+  EXPECT_EQ(second->events.back().finished().state(), v1::RUN_STATE_CANCELLED);
+  EXPECT_EQ(second->end.code(), Code::kUnavailable);
+  EXPECT_EQ(store_->GetRun(b)->state(), v1::RUN_STATE_CANCELLED);
+  ASSERT_TRUE(first->ended);
+  EXPECT_EQ(store_->GetRun(a)->state(), v1::RUN_STATE_CANCELLED);
+  EXPECT_EQ(store_->GetRun(a)->error(), "daemon shut down");
+  EXPECT_EQ(store_->MeasurementsOfRun(a, false).size(), 1u);
+  v1::RunRequest late = Request({kA});
+  int64_t id = 0;
+  EXPECT_EQ(runs_->SubmitRun(late, "test", std::make_shared<Recorder>(), &id).code(),
+            Code::kUnavailable);
+}
+
+TEST_F(RunExecutionTest, VerifyThenTimeTimesOnlyWhatPassed) {
+  script_->by_variant[kB] = Action::kFailVerification;
+  StartManager();
+  auto rec = std::make_shared<Recorder>(store_.get());
+  const int64_t id = Submit(Request({kA, kB}, /*verify=*/true), rec);
+  ASSERT_TRUE(rec->WaitEnd());
+  auto rows = store_->MeasurementsOfRun(id, false);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].verification_outcome(), v1::VERIFICATION_OUTCOME_PASSED);
+  EXPECT_EQ(rows[0].verification(), "passed");
+  EXPECT_EQ(rows[0].status(), v1::MEASUREMENT_STATUS_OK);
+  EXPECT_EQ(rows[1].verification_outcome(), v1::VERIFICATION_OUTCOME_FAILED);
+  EXPECT_EQ(rows[1].status(), v1::MEASUREMENT_STATUS_FAILED);
+  EXPECT_EQ(rows[1].verification(),
+            "failed against cpu: rel frobenius 0.25, max abs 3.5, 12 mismatches, 0 NaN, 0 "
+            "unwritten");
+  EXPECT_EQ(log_->measured_variants, std::vector<std::string>{kA});  // the failed one is not timed
+  auto checks = store_->VerificationsOfRun(id);
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].reference(), v1::REFERENCE_CPU);  // 256^3 is below the CPU default bound
+  EXPECT_TRUE(checks[0].passed());
+  EXPECT_FALSE(checks[1].passed());
+  // The verification and the timing of an item see the same inputs.
+  EXPECT_EQ(log_->seeds[0], log_->seeds[1]);
+}
+
+TEST_F(RunExecutionTest, AVerifyRunReportsEachResultAndItsState) {
+  script_->by_variant[kB] = Action::kFailVerification;
+  StartManager();
+  v1::VerifyRequest request;
+  request.add_variants(kA);
+  request.add_variants(kB);
+  auto* s = request.add_shapes();
+  s->set_m(128);
+  s->set_n(128);
+  s->set_k(128);
+  request.set_reference(v1::REFERENCE_CUBLAS);
+  auto rec = std::make_shared<Recorder>(store_.get());
+  ASSERT_TRUE(runs_->SubmitVerify(request, "test", rec).ok());
+  ASSERT_TRUE(rec->WaitEnd());
+  EXPECT_TRUE(rec->end.ok());
+  ASSERT_EQ(rec->verified.size(), 2u);
+  EXPECT_TRUE(rec->verified[0].passed());
+  EXPECT_EQ(rec->verified[0].reference(), v1::REFERENCE_CUBLAS);
+  EXPECT_FALSE(rec->verified[1].passed());
+  const int64_t id = rec->events.at(0).queued().run_id();
+  auto run = store_->GetRun(id);
+  EXPECT_EQ(run->kind(), v1::RUN_KIND_VERIFY);
+  EXPECT_EQ(run->state(), v1::RUN_STATE_PARTIAL);
+  EXPECT_EQ(log_->measures, 0);
+}
+
+TEST_F(RunExecutionTest, NoDeviceRefusesRunsAndStoresNothing) {
+  script_->device_present = false;
+  StartManager();
+  int64_t id = 0;
+  auto rec = std::make_shared<Recorder>();
+  Status st = runs_->SubmitRun(Request({kA}), "test", rec, &id);
+  EXPECT_EQ(st.code(), Code::kFailedPrecondition);
+  EXPECT_NE(st.message().find("no CUDA device (test)"), std::string::npos) << st.message();
+  EXPECT_TRUE(rec->events.empty());
+  EXPECT_FALSE(store_->LatestRun());
+}
+
+}  // namespace
+}  // namespace ablation::core
