@@ -1,5 +1,6 @@
 // The statistics of a timed measurement and its stopping rule, as pure functions of the samples,
-// so that they are tested without a GPU and the daemon can compute the same statistics.
+// so that they are tested without a GPU. The reply's statistics come from here (timing_stats.h),
+// in the worker and in its test double alike.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
-// The measurement and verification logic of ablation-worker: owns the CUDA context of one device,
-// the stream, events, cuBLAS handles, workspace and L2 flush buffer, and answers one task at a
-// time. Never throws; every failure becomes an ok=false reply with the error text.
+// What ablation-worker does for each request: owns one device (device.h: the CUDA context, stream,
+// events, cuBLAS handles, workspace and L2 flush buffer) and answers one task at a time, by
+// measuring (measure.h), verifying (verify.h) or describing (describe.h). Never throws; every
+// failure becomes an ok=false / passed=false reply with the error text.
 #pragma once
 
 #include <memory>
@@ -22,7 +23,8 @@ struct InputSeeds {
 };
 InputSeeds SeedsFor(uint64_t seed);
 
-/// Work in a CPU FP64 reference beyond which "cpu" verification is refused.
+/// Work (M*N*K) beyond which a verification against REFERENCE_CPU is refused: the FP64 host
+/// product would take minutes.
 inline constexpr double kMaxCpuReferenceWork = double(1ull << 31);
 
 class Worker {

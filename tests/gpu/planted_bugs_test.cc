@@ -8,6 +8,8 @@ namespace ablation::testing {
 void RegisterPlantedBugs(kernels::Registry& r);
 namespace {
 
+constexpr v1::Reference kReferences[] = {v1::REFERENCE_CPU, v1::REFERENCE_CUBLAS};
+
 class PlantedBugs : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -15,7 +17,7 @@ class PlantedBugs : public ::testing::Test {
     if (!hello_.device_present()) GTEST_SKIP() << hello_.no_device_reason();
   }
   v1::VerifyResult Verify(const std::string& variant, int64_t m, int64_t n, int64_t k,
-                          const std::string& against) {
+                          v1::Reference reference) {
     worker::v1::VerifyTask task;
     task.set_task_id(1);
     task.set_variant(variant);
@@ -23,7 +25,7 @@ class PlantedBugs : public ::testing::Test {
     task.mutable_shape()->set_m(m);
     task.mutable_shape()->set_n(n);
     task.mutable_shape()->set_k(k);
-    task.set_against(against);
+    task.set_reference(reference);
     task.set_seed(20261130);
     return worker_.Verify(task);
   }
@@ -32,18 +34,20 @@ class PlantedBugs : public ::testing::Test {
 };
 
 TEST_F(PlantedBugs, ControlPasses) {
-  for (auto against : {"cpu", "cublas"}) {
-    auto r = Verify("testbug_control", 512, 512, 1024, against);
-    EXPECT_TRUE(r.passed()) << against << ": " << r.error() << " rel " << r.rel_frobenius_error();
+  for (auto reference : kReferences) {
+    auto r = Verify("testbug_control", 512, 512, 1024, reference);
+    EXPECT_TRUE(r.passed()) << v1::Reference_Name(reference) << ": " << r.error() << " rel "
+                            << r.rel_frobenius_error();
   }
 }
 
 TEST_F(PlantedBugs, ForgottenEpilogueIsCaught) {
-  for (auto against : {"cpu", "cublas"}) {
-    auto r = Verify("testbug_forgot_epilogue", 512, 512, 1024, against);
-    EXPECT_FALSE(r.passed()) << against;
-    EXPECT_GT(r.mismatches(), 0) << against;
-    EXPECT_GT(r.rel_frobenius_error(), 0.05) << against << ": one K tile of 32 is missing";
+  for (auto reference : kReferences) {
+    const std::string& name = v1::Reference_Name(reference);
+    auto r = Verify("testbug_forgot_epilogue", 512, 512, 1024, reference);
+    EXPECT_FALSE(r.passed()) << name;
+    EXPECT_GT(r.mismatches(), 0) << name;
+    EXPECT_GT(r.rel_frobenius_error(), 0.05) << name << ": one K tile of 32 is missing";
   }
 }
 
@@ -52,7 +56,7 @@ TEST_F(PlantedBugs, MissingBarrierIsCaught) {
   // it must show at least once in a few tries at this size.
   int caught = 0;
   for (int i = 0; i < 4; ++i) {
-    auto r = Verify("testbug_missing_barrier", 1024, 1024, 2048, "cublas");
+    auto r = Verify("testbug_missing_barrier", 1024, 1024, 2048, v1::REFERENCE_CUBLAS);
     caught += !r.passed();
   }
   EXPECT_GT(caught, 0) << "the missing barrier never corrupted the output, or Verify missed it";

@@ -1,7 +1,7 @@
 // The worker on a real GPU, through its binary and protocol (as the daemon drives it). Skips
 // with "no CUDA device: ..." where there is none.
-#include "tests/support/test_paths.h"
 #include <gtest/gtest.h>
+#include "tests/support/test_paths.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include "server/worker/sampling.h"
+#include "server/worker/timing_stats.h"
 #include "tests/worker/worker_client.h"
 
 #ifndef ABLATION_WORKER_BIN
@@ -91,7 +92,7 @@ class WorkerGpu : public ::testing::Test {
   }
 
   static apb::VerifyResult Verify(const std::string& variant, int64_t size,
-                                  const std::string& against) {
+                                  apb::Reference reference) {
     v1::WorkerRequest req;
     auto* v = req.mutable_verify();
     v->set_variant(variant);
@@ -99,14 +100,14 @@ class WorkerGpu : public ::testing::Test {
     v->mutable_shape()->set_m(size);
     v->mutable_shape()->set_n(size);
     v->mutable_shape()->set_k(size);
-    v->set_against(against);
+    v->set_reference(reference);
     v->set_seed(7);
     v1::WorkerReply reply = Call(req);
     EXPECT_TRUE(reply.has_verify());
     return reply.verify();
   }
 
-  static void ExpectGoodTiming(const v1::MeasureResult& r, const std::string& l2) {
+  static void ExpectGoodTiming(const v1::MeasureResult& r, apb::L2Mode l2) {
     ASSERT_TRUE(r.ok()) << r.error();
     EXPECT_GE(r.sample_ms_size(), 10);
     EXPECT_EQ(r.l2(), l2);
@@ -116,6 +117,14 @@ class WorkerGpu : public ::testing::Test {
     EXPECT_TRUE(std::isfinite(s.noise));
     // Either the noise target or the 5 s cap ended it.
     EXPECT_TRUE(s.noise <= 0.005 || s.sum_ms >= 5000) << "noise " << s.noise;
+    // The daemon stores the reply's statistics as they are: exactly those of its samples.
+    v1::MeasureResult expected;
+    *expected.mutable_sample_ms() = r.sample_ms();
+    SetStatsFromSamples(&expected);
+    EXPECT_EQ(r.stats().SerializeAsString(), expected.stats().SerializeAsString())
+        << r.stats().ShortDebugString();
+    EXPECT_EQ(r.stats().samples(), r.sample_ms_size());
+    EXPECT_EQ(r.stats().noise(), s.noise);
   }
 
   static inline std::unique_ptr<WorkerClient> worker_;
@@ -149,7 +158,7 @@ TEST_F(WorkerGpu, MeasureAblationVariantWithOccupancy) {
   for (int64_t size : {512, 4096}) {
     SCOPED_TRACE(size);
     v1::MeasureResult r = Measure(kAblation, size);
-    ExpectGoodTiming(r, "cold");
+    ExpectGoodTiming(r, apb::L2_MODE_COLD);
     const apb::Occupancy& o = r.occupancy();
     EXPECT_GT(o.registers_per_thread(), 0);
     EXPECT_GT(o.threads_per_block(), 0);
@@ -167,20 +176,21 @@ TEST_F(WorkerGpu, MeasureCublasWithoutOccupancy) {
   for (int64_t size : {512, 4096}) {
     SCOPED_TRACE(size);
     v1::MeasureResult r = Measure(kCublas, size);
-    ExpectGoodTiming(r, "cold");
+    ExpectGoodTiming(r, apb::L2_MODE_COLD);
     EXPECT_EQ(r.occupancy().registers_per_thread(), 0);
     EXPECT_EQ(r.occupancy().limiter(), "");
   }
 }
 
-TEST_F(WorkerGpu, HotL2IsReported) { ExpectGoodTiming(Measure(kCublas, 512, /*hot=*/true), "hot"); }
+TEST_F(WorkerGpu, HotL2IsReported) {
+  ExpectGoodTiming(Measure(kCublas, 512, /*hot=*/true), apb::L2_MODE_HOT);
+}
 
 TEST_F(WorkerGpu, CublasAt4096IsInTheExpectedRange) {
   // H200 bf16 4096^3 is ~720 TFLOPS through PyTorch; anything far off means the timing is wrong.
   v1::MeasureResult r = Measure(kCublas, 4096);
   ASSERT_TRUE(r.ok()) << r.error();
-  std::vector<double> xs(r.sample_ms().begin(), r.sample_ms().end());
-  const double tflops = 2.0 * 4096.0 * 4096.0 * 4096.0 / (ComputeStats(xs).median_ms * 1e-3) / 1e12;
+  const double tflops = 2.0 * 4096.0 * 4096.0 * 4096.0 / (r.stats().median_ms() * 1e-3) / 1e12;
   std::printf("cublas_bf16 4096^3: %.0f TFLOPS (median)\n", tflops);
   EXPECT_GT(tflops, 50);
   EXPECT_LT(tflops, 1200);  // above any datasheet: the events did not cover the kernel
@@ -190,12 +200,12 @@ TEST_F(WorkerGpu, VerifyAgainstCpu) {
   for (const char* v : {kAblation, kCublas}) {
     for (int64_t size : {256, 512}) {
       SCOPED_TRACE(std::string(v) + " " + std::to_string(size));
-      apb::VerifyResult r = Verify(v, size, "cpu");
+      apb::VerifyResult r = Verify(v, size, apb::REFERENCE_CPU);
       EXPECT_EQ(r.error(), "");
       EXPECT_TRUE(r.passed()) << "rel frobenius " << r.rel_frobenius_error() << ", mismatches "
                               << r.mismatches() << ", nan " << r.nan_count() << ", unwritten "
                               << r.unwritten_count();
-      EXPECT_EQ(r.against(), "cpu");
+      EXPECT_EQ(r.reference(), apb::REFERENCE_CPU);
       EXPECT_EQ(r.unwritten_count(), 0);
       EXPECT_GT(r.tolerance(), 0);
     }
@@ -203,14 +213,15 @@ TEST_F(WorkerGpu, VerifyAgainstCpu) {
 }
 
 TEST_F(WorkerGpu, VerifyAgainstCublasAt4096) {
-  apb::VerifyResult r = Verify(kAblation, 4096, "cublas");
+  apb::VerifyResult r = Verify(kAblation, 4096, apb::REFERENCE_CUBLAS);
   EXPECT_EQ(r.error(), "");
+  EXPECT_EQ(r.reference(), apb::REFERENCE_CUBLAS);
   EXPECT_TRUE(r.passed()) << "rel frobenius " << r.rel_frobenius_error() << ", mismatches "
                           << r.mismatches();
 }
 
 TEST_F(WorkerGpu, CpuReferenceRefusesLargeShapes) {
-  apb::VerifyResult r = Verify(kAblation, 4096, "cpu");
+  apb::VerifyResult r = Verify(kAblation, 4096, apb::REFERENCE_CPU);
   EXPECT_FALSE(r.passed());
   EXPECT_NE(r.error().find("too large for the CPU reference, use --against cublas"),
             std::string::npos)
@@ -233,7 +244,7 @@ TEST_F(WorkerGpu, RefusesWhatCannotRun) {
   EXPECT_FALSE(reply.measure().ok());
   EXPECT_NE(reply.measure().error().find("does not fit in device memory"), std::string::npos)
       << reply.measure().error();
-  ExpectGoodTiming(Measure(kCublas, 512), "cold");
+  ExpectGoodTiming(Measure(kCublas, 512), apb::L2_MODE_COLD);
 }
 
 }  // namespace

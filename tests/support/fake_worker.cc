@@ -8,6 +8,8 @@
 //   ABLATION_FAKE_FAIL_VERIFY=variant  report a failed verification for this variant
 //   ABLATION_FAKE_SASS_BINARY=path    the binary a describe request names (default: this
 //                                    program); the symbol is always fake_<variant>_<dtype>
+// What the daemon stores from a reply is filled by the real worker's own code (timing_stats.h,
+// verify_reference.h), so the two cannot drift: statistics of the samples, the reference check.
 #include <unistd.h>
 
 #include <chrono>
@@ -18,6 +20,8 @@
 
 #include "ablation/v1/worker.pb.h"
 #include "server/worker/ipc.h"
+#include "server/worker/timing_stats.h"
+#include "server/worker/verify_reference.h"
 
 namespace {
 
@@ -48,7 +52,8 @@ int main() {
     d->set_driver_version("13.0");
     d->set_cuda_runtime_version("13.0");
     d->set_cublas_version("13.1.0");
-    int64_t mb = Env("ABLATION_FAKE_MEMORY_MB").empty() ? 1024 : std::stoll(Env("ABLATION_FAKE_MEMORY_MB"));
+    int64_t mb =
+        Env("ABLATION_FAKE_MEMORY_MB").empty() ? 1024 : std::stoll(Env("ABLATION_FAKE_MEMORY_MB"));
     d->set_memory_bytes(mb << 20);
     d->set_l2_bytes(int64_t(8) << 20);
   }
@@ -56,7 +61,8 @@ int main() {
 
   const std::string crash_on = Env("ABLATION_FAKE_CRASH_ON");
   const std::string fail_verify = Env("ABLATION_FAKE_FAIL_VERIFY");
-  const int sleep_ms = Env("ABLATION_FAKE_SLEEP_MS").empty() ? 0 : std::stoi(Env("ABLATION_FAKE_SLEEP_MS"));
+  const int sleep_ms =
+      Env("ABLATION_FAKE_SLEEP_MS").empty() ? 0 : std::stoi(Env("ABLATION_FAKE_SLEEP_MS"));
   while (true) {
     worker::v1::WorkerRequest req;
     std::string error;
@@ -78,11 +84,13 @@ int main() {
         r->set_error(no_device);
       } else {
         r->set_ok(true);
-        r->set_l2(t.timing().hot_l2() ? "hot" : "cold");
+        r->set_l2(t.timing().hot_l2() ? v1::L2_MODE_HOT : v1::L2_MODE_COLD);
         double flops = 2.0 * double(t.shape().m()) * double(t.shape().n()) * double(t.shape().k());
         double ms = flops / 100e12 * 1e3;
         int n = std::max(t.timing().min_samples(), 10);
         for (int i = 0; i < n; ++i) r->add_sample_ms(ms * (1.0 + 0.001 * std::sin(double(i))));
+        // The daemon stores the reply's statistics as they come: the real worker's computation.
+        worker::SetStatsFromSamples(r);
         r->mutable_occupancy()->set_threads_per_block(256);
       }
     } else if (req.has_describe()) {
@@ -104,12 +112,21 @@ int main() {
       const auto& t = req.verify();
       auto* r = reply.mutable_verify();
       r->set_variant(t.variant());
-      r->set_against(t.against());
-      bool fail = t.variant() == fail_verify;
-      r->set_passed(!fail);
-      r->set_rel_frobenius_error(fail ? 0.5 : 0.0);
-      r->set_mismatches(fail ? 1234 : 0);
-      r->set_tolerance(0.01);
+      r->set_dtype(t.dtype());
+      *r->mutable_shape() = t.shape();
+      r->set_reference(t.reference());
+      r->set_reference_variant(t.reference_variant());
+      // A task without a reference is refused as the real worker refuses it, with its words.
+      if (std::string bad = worker::CheckReference(t); !bad.empty()) {
+        r->set_passed(false);
+        r->set_error(bad);
+      } else {
+        bool fail = t.variant() == fail_verify;
+        r->set_passed(!fail);
+        r->set_rel_frobenius_error(fail ? 0.5 : 0.0);
+        r->set_mismatches(fail ? 1234 : 0);
+        r->set_tolerance(0.01);
+      }
     }
     if (!worker::WriteMessage(1, reply).empty()) return 1;
   }

@@ -1,8 +1,8 @@
 // The ablation-worker binary as the daemon sees it, on any machine: without a GPU it must still
 // say hello, answer every request with the reason, and exit 0 at EOF.
-#include "tests/support/test_paths.h"
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include "tests/support/test_paths.h"
 
 #include <cstdio>
 #include <string>
@@ -19,6 +19,7 @@ namespace ablation::worker {
 namespace {
 
 using testing::WorkerClient;
+namespace apb = ::ablation::v1;
 
 /// What the worker should find: the same CUDA query the worker makes.
 bool MachineHasDevice() {
@@ -44,6 +45,22 @@ v1::WorkerRequest MeasureRequest(const std::string& variant) {
   m->mutable_shape()->set_n(128);
   m->mutable_shape()->set_k(128);
   m->set_seed(1);
+  return req;
+}
+
+v1::WorkerRequest VerifyRequest(const std::string& variant, apb::Reference reference,
+                                const std::string& reference_variant = "") {
+  v1::WorkerRequest req;
+  auto* v = req.mutable_verify();
+  v->set_task_id(12);
+  v->set_variant(variant);
+  v->set_dtype("bf16");
+  v->mutable_shape()->set_m(128);
+  v->mutable_shape()->set_n(128);
+  v->mutable_shape()->set_k(128);
+  v->set_reference(reference);
+  v->set_reference_variant(reference_variant);
+  v->set_seed(1);
   return req;
 }
 
@@ -83,6 +100,7 @@ TEST(WorkerProcess, HelloRequestsAndExitOnEof) {
   EXPECT_EQ(reply.measure().task_id(), 11u);
   EXPECT_FALSE(reply.measure().ok());
   EXPECT_EQ(reply.measure().sample_ms_size(), 0);
+  EXPECT_FALSE(reply.measure().has_stats()) << "a failed measurement has no statistics";
   if (hello.device_present()) {
     EXPECT_FALSE(hello.device().name().empty());
     EXPECT_EQ(hello.device().uuid().rfind("GPU-", 0), 0u) << hello.device().uuid();
@@ -99,24 +117,51 @@ TEST(WorkerProcess, HelloRequestsAndExitOnEof) {
     EXPECT_EQ(reply.measure().error(), hello.no_device_reason());
   }
 
-  v1::WorkerRequest vreq;
-  vreq.mutable_verify()->set_variant("no_such_variant");
-  vreq.mutable_verify()->set_dtype("bf16");
-  vreq.mutable_verify()->set_against("cpu");
-  ASSERT_EQ(w.Send(vreq), "");
+  ASSERT_EQ(w.Send(VerifyRequest("no_such_variant", apb::REFERENCE_CPU)), "");
   ASSERT_EQ(w.Receive(&reply, &err), ReadStatus::kOk) << err;
   ASSERT_TRUE(reply.has_verify());
   EXPECT_FALSE(reply.verify().passed());
   EXPECT_EQ(reply.verify().variant(), "no_such_variant");
-  EXPECT_EQ(reply.verify().against(), "cpu");
+  EXPECT_EQ(reply.verify().reference(), apb::REFERENCE_CPU);
+  EXPECT_EQ(reply.verify().reference_variant(), "");
   if (!hello.device_present()) {
     EXPECT_EQ(reply.verify().error(), hello.no_device_reason());
+  } else {
+    EXPECT_NE(reply.verify().error().find("unknown variant"), std::string::npos)
+        << reply.verify().error();
   }
 
   // An empty request is answered, not ignored.
   ASSERT_EQ(w.Send(v1::WorkerRequest()), "");
   ASSERT_EQ(w.Receive(&reply, &err), ReadStatus::kOk) << err;
   EXPECT_FALSE(reply.measure().ok());
+
+  w.CloseStdin();
+  int st = w.Wait();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
+}
+
+// The daemon always chooses the reference; the worker has no default and says which field is
+// wrong, on any machine (the check comes before the device is looked at).
+TEST(WorkerProcess, VerifyWithoutAReferenceNamesTheField) {
+  WorkerClient w;
+  ASSERT_TRUE(w.Start(ablation::testing::TestBinary(ABLATION_WORKER_BIN), {"--device", "0"}));
+  ReadHello(w);
+  v1::WorkerReply reply;
+  std::string err;
+  ASSERT_EQ(w.Send(VerifyRequest("abl_L0_R1_bl0_s1_sw1", apb::REFERENCE_UNSPECIFIED)), "");
+  ASSERT_EQ(w.Receive(&reply, &err), ReadStatus::kOk) << err;
+  ASSERT_TRUE(reply.has_verify());
+  EXPECT_FALSE(reply.verify().passed());
+  EXPECT_EQ(reply.verify().reference(), apb::REFERENCE_UNSPECIFIED);
+  EXPECT_EQ(reply.verify().error().rfind("VerifyTask.reference is unspecified", 0), 0u)
+      << reply.verify().error();
+
+  ASSERT_EQ(w.Send(VerifyRequest("abl_L0_R1_bl0_s1_sw1", apb::REFERENCE_VARIANT)), "");
+  ASSERT_EQ(w.Receive(&reply, &err), ReadStatus::kOk) << err;
+  EXPECT_FALSE(reply.verify().passed());
+  EXPECT_EQ(reply.verify().error().rfind("VerifyTask.reference_variant is empty", 0), 0u)
+      << reply.verify().error();
 
   w.CloseStdin();
   int st = w.Wait();

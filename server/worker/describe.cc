@@ -1,0 +1,37 @@
+#include "server/worker/describe.h"
+
+#include <unistd.h>
+
+#include <optional>
+
+#include "server/worker/diagnostics.h"
+
+namespace ablation::worker {
+
+namespace k = ::ablation::kernels;
+
+std::string RunDescribe(const Device& d, const k::Registry& registry,
+                        const ::ablation::worker::v1::DescribeTask& task,
+                        ::ablation::worker::v1::DescribeResult* result) {
+  // No shape: Resolve's checks of the problem do not apply, only those of the name and dtype.
+  const k::Variant* v = registry.Find(task.variant());
+  if (v == nullptr) return "unknown variant \"" + task.variant() + "\"";
+  std::optional<k::DType> dtype = k::ParseDType(task.dtype());
+  if (!dtype) return "unknown dtype \"" + task.dtype() + "\"";
+  if (!v->Supports(*dtype)) return "variant " + v->name + " does not support " + task.dtype();
+  const void* fn = v->kernel ? v->kernel(*dtype) : nullptr;
+  if (fn == nullptr) return "variant " + v->name + " runs a library, not a kernel of ours";
+  const char* symbol = nullptr;
+  cudaError_t e = cudaFuncGetName(&symbol, fn);
+  if (e != cudaSuccess || symbol == nullptr) return "cudaFuncGetName: " + CudaText(e);
+  // The kernels are linked into this executable: its own path is the file to disassemble.
+  char exe[4096];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return "cannot read /proc/self/exe";
+  result->set_kernel_symbol(symbol);
+  result->set_binary(std::string(exe, size_t(n)));
+  result->set_arch("sm_" + std::to_string(d.prop.major) + std::to_string(d.prop.minor));
+  return "";
+}
+
+}  // namespace ablation::worker

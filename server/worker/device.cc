@@ -1,0 +1,123 @@
+#include "server/worker/device.h"
+
+#include <library_types.h>
+
+#include <algorithm>
+
+#include "server/worker/diagnostics.h"
+#include "server/worker/identity.h"
+
+namespace ablation::worker {
+
+namespace {
+
+/// cuBLAS recommends 32 MiB of workspace on Hopper (4 MiB is enough before); one per process.
+constexpr size_t kWorkspaceBytes = 32u << 20;
+
+}  // namespace
+
+Device::~Device() {
+  if (!present) return;
+  // Best effort; after a sticky error these fail, and the process is about to exit anyway.
+  if (cublaslt) cublasLtDestroy(cublaslt);
+  if (cublas) cublasDestroy(cublas);
+  if (start) cudaEventDestroy(start);
+  if (stop) cudaEventDestroy(stop);
+  if (stream) cudaStreamDestroy(stream);
+}
+
+int Device::Open(int dev) {
+  index = dev;
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    no_device_reason = "no CUDA device: cudaGetDeviceCount: " + std::string(cudaGetErrorString(e));
+    return 0;
+  }
+  if (count == 0) {
+    no_device_reason = "no CUDA device: cudaGetDeviceCount found no CUDA-capable device";
+  } else if (dev < 0 || dev >= count) {
+    no_device_reason = "no CUDA device: --device " + std::to_string(dev) + " is out of range (" +
+                       std::to_string(count) + " device" + (count == 1 ? "" : "s") + ")";
+  } else if (std::string err = CreateResources(); !err.empty()) {
+    no_device_reason = "no usable CUDA device " + std::to_string(dev) + ": " + err;
+  } else {
+    present = true;
+    no_device_reason.clear();
+  }
+  return count;
+}
+
+std::string Device::CreateResources() {
+  cudaError_t e;
+  if ((e = cudaSetDevice(index)) != cudaSuccess) return "cudaSetDevice: " + CudaText(e);
+  if ((e = cudaGetDeviceProperties(&prop, index)) != cudaSuccess) {
+    return "cudaGetDeviceProperties: " + CudaText(e);
+  }
+  // Creates the primary context now, so that a broken device shows in Hello, not mid-run.
+  if ((e = cudaFree(nullptr)) != cudaSuccess) return "creating the CUDA context: " + CudaText(e);
+  if ((e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)) != cudaSuccess) {
+    return "cudaStreamCreate: " + CudaText(e);
+  }
+  if ((e = cudaEventCreate(&start)) != cudaSuccess || (e = cudaEventCreate(&stop)) != cudaSuccess) {
+    return "cudaEventCreate: " + CudaText(e);
+  }
+  cublasStatus_t s;
+  if ((s = cublasCreate(&cublas)) != CUBLAS_STATUS_SUCCESS) return "cublasCreate: " + CublasText(s);
+  if ((s = cublasSetStream(cublas, stream)) != CUBLAS_STATUS_SUCCESS) {
+    return "cublasSetStream: " + CublasText(s);
+  }
+  if ((s = cublasLtCreate(&cublaslt)) != CUBLAS_STATUS_SUCCESS) {
+    return "cublasLtCreate: " + CublasText(s);
+  }
+  std::string err = workspace.Allocate(kWorkspaceBytes);
+  if (!err.empty()) return "allocating the cuBLAS workspace: " + err;
+  // Writing twice the L2 evicts every line of the previous sample's inputs and output.
+  const size_t flush_bytes = std::max<size_t>(2 * size_t(prop.l2CacheSize), 1u << 20);
+  err = flush.Allocate(flush_bytes);
+  if (!err.empty()) return "allocating the L2 flush buffer: " + err;
+  return "";
+}
+
+void Device::Describe(::ablation::v1::DeviceIdentity* id) const {
+  id->set_index(index);
+  id->set_name(prop.name);
+  id->set_uuid(FormatGpuUuid(reinterpret_cast<const unsigned char*>(prop.uuid.bytes)));
+  id->set_compute_capability(std::to_string(prop.major) + "." + std::to_string(prop.minor));
+  id->set_sm_count(prop.multiProcessorCount);
+  int v = 0;
+  if (cudaDriverGetVersion(&v) == cudaSuccess) id->set_driver_version(FormatCudaVersion(v));
+  if (cudaRuntimeGetVersion(&v) == cudaSuccess) id->set_cuda_runtime_version(FormatCudaVersion(v));
+  int major = 0, minor = 0, patch = 0;
+  if (cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
+      cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
+      cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS) {
+    id->set_cublas_version(FormatLibraryVersion(major, minor, patch));
+  }
+  id->set_memory_bytes(int64_t(prop.totalGlobalMem));
+  id->set_l2_bytes(prop.l2CacheSize);
+  id->set_smem_per_block_optin(int64_t(prop.sharedMemPerBlockOptin));
+  id->set_smem_per_sm(int64_t(prop.sharedMemPerMultiprocessor));
+}
+
+std::string Device::Failed(const std::string& what) {
+  std::string msg = what;
+  if (present && !fatal) {
+    cudaGetLastError();
+    cudaError_t s = cudaDeviceSynchronize();
+    if (s != cudaSuccess) {
+      fatal = true;
+      fatal_error = CudaText(s);
+      msg += " [sticky CUDA error " + std::string(cudaGetErrorName(s)) +
+             ": the worker exits and a fresh one takes over]";
+    }
+  }
+  Log("error: %s", msg.c_str());
+  return msg;
+}
+
+std::string Device::Check(cudaError_t e, const std::string& what) {
+  return e == cudaSuccess ? "" : Failed(what + ": " + CudaText(e));
+}
+
+}  // namespace ablation::worker

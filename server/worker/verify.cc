@@ -1,0 +1,142 @@
+#include "server/worker/verify.h"
+
+#include <cinttypes>
+#include <cmath>
+#include <vector>
+
+#include "kernels/reference.h"
+#include "server/worker/diagnostics.h"
+#include "server/worker/launch.h"
+#include "server/worker/variant_lookup.h"
+#include "server/worker/verify_reference.h"
+#include "server/worker/worker.h"
+
+namespace ablation::worker {
+
+namespace k = ::ablation::kernels;
+namespace apb = ::ablation::v1;
+namespace wpb = ::ablation::worker::v1;
+
+namespace {
+
+/// What the variant's output is compared with, and how closely it must agree.
+struct Reference {
+  bool cpu = true;
+  Ready gpu;  // the reference variant (cublas_<dtype> or the named one), unless cpu
+  k::Tolerance tolerance;
+};
+
+std::string ChooseReference(const k::Registry& registry, const wpb::VerifyTask& task,
+                            const Ready& r, Reference* ref) {
+  const k::Problem& p = r.problem;
+  ref->tolerance = k::DefaultTolerance(p.dtype);
+  if (task.reference() == apb::REFERENCE_CPU) {
+    // The FP64 product on the host is cubic in time and holds A, B and C as doubles.
+    const double work = double(p.m) * double(p.n) * double(p.k);
+    if (work > kMaxCpuReferenceWork) {
+      return ShapeText(task.shape()) + " (M*N*K = " + std::to_string(int64_t(work)) +
+             ") is too large for the CPU reference, use --against cublas";
+    }
+    return "";
+  }
+  ref->cpu = false;
+  const std::string name = task.reference() == apb::REFERENCE_CUBLAS
+                               ? "cublas_" + std::string(k::ToString(p.dtype))
+                               : task.reference_variant();
+  std::string err = Resolve(registry, name, task.dtype(), task.shape(), &ref->gpu);
+  if (!err.empty()) return "reference: " + err;
+  // Variants of one family that only move data differently must agree bit for bit.
+  if (ref->gpu.variant->family == r.variant->family && ref->gpu.variant->bit_exact_family &&
+      r.variant->bit_exact_family) {
+    ref->tolerance = k::ExactTolerance();
+  }
+  return "";
+}
+
+/// The reference's output of the same inputs, as doubles on the host.
+std::string ReferenceOutput(Device& d, const Reference& ref, const k::Problem& p, const Buffers& b,
+                            std::vector<double>* out) {
+  std::string err;
+  if (ref.cpu) {
+    std::vector<double> ha, hb;
+    if (!(err = k::CopyToHostAsDouble(b.a.data(), size_t(p.m * p.k), p.dtype, false, &ha))
+             .empty() ||
+        !(err = k::CopyToHostAsDouble(b.b_kn.data(), size_t(p.k * p.n), p.dtype, false, &hb))
+             .empty()) {
+      return d.Failed("copying the inputs to the host: " + err);
+    }
+    *out = k::ReferenceGemm(ha, hb, p.m, p.n, p.k);
+    return "";
+  }
+  const size_t mn = size_t(p.m * p.n);
+  const std::string& name = ref.gpu.variant->name;
+  if (!(err = k::Poison(b.c_ref.data(), mn, p.dtype, d.stream)).empty()) {
+    return d.Failed("poisoning the reference output: " + err);
+  }
+  if (!(err = LaunchChecked(d, ref.gpu, ArgsFor(d, ref.gpu, b, b.c_ref.data()))).empty()) {
+    return "reference: " + err;
+  }
+  if (!(err = d.Check(cudaStreamSynchronize(d.stream), "running " + name)).empty()) {
+    return "reference: " + err;
+  }
+  if (!(err = k::CopyToHostAsDouble(b.c_ref.data(), mn, p.dtype, true, out)).empty()) {
+    return d.Failed("copying the reference output to the host: " + err);
+  }
+  // A reference that is itself wrong would make every comparison meaningless.
+  int64_t bad = 0;
+  for (double x : *out) bad += (k::IsPoison(x, p.dtype) || !std::isfinite(x)) ? 1 : 0;
+  if (bad > 0) {
+    return "reference " + name + " left " + std::to_string(bad) +
+           " output elements unwritten or not finite";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string RunVerify(Device& d, const k::Registry& registry, const wpb::VerifyTask& task,
+                      apb::VerifyResult* result) {
+  Ready r;
+  std::string err = Resolve(registry, task.variant(), task.dtype(), task.shape(), &r);
+  if (!err.empty()) return err;
+  const k::Problem& p = r.problem;
+  if (r.variant->Work(p).flops == 0) {
+    return "variant " + r.variant->name + " (family " + r.variant->family +
+           ") computes no product, only a checksum of its loads: there is nothing to verify";
+  }
+  Reference ref;
+  if (!(err = ChooseReference(registry, task, r, &ref)).empty()) return err;
+  result->set_tolerance(ref.tolerance.rel_frobenius);
+
+  const bool need_nk = r.variant->b_layout == k::BLayout::kNK ||
+                       (!ref.cpu && ref.gpu.variant->b_layout == k::BLayout::kNK);
+  Buffers b;
+  if (!(err = MakeInputs(d, p, task.seed(), need_nk, ref.cpu ? 1 : 2, &b)).empty()) return err;
+
+  // C was poisoned by MakeInputs: whatever the variant does not write stays visible.
+  if (!(err = LaunchChecked(d, r, ArgsFor(d, r, b, b.c.data()))).empty()) return err;
+  if (!(err = d.Check(cudaStreamSynchronize(d.stream), "running " + r.variant->name)).empty()) {
+    return err;
+  }
+  std::vector<double> ref_out, out;
+  if (!(err = ReferenceOutput(d, ref, p, b, &ref_out)).empty()) return err;
+  if (!(err = k::CopyToHostAsDouble(b.c.data(), size_t(p.m * p.n), p.dtype, true, &out)).empty()) {
+    return d.Failed("copying the output to the host: " + err);
+  }
+  const k::Comparison c = k::Compare(out, ref_out, p.dtype, ref.tolerance);
+  result->set_max_abs_error(c.max_abs_error);
+  result->set_max_rel_error(c.max_rel_error);
+  result->set_rel_frobenius_error(c.rel_frobenius_error);
+  result->set_mismatches(c.mismatches);
+  result->set_nan_count(c.nan_count);
+  result->set_unwritten_count(c.unwritten_count);
+  result->set_passed(c.passed);
+  Log("verified %s %s %s against %s: %s (rel frobenius %.3g, max abs %.3g, %" PRId64
+      " mismatches, %" PRId64 " NaN, %" PRId64 " unwritten)",
+      r.variant->name.c_str(), task.dtype().c_str(), ShapeText(task.shape()).c_str(),
+      ReferenceText(task).c_str(), c.passed ? "passed" : "FAILED", c.rel_frobenius_error,
+      c.max_abs_error, c.mismatches, c.nan_count, c.unwritten_count);
+  return "";
+}
+
+}  // namespace ablation::worker

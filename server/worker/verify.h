@@ -1,0 +1,19 @@
+// Checking one variant's output on one problem against the reference the task names: the FP64
+// CPU product, cuBLAS of the same dtype, or another variant on the same logical inputs.
+#pragma once
+
+#include <string>
+
+#include "ablation/v1/worker.pb.h"
+#include "kernels/registry.h"
+#include "server/worker/device.h"
+
+namespace ablation::worker {
+
+/// "" and the comparison in *result (errors, counts, tolerance, passed), or why it could not be
+/// made. The task's reference has passed CheckReference (verify_reference.h).
+std::string RunVerify(Device& d, const kernels::Registry& registry,
+                      const ::ablation::worker::v1::VerifyTask& task,
+                      ::ablation::v1::VerifyResult* result);
+
+}  // namespace ablation::worker

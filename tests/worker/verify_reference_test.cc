@@ -1,0 +1,56 @@
+// The worker's check of a verification's reference: the daemon always chooses one, so a task
+// without one is refused, naming the field, and never given a default.
+#include "server/worker/verify_reference.h"
+
+#include <gtest/gtest.h>
+
+namespace ablation::worker {
+namespace {
+
+namespace apb = ::ablation::v1;
+
+v1::VerifyTask Task(apb::Reference reference, const std::string& reference_variant = "") {
+  v1::VerifyTask t;
+  t.set_variant("abl_L0_R1_bl0_s1_sw1");
+  t.set_dtype("bf16");
+  t.mutable_shape()->set_m(256);
+  t.mutable_shape()->set_n(256);
+  t.mutable_shape()->set_k(256);
+  t.set_reference(reference);
+  t.set_reference_variant(reference_variant);
+  return t;
+}
+
+TEST(VerifyReference, CpuCublasAndANamedVariantAreAccepted) {
+  EXPECT_EQ(CheckReference(Task(apb::REFERENCE_CPU)), "");
+  EXPECT_EQ(CheckReference(Task(apb::REFERENCE_CUBLAS)), "");
+  EXPECT_EQ(CheckReference(Task(apb::REFERENCE_VARIANT, "abl_L1_R1_bl0_s1_sw1")), "");
+}
+
+TEST(VerifyReference, UnspecifiedIsAnErrorEvenForASmallShape) {
+  // The worker used to pick the CPU up to 1024^3 itself; that choice is the daemon's now.
+  const std::string err = CheckReference(Task(apb::REFERENCE_UNSPECIFIED));
+  EXPECT_EQ(err.rfind("VerifyTask.reference is unspecified", 0), 0u) << err;
+  EXPECT_NE(err.find("no default"), std::string::npos) << err;
+}
+
+TEST(VerifyReference, AVariantReferenceNeedsItsName) {
+  const std::string err = CheckReference(Task(apb::REFERENCE_VARIANT));
+  EXPECT_EQ(err.rfind("VerifyTask.reference_variant is empty", 0), 0u) << err;
+}
+
+TEST(VerifyReference, UnknownValueIsAnError) {
+  const std::string err = CheckReference(Task(apb::Reference(42)));
+  EXPECT_EQ(err, "VerifyTask.reference has the unknown value 42");
+}
+
+TEST(VerifyReference, TextForLogs) {
+  EXPECT_EQ(ReferenceText(Task(apb::REFERENCE_CPU)), "cpu");
+  EXPECT_EQ(ReferenceText(Task(apb::REFERENCE_CUBLAS)), "cublas");
+  EXPECT_EQ(ReferenceText(Task(apb::REFERENCE_VARIANT, "abl_L1_R1_bl0_s1_sw1")),
+            "abl_L1_R1_bl0_s1_sw1");
+  EXPECT_EQ(ReferenceText(Task(apb::REFERENCE_UNSPECIFIED)), "unspecified");
+}
+
+}  // namespace
+}  // namespace ablation::worker
