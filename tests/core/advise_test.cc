@@ -121,29 +121,31 @@ TEST(AdviseTest, PipeNames) {
                                       "pipe_cpasync_f16_64x64x16"}));
 }
 
-db::MeasurementRecord Rec(int64_t id, const std::string& variant, int64_t size, double tflops,
-                          int64_t at, const std::string& status = "ok") {
-  db::MeasurementRecord r;
-  r.id = id;
-  r.run_id = 100 + id;
-  r.variant = variant;
-  r.dtype = "fp16";
-  r.m = r.n = r.k = size;
-  r.tflops = tflops;
-  r.status = status;
-  r.created_at_ms = at;
-  r.stats.median_ms = 1.0 / tflops;
+v1::Measurement Rec(int64_t id, const std::string& variant, int64_t size, double tflops,
+                    int64_t at, v1::MeasurementStatus status = v1::MEASUREMENT_STATUS_OK) {
+  v1::Measurement r;
+  r.set_id(id);
+  r.set_run_id(100 + id);
+  r.set_variant(variant);
+  r.set_dtype("fp16");
+  r.mutable_shape()->set_m(size);
+  r.mutable_shape()->set_n(size);
+  r.mutable_shape()->set_k(size);
+  r.set_tflops(tflops);
+  r.set_status(status);
+  r.set_created_at_ms(at);
+  r.mutable_stats()->set_median_ms(1.0 / tflops);
   return r;
 }
 
 TEST(AdviseTest, MeasuredAnswerPrefers4096AndLatest) {
   const auto names = PipeVariantNames("f16", 64, 64, 16);
-  std::vector<db::MeasurementRecord> recs = {
+  std::vector<v1::Measurement> recs = {
       Rec(1, names[0], 4096, 10.0, 1000),
       Rec(2, names[1], 4096, 11.8, 1000),
       Rec(3, names[2], 4096, 12.0, 1000),
       Rec(4, names[2], 4096, 13.5, 2000),  // the latest cp.async wins over the older one
-      Rec(5, names[1], 4096, 99.0, 3000, "failed"),  // failed: ignored
+      Rec(5, names[1], 4096, 99.0, 3000, v1::MEASUREMENT_STATUS_FAILED),  // failed: ignored
       Rec(6, names[0], 2048, 50.0, 4000),  // another shape: not compared with 4096
       Rec(7, "pipe_cpasync_f16_128x128x32", 4096, 80.0, 4000),  // another tile: ignored
   };
@@ -167,7 +169,7 @@ TEST(AdviseTest, MeasuredAnswerElsewhereAndMissing) {
   EXPECT_FALSE(none.measured);
   EXPECT_EQ(none.summary, "not measured on this GPU yet");
 
-  std::vector<db::MeasurementRecord> recs = {
+  std::vector<v1::Measurement> recs = {
       Rec(1, names[0], 1024, 10.0, 1000),
       Rec(2, names[1], 1024, 9.0, 1000),
       Rec(3, names[0], 2048, 10.0, 5000),

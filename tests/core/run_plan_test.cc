@@ -40,7 +40,8 @@ TEST_F(RunPlanTest, ResolvesVariantsAndAppliesTimingDefaults) {
   EXPECT_DOUBLE_EQ(plan.timing.min_seconds(), 0.5);
   EXPECT_DOUBLE_EQ(plan.timing.max_seconds(), 10);
   EXPECT_DOUBLE_EQ(plan.timing.target_noise(), 0.005);
-  EXPECT_EQ(plan.clock_policy, "observe");
+  EXPECT_EQ(ClockPolicyText(plan.clocks), "observe");
+  EXPECT_FALSE(plan.clocks.lock);
   EXPECT_EQ(plan.dtype, kernels::DType::kBF16);
 }
 
@@ -119,11 +120,16 @@ TEST_F(RunPlanTest, VerifyAgainstResolvesReferences) {
   s->set_m(512);
   s->set_n(512);
   s->set_k(512);
-  r.set_against("L0_R1_s1");
+  r.set_reference(v1::REFERENCE_VARIANT);
+  r.set_reference_variant("L0_R1_s1");
   RunPlan plan;
   ASSERT_TRUE(PlanVerify(r, registry_, device_, &plan).ok());
-  EXPECT_EQ(plan.against, "abl_L0_R1_bl0_s1_sw1");
-  r.set_against("cpu");
+  EXPECT_EQ(plan.reference, v1::REFERENCE_VARIANT);
+  EXPECT_EQ(plan.reference_variant, "abl_L0_R1_bl0_s1_sw1");
+  r.set_reference_variant("");
+  Status missing = PlanVerify(r, registry_, device_, &plan);
+  EXPECT_EQ(missing.message(), "reference_variant: name the variant to check against");
+  r.set_reference(v1::REFERENCE_CPU);
   s->set_m(4096);
   s->set_n(4096);
   s->set_k(4096);

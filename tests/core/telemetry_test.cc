@@ -30,27 +30,27 @@ NvmlSample Sample(double sm, double mem, double power, double temp, uint64_t rea
 }
 
 TEST(AggregateTelemetryTest, MeanMinMax) {
-  db::Telemetry t =
+  v1::Telemetry t =
       AggregateTelemetry({Sample(1980, 3201, 300, 60, 0), Sample(1950, 3201, 400, 62, 0),
                           Sample(1920, 3201, 500, 64, 0)},
                          0);
-  EXPECT_TRUE(t.available);
-  EXPECT_EQ(t.note, "");
-  EXPECT_DOUBLE_EQ(t.sm_clock_mhz_mean, 1950);
-  EXPECT_DOUBLE_EQ(t.sm_clock_mhz_min, 1920);
-  EXPECT_DOUBLE_EQ(t.sm_clock_mhz_max, 1980);
-  EXPECT_DOUBLE_EQ(t.mem_clock_mhz_mean, 3201);
-  EXPECT_DOUBLE_EQ(t.power_w_mean, 400);
-  EXPECT_DOUBLE_EQ(t.power_w_min, 300);
-  EXPECT_DOUBLE_EQ(t.power_w_max, 500);
-  EXPECT_DOUBLE_EQ(t.temperature_c_mean, 62);
-  EXPECT_THAT(t.throttle_reasons, IsEmpty());
-  EXPECT_EQ(t.throttled_samples, 0);
+  EXPECT_TRUE(t.available());
+  EXPECT_EQ(t.unavailable_reason(), "");
+  EXPECT_DOUBLE_EQ(t.sm_clock_mhz_mean(), 1950);
+  EXPECT_DOUBLE_EQ(t.sm_clock_mhz_min(), 1920);
+  EXPECT_DOUBLE_EQ(t.sm_clock_mhz_max(), 1980);
+  EXPECT_DOUBLE_EQ(t.mem_clock_mhz_mean(), 3201);
+  EXPECT_DOUBLE_EQ(t.power_w_mean(), 400);
+  EXPECT_DOUBLE_EQ(t.power_w_min(), 300);
+  EXPECT_DOUBLE_EQ(t.power_w_max(), 500);
+  EXPECT_DOUBLE_EQ(t.temperature_c_mean(), 62);
+  EXPECT_THAT(t.throttle_reasons(), IsEmpty());
+  EXPECT_EQ(t.throttled_samples(), 0);
 }
 
 TEST(AggregateTelemetryTest, ThrottledSamplesAndReasons) {
   using namespace nvml_abi;
-  db::Telemetry t = AggregateTelemetry(
+  v1::Telemetry t = AggregateTelemetry(
       {
           Sample(1980, 3201, 690, 70, kReasonSwPowerCap),         // power: throttled
           Sample(1980, 3201, 500, 88, kReasonHwThermalSlowdown),  // thermal: throttled
@@ -60,8 +60,8 @@ TEST(AggregateTelemetryTest, ThrottledSamplesAndReasons) {
           Sample(1980, 3201, 500, 60, kReasonApplicationsClocksSetting),  // information only
       },
       1980);
-  EXPECT_EQ(t.throttled_samples, 3);
-  EXPECT_THAT(t.throttle_reasons, ElementsAre("applications_clocks", "sw_power_cap", "hw_thermal"));
+  EXPECT_EQ(t.throttled_samples(), 3);
+  EXPECT_THAT(t.throttle_reasons(), ElementsAre("applications_clocks", "sw_power_cap", "hw_thermal"));
 }
 
 TEST(AggregateTelemetryTest, NoExpectedClockDisablesTheClockTest) {
@@ -77,25 +77,25 @@ TEST(AggregateTelemetryTest, MissingQuantitiesAreNamedAndReadAsZero) {
   NvmlSample s;
   s.sm_mhz = 1980;
   s.mem_mhz = 3201;
-  db::Telemetry t = AggregateTelemetry({s}, 0);
-  EXPECT_TRUE(t.available);
-  EXPECT_EQ(t.power_w_mean, 0);
-  EXPECT_THAT(t.note, HasSubstr("not reported by this GPU: power, temperature, clock-event"));
+  v1::Telemetry t = AggregateTelemetry({s}, 0);
+  EXPECT_TRUE(t.available());
+  EXPECT_EQ(t.power_w_mean(), 0);
+  EXPECT_THAT(t.unavailable_reason(), HasSubstr("not reported by this GPU: power, temperature, clock-event"));
 }
 
 TEST(AggregateTelemetryTest, NoSamplesIsUnavailable) {
-  db::Telemetry t = AggregateTelemetry({}, 0);
-  EXPECT_FALSE(t.available);
-  EXPECT_THAT(t.note, HasSubstr("no telemetry samples"));
+  v1::Telemetry t = AggregateTelemetry({}, 0);
+  EXPECT_FALSE(t.available());
+  EXPECT_THAT(t.unavailable_reason(), HasSubstr("no telemetry samples"));
 }
 
 TEST(TelemetrySamplerTest, WithoutNvmlSaysWhy) {
   TelemetrySampler sampler;
   sampler.Start(nullptr, kFakeUuid, 0, "NVML is not available: cannot load libnvidia-ml.so.1");
-  db::Telemetry t = sampler.Stop();
-  EXPECT_FALSE(t.available);
-  EXPECT_EQ(t.note, "NVML is not available: cannot load libnvidia-ml.so.1");
-  EXPECT_FALSE(LiveTelemetry(nullptr, kFakeUuid, "no driver").available);
+  v1::Telemetry t = sampler.Stop();
+  EXPECT_FALSE(t.available());
+  EXPECT_EQ(t.unavailable_reason(), "NVML is not available: cannot load libnvidia-ml.so.1");
+  EXPECT_FALSE(LiveTelemetry(nullptr, kFakeUuid, "no driver").available());
 }
 
 class TelemetrySamplerFakeTest : public FakeNvmlTest {
@@ -112,14 +112,14 @@ TEST_F(TelemetrySamplerFakeTest, SamplesPeriodicallyAndAtStartAndStop) {
   TelemetrySampler sampler(std::chrono::milliseconds(20));
   sampler.Start(nvml.get(), kFakeUuid, 1980);
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
-  db::Telemetry t = sampler.Stop();
-  EXPECT_TRUE(t.available) << t.note;
-  EXPECT_EQ(t.note, "");
-  EXPECT_DOUBLE_EQ(t.sm_clock_mhz_mean, 1980);
-  EXPECT_DOUBLE_EQ(t.mem_clock_mhz_max, 3201);
-  EXPECT_DOUBLE_EQ(t.power_w_mean, 350.5);
-  EXPECT_DOUBLE_EQ(t.temperature_c_min, 61);
-  EXPECT_EQ(t.throttled_samples, 0);
+  v1::Telemetry t = sampler.Stop();
+  EXPECT_TRUE(t.available()) << t.unavailable_reason();
+  EXPECT_EQ(t.unavailable_reason(), "");
+  EXPECT_DOUBLE_EQ(t.sm_clock_mhz_mean(), 1980);
+  EXPECT_DOUBLE_EQ(t.mem_clock_mhz_max(), 3201);
+  EXPECT_DOUBLE_EQ(t.power_w_mean(), 350.5);
+  EXPECT_DOUBLE_EQ(t.temperature_c_min(), 61);
+  EXPECT_EQ(t.throttled_samples(), 0);
   EXPECT_GE(SampleCalls(), 3);
   EXPECT_LE(SampleCalls(), 12);
   // No clock was touched by sampling.
@@ -131,8 +131,8 @@ TEST_F(TelemetrySamplerFakeTest, ShortMeasurementStillHasStartAndStopSamples) {
   ASSERT_NE(nvml, nullptr);
   TelemetrySampler sampler(std::chrono::seconds(10));
   sampler.Start(nvml.get(), kFakeUuid, 0);
-  db::Telemetry t = sampler.Stop();
-  EXPECT_TRUE(t.available);
+  v1::Telemetry t = sampler.Stop();
+  EXPECT_TRUE(t.available());
   EXPECT_EQ(SampleCalls(), 2);
 }
 
@@ -143,9 +143,9 @@ TEST_F(TelemetrySamplerFakeTest, FlagsPowerCappedSamples) {
   TelemetrySampler sampler(std::chrono::milliseconds(20));
   sampler.Start(nvml.get(), kFakeUuid, 1980);
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
-  db::Telemetry t = sampler.Stop();
-  EXPECT_THAT(t.throttle_reasons, ElementsAre("sw_power_cap"));
-  EXPECT_EQ(t.throttled_samples, SampleCalls());
+  v1::Telemetry t = sampler.Stop();
+  EXPECT_THAT(t.throttle_reasons(), ElementsAre("sw_power_cap"));
+  EXPECT_EQ(t.throttled_samples(), SampleCalls());
 }
 
 TEST_F(TelemetrySamplerFakeTest, FlagsAClockWellBelowTheExpectedOne) {
@@ -154,10 +154,10 @@ TEST_F(TelemetrySamplerFakeTest, FlagsAClockWellBelowTheExpectedOne) {
   ASSERT_NE(nvml, nullptr);
   TelemetrySampler sampler(std::chrono::milliseconds(20));
   sampler.Start(nvml.get(), kFakeUuid, 1980);
-  db::Telemetry t = sampler.Stop();
-  EXPECT_THAT(t.throttle_reasons, IsEmpty());
-  EXPECT_EQ(t.throttled_samples, SampleCalls());
-  EXPECT_GT(t.throttled_samples, 0);
+  v1::Telemetry t = sampler.Stop();
+  EXPECT_THAT(t.throttle_reasons(), IsEmpty());
+  EXPECT_EQ(t.throttled_samples(), SampleCalls());
+  EXPECT_GT(t.throttled_samples(), 0);
   // Restarting resets what was collected.
   sampler.Start(nvml.get(), kFakeUuid, 1500);
   EXPECT_EQ(sampler.Stop().throttled_samples, 0);
@@ -168,18 +168,18 @@ TEST_F(TelemetrySamplerFakeTest, UnknownDeviceIsUnavailableWithTheReason) {
   ASSERT_NE(nvml, nullptr);
   TelemetrySampler sampler(std::chrono::milliseconds(20));
   sampler.Start(nvml.get(), "GPU-ffffffff-0000-0000-0000-000000000000", 0);
-  db::Telemetry t = sampler.Stop();
-  EXPECT_FALSE(t.available);
-  EXPECT_THAT(t.note, HasSubstr("nvmlDeviceGetHandleByUUID: Not Found"));
+  v1::Telemetry t = sampler.Stop();
+  EXPECT_FALSE(t.available());
+  EXPECT_THAT(t.unavailable_reason(), HasSubstr("nvmlDeviceGetHandleByUUID: Not Found"));
 }
 
 TEST_F(TelemetrySamplerFakeTest, LiveTelemetryIsOneSample) {
   auto nvml = LoadFake();
   ASSERT_NE(nvml, nullptr);
-  db::Telemetry t = LiveTelemetry(nvml.get(), kFakeUuid, "");
-  EXPECT_TRUE(t.available);
-  EXPECT_DOUBLE_EQ(t.sm_clock_mhz_mean, 1980);
-  EXPECT_DOUBLE_EQ(t.sm_clock_mhz_min, t.sm_clock_mhz_max);
+  v1::Telemetry t = LiveTelemetry(nvml.get(), kFakeUuid, "");
+  EXPECT_TRUE(t.available());
+  EXPECT_DOUBLE_EQ(t.sm_clock_mhz_mean(), 1980);
+  EXPECT_DOUBLE_EQ(t.sm_clock_mhz_min(), t.sm_clock_mhz_max());
   EXPECT_EQ(SampleCalls(), 1);
 }
 

@@ -1,0 +1,57 @@
+#include "server/core/verification_policy.h"
+
+#include <gtest/gtest.h>
+
+namespace ablation::core {
+namespace {
+
+class VerificationPolicyTest : public ::testing::Test {
+ protected:
+  void SetUp() override { kernels::RegisterCatalog(registry_); }
+  const kernels::Variant& V(const char* name) { return *registry_.Find(name); }
+  static kernels::Problem P(int64_t m, int64_t n, int64_t k) {
+    return {m, n, k, kernels::DType::kBF16};
+  }
+  kernels::Registry registry_;
+};
+
+TEST_F(VerificationPolicyTest, DefaultIsTheCpuUpTo1024CubedThenCublas) {
+  const auto& abl = V("abl_L1_R1_bl0_s3_sw1");
+  EXPECT_EQ(ChooseReference(abl, P(1024, 1024, 1024), v1::REFERENCE_UNSPECIFIED, "").reference,
+            v1::REFERENCE_CPU);
+  EXPECT_EQ(ChooseReference(abl, P(1024, 1024, 1025), v1::REFERENCE_UNSPECIFIED, "").reference,
+            v1::REFERENCE_CUBLAS);
+}
+
+TEST_F(VerificationPolicyTest, CublasIsNeverCheckedAgainstItselfAndTheCpuHasACap) {
+  const auto& cublas = V("cublas_bf16");
+  EXPECT_EQ(ChooseReference(cublas, P(2048, 2048, 2048), v1::REFERENCE_UNSPECIFIED, "").reference,
+            v1::REFERENCE_CPU);
+  // 2048^3 = 2^33 multiply-adds: beyond the CPU's 2^31, and cuBLAS cannot check itself.
+  const ReferenceChoice big =
+      ChooseReference(cublas, P(2048, 2048, 2048 * 4), v1::REFERENCE_UNSPECIFIED, "");
+  EXPECT_EQ(big.reference, v1::REFERENCE_UNSPECIFIED);
+  EXPECT_EQ(big.not_checked,
+            "the CPU reference is limited to M*N*K <= 2^31 and cublas_bf16 has no other reference "
+            "at this size");
+}
+
+TEST_F(VerificationPolicyTest, AnExplicitReferenceIsKept) {
+  const auto& abl = V("abl_L1_R1_bl0_s3_sw1");
+  EXPECT_EQ(ChooseReference(abl, P(64, 64, 64), v1::REFERENCE_CUBLAS, "").reference,
+            v1::REFERENCE_CUBLAS);
+  ReferenceChoice v = ChooseReference(abl, P(64, 64, 64), v1::REFERENCE_VARIANT, "abl_x");
+  EXPECT_EQ(v.reference, v1::REFERENCE_VARIANT);
+  EXPECT_EQ(v.variant, "abl_x");
+  EXPECT_EQ(ReferenceText(v.reference, v.variant), "abl_x");
+  EXPECT_EQ(ReferenceText(v1::REFERENCE_CUBLAS, ""), "cublas");
+}
+
+TEST(InputSeedTest, OneFormulaForEveryItem) {
+  EXPECT_EQ(InputSeed(1, 0), 7919u);
+  EXPECT_EQ(InputSeed(3, 5), 3u * 7919u + 5u);
+  EXPECT_NE(InputSeed(3, 5), InputSeed(3, 6));
+}
+
+}  // namespace
+}  // namespace ablation::core
