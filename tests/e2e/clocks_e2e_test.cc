@@ -73,7 +73,7 @@ class Clocks : public ::testing::Test {
     s->set_m(256);
     s->set_n(256);
     s->set_k(256);
-    req.mutable_clocks()->set_mode("lock");
+    req.mutable_clocks()->set_mode(v1::CLOCK_MODE_LOCK);
     req.mutable_clocks()->set_sm_mhz("max");
     req.mutable_clocks()->set_mem_mhz("max");
     return req;
@@ -97,7 +97,7 @@ TEST_F(Clocks, LockedRunLocksBeforeAndResetsAfterAndRecordsPolicyAndTelemetry) {
   std::vector<v1::RunEvent> events;
   ASSERT_TRUE(Stream(LockRequest(), &events).ok());
   ASSERT_TRUE(events.back().has_finished());
-  EXPECT_EQ(events.back().finished().state(), "succeeded");
+  EXPECT_EQ(events.back().finished().state(), v1::RUN_STATE_SUCCEEDED);
   auto calls = ClockCalls();
   ASSERT_FALSE(calls.empty());
   EXPECT_THAT(calls.front(), HasSubstr("lock_"));
@@ -105,14 +105,14 @@ TEST_F(Clocks, LockedRunLocksBeforeAndResetsAfterAndRecordsPolicyAndTelemetry) {
   auto store = db::Store::OpenReadOnly(daemon_->db_path());
   auto run = store->LatestRun();
   ASSERT_TRUE(run);
-  EXPECT_EQ(run->clock_policy, "lock sm=1980 mem=3201");
-  auto ms = store->MeasurementsOfRun(run->id, false);
+  EXPECT_EQ(run->clock_policy(), "lock sm=1980 mem=3201");
+  auto ms = store->MeasurementsOfRun(run->id(), false);
   ASSERT_EQ(ms.size(), 4u);
   for (const auto& m : ms) {
     EXPECT_EQ(m.clock_policy, "lock sm=1980 mem=3201");
-    EXPECT_TRUE(m.telemetry.available) << m.telemetry.note;
-    EXPECT_GT(m.telemetry.sm_clock_mhz_mean, 0);
-    EXPECT_GT(m.telemetry.power_w_max, 0);
+    EXPECT_TRUE(m.telemetry().available()) << m.telemetry().unavailable_reason();
+    EXPECT_GT(m.telemetry().sm_clock_mhz_mean(), 0);
+    EXPECT_GT(m.telemetry().power_w_max(), 0);
   }
   EXPECT_FALSE(std::filesystem::exists(daemon_->db_path() + ".clocks"))
       << "the journal is empty once the lock is reset";
@@ -128,8 +128,8 @@ TEST_F(Clocks, ObserveNeverTouchesClocksButRecordsTelemetryAndGetDeviceShowsLive
   auto store = db::Store::OpenReadOnly(daemon_->db_path());
   auto ms = store->MeasurementsOfRun(store->LatestRun()->id, false);
   ASSERT_FALSE(ms.empty());
-  EXPECT_EQ(ms[0].clock_policy, "observe");
-  EXPECT_TRUE(ms[0].telemetry.available);
+  EXPECT_EQ(ms[0].clock_policy(), "observe");
+  EXPECT_TRUE(ms[0].telemetry().available());
 
   grpc::ClientContext ctx;
   v1::GetDeviceRequest dreq;
@@ -159,7 +159,7 @@ TEST_F(Clocks, CancelledRunResetsItsLock) {
     }
   }
   ASSERT_TRUE(reader->Finish().ok());
-  EXPECT_EQ(ev.finished().state(), "cancelled");
+  EXPECT_EQ(ev.finished().state(), v1::RUN_STATE_CANCELLED);
   EXPECT_TRUE(HasLock());
   ExpectEveryLockReset();
 }
@@ -168,7 +168,7 @@ TEST_F(Clocks, RunWhoseWorkerDiesStillResetsItsLock) {
   StartDaemon({{"ABLATION_FAKE_CRASH_ON", "abl_L1_R1_bl0_s2_sw1"}});
   std::vector<v1::RunEvent> events;
   ASSERT_TRUE(Stream(LockRequest(), &events).ok());
-  EXPECT_EQ(events.back().finished().state(), "partial");
+  EXPECT_EQ(events.back().finished().state(), v1::RUN_STATE_PARTIAL);
   EXPECT_TRUE(HasLock());
   ExpectEveryLockReset();
 }
@@ -177,7 +177,7 @@ TEST_F(Clocks, RunThatFailsEveryMeasurementStillResetsItsLock) {
   StartDaemon({{"ABLATION_FAKE_CRASH_ON", "abl_L1_R1_bl0_s1_sw1"}});
   std::vector<v1::RunEvent> events;
   ASSERT_TRUE(Stream(LockRequest(1), &events).ok());
-  EXPECT_EQ(events.back().finished().state(), "failed");
+  EXPECT_EQ(events.back().finished().state(), v1::RUN_STATE_FAILED);
   EXPECT_TRUE(HasLock());
   ExpectEveryLockReset();
 }
@@ -248,8 +248,8 @@ TEST_F(Clocks, NoPermissionFailsThePreconditionWithASentenceAndNeverFallsBack) {
   auto store = db::Store::OpenReadOnly(daemon_->db_path());
   auto run = store->LatestRun();
   ASSERT_TRUE(run);
-  EXPECT_EQ(run->state, "failed");
-  EXPECT_TRUE(store->MeasurementsOfRun(run->id, false).empty());
+  EXPECT_EQ(run->state(), v1::RUN_STATE_FAILED);
+  EXPECT_TRUE(store->MeasurementsOfRun(run->id(), false).empty());
 }
 
 TEST_F(Clocks, UnsupportedClockIsRefusedBeforeAnythingIsWritten) {
@@ -279,8 +279,8 @@ TEST(ClocksWithoutNvml, LockIsRefusedSayingWhyAndObserveStillRuns) {
   auto store = db::Store::OpenReadOnly(daemon.db_path());
   auto ms = store->MeasurementsOfRun(store->LatestRun()->id, false);
   ASSERT_EQ(ms.size(), 1u);
-  EXPECT_FALSE(ms[0].telemetry.available);
-  EXPECT_THAT(ms[0].telemetry.note, HasSubstr("no-such-libnvidia-ml"));
+  EXPECT_FALSE(ms[0].telemetry().available());
+  EXPECT_THAT(ms[0].telemetry().unavailable_reason(), HasSubstr("no-such-libnvidia-ml"));
   daemon.Stop(SIGTERM);
   std::filesystem::remove_all(dir);
 }

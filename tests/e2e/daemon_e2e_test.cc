@@ -98,21 +98,21 @@ TEST_F(E2E, ClientRunStoresAndPrintsMeasurementsOfBothKernels) {
   auto store = OpenDb();
   auto latest = store->LatestRun();
   ASSERT_TRUE(latest.has_value());
-  EXPECT_EQ(latest->state, "succeeded");
-  EXPECT_EQ(latest->planned, 4);
-  EXPECT_EQ(latest->ok, 4);
-  EXPECT_EQ(latest->device.name, "Fake GPU (test double)");
-  EXPECT_FALSE(latest->daemon_version.empty());
-  EXPECT_FALSE(latest->git_revision.empty());
-  ASSERT_EQ(latest->tags.size(), 1u);
-  EXPECT_EQ(latest->tags[0], "e2e");
-  auto ms = store->MeasurementsOfRun(latest->id, true);
+  EXPECT_EQ(latest->state(), v1::RUN_STATE_SUCCEEDED);
+  EXPECT_EQ(latest->planned(), 4);
+  EXPECT_EQ(latest->ok(), 4);
+  EXPECT_EQ(latest->device().name(), "Fake GPU (test double)");
+  EXPECT_FALSE(latest->daemon_version().empty());
+  EXPECT_FALSE(latest->git_revision().empty());
+  ASSERT_EQ(latest->tags_size(), 1);
+  EXPECT_EQ(latest->tags(0), "e2e");
+  auto ms = store->MeasurementsOfRun(latest->id(), true);
   ASSERT_EQ(ms.size(), 4u);
   for (const auto& m : ms) {
-    EXPECT_EQ(m.status, "ok");
-    EXPECT_GE(m.stats.samples, 10);
-    EXPECT_EQ(m.sample_ms.size(), size_t(m.stats.samples));
-    EXPECT_GT(m.tflops, 0);
+    EXPECT_EQ(m.status(), v1::MEASUREMENT_STATUS_OK);
+    EXPECT_GE(m.stats().samples(), 10);
+    EXPECT_EQ(m.sample_ms_size(), size_t(m.stats().samples()));
+    EXPECT_GT(m.tflops(), 0);
     EXPECT_EQ(m.l2, "cold");
   }
 
@@ -142,7 +142,7 @@ TEST_F(E2E, StreamGivesQueuedStartedEveryMeasurementThenFinished) {
   EXPECT_EQ(started, 1);
   EXPECT_EQ(measurements, 2);
   ASSERT_TRUE(events.back().has_finished());
-  EXPECT_EQ(events.back().finished().state(), "succeeded");
+  EXPECT_EQ(events.back().finished().state(), v1::RUN_STATE_SUCCEEDED);
   // Each measurement event carries the id of the row already committed.
   auto store = OpenDb();
   for (const auto& e : events)
@@ -186,7 +186,7 @@ TEST_F(E2E, BadInputIsRefusedNamingTheFieldAndNothingIsWritten) {
   }
   {
     auto r = Request({"abl_L0_R1_bl0_s1_sw1"}, 256, 256, 256);
-    r.mutable_clocks()->set_mode("turbo");
+    r.mutable_clocks()->set_mode(static_cast<v1::ClockMode>(7));
     cases.push_back({r, "clocks.mode"});
   }
   for (const auto& c : cases) {
@@ -214,19 +214,19 @@ TEST_F(E2E, WorkerThatDiesMidRunIsRecordedAndReplacedAndTheRunGoesOn) {
   for (const auto& e : events)
     if (e.has_measurement()) ms.push_back(e.measurement());
   ASSERT_EQ(ms.size(), 3u);
-  EXPECT_EQ(ms[0].status(), "ok");
-  EXPECT_EQ(ms[1].status(), "failed");
+  EXPECT_EQ(ms[0].status(), v1::MEASUREMENT_STATUS_OK);
+  EXPECT_EQ(ms[1].status(), v1::MEASUREMENT_STATUS_FAILED);
   EXPECT_THAT(ms[1].error(), HasSubstr("worker died"));
   EXPECT_THAT(ms[1].error(), HasSubstr("signal 6"));
-  EXPECT_EQ(ms[2].status(), "ok") << "a new worker must take over";
+  EXPECT_EQ(ms[2].status(), v1::MEASUREMENT_STATUS_OK) << "a new worker must take over";
   ASSERT_TRUE(events.back().has_finished());
-  EXPECT_EQ(events.back().finished().state(), "partial");
+  EXPECT_EQ(events.back().finished().state(), v1::RUN_STATE_PARTIAL);
 
   auto store = OpenDb();
   auto run = store->LatestRun();
   ASSERT_TRUE(run);
-  EXPECT_EQ(run->state, "partial");
-  EXPECT_EQ(run->failed, 1);
+  EXPECT_EQ(run->state(), v1::RUN_STATE_PARTIAL);
+  EXPECT_EQ(run->failed(), 1);
   // The daemon goes on serving.
   auto device = daemon_->Client({"device"});
   EXPECT_EQ(device.exit_code, 0);
@@ -255,19 +255,19 @@ TEST_F(E2E, CancelStopsARunAtTheNextMeasurementBoundary) {
       creq.set_run_id(run_id);
       v1::CancelRunResponse cresp;
       ASSERT_TRUE(stub->CancelRun(&cctx, creq, &cresp).ok());
-      EXPECT_EQ(cresp.state(), "cancelling");
+      EXPECT_EQ(cresp.cancelling(), true);
       break;
     }
   }
   while (reader->Read(&ev)) events.push_back(ev);
   ASSERT_TRUE(reader->Finish().ok());
   ASSERT_TRUE(events.back().has_finished());
-  EXPECT_EQ(events.back().finished().state(), "cancelled");
+  EXPECT_EQ(events.back().finished().state(), v1::RUN_STATE_CANCELLED);
   auto run = OpenDb()->GetRun(run_id);
   ASSERT_TRUE(run);
-  EXPECT_EQ(run->state, "cancelled");
-  EXPECT_LT(run->ok, 8);
-  EXPECT_GE(run->ok, 1);
+  EXPECT_EQ(run->state(), v1::RUN_STATE_CANCELLED);
+  EXPECT_LT(run->ok(), 8);
+  EXPECT_GE(run->ok(), 1);
 }
 
 TEST_F(E2E, ClientThatDisconnectsCancelsItsRun) {
@@ -289,14 +289,14 @@ TEST_F(E2E, ClientThatDisconnectsCancelsItsRun) {
     reader->Finish();
   }
   ASSERT_GT(run_id, 0);
-  std::string state;
+  v1::RunState state = v1::RUN_STATE_UNSPECIFIED;
   for (int i = 0; i < 100; ++i) {
     auto run = OpenDb()->GetRun(run_id);
-    state = run ? run->state : "";
-    if (state == "cancelled") break;
+    state = run ? run->state() : v1::RUN_STATE_UNSPECIFIED;
+    if (state == v1::RUN_STATE_CANCELLED) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  EXPECT_EQ(state, "cancelled");
+  EXPECT_EQ(state, v1::RUN_STATE_CANCELLED);
 }
 
 TEST_F(E2E, RunsQueueFifoOnOneGpu) {
@@ -341,8 +341,8 @@ TEST_F(E2E, RunLeftUnfinishedByAKilledDaemonIsMarkedAtRestart) {
   ASSERT_EQ(daemon_->Start(), "");
   auto run = OpenDb()->GetRun(run_id);
   ASSERT_TRUE(run);
-  EXPECT_EQ(run->state, "failed");
-  EXPECT_THAT(run->error, HasSubstr("interrupted"));
+  EXPECT_EQ(run->state(), v1::RUN_STATE_FAILED);
+  EXPECT_THAT(run->error(), HasSubstr("interrupted"));
 }
 
 TEST_F(E2E, VerifyIsStoredAndLinkedToItsRun) {
@@ -354,11 +354,11 @@ TEST_F(E2E, VerifyIsStoredAndLinkedToItsRun) {
   auto store = OpenDb();
   auto run = store->LatestRun();
   ASSERT_TRUE(run);
-  EXPECT_EQ(run->kind, "verify");
-  auto v = store->VerificationsOfRun(run->id);
+  EXPECT_EQ(run->kind(), v1::RUN_KIND_VERIFY);
+  auto v = store->VerificationsOfRun(run->id());
   ASSERT_EQ(v.size(), 1u);
-  EXPECT_FALSE(v[0].passed);
-  EXPECT_EQ(v[0].against, "cpu");
+  EXPECT_FALSE(v[0].passed());
+  EXPECT_EQ(v[0].reference(), v1::REFERENCE_CPU);
 
   // run --verify: a failing variant is marked failed, the sweep goes on.
   auto run2 = daemon_->Client({"run", "--verify", "--variant", "L1_R0_s2", "--variant", "L1_R1_s2",
@@ -366,12 +366,12 @@ TEST_F(E2E, VerifyIsStoredAndLinkedToItsRun) {
   EXPECT_NE(run2.exit_code, 0);
   auto latest = store->LatestRun();
   ASSERT_TRUE(latest);
-  auto ms = store->MeasurementsOfRun(latest->id, false);
+  auto ms = store->MeasurementsOfRun(latest->id(), false);
   ASSERT_EQ(ms.size(), 2u);
-  EXPECT_EQ(ms[0].status, "failed");
-  EXPECT_THAT(ms[0].error, HasSubstr("verification failed"));
-  EXPECT_EQ(ms[1].status, "ok");
-  EXPECT_EQ(ms[1].verification, "passed");
+  EXPECT_EQ(ms[0].status(), v1::MEASUREMENT_STATUS_FAILED);
+  EXPECT_THAT(ms[0].error(), HasSubstr("verification failed"));
+  EXPECT_EQ(ms[1].status(), v1::MEASUREMENT_STATUS_OK);
+  EXPECT_EQ(ms[1].verification(), "passed");
 }
 
 // Calls a unary method by name with raw bytes, as a tool like grpcurl would.

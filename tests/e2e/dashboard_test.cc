@@ -133,7 +133,7 @@ class Dashboard : public ::testing::Test {
 
   // Runs the request through the daemon; returns the run id and fills the measurement events.
   int64_t Run(const v1::RunRequest& req, std::vector<v1::Measurement>* measurements,
-              std::string* final_state) {
+              v1::RunState* final_state) {
     auto stub = daemon_->Stub();
     grpc::ClientContext ctx;
     auto reader = stub->RunAblation(&ctx, req);
@@ -186,7 +186,7 @@ class Dashboard : public ::testing::Test {
     if (before_out) *before_out = before;
 
     std::atomic<bool> done{false};
-    std::string state;
+    v1::RunState state = v1::RUN_STATE_UNSPECIFIED;
     int64_t run_id = 0;
     std::thread runner([&] {
       run_id = Run(req, measurements, &state);
@@ -216,7 +216,7 @@ class Dashboard : public ::testing::Test {
     }
     runner.join();
     EXPECT_EQ(failures, 0) << "the reader failed " << failures << " times; first: " << first_error;
-    EXPECT_EQ(state, "succeeded");
+    EXPECT_EQ(state, v1::RUN_STATE_SUCCEEDED);
     EXPECT_GT(looks, 20) << "too few looks to have watched the run";
     EXPECT_GT(midway, 5) << "the reader never saw the run half done";
     std::printf("reader: %d looks during the run, %d with the run part done, %d failures\n", looks,
@@ -299,12 +299,12 @@ TEST_F(Dashboard, ViewsReadWhileTheDaemonWritesGrowAndEndMatchingTheRuns) {
 
   // ---- a run that is not nightly: in latest_result and run_summary, not in the nightly views.
   std::vector<v1::Measurement> adhoc;
-  std::string state;
+  v1::RunState state = v1::RUN_STATE_UNSPECIFIED;
   auto adhoc_req = Request("adhoc");
   adhoc_req.clear_variants();
   adhoc_req.add_variants("cublas_bf16");
   const int64_t run2 = Run(adhoc_req, &adhoc, &state);
-  ASSERT_EQ(state, "succeeded");
+  ASSERT_EQ(state, v1::RUN_STATE_SUCCEEDED);
   EXPECT_EQ(reader.Int("SELECT count(*) FROM latest_result WHERE run_id = " + std::to_string(run2)),
             static_cast<int64_t>(adhoc.size()));
   EXPECT_EQ(reader.Int("SELECT count(*) FROM nightly_history WHERE run_id = " +

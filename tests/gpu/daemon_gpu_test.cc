@@ -46,15 +46,15 @@ TEST_F(GpuE2E, ClientRunMeasuresBothKernelsAndStoresThem) {
   auto store = db::Store::OpenReadOnly(daemon_->db_path());
   auto latest = store->LatestRun();
   ASSERT_TRUE(latest);
-  EXPECT_EQ(latest->state, "succeeded");
+  EXPECT_EQ(latest->state(), v1::RUN_STATE_SUCCEEDED);
   EXPECT_FALSE(latest->device.uuid.empty());
   EXPECT_FALSE(latest->device.cublas_version.empty());
-  auto ms = store->MeasurementsOfRun(latest->id, true);
+  auto ms = store->MeasurementsOfRun(latest->id(), true);
   ASSERT_EQ(ms.size(), 2u);
   for (const auto& m : ms) {
     EXPECT_EQ(m.status, "ok") << m.error;
     EXPECT_EQ(m.verification, "passed");
-    EXPECT_GE(m.stats.samples, 10);
+    EXPECT_GE(m.stats().samples(), 10);
     EXPECT_GT(m.tflops, 1.0);
   }
   EXPECT_GT(ms[0].occupancy.registers_per_thread, 0) << "the custom kernel reports its resources";
@@ -86,13 +86,13 @@ TEST_F(GpuE2E, KillingTheWorkerMidRunLeavesTheDaemonServingAndTheRunGoingOn) {
       killed = true;
     }
     if (ev.has_measurement()) ms.push_back(ev.measurement());
-    if (ev.has_finished()) EXPECT_EQ(ev.finished().state(), "partial");
+    if (ev.has_finished()) EXPECT_EQ(ev.finished().state(), v1::RUN_STATE_PARTIAL);
   }
   ASSERT_TRUE(reader->Finish().ok());
   ASSERT_EQ(ms.size(), 5u);
-  EXPECT_EQ(ms[0].status(), "failed");
+  EXPECT_EQ(ms[0].status(), v1::MEASUREMENT_STATUS_FAILED);
   EXPECT_THAT(ms[0].error(), HasSubstr("signal 9"));
-  for (size_t i = 1; i < ms.size(); ++i) EXPECT_EQ(ms[i].status(), "ok") << ms[i].error();
+  for (size_t i = 1; i < ms.size(); ++i) EXPECT_EQ(ms[i].status(), v1::MEASUREMENT_STATUS_OK) << ms[i].error();
   auto device = daemon_->Client({"device"});
   EXPECT_EQ(device.exit_code, 0);
   EXPECT_THAT(device.out, HasSubstr("H"));  // still answering with the device
