@@ -312,7 +312,7 @@ Status PlanPresetRun(const v1::RunRequest& request, const PresetCatalog& presets
       plan->dtype = part.dtype;
       plan->device = part.device;
       plan->verify = part.verify;
-      plan->clock_policy = part.clock_policy;
+      plan->clocks = part.clocks;
       first = false;
     }
     plan->variants.insert(plan->variants.end(), part.variants.begin(), part.variants.end());
