@@ -1,6 +1,7 @@
 #include "db/row_mapping.h"
 
 #include <algorithm>
+#include <bit>
 #include <set>
 
 #include "ablation/v1/storage.pb.h"
@@ -77,7 +78,6 @@ std::string Join(const Message& holder, const Reflection& reflection,
 
 void SplitInto(const std::string& text, Message& holder, const Reflection& reflection,
                const FieldDescriptor* field) {
-  reflection.ClearField(&holder, field);
   size_t start = 0;
   while (start < text.size()) {
     size_t end = text.find(',', start);
@@ -311,54 +311,76 @@ int RowMapping::Read(const Statement& s, Message& row, int first) const {
     throw Error(Error::Code::kInvalidArgument, "internal: reading a " + descriptor_->full_name() +
                                                    " into a " + row.GetDescriptor()->full_name());
   }
+  row.Clear();
   int index = first;
   if (key_ != nullptr) row.GetReflection()->SetInt64(&row, key_, s.ColumnInt64(index++));
-  int current = -1;
-  Message* holder = nullptr;
-  const Reflection* r = nullptr;
-  for (const Column& c : columns_) {
+  // The message that holds the current column, looked up (and so created) only when a column of
+  // it holds a value: a sub-message written unset, all defaults, reads back unset.
+  int current = 0;
+  Message* holder = &row;
+  const Reflection* r = row.GetReflection();
+  auto into = [&](const Column& c) {
     if (c.holder != current) {
       holder = &MutableHolder(row, c.holder);
       r = holder->GetReflection();
       current = c.holder;
     }
+  };
+  for (const Column& c : columns_) {
     const int i = index++;
-    if (c.nullable && s.IsNull(i)) {
-      r->ClearField(holder, c.field);
-      continue;
-    }
-    // Otherwise NULL reads as the default, as the Statement's Column* do.
+    // NULL is unset (a field with presence) or the default (any other): what a cleared row
+    // already holds. So is a default value in a field without presence.
+    if (s.IsNull(i)) continue;
     switch (c.type) {
       case Type::kInt32:
-        r->SetInt32(holder, c.field, static_cast<int32_t>(s.ColumnInt64(i)));
-        break;
       case Type::kInt64:
-        r->SetInt64(holder, c.field, s.ColumnInt64(i));
-        break;
       case Type::kUInt32:
-        r->SetUInt32(holder, c.field, static_cast<uint32_t>(s.ColumnInt64(i)));
-        break;
       case Type::kUInt64:
-        r->SetUInt64(holder, c.field, static_cast<uint64_t>(s.ColumnInt64(i)));
+      case Type::kBool: {
+        const int64_t v = s.ColumnInt64(i);
+        if (v == 0 && !c.nullable) break;
+        into(c);
+        if (c.type == Type::kInt32) r->SetInt32(holder, c.field, static_cast<int32_t>(v));
+        if (c.type == Type::kInt64) r->SetInt64(holder, c.field, v);
+        if (c.type == Type::kUInt32) r->SetUInt32(holder, c.field, static_cast<uint32_t>(v));
+        if (c.type == Type::kUInt64) r->SetUInt64(holder, c.field, static_cast<uint64_t>(v));
+        if (c.type == Type::kBool) r->SetBool(holder, c.field, v != 0);
         break;
-      case Type::kBool:
-        r->SetBool(holder, c.field, s.ColumnInt64(i) != 0);
-        break;
+      }
       case Type::kDouble:
-        r->SetDouble(holder, c.field, s.ColumnDouble(i));
+      case Type::kFloat: {
+        const double v = s.ColumnDouble(i);
+        // +0.0 only: -0.0 is a value of its own to protobuf too.
+        if (std::bit_cast<uint64_t>(v) == 0 && !c.nullable) break;
+        into(c);
+        if (c.type == Type::kDouble) {
+          r->SetDouble(holder, c.field, v);
+        } else {
+          r->SetFloat(holder, c.field, static_cast<float>(v));
+        }
         break;
-      case Type::kFloat:
-        r->SetFloat(holder, c.field, static_cast<float>(s.ColumnDouble(i)));
+      }
+      case Type::kText: {
+        std::string v = s.ColumnText(i);
+        if (v.empty() && !c.nullable) break;
+        into(c);
+        r->SetString(holder, c.field, std::move(v));
         break;
-      case Type::kText:
-        r->SetString(holder, c.field, s.ColumnText(i));
+      }
+      case Type::kEnum: {
+        const int v = NumberOf(c, s.ColumnText(i), s);
+        if (v == 0 && !c.nullable) break;
+        into(c);
+        r->SetEnumValue(holder, c.field, v);
         break;
-      case Type::kEnum:
-        r->SetEnumValue(holder, c.field, NumberOf(c, s.ColumnText(i), s));
+      }
+      case Type::kTextList: {
+        const std::string v = s.ColumnText(i);
+        if (v.empty()) break;
+        into(c);
+        SplitInto(v, *holder, *r, c.field);
         break;
-      case Type::kTextList:
-        SplitInto(s.ColumnText(i), *holder, *r, c.field);
-        break;
+      }
     }
   }
   return index;

@@ -15,6 +15,8 @@
 //     reading text that names no value throws Error;
 //   - a field with presence (proto3 `optional`) is NULL when unset and unset when NULL; any
 //     other field reads NULL as its default (0, '', false);
+//   - reading sets only the fields whose column holds a value other than the default, so a
+//     sub-message that was unset (or all defaults) when written reads back unset;
 //   - a repeated string is one TEXT, its elements joined with ',' (an element must not contain
 //     one); reading splits it again, dropping empty pieces;
 //   - anything else (maps, bytes, other repeated fields) must be not_stored: the mapping refuses
@@ -95,9 +97,9 @@ class RowMapping {
   // parameter. row must be of descriptor()'s type. Throws Error(kInvalidArgument) for an enum
   // number that its .proto does not name.
   int Bind(const google::protobuf::Message& row, Statement& statement, int first = 1) const;
-  // Reads SelectList's columns of the current result row, from result column first on, into
-  // row; returns the next unread column. Throws Error naming the column and the database for
-  // enum text that names no value.
+  // Clears row, then reads SelectList's columns of the current result row, from result column
+  // first on, into it; returns the next unread column. Throws Error naming the column and the
+  // database for enum text that names no value.
   int Read(const Statement& statement, google::protobuf::Message& row, int first = 0) const;
 
   // Throws Error(kIncompatible) naming every column of this mapping that table lacks, so that a
