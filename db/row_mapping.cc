@@ -328,9 +328,10 @@ int RowMapping::Read(const Statement& s, Message& row, int first) const {
   };
   for (const Column& c : columns_) {
     const int i = index++;
-    // NULL is unset (a field with presence) or the default (any other): what a cleared row
-    // already holds. So is a default value in a field without presence.
-    if (s.IsNull(i)) continue;
+    // NULL is unset in a field with presence: what a cleared row already holds. In any other
+    // field NULL reads as the default (Column* read it as 0 or ''), and a default value is not
+    // set either. Only the nullable columns ask for NULL: one call per column costs.
+    if (c.nullable && s.IsNull(i)) continue;
     switch (c.type) {
       case Type::kInt32:
       case Type::kInt64:
@@ -368,7 +369,9 @@ int RowMapping::Read(const Statement& s, Message& row, int first) const {
         break;
       }
       case Type::kEnum: {
-        const int v = NumberOf(c, s.ColumnText(i), s);
+        const std::string text = s.ColumnText(i);
+        if (text.empty() && !c.nullable) break;  // NULL or '': unspecified
+        const int v = NumberOf(c, text, s);
         if (v == 0 && !c.nullable) break;
         into(c);
         r->SetEnumValue(holder, c.field, v);
