@@ -108,7 +108,7 @@ int NumberOf(const RowMapping::Column& column, const std::string& text,
   throw Error("database '" + statement.connection().path() + "': column " + column.name +
               " holds '" + text + "', which names no " + column.field->enum_type()->full_name() +
               " value (expected one of " + expected +
-              "); the row was written by something other than this ablationd");
+              "); was it written by hand, or by a newer ablationd?");
 }
 
 }  // namespace
@@ -121,8 +121,9 @@ RowMapping::RowMapping(const Descriptor* descriptor) : descriptor_(descriptor) {
     if (!names.insert(column.name).second) {
       std::string both;
       for (const Column& other : columns_) {
-        if (other.name == column.name)
+        if (other.name == column.name) {
           both += (both.empty() ? "" : " and ") + other.field->full_name();
+        }
       }
       throw Error(Error::Code::kInvalidArgument,
                   descriptor->full_name() + ": " + both + " both map to column '" + column.name +
