@@ -255,6 +255,36 @@ PRAGMA user_version = 4;
 )sql");
 }
 
+// v5: the typed verification reference and measurement outcome that ablation.v1 now carries as
+// enums (VerifyResult.reference / reference_variant, Measurement.verification_outcome), stored as
+// their EnumText. Backfilled from the text older rows have: `against` ('cpu', 'cublas' or a
+// variant's name) and `verification` ('passed', 'failed ...', 'not checked: ...'). `against`
+// stays, written from the typed reference, for the dashboards that read it. No CHECK on the new
+// columns: a new enum value must not need a table rebuild; the store refuses text it does not
+// know when reading. The views read none of these columns and stay as v4 made them.
+void MigrateV5(Connection& c) {
+  c.Exec(R"sql(
+ALTER TABLE verifications ADD COLUMN reference TEXT NOT NULL DEFAULT '';
+ALTER TABLE verifications ADD COLUMN reference_variant TEXT NOT NULL DEFAULT '';
+-- '' names no reference (it was never written by a daemon, but an empty text is no variant).
+UPDATE verifications SET
+  reference = CASE against WHEN 'cpu' THEN 'cpu' WHEN 'cublas' THEN 'cublas' WHEN '' THEN ''
+                           ELSE 'variant' END,
+  reference_variant = CASE WHEN against IN ('cpu', 'cublas', '') THEN '' ELSE against END;
+
+ALTER TABLE measurements ADD COLUMN verification_outcome TEXT NOT NULL DEFAULT '';
+-- Any other text (none was ever written) stays '': not known to have been checked.
+UPDATE measurements SET verification_outcome =
+  CASE WHEN verification = 'passed' THEN 'passed'
+       WHEN verification LIKE 'failed%' THEN 'failed'
+       WHEN verification LIKE 'not checked%' THEN 'not_checked'
+       ELSE '' END
+WHERE verification != '';
+
+PRAGMA user_version = 5;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -283,6 +313,7 @@ void Migrate(Connection& connection) {
   if (version < 2) MigrateV2(connection);
   if (version < 3) MigrateV3(connection);
   if (version < 4) MigrateV4(connection);
+  if (version < 5) MigrateV5(connection);
   transaction.Commit();
 }
 

@@ -72,6 +72,8 @@ class Statement {
   std::vector<uint8_t> ColumnBlob(int column) const;
 
   const std::string& sql() const { return sql_; }
+  // For messages that name the database.
+  const Connection& connection() const { return connection_; }
 
  private:
   Connection& connection_;

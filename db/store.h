@@ -56,12 +56,15 @@ class Store {
   // ---- results. Each is its own committed transaction before returning (synchronous FULL):
   // a result is on disk as soon as it is measured, whatever happens next.
 
-  // The row and its samples together; returns the new id. created_at_ms 0 means now.
+  // The row and its samples together; returns the new id. created_at_ms 0 means now. An
+  // unspecified status is refused, as is an enum number its .proto does not name.
   int64_t InsertMeasurement(const v1::Measurement& measurement);
   // verification.run_id names the run; created_at_ms 0 means now.
   int64_t InsertVerification(const v1::VerifyResult& verification);
 
-  // ---- reads. Runs come with tags and ok/failed counts.
+  // ---- reads. Runs come with tags and ok/failed counts. A sub-message none of whose columns
+  // holds a value (a queued run's device, say) reads back unset (db/row_mapping.h); stored text
+  // that names no enum value throws Error naming the column.
 
   std::optional<v1::Run> GetRun(int64_t run_id);
   std::optional<v1::Run> LatestRun();  // highest id

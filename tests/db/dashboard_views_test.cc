@@ -1,6 +1,8 @@
-// The dashboard views of schema v4 (db/schema.md) over rows written through db::Store, read
-// through a read-only sqlite3 connection: which rows each view keeps, and their numbers.
+// The dashboard views of schema v4, unchanged in v5 (db/schema.md), over rows written through
+// db::Store, read through a read-only sqlite3 connection: which rows each view keeps, and their
+// numbers.
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <map>
@@ -64,31 +66,36 @@ class DashboardViews : public ::testing::Test {
   }
 
   int64_t AddRun(std::vector<std::string> tags, int64_t day, const std::string& uuid = "GPU-A") {
-    RunRecord run;
-    run.tags = std::move(tags);
-    run.planned = 3;
-    run.created_at_ms = kDay * day;
+    v1::Run run;
+    run.set_state(v1::RUN_STATE_QUEUED);
+    run.set_kind(v1::RUN_KIND_ABLATION);
+    for (std::string& tag : tags) run.add_tags(std::move(tag));
+    run.set_planned(3);
+    run.set_created_at_ms(kDay * day);
     const int64_t id = store_->CreateRun(run);
-    DeviceIdentity device;
-    device.name = "H200 " + uuid;
-    device.uuid = uuid;
+    v1::DeviceIdentity device;
+    device.set_name("H200 " + uuid);
+    device.set_uuid(uuid);
     store_->MarkRunStarted(id, device, kDay * day + 1000);
     return id;
   }
   int64_t AddMeasurement(int64_t run, const std::string& variant, double median_ms,
-                         std::string status = "ok", int64_t m = 4096) {
-    MeasurementRecord r;
-    r.run_id = run;
-    r.sequence = seq_++;
-    r.variant = variant;
-    r.dtype = "bf16";
-    r.m = r.n = r.k = m;
-    r.status = std::move(status);
-    r.stats.median_ms = median_ms;
-    r.stats.noise = 0.002;
-    r.stats.samples = 10;
-    r.tflops = median_ms > 0 ? 2.0 * m * m * m / (median_ms * 1e-3) / 1e12 : 0;
-    r.created_at_ms = kDay * 100 + seq_;
+                         v1::MeasurementStatus status = v1::MEASUREMENT_STATUS_OK,
+                         int64_t m = 4096) {
+    v1::Measurement r;
+    r.set_run_id(run);
+    r.set_sequence(seq_++);
+    r.set_variant(variant);
+    r.set_dtype("bf16");
+    r.mutable_shape()->set_m(m);
+    r.mutable_shape()->set_n(m);
+    r.mutable_shape()->set_k(m);
+    r.set_status(status);
+    r.mutable_stats()->set_median_ms(median_ms);
+    r.mutable_stats()->set_noise(0.002);
+    r.mutable_stats()->set_samples(10);
+    r.set_tflops(median_ms > 0 ? 2.0 * m * m * m / (median_ms * 1e-3) / 1e12 : 0);
+    r.set_created_at_ms(kDay * 100 + seq_);
     return store_->InsertMeasurement(r);
   }
 
@@ -100,7 +107,7 @@ class DashboardViews : public ::testing::Test {
 };
 
 TEST_F(DashboardViews, ExistInAFreshDatabase) {
-  EXPECT_EQ(kSchemaVersion, 4);
+  EXPECT_EQ(kSchemaVersion, 5);  // v5 left the v4 views as they were
   ReadOnlyDb db(path_);
   auto rows = db.Rows("SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name");
   std::vector<std::string> names;
@@ -115,11 +122,12 @@ TEST_F(DashboardViews, LatestResultKeepsTheNewestOkRowPerVariantDtypeShape) {
   const int64_t r1 = AddRun({"nightly"}, 1);
   AddMeasurement(r1, "a", 1.0);
   AddMeasurement(r1, "b", 2.0);
-  AddMeasurement(r1, "b", 2.0, "ok", 1024);  // another shape: its own row
+  AddMeasurement(r1, "b", 2.0, v1::MEASUREMENT_STATUS_OK, 1024);  // another shape: its own row
   const int64_t r2 = AddRun({}, 2, "GPU-B");
   const int64_t a2 = AddMeasurement(r2, "a", 0.9);
-  AddMeasurement(r2, "b", 0, "failed");  // a failure does not hide b's last good numbers
-  store_->FinishRun(r2, "partial", "", kDay * 2 + 5000);
+  AddMeasurement(r2, "b", 0,
+                 v1::MEASUREMENT_STATUS_FAILED);  // a failure does not hide b's last good numbers
+  store_->FinishRun(r2, v1::RUN_STATE_PARTIAL, "", kDay * 2 + 5000);
 
   ReadOnlyDb db(path_);
   auto rows = db.Rows("SELECT * FROM latest_result ORDER BY variant, m");
@@ -146,7 +154,7 @@ TEST_F(DashboardViews, NightlyHistoryAndChangeFollowOnlyNightlyRunsPerGpu) {
   AddMeasurement(adhoc, "a", 5.0);  // not nightly: neither in the history nor a "previous"
   const int64_t n2 = AddRun({"nightly", "release"}, 3);
   AddMeasurement(n2, "a", 1.1);
-  AddMeasurement(n2, "b", 0, "failed");
+  AddMeasurement(n2, "b", 0, v1::MEASUREMENT_STATUS_FAILED);
   AddMeasurement(n2, "c", 3.0);
   const int64_t other_gpu = AddRun({"nightly"}, 3, "GPU-B");
   AddMeasurement(other_gpu, "a", 0.5);  // its own series
@@ -188,15 +196,15 @@ TEST_F(DashboardViews, RunSummaryCountsProgressAndOutcome) {
   EXPECT_EQ(rows[0]["measured"], "1");
   EXPECT_EQ(rows[0]["duration_s"], "NULL");
 
-  AddMeasurement(r, "b", 0, "failed");
-  AddMeasurement(r, "c", 0, "skipped");
-  VerificationRecord v;
-  v.run_id = r;
-  v.variant = "a";
-  v.dtype = "bf16";
-  v.passed = false;
+  AddMeasurement(r, "b", 0, v1::MEASUREMENT_STATUS_FAILED);
+  AddMeasurement(r, "c", 0, v1::MEASUREMENT_STATUS_SKIPPED);
+  v1::VerifyResult v;
+  v.set_run_id(r);
+  v.set_variant("a");
+  v.set_dtype("bf16");
+  v.set_passed(false);
   store_->InsertVerification(v);
-  store_->FinishRun(r, "partial", "1 measurement failed", kDay + 31000);
+  store_->FinishRun(r, v1::RUN_STATE_PARTIAL, "1 measurement failed", kDay + 31000);
   rows = db.Rows("SELECT * FROM run_summary");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0]["state"], "partial");
