@@ -65,7 +65,7 @@ class JobExecution {
       ++done;
       job_.recorder.Verified(std::move(result));
     }
-    if (job_.cancel || Stopped())
+    if (Stopped())
       return job_.recorder.VerifyFinished(v1::RUN_STATE_CANCELLED,
                                           {Code::kUnavailable, "verification cancelled"});
     const v1::RunState state = passed == done ? v1::RUN_STATE_SUCCEEDED
@@ -103,7 +103,8 @@ class JobExecution {
       job_.recorder.Measured(std::move(m));
     }
     std::string error;
-    if (job_.cancel || Stopped()) error = job_.cancel ? "cancelled" : "daemon shut down";
+    const bool shutting_down = ctx_.stopping && ctx_.stopping();
+    if (Stopped()) error = shutting_down ? "daemon shut down" : "cancelled";
     if (clock_lock) {
       if (Status st = clock_lock->Release(); !st.ok()) {
         const std::string unlock = "clocks could not be reset: " + st.message();

@@ -25,7 +25,7 @@ TEST_F(VerificationPolicyTest, DefaultIsTheCpuUpTo1024CubedThenCublas) {
 
 TEST_F(VerificationPolicyTest, CublasIsNeverCheckedAgainstItselfAndTheCpuHasACap) {
   const auto& cublas = V("cublas_bf16");
-  EXPECT_EQ(ChooseReference(cublas, P(2048, 2048, 2048), v1::REFERENCE_UNSPECIFIED, "").reference,
+  EXPECT_EQ(ChooseReference(cublas, P(1024, 2048, 1024), v1::REFERENCE_UNSPECIFIED, "").reference,
             v1::REFERENCE_CPU);
   // 2048^3 = 2^33 multiply-adds: beyond the CPU's 2^31, and cuBLAS cannot check itself.
   const ReferenceChoice big =
