@@ -285,6 +285,14 @@ PRAGMA user_version = 5;
 )sql");
 }
 
+// v6: the wall time of each measurement (Measurement.wall_seconds); NULL in older rows.
+void MigrateV6(Connection& c) {
+  c.Exec(R"sql(
+ALTER TABLE measurements ADD COLUMN wall_seconds REAL;
+PRAGMA user_version = 6;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -314,6 +322,7 @@ void Migrate(Connection& connection) {
   if (version < 3) MigrateV3(connection);
   if (version < 4) MigrateV4(connection);
   if (version < 5) MigrateV5(connection);
+  if (version < 6) MigrateV6(connection);
   transaction.Commit();
 }
 

@@ -131,6 +131,7 @@ std::string MeasurementStep::Time(const PlannedMeasurement& item, int sequence,
 }
 
 v1::Measurement MeasurementStep::Measure(const PlannedMeasurement& item, int sequence) {
+  const auto started = std::chrono::steady_clock::now();
   const RunPlan& plan = *ctx_.plan;
   v1::Measurement m;
   m.set_run_id(ctx_.run_id);
@@ -152,6 +153,8 @@ v1::Measurement MeasurementStep::Measure(const PlannedMeasurement& item, int seq
   }
   m.set_status(error.empty() ? v1::MEASUREMENT_STATUS_OK : v1::MEASUREMENT_STATUS_FAILED);
   m.set_error(error);
+  m.set_wall_seconds(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return m;
 }
 

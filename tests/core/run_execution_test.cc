@@ -183,6 +183,8 @@ TEST_F(RunExecutionTest, StoresEachMeasurementBeforeItsEventAndFinishes) {
   EXPECT_EQ(rows[0].clock_policy(), "observe");
   EXPECT_EQ(rows[0].verification_outcome(), v1::VERIFICATION_OUTCOME_UNSPECIFIED);
   EXPECT_EQ(rows[0].occupancy().registers_per_thread(), 128);
+  EXPECT_GT(rows[0].wall_seconds(), 0);  // v6: stored like every other field, by name
+  EXPECT_LT(rows[0].wall_seconds(), 5);
   // The input seed: the run's id and the item's place, the same formula everywhere.
   ASSERT_EQ(log_->seeds.size(), 3u);
   EXPECT_EQ(log_->seeds[2], uint64_t(id) * 7919u + 2u);

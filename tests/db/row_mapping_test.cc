@@ -295,9 +295,10 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
                                                 "created_at_ms",
                                                 "sequence",
                                                 "bytes_per_second",
-                                                "fragment_loads_per_second"};
+                                                "fragment_loads_per_second",
+                                                "wall_seconds"};
   EXPECT_THAT(RowMapping::Of<v1::Measurement>().ColumnNames(), ElementsAreArray(measurement));
-  // The v4 store's own hand-written list, in its order, and v5's one more.
+  // The v4 store's own hand-written list, in its order, and v5's and v6's one more each.
   const std::vector<std::string> v4_store = {"run_id",
                                              "sequence",
                                              "variant",
@@ -349,7 +350,8 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
                                              "threads_per_block",
                                              "bytes_per_second",
                                              "fragment_loads_per_second",
-                                             "verification_outcome"};
+                                             "verification_outcome",
+                                             "wall_seconds"};
   EXPECT_THAT(RowMapping::Of<v1::Measurement>().ColumnNames(), UnorderedElementsAreArray(v4_store));
   std::vector<std::string> nullable;
   for (const auto& c : RowMapping::Of<v1::Measurement>().columns()) {
