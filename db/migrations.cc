@@ -293,6 +293,22 @@ PRAGMA user_version = 6;
 )sql");
 }
 
+// v7: rounds (each item measured once per round, in a shuffled order) and clock-independent
+// time (each sample's SM cycles and effective SM clock). Older rows are round 0 of one round.
+void MigrateV7(Connection& c) {
+  c.Exec(R"sql(
+ALTER TABLE runs ADD COLUMN rounds INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE runs ADD COLUMN order_seed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE measurements ADD COLUMN round INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE measurements ADD COLUMN median_cycles REAL;
+ALTER TABLE measurements ADD COLUMN median_sm_mhz REAL;
+ALTER TABLE measurements ADD COLUMN low_clock_samples INTEGER;
+ALTER TABLE measurement_samples ADD COLUMN sample_cycles BLOB NOT NULL DEFAULT x'';
+ALTER TABLE measurement_samples ADD COLUMN sample_sm_mhz BLOB NOT NULL DEFAULT x'';
+PRAGMA user_version = 7;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -323,6 +339,7 @@ void Migrate(Connection& connection) {
   if (version < 4) MigrateV4(connection);
   if (version < 5) MigrateV5(connection);
   if (version < 6) MigrateV6(connection);
+  if (version < 7) MigrateV7(connection);
   transaction.Commit();
 }
 

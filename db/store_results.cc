@@ -28,7 +28,8 @@ const std::string& MeasurementSelect(bool include_samples) {
       "SELECT " + MeasurementRow().SelectList("measurements.") + " FROM measurements";
   static const std::string with =
       "SELECT " + MeasurementRow().SelectList("measurements.") +
-      ", measurement_samples.sample_ms FROM measurements LEFT JOIN measurement_samples "
+      ", measurement_samples.sample_ms, measurement_samples.sample_cycles, "
+      "measurement_samples.sample_sm_mhz FROM measurements LEFT JOIN measurement_samples "
       "ON measurement_samples.measurement_id = measurements.id";
   return include_samples ? with : without;
 }
@@ -36,7 +37,11 @@ const std::string& MeasurementSelect(bool include_samples) {
 v1::Measurement ReadMeasurement(const Statement& s, bool include_samples) {
   v1::Measurement x;
   const int next = MeasurementRow().Read(s, x);
-  if (include_samples) DecodeSamples(s.ColumnBlob(next), *x.mutable_sample_ms());
+  if (include_samples) {
+    DecodeSamples(s.ColumnBlob(next), *x.mutable_sample_ms());
+    DecodeSamples(s.ColumnBlob(next + 1), *x.mutable_sample_cycles());
+    DecodeSamples(s.ColumnBlob(next + 2), *x.mutable_sample_sm_mhz());
+  }
   return x;
 }
 
@@ -87,12 +92,18 @@ int64_t Store::InsertMeasurement(const v1::Measurement& measurement) {
   }
   if (!measurement.sample_ms().empty()) {
     StatementScope s(
-        Prepared("INSERT INTO measurement_samples (measurement_id, sample_count, sample_ms) "
-                 "VALUES (?, ?, ?)"));
-    const auto& samples = measurement.sample_ms();
-    const std::vector<uint8_t> blob =
-        EncodeSamples(std::span<const double>(samples.data(), samples.size()));
-    Binder(*s).Int(id).Int(samples.size()).Blob(blob);
+        Prepared("INSERT INTO measurement_samples (measurement_id, sample_count, sample_ms, "
+                 "sample_cycles, sample_sm_mhz) VALUES (?, ?, ?, ?, ?)"));
+    auto blob = [](const google::protobuf::RepeatedField<double>& values) {
+      return EncodeSamples(std::span<const double>(values.data(), values.size()));
+    };
+    // Cycles and clocks are per sample too, or empty where the GPU could not tell.
+    Binder(*s)
+        .Int(id)
+        .Int(measurement.sample_ms_size())
+        .Blob(blob(measurement.sample_ms()))
+        .Blob(blob(measurement.sample_cycles()))
+        .Blob(blob(measurement.sample_sm_mhz()));
     s->Step();
   }
   transaction.Commit();

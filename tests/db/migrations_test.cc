@@ -32,7 +32,7 @@ TEST_F(MigrationsTest, FreshDatabaseEndsAtLatestVersionInWalMode) {
   }
   RawDb raw(path);
   EXPECT_EQ(raw.Int("PRAGMA user_version"), kSchemaVersion);
-  EXPECT_EQ(kSchemaVersion, 6);
+  EXPECT_EQ(kSchemaVersion, 7);
   EXPECT_EQ(raw.Text("PRAGMA journal_mode"), "wal");
   for (const char* table :
        {"runs", "measurements", "measurement_samples", "verifications", "run_tags"}) {
@@ -255,7 +255,7 @@ TEST_F(MigrationsTest, NewerDatabaseIsRefusedAndLeftUntouched) {
   {
     RawDb raw(path);
     raw.Exec("CREATE TABLE future (x INTEGER); INSERT INTO future VALUES (42);");
-    raw.Exec("PRAGMA user_version = 7");
+    raw.Exec("PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
   }
   const std::string before = ReadFileBytes(path);
   ASSERT_FALSE(before.empty());
@@ -265,7 +265,7 @@ TEST_F(MigrationsTest, NewerDatabaseIsRefusedAndLeftUntouched) {
     FAIL() << "a newer database was opened";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Error::Code::kIncompatible);
-    EXPECT_THAT(e.what(), HasSubstr("schema version 7"));
+    EXPECT_THAT(e.what(), HasSubstr("schema version " + std::to_string(kSchemaVersion + 1)));
     EXPECT_THAT(e.what(), HasSubstr("version " + std::to_string(kSchemaVersion)));
     EXPECT_THAT(e.what(), HasSubstr(path));
   }
@@ -274,13 +274,13 @@ TEST_F(MigrationsTest, NewerDatabaseIsRefusedAndLeftUntouched) {
     FAIL() << "a newer database was opened read-only";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Error::Code::kIncompatible);
-    EXPECT_THAT(e.what(), HasSubstr("schema version 7"));
+    EXPECT_THAT(e.what(), HasSubstr("schema version " + std::to_string(kSchemaVersion + 1)));
   }
 
   EXPECT_EQ(ReadFileBytes(path), before);
   EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
   RawDb raw(path);
-  EXPECT_EQ(raw.Int("PRAGMA user_version"), 7);
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), kSchemaVersion + 1);
   EXPECT_EQ(raw.Text("PRAGMA journal_mode"), "delete");
 }
 
