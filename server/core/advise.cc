@@ -105,7 +105,9 @@ Status Advise(const AdviseInput& in, Advice* out) {
   // Beyond this no block tile fits any shared memory; also keeps the products far from overflow.
   constexpr int64_t kMaxTileDim = 1 << 16;
   if (in.bm > kMaxTileDim || in.bn > kMaxTileDim || in.bk > kMaxTileDim)
-    return InvalidArgument((in.bm > kMaxTileDim ? std::string("bm") : in.bn > kMaxTileDim ? "bn" : "bk") +
+    return InvalidArgument((in.bm > kMaxTileDim   ? std::string("bm")
+                            : in.bn > kMaxTileDim ? "bn"
+                                                  : "bk") +
                            ": at most " + std::to_string(kMaxTileDim));
   std::optional<kernels::DType> dtype = kernels::ParseDType(in.dtype);
   if (!dtype)
@@ -155,12 +157,11 @@ Status Advise(const AdviseInput& in, Advice* out) {
                      std::to_string(s.blocks_single) +
                      "; halve BK or BM, or prefetch into registers (LDG) with one buffer";
   } else {
-    a.smem_verdict = "the double buffer (" + Kb(s.double_bytes) + ") stays under the " +
-                     Kb(s.cliff_bytes) + " cliff on " + where + ": " +
-                     std::to_string(s.blocks_double) + " blocks/SM by shared memory" +
-                     (s.double_costs_blocks
-                          ? " (single buffer: " + std::to_string(s.blocks_single) + ")"
-                          : "");
+    a.smem_verdict =
+        "the double buffer (" + Kb(s.double_bytes) + ") stays under the " + Kb(s.cliff_bytes) +
+        " cliff on " + where + ": " + std::to_string(s.blocks_double) +
+        " blocks/SM by shared memory" +
+        (s.double_costs_blocks ? " (single buffer: " + std::to_string(s.blocks_single) + ")" : "");
   }
   *out = std::move(a);
   return Status::Ok();
@@ -240,8 +241,8 @@ MeasuredAnswer SummarizeMeasured(const std::vector<std::string>& variants,
   if (base_tflops > 0) ans.winner_vs_baseline = ans.points.front().tflops / base_tflops;
   if (ans.points.size() > 1) ans.winner_vs_runner_up = ans.points[0].tflops / ans.points[1].tflops;
 
-  ans.summary = ans.winner + " won at " + shape + " (" + Fixed(ans.points.front().tflops, 2) +
-                " TFLOPS";
+  ans.summary =
+      ans.winner + " won at " + shape + " (" + Fixed(ans.points.front().tflops, 2) + " TFLOPS";
   if (ans.winner == baseline && ans.winner_vs_runner_up > 0)
     ans.summary += ", " + Fixed((ans.winner_vs_runner_up - 1) * 100, 1) + "% ahead of " +
                    ans.points[1].variant + ": pipelining did not pay";
@@ -305,7 +306,8 @@ Status BudgetForVariant(const std::string& name, int tile_m, int tile_n, int til
   if (!limits) {
     std::string known;
     for (const auto& a : KnownArchs()) known += (known.empty() ? "" : ", ") + std::string(a.arch);
-    return InvalidArgument("arch: unknown architecture '" + std::string(arch) + "'; known: " + known);
+    return InvalidArgument("arch: unknown architecture '" + std::string(arch) +
+                           "'; known: " + known);
   }
   if (tile_m <= 0 || tile_n <= 0 || tile_k <= 0 || smem_bytes <= 0) {
     return InvalidArgument("variant: " + name +
@@ -315,8 +317,8 @@ Status BudgetForVariant(const std::string& name, int tile_m, int tile_n, int til
   out->arch = limits;
   out->cliff_bytes = limits->smem_per_sm / 2;
   out->rows.clear();
-  const int64_t stage_bytes = int64_t(tile_m) * tile_k * element_bytes +
-                              int64_t(tile_k) * tile_n * element_bytes;
+  const int64_t stage_bytes =
+      int64_t(tile_m) * tile_k * element_bytes + int64_t(tile_k) * tile_n * element_bytes;
   stages = std::max(stages, 1);
   for (int s = 1; s <= std::max(4, stages); ++s) {
     BudgetRow row;
@@ -336,8 +338,8 @@ Status BudgetForVariant(const std::string& name, int tile_m, int tile_n, int til
   if (!mine.fits) {
     v += "more than the " + Kb(limits->smem_per_block_max) + " a block may have: it cannot run.";
   } else if (mine.over_cliff) {
-    v += "past the " + Kb(out->cliff_bytes) + " cliff, one block per SM (single buffer: " +
-         std::to_string(single.blocks_per_sm) + ").";
+    v += "past the " + Kb(out->cliff_bytes) +
+         " cliff, one block per SM (single buffer: " + std::to_string(single.blocks_per_sm) + ").";
   } else if (mine.blocks_per_sm < single.blocks_per_sm) {
     v += std::to_string(mine.blocks_per_sm) + " blocks per SM by shared memory, against " +
          std::to_string(single.blocks_per_sm) + " single-buffered; under the " +

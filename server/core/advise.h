@@ -44,7 +44,8 @@ enum class PipelineRule {
   kMeasureBoth,  ///< 5 <= ratio <= 20: implement LDG and cp.async, benchmark
   kMayNotPay,    ///< ratio > 20: warp interleaving may already hide the loads
 };
-std::string_view ToString(PipelineRule rule);  // "cp.async", "measure both", "pipelining may not pay"
+std::string_view ToString(
+    PipelineRule rule);  // "cp.async", "measure both", "pipelining may not pay"
 
 struct SmemBudget {
   int64_t a_bytes = 0;       ///< BM*BK*sizeof(T), one buffer
@@ -58,9 +59,9 @@ struct SmemBudget {
   int64_t cliff_bytes = 0;
   int blocks_single = 0;  ///< blocks per SM that shared memory allows, single buffer (0: no fit)
   int blocks_double = 0;
-  bool double_fits = false;         ///< double_bytes <= smem_per_block_max
-  bool double_under_cliff = false;  ///< double_bytes <= cliff_bytes (at least 2 blocks per SM)
-  bool double_costs_blocks = false;      ///< blocks_double < blocks_single
+  bool double_fits = false;          ///< double_bytes <= smem_per_block_max
+  bool double_under_cliff = false;   ///< double_bytes <= cliff_bytes (at least 2 blocks per SM)
+  bool double_costs_blocks = false;  ///< blocks_double < blocks_single
 };
 
 struct Advice {
@@ -85,8 +86,7 @@ Status Advise(const AdviseInput& input, Advice* out);
 /// "f16" / "i8" / "f32" for the dtypes the pipe_ family has, nullopt for the others.
 std::optional<std::string> PipeTypeTag(std::string_view dtype);
 /// pipe_{baseline,ldg,cpasync}_{tag}_{BM}x{BN}x{BK}, in that order.
-std::vector<std::string> PipeVariantNames(std::string_view tag, int64_t bm, int64_t bn,
-                                          int64_t bk);
+std::vector<std::string> PipeVariantNames(std::string_view tag, int64_t bm, int64_t bn, int64_t bk);
 
 struct MeasuredPoint {
   std::string variant;
@@ -100,13 +100,13 @@ struct MeasuredPoint {
 
 struct MeasuredAnswer {
   bool measured = false;
-  std::string note;  ///< "not measured on this GPU yet", or what was left out and why
+  std::string note;             ///< "not measured on this GPU yet", or what was left out and why
   int64_t m = 0, n = 0, k = 0;  ///< the shape compared
   std::vector<MeasuredPoint> points;  ///< one per variant measured at that shape, fastest first
   std::string winner;
-  double winner_vs_baseline = 0;  ///< winner's TFLOPS / baseline's (0: baseline not measured)
+  double winner_vs_baseline = 0;   ///< winner's TFLOPS / baseline's (0: baseline not measured)
   double winner_vs_runner_up = 0;  ///< winner's TFLOPS / the next one's (0: only one measured)
-  std::string summary;  ///< one sentence
+  std::string summary;             ///< one sentence
 };
 
 /// From ok measurements of the given variant names (any shape, any order): the latest of each
@@ -133,7 +133,7 @@ struct BudgetRow {
 
 struct VariantBudget {
   const ArchLimits* arch = nullptr;
-  int64_t cliff_bytes = 0;  ///< half the SM's shared memory: above it, one block per SM
+  int64_t cliff_bytes = 0;      ///< half the SM's shared memory: above it, one block per SM
   std::vector<BudgetRow> rows;  ///< one per pipeline depth 1..max(4, the variant's)
   std::string verdict;
 };

@@ -13,7 +13,7 @@ struct DaemonConfig {
   std::string db_path = "ablationd.db";
   std::string worker_path;  ///< empty: ablation-worker beside the daemon's executable
   std::string log_level = "info";
-  std::string port_file;    ///< if set, the bound port is written there once listening
+  std::string port_file;  ///< if set, the bound port is written there once listening
   std::string nvml_library = "libnvidia-ml.so.1";  ///< NVML, loaded with dlopen
   std::string clock_journal;  ///< where clock locks are recorded; empty: "<db>.clocks"
   /// TOML presets added to (and replacing same-named) built-in ones; empty: built-ins only.

@@ -16,7 +16,8 @@ Status DaemonCore::Open(CoreOptions options, const kernels::Registry* registry,
     auto interrupted = core->store_->MarkInterruptedRuns(
         NowMs(), "interrupted: the daemon stopped while the run was unfinished");
     if (!interrupted.empty())
-      spdlog::warn("marked {} unfinished run(s) of an earlier daemon as failed", interrupted.size());
+      spdlog::warn("marked {} unfinished run(s) of an earlier daemon as failed",
+                   interrupted.size());
     core->readers_ = std::make_unique<ReaderPool>(options.db_path, options.readers);
   } catch (const std::exception& e) {
     return FailedPrecondition(std::string("cannot open the result database: ") + e.what());

@@ -15,6 +15,10 @@ std::string DTypeText(const kernels::Problem& p) { return std::string(kernels::T
 
 }  // namespace
 
+bool IsReferenceFailure(const v1::VerifyResult& result) {
+  return !result.passed() && result.error().rfind("reference: ", 0) == 0;
+}
+
 std::string DescribeFailedVerification(const v1::VerifyResult& v) {
   char buf[256];
   std::snprintf(buf, sizeof buf,
@@ -65,7 +69,7 @@ v1::VerifyResult MeasurementStep::Verify(const PlannedMeasurement& item,
   return result;
 }
 
-bool MeasurementStep::VerifyBeforeTiming(const PlannedMeasurement& item, int sequence,
+bool MeasurementStep::VerifyBeforeTiming(const PlannedMeasurement& item, uint64_t seed,
                                          v1::Measurement* m) {
   if (item.variant->Work(item.problem).flops == 0) {
     // A micro-benchmark (smem2reg) writes a checksum, not a product: there is nothing to check.
@@ -74,14 +78,21 @@ bool MeasurementStep::VerifyBeforeTiming(const PlannedMeasurement& item, int seq
     return true;
   }
   const ReferenceChoice reference =
-      ChooseReference(*item.variant, item.problem, v1::REFERENCE_UNSPECIFIED, "");
+      ChooseReference(*item.variant, item.problem, v1::REFERENCE_UNSPECIFIED, "", ctx_.registry);
   if (reference.reference == v1::REFERENCE_UNSPECIFIED) {
     m->set_verification_outcome(v1::VERIFICATION_OUTCOME_NOT_CHECKED);
     m->set_verification("not checked: " + reference.not_checked);
     return true;
   }
-  v1::VerifyResult v = Verify(item, reference, InputSeed(ctx_.run_id, sequence));
+  v1::VerifyResult v = Verify(item, reference, seed);
   if (ctx_.on_verified) ctx_.on_verified(v);
+  if (!v.passed() && IsReferenceFailure(v)) {
+    // The reference could not run this shape: that says nothing about the variant, which is
+    // still timed.
+    m->set_verification_outcome(v1::VERIFICATION_OUTCOME_NOT_CHECKED);
+    m->set_verification("not checked: " + v.error());
+    return true;
+  }
   if (v.passed()) {
     m->set_verification_outcome(v1::VERIFICATION_OUTCOME_PASSED);
     m->set_verification("passed");
@@ -93,7 +104,7 @@ bool MeasurementStep::VerifyBeforeTiming(const PlannedMeasurement& item, int seq
   return false;
 }
 
-std::string MeasurementStep::Time(const PlannedMeasurement& item, int sequence,
+std::string MeasurementStep::Time(const PlannedMeasurement& item, uint64_t seed,
                                   v1::Measurement* m) {
   const RunPlan& plan = *ctx_.plan;
   worker::v1::WorkerRequest req;
@@ -103,7 +114,7 @@ std::string MeasurementStep::Time(const PlannedMeasurement& item, int sequence,
   task->set_dtype(DTypeText(item.problem));
   SetShape(item.problem, task->mutable_shape());
   *task->mutable_timing() = plan.timing;
-  task->set_seed(InputSeed(ctx_.run_id, sequence));
+  task->set_seed(seed);
   // Warm-up is capped at max_seconds and sampling at twice max_seconds of wall time (flushes and
   // synchronisation are not GPU time); beyond that and the margin the worker is hung.
   const auto budget = std::chrono::seconds(
@@ -117,6 +128,8 @@ std::string MeasurementStep::Time(const PlannedMeasurement& item, int sequence,
   if (!r.ok()) return r.error();
   if (r.sample_ms_size() == 0 || r.stats().samples() == 0) return "the worker returned no samples";
   m->mutable_sample_ms()->CopyFrom(r.sample_ms());
+  m->mutable_sample_cycles()->CopyFrom(r.sample_cycles());
+  m->mutable_sample_sm_mhz()->CopyFrom(r.sample_sm_mhz());
   *m->mutable_stats() = r.stats();
   *m->mutable_occupancy() = r.occupancy();
   if (r.l2() != v1::L2_MODE_UNSPECIFIED) m->set_l2(r.l2());
@@ -130,26 +143,30 @@ std::string MeasurementStep::Time(const PlannedMeasurement& item, int sequence,
   return "";
 }
 
-v1::Measurement MeasurementStep::Measure(const PlannedMeasurement& item, int sequence) {
+v1::Measurement MeasurementStep::Measure(const PlannedMeasurement& item, const Slot& slot) {
   const auto started = std::chrono::steady_clock::now();
   const RunPlan& plan = *ctx_.plan;
+  const uint64_t seed = InputSeed(ctx_.run_id, slot.item);
   v1::Measurement m;
   m.set_run_id(ctx_.run_id);
-  m.set_sequence(sequence);
+  m.set_sequence(slot.sequence);
+  m.set_round(slot.round);
   m.set_variant(item.variant->name);
   m.set_dtype(DTypeText(item.problem));
   SetShape(item.problem, m.mutable_shape());
-  m.set_l2(plan.timing.hot_l2() ? v1::L2_MODE_HOT : v1::L2_MODE_COLD);
+  m.set_l2(plan.timing.hot_l2()     ? v1::L2_MODE_HOT
+           : plan.timing.flush_l2() ? v1::L2_MODE_COLD
+                                    : v1::L2_MODE_COLD_ROTATED);
   m.set_clock_policy(ClockPolicyText(plan.clocks));
   *m.mutable_telemetry() = UnavailableTelemetry("nothing was timed");
 
   std::string error;
   if (Status st = ctx_.gpu->Ensure(); !st.ok()) {
     error = st.message();
-  } else if (plan.verify && !VerifyBeforeTiming(item, sequence, &m)) {
+  } else if (slot.verify && !VerifyBeforeTiming(item, seed, &m)) {
     error = m.error();
   } else {
-    error = Time(item, sequence, &m);
+    error = Time(item, seed, &m);
   }
   m.set_status(error.empty() ? v1::MEASUREMENT_STATUS_OK : v1::MEASUREMENT_STATUS_FAILED);
   m.set_error(error);

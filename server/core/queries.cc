@@ -107,8 +107,7 @@ void Queries::OnReader(Done<Response> done, Answer answer) {
 void Queries::ListRuns(const v1::ListRunsRequest& request, Done<v1::ListRunsResponse> done) {
   if (Status st = CheckPageSize(request.page_size()); !st.ok()) return done(st, {});
   if (!v1::RunState_IsValid(request.state()))
-    return done(InvalidArgument("state: unknown run state " + std::to_string(request.state())),
-                {});
+    return done(InvalidArgument("state: unknown run state " + std::to_string(request.state())), {});
   db::RunFilter filter;
   filter.tag = request.tag();
   filter.state = request.state();
@@ -132,7 +131,8 @@ void Queries::GetRun(const v1::GetRunRequest& request, Done<v1::GetRunResponse> 
                           : "no run has been stored yet");
     for (auto& m : reader.MeasurementsOfRun(run->id(), request.include_samples()))
       *response->add_measurements() = std::move(m);
-    for (auto& v : reader.VerificationsOfRun(run->id())) *response->add_verifications() = std::move(v);
+    for (auto& v : reader.VerificationsOfRun(run->id()))
+      *response->add_verifications() = std::move(v);
     *response->mutable_run() = std::move(*run);
     return Status::Ok();
   });
@@ -153,8 +153,8 @@ void Queries::QueryMeasurements(const v1::QueryMeasurementsRequest& request,
 void Queries::Advise(const v1::AdviseRequest& request, Done<v1::AdviseResponse> done) {
   if (request.device() < 0) return done(InvalidArgument("device: must be 0 or more"), {});
   core::Advice a;
-  Status st = core::Advise(
-      {request.bm(), request.bn(), request.bk(), request.dtype(), request.arch()}, &a);
+  Status st =
+      core::Advise({request.bm(), request.bn(), request.bk(), request.dtype(), request.arch()}, &a);
   if (!st.ok()) return done(st, {});
   v1::AdviseResponse base;
   base.set_ratio(a.ratio);

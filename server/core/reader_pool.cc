@@ -7,7 +7,8 @@
 namespace ablation::core {
 
 ReaderPool::ReaderPool(const std::string& db_path, int threads) {
-  for (int i = 0; i < std::max(1, threads); ++i) readers_.push_back(db::Store::OpenReadOnly(db_path));
+  for (int i = 0; i < std::max(1, threads); ++i)
+    readers_.push_back(db::Store::OpenReadOnly(db_path));
   for (auto& reader : readers_) {
     db::Store* r = reader.get();
     threads_.emplace_back([this, r] { Loop(r); });

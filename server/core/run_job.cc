@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/core/measurement_step.h"
+#include "server/core/round_order.h"
 #include "server/core/verification_policy.h"
 
 namespace ablation::core {
@@ -18,7 +19,7 @@ class JobExecution {
     v1::DeviceIdentity identity = gpu_.identity();
     // NVML knows the driver's own version (580.x); the worker only the CUDA API level it offers.
     if (ctx_.nvml) identity.set_driver_version(ctx_.nvml->DriverVersion());
-    job_.recorder.Started(identity, job_.plan);
+    job_.recorder.Started(identity, job_.plan, Schedule());
     spdlog::info("run {} started on GPU {}: {} items", job_.id(), gpu_.index(),
                  job_.plan.items.size());
     if (job_.kind == v1::RUN_KIND_VERIFY) return RunVerify();
@@ -26,6 +27,23 @@ class JobExecution {
   }
 
  private:
+  // Every item once per round, each round in its own shuffled order; verify runs have one round
+  // in plan order.
+  std::vector<std::pair<int, int>> Schedule() const {
+    const RunPlan& plan = job_.plan;
+    std::vector<std::pair<int, int>> schedule;
+    const int rounds = job_.kind == v1::RUN_KIND_VERIFY ? 1 : std::max(1, plan.rounds);
+    for (int r = 0; r < rounds; ++r) {
+      if (job_.kind == v1::RUN_KIND_VERIFY || rounds == 1) {
+        for (size_t i = 0; i < plan.items.size(); ++i) schedule.emplace_back(int(i), r);
+      } else {
+        for (size_t i : RoundOrder(plan.items.size(), plan.order_seed, r))
+          schedule.emplace_back(int(i), r);
+      }
+    }
+    return schedule;
+  }
+
   bool Stopped() const { return job_.cancel || (ctx_.stopping && ctx_.stopping()); }
   void BetweenItems() const {
     if (ctx_.between_items) ctx_.between_items();
@@ -42,6 +60,7 @@ class JobExecution {
     step.expected_sm_mhz = expected_sm_mhz;
     step.hang_margin = ctx_.hang_margin;
     step.next_task = ctx_.next_task;
+    step.registry = ctx_.registry;
     step.on_verified = [this](const v1::VerifyResult& v) { job_.recorder.Verified(v); };
     return step;
   }
@@ -52,8 +71,9 @@ class JobExecution {
     for (size_t i = 0; i < job_.plan.items.size() && !Stopped(); ++i) {
       BetweenItems();
       const PlannedMeasurement& item = job_.plan.items[i];
-      const ReferenceChoice reference = ChooseReference(
-          *item.variant, item.problem, job_.plan.reference, job_.plan.reference_variant);
+      const ReferenceChoice reference =
+          ChooseReference(*item.variant, item.problem, job_.plan.reference,
+                          job_.plan.reference_variant, ctx_.registry);
       v1::VerifyResult result;
       if (reference.reference == v1::REFERENCE_UNSPECIFIED) {
         result.set_variant(item.variant->name);
@@ -89,10 +109,18 @@ class JobExecution {
       spdlog::info("run {}: clocks locked ({})", job_.id(), clock_lock->PolicyString());
     }
     MeasurementStep step(Step(uuid, ExpectedSmMhz(uuid, clock_lock.get())));
-    int ok = 0, failed = 0;
-    for (size_t i = 0; i < job_.plan.items.size() && !Stopped(); ++i) {
+    int ok = 0, failed = 0, sequence = 0;
+    std::vector<char> visited(job_.plan.items.size(), 0), wrong(job_.plan.items.size(), 0);
+    for (const auto& [index, round] : Schedule()) {
+      if (Stopped()) break;
+      // An item whose output was wrong is not timed again in later rounds: its row says why.
+      if (wrong[size_t(index)]) continue;
       BetweenItems();
-      v1::Measurement m = step.Measure(job_.plan.items[i], int(i));
+      MeasurementStep::Slot slot{index, round, sequence++, false};
+      slot.verify = job_.plan.verify && !visited[size_t(index)];
+      visited[size_t(index)] = 1;
+      v1::Measurement m = step.Measure(job_.plan.items[size_t(index)], slot);
+      if (m.verification_outcome() == v1::VERIFICATION_OUTCOME_FAILED) wrong[size_t(index)] = 1;
       if (m.status() == v1::MEASUREMENT_STATUS_OK) {
         ++ok;
       } else {

@@ -36,6 +36,7 @@ struct ExecutionContext {
   ClockLockJournal* clock_journal = nullptr;
   std::chrono::seconds hang_margin{120};
   std::atomic<uint64_t>* next_task = nullptr;
+  const kernels::Registry* registry = nullptr;
   /// True once the run must stop at its next measurement boundary (cancel, shutdown).
   std::function<bool()> stopping;
   /// Called between measurements (the run manager answers Describe requests there).

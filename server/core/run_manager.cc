@@ -1,5 +1,7 @@
 #include "server/core/run_manager.h"
 
+#include <random>
+
 #include <google/protobuf/util/json_util.h>
 #include <spdlog/spdlog.h>
 
@@ -30,6 +32,7 @@ RunManager::RunManager(RunManagerOptions options, db::Store* store,
   execution_.clock_journal = options_.clock_journal;
   execution_.hang_margin = options_.hang_margin;
   execution_.next_task = &next_task_;
+  execution_.registry = registry_;
   execution_.stopping = [this] { return stopping_.load(); };
 }
 
@@ -84,8 +87,7 @@ void RunManager::Shutdown() {
     for (auto& d : describes) d.done(kShuttingDown, {});
     // Stored and told alike: cancelled, never run (the run itself did nothing wrong).
     for (auto& job : dropped)
-      job->recorder.CancelledInQueue("the daemon shut down before the run started",
-                                     kShuttingDown);
+      job->recorder.CancelledInQueue("the daemon shut down before the run started", kShuttingDown);
   }
   for (Gpu* gpu : Gpus()) {
     if (gpu->thread.joinable()) gpu->thread.join();
@@ -189,8 +191,12 @@ Status RunManager::Admit(std::shared_ptr<Job> job, const std::string& request_js
   run.set_requested_by(requested_by);
   for (const auto& tag : tags) run.add_tags(tag);
   run.set_created_at_ms(NowMs());
-  run.set_planned(int(job->plan.items.size()));
+  if (job->plan.order_seed == 0) job->plan.order_seed = std::random_device{}() | 1;
+  const int rounds = job->kind == v1::RUN_KIND_VERIFY ? 1 : job->plan.rounds;
+  run.set_planned(int(job->plan.items.size()) * rounds);
   run.set_clock_policy(ClockPolicyText(clocks));
+  run.set_rounds(rounds);
+  run.set_order_seed(job->plan.order_seed);
   job->recorder.Create(run);
 
   std::lock_guard lock(gpu->mu);
@@ -212,8 +218,11 @@ Status RunManager::SubmitRun(const v1::RunRequest& request, const std::string& p
     st = PlanRun(request, *registry_, Limits(request.device()), options_.timing, &plan);
   }
   if (!st.ok()) return st;
-  auto job = std::make_shared<Job>(v1::RUN_KIND_ABLATION, std::move(plan),
-                                   store_, std::move(observer));
+  // Presets are ladders whose changes are compared: three rounds unless asked otherwise.
+  st = ApplyRounds(request.rounds(), request.preset().empty() ? 1 : 3, request.order_seed(), &plan);
+  if (!st.ok()) return st;
+  auto job =
+      std::make_shared<Job>(v1::RUN_KIND_ABLATION, std::move(plan), store_, std::move(observer));
   const std::string who =
       request.requested_by().empty() ? peer : request.requested_by() + " (" + peer + ")";
   st = Admit(job, ToJson(request), who, {request.tags().begin(), request.tags().end()});
@@ -226,8 +235,8 @@ Status RunManager::SubmitVerify(const v1::VerifyRequest& request, const std::str
   RunPlan plan;
   Status st = PlanVerify(request, *registry_, Limits(request.device()), &plan);
   if (!st.ok()) return st;
-  auto job = std::make_shared<Job>(v1::RUN_KIND_VERIFY, std::move(plan),
-                                   store_, std::move(observer));
+  auto job =
+      std::make_shared<Job>(v1::RUN_KIND_VERIFY, std::move(plan), store_, std::move(observer));
   return Admit(job, ToJson(request), peer, {request.tags().begin(), request.tags().end()});
 }
 

@@ -106,6 +106,20 @@ Status CheckCanImplement(RunPlan* plan) {
 
 }  // namespace
 
+Status ApplyRounds(int requested, int default_rounds, uint64_t order_seed, RunPlan* plan) {
+  if (requested < 0 || requested > kMaxRounds)
+    return InvalidArgument("rounds: " + std::to_string(requested) + " is not in 0.." +
+                           std::to_string(kMaxRounds) + " (0: the default)");
+  const int rounds = requested > 0 ? requested : default_rounds;
+  plan->rounds = rounds;
+  plan->order_seed = order_seed;
+  v1::TimingOptions& t = plan->timing;
+  t.set_min_seconds(t.min_seconds() / rounds);
+  t.set_max_seconds(t.max_seconds() / rounds);
+  t.set_min_samples((t.min_samples() + rounds - 1) / rounds);
+  return Status::Ok();
+}
+
 std::string ClockPolicyText(const ClockPolicy& policy) {
   return ClockPolicyString(policy.lock ? &policy.target : nullptr);
 }
@@ -209,7 +223,8 @@ Status PlanVerify(const v1::VerifyRequest& request, const kernels::Registry& reg
     return InvalidArgument("reference: unknown reference " + std::to_string(int(plan->reference)));
   if (plan->reference == v1::REFERENCE_VARIANT) {
     const std::string& name = request.reference_variant();
-    if (name.empty()) return InvalidArgument("reference_variant: name the variant to check against");
+    if (name.empty())
+      return InvalidArgument("reference_variant: name the variant to check against");
     std::vector<const kernels::Variant*> ref;
     if (!(st = Resolve(registry, name, "reference_variant", &ref)).ok()) return st;
     if (ref.size() != 1)
@@ -223,8 +238,8 @@ Status PlanVerify(const v1::VerifyRequest& request, const kernels::Registry& reg
   }
   for (const auto& p : plan->problems) {
     if (plan->reference == v1::REFERENCE_CPU && Work(p) > kCpuReferenceMaxWork) {
-      return InvalidArgument("reference: the CPU reference is limited to M*N*K <= 2^31 (" +
-                             ShapeText(p) + " is larger); use cublas");
+      return InvalidArgument("reference: the CPU reference is limited to M*N*K <= 2^33 (" +
+                             ShapeText(p) + " is larger); use cublas or gpu");
     }
   }
   if (!(st = CheckCanImplement(plan)).ok()) return st;

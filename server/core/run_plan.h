@@ -61,7 +61,18 @@ struct RunPlan {
   v1::Reference reference = v1::REFERENCE_UNSPECIFIED;
   std::string reference_variant;  ///< with REFERENCE_VARIANT: the canonical name
   ClockPolicy clocks;
+  /// Every item is measured once per round, each round in its own shuffled order (round_order.h).
+  int rounds = 1;
+  uint64_t order_seed = 0;  ///< 0 until the run is admitted: then derived from its id if unset
 };
+
+/// Most rounds a run may ask for.
+inline constexpr int kMaxRounds = 100;
+
+/// Sets the plan's rounds from the request (0: `default_rounds`) and divides the per-item time
+/// budget among them, so that a run with rounds costs what it would without: min/max seconds
+/// divided by the rounds, min samples rounded up. InvalidArgument when out of range.
+Status ApplyRounds(int requested, int default_rounds, uint64_t order_seed, RunPlan* plan);
 
 /// Device memory a measurement needs (inputs, both B layouts where a transpose is needed, output,
 /// a reference output when verifying, and the L2 flush buffer).

@@ -38,14 +38,16 @@ void RunRecorder::Queued(int position) {
   Emit(ev);
 }
 
-void RunRecorder::Started(const v1::DeviceIdentity& device, const RunPlan& plan) {
+void RunRecorder::Started(const v1::DeviceIdentity& device, const RunPlan& plan,
+                          const std::vector<std::pair<int, int>>& schedule) {
   store_->MarkRunStarted(run_id_, device, NowMs());
   v1::RunEvent ev;
   auto* started = ev.mutable_started();
   started->set_run_id(run_id_);
   *started->mutable_device() = device;
-  started->set_total(int(plan.items.size()));
-  for (const auto& item : plan.items) {
+  started->set_total(int(schedule.size()));
+  for (const auto& [index, round] : schedule) {
+    const PlannedMeasurement& item = plan.items[size_t(index)];
     v1::PlannedMeasurement* planned = started->add_plan();
     planned->set_variant(item.variant->name);
     planned->set_dtype(std::string(kernels::ToString(item.problem.dtype)));

@@ -7,6 +7,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ablation/v1/ablation.pb.h"
 #include "db/store.h"
@@ -28,7 +30,9 @@ class RunRecorder {
   int64_t run_id() const { return run_id_; }
 
   void Queued(int position);
-  void Started(const v1::DeviceIdentity& device, const RunPlan& plan);
+  /// `schedule` is what will run, in order: (item index, round).
+  void Started(const v1::DeviceIdentity& device, const RunPlan& plan,
+               const std::vector<std::pair<int, int>>& schedule);
   /// Stores the measurement (with its samples), then emits it without them. Returns its id.
   int64_t Measured(v1::Measurement measurement);
   void Verified(v1::VerifyResult result);

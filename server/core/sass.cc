@@ -73,8 +73,8 @@ std::optional<SassInstruction> ParseInstructionLine(std::string_view line,
   ins.opcode = std::string(rest.substr(0, sp));
   ins.operands = sp == std::string_view::npos ? "" : std::string(Trim(rest.substr(sp)));
   for (char c : ins.opcode)
-    if (!(std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-          c == '.' || c == '_'))
+    if (!(std::isupper(static_cast<unsigned char>(c)) ||
+          std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '_'))
       return std::nullopt;
   ins.mnemonic = ins.opcode.substr(0, ins.opcode.find('.'));
   // "@!PT" never executes: ptxas's padding (@!PT LDS RZ, [RZ]), not a real load or store.
@@ -246,8 +246,9 @@ SassVerdict InspectFunction(const SassFunction& f) {
     v.local_loads += i.mnemonic == "LDL";
     v.local_stores += i.mnemonic == "STL";
   }
-  bool tensor = std::any_of(ins.begin(), ins.end(),
-                            [](const SassInstruction& i) { return i.cls == SassClass::kTensorCore; });
+  bool tensor = std::any_of(ins.begin(), ins.end(), [](const SassInstruction& i) {
+    return i.cls == SassClass::kTensorCore;
+  });
   std::vector<SassLoop> loops = FindLoops(f);
   const SassLoop* main = nullptr;
   auto count = [&](const SassLoop& l) { return tensor ? l.tensor : l.ffma; };
@@ -282,9 +283,12 @@ SassVerdict InspectFunction(const SassFunction& f) {
     }
     if (i.cls == SassClass::kGlobalLoad) {
       ++v.loads;
-      if (i.mnemonic == "LDG") ldg = true;
-      else if (i.mnemonic == "LDGSTS") ldgsts = true;
-      else other_load = i.mnemonic;
+      if (i.mnemonic == "LDG")
+        ldg = true;
+      else if (i.mnemonic == "LDGSTS")
+        ldgsts = true;
+      else
+        other_load = i.mnemonic;
     }
     if (i.cls == SassClass::kLocal) ++v.local_in_loop;
   }
@@ -386,7 +390,8 @@ SassVerdict InspectFunction(const SassFunction& f) {
       v.excerpt.push_back({-1, m, "... " + std::to_string(len - 3) + " more " + what});
       v.excerpt.push_back({ins[end].offset, m, ins[end].text});
     } else {
-      for (size_t k = j; k <= end; ++k) v.excerpt.push_back({ins[k].offset, marker(k), ins[k].text});
+      for (size_t k = j; k <= end; ++k)
+        v.excerpt.push_back({ins[k].offset, marker(k), ins[k].text});
     }
     j = end + 1;
   }

@@ -28,14 +28,14 @@ enum class SassClass {
 std::string_view ToString(SassClass c);
 
 struct SassInstruction {
-  int64_t offset = -1;      ///< byte offset in the function (the /*0870*/ column)
-  std::string predicate;    ///< "@!P0", or empty
-  std::string opcode;       ///< "LDG.E.128.CONSTANT"
-  std::string mnemonic;     ///< "LDG": the opcode up to its first dot
-  std::string operands;     ///< "R72, [R72.64]"
+  int64_t offset = -1;    ///< byte offset in the function (the /*0870*/ column)
+  std::string predicate;  ///< "@!P0", or empty
+  std::string opcode;     ///< "LDG.E.128.CONSTANT"
+  std::string mnemonic;   ///< "LDG": the opcode up to its first dot
+  std::string operands;   ///< "R72, [R72.64]"
   SassClass cls = SassClass::kOther;
-  int64_t target = -1;      ///< a branch's target offset, when known
-  std::string text;         ///< "@!P0 BRA 0xdc0" (predicate, opcode, operands)
+  int64_t target = -1;  ///< a branch's target offset, when known
+  std::string text;     ///< "@!P0 BRA 0xdc0" (predicate, opcode, operands)
 };
 
 struct SassFunction {
@@ -76,20 +76,20 @@ struct SassVerdict {
   int64_t loop_start = -1;  ///< offsets of the main loop's first instruction and back branch
   int64_t loop_end = -1;
   int loop_instructions = 0;
-  std::string compute_opcode;  ///< "HMMA", "IMMA", "FFMA", ... (the main loop's compute)
-  int compute_per_iteration = 0;  ///< static count in the main loop, nested loops included
-  int compute_in_inner_loops = 0;  ///< of those, how many sit in loops nested in the main loop
-  int loads = 0;                  ///< global loads in the main loop
-  std::string load_opcode;        ///< "LDGSTS", "LDG", "LDG+LDGSTS"
-  int overlapping_loads = 0;      ///< loads that reach the compute with no BAR.SYNC between
+  std::string compute_opcode;       ///< "HMMA", "IMMA", "FFMA", ... (the main loop's compute)
+  int compute_per_iteration = 0;    ///< static count in the main loop, nested loops included
+  int compute_in_inner_loops = 0;   ///< of those, how many sit in loops nested in the main loop
+  int loads = 0;                    ///< global loads in the main loop
+  std::string load_opcode;          ///< "LDGSTS", "LDG", "LDG+LDGSTS"
+  int overlapping_loads = 0;        ///< loads that reach the compute with no BAR.SYNC between
   int64_t first_overlap_load = -1;  ///< offset of the first such load
   int64_t overlap_compute = -1;     ///< offset of the compute instruction it reaches
   int64_t blocking_barrier = -1;    ///< a barrier that separates a load from the compute
   bool overlap = false;
   bool barrier_after_compute = false;
   int64_t barrier_after = -1;
-  int local_loads = 0;  ///< LDL in the whole function
-  int local_stores = 0; ///< STL in the whole function
+  int local_loads = 0;   ///< LDL in the whole function
+  int local_stores = 0;  ///< STL in the whole function
   int local_in_loop = 0;
   std::vector<SassLine> excerpt;  ///< the main loop, annotated
 };

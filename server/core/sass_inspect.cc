@@ -107,11 +107,13 @@ std::vector<std::string> SassFamily(const kernels::Variant& v, const kernels::Re
     size_t us = n.find('_', 5);
     if (us != std::string::npos) {
       const std::string rest = n.substr(us);  // "_f16_64x64x16"
-      for (const char* p : {"baseline", "ldg", "cpasync"}) names.push_back("pipe_" + std::string(p) + rest);
+      for (const char* p : {"baseline", "ldg", "cpasync"})
+        names.push_back("pipe_" + std::string(p) + rest);
     }
   } else if (n.rfind("abl_", 0) == 0) {
     size_t s = n.find("_s");
-    while (s != std::string::npos && !(s + 2 < n.size() && std::isdigit(static_cast<unsigned char>(n[s + 2]))))
+    while (s != std::string::npos &&
+           !(s + 2 < n.size() && std::isdigit(static_cast<unsigned char>(n[s + 2]))))
       s = n.find("_s", s + 1);
     if (s != std::string::npos)
       for (char st = '1'; st <= '4'; ++st) {
@@ -175,11 +177,11 @@ v1::SassResponse BuildSassResponse(const std::string& listing,
                  " by a BAR.SYNC (" + Hex(v.blocking_barrier) + "): load, sync, compute");
   }
   AddCheck(k, "barrier_after_compute", v.barrier_after_compute,
-           v.barrier_after_compute ? "BAR.SYNC at " + Hex(v.barrier_after) + " after the last " +
-                                         v.compute_opcode
-                                   : "no BAR.SYNC between the compute and the next iteration's");
-  std::string counts = std::to_string(v.compute_per_iteration) + " " + v.compute_opcode +
-                       " per iteration";
+           v.barrier_after_compute
+               ? "BAR.SYNC at " + Hex(v.barrier_after) + " after the last " + v.compute_opcode
+               : "no BAR.SYNC between the compute and the next iteration's");
+  std::string counts =
+      std::to_string(v.compute_per_iteration) + " " + v.compute_opcode + " per iteration";
   if (v.compute_in_inner_loops > 0)
     counts += " (" + std::to_string(v.compute_in_inner_loops) + " in an inner loop)";
   bool same = true;
@@ -196,8 +198,7 @@ v1::SassResponse BuildSassResponse(const std::string& listing,
   if (compared == 0)
     AddCheck(k, "compute_count", true, counts + "; no family variant to compare with");
   else
-    AddCheck(k, "compute_count", same,
-             counts + (same ? ", as in " : ", unlike ") + others);
+    AddCheck(k, "compute_count", same, counts + (same ? ", as in " : ", unlike ") + others);
   const int local = v.local_loads + v.local_stores;
   AddCheck(k, "spills", local == 0,
            local == 0 ? "no LDL/STL"
@@ -271,8 +272,7 @@ std::string RunTool(const std::vector<std::string>& argv, std::chrono::seconds t
   }
   if (err.size() > 2000) err = "..." + err.substr(err.size() - 2000);
   while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
-  if (timed_out)
-    return argv[0] + " did not finish in " + std::to_string(timeout.count()) + " s";
+  if (timed_out) return argv[0] + " did not finish in " + std::to_string(timeout.count()) + " s";
   if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && out->empty())
     return "cannot run " + argv[0];
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
@@ -352,7 +352,8 @@ Status SassInspector::Inspect(const v1::SassRequest& request, Done done) {
     if (!d)
       return InvalidArgument("dtype: unknown dtype '" + dtype +
                              "'; known: bf16, fp16, fp32, tf32, int8");
-    if (!v.Supports(*d)) return InvalidArgument("dtype: " + v.name + " has no " + dtype + " kernel");
+    if (!v.Supports(*d))
+      return InvalidArgument("dtype: " + v.name + " has no " + dtype + " kernel");
   }
   if (v.family == "cublas")
     return FailedPrecondition("variant: " + v.name +

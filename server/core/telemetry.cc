@@ -67,8 +67,7 @@ v1::Telemetry AggregateTelemetry(const std::vector<NvmlSample>& samples, double 
   sm.Into(&t, &T::set_sm_clock_mhz_mean, &T::set_sm_clock_mhz_min, &T::set_sm_clock_mhz_max);
   mem.Into(&t, &T::set_mem_clock_mhz_mean, &T::set_mem_clock_mhz_min, &T::set_mem_clock_mhz_max);
   power.Into(&t, &T::set_power_w_mean, &T::set_power_w_min, &T::set_power_w_max);
-  temp.Into(&t, &T::set_temperature_c_mean, &T::set_temperature_c_min,
-            &T::set_temperature_c_max);
+  temp.Into(&t, &T::set_temperature_c_mean, &T::set_temperature_c_min, &T::set_temperature_c_max);
   for (auto& name : ReasonNames(seen & ~nvml_abi::kReasonGpuIdle)) t.add_throttle_reasons(name);
   std::vector<std::string> missing;
   if (!sm.n) missing.push_back("SM clock");

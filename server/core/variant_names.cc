@@ -1,8 +1,8 @@
 #include "server/core/variant_names.h"
 
+#include <fnmatch.h>
 #include <algorithm>
 #include <cctype>
-#include <fnmatch.h>
 #include <set>
 
 namespace ablation::core {
@@ -111,7 +111,8 @@ std::vector<std::string> ClosestNames(const kernels::Registry& registry, std::st
   std::string probe = Lower(name);
   if (auto parsed = ParseAblationName(name)) probe = Lower(parsed->Canonical());
   std::vector<std::pair<size_t, std::string>> scored;
-  for (const auto& v : registry.All()) scored.emplace_back(EditDistance(probe, Lower(v.name)), v.name);
+  for (const auto& v : registry.All())
+    scored.emplace_back(EditDistance(probe, Lower(v.name)), v.name);
   std::stable_sort(scored.begin(), scored.end(),
                    [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<std::string> out;
@@ -119,8 +120,8 @@ std::vector<std::string> ClosestNames(const kernels::Registry& registry, std::st
   return out;
 }
 
-Status Resolve(const kernels::Registry& registry, std::string_view selector,
-               std::string_view field, std::vector<const kernels::Variant*>* out) {
+Status Resolve(const kernels::Registry& registry, std::string_view selector, std::string_view field,
+               std::vector<const kernels::Variant*>* out) {
   std::string where(field);
   if (selector.empty()) return InvalidArgument(where + ": empty variant name");
   if (IsGlob(selector)) {

@@ -44,7 +44,7 @@ std::vector<std::string> ClosestNames(const kernels::Registry& registry, std::st
 /// Resolves one selector (canonical name, short form or glob) to registry entries, in registry
 /// order. An unknown name or a glob that matches nothing is an InvalidArgument naming `field`
 /// and, for names, the closest known ones.
-Status Resolve(const kernels::Registry& registry, std::string_view selector,
-               std::string_view field, std::vector<const kernels::Variant*>* out);
+Status Resolve(const kernels::Registry& registry, std::string_view selector, std::string_view field,
+               std::vector<const kernels::Variant*>* out);
 
 }  // namespace ablation::core

@@ -13,9 +13,9 @@ namespace ablation::core {
 /// Multiply-adds up to which the default reference is the FP64 CPU one (1024^3, as the API
 /// documents); above it cuBLAS, whose error is then bounded by the dtype's tolerance.
 inline constexpr double kCpuReferenceDefaultMaxWork = 1024.0 * 1024.0 * 1024.0;
-/// Multiply-adds beyond which the CPU reference is refused even when asked for (2^31): it is
-/// single-threaded FP64 and would hold the GPU's thread for minutes.
-inline constexpr double kCpuReferenceMaxWork = 2147483648.0;
+/// Multiply-adds beyond which the CPU reference is refused even when asked for (2^33): it is
+/// FP64 on the host's cores and would hold the GPU's thread for minutes beyond that.
+inline constexpr double kCpuReferenceMaxWork = 8589934592.0;
 
 /// M*N*K as a double (no overflow for any shape a plan accepts).
 double Work(const kernels::Problem& problem);
@@ -23,14 +23,17 @@ double Work(const kernels::Problem& problem);
 /// A reference chosen for one item: what checks it, or why nothing can.
 struct ReferenceChoice {
   v1::Reference reference = v1::REFERENCE_UNSPECIFIED;  ///< unspecified: nothing can check it
-  std::string variant;       ///< with REFERENCE_VARIANT: the canonical name
-  std::string not_checked;   ///< when unspecified: why (a sentence without "not checked: ")
+  std::string variant;      ///< with REFERENCE_VARIANT: the canonical name
+  std::string not_checked;  ///< when unspecified: why (a sentence without "not checked: ")
 };
 
-/// The reference for `variant` at `problem`. `asked` is what the request named (unspecified:
-/// the default above; a cuBLAS variant is never checked against itself, so it gets the CPU).
+/// The reference for `variant` at `problem`. `asked` is what the request named; unspecified is
+/// the default: the CPU up to kCpuReferenceDefaultMaxWork, above it cuBLAS of the dtype where
+/// cuBLAS takes the shape (`registry` says), else the GPU reference, which takes every shape. A
+/// cuBLAS variant is never checked against cuBLAS.
 ReferenceChoice ChooseReference(const kernels::Variant& variant, const kernels::Problem& problem,
-                                v1::Reference asked, const std::string& asked_variant);
+                                v1::Reference asked, const std::string& asked_variant,
+                                const kernels::Registry* registry = nullptr);
 
 /// "cpu", "cublas" or the variant's name: how a reference reads in messages.
 std::string ReferenceText(v1::Reference reference, const std::string& variant);

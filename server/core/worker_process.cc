@@ -38,8 +38,8 @@ Status WorkerProcess::Start(std::chrono::milliseconds timeout) {
   // A write to a worker that just died must be an error, not a signal that ends the daemon.
   ::signal(SIGPIPE, SIG_IGN);
   if (::access(path_.c_str(), X_OK) != 0) {
-    return FailedPrecondition("the worker executable " + path_ + " cannot be run: " +
-                              std::strerror(errno));
+    return FailedPrecondition("the worker executable " + path_ +
+                              " cannot be run: " + std::strerror(errno));
   }
   int in_pipe[2], out_pipe[2], err_pipe[2];
   if (::pipe2(in_pipe, O_CLOEXEC) || ::pipe2(out_pipe, O_CLOEXEC) || ::pipe2(err_pipe, O_CLOEXEC))
@@ -51,8 +51,8 @@ Status WorkerProcess::Start(std::chrono::milliseconds timeout) {
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
   std::string device = std::to_string(device_);
-  char* argv[] = {const_cast<char*>(path_.c_str()), const_cast<char*>("--device"),
-                  device.data(), nullptr};
+  char* argv[] = {const_cast<char*>(path_.c_str()), const_cast<char*>("--device"), device.data(),
+                  nullptr};
   pid_t pid = -1;
   int rc = ::posix_spawn(&pid, path_.c_str(), &actions, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
@@ -121,8 +121,9 @@ Status WorkerProcess::Start(std::chrono::milliseconds timeout) {
                               LastStderr());
   }
   hello_ = reply.hello();
-  spdlog::info("worker for GPU {} started (pid {}): {}", device_, pid_,
-               hello_.device_present() ? hello_.device().name() : "no device: " + hello_.no_device_reason());
+  spdlog::info(
+      "worker for GPU {} started (pid {}): {}", device_, pid_,
+      hello_.device_present() ? hello_.device().name() : "no device: " + hello_.no_device_reason());
   return Status::Ok();
 }
 

@@ -13,7 +13,8 @@ TEST(AdviseTest, RatioOfTheSeedsFormula) {
   EXPECT_DOUBLE_EQ(ComputeLoadRatio(32, 32, 32, 2), 16.0);
   EXPECT_DOUBLE_EQ(ComputeLoadRatio(64, 64, 32, 1), 64.0);
   EXPECT_DOUBLE_EQ(ComputeLoadRatio(8, 8, 8, 4), 2.0);
-  EXPECT_DOUBLE_EQ(ComputeLoadRatio(128, 64, 32, 2), 2.0 * 128 * 64 * 32 / ((128 * 32 + 32 * 64) * 2));
+  EXPECT_DOUBLE_EQ(ComputeLoadRatio(128, 64, 32, 2),
+                   2.0 * 128 * 64 * 32 / ((128 * 32 + 32 * 64) * 2));
 }
 
 TEST(AdviseTest, RuleBoundaries) {
@@ -40,7 +41,8 @@ TEST(AdviseTest, SeedsStepOneExampleOnGa104) {
   EXPECT_EQ(a.smem.blocks_double, 12);  // 100 / 8
   EXPECT_EQ(a.rule, PipelineRule::kMeasureBoth);
   EXPECT_DOUBLE_EQ(a.ratio, 16.0);
-  EXPECT_NE(a.smem_verdict.find("stays under the 50 KB cliff"), std::string::npos) << a.smem_verdict;
+  EXPECT_NE(a.smem_verdict.find("stays under the 50 KB cliff"), std::string::npos)
+      << a.smem_verdict;
 }
 
 TEST(AdviseTest, SeedsPitfallTwentyEightKbDoubledCrossesTheCliff) {
@@ -121,8 +123,8 @@ TEST(AdviseTest, PipeNames) {
                                       "pipe_cpasync_f16_64x64x16"}));
 }
 
-v1::Measurement Rec(int64_t id, const std::string& variant, int64_t size, double tflops,
-                    int64_t at, v1::MeasurementStatus status = v1::MEASUREMENT_STATUS_OK) {
+v1::Measurement Rec(int64_t id, const std::string& variant, int64_t size, double tflops, int64_t at,
+                    v1::MeasurementStatus status = v1::MEASUREMENT_STATUS_OK) {
   v1::Measurement r;
   r.set_id(id);
   r.set_run_id(100 + id);

@@ -18,7 +18,7 @@
 namespace ablation::testing {
 
 struct WorkerScript {
-  enum class Action { kMeasure, kDie, kHang, kFailVerification, kRefuse };
+  enum class Action { kMeasure, kDie, kHang, kFailVerification, kReferenceFails, kRefuse };
   std::map<std::string, Action> by_variant;  ///< default kMeasure
   std::vector<double> samples_ms{1.0, 2.0, 3.0, 4.0};
   bool device_present = true;
@@ -34,6 +34,7 @@ struct WorkerLog {
   int measures = 0;
   int verifies = 0;
   std::vector<std::string> measured_variants;
+  std::vector<int> measured_rounds_min_samples;  ///< timing.min_samples of each measure request
   std::vector<uint64_t> seeds;
 };
 
@@ -77,6 +78,11 @@ class InProcessWorker final : public core::Worker {
       }
       result.ok = true;
       auto* v = result.reply.mutable_verify();
+      if (ActionOf(task.variant()) == WorkerScript::Action::kReferenceFails) {
+        v->set_passed(false);
+        v->set_error("reference: cuBLAS refuses 65x37x29 (test)");
+        return result;
+      }
       const bool fail = ActionOf(task.variant()) == WorkerScript::Action::kFailVerification;
       v->set_passed(!fail);
       v->set_max_abs_error(fail ? 3.5 : 0);
@@ -103,6 +109,7 @@ class InProcessWorker final : public core::Worker {
       std::lock_guard lock(log_->mu);
       index = log_->measures++;
       log_->measured_variants.push_back(task.variant());
+      log_->measured_rounds_min_samples.push_back(task.timing().min_samples());
       log_->seeds.push_back(task.seed());
     }
     if (script_->before_measure) script_->before_measure(index);

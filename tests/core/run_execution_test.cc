@@ -3,13 +3,16 @@
 // processes or gRPC.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <future>
+#include <map>
 #include <mutex>
+#include <set>
 #include <thread>
-#include <unistd.h>
 
 #include "db/store.h"
 #include "kernels/registry.h"
@@ -342,6 +345,58 @@ TEST_F(RunExecutionTest, VerifyThenTimeTimesOnlyWhatPassed) {
   EXPECT_FALSE(checks[1].passed());
   // The verification and the timing of an item see the same inputs.
   EXPECT_EQ(log_->seeds[0], log_->seeds[1]);
+}
+
+TEST_F(RunExecutionTest, RoundsVisitEveryItemOncePerRoundInAStoredShuffledOrder) {
+  StartManager();
+  auto rec = std::make_shared<Recorder>(store_.get());
+  v1::RunRequest request = Request({kA, kB, kC, "abl_L0_R1_bl0_s1_sw1", "abl_L1_R0_bl0_s3_sw1"});
+  request.set_rounds(3);
+  request.set_order_seed(42);
+  const int64_t id = Submit(request, rec);
+  ASSERT_TRUE(rec->WaitEnd());
+  EXPECT_EQ(rec->events[1].started().total(), 15);
+  auto run = store_->GetRun(id);
+  EXPECT_EQ(run->rounds(), 3);
+  EXPECT_EQ(run->order_seed(), 42u);
+  EXPECT_EQ(run->planned(), 15);
+  auto rows = store_->MeasurementsOfRun(id, false);
+  ASSERT_EQ(rows.size(), 15u);
+  std::vector<std::vector<std::string>> orders(3);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].sequence(), int(i));
+    EXPECT_EQ(rows[i].round(), int(i) / 5);
+    orders[size_t(rows[i].round())].push_back(rows[i].variant());
+  }
+  for (auto& order : orders) {
+    auto sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(std::unique(sorted.begin(), sorted.end()), sorted.end())
+        << "an item twice in a round";
+    EXPECT_EQ(sorted.size(), 5u);
+  }
+  EXPECT_TRUE(orders[0] != orders[1] || orders[1] != orders[2]) << "the rounds were not shuffled";
+  // The per-item budget is shared among the rounds: min_samples 10 -> 4 per round.
+  EXPECT_EQ(log_->measured_rounds_min_samples.front(), 4);
+  // The same item sees the same inputs in every round.
+  std::map<std::string, std::set<uint64_t>> seeds;
+  for (size_t i = 0; i < log_->seeds.size(); ++i)
+    seeds[log_->measured_variants[i]].insert(log_->seeds[i]);
+  for (const auto& [variant, s] : seeds) EXPECT_EQ(s.size(), 1u) << variant;
+}
+
+TEST_F(RunExecutionTest, AReferenceThatCannotRunLeavesTheVariantNotCheckedButTimed) {
+  script_->by_variant[kA] = Action::kReferenceFails;
+  StartManager();
+  auto rec = std::make_shared<Recorder>(store_.get());
+  const int64_t id = Submit(Request({kA}, /*verify=*/true), rec);
+  ASSERT_TRUE(rec->WaitEnd());
+  auto rows = store_->MeasurementsOfRun(id, false);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].status(), v1::MEASUREMENT_STATUS_OK);
+  EXPECT_EQ(rows[0].verification_outcome(), v1::VERIFICATION_OUTCOME_NOT_CHECKED);
+  EXPECT_EQ(rows[0].verification(), "not checked: reference: cuBLAS refuses 65x37x29 (test)");
+  EXPECT_EQ(log_->measures, 1);
 }
 
 TEST_F(RunExecutionTest, AVerifyRunReportsEachResultAndItsState) {

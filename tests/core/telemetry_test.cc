@@ -61,7 +61,8 @@ TEST(AggregateTelemetryTest, ThrottledSamplesAndReasons) {
       },
       1980);
   EXPECT_EQ(t.throttled_samples(), 3);
-  EXPECT_THAT(t.throttle_reasons(), ElementsAre("applications_clocks", "sw_power_cap", "hw_thermal"));
+  EXPECT_THAT(t.throttle_reasons(),
+              ElementsAre("applications_clocks", "sw_power_cap", "hw_thermal"));
 }
 
 TEST(AggregateTelemetryTest, NoExpectedClockDisablesTheClockTest) {
@@ -80,7 +81,8 @@ TEST(AggregateTelemetryTest, MissingQuantitiesAreNamedAndReadAsZero) {
   v1::Telemetry t = AggregateTelemetry({s}, 0);
   EXPECT_TRUE(t.available());
   EXPECT_EQ(t.power_w_mean(), 0);
-  EXPECT_THAT(t.unavailable_reason(), HasSubstr("not reported by this GPU: power, temperature, clock-event"));
+  EXPECT_THAT(t.unavailable_reason(),
+              HasSubstr("not reported by this GPU: power, temperature, clock-event"));
 }
 
 TEST(AggregateTelemetryTest, NoSamplesIsUnavailable) {

@@ -17,7 +17,7 @@ TEST(ParseAblationName, ShortFormsTakeTheDocumentedDefaults) {
 
 TEST(ParseAblationName, RejectsWhatIsNotAnAblationName) {
   EXPECT_FALSE(ParseAblationName("cublas_bf16"));
-  EXPECT_FALSE(ParseAblationName("L1_R1"));      // stages missing
+  EXPECT_FALSE(ParseAblationName("L1_R1"));        // stages missing
   EXPECT_FALSE(ParseAblationName("L1_L0_R1_s3"));  // a field twice
   EXPECT_FALSE(ParseAblationName("L1_R1_s3_x2"));  // unknown field
   EXPECT_FALSE(ParseAblationName("L1_R1_sx"));
@@ -63,8 +63,7 @@ TEST_F(ResolveTest, UnknownNamesAreRefusedWithTheClosestKnownOnes) {
   Status st = Resolve(registry_, "L1_R1_s5", "variants[2]", &out);
   EXPECT_EQ(st.code(), Code::kInvalidArgument);
   EXPECT_NE(st.message().find("variants[2]: unknown variant 'L1_R1_s5'"), std::string::npos);
-  EXPECT_NE(st.message().find("closest known: abl_L1_R1_bl0_s"), std::string::npos)
-      << st.message();
+  EXPECT_NE(st.message().find("closest known: abl_L1_R1_bl0_s"), std::string::npos) << st.message();
   st = Resolve(registry_, "cublas_bf17", "variants[0]", &out);
   EXPECT_NE(st.message().find("cublas_bf16"), std::string::npos) << st.message();
   st = Resolve(registry_, "zzz_*", "variants[0]", &out);

@@ -23,17 +23,30 @@ TEST_F(VerificationPolicyTest, DefaultIsTheCpuUpTo1024CubedThenCublas) {
             v1::REFERENCE_CUBLAS);
 }
 
-TEST_F(VerificationPolicyTest, CublasIsNeverCheckedAgainstItselfAndTheCpuHasACap) {
+TEST_F(VerificationPolicyTest, AboveTheCpuBoundCublasWhereItTakesTheShapeElseTheGpu) {
+  const auto& abl = V("abl_L1_R1_bl0_s3_sw1");
+  EXPECT_EQ(ChooseReference(abl, P(4096, 4096, 4096), v1::REFERENCE_UNSPECIFIED, "", &registry_)
+                .reference,
+            v1::REFERENCE_CUBLAS);
+  // cuBLAS is never checked against itself: above the CPU bound it gets the GPU reference.
   const auto& cublas = V("cublas_bf16");
-  EXPECT_EQ(ChooseReference(cublas, P(1024, 2048, 1024), v1::REFERENCE_UNSPECIFIED, "").reference,
+  EXPECT_EQ(ChooseReference(cublas, P(1024, 1024, 1024), v1::REFERENCE_UNSPECIFIED, "", &registry_)
+                .reference,
             v1::REFERENCE_CPU);
-  // 2048^3 = 2^33 multiply-adds: beyond the CPU's 2^31, and cuBLAS cannot check itself.
-  const ReferenceChoice big =
-      ChooseReference(cublas, P(2048, 2048, 2048 * 4), v1::REFERENCE_UNSPECIFIED, "");
+  EXPECT_EQ(ChooseReference(cublas, P(4096, 4096, 4096), v1::REFERENCE_UNSPECIFIED, "", &registry_)
+                .reference,
+            v1::REFERENCE_GPU);
+}
+
+TEST_F(VerificationPolicyTest, TheCpuWhenAskedUpTo2To33) {
+  const auto& abl = V("abl_L1_R1_bl0_s3_sw1");
+  EXPECT_EQ(ChooseReference(abl, P(2048, 2048, 2048), v1::REFERENCE_CPU, "").reference,
+            v1::REFERENCE_CPU);  // 2^33 exactly
+  const ReferenceChoice big = ChooseReference(abl, P(2048, 2048, 2049), v1::REFERENCE_CPU, "");
   EXPECT_EQ(big.reference, v1::REFERENCE_UNSPECIFIED);
   EXPECT_EQ(big.not_checked,
-            "the CPU reference is limited to M*N*K <= 2^31 and cublas_bf16 has no other reference "
-            "at this size");
+            "the CPU reference is limited to M*N*K <= 2^33; ask for the GPU reference (--against "
+            "gpu) at this size");
 }
 
 TEST_F(VerificationPolicyTest, AnExplicitReferenceIsKept) {
