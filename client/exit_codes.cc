@@ -79,7 +79,8 @@ int ExitCodeForRun(const RunOutcome& outcome) {
   if (outcome.failed_event || outcome.failed_measurements > 0) return kExitFailed;
   // A stream that closes OK without a final event was cut short: we cannot tell how the run ended.
   if (!outcome.finished_event) return kExitUsage;
-  if (outcome.finished_state != "succeeded") return kExitFailed;  // partial, cancelled
+  if (outcome.finished_state != ablation::v1::RUN_STATE_SUCCEEDED)
+    return kExitFailed;  // partial, cancelled
   return kExitOk;
 }
 
