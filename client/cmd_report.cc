@@ -13,8 +13,9 @@ namespace ablation::client {
 CLI::App* SetupReport(CLI::App& app, ReportOptions& options) {
   CLI::App* sub = app.add_subcommand(
       "report",
-      "The ablation plan's result tables for a run: architecture, ladders A and B, "
-      "shape sensitivity, pipelining; with confidence intervals from the raw samples");
+      "The result tables of a run, one per preset with rungs (see `presets`): architecture, "
+      "ladders A and B, shape sensitivity, pipelining; with confidence intervals from the raw "
+      "samples");
   sub->add_option("--run", options.run_id, "Run id, or 'latest'")
       ->capture_default_str()
       ->check(RunIdValidator(true));

@@ -15,8 +15,6 @@ namespace {
 
 std::string E(const std::string& text) { return HtmlEscape(text); }
 
-std::string N(double v) { return std::to_string(std::lround(v)); }
-
 constexpr const char* kStyle = R"css(
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto;
        max-width: 1200px; padding: 0 1em; color: #1d2330; }
@@ -42,17 +40,22 @@ svg text.missing { fill: #99a; font-style: italic; }
 svg .cell-missing { fill: #eceef2; }
 )css";
 
-std::string Rect(const std::string& cls, double x, double y, double w, double h,
+std::string Int(int v) { return std::to_string(v); }
+
+// An SVG rect; `width` as written ("130", "94.0"); with a title, its tooltip.
+std::string Rect(const std::string& cls, int x, int y, const std::string& width, int height,
                  const std::string& extra = "", const std::string& title = "") {
-  std::string svg = "<rect" + (cls.empty() ? "" : " class=\"" + cls + "\"") + " x=\"" + N(x) +
-                    "\" y=\"" + N(y) + "\" width=\"" + Fixed(w, 1) + "\" height=\"" + N(h) + "\"" +
-                    extra;
+  std::string svg = "<rect" + (cls.empty() ? "" : " class=\"" + cls + "\"") + " x=\"" + Int(x) +
+                    "\" y=\"" + Int(y) + "\" width=\"" + width + "\" height=\"" + Int(height) +
+                    "\"" + extra;
   return svg + (title.empty() ? "/>\n" : "><title>" + E(title) + "</title></rect>\n");
 }
 
-std::string Text(double x, double y, const std::string& text, const std::string& attributes = "") {
-  return "<text x=\"" + Fixed(x, x == std::floor(x) ? 0 : 1) + "\" y=\"" + N(y) + "\"" +
-         attributes + ">" + E(text) + "</text>\n";
+// An SVG text at x (as written) and y.
+std::string Text(const std::string& x, int y, const std::string& text,
+                 const std::string& attributes = "", const std::string& cls = "") {
+  return "<text" + (cls.empty() ? "" : " class=\"" + cls + "\"") + " x=\"" + x + "\" y=\"" +
+         Int(y) + "\"" + attributes + ">" + E(text) + "</text>\n";
 }
 
 // Horizontal bars, one per row, TFLOPS to scale; missing rows drawn as an empty dashed frame.
@@ -72,18 +75,18 @@ std::string BarChart(const v1::ReportSection& s) {
     const int y = top + row_h * i;
     std::string label = r.rung() + "  " + r.variant();
     if (label.size() > 52) label = label.substr(0, 51) + "…";
-    svg += Text(label_w - 8, y + 16, label, " text-anchor=\"end\"");
+    svg += Text(Int(label_w - 8), y + 16, label, " text-anchor=\"end\"");
     if (!Measured(r)) {
-      svg += Rect("bar missing", label_w, y + 3, bar_w / 4, row_h - 6);
-      svg += Text(label_w + bar_w / 4 + 6, y + 16, StatusWord(r), " class=\"missing\"");
+      svg += Rect("bar missing", label_w, y + 3, Int(bar_w / 4), row_h - 6);
+      svg += Text(Int(label_w + bar_w / 4 + 6), y + 16, StatusWord(r), "", "missing");
       continue;
     }
     const double w = std::max(1.0, bar_w * r.tflops() / max_tflops);
-    svg += Rect(r.baseline() ? "bar cublas" : "bar", label_w, y + 3, w, row_h - 6, "",
+    svg += Rect(r.baseline() ? "bar cublas" : "bar", label_w, y + 3, Fixed(w, 1), row_h - 6, "",
                 r.variant() + ": " + Fixed(r.tflops(), 1) + " TFLOPS");
     std::string value = Fixed(r.tflops(), 1);
     if (r.has_change()) value += "  (" + SignedPercent(r.change().estimate()) + "%)";
-    svg += Text(label_w + w + 6, y + 16, value);
+    svg += Text(Fixed(label_w + w + 6, 1), y + 16, value);
   }
   return svg + "</svg>\n";
 }
@@ -115,32 +118,34 @@ std::string Heatmap(const v1::ReportSection& s) {
     const int x = label_w + cell_w * c + cell_w / 2;
     const std::string mn =
         std::to_string(shape.m()) + (shape.m() != shape.n() ? "x" + std::to_string(shape.n()) : "");
-    svg += Text(x, 16, "M=N=" + mn, " text-anchor=\"middle\"");
-    svg += Text(x, 34, "K=" + std::to_string(shape.k()), " text-anchor=\"middle\"");
+    svg += Text(Int(x), 16, "M=N=" + mn, " text-anchor=\"middle\"");
+    svg += Text(Int(x), 34, "K=" + std::to_string(shape.k()), " text-anchor=\"middle\"");
   }
   for (int r = 0; r < rungs; ++r) {
     const int y = header_h + cell_h * r;
     const v1::ReportRow& first = s.rows(r * columns);
-    svg += Text(label_w - 8, y + 18, first.rung() + "  " + first.variant(), " text-anchor=\"end\"");
+    svg += Text(Int(label_w - 8), y + 18, first.rung() + "  " + first.variant(),
+                " text-anchor=\"end\"");
     for (int c = 0; c < columns; ++c) {
       const v1::ReportRow& row = s.rows(r * columns + c);
       const int x = label_w + cell_w * c;
       const std::string middle = " text-anchor=\"middle\"";
       if (!Measured(row)) {
-        svg += Rect("cell-missing", x + 1, y + 1, cell_w - 2, cell_h - 2);
-        svg += Text(x + cell_w / 2, y + 18, StatusWord(row), " class=\"missing\"" + middle);
+        svg += Rect("cell-missing", x + 1, y + 1, Int(cell_w - 2), cell_h - 2);
+        svg += Text(Int(x + cell_w / 2), y + 18, StatusWord(row), middle, "missing");
         continue;
       }
       const double share = row.has_cublas_share() ? row.cublas_share() : 0;
-      svg += Rect("", x + 1, y + 1, cell_w - 2, cell_h - 2, " fill=\"" + HeatColor(share) + "\"",
-                  row.variant() + " " + FormatShape(row.shape()) + ": " + Fixed(row.tflops(), 1) +
-                      " TFLOPS" +
-                      (row.has_cublas_share() ? ", " + Fixed(share * 100, 1) + "% of cuBLAS" : ""));
-      svg += Text(x + cell_w / 2, y + 18, Fixed(row.tflops(), 1),
+      svg +=
+          Rect("", x + 1, y + 1, Int(cell_w - 2), cell_h - 2, " fill=\"" + HeatColor(share) + "\"",
+               row.variant() + " " + FormatShape(row.shape()) + ": " + Fixed(row.tflops(), 1) +
+                   " TFLOPS" +
+                   (row.has_cublas_share() ? ", " + Fixed(share * 100, 1) + "% of cuBLAS" : ""));
+      svg += Text(Int(x + cell_w / 2), y + 18, Fixed(row.tflops(), 1),
                   middle + (share > 0.6 ? " style=\"fill:#fff\"" : ""));
     }
   }
-  svg += Text(label_w, height - 8,
+  svg += Text(Int(label_w), height - 8,
               "TFLOPS; colour: share of cuBLAS at that shape (white 0%, blue 100%)");
   return svg + "</svg>\n";
 }
