@@ -1,7 +1,6 @@
 #include "client/report/run_index.h"
 
 #include <algorithm>
-#include <set>
 
 namespace ablation::client::report {
 namespace {

@@ -35,7 +35,7 @@ std::vector<Instance> Expand(const v1::PresetBlock& block, const RunIndex& index
       continue;
     }
     int end = i;
-    std::set<std::string> tiles;  // in text order, as tiles are listed
+    std::set<std::string> tiles;  // sorted as text: 128x128x32 before 64x64x16
     for (; end < rungs.size() && rungs[end].per_tile(); ++end)
       for (const std::string& v : rungs[end].resolved())
         if (index.Find(v, rungs[end].dtype(), shape)) tiles.insert(index.Tile(v));
@@ -69,14 +69,14 @@ v1::RowStatus RowStatusOf(v1::MeasurementStatus status) {
 // A row of a measurement (null: missing): its numbers and its share of the dtype's cuBLAS.
 void Fill(const RunIndex& index, const v1::Measurement* m, v1::ReportRow* row) {
   row->set_cublas_variant(index.Cublas(row->dtype()));
+  if (m != nullptr) row->set_variant(m->variant());
+  row->set_baseline(!row->cublas_variant().empty() && row->variant() == row->cublas_variant());
   if (m == nullptr) {
     row->set_status(v1::ROW_STATUS_MISSING);
     return;
   }
-  row->set_variant(m->variant());
   row->set_status(RowStatusOf(m->status()));
   row->set_error(m->error());
-  row->set_baseline(!row->cublas_variant().empty() && m->variant() == row->cublas_variant());
   if (row->status() != v1::ROW_STATUS_OK) return;
   row->set_tflops(m->tflops());
   row->set_median_ms(m->stats().median_ms());

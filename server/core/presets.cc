@@ -303,6 +303,9 @@ Status ReadReport(const toml::table& table, const std::string& origin, Preset* p
     st = ReadRung(*nodes.back(), origin, name + ".rung[" + std::to_string(i) + "].", previous,
                   &rung);
     if (!st.ok()) return st;
+    if (rung.per_tile && report.per_shape)
+      return ErrorAt(origin, *nodes.back(), name + ".rung[" + std::to_string(i) + "].per_tile",
+                     "a per_shape section has one row per rung: no per_tile rungs");
     report.rungs.push_back(std::move(rung));
   }
   return CheckRungs(*preset, nodes, origin);

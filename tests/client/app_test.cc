@@ -575,6 +575,13 @@ TEST_F(AppTest, ReportSectionsComeFromThePresets) {
   EXPECT_EQ(out_.find("no-rungs"), std::string::npos) << out_;  // a preset without rungs
 }
 
+TEST_F(AppTest, PresetsShowsWhatAPresetsSectionIs) {
+  ASSERT_EQ(Run({"presets", "toy-ladder"}), kExitOk) << err_;
+  EXPECT_NE(out_.find("\nreport       Toy ladder: one step (rungs T0, T1, T2)\n"),
+            std::string::npos)
+      << out_;
+}
+
 TEST_F(AppTest, ReportJsonParsesBackIntoTheModel) {
   ASSERT_EQ(Run({"report", "--run", "5", "--format", "json"}), kExitOk) << err_;
   v1::Report report;

@@ -347,7 +347,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\nper_dtype = true\n"
                 "per_shape = true\n[[p.rung]]\nid = \"R\"\nvariant = \"a\"\n",
                 "bad.toml:5: p.per_shape: a section is per_dtype or per_shape, not "
-                "both"}));
+                "both"},
+        BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\nper_shape = true\n"
+                "[[p.rung]]\nid = \"R\"\nvariant = \"a\"\nper_tile = true\n",
+                "bad.toml:5: p.rung[0].per_tile: a per_shape section has one row per rung: no "
+                "per_tile rungs"}));
 
 TEST(Config, PresetsKeyIsRead) {
   DaemonConfig config;
