@@ -92,8 +92,8 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   // hundred small shapes holds tens of thousands of samples per measurement.
   grpc::ChannelArguments channel_args;
   channel_args.SetMaxReceiveMessageSize(-1);
-  std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
-      global.server, grpc::InsecureChannelCredentials(), channel_args);
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateCustomChannel(global.server, grpc::InsecureChannelCredentials(), channel_args);
   std::unique_ptr<v1::Ablation::Stub> stub = v1::Ablation::NewStub(channel);
   CommandContext context{global, *stub, out, err, interrupted};
 

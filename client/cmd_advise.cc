@@ -8,8 +8,9 @@ namespace ablation::client {
 
 CLI::App* SetupAdvise(CLI::App& app, AdviseOptions& options) {
   CLI::App* sub = app.add_subcommand(
-      "advise", "Pipelining advice for a block tile: compute/load ratio, shared memory budget, "
-                "and what this GPU measured");
+      "advise",
+      "Pipelining advice for a block tile: compute/load ratio, shared memory budget, "
+      "and what this GPU measured");
   sub->add_option("--bm", options.bm, "Block tile M")->required()->check(CLI::PositiveNumber);
   sub->add_option("--bn", options.bn, "Block tile N")->required()->check(CLI::PositiveNumber);
   sub->add_option("--bk", options.bk, "Block tile K")->required()->check(CLI::PositiveNumber);

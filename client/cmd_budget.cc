@@ -50,7 +50,8 @@ int ExecuteBudget(const BudgetOptions& options, const CommandContext& context) {
     table.rows.push_back({std::to_string(r.stages()), r.stages() == 1 ? "single" : "multi",
                           Cell(Kb(r.bytes()), std::to_string(r.bytes())),
                           r.fits() ? std::to_string(r.blocks_per_sm()) : "does not fit",
-                          r.over_cliff() ? "yes" : "no", r.this_variant() ? "<- " + response.variant() : ""});
+                          r.over_cliff() ? "yes" : "no",
+                          r.this_variant() ? "<- " + response.variant() : ""});
   }
   if (context.global.format == Format::kTable || context.global.format == Format::kMarkdown) {
     context.out << response.variant() << " on " << response.arch() << " (" << response.gpus()

@@ -1,5 +1,6 @@
 #include "client/cmd_cancel.h"
 
+#include "client/enum_words.h"
 #include "client/exit_codes.h"
 #include "client/parse.h"
 #include "client/render.h"
@@ -27,14 +28,16 @@ int ExecuteCancel(const CancelOptions& options, const CommandContext& context) {
   SetDeadline(call, context.global, kDefaultQueryTimeoutS);
   grpc::Status status = context.stub.CancelRun(&call, request, &response);
   if (!status.ok()) return ReportRpcError(status, context);
+  // A running run stops at its next measurement boundary: until then it is "cancelling".
+  const std::string state = response.cancelling() ? "cancelling" : EnumWord(response.state());
   if (context.global.format == Format::kJson) {
     context.out << JsonObject(response) << '\n';
   } else if (context.global.format == Format::kTable) {
-    context.out << "run " << run_id << ": " << response.state() << '\n';
+    context.out << "run " << run_id << ": " << state << '\n';
   } else {
     Table table;
     table.columns = {{"run_id", "run", Align::kRight}, {"state", "state"}};
-    table.rows.push_back({std::to_string(run_id), response.state()});
+    table.rows.push_back({std::to_string(run_id), state});
     context.out << RenderTableAs(context.global.format, table);
   }
   return kExitOk;

@@ -39,25 +39,27 @@ int ExecuteCompare(const CompareOptions& options, const CommandContext& context)
   v1::GetRunResponse a, b;
   if (int code = FetchRunWithSamples(options.run_a, context, &a); code != kExitOk) return code;
   if (int code = FetchRunWithSamples(options.run_b, context, &b); code != kExitOk) return code;
-  const report::Comparison comparison = report::Compare(a, b, threshold);
+  const v1::Comparison comparison = report::Compare(a, b, threshold);
   if (context.global.format == Format::kJson) {
-    context.out << report::CompareJson(comparison);
+    context.out << JsonDocument(comparison);
   } else {
     context.out << RenderTableAs(context.global.format, report::CompareTable(comparison));
   }
   const int regressions = comparison.regressions();
   if (!context.global.quiet) {
-    context.err << "run " << comparison.run_b << " against run " << comparison.run_a << ": "
-                << comparison.rows.size() << " compared, " << regressions << " significant "
+    const std::vector<std::string> only_a(comparison.only_in_a().begin(),
+                                          comparison.only_in_a().end());
+    const std::vector<std::string> only_b(comparison.only_in_b().begin(),
+                                          comparison.only_in_b().end());
+    context.err << "run " << comparison.run_b() << " against run " << comparison.run_a() << ": "
+                << comparison.rows_size() << " compared, " << regressions << " significant "
                 << (regressions == 1 ? "slowdown" : "slowdowns") << " beyond " << options.threshold
                 << " (Welch's t-test on log sample times, two-sided, p < 0.05)\n";
-    if (!comparison.only_in_a.empty())
-      context.err << "only in run " << comparison.run_a << ": " << Join(comparison.only_in_a, ", ")
-                  << '\n';
-    if (!comparison.only_in_b.empty())
-      context.err << "only in run " << comparison.run_b << ": " << Join(comparison.only_in_b, ", ")
-                  << '\n';
-    if (comparison.rows.empty())
+    if (!only_a.empty())
+      context.err << "only in run " << comparison.run_a() << ": " << Join(only_a, ", ") << '\n';
+    if (!only_b.empty())
+      context.err << "only in run " << comparison.run_b() << ": " << Join(only_b, ", ") << '\n';
+    if (comparison.rows().empty())
       context.err << "warning: the runs have no successful measurement in common\n";
   }
   return regressions > 0 ? kExitFailed : kExitOk;

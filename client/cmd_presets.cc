@@ -86,7 +86,14 @@ int ExecutePresets(const PresetsOptions& options, const CommandContext& context)
     if (context.global.format == Format::kTable) {
       context.out << "preset       " << p.name() << "\ndescription  " << p.description()
                   << "\nsource       " << p.source() << "\nplanned      " << p.planned()
-                  << " measurements\n\n";
+                  << " measurements\n";
+      if (p.has_report() && p.report().blocks_size() > 0) {
+        std::vector<std::string> rungs;
+        for (const v1::PresetRung& r : p.report().blocks(0).rungs()) rungs.push_back(r.id());
+        context.out << "report       " << p.report().title() << " (rungs " << Join(rungs, ", ")
+                    << ")\n";
+      }
+      context.out << '\n';
     }
     context.out << RenderTableAs(context.global.format, PresetEntriesTable(p));
   }

@@ -13,8 +13,9 @@ namespace ablation::client {
 CLI::App* SetupReport(CLI::App& app, ReportOptions& options) {
   CLI::App* sub = app.add_subcommand(
       "report",
-      "The ablation plan's result tables for a run: architecture, ladders A and B, "
-      "shape sensitivity, pipelining; with confidence intervals from the raw samples");
+      "The result tables of a run, one per preset with rungs (see `presets`): architecture, "
+      "ladders A and B, shape sensitivity, pipelining; with confidence intervals from the raw "
+      "samples");
   sub->add_option("--run", options.run_id, "Run id, or 'latest'")
       ->capture_default_str()
       ->check(RunIdValidator(true));
@@ -42,6 +43,35 @@ int FetchRunWithSamples(const std::string& run_id, const CommandContext& context
   return kExitOk;
 }
 
+namespace {
+
+// What the report's sections are: the daemon's presets and variants.
+int FetchCatalog(const CommandContext& context, std::vector<v1::Preset>* presets,
+                 std::vector<v1::Variant>* variants) {
+  v1::ListPresetsResponse listed;
+  grpc::ClientContext presets_call;
+  SetDeadline(presets_call, context.global, kDefaultQueryTimeoutS);
+  grpc::Status status = context.stub.ListPresets(&presets_call, v1::ListPresetsRequest(), &listed);
+  if (!status.ok()) return ReportRpcError(status, context);
+  presets->assign(listed.presets().begin(), listed.presets().end());
+  v1::ListVariantsResponse known;
+  grpc::ClientContext variants_call;
+  SetDeadline(variants_call, context.global, kDefaultQueryTimeoutS);
+  status = context.stub.ListVariants(&variants_call, v1::ListVariantsRequest(), &known);
+  if (!status.ok()) return ReportRpcError(status, context);
+  variants->assign(known.variants().begin(), known.variants().end());
+  return kExitOk;
+}
+
+std::string Render(const std::string& format, const v1::Report& report) {
+  if (format == "html") return report::RenderReportHtml(report);
+  if (format == "csv") return report::RenderReportCsv(report);
+  if (format == "json") return report::RenderReportJson(report);
+  return report::RenderReportMarkdown(report);
+}
+
+}  // namespace
+
 int ExecuteReport(const ReportOptions& options, const CommandContext& context) {
   std::string format = options.format;
   if (format.empty()) {
@@ -60,17 +90,10 @@ int ExecuteReport(const ReportOptions& options, const CommandContext& context) {
   }
   v1::GetRunResponse run;
   if (int code = FetchRunWithSamples(options.run_id, context, &run); code != kExitOk) return code;
-  const report::Report built = report::BuildReport(run);
-  std::string text;
-  if (format == "html") {
-    text = report::RenderReportHtml(built);
-  } else if (format == "csv") {
-    text = report::RenderReportCsv(built);
-  } else if (format == "json") {
-    text = report::RenderReportJson(built);
-  } else {
-    text = report::RenderReportMarkdown(built);
-  }
+  std::vector<v1::Preset> presets;
+  std::vector<v1::Variant> variants;
+  if (int code = FetchCatalog(context, &presets, &variants); code != kExitOk) return code;
+  const std::string text = Render(format, report::BuildReport(run, presets, variants));
   if (options.output.empty()) {
     context.out << text << std::flush;
     return kExitOk;

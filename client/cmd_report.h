@@ -1,5 +1,6 @@
-// `report [--run ID|latest] [--format md|html|csv|json] [-o FILE]`: the plan's result tables of a
-// stored run (client/report/), from GetRun with the raw samples.
+// `report [--run ID|latest] [--format md|html|csv|json] [-o FILE]`: the result tables of a stored
+// run (client/report/), from GetRun with the raw samples, the daemon's presets (their rungs are
+// the tables) and its variants.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -2,17 +2,15 @@
 
 #include <algorithm>
 
+#include "client/enum_words.h"
 #include "client/exit_codes.h"
+#include "client/paging.h"
 #include "client/parse.h"
 #include "client/render.h"
 #include "client/rpc.h"
 #include "client/validators.h"
 
 namespace ablation::client {
-
-namespace {
-constexpr int kMaxPageSize = 1000;  // the API's cap
-}  // namespace
 
 CLI::App* SetupResults(CLI::App& app, ResultsOptions& options) {
   CLI::App* sub = app.add_subcommand("results", "Query stored measurements across runs");
@@ -27,7 +25,7 @@ CLI::App* SetupResults(CLI::App& app, ResultsOptions& options) {
   sub->add_option("--until", options.until, "Before this time (exclusive); same forms as --since")
       ->check(TimeValidator());
   sub->add_option("--status", options.status, "Only measurements with this status")
-      ->check(CLI::IsMember({"ok", "failed", "skipped"}));
+      ->transform(EnumTransformer<v1::MeasurementStatus>());
   sub->add_option("--limit,-n", options.limit, "At most this many measurements (0: all)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -58,35 +56,17 @@ int ExecuteResults(const ResultsOptions& options, const CommandContext& context)
     return kExitUsage;
   }
   std::vector<v1::Measurement> measurements;
-  auto full = [&] {
-    return options.limit > 0 && static_cast<int>(measurements.size()) >= options.limit;
-  };
   bool more = false;  // the limit cut the results short
-  while (true) {
-    if (options.limit > 0) {
-      request.set_page_size(
-          std::min(kMaxPageSize, options.limit - static_cast<int>(measurements.size())));
-    }
-    v1::QueryMeasurementsResponse response;
-    grpc::ClientContext call;
-    SetDeadline(call, context.global, kDefaultQueryTimeoutS);
-    grpc::Status status = context.stub.QueryMeasurements(&call, request, &response);
-    if (!status.ok()) return ReportRpcError(status, context);
-    for (const v1::Measurement& m : response.measurements()) {
-      if (full()) {
-        more = true;
-        break;
-      }
-      measurements.push_back(m);
-    }
-    if (full() && !response.next_page_token().empty()) more = true;
-    // A token that does not move would page forever.
-    if (full() || response.next_page_token().empty() ||
-        response.next_page_token() == request.page_token()) {
-      break;
-    }
-    request.set_page_token(response.next_page_token());
-  }
+  grpc::Status status = CollectPages<v1::QueryMeasurementsRequest, v1::QueryMeasurementsResponse>(
+      request, options.limit,
+      [&](const v1::QueryMeasurementsRequest& page, v1::QueryMeasurementsResponse* response) {
+        grpc::ClientContext call;
+        SetDeadline(call, context.global, kDefaultQueryTimeoutS);
+        return context.stub.QueryMeasurements(&call, page, response);
+      },
+      [](const v1::QueryMeasurementsResponse& response) { return response.measurements(); },
+      &measurements, &more);
+  if (!status.ok()) return ReportRpcError(status, context);
   context.out << RenderList(context.global.format, measurements, &MeasurementsTable);
   if (more && context.global.format == Format::kTable) {
     context.err << "showing the first " << options.limit << " measurements; --limit 0 for all\n";

@@ -16,8 +16,8 @@ struct ResultsOptions {
   std::string tag;
   std::string since;
   std::string until;
-  std::string status;
-  int limit = 100;  // 0: all
+  ablation::v1::MeasurementStatus status = ablation::v1::MEASUREMENT_STATUS_UNSPECIFIED;  // any
+  int limit = 100;                                                                        // 0: all
   bool samples = false;
 };
 

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "client/enum_words.h"
 #include "client/exit_codes.h"
 #include "client/parse.h"
 #include "client/render.h"
@@ -152,7 +153,7 @@ v1::RunRequest BuildRunRequest(const RunOptions& options) {
   timing->set_hot_l2(options.hot_l2);
   request.set_verify(options.verify);
   if (!options.lock_sm_clock.empty() || !options.lock_mem_clock.empty()) {
-    request.mutable_clocks()->set_mode("lock");
+    request.mutable_clocks()->set_mode(v1::CLOCK_MODE_LOCK);
     request.mutable_clocks()->set_sm_mhz(options.lock_sm_clock);
     request.mutable_clocks()->set_mem_mhz(options.lock_mem_clock);
   }
@@ -195,7 +196,8 @@ int FollowRun(const v1::RunRequest& request, const CommandContext& context,
         break;
       case v1::RunEvent::kMeasurement:
         measurements.push_back(event.measurement());
-        if (event.measurement().status() == "failed") ++outcome.failed_measurements;
+        if (event.measurement().status() == v1::MEASUREMENT_STATUS_FAILED)
+          ++outcome.failed_measurements;
         break;
       case v1::RunEvent::kFinished:
         outcome.finished_event = true;
@@ -239,8 +241,8 @@ int FollowRun(const v1::RunRequest& request, const CommandContext& context,
   } else if (outcome.failed_measurements > 0) {
     context.err << "error: " << outcome.failed_measurements << " of " << measurements.size()
                 << " measurements failed\n";
-  } else if (outcome.finished_state != "succeeded") {
-    context.err << "error: run " << run_id << " ended " << outcome.finished_state << '\n';
+  } else if (outcome.finished_state != v1::RUN_STATE_SUCCEEDED) {
+    context.err << "error: run " << run_id << " ended " << EnumWord(outcome.finished_state) << '\n';
   }
   return ExitCodeForRun(outcome);
 }

@@ -10,8 +10,8 @@ namespace ablation::client {
 
 struct RunsOptions {
   std::string tag;
-  std::string state;
-  int limit = 50;  // 0: all
+  ablation::v1::RunState state = ablation::v1::RUN_STATE_UNSPECIFIED;  // unspecified: any
+  int limit = 50;                                                      // 0: all
 };
 
 CLI::App* SetupRuns(CLI::App& app, RunsOptions& options);

@@ -9,8 +9,7 @@ namespace ablation::client {
 CLI::App* SetupSass(CLI::App& app, SassOptions& options) {
   CLI::App* sub = app.add_subcommand(
       "sass", "Disassemble a variant's kernel and check load/compute overlap in its main loop");
-  sub->add_option("variant", options.variant, "Variant name or short name (L1_R1_s3)")
-      ->required();
+  sub->add_option("variant", options.variant, "Variant name or short name (L1_R1_s3)")->required();
   sub->add_option("--dtype", options.dtype, "Data type (default: the variant's first)");
   sub->add_option("--device,-d", options.device, "GPU whose worker names the kernel")
       ->capture_default_str()

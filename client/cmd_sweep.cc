@@ -100,7 +100,8 @@ class SweepProgress {
         Line(ProgressLine(event, seen, total));
         break;
       case v1::RunEvent::kMeasurement:
-        if (event.measurement().status() != "ok") Line(ProgressLine(event, seen, total));
+        if (event.measurement().status() != v1::MEASUREMENT_STATUS_OK)
+          Line(ProgressLine(event, seen, total));
         break;
       case v1::RunEvent::EVENT_NOT_SET:  // the stream ended
         if (tty_ && drawn_) err_ << '\n' << std::flush;

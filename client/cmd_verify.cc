@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "client/enum_words.h"
 #include "client/exit_codes.h"
 #include "client/parse.h"
 #include "client/render.h"
@@ -24,7 +25,14 @@ CLI::App* SetupVerify(CLI::App& app, VerifyOptions& options) {
       ->check(ShapeValidator());
   sub->add_option("--dtype", options.dtype, "bf16 (default), fp16, fp32, tf32, int8");
   sub->add_option("--against", options.against,
-                  "cpu, cublas or a variant name (default: cpu up to 1024^3, else cublas)");
+                  "cpu, cublas or a variant name (default: cpu up to 1024^3, else cublas)")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            v1::Reference reference;
+            std::string variant;
+            return ParseReference("", text, &reference, &variant);
+          },
+          "cpu|cublas|VARIANT", "reference"));
   sub->add_option("--device,-d", options.device, "GPU index")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -40,7 +48,11 @@ v1::VerifyRequest BuildVerifyRequest(const VerifyOptions& options) {
   for (const std::string& s : options.shapes) *request.add_shapes() = ParseShapeOrThrow(s);
   if (options.shapes.empty()) *request.add_shapes() = ParseShapeOrThrow("4096x4096x4096");
   request.set_dtype(options.dtype);
-  request.set_against(options.against);
+  v1::Reference reference;
+  std::string variant;
+  ParseReference("--against", options.against, &reference, &variant);  // checked by SetupVerify
+  request.set_reference(reference);
+  request.set_reference_variant(variant);
   request.set_device(options.device);
   for (const std::string& t : options.tags) request.add_tags(t);
   return request;

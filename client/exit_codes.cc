@@ -1,5 +1,7 @@
 #include "client/exit_codes.h"
 
+#include <iterator>
+
 namespace ablation::client {
 
 std::string_view ExitCodesHelp() {
@@ -13,44 +15,26 @@ std::string_view ExitCodesHelp() {
 }
 
 std::string_view StatusCodeName(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::OK:
-      return "OK";
-    case grpc::StatusCode::CANCELLED:
-      return "CANCELLED";
-    case grpc::StatusCode::UNKNOWN:
-      return "UNKNOWN";
-    case grpc::StatusCode::INVALID_ARGUMENT:
-      return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::NOT_FOUND:
-      return "NOT_FOUND";
-    case grpc::StatusCode::ALREADY_EXISTS:
-      return "ALREADY_EXISTS";
-    case grpc::StatusCode::PERMISSION_DENIED:
-      return "PERMISSION_DENIED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::FAILED_PRECONDITION:
-      return "FAILED_PRECONDITION";
-    case grpc::StatusCode::ABORTED:
-      return "ABORTED";
-    case grpc::StatusCode::OUT_OF_RANGE:
-      return "OUT_OF_RANGE";
-    case grpc::StatusCode::UNIMPLEMENTED:
-      return "UNIMPLEMENTED";
-    case grpc::StatusCode::INTERNAL:
-      return "INTERNAL";
-    case grpc::StatusCode::UNAVAILABLE:
-      return "UNAVAILABLE";
-    case grpc::StatusCode::DATA_LOSS:
-      return "DATA_LOSS";
-    case grpc::StatusCode::UNAUTHENTICATED:
-      return "UNAUTHENTICATED";
-    default:
-      return "UNKNOWN";
-  }
+  // In the order of their numbers, 0 to 16, as gRPC's documentation names them.
+  static constexpr std::string_view kNames[] = {"OK",
+                                                "CANCELLED",
+                                                "UNKNOWN",
+                                                "INVALID_ARGUMENT",
+                                                "DEADLINE_EXCEEDED",
+                                                "NOT_FOUND",
+                                                "ALREADY_EXISTS",
+                                                "PERMISSION_DENIED",
+                                                "RESOURCE_EXHAUSTED",
+                                                "FAILED_PRECONDITION",
+                                                "ABORTED",
+                                                "OUT_OF_RANGE",
+                                                "UNIMPLEMENTED",
+                                                "INTERNAL",
+                                                "UNAVAILABLE",
+                                                "DATA_LOSS",
+                                                "UNAUTHENTICATED"};
+  const auto number = static_cast<std::size_t>(code);
+  return number < std::size(kNames) ? kNames[number] : "UNKNOWN";
 }
 
 std::string DescribeRpcError(const grpc::Status& status, std::string_view server) {
@@ -79,7 +63,8 @@ int ExitCodeForRun(const RunOutcome& outcome) {
   if (outcome.failed_event || outcome.failed_measurements > 0) return kExitFailed;
   // A stream that closes OK without a final event was cut short: we cannot tell how the run ended.
   if (!outcome.finished_event) return kExitUsage;
-  if (outcome.finished_state != "succeeded") return kExitFailed;  // partial, cancelled
+  if (outcome.finished_state != ablation::v1::RUN_STATE_SUCCEEDED)
+    return kExitFailed;  // partial, cancelled
   return kExitOk;
 }
 

@@ -6,6 +6,8 @@
 
 #include <grpcpp/support/status.h>
 
+#include "ablation/v1/ablation.pb.h"
+
 namespace ablation::client {
 
 inline constexpr int kExitOk = 0;
@@ -36,8 +38,8 @@ struct RunOutcome {
   bool interrupted = false;     // the user cancelled with Ctrl-C
   bool failed_event = false;    // the stream carried RunEvent.Failed
   bool finished_event = false;  // the stream carried RunEvent.Finished
-  std::string finished_state;   // its state
-  int failed_measurements = 0;  // measurements that arrived with status "failed"
+  ablation::v1::RunState finished_state = ablation::v1::RUN_STATE_UNSPECIFIED;  // its state
+  int failed_measurements = 0;  // measurements that arrived with status failed
 };
 
 int ExitCodeForRun(const RunOutcome& outcome);

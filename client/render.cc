@@ -1,40 +1,12 @@
 #include "client/render.h"
 
 #include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <ctime>
 
-#include <google/protobuf/util/json_util.h>
+#include "client/enum_words.h"
 
 namespace ablation::client {
 namespace {
-
-// Columns are measured in code points, so UTF-8 in error texts does not skew alignment.
-std::size_t DisplayWidth(std::string_view text) {
-  std::size_t width = 0;
-  for (unsigned char c : text) width += (c & 0xC0) != 0x80;
-  return width;
-}
-
-// A table cell is one line: newlines and tabs in error texts would break the columns.
-std::string OneLine(std::string_view text) {
-  std::string line;
-  line.reserve(text.size());
-  for (char c : text) {
-    if (c == '\r') continue;
-    line += (c == '\n' || c == '\t') ? ' ' : c;
-  }
-  return line;
-}
-
-std::string FormatScientific(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3e", value);
-  return buffer;
-}
 
 std::string FormatMs(double ms) { return FormatSignificant(ms, 4); }
 
@@ -61,207 +33,12 @@ std::string DeviceLabel(const v1::DeviceIdentity& device) {
   return device.name() + " (GPU " + std::to_string(device.index()) + ")";
 }
 
-void AddField(Table& table, std::string key, std::string title, std::string value) {
-  table.rows.push_back({Cell(std::move(title), std::move(key)), Cell(std::move(value))});
+// What the verification found, in words; its outcome when the daemon gave no words.
+std::string Verification(const v1::Measurement& m) {
+  return m.verification().empty() ? EnumWord(m.verification_outcome()) : m.verification();
 }
 
 }  // namespace
-
-// ---------------------------------------------------------------- generic renderers
-
-std::string RenderText(const Table& table) {
-  const std::size_t n = table.columns.size();
-  std::vector<std::vector<std::string>> lines;
-  lines.reserve(table.rows.size() + 1);
-  std::vector<std::string> header;
-  for (const Column& column : table.columns) header.push_back(column.title);
-  lines.push_back(std::move(header));
-  for (const auto& row : table.rows) {
-    std::vector<std::string> line;
-    for (std::size_t i = 0; i < n; ++i) line.push_back(i < row.size() ? OneLine(row[i].text) : "");
-    lines.push_back(std::move(line));
-  }
-  std::vector<std::size_t> widths(n, 0);
-  for (const auto& line : lines) {
-    for (std::size_t i = 0; i < n; ++i) widths[i] = std::max(widths[i], DisplayWidth(line[i]));
-  }
-  std::string text;
-  auto emit = [&](const std::vector<std::string>& line) {
-    std::string out;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (i > 0) out += "  ";
-      std::string pad(widths[i] - DisplayWidth(line[i]), ' ');
-      out += table.columns[i].align == Align::kRight ? pad + line[i] : line[i] + pad;
-    }
-    out.erase(out.find_last_not_of(' ') + 1);
-    text += out;
-    text += '\n';
-  };
-  emit(lines[0]);
-  std::vector<std::string> rule;
-  for (std::size_t i = 0; i < n; ++i) rule.emplace_back(widths[i], '-');
-  emit(rule);
-  for (std::size_t r = 1; r < lines.size(); ++r) emit(lines[r]);
-  return text;
-}
-
-std::string RenderMarkdown(const Table& table) {
-  auto escape = [](std::string_view value) {
-    std::string out;
-    for (char c : OneLine(value)) {
-      if (c == '|') out += '\\';
-      out += c;
-    }
-    return out;
-  };
-  std::string text = "|";
-  for (const Column& column : table.columns) text += " " + escape(column.title) + " |";
-  text += "\n|";
-  for (const Column& column : table.columns) {
-    text += column.align == Align::kRight ? " ---: |" : " --- |";
-  }
-  text += '\n';
-  for (const auto& row : table.rows) {
-    text += "|";
-    for (std::size_t i = 0; i < table.columns.size(); ++i) {
-      text += " " + (i < row.size() ? escape(row[i].text) : std::string()) + " |";
-    }
-    text += '\n';
-  }
-  return text;
-}
-
-std::string CsvField(std::string_view value) {
-  if (value.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(value);
-  std::string out = "\"";
-  for (char c : value) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
-
-std::string RenderCsv(const Table& table) {
-  std::string text;
-  for (std::size_t i = 0; i < table.columns.size(); ++i) {
-    if (i > 0) text += ',';
-    text += CsvField(table.columns[i].key);
-  }
-  text += "\r\n";
-  for (const auto& row : table.rows) {
-    for (std::size_t i = 0; i < table.columns.size(); ++i) {
-      if (i > 0) text += ',';
-      if (i < row.size()) text += CsvField(row[i].Exact());
-    }
-    text += "\r\n";
-  }
-  return text;
-}
-
-std::string RenderTableAs(Format format, const Table& table) {
-  switch (format) {
-    case Format::kCsv:
-      return RenderCsv(table);
-    case Format::kMarkdown:
-      return RenderMarkdown(table);
-    case Format::kTable:
-    case Format::kJson:
-      break;
-  }
-  return RenderText(table);
-}
-
-// ---------------------------------------------------------------- JSON
-
-std::string JsonObject(const google::protobuf::Message& message) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  std::string json;
-  auto status = google::protobuf::util::MessageToJsonString(message, &json, options);
-  // Only messages with Any fields of unknown types fail, and this API has none.
-  if (!status.ok()) return "null";
-  return json;
-}
-
-std::string JsonArray(const std::vector<const google::protobuf::Message*>& messages) {
-  if (messages.empty()) return "[]\n";
-  // One object per line: valid JSON, and still readable with grep.
-  std::string text = "[\n";
-  for (std::size_t i = 0; i < messages.size(); ++i) {
-    text += "  " + JsonObject(*messages[i]);
-    text += i + 1 < messages.size() ? ",\n" : "\n";
-  }
-  text += "]\n";
-  return text;
-}
-
-// ---------------------------------------------------------------- values
-
-std::string FormatFixed(double value, int decimals) {
-  if (!std::isfinite(value)) return FormatExact(value);
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
-
-std::string FormatSignificant(double value, int digits) {
-  if (!std::isfinite(value)) return FormatExact(value);
-  if (value == 0) return "0";
-  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value)))) + 1;
-  int decimals = std::max(0, digits - magnitude);
-  std::string text = FormatFixed(value, decimals);
-  // Rounding can carry into one more integer digit (9.9996 -> 10.000): drop a decimal then.
-  if (decimals > 0 && std::fabs(std::strtod(text.c_str(), nullptr)) >= std::pow(10.0, magnitude)) {
-    text = FormatFixed(value, decimals - 1);
-  }
-  return text;
-}
-
-std::string FormatExact(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  char buffer[64];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-  return std::string(buffer, end);
-}
-
-std::string FormatShape(const v1::Shape& shape) {
-  return Int(shape.m()) + "x" + Int(shape.n()) + "x" + Int(shape.k());
-}
-
-std::string FormatTimeMs(std::int64_t unix_ms) {
-  if (unix_ms <= 0) return Dash();
-  std::time_t seconds = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return buffer;
-}
-
-std::string FormatBytes(std::int64_t bytes) {
-  if (bytes < 1024) return Int(bytes) + " B";
-  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes) / 1024;
-  int unit = 0;
-  while (value >= 1024 && unit < 3) {
-    value /= 1024;
-    ++unit;
-  }
-  std::string number = value == std::floor(value) ? FormatFixed(value, 0) : FormatFixed(value, 1);
-  return number + " " + units[unit];
-}
-
-std::string Join(const std::vector<std::string>& items, std::string_view separator) {
-  std::string text;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) text += separator;
-    text += items[i];
-  }
-  return text;
-}
 
 // ---------------------------------------------------------------- tables of messages
 
@@ -285,7 +62,7 @@ Table VariantsTable(const std::vector<v1::Variant>& variants) {
 Table MeasurementsTable(const std::vector<v1::Measurement>& measurements) {
   const bool any_verified =
       std::any_of(measurements.begin(), measurements.end(),
-                  [](const v1::Measurement& m) { return !m.verification().empty(); });
+                  [](const v1::Measurement& m) { return !Verification(m).empty(); });
   // Rates only micro-benchmarks model (smem2reg): their columns appear when a row has them.
   const bool any_bytes =
       std::any_of(measurements.begin(), measurements.end(),
@@ -324,8 +101,8 @@ Table MeasurementsTable(const std::vector<v1::Measurement>& measurements) {
       row.push_back(Number(timed && v > 0, FormatFixed(v / 1e9, 2), v));
     }
     row.push_back(Number(timed, Int(m.stats().samples()), m.stats().samples()));
-    row.emplace_back(m.status());
-    if (any_verified) row.emplace_back(m.verification());
+    row.emplace_back(EnumWord(m.status()));
+    if (any_verified) row.emplace_back(Verification(m));
     row.emplace_back(m.error());
     table.rows.push_back(std::move(row));
   }
@@ -349,7 +126,8 @@ Table RunsTable(const std::vector<v1::Run>& runs) {
     std::vector<std::string> tags(r.tags().begin(), r.tags().end());
     const bool timed = r.started_at_ms() > 0 && r.finished_at_ms() >= r.started_at_ms();
     table.rows.push_back(
-        {Int(r.id()), r.state(), r.kind(), Cell(DeviceLabel(r.device()), r.device().name()),
+        {Int(r.id()), EnumWord(r.state()), EnumWord(r.kind()),
+         Cell(DeviceLabel(r.device()), r.device().name()),
          Cell(FormatTimeMs(r.created_at_ms()), r.created_at_ms() > 0 ? Int(r.created_at_ms()) : ""),
          Cell(Duration(r.started_at_ms(), r.finished_at_ms()),
               timed ? Int(r.finished_at_ms() - r.started_at_ms()) : ""),
@@ -379,7 +157,8 @@ Table VerifyTable(const std::vector<v1::VerifyResult>& results) {
   for (const v1::VerifyResult& r : results) {
     auto sci = [](double v) { return Cell(FormatScientific(v), FormatExact(v)); };
     table.rows.push_back(
-        {r.variant(), r.dtype(), FormatShape(r.shape()), r.against(), sci(r.max_abs_error()),
+        {r.variant(), r.dtype(), FormatShape(r.shape()),
+         ReferenceWord(r.reference(), r.reference_variant()), sci(r.max_abs_error()),
          sci(r.max_rel_error()), sci(r.rel_frobenius_error()), sci(r.tolerance()),
          Int(r.mismatches()), Int(r.nan_count()), Int(r.unwritten_count()),
          Cell(r.passed() ? "pass" : "FAIL", r.passed() ? "true" : "false"), r.error()});
@@ -416,11 +195,17 @@ Table DeviceTable(const v1::GetDeviceResponse& response) {
            response.running_run_id() > 0 ? Int(response.running_run_id()) : Dash());
   const v1::Telemetry& t = response.live();
   if (t.available()) {
-    AddField(table, "sm_clock_mhz", "SM clock", FormatFixed(t.sm_clock_mhz_mean(), 0) + " MHz");
+    // A reading NVML did not give is unset: "-", never a made-up 0.
+    auto reading = [](bool present, double value, int decimals, const char* unit) {
+      return present ? FormatFixed(value, decimals) + unit : Dash();
+    };
+    AddField(table, "sm_clock_mhz", "SM clock",
+             reading(t.has_sm_clock_mhz_mean(), t.sm_clock_mhz_mean(), 0, " MHz"));
     AddField(table, "mem_clock_mhz", "memory clock",
-             FormatFixed(t.mem_clock_mhz_mean(), 0) + " MHz");
-    AddField(table, "power_w", "power", FormatFixed(t.power_w_mean(), 1) + " W");
-    AddField(table, "temperature_c", "temperature", FormatFixed(t.temperature_c_mean(), 0) + " C");
+             reading(t.has_mem_clock_mhz_mean(), t.mem_clock_mhz_mean(), 0, " MHz"));
+    AddField(table, "power_w", "power", reading(t.has_power_w_mean(), t.power_w_mean(), 1, " W"));
+    AddField(table, "temperature_c", "temperature",
+             reading(t.has_temperature_c_mean(), t.temperature_c_mean(), 0, " C"));
     std::vector<std::string> reasons(t.throttle_reasons().begin(), t.throttle_reasons().end());
     AddField(table, "throttle_reasons", "clock events",
              reasons.empty() ? "none" : Join(reasons, ","));
@@ -445,8 +230,9 @@ Table DeviceTable(const v1::GetDeviceResponse& response) {
 
 std::string RunHeader(const v1::Run& run) {
   std::vector<std::pair<std::string, std::string>> fields;
-  fields.emplace_back("run", Int(run.id()) + (run.kind().empty() ? "" : " (" + run.kind() + ")"));
-  fields.emplace_back("state", run.state());
+  const std::string kind = EnumWord(run.kind());
+  fields.emplace_back("run", Int(run.id()) + (kind.empty() ? "" : " (" + kind + ")"));
+  fields.emplace_back("state", EnumWord(run.state()));
   const v1::DeviceIdentity& d = run.device();
   std::string device = DeviceLabel(d);
   if (!d.name().empty()) {
@@ -504,7 +290,7 @@ std::string ProgressLine(const v1::RunEvent& event, int measurements_seen, int t
       std::string line = "[" + Int(measurements_seen);
       if (total > 0) line += "/" + Int(total);
       line += "] " + m.variant() + " " + m.dtype() + " " + FormatShape(m.shape()) + ": ";
-      if (m.status() == "ok") {
+      if (m.status() == v1::MEASUREMENT_STATUS_OK) {
         line += FormatMs(m.stats().median_ms()) + " ms, ";
         if (m.tflops() > 0 || m.bytes_per_second() <= 0) {
           line += FormatFixed(m.tflops(), 1) + " TFLOPS, ";
@@ -517,16 +303,16 @@ std::string ProgressLine(const v1::RunEvent& event, int measurements_seen, int t
         }
         line += "noise " + FormatFixed(m.stats().noise() * 100, 2) + "%, " +
                 Int(m.stats().samples()) + " samples";
-        if (!m.verification().empty()) line += ", verification " + m.verification();
+        if (!Verification(m).empty()) line += ", verification " + Verification(m);
         return line;
       }
-      line += m.status() == "failed" ? "FAILED" : m.status();
+      line += m.status() == v1::MEASUREMENT_STATUS_FAILED ? "FAILED" : EnumWord(m.status());
       if (!m.error().empty()) line += ": " + OneLine(m.error());
       return line;
     }
     case v1::RunEvent::kFinished: {
       const auto& f = event.finished();
-      return "run " + Int(f.run_id()) + " " + f.state() + ": " + Int(f.ok()) + " ok, " +
+      return "run " + Int(f.run_id()) + " " + EnumWord(f.state()) + ": " + Int(f.ok()) + " ok, " +
              Int(f.failed()) + " failed";
     }
     case v1::RunEvent::kFailed: {
@@ -537,126 +323,6 @@ std::string ProgressLine(const v1::RunEvent& event, int measurements_seen, int t
       break;
   }
   return {};
-}
-
-// ---------------------------------------------------------------- advise and sass
-
-namespace {
-
-std::string TileLabel(const v1::AdviseRequest& r) {
-  return std::to_string(r.bm()) + "x" + std::to_string(r.bn()) + "x" + std::to_string(r.bk()) +
-         " " + r.dtype();
-}
-
-std::string Hex4(std::int64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%04llx", static_cast<long long>(v));
-  return buf;
-}
-
-}  // namespace
-
-Table AdviceTable(const v1::AdviseRequest& request, const v1::AdviseResponse& r) {
-  Table table;
-  table.columns = {{"field", "field"}, {"value", "value"}};
-  const v1::SmemBudget& s = r.smem();
-  AddField(table, "tile", "tile", TileLabel(request));
-  AddField(table, "arch", "arch", r.arch() + " (" + r.arch_gpus() + ")");
-  table.rows.push_back({Cell("compute/load ratio", "ratio"),
-                        Cell(FormatFixed(r.ratio(), 1) + " FLOP/byte", FormatExact(r.ratio()))});
-  AddField(table, "rule", "rule", r.rule());
-  AddField(table, "rule_reason", "why", r.rule_reason());
-  AddField(table, "single_bytes", "single buffer",
-           FormatBytes(s.single_bytes()) + " (A " + FormatBytes(s.a_bytes()) + " + B " +
-               FormatBytes(s.b_bytes()) + ")");
-  AddField(table, "double_bytes", "double buffer", FormatBytes(s.double_bytes()));
-  AddField(table, "smem_per_sm", "smem per SM", FormatBytes(s.smem_per_sm()));
-  AddField(table, "smem_per_block_max", "smem per block (max)", FormatBytes(s.smem_per_block_max()));
-  AddField(table, "cliff_bytes", "cliff (2 blocks/SM)", FormatBytes(s.cliff_bytes()));
-  AddField(table, "blocks_per_sm_single", "blocks/SM single", Int(s.blocks_per_sm_single()));
-  AddField(table, "blocks_per_sm_double", "blocks/SM double", Int(s.blocks_per_sm_double()));
-  AddField(table, "smem_verdict", "smem verdict", s.verdict());
-  const v1::MeasuredAdvice& m = r.measured();
-  AddField(table, "measured", "measured", m.summary());
-  if (!m.note().empty()) AddField(table, "measured_note", "note", m.note());
-  for (const auto& p : m.points())
-    AddField(table, "measured." + p.variant(), p.variant(),
-             FormatFixed(p.tflops(), 2) + " TFLOPS at " + FormatShape(p.shape()) + " (run " +
-                 Int(p.run_id()) + ")");
-  return table;
-}
-
-std::string RenderAdvice(const v1::AdviseRequest& request, const v1::AdviseResponse& r) {
-  return "advice for " + TileLabel(request) + " on " + r.arch() + "\n" +
-         RenderText(AdviceTable(request, r));
-}
-
-Table SassFamilyTable(const v1::SassResponse& response) {
-  Table table;
-  table.columns = {{"variant", "variant"},
-                   {"dtype", "dtype"},
-                   {"verdict", "verdict"},
-                   {"compute", "compute/iter", Align::kRight},
-                   {"loads", "loads", Align::kRight},
-                   {"overlapping_loads", "overlapping", Align::kRight},
-                   {"barrier_after_compute", "barrier after"},
-                   {"local", "LDL/STL", Align::kRight},
-                   {"error", "error"}};
-  std::vector<const v1::SassKernel*> kernels = {&response.kernel()};
-  for (const auto& k : response.family()) kernels.push_back(&k);
-  for (const v1::SassKernel* k : kernels) {
-    const bool ok = k->error().empty() && k->loop_found();
-    table.rows.push_back(
-        {k->variant(), k->dtype(), k->verdict(),
-         ok ? Cell(Int(k->compute_per_iteration()) + " " + k->compute_opcode(),
-                   Int(k->compute_per_iteration()))
-            : Cell(Dash(), ""),
-         ok ? Cell(Int(k->loads()) + " " + k->load_opcode(), Int(k->loads())) : Cell(Dash(), ""),
-         ok ? Cell(Int(k->overlapping_loads())) : Cell(Dash(), ""),
-         ok ? Cell(k->barrier_after_compute() ? "yes" : "no") : Cell(Dash(), ""),
-         k->error().empty() ? Cell(Int(k->local_loads() + k->local_stores())) : Cell(Dash(), ""),
-         k->error().empty() ? Cell(Dash(), "") : Cell(k->error())});
-  }
-  return table;
-}
-
-std::string RenderSass(const v1::SassResponse& r) {
-  const v1::SassKernel& k = r.kernel();
-  std::string out = k.variant() + " " + k.dtype() + " " + r.arch() + ": ";
-  std::string verdict = k.verdict();
-  for (char& c : verdict) c = char(std::toupper(static_cast<unsigned char>(c)));
-  out += verdict + "\n";
-  out += "  kernel  " + k.symbol() + "\n";
-  out += "  from    " + r.binary() + " (" + r.tool() + ")\n";
-  if (!k.error().empty()) return out + "  error   " + k.error() + "\n";
-  if (!k.loop_found()) return out + "  " + k.summary() + "\n";
-  std::size_t width = 0;
-  for (const auto& c : k.checks()) width = std::max(width, c.name().size());
-  for (const auto& c : k.checks()) {
-    out += std::string("  ") + (c.passed() ? "[ok]   " : "[FAIL] ") + c.name() +
-           std::string(width - c.name().size() + 2, ' ') + c.detail() + "\n";
-  }
-  if (!r.family().empty()) {
-    out += "\nfamily:\n";
-    std::string text = RenderText(SassFamilyTable(r));
-    std::size_t start = 0;
-    while (start < text.size()) {
-      std::size_t nl = text.find('\n', start);
-      if (nl == std::string::npos) nl = text.size();
-      out += "  " + text.substr(start, nl - start) + "\n";
-      start = nl + 1;
-    }
-  }
-  out += "\nmain loop " + Hex4(k.loop_start()) + ".." + Hex4(k.loop_end()) + " (" +
-         Int(k.loop_instructions()) + " instructions); LOAD> = a load that reaches " +
-         k.compute_opcode() + " with no BAR.SYNC between:\n";
-  for (const auto& l : k.excerpt()) {
-    std::string marker = l.marker();
-    marker.resize(std::max<std::size_t>(marker.size(), 6), ' ');
-    out += "  " + (l.offset() >= 0 ? Hex4(l.offset()) : std::string("    ")) + "  " + marker +
-           "  " + l.text() + "\n";
-  }
-  return out;
 }
 
 }  // namespace ablation::client

@@ -57,18 +57,22 @@ if [[ -z $json_tool ]]; then
 fi
 command -v "$json_tool" >/dev/null || die "reading the client's JSON needs jq or python3; found neither"
 
-# Prints "ID STATE" per run tagged $TAG, newest first (the order `runs` lists them in).
+# Prints "ID STATE" per run tagged $TAG, newest first (the order `runs` lists them in). The JSON
+# names the state as the API's enum value (RUN_STATE_SUCCEEDED); STATE is its word (succeeded).
 nightly_runs() {
   local json
   json=$("$client" -q runs --tag "$TAG" --limit 0 --format json) ||
     die "ablation-client runs failed (is the daemon at ${ABLATION_SERVER:-127.0.0.1:50051} up?)"
   case $json_tool in
-    jq) jq -r '.[] | "\(.id) \(.state)"' <<<"$json" ;;
+    jq) jq -r '.[] | "\(.id) \(.state | ascii_downcase | sub("^run_state_"; ""))"' <<<"$json" ;;
     python3)
       python3 -c '
 import json, sys
 for run in json.load(sys.stdin):
-    print(run["id"], run["state"])' <<<"$json"
+    state = run["state"].lower()
+    if state.startswith("run_state_"):
+        state = state[len("run_state_"):]
+    print(run["id"], state)' <<<"$json"
       ;;
     *) die "NIGHTLY_JSON=$json_tool: use jq or python3" ;;
   esac || die "cannot read the run list the client printed"

@@ -1,12 +1,15 @@
-# Tests of ablation-client: parsing, renderers, exit codes, and the CLI against an in-process
-# fake daemon. Included from tests/CMakeLists.txt; paths are relative to this file.
+# Tests of ablation-client: parsing, escaping, enum words, renderers, exit codes, and the CLI
+# against an in-process fake daemon. Included from tests/CMakeLists.txt; paths are relative to
+# this file.
 add_executable(ablation_client_test
   ${CMAKE_CURRENT_LIST_DIR}/client/advise_sass_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/client/app_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/client/enum_words_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/client/escape_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/client/exit_codes_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/client/parse_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/client/render_test.cc)
-target_link_libraries(ablation_client_test PRIVATE ablation_client_lib GTest::gtest_main)
+target_link_libraries(ablation_client_test PRIVATE ablation_client_lib GTest::gmock GTest::gtest_main)
 gtest_discover_tests(ablation_client_test
   TEST_PREFIX "client."
   PROPERTIES LABELS client

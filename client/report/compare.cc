@@ -5,7 +5,8 @@
 #include <map>
 #include <tuple>
 
-#include "client/report/report.h"
+#include "client/format.h"
+#include "client/report/stats.h"
 
 namespace ablation::client::report {
 namespace {
@@ -17,7 +18,7 @@ using Key = std::tuple<std::string, std::string, std::int64_t, std::int64_t, std
 std::map<Key, const v1::Measurement*> Successful(const v1::GetRunResponse& run) {
   std::map<Key, const v1::Measurement*> out;
   for (const v1::Measurement& m : run.measurements()) {
-    if (m.status() != "ok") continue;
+    if (m.status() != v1::MEASUREMENT_STATUS_OK) continue;
     out[{m.variant(), m.dtype(), m.shape().m(), m.shape().n(), m.shape().k()}] = &m;
   }
   return out;
@@ -26,12 +27,6 @@ std::map<Key, const v1::Measurement*> Successful(const v1::GetRunResponse& run) 
 std::string KeyText(const Key& k) {
   return std::get<0>(k) + " " + std::get<1>(k) + " " + std::to_string(std::get<2>(k)) + "x" +
          std::to_string(std::get<3>(k)) + "x" + std::to_string(std::get<4>(k));
-}
-
-std::string Exact(double v) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.17g", v);
-  return buffer;
 }
 
 std::string Pct(double fraction) {
@@ -47,65 +42,72 @@ std::string PValue(double p) {
   return buffer;
 }
 
-}  // namespace
-
-int Comparison::regressions() const {
-  int n = 0;
-  for (const CompareRow& r : rows) n += r.regression;
-  return n;
+v1::ComparisonRow Row(const v1::Measurement& a, const v1::Measurement& b, double threshold) {
+  v1::ComparisonRow row;
+  row.set_variant(a.variant());
+  row.set_dtype(a.dtype());
+  *row.mutable_shape() = a.shape();
+  row.set_median_a_ms(a.stats().median_ms());
+  row.set_median_b_ms(b.stats().median_ms());
+  const std::vector<double> sa(a.sample_ms().begin(), a.sample_ms().end());
+  const std::vector<double> sb(b.sample_ms().begin(), b.sample_ms().end());
+  row.set_samples_a(int(sa.size()));
+  row.set_samples_b(int(sb.size()));
+  const WelchResult w = WelchLogT(sa, sb);
+  if (!w.valid) {
+    row.set_verdict("no samples");
+    return row;
+  }
+  v1::WelchTest* test = row.mutable_test();
+  test->set_time_change(w.time_change);
+  test->mutable_ci()->set_low(w.low);
+  test->mutable_ci()->set_high(w.high);
+  test->set_t(w.t);
+  test->set_df(w.df);
+  test->set_p(w.p);
+  row.set_significant(w.p < kSignificance);
+  row.set_regression(row.significant() && w.time_change > threshold);
+  if (row.regression()) {
+    row.set_verdict("REGRESSION");
+  } else if (!row.significant()) {
+    row.set_verdict("same (within noise)");
+  } else {
+    row.set_verdict(w.time_change > 0 ? "slower" : "faster");
+  }
+  return row;
 }
 
-Comparison Compare(const v1::GetRunResponse& a, const v1::GetRunResponse& b, double threshold) {
-  Comparison c;
-  c.run_a = a.run().id();
-  c.run_b = b.run().id();
-  c.threshold = threshold;
+}  // namespace
+
+v1::Comparison Compare(const v1::GetRunResponse& a, const v1::GetRunResponse& b, double threshold) {
+  v1::Comparison c;
+  c.set_schema_version(kComparisonSchemaVersion);
+  c.set_run_a(a.run().id());
+  c.set_run_b(b.run().id());
+  c.set_threshold(threshold);
+  c.set_test("Welch t-test on log sample times, two-sided, alpha 0.05");
   const auto in_a = Successful(a), in_b = Successful(b);
   for (const auto& [key, ma] : in_a) {
     auto it = in_b.find(key);
     if (it == in_b.end()) {
-      c.only_in_a.push_back(KeyText(key));
+      c.add_only_in_a(KeyText(key));
       continue;
     }
-    const v1::Measurement* mb = it->second;
-    CompareRow row;
-    row.variant = ma->variant();
-    row.dtype = ma->dtype();
-    row.shape = ma->shape();
-    row.median_a_ms = ma->stats().median_ms();
-    row.median_b_ms = mb->stats().median_ms();
-    const std::vector<double> sa(ma->sample_ms().begin(), ma->sample_ms().end());
-    const std::vector<double> sb(mb->sample_ms().begin(), mb->sample_ms().end());
-    row.samples_a = int(sa.size());
-    row.samples_b = int(sb.size());
-    row.test = WelchLogT(sa, sb);
-    if (!row.test.valid) {
-      row.verdict = "no samples";
-    } else {
-      row.significant = row.test.p < kSignificance;
-      row.regression = row.significant && row.test.time_change > threshold;
-      if (row.regression) {
-        row.verdict = "REGRESSION";
-      } else if (!row.significant) {
-        row.verdict = "same (within noise)";
-      } else {
-        row.verdict = row.test.time_change > 0 ? "slower" : "faster";
-      }
-    }
-    c.rows.push_back(std::move(row));
+    *c.add_rows() = Row(*ma, *it->second, threshold);
+    c.set_regressions(c.regressions() + c.rows(c.rows_size() - 1).regression());
   }
   for (const auto& [key, mb] : in_b)
-    if (!in_a.count(key)) c.only_in_b.push_back(KeyText(key));
+    if (!in_a.count(key)) c.add_only_in_b(KeyText(key));
   return c;
 }
 
-Table CompareTable(const Comparison& c) {
+Table CompareTable(const v1::Comparison& c) {
   Table t;
   t.columns = {{"variant", "variant"},
                {"dtype", "dtype"},
                {"shape", "shape"},
-               {"median_a_ms", "run " + std::to_string(c.run_a) + " ms", Align::kRight},
-               {"median_b_ms", "run " + std::to_string(c.run_b) + " ms", Align::kRight},
+               {"median_a_ms", "run " + std::to_string(c.run_a()) + " ms", Align::kRight},
+               {"median_b_ms", "run " + std::to_string(c.run_b()) + " ms", Align::kRight},
                // The medians' ratio is what the two ms columns show; the test and its interval
                // work on the geometric means of all samples, which power-cap transients can move
                // apart from the medians, so both are shown, each named for what it is.
@@ -115,53 +117,20 @@ Table CompareTable(const Comparison& c) {
                {"ci_high", "95% CI high", Align::kRight},
                {"p_value", "p (Welch, log)", Align::kRight},
                {"verdict", "verdict"}};
-  for (const CompareRow& r : c.rows) {
-    const bool v = r.test.valid;
-    t.rows.push_back({r.variant, r.dtype, ShapeText(r.shape),
-                      Cell(FormatSignificant(r.median_a_ms, 4), Exact(r.median_a_ms)),
-                      Cell(FormatSignificant(r.median_b_ms, 4), Exact(r.median_b_ms)),
-                      r.median_a_ms > 0 ? Cell(Pct(r.median_b_ms / r.median_a_ms - 1),
-                                               Exact(r.median_b_ms / r.median_a_ms - 1))
-                                        : Cell("-", ""),
-                      v ? Cell(Pct(r.test.time_change), Exact(r.test.time_change)) : Cell("-", ""),
-                      v ? Cell(Pct(r.test.low), Exact(r.test.low)) : Cell("-", ""),
-                      v ? Cell(Pct(r.test.high), Exact(r.test.high)) : Cell("-", ""),
-                      v ? Cell(PValue(r.test.p), Exact(r.test.p)) : Cell("-", ""), r.verdict});
+  for (const v1::ComparisonRow& r : c.rows()) {
+    const bool v = r.has_test();
+    auto cell = [v](double x, std::string (*text)(double)) {
+      return v ? Cell(text(x), FormatExact(x)) : Cell("-", "");
+    };
+    const double a = r.median_a_ms(), b = r.median_b_ms();
+    t.rows.push_back({r.variant(), r.dtype(), FormatShape(r.shape()),
+                      Cell(FormatSignificant(a, 4), FormatExact(a)),
+                      Cell(FormatSignificant(b, 4), FormatExact(b)),
+                      a > 0 ? Cell(Pct(b / a - 1), FormatExact(b / a - 1)) : Cell("-", ""),
+                      cell(r.test().time_change(), Pct), cell(r.test().ci().low(), Pct),
+                      cell(r.test().ci().high(), Pct), cell(r.test().p(), PValue), r.verdict()});
   }
   return t;
-}
-
-std::string CompareJson(const Comparison& c) {
-  std::string json =
-      "{\n  \"run_a\": " + std::to_string(c.run_a) + ",\n  \"run_b\": " + std::to_string(c.run_b) +
-      ",\n  \"threshold\": " + Exact(c.threshold) +
-      ",\n  \"test\": \"Welch t-test on log sample times, two-sided, alpha 0.05\"" +
-      ",\n  \"regressions\": " + std::to_string(c.regressions()) + ",\n  \"rows\": [";
-  for (std::size_t i = 0; i < c.rows.size(); ++i) {
-    const CompareRow& r = c.rows[i];
-    const bool v = r.test.valid;
-    auto num = [v](double x) { return v ? Exact(x) : std::string("null"); };
-    json +=
-        std::string(i ? "," : "") + "\n    {\"variant\": " + JsonString(r.variant) +
-        ", \"dtype\": " + JsonString(r.dtype) + ", \"shape\": " + JsonString(ShapeText(r.shape)) +
-        ", \"median_a_ms\": " + Exact(r.median_a_ms) +
-        ", \"median_b_ms\": " + Exact(r.median_b_ms) +
-        ", \"samples_a\": " + std::to_string(r.samples_a) +
-        ", \"samples_b\": " + std::to_string(r.samples_b) +
-        ", \"time_change\": " + num(r.test.time_change) +
-        ", \"ci\": " + (v ? "[" + Exact(r.test.low) + ", " + Exact(r.test.high) + "]" : "null") +
-        ", \"t\": " + num(r.test.t) + ", \"df\": " + num(r.test.df) + ", \"p\": " + num(r.test.p) +
-        ", \"significant\": " + (r.significant ? "true" : "false") +
-        ", \"regression\": " + (r.regression ? "true" : "false") +
-        ", \"verdict\": " + JsonString(r.verdict) + "}";
-  }
-  json += "\n  ],\n  \"only_in_a\": [";
-  for (std::size_t i = 0; i < c.only_in_a.size(); ++i)
-    json += (i ? ", " : "") + JsonString(c.only_in_a[i]);
-  json += "],\n  \"only_in_b\": [";
-  for (std::size_t i = 0; i < c.only_in_b.size(); ++i)
-    json += (i ? ", " : "") + JsonString(c.only_in_b[i]);
-  return json + "]\n}\n";
 }
 
 std::string ParseThreshold(const std::string& text, double* fraction) {

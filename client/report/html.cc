@@ -4,16 +4,14 @@
 #include <cmath>
 #include <cstdio>
 
+#include "client/enum_words.h"
+#include "client/escape.h"
+#include "client/format.h"
 #include "client/report/report.h"
+#include "client/report/text.h"
 
 namespace ablation::client::report {
 namespace {
-
-std::string Num(double v, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, v);
-  return buffer;
-}
 
 std::string E(const std::string& text) { return HtmlEscape(text); }
 
@@ -42,45 +40,53 @@ svg text.missing { fill: #99a; font-style: italic; }
 svg .cell-missing { fill: #eceef2; }
 )css";
 
-bool IsReference(const ReportRow& r) { return r.label.rfind("cuBLAS", 0) == 0; }
+std::string Int(int v) { return std::to_string(v); }
+
+// An SVG rect; `width` as written ("130", "94.0"); with a title, its tooltip.
+std::string Rect(const std::string& cls, int x, int y, const std::string& width, int height,
+                 const std::string& extra = "", const std::string& title = "") {
+  std::string svg = "<rect" + (cls.empty() ? "" : " class=\"" + cls + "\"") + " x=\"" + Int(x) +
+                    "\" y=\"" + Int(y) + "\" width=\"" + width + "\" height=\"" + Int(height) +
+                    "\"" + extra;
+  return svg + (title.empty() ? "/>\n" : "><title>" + E(title) + "</title></rect>\n");
+}
+
+// An SVG text at x (as written) and y.
+std::string Text(const std::string& x, int y, const std::string& text,
+                 const std::string& attributes = "", const std::string& cls = "") {
+  return "<text" + (cls.empty() ? "" : " class=\"" + cls + "\"") + " x=\"" + x + "\" y=\"" +
+         Int(y) + "\"" + attributes + ">" + E(text) + "</text>\n";
+}
 
 // Horizontal bars, one per row, TFLOPS to scale; missing rows drawn as an empty dashed frame.
-std::string BarChart(const ReportTable& t) {
+std::string BarChart(const v1::ReportSection& s) {
   double max_tflops = 0;
-  for (const ReportRow& r : t.rows)
-    if (r.measured()) max_tflops = std::max(max_tflops, r.tflops);
+  for (const v1::ReportRow& r : s.rows())
+    if (Measured(r)) max_tflops = std::max(max_tflops, r.tflops());
   if (max_tflops <= 0) max_tflops = 1;
   const int label_w = 330, bar_w = 520, row_h = 24, top = 8;
-  const int height = top * 2 + row_h * int(t.rows.size());
-  std::string svg = "<svg class=\"chart\" id=\"chart-" + t.id +
+  const int height = top * 2 + row_h * s.rows_size();
+  std::string svg = "<svg class=\"chart\" id=\"chart-" + E(s.id()) +
                     "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
                     std::to_string(label_w + bar_w + 90) + "\" height=\"" + std::to_string(height) +
-                    "\" role=\"img\" aria-label=\"" + E(t.title) + ", TFLOPS\">\n";
-  for (std::size_t i = 0; i < t.rows.size(); ++i) {
-    const ReportRow& r = t.rows[i];
-    const int y = top + row_h * int(i);
-    std::string label = r.label + "  " + r.variant;
+                    "\" role=\"img\" aria-label=\"" + E(s.title()) + ", TFLOPS\">\n";
+  for (int i = 0; i < s.rows_size(); ++i) {
+    const v1::ReportRow& r = s.rows(i);
+    const int y = top + row_h * i;
+    std::string label = r.rung() + "  " + r.variant();
     if (label.size() > 52) label = label.substr(0, 51) + "…";
-    svg += "<text x=\"" + std::to_string(label_w - 8) + "\" y=\"" + std::to_string(y + 16) +
-           "\" text-anchor=\"end\">" + E(label) + "</text>\n";
-    if (!r.measured()) {
-      svg += "<rect class=\"bar missing\" x=\"" + std::to_string(label_w) + "\" y=\"" +
-             std::to_string(y + 3) + "\" width=\"" + std::to_string(bar_w / 4) + "\" height=\"" +
-             std::to_string(row_h - 6) + "\"/>\n";
-      svg += "<text class=\"missing\" x=\"" + std::to_string(label_w + bar_w / 4 + 6) + "\" y=\"" +
-             std::to_string(y + 16) + "\">" + E(r.status) + "</text>\n";
+    svg += Text(Int(label_w - 8), y + 16, label, " text-anchor=\"end\"");
+    if (!Measured(r)) {
+      svg += Rect("bar missing", label_w, y + 3, Int(bar_w / 4), row_h - 6);
+      svg += Text(Int(label_w + bar_w / 4 + 6), y + 16, StatusWord(r), "", "missing");
       continue;
     }
-    const double w = std::max(1.0, bar_w * r.tflops / max_tflops);
-    svg += "<rect class=\"bar" + std::string(IsReference(r) ? " cublas" : "") + "\" x=\"" +
-           std::to_string(label_w) + "\" y=\"" + std::to_string(y + 3) + "\" width=\"" + Num(w, 1) +
-           "\" height=\"" + std::to_string(row_h - 6) + "\"><title>" +
-           E(r.variant + ": " + Num(r.tflops, 1) + " TFLOPS") + "</title></rect>\n";
-    std::string value = Num(r.tflops, 1);
-    if (r.change)
-      value += "  (" + FormatChange(*r.change).substr(0, FormatChange(*r.change).find(' ')) + ")";
-    svg += "<text x=\"" + Num(label_w + w + 6, 1) + "\" y=\"" + std::to_string(y + 16) + "\">" +
-           E(value) + "</text>\n";
+    const double w = std::max(1.0, bar_w * r.tflops() / max_tflops);
+    svg += Rect(r.baseline() ? "bar cublas" : "bar", label_w, y + 3, Fixed(w, 1), row_h - 6, "",
+                r.variant() + ": " + Fixed(r.tflops(), 1) + " TFLOPS");
+    std::string value = Fixed(r.tflops(), 1);
+    if (r.has_change()) value += "  (" + SignedPercent(r.change().estimate()) + "%)";
+    svg += Text(Fixed(label_w + w + 6, 1), y + 16, value);
   }
   return svg + "</svg>\n";
 }
@@ -96,135 +102,133 @@ std::string HeatColor(double share) {
   return buffer;
 }
 
-std::string Heatmap(const ReportTable& t) {
-  const std::size_t columns = t.column_shapes.size();
+// TFLOPS by rung and shape, coloured by the share of cuBLAS.
+std::string Heatmap(const v1::ReportSection& s) {
+  const int columns = s.shapes_size();
+  const int rungs = columns == 0 ? 0 : s.rows_size() / columns;
   const int label_w = 250, cell_w = 96, cell_h = 28, header_h = 44;
-  const int width = label_w + cell_w * int(columns) + 10;
-  const int height = header_h + cell_h * int(t.row_keys.size()) + 30;
-  std::string svg =
-      "<svg class=\"heatmap\" id=\"heatmap-shapes\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-      std::to_string(width) + "\" height=\"" + std::to_string(height) +
-      "\" role=\"img\" aria-label=\"TFLOPS by variant and shape\">\n";
-  for (std::size_t c = 0; c < columns; ++c) {
-    const auto& s = t.column_shapes[c];
-    const int x = label_w + cell_w * int(c) + cell_w / 2;
-    svg += "<text x=\"" + std::to_string(x) +
-           "\" y=\"16\" text-anchor=\"middle\">M=N=" + std::to_string(s.m()) +
-           (s.m() != s.n() ? "x" + std::to_string(s.n()) : "") + "</text>\n<text x=\"" +
-           std::to_string(x) + "\" y=\"34\" text-anchor=\"middle\">K=" + std::to_string(s.k()) +
-           "</text>\n";
+  const int width = label_w + cell_w * columns + 10;
+  const int height = header_h + cell_h * rungs + 30;
+  std::string svg = "<svg class=\"heatmap\" id=\"heatmap-" + E(s.id()) +
+                    "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
+                    "\" height=\"" + std::to_string(height) +
+                    "\" role=\"img\" aria-label=\"TFLOPS by variant and shape\">\n";
+  for (int c = 0; c < columns; ++c) {
+    const v1::Shape& shape = s.shapes(c);
+    const int x = label_w + cell_w * c + cell_w / 2;
+    const std::string mn =
+        std::to_string(shape.m()) + (shape.m() != shape.n() ? "x" + std::to_string(shape.n()) : "");
+    svg += Text(Int(x), 16, "M=N=" + mn, " text-anchor=\"middle\"");
+    svg += Text(Int(x), 34, "K=" + std::to_string(shape.k()), " text-anchor=\"middle\"");
   }
-  for (std::size_t r = 0; r < t.row_keys.size(); ++r) {
-    const int y = header_h + cell_h * int(r);
-    svg += "<text x=\"" + std::to_string(label_w - 8) + "\" y=\"" + std::to_string(y + 18) +
-           "\" text-anchor=\"end\">" + E(t.row_labels[r] + "  " + t.row_keys[r]) + "</text>\n";
-    for (std::size_t c = 0; c < columns; ++c) {
-      const ReportRow& row = t.rows[r * columns + c];
-      const int x = label_w + cell_w * int(c);
-      if (!row.measured()) {
-        svg += "<rect class=\"cell-missing\" x=\"" + std::to_string(x + 1) + "\" y=\"" +
-               std::to_string(y + 1) + "\" width=\"" + std::to_string(cell_w - 2) + "\" height=\"" +
-               std::to_string(cell_h - 2) + "\"/>\n<text class=\"missing\" x=\"" +
-               std::to_string(x + cell_w / 2) + "\" y=\"" + std::to_string(y + 18) +
-               "\" text-anchor=\"middle\">" + E(row.status) + "</text>\n";
+  for (int r = 0; r < rungs; ++r) {
+    const int y = header_h + cell_h * r;
+    const v1::ReportRow& first = s.rows(r * columns);
+    svg += Text(Int(label_w - 8), y + 18, first.rung() + "  " + first.variant(),
+                " text-anchor=\"end\"");
+    for (int c = 0; c < columns; ++c) {
+      const v1::ReportRow& row = s.rows(r * columns + c);
+      const int x = label_w + cell_w * c;
+      const std::string middle = " text-anchor=\"middle\"";
+      if (!Measured(row)) {
+        svg += Rect("cell-missing", x + 1, y + 1, Int(cell_w - 2), cell_h - 2);
+        svg += Text(Int(x + cell_w / 2), y + 18, StatusWord(row), middle, "missing");
         continue;
       }
-      const double share = row.cublas_share.value_or(0);
-      svg += "<rect x=\"" + std::to_string(x + 1) + "\" y=\"" + std::to_string(y + 1) +
-             "\" width=\"" + std::to_string(cell_w - 2) + "\" height=\"" +
-             std::to_string(cell_h - 2) + "\" fill=\"" + HeatColor(share) + "\"><title>" +
-             E(row.variant + " " + ShapeText(row.shape) + ": " + Num(row.tflops, 1) + " TFLOPS" +
-               (row.cublas_share ? ", " + Num(share * 100, 1) + "% of cuBLAS" : "")) +
-             "</title></rect>\n";
-      svg += "<text x=\"" + std::to_string(x + cell_w / 2) + "\" y=\"" + std::to_string(y + 18) +
-             "\" text-anchor=\"middle\"" + (share > 0.6 ? " style=\"fill:#fff\"" : "") + ">" +
-             Num(row.tflops, 1) + "</text>\n";
+      const double share = row.has_cublas_share() ? row.cublas_share() : 0;
+      svg +=
+          Rect("", x + 1, y + 1, Int(cell_w - 2), cell_h - 2, " fill=\"" + HeatColor(share) + "\"",
+               row.variant() + " " + FormatShape(row.shape()) + ": " + Fixed(row.tflops(), 1) +
+                   " TFLOPS" +
+                   (row.has_cublas_share() ? ", " + Fixed(share * 100, 1) + "% of cuBLAS" : ""));
+      svg += Text(Int(x + cell_w / 2), y + 18, Fixed(row.tflops(), 1),
+                  middle + (share > 0.6 ? " style=\"fill:#fff\"" : ""));
     }
   }
-  svg += "<text x=\"" + std::to_string(label_w) + "\" y=\"" + std::to_string(height - 8) +
-         "\">TFLOPS; colour: share of cuBLAS at that shape (white 0%, blue 100%)</text>\n";
+  svg += Text(Int(label_w), height - 8,
+              "TFLOPS; colour: share of cuBLAS at that shape (white 0%, blue 100%)");
   return svg + "</svg>\n";
 }
 
-std::string RowTable(const ReportTable& t, bool all) {
-  std::string html = "<table>\n<tr>";
-  if (all) {
-    html +=
-        "<th>#</th><th>variant</th><th>dtype</th><th>shape</th><th>TFLOPS</th><th>share of "
-        "cuBLAS</th><th>status</th></tr>\n";
-  } else {
-    html +=
-        "<th>rung</th><th>what</th><th>variant</th><th>dtype</th><th>shape</th><th>TFLOPS</th>"
-        "<th>share of cuBLAS</th><th>vs</th><th>change [95% CI]</th><th>noise</th></tr>\n";
+std::string Cells(const std::vector<std::string>& cells, const std::vector<std::string>& classes) {
+  std::string html;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const std::string& cls = i < classes.size() ? classes[i] : "";
+    html += "<td" + (cls.empty() ? "" : " class=\"" + cls + "\"") + ">" + cells[i] + "</td>";
   }
-  for (const ReportRow& r : t.rows) {
-    const std::string cls = r.status == "missing" ? "missing" : r.measured() ? "" : "failed";
+  return html;
+}
+
+// The rows as an HTML table: rungs (what, vs, change) or, for "all", measurements (status).
+std::string RowTable(const v1::ReportSection& s) {
+  const bool all = s.layout() == v1::SECTION_LAYOUT_ALL;
+  std::string html = all ? "<table>\n<tr><th>#</th><th>variant</th><th>dtype</th><th>shape</th>"
+                           "<th>TFLOPS</th><th>share of cuBLAS</th><th>status</th></tr>\n"
+                         : "<table>\n<tr><th>rung</th><th>what</th><th>variant</th><th>dtype</th>"
+                           "<th>shape</th><th>TFLOPS</th><th>share of cuBLAS</th><th>vs</th>"
+                           "<th>change [95% CI]</th><th>noise</th></tr>\n";
+  for (const v1::ReportRow& r : s.rows()) {
+    const std::string cls = r.status() == v1::ROW_STATUS_MISSING ? "missing"
+                            : Measured(r)                        ? ""
+                                                                 : "failed";
     html += "<tr" + (cls.empty() ? std::string() : " class=\"" + cls + "\"") + ">";
-    const std::string tflops = r.status == "missing" ? "missing"
-                               : r.measured()        ? Num(r.tflops, 1)
-                                                     : E(r.status);
-    const std::string share = !r.measured()    ? "-"
-                              : r.cublas_share ? Num(*r.cublas_share * 100, 1) + "%"
-                                               : "no " + E(r.cublas_variant);
+    const std::string variant = "<code>" + E(r.variant()) + "</code>";
+    const std::string numbers[] = {E(TflopsText(r)), E(ShareText(r))};
     if (all) {
-      html += "<td class=\"num\">" + E(r.label) + "</td><td><code>" + E(r.variant) +
-              "</code></td><td>" + E(r.dtype) + "</td><td>" + ShapeText(r.shape) +
-              "</td><td class=\"num\">" + tflops + "</td><td class=\"num\">" + share + "</td><td>" +
-              E(r.status + (r.error.empty() ? "" : ": " + r.error)) + "</td></tr>\n";
-      continue;
+      html += Cells({E(r.rung()), variant, E(r.dtype()), FormatShape(r.shape()), numbers[0],
+                     numbers[1], E(StatusAndError(r))},
+                    {"num", "", "", "", "num", "num"});
+    } else {
+      const bool noise = r.has_change() && r.change().within_noise();
+      html +=
+          Cells({E(r.rung()), E(r.what()), variant, E(r.dtype()), FormatShape(r.shape()),
+                 numbers[0], numbers[1], E(VsText(r)), E(ChangeCell(r)), noise ? "&#8776;" : ""},
+                {"", "", "", "", "", "num", "num", "", "num", "noise"});
     }
-    html += "<td>" + E(r.label) + "</td><td>" + E(r.what) + "</td><td><code>" + E(r.variant) +
-            "</code></td><td>" + E(r.dtype) + "</td><td>" + ShapeText(r.shape) +
-            "</td><td class=\"num\">" + tflops + "</td><td class=\"num\">" + share + "</td><td>" +
-            (r.vs.empty() ? "-" : E(r.vs)) + "</td><td class=\"num\">" +
-            (r.change ? E(FormatChange(*r.change)) : "-") + "</td><td class=\"noise\">" +
-            (r.change && r.change->within_noise() ? "&#8776;" : "") + "</td></tr>\n";
+    html += "</tr>\n";
   }
   return html + "</table>\n";
 }
 
+std::string Summary(const v1::ReportRun& run) {
+  const v1::DeviceIdentity& d = run.device();
+  return E(EnumWord(run.state())) + (d.name().empty() ? "" : " on " + E(d.name())) +
+         (d.compute_capability().empty() ? "" : ", sm " + E(d.compute_capability())) +
+         (run.clock_policy().empty() ? "" : "; clocks " + E(run.clock_policy()));
+}
+
 }  // namespace
 
-std::string RenderReportHtml(const Report& report) {
-  const auto& run = report.run;
+std::string RenderReportHtml(const v1::Report& report) {
+  const std::string id = std::to_string(report.run().id());
   std::string html =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<title>Ablation report: run " +
-      std::to_string(run.id()) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
-  html +=
-      "<h1>Ablation report: run " + std::to_string(run.id()) + "</h1>\n<p class=\"summary\">" +
-      E(run.state()) + (run.device().name().empty() ? "" : " on " + E(run.device().name())) +
-      (run.device().compute_capability().empty() ? ""
-                                                 : ", sm " + E(run.device().compute_capability())) +
-      (run.clock_policy().empty() ? "" : "; clocks " + E(run.clock_policy())) + "</p>\n";
+      id + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
+  html += "<h1>Ablation report: run " + id + "</h1>\n<p class=\"summary\">" +
+          Summary(report.run()) + "</p>\n";
   html +=
       "<p>Change: speed against the previous rung, median(previous) / median(this) &minus; 1, "
       "with a 95% bootstrap interval from the raw samples (" +
-      std::to_string(kBootstrapResamples) +
+      std::to_string(report.method().resamples()) +
       " resamples, fixed seed); &#8776; marks an interval that contains 0 (within noise). "
       "Share: TFLOPS over the cuBLAS of the same dtype and shape in this run.</p>\n";
   int number = 0;
-  for (const ReportTable& t : report.tables) {
-    html += "<section id=\"" + t.id + "\">\n<h2>" + std::to_string(++number) + ". " + E(t.title) +
-            "</h2>\n<p class=\"scope\">" + E(t.scope) + "</p>\n";
-    if (t.measured() == 0 && t.id != "all") {
+  for (const v1::ReportSection& s : report.sections()) {
+    html += "<section id=\"" + E(s.id()) + "\">\n<h2>" + std::to_string(++number) + ". " +
+            E(s.title()) + "</h2>\n<p class=\"scope\">" + E(s.scope()) + "</p>\n";
+    if (Unmeasured(s)) {
       html += "<p class=\"missing\">Not measured in this run: all " +
-              std::to_string(t.rows.size()) + " rows missing.</p>\n</section>\n";
+              std::to_string(s.rows_size()) + " rows missing.</p>\n</section>\n";
       continue;
     }
-    if (t.id == "shapes") {
-      html += Heatmap(t);
-      html += RowTable(t, false);
-    } else if (t.id == "all") {
-      html += RowTable(t, true);
-    } else {
-      html += BarChart(t);
-      html += RowTable(t, false);
-    }
-    if (!t.notes.empty()) {
+    if (s.layout() == v1::SECTION_LAYOUT_SHAPES) html += Heatmap(s);
+    if (s.layout() == v1::SECTION_LAYOUT_LADDER) html += BarChart(s);
+    html += RowTable(s);
+    if (!s.notes().empty()) {
       html += "<ul class=\"notes\">\n";
-      for (const std::string& note : t.notes) html += "<li>" + E(note) + "</li>\n";
+      for (const std::string& note : s.notes()) html += "<li>" + E(note) + "</li>\n";
       html += "</ul>\n";
     }
     html += "</section>\n";

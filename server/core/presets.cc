@@ -1,8 +1,10 @@
 #include "server/core/presets.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <toml++/toml.h>
 
@@ -57,19 +59,35 @@ Status ParseShape(const toml::node& node, const std::string& origin, const std::
   return Status::Ok();
 }
 
+// An array of non-empty strings; `item` names an element in the message ("variant name").
 Status ReadStringList(const toml::node& node, const std::string& origin, const std::string& key,
-                      std::vector<std::string>* out) {
+                      std::vector<std::string>* out, const std::string& item_name = "variant name",
+                      bool allow_empty = false) {
   const toml::array* array = node.as_array();
   if (!array) return ErrorAt(origin, node, key, "expected an array of strings");
-  if (array->empty()) return ErrorAt(origin, node, key, "must not be empty");
+  if (array->empty() && !allow_empty) return ErrorAt(origin, node, key, "must not be empty");
   for (size_t i = 0; i < array->size(); ++i) {
     const toml::node& item = *array->get(i);
     auto text = item.value<std::string>();
     std::string item_key = key + "[" + std::to_string(i) + "]";
     if (!item.is_string()) return ErrorAt(origin, item, item_key, "expected a string");
-    if (text->empty()) return ErrorAt(origin, item, item_key, "empty variant name");
+    if (text->empty()) return ErrorAt(origin, item, item_key, "empty " + item_name);
     out->push_back(*text);
   }
+  return Status::Ok();
+}
+
+Status ReadString(const toml::node& node, const std::string& origin, const std::string& key,
+                  std::string* out) {
+  if (!node.is_string()) return ErrorAt(origin, node, key, "expected a string");
+  *out = *node.value<std::string>();
+  return Status::Ok();
+}
+
+Status ReadBool(const toml::node& node, const std::string& origin, const std::string& key,
+                bool* out) {
+  if (!node.is_boolean()) return ErrorAt(origin, node, key, "expected true or false");
+  *out = *node.value<bool>();
   return Status::Ok();
 }
 
@@ -124,12 +142,182 @@ Status ReadGroup(const toml::table& table, const std::string& origin, const std:
   return Status::Ok();
 }
 
+const std::set<std::string> kReportKeys = {"title",         "scope",     "notes",     "order",
+                                           "report_dtypes", "per_dtype", "per_shape", "rung"};
+
+std::string Fill(std::string text, const std::string& dtype) {
+  static const std::string kPlaceholder = "{dtype}";
+  for (size_t at = text.find(kPlaceholder); at != std::string::npos;
+       at = text.find(kPlaceholder, at + dtype.size()))
+    text.replace(at, kPlaceholder.size(), dtype);
+  return text;
+}
+
+// One [[name.rung]] table; `previous` is the id of the rung before it ("" for the first).
+Status ReadRung(const toml::table& table, const std::string& origin, const std::string& prefix,
+                const std::string& previous, PresetRung* rung) {
+  Status st =
+      CheckKeys(table, origin, prefix, {"id", "label", "variant", "against", "dtype", "per_tile"});
+  if (!st.ok()) return st;
+  for (const char* key : {"id", "variant"}) {
+    const toml::node* n = table.get(key);
+    if (!n) return ErrorAt(origin, table, prefix + key, "missing (required in a rung)");
+    std::string* out = std::string(key) == "id" ? &rung->id : &rung->variant;
+    if (!(st = ReadString(*n, origin, prefix + key, out)).ok()) return st;
+    if (out->empty()) return ErrorAt(origin, *n, prefix + key, "must not be empty");
+  }
+  if (const toml::node* n = table.get("label"))
+    if (!(st = ReadString(*n, origin, prefix + "label", &rung->label)).ok()) return st;
+  if (const toml::node* n = table.get("dtype"))
+    if (!(st = CheckDType(*n, origin, prefix + "dtype", &rung->dtype)).ok()) return st;
+  if (const toml::node* n = table.get("per_tile"))
+    if (!(st = ReadBool(*n, origin, prefix + "per_tile", &rung->per_tile)).ok()) return st;
+  const toml::node* against = table.get("against");
+  if (!against) {
+    if (!previous.empty()) rung->against = {previous};
+  } else if (against->is_string()) {
+    if (!against->value<std::string>()->empty()) rung->against = {*against->value<std::string>()};
+  } else if (against->is_array()) {
+    st = ReadStringList(*against, origin, prefix + "against", &rung->against, "rung id", true);
+    if (!st.ok()) return st;
+  } else {
+    return ErrorAt(origin, *against, prefix + "against",
+                   "expected a rung id, an array of them, or \"\" for no comparison");
+  }
+  return Status::Ok();
+}
+
+// Whether `variant` (for `dtype`) is one of the preset's entries of that dtype, or a glob that
+// matches one as written. `checked` is false when the preset has no group of that dtype.
+bool InPreset(const Preset& preset, const std::string& variant, const std::string& dtype,
+              bool* checked) {
+  *checked = false;
+  for (const PresetGroup& g : preset.groups) {
+    if (g.dtype != dtype) continue;
+    *checked = true;
+    for (const std::string& entry : g.variants)
+      if (entry == variant || GlobMatch(variant, entry)) return true;
+  }
+  return false;
+}
+
+// The rungs in every block: unique ids, known `against` ids, variants of the preset.
+Status CheckRungs(const Preset& preset, const std::vector<const toml::table*>& nodes,
+                  const std::string& origin) {
+  const std::string& name = preset.name;
+  std::vector<bool> checked(preset.report.rungs.size(), false);
+  for (const std::string& dtype : preset.report.dtypes) {
+    const std::vector<PresetRung> rungs = RungsInBlock(preset.report, dtype);
+    std::map<std::string, size_t> ids;
+    for (size_t i = 0; i < rungs.size(); ++i) {
+      const std::string prefix = name + ".rung[" + std::to_string(i) + "].";
+      if (!ids.emplace(rungs[i].id, i).second)
+        return ErrorAt(origin, *nodes[i], prefix + "id",
+                       "duplicate rung id '" + rungs[i].id + "' (also rung[" +
+                           std::to_string(ids[rungs[i].id]) + "], in the " + dtype + " block)");
+    }
+    for (size_t i = 0; i < rungs.size(); ++i) {
+      const std::string prefix = name + ".rung[" + std::to_string(i) + "].";
+      for (const std::string& a : rungs[i].against) {
+        if (ids.count(a) && a != rungs[i].id) continue;
+        std::string known;
+        for (const PresetRung& r : rungs) known += (known.empty() ? "" : ", ") + r.id;
+        return ErrorAt(origin, *nodes[i], prefix + "against",
+                       a == rungs[i].id ? "a rung is not compared with itself ('" + a + "')"
+                                        : "unknown rung '" + a + "' (the rungs: " + known + ")");
+      }
+      bool here = false;
+      if (!InPreset(preset, rungs[i].variant, rungs[i].dtype, &here) && here)
+        return ErrorAt(origin, *nodes[i], prefix + "variant",
+                       "'" + rungs[i].variant + "' is not one of the preset's " + rungs[i].dtype +
+                           " variants, nor a glob matching one");
+      checked[i] = checked[i] || here;
+    }
+  }
+  for (size_t i = 0; i < checked.size(); ++i) {
+    if (checked[i]) continue;
+    const PresetRung& r = preset.report.rungs[i];
+    return ErrorAt(origin, *nodes[i], name + ".rung[" + std::to_string(i) + "].dtype",
+                   "the preset has no variants of " +
+                       (r.dtype.empty() ? "its report_dtypes" : "dtype " + r.dtype) + " to find '" +
+                       r.variant + "' in");
+  }
+  return Status::Ok();
+}
+
+// The report keys of a preset (kReportKeys), after its groups.
+Status ReadReport(const toml::table& table, const std::string& origin, Preset* preset) {
+  const std::string& name = preset->name;
+  PresetReport& report = preset->report;
+  const toml::node* rungs = table.get("rung");
+  if (!rungs) {
+    for (const auto& [k, v] : table)
+      if (kReportKeys.count(std::string(k.str())))
+        return ErrorAt(origin, v, name + "." + std::string(k.str()),
+                       "a report key, but the preset has no [[" + name + ".rung]] tables");
+    return Status::Ok();
+  }
+  Status st;
+  report.title = name;
+  if (const toml::node* n = table.get("title"))
+    if (!(st = ReadString(*n, origin, name + ".title", &report.title)).ok()) return st;
+  if (const toml::node* n = table.get("scope"))
+    if (!(st = ReadString(*n, origin, name + ".scope", &report.scope)).ok()) return st;
+  if (const toml::node* n = table.get("notes"))
+    if (!(st = ReadStringList(*n, origin, name + ".notes", &report.notes, "note", true)).ok())
+      return st;
+  if (const toml::node* n = table.get("order")) {
+    if (!n->is_integer()) return ErrorAt(origin, *n, name + ".order", "expected an integer");
+    report.order = int(*n->value<int64_t>());
+  }
+  if (const toml::node* n = table.get("per_dtype"))
+    if (!(st = ReadBool(*n, origin, name + ".per_dtype", &report.per_dtype)).ok()) return st;
+  if (const toml::node* n = table.get("per_shape"))
+    if (!(st = ReadBool(*n, origin, name + ".per_shape", &report.per_shape)).ok()) return st;
+  if (report.per_dtype && report.per_shape)
+    return ErrorAt(origin, *table.get("per_shape"), name + ".per_shape",
+                   "a section is per_dtype or per_shape, not both");
+  if (const toml::node* n = table.get("report_dtypes")) {
+    const std::string key = name + ".report_dtypes";
+    const toml::array* array = n->as_array();
+    if (!array || array->empty()) return ErrorAt(origin, *n, key, "expected an array of dtypes");
+    for (size_t i = 0; i < array->size(); ++i) {
+      std::string dtype;
+      st = CheckDType(*array->get(i), origin, key + "[" + std::to_string(i) + "]", &dtype);
+      if (!st.ok()) return st;
+      report.dtypes.push_back(dtype);
+    }
+  } else {
+    for (const PresetGroup& g : preset->groups)
+      if (std::find(report.dtypes.begin(), report.dtypes.end(), g.dtype) == report.dtypes.end())
+        report.dtypes.push_back(g.dtype);
+  }
+  const toml::array* array = rungs->as_array();
+  if (!array || !array->is_array_of_tables() || array->empty())
+    return ErrorAt(origin, *rungs, name + ".rung", "expected [[" + name + ".rung]] tables");
+  std::vector<const toml::table*> nodes;
+  for (size_t i = 0; i < array->size(); ++i) {
+    nodes.push_back(array->get(i)->as_table());
+    PresetRung rung;
+    const std::string previous = report.rungs.empty() ? "" : report.rungs.back().id;
+    st = ReadRung(*nodes.back(), origin, name + ".rung[" + std::to_string(i) + "].", previous,
+                  &rung);
+    if (!st.ok()) return st;
+    if (rung.per_tile && report.per_shape)
+      return ErrorAt(origin, *nodes.back(), name + ".rung[" + std::to_string(i) + "].per_tile",
+                     "a per_shape section has one row per rung: no per_tile rungs");
+    report.rungs.push_back(std::move(rung));
+  }
+  return CheckRungs(*preset, nodes, origin);
+}
+
 Status ReadPreset(const std::string& name, const toml::node& node, const std::string& origin,
                   Preset* preset) {
   const toml::table* table = node.as_table();
   if (!table) return ErrorAt(origin, node, name, "a preset is a table ([" + name + "])");
-  Status st = CheckKeys(*table, origin, name + ".",
-                        {"description", "dtype", "shapes", "variants", "group"});
+  std::set<std::string> known = {"description", "dtype", "shapes", "variants", "group"};
+  known.insert(kReportKeys.begin(), kReportKeys.end());
+  Status st = CheckKeys(*table, origin, name + ".", known);
   if (!st.ok()) return st;
   preset->name = name;
   preset->source = origin + ":" + std::to_string(node.source().begin.line);
@@ -157,7 +345,7 @@ Status ReadPreset(const std::string& name, const toml::node& node, const std::st
     if (defaults.variants.empty())
       return ErrorAt(origin, node, name + ".variants", "missing (or give [[" + name + ".group]])");
     preset->groups.push_back(std::move(defaults));
-    return Status::Ok();
+    return ReadReport(*table, origin, preset);
   }
   const toml::array* array = groups->as_array();
   if (!array || !array->is_array_of_tables() || array->empty())
@@ -172,7 +360,7 @@ Status ReadPreset(const std::string& name, const toml::node& node, const std::st
       return ErrorAt(origin, g, prefix + "variants", "missing (required in a group)");
     preset->groups.push_back(std::move(group));
   }
-  return Status::Ok();
+  return ReadReport(*table, origin, preset);
 }
 
 }  // namespace
@@ -222,6 +410,19 @@ std::vector<const Preset*> PresetCatalog::All() const {
   return out;
 }
 
+std::vector<PresetRung> RungsInBlock(const PresetReport& report, const std::string& dtype) {
+  std::vector<PresetRung> out;
+  for (PresetRung rung : report.rungs) {
+    if (rung.dtype.empty()) rung.dtype = dtype;
+    rung.id = Fill(rung.id, rung.dtype);
+    rung.label = Fill(rung.label, rung.dtype);
+    rung.variant = Fill(rung.variant, rung.dtype);
+    for (std::string& a : rung.against) a = Fill(a, rung.dtype);
+    out.push_back(std::move(rung));
+  }
+  return out;
+}
+
 ResolvedGroup ResolvePresetGroup(const PresetGroup& group, const kernels::Registry& registry) {
   ResolvedGroup out;
   auto dtype = kernels::ParseDType(group.dtype);
@@ -241,6 +442,56 @@ ResolvedGroup ResolvePresetGroup(const PresetGroup& group, const kernels::Regist
   return out;
 }
 
+namespace {
+
+// A glob that matches exactly one of the preset's entries of its dtype reads as that entry
+// ("pipe_baseline_*" in the int8 block is "pipe_baseline_i8_*").
+std::string Narrowed(const Preset& preset, const PresetRung& rung) {
+  if (!IsGlob(rung.variant)) return rung.variant;
+  std::vector<std::string> matches;
+  for (const PresetGroup& g : preset.groups)
+    if (g.dtype == rung.dtype)
+      for (const std::string& entry : g.variants)
+        if (GlobMatch(rung.variant, entry)) matches.push_back(entry);
+  return matches.size() == 1 ? matches[0] : rung.variant;
+}
+
+v1::PresetReport ReportToProto(const Preset& preset, const kernels::Registry& registry) {
+  const PresetReport& report = preset.report;
+  v1::PresetReport out;
+  out.set_title(report.title);
+  out.set_scope(report.scope);
+  for (const auto& note : report.notes) out.add_notes(note);
+  out.set_order(report.order);
+  out.set_per_dtype(report.per_dtype);
+  out.set_per_shape(report.per_shape);
+  std::set<std::tuple<int64_t, int64_t, int64_t>> shapes;
+  for (const PresetGroup& g : preset.groups)
+    for (const v1::Shape& s : g.shapes)
+      if (shapes.insert({s.m(), s.n(), s.k()}).second) *out.add_shapes() = s;
+  for (const std::string& dtype : report.dtypes) {
+    v1::PresetBlock* block = out.add_blocks();
+    block->set_dtype(dtype);
+    for (const PresetRung& rung : RungsInBlock(report, dtype)) {
+      v1::PresetRung* r = block->add_rungs();
+      r->set_id(rung.id);
+      r->set_label(rung.label);
+      r->set_variant(Narrowed(preset, rung));
+      r->set_dtype(rung.dtype);
+      for (const auto& a : rung.against) r->add_against(a);
+      r->set_per_tile(rung.per_tile);
+      PresetGroup selector;
+      selector.dtype = rung.dtype;
+      selector.variants = {r->variant()};
+      for (const auto& name : ResolvePresetGroup(selector, registry).resolved)
+        r->add_resolved(name);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 v1::Preset ToProto(const Preset& preset, const kernels::Registry& registry) {
   v1::Preset p;
   p.set_name(preset.name);
@@ -258,6 +509,7 @@ v1::Preset ToProto(const Preset& preset, const kernels::Registry& registry) {
     planned += int(r.resolved.size() * g.shapes.size());
   }
   p.set_planned(planned);
+  if (!preset.report.rungs.empty()) *p.mutable_report() = ReportToProto(preset, registry);
   return p;
 }
 

@@ -21,11 +21,36 @@ struct PresetGroup {
   std::vector<v1::Shape> shapes;
 };
 
+/// One row of a preset's report section ([[name.rung]]). Text may hold "{dtype}": the dtype of
+/// the rung where it is shown.
+struct PresetRung {
+  std::string id;       ///< "A1"
+  std::string label;    ///< "ld.shared, B as [k][n]"
+  std::string variant;  ///< a selector, written as one of the preset's entries or a glob of them
+  std::string dtype;    ///< empty: the dtype of the block it is shown in
+  std::vector<std::string>
+      against;  ///< rung ids; by default the previous rung (none for the first)
+  bool per_tile = false;
+};
+
+/// How a preset with rungs reads as a section of the report (presets.toml documents the keys).
+struct PresetReport {
+  std::string title;
+  std::string scope;
+  std::vector<std::string> notes;
+  int order = 0;
+  std::vector<std::string> dtypes;  ///< report_dtypes: one block each, preferred first
+  bool per_dtype = false;
+  bool per_shape = false;
+  std::vector<PresetRung> rungs;
+};
+
 struct Preset {
   std::string name;
   std::string description;
   std::vector<PresetGroup> groups;
-  std::string source;  ///< "built-in" or "file:line"
+  std::string source;   ///< "built-in" or "file:line"
+  PresetReport report;  ///< no rungs: not a report section
 };
 
 /// A group's selectors checked against a registry.
@@ -52,10 +77,15 @@ class PresetCatalog {
 /// The presets built into the daemon (deploy/presets.toml at build time).
 const char* BuiltinPresetsToml();
 
+/// The rungs of a report section as shown in the block of `dtype`: every rung's dtype set and
+/// "{dtype}" filled in.
+std::vector<PresetRung> RungsInBlock(const PresetReport& report, const std::string& dtype);
+
 /// Resolves a group against the registry, never failing: what does not resolve is `missing`.
 ResolvedGroup ResolvePresetGroup(const PresetGroup& group, const kernels::Registry& registry);
 
-/// The public form, with what resolves and what is missing in this registry.
+/// The public form, with what resolves and what is missing in this registry, and the report
+/// section (rungs per block, each with the canonical names it selects here).
 v1::Preset ToProto(const Preset& preset, const kernels::Registry& registry);
 
 /// Plans a run of request.preset(): every group resolved and planned (PlanRun's checks apply to

@@ -160,8 +160,8 @@ TEST_F(AdviseSassTest, AdvisePrintsRuleBudgetAndMeasuredAnswer) {
 }
 
 TEST_F(AdviseSassTest, AdviseJsonKeepsFields) {
-  ASSERT_EQ(Run({"--format", "json", "advise", "--bm", "32", "--bn", "32", "--bk", "32",
-                 "--dtype", "fp16", "--arch", "sm_86"}),
+  ASSERT_EQ(Run({"--format", "json", "advise", "--bm", "32", "--bn", "32", "--bk", "32", "--dtype",
+                 "fp16", "--arch", "sm_86"}),
             kExitOk);
   EXPECT_NE(out_.find("\"rule\":\"measure both\""), std::string::npos) << out_;
   EXPECT_NE(out_.find("\"cliff_bytes\":\"51200\""), std::string::npos) << out_;

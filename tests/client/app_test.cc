@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "ablation/v1/ablation.grpc.pb.h"
+#include "ablation/v1/report.pb.h"
 #include "client/exit_codes.h"
 
 namespace ablation::client {
@@ -26,7 +27,7 @@ v1::Measurement MakeMeasurement(std::string variant, std::string status, double 
   m.mutable_shape()->set_m(4096);
   m.mutable_shape()->set_n(4096);
   m.mutable_shape()->set_k(4096);
-  m.set_status(status);
+  m.set_status(status == "ok" ? v1::MEASUREMENT_STATUS_OK : v1::MEASUREMENT_STATUS_FAILED);
   if (status == "ok") {
     m.mutable_stats()->set_median_ms(median_ms);
     m.mutable_stats()->set_samples(40);
@@ -100,7 +101,7 @@ class FakeAblation final : public v1::Ablation::Service {
     for (int i = 0; i < std::min(2, request->page_size()) && next > 0; ++i, --next) {
       v1::Run* run = response->add_runs();
       run->set_id(next);
-      run->set_state("succeeded");
+      run->set_state(v1::RUN_STATE_SUCCEEDED);
     }
     if (next > 0) response->set_next_page_token(std::to_string(next));
     return grpc::Status::OK;
@@ -110,9 +111,41 @@ class FakeAblation final : public v1::Ablation::Service {
                       v1::GetRunResponse* response) override {
     if (request->run_id() == 404) return grpc::Status(grpc::StatusCode::NOT_FOUND, "no run 404");
     response->mutable_run()->set_id(request->run_id() == 0 ? 9 : request->run_id());
-    response->mutable_run()->set_state("succeeded");
+    response->mutable_run()->set_state(v1::RUN_STATE_SUCCEEDED);
     response->mutable_run()->add_tags("nightly");
     *response->add_measurements() = MakeMeasurement("abl_L1_R1_bl0_s3_sw1", "ok", 1.5);
+    *response->add_measurements() = MakeMeasurement("cublas_default", "ok", 0.75);
+    for (auto& m : *response->mutable_measurements())
+      for (int i = 0; i < 20; ++i) m.add_sample_ms(m.stats().median_ms() * (1 + 0.001 * (i % 3)));
+    return grpc::Status::OK;
+  }
+
+  // One made-up section: a ladder of two rungs, the second compared with the first.
+  grpc::Status ListPresets(grpc::ServerContext*, const v1::ListPresetsRequest*,
+                           v1::ListPresetsResponse* response) override {
+    v1::Preset* p = response->add_presets();
+    p->set_name("toy-ladder");
+    p->set_description("made up");
+    v1::PresetReport* report = p->mutable_report();
+    report->set_title("Toy ladder: one step");
+    report->set_scope("{dtype}, {shape}");
+    report->add_notes("T1 against T0.");
+    v1::PresetBlock* block = report->add_blocks();
+    block->set_dtype("bf16");
+    auto add = [&](const char* id, const char* label, const char* variant, const char* against) {
+      v1::PresetRung* r = block->add_rungs();
+      r->set_id(id);
+      r->set_label(label);
+      r->set_variant(variant);
+      r->set_dtype("bf16");
+      r->add_resolved(variant);
+      if (*against) r->add_against(against);
+    };
+    add("T0", "the base", "cublas_default", "");
+    add("T1", "the step", "abl_L1_R1_bl0_s3_sw1", "T0");
+    add("T2", "not built", "abl_future", "T1");
+    v1::Preset* plain = response->add_presets();
+    plain->set_name("no-rungs");
     return grpc::Status::OK;
   }
 
@@ -129,6 +162,10 @@ class FakeAblation final : public v1::Ablation::Service {
 
   grpc::Status Verify(grpc::ServerContext*, const v1::VerifyRequest* request,
                       v1::VerifyResponse* response) override {
+    {
+      std::lock_guard lock(mutex_);
+      last_verify_ = *request;
+    }
     response->set_run_id(11);
     for (const std::string& variant : request->variants()) {
       v1::VerifyResult* r = response->add_results();
@@ -141,7 +178,9 @@ class FakeAblation final : public v1::Ablation::Service {
 
   grpc::Status CancelRun(grpc::ServerContext*, const v1::CancelRunRequest* request,
                          v1::CancelRunResponse* response) override {
-    response->set_state(request->run_id() == 3 ? "cancelling" : "succeeded");
+    const bool running = request->run_id() == 3;
+    response->set_state(running ? v1::RUN_STATE_RUNNING : v1::RUN_STATE_SUCCEEDED);
+    response->set_cancelling(running);
     return grpc::Status::OK;
   }
 
@@ -150,6 +189,7 @@ class FakeAblation final : public v1::Ablation::Service {
   grpc::Status run_status_;
   std::vector<v1::RunRequest> run_requests_;
   std::string last_glob_;
+  v1::VerifyRequest last_verify_;
   std::vector<v1::ListRunsRequest> list_runs_requests_;
   std::vector<v1::QueryMeasurementsRequest> query_requests_;
   bool wait_for_cancel_ = false;
@@ -199,10 +239,10 @@ class AppTest : public ::testing::Test {
     *e.mutable_measurement() = MakeMeasurement(std::move(variant), std::move(status), ms);
     return e;
   }
-  static v1::RunEvent Finished(std::string state, int ok, int failed) {
+  static v1::RunEvent Finished(v1::RunState state, int ok, int failed) {
     v1::RunEvent e;
     e.mutable_finished()->set_run_id(7);
-    e.mutable_finished()->set_state(std::move(state));
+    e.mutable_finished()->set_state(state);
     e.mutable_finished()->set_ok(ok);
     e.mutable_finished()->set_failed(failed);
     return e;
@@ -247,7 +287,8 @@ TEST_F(AppTest, VariantsAsJsonAndCsv) {
 
 TEST_F(AppTest, RunShowsProgressThenTable) {
   QueueEvents({Queued(1), Queued(0), Started(2), Measured("abl_L1_R1_bl0_s3_sw1", "ok", 1.25),
-               Measured("abl_L1_R1_bl0_s4_sw1", "ok", 1.125), Finished("succeeded", 2, 0)});
+               Measured("abl_L1_R1_bl0_s4_sw1", "ok", 1.125),
+               Finished(v1::RUN_STATE_SUCCEEDED, 2, 0)});
   EXPECT_EQ(Run({"run", "--variant", "L1_R1_s3", "-v", "L1_R1_s4", "--tag", "nightly",
                  "--min-samples", "20", "--hot-l2"}),
             kExitOk)
@@ -284,7 +325,7 @@ TEST_F(AppTest, RunShowsProgressThenTable) {
 }
 
 TEST_F(AppTest, RunQuietPrintsNoProgress) {
-  QueueEvents({Started(1), Measured("a", "ok", 1), Finished("succeeded", 1, 0)});
+  QueueEvents({Started(1), Measured("a", "ok", 1), Finished(v1::RUN_STATE_SUCCEEDED, 1, 0)});
   EXPECT_EQ(Run({"-q", "run", "-v", "a", "-s", "128x256x64", "-s", "512"}), kExitOk);
   EXPECT_EQ(err_, "");
   const v1::RunRequest& request = service_.run_requests_[0];
@@ -294,11 +335,11 @@ TEST_F(AppTest, RunQuietPrintsNoProgress) {
 }
 
 TEST_F(AppTest, RunLocksClocksOnlyWhenAsked) {
-  QueueEvents({Started(1), Measured("a", "ok", 1), Finished("succeeded", 1, 0)});
+  QueueEvents({Started(1), Measured("a", "ok", 1), Finished(v1::RUN_STATE_SUCCEEDED, 1, 0)});
   EXPECT_EQ(Run({"-q", "run", "-v", "a"}), kExitOk);
   EXPECT_FALSE(service_.run_requests_[0].has_clocks());
   EXPECT_EQ(Run({"-q", "run", "-v", "a", "--lock-sm-clock", "max"}), kExitOk);
-  EXPECT_EQ(service_.run_requests_[1].clocks().mode(), "lock");
+  EXPECT_EQ(service_.run_requests_[1].clocks().mode(), v1::CLOCK_MODE_LOCK);
   EXPECT_EQ(service_.run_requests_[1].clocks().sm_mhz(), "max");
   EXPECT_EQ(Run({"run", "-v", "a", "--lock-mem-clock", "fast"}), kExitUsage);
   EXPECT_NE(err_.find("expected a clock in MHz"), std::string::npos) << err_;
@@ -321,8 +362,8 @@ TEST_F(AppTest, RunFailedEventExitsOne) {
 }
 
 TEST_F(AppTest, RunFailedMeasurementExitsOne) {
-  QueueEvents(
-      {Started(2), Measured("a", "ok", 1), Measured("b", "failed", 0), Finished("partial", 1, 1)});
+  QueueEvents({Started(2), Measured("a", "ok", 1), Measured("b", "failed", 0),
+               Finished(v1::RUN_STATE_PARTIAL, 1, 1)});
   EXPECT_EQ(Run({"run", "--variant", "*"}), kExitFailed);
   EXPECT_NE(err_.find("[2/2] b bf16 4096x4096x4096: FAILED: illegal memory access"),
             std::string::npos);
@@ -360,7 +401,7 @@ TEST_F(AppTest, RunInterruptCancelsTheCall) {
 }
 
 TEST_F(AppTest, RunJsonIsAnArrayOfMeasurements) {
-  QueueEvents({Started(1), Measured("a", "ok", 2), Finished("succeeded", 1, 0)});
+  QueueEvents({Started(1), Measured("a", "ok", 2), Finished(v1::RUN_STATE_SUCCEEDED, 1, 0)});
   EXPECT_EQ(Run({"run", "-v", "a", "--format", "json"}), kExitOk);
   google::protobuf::ListValue list;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out_, &list).ok()) << out_;
@@ -436,7 +477,7 @@ TEST_F(AppTest, ResultsFollowsPageTokensAndPassesFilters) {
   EXPECT_EQ(first.variant_glob(), "abl_*");
   EXPECT_EQ(first.since_ms(), 1795996800000);
   EXPECT_EQ(first.until_ms(), 1796040000000);
-  EXPECT_EQ(first.status(), "ok");
+  EXPECT_EQ(first.status(), v1::MEASUREMENT_STATUS_OK);
   EXPECT_EQ(first.shape().n(), 4096);
   EXPECT_NE(out_.find("\r\nv0,"), std::string::npos);
   EXPECT_NE(out_.find("\r\nv2,"), std::string::npos);
@@ -469,6 +510,120 @@ TEST_F(AppTest, CancelPrintsState) {
   EXPECT_EQ(Run({"cancel", "3"}), kExitOk);
   EXPECT_EQ(out_, "run 3: cancelling\n");
   EXPECT_EQ(Run({"cancel", "latest"}), kExitUsage);
+}
+
+TEST_F(AppTest, StateAndStatusFlagsAreTheEnums) {
+  EXPECT_EQ(Run({"runs", "--state", "succeeded"}), kExitOk) << err_;
+  EXPECT_EQ(service_.list_runs_requests_.back().state(), v1::RUN_STATE_SUCCEEDED);
+  EXPECT_EQ(Run({"runs"}), kExitOk);
+  EXPECT_EQ(service_.list_runs_requests_.back().state(), v1::RUN_STATE_UNSPECIFIED);
+  EXPECT_EQ(Run({"runs", "--state", "weird"}), kExitUsage);
+  EXPECT_NE(err_.find("--state: 'weird' is not a run state; use queued, running, succeeded, "
+                      "partial, failed or cancelled"),
+            std::string::npos)
+      << err_;
+  EXPECT_EQ(Run({"results", "--status", "failed"}), kExitOk);
+  EXPECT_EQ(service_.query_requests_.back().status(), v1::MEASUREMENT_STATUS_FAILED);
+  EXPECT_EQ(Run({"results", "--status", "broken"}), kExitUsage);
+  EXPECT_NE(err_.find("--status: 'broken' is not a measurement status; use ok, failed or skipped"),
+            std::string::npos)
+      << err_;
+}
+
+TEST_F(AppTest, VerifyAgainstIsTheReference) {
+  EXPECT_EQ(Run({"verify", "-v", "good", "--against", "cublas"}), kExitOk);
+  EXPECT_EQ(service_.last_verify_.reference(), v1::REFERENCE_CUBLAS);
+  EXPECT_EQ(Run({"verify", "-v", "good", "--against", "L1_R1_s3"}), kExitOk);
+  EXPECT_EQ(service_.last_verify_.reference(), v1::REFERENCE_VARIANT);
+  EXPECT_EQ(service_.last_verify_.reference_variant(), "L1_R1_s3");
+  EXPECT_EQ(Run({"verify", "-v", "good"}), kExitOk);
+  EXPECT_EQ(service_.last_verify_.reference(), v1::REFERENCE_UNSPECIFIED);
+  EXPECT_EQ(Run({"verify", "-v", "good", "--against", "variant"}), kExitUsage);
+  EXPECT_NE(err_.find("--against: name the variant itself; use cpu, cublas or a variant name"),
+            std::string::npos)
+      << err_;
+}
+
+TEST_F(AppTest, CancelOfAFinishedRunPrintsItsState) {
+  EXPECT_EQ(Run({"cancel", "4"}), kExitOk);
+  EXPECT_EQ(out_, "run 4: succeeded\n");
+  EXPECT_EQ(Run({"--format", "csv", "cancel", "3"}), kExitOk);
+  EXPECT_EQ(out_, "run_id,state\r\n3,cancelling\r\n");
+}
+
+TEST_F(AppTest, ReportSectionsComeFromThePresets) {
+  ASSERT_EQ(Run({"report", "--run", "5"}), kExitOk) << err_;
+  EXPECT_NE(out_.find("# Ablation report: run 5\n\nrun 5 (succeeded); tags nightly\n"),
+            std::string::npos)
+      << out_;
+  EXPECT_NE(out_.find("\n## 1. Toy ladder: one step\n\n_bf16, 4096x4096x4096_\n"),
+            std::string::npos)
+      << out_;
+  EXPECT_NE(out_.find("| T0 | the base | `cublas_default` | bf16 | 183.3 | 100.0% | - | - |  |\n"),
+            std::string::npos)
+      << out_;
+  // T1 takes twice as long as T0: -50%.
+  EXPECT_NE(out_.find("| T1 | the step | `abl_L1_R1_bl0_s3_sw1` | bf16 | 91.6 | 50.0% | T0 | "
+                      "-50.0% ["),
+            std::string::npos)
+      << out_;
+  EXPECT_NE(out_.find("| T2 | not built | `abl_future` | bf16 | missing | - | - | - |  |\n"),
+            std::string::npos)
+      << out_;
+  EXPECT_NE(out_.find("Reading notes:\n\n- T1 against T0.\n"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("## 2. All measurements of the run"), std::string::npos) << out_;
+  EXPECT_EQ(out_.find("no-rungs"), std::string::npos) << out_;  // a preset without rungs
+}
+
+TEST_F(AppTest, PresetsShowsWhatAPresetsSectionIs) {
+  ASSERT_EQ(Run({"presets", "toy-ladder"}), kExitOk) << err_;
+  EXPECT_NE(out_.find("\nreport       Toy ladder: one step (rungs T0, T1, T2)\n"),
+            std::string::npos)
+      << out_;
+}
+
+TEST_F(AppTest, ReportJsonParsesBackIntoTheModel) {
+  ASSERT_EQ(Run({"report", "--run", "5", "--format", "json"}), kExitOk) << err_;
+  v1::Report report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out_, &report).ok()) << out_;
+  EXPECT_EQ(report.schema_version(), 1);
+  EXPECT_EQ(report.run().id(), 5);
+  EXPECT_EQ(report.run().state(), v1::RUN_STATE_SUCCEEDED);
+  ASSERT_EQ(report.sections_size(), 2);
+  const v1::ReportSection& toy = report.sections(0);
+  EXPECT_EQ(toy.id(), "toy-ladder");
+  EXPECT_EQ(toy.layout(), v1::SECTION_LAYOUT_LADDER);
+  ASSERT_EQ(toy.rows_size(), 3);
+  EXPECT_EQ(toy.rows(1).vs(), "T0");
+  EXPECT_DOUBLE_EQ(toy.rows(1).change().estimate(), -0.5);
+  EXPECT_DOUBLE_EQ(toy.rows(1).cublas_share(), 0.5);
+  EXPECT_EQ(toy.rows(2).status(), v1::ROW_STATUS_MISSING);
+  EXPECT_FALSE(toy.rows(2).has_tflops());
+  EXPECT_EQ(toy.measured(), 2);
+  EXPECT_EQ(toy.missing(), 1);
+  EXPECT_EQ(report.sections(1).id(), "all");
+  EXPECT_EQ(report.sections(1).rows_size(), 2);
+  // The global --format json gives the same.
+  const std::string json = out_;
+  ASSERT_EQ(Run({"--format", "json", "report", "--run", "5"}), kExitOk);
+  EXPECT_EQ(out_, json);
+}
+
+TEST_F(AppTest, CompareJsonParsesBackIntoTheModel) {
+  ASSERT_EQ(Run({"compare", "5", "6", "--format", "json"}), kExitOk) << err_;
+  v1::Comparison comparison;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out_, &comparison).ok()) << out_;
+  EXPECT_EQ(comparison.schema_version(), 1);
+  EXPECT_EQ(comparison.run_a(), 5);
+  EXPECT_EQ(comparison.run_b(), 6);
+  EXPECT_DOUBLE_EQ(comparison.threshold(), 0.03);
+  ASSERT_EQ(comparison.rows_size(), 2);
+  EXPECT_EQ(comparison.regressions(), 0);
+  EXPECT_EQ(comparison.rows(0).verdict(), "same (within noise)");
+  EXPECT_DOUBLE_EQ(comparison.rows(0).test().time_change(), 0);
+  EXPECT_NE(err_.find("run 6 against run 5: 2 compared, 0 significant slowdowns beyond 3%"),
+            std::string::npos)
+      << err_;
 }
 
 }  // namespace

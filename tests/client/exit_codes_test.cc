@@ -5,10 +5,12 @@
 namespace ablation::client {
 namespace {
 
+namespace v1 = ::ablation::v1;
+
 RunOutcome Succeeded() {
   RunOutcome outcome;
   outcome.finished_event = true;
-  outcome.finished_state = "succeeded";
+  outcome.finished_state = v1::RUN_STATE_SUCCEEDED;
   return outcome;
 }
 
@@ -28,9 +30,9 @@ TEST(ExitCodesTest, FailedMeasurementIsOne) {
 
 TEST(ExitCodesTest, PartialOrCancelledRunIsOne) {
   RunOutcome outcome = Succeeded();
-  outcome.finished_state = "partial";
+  outcome.finished_state = v1::RUN_STATE_PARTIAL;
   EXPECT_EQ(ExitCodeForRun(outcome), kExitFailed);
-  outcome.finished_state = "cancelled";
+  outcome.finished_state = v1::RUN_STATE_CANCELLED;
   EXPECT_EQ(ExitCodeForRun(outcome), kExitFailed);
 }
 

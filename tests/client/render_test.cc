@@ -23,7 +23,7 @@ v1::Measurement MakeMeasurement(std::string variant, double median_ms, double tf
   m.mutable_shape()->set_m(4096);
   m.mutable_shape()->set_n(4096);
   m.mutable_shape()->set_k(4096);
-  m.set_status("ok");
+  m.set_status(v1::MEASUREMENT_STATUS_OK);
   m.mutable_stats()->set_median_ms(median_ms);
   m.mutable_stats()->set_noise(0.0031);
   m.mutable_stats()->set_samples(57);
@@ -70,15 +70,6 @@ TEST(RenderTextTest, CountsUtf8AsOneColumn) {
   EXPECT_EQ(lines[3], "abc  y");
 }
 
-TEST(RenderCsvTest, QuotesCommasQuotesAndNewlines) {
-  EXPECT_EQ(CsvField("plain"), "plain");
-  EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
-  EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
-  EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
-  EXPECT_EQ(CsvField("cr\r"), "\"cr\r\"");
-  EXPECT_EQ(CsvField(""), "");
-}
-
 TEST(RenderCsvTest, UsesKeysAndExactValuesWithCrlf) {
   Table table;
   table.columns = {{"variant", "variant"}, {"median_ms", "median ms", Align::kRight}};
@@ -119,7 +110,7 @@ TEST(MeasurementsTableTest, FormatsNumbersForPeopleAndExactlyForCsv) {
   std::vector<v1::Measurement> ms = {MakeMeasurement("abl_L1_R1_bl0_s3_sw1", 1.23456, 111.44)};
   v1::Measurement failed = MakeMeasurement("abl_L0_R0_bl0_s1_sw1", 0, 0);
   failed.clear_stats();
-  failed.set_status("failed");
+  failed.set_status(v1::MEASUREMENT_STATUS_FAILED);
   failed.set_error("worker died: illegal address, \"sticky\"");
   ms.push_back(failed);
 
@@ -149,6 +140,10 @@ TEST(MeasurementsTableTest, VerificationColumnOnlyWhenVerified) {
   EXPECT_EQ(RenderText(MeasurementsTable(ms)).find("verified"), std::string::npos);
   ms[0].set_verification("passed");
   EXPECT_NE(RenderText(MeasurementsTable(ms)).find("verified"), std::string::npos);
+  // An outcome without words is shown as its word.
+  ms[0].clear_verification();
+  ms[0].set_verification_outcome(v1::VERIFICATION_OUTCOME_NOT_CHECKED);
+  EXPECT_NE(RenderText(MeasurementsTable(ms)).find("not_checked"), std::string::npos);
 }
 
 TEST(MeasurementsTableTest, RateColumnsOnlyWhenARowHasThem) {
@@ -263,7 +258,13 @@ TEST(VerifyTableTest, PassAndFail) {
   bad.set_passed(false);
   bad.set_mismatches(12);
   bad.set_error("12 mismatches");
+  ok.set_reference(v1::REFERENCE_CPU);
+  bad.set_reference(v1::REFERENCE_VARIANT);
+  bad.set_reference_variant("abl_L1_R1_bl0_s3_sw1");
   std::string text = RenderText(VerifyTable({ok, bad}));
+  const std::string csv = RenderCsv(VerifyTable({ok, bad}));
+  EXPECT_NE(csv.find("\r\na,,0x0x0,cpu,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\r\nb,,0x0x0,abl_L1_R1_bl0_s3_sw1,"), std::string::npos) << csv;
   EXPECT_NE(text.find("1.500e-03"), std::string::npos);
   EXPECT_NE(text.find("pass"), std::string::npos);
   EXPECT_NE(text.find("FAIL"), std::string::npos);
@@ -273,14 +274,15 @@ TEST(VerifyTableTest, PassAndFail) {
 TEST(RunsTableTest, TimesAndDuration) {
   v1::Run run;
   run.set_id(42);
-  run.set_state("succeeded");
-  run.set_kind("ablation");
+  run.set_state(v1::RUN_STATE_SUCCEEDED);
+  run.set_kind(v1::RUN_KIND_ABLATION);
   run.mutable_device()->set_name("NVIDIA H200");
   run.set_created_at_ms(1796040000000);
   run.set_started_at_ms(1796040000000);
   run.set_finished_at_ms(1796040012345);
   run.add_tags("nightly");
   std::string text = RenderText(RunsTable({run}));
+  EXPECT_NE(text.find("42  succeeded  ablation  NVIDIA H200 (GPU 0)"), std::string::npos) << text;
   EXPECT_NE(text.find("2026-11-30T12:00:00Z"), std::string::npos);
   EXPECT_NE(text.find("12.3 s"), std::string::npos);
   EXPECT_NE(text.find("NVIDIA H200 (GPU 0)"), std::string::npos);
@@ -298,7 +300,7 @@ TEST(DeviceTableTest, UnavailableShowsReason) {
 TEST(RunHeaderTest, ShowsDeviceStateTimesTags) {
   v1::Run run;
   run.set_id(7);
-  run.set_state("partial");
+  run.set_state(v1::RUN_STATE_PARTIAL);
   run.mutable_device()->set_name("NVIDIA H200");
   run.mutable_device()->set_compute_capability("9.0");
   run.add_tags("nightly");
@@ -306,6 +308,7 @@ TEST(RunHeaderTest, ShowsDeviceStateTimesTags) {
   run.set_started_at_ms(1796040000000);
   run.set_finished_at_ms(1796040060000);
   std::string text = RunHeader(run);
+  EXPECT_NE(text.find("run           7\n"), std::string::npos) << text;  // no kind: none shown
   EXPECT_NE(text.find("state         partial"), std::string::npos);
   EXPECT_NE(text.find("NVIDIA H200 (GPU 0), sm 9.0"), std::string::npos);
   EXPECT_NE(text.find("nightly, pr-12"), std::string::npos);
@@ -328,13 +331,13 @@ TEST(ProgressLineTest, EveryEvent) {
   *e.mutable_measurement() = MakeMeasurement("abl_x", 1.23456, 111.44);
   EXPECT_EQ(ProgressLine(e, 1, 4),
             "[1/4] abl_x bf16 4096x4096x4096: 1.235 ms, 111.4 TFLOPS, noise 0.31%, 57 samples");
-  e.mutable_measurement()->set_status("failed");
+  e.mutable_measurement()->set_status(v1::MEASUREMENT_STATUS_FAILED);
   e.mutable_measurement()->set_error("can_implement: K % 32 != 0");
   EXPECT_EQ(ProgressLine(e, 2, 4),
             "[2/4] abl_x bf16 4096x4096x4096: FAILED: can_implement: K % 32 != 0");
 
   e.mutable_finished()->set_run_id(5);
-  e.mutable_finished()->set_state("partial");
+  e.mutable_finished()->set_state(v1::RUN_STATE_PARTIAL);
   e.mutable_finished()->set_ok(3);
   e.mutable_finished()->set_failed(1);
   EXPECT_EQ(ProgressLine(e, 4, 4), "run 5 partial: 3 ok, 1 failed");

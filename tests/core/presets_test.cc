@@ -1,5 +1,8 @@
 #include "server/core/presets.h"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -64,7 +67,15 @@ variants = ["future_cpasync_f16_*", "abl_L1_R1_bl0_s3_sw1", "nope_kernel", "cubl
   EXPECT_THAT(r.resolved, ElementsAre("abl_L1_R1_bl0_s3_sw1", "cublas_bf16"));
 }
 
+// Built without server/core/run_plan.cc (tests/report.cmake), PlanPresetRun cannot plan.
+#ifdef ABLATION_PRESETS_WITHOUT_PLAN
+#define SKIP_WITHOUT_PLAN() GTEST_SKIP() << "PlanRun is not linked here; core_tests runs this"
+#else
+#define SKIP_WITHOUT_PLAN() (void)0
+#endif
+
 TEST(Presets, PlanRefusesMissingUnlessAllowed) {
+  SKIP_WITHOUT_PLAN();
   kernels::Registry registry = Catalog();
   PresetCatalog presets;
   ASSERT_TRUE(presets
@@ -113,6 +124,7 @@ shapes = [256]
 }
 
 TEST(Presets, NothingResolvingIsRefusedEvenWithAllowMissing) {
+  SKIP_WITHOUT_PLAN();
   kernels::Registry registry = Catalog();
   PresetCatalog presets;
   ASSERT_TRUE(presets
@@ -142,12 +154,137 @@ TEST(Presets, AUserFileAddsAndReplaces) {
   EXPECT_EQ(presets.Find("ladder-a")->source, "site.toml:1");
 }
 
+// ---------------------------------------------------------------- report sections
+
+std::vector<std::string> Ids(const v1::PresetBlock& block) {
+  std::vector<std::string> ids;
+  for (const auto& r : block.rungs()) ids.push_back(r.id());
+  return ids;
+}
+
+const v1::PresetRung& RungOf(const v1::PresetBlock& block, const std::string& id) {
+  for (const auto& r : block.rungs())
+    if (r.id() == id) return r;
+  throw std::runtime_error("no rung " + id);
+}
+
+TEST(PresetReport, BuiltInSectionsAreThePlansTables) {
+  kernels::Registry registry = Catalog();
+  PresetCatalog presets;
+  ASSERT_TRUE(presets.LoadText(BuiltinPresetsToml(), "presets.toml").ok());
+  std::vector<std::pair<int, std::string>> sections;
+  for (const Preset* p : presets.All())
+    if (!p->report.rungs.empty()) sections.emplace_back(p->report.order, p->name);
+  std::sort(sections.begin(), sections.end());
+  EXPECT_THAT(
+      sections,
+      ElementsAre(std::pair(1, std::string("arch")), std::pair(2, std::string("ladder-a")),
+                  std::pair(3, std::string("ladder-b")), std::pair(4, std::string("shapes")),
+                  std::pair(5, std::string("pipelining"))));
+
+  const v1::Preset a = ToProto(*presets.Find("ladder-a"), registry);
+  ASSERT_TRUE(a.has_report());
+  EXPECT_EQ(a.report().title(), "Ladder A: smem -> registers, ld.shared vs ldmatrix");
+  EXPECT_EQ(a.report().scope(), "{dtype}, {shape}; fixed: cp.async, 3 stages, swizzle");
+  EXPECT_EQ(a.report().notes_size(), 3);
+  ASSERT_EQ(a.report().blocks_size(), 2);
+  const v1::PresetBlock& bf16 = a.report().blocks(0);
+  EXPECT_EQ(bf16.dtype(), "bf16");
+  EXPECT_THAT(Ids(bf16), ElementsAre("A1", "A2", "A3", "cuBLAS"));
+  EXPECT_THAT(RungOf(bf16, "A1").against(), ElementsAre());
+  EXPECT_THAT(RungOf(bf16, "A2").against(), ElementsAre("A1"));  // the previous rung
+  EXPECT_THAT(RungOf(bf16, "A3").against(), ElementsAre("A1", "A2"));
+  EXPECT_THAT(RungOf(bf16, "cuBLAS").against(), ElementsAre());
+  EXPECT_EQ(RungOf(bf16, "A3").label(), "ldmatrix");
+  EXPECT_THAT(RungOf(bf16, "A3").resolved(), ElementsAre("abl_L1_R1_bl0_s3_sw1"));
+  EXPECT_EQ(RungOf(bf16, "cuBLAS").label(), "cuBLAS bf16 (reference)");
+  // The fp16 block: {dtype} filled in.
+  const v1::PresetBlock& fp16 = a.report().blocks(1);
+  EXPECT_EQ(RungOf(fp16, "cuBLAS").variant(), "cublas_fp16");
+  EXPECT_EQ(RungOf(fp16, "A1").dtype(), "fp16");
+  EXPECT_EQ(a.groups_size(), 1);  // the plan is as before
+  EXPECT_EQ(a.planned(), 4);
+
+  const v1::Preset b = ToProto(*presets.Find("ladder-b"), registry);
+  EXPECT_THAT(Ids(b.report().blocks(0)),
+              ElementsAre("B0", "B1", "B2", "B3", "B4", "B5", "B6", "cuBLAS"));
+  EXPECT_THAT(RungOf(b.report().blocks(0), "B2").against(), ElementsAre("B0"));
+  EXPECT_THAT(RungOf(b.report().blocks(0), "B3").against(), ElementsAre("B2"));
+
+  const v1::Preset arch = ToProto(*presets.Find("arch"), registry);
+  const v1::PresetBlock& arch_bf16 = arch.report().blocks(0);
+  EXPECT_EQ(RungOf(arch_bf16, "S1").dtype(), "fp32");
+  EXPECT_THAT(RungOf(arch_bf16, "T1").against(), ElementsAre("S5"));
+  EXPECT_THAT(RungOf(arch_bf16, "cuBLAS tf32").against(), ElementsAre("cuBLAS fp32"));
+  EXPECT_EQ(RungOf(arch_bf16, "best bf16").label(), "fastest ablation variant (bf16 mma)");
+  EXPECT_EQ(RungOf(arch_bf16, "best bf16").variant(), "abl_*");  // the fastest of them
+  EXPECT_EQ(RungOf(arch_bf16, "best bf16").resolved_size(), 128);
+  EXPECT_EQ(RungOf(arch.report().blocks(1), "best fp16").dtype(), "fp16");
+
+  const v1::Preset pipe = ToProto(*presets.Find("pipelining"), registry);
+  EXPECT_TRUE(pipe.report().per_dtype());
+  ASSERT_EQ(pipe.report().blocks_size(), 3);  // the groups' dtypes
+  const v1::PresetBlock& int8 = pipe.report().blocks(1);
+  EXPECT_EQ(int8.dtype(), "int8");
+  EXPECT_THAT(Ids(int8), ElementsAre("baseline", "LDG", "cp.async", "cuBLAS"));
+  // A glob of one entry of the group reads as that entry.
+  EXPECT_EQ(RungOf(int8, "baseline").variant(), "pipe_baseline_i8_*");
+  EXPECT_TRUE(RungOf(int8, "baseline").per_tile());
+  EXPECT_FALSE(RungOf(int8, "cuBLAS").per_tile());
+  EXPECT_EQ(RungOf(int8, "cuBLAS").variant(), "cublas_int8");
+  EXPECT_THAT(RungOf(int8, "cp.async").against(), ElementsAre("baseline"));
+  for (const auto& name : RungOf(int8, "LDG").resolved())
+    EXPECT_EQ(name.rfind("pipe_ldg_i8_", 0), 0u) << name;
+
+  const v1::Preset shapes = ToProto(*presets.Find("shapes"), registry);
+  EXPECT_TRUE(shapes.report().per_shape());
+  EXPECT_EQ(shapes.report().shapes_size(), 10);
+  // Presets without rungs are no section.
+  EXPECT_FALSE(ToProto(*presets.Find("nightly"), registry).has_report());
+}
+
+TEST(PresetReport, AMadeUpLadderWithDefaults) {
+  PresetCatalog presets;
+  Status st = presets.LoadText(R"(
+[tiny]
+description = "d"
+variants = ["abl_L0_R1_bl0_s1_sw1", "abl_L1_R1_bl0_s1_sw1", "cublas_bf16"]
+notes = ["one"]
+  [[tiny.rung]]
+  id = "T0"
+  variant = "abl_L0_R1_bl0_s1_sw1"
+  [[tiny.rung]]
+  id = "T1"
+  label = "cp.async"
+  variant = "abl_L1_*"
+)",
+                               "tiny.toml");
+  ASSERT_TRUE(st.ok()) << st.message();
+  const Preset& p = *presets.Find("tiny");
+  EXPECT_EQ(p.report.title, "tiny");
+  EXPECT_THAT(p.report.dtypes, ElementsAre("bf16"));
+  EXPECT_THAT(p.report.notes, ElementsAre("one"));
+  ASSERT_EQ(p.report.rungs.size(), 2u);
+  EXPECT_THAT(p.report.rungs[0].against, ElementsAre());
+  EXPECT_THAT(p.report.rungs[1].against, ElementsAre("T0"));
+  EXPECT_EQ(p.report.rungs[1].label, "cp.async");
+  // The variants the preset runs are its lists, as before.
+  EXPECT_THAT(p.groups[0].variants,
+              ElementsAre("abl_L0_R1_bl0_s1_sw1", "abl_L1_R1_bl0_s1_sw1", "cublas_bf16"));
+}
+
 struct BadCase {
-  const char* text;
-  const char* expected;  // the message names the line and the key
+  std::string text;
+  std::string expected;  // the message names the line and the key
 };
 
 class BadPresetFile : public ::testing::TestWithParam<BadCase> {};
+
+// A section of one rung (lines 1-9), for the cases to add a second rung to (from line 10).
+const std::string kLadder =
+    "[p]\ndescription = \"d\"\nvariants = [\"abl_L1_R1_bl0_s3_sw1\", \"cublas_bf16\"]\n"
+    "title = \"P\"\n\n"
+    "  [[p.rung]]\n  id = \"R1\"\n  variant = \"abl_L1_R1_bl0_s3_sw1\"\n\n";
 
 TEST_P(BadPresetFile, ErrorNamesLineAndKey) {
   PresetCatalog presets;
@@ -161,25 +298,60 @@ TEST_P(BadPresetFile, ErrorNamesLineAndKey) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, BadPresetFile,
-    ::testing::Values(BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"\n", "bad.toml:"},
-                      BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\", 3]\n",
-                              "bad.toml:3: p.variants[1]: expected a string"},
-                      BadCase{
-                          "[p]\ndescription = \"d\"\nvariants = [\"a\"]\nshapes = [\"4096x0x1\"]\n",
-                          "bad.toml:4: p.shapes[0]: '4096x0x1': sizes must be positive"},
-                      BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\nshapes = [\"big\"]\n",
-                              "bad.toml:4: p.shapes[0]: 'big' is not a shape"},
-                      BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\ndtype = \"fp8\"\n",
-                              "bad.toml:4: p.dtype: unknown dtype 'fp8'"},
-                      BadCase{"[p]\ndescription = \"d\"\nvariant = [\"a\"]\n",
-                              "bad.toml:3: p.variant: unknown key"},
-                      BadCase{"[p]\nvariants = [\"a\"]\n", "bad.toml:1: p.description: missing"},
-                      BadCase{"[p]\ndescription = \"d\"\n", "p.variants: missing"},
-                      BadCase{"[p]\ndescription = \"d\"\n[[p.group]]\ndtype = \"fp16\"\n",
-                              "bad.toml:3: p.group[0].variants: missing"},
-                      BadCase{"[p]\ndescription = \"d\"\nvariants = []\n",
-                              "bad.toml:3: p.variants: must not be empty"},
-                      BadCase{"[P q]\ndescription = \"d\"\n", "bad.toml:"}));
+    ::testing::Values(
+        BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"\n", "bad.toml:"},
+        BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\", 3]\n",
+                "bad.toml:3: p.variants[1]: expected a string"},
+        BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\nshapes = [\"4096x0x1\"]\n",
+                "bad.toml:4: p.shapes[0]: '4096x0x1': sizes must be positive"},
+        BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\nshapes = [\"big\"]\n",
+                "bad.toml:4: p.shapes[0]: 'big' is not a shape"},
+        BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\ndtype = \"fp8\"\n",
+                "bad.toml:4: p.dtype: unknown dtype 'fp8'"},
+        BadCase{"[p]\ndescription = \"d\"\nvariant = [\"a\"]\n",
+                "bad.toml:3: p.variant: unknown key"},
+        BadCase{"[p]\nvariants = [\"a\"]\n", "bad.toml:1: p.description: missing"},
+        BadCase{"[p]\ndescription = \"d\"\n", "p.variants: missing"},
+        BadCase{"[p]\ndescription = \"d\"\n[[p.group]]\ndtype = \"fp16\"\n",
+                "bad.toml:3: p.group[0].variants: missing"},
+        BadCase{"[p]\ndescription = \"d\"\nvariants = []\n",
+                "bad.toml:3: p.variants: must not be empty"},
+        BadCase{"[P q]\ndescription = \"d\"\n", "bad.toml:"},
+        // Report sections.
+        BadCase{kLadder + "  [[p.rung]]\n  id = \"R2\"\n  variant = \"cublas_bf16\"\n"
+                          "  against = \"R9\"\n",
+                "bad.toml:10: p.rung[1].against: unknown rung 'R9' (the rungs: R1, "
+                "R2)"},
+        BadCase{kLadder + "  [[p.rung]]\n  id = \"R2\"\n  variant = \"abl_x\"\n",
+                "bad.toml:10: p.rung[1].variant: 'abl_x' is not one of the preset's "
+                "bf16 variants, nor a glob matching one"},
+        BadCase{kLadder + "  [[p.rung]]\n  id = \"R1\"\n  variant = \"cublas_bf16\"\n",
+                "bad.toml:10: p.rung[1].id: duplicate rung id 'R1' (also rung[0], in "
+                "the bf16 block)"},
+        BadCase{kLadder + "  [[p.rung]]\n  id = \"R2\"\n  variant = \"cublas_bf16\"\n"
+                          "  against = [\"R1\", \"R2\"]\n",
+                "bad.toml:10: p.rung[1].against: a rung is not compared with itself "
+                "('R2')"},
+        BadCase{kLadder + "  [[p.rung]]\n  variant = \"cublas_bf16\"\n",
+                "bad.toml:10: p.rung[1].id: missing (required in a rung)"},
+        BadCase{kLadder + "  [[p.rung]]\n  id = \"R2\"\n  variant = \"cublas_fp16\"\n"
+                          "  dtype = \"fp16\"\n",
+                "bad.toml:10: p.rung[1].dtype: the preset has no variants of dtype "
+                "fp16 to find 'cublas_fp16' in"},
+        BadCase{kLadder + "  [[p.rung]]\n  id = \"R2\"\n  variant = \"cublas_bf16\"\n"
+                          "  colour = \"red\"\n",
+                "bad.toml:13: p.rung[1].colour: unknown key"},
+        BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\ntitle = \"T\"\n",
+                "bad.toml:4: p.title: a report key, but the preset has no [[p.rung]] "
+                "tables"},
+        BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\nper_dtype = true\n"
+                "per_shape = true\n[[p.rung]]\nid = \"R\"\nvariant = \"a\"\n",
+                "bad.toml:5: p.per_shape: a section is per_dtype or per_shape, not "
+                "both"},
+        BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\nper_shape = true\n"
+                "[[p.rung]]\nid = \"R\"\nvariant = \"a\"\nper_tile = true\n",
+                "bad.toml:5: p.rung[0].per_tile: a per_shape section has one row per rung: no "
+                "per_tile rungs"}));
 
 TEST(Config, PresetsKeyIsRead) {
   DaemonConfig config;

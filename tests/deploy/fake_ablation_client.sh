@@ -18,11 +18,13 @@ case $cmd in
     [[ "$*" == *"--format json"* ]] || { echo "fake: runs wants --format json" >&2; exit 2; }
     tag=nightly
     [[ "$*" =~ --tag\ ([^ ]+) ]] && tag=${BASH_REMATCH[1]}
-    # As the real client prints it: newest first, one object per line, int64 as strings.
+    # As the real client prints it: newest first, one object per line, int64 as strings, the
+    # state as its enum value (succeeded: RUN_STATE_SUCCEEDED).
     mapfile -t lines < <(tac "$state/runs")
     echo "["
     for i in "${!lines[@]}"; do
       read -r id st <<<"${lines[$i]}"
+      st="RUN_STATE_${st^^}"
       sep=","
       ((i + 1 == ${#lines[@]})) && sep=""
       printf '  {"id":"%s","state":"%s","device":{"name":"Fake GPU"},"tags":["%s"],"planned":4,"ok":4}%s\n' \

@@ -1,9 +1,14 @@
+// The report of the built-in presets' sections (deploy/presets.toml, as the daemon serves them):
+// the plan's tables, and their renderings.
 #include "client/report/report.h"
 
 #include <gmock/gmock.h>
-#include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/client/support/served_catalog.h"
 
 namespace ablation::client::report {
 namespace {
@@ -21,7 +26,7 @@ void Add(v1::GetRunResponse& run, const std::string& variant, const std::string&
   x->mutable_shape()->set_m(m);
   x->mutable_shape()->set_n(n);
   x->mutable_shape()->set_k(k);
-  x->set_status("ok");
+  x->set_status(v1::MEASUREMENT_STATUS_OK);
   x->set_sequence(run.measurements_size());
   for (int i = 0; i < samples; ++i) x->add_sample_ms(ms * (1 + 0.002 * std::sin(double(i) * 1.7)));
   x->mutable_stats()->set_median_ms(ms);
@@ -34,22 +39,29 @@ void Add4096(v1::GetRunResponse& run, const std::string& variant, const std::str
   Add(run, variant, dtype, 4096, 4096, 4096, ms);
 }
 
-const ReportTable& Table(const Report& r, const std::string& id) {
-  for (const auto& t : r.tables)
-    if (t.id == id) return t;
-  throw std::runtime_error("no table " + id);
+// The report of a run from the built-in presets and every registered variant.
+v1::Report BuildReport(const v1::GetRunResponse& run) {
+  static const auto* presets = new std::vector<v1::Preset>(testing::ServedPresets());
+  static const auto* variants = new std::vector<v1::Variant>(testing::ServedVariants());
+  return report::BuildReport(run, *presets, *variants);
 }
 
-const ReportRow& Row(const ReportTable& t, const std::string& label) {
-  for (const auto& r : t.rows)
-    if (r.label == label) return r;
-  throw std::runtime_error("no row " + label);
+const v1::ReportSection& Table(const v1::Report& r, const std::string& id) {
+  for (const auto& t : r.sections())
+    if (t.id() == id) return t;
+  throw std::runtime_error("no section " + id);
+}
+
+const v1::ReportRow& Row(const v1::ReportSection& t, const std::string& rung) {
+  for (const auto& r : t.rows())
+    if (r.rung() == rung) return r;
+  throw std::runtime_error("no row " + rung);
 }
 
 v1::GetRunResponse LadderRun() {
   v1::GetRunResponse run;
   run.mutable_run()->set_id(7);
-  run.mutable_run()->set_state("succeeded");
+  run.mutable_run()->set_state(v1::RUN_STATE_SUCCEEDED);
   run.mutable_run()->mutable_device()->set_name("Test GPU");
   Add4096(run, "cublas_bf16", "bf16", 0.20);
   Add4096(run, "abl_L1_R0_bl0_s3_sw1", "bf16", 0.55);
@@ -66,49 +78,60 @@ v1::GetRunResponse LadderRun() {
 }
 
 TEST(Report, LadderAComparesLdmatrixWithTheFasterLdShared) {
-  Report r = BuildReport(LadderRun());
-  const ReportTable& a = Table(r, "ladder_a");
-  const ReportRow& a3 = Row(a, "A3");
-  EXPECT_EQ(a3.vs, "A2");  // A2 (0.51 ms) is faster than A1 (0.55 ms)
-  ASSERT_TRUE(a3.change.has_value());
-  EXPECT_NEAR(a3.change->estimate, 0.51 / 0.42 - 1, 1e-9);
-  EXPECT_TRUE(a3.change->has_interval);
-  EXPECT_FALSE(a3.change->within_noise());
-  ASSERT_TRUE(a3.cublas_share.has_value());
-  EXPECT_NEAR(*a3.cublas_share, 0.20 / 0.42, 1e-9);
-  EXPECT_EQ(Row(a, "cuBLAS").variant, "cublas_bf16");
+  v1::Report r = BuildReport(LadderRun());
+  const v1::ReportSection& a = Table(r, "ladder-a");
+  EXPECT_EQ(a.title(), "Ladder A: smem -> registers, ld.shared vs ldmatrix");
+  EXPECT_EQ(a.scope(), "bf16, 4096x4096x4096; fixed: cp.async, 3 stages, swizzle");
+  const v1::ReportRow& a3 = Row(a, "A3");
+  EXPECT_EQ(a3.what(), "ldmatrix");
+  EXPECT_EQ(a3.vs(), "A2");  // A2 (0.51 ms) is faster than A1 (0.55 ms)
+  EXPECT_EQ(a3.vs_variant(), "abl_L1_R0_bl1_s3_sw1");
+  ASSERT_TRUE(a3.has_change());
+  EXPECT_NEAR(a3.change().estimate(), 0.51 / 0.42 - 1, 1e-9);
+  EXPECT_TRUE(a3.change().has_interval());
+  EXPECT_FALSE(a3.change().within_noise());
+  ASSERT_TRUE(a3.has_cublas_share());
+  EXPECT_NEAR(a3.cublas_share(), 0.20 / 0.42, 1e-9);
+  const v1::ReportRow& cublas = Row(a, "cuBLAS");
+  EXPECT_EQ(cublas.variant(), "cublas_bf16");
+  EXPECT_EQ(cublas.what(), "cuBLAS bf16 (reference)");
+  EXPECT_TRUE(cublas.baseline());
+  EXPECT_FALSE(cublas.has_change());
 }
 
 TEST(Report, MissingRowsAreShownMissingNeverInvented) {
-  Report r = BuildReport(LadderRun());
-  const ReportTable& b = Table(r, "ladder_b");
-  const ReportRow& b1 = Row(b, "B1");
-  EXPECT_EQ(b1.status, "missing");
-  EXPECT_EQ(b1.variant, "abl_L1_R1_bl0_s1_sw1");
-  EXPECT_FALSE(b1.change.has_value());
-  EXPECT_EQ(Row(b, "B4").status, "ok");  // s3 at 4096^3 is also A3: measured once, in both
+  v1::Report r = BuildReport(LadderRun());
+  const v1::ReportSection& b = Table(r, "ladder-b");
+  const v1::ReportRow& b1 = Row(b, "B1");
+  EXPECT_EQ(b1.status(), v1::ROW_STATUS_MISSING);
+  EXPECT_EQ(b1.variant(), "abl_L1_R1_bl0_s1_sw1");
+  EXPECT_FALSE(b1.has_change());
+  EXPECT_FALSE(b1.has_tflops());
+  EXPECT_EQ(Row(b, "B4").status(), v1::ROW_STATUS_OK);  // s3 at 4096^3 is also A3: in both
+  EXPECT_EQ(b.missing(), 2);                            // B1, B6
+  EXPECT_EQ(b.measured(), 6);
 }
 
 TEST(Report, LadderBSteps) {
-  Report r = BuildReport(LadderRun());
-  const ReportTable& b = Table(r, "ladder_b");
-  EXPECT_EQ(Row(b, "B2").vs, "B0");  // the second buffer alone
-  EXPECT_EQ(Row(b, "B3").vs, "B2");  // then cp.async alone
+  v1::Report r = BuildReport(LadderRun());
+  const v1::ReportSection& b = Table(r, "ladder-b");
+  EXPECT_EQ(Row(b, "B2").vs(), "B0");  // the second buffer alone
+  EXPECT_EQ(Row(b, "B3").vs(), "B2");  // then cp.async alone
   // 4 stages take as long as 3: within noise.
-  EXPECT_EQ(Row(b, "B5").vs, "B4");
-  EXPECT_TRUE(Row(b, "B5").change->within_noise());
+  EXPECT_EQ(Row(b, "B5").vs(), "B4");
+  EXPECT_TRUE(Row(b, "B5").change().within_noise());
   // B1 missing: B0 has no successor change from it, and B1 has none.
-  EXPECT_FALSE(Row(b, "B1").change.has_value());
-  EXPECT_EQ(Row(b, "B6").status, "missing");
+  EXPECT_FALSE(Row(b, "B1").has_change());
+  EXPECT_EQ(Row(b, "B6").status(), v1::ROW_STATUS_MISSING);
 }
 
 TEST(Report, WithinNoiseIsMarked) {
   v1::GetRunResponse run = LadderRun();
   Add4096(run, "abl_L1_R1_bl0_s1_sw1", "bf16", 0.60);  // B1 = B0: flat, as expected
-  Report r = BuildReport(run);
-  const ReportRow& b1 = Row(Table(r, "ladder_b"), "B1");
-  ASSERT_TRUE(b1.change.has_value());
-  EXPECT_TRUE(b1.change->within_noise());
+  v1::Report r = BuildReport(run);
+  const v1::ReportRow& b1 = Row(Table(r, "ladder-b"), "B1");
+  ASSERT_TRUE(b1.has_change());
+  EXPECT_TRUE(b1.change().within_noise());
   EXPECT_THAT(RenderReportMarkdown(r), HasSubstr("| B1 | cp.async, 1 stage |"));
   EXPECT_THAT(RenderReportMarkdown(r), HasSubstr("≈"));
 }
@@ -116,23 +139,30 @@ TEST(Report, WithinNoiseIsMarked) {
 TEST(Report, B4IsMissingWhenOnlyOtherShapesAreMeasured) {
   v1::GetRunResponse run;
   Add(run, "abl_L1_R1_bl0_s3_sw1", "bf16", 512, 512, 256, 0.01);
-  Report r = BuildReport(run);
+  v1::Report r = BuildReport(run);
   // 512x512x256 becomes the reference shape (the run has no 4096^3).
-  const ReportRow& b4 = Row(Table(r, "ladder_b"), "B4");
-  EXPECT_EQ(b4.status, "ok");
-  EXPECT_EQ(b4.shape.k(), 256);
+  const v1::ReportRow& b4 = Row(Table(r, "ladder-b"), "B4");
+  EXPECT_EQ(b4.status(), v1::ROW_STATUS_OK);
+  EXPECT_EQ(b4.shape().k(), 256);
+  EXPECT_EQ(Table(r, "ladder-b").scope(),
+            "bf16, 512x512x256; fixed: ldmatrix, B as [k][n], swizzle");
 }
 
 TEST(Report, ShapesMatrixHasThePlanShapesAndMeasuredCells) {
-  Report r = BuildReport(LadderRun());
-  const ReportTable& s = Table(r, "shapes");
-  EXPECT_EQ(s.column_shapes.size(), 10u);
-  EXPECT_EQ(s.row_keys.size(), 8u);  // B0..B6 and cuBLAS
-  EXPECT_EQ(s.rows.size(), 80u);
-  int measured = s.measured();
-  EXPECT_EQ(measured, 2 + 5 + 1);  // at 4096^3: B0 B2 B3 B4 B5 and cuBLAS; at K=256: B4, cuBLAS
+  v1::Report r = BuildReport(LadderRun());
+  const v1::ReportSection& s = Table(r, "shapes");
+  EXPECT_EQ(s.layout(), v1::SECTION_LAYOUT_SHAPES);
+  EXPECT_EQ(s.shapes_size(), 10);
+  EXPECT_EQ(s.rows_size(), 80);  // B0..B6 and cuBLAS, rung-major
+  EXPECT_EQ(s.rows(0).rung(), "B0");
+  EXPECT_EQ(s.rows(10).rung(), "B1");
+  EXPECT_EQ(s.rows(79).rung(), "cuBLAS");
+  EXPECT_EQ(s.measured(), 2 + 5 + 1);  // at 4096^3: B0 B2 B3 B4 B5 and cuBLAS; K=256: B4, cuBLAS
   const std::string md = RenderReportMarkdown(r);
   EXPECT_THAT(md, HasSubstr("| rung | 512x512x256 |"));
+  EXPECT_THAT(md, HasSubstr("| B4 vs B3 |"));
+  EXPECT_THAT(md, Not(HasSubstr("| B0 vs")));
+  EXPECT_THAT(md, Not(HasSubstr("| cuBLAS vs")));
   EXPECT_THAT(md, HasSubstr("Small K"));
 }
 
@@ -141,20 +171,23 @@ TEST(Report, PipeliningTablePerDtypeAndTile) {
   Add4096(run, "pipe_baseline_f16_128x128x32", "fp16", 1.0);
   Add4096(run, "pipe_cpasync_f16_128x128x32", "fp16", 0.74);
   Add4096(run, "cublas_fp16", "fp16", 0.2);
-  Report r = BuildReport(run);
-  const ReportTable& p = Table(r, "pipelining");
-  const ReportRow& cp = p.rows[2];
-  EXPECT_EQ(cp.label, "cp.async");
-  EXPECT_EQ(cp.variant, "pipe_cpasync_f16_128x128x32");
-  EXPECT_EQ(cp.vs, "baseline");
-  EXPECT_NEAR(cp.change->estimate, 1.0 / 0.74 - 1, 1e-9);  // speedup 1.35x
-  EXPECT_EQ(p.rows[1].status, "missing");                  // LDG
-  EXPECT_EQ(p.rows[1].variant, "pipe_ldg_f16_128x128x32");
+  v1::Report r = BuildReport(run);
+  const v1::ReportSection& p = Table(r, "pipelining");
+  EXPECT_EQ(p.rows(0).what(), "fp16, tile 128x128x32: load, sync, compute, sync");
+  const v1::ReportRow& cp = p.rows(2);
+  EXPECT_EQ(cp.rung(), "cp.async");
+  EXPECT_EQ(cp.variant(), "pipe_cpasync_f16_128x128x32");
+  EXPECT_EQ(cp.vs(), "baseline");
+  EXPECT_NEAR(cp.change().estimate(), 1.0 / 0.74 - 1, 1e-9);  // speedup 1.35x
+  EXPECT_EQ(p.rows(1).status(), v1::ROW_STATUS_MISSING);      // LDG
+  EXPECT_EQ(p.rows(1).variant(), "pipe_ldg_f16_128x128x32");
+  EXPECT_EQ(p.rows(3).rung(), "cuBLAS");
+  EXPECT_EQ(p.rows(3).what(), "cuBLAS fp16 (reference)");
   // int8 and fp32 were not measured at all: their rows are missing, named by pattern.
-  bool i8 = false;
-  for (const auto& row : p.rows)
-    i8 |= row.variant == "pipe_baseline_i8_*" && row.status == "missing";
-  EXPECT_TRUE(i8);
+  EXPECT_EQ(p.rows(4).variant(), "pipe_baseline_i8_*");
+  EXPECT_EQ(p.rows(4).status(), v1::ROW_STATUS_MISSING);
+  EXPECT_EQ(p.rows(4).what(), "int8: load, sync, compute, sync");
+  EXPECT_EQ(p.rows_size(), 12);
 }
 
 TEST(Report, ArchPicksTheBestAblationVariant) {
@@ -162,13 +195,29 @@ TEST(Report, ArchPicksTheBestAblationVariant) {
   Add4096(run, "simt_tiling", "fp32", 8.0);
   Add4096(run, "simt_at", "fp32", 7.0);
   Add4096(run, "cublas_fp32", "fp32", 3.0);
-  Report r = BuildReport(run);
-  const ReportTable& arch = Table(r, "arch");
-  const ReportRow& best = Row(arch, "best bf16");
-  EXPECT_EQ(best.variant, "abl_L1_R1_bl0_s3_sw1");  // 0.42 ms, the first of the ties
-  EXPECT_EQ(Row(arch, "S2").vs, "S1");
-  EXPECT_EQ(Row(arch, "S3").status, "missing");
-  EXPECT_NEAR(*Row(arch, "S2").cublas_share, 3.0 / 7.0, 1e-9);
+  v1::Report r = BuildReport(run);
+  const v1::ReportSection& arch = Table(r, "arch");
+  EXPECT_EQ(arch.scope(), "fp32 / tf32 / bf16, 4096x4096x4096");
+  const v1::ReportRow& best = Row(arch, "best bf16");
+  EXPECT_EQ(best.variant(), "abl_L1_R1_bl0_s3_sw1");  // 0.42 ms, the first of the ties
+  EXPECT_EQ(best.what(), "fastest ablation variant (bf16 mma)");
+  EXPECT_EQ(Row(arch, "S2").vs(), "S1");
+  EXPECT_EQ(Row(arch, "S3").status(), v1::ROW_STATUS_MISSING);
+  EXPECT_NEAR(Row(arch, "S2").cublas_share(), 3.0 / 7.0, 1e-9);
+  EXPECT_EQ(Row(arch, "cuBLAS tf32").against(0), "cuBLAS fp32");
+}
+
+TEST(Report, AnFp16OnlyRunIsShownInFp16) {
+  v1::GetRunResponse run;
+  Add4096(run, "abl_L1_R1_bl0_s3_sw1", "fp16", 0.40);
+  Add4096(run, "cublas_fp16", "fp16", 0.20);
+  v1::Report r = BuildReport(run);
+  const v1::ReportSection& a = Table(r, "ladder-a");
+  EXPECT_EQ(a.scope(), "fp16, 4096x4096x4096; fixed: cp.async, 3 stages, swizzle");
+  EXPECT_EQ(Row(a, "A3").status(), v1::ROW_STATUS_OK);
+  EXPECT_EQ(Row(a, "cuBLAS").variant(), "cublas_fp16");
+  EXPECT_NEAR(Row(a, "A3").cublas_share(), 0.5, 1e-9);
+  EXPECT_EQ(Row(Table(r, "arch"), "best fp16").variant(), "abl_L1_R1_bl0_s3_sw1");
 }
 
 TEST(Report, AnUnmeasuredTableSaysSo) {
@@ -177,6 +226,10 @@ TEST(Report, AnUnmeasuredTableSaysSo) {
   EXPECT_THAT(md, HasSubstr("all 12 rows missing (`ablation-client sweep --preset pipelining`"));
   EXPECT_THAT(md, HasSubstr("| B3 vs B2 |"));
   EXPECT_THAT(md, HasSubstr("## 2. Ladder A"));
+  EXPECT_THAT(md, HasSubstr("## 3. Ladder B"));
+  EXPECT_THAT(md, HasSubstr("## 4. Shape sensitivity"));
+  EXPECT_THAT(md, HasSubstr("## 5. Pipelining"));
+  EXPECT_THAT(md, HasSubstr("## 6. All measurements of the run"));
   EXPECT_THAT(md, HasSubstr("| A3 | ldmatrix | `abl_L1_R1_bl0_s3_sw1` | bf16 |"));
   EXPECT_THAT(md,
               HasSubstr("| B1 | cp.async, 1 stage | `abl_L1_R1_bl0_s1_sw1` | bf16 | missing |"));
@@ -185,37 +238,48 @@ TEST(Report, AnUnmeasuredTableSaysSo) {
   EXPECT_THAT(md, HasSubstr("expected to be flat"));
 }
 
-TEST(Report, JsonIsValidAndCsvHasEveryRow) {
-  Report r = BuildReport(LadderRun());
-  google::protobuf::Struct parsed;
+TEST(Report, JsonParsesBackIntoTheModelAndCsvHasEveryRow) {
+  v1::Report r = BuildReport(LadderRun());
   const std::string json = RenderReportJson(r);
+  v1::Report parsed;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok()) << json;
-  EXPECT_EQ(parsed.fields().at("tables").list_value().values_size(), 6);
-  EXPECT_THAT(json, HasSubstr("\"status\": \"missing\""));
-  std::size_t rows = 0;
-  for (const auto& t : r.tables) rows += t.rows.size();
+  EXPECT_EQ(parsed.schema_version(), 1);
+  EXPECT_EQ(parsed.run().id(), 7);
+  EXPECT_EQ(parsed.sections_size(), 6);
+  EXPECT_EQ(parsed.SerializeAsString(), r.SerializeAsString());  // nothing lost
+  EXPECT_THAT(json, HasSubstr("\"status\": \"ROW_STATUS_MISSING\""));
+  EXPECT_THAT(json, HasSubstr("\"id\": \"ladder-a\""));
+  int rows = 0;
+  for (const auto& t : r.sections()) rows += t.rows_size();
   const std::string csv = RenderReportCsv(r);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), static_cast<long>(rows + 1));
+  EXPECT_THAT(csv, HasSubstr("\r\nladder-a,A3,ldmatrix,abl_L1_R1_bl0_s3_sw1,bf16,4096,4096,4096,"
+                             "ok,"));
+  EXPECT_THAT(csv, HasSubstr("\r\nladder-b,B1,\"cp.async, 1 stage\",abl_L1_R1_bl0_s1_sw1,bf16,"
+                             "4096,4096,4096,missing,,,,cublas_bf16,,,,,,,,\r\n"));
 }
 
 TEST(Report, HtmlIsSelfContainedWithCharts) {
   const std::string html = RenderReportHtml(BuildReport(LadderRun()));
-  EXPECT_THAT(html, HasSubstr("<svg class=\"chart\" id=\"chart-ladder_a\""));
-  EXPECT_THAT(html, HasSubstr("<svg class=\"heatmap\""));
+  EXPECT_THAT(html, HasSubstr("<svg class=\"chart\" id=\"chart-ladder-a\""));
+  EXPECT_THAT(html, HasSubstr("<svg class=\"heatmap\" id=\"heatmap-shapes\""));
+  EXPECT_THAT(html, HasSubstr("<rect class=\"bar cublas\""));
+  EXPECT_THAT(html, HasSubstr("<h1>Ablation report: run 7</h1>"));
+  EXPECT_THAT(html, HasSubstr("<p class=\"summary\">succeeded on Test GPU</p>"));
   EXPECT_THAT(html, HasSubstr("<style>"));
   EXPECT_THAT(html, Not(HasSubstr("<script")));
   EXPECT_THAT(html, Not(HasSubstr("http://www.w3.org/1999")));  // only the SVG namespace URI
   EXPECT_THAT(html, Not(HasSubstr("https://")));
-  EXPECT_THAT(HtmlEscape("<a & \"b\">"), "&lt;a &amp; &quot;b&quot;&gt;");
 }
 
 TEST(Report, EmptyRun) {
   v1::GetRunResponse run;
   run.mutable_run()->set_id(1);
-  Report r = BuildReport(run);
+  v1::Report r = BuildReport(run);
   EXPECT_THAT(RenderReportMarkdown(r), HasSubstr("No measurements."));
-  google::protobuf::Struct parsed;
+  v1::Report parsed;
   EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(RenderReportJson(r), &parsed).ok());
+  EXPECT_EQ(parsed.schema_version(), 1);
 }
 
 }  // namespace

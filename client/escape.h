@@ -1,0 +1,19 @@
+// Escaping for the text formats the client writes, in one place so that the tables, the report
+// and anything else agree: a Markdown table cell, a CSV field (RFC 4180), HTML text.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace ablation::client {
+
+// One line: newlines and tabs become spaces, carriage returns go.
+std::string OneLine(std::string_view text);
+// A cell of a GitHub-flavoured pipe table: one line, '|' escaped.
+std::string MarkdownCell(std::string_view text);
+// Quoted when it holds a comma, a quote or a line break; quotes doubled.
+std::string CsvField(std::string_view text);
+// Text or an attribute value in HTML: & < > " ' as entities.
+std::string HtmlEscape(std::string_view text);
+
+}  // namespace ablation::client

@@ -1,0 +1,49 @@
+// `report --format csv | json`: every row of every section in one long CSV, or the model itself.
+#include "client/escape.h"
+#include "client/format.h"
+#include "client/json.h"
+#include "client/report/report.h"
+#include "client/report/text.h"
+
+namespace ablation::client::report {
+
+std::string RenderReportCsv(const v1::Report& report) {
+  std::string csv =
+      "table,label,what,variant,dtype,m,n,k,status,tflops,median_ms,samples,cublas_variant,"
+      "cublas_share,vs,vs_variant,change,change_ci_low,change_ci_high,within_noise,error\r\n";
+  auto exact = [](bool present, double v) { return present ? FormatExact(v) : std::string(); };
+  for (const v1::ReportSection& s : report.sections()) {
+    for (const v1::ReportRow& r : s.rows()) {
+      const bool ci = r.has_change() && r.change().has_interval();
+      const std::vector<std::string> fields = {
+          s.id(),
+          r.rung(),
+          r.what(),
+          r.variant(),
+          r.dtype(),
+          std::to_string(r.shape().m()),
+          std::to_string(r.shape().n()),
+          std::to_string(r.shape().k()),
+          StatusWord(r),
+          exact(r.has_tflops(), r.tflops()),
+          exact(r.has_median_ms(), r.median_ms()),
+          r.has_samples() ? std::to_string(r.samples()) : "",
+          r.cublas_variant(),
+          exact(r.has_cublas_share(), r.cublas_share()),
+          r.vs(),
+          r.vs_variant(),
+          exact(r.has_change(), r.change().estimate()),
+          exact(ci, r.change().interval().low()),
+          exact(ci, r.change().interval().high()),
+          ci ? (r.change().within_noise() ? "true" : "false") : "",
+          r.error()};
+      for (std::size_t i = 0; i < fields.size(); ++i) csv += (i ? "," : "") + CsvField(fields[i]);
+      csv += "\r\n";
+    }
+  }
+  return csv;
+}
+
+std::string RenderReportJson(const v1::Report& report) { return JsonDocument(report); }
+
+}  // namespace ablation::client::report

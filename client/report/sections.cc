@@ -1,0 +1,261 @@
+#include "client/report/sections.h"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "client/format.h"
+#include "client/report/stats.h"
+
+namespace ablation::client::report {
+namespace {
+
+using Keys = std::vector<std::pair<std::string, std::string>>;
+
+// A rung as shown: per_tile rungs once per tile, each with the variants it stands for there.
+struct Instance {
+  const v1::PresetRung* rung = nullptr;
+  std::string tile;                     // per_tile: the tile ("" when none was measured)
+  std::vector<std::string> candidates;  // the canonical names it stands for
+  int pass = -1;                        // per_tile: the tile's pass; -1 otherwise
+  const v1::Measurement* found = nullptr;
+};
+
+// The rungs of a block with each span of consecutive per_tile rungs repeated for every tile
+// that the run measured at `shape` among the span's variants.
+std::vector<Instance> Expand(const v1::PresetBlock& block, const RunIndex& index,
+                             const v1::Shape& shape) {
+  std::vector<Instance> out;
+  int passes = 0;
+  const auto& rungs = block.rungs();
+  for (int i = 0; i < rungs.size();) {
+    if (!rungs[i].per_tile()) {
+      out.push_back({&rungs[i], "", {rungs[i].resolved().begin(), rungs[i].resolved().end()}});
+      ++i;
+      continue;
+    }
+    int end = i;
+    std::set<std::string> tiles;  // sorted as text: 128x128x32 before 64x64x16
+    for (; end < rungs.size() && rungs[end].per_tile(); ++end)
+      for (const std::string& v : rungs[end].resolved())
+        if (index.Find(v, rungs[end].dtype(), shape)) tiles.insert(index.Tile(v));
+    tiles.erase("");
+    if (tiles.empty()) tiles.insert("");  // nothing measured: the rungs as they are
+    for (const std::string& tile : tiles) {
+      for (int r = i; r < end; ++r) {
+        Instance instance{&rungs[r], tile, {}, passes};
+        for (const std::string& v : rungs[r].resolved())
+          if (tile.empty() || index.Tile(v) == tile) instance.candidates.push_back(v);
+        out.push_back(std::move(instance));
+      }
+      ++passes;
+    }
+    i = end;
+  }
+  return out;
+}
+
+v1::RowStatus RowStatusOf(v1::MeasurementStatus status) {
+  switch (status) {
+    case v1::MEASUREMENT_STATUS_OK:
+      return v1::ROW_STATUS_OK;
+    case v1::MEASUREMENT_STATUS_SKIPPED:
+      return v1::ROW_STATUS_SKIPPED;
+    default:
+      return v1::ROW_STATUS_FAILED;
+  }
+}
+
+// A row of a measurement (null: missing): its numbers and its share of the dtype's cuBLAS.
+void Fill(const RunIndex& index, const v1::Measurement* m, v1::ReportRow* row) {
+  row->set_cublas_variant(index.Cublas(row->dtype()));
+  if (m != nullptr) row->set_variant(m->variant());
+  row->set_baseline(!row->cublas_variant().empty() && row->variant() == row->cublas_variant());
+  if (m == nullptr) {
+    row->set_status(v1::ROW_STATUS_MISSING);
+    return;
+  }
+  row->set_status(RowStatusOf(m->status()));
+  row->set_error(m->error());
+  if (row->status() != v1::ROW_STATUS_OK) return;
+  row->set_tflops(m->tflops());
+  row->set_median_ms(m->stats().median_ms());
+  row->set_samples(m->stats().samples());
+  const v1::Measurement* cublas = index.Find(row->cublas_variant(), m->dtype(), m->shape());
+  if (cublas && cublas->status() == v1::MEASUREMENT_STATUS_OK && cublas->tflops() > 0)
+    row->set_cublas_share(m->tflops() / cublas->tflops());
+}
+
+v1::ReportRow RungRow(const RunIndex& index, Instance& instance, const v1::Shape& shape) {
+  const v1::PresetRung& rung = *instance.rung;
+  v1::ReportRow row;
+  row.set_rung(rung.id());
+  // A per-tile row says which dtype and tile it is.
+  row.set_what(!rung.per_tile()
+                   ? rung.label()
+                   : rung.dtype() + (instance.tile.empty() ? "" : ", tile " + instance.tile) +
+                         ": " + rung.label());
+  row.set_variant(instance.candidates.size() == 1 ? instance.candidates[0] : rung.variant());
+  row.set_dtype(rung.dtype());
+  *row.mutable_shape() = shape;
+  for (const std::string& a : rung.against()) row.add_against(a);
+  instance.found = instance.candidates.size() == 1
+                       ? index.Find(instance.candidates[0], rung.dtype(), shape)
+                       : index.Fastest(instance.candidates, rung.dtype(), shape);
+  Fill(index, instance.found, &row);
+  return row;
+}
+
+v1::Change ChangeOf(const Change& c) {
+  v1::Change out;
+  out.set_estimate(c.estimate);
+  if (c.has_interval) {
+    out.mutable_interval()->set_low(c.low);
+    out.mutable_interval()->set_high(c.high);
+  }
+  out.set_within_noise(c.within_noise());
+  return out;
+}
+
+// The speed change of `row` against `vs_row`, from the raw samples when both have 2 or more.
+void SetChange(const std::string& section, const v1::Measurement& self, const v1::Measurement& vs,
+               const v1::ReportRow& vs_row, v1::ReportRow* row) {
+  row->set_vs(vs_row.rung());
+  row->set_vs_variant(vs_row.variant());
+  const std::vector<double> a(vs.sample_ms().begin(), vs.sample_ms().end());
+  const std::vector<double> b(self.sample_ms().begin(), self.sample_ms().end());
+  if (a.size() >= 2 && b.size() >= 2) {
+    const std::string key = section + "|" + row->variant() + "|" + vs.variant() + "|" +
+                            row->dtype() + "|" + FormatShape(row->shape());
+    *row->mutable_change() = ChangeOf(SpeedChange(a, b, SeedFor(key)));
+  } else {
+    *row->mutable_change() =
+        ChangeOf(SpeedChangeFromMedians(vs.stats().median_ms(), self.stats().median_ms()));
+  }
+}
+
+// A block's rows at one shape, each measured one compared with the fastest measured of the rungs
+// it is against (of its own tile, or not per tile).
+std::vector<v1::ReportRow> BlockRows(const std::string& section, const v1::PresetBlock& block,
+                                     const RunIndex& index, const v1::Shape& shape) {
+  std::vector<Instance> instances = Expand(block, index, shape);
+  std::vector<v1::ReportRow> rows;
+  for (Instance& instance : instances) rows.push_back(RungRow(index, instance, shape));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].status() != v1::ROW_STATUS_OK) continue;
+    int best = -1;
+    for (const std::string& id : instances[i].rung->against()) {
+      for (std::size_t j = 0; j < rows.size(); ++j) {
+        const bool reachable = instances[j].pass == -1 || instances[j].pass == instances[i].pass;
+        if (j == i || !reachable || rows[j].rung() != id || rows[j].status() != v1::ROW_STATUS_OK)
+          continue;
+        if (best < 0 || rows[j].tflops() > rows[best].tflops()) best = int(j);
+      }
+    }
+    if (best >= 0)
+      SetChange(section, *instances[i].found, *instances[best].found, rows[best], &rows[i]);
+  }
+  return rows;
+}
+
+Keys KeysOf(const v1::PresetBlock& block) {
+  Keys keys;
+  for (const v1::PresetRung& rung : block.rungs())
+    for (const std::string& v : rung.resolved()) keys.emplace_back(v, rung.dtype());
+  return keys;
+}
+
+// Every block in turn, or the one of which the run measured the most (the first on a tie).
+std::vector<const v1::PresetBlock*> Blocks(const v1::PresetReport& report, const RunIndex& index) {
+  std::vector<const v1::PresetBlock*> blocks;
+  for (const v1::PresetBlock& b : report.blocks()) blocks.push_back(&b);
+  if (report.per_dtype() || blocks.empty()) return blocks;
+  const v1::PresetBlock* best = blocks[0];
+  int most = index.Count(KeysOf(*best));
+  for (const v1::PresetBlock* b : blocks) {
+    const int n = index.Count(KeysOf(*b));
+    if (n > most) best = b, most = n;
+  }
+  return {best};
+}
+
+std::string Substitute(std::string text, const std::string& placeholder, const std::string& value) {
+  for (std::size_t at = text.find(placeholder); at != std::string::npos;
+       at = text.find(placeholder, at + value.size()))
+    text.replace(at, placeholder.size(), value);
+  return text;
+}
+
+bool ShapeLess(const v1::Shape& a, const v1::Shape& b) {
+  return std::tuple(a.m(), a.n(), a.k()) < std::tuple(b.m(), b.n(), b.k());
+}
+
+// Per shape: the preset's shapes and the run's other shapes of these rungs, rung-major rows.
+void ShapeRows(const std::string& section, const v1::PresetReport& report,
+               const v1::PresetBlock& block, const RunIndex& index, v1::ReportSection* s) {
+  std::vector<v1::Shape> shapes(report.shapes().begin(), report.shapes().end());
+  for (const v1::Shape& shape : index.ShapesOf(KeysOf(block)))
+    if (std::none_of(shapes.begin(), shapes.end(),
+                     [&](const v1::Shape& x) { return SameShape(x, shape); }))
+      shapes.push_back(shape);
+  std::sort(shapes.begin(), shapes.end(), ShapeLess);
+  std::vector<std::vector<v1::ReportRow>> by_shape;
+  for (const v1::Shape& shape : shapes) by_shape.push_back(BlockRows(section, block, index, shape));
+  for (const v1::Shape& shape : shapes) *s->add_shapes() = shape;
+  const std::size_t rungs = by_shape.empty() ? 0 : by_shape[0].size();
+  for (std::size_t r = 0; r < rungs; ++r)
+    for (const auto& column : by_shape) *s->add_rows() = column[r];
+}
+
+void Count(v1::ReportSection* s) {
+  for (const v1::ReportRow& row : s->rows()) {
+    s->set_measured(s->measured() + (row.status() == v1::ROW_STATUS_OK));
+    s->set_missing(s->missing() + (row.status() == v1::ROW_STATUS_MISSING));
+  }
+}
+
+}  // namespace
+
+v1::ReportSection PresetSection(const v1::Preset& preset, const RunIndex& index,
+                                const v1::Shape& reference) {
+  const v1::PresetReport& report = preset.report();
+  v1::ReportSection s;
+  s.set_id(preset.name());
+  s.set_title(report.title());
+  s.set_layout(report.per_shape() ? v1::SECTION_LAYOUT_SHAPES : v1::SECTION_LAYOUT_LADDER);
+  for (const std::string& note : report.notes()) s.add_notes(note);
+  const std::vector<const v1::PresetBlock*> blocks = Blocks(report, index);
+  std::vector<std::string> dtypes;
+  for (const v1::PresetBlock* b : blocks) dtypes.push_back(b->dtype());
+  s.set_scope(Substitute(Substitute(report.scope(), "{dtype}", Join(dtypes, " / ")), "{shape}",
+                         FormatShape(reference)));
+  for (const v1::PresetBlock* block : blocks) {
+    if (report.per_shape()) {
+      ShapeRows(s.id(), report, *block, index, &s);
+      continue;
+    }
+    for (v1::ReportRow& row : BlockRows(s.id(), *block, index, reference))
+      *s.add_rows() = std::move(row);
+  }
+  Count(&s);
+  return s;
+}
+
+v1::ReportSection AllSection(const RunIndex& index) {
+  v1::ReportSection s;
+  s.set_id("all");
+  s.set_title("All measurements of the run");
+  s.set_scope("in run order; share against the cuBLAS of the same dtype and shape");
+  s.set_layout(v1::SECTION_LAYOUT_ALL);
+  for (const v1::Measurement* m : index.all()) {
+    v1::ReportRow* row = s.add_rows();
+    row->set_rung(std::to_string(m->sequence()));
+    row->set_dtype(m->dtype());
+    *row->mutable_shape() = m->shape();
+    Fill(index, m, row);
+  }
+  Count(&s);
+  return s;
+}
+
+}  // namespace ablation::client::report

@@ -1,0 +1,28 @@
+// Pieces of text the report's printers share: numbers, statuses, the run in one line.
+#pragma once
+
+#include <string>
+
+#include "ablation/v1/report.pb.h"
+
+namespace ablation::client::report {
+
+namespace v1 = ::ablation::v1;
+
+std::string Fixed(double value, int decimals);
+std::string Percent(double fraction, int decimals = 1);  // 0.4762 -> "47.6%"
+std::string SignedPercent(double fraction);              // 0.1214 -> "+12.1" (no -0.0)
+std::string ChangeText(const v1::Change& change);        // "+12.1% [+11.9, +12.7]"
+std::string StatusWord(const v1::ReportRow& row);        // "ok", "failed", "missing"
+bool Measured(const v1::ReportRow& row);                 // status ok
+std::string TflopsText(const v1::ReportRow& row);        // "343.6", "missing", "failed"
+std::string ShareText(const v1::ReportRow& row);         // "47.6%", "no cublas_bf16", "-"
+std::string VsText(const v1::ReportRow& row);            // "A2", "-"
+std::string ChangeCell(const v1::ReportRow& row);        // ChangeText or "-"
+std::string StatusAndError(const v1::ReportRow& row);    // "failed: illegal address"
+// "run 7 (succeeded) on NVIDIA H200, sm 9.0, driver 550.54, cuBLAS 12.4; clocks observe; tags a".
+std::string RunSummary(const v1::ReportRun& run);
+// "Not measured in this run" applies: a section of rungs with none measured.
+bool Unmeasured(const v1::ReportSection& section);
+
+}  // namespace ablation::client::report

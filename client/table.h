@@ -1,0 +1,57 @@
+// Tables for people (aligned text, Markdown) and spreadsheets (CSV), and the list renderer that
+// gives JSON from the messages themselves instead.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "client/json.h"
+#include "client/options.h"
+
+namespace ablation::client {
+
+enum class Align { kLeft, kRight };
+
+struct Column {
+  std::string key;    // CSV header and JSON-like name: snake_case, stable
+  std::string title;  // table and markdown header, for people
+  Align align = Align::kLeft;
+};
+
+// One value, as people read it and as machines want it: "1.235" ms in a table, full precision in
+// CSV; "-" for a missing value in a table, an empty field in CSV.
+struct Cell {
+  std::string text;
+  std::optional<std::string> exact;  // unset: the text is exact already
+
+  Cell() = default;
+  Cell(std::string t) : text(std::move(t)) {}  // NOLINT: strings are cells
+  Cell(const char* t) : text(t) {}             // NOLINT
+  Cell(std::string t, std::string e) : text(std::move(t)), exact(std::move(e)) {}
+  const std::string& Exact() const { return exact ? *exact : text; }
+};
+
+struct Table {
+  std::vector<Column> columns;
+  std::vector<std::vector<Cell>> rows;
+};
+
+std::string RenderText(const Table& table);      // aligned columns; numbers right-aligned
+std::string RenderMarkdown(const Table& table);  // GitHub-flavoured pipe table
+std::string RenderCsv(const Table& table);       // RFC 4180: CRLF, quoted where needed
+// The table in a non-JSON format (kJson is the caller's business: it renders messages).
+std::string RenderTableAs(Format format, const Table& table);
+
+// A row of a two-column field / value table.
+void AddField(Table& table, std::string key, std::string title, std::string value);
+
+// Renders items as JSON from the messages, or in any other format through `to_table`.
+template <class M>
+std::string RenderList(Format format, const std::vector<M>& items,
+                       Table (*to_table)(const std::vector<M>&)) {
+  if (format == Format::kJson) return JsonArray(items);
+  return RenderTableAs(format, to_table(items));
+}
+
+}  // namespace ablation::client

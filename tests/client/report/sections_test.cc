@@ -1,0 +1,231 @@
+// The report's sections are the presets' (ListPresets): a made-up catalogue gives its own tables,
+// labels, comparisons and notes, and nothing of the built-in ones.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "client/report/report.h"
+#include "tests/client/support/served_catalog.h"
+
+namespace ablation::client::report {
+namespace {
+
+namespace v1 = ::ablation::v1;
+using ::testing::HasSubstr;
+
+void Add(v1::GetRunResponse& run, const std::string& variant, const std::string& dtype,
+         std::int64_t k, double ms) {
+  v1::Measurement* x = run.add_measurements();
+  x->set_variant(variant);
+  x->set_dtype(dtype);
+  x->mutable_shape()->set_m(4096);
+  x->mutable_shape()->set_n(4096);
+  x->mutable_shape()->set_k(k);
+  x->set_status(v1::MEASUREMENT_STATUS_OK);
+  x->set_sequence(run.measurements_size());
+  // 31 tight samples around `ms`, their median `ms` itself: changes are exact ratios, far outside
+  // the noise.
+  for (int i = 0; i < 31; ++i) x->add_sample_ms(ms * (1 + 0.0001 * (i - 15)));
+  x->mutable_stats()->set_median_ms(ms);
+  x->mutable_stats()->set_samples(31);
+  x->set_tflops(2.0 * 4096 * 4096 * double(k) / (ms * 1e-3) / 1e12);
+}
+
+v1::Report Build(const std::string& toml, const v1::GetRunResponse& run) {
+  return BuildReport(run, testing::ServedPresets(toml), testing::ServedVariants());
+}
+
+const char* kToy = R"(
+[toy]
+description = "a made-up ladder over three swizzle-free variants"
+variants = ["abl_L0_R0_bl0_s1_sw0", "abl_L1_R0_bl0_s1_sw0", "abl_L1_R1_bl0_s1_sw0", "cublas_bf16"]
+title = "Toy: three steps"
+scope = "{dtype} at {shape}, made up"
+order = 7
+notes = ["Z2 is compared with the faster of Z0 and Z1.", "Made up | for tests."]
+
+  [[toy.rung]]
+  id = "Z0"
+  label = "the start"
+  variant = "abl_L0_R0_bl0_s1_sw0"
+
+  [[toy.rung]]
+  id = "Z1"
+  label = "cp.async alone"
+  variant = "abl_L1_R0_bl0_s1_sw0"
+
+  [[toy.rung]]
+  id = "Z2"
+  label = "and ldmatrix"
+  variant = "abl_L1_R1_bl0_s1_sw0"
+  against = ["Z0", "Z1"]
+
+  [[toy.rung]]
+  id = "ref"
+  label = "the library"
+  variant = "cublas_bf16"
+  against = ""
+
+[other]
+description = "a second section, before the first by order"
+variants = ["abl_L0_R0_bl0_s1_sw0"]
+order = 3
+  [[other.rung]]
+  id = "only"
+  variant = "abl_L0_R0_bl0_s1_sw0"
+)";
+
+v1::GetRunResponse ToyRun() {
+  v1::GetRunResponse run;
+  run.mutable_run()->set_id(3);
+  run.mutable_run()->set_state(v1::RUN_STATE_SUCCEEDED);
+  Add(run, "abl_L0_R0_bl0_s1_sw0", "bf16", 4096, 0.80);
+  Add(run, "abl_L1_R0_bl0_s1_sw0", "bf16", 4096, 0.50);
+  Add(run, "abl_L1_R1_bl0_s1_sw0", "bf16", 4096, 0.40);
+  Add(run, "cublas_bf16", "bf16", 4096, 0.20);
+  return run;
+}
+
+TEST(Sections, AMadeUpLadderGivesItsOwnTable) {
+  const v1::Report r = Build(kToy, ToyRun());
+  ASSERT_EQ(r.sections_size(), 3);  // other (order 3), toy (order 7), all
+  EXPECT_EQ(r.sections(0).id(), "other");
+  EXPECT_EQ(r.sections(0).title(), "other");  // no title: the name
+  EXPECT_EQ(r.sections(2).id(), "all");
+  const v1::ReportSection& toy = r.sections(1);
+  EXPECT_EQ(toy.id(), "toy");
+  EXPECT_EQ(toy.title(), "Toy: three steps");
+  EXPECT_EQ(toy.scope(), "bf16 at 4096x4096x4096, made up");
+  ASSERT_EQ(toy.rows_size(), 4);
+  EXPECT_EQ(toy.rows(0).rung(), "Z0");
+  EXPECT_FALSE(toy.rows(0).has_change());
+  EXPECT_EQ(toy.rows(1).vs(), "Z0");  // by default, the previous rung
+  EXPECT_DOUBLE_EQ(toy.rows(1).change().estimate(), 0.80 / 0.50 - 1);
+  EXPECT_EQ(toy.rows(2).vs(), "Z1");  // the faster of Z0 and Z1
+  EXPECT_DOUBLE_EQ(toy.rows(2).change().estimate(), 0.50 / 0.40 - 1);
+  EXPECT_FALSE(toy.rows(3).has_change());
+  EXPECT_DOUBLE_EQ(toy.rows(2).cublas_share(), 0.20 / 0.40);
+  EXPECT_EQ(toy.notes_size(), 2);
+
+  const std::string md = RenderReportMarkdown(r);
+  EXPECT_THAT(md, HasSubstr("\n## 1. other\n\n_"));
+  EXPECT_THAT(md, HasSubstr("\n## 2. Toy: three steps\n\n_bf16 at 4096x4096x4096, made up_\n\n"
+                            "| rung | what | variant | dtype | TFLOPS | share of cuBLAS | vs | "
+                            "change [95% CI] | noise |\n"));
+  EXPECT_THAT(md, HasSubstr("| Z0 | the start | `abl_L0_R0_bl0_s1_sw0` | bf16 | 171.8 | 25.0% | "
+                            "- | - |  |\n"));
+  EXPECT_THAT(md, HasSubstr("| Z1 | cp.async alone | `abl_L1_R0_bl0_s1_sw0` | bf16 | 274.9 | "
+                            "40.0% | Z0 | +60.0% ["));
+  EXPECT_THAT(md, HasSubstr("| Z2 | and ldmatrix | `abl_L1_R1_bl0_s1_sw0` | bf16 | 343.6 | "
+                            "50.0% | Z1 | +25.0% ["));
+  EXPECT_THAT(md, HasSubstr("| ref | the library | `cublas_bf16` | bf16 | 687.2 | 100.0% | - | - "
+                            "|  |\n"));
+  EXPECT_THAT(md, HasSubstr("Reading notes:\n\n- Z2 is compared with the faster of Z0 and Z1.\n"
+                            "- Made up | for tests.\n"));
+  EXPECT_THAT(md, Not(HasSubstr("Ladder A")));
+  EXPECT_THAT(md, HasSubstr("## 3. All measurements of the run"));
+}
+
+TEST(Sections, ASectionTheRunDidNotMeasureSaysHowToMeasureIt) {
+  v1::GetRunResponse run;
+  Add(run, "cublas_fp16", "fp16", 4096, 0.2);
+  const std::string md = RenderReportMarkdown(Build(kToy, run));
+  EXPECT_THAT(md, HasSubstr("Not measured in this run: all 4 rows missing (`ablation-client "
+                            "sweep --preset toy` measures them).\n"));
+}
+
+TEST(Sections, PerTileRungsRepeatForEveryTileMeasured) {
+  v1::GetRunResponse run;
+  Add(run, "pipe_baseline_f16_64x64x16", "fp16", 4096, 2.0);
+  Add(run, "pipe_ldg_f16_64x64x16", "fp16", 4096, 1.6);
+  Add(run, "pipe_baseline_f16_128x128x32", "fp16", 4096, 1.0);
+  Add(run, "pipe_ldg_f16_128x128x32", "fp16", 4096, 0.8);
+  Add(run, "cublas_fp16", "fp16", 4096, 0.5);
+  const v1::Report r = Build(R"(
+[pipes]
+description = "d"
+dtype = "fp16"
+variants = ["pipe_baseline_f16_*", "pipe_ldg_f16_*", "cublas_fp16"]
+  [[pipes.rung]]
+  id = "base"
+  label = "baseline"
+  variant = "pipe_baseline_*"
+  per_tile = true
+  [[pipes.rung]]
+  id = "ldg"
+  label = "LDG"
+  variant = "pipe_ldg_*"
+  per_tile = true
+  [[pipes.rung]]
+  id = "cuBLAS"
+  label = "cuBLAS {dtype}"
+  variant = "cublas_{dtype}"
+  against = "base"
+)",
+                             run);
+  const v1::ReportSection& s = r.sections(0);
+  ASSERT_EQ(s.rows_size(), 5);
+  EXPECT_EQ(s.rows(0).what(), "fp16, tile 128x128x32: baseline");
+  EXPECT_EQ(s.rows(0).variant(), "pipe_baseline_f16_128x128x32");
+  EXPECT_EQ(s.rows(1).variant(), "pipe_ldg_f16_128x128x32");
+  EXPECT_EQ(s.rows(1).vs_variant(), "pipe_baseline_f16_128x128x32");  // its own tile's
+  EXPECT_DOUBLE_EQ(s.rows(1).change().estimate(), 1.0 / 0.8 - 1);
+  EXPECT_EQ(s.rows(2).what(), "fp16, tile 64x64x16: baseline");
+  EXPECT_EQ(s.rows(3).vs_variant(), "pipe_baseline_f16_64x64x16");
+  EXPECT_DOUBLE_EQ(s.rows(3).change().estimate(), 2.0 / 1.6 - 1);
+  EXPECT_EQ(s.rows(4).what(), "cuBLAS fp16");
+  EXPECT_TRUE(s.rows(4).baseline());
+  EXPECT_FALSE(s.rows(4).has_change());  // a per-tile rung is no rung of the whole section
+}
+
+TEST(Sections, PerShapeIsAMatrixOverThePresetsAndTheRunsShapes) {
+  v1::GetRunResponse run = ToyRun();
+  Add(run, "abl_L1_R0_bl0_s1_sw0", "bf16", 256, 0.04);
+  Add(run, "abl_L1_R1_bl0_s1_sw0", "bf16", 128, 0.03);
+  const v1::Report r = Build(R"(
+[sweep]
+description = "d"
+shapes = ["4096x4096x256", "4096x4096x512"]
+variants = ["abl_L0_R0_bl0_s1_sw0", "abl_L1_R0_bl0_s1_sw0", "abl_L1_R1_bl0_s1_sw0"]
+per_shape = true
+  [[sweep.rung]]
+  id = "Z0"
+  variant = "abl_L0_R0_bl0_s1_sw0"
+  [[sweep.rung]]
+  id = "Z1"
+  variant = "abl_L1_R0_bl0_s1_sw0"
+)",
+                             run);
+  const v1::ReportSection& s = r.sections(0);
+  EXPECT_EQ(s.layout(), v1::SECTION_LAYOUT_SHAPES);
+  // The preset's two and the run's two others of these rungs (K = 4096; Z1 at K = 256 is one
+  // of the preset's); not K = 128, measured by no rung of the section.
+  ASSERT_EQ(s.shapes_size(), 3);
+  EXPECT_EQ(s.shapes(0).k(), 256);
+  EXPECT_EQ(s.shapes(1).k(), 512);
+  EXPECT_EQ(s.shapes(2).k(), 4096);
+  ASSERT_EQ(s.rows_size(), 6);
+  EXPECT_EQ(s.rows(1).rung(), "Z0");
+  EXPECT_EQ(s.rows(1).status(), v1::ROW_STATUS_MISSING);  // Z0 at K = 512
+  EXPECT_EQ(s.rows(3).status(), v1::ROW_STATUS_OK);       // Z1 at K = 256
+  EXPECT_EQ(s.rows(5).vs(), "Z0");
+  const std::string md = RenderReportMarkdown(r);
+  EXPECT_THAT(md, HasSubstr("| rung | 4096x4096x256 | 4096x4096x512 | 4096x4096x4096 |\n"));
+  EXPECT_THAT(md, HasSubstr("| Z1 vs Z0 | - | - | +60.0% |\n"));
+}
+
+TEST(Sections, AGlobRungIsTheFastestItSelects) {
+  const v1::Report r = Build(R"(
+[best]
+description = "d"
+variants = ["abl_L1_*_s1_sw0"]
+  [[best.rung]]
+  id = "best"
+  label = "the fastest of them"
+  variant = "abl_L1_*_s1_sw0"
+)",
+                             ToyRun());
+  EXPECT_EQ(r.sections(0).rows(0).variant(), "abl_L1_R1_bl0_s1_sw0");  // 0.40 ms
+}
+
+}  // namespace
+}  // namespace ablation::client::report
