@@ -162,7 +162,7 @@ TEST_F(TelemetrySamplerFakeTest, FlagsAClockWellBelowTheExpectedOne) {
   EXPECT_GT(t.throttled_samples(), 0);
   // Restarting resets what was collected.
   sampler.Start(nvml.get(), kFakeUuid, 1500);
-  EXPECT_EQ(sampler.Stop().throttled_samples, 0);
+  EXPECT_EQ(sampler.Stop().throttled_samples(), 0);
 }
 
 TEST_F(TelemetrySamplerFakeTest, UnknownDeviceIsUnavailableWithTheReason) {

@@ -109,7 +109,7 @@ TEST_F(Clocks, LockedRunLocksBeforeAndResetsAfterAndRecordsPolicyAndTelemetry) {
   auto ms = store->MeasurementsOfRun(run->id(), false);
   ASSERT_EQ(ms.size(), 4u);
   for (const auto& m : ms) {
-    EXPECT_EQ(m.clock_policy, "lock sm=1980 mem=3201");
+    EXPECT_EQ(m.clock_policy(), "lock sm=1980 mem=3201");
     EXPECT_TRUE(m.telemetry().available()) << m.telemetry().unavailable_reason();
     EXPECT_GT(m.telemetry().sm_clock_mhz_mean(), 0);
     EXPECT_GT(m.telemetry().power_w_max(), 0);
@@ -126,7 +126,7 @@ TEST_F(Clocks, ObserveNeverTouchesClocksButRecordsTelemetryAndGetDeviceShowsLive
   ASSERT_TRUE(Stream(req, &events).ok());
   EXPECT_TRUE(ClockCalls().empty());
   auto store = db::Store::OpenReadOnly(daemon_->db_path());
-  auto ms = store->MeasurementsOfRun(store->LatestRun()->id, false);
+  auto ms = store->MeasurementsOfRun(store->LatestRun()->id(), false);
   ASSERT_FALSE(ms.empty());
   EXPECT_EQ(ms[0].clock_policy(), "observe");
   EXPECT_TRUE(ms[0].telemetry().available());
@@ -277,7 +277,7 @@ TEST(ClocksWithoutNvml, LockIsRefusedSayingWhyAndObserveStillRuns) {
   auto ok = daemon.Client({"run", "--variant", "L1_R1_s3", "--shape", "256"});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   auto store = db::Store::OpenReadOnly(daemon.db_path());
-  auto ms = store->MeasurementsOfRun(store->LatestRun()->id, false);
+  auto ms = store->MeasurementsOfRun(store->LatestRun()->id(), false);
   ASSERT_EQ(ms.size(), 1u);
   EXPECT_FALSE(ms[0].telemetry().available());
   EXPECT_THAT(ms[0].telemetry().unavailable_reason(), HasSubstr("no-such-libnvidia-ml"));

@@ -113,7 +113,7 @@ TEST_F(E2E, ClientRunStoresAndPrintsMeasurementsOfBothKernels) {
     EXPECT_GE(m.stats().samples(), 10);
     EXPECT_EQ(m.sample_ms_size(), size_t(m.stats().samples()));
     EXPECT_GT(m.tflops(), 0);
-    EXPECT_EQ(m.l2, "cold");
+    EXPECT_EQ(m.l2(), v1::L2_MODE_COLD_ROTATED);
   }
 
   // The stored results are there for queries through the client too.
@@ -149,7 +149,7 @@ TEST_F(E2E, StreamGivesQueuedStartedEveryMeasurementThenFinished) {
     if (e.has_measurement()) {
       auto page = store->QueryMeasurements({.run_id = e.measurement().run_id()});
       bool found = false;
-      for (const auto& m : page.measurements) found |= m.id == e.measurement().id();
+      for (const auto& m : page.measurements) found |= m.id() == e.measurement().id();
       EXPECT_TRUE(found);
     }
 }
@@ -317,7 +317,7 @@ TEST_F(E2E, RunsQueueFifoOnOneGpu) {
   auto a = store->GetRun(first.back().finished().run_id());
   auto b = store->GetRun(second.back().finished().run_id());
   ASSERT_TRUE(a && b);
-  EXPECT_LE(a->finished_at_ms, b->started_at_ms) << "the second run starts after the first ends";
+  EXPECT_LE(a->finished_at_ms(), b->started_at_ms()) << "the second run starts after the first ends";
 }
 
 TEST_F(E2E, RunLeftUnfinishedByAKilledDaemonIsMarkedAtRestart) {

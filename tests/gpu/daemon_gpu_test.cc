@@ -47,17 +47,17 @@ TEST_F(GpuE2E, ClientRunMeasuresBothKernelsAndStoresThem) {
   auto latest = store->LatestRun();
   ASSERT_TRUE(latest);
   EXPECT_EQ(latest->state(), v1::RUN_STATE_SUCCEEDED);
-  EXPECT_FALSE(latest->device.uuid.empty());
-  EXPECT_FALSE(latest->device.cublas_version.empty());
+  EXPECT_FALSE(latest->device().uuid().empty());
+  EXPECT_FALSE(latest->device().cublas_version().empty());
   auto ms = store->MeasurementsOfRun(latest->id(), true);
   ASSERT_EQ(ms.size(), 2u);
   for (const auto& m : ms) {
-    EXPECT_EQ(m.status, "ok") << m.error;
-    EXPECT_EQ(m.verification, "passed");
+    EXPECT_EQ(m.status(), v1::MEASUREMENT_STATUS_OK) << m.error();
+    EXPECT_EQ(m.verification(), "passed");
     EXPECT_GE(m.stats().samples(), 10);
-    EXPECT_GT(m.tflops, 1.0);
+    EXPECT_GT(m.tflops(), 1.0);
   }
-  EXPECT_GT(ms[0].occupancy.registers_per_thread, 0) << "the custom kernel reports its resources";
+  EXPECT_GT(ms[0].occupancy().registers_per_thread(), 0) << "the custom kernel reports its resources";
 }
 
 TEST_F(GpuE2E, KillingTheWorkerMidRunLeavesTheDaemonServingAndTheRunGoingOn) {
