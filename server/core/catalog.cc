@@ -73,12 +73,23 @@ Status GetBudget(const kernels::Registry& registry, const v1::BudgetRequest& req
   return Status::Ok();
 }
 
+namespace {
+
+// A preset as served: `planned` counts what a run of it measures by default, every round.
+v1::Preset Served(const Preset& preset, const kernels::Registry& registry) {
+  v1::Preset p = ToProto(preset, registry);
+  p.set_planned(p.planned() * kPresetDefaultRounds);
+  return p;
+}
+
+}  // namespace
+
 Status ListPresets(const PresetCatalog* presets, const kernels::Registry& registry,
                    const v1::ListPresetsRequest& request, v1::ListPresetsResponse* response) {
   static const PresetCatalog kNoPresets;
   const PresetCatalog& catalog = presets ? *presets : kNoPresets;
   if (request.name().empty()) {
-    for (const auto* p : catalog.All()) *response->add_presets() = ToProto(*p, registry);
+    for (const auto* p : catalog.All()) *response->add_presets() = Served(*p, registry);
     return Status::Ok();
   }
   const Preset* preset = catalog.Find(request.name());
@@ -87,7 +98,7 @@ Status ListPresets(const PresetCatalog* presets, const kernels::Registry& regist
     for (const auto* p : catalog.All()) known += (known.empty() ? "" : ", ") + p->name;
     return NotFound("name: no preset '" + request.name() + "'; known: " + known);
   }
-  *response->add_presets() = ToProto(*preset, registry);
+  *response->add_presets() = Served(*preset, registry);
   return Status::Ok();
 }
 

@@ -218,8 +218,8 @@ Status RunManager::SubmitRun(const v1::RunRequest& request, const std::string& p
     st = PlanRun(request, *registry_, Limits(request.device()), options_.timing, &plan);
   }
   if (!st.ok()) return st;
-  // Presets are ladders whose changes are compared: three rounds unless asked otherwise.
-  st = ApplyRounds(request.rounds(), request.preset().empty() ? 1 : 3, request.order_seed(), &plan);
+  st = ApplyRounds(request.rounds(), request.preset().empty() ? 1 : kPresetDefaultRounds,
+                   request.order_seed(), &plan);
   if (!st.ok()) return st;
   auto job =
       std::make_shared<Job>(v1::RUN_KIND_ABLATION, std::move(plan), store_, std::move(observer));

@@ -186,6 +186,13 @@ Status PlanRun(const v1::RunRequest& request, const kernels::Registry& registry,
   o.set_warmup_count(t.warmup_count() ? t.warmup_count() : d.warmup_count);
   o.set_warmup_seconds(t.warmup_seconds() > 0 ? t.warmup_seconds() : d.warmup_seconds);
   o.set_hot_l2(t.hot_l2());
+  o.set_flush_l2(t.flush_l2());
+  if (t.hot_l2() && t.flush_l2())
+    return InvalidArgument("timing.flush_l2: a flushed L2 is cold; it cannot go with hot_l2");
+  if (!(t.low_clock_fraction() >= 0 && t.low_clock_fraction() < 1))
+    return InvalidArgument("timing.low_clock_fraction: must be in [0, 1), 0 for the default");
+  o.set_low_clock_fraction(t.low_clock_fraction() > 0 ? t.low_clock_fraction()
+                                                      : kDefaultLowClockFraction);
   if (o.min_samples() > o.max_samples())
     return InvalidArgument("timing.min_samples: more than timing.max_samples");
   if (o.max_seconds() < o.min_seconds())

@@ -66,6 +66,13 @@ struct RunPlan {
   uint64_t order_seed = 0;  ///< 0 until the run is admitted: then derived from its id if unset
 };
 
+/// Below this fraction of the device's maximum SM clock a sample is low-clock (flagged, shared).
+inline constexpr double kDefaultLowClockFraction = 0.75;
+
+/// Rounds of a preset run that does not ask for a number (a ladder's changes are compared, and
+/// rounds are what makes them comparable); other runs default to one.
+inline constexpr int kPresetDefaultRounds = 3;
+
 /// Most rounds a run may ask for.
 inline constexpr int kMaxRounds = 100;
 

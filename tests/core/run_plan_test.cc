@@ -140,3 +140,34 @@ TEST_F(RunPlanTest, VerifyAgainstResolvesReferences) {
 
 }  // namespace
 }  // namespace ablation::core
+
+namespace ablation::core {
+namespace {
+
+TEST(RunPlanTimingTest, L2AndLowClockOptions) {
+  kernels::Registry registry;
+  kernels::RegisterCatalog(registry);
+  v1::RunRequest r;
+  r.add_variants("cublas_bf16");
+  auto* s = r.add_shapes();
+  s->set_m(256);
+  s->set_n(256);
+  s->set_k(256);
+  RunPlan plan;
+  ASSERT_TRUE(PlanRun(r, registry, DeviceLimits{}, TimingDefaults{}, &plan).ok());
+  EXPECT_DOUBLE_EQ(plan.timing.low_clock_fraction(), 0.75);
+  EXPECT_FALSE(plan.timing.flush_l2());
+  r.mutable_timing()->set_hot_l2(true);
+  r.mutable_timing()->set_flush_l2(true);
+  RunPlan both;
+  EXPECT_EQ(PlanRun(r, registry, DeviceLimits{}, TimingDefaults{}, &both).message(),
+            "timing.flush_l2: a flushed L2 is cold; it cannot go with hot_l2");
+  r.mutable_timing()->set_hot_l2(false);
+  r.mutable_timing()->set_low_clock_fraction(1.5);
+  RunPlan bad;
+  EXPECT_EQ(PlanRun(r, registry, DeviceLimits{}, TimingDefaults{}, &bad).message(),
+            "timing.low_clock_fraction: must be in [0, 1), 0 for the default");
+}
+
+}  // namespace
+}  // namespace ablation::core

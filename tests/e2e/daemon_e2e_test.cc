@@ -113,7 +113,7 @@ TEST_F(E2E, ClientRunStoresAndPrintsMeasurementsOfBothKernels) {
     EXPECT_GE(m.stats().samples(), 10);
     EXPECT_EQ(m.sample_ms_size(), size_t(m.stats().samples()));
     EXPECT_GT(m.tflops(), 0);
-    EXPECT_EQ(m.l2(), v1::L2_MODE_COLD_ROTATED);
+    EXPECT_EQ(m.l2(), v1::L2_MODE_COLD_ROTATED) << "L2 cold by rotation is the default";
   }
 
   // The stored results are there for queries through the client too.
