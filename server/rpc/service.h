@@ -11,45 +11,34 @@
 
 namespace ablation::rpc {
 
+/// The signature of a unary handler of the callback API, so each one is declared in one line.
+/// (A declaration through an alias cannot say `override`; each still overrides the generated
+/// service's handler of its name, and the service tests call every one of them.)
+template <typename Request, typename Response>
+using UnaryHandler = grpc::ServerUnaryReactor*(grpc::CallbackServerContext* context,
+                                               const Request* request, Response* response);
+
 class AblationService final : public v1::Ablation::CallbackService {
  public:
   explicit AblationService(core::DaemonCore* core) : core_(core) {}
 
+  // Runs: on the GPUs' threads.
   grpc::ServerWriteReactor<v1::RunEvent>* RunAblation(grpc::CallbackServerContext* context,
                                                       const v1::RunRequest* request) override;
-  grpc::ServerUnaryReactor* Verify(grpc::CallbackServerContext* context,
-                                   const v1::VerifyRequest* request,
-                                   v1::VerifyResponse* response) override;
-  grpc::ServerUnaryReactor* ListVariants(grpc::CallbackServerContext* context,
-                                         const v1::ListVariantsRequest* request,
-                                         v1::ListVariantsResponse* response) override;
-  grpc::ServerUnaryReactor* GetDevice(grpc::CallbackServerContext* context,
-                                      const v1::GetDeviceRequest* request,
-                                      v1::GetDeviceResponse* response) override;
-  grpc::ServerUnaryReactor* ListRuns(grpc::CallbackServerContext* context,
-                                     const v1::ListRunsRequest* request,
-                                     v1::ListRunsResponse* response) override;
-  grpc::ServerUnaryReactor* GetRun(grpc::CallbackServerContext* context,
-                                   const v1::GetRunRequest* request,
-                                   v1::GetRunResponse* response) override;
-  grpc::ServerUnaryReactor* QueryMeasurements(grpc::CallbackServerContext* context,
-                                              const v1::QueryMeasurementsRequest* request,
-                                              v1::QueryMeasurementsResponse* response) override;
-  grpc::ServerUnaryReactor* CancelRun(grpc::CallbackServerContext* context,
-                                      const v1::CancelRunRequest* request,
-                                      v1::CancelRunResponse* response) override;
-  grpc::ServerUnaryReactor* GetBudget(grpc::CallbackServerContext* context,
-                                      const v1::BudgetRequest* request,
-                                      v1::BudgetResponse* response) override;
-  grpc::ServerUnaryReactor* ListPresets(grpc::CallbackServerContext* context,
-                                        const v1::ListPresetsRequest* request,
-                                        v1::ListPresetsResponse* response) override;
-  grpc::ServerUnaryReactor* Advise(grpc::CallbackServerContext* context,
-                                   const v1::AdviseRequest* request,
-                                   v1::AdviseResponse* response) override;
-  grpc::ServerUnaryReactor* InspectSass(grpc::CallbackServerContext* context,
-                                        const v1::SassRequest* request,
-                                        v1::SassResponse* response) override;
+  UnaryHandler<v1::VerifyRequest, v1::VerifyResponse> Verify;
+  UnaryHandler<v1::CancelRunRequest, v1::CancelRunResponse> CancelRun;
+  // Queries: on the reader pool.
+  UnaryHandler<v1::ListRunsRequest, v1::ListRunsResponse> ListRuns;
+  UnaryHandler<v1::GetRunRequest, v1::GetRunResponse> GetRun;
+  UnaryHandler<v1::QueryMeasurementsRequest, v1::QueryMeasurementsResponse> QueryMeasurements;
+  UnaryHandler<v1::AdviseRequest, v1::AdviseResponse> Advise;
+  // In-memory answers: inline.
+  UnaryHandler<v1::ListVariantsRequest, v1::ListVariantsResponse> ListVariants;
+  UnaryHandler<v1::GetDeviceRequest, v1::GetDeviceResponse> GetDevice;
+  UnaryHandler<v1::BudgetRequest, v1::BudgetResponse> GetBudget;
+  UnaryHandler<v1::ListPresetsRequest, v1::ListPresetsResponse> ListPresets;
+  // cuobjdump: on the inspector's thread.
+  UnaryHandler<v1::SassRequest, v1::SassResponse> InspectSass;
 
  private:
   core::DaemonCore* core_;

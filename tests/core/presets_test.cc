@@ -67,15 +67,7 @@ variants = ["future_cpasync_f16_*", "abl_L1_R1_bl0_s3_sw1", "nope_kernel", "cubl
   EXPECT_THAT(r.resolved, ElementsAre("abl_L1_R1_bl0_s3_sw1", "cublas_bf16"));
 }
 
-// Built without server/core/run_plan.cc (tests/report.cmake), PlanPresetRun cannot plan.
-#ifdef ABLATION_PRESETS_WITHOUT_PLAN
-#define SKIP_WITHOUT_PLAN() GTEST_SKIP() << "PlanRun is not linked here; core_tests runs this"
-#else
-#define SKIP_WITHOUT_PLAN() (void)0
-#endif
-
 TEST(Presets, PlanRefusesMissingUnlessAllowed) {
-  SKIP_WITHOUT_PLAN();
   kernels::Registry registry = Catalog();
   PresetCatalog presets;
   ASSERT_TRUE(presets
@@ -124,7 +116,6 @@ shapes = [256]
 }
 
 TEST(Presets, NothingResolvingIsRefusedEvenWithAllowMissing) {
-  SKIP_WITHOUT_PLAN();
   kernels::Registry registry = Catalog();
   PresetCatalog presets;
   ASSERT_TRUE(presets
