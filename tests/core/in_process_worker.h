@@ -18,19 +18,31 @@
 namespace ablation::testing {
 
 struct WorkerScript {
-  enum class Action { kMeasure, kDie, kHang, kFailVerification, kReferenceFails, kRefuse };
+  enum class Action {
+    kMeasure,
+    kDie,
+    kDieOnGpu1,
+    kHang,
+    kFailVerification,
+    kReferenceFails,
+    kRefuse
+  };
   std::map<std::string, Action> by_variant;  ///< default kMeasure
   std::vector<double> samples_ms{1.0, 2.0, 3.0, 4.0};
   bool device_present = true;
+  int device_count = 1;  ///< GPUs the hello reports (each worker is one of them)
   bool fail_restart = false;  ///< every Start after the first fails
   /// Called before each measure request with its 0-based index among measure requests.
   std::function<void(int)> before_measure;
+  /// Called before each measure request with the worker's GPU and the variant.
+  std::function<void(int, const std::string&)> before_measure_on;
 };
 
 /// Shared between the test and every worker the factory makes (restarts make new ones).
 struct WorkerLog {
   std::mutex mu;
   int starts = 0;
+  std::map<int, int> starts_by_device;
   int measures = 0;
   int verifies = 0;
   std::vector<std::string> measured_variants;
@@ -40,21 +52,23 @@ struct WorkerLog {
 
 class InProcessWorker final : public core::Worker {
  public:
-  InProcessWorker(std::shared_ptr<const WorkerScript> script, std::shared_ptr<WorkerLog> log)
-      : script_(std::move(script)), log_(std::move(log)) {}
+  InProcessWorker(std::shared_ptr<const WorkerScript> script, std::shared_ptr<WorkerLog> log,
+                  int device = 0)
+      : script_(std::move(script)), log_(std::move(log)), device_(device) {}
 
   core::Status Start() override {
     std::lock_guard lock(log_->mu);
+    ++log_->starts_by_device[device_];
     if (++log_->starts > 1 && script_->fail_restart) return {core::Code::kInternal, "exit code 3"};
     running_ = true;
     hello_.Clear();
     hello_.set_device_present(script_->device_present);
     if (!script_->device_present) hello_.set_no_device_reason("no CUDA device (test)");
-    hello_.set_device_count(1);
+    hello_.set_device_count(script_->device_count);
     hello_.set_pid(4242);
     auto* d = hello_.mutable_device();
     d->set_name("Test GPU");
-    d->set_uuid("GPU-test-0000");
+    d->set_uuid("GPU-test-000" + std::to_string(device_));
     d->set_compute_capability("9.0");
     d->set_sm_count(132);
     d->set_memory_bytes(int64_t(80) << 30);
@@ -113,8 +127,12 @@ class InProcessWorker final : public core::Worker {
       log_->seeds.push_back(task.seed());
     }
     if (script_->before_measure) script_->before_measure(index);
+    if (script_->before_measure_on) script_->before_measure_on(device_, task.variant());
     CallResult result;
     switch (ActionOf(task.variant())) {
+      case WorkerScript::Action::kDieOnGpu1:
+        if (device_ != 1) break;
+        [[fallthrough]];
       case WorkerScript::Action::kDie:
         running_ = false;
         result.failure = "the worker died: signal 9 (Killed)";
@@ -153,13 +171,16 @@ class InProcessWorker final : public core::Worker {
 
   std::shared_ptr<const WorkerScript> script_;
   std::shared_ptr<WorkerLog> log_;
+  const int device_;
   std::atomic<bool> running_{false};
   worker::v1::Hello hello_;
 };
 
 inline core::WorkerFactory InProcessWorkers(std::shared_ptr<const WorkerScript> script,
                                             std::shared_ptr<WorkerLog> log) {
-  return [script, log](int) { return std::make_unique<InProcessWorker>(script, log); };
+  return [script, log](int device) {
+    return std::make_unique<InProcessWorker>(script, log, device);
+  };
 }
 
 }  // namespace ablation::testing
