@@ -92,25 +92,12 @@ std::string RequestedBy() {
 
 }  // namespace
 
-CLI::App* SetupRun(CLI::App& app, RunOptions& options) {
-  CLI::App* sub = app.add_subcommand(
-      "run", "Run variants x shapes on a GPU, showing progress live; Ctrl-C cancels the run");
-  sub->add_option("--variant,-v", options.variants,
-                  "Variant name, short name (L1_R1_s3) or glob (abl_*_s3_*); repeatable")
-      ->required()
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--shape,-s", options.shapes,
-                  "MxNxK, or N for NxNxN; repeatable (default 4096x4096x4096)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->check(ShapeValidator());
-  sub->add_option("--dtype", options.dtype, "bf16 (default), fp16, fp32, tf32, int8");
-  sub->add_option("--tag,-t", options.tags, "Tag stored with the run (nightly); repeatable")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+void AddMeasureOptions(CLI::App* sub, RunOptions& options) {
   sub->add_flag("--verify", options.verify, "Verify each variant before timing it");
-  sub->add_flag("--hot-l2", options.hot_l2, "Keep L2 warm between samples (default: flushed)");
+  sub->add_flag("--hot-l2", options.hot_l2,
+                "Keep L2 warm between samples (default: cold, rotating input copies)");
+  sub->add_flag("--flush-l2", options.flush_l2,
+                "L2 cold by a flush and a sync before every sample (default: rotating inputs)");
   sub->add_option("--min-samples", options.min_samples, "At least this many samples (default 10)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--max-seconds", options.max_seconds,
@@ -119,6 +106,12 @@ CLI::App* SetupRun(CLI::App& app, RunOptions& options) {
   sub->add_option("--target-noise", options.target_noise,
                   "Stop at this relative noise of the mean (default 0.005)")
       ->check(FractionValidator());
+  sub->add_option("--rounds", options.rounds,
+                  "Measure every item this many times, each round in a shuffled order (default "
+                  "1; 3 for a preset)")
+      ->check(CLI::Range(1, 100));
+  sub->add_option("--order-seed", options.order_seed,
+                  "Seed of the rounds' shuffled orders (default: the daemon picks and stores one)");
   const CLI::Validator clock(
       [](std::string& text) -> std::string {
         if (text == "base" || text == "max") return {};
@@ -136,6 +129,44 @@ CLI::App* SetupRun(CLI::App& app, RunOptions& options) {
   sub->add_option("--device,-d", options.device, "GPU index")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+}
+
+void ApplyMeasureOptions(const RunOptions& options, v1::RunRequest* request) {
+  v1::TimingOptions* timing = request->mutable_timing();
+  timing->set_min_samples(options.min_samples);
+  timing->set_max_seconds(options.max_seconds);
+  timing->set_target_noise(options.target_noise);
+  timing->set_hot_l2(options.hot_l2);
+  timing->set_flush_l2(options.flush_l2);
+  request->set_verify(options.verify);
+  if (!options.lock_sm_clock.empty() || !options.lock_mem_clock.empty()) {
+    request->mutable_clocks()->set_mode(v1::CLOCK_MODE_LOCK);
+    request->mutable_clocks()->set_sm_mhz(options.lock_sm_clock);
+    request->mutable_clocks()->set_mem_mhz(options.lock_mem_clock);
+  }
+  request->set_rounds(options.rounds);
+  request->set_order_seed(options.order_seed);
+  request->set_device(options.device);
+}
+
+CLI::App* SetupRun(CLI::App& app, RunOptions& options) {
+  CLI::App* sub = app.add_subcommand(
+      "run", "Run variants x shapes on a GPU, showing progress live; Ctrl-C cancels the run");
+  sub->add_option("--variant,-v", options.variants,
+                  "Variant name, short name (L1_R1_s3) or glob (abl_*_s3_*); repeatable")
+      ->required()
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option("--shape,-s", options.shapes,
+                  "MxNxK, or N for NxNxN; repeatable (default 4096x4096x4096)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(ShapeValidator());
+  sub->add_option("--dtype", options.dtype, "bf16 (default), fp16, fp32, tf32, int8");
+  sub->add_option("--tag,-t", options.tags, "Tag stored with the run (nightly); repeatable")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  AddMeasureOptions(sub, options);
   return sub;
 }
 
@@ -146,18 +177,7 @@ v1::RunRequest BuildRunRequest(const RunOptions& options) {
   if (options.shapes.empty()) *request.add_shapes() = ParseShapeOrThrow("4096x4096x4096");
   request.set_dtype(options.dtype);
   for (const std::string& t : options.tags) request.add_tags(t);
-  v1::TimingOptions* timing = request.mutable_timing();
-  timing->set_min_samples(options.min_samples);
-  timing->set_max_seconds(options.max_seconds);
-  timing->set_target_noise(options.target_noise);
-  timing->set_hot_l2(options.hot_l2);
-  request.set_verify(options.verify);
-  if (!options.lock_sm_clock.empty() || !options.lock_mem_clock.empty()) {
-    request.mutable_clocks()->set_mode(v1::CLOCK_MODE_LOCK);
-    request.mutable_clocks()->set_sm_mhz(options.lock_sm_clock);
-    request.mutable_clocks()->set_mem_mhz(options.lock_mem_clock);
-  }
-  request.set_device(options.device);
+  ApplyMeasureOptions(options, &request);
   request.set_requested_by(RequestedBy());
   return request;
 }

@@ -24,9 +24,16 @@ struct RunOptions {
   int device = 0;
   std::string lock_sm_clock;   // empty: observe clocks; else MHz, "base" or "max"
   std::string lock_mem_clock;  // same, for the memory clock
+  bool flush_l2 = false;       // L2 cold by a flush per sample instead of rotating inputs
+  int rounds = 0;              // 0: the daemon's default (1; 3 for a preset)
+  uint64_t order_seed = 0;     // 0: the daemon picks one
 };
 
 CLI::App* SetupRun(CLI::App& app, RunOptions& options);
+// The options of how to measure (timing, L2, clocks, rounds, device) that run and sweep share.
+void AddMeasureOptions(CLI::App* sub, RunOptions& options);
+// Those options into a request (everything but the variants, shapes, dtype and tags).
+void ApplyMeasureOptions(const RunOptions& options, ablation::v1::RunRequest* request);
 ablation::v1::RunRequest BuildRunRequest(const RunOptions& options);
 int ExecuteRun(const RunOptions& options, const CommandContext& context);
 

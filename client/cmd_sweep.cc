@@ -29,26 +29,14 @@ CLI::App* SetupSweep(CLI::App& app, SweepOptions& options) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(ShapeValidator());
-  sub->add_flag("--verify", options.verify, "Verify each variant before timing it");
-  sub->add_option("--min-samples", options.min_samples, "At least this many samples (default 10)")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--max-seconds", options.max_seconds,
-                  "Time cap per measurement in seconds (default 10)")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--device,-d", options.device, "GPU index")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  AddMeasureOptions(sub, options.measure);
   return sub;
 }
 
 v1::RunRequest BuildSweepRequest(const SweepOptions& options) {
-  RunOptions run;
+  RunOptions run = options.measure;
   run.shapes = options.shapes;
   run.tags = options.tags;
-  run.verify = options.verify;
-  run.min_samples = options.min_samples;
-  run.max_seconds = options.max_seconds;
-  run.device = options.device;
   v1::RunRequest request = BuildRunRequest(run);
   if (options.shapes.empty()) request.clear_shapes();  // the preset's own
   request.set_preset(options.preset);

@@ -4,6 +4,8 @@
 // measured rate), plain lines when stderr is not a terminal. Exit codes as `run`.
 #pragma once
 
+#include "client/cmd_run.h"
+
 #include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
@@ -17,10 +19,7 @@ struct SweepOptions {
   std::vector<std::string> tags;
   std::vector<std::string> shapes;  // empty: the preset's
   bool allow_missing = false;
-  bool verify = false;
-  int min_samples = 0;
-  double max_seconds = 0;
-  int device = 0;
+  RunOptions measure;  // every timing, L2, clock, rounds and device option `run` takes
 };
 
 CLI::App* SetupSweep(CLI::App& app, SweepOptions& options);

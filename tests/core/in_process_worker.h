@@ -30,7 +30,7 @@ struct WorkerScript {
   std::map<std::string, Action> by_variant;  ///< default kMeasure
   std::vector<double> samples_ms{1.0, 2.0, 3.0, 4.0};
   bool device_present = true;
-  int device_count = 1;  ///< GPUs the hello reports (each worker is one of them)
+  int device_count = 1;       ///< GPUs the hello reports (each worker is one of them)
   bool fail_restart = false;  ///< every Start after the first fails
   /// Called before each measure request with its 0-based index among measure requests.
   std::function<void(int)> before_measure;
@@ -178,9 +178,8 @@ class InProcessWorker final : public core::Worker {
 
 inline core::WorkerFactory InProcessWorkers(std::shared_ptr<const WorkerScript> script,
                                             std::shared_ptr<WorkerLog> log) {
-  return [script, log](int device) {
-    return std::make_unique<InProcessWorker>(script, log, device);
-  };
+  return
+      [script, log](int device) { return std::make_unique<InProcessWorker>(script, log, device); };
 }
 
 }  // namespace ablation::testing

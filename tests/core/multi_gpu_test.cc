@@ -3,11 +3,11 @@
 // stays with that GPU.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
-#include <unistd.h>
 
 #include "db/store.h"
 #include "server/core/run_manager.h"

@@ -39,6 +39,27 @@ TEST(Sweep, RequestNamesThePresetAndKeepsItsShapes) {
   EXPECT_TRUE(request.allow_missing());
 }
 
+TEST(Sweep, TakesEveryMeasureOptionRunTakes) {
+  SweepOptions options;
+  options.preset = "ladder-b";
+  options.measure.rounds = 5;
+  options.measure.order_seed = 77;
+  options.measure.flush_l2 = true;
+  options.measure.target_noise = 0.01;
+  options.measure.lock_sm_clock = "max";
+  options.measure.device = 1;
+  v1::RunRequest request = BuildSweepRequest(options);
+  EXPECT_EQ(request.rounds(), 5);
+  EXPECT_EQ(request.order_seed(), 77u);
+  EXPECT_TRUE(request.timing().flush_l2());
+  EXPECT_DOUBLE_EQ(request.timing().target_noise(), 0.01);
+  EXPECT_EQ(request.clocks().mode(), v1::CLOCK_MODE_LOCK);
+  EXPECT_EQ(request.clocks().sm_mhz(), "max");
+  EXPECT_EQ(request.device(), 1);
+  EXPECT_EQ(request.preset(), "ladder-b");
+  EXPECT_EQ(request.shapes_size(), 0);  // the preset's own
+}
+
 TEST(Presets, TablesSayWhatIsMissing) {
   v1::Preset p;
   p.set_name("pipelining");
