@@ -1,11 +1,13 @@
 # Tests of the worker process (server/worker). Included from tests/CMakeLists.txt.
 #
-# worker_cpu_tests run anywhere (CI has no GPU): framing, statistics and stopping rule, the
-# statistics and reference check of replies, occupancy limiter, identity formatting, the worker
+# worker_cpu_tests run anywhere (CI has no GPU): framing, statistics and stopping rule, the L2
+# plan and batch size, clocks from probes, the statistics and reference check of replies, occupancy limiter, identity formatting, the worker
 # binary itself (with or without a device) and its test double.
 add_executable(worker_cpu_tests
   worker/ipc_test.cc
   worker/sampling_test.cc
+  worker/sample_plan_test.cc
+  worker/clocks_test.cc
   worker/timing_stats_test.cc
   worker/verify_reference_test.cc
   worker/occupancy_limits_test.cc
