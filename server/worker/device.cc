@@ -7,6 +7,7 @@
 #include "server/worker/diagnostics.h"
 #include "server/worker/identity.h"
 #include "server/worker/sample_plan.h"
+#include "server/worker/timing_kernels.h"
 
 namespace ablation::worker {
 
@@ -102,6 +103,15 @@ std::string Device::CreateResources() {
   const size_t flush_bytes = std::max<size_t>(2 * size_t(prop.l2CacheSize), 1u << 20);
   err = flush.Allocate(flush_bytes);
   if (!err.empty()) return "allocating the L2 flush buffer: " + err;
+  // The gate and probe kernels run once now: a module loads on its kernel's first launch (lazy
+  // loading), and that must never happen while a batch is held behind a closed gate.
+  if (!(err = EnqueueGate(stream, gate_device, 0)).empty() ||
+      !(err = EnqueueProbe(stream, static_cast<ClockProbe*>(probes.data()))).empty()) {
+    return err;
+  }
+  if ((e = cudaStreamSynchronize(stream)) != cudaSuccess) {
+    return "running the timing kernels: " + CudaText(e);
+  }
   return "";
 }
 
