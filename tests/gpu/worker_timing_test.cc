@@ -5,6 +5,8 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -24,13 +26,20 @@ double Tflops(const v1::MeasureTask& t, const v1::MeasureResult& r) {
 
 /// One line of figures: what a measurement reports and what it cost in wall time.
 void Print(const char* what, const v1::MeasureTask& t, const v1::MeasureResult& r, double wall_s) {
+  int clocked = 0;
+  for (double f : r.sample_sm_mhz()) clocked += std::isfinite(f) ? 1 : 0;
   std::printf(
-      "%-24s %-6s %5lldx%lldx%lld %-14s median %.4f ms  %6.1f TFLOPS  %6d samples  %7.1f MHz "
-      "(%d low)  cycles %.4g  GPU %.3f s  wall %.3f s\n",
+      "%-24s %-6s %5lldx%lldx%lld %-14s median %.4f ms  %6.1f TFLOPS  %6d samples (%d clocked)  "
+      "%7.1f MHz (%d low)  cycles %.4g  GPU %.3f s  wall %.3f s\n",
       t.variant().c_str(), what, (long long)t.shape().m(), (long long)t.shape().n(),
       (long long)t.shape().k(), apb::L2Mode_Name(r.l2()).c_str(), r.stats().median_ms(),
-      Tflops(t, r), r.stats().samples(), r.stats().median_sm_mhz(), r.stats().low_clock_samples(),
-      r.stats().median_cycles(), r.stats().total_seconds(), wall_s);
+      Tflops(t, r), r.stats().samples(), clocked, r.stats().median_sm_mhz(),
+      r.stats().low_clock_samples(), r.stats().median_cycles(), r.stats().total_seconds(), wall_s);
+  std::fflush(stdout);
+}
+
+double EpochSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 /// The daemon's default timing: at least 10 samples and 0.5 s of GPU time, at most 10 s.
@@ -115,6 +124,26 @@ TEST_F(WorkerTiming, RotationAgainstFlushAtTheDaemonsDefaults) {
   }
 }
 
+/// Not run by default: 3 s of samples each of cuBLAS (on the power cap) and of a slow ablation
+/// variant, with the wall-clock window of each printed ("window NAME T0 T1 MHZ", epoch seconds),
+/// so that an NVML sampler running beside it (nvidia-smi) can be compared with the probes' clock.
+TEST_F(WorkerTiming, DISABLED_ClockAgainstNvmlWindows) {
+  for (const char* v : {kCublas, kAblation}) {
+    v1::MeasureTask t = DaemonDefaults(v, 4096);
+    t.mutable_timing()->set_target_noise(1e-9);  // never reached: 3 s of samples
+    t.mutable_timing()->set_min_seconds(3);
+    t.mutable_timing()->set_max_seconds(3);
+    const double t0 = EpochSeconds();
+    double wall = 0;
+    const v1::MeasureResult r = Measure(t, &wall);
+    const double t1 = EpochSeconds();
+    ExpectGoodTiming(r, apb::L2_MODE_COLD_ROTATED);
+    Print("nvml", t, r, wall);
+    std::printf("window %s %.3f %.3f %.1f\n", v, t0, t1, r.stats().median_sm_mhz());
+    std::fflush(stdout);
+  }
+}
+
 /// Not run by default (about a minute a mode): every ablation variant at 4096^3 bf16 under the
 /// daemon's defaults, the summed wall time against the summed GPU time. ABLATION_TEST_L2 picks
 /// the modes: "rotate", "flush" or "rotate,flush" (the default).
@@ -143,6 +172,12 @@ TEST_F(WorkerTiming, DISABLED_AllAblationVariantsWallAgainstGpu) {
                 gpu += r.stats().total_seconds();
                 low += r.stats().low_clock_samples();
                 ++count;
+                // Partial sums as it goes: a run cut short by its time limit still tells.
+                if (count % 32 == 0) {
+                  std::printf("  %s: %d variants, wall %.1f s, GPU %.1f s\n", mode.c_str(), count,
+                              wall, gpu);
+                  std::fflush(stdout);
+                }
               }
     std::printf(
         "all %d ablation variants, 4096^3 bf16, %s: wall %.1f s for %.1f s of GPU time "
