@@ -210,7 +210,9 @@ per_shape = true
   EXPECT_EQ(s.rows(5).vs(), "Z0");
   const std::string md = RenderReportMarkdown(r);
   EXPECT_THAT(md, HasSubstr("| rung | 4096x4096x256 | 4096x4096x512 | 4096x4096x4096 |\n"));
-  EXPECT_THAT(md, HasSubstr("| Z1 vs Z0 | - | - | +60.0% |\n"));
+  // One round: the change is marked, and the legend says what that means.
+  EXPECT_THAT(md, HasSubstr("| Z1 vs Z0 | - | - | +60.0%† |\n"));
+  EXPECT_THAT(md, HasSubstr("\n† one round: interval from samples, drift not included.\n"));
 }
 
 TEST(Sections, AGlobRungIsTheFastestItSelects) {
