@@ -33,9 +33,9 @@
 //
 // Floor. An item's round spread is (max - min) / median of its rounds' medians (2+ rounds); the
 // run's floor is the median of its items' round spreads, 0 (unknown) when no item has 2 rounds.
-// A change is "within noise" when its interval contains 0 OR |estimate| < floor: a difference
-// smaller than how far an item's own rounds disagree is nothing to bet on, however narrow the
-// interval. Compare uses the larger of the two runs' floors.
+// A change is "within noise" when its interval contains 0 OR |estimate| < floor (both give or
+// take kRounding): a difference smaller than how far an item's own rounds disagree is nothing to
+// bet on, however narrow the interval. Compare uses the larger of the two runs' floors.
 //
 // Cycles. The same computations on per-sample SM cycles (sample_cycles; a round's median_cycles
 // where the samples are absent), which a clock change does not move; with their own floor.
@@ -46,6 +46,7 @@
 // of the time change exp(diff +- t_0.975(df) * se) - 1.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -55,6 +56,9 @@
 namespace ablation::client::report {
 
 inline constexpr int kBootstrapResamples = 2000;
+// Changes and bounds within a billionth of 0 are 0: what floating point leaves of the same time
+// computed two ways (the fake worker's cycles at two clocks), far below any timer's resolution.
+inline constexpr double kRounding = 1e-9;
 inline constexpr const char* kOneRoundNote = "one round: interval from samples, drift not included";
 inline constexpr const char* kNoSamplesNote = "one round, under 2 samples a side: no interval";
 
@@ -115,7 +119,8 @@ struct Change {
   int rounds = 0;  ///< rounds resampled (paired: in common; across runs: the fewer of the sides)
   double floor = 0;
   bool within_noise() const {
-    return (has_interval && low <= 0 && high >= 0) || std::fabs(estimate) < floor;
+    return (has_interval && low <= kRounding && high >= -kRounding) ||
+           std::fabs(estimate) < std::max(floor, kRounding);
   }
 };
 
