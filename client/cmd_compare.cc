@@ -42,7 +42,8 @@ void Summarize(const v1::Comparison& c, const CompareOptions& options, std::ostr
   err << "run " << c.run_b() << " against run " << c.run_a() << ": " << c.rows_size()
       << " compared, " << regressions << " significant "
       << (regressions == 1 ? "slowdown" : "slowdowns") << " beyond " << options.threshold
-      << " (median over rounds, 95% bootstrap over rounds, within noise below the floor)\n";
+      << " (medians over rounds; 95% intervals from the rounds; within noise: an interval "
+         "around 0 or a change below the runs' floor)\n";
   if (c.explained() > 0)
     err << c.explained() << " slower beyond " << options.threshold
         << " with the clocks down and the cycles within noise: "

@@ -44,7 +44,9 @@ v1::ReportMethod Method(const RunIndex& index) {
       "medians");
   m.set_within_noise("the interval contains 0, or the change is smaller than the floor");
   m.set_cycles("the same change on SM cycles per sample, which the clock does not move");
-  m.set_low_clock("samples whose SM clock was below the low-clock fraction (75%) of the maximum");
+  m.set_low_clock(
+      "samples whose SM clock was below the run's low-clock fraction (default 75%) of the "
+      "maximum");
   return m;
 }
 

@@ -40,10 +40,11 @@
 // Cycles. The same computations on per-sample SM cycles (sample_cycles; a round's median_cycles
 // where the samples are absent), which a clock change does not move; with their own floor.
 //
-// Welch. compare also shows Welch's unequal-variance t-test on the logarithms of all samples
-// pooled: it treats samples as independent draws, which drift makes them not, so no verdict uses
-// it. Two-sided p from Student's t with the Welch-Satterthwaite degrees of freedom; 95% interval
-// of the time change exp(diff +- t_0.975(df) * se) - 1.
+// Welch. compare's model (JSON) also carries Welch's unequal-variance t-test on the logarithms of
+// all samples pooled, for reference: it treats samples as independent draws, which the drift
+// between rounds makes them not, so no verdict uses it. Two-sided p from Student's t with the
+// Welch-Satterthwaite degrees of freedom; 95% interval of the time change exp(diff +- t_0.975(df) *
+// se) - 1.
 #pragma once
 
 #include <algorithm>
