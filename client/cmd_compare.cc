@@ -46,7 +46,7 @@ void Summarize(const v1::Comparison& c, const CompareOptions& options, std::ostr
          "around 0 or a change below the runs' floor)\n";
   if (c.explained() > 0)
     err << c.explained() << " slower beyond " << options.threshold
-        << " with the clocks down and the cycles within noise: "
+        << " with the clocks down and the cycles within noise or fewer: "
         << (c.strict() ? "counted (--strict)" : "not counted (--strict counts them)") << '\n';
   const std::vector<std::string> only_a(c.only_in_a().begin(), c.only_in_a().end());
   const std::vector<std::string> only_b(c.only_in_b().begin(), c.only_in_b().end());

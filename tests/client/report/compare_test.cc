@@ -214,6 +214,20 @@ TEST(Compare, LowerClocksDoNotExcuseMoreCycles) {
   EXPECT_EQ(e.verdict(), "REGRESSION (the clock down 9%, no cycles to tell)");
 }
 
+TEST(Compare, FewerCyclesAtALowerClockAreTheClocksToo) {
+  // Seen on the H200 under a background load: 8.5% slower, the clock down 9%, 0.5% fewer cycles.
+  // In cycles the kernel did not get slower, so the time went to the clock.
+  v1::GetRunResponse a = MadeUpRun(1), b = MadeUpRun(2);
+  Add(a, "abl_x", {.ms = {1.0, 1.0, 1.0}});
+  Add(b, "abl_x", {.ms = {1.1 * 0.995, 1.1 * 0.995, 1.1 * 0.995}, .mhz = 1800});
+  const v1::ComparisonRow r = Compare(a, b, 0.03).rows(0);
+  EXPECT_NEAR(r.cycles_change().estimate(), -0.005, 1e-9);
+  EXPECT_NEAR(r.time_change().estimate(), 1.1 * 0.995 - 1, 1e-9);
+  EXPECT_TRUE(r.explained());
+  EXPECT_FALSE(r.regression());
+  EXPECT_EQ(r.verdict(), "slower with the clock down 9%: throttling, not the kernel");
+}
+
 TEST(Compare, MoreThrottledSamplesExplainASlowdownAtTheSameMeanClock) {
   // NVML says 8 of 20 samples were throttled in B (none in A); the mean clock did not move, the
   // cycles did not either.
