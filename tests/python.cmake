@@ -10,7 +10,7 @@ set(ABLATION_PYTEST_ENV
   "FAKE_WORKER=$<TARGET_FILE:fake-worker>")
 
 # One ctest per file: pytest -q prints its own "N passed" line, and a failure names its file.
-foreach(name frames client report)
+foreach(name frames client report demo)
   add_test(NAME python.${name}
     COMMAND ${ABLATION_PYTHON} -m pytest -q -p no:cacheprovider
             ${CMAKE_CURRENT_LIST_DIR}/python/test_${name}.py
