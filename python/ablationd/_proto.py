@@ -37,7 +37,8 @@ def parse_shape(shape) -> "ablation_pb2.Shape":
             values *= 3
         if len(values) == 3 and all(v > 0 for v in values):
             return ablation_pb2.Shape(m=values[0], n=values[1], k=values[2])
-    raise ValueError(f"shape {shape!r} is not MxNxK, N, an int or an (m, n, k) tuple of positive sizes")
+    raise ValueError(
+        f"shape {shape!r} is not MxNxK, N, an int or an (m, n, k) tuple of positive sizes")
 
 
 def shape_text(shape) -> str:

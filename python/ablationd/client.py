@@ -139,7 +139,8 @@ class Client:
         return self._call("GetDevice", ablation_pb2.GetDeviceRequest(device=index))
 
     def variants(self, glob=""):
-        return list(self._call("ListVariants", ablation_pb2.ListVariantsRequest(glob=glob)).variants)
+        request = ablation_pb2.ListVariantsRequest(glob=glob)
+        return list(self._call("ListVariants", request).variants)
 
     def presets(self, name=""):
         return list(self._call("ListPresets", ablation_pb2.ListPresetsRequest(name=name)).presets)

@@ -12,13 +12,15 @@ def describe_event(event) -> str:
         return f"run {event.queued.run_id}: queued at position {event.queued.position}"
     if kind == "started":
         s = event.started
-        return f"run {s.run_id}: started on {s.device.name or 'GPU ' + str(s.device.index)}: {s.total} measurements"
+        device = s.device.name or f"GPU {s.device.index}"
+        return f"run {s.run_id}: started on {device}: {s.total} measurements"
     if kind == "measurement":
         m = event.measurement
         where = f"{m.variant} {m.dtype} {shape_text(m.shape)} round {m.round}"
         if m.status == ablation_pb2.MEASUREMENT_STATUS_OK:
             return f"run {m.run_id}: {where}: {m.stats.median_ms:.4g} ms, {m.tflops:.1f} TFLOPS"
-        return f"run {m.run_id}: {where}: {enum_word(ablation_pb2.MeasurementStatus, m.status)}: {m.error}"
+        status = enum_word(ablation_pb2.MeasurementStatus, m.status)
+        return f"run {m.run_id}: {where}: {status}: {m.error}"
     if kind == "finished":
         f = event.finished
         state = enum_word(ablation_pb2.RunState, f.state)
