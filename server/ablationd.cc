@@ -60,9 +60,15 @@ int main(int argc, char** argv) {
                "reset every clock lock recorded in the journal (<db>.clocks) and exit; for "
                "systemd ExecStopPost=");
   std::string metrics_listen = "127.0.0.1:9464";
-  auto* metrics_flag = app.add_option("--metrics-listen", metrics_listen,
-                                      "serve Prometheus metrics at http://ADDRESS/metrics; '' "
-                                      "turns it off (default 127.0.0.1:9464)");
+  auto* metrics_flag =
+      app.add_option("--metrics-listen", metrics_listen,
+                     "serve Prometheus metrics at http://ADDRESS/metrics; '' turns it off "
+                     "(default 127.0.0.1:9464)")
+          ->check([](const std::string& value) {  // refused before any GPU work starts
+            std::string host;
+            int port = 0;
+            return value.empty() ? std::string() : metrics::CheckListenAddress(value, &host, &port);
+          });
   app.set_version_flag("--version", std::string(kDaemonVersion) + " (" + kGitRevision + ")");
   CLI11_PARSE(app, argc, argv);
 
