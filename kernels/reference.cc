@@ -8,31 +8,53 @@
 
 namespace ablation::kernels {
 
-std::vector<double> ReferenceGemm(const std::vector<double>& a, const std::vector<double>& b,
-                                  int64_t m, int64_t n, int64_t k) {
-  std::vector<double> c(size_t(m * n), 0.0);
-  if (m <= 0 || n <= 0) return c;
-  const int64_t workers =
-      std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::max<int64_t>(m, 1));
-  // Rows are dealt out in contiguous blocks; each row runs i-k-j so the inner loop streams one
-  // row of B and one row of C (vectorizes, no stride-n access).
-  auto rows = [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      double* ci = c.data() + i * n;
-      const double* ai = a.data() + i * k;
+namespace {
+
+/// Rows computed together: each B element loaded serves this many rows. Columns in blocks of
+/// kColumnBlock, so that the rows' partial sums stay in L1 while k runs through B's panel. Only
+/// the traversal changes; every element is still summed in ascending k.
+constexpr int64_t kRowGroup = 4;
+constexpr int64_t kColumnBlock = 512;
+
+void ReferenceRows(const double* a, const double* b, double* c, int64_t begin, int64_t end,
+                   int64_t n, int64_t k) {
+  for (int64_t i0 = begin; i0 < end; i0 += kRowGroup) {
+    const int64_t rows = std::min(kRowGroup, end - i0);
+    for (int64_t j0 = 0; j0 < n; j0 += kColumnBlock) {
+      const int64_t j1 = std::min(n, j0 + kColumnBlock);
       for (int64_t kk = 0; kk < k; ++kk) {
-        const double x = ai[kk];
-        const double* bk = b.data() + kk * n;
-        for (int64_t j = 0; j < n; ++j) ci[j] += x * bk[j];
+        const double* bk = b + kk * n;
+        for (int64_t r = 0; r < rows; ++r) {
+          const double x = a[(i0 + r) * k + kk];
+          double* ci = c + (i0 + r) * n;
+          for (int64_t j = j0; j < j1; ++j) ci[j] += x * bk[j];
+        }
       }
     }
-  };
-  std::vector<std::thread> threads;
-  const int64_t per = (m + workers - 1) / workers;
-  for (int64_t begin = 0; begin < m; begin += per) {
-    threads.emplace_back(rows, begin, std::min(m, begin + per));
   }
-  for (std::thread& t : threads) t.join();
+}
+
+}  // namespace
+
+std::vector<double> ReferenceGemm(const std::vector<double>& a, const std::vector<double>& b,
+                                  int64_t m, int64_t n, int64_t k, int threads) {
+  std::vector<double> c(size_t(m * n), 0.0);
+  if (m <= 0 || n <= 0) return c;
+  const int64_t hw = threads > 0 ? threads : int64_t(std::thread::hardware_concurrency());
+  const int64_t workers = std::clamp<int64_t>(hw, 1, m);
+  // Rows are dealt out in contiguous blocks, one per thread; the inner loop streams a row of B
+  // and a row of C (vectorizes, no stride-n access).
+  const int64_t per = (m + workers - 1) / workers;
+  if (workers == 1) {
+    ReferenceRows(a.data(), b.data(), c.data(), 0, m, n, k);
+    return c;
+  }
+  std::vector<std::thread> pool;
+  for (int64_t begin = 0; begin < m; begin += per) {
+    pool.emplace_back(ReferenceRows, a.data(), b.data(), c.data(), begin, std::min(m, begin + per),
+                      n, k);
+  }
+  for (std::thread& t : pool) t.join();
   return c;
 }
 

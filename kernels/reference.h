@@ -8,10 +8,12 @@
 
 namespace ablation::kernels {
 
-/// C[m][n] = sum_k A[m][k] * B[k][n] in double. A is M x K row-major, B is K x N row-major.
-/// Uses all hardware threads. Inputs are the exact (already rounded) input values.
+/// C[m][n] = sum_k A[m][k] * B[k][n] in double, each sum in ascending k. A is M x K row-major,
+/// B is K x N row-major. Inputs are the exact (already rounded) input values. Rows are shared
+/// among `threads` std::threads (0: every hardware thread); a row's sums do not depend on which
+/// thread computes it, so the result is the same bit for bit for any thread count.
 std::vector<double> ReferenceGemm(const std::vector<double>& a, const std::vector<double>& b,
-                                  int64_t m, int64_t n, int64_t k);
+                                  int64_t m, int64_t n, int64_t k, int threads = 0);
 
 struct Tolerance {
   double rel_frobenius = 0;  ///< bound on ||out - ref||_F / ||ref||_F

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# One device call that gathers every GPU figure the open issues ask for, over a bundle made by
+# The GPU figures the open issues ask for, in phases that each fit one device call, over a bundle
+# made by
 #   deploy/make-bundle.sh build/default bundle <test binaries>
 # Observe mode only: nothing here asks for a clock lock, and nothing changes GPU settings.
-# Writes at most 8 files to OUT (the device tool's limit), each as soon as it is complete:
-#   tests.log  session.log  results.db (+ -wal, -shm while the daemon runs)  sass.txt
-#   report.md  report.html
-#   scripts/gpu-session.sh BUNDLE OUT
+#   scripts/gpu-session.sh BUNDLE OUT PHASE...
+# Phases:
+#   tests   every GPU test binary in the bundle (each bounded)
+#   main    the README's main job (scripts/demo.sh) at 4096^3
+#   deltas  three separate runs of ladder A and of ladder B (3 rounds each), their reports, and a
+#           compare of a ladder B run made under a background cuBLAS load against a quiet one
+#   ragged  a pipe_ variant verified and timed at M, N, K all ragged (K not a multiple of 8)
+#   full    the full preset with rounds, its wall time against its sampled GPU time
+# Each phase appends to OUT/session.log; the databases stay in OUT.
 set -uo pipefail
-bundle=$(cd "${1:?usage: gpu-session.sh BUNDLE OUT}" && pwd)
-out=${2:?usage: gpu-session.sh BUNDLE OUT}
+bundle=$(cd "${1:?usage: gpu-session.sh BUNDLE OUT PHASE...}" && pwd)
+out=${2:?usage: gpu-session.sh BUNDLE OUT PHASE...}
+shift 2
 mkdir -p "$out"
 export ABLATION_TEST_BIN_DIR=$bundle/bin
 export PATH=$PATH:/usr/local/cuda/bin
@@ -18,73 +25,83 @@ done
 log=$out/session.log
 say() { echo "== $*" | tee -a "$log"; }
 start=$(date +%s)
-elapsed() { echo $(( $(date +%s) - start ))s; }
+elapsed() { echo $(($(date +%s) - start))s; }
+here=$(cd "$(dirname "$0")" && pwd)
+
+port=50053
+daemon=""
+start_daemon() {  # start_daemon DB
+  "$bundle/bin/ablationd" --listen 127.0.0.1:$port --db "$1" >>"$out/ablationd.log" 2>&1 &
+  daemon=$!
+  for _ in $(seq 1 300); do c device >/dev/null 2>&1 && return 0; sleep 0.2; done
+  say "the daemon did not answer"
+  return 1
+}
+stop_daemon() { [[ -n $daemon ]] && kill -TERM "$daemon" && wait "$daemon"; daemon=""; }
+c() { "$bundle/bin/ablation-client" --server 127.0.0.1:$port "$@"; }
+latest() { c runs --limit 1 --format csv | tail -n +2 | cut -d, -f1; }
 
 say "GPU $(nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader)"
-
-# ---- 1. GPU tests (each bounded; a hang must not eat the session)
-for t in kernels_gpu_tests worker_gpu_tests gpu_e2e_tests planted_bugs_tests ladders_gpu_tests pipe_gpu_tests; do
-  [[ -x $bundle/bin/$t ]] || { echo "$t: not in the bundle" >>"$out/tests.log"; continue; }
-  echo "===== $t" >>"$out/tests.log"
-  timeout 150 "$bundle/bin/$t" --gtest_brief=1 >>"$out/tests.log" 2>&1
-  echo "===== $t exit $?" >>"$out/tests.log"
-  say "$t done ($(elapsed)): $(grep -E '^\[  (PASSED|FAILED) ' "$out/tests.log" | tail -1)"
+for phase in "$@"; do
+  case $phase in
+    tests)
+      for t in kernels_gpu_tests worker_gpu_tests gpu_e2e_tests planted_bugs_tests ladders_gpu_tests pipe_gpu_tests; do
+        [[ -x $bundle/bin/$t ]] || { say "$t: not in the bundle"; continue; }
+        timeout 150 "$bundle/bin/$t" --gtest_brief=1 >"$out/$t.log" 2>&1
+        say "$t exit $? ($(elapsed)): $(grep -E '^\[  (PASSED|FAILED) ' "$out/$t.log" | tr '\n' ' ')"
+      done
+      ;;
+    main)
+      say "main job ($(elapsed))"
+      ABLATION_DB=$out/main.db ABLATION_LOG=$out/main-daemon.log ABLATION_PORT=50054 \
+        timeout 300 "$here/demo.sh" "$bundle/bin" 4096x4096x4096 >"$out/main-job.txt" 2>&1
+      say "main job exit $? ($(elapsed))"
+      ;;
+    deltas)
+      start_daemon "$out/deltas.db" || continue
+      for i in 1 2 3; do
+        for ladder in ladder-a ladder-b; do
+          say "$ladder run $i ($(elapsed))"
+          c -q sweep --preset "$ladder" --rounds 3 --tag "$ladder-$i" >>"$log" 2>&1
+          c report --run "$(latest)" --format md >"$out/$ladder-$i.md" 2>>"$log"
+        done
+      done
+      quiet=$(latest)
+      say "ladder-b under a background cuBLAS load ($(elapsed))"
+      "$bundle/bin/kernels_timing" 8192 8192 8192 bf16 cublas_ 1000000 >/dev/null 2>&1 &
+      load=$!
+      sleep 2
+      c -q sweep --preset ladder-b --rounds 3 --tag loaded >>"$log" 2>&1
+      kill "$load" 2>/dev/null; wait "$load" 2>/dev/null
+      loaded=$(latest)
+      { echo "== compare $quiet (quiet) -> $loaded (loaded)"; c compare "$quiet" "$loaded"; echo "exit $?"
+        echo "== compare --strict"; c compare --strict "$quiet" "$loaded"; echo "exit $?"; } \
+        >"$out/compare-loaded.txt" 2>&1
+      stop_daemon
+      ;;
+    ragged)
+      start_daemon "$out/ragged.db" || continue
+      say "ragged pipe_ verify and time ($(elapsed))"
+      c run --variant pipe_cpasync_f16_64x64x16 --variant pipe_baseline_f16_64x64x16 \
+        --dtype fp16 --shape 1000x999x997 --shape 4099x4097x4093 --verify --tag ragged \
+        >"$out/ragged.txt" 2>&1
+      echo "exit $?" >>"$out/ragged.txt"
+      c show "$(latest)" >>"$out/ragged.txt" 2>&1
+      stop_daemon
+      ;;
+    full)
+      start_daemon "$out/full.db" || continue
+      say "full preset, 3 rounds ($(elapsed))"
+      t0=$(date +%s.%N)
+      c -q sweep --preset full --tag full >>"$log" 2>&1
+      t1=$(date +%s.%N)
+      id=$(latest)
+      c report --run "$id" --format md >"$out/full-report.md" 2>>"$log"
+      c report --run "$id" --format html >"$out/full-report.html" 2>>"$log"
+      say "full: $(awk "BEGIN{print $t1 - $t0}") s wall for run $id"
+      stop_daemon
+      ;;
+    *) say "unknown phase $phase" ;;
+  esac
 done
-
-# ---- 2. the daemon, on a fresh database, with the real worker and NVML (observe)
-db=$out/results.db
-port=50053
-"$bundle/bin/ablationd" --listen 127.0.0.1:$port --db "$db" >/tmp/ablationd-session.log 2>&1 &
-daemon=$!
-c() { "$bundle/bin/ablation-client" --server 127.0.0.1:$port "$@"; }
-for _ in $(seq 1 300); do c device >/dev/null 2>&1 && break; sleep 0.2; done
-c device >>"$log" 2>&1
-
-# Issue 4: the same 8 ablation variants and cuBLAS at 4096^3, twice.
-eight=(--variant abl_L0_R1_bl0_s1_sw1 --variant abl_L1_R1_bl0_s1_sw1 --variant abl_L0_R1_bl0_s2_sw1
-       --variant abl_L1_R1_bl0_s2_sw1 --variant abl_L1_R1_bl0_s3_sw1 --variant abl_L1_R1_bl0_s4_sw1
-       --variant abl_L1_R1_bl0_s4_sw1_rb1 --variant abl_L1_R0_bl1_s3_sw1 --variant cublas_bf16)
-for tag in issue4-a issue4-b; do
-  say "issue 4 run $tag ($(elapsed))"
-  c -q run "${eight[@]}" --shape 4096x4096x4096 --tag "$tag" >>"$log" 2>&1
-done
-
-# Issue 3: the smem2reg micro-benchmark through the same RunAblation path.
-say "smem2reg through the daemon ($(elapsed))"
-c -q run --variant 'smem2reg_*' --shape 4096x4096x4096 --tag smem2reg >>"$log" 2>&1
-
-# Issue 5: SASS verdicts of every pipe_ variant (and two ablation ones), and the advice.
-say "SASS ($(elapsed))"
-for v in $(c variants 'pipe_*' --format csv | tail -n +2 | cut -d, -f1) abl_L0_R1_bl0_s1_sw1 abl_L1_R1_bl0_s3_sw1; do
-  dt=""
-  case $v in pipe_*_f16_*) dt=fp16 ;; pipe_*_i8_*) dt=int8 ;; pipe_*_f32_*) dt=fp32 ;; *) dt=bf16 ;; esac
-  echo "----- $v" >>"$out/sass.txt"
-  timeout 60 "$bundle/bin/ablation-client" --server 127.0.0.1:$port sass "$v" --dtype "$dt" >>"$out/sass.txt" 2>&1
-done
-
-# Issue 6 (and 5's tables): one full run, then two nightly-style runs.
-say "full sweep ($(elapsed))"
-c sweep --preset full --tag full >>"$log" 2>&1
-say "nightly 1 ($(elapsed))"
-c -q sweep --preset nightly --tag nightly >>"$log" 2>&1
-say "nightly 2 ($(elapsed))"
-c -q sweep --preset nightly --tag nightly >>"$log" 2>&1
-
-ids=$(c runs --format csv --limit 20 | tail -n +2 | cut -d, -f1)
-full=$(c runs --tag full --format csv --limit 1 | tail -n +2 | cut -d, -f1)
-n2=$(c runs --tag nightly --format csv --limit 2 | tail -n +2 | sed -n 1p | cut -d, -f1)
-n1=$(c runs --tag nightly --format csv --limit 2 | tail -n +2 | sed -n 2p | cut -d, -f1)
-a=$(c runs --tag issue4-a --format csv --limit 1 | tail -n +2 | cut -d, -f1)
-b=$(c runs --tag issue4-b --format csv --limit 1 | tail -n +2 | cut -d, -f1)
-{
-  echo "== compare nightly $n1 -> $n2"; c compare "$n1" "$n2"; echo "exit $?"
-  echo "== compare issue4 $a -> $b"; c compare "$a" "$b"; echo "exit $?"
-  echo "== advise fp16 64x64x16 sm_90"; c advise --bm 64 --bn 64 --bk 16 --dtype fp16 --arch sm_90
-  echo "== advise int8 128x128x32 sm_86"; c advise --bm 128 --bn 128 --bk 32 --dtype int8 --arch sm_86
-  for g in sm_80 sm_86 sm_90; do echo "== budget L1_R1_s4 $g"; c budget L1_R1_s4 --arch $g; done
-} >>"$log" 2>&1
-c report --run "$full" --format md >"$out/report.md" 2>>"$log"
-c report --run "$full" --format html >"$out/report.html" 2>>"$log"
-say "runs: $(echo $ids | tr '\n' ' ') (full $full, nightly $n1 $n2, issue4 $a $b); done at $(elapsed)"
-kill -TERM $daemon; wait $daemon
-grep -E " (warn|error) " /tmp/ablationd-session.log | tail -20 >>"$log"
+say "done ($(elapsed))"

@@ -1,11 +1,13 @@
 # Tests of the worker process (server/worker). Included from tests/CMakeLists.txt.
 #
-# worker_cpu_tests run anywhere (CI has no GPU): framing, statistics and stopping rule, the
-# statistics and reference check of replies, occupancy limiter, identity formatting, the worker
+# worker_cpu_tests run anywhere (CI has no GPU): framing, statistics and stopping rule, the L2
+# plan and batch size, clocks from probes, the statistics and reference check of replies, occupancy limiter, identity formatting, the worker
 # binary itself (with or without a device) and its test double.
 add_executable(worker_cpu_tests
   worker/ipc_test.cc
   worker/sampling_test.cc
+  worker/sample_plan_test.cc
+  worker/clocks_test.cc
   worker/timing_stats_test.cc
   worker/verify_reference_test.cc
   worker/occupancy_limits_test.cc
@@ -25,12 +27,14 @@ gtest_discover_tests(worker_cpu_tests DISCOVERY_MODE PRE_TEST PROPERTIES TIMEOUT
 # The test double (defined in tests/CMakeLists.txt) fills its replies with the worker's own code.
 target_link_libraries(fake-worker PRIVATE ablation_worker_replies)
 
-# worker_gpu_tests need a device (label gpu); without one each test skips with the reason.
-add_executable(worker_gpu_tests gpu/worker_test.cc)
+# worker_gpu_tests need a device (label gpu); without one each test skips with the reason. The
+# worker through its binary, and the GPU reference GEMM it verifies against, directly.
+add_executable(worker_gpu_tests gpu/worker_test.cc gpu/worker_timing_test.cc
+  gpu/reference_gpu_test.cc)
 target_include_directories(worker_gpu_tests PRIVATE ${CMAKE_SOURCE_DIR})
 target_link_libraries(worker_gpu_tests PRIVATE
-  ablation_ipc ablation_worker_replies ablation_worker_stats ablation_proto CUDA::cudart_static
-  GTest::gtest_main)
+  ablation_ipc ablation_worker_replies ablation_worker_stats ablation_proto ablation_kernels
+  CUDA::cudart_static GTest::gtest_main)
 target_compile_definitions(worker_gpu_tests PRIVATE
   ABLATION_WORKER_BIN="$<TARGET_FILE:ablation-worker>")
 add_dependencies(worker_gpu_tests ablation-worker)

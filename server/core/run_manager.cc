@@ -245,7 +245,9 @@ Status RunManager::Cancel(int64_t run_id, v1::CancelRunResponse* response) {
     std::shared_ptr<Job> removed;
     {
       std::lock_guard lock(gpu->mu);
-      if (gpu->running && gpu->running->id() == run_id) {
+      // A run that has ended but whose thread has not let go of it yet is finished: the store
+      // says how.
+      if (gpu->running && gpu->running->id() == run_id && !gpu->running->recorder.ended()) {
         gpu->running->cancel = true;
         response->set_state(v1::RUN_STATE_RUNNING);
         response->set_cancelling(true);

@@ -6,6 +6,8 @@
 
 #include "server/worker/diagnostics.h"
 #include "server/worker/identity.h"
+#include "server/worker/sample_plan.h"
+#include "server/worker/timing_kernels.h"
 
 namespace ablation::worker {
 
@@ -21,8 +23,9 @@ Device::~Device() {
   // Best effort; after a sticky error these fail, and the process is about to exit anyway.
   if (cublaslt) cublasLtDestroy(cublaslt);
   if (cublas) cublasDestroy(cublas);
-  if (start) cudaEventDestroy(start);
-  if (stop) cudaEventDestroy(stop);
+  for (cudaEvent_t e : sample_events) cudaEventDestroy(e);
+  if (probes_host) cudaFreeHost(probes_host);
+  if (gate) cudaFreeHost(const_cast<int*>(gate));
   if (stream) cudaStreamDestroy(stream);
 }
 
@@ -59,9 +62,31 @@ std::string Device::CreateResources() {
   if ((e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)) != cudaSuccess) {
     return "cudaStreamCreate: " + CudaText(e);
   }
-  if ((e = cudaEventCreate(&start)) != cudaSuccess || (e = cudaEventCreate(&stop)) != cudaSuccess) {
-    return "cudaEventCreate: " + CudaText(e);
+  if ((e = cudaDeviceGetAttribute(&max_sm_khz, cudaDevAttrClockRate, index)) != cudaSuccess) {
+    return "cudaDeviceGetAttribute(cudaDevAttrClockRate): " + CudaText(e);
   }
+  sample_events.resize(2 * kMaxBatch, nullptr);
+  for (cudaEvent_t& ev : sample_events) {
+    if ((e = cudaEventCreate(&ev)) != cudaSuccess) return "cudaEventCreate: " + CudaText(e);
+  }
+  void* host = nullptr;
+  if ((e = cudaHostAlloc(&host, 2 * kMaxBatch * sizeof(ClockProbe), cudaHostAllocDefault)) !=
+      cudaSuccess) {
+    return "allocating the clock probes' host copy: " + CudaText(e);
+  }
+  probes_host = static_cast<ClockProbe*>(host);
+  // Read by the gate kernel while it spins: host memory the device reads in place.
+  if ((e = cudaHostAlloc(&host, 2 * sizeof(int), cudaHostAllocMapped)) != cudaSuccess) {
+    return "allocating the sampling gate: " + CudaText(e);
+  }
+  gate = static_cast<volatile int*>(host);
+  gate[0] = 1;
+  gate[1] = 0;
+  void* on_device = nullptr;
+  if ((e = cudaHostGetDevicePointer(&on_device, host, 0)) != cudaSuccess) {
+    return "mapping the sampling gate: " + CudaText(e);
+  }
+  gate_device = static_cast<volatile int*>(on_device);
   cublasStatus_t s;
   if ((s = cublasCreate(&cublas)) != CUBLAS_STATUS_SUCCESS) return "cublasCreate: " + CublasText(s);
   if ((s = cublasSetStream(cublas, stream)) != CUBLAS_STATUS_SUCCESS) {
@@ -70,12 +95,23 @@ std::string Device::CreateResources() {
   if ((s = cublasLtCreate(&cublaslt)) != CUBLAS_STATUS_SUCCESS) {
     return "cublasLtCreate: " + CublasText(s);
   }
-  std::string err = workspace.Allocate(kWorkspaceBytes);
+  std::string err = probes.Allocate(2 * kMaxBatch * sizeof(ClockProbe));
+  if (!err.empty()) return "allocating the clock probes: " + err;
+  err = workspace.Allocate(kWorkspaceBytes);
   if (!err.empty()) return "allocating the cuBLAS workspace: " + err;
   // Writing twice the L2 evicts every line of the previous sample's inputs and output.
   const size_t flush_bytes = std::max<size_t>(2 * size_t(prop.l2CacheSize), 1u << 20);
   err = flush.Allocate(flush_bytes);
   if (!err.empty()) return "allocating the L2 flush buffer: " + err;
+  // The gate and probe kernels run once now: a module loads on its kernel's first launch (lazy
+  // loading), and that must never happen while a batch is held behind a closed gate.
+  if (!(err = EnqueueGate(stream, gate_device, 0)).empty() ||
+      !(err = EnqueueProbe(stream, static_cast<ClockProbe*>(probes.data()))).empty()) {
+    return err;
+  }
+  if ((e = cudaStreamSynchronize(stream)) != cudaSuccess) {
+    return "running the timing kernels: " + CudaText(e);
+  }
   return "";
 }
 
@@ -102,6 +138,7 @@ void Device::Describe(::ablation::v1::DeviceIdentity* id) const {
 
 std::string Device::Failed(const std::string& what) {
   std::string msg = what;
+  if (gate) gate[0] = 1;
   if (present && !fatal) {
     cudaGetLastError();
     cudaError_t s = cudaDeviceSynchronize();

@@ -1,10 +1,11 @@
-// The CUDA state of the one device a worker owns: context, stream, timing events, cuBLAS handles,
-// workspace and L2 flush buffer, all made when the worker opens the device so that a broken
-// device shows in Hello rather than mid-run; and the rule that tells a CUDA error the worker can
-// go on after from a sticky one that ends the process.
+// The CUDA state of the one device a worker owns: context, stream, the timing loop's events,
+// probes and gate, cuBLAS handles, workspace and L2 flush buffer, all made when the worker opens
+// the device so that a broken device shows in Hello rather than mid-run; and the rule that tells a
+// CUDA error the worker can go on after from a sticky one that ends the process.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -12,6 +13,7 @@
 
 #include "ablation/v1/ablation.pb.h"
 #include "kernels/common/buffers.h"
+#include "server/worker/clocks.h"
 
 namespace ablation::worker {
 
@@ -30,7 +32,8 @@ struct Device {
 
   /// Builds the error text of a failed step and finds out whether the context is still usable:
   /// cudaGetLastError clears a non-sticky error; if a device synchronisation still fails, the
-  /// error is sticky (fatal is set) and the process must end after replying.
+  /// error is sticky (fatal is set) and the process must end after replying. Opens the sampling
+  /// gate first, so that the synchronisation never waits on a batch held behind it.
   std::string Failed(const std::string& what);
   /// "" on success, else Failed(what: error).
   std::string Check(cudaError_t e, const std::string& what);
@@ -40,9 +43,15 @@ struct Device {
   std::string no_device_reason = "worker not opened";
   int index = -1;
   cudaDeviceProp prop{};
+  int max_sm_khz = 0;  // cudaDevAttrClockRate: the maximum SM clock, what low-clock is against
   cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr;
-  cudaEvent_t stop = nullptr;
+  // A batch of samples (sample_batch.h): two events and two clock probes per sample, and the gate
+  // the batch waits behind while the host enqueues it.
+  std::vector<cudaEvent_t> sample_events;
+  kernels::DeviceBuffer probes;         // ClockProbe[2 * kMaxBatch], written by the probes
+  ClockProbe* probes_host = nullptr;    // pinned, the same, read back once per batch
+  volatile int* gate = nullptr;         // pinned and mapped: [0] open, [1] the gate timed out
+  volatile int* gate_device = nullptr;  // the same, as the device addresses it
   cublasHandle_t cublas = nullptr;
   cublasLtHandle_t cublaslt = nullptr;
   kernels::DeviceBuffer workspace;

@@ -8,7 +8,8 @@ namespace ablation::worker {
 
 SamplingOptions ResolveOptions(int min_samples, double min_seconds, double max_seconds,
                                double target_noise, int warmup_count, double warmup_seconds,
-                               bool hot_l2, int max_samples) {
+                               bool hot_l2, int max_samples, bool flush_l2,
+                               double low_clock_fraction) {
   SamplingOptions o;
   if (min_samples > 0) o.min_samples = min_samples;
   if (min_seconds > 0) o.min_seconds = min_seconds;
@@ -18,6 +19,8 @@ SamplingOptions ResolveOptions(int min_samples, double min_seconds, double max_s
   if (warmup_seconds > 0) o.warmup_seconds = warmup_seconds;
   o.hot_l2 = hot_l2;
   if (max_samples > 0) o.max_samples = max_samples;
+  o.flush_l2 = flush_l2;
+  if (low_clock_fraction > 0) o.low_clock_fraction = low_clock_fraction;
   // A max below the min would make the minimums unreachable; the caps win (see ShouldStop).
   return o;
 }

@@ -19,9 +19,12 @@ struct SamplingOptions {
   double warmup_seconds = 0.1;
   bool hot_l2 = false;
   int max_samples = 100000;
+  bool flush_l2 = false;             ///< L2 cold by a flush per sample, not by rotation
+  double low_clock_fraction = 0.75;  ///< kDefaultLowClockFraction (clocks.h)
   /// Wall-clock cap on the sampling loop, as a multiple of max_seconds: a kernel of a few
-  /// microseconds spends most wall time in the per-sample L2 flush and synchronisation, which the
-  /// summed GPU time does not count. The daemon's hang timeout must allow for it.
+  /// microseconds spends most wall time in the per-sample L2 flush and synchronisation (with
+  /// flush_l2), or in the probes and events around it, which the summed GPU time does not count.
+  /// The daemon's hang timeout must allow for it.
   double wall_cap_factor = 2.0;
 };
 
@@ -29,7 +32,8 @@ struct SamplingOptions {
 /// already, but the worker must never loop forever on a zero max_samples/max_seconds.
 SamplingOptions ResolveOptions(int min_samples, double min_seconds, double max_seconds,
                                double target_noise, int warmup_count, double warmup_seconds,
-                               bool hot_l2, int max_samples);
+                               bool hot_l2, int max_samples, bool flush_l2 = false,
+                               double low_clock_fraction = 0);
 
 struct SampleStats {
   int64_t count = 0;

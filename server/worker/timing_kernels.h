@@ -1,15 +1,26 @@
-// Small helper kernels of the timing loop. CUDA-free header.
+// Small helper kernels of the timing loop. CUDA-free header: streams are cudaStream_t passed as
+// void*, and every function returns "" or the CUDA error of the launch.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "server/worker/clocks.h"
+
 namespace ablation::worker {
 
-/// Enqueues a one-thread kernel that spins for `ns` nanoseconds of GPU time (globaltimer). Put
-/// before a sample's start event, it keeps the GPU busy while the host enqueues the event and the
-/// launch, so that host launch latency never lands between the events (which it would for a
-/// kernel of a few microseconds on an idle stream). Returns "" or the CUDA error.
-std::string EnqueueDelay(void* stream, uint32_t ns);
+/// Enqueues a one-thread kernel that writes *out: %globaltimer, %clock64 and %smid. It first
+/// waits for the timer to tick (the timer may advance only every microsecond or so) and reads the
+/// cycle counter right after the tick, so that the timer's granularity does not enter the clock
+/// computed from two probes (EffectiveSmMhz); the wait is at most one tick. `out` is device memory.
+std::string EnqueueProbe(void* stream, ClockProbe* out);
+
+/// Enqueues a one-thread kernel that holds the stream until the host writes a non-zero `gate[0]`
+/// (host memory mapped for the device, cudaHostAllocMapped), so that a whole batch of samples is
+/// enqueued before the first one runs and no host launch latency falls between a sample's events
+/// (nvbench's blocking kernel). After `timeout_ns` of waiting it gives up and writes 1 to
+/// gate[1]: the host was held up (or the queue could not take the batch), and the batch's
+/// samples may hold host time.
+std::string EnqueueGate(void* stream, volatile int* gate, uint64_t timeout_ns);
 
 }  // namespace ablation::worker

@@ -1,16 +1,52 @@
 #include "server/worker/timing_stats.h"
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
+#include "server/worker/clocks.h"
 #include "server/worker/sampling.h"
 
 namespace ablation::worker {
 
-void SetStatsFromSamples(::ablation::worker::v1::MeasureResult* result) {
+namespace apb = ::ablation::v1;
+
+apb::L2Mode ToL2Mode(L2Method method) {
+  switch (method) {
+    case L2Method::kRotate:
+      return apb::L2_MODE_COLD_ROTATED;
+    case L2Method::kFlush:
+      return apb::L2_MODE_COLD;
+    case L2Method::kHot:
+      return apb::L2_MODE_HOT;
+  }
+  return apb::L2_MODE_UNSPECIFIED;
+}
+
+apb::L2Mode RequestedL2Mode(const apb::TimingOptions& timing) {
+  return ToL2Mode(RequestedL2Method(timing.hot_l2(), timing.flush_l2()));
+}
+
+void SetSampleClocks(::ablation::worker::v1::MeasureResult* result,
+                     const std::vector<double>& sm_mhz) {
+  result->clear_sample_cycles();
+  result->clear_sample_sm_mhz();
+  if (int(sm_mhz.size()) != result->sample_ms_size()) return;
+  bool any = false;
+  for (double f : sm_mhz) any = any || std::isfinite(f);
+  if (!any) return;
+  for (size_t i = 0; i < sm_mhz.size(); ++i) {
+    const double f =
+        std::isfinite(sm_mhz[i]) ? sm_mhz[i] : std::numeric_limits<double>::quiet_NaN();
+    result->add_sample_sm_mhz(f);
+    result->add_sample_cycles(SampleCycles(result->sample_ms(int(i)), f));
+  }
+}
+
+void SetStatsFromSamples(::ablation::worker::v1::MeasureResult* result, const ClockBounds& clocks) {
   const std::vector<double> samples(result->sample_ms().begin(), result->sample_ms().end());
   const SampleStats s = ComputeStats(samples);
-  ::ablation::v1::TimingStats* t = result->mutable_stats();
+  apb::TimingStats* t = result->mutable_stats();
   t->set_median_ms(s.median_ms);
   t->set_mean_ms(s.mean_ms);
   t->set_stddev_ms(s.stddev_ms);
@@ -23,6 +59,18 @@ void SetStatsFromSamples(::ablation::worker::v1::MeasureResult* result) {
   // stored column and JSON have no infinity.
   t->set_noise(std::isfinite(s.noise) ? s.noise : 0.0);
   t->set_total_seconds(s.sum_ms / 1e3);
+
+  const ClockStats c = ComputeClockStats(
+      std::vector<double>(result->sample_cycles().begin(), result->sample_cycles().end()),
+      std::vector<double>(result->sample_sm_mhz().begin(), result->sample_sm_mhz().end()),
+      clocks.max_sm_mhz, clocks.low_clock_fraction);
+  t->clear_median_cycles();
+  t->clear_median_sm_mhz();
+  t->clear_low_clock_samples();
+  if (c.usable == 0) return;  // unset, not 0: the GPU could not tell
+  t->set_median_cycles(c.median_cycles);
+  t->set_median_sm_mhz(c.median_sm_mhz);
+  if (c.low_clock_samples >= 0) t->set_low_clock_samples(int32_t(c.low_clock_samples));
 }
 
 }  // namespace ablation::worker

@@ -1,15 +1,42 @@
-// The statistics a measurement reply carries (MeasureResult.stats), computed from the reply's own
-// samples with ComputeStats (sampling.h). The daemon stores them as they come, so the real worker
-// and its test double both fill them here, and nothing else computes them.
+// What a measurement reply carries beside its samples, computed from the reply's own samples: the
+// statistics (MeasureResult.stats, ComputeStats of sampling.h), each sample's SM cycles and clock
+// (clocks.h) and the L2 mode. The daemon stores them as they come, so the real worker and its
+// test double both fill them here, and nothing else computes them.
 #pragma once
 
+#include <vector>
+
 #include "ablation/v1/worker.pb.h"
+#include "server/worker/sample_plan.h"
 
 namespace ablation::worker {
 
+/// The proto's name of a method: L2_MODE_COLD_ROTATED, L2_MODE_COLD (flush) or L2_MODE_HOT.
+::ablation::v1::L2Mode ToL2Mode(L2Method method);
+/// The mode the task's options ask for (RequestedL2Method); the real worker reports L2_MODE_COLD
+/// instead of L2_MODE_COLD_ROTATED where the copies do not fit (PlanL2).
+::ablation::v1::L2Mode RequestedL2Mode(const ::ablation::v1::TimingOptions& timing);
+
+/// Sets result->sample_sm_mhz to `sm_mhz` (one per sample, NaN where that sample's probes were
+/// unusable) and result->sample_cycles to SampleCycles(sample_ms[i], sm_mhz[i]) (NaN likewise).
+/// Both are left empty when no sample has a clock, or when the counts differ from sample_ms.
+void SetSampleClocks(::ablation::worker::v1::MeasureResult* result,
+                     const std::vector<double>& sm_mhz);
+
+/// What low-clock samples are measured against: the device's maximum SM clock (cudaDevAttr-
+/// ClockRate; <= 0: unknown) and TimingOptions.low_clock_fraction (<= 0: 0.75).
+struct ClockBounds {
+  double max_sm_mhz = 0;
+  double low_clock_fraction = 0;
+};
+
 /// Sets result->stats from result->sample_ms: median, mean, stddev, min, max, q1, q3 (ms), the
 /// sample count, the noise (0 where it is not finite: fewer than two samples, or a mean that is
-/// not positive) and total_seconds (the sum of the samples, in seconds).
-void SetStatsFromSamples(::ablation::worker::v1::MeasureResult* result);
+/// not positive) and total_seconds (the sum of the samples, in seconds). From sample_cycles and
+/// sample_sm_mhz (their finite entries): median_cycles and median_sm_mhz, and low_clock_samples
+/// (samples below clocks.low_clock_fraction * clocks.max_sm_mhz), each unset where no sample has
+/// a clock, low_clock_samples also where the maximum is unknown.
+void SetStatsFromSamples(::ablation::worker::v1::MeasureResult* result,
+                         const ClockBounds& clocks = {});
 
 }  // namespace ablation::worker

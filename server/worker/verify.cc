@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/reference.h"
+#include "kernels/reference/gpu_reference.h"
 #include "server/worker/diagnostics.h"
 #include "server/worker/launch.h"
 #include "server/worker/variant_lookup.h"
@@ -19,10 +20,14 @@ namespace wpb = ::ablation::worker::v1;
 
 namespace {
 
+/// Every error of the reference's own (it could not run the shape, or failed) starts so: the
+/// daemon tells it from the variant's failure and reports the variant as not checked.
+constexpr const char* kRef = "reference: ";
+
 /// What the variant's output is compared with, and how closely it must agree.
 struct Reference {
-  bool cpu = true;
-  Ready gpu;  // the reference variant (cublas_<dtype> or the named one), unless cpu
+  enum class Kind { kCpu, kGpu, kVariant } kind = Kind::kCpu;
+  Ready variant;  // with kVariant: cublas_<dtype> or the named variant
   k::Tolerance tolerance;
 };
 
@@ -31,65 +36,92 @@ std::string ChooseReference(const k::Registry& registry, const wpb::VerifyTask& 
   const k::Problem& p = r.problem;
   ref->tolerance = k::DefaultTolerance(p.dtype);
   if (task.reference() == apb::REFERENCE_CPU) {
-    // The FP64 product on the host is cubic in time and holds A, B and C as doubles.
-    const double work = double(p.m) * double(p.n) * double(p.k);
-    if (work > kMaxCpuReferenceWork) {
-      return ShapeText(task.shape()) + " (M*N*K = " + std::to_string(int64_t(work)) +
-             ") is too large for the CPU reference, use --against cublas";
-    }
+    if (std::string refused = CpuReferenceRefusal(task.shape()); !refused.empty()) return refused;
+    ref->kind = Reference::Kind::kCpu;
     return "";
   }
-  ref->cpu = false;
+  if (task.reference() == apb::REFERENCE_GPU) {
+    ref->kind = Reference::Kind::kGpu;
+    return "";
+  }
+  ref->kind = Reference::Kind::kVariant;
   const std::string name = task.reference() == apb::REFERENCE_CUBLAS
                                ? "cublas_" + std::string(k::ToString(p.dtype))
                                : task.reference_variant();
-  std::string err = Resolve(registry, name, task.dtype(), task.shape(), &ref->gpu);
-  if (!err.empty()) return "reference: " + err;
+  std::string err = Resolve(registry, name, task.dtype(), task.shape(), &ref->variant);
+  if (!err.empty()) return kRef + err;
   // Variants of one family that only move data differently must agree bit for bit.
-  if (ref->gpu.variant->family == r.variant->family && ref->gpu.variant->bit_exact_family &&
+  if (ref->variant.variant->family == r.variant->family && ref->variant.variant->bit_exact_family &&
       r.variant->bit_exact_family) {
     ref->tolerance = k::ExactTolerance();
   }
   return "";
 }
 
+/// A reference that is itself wrong would make every comparison meaningless.
+std::string CheckWritten(const std::vector<double>& out, k::DType out_type,
+                         const std::string& name) {
+  int64_t bad = 0;
+  for (double x : out) bad += (k::IsPoison(x, out_type) || !std::isfinite(x)) ? 1 : 0;
+  if (bad == 0) return "";
+  return kRef + name + " left " + std::to_string(bad) + " output elements unwritten or not finite";
+}
+
+/// The GPU reference on the logical K x N B: its own FP32 (int32) output, poisoned first.
+std::string GpuReferenceOutput(Device& d, const k::Problem& p, const Buffers& b,
+                               std::vector<double>* out) {
+  const size_t mn = size_t(p.m * p.n);
+  const k::DType out_type = k::GpuReferenceOutputType(p.dtype);
+  k::DeviceBuffer c;
+  std::string err = c.Allocate(mn * size_t(k::OutputBytes(out_type)));
+  if (!err.empty()) {
+    return d.Failed(kRef + std::string("allocating the GPU reference's output (") +
+                    std::to_string(mn * size_t(k::OutputBytes(out_type)) >> 20) + " MiB): " + err);
+  }
+  if (!(err = k::Poison(c.data(), mn, out_type, d.stream)).empty() ||
+      !(err = k::ReferenceGemmGpu(b.a.data(), b.b_kn.data(), c.data(), p, d.stream)).empty()) {
+    return d.Failed(kRef + err);
+  }
+  if (!(err = d.Check(cudaStreamSynchronize(d.stream), "running the GPU reference")).empty()) {
+    return kRef + err;
+  }
+  if (!(err = k::CopyToHostAsDouble(c.data(), mn, out_type, true, out)).empty()) {
+    return d.Failed(kRef + std::string("copying the GPU reference's output to the host: ") + err);
+  }
+  return CheckWritten(*out, out_type, "the GPU reference");
+}
+
 /// The reference's output of the same inputs, as doubles on the host.
 std::string ReferenceOutput(Device& d, const Reference& ref, const k::Problem& p, const Buffers& b,
                             std::vector<double>* out) {
   std::string err;
-  if (ref.cpu) {
+  if (ref.kind == Reference::Kind::kCpu) {
     std::vector<double> ha, hb;
     if (!(err = k::CopyToHostAsDouble(b.a.data(), size_t(p.m * p.k), p.dtype, false, &ha))
              .empty() ||
         !(err = k::CopyToHostAsDouble(b.b_kn.data(), size_t(p.k * p.n), p.dtype, false, &hb))
              .empty()) {
-      return d.Failed("copying the inputs to the host: " + err);
+      return d.Failed(kRef + std::string("copying the inputs to the host: ") + err);
     }
     *out = k::ReferenceGemm(ha, hb, p.m, p.n, p.k);
     return "";
   }
+  if (ref.kind == Reference::Kind::kGpu) return GpuReferenceOutput(d, p, b, out);
   const size_t mn = size_t(p.m * p.n);
-  const std::string& name = ref.gpu.variant->name;
+  const std::string& name = ref.variant.variant->name;
   if (!(err = k::Poison(b.c_ref.data(), mn, p.dtype, d.stream)).empty()) {
-    return d.Failed("poisoning the reference output: " + err);
+    return d.Failed(kRef + std::string("poisoning the reference output: ") + err);
   }
-  if (!(err = LaunchChecked(d, ref.gpu, ArgsFor(d, ref.gpu, b, b.c_ref.data()))).empty()) {
-    return "reference: " + err;
+  if (!(err = LaunchChecked(d, ref.variant, ArgsFor(d, ref.variant, b, b.c_ref.data()))).empty()) {
+    return kRef + err;
   }
   if (!(err = d.Check(cudaStreamSynchronize(d.stream), "running " + name)).empty()) {
-    return "reference: " + err;
+    return kRef + err;
   }
   if (!(err = k::CopyToHostAsDouble(b.c_ref.data(), mn, p.dtype, true, out)).empty()) {
-    return d.Failed("copying the reference output to the host: " + err);
+    return d.Failed(kRef + std::string("copying the reference output to the host: ") + err);
   }
-  // A reference that is itself wrong would make every comparison meaningless.
-  int64_t bad = 0;
-  for (double x : *out) bad += (k::IsPoison(x, p.dtype) || !std::isfinite(x)) ? 1 : 0;
-  if (bad > 0) {
-    return "reference " + name + " left " + std::to_string(bad) +
-           " output elements unwritten or not finite";
-  }
-  return "";
+  return CheckWritten(*out, p.dtype, name);
 }
 
 }  // namespace
@@ -108,10 +140,11 @@ std::string RunVerify(Device& d, const k::Registry& registry, const wpb::VerifyT
   if (!(err = ChooseReference(registry, task, r, &ref)).empty()) return err;
   result->set_tolerance(ref.tolerance.rel_frobenius);
 
+  const bool variant_ref = ref.kind == Reference::Kind::kVariant;
   const bool need_nk = r.variant->b_layout == k::BLayout::kNK ||
-                       (!ref.cpu && ref.gpu.variant->b_layout == k::BLayout::kNK);
+                       (variant_ref && ref.variant.variant->b_layout == k::BLayout::kNK);
   Buffers b;
-  if (!(err = MakeInputs(d, p, task.seed(), need_nk, ref.cpu ? 1 : 2, &b)).empty()) return err;
+  if (!(err = MakeInputs(d, p, task.seed(), need_nk, variant_ref ? 2 : 1, &b)).empty()) return err;
 
   // C was poisoned by MakeInputs: whatever the variant does not write stays visible.
   if (!(err = LaunchChecked(d, r, ArgsFor(d, r, b, b.c.data()))).empty()) return err;

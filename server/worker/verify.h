@@ -1,5 +1,6 @@
 // Checking one variant's output on one problem against the reference the task names: the FP64
-// CPU product, cuBLAS of the same dtype, or another variant on the same logical inputs.
+// CPU product, the plain GPU GEMM (kernels/reference/gpu_reference.h), cuBLAS of the same dtype,
+// or another variant on the same logical inputs.
 #pragma once
 
 #include <string>
@@ -11,7 +12,8 @@
 namespace ablation::worker {
 
 /// "" and the comparison in *result (errors, counts, tolerance, passed), or why it could not be
-/// made. The task's reference has passed CheckReference (verify_reference.h).
+/// made; where the reference could not run the shape or failed, that text starts "reference: ". The
+/// task's reference has passed CheckReference (verify_reference.h).
 std::string RunVerify(Device& d, const kernels::Registry& registry,
                       const ::ablation::worker::v1::VerifyTask& task,
                       ::ablation::v1::VerifyResult* result);

@@ -87,6 +87,8 @@ wpb::MeasureResult Worker::Measure(const wpb::MeasureTask& task) {
     // Samples of a measurement that failed half-way describe nothing the daemon may store.
     result.set_error(err);
     result.clear_sample_ms();
+    result.clear_sample_cycles();
+    result.clear_sample_sm_mhz();
     result.clear_stats();
   }
   return result;

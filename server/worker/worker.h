@@ -23,10 +23,6 @@ struct InputSeeds {
 };
 InputSeeds SeedsFor(uint64_t seed);
 
-/// Work (M*N*K) beyond which a verification against REFERENCE_CPU is refused: the FP64 host
-/// product would take minutes.
-inline constexpr double kMaxCpuReferenceWork = double(1ull << 31);
-
 class Worker {
  public:
   /// Adds entries beyond the catalog (after RegisterCatalog and BindLaunchers): tests use it to

@@ -1,137 +1,21 @@
-// The worker on a real GPU, through its binary and protocol (as the daemon drives it). Skips
-// with "no CUDA device: ..." where there is none.
+// The worker on a real GPU, through its binary and protocol (as the daemon drives it): the
+// device it describes, measurements of a custom kernel and of cuBLAS, verification against each
+// reference, and what it refuses. Timing methods: worker_timing_test.cc. Skips with "no CUDA
+// device: ..." where there is none.
 #include <gtest/gtest.h>
-#include "tests/support/test_paths.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
-#include <memory>
+#include <cstdio>
 #include <string>
 
 #include <cuda_runtime_api.h>
 
-#include "server/worker/sampling.h"
-#include "server/worker/timing_stats.h"
-#include "tests/worker/worker_client.h"
-
-#ifndef ABLATION_WORKER_BIN
-#error "ABLATION_WORKER_BIN must name the worker executable"
-#endif
+#include "tests/gpu/worker_gpu_fixture.h"
 
 namespace ablation::worker {
 namespace {
-
-using testing::WorkerClient;
-namespace apb = ::ablation::v1;
-
-constexpr const char* kAblation = "abl_L0_R1_bl0_s1_sw1";
-constexpr const char* kCublas = "cublas_bf16";
-
-class WorkerGpu : public ::testing::Test {
- protected:
-  // One worker for the suite: a context and cuBLAS handles per test would only add minutes.
-  static void SetUpTestSuite() {
-    worker_ = std::make_unique<WorkerClient>();
-    if (!worker_->Start(ablation::testing::TestBinary(ABLATION_WORKER_BIN), {"--device", "0"})) {
-      setup_error_ = "cannot start " + ablation::testing::TestBinary(ABLATION_WORKER_BIN);
-      return;
-    }
-    v1::WorkerReply reply;
-    std::string err;
-    if (worker_->Receive(&reply, &err, 120000) != ReadStatus::kOk || !reply.has_hello()) {
-      setup_error_ = "no hello from the worker: " + err;
-      return;
-    }
-    hello_ = reply.hello();
-    if (!hello_.device_present())
-      skip_reason_ = hello_.no_device_reason();  // "no CUDA device: ..."
-  }
-  static void TearDownTestSuite() {
-    if (worker_) {
-      worker_->CloseStdin();
-      worker_->Wait();
-    }
-    worker_.reset();
-  }
-  void SetUp() override {
-    // A worker that does not start is a failure; a machine without a device is a skip.
-    if (!setup_error_.empty()) FAIL() << setup_error_;
-    if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
-  }
-
-  static v1::WorkerReply Call(const v1::WorkerRequest& req) {
-    v1::WorkerReply reply;
-    std::string err = worker_->Send(req);
-    EXPECT_EQ(err, "");
-    EXPECT_EQ(worker_->Receive(&reply, &err, 300000), ReadStatus::kOk) << err;
-    return reply;
-  }
-
-  static v1::MeasureResult Measure(const std::string& variant, int64_t size, bool hot = false) {
-    v1::WorkerRequest req;
-    auto* m = req.mutable_measure();
-    m->set_task_id(uint64_t(size));
-    m->set_variant(variant);
-    m->set_dtype("bf16");
-    m->mutable_shape()->set_m(size);
-    m->mutable_shape()->set_n(size);
-    m->mutable_shape()->set_k(size);
-    m->set_seed(7);
-    auto* t = m->mutable_timing();
-    t->set_min_samples(10);
-    t->set_min_seconds(0.2);
-    t->set_max_seconds(5);
-    t->set_target_noise(0.005);
-    t->set_warmup_count(3);
-    t->set_warmup_seconds(0.05);
-    t->set_hot_l2(hot);
-    t->set_max_samples(100000);
-    v1::WorkerReply reply = Call(req);
-    EXPECT_TRUE(reply.has_measure());
-    return reply.measure();
-  }
-
-  static apb::VerifyResult Verify(const std::string& variant, int64_t size,
-                                  apb::Reference reference) {
-    v1::WorkerRequest req;
-    auto* v = req.mutable_verify();
-    v->set_variant(variant);
-    v->set_dtype("bf16");
-    v->mutable_shape()->set_m(size);
-    v->mutable_shape()->set_n(size);
-    v->mutable_shape()->set_k(size);
-    v->set_reference(reference);
-    v->set_seed(7);
-    v1::WorkerReply reply = Call(req);
-    EXPECT_TRUE(reply.has_verify());
-    return reply.verify();
-  }
-
-  static void ExpectGoodTiming(const v1::MeasureResult& r, apb::L2Mode l2) {
-    ASSERT_TRUE(r.ok()) << r.error();
-    EXPECT_GE(r.sample_ms_size(), 10);
-    EXPECT_EQ(r.l2(), l2);
-    std::vector<double> xs(r.sample_ms().begin(), r.sample_ms().end());
-    SampleStats s = ComputeStats(xs);
-    EXPECT_GT(s.min_ms, 0);
-    EXPECT_TRUE(std::isfinite(s.noise));
-    // Either the noise target or the 5 s cap ended it.
-    EXPECT_TRUE(s.noise <= 0.005 || s.sum_ms >= 5000) << "noise " << s.noise;
-    // The daemon stores the reply's statistics as they are: exactly those of its samples.
-    v1::MeasureResult expected;
-    *expected.mutable_sample_ms() = r.sample_ms();
-    SetStatsFromSamples(&expected);
-    EXPECT_EQ(r.stats().SerializeAsString(), expected.stats().SerializeAsString())
-        << r.stats().ShortDebugString();
-    EXPECT_EQ(r.stats().samples(), r.sample_ms_size());
-    EXPECT_EQ(r.stats().noise(), s.noise);
-  }
-
-  static inline std::unique_ptr<WorkerClient> worker_;
-  static inline v1::Hello hello_;
-  static inline std::string skip_reason_;
-  static inline std::string setup_error_;
-};
 
 TEST_F(WorkerGpu, HelloDescribesTheDevice) {
   int n = 0;
@@ -158,7 +42,7 @@ TEST_F(WorkerGpu, MeasureAblationVariantWithOccupancy) {
   for (int64_t size : {512, 4096}) {
     SCOPED_TRACE(size);
     v1::MeasureResult r = Measure(kAblation, size);
-    ExpectGoodTiming(r, apb::L2_MODE_COLD);
+    ExpectGoodTiming(r, apb::L2_MODE_COLD_ROTATED);
     const apb::Occupancy& o = r.occupancy();
     EXPECT_GT(o.registers_per_thread(), 0);
     EXPECT_GT(o.threads_per_block(), 0);
@@ -176,7 +60,7 @@ TEST_F(WorkerGpu, MeasureCublasWithoutOccupancy) {
   for (int64_t size : {512, 4096}) {
     SCOPED_TRACE(size);
     v1::MeasureResult r = Measure(kCublas, size);
-    ExpectGoodTiming(r, apb::L2_MODE_COLD);
+    ExpectGoodTiming(r, apb::L2_MODE_COLD_ROTATED);
     EXPECT_EQ(r.occupancy().registers_per_thread(), 0);
     EXPECT_EQ(r.occupancy().limiter(), "");
   }
@@ -223,9 +107,46 @@ TEST_F(WorkerGpu, VerifyAgainstCublasAt4096) {
 TEST_F(WorkerGpu, CpuReferenceRefusesLargeShapes) {
   apb::VerifyResult r = Verify(kAblation, 4096, apb::REFERENCE_CPU);
   EXPECT_FALSE(r.passed());
-  EXPECT_NE(r.error().find("too large for the CPU reference, use --against cublas"),
-            std::string::npos)
+  EXPECT_EQ(r.error().rfind("reference: 4096x4096x4096 (M*N*K = 68719476736) is too large for "
+                            "the CPU reference",
+                            0),
+            0u)
       << r.error();
+}
+
+TEST_F(WorkerGpu, CpuReferenceTakesTwoToThe33) {
+  // 2048^3 = 2^33 multiply-adds: the multi-threaded FP64 product in seconds.
+  const auto t0 = std::chrono::steady_clock::now();
+  apb::VerifyResult r = Verify(kCublas, 2048, apb::REFERENCE_CPU);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("verify cublas_bf16 2048^3 against the CPU: %.2f s\n", s);
+  EXPECT_EQ(r.error(), "");
+  EXPECT_TRUE(r.passed()) << "rel frobenius " << r.rel_frobenius_error();
+}
+
+TEST_F(WorkerGpu, VerifyAgainstTheGpuReference) {
+  for (int64_t size : {512, 4096}) {
+    for (const char* v : {kAblation, kCublas}) {
+      SCOPED_TRACE(std::string(v) + " " + std::to_string(size));
+      apb::VerifyResult r = Verify(v, size, apb::REFERENCE_GPU);
+      EXPECT_EQ(r.error(), "");
+      EXPECT_EQ(r.reference(), apb::REFERENCE_GPU);
+      EXPECT_TRUE(r.passed()) << "rel frobenius " << r.rel_frobenius_error() << ", mismatches "
+                              << r.mismatches();
+      EXPECT_EQ(r.tolerance(), 1e-2);  // bf16's, as against cuBLAS
+      EXPECT_LT(r.rel_frobenius_error(), 5e-3);
+    }
+  }
+  // Every dtype's cuBLAS on a shape of odd tiles (cuBLAS needs 16-byte leading dimensions).
+  for (const char* dtype : {"bf16", "fp16", "fp32", "tf32", "int8"}) {
+    SCOPED_TRACE(dtype);
+    apb::VerifyResult r =
+        Verify("cublas_" + std::string(dtype), 136, 72, 40, apb::REFERENCE_GPU, dtype);
+    EXPECT_EQ(r.error(), "");
+    EXPECT_TRUE(r.passed()) << "rel frobenius " << r.rel_frobenius_error() << ", mismatches "
+                            << r.mismatches();
+    if (std::string(dtype) == "int8") EXPECT_EQ(r.max_abs_error(), 0) << "int32: exact";
+  }
 }
 
 TEST_F(WorkerGpu, RefusesWhatCannotRun) {
@@ -244,7 +165,7 @@ TEST_F(WorkerGpu, RefusesWhatCannotRun) {
   EXPECT_FALSE(reply.measure().ok());
   EXPECT_NE(reply.measure().error().find("does not fit in device memory"), std::string::npos)
       << reply.measure().error();
-  ExpectGoodTiming(Measure(kCublas, 512), apb::L2_MODE_COLD);
+  ExpectGoodTiming(Measure(kCublas, 512), apb::L2_MODE_COLD_ROTATED);
 }
 
 }  // namespace

@@ -47,6 +47,35 @@ TEST(ReferenceGemm, MatchesNaiveOnRectangular) {
     }
 }
 
+TEST(ReferenceGemm, ThreadCountDoesNotChangeABit) {
+  // Ragged on purpose: rows not a multiple of the row group or of the threads, columns not a
+  // multiple of the column block.
+  const int64_t m = 67, n = 531, k = 45;
+  auto a = Random(m * k, 5), b = Random(k * n, 6);
+  const std::vector<double> one = ReferenceGemm(a, b, m, n, k, 1);
+  for (int threads : {0, 2, 3, 7, 64, 1000}) {
+    SCOPED_TRACE(threads);
+    const std::vector<double> many = ReferenceGemm(a, b, m, n, k, threads);
+    ASSERT_EQ(many.size(), one.size());
+    EXPECT_EQ(std::memcmp(many.data(), one.data(), one.size() * sizeof(double)), 0);
+  }
+  // And every element is the ascending-k sum.
+  for (int64_t i = 0; i < m; i += 11)
+    for (int64_t j = 0; j < n; j += 13) {
+      double s = 0;
+      for (int64_t kk = 0; kk < k; ++kk) s += a[i * k + kk] * b[kk * n + j];
+      EXPECT_NEAR(one[i * n + j], s, 1e-12);
+    }
+}
+
+TEST(ReferenceGemm, EmptyAndOneRow) {
+  EXPECT_TRUE(ReferenceGemm({}, {}, 0, 5, 3).empty());
+  // One row: one thread, however many are asked for.
+  EXPECT_EQ(ReferenceGemm({1, 2}, {3, 4, 5, 6}, 1, 2, 2, 8), (std::vector<double>{13, 16}));
+  // K = 0: the empty sums are zero.
+  EXPECT_EQ(ReferenceGemm({}, {}, 2, 2, 0), (std::vector<double>{0, 0, 0, 0}));
+}
+
 class CompareTest : public ::testing::Test {
  protected:
   // A bf16-rounded output of a correct kernel at K = 8192, and the same with one K tile missing.

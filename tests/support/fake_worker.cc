@@ -8,8 +8,16 @@
 //   ABLATION_FAKE_FAIL_VERIFY=variant  report a failed verification for this variant
 //   ABLATION_FAKE_SASS_BINARY=path    the binary a describe request names (default: this
 //                                    program); the symbol is always fake_<variant>_<dtype>
-// What the daemon stores from a reply is filled by the real worker's own code (timing_stats.h,
-// verify_reference.h), so the two cannot drift: statistics of the samples, the reference check.
+//   ABLATION_FAKE_SM_MHZ=n           the SM clock every sample runs at (default 1980, the fake
+//                                    device's maximum)
+//   ABLATION_FAKE_LOW_CLOCK_SAMPLES=n  the first n samples of each measurement run at half the
+//                                    maximum (990 MHz): throttled, low_clock_samples = n
+//   ABLATION_FAKE_REFERENCE_FAIL=variant  the reference fails when verifying this variant
+// Every sample takes the same SM cycles, so a slower clock makes it longer: the fake's samples
+// behave as a kernel does under a power cap. L2: COLD_ROTATED unless the task asks for the flush
+// (COLD) or a hot L2 (HOT). What the daemon stores from a reply is filled by the real worker's
+// own code (timing_stats.h, verify_reference.h), so the two cannot drift: statistics of the
+// samples and of their clocks, the L2 mode, the reference check and the CPU reference's limits.
 #include <unistd.h>
 
 #include <chrono>
@@ -17,6 +25,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "ablation/v1/worker.pb.h"
 #include "server/worker/ipc.h"
@@ -30,9 +39,22 @@ std::string Env(const char* name) {
   return v ? v : "";
 }
 
+double EnvNumber(const char* name, double otherwise) {
+  const std::string v = Env(name);
+  return v.empty() ? otherwise : std::stod(v);
+}
+
+/// The fake device's maximum SM clock (an H200's), what low-clock samples are measured against.
+constexpr double kMaxSmMhz = 1980;
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  // `--device N` as the daemon passes it; ABLATION_FAKE_DEVICES=K makes the hello report K GPUs,
+  // each its own UUID, so that multi-GPU daemons can be tested without GPUs.
+  int device = 0;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--device") device = std::atoi(argv[i + 1]);
   using namespace ablation;
   worker::v1::WorkerReply hello_reply;
   auto* hello = hello_reply.mutable_hello();
@@ -43,10 +65,11 @@ int main() {
     hello->set_no_device_reason(no_device);
   } else {
     hello->set_device_present(true);
-    hello->set_device_count(1);
+    const std::string devices = Env("ABLATION_FAKE_DEVICES");
+    hello->set_device_count(devices.empty() ? 1 : std::max(1, std::atoi(devices.c_str())));
     auto* d = hello->mutable_device();
     d->set_name("Fake GPU (test double)");
-    d->set_uuid("GPU-00000000-0000-0000-0000-000000000000");
+    d->set_uuid("GPU-00000000-0000-0000-0000-00000000000" + std::to_string(device % 10));
     d->set_compute_capability("9.0");
     d->set_sm_count(132);
     d->set_driver_version("13.0");
@@ -61,8 +84,11 @@ int main() {
 
   const std::string crash_on = Env("ABLATION_FAKE_CRASH_ON");
   const std::string fail_verify = Env("ABLATION_FAKE_FAIL_VERIFY");
+  const std::string reference_fail = Env("ABLATION_FAKE_REFERENCE_FAIL");
   const int sleep_ms =
       Env("ABLATION_FAKE_SLEEP_MS").empty() ? 0 : std::stoi(Env("ABLATION_FAKE_SLEEP_MS"));
+  const double sm_mhz = EnvNumber("ABLATION_FAKE_SM_MHZ", kMaxSmMhz);
+  const int low_clock_samples = int(EnvNumber("ABLATION_FAKE_LOW_CLOCK_SAMPLES", 0));
   while (true) {
     worker::v1::WorkerRequest req;
     std::string error;
@@ -84,13 +110,20 @@ int main() {
         r->set_error(no_device);
       } else {
         r->set_ok(true);
-        r->set_l2(t.timing().hot_l2() ? v1::L2_MODE_HOT : v1::L2_MODE_COLD);
+        r->set_l2(worker::RequestedL2Mode(t.timing()));
         double flops = 2.0 * double(t.shape().m()) * double(t.shape().n()) * double(t.shape().k());
-        double ms = flops / 100e12 * 1e3;
+        double ms = flops / 100e12 * 1e3;  // at the maximum clock
         int n = std::max(t.timing().min_samples(), 10);
-        for (int i = 0; i < n; ++i) r->add_sample_ms(ms * (1.0 + 0.001 * std::sin(double(i))));
+        std::vector<double> clocks;
+        for (int i = 0; i < n; ++i) {
+          const double mhz = i < low_clock_samples ? kMaxSmMhz / 2 : sm_mhz;
+          clocks.push_back(mhz);
+          r->add_sample_ms(ms * (1.0 + 0.001 * std::sin(double(i))) * kMaxSmMhz / mhz);
+        }
         // The daemon stores the reply's statistics as they come: the real worker's computation.
-        worker::SetStatsFromSamples(r);
+        worker::SetSampleClocks(r, clocks);
+        worker::SetStatsFromSamples(
+            r, {.max_sm_mhz = kMaxSmMhz, .low_clock_fraction = t.timing().low_clock_fraction()});
         r->mutable_occupancy()->set_threads_per_block(256);
       }
     } else if (req.has_describe()) {
@@ -117,7 +150,14 @@ int main() {
       r->set_reference(t.reference());
       r->set_reference_variant(t.reference_variant());
       // A task without a reference is refused as the real worker refuses it, with its words.
-      if (std::string bad = worker::CheckReference(t); !bad.empty()) {
+      std::string bad = worker::CheckReference(t);
+      if (bad.empty() && t.reference() == v1::REFERENCE_CPU) {
+        bad = worker::CpuReferenceRefusal(t.shape());
+      }
+      if (bad.empty() && t.variant() == reference_fail) {
+        bad = "reference: the fake worker's reference failed for " + t.variant() + ", as asked";
+      }
+      if (!bad.empty()) {
         r->set_passed(false);
         r->set_error(bad);
       } else {

@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 
 #include <string>
+#include <vector>
 
+#include "server/worker/clocks.h"
 #include "server/worker/timing_stats.h"
 #include "server/worker/verify_reference.h"
 #include "tests/support/test_paths.h"
@@ -23,18 +25,26 @@ namespace apb = ::ablation::v1;
 
 class FakeWorker : public ::testing::Test {
  protected:
-  void SetUp() override {
-    ASSERT_TRUE(w_.Start(ablation::testing::TestBinary(FAKE_WORKER_BIN), {}));
+  void SetUp() override { Start({}); }
+  void TearDown() override { Stop(); }
+
+  void Start(const std::vector<std::string>& env) {
+    ASSERT_TRUE(w_.Start(ablation::testing::TestBinary(FAKE_WORKER_BIN), {}, env));
     v1::WorkerReply reply;
     std::string err;
     ASSERT_EQ(w_.Receive(&reply, &err), ReadStatus::kOk) << err;
     ASSERT_TRUE(reply.has_hello());
     ASSERT_TRUE(reply.hello().device_present());
   }
-  void TearDown() override {
+  void Stop() {
     w_.CloseStdin();
     int st = w_.Wait();
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
+  }
+  /// A fresh double with these environment variables ("K=V") set.
+  void Restart(const std::vector<std::string>& env) {
+    Stop();
+    Start(env);
   }
 
   v1::WorkerReply Call(const v1::WorkerRequest& req) {
@@ -45,7 +55,7 @@ class FakeWorker : public ::testing::Test {
     return reply;
   }
 
-  v1::MeasureResult Measure(bool hot_l2, int min_samples) {
+  v1::MeasureResult Measure(bool hot_l2, int min_samples, bool flush_l2 = false) {
     v1::WorkerRequest req;
     auto* m = req.mutable_measure();
     m->set_task_id(5);
@@ -55,20 +65,22 @@ class FakeWorker : public ::testing::Test {
     m->mutable_shape()->set_n(1024);
     m->mutable_shape()->set_k(1024);
     m->mutable_timing()->set_hot_l2(hot_l2);
+    m->mutable_timing()->set_flush_l2(flush_l2);
     m->mutable_timing()->set_min_samples(min_samples);
     v1::WorkerReply reply = Call(req);
     EXPECT_TRUE(reply.has_measure());
     return reply.measure();
   }
 
-  apb::VerifyResult Verify(apb::Reference reference, const std::string& reference_variant = "") {
+  apb::VerifyResult Verify(apb::Reference reference, const std::string& reference_variant = "",
+                           int64_t size = 256) {
     v1::WorkerRequest req;
     auto* v = req.mutable_verify();
     v->set_variant("abl_L0_R1_bl0_s1_sw1");
     v->set_dtype("bf16");
-    v->mutable_shape()->set_m(256);
-    v->mutable_shape()->set_n(256);
-    v->mutable_shape()->set_k(256);
+    v->mutable_shape()->set_m(size);
+    v->mutable_shape()->set_n(size);
+    v->mutable_shape()->set_k(size);
     v->set_reference(reference);
     v->set_reference_variant(reference_variant);
     v1::WorkerReply reply = Call(req);
@@ -83,17 +95,58 @@ TEST_F(FakeWorker, MeasureStatsAreTheWorkersOwn) {
   const v1::MeasureResult r = Measure(/*hot_l2=*/false, /*min_samples=*/12);
   ASSERT_TRUE(r.ok()) << r.error();
   EXPECT_EQ(r.task_id(), 5u);
-  EXPECT_EQ(r.l2(), apb::L2_MODE_COLD);
+  EXPECT_EQ(r.l2(), apb::L2_MODE_COLD_ROTATED) << "the default: cold by rotation";
   ASSERT_EQ(r.sample_ms_size(), 12);
   ASSERT_TRUE(r.has_stats());
+  // Every sample at the fake device's maximum clock, its cycles the real worker's definition.
+  ASSERT_EQ(r.sample_sm_mhz_size(), 12);
+  ASSERT_EQ(r.sample_cycles_size(), 12);
+  std::vector<double> clocks(r.sample_sm_mhz().begin(), r.sample_sm_mhz().end());
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_EQ(r.sample_sm_mhz(i), 1980);
+    EXPECT_EQ(r.sample_cycles(i), SampleCycles(r.sample_ms(i), 1980));
+  }
   v1::MeasureResult expected;
   *expected.mutable_sample_ms() = r.sample_ms();
-  SetStatsFromSamples(&expected);
+  SetSampleClocks(&expected, clocks);
+  SetStatsFromSamples(&expected, {.max_sm_mhz = 1980});
   EXPECT_EQ(r.stats().SerializeAsString(), expected.stats().SerializeAsString())
       << "got " << r.stats().ShortDebugString() << "\nwant " << expected.stats().ShortDebugString();
   EXPECT_EQ(r.stats().samples(), 12);
   EXPECT_GT(r.stats().noise(), 0);
   EXPECT_GT(r.stats().total_seconds(), 0);
+  EXPECT_EQ(r.stats().median_sm_mhz(), 1980);
+  EXPECT_TRUE(r.stats().has_low_clock_samples());
+  EXPECT_EQ(r.stats().low_clock_samples(), 0);
+  EXPECT_GT(r.stats().median_cycles(), 0);
+}
+
+TEST_F(FakeWorker, FlushL2IsReportedAsCold) {
+  EXPECT_EQ(Measure(/*hot_l2=*/false, 0, /*flush_l2=*/true).l2(), apb::L2_MODE_COLD);
+  EXPECT_EQ(Measure(/*hot_l2=*/true, 0, /*flush_l2=*/true).l2(), apb::L2_MODE_HOT)
+      << "hot_l2 wins, as in the real worker";
+}
+
+TEST_F(FakeWorker, LowClockSamplesAreCountedAndTakeTheSameCycles) {
+  Restart({"ABLATION_FAKE_LOW_CLOCK_SAMPLES=3"});
+  const v1::MeasureResult r = Measure(/*hot_l2=*/false, /*min_samples=*/12);
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r.stats().low_clock_samples(), 3);
+  EXPECT_EQ(r.stats().median_sm_mhz(), 1980);
+  ASSERT_EQ(r.sample_sm_mhz_size(), 12);
+  EXPECT_EQ(r.sample_sm_mhz(0), 990);
+  EXPECT_EQ(r.sample_sm_mhz(3), 1980);
+  // Throttled samples take twice the time and the same work in cycles.
+  EXPECT_NEAR(r.sample_ms(0) / r.sample_ms(3), 2.0, 0.01);
+  EXPECT_NEAR(r.sample_cycles(0) / r.sample_cycles(3), 1.0, 0.01);
+}
+
+TEST_F(FakeWorker, ItsClockComesFromTheEnvironment) {
+  Restart({"ABLATION_FAKE_SM_MHZ=1400"});
+  v1::MeasureResult r = Measure(/*hot_l2=*/false, /*min_samples=*/10);
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r.stats().median_sm_mhz(), 1400);
+  EXPECT_EQ(r.stats().low_clock_samples(), 10) << "1400 < 0.75 * 1980";
 }
 
 TEST_F(FakeWorker, HotL2IsReported) {
@@ -113,6 +166,26 @@ TEST_F(FakeWorker, VerifyEchoesTheReference) {
   r = Verify(apb::REFERENCE_CUBLAS);
   EXPECT_TRUE(r.passed()) << r.error();
   EXPECT_EQ(r.reference(), apb::REFERENCE_CUBLAS);
+  r = Verify(apb::REFERENCE_GPU);
+  EXPECT_TRUE(r.passed()) << r.error();
+  EXPECT_EQ(r.reference(), apb::REFERENCE_GPU);
+}
+
+TEST_F(FakeWorker, AReferenceThatCannotRunSaysSo) {
+  // The real worker's limit of the CPU reference, in its words.
+  apb::VerifyResult r = Verify(apb::REFERENCE_CPU, "", 4096);
+  EXPECT_FALSE(r.passed());
+  v1::VerifyTask task;
+  task.mutable_shape()->set_m(4096);
+  task.mutable_shape()->set_n(4096);
+  task.mutable_shape()->set_k(4096);
+  EXPECT_EQ(r.error(), CpuReferenceRefusal(task.shape()));
+  EXPECT_EQ(r.error().rfind("reference: ", 0), 0u) << r.error();
+  EXPECT_TRUE(Verify(apb::REFERENCE_CPU, "", 2048).passed()) << "2^33 multiply-adds: allowed";
+  Restart({"ABLATION_FAKE_REFERENCE_FAIL=abl_L0_R1_bl0_s1_sw1"});
+  r = Verify(apb::REFERENCE_CUBLAS);
+  EXPECT_FALSE(r.passed());
+  EXPECT_EQ(r.error().rfind("reference: ", 0), 0u) << r.error();
 }
 
 TEST_F(FakeWorker, VerifyWithoutAReferenceIsRefusedAsByTheWorker) {

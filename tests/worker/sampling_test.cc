@@ -65,11 +65,15 @@ TEST(Sampling, ResolveOptionsFillsDefaults) {
   EXPECT_DOUBLE_EQ(o.warmup_seconds, 0.1);
   EXPECT_FALSE(o.hot_l2);
   EXPECT_EQ(o.max_samples, 100000);
-  SamplingOptions p = ResolveOptions(20, 1, 3, 0.01, 5, 0.2, true, 50);
+  EXPECT_FALSE(o.flush_l2);
+  EXPECT_DOUBLE_EQ(o.low_clock_fraction, 0.75);
+  SamplingOptions p = ResolveOptions(20, 1, 3, 0.01, 5, 0.2, true, 50, true, 0.5);
   EXPECT_EQ(p.min_samples, 20);
   EXPECT_DOUBLE_EQ(p.max_seconds, 3);
   EXPECT_TRUE(p.hot_l2);
   EXPECT_EQ(p.max_samples, 50);
+  EXPECT_TRUE(p.flush_l2);
+  EXPECT_DOUBLE_EQ(p.low_clock_fraction, 0.5);
 }
 
 SamplingOptions Opts() {

@@ -91,6 +91,92 @@ TEST(TimingStats, SameNumbersAsComputeStats) {
   EXPECT_EQ(t.total_seconds(), s.sum_ms / 1e3);
 }
 
+/// Samples with per-sample clocks, as the worker fills them.
+v1::MeasureResult WithClocks(const std::vector<double>& ms, const std::vector<double>& mhz,
+                             const ClockBounds& bounds) {
+  v1::MeasureResult r;
+  for (double x : ms) r.add_sample_ms(x);
+  SetSampleClocks(&r, mhz);
+  SetStatsFromSamples(&r, bounds);
+  return r;
+}
+
+TEST(TimingStats, ClocksExactly) {
+  // 1, 2, 3, 4 ms at 1980, 1980, 1400, 1980 MHz against a 1980 MHz maximum: the bound is
+  // 0.75 * 1980 = 1485 MHz, so the 1400 MHz sample is the one low-clock sample.
+  const v1::MeasureResult r =
+      WithClocks({1, 2, 3, 4}, {1980, 1980, 1400, 1980}, {.max_sm_mhz = 1980});
+  // Cycles = MHz * 1e3 * ms: 1.98e6, 3.96e6, 4.2e6, 7.92e6.
+  ASSERT_EQ(r.sample_cycles_size(), 4);
+  EXPECT_EQ(r.sample_cycles(0), 1.98e6);
+  EXPECT_EQ(r.sample_cycles(1), 3.96e6);
+  EXPECT_EQ(r.sample_cycles(2), 4.2e6);
+  EXPECT_EQ(r.sample_cycles(3), 7.92e6);
+  EXPECT_EQ(r.sample_sm_mhz(2), 1400);
+  const ::ablation::v1::TimingStats& s = r.stats();
+  ASSERT_TRUE(s.has_low_clock_samples());
+  EXPECT_EQ(s.low_clock_samples(), 1);
+  EXPECT_EQ(s.median_sm_mhz(), 1980);  // of 1400, 1980, 1980, 1980
+  // Median of the cycles: between 3.96e6 and 4.2e6.
+  EXPECT_DOUBLE_EQ(s.median_cycles(), 4.08e6);
+  EXPECT_EQ(s.median_ms(), 2.5) << "the time statistics are unchanged";
+}
+
+TEST(TimingStats, LowClockFractionIsTheTasks) {
+  // 0.5 * 1980 = 990: nothing is below it. Zero means the default, 0.75.
+  EXPECT_EQ(WithClocks({1, 2, 3, 4}, {1980, 1980, 1400, 1980},
+                       {.max_sm_mhz = 1980, .low_clock_fraction = 0.5})
+                .stats()
+                .low_clock_samples(),
+            0);
+  EXPECT_EQ(WithClocks({1, 2, 3, 4}, {1980, 1980, 1400, 1980},
+                       {.max_sm_mhz = 1980, .low_clock_fraction = 0})
+                .stats()
+                .low_clock_samples(),
+            1);
+}
+
+TEST(TimingStats, UnusableSamplesAreLeftOut) {
+  // The second sample's probes ran on different SMs: NaN in both per-sample arrays, and not in
+  // the medians or the count.
+  const double nan = std::nan("");
+  const v1::MeasureResult r = WithClocks({1, 2, 3}, {1000, nan, 1500}, {.max_sm_mhz = 1980});
+  ASSERT_EQ(r.sample_sm_mhz_size(), 3);
+  EXPECT_TRUE(std::isnan(r.sample_sm_mhz(1)));
+  EXPECT_TRUE(std::isnan(r.sample_cycles(1)));
+  EXPECT_EQ(r.stats().median_sm_mhz(), 1250);
+  EXPECT_EQ(r.stats().median_cycles(), (1e6 + 4.5e6) / 2);
+  EXPECT_EQ(r.stats().low_clock_samples(), 1);  // 1000 < 1485
+}
+
+TEST(TimingStats, NoClockLeavesTheClockStatsUnset) {
+  const double nan = std::nan("");
+  for (const v1::MeasureResult& r :
+       {WithClocks({1, 2}, {nan, nan}, {.max_sm_mhz = 1980}), WithClocks({1, 2}, {}, {}),
+        WithClocks({1, 2}, {1980}, {.max_sm_mhz = 1980})}) {  // counts differ: not trusted
+    EXPECT_EQ(r.sample_cycles_size(), 0);
+    EXPECT_EQ(r.sample_sm_mhz_size(), 0);
+    EXPECT_FALSE(r.stats().has_median_cycles());
+    EXPECT_FALSE(r.stats().has_median_sm_mhz());
+    EXPECT_FALSE(r.stats().has_low_clock_samples());
+    EXPECT_EQ(r.stats().samples(), 2);
+  }
+  // Clocks but no known maximum: medians, and no low-clock count.
+  const v1::MeasureResult r = WithClocks({1, 2}, {1980, 1980}, {});
+  EXPECT_EQ(r.stats().median_sm_mhz(), 1980);
+  EXPECT_FALSE(r.stats().has_low_clock_samples());
+}
+
+TEST(TimingStats, L2ModeAsked) {
+  ::ablation::v1::TimingOptions t;
+  EXPECT_EQ(RequestedL2Mode(t), ::ablation::v1::L2_MODE_COLD_ROTATED);
+  t.set_flush_l2(true);
+  EXPECT_EQ(RequestedL2Mode(t), ::ablation::v1::L2_MODE_COLD);
+  t.set_hot_l2(true);
+  EXPECT_EQ(RequestedL2Mode(t), ::ablation::v1::L2_MODE_HOT);
+  EXPECT_EQ(ToL2Mode(L2Method::kFlush), ::ablation::v1::L2_MODE_COLD);
+}
+
 TEST(TimingStats, RecomputedStatsReplaceOldOnes) {
   v1::MeasureResult r = WithSamples({10, 20});
   r.clear_sample_ms();
@@ -100,6 +186,13 @@ TEST(TimingStats, RecomputedStatsReplaceOldOnes) {
   EXPECT_EQ(r.stats().samples(), 2);
   EXPECT_EQ(r.stats().median_ms(), 2);
   EXPECT_EQ(r.stats().max_ms(), 3);
+  // Clock statistics that no longer have clocks behind them are cleared too.
+  v1::MeasureResult c = WithClocks({1, 2}, {1980, 1980}, {.max_sm_mhz = 1980});
+  c.clear_sample_cycles();
+  c.clear_sample_sm_mhz();
+  SetStatsFromSamples(&c, {.max_sm_mhz = 1980});
+  EXPECT_FALSE(c.stats().has_median_sm_mhz());
+  EXPECT_FALSE(c.stats().has_low_clock_samples());
 }
 
 }  // namespace

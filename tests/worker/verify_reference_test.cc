@@ -21,8 +21,9 @@ v1::VerifyTask Task(apb::Reference reference, const std::string& reference_varia
   return t;
 }
 
-TEST(VerifyReference, CpuCublasAndANamedVariantAreAccepted) {
+TEST(VerifyReference, CpuGpuCublasAndANamedVariantAreAccepted) {
   EXPECT_EQ(CheckReference(Task(apb::REFERENCE_CPU)), "");
+  EXPECT_EQ(CheckReference(Task(apb::REFERENCE_GPU)), "");
   EXPECT_EQ(CheckReference(Task(apb::REFERENCE_CUBLAS)), "");
   EXPECT_EQ(CheckReference(Task(apb::REFERENCE_VARIANT, "abl_L1_R1_bl0_s1_sw1")), "");
 }
@@ -47,9 +48,30 @@ TEST(VerifyReference, UnknownValueIsAnError) {
 TEST(VerifyReference, TextForLogs) {
   EXPECT_EQ(ReferenceText(Task(apb::REFERENCE_CPU)), "cpu");
   EXPECT_EQ(ReferenceText(Task(apb::REFERENCE_CUBLAS)), "cublas");
+  EXPECT_EQ(ReferenceText(Task(apb::REFERENCE_GPU)), "gpu");
   EXPECT_EQ(ReferenceText(Task(apb::REFERENCE_VARIANT, "abl_L1_R1_bl0_s1_sw1")),
             "abl_L1_R1_bl0_s1_sw1");
   EXPECT_EQ(ReferenceText(Task(apb::REFERENCE_UNSPECIFIED)), "unspecified");
+}
+
+apb::Shape Shape(int64_t m, int64_t n, int64_t k) {
+  apb::Shape s;
+  s.set_m(m);
+  s.set_n(n);
+  s.set_k(k);
+  return s;
+}
+
+TEST(VerifyReference, CpuReferenceLimits) {
+  EXPECT_EQ(CpuReferenceRefusal(Shape(2048, 2048, 2048)), "") << "2^33 multiply-adds";
+  EXPECT_EQ(CpuReferenceRefusal(Shape(65, 37, 29)), "");
+  const std::string work = CpuReferenceRefusal(Shape(2048, 2048, 2049));
+  EXPECT_EQ(work.rfind("reference: 2048x2048x2049 (M*N*K = 8594128896) is too large", 0), 0u)
+      << work;
+  // Little work, vast memory: C alone is 2^32 doubles.
+  const std::string memory = CpuReferenceRefusal(Shape(65536, 65536, 2));
+  EXPECT_EQ(memory.rfind("reference: 65536x65536x2 needs ", 0), 0u) << memory;
+  EXPECT_NE(memory.find("host memory"), std::string::npos) << memory;
 }
 
 }  // namespace

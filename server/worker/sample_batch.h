@@ -1,0 +1,30 @@
+// Samples queued back to back: a batch of samples enqueued behind a closed gate, each between its
+// own pair of events and clock probes, then one synchronisation for the whole batch. The samples
+// rotate through input sets (l2_rotation.h); with a flush, each sample gets the L2 flush first.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/registry.h"
+#include "server/worker/device.h"
+#include "server/worker/variant_lookup.h"
+
+namespace ablation::worker {
+
+struct BatchSample {
+  float ms = 0;       ///< between the sample's events
+  double sm_mhz = 0;  ///< EffectiveSmMhz of the probes around it; NaN where unusable
+};
+
+/// Runs `count` (1..kMaxBatch) samples of `r`, sample s on sets[(first + s) % sets.size()]:
+///   gate | per sample: [L2 flush] probe, event, launch, event, probe | copy the probes back
+/// then opens the gate and synchronises once. "" and *out filled, or the error. *gate_timed_out
+/// is set when the gate gave up before the host had enqueued the batch: its samples may then
+/// hold host time, and the caller drops them.
+std::string RunBatch(Device& d, const Ready& r, const std::vector<kernels::GemmArgs>& sets,
+                     int64_t first, int count, bool flush, std::vector<BatchSample>* out,
+                     bool* gate_timed_out);
+
+}  // namespace ablation::worker
