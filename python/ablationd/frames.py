@@ -23,9 +23,10 @@ SAMPLE_COLUMNS = [
 ]
 
 REPORT_COLUMNS = [
-    "section", "rung", "what", "variant", "dtype", "m", "n", "k", "status", "tflops",
-    "median_ms", "samples", "cublas_share", "vs", "change", "change_low", "change_high",
-    "within_noise",
+    "section", "rung", "what", "variant", "dtype", "m", "n", "k", "status", "rounds",
+    "failed_rounds", "tflops", "median_ms", "samples", "cublas_share", "vs", "change",
+    "change_low", "change_high", "within_noise", "change_basis", "cycles_change",
+    "low_clock_share", "round_spread",
 ]
 
 _NAN = math.nan
@@ -102,11 +103,15 @@ def report_frame(report) -> pd.DataFrame:
             has_interval = has_change and r.change.HasField("interval")
             rows.append([
                 section.id, r.rung, r.what, r.variant, r.dtype, r.shape.m, r.shape.n, r.shape.k,
-                enum_word(report_pb2.RowStatus, r.status), _optional(r, "tflops"),
-                _optional(r, "median_ms"), _optional(r, "samples"), _optional(r, "cublas_share"),
-                r.vs, r.change.estimate if has_change else _NAN,
+                enum_word(report_pb2.RowStatus, r.status), r.rounds, r.failed_rounds,
+                _optional(r, "tflops"), _optional(r, "median_ms"), _optional(r, "samples"),
+                _optional(r, "cublas_share"), r.vs, r.change.estimate if has_change else _NAN,
                 r.change.interval.low if has_interval else _NAN,
                 r.change.interval.high if has_interval else _NAN,
                 r.change.within_noise if has_change else None,
+                # rounds: a bootstrap over rounds; samples: one round, drift not included.
+                enum_word(report_pb2.ChangeBasis, r.change.basis) if has_change else "",
+                r.cycles_change.estimate if r.HasField("cycles_change") else _NAN,
+                _optional(r, "low_clock_share"), _optional(r, "round_spread"),
             ])
-    return _frame(rows, REPORT_COLUMNS, ints=("m", "n", "k"))
+    return _frame(rows, REPORT_COLUMNS, ints=("m", "n", "k", "rounds", "failed_rounds"))

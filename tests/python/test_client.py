@@ -73,8 +73,10 @@ def test_results_one_row_per_measurement_and_round(daemon, ladder):
     assert (df[["m", "n", "k"]] == 256).all().all()
     assert (df["status"] == "ok").all() and (df["tflops"] > 0).all() and (df["median_ms"] > 0).all()
     assert str(df["created"].dt.tz) == "UTC"
-    # The fake worker reports no NVML clocks: unknown, not zero.
+    # No NVML here: its clocks are unknown, not zero. The GPU's own clock reads are there.
     assert df["sm_clock_mhz_mean"].isna().all() and df["throttled_share"].isna().all()
+    assert (df["median_cycles"] > 0).all() and (df["median_sm_mhz"] == 1980).all()
+    assert (df["low_clock_share"] == 0).all()
 
 
 def test_samples_are_long_and_match_the_measurements(daemon, ladder):
@@ -88,7 +90,8 @@ def test_samples_are_long_and_match_the_measurements(daemon, ladder):
     assert counts.sort_index().tolist() == expected.sort_index().tolist()
     first = samples[samples["measurement_id"] == results["measurement_id"].iloc[0]]
     assert first["sample"].tolist() == list(range(len(first)))
-    assert (samples["ms"] > 0).all()
+    assert (samples["ms"] > 0).all() and (samples["cycles"] > 0).all()
+    assert (samples["mhz"] == 1980).all()
 
 
 def test_filters_across_runs_and_the_run_list(daemon, ladder):
@@ -116,7 +119,8 @@ def test_a_refused_run_raises_with_the_daemons_sentence(daemon):
 
 @pytest.fixture(scope="module")
 def slow_daemon():
-    d = Daemon(env={"ABLATION_FAKE_SLEEP_MS": "150", "ABLATION_FAKE_CRASH_ON": "abl_L1_R1_bl0_s4_sw1"})
+    d = Daemon(env={"ABLATION_FAKE_SLEEP_MS": "150", "ABLATION_FAKE_CRASH_ON": "abl_L1_R1_bl0_s4_sw1",
+                    "ABLATION_FAKE_LOW_CLOCK_SAMPLES": "2"})
     yield d
     d.stop()
 
@@ -141,8 +145,10 @@ def test_a_failed_measurement_is_a_row_with_its_error(slow_daemon):
         summary = d.run(variants=["L1_R1_s3", "L1_R1_s4"], shapes=["128"])
         assert (summary.state, summary.ok, summary.failed) == ("partial", 1, 1)
         failed = d.results(run=summary.run_id, status="failed")
+        ok = d.results(run=summary.run_id, status="ok").iloc[0]
     assert failed["variant"].tolist() == ["abl_L1_R1_bl0_s4_sw1"]
     assert "worker died" in failed["error"].iloc[0] and failed["tflops"].isna().all()
+    assert ok.low_clock_share == pytest.approx(2 / ok.samples)  # 2 samples at half the clock
 
 
 class _Recorder(ablation_pb2_grpc.AblationServicer):

@@ -85,11 +85,15 @@ def test_report_rows_flatten_with_their_change_interval():
     row.shape.m = row.shape.n = row.shape.k = 4096
     row.change.estimate, row.change.within_noise = 0.12, False
     row.change.interval.low, row.change.interval.high = 0.10, 0.14
+    row.change.basis = report_pb2.CHANGE_BASIS_ROUNDS
+    row.rounds, row.round_spread = 3, 0.004
     section.rows.add(rung="A1", status=report_pb2.ROW_STATUS_MISSING)
     df = ablationd.report_frame(report)
     a3, a1 = df.iloc[0], df.iloc[1]
     assert (a3.section, a3.rung, a3.status, a3.tflops, a3.vs) == ("ladder-a", "A3", "ok", 600.0, "A1")
     assert (a3.change, a3.change_low, a3.change_high, a3.within_noise) == (0.12, 0.10, 0.14, False)
+    assert (a3.rounds, a3.change_basis, a3.round_spread) == (3, "rounds", 0.004)
+    assert math.isnan(a3.cycles_change) and math.isnan(a3.low_clock_share)
     assert a1.status == "missing" and math.isnan(a1.tflops) and math.isnan(a1.change)
 
 
