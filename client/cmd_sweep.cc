@@ -38,6 +38,8 @@ CLI::App* SetupSweep(CLI::App& app, SweepOptions& options) {
   sub->add_option("--device,-d", options.device, "GPU index")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--detach", options.detach,
+                "Queue the run, print its id and exit; it runs on (`watch RUN` follows it)");
   return sub;
 }
 
@@ -187,6 +189,7 @@ int ExecuteSweep(const SweepOptions& options, const CommandContext& context) {
   } else {
     progress = [](const v1::RunEvent&, int, int) {};
   }
+  if (options.detach) return DetachRun(BuildSweepRequest(options), context);
   return FollowRun(BuildSweepRequest(options), context, progress);
 }
 

@@ -21,6 +21,7 @@ struct SweepOptions {
   int min_samples = 0;
   double max_seconds = 0;
   int device = 0;
+  bool detach = false;  // print the run id once queued and exit; the run goes on
 };
 
 CLI::App* SetupSweep(CLI::App& app, SweepOptions& options);
