@@ -56,7 +56,13 @@ std::string MarkdownCell(std::string_view text) {
 
 std::string CsvField(std::string_view raw) {
   // Line breaks are CSV's own (quoted); other control characters are escaped as elsewhere.
-  const std::string text = Printable(raw);
+  std::string text;
+  for (char c : raw) {
+    if (c != '\r' && c != '\n' && c != '\t' && IsControl(static_cast<unsigned char>(c)))
+      AppendEscaped(text, static_cast<unsigned char>(c));
+    else
+      text += c;
+  }
   if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
   std::string out = "\"";
   for (char c : text) {

@@ -147,8 +147,9 @@ MeasurementPage Store::QueryMeasurements(const MeasurementFilter& f) {
   // not against every row: one that matches none of them ends here, before any scan.
   const bool pattern = f.variant_glob.find_first_of("*?[") != std::string::npos;
   if (pattern) {
-    where.Add("measurements.variant IN (SELECT variant FROM measured_variants WHERE variant GLOB ?)",
-              f.variant_glob);
+    where.Add(
+        "measurements.variant IN (SELECT variant FROM measured_variants WHERE variant GLOB ?)",
+        f.variant_glob);
   } else if (!f.variant_glob.empty()) {
     where.Add("measurements.variant = ?", f.variant_glob);
   }
@@ -170,8 +171,8 @@ MeasurementPage Store::QueryMeasurements(const MeasurementFilter& f) {
 
   std::lock_guard lock(mutex_);
   MeasurementPage page;
-  if (pattern && !Exists("SELECT 1 FROM measured_variants WHERE variant GLOB ? LIMIT 1",
-                         f.variant_glob))
+  if (pattern &&
+      !Exists("SELECT 1 FROM measured_variants WHERE variant GLOB ? LIMIT 1", f.variant_glob))
     return page;
   if (!f.tag.empty() && !Exists("SELECT 1 FROM run_tags WHERE tag = ? LIMIT 1", f.tag)) return page;
   StatementScope s(Prepared(sql));

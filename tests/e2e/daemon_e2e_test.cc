@@ -270,9 +270,9 @@ TEST_F(E2E, CancelStopsARunAtTheNextMeasurementBoundary) {
   EXPECT_GE(run->ok(), 1);
 }
 
-TEST_F(E2E, ClientThatDisconnectsCancelsItsRun) {
-  StartDaemon({{"ABLATION_FAKE_SLEEP_MS", "300"}});
-  auto req = Request({"abl_L1_R1_bl0_s*_sw1"}, 256, 256, 256);
+TEST_F(E2E, ClientThatDisconnectsLeavesItsRunRunning) {
+  StartDaemon({{"ABLATION_FAKE_SLEEP_MS", "100"}});
+  auto req = Request({"abl_L1_R1_bl0_s*_sw1"}, 256, 256, 256);  // 4 measurements
   int64_t run_id = 0;
   {
     auto stub = daemon_->Stub();
@@ -289,14 +289,16 @@ TEST_F(E2E, ClientThatDisconnectsCancelsItsRun) {
     reader->Finish();
   }
   ASSERT_GT(run_id, 0);
+  // The run is the daemon's: it goes on to its end (only CancelRun stops it).
   v1::RunState state = v1::RUN_STATE_UNSPECIFIED;
   for (int i = 0; i < 100; ++i) {
     auto run = OpenDb()->GetRun(run_id);
     state = run ? run->state() : v1::RUN_STATE_UNSPECIFIED;
-    if (state == v1::RUN_STATE_CANCELLED) break;
+    if (state != v1::RUN_STATE_QUEUED && state != v1::RUN_STATE_RUNNING) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  EXPECT_EQ(state, v1::RUN_STATE_CANCELLED);
+  EXPECT_EQ(state, v1::RUN_STATE_SUCCEEDED);
+  EXPECT_EQ(OpenDb()->GetRun(run_id)->ok(), 4);
 }
 
 TEST_F(E2E, RunsQueueFifoOnOneGpu) {
@@ -407,6 +409,27 @@ TEST_F(E2E, HealthIsServing) {
   grpc::Status st = RawUnary(daemon_->address(), "/grpc.health.v1.Health/Check", "", &body);
   ASSERT_TRUE(st.ok()) << st.error_message();
   EXPECT_EQ(body, std::string("\x08\x01", 2)) << "HealthCheckResponse{status: SERVING}";
+}
+
+// HealthCheckRequest{service: name}, answered with HealthCheckResponse{status}.
+std::string HealthOf(const std::string& address, const std::string& service) {
+  std::string body;
+  std::string request = "\x0a" + std::string(1, char(service.size())) + service;
+  grpc::Status st = RawUnary(address, "/grpc.health.v1.Health/Check", request, &body);
+  if (!st.ok()) return "error " + st.error_message();
+  return body == std::string("\x08\x01", 2) ? "SERVING" : "NOT_SERVING";
+}
+
+TEST_F(E2E, HealthIsPerServiceRunsNeedAUsableGpu) {
+  StartDaemon({{"ABLATION_FAKE_NO_DEVICE", "no CUDA device (test)"}});
+  EXPECT_EQ(HealthOf(daemon_->address(), "ablation.v1.Runs"), "NOT_SERVING");
+  EXPECT_EQ(HealthOf(daemon_->address(), "ablation.v1.Queries"), "SERVING");
+  EXPECT_EQ(HealthOf(daemon_->address(), ""), "SERVING");
+}
+
+TEST_F(E2E, HealthSaysRunsServeWithAGpu) {
+  StartDaemon();
+  EXPECT_EQ(HealthOf(daemon_->address(), "ablation.v1.Runs"), "SERVING");
 }
 
 TEST_F(E2E, ServerReflectionListsTheService) {

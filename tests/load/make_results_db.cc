@@ -1,6 +1,6 @@
-// make-results-db DB [MEASUREMENTS | --migrate]: fills a new database with MEASUREMENTS (default 1,000,000)
-// measurements, as years of use would: runs of 500 measurements on two GPUs, a third of them
-// tagged nightly, 256 variants x 2 dtypes x 8 shapes, a few failures. The schema is the one
+// make-results-db DB [MEASUREMENTS | --migrate]: fills a new database with MEASUREMENTS (default
+// 1,000,000) measurements, as years of use would: runs of 500 measurements on two GPUs, a third of
+// them tagged nightly, 256 variants x 2 dtypes x 8 shapes, a few failures. The schema is the one
 // db::Store::Open makes; the rows go in through SQLite directly, in one transaction, so that a
 // million take seconds (the store commits each measurement on its own, as it must). For the
 // dashboard timings in db/schema.md and tests/load/dashboard_timing.sh.
