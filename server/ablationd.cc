@@ -24,6 +24,7 @@
 #include "server/core/daemon_core.h"
 #include "server/core/nvml.h"
 #include "server/rpc/listener.h"
+#include "server/rpc/reflection_v1.h"
 #include "server/rpc/service.h"
 
 namespace {
@@ -227,8 +228,11 @@ int main(int argc, char** argv) {
   service_options.limits = config.limits;
   rpc::AblationService service(core.get(), service_options);
   grpc::EnableDefaultHealthCheckService(true);
-  // Debian's grpc++_reflection (1.51) serves grpc.reflection.v1alpha only; v1 came later.
+  // Debian's grpc++_reflection (1.51) serves grpc.reflection.v1alpha only; v1 is ours.
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  rpc::ReflectionV1 reflection_v1({"ablation.v1.Ablation", "grpc.health.v1.Health",
+                                   "grpc.reflection.v1alpha.ServerReflection",
+                                   "grpc.reflection.v1.ServerReflection"});
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(config.listen, listener.credentials, &port);
@@ -237,6 +241,7 @@ int main(int argc, char** argv) {
   builder.SetMaxReceiveMessageSize(config.limits.max_message_bytes);
   builder.SetMaxSendMessageSize(-1);
   builder.RegisterService(&service);
+  builder.RegisterService(&reflection_v1);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     spdlog::error("cannot listen on {} (address in use or malformed?)", config.listen);

@@ -44,7 +44,8 @@ RunStream* RunStream::Start(core::RunManager* runs, const v1::RunRequest& reques
   stream->observer_ = std::make_shared<Observer>(stream, on_end);
   int64_t id = 0;
   // The core may report the Queued event from inside SubmitRun.
-  core::Status st = runs->SubmitRun(request, requested_by, stream->observer_, &id);
+  core::Status st =
+      Guarded([&] { return runs->SubmitRun(request, requested_by, stream->observer_, &id); });
   if (!st.ok()) {
     if (on_end) on_end();  // refused: nothing will end
     std::lock_guard lock(stream->mu_);

@@ -162,7 +162,7 @@ grpc::ServerUnaryReactor* AblationService::Verify(grpc::CallbackServerContext* c
   auto call = std::make_shared<VerifyCall>(reactor, response,
                                            [this, name = caller.name] { quota_.Release(name); });
   reactor->set_call(call);
-  st = core_->runs().SubmitVerify(*request, caller.name, call);
+  st = Guarded([&] { return core_->runs().SubmitVerify(*request, caller.name, call); });
   if (!st.ok()) {
     quota_.Release(caller.name);
     reactor->Finish(ToGrpc(st));
@@ -212,7 +212,8 @@ grpc::ServerUnaryReactor* AblationService::CancelRun(grpc::CallbackServerContext
       run_id > 0 ? core::Status::Ok() : core::InvalidArgument("run_id: must be a positive run id");
   grpc::Status others = auth_->Allow(Action::kCancelOthersRun, caller);
   if (others.ok() || !bounds.ok())
-    return Inline(context, bounds, [&] { return core_->runs().Cancel(run_id, response); });
+    return Inline(context, bounds,
+                  [&] { return Guarded([&] { return core_->runs().Cancel(run_id, response); }); });
   // Not an admin: the run must be the caller's own. Who asked for it is in the store, read on
   // the reader pool (requested_by never changes once a run exists).
   auto* reactor = context->DefaultReactor();
