@@ -21,8 +21,10 @@
 #include "client/cmd_sweep.h"
 #include "client/cmd_variants.h"
 #include "client/cmd_verify.h"
+#include "client/cmd_watch.h"
 #include "client/exit_codes.h"
 #include "client/options.h"
+#include "client/rpc.h"
 #include "client/validators.h"
 
 namespace ablation::client {
@@ -47,6 +49,14 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
                  "Deadline in seconds for unary calls (default 30; verify: none)")
       ->check(CLI::PositiveNumber);
   app.add_flag("--quiet,-q", global.quiet, "No progress lines on stderr");
+  app.add_option("--token-file", global.token_file,
+                 "File whose first line is the bearer token (else ABLATION_TOKEN)")
+      ->envname("ABLATION_TOKEN_FILE");
+  app.add_flag("--tls", global.tls, "TLS to the daemon (also: an https:// or grpcs:// --server)");
+  app.add_option("--ca", global.ca_file, "PEM CA that signed the daemon's certificate");
+  app.add_option("--cert", global.cert_file, "PEM client certificate (with --key)");
+  app.add_option("--key", global.key_file, "PEM private key of --cert");
+  if (const char* token = std::getenv("ABLATION_TOKEN")) global.token = token;
 
   VariantsOptions variants;
   DeviceOptions device;
@@ -63,6 +73,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   ReportOptions report;
   CompareOptions compare;
   BudgetOptions budget;
+  WatchOptions watch;
   CLI::App* variants_cmd = SetupVariants(app, variants);
   CLI::App* device_cmd = SetupDevice(app, device);
   CLI::App* run_cmd = SetupRun(app, run);
@@ -78,6 +89,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   CLI::App* report_cmd = SetupReport(app, report);
   CLI::App* compare_cmd = SetupCompare(app, compare);
   CLI::App* budget_cmd = SetupBudget(app, budget);
+  CLI::App* watch_cmd = SetupWatch(app, watch);
 
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
@@ -88,12 +100,12 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return code == static_cast<int>(CLI::ExitCodes::Success) ? kExitOk : kExitUsage;
   }
 
-  // A run's raw samples (report, show --samples) easily exceed gRPC's 4 MB default: a run of a
-  // hundred small shapes holds tens of thousands of samples per measurement.
-  grpc::ChannelArguments channel_args;
-  channel_args.SetMaxReceiveMessageSize(-1);
-  std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateCustomChannel(global.server, grpc::InsecureChannelCredentials(), channel_args);
+  std::string channel_error;
+  std::shared_ptr<grpc::Channel> channel = MakeChannel(global, &channel_error);
+  if (!channel) {
+    err << "error: " << channel_error << '\n';
+    return kExitUsage;
+  }
   std::unique_ptr<v1::Ablation::Stub> stub = v1::Ablation::NewStub(channel);
   CommandContext context{global, *stub, out, err, interrupted};
 
@@ -112,6 +124,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (*report_cmd) return ExecuteReport(report, context);
   if (*compare_cmd) return ExecuteCompare(compare, context);
   if (*budget_cmd) return ExecuteBudget(budget, context);
+  if (*watch_cmd) return ExecuteWatch(watch, context);
   err << "error: no subcommand\n";
   return kExitUsage;
 }

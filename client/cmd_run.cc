@@ -10,9 +10,11 @@
 #include <thread>
 
 #include "client/enum_words.h"
+#include "client/escape.h"
 #include "client/exit_codes.h"
 #include "client/parse.h"
 #include "client/render.h"
+#include "client/rpc.h"
 #include "client/validators.h"
 
 namespace ablation::client {
@@ -42,17 +44,20 @@ class ScopedSigint {
   struct sigaction previous_ {};
 };
 
-// Cancels the call from a thread of its own, since TryCancel is not async-signal-safe. The
-// daemon sees the cancellation and stops the run at the next measurement boundary.
+// On Ctrl-C, asks the daemon to cancel the run (CancelRun, from a thread of its own: an RPC is
+// not async-signal-safe). The stream then goes on to the run's Finished event, cancelled at
+// the next measurement boundary. Before the run has an id, the call itself is cancelled.
 class CancelOnInterrupt {
  public:
-  CancelOnInterrupt(grpc::ClientContext& call, const std::atomic<bool>& interrupted)
-      : thread_([this, &call, &interrupted] {
+  CancelOnInterrupt(grpc::ClientContext& call, const std::atomic<bool>& interrupted,
+                    const CommandContext& context, const std::atomic<std::int64_t>& run_id)
+      : thread_([this, &call, &interrupted, &context, &run_id] {
           std::unique_lock lock(mutex_);
           while (!stop_) {
             if (interrupted.load()) {
               fired_.store(true);
-              call.TryCancel();
+              lock.unlock();
+              SendCancel(call, context, run_id.load());
               return;
             }
             wake_.wait_for(lock, std::chrono::milliseconds(50));
@@ -73,22 +78,27 @@ class CancelOnInterrupt {
   bool fired() const { return fired_.load(); }
 
  private:
+  static void SendCancel(grpc::ClientContext& call, const CommandContext& context,
+                         std::int64_t run_id) {
+    if (run_id <= 0) return call.TryCancel();
+    grpc::ClientContext cancel;
+    SetDeadline(cancel, context.global, kDefaultQueryTimeoutS);
+    v1::CancelRunRequest request;
+    request.set_run_id(run_id);
+    v1::CancelRunResponse response;
+    grpc::Status status = context.stub.CancelRun(&cancel, request, &response);
+    if (!status.ok()) {
+      context.err << DescribeRpcError(status, context.global.server) << '\n';
+      call.TryCancel();  // the run goes on; at least this client stops waiting for it
+    }
+  }
+
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
   std::atomic<bool> fired_{false};
   std::thread thread_;  // last: starts once the members it uses exist
 };
-
-std::string RequestedBy() {
-  const char* user = std::getenv("USER");
-  if (user == nullptr || *user == '\0') user = std::getenv("LOGNAME");
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  std::string who = user != nullptr ? user : "unknown";
-  if (host[0] != '\0') who += std::string("@") + host;
-  return who;
-}
 
 }  // namespace
 
@@ -129,6 +139,8 @@ void AddMeasureOptions(CLI::App* sub, RunOptions& options) {
   sub->add_option("--device,-d", options.device, "GPU index")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--detach", options.detach,
+                "Queue the run, print its id and exit; it runs on (`watch RUN` follows it)");
 }
 
 void ApplyMeasureOptions(const RunOptions& options, v1::RunRequest* request) {
@@ -151,7 +163,9 @@ void ApplyMeasureOptions(const RunOptions& options, v1::RunRequest* request) {
 
 CLI::App* SetupRun(CLI::App& app, RunOptions& options) {
   CLI::App* sub = app.add_subcommand(
-      "run", "Run variants x shapes on a GPU, showing progress live; Ctrl-C cancels the run");
+      "run",
+      "Run variants x shapes on a GPU, showing progress live; Ctrl-C cancels the run (a client "
+      "that merely disconnects leaves it running)");
   sub->add_option("--variant,-v", options.variants,
                   "Variant name, short name (L1_R1_s3) or glob (abl_*_s3_*); repeatable")
       ->required()
@@ -178,34 +192,58 @@ v1::RunRequest BuildRunRequest(const RunOptions& options) {
   request.set_dtype(options.dtype);
   for (const std::string& t : options.tags) request.add_tags(t);
   ApplyMeasureOptions(options, &request);
-  request.set_requested_by(RequestedBy());
   return request;
 }
 
 int ExecuteRun(const RunOptions& options, const CommandContext& context) {
+  if (options.detach) return DetachRun(BuildRunRequest(options), context);
   return FollowRun(BuildRunRequest(options), context, nullptr);
+}
+
+int DetachRun(const v1::RunRequest& request, const CommandContext& context) {
+  grpc::ClientContext call;
+  std::unique_ptr<grpc::ClientReaderInterface<v1::RunEvent>> reader =
+      context.stub.RunAblation(&call, request);
+  v1::RunEvent event;
+  // The first event names the queued run; leaving the stream then does not cancel it.
+  if (reader->Read(&event) && event.has_queued()) {
+    call.TryCancel();
+    reader->Finish();
+    context.out << event.queued().run_id() << '\n';
+    if (!context.global.quiet)
+      context.err << "run " << event.queued().run_id() << " queued (position "
+                  << event.queued().position() << "); follow it with `watch "
+                  << event.queued().run_id() << "`\n";
+    return kExitOk;
+  }
+  grpc::Status status = reader->Finish();
+  if (status.ok()) status = {grpc::StatusCode::INTERNAL, "the daemon queued no run"};
+  return ReportRpcError(status, context);
 }
 
 int FollowRun(const v1::RunRequest& request, const CommandContext& context,
               const RunProgress& progress) {
+  grpc::ClientContext call;
+  std::unique_ptr<grpc::ClientReaderInterface<v1::RunEvent>> reader =
+      context.stub.RunAblation(&call, request);
+  RunStreamResult result = ReadRunStream(call, *reader, context, progress);
+  return ReportRunStream(result, context);
+}
+
+RunStreamResult ReadRunStream(grpc::ClientContext& call,
+                              grpc::ClientReaderInterface<v1::RunEvent>& reader,
+                              const CommandContext& context, const RunProgress& progress) {
   std::optional<ScopedSigint> sigint;
   if (context.interrupted == nullptr) sigint.emplace();
   const std::atomic<bool>& interrupted =
       context.interrupted != nullptr ? *context.interrupted : g_sigint;
+  std::atomic<std::int64_t> run_id{0};
+  CancelOnInterrupt canceller(call, interrupted, context, run_id);
 
-  // No deadline: a run may wait in the queue and then measure for a long time.
-  grpc::ClientContext call;
-  std::unique_ptr<grpc::ClientReaderInterface<v1::RunEvent>> reader =
-      context.stub.RunAblation(&call, request);
-  CancelOnInterrupt canceller(call, interrupted);
-
-  RunOutcome outcome;
-  std::vector<v1::Measurement> measurements;
-  std::int64_t run_id = 0;
+  RunStreamResult r;
   int total = 0;
-  std::string failed_reason;
   v1::RunEvent event;
-  while (reader->Read(&event)) {
+  while (reader.Read(&event)) {
     switch (event.event_case()) {
       case v1::RunEvent::kQueued:
         run_id = event.queued().run_id();
@@ -215,54 +253,62 @@ int FollowRun(const v1::RunRequest& request, const CommandContext& context,
         total = event.started().total();
         break;
       case v1::RunEvent::kMeasurement:
-        measurements.push_back(event.measurement());
+        r.measurements.push_back(event.measurement());
         if (event.measurement().status() == v1::MEASUREMENT_STATUS_FAILED)
-          ++outcome.failed_measurements;
+          ++r.outcome.failed_measurements;
         break;
       case v1::RunEvent::kFinished:
-        outcome.finished_event = true;
-        outcome.finished_state = event.finished().state();
+        run_id = event.finished().run_id();
+        r.outcome.finished_event = true;
+        r.outcome.finished_state = event.finished().state();
         break;
       case v1::RunEvent::kFailed:
-        outcome.failed_event = true;
-        failed_reason = event.failed().reason();
+        r.outcome.failed_event = true;
+        r.failed_reason = event.failed().reason();
         break;
       case v1::RunEvent::EVENT_NOT_SET:
         break;
     }
+    const int seen = static_cast<int>(r.measurements.size());
     if (progress) {
-      progress(event, static_cast<int>(measurements.size()), total);
+      progress(event, seen, total);
     } else if (!context.global.quiet) {
-      std::string line = ProgressLine(event, static_cast<int>(measurements.size()), total);
+      std::string line = ProgressLine(event, seen, total);
       if (!line.empty()) context.err << line << '\n' << std::flush;
     }
   }
-  if (progress) progress(v1::RunEvent(), static_cast<int>(measurements.size()), total);
-  grpc::Status status = reader->Finish();
+  if (progress) progress(v1::RunEvent(), static_cast<int>(r.measurements.size()), total);
+  r.status = reader.Finish();
   canceller.Stop();
-  outcome.interrupted = canceller.fired();
-  outcome.code = status.error_code();
+  r.outcome.interrupted = canceller.fired();
+  r.outcome.code = r.status.error_code();
+  r.run_id = run_id.load();
+  return r;
+}
 
+int ReportRunStream(const RunStreamResult& r, const CommandContext& context) {
   // What arrived is printed even when the run ends badly: every measurement is already stored.
-  if (!measurements.empty() || outcome.finished_event) {
-    context.out << RenderList(context.global.format, measurements, &MeasurementsTable)
+  if (!r.measurements.empty() || r.outcome.finished_event) {
+    context.out << RenderList(context.global.format, r.measurements, &MeasurementsTable)
                 << std::flush;
   }
+  const RunOutcome& outcome = r.outcome;
   if (outcome.interrupted) {
     context.err << "interrupted: ";
-    if (run_id > 0) context.err << "run " << run_id << " ";
+    if (r.run_id > 0) context.err << "run " << r.run_id << " ";
     context.err << "cancelled; the daemon stops it at the next measurement boundary\n";
-  } else if (!status.ok()) {
-    context.err << DescribeRpcError(status, context.global.server) << '\n';
+  } else if (!r.status.ok()) {
+    context.err << DescribeRpcError(r.status, context.global.server) << '\n';
   } else if (outcome.failed_event) {
-    context.err << "error: run " << run_id << " failed: " << failed_reason << '\n';
+    context.err << "error: run " << r.run_id << " failed: " << Printable(r.failed_reason) << '\n';
   } else if (!outcome.finished_event) {
-    context.err << "error: the stream of run " << run_id << " ended without a final event\n";
+    context.err << "error: the stream of run " << r.run_id << " ended without a final event\n";
   } else if (outcome.failed_measurements > 0) {
-    context.err << "error: " << outcome.failed_measurements << " of " << measurements.size()
+    context.err << "error: " << outcome.failed_measurements << " of " << r.measurements.size()
                 << " measurements failed\n";
   } else if (outcome.finished_state != v1::RUN_STATE_SUCCEEDED) {
-    context.err << "error: run " << run_id << " ended " << EnumWord(outcome.finished_state) << '\n';
+    context.err << "error: run " << r.run_id << " ended " << EnumWord(outcome.finished_state)
+                << '\n';
   }
   return ExitCodeForRun(outcome);
 }

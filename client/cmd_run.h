@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "client/exit_codes.h"
 #include "client/options.h"
 
 namespace ablation::client {
@@ -27,6 +28,7 @@ struct RunOptions {
   bool flush_l2 = false;       // L2 cold by a flush per sample instead of rotating inputs
   int rounds = 0;              // 0: the daemon's default (1; 3 for a preset)
   uint64_t order_seed = 0;     // 0: the daemon picks one
+  bool detach = false;         // print the run id once queued and exit; the run goes on
 };
 
 CLI::App* SetupRun(CLI::App& app, RunOptions& options);
@@ -43,5 +45,22 @@ using RunProgress = std::function<void(const ablation::v1::RunEvent&, int seen, 
 // Streams a run request (RunAblation), prints its results, returns the exit code as `run` does.
 int FollowRun(const ablation::v1::RunRequest& request, const CommandContext& context,
               const RunProgress& progress);
+// Queues the run, prints its id on stdout and leaves it running (`run --detach`).
+int DetachRun(const ablation::v1::RunRequest& request, const CommandContext& context);
+
+// What a run's stream (RunAblation or WatchRun) delivered.
+struct RunStreamResult {
+  RunOutcome outcome;
+  std::vector<ablation::v1::Measurement> measurements;
+  std::int64_t run_id = 0;
+  std::string failed_reason;
+  grpc::Status status;
+};
+// Reads the stream to its end, with progress; Ctrl-C sends CancelRun for the run.
+RunStreamResult ReadRunStream(grpc::ClientContext& call,
+                              grpc::ClientReaderInterface<ablation::v1::RunEvent>& reader,
+                              const CommandContext& context, const RunProgress& progress);
+// Prints the measurements and what became of the run; returns the exit code.
+int ReportRunStream(const RunStreamResult& result, const CommandContext& context);
 
 }  // namespace ablation::client

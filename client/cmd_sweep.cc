@@ -229,6 +229,7 @@ int ExecuteSweep(const SweepOptions& options, const CommandContext& context) {
   } else {
     progress = [](const v1::RunEvent&, int, int) {};
   }
+  if (options.measure.detach) return DetachRun(BuildSweepRequest(options), context);
   return FollowRun(BuildSweepRequest(options), context, progress);
 }
 

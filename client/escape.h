@@ -7,8 +7,11 @@
 
 namespace ablation::client {
 
-// One line: newlines and tabs become spaces, carriage returns go.
+// One line: newlines and tabs become spaces, carriage returns go, other control characters
+// (what a hostile name could use to drive the terminal) become \xNN.
 std::string OneLine(std::string_view text);
+// Text from the daemon for the terminal: lines kept, other control characters as \xNN.
+std::string Printable(std::string_view text);
 // A cell of a GitHub-flavoured pipe table: one line, '|' escaped.
 std::string MarkdownCell(std::string_view text);
 // Quoted when it holds a comma, a quote or a line break; quotes doubled.

@@ -2,6 +2,8 @@
 
 #include <iterator>
 
+#include "client/escape.h"
+
 namespace ablation::client {
 
 std::string_view ExitCodesHelp() {
@@ -42,7 +44,7 @@ std::string DescribeRpcError(const grpc::Status& status, std::string_view server
   text += StatusCodeName(status.error_code());
   if (!status.error_message().empty()) {
     text += ": ";
-    text += status.error_message();
+    text += Printable(status.error_message());
   }
   // The two errors users most often meet without a daemon-side message that explains them.
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {

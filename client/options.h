@@ -20,6 +20,13 @@ struct GlobalOptions {
   // Unset: queries get kDefaultQueryTimeoutS, calls that wait for the GPU get no deadline.
   std::optional<double> timeout_s;
   bool quiet = false;  // no progress lines on stderr
+  // Who the client is and how it reaches the daemon (client/rpc.h: MakeChannel).
+  std::string token_file;  // a file whose first line is the bearer token
+  std::string token;       // ABLATION_TOKEN: the token itself
+  bool tls = false;        // also: an https:// or grpcs:// --server
+  std::string ca_file;     // PEM roots to verify the daemon's certificate (default: the system's)
+  std::string cert_file;   // PEM client certificate, with key_file, for tls.client_ca daemons
+  std::string key_file;
 };
 
 // What a subcommand's Execute function gets. Streams and the stub are injected so that tests

@@ -82,6 +82,12 @@ void Store::RequireWritable(std::string_view what) const {
   }
 }
 
+bool Store::Exists(const std::string& sql, const std::string& text) {
+  StatementScope s(Prepared(sql));
+  s->BindText(1, text);
+  return s->Step();
+}
+
 void Store::RequireRunExists(int64_t run_id) {
   StatementScope s(Prepared("SELECT 1 FROM runs WHERE id = ?"));
   s->BindInt64(1, run_id);

@@ -91,6 +91,9 @@ class Store {
   // wrap it in a StatementScope so it is reset whatever happens.
   Statement& Prepared(const std::string& sql);
   void RequireWritable(std::string_view what) const;
+  // True when `sql` (binding `text` once) returns a row: a filter that matches nothing ends a
+  // listing before its scan.
+  bool Exists(const std::string& sql, const std::string& text);
   void RequireRunExists(int64_t run_id);
   void UpdateOneRun(int64_t run_id, std::string_view what);  // throws kNotFound if 0 rows
   std::optional<v1::Run> ReadOneRun(const std::string& sql, int64_t bind_id);

@@ -143,7 +143,16 @@ MeasurementPage Store::QueryMeasurements(const MeasurementFilter& f) {
   if (!f.page_token.empty()) {
     where.Add("measurements.id > ?", DecodePageToken(f.page_token, 'm', fingerprint));
   }
-  if (!f.variant_glob.empty()) where.Add("measurements.variant GLOB ?", f.variant_glob);
+  // A pattern is matched against the few hundred names ever measured (measured_variants, v8),
+  // not against every row: one that matches none of them ends here, before any scan.
+  const bool pattern = f.variant_glob.find_first_of("*?[") != std::string::npos;
+  if (pattern) {
+    where.Add(
+        "measurements.variant IN (SELECT variant FROM measured_variants WHERE variant GLOB ?)",
+        f.variant_glob);
+  } else if (!f.variant_glob.empty()) {
+    where.Add("measurements.variant = ?", f.variant_glob);
+  }
   if (!f.dtype.empty()) where.Add("measurements.dtype = ?", f.dtype);
   if (f.m != 0) where.Add("measurements.m = ?", f.m);
   if (f.n != 0) where.Add("measurements.n = ?", f.n);
@@ -162,6 +171,10 @@ MeasurementPage Store::QueryMeasurements(const MeasurementFilter& f) {
 
   std::lock_guard lock(mutex_);
   MeasurementPage page;
+  if (pattern &&
+      !Exists("SELECT 1 FROM measured_variants WHERE variant GLOB ? LIMIT 1", f.variant_glob))
+    return page;
+  if (!f.tag.empty() && !Exists("SELECT 1 FROM run_tags WHERE tag = ? LIMIT 1", f.tag)) return page;
   StatementScope s(Prepared(sql));
   const int limit_index = where.Bind(*s);
   s->BindInt64(limit_index, page_size + 1);

@@ -8,24 +8,58 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <memory>
 
-#include <CLI/CLI.hpp>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include "ablation/version.h"
 #include "kernels/registry.h"
 #include "server/core/clock_lock.h"
 #include "server/core/config.h"
-#include "server/core/nvml.h"
 #include "server/core/daemon_core.h"
+#include "server/core/nvml.h"
 #include "server/metrics/endpoint.h"
+#include "server/rpc/listener.h"
+#include "server/rpc/reflection_v1.h"
 #include "server/rpc/service.h"
 
 namespace {
+
+// Health by what the daemon can do now: queries always, runs only with a usable GPU.
+constexpr const char* kRunsHealth = "ablation.v1.Runs";
+constexpr const char* kQueriesHealth = "ablation.v1.Queries";
+
+void UpdateHealth(grpc::HealthCheckServiceInterface* health, ablation::core::DaemonCore& core) {
+  const bool gpu = core.runs().Device(0).available;
+  health->SetServingStatus(true);  // every service, "" (the daemon as a whole) among them
+  health->SetServingStatus(kQueriesHealth, true);
+  health->SetServingStatus(kRunsHealth, gpu);
+}
+
+// `ablationd --hash-token NAME:ROLE`: the token from stdin (or a new one, printed on stderr),
+// its line for the token file on stdout.
+int HashToken(const std::string& name_role) {
+  std::string token;
+  std::getline(std::cin, token);
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  if (token.empty()) {
+    token = ablation::core::NewToken();
+    std::fprintf(stderr, "new token (give it to the client; it is not stored): %s\n",
+                 token.c_str());
+  }
+  std::string line;
+  if (ablation::core::Status st = ablation::core::TokenLine(token, name_role, &line); !st.ok()) {
+    std::fprintf(stderr, "ablationd: %s\n", st.message().c_str());
+    return 2;
+  }
+  std::printf("%s\n", line.c_str());
+  return 0;
+}
 
 std::string SelfDirectory() {
   char buf[PATH_MAX];
@@ -69,8 +103,17 @@ int main(int argc, char** argv) {
             int port = 0;
             return value.empty() ? std::string() : metrics::CheckListenAddress(value, &host, &port);
           });
+  std::string hash_token;
+  bool insecure_remote = false;
+  app.add_option("--hash-token", hash_token,
+                 "print the token-file line (sha256 name role) for the token on stdin (a new "
+                 "one when stdin is empty) and exit; NAME:ROLE, role read, run or admin");
+  app.add_flag("--insecure-remote", insecure_remote,
+               "serve a non-loopback --listen address without TLS or authentication (warned "
+               "at every start)");
   app.set_version_flag("--version", std::string(kDaemonVersion) + " (" + kGitRevision + ")");
   CLI11_PARSE(app, argc, argv);
+  if (!hash_token.empty()) return HashToken(hash_token);
 
   core::DaemonConfig config;
   if (!config_path.empty()) {
@@ -87,6 +130,13 @@ int main(int argc, char** argv) {
   if (!log_level.empty()) config.log_level = log_level;
   if (!port_file.empty()) config.port_file = port_file;
   if (!nvml_library.empty()) config.nvml_library = nvml_library;
+  if (insecure_remote) config.auth.insecure_remote = true;
+  // Relative token and TLS files in the config file are relative to that file.
+  for (std::string* path : {&config.auth.tokens_path, &config.auth.tls_cert, &config.auth.tls_key,
+                            &config.auth.client_ca}) {
+    if (!path->empty() && !config_path.empty() && std::filesystem::path(*path).is_relative())
+      *path = (std::filesystem::path(config_path).parent_path() / *path).string();
+  }
   if (config.clock_journal.empty())
     config.clock_journal = core::ClockLockJournal::DefaultPath(config.db_path);
   // A relative presets path in the config file is relative to that file.
@@ -114,6 +164,15 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(config.log_level));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   spdlog::info("ablationd {} ({}) starting; db {}", kDaemonVersion, kGitRevision, config.db_path);
+
+  // Decided before anything starts: an exposed listener without TLS is refused here.
+  rpc::Listener listener;
+  if (core::Status st = rpc::MakeListener(config.listen, config.auth, &listener); !st.ok()) {
+    spdlog::error("{}", st.message());
+    std::fprintf(stderr, "ablationd: %s\n", st.message().c_str());
+    return 2;
+  }
+  for (const auto& warning : listener.warnings) spdlog::warn("{}", warning);
 
   // Clock locking may be granted through an ambient capability (systemd AmbientCapabilities=):
   // the daemon keeps it in its own effective set, but its workers (which run user kernels) must
@@ -162,6 +221,9 @@ int main(int argc, char** argv) {
   options.runs.worker_path = config.worker_path;
   options.runs.timing = config.timing;
   options.runs.max_queued_per_gpu = config.max_queued_per_gpu;
+  options.runs.max_measurements_per_run = config.limits.max_measurements_per_run;
+  options.runs.hang_margin = std::chrono::seconds(config.hang_margin_seconds);
+  options.readers = config.readers;
   options.runs.presets = presets;
   options.runs.nvml = nvml.get();
   options.runs.nvml_unavailable = nvml ? "" : nvml_why;
@@ -172,20 +234,33 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  rpc::AblationService service(core.get());
+  rpc::ServiceOptions service_options;
+  service_options.authorizer = listener.authorizer.get();
+  service_options.limits = config.limits;
+  rpc::AblationService service(core.get(), service_options);
   grpc::EnableDefaultHealthCheckService(true);
+  // Debian's grpc++_reflection (1.51) serves grpc.reflection.v1alpha only; v1 is ours.
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  rpc::ReflectionV1 reflection_v1({"ablation.v1.Ablation", "grpc.health.v1.Health",
+                                   "grpc.reflection.v1alpha.ServerReflection",
+                                   "grpc.reflection.v1.ServerReflection"});
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(config.listen, listener.credentials, &port);
+  // Requests are small; a larger one is refused by gRPC before it is parsed. Answers may be
+  // large (a run's raw samples), so sending stays unbounded.
+  builder.SetMaxReceiveMessageSize(config.limits.max_message_bytes);
+  builder.SetMaxSendMessageSize(-1);
   builder.RegisterService(&service);
+  builder.RegisterService(&reflection_v1);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     spdlog::error("cannot listen on {} (address in use or malformed?)", config.listen);
     core->Shutdown();
     return 1;
   }
-  server->GetHealthCheckService()->SetServingStatus(true);
+  grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
+  UpdateHealth(health, *core);
   // The default port taken (a second daemon on the host) costs only the metrics; an address
   // given on purpose that cannot be served is an error.
   std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint;
@@ -210,12 +285,14 @@ int main(int argc, char** argv) {
     std::ofstream(tmp) << port << "\n";
     std::filesystem::rename(tmp, config.port_file);
   }
-  spdlog::info("listening on {} (port {})", config.listen, port);
+  spdlog::info("listening on {} (port {}): {}", config.listen, port, listener.description);
 
-  int sig = 0;
-  sigwait(&signals, &sig);
+  // The GPU's worker may die and come back: health follows it every few seconds.
+  int sig = -1;
+  const timespec every{2, 0};
+  while ((sig = sigtimedwait(&signals, nullptr, &every)) < 0) UpdateHealth(health, *core);
   spdlog::info("signal {}: shutting down", sig);
-  server->GetHealthCheckService()->SetServingStatus(false);
+  health->Shutdown();
   core->Shutdown();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   spdlog::info("stopped");

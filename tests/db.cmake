@@ -19,6 +19,7 @@ add_custom_command(
 add_executable(db_tests
   ${CMAKE_CURRENT_LIST_DIR}/db/migrations_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/db/migration_v5_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/db/migration_v8_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/db/page_token_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/db/records_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/db/row_mapping_test.cc

@@ -190,16 +190,26 @@ class Client:
 
     def stream(self, request=None, **kwargs):
         """RunAblation's events as they come (RunEvent messages): queued, started, one per
-        measurement, then finished or failed. Leaving the loop early cancels the stream, and the
-        daemon cancels the run with it. A stream that ends in an error raises AblationError."""
+        measurement, then finished or failed. Leaving the loop early cancels the run (the daemon
+        keeps a run whose client merely goes away, so this asks for it with CancelRun). A stream
+        that ends in an error raises AblationError."""
         call = self._stub.RunAblation(request or self.run_request(**kwargs),
                                       metadata=self._metadata)
+        run_id, ended = 0, False
         try:
             for event in call:
+                if event.HasField("queued"):
+                    run_id = event.queued.run_id
+                if event.HasField("finished") or event.HasField("failed"):
+                    ended = True
                 yield event
+            ended = True
         except grpc.RpcError as e:
+            ended = True
             raise AblationError.from_rpc("RunAblation", e) from None
         finally:
+            if not ended and run_id:
+                self.cancel(run_id)
             call.cancel()  # no-op once the stream has ended
 
     def run(self, on_event=None, request=None, **kwargs) -> RunSummary:

@@ -1,6 +1,8 @@
 #include "server/core/config.h"
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -24,15 +26,26 @@ Status Read(const toml::table& t, const std::string& origin, const std::string& 
       return Status::Ok();
     }
     return KeyError(origin, prefix + key, "expected a string");
-  } else if constexpr (std::is_same_v<T, int>) {
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (auto v = node->value<bool>(); v && node->is_boolean()) {
+      *out = *v;
+      return Status::Ok();
+    }
+    return KeyError(origin, prefix + key, "expected true or false");
+  } else if constexpr (std::is_integral_v<T>) {
+    // In range of the setting's type: 2^32 must not wrap to 0 and pass the range checks.
     if (node->is_integer()) {
-      *out = int(*node->value<int64_t>());
+      const int64_t v = *node->value<int64_t>();
+      if (v < 0 || v > int64_t(std::numeric_limits<int>::max()))
+        return KeyError(origin, prefix + key, "must be between 0 and 2^31-1");
+      *out = T(v);
       return Status::Ok();
     }
     return KeyError(origin, prefix + key, "expected an integer");
   } else {
     if (node->is_number()) {
       *out = *node->value<double>();
+      if (!std::isfinite(*out)) return KeyError(origin, prefix + key, "must be a finite number");
       return Status::Ok();
     }
     return KeyError(origin, prefix + key, "expected a number");
@@ -52,6 +65,86 @@ Status CheckKeys(const toml::table& t, const std::string& origin, const std::str
   return Status::Ok();
 }
 
+// A sub-table of the root, or null when absent; an error when the key is not a table.
+Status SubTable(const toml::table& root, const std::string& origin, const char* key,
+                const std::set<std::string>& known, const toml::table** out) {
+  *out = nullptr;
+  const toml::node* n = root.get(key);
+  if (!n) return Status::Ok();
+  *out = n->as_table();
+  if (!*out) return KeyError(origin, key, "expected a table");
+  return CheckKeys(**out, origin, std::string(key) + ".", known);
+}
+
+Status ReadLimits(const toml::table& root, const std::string& origin, RequestLimits* l) {
+  const toml::table* t = nullptr;
+  Status st = SubTable(root, origin, "limits",
+                       {"max_measurements_per_run", "max_runs_per_identity", "max_runs_total",
+                        "max_message_bytes", "max_name_length", "max_text_length", "max_repeated"},
+                       &t);
+  if (!st.ok() || !t) return st;
+  const std::string p = "limits.";
+  const std::pair<const char*, int*> ints[] = {
+      {"max_measurements_per_run", &l->max_measurements_per_run},
+      {"max_runs_per_identity", &l->max_runs_per_identity},
+      {"max_runs_total", &l->max_runs_total},
+      {"max_message_bytes", &l->max_message_bytes},
+      {"max_repeated", &l->max_repeated}};
+  for (const auto& [key, value] : ints) {
+    if (!(st = Read(*t, origin, p, key, value)).ok()) return st;
+    if (*value < 1) return KeyError(origin, p + key, "must be at least 1");
+  }
+  for (const auto& [key, value] : {std::pair{"max_name_length", &l->max_name_length},
+                                   std::pair{"max_text_length", &l->max_text_length}}) {
+    if (!(st = Read(*t, origin, p, key, value)).ok()) return st;
+    if (*value < 16) return KeyError(origin, p + key, "must be at least 16");
+  }
+  if (l->max_message_bytes < 4096)
+    return KeyError(origin, "limits.max_message_bytes", "must be at least 4096");
+  return Status::Ok();
+}
+
+Status ReadRole(const toml::table& t, const std::string& origin, const char* key, bool allow_none,
+                std::optional<Role>* out) {
+  std::string text;
+  if (Status st = Read(t, origin, "auth.", key, &text); !st.ok() || text.empty()) return st;
+  *out = ParseRole(text, allow_none);
+  if (!*out)
+    return KeyError(
+        origin, std::string("auth.") + key,
+        allow_none ? "expected none, read, run or admin" : "expected read, run or admin");
+  return Status::Ok();
+}
+
+Status ReadAuth(const toml::table& root, const std::string& origin, AuthConfig* a) {
+  const toml::table* t = nullptr;
+  Status st = SubTable(root, origin, "auth",
+                       {"tokens", "anonymous_role", "client_cert_role", "insecure_remote"}, &t);
+  if (!st.ok()) return st;
+  if (t) {
+    if (!(st = Read(*t, origin, "auth.", "tokens", &a->tokens_path)).ok()) return st;
+    if (!(st = Read(*t, origin, "auth.", "insecure_remote", &a->insecure_remote)).ok()) return st;
+    if (!(st = ReadRole(*t, origin, "anonymous_role", true, &a->anonymous_role)).ok()) return st;
+    std::optional<Role> cert_role;
+    if (!(st = ReadRole(*t, origin, "client_cert_role", false, &cert_role)).ok()) return st;
+    if (cert_role) a->client_cert_role = *cert_role;
+  }
+  if (!(st = SubTable(root, origin, "tls", {"cert", "key", "client_ca", "require_client_cert"}, &t))
+           .ok() ||
+      !t)
+    return st;
+  if (!(st = Read(*t, origin, "tls.", "cert", &a->tls_cert)).ok()) return st;
+  if (!(st = Read(*t, origin, "tls.", "key", &a->tls_key)).ok()) return st;
+  if (!(st = Read(*t, origin, "tls.", "client_ca", &a->client_ca)).ok()) return st;
+  if (!(st = Read(*t, origin, "tls.", "require_client_cert", &a->require_client_cert)).ok())
+    return st;
+  if (a->tls_cert.empty() != a->tls_key.empty())
+    return KeyError(origin, "tls.cert", "tls.cert and tls.key go together");
+  if (a->require_client_cert && a->client_ca.empty())
+    return KeyError(origin, "tls.require_client_cert", "needs tls.client_ca");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status LoadConfigText(const std::string& text, const std::string& origin, DaemonConfig* c) {
@@ -64,9 +157,10 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
        << e.description();
     return InvalidArgument(os.str());
   }
-  Status st = CheckKeys(root, origin, "",
-                        {"listen", "db", "worker", "log_level", "presets", "nvml_library",
-                         "clock_journal", "timing", "queue"});
+  Status st =
+      CheckKeys(root, origin, "",
+                {"listen", "db", "worker", "log_level", "presets", "nvml_library", "clock_journal",
+                 "timing", "queue", "readers", "hang_margin_seconds", "limits", "auth", "tls"});
   if (!st.ok()) return st;
   if (!(st = Read(root, origin, "", "listen", &c->listen)).ok()) return st;
   if (!(st = Read(root, origin, "", "db", &c->db_path)).ok()) return st;
@@ -75,6 +169,14 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
   if (!(st = Read(root, origin, "", "nvml_library", &c->nvml_library)).ok()) return st;
   if (!(st = Read(root, origin, "", "clock_journal", &c->clock_journal)).ok()) return st;
   if (!(st = Read(root, origin, "", "presets", &c->presets_path)).ok()) return st;
+  if (!(st = Read(root, origin, "", "readers", &c->readers)).ok()) return st;
+  if (c->readers < 1 || c->readers > 64) return KeyError(origin, "readers", "must be 1 to 64");
+  if (!(st = Read(root, origin, "", "hang_margin_seconds", &c->hang_margin_seconds)).ok())
+    return st;
+  if (c->hang_margin_seconds < 1 || c->hang_margin_seconds > 3600)
+    return KeyError(origin, "hang_margin_seconds", "must be 1 to 3600");
+  if (!(st = ReadLimits(root, origin, &c->limits)).ok()) return st;
+  if (!(st = ReadAuth(root, origin, &c->auth)).ok()) return st;
   if (const toml::node* n = root.get("timing")) {
     const toml::table* t = n->as_table();
     if (!t) return KeyError(origin, "timing", "expected a table");

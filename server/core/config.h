@@ -1,12 +1,31 @@
 // The daemon's settings: defaults, then a TOML file (--config), then command-line flags.
 #pragma once
 
+#include <optional>
 #include <string>
 
+#include "server/core/auth.h"
+#include "server/core/limits.h"
 #include "server/core/run_plan.h"
 #include "server/core/status.h"
 
 namespace ablation::core {
+
+/// Who may call, over what: [auth] and [tls] of the config (deploy/ablationd.toml explains).
+struct AuthConfig {
+  std::string tokens_path;  ///< the token file (hashes, names, roles); empty: no tokens
+  /// The role of a caller that presents no token. Unset: admin when no token file and no client
+  /// CA are configured (a loopback daemon needs no setup), else none.
+  std::optional<Role> anonymous_role;
+  Role client_cert_role = Role::kRun;  ///< a caller with a verified client certificate
+  std::string tls_cert;                ///< PEM certificate chain of the listener; empty: no TLS
+  std::string tls_key;                 ///< its PEM private key
+  std::string client_ca;               ///< PEM CA that client certificates must chain to
+  bool require_client_cert = false;    ///< with client_ca: refuse connections without one
+  /// Serve a non-loopback address without TLS: nobody is authenticated and anyone may do
+  /// anything. Logged as a warning at every start.
+  bool insecure_remote = false;
+};
 
 struct DaemonConfig {
   std::string listen = "127.0.0.1:50051";
@@ -20,6 +39,11 @@ struct DaemonConfig {
   std::string presets_path;
   TimingDefaults timing;
   int max_queued_per_gpu = 256;
+  RequestLimits limits;
+  int readers = 4;  ///< read-only connections (and threads) answering queries
+  /// Beyond twice a measurement's own time budget, this long before its worker counts as hung.
+  int hang_margin_seconds = 5;
+  AuthConfig auth;
 };
 
 /// Reads a TOML file over `config`. Unknown keys and wrong types are errors naming the key.

@@ -116,11 +116,12 @@ std::string MeasurementStep::Time(const PlannedMeasurement& item, uint64_t seed,
   *task->mutable_timing() = plan.timing;
   task->set_seed(seed);
   // Warm-up is capped at max_seconds and sampling at twice max_seconds of wall time (flushes and
-  // synchronisation are not GPU time); beyond that and the margin the worker is hung.
+  // synchronisation are not GPU time). A worker that takes twice that budget plus the margin
+  // (seconds, not minutes: the worker's start-up is timed apart, in GpuWorker::Ensure) is hung.
   const auto budget = std::chrono::seconds(
       int64_t(3 * plan.timing.max_seconds() + plan.timing.warmup_seconds()) + 1);
   sampler_.Start(ctx_.nvml, ctx_.uuid, ctx_.expected_sm_mhz, ctx_.nvml_unavailable);
-  auto call = ctx_.gpu->Call(req, budget + ctx_.hang_margin);
+  auto call = ctx_.gpu->Call(req, 2 * budget + ctx_.hang_margin);
   *m->mutable_telemetry() = sampler_.Stop();
   if (!call.ok) return call.failure;
   if (!call.reply.has_measure()) return "worker sent an unexpected reply";

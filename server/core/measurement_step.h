@@ -23,11 +23,11 @@ struct StepContext {
   GpuWorker* gpu = nullptr;
   const RunPlan* plan = nullptr;
   int64_t run_id = 0;
-  Nvml* nvml = nullptr;                   ///< null: no telemetry
-  std::string nvml_unavailable;           ///< why, when nvml is null
-  std::string uuid;                       ///< the GPU's, for NVML
-  double expected_sm_mhz = 0;             ///< below it a sample counts as throttled (0: no test)
-  std::chrono::seconds hang_margin{120};  ///< beyond a task's own budget before it is hung
+  Nvml* nvml = nullptr;                 ///< null: no telemetry
+  std::string nvml_unavailable;         ///< why, when nvml is null
+  std::string uuid;                     ///< the GPU's, for NVML
+  double expected_sm_mhz = 0;           ///< below it a sample counts as throttled (0: no test)
+  std::chrono::seconds hang_margin{5};  ///< beyond twice a task's own budget: hung
   std::atomic<uint64_t>* next_task = nullptr;
   const kernels::Registry* registry = nullptr;  ///< which references take which shapes
   /// Called with each verification as soon as it is known (the executor stores it).

@@ -138,6 +138,15 @@ void Queries::GetRun(const v1::GetRunRequest& request, Done<v1::GetRunResponse> 
   });
 }
 
+void Queries::FindRun(int64_t run_id, Done<v1::Run> done) {
+  OnReader(std::move(done), [run_id](db::Store& reader, v1::Run* response) {
+    std::optional<v1::Run> run = reader.GetRun(run_id);
+    if (!run) return NotFound("run_id: run " + std::to_string(run_id) + " does not exist");
+    *response = std::move(*run);
+    return Status::Ok();
+  });
+}
+
 void Queries::QueryMeasurements(const v1::QueryMeasurementsRequest& request,
                                 Done<v1::QueryMeasurementsResponse> done) {
   db::MeasurementFilter filter;

@@ -24,6 +24,8 @@ class Queries {
 
   void ListRuns(const v1::ListRunsRequest& request, Done<v1::ListRunsResponse> done);
   void GetRun(const v1::GetRunRequest& request, Done<v1::GetRunResponse> done);
+  /// The run's row alone (no measurements): who asked for it, its state. NotFound naming it.
+  void FindRun(int64_t run_id, Done<v1::Run> done);
   void QueryMeasurements(const v1::QueryMeasurementsRequest& request,
                          Done<v1::QueryMeasurementsResponse> done);
   void Advise(const v1::AdviseRequest& request, Done<v1::AdviseResponse> done);

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/core/measurement_step.h"
+#include "server/core/reader_pool.h"
 #include "server/core/round_order.h"
 #include "server/core/verification_policy.h"
 
@@ -168,9 +169,10 @@ void ExecuteJob(GpuWorker& gpu, Job& job, const ExecutionContext& context) {
   try {
     JobExecution(gpu, job, context).Run();
   } catch (const std::exception& e) {
-    // A store failure mid-run: the run cannot be recorded further; say so where we still can.
+    // A store failure mid-run: the run cannot be recorded further; say so where we still can
+    // (the details, which may name the database and its SQL, only in the log).
     spdlog::error("run {} aborted: {}", job.id(), e.what());
-    job.recorder.Failed({Code::kInternal, std::string("internal error: ") + e.what()});
+    job.recorder.Failed(StatusFromException(e));
   }
 }
 

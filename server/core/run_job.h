@@ -34,7 +34,7 @@ struct ExecutionContext {
   Nvml* nvml = nullptr;
   std::string nvml_unavailable = "NVML is not loaded";
   ClockLockJournal* clock_journal = nullptr;
-  std::chrono::seconds hang_margin{120};
+  std::chrono::seconds hang_margin{5};
   std::atomic<uint64_t>* next_task = nullptr;
   const kernels::Registry* registry = nullptr;
   /// True once the run must stop at its next measurement boundary (cancel, shutdown).

@@ -221,6 +221,12 @@ Status RunManager::SubmitRun(const v1::RunRequest& request, const std::string& p
   st = ApplyRounds(request.rounds(), request.preset().empty() ? 1 : kPresetDefaultRounds,
                    request.order_seed(), &plan);
   if (!st.ok()) return st;
+  const int64_t planned = int64_t(plan.items.size()) * plan.rounds;
+  if (options_.max_measurements_per_run > 0 && planned > options_.max_measurements_per_run)
+    return InvalidArgument("the request plans " + std::to_string(planned) +
+                           " measurements (variants x shapes x rounds); at most " +
+                           std::to_string(options_.max_measurements_per_run) +
+                           " per run (limits.max_measurements_per_run): split it into runs");
   auto job =
       std::make_shared<Job>(v1::RUN_KIND_ABLATION, std::move(plan), store_, std::move(observer));
   const std::string who =
@@ -273,6 +279,28 @@ Status RunManager::Cancel(int64_t run_id, v1::CancelRunResponse* response) {
   if (!run) return NotFound("run " + std::to_string(run_id) + " does not exist");
   response->set_state(run->state());  // already finished: nothing to cancel
   return Status::Ok();
+}
+
+Status RunManager::Watch(int64_t run_id, std::shared_ptr<RunObserver> observer) {
+  for (Gpu* gpu : Gpus()) {
+    std::lock_guard lock(gpu->mu);
+    if (gpu->running && gpu->running->id() == run_id) {
+      if (gpu->running->recorder.AddObserver(observer)) return Status::Ok();
+      break;
+    }
+    int position = 0;
+    for (auto& job : gpu->queue) {
+      if (job->id() == run_id && job->recorder.AddObserver(observer)) {
+        v1::RunEvent ev;
+        ev.mutable_queued()->set_run_id(run_id);
+        ev.mutable_queued()->set_position(position);
+        observer->OnEvent(ev);
+        return Status::Ok();
+      }
+      ++position;
+    }
+  }
+  return NotFound("run " + std::to_string(run_id) + " is neither queued nor running");
 }
 
 void RunManager::BroadcastPositions(Gpu* gpu) {

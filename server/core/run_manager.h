@@ -36,10 +36,12 @@ struct RunManagerOptions {
   std::string worker_path;
   TimingDefaults timing;
   int max_queued_per_gpu = 256;
+  /// Most measurements (items x rounds) one run may plan; 0: no limit.
+  int max_measurements_per_run = 0;
   /// What RunRequest.preset names; null: no presets.
   std::shared_ptr<const PresetCatalog> presets;
-  /// Extra time a worker gets beyond a task's own time cap before it is considered hung.
-  std::chrono::seconds hang_margin{120};
+  /// Extra time a worker gets beyond twice a task's own time cap before it is considered hung.
+  std::chrono::seconds hang_margin{5};
   /// NVML (telemetry, clocks); null where it could not be loaded, nvml_unavailable says why.
   Nvml* nvml = nullptr;
   std::string nvml_unavailable = "NVML is not loaded";
@@ -90,6 +92,11 @@ class RunManager {
   Status Cancel(int64_t run_id, v1::CancelRunResponse* response);
 
   DeviceSnapshot Device(int index);
+
+  /// Adds an observer to a queued or running run (WatchRun): it hears the run's position or its
+  /// Started event, then everything after. NotFound when the run is neither (it ended, or never
+  /// existed): the store has what became of it.
+  Status Watch(int64_t run_id, std::shared_ptr<RunObserver> observer);
 
  private:
   struct DescribeJob {

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <set>
 
+#include "server/core/limits.h"
 #include "server/core/variant_names.h"
 #include "server/core/verification_policy.h"
 
@@ -12,6 +14,34 @@ namespace ablation::core {
 namespace {
 
 constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
+
+// A timing option within [lo, hi] and finite (inf and 1e300 are numbers to protobuf).
+Status CheckRange(double value, double lo, double hi, const char* field) {
+  if (std::isfinite(value) && value >= lo && value <= hi) return Status::Ok();
+  char text[160];
+  std::snprintf(text, sizeof text, "timing.%s: %g is not in [%g, %g] (0: the daemon's default)",
+                field, value, lo, hi);
+  return InvalidArgument(text);
+}
+
+Status CheckTimingRanges(const v1::TimingOptions& t) {
+  const struct {
+    double value, lo, hi;
+    const char* field;
+  } ranges[] = {
+      {double(t.min_samples()), 0, 1e6, "min_samples"},
+      {double(t.max_samples()), 0, 1e7, "max_samples"},
+      {double(t.warmup_count()), 0, 1e6, "warmup_count"},
+      {t.min_seconds(), 0, 3600, "min_seconds"},
+      {t.max_seconds(), 0, 3600, "max_seconds"},
+      {t.warmup_seconds(), 0, 600, "warmup_seconds"},
+      {t.target_noise(), 0, 0.999, "target_noise"},
+      {t.low_clock_fraction(), 0, 0.999, "low_clock_fraction"},
+  };
+  for (const auto& r : ranges)
+    if (Status st = CheckRange(r.value, r.lo, r.hi, r.field); !st.ok()) return st;
+  return Status::Ok();
+}
 
 std::string ShapeText(const kernels::Problem& p) {
   return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
@@ -29,8 +59,11 @@ Status CheckShapes(const google::protobuf::RepeatedPtrField<v1::Shape>& shapes,
                              "x" + std::to_string(s.n()) + "x" + std::to_string(s.k()));
     }
     // The kernels index with 32-bit integers; refuse shapes past that range rather than overflow.
-    if (s.m() * s.k() > kMaxElements || s.k() * s.n() > kMaxElements ||
-        s.m() * s.n() > kMaxElements) {
+    // Multiplied with a check: (2^32)^2 wraps to 0 in int64 and would pass a plain comparison.
+    int64_t mk = 0, kn = 0, mn = 0;
+    if (!CheckedMultiply(s.m(), s.k(), &mk) || !CheckedMultiply(s.k(), s.n(), &kn) ||
+        !CheckedMultiply(s.m(), s.n(), &mn) || mk > kMaxElements || kn > kMaxElements ||
+        mn > kMaxElements) {
       return InvalidArgument(field + ": " + std::to_string(s.m()) + "x" + std::to_string(s.n()) +
                              "x" + std::to_string(s.k()) +
                              " has a matrix of more than 2^31-1 elements, beyond the kernels' "
@@ -177,10 +210,7 @@ Status PlanRun(const v1::RunRequest& request, const kernels::Registry& registry,
   // Timing: unset fields take the defaults; set ones must make sense.
   const auto& t = request.timing();
   v1::TimingOptions& o = plan->timing;
-  if (t.min_samples() < 0 || t.max_samples() < 0 || t.warmup_count() < 0)
-    return InvalidArgument("timing: sample and warm-up counts cannot be negative");
-  if (t.min_seconds() < 0 || t.max_seconds() < 0 || t.warmup_seconds() < 0 || t.target_noise() < 0)
-    return InvalidArgument("timing: times and noise cannot be negative");
+  if (!(st = CheckTimingRanges(t)).ok()) return st;
   o.set_min_samples(t.min_samples() ? t.min_samples() : d.min_samples);
   o.set_max_samples(t.max_samples() ? t.max_samples() : d.max_samples);
   o.set_min_seconds(t.min_seconds() > 0 ? t.min_seconds() : d.min_seconds);

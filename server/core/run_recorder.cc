@@ -30,8 +30,34 @@ bool RunRecorder::EndOnce() {
   return true;
 }
 
+std::vector<std::shared_ptr<RunObserver>> RunRecorder::Observers() const {
+  std::lock_guard lock(mu_);
+  return observers_;
+}
+
+// Observers are called outside mu_: they take their own locks and may call back into the core.
 void RunRecorder::Emit(const v1::RunEvent& event) {
-  if (observer_) observer_->OnEvent(event);
+  for (const auto& o : Observers()) o->OnEvent(event);
+}
+
+void RunRecorder::EmitEnd(const Status& status) {
+  for (const auto& o : Observers()) o->OnEnd(status);
+}
+
+void RunRecorder::EmitVerified(const v1::VerifyResult& result) {
+  for (const auto& o : Observers()) o->OnVerified(result);
+}
+
+bool RunRecorder::AddObserver(std::shared_ptr<RunObserver> observer) {
+  std::optional<v1::RunEvent> started;
+  {
+    std::lock_guard lock(mu_);
+    if (ended_) return false;
+    observers_.push_back(observer);
+    started = started_;
+  }
+  if (started) observer->OnEvent(*started);
+  return true;
 }
 
 void RunRecorder::Queued(int position) {
@@ -60,6 +86,10 @@ void RunRecorder::Started(const v1::DeviceIdentity& device, const RunPlan& plan,
     planned->mutable_shape()->set_n(item.problem.n);
     planned->mutable_shape()->set_k(item.problem.k);
   }
+  {
+    std::lock_guard lock(mu_);
+    started_ = ev;
+  }
   Emit(ev);
 }
 
@@ -80,7 +110,7 @@ void RunRecorder::Verified(v1::VerifyResult result) {
   if (result.created_at_ms() == 0) result.set_created_at_ms(NowMs());
   result.set_id(store_->InsertVerification(result));
   metrics::Daemon().Verified(result);
-  if (observer_) observer_->OnVerified(result);
+  EmitVerified(result);
 }
 
 void RunRecorder::Finished(v1::RunState state, int ok, int failed, const std::string& error) {
@@ -94,14 +124,14 @@ void RunRecorder::Finished(v1::RunState state, int ok, int failed, const std::st
   fin->set_ok(ok);
   fin->set_failed(failed);
   Emit(ev);
-  if (observer_) observer_->OnEnd(Status::Ok());
+  EmitEnd(Status::Ok());
 }
 
 void RunRecorder::VerifyFinished(v1::RunState state, const Status& status) {
   if (!EndOnce()) return;
   store_->FinishRun(run_id_, state, status.ok() ? "" : status.message(), NowMs());
   metrics::Daemon().RunEnded(run_id_, state);
-  if (observer_) observer_->OnEnd(status);
+  EmitEnd(status);
 }
 
 void RunRecorder::Failed(const Status& why) {
@@ -116,14 +146,14 @@ void RunRecorder::Failed(const Status& why) {
   ev.mutable_failed()->set_run_id(run_id_);
   ev.mutable_failed()->set_reason(why.message());
   Emit(ev);
-  if (observer_) observer_->OnEnd(why);
+  EmitEnd(why);
 }
 
 void RunRecorder::Aborted(const Status& why) {
   if (!EndOnce()) return;
   store_->FinishRun(run_id_, v1::RUN_STATE_FAILED, why.message(), NowMs());
   metrics::Daemon().RunEnded(run_id_, v1::RUN_STATE_FAILED);
-  if (observer_) observer_->OnEnd(why);
+  EmitEnd(why);
 }
 
 void RunRecorder::CancelledInQueue(const std::string& reason, const Status& why) {
@@ -134,7 +164,7 @@ void RunRecorder::CancelledInQueue(const std::string& reason, const Status& why)
   ev.mutable_finished()->set_run_id(run_id_);
   ev.mutable_finished()->set_state(v1::RUN_STATE_CANCELLED);
   Emit(ev);
-  if (observer_) observer_->OnEnd(why);
+  EmitEnd(why);
 }
 
 }  // namespace ablation::core

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,8 +23,9 @@ int64_t NowMs();
 
 class RunRecorder {
  public:
-  RunRecorder(db::Store* store, std::shared_ptr<RunObserver> observer)
-      : store_(store), observer_(std::move(observer)) {}
+  RunRecorder(db::Store* store, std::shared_ptr<RunObserver> observer) : store_(store) {
+    if (observer) observers_.push_back(std::move(observer));
+  }
 
   /// Stores the run as queued and remembers its id. Throws (a db error) if the store refuses.
   int64_t Create(const v1::Run& run);
@@ -53,15 +55,24 @@ class RunRecorder {
   /// After the run ended, later calls do nothing: a run ends once.
   bool ended() const;
 
+  /// Another observer (a client that re-attached with WatchRun) hears the rest of the run: the
+  /// Started event again if the run has started, then every later event and the end. False
+  /// once the run has ended: the store then has its outcome.
+  bool AddObserver(std::shared_ptr<RunObserver> observer);
+
  private:
   void Emit(const v1::RunEvent& event);
+  void EmitEnd(const Status& status);
+  void EmitVerified(const v1::VerifyResult& result);
+  std::vector<std::shared_ptr<RunObserver>> Observers() const;
   bool EndOnce();
 
   db::Store* store_;
-  std::shared_ptr<RunObserver> observer_;
   int64_t run_id_ = 0;
   mutable std::mutex mu_;
-  bool ended_ = false;  ///< guarded by mu_
+  bool ended_ = false;                                   ///< guarded by mu_
+  std::vector<std::shared_ptr<RunObserver>> observers_;  ///< guarded by mu_
+  std::optional<v1::RunEvent> started_;                  ///< guarded by mu_; replayed to watchers
 };
 
 }  // namespace ablation::core

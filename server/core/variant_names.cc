@@ -1,5 +1,7 @@
 #include "server/core/variant_names.h"
 
+#include "server/core/limits.h"
+
 #include <fnmatch.h>
 #include <algorithm>
 #include <cctype>
@@ -124,13 +126,18 @@ Status Resolve(const kernels::Registry& registry, std::string_view selector, std
                std::vector<const kernels::Variant*>* out) {
   std::string where(field);
   if (selector.empty()) return InvalidArgument(where + ": empty variant name");
+  // Before any matching: fnmatch and the edit distance below cost time in the name's length.
+  if (selector.size() > kMaxSelectorLength)
+    return InvalidArgument(where + ": " + std::to_string(selector.size()) +
+                           " characters; a variant name or pattern has at most " +
+                           std::to_string(kMaxSelectorLength) + " (" + QuoteInput(selector) + ")");
   if (IsGlob(selector)) {
     size_t before = out->size();
     for (const auto& v : registry.All())
       if (GlobMatch(selector, v.name)) out->push_back(&v);
     if (out->size() == before)
-      return InvalidArgument(where + ": the pattern '" + std::string(selector) +
-                             "' matches no variant");
+      return InvalidArgument(where + ": the pattern " + QuoteInput(selector) +
+                             " matches no variant");
     return Status::Ok();
   }
   if (const auto* v = registry.Find(selector)) {
@@ -143,7 +150,7 @@ Status Resolve(const kernels::Registry& registry, std::string_view selector, std
       return Status::Ok();
     }
   }
-  std::string msg = where + ": unknown variant '" + std::string(selector) + "'";
+  std::string msg = where + ": unknown variant " + QuoteInput(selector);
   auto closest = ClosestNames(registry, selector);
   if (!closest.empty()) {
     msg += "; closest known: ";

@@ -41,6 +41,9 @@ size_t EditDistance(std::string_view a, std::string_view b);
 std::vector<std::string> ClosestNames(const kernels::Registry& registry, std::string_view name,
                                       size_t count = 3);
 
+/// Longest selector Resolve looks at (the rpc layer's limits refuse longer ones earlier).
+inline constexpr size_t kMaxSelectorLength = 256;
+
 /// Resolves one selector (canonical name, short form or glob) to registry entries, in registry
 /// order. An unknown name or a glob that matches nothing is an InvalidArgument naming `field`
 /// and, for names, the closest known ones.

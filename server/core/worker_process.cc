@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,17 +45,25 @@ Status WorkerProcess::Start(std::chrono::milliseconds timeout) {
   if (::pipe2(in_pipe, O_CLOEXEC) || ::pipe2(out_pipe, O_CLOEXEC) || ::pipe2(err_pipe, O_CLOEXEC))
     return {Code::kInternal, std::string("pipe: ") + std::strerror(errno)};
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in_pipe[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
   std::string device = std::to_string(device_);
   char* argv[] = {const_cast<char*>(path_.c_str()), const_cast<char*>("--device"), device.data(),
                   nullptr};
-  pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, path_.c_str(), &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
+  const pid_t parent = ::getpid();
+  // fork + exec rather than posix_spawn: the child must ask for SIGKILL when the daemon dies
+  // (PR_SET_PDEATHSIG) before it runs anything, so that a SIGKILLed daemon leaves no worker
+  // holding the GPU, even mid-measurement. The signal follows the thread that forked: this is
+  // the GPU's own thread (or the main thread at start), which lives as long as the worker.
+  // Between fork and exec only async-signal-safe calls.
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the daemon died before the prctl took effect
+    if (::dup2(in_pipe[0], 0) < 0 || ::dup2(out_pipe[1], 1) < 0 || ::dup2(err_pipe[1], 2) < 0)
+      ::_exit(127);
+    ::execve(path_.c_str(), argv, environ);
+    ::_exit(127);
+  }
+  const int rc = pid < 0 ? errno : 0;
   ::close(in_pipe[0]);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);

@@ -1,22 +1,31 @@
 #include "server/rpc/run_stream.h"
 
+#include <chrono>
+#include <thread>
+
 #include <spdlog/spdlog.h>
 
 #include "server/rpc/grpc_status.h"
 
 namespace ablation::rpc {
 
-// What the core holds: forwards to the stream until the stream is done, then drops.
+// What the core holds: forwards to the stream until the stream is done, then drops. The run's
+// end is heard here even when no stream listens any more (the quota is given back then).
 class RunStream::Observer final : public core::RunObserver {
  public:
-  explicit Observer(RunStream* stream) : stream_(stream) {}
+  Observer(RunStream* stream, OnRunEnd on_end) : stream_(stream), on_end_(std::move(on_end)) {}
   void OnEvent(const v1::RunEvent& event) override {
     std::lock_guard lock(mu_);
     if (stream_) stream_->Event(event);
   }
   void OnEnd(const core::Status& status) override {
-    std::lock_guard lock(mu_);
-    if (stream_) stream_->End(status);
+    OnRunEnd on_end;
+    {
+      std::lock_guard lock(mu_);
+      if (stream_) stream_->End(status);
+      on_end.swap(on_end_);
+    }
+    if (on_end) on_end();
   }
   void Detach() {
     std::lock_guard lock(mu_);
@@ -26,22 +35,75 @@ class RunStream::Observer final : public core::RunObserver {
  private:
   std::mutex mu_;
   RunStream* stream_;
+  OnRunEnd on_end_;
 };
 
 RunStream* RunStream::Start(core::RunManager* runs, const v1::RunRequest& request,
-                            const std::string& peer) {
-  auto* stream = new RunStream(runs);
-  stream->observer_ = std::make_shared<Observer>(stream);
+                            const std::string& requested_by, OnRunEnd on_end) {
+  auto* stream = new RunStream();
+  stream->observer_ = std::make_shared<Observer>(stream, on_end);
   int64_t id = 0;
   // The core may report the Queued event from inside SubmitRun.
-  core::Status st = runs->SubmitRun(request, peer, stream->observer_, &id);
-  std::lock_guard lock(stream->mu_);
+  core::Status st =
+      Guarded([&] { return runs->SubmitRun(request, requested_by, stream->observer_, &id); });
   if (!st.ok()) {
+    if (on_end) on_end();  // refused: nothing will end
+    std::lock_guard lock(stream->mu_);
     stream->FinishOnce(ToGrpc(st));
   } else {
-    stream->run_id_ = id;
+    spdlog::info("run {} queued for {}", id, requested_by);
   }
   return stream;
+}
+
+RunStream* RunStream::Refuse(const grpc::Status& status) {
+  auto* stream = new RunStream();
+  stream->observer_ = std::make_shared<Observer>(stream, nullptr);
+  std::lock_guard lock(stream->mu_);
+  stream->FinishOnce(status);
+  return stream;
+}
+
+RunStream* RunStream::Watch(core::RunManager* runs, core::Queries* queries, int64_t run_id) {
+  auto* stream = new RunStream();
+  stream->observer_ = std::make_shared<Observer>(stream, nullptr);
+  if (run_id <= 0) {
+    std::lock_guard lock(stream->mu_);
+    stream->FinishOnce({grpc::StatusCode::INVALID_ARGUMENT, "run_id: must be a positive run id"});
+  } else if (!runs->Watch(run_id, stream->observer_).ok()) {
+    AnswerFromStore(stream->observer_, runs, queries, run_id, 20);
+  }
+  return stream;
+}
+
+// The run is not in the queue: it ended (or is ending: its final state may not be committed
+// yet, so a run the store still shows unfinished is looked for again a moment later).
+// Only the observer is used: the stream may be gone by the time a reader answers.
+void RunStream::AnswerFromStore(std::shared_ptr<Observer> observer, core::RunManager* runs,
+                                core::Queries* queries, int64_t run_id, int tries) {
+  v1::GetRunRequest request;
+  request.set_run_id(run_id);
+  queries->GetRun(request, [observer, runs, queries, run_id, tries](
+                               const core::Status& st, const v1::GetRunResponse& response) {
+    if (!st.ok()) {
+      observer->OnEnd(st);
+      return;
+    }
+    const v1::Run& run = response.run();
+    const bool final = run.state() != v1::RUN_STATE_QUEUED && run.state() != v1::RUN_STATE_RUNNING;
+    if (!final && tries > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (runs->Watch(run_id, observer).ok()) return;
+      return AnswerFromStore(observer, runs, queries, run_id, tries - 1);
+    }
+    v1::RunEvent event;
+    event.mutable_finished()->set_run_id(run.id());
+    event.mutable_finished()->set_state(run.state());
+    event.mutable_finished()->set_ok(run.ok());
+    event.mutable_finished()->set_failed(run.failed());
+    observer->OnEvent(event);
+    observer->OnEnd(core::Status::Ok());
+  });
 }
 
 void RunStream::Event(const v1::RunEvent& event) {
@@ -65,50 +127,28 @@ void RunStream::End(const core::Status& status) {
 }
 
 void RunStream::OnWriteDone(bool ok) {
-  int64_t cancel = 0;
-  core::RunManager* runs = runs_;  // `this` may be gone once the lock is released
-  {
-    std::lock_guard lock(mu_);
-    pending_.pop_front();
-    if (!ok) {
-      // The client is gone: stop the run at its next measurement boundary.
-      writing_ = false;
-      cancel = RunToCancelLocked();
-      FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "client went away"));
-    } else if (!pending_.empty()) {
-      StartWrite(&pending_.front());
-    } else {
-      writing_ = false;
-      if (ended_) FinishOnce(final_status_);
-    }
+  std::lock_guard lock(mu_);
+  pending_.pop_front();
+  if (!ok) {
+    // The client is gone; the run goes on (it is stored as it runs, and WatchRun re-attaches).
+    writing_ = false;
+    FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "client went away"));
+  } else if (!pending_.empty()) {
+    StartWrite(&pending_.front());
+  } else {
+    writing_ = false;
+    if (ended_) FinishOnce(final_status_);
   }
-  CancelRun(runs, cancel);
 }
 
 void RunStream::OnCancel() {
-  int64_t cancel = 0;
-  core::RunManager* runs = runs_;
-  {
-    std::lock_guard lock(mu_);
-    cancel = RunToCancelLocked();
-    if (!writing_) FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled by client"));
-  }
-  CancelRun(runs, cancel);
+  std::lock_guard lock(mu_);
+  if (!writing_) FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "the client left"));
 }
 
 void RunStream::OnDone() {
   observer_->Detach();
   delete this;
-}
-
-int64_t RunStream::RunToCancelLocked() { return run_id_ > 0 && !ended_ ? run_id_ : 0; }
-
-// Outside the stream's lock: the core takes its queue locks and may report to this stream.
-void RunStream::CancelRun(core::RunManager* runs, int64_t run_id) {
-  if (run_id == 0) return;
-  v1::CancelRunResponse response;
-  (void)runs->Cancel(run_id, &response);
-  spdlog::info("run {}: client disconnected, cancelling", run_id);
 }
 
 void RunStream::FinishOnce(const grpc::Status& status) {

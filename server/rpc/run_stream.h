@@ -1,15 +1,18 @@
-// The write side of one RunAblation stream, and the observer the core reports the run to. The
-// core holds the observer through a shared_ptr and may report after the client went away: the
-// stream then drops what it is told.
+// The write side of one RunAblation or WatchRun stream, and the observer the core reports the
+// run to. The core holds the observer through a shared_ptr and may report after the client went
+// away: the stream then drops what it is told. A run outlives its stream: a client that
+// disconnects (or detaches) leaves the run going; only CancelRun stops it.
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 
 #include <grpcpp/grpcpp.h>
 
 #include "ablation/v1/ablation.pb.h"
+#include "server/core/queries.h"
 #include "server/core/run_manager.h"
 #include "server/core/run_observer.h"
 
@@ -17,9 +20,18 @@ namespace ablation::rpc {
 
 class RunStream final : public grpc::ServerWriteReactor<v1::RunEvent> {
  public:
-  /// Submits the run; the reactor owns itself until OnDone.
+  /// Called once when the run ends (after the core's OnEnd), whether or not a client listens.
+  using OnRunEnd = std::function<void()>;
+
+  /// Submits the run; the reactor owns itself until OnDone. `requested_by` is the caller's
+  /// identity; `on_end` runs when the run ends, or at once when it is refused.
   static RunStream* Start(core::RunManager* runs, const v1::RunRequest& request,
-                          const std::string& peer);
+                          const std::string& requested_by, OnRunEnd on_end);
+  /// Follows a run already queued or running; a run that has ended gets its Finished event from
+  /// the store, one that does not exist NOT_FOUND.
+  static RunStream* Watch(core::RunManager* runs, core::Queries* queries, int64_t run_id);
+  /// Refused before anything started.
+  static RunStream* Refuse(const grpc::Status& status);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override;
@@ -27,15 +39,14 @@ class RunStream final : public grpc::ServerWriteReactor<v1::RunEvent> {
 
  private:
   class Observer;
-  explicit RunStream(core::RunManager* runs) : runs_(runs) {}
+  RunStream() = default;
 
   void Event(const v1::RunEvent& event);
   void End(const core::Status& status);
-  int64_t RunToCancelLocked();
-  static void CancelRun(core::RunManager* runs, int64_t run_id);
+  static void AnswerFromStore(std::shared_ptr<Observer> observer, core::RunManager* runs,
+                              core::Queries* queries, int64_t run_id, int tries);
   void FinishOnce(const grpc::Status& status);
 
-  core::RunManager* runs_;
   std::shared_ptr<Observer> observer_;
   std::recursive_mutex mu_;
   std::deque<v1::RunEvent> pending_;
@@ -43,7 +54,6 @@ class RunStream final : public grpc::ServerWriteReactor<v1::RunEvent> {
   bool ended_ = false;     ///< the core said the run is over
   bool told_end_ = false;  ///< a finished or failed event was queued: the stream ends ok
   bool finished_ = false;
-  int64_t run_id_ = 0;
   grpc::Status final_status_ = grpc::Status::OK;
 };
 

@@ -3,6 +3,8 @@
 #include <memory>
 #include <mutex>
 
+#include <spdlog/spdlog.h>
+
 #include "server/core/catalog.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/run_stream.h"
@@ -10,20 +12,25 @@
 namespace ablation::rpc {
 namespace {
 
-// A handler the core answers inline (in-memory lookups).
+// A handler the core answers inline (in-memory lookups), once the request is within bounds.
 template <typename Body>
-grpc::ServerUnaryReactor* Inline(grpc::CallbackServerContext* context, Body&& body) {
+grpc::ServerUnaryReactor* Inline(grpc::CallbackServerContext* context, const core::Status& bounds,
+                                 Body&& body) {
   auto* reactor = context->DefaultReactor();
-  reactor->Finish(ToGrpc(body()));
+  reactor->Finish(ToGrpc(bounds.ok() ? body() : bounds));
   return reactor;
 }
 
 // A handler the core answers later, from one of its threads: `start` hands the core a callback
 // that fills the response and finishes the call.
 template <typename Response, typename Start>
-grpc::ServerUnaryReactor* Later(grpc::CallbackServerContext* context, Response* response,
-                                Start&& start) {
+grpc::ServerUnaryReactor* Later(grpc::CallbackServerContext* context, const core::Status& bounds,
+                                Response* response, Start&& start) {
   auto* reactor = context->DefaultReactor();
+  if (!bounds.ok()) {
+    reactor->Finish(ToGrpc(bounds));
+    return reactor;
+  }
   start([reactor, response](const core::Status& s, const Response& r) {
     *response = r;
     reactor->Finish(ToGrpc(s));
@@ -31,11 +38,14 @@ grpc::ServerUnaryReactor* Later(grpc::CallbackServerContext* context, Response* 
   return reactor;
 }
 
-// Verify as the core sees it: an observer that collects the results and answers at the end.
+class VerifyReactor;
+
+// Verify as the core sees it: an observer that collects the results and answers at the end,
+// through the call's reactor while it is there.
 class VerifyCall final : public core::RunObserver {
  public:
-  VerifyCall(grpc::ServerUnaryReactor* reactor, v1::VerifyResponse* response)
-      : reactor_(reactor), response_(response) {}
+  VerifyCall(VerifyReactor* reactor, v1::VerifyResponse* response, std::function<void()> on_end)
+      : reactor_(reactor), response_(response), on_end_(std::move(on_end)) {}
   void OnEvent(const v1::RunEvent& event) override {
     std::lock_guard lock(mu_);
     if (event.has_queued()) collected_.set_run_id(event.queued().run_id());
@@ -44,58 +54,151 @@ class VerifyCall final : public core::RunObserver {
     std::lock_guard lock(mu_);
     *collected_.add_results() = result;
   }
-  void OnEnd(const core::Status& status) override {
+  void OnEnd(const core::Status& status) override;
+  /// The run to cancel when the client leaves; 0 until the run is queued.
+  int64_t CancelRequested() {
     std::lock_guard lock(mu_);
-    *response_ = collected_;
-    reactor_->Finish(ToGrpc(status));
+    cancel_requested_ = true;
+    return collected_.run_id();
+  }
+  bool cancel_requested() {
+    std::lock_guard lock(mu_);
+    return cancel_requested_;
+  }
+  void DetachReactor() {
+    std::lock_guard lock(mu_);
+    reactor_ = nullptr;
   }
 
  private:
   std::mutex mu_;
-  grpc::ServerUnaryReactor* reactor_;
+  VerifyReactor* reactor_;
   v1::VerifyResponse* response_;
+  std::function<void()> on_end_;
   v1::VerifyResponse collected_;
+  bool cancel_requested_ = false;
 };
+
+// A Verify call whose client may leave (Ctrl-C, its deadline): the run is then cancelled at its
+// next item, and the answer goes nowhere.
+class VerifyReactor final : public grpc::ServerUnaryReactor {
+ public:
+  explicit VerifyReactor(core::RunManager* runs) : runs_(runs) {}
+  void set_call(std::shared_ptr<VerifyCall> call) { call_ = std::move(call); }
+  void OnCancel() override {
+    if (const int64_t run_id = call_->CancelRequested(); run_id > 0) {
+      v1::CancelRunResponse ignored;
+      (void)runs_->Cancel(run_id, &ignored);
+      spdlog::info("verify run {}: the client left (cancelled or past its deadline)", run_id);
+    }
+  }
+  void OnDone() override {
+    call_->DetachReactor();
+    delete this;
+  }
+
+ private:
+  core::RunManager* runs_;
+  std::shared_ptr<VerifyCall> call_;
+};
+
+void VerifyCall::OnEnd(const core::Status& status) {
+  VerifyReactor* reactor = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    std::swap(reactor, reactor_);
+    if (reactor) *response_ = collected_;
+  }
+  // Outside mu_: Finish may lead to OnDone, which takes it.
+  if (reactor) reactor->Finish(ToGrpc(status));
+  if (on_end_) on_end_();
+}
 
 }  // namespace
 
+AblationService::AblationService(core::DaemonCore* core, ServiceOptions options)
+    : core_(core), auth_(options.authorizer), limits_(options.limits), quota_(options.limits) {
+  if (!auth_) {
+    own_authorizer_ =
+        std::make_unique<Authorizer>(core::TokenTable(), core::Role::kAdmin, core::Role::kAdmin);
+    auth_ = own_authorizer_.get();
+  }
+}
+
 grpc::ServerWriteReactor<v1::RunEvent>* AblationService::RunAblation(
     grpc::CallbackServerContext* context, const v1::RunRequest* request) {
-  return RunStream::Start(&core_->runs(), *request, context->peer());
+  const core::Identity caller = auth_->Caller(*context);
+  if (core::Status st = Bounds(*request); !st.ok()) return RunStream::Refuse(ToGrpc(st));
+  if (request->clocks().mode() == v1::CLOCK_MODE_LOCK) {
+    if (grpc::Status st = auth_->Allow(Action::kLockClocks, caller); !st.ok())
+      return RunStream::Refuse(st);
+  }
+  if (core::Status st = quota_.Reserve(caller.name); !st.ok()) return RunStream::Refuse(ToGrpc(st));
+  // Who asked is who authenticated; a requested_by in the request is not believed or stored.
+  v1::RunRequest run = *request;
+  run.clear_requested_by();
+  return RunStream::Start(&core_->runs(), run, caller.name,
+                          [this, name = caller.name] { quota_.Release(name); });
+}
+
+grpc::ServerWriteReactor<v1::RunEvent>* AblationService::WatchRun(
+    grpc::CallbackServerContext* context, const v1::WatchRunRequest* request) {
+  (void)context;
+  return RunStream::Watch(&core_->runs(), &core_->queries(), request->run_id());
 }
 
 grpc::ServerUnaryReactor* AblationService::Verify(grpc::CallbackServerContext* context,
                                                   const v1::VerifyRequest* request,
                                                   v1::VerifyResponse* response) {
-  auto* reactor = context->DefaultReactor();
-  auto call = std::make_shared<VerifyCall>(reactor, response);
-  core::Status st = core_->runs().SubmitVerify(*request, context->peer(), call);
-  if (!st.ok()) reactor->Finish(ToGrpc(st));
+  const core::Identity caller = auth_->Caller(*context);
+  auto* reactor = new VerifyReactor(&core_->runs());
+  core::Status st = Bounds(*request);
+  if (st.ok()) st = quota_.Reserve(caller.name);
+  if (!st.ok()) {
+    reactor->set_call(std::make_shared<VerifyCall>(reactor, response, nullptr));
+    reactor->Finish(ToGrpc(st));
+    return reactor;
+  }
+  auto call = std::make_shared<VerifyCall>(reactor, response,
+                                           [this, name = caller.name] { quota_.Release(name); });
+  reactor->set_call(call);
+  st = Guarded([&] { return core_->runs().SubmitVerify(*request, caller.name, call); });
+  if (!st.ok()) {
+    quota_.Release(caller.name);
+    reactor->Finish(ToGrpc(st));
+  } else if (call->cancel_requested()) {
+    // The client left while the run was being queued: OnCancel could not name it yet.
+    v1::CancelRunResponse ignored;
+    (void)core_->runs().Cancel(call->CancelRequested(), &ignored);
+  }
   return reactor;
 }
 
 grpc::ServerUnaryReactor* AblationService::ListVariants(grpc::CallbackServerContext* context,
                                                         const v1::ListVariantsRequest* request,
                                                         v1::ListVariantsResponse* response) {
-  return Inline(context, [&] { return core::ListVariants(core_->registry(), *request, response); });
+  return Inline(context, Bounds(*request),
+                [&] { return core::ListVariants(core_->registry(), *request, response); });
 }
 
 grpc::ServerUnaryReactor* AblationService::GetDevice(grpc::CallbackServerContext* context,
                                                      const v1::GetDeviceRequest* request,
                                                      v1::GetDeviceResponse* response) {
-  return Inline(context, [&] { return core::GetDevice(core_->runs(), *request, response); });
+  return Inline(context, Bounds(*request),
+                [&] { return core::GetDevice(core_->runs(), *request, response); });
 }
 
 grpc::ServerUnaryReactor* AblationService::GetBudget(grpc::CallbackServerContext* context,
                                                      const v1::BudgetRequest* request,
                                                      v1::BudgetResponse* response) {
-  return Inline(context, [&] { return core::GetBudget(core_->registry(), *request, response); });
+  return Inline(context, Bounds(*request),
+                [&] { return core::GetBudget(core_->registry(), *request, response); });
 }
 
 grpc::ServerUnaryReactor* AblationService::ListPresets(grpc::CallbackServerContext* context,
                                                        const v1::ListPresetsRequest* request,
                                                        v1::ListPresetsResponse* response) {
-  return Inline(context, [&] {
+  return Inline(context, Bounds(*request), [&] {
     return core::ListPresets(core_->presets(), core_->registry(), *request, response);
   });
 }
@@ -103,37 +206,53 @@ grpc::ServerUnaryReactor* AblationService::ListPresets(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* AblationService::CancelRun(grpc::CallbackServerContext* context,
                                                      const v1::CancelRunRequest* request,
                                                      v1::CancelRunResponse* response) {
-  return Inline(context, [&]() -> core::Status {
-    if (request->run_id() <= 0) return core::InvalidArgument("run_id: must be a positive run id");
-    return core_->runs().Cancel(request->run_id(), response);
+  const core::Identity caller = auth_->Caller(*context);
+  const int64_t run_id = request->run_id();
+  core::Status bounds =
+      run_id > 0 ? core::Status::Ok() : core::InvalidArgument("run_id: must be a positive run id");
+  grpc::Status others = auth_->Allow(Action::kCancelOthersRun, caller);
+  if (others.ok() || !bounds.ok())
+    return Inline(context, bounds,
+                  [&] { return Guarded([&] { return core_->runs().Cancel(run_id, response); }); });
+  // Not an admin: the run must be the caller's own. Who asked for it is in the store, read on
+  // the reader pool (requested_by never changes once a run exists).
+  auto* reactor = context->DefaultReactor();
+  core_->queries().FindRun(run_id, [this, reactor, response, caller, run_id, others](
+                                       const core::Status& st, const v1::Run& run) {
+    if (!st.ok()) return reactor->Finish(ToGrpc(st));
+    if (run.requested_by() != caller.name)
+      return reactor->Finish({others.error_code(), "run " + std::to_string(run_id) +
+                                                       " is not yours: " + others.error_message()});
+    reactor->Finish(ToGrpc(core_->runs().Cancel(run_id, response)));
   });
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* AblationService::ListRuns(grpc::CallbackServerContext* context,
                                                     const v1::ListRunsRequest* request,
                                                     v1::ListRunsResponse* response) {
-  return Later(context, response,
+  return Later(context, Bounds(*request), response,
                [&](auto done) { core_->queries().ListRuns(*request, std::move(done)); });
 }
 
 grpc::ServerUnaryReactor* AblationService::GetRun(grpc::CallbackServerContext* context,
                                                   const v1::GetRunRequest* request,
                                                   v1::GetRunResponse* response) {
-  return Later(context, response,
+  return Later(context, Bounds(*request), response,
                [&](auto done) { core_->queries().GetRun(*request, std::move(done)); });
 }
 
 grpc::ServerUnaryReactor* AblationService::QueryMeasurements(
     grpc::CallbackServerContext* context, const v1::QueryMeasurementsRequest* request,
     v1::QueryMeasurementsResponse* response) {
-  return Later(context, response,
+  return Later(context, Bounds(*request), response,
                [&](auto done) { core_->queries().QueryMeasurements(*request, std::move(done)); });
 }
 
 grpc::ServerUnaryReactor* AblationService::Advise(grpc::CallbackServerContext* context,
                                                   const v1::AdviseRequest* request,
                                                   v1::AdviseResponse* response) {
-  return Later(context, response,
+  return Later(context, Bounds(*request), response,
                [&](auto done) { core_->queries().Advise(*request, std::move(done)); });
 }
 
@@ -142,7 +261,7 @@ grpc::ServerUnaryReactor* AblationService::InspectSass(grpc::CallbackServerConte
                                                        v1::SassResponse* response) {
   // The worker names the kernel on the GPU's thread, cuobjdump runs on the inspector's thread,
   // and that thread finishes the call.
-  return Later(context, response, [&](auto done) {
+  return Later(context, Bounds(*request), response, [&](auto done) {
     if (core::Status st = core_->sass().Inspect(*request, done); !st.ok()) done(st, {});
   });
 }

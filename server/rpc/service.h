@@ -1,13 +1,19 @@
-// The thin gRPC adapter: each handler hands its request to the core and finishes the call with
-// what the core answers, mapping statuses in one place (grpc_status.h). Callback API; nothing
-// here blocks a reaction: runs execute on the GPUs' threads, queries on the reader pool, SASS
-// inspection on its own thread, and those threads finish the calls.
+// The thin gRPC adapter: each handler checks the request's bounds, hands it to the core and
+// finishes the call with what the core answers, mapping statuses in one place (grpc_status.h).
+// Who may call what is decided before a handler runs (auth.h); handlers only ask who the caller
+// is (requested_by, ownership) and whether an action within the call is allowed. Callback API;
+// nothing here blocks a reaction: runs execute on the GPUs' threads, queries on the reader pool,
+// SASS inspection on its own thread, and those threads finish the calls.
 #pragma once
+
+#include <memory>
 
 #include <grpcpp/grpcpp.h>
 
 #include "ablation/v1/ablation.grpc.pb.h"
 #include "server/core/daemon_core.h"
+#include "server/core/limits.h"
+#include "server/rpc/auth.h"
 
 namespace ablation::rpc {
 
@@ -17,14 +23,23 @@ namespace ablation::rpc {
 template <typename Request, typename Response>
 using UnaryHandler = grpc::ServerUnaryReactor*(grpc::CallbackServerContext* context,
                                                const Request* request, Response* response);
+template <typename Request>
+using StreamHandler = grpc::ServerWriteReactor<v1::RunEvent>*(grpc::CallbackServerContext* context,
+                                                              const Request* request);
+
+struct ServiceOptions {
+  /// Who the callers are; null: everyone is an anonymous admin (in-process tests).
+  const Authorizer* authorizer = nullptr;
+  core::RequestLimits limits;
+};
 
 class AblationService final : public v1::Ablation::CallbackService {
  public:
-  explicit AblationService(core::DaemonCore* core) : core_(core) {}
+  explicit AblationService(core::DaemonCore* core, ServiceOptions options = {});
 
   // Runs: on the GPUs' threads.
-  grpc::ServerWriteReactor<v1::RunEvent>* RunAblation(grpc::CallbackServerContext* context,
-                                                      const v1::RunRequest* request) override;
+  StreamHandler<v1::RunRequest> RunAblation;
+  StreamHandler<v1::WatchRunRequest> WatchRun;
   UnaryHandler<v1::VerifyRequest, v1::VerifyResponse> Verify;
   UnaryHandler<v1::CancelRunRequest, v1::CancelRunResponse> CancelRun;
   // Queries: on the reader pool.
@@ -41,7 +56,15 @@ class AblationService final : public v1::Ablation::CallbackService {
   UnaryHandler<v1::SassRequest, v1::SassResponse> InspectSass;
 
  private:
+  core::Status Bounds(const google::protobuf::Message& request) const {
+    return core::CheckRequestBounds(request, limits_);
+  }
+
   core::DaemonCore* core_;
+  std::unique_ptr<Authorizer> own_authorizer_;  ///< when none was given
+  const Authorizer* auth_;
+  core::RequestLimits limits_;
+  core::RunQuota quota_;
 };
 
 }  // namespace ablation::rpc

@@ -10,6 +10,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <thread>
+
 #include "ablation/v1/worker.pb.h"
 #include "server/worker/ipc.h"
 #include "server/worker/worker.h"
@@ -20,6 +22,25 @@ namespace {
 constexpr int kExitUsage = 2;
 constexpr int kExitProtocol = 3;     // a malformed frame or a dead reply pipe
 constexpr int kExitStickyError = 4;  // the CUDA context is unusable
+constexpr int kExitOrphaned = 5;     // the daemon that started us is gone
+
+// The daemon asks for SIGKILL at its death (PR_SET_PDEATHSIG, set before exec); this is the
+// second line for a worker started otherwise, or whose parent thread ended: a worker whose
+// parent changed (re-parented to init or a subreaper) exits at once, even in the middle of a
+// measurement, instead of holding the GPU for nobody.
+void ExitWithParent() {
+  const pid_t parent = ::getppid();
+  if (parent == 1) ::_exit(kExitOrphaned);
+  std::thread([parent] {
+    for (;;) {
+      if (::getppid() != parent) {
+        std::fprintf(stderr, "ablation-worker: the daemon (pid %d) is gone; exiting\n", parent);
+        ::_exit(kExitOrphaned);
+      }
+      ::usleep(200 * 1000);
+    }
+  }).detach();
+}
 
 void Usage(FILE* f) {
   std::fprintf(f,
@@ -76,6 +97,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  ExitWithParent();
   // A dead daemon must show as a write error, not kill us silently mid-reply.
   std::signal(SIGPIPE, SIG_IGN);
   // The protocol owns the original stdout; fd 1 then points at stderr, so that anything else

@@ -53,12 +53,18 @@ class FakeAblation final : public v1::Ablation::Service {
     for (const v1::RunEvent& event : events) writer->Write(event);
     if (wait_for_cancel_) {
       interrupt_->store(true);  // what the SIGINT handler would do
+      // The client asks for the run to be cancelled (CancelRun); the run then ends cancelled.
       const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-      while (!context->IsCancelled() && std::chrono::steady_clock::now() < give_up) {
+      while (cancelled_run_.load() == 0 && !context->IsCancelled() &&
+             std::chrono::steady_clock::now() < give_up) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
-      saw_cancel_.store(context->IsCancelled());
-      return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+      saw_cancel_.store(cancelled_run_.load() != 0);
+      v1::RunEvent finished;
+      finished.mutable_finished()->set_run_id(cancelled_run_.load());
+      finished.mutable_finished()->set_state(v1::RUN_STATE_CANCELLED);
+      writer->Write(finished);
+      return grpc::Status::OK;
     }
     return run_status_;
   }
@@ -178,6 +184,7 @@ class FakeAblation final : public v1::Ablation::Service {
 
   grpc::Status CancelRun(grpc::ServerContext*, const v1::CancelRunRequest* request,
                          v1::CancelRunResponse* response) override {
+    cancelled_run_.store(request->run_id());
     const bool running = request->run_id() == 3;
     response->set_state(running ? v1::RUN_STATE_RUNNING : v1::RUN_STATE_SUCCEEDED);
     response->set_cancelling(running);
@@ -195,6 +202,7 @@ class FakeAblation final : public v1::Ablation::Service {
   bool wait_for_cancel_ = false;
   std::atomic<bool>* interrupt_ = nullptr;
   std::atomic<bool> saw_cancel_{false};
+  std::atomic<int64_t> cancelled_run_{0};
 };
 
 class AppTest : public ::testing::Test {
@@ -321,7 +329,8 @@ TEST_F(AppTest, RunShowsProgressThenTable) {
   EXPECT_EQ(request.tags(0), "nightly");
   EXPECT_EQ(request.timing().min_samples(), 20);
   EXPECT_TRUE(request.timing().hot_l2());
-  EXPECT_FALSE(request.requested_by().empty());
+  // Who asked is the daemon's to say, from the caller's credentials.
+  EXPECT_TRUE(request.requested_by().empty());
 }
 
 TEST_F(AppTest, RunQuietPrintsNoProgress) {
@@ -382,7 +391,7 @@ TEST_F(AppTest, RunErrorStatusExitsTwoWithCodeName) {
   EXPECT_EQ(out_, "");
 }
 
-TEST_F(AppTest, RunInterruptCancelsTheCall) {
+TEST_F(AppTest, RunInterruptSendsCancelRunForTheRun) {
   service_.wait_for_cancel_ = true;
   service_.interrupt_ = &interrupted_;
   QueueEvents({Queued(0), Started(3)});
@@ -393,8 +402,8 @@ TEST_F(AppTest, RunInterruptCancelsTheCall) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   EXPECT_TRUE(service_.saw_cancel_.load());
-  // Events still in flight when the call is cancelled are dropped, so the run id may be unknown.
-  EXPECT_NE(err_.find("interrupted: "), std::string::npos) << err_;
+  EXPECT_EQ(service_.cancelled_run_.load(), 7) << "the run named by the Queued event";
+  EXPECT_NE(err_.find("interrupted: run 7 "), std::string::npos) << err_;
   EXPECT_NE(err_.find("cancelled; the daemon stops it at the next measurement boundary"),
             std::string::npos)
       << err_;

@@ -24,6 +24,7 @@ TEST(EscapeTest, CsvFieldQuotesCommasQuotesAndLineBreaks) {
   EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
   EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
   EXPECT_EQ(CsvField("cr\r"), "\"cr\r\"");
+  EXPECT_EQ(CsvField("esc\x1b[2J"), "esc\\x1b[2J");
   EXPECT_EQ(CsvField(""), "");
 }
 
@@ -32,6 +33,13 @@ TEST(EscapeTest, HtmlEscapesMarkupAndQuotes) {
   EXPECT_EQ(HtmlEscape("it's"), "it&#39;s");
   EXPECT_EQ(HtmlEscape("cp.async: +12.1% [+11.9, +12.7]"), "cp.async: +12.1% [+11.9, +12.7]");
   EXPECT_EQ(HtmlEscape("</script>"), "&lt;/script&gt;");
+}
+
+TEST(EscapeTest, ControlCharactersFromTheDaemonNeverReachTheTerminalRaw) {
+  // A tag or name that would set the terminal's title, clear it, or ring its bell.
+  EXPECT_EQ(OneLine("a\x1b]0;x\x07" "b"), "a\\x1b]0;x\\x07b");
+  EXPECT_EQ(Printable("line\nnext\x1b[2J\x7f"), "line\nnext\\x1b[2J\\x7f");
+  EXPECT_EQ(MarkdownCell("\x1b"), "\\x1b");
 }
 
 }  // namespace

@@ -47,5 +47,49 @@ TEST(Config, UnknownKeysWrongTypesAndBadValuesNameTheKey) {
   EXPECT_NE(st.message().find("d.toml:1"), std::string::npos) << st.message();
 }
 
+TEST(Config, ReadsLimitsAuthAndTlsAndRefusesWhatWouldWrapOrIsNotFinite) {
+  DaemonConfig c;
+  Status st = LoadConfigText(R"(
+readers = 2
+hang_margin_seconds = 7
+[limits]
+max_measurements_per_run = 500
+max_runs_per_identity = 3
+max_name_length = 64
+[auth]
+tokens = "tokens"
+anonymous_role = "read"
+client_cert_role = "admin"
+[tls]
+cert = "s.pem"
+key = "s.key"
+client_ca = "ca.pem"
+require_client_cert = true
+)",
+                             "t.toml", &c);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(c.readers, 2);
+  EXPECT_EQ(c.hang_margin_seconds, 7);
+  EXPECT_EQ(c.limits.max_measurements_per_run, 500);
+  EXPECT_EQ(c.limits.max_runs_per_identity, 3);
+  EXPECT_EQ(c.limits.max_name_length, 64u);
+  EXPECT_EQ(c.auth.anonymous_role, Role::kRead);
+  EXPECT_EQ(c.auth.client_cert_role, Role::kAdmin);
+  EXPECT_TRUE(c.auth.require_client_cert);
+  const std::pair<const char*, const char*> bad[] = {
+      {"[limits]\nmax_runs_total = 4294967296\n", "limits.max_runs_total: must be between 0"},
+      {"[timing]\nwarmup_seconds = inf\n", "timing.warmup_seconds: must be a finite number"},
+      {"[auth]\nanonymous_role = \"root\"\n", "auth.anonymous_role: expected none, read"},
+      {"[tls]\ncert = \"a\"\n", "tls.cert: tls.cert and tls.key go together"},
+      {"[tls]\nrequire_client_cert = true\n", "tls.require_client_cert: needs tls.client_ca"},
+      {"readers = 0\n", "readers: must be 1 to 64"},
+  };
+  for (const auto& [text, expect] : bad) {
+    DaemonConfig d;
+    st = LoadConfigText(text, "b.toml", &d);
+    EXPECT_NE(st.message().find(expect), std::string::npos) << text << " -> " << st.message();
+  }
+}
+
 }  // namespace
 }  // namespace ablation::core

@@ -166,7 +166,7 @@ TEST(RunPlanTimingTest, L2AndLowClockOptions) {
   r.mutable_timing()->set_low_clock_fraction(1.5);
   RunPlan bad;
   EXPECT_EQ(PlanRun(r, registry, DeviceLimits{}, TimingDefaults{}, &bad).message(),
-            "timing.low_clock_fraction: must be in [0, 1), 0 for the default");
+            "timing.low_clock_fraction: 1.5 is not in [0, 0.999] (0: the daemon's default)");
 }
 
 }  // namespace

@@ -118,32 +118,37 @@ TEST_F(DashboardViews, ExistInAFreshDatabase) {
     EXPECT_EQ(db.Rows(std::string("SELECT * FROM ") + view).size(), 0u) << view;
 }
 
-TEST_F(DashboardViews, LatestResultKeepsTheNewestOkRowPerVariantDtypeShape) {
+TEST_F(DashboardViews, LatestResultKeepsTheNewestOkRowPerVariantDtypeShapeAndGpu) {
   const int64_t r1 = AddRun({"nightly"}, 1);
   AddMeasurement(r1, "a", 1.0);
   AddMeasurement(r1, "b", 2.0);
   AddMeasurement(r1, "b", 2.0, v1::MEASUREMENT_STATUS_OK, 1024);  // another shape: its own row
   const int64_t r2 = AddRun({}, 2, "GPU-B");
-  const int64_t a2 = AddMeasurement(r2, "a", 0.9);
+  const int64_t a2 = AddMeasurement(r2, "a", 0.9);  // GPU-B's own row; GPU-A's stays
   AddMeasurement(r2, "b", 0,
                  v1::MEASUREMENT_STATUS_FAILED);  // a failure does not hide b's last good numbers
   store_->FinishRun(r2, v1::RUN_STATE_PARTIAL, "", kDay * 2 + 5000);
+  const int64_t r3 = AddRun({}, 3);
+  const int64_t a3 = AddMeasurement(r3, "a", 1.2);  // newer on GPU-A: replaces r1's
 
   ReadOnlyDb db(path_);
-  auto rows = db.Rows("SELECT * FROM latest_result ORDER BY variant, m");
-  ASSERT_EQ(rows.size(), 3u);
+  auto rows = db.Rows("SELECT * FROM latest_result ORDER BY variant, m, device_uuid");
+  ASSERT_EQ(rows.size(), 4u);
   EXPECT_EQ(rows[0]["variant"], "a");
-  EXPECT_EQ(rows[0]["run_id"], std::to_string(r2));
-  EXPECT_EQ(rows[0]["measurement_id"], std::to_string(a2));
-  EXPECT_EQ(rows[0]["device_uuid"], "GPU-B");
-  EXPECT_EQ(rows[0]["median_ms"], "0.9");
-  EXPECT_EQ(rows[0]["bytes_per_second"], "NULL");
-  EXPECT_EQ(rows[1]["variant"], "b");
-  EXPECT_EQ(rows[1]["m"], "1024");
+  EXPECT_EQ(rows[0]["device_uuid"], "GPU-A");
+  EXPECT_EQ(rows[0]["measurement_id"], std::to_string(a3));
+  EXPECT_EQ(rows[1]["variant"], "a");
+  EXPECT_EQ(rows[1]["run_id"], std::to_string(r2));
+  EXPECT_EQ(rows[1]["measurement_id"], std::to_string(a2));
+  EXPECT_EQ(rows[1]["device_uuid"], "GPU-B");
+  EXPECT_EQ(rows[1]["median_ms"], "0.9");
+  EXPECT_EQ(rows[1]["bytes_per_second"], "NULL");
   EXPECT_EQ(rows[2]["variant"], "b");
-  EXPECT_EQ(rows[2]["m"], "4096");
-  EXPECT_EQ(rows[2]["run_id"], std::to_string(r1));
-  EXPECT_EQ(rows[2]["time"], "1970-04-11T00:00:00.002Z");  // created_at_ms = 100 days + 2 ms
+  EXPECT_EQ(rows[2]["m"], "1024");
+  EXPECT_EQ(rows[3]["variant"], "b");
+  EXPECT_EQ(rows[3]["m"], "4096");
+  EXPECT_EQ(rows[3]["run_id"], std::to_string(r1));
+  EXPECT_EQ(rows[3]["time"], "1970-04-11T00:00:00.002Z");  // created_at_ms = 100 days + 2 ms
 }
 
 TEST_F(DashboardViews, NightlyHistoryAndChangeFollowOnlyNightlyRunsPerGpu) {

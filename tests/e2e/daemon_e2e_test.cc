@@ -6,13 +6,13 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
+#include <gmock/gmock.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
-#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "db/store.h"
@@ -87,8 +87,8 @@ TEST_F(E2E, WithoutGpuTheDaemonServesQueriesAndRefusesRuns) {
 
 TEST_F(E2E, ClientRunStoresAndPrintsMeasurementsOfBothKernels) {
   StartDaemon();
-  auto run = daemon_->Client({"run", "--variant", "L0_R1_s1", "--variant", "cublas_bf16",
-                              "--shape", "256x256x256", "--shape", "512x512x512", "--tag", "e2e",
+  auto run = daemon_->Client({"run", "--variant", "L0_R1_s1", "--variant", "cublas_bf16", "--shape",
+                              "256x256x256", "--shape", "512x512x512", "--tag", "e2e",
                               "--min-samples", "10"});
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   // Output shows canonical names only.
@@ -174,7 +174,8 @@ TEST_F(E2E, BadInputIsRefusedNamingTheFieldAndNothingIsWritten) {
     r.set_dtype("bf15");
     cases.push_back({r, "dtype: unknown dtype 'bf15'"});
   }
-  cases.push_back({Request({"abl_L0_R1_bl0_s1_sw1"}, 0, 256, 256), "shapes[0]: M, N and K must be positive"});
+  cases.push_back(
+      {Request({"abl_L0_R1_bl0_s1_sw1"}, 0, 256, 256), "shapes[0]: M, N and K must be positive"});
   cases.push_back({Request({"abl_L0_R1_bl0_s1_sw1"}, -4, 256, 256), "shapes[0]"});
   cases.push_back({Request({"abl_L0_R1_bl0_s1_sw1"}, 200, 256, 256), "cannot run 200x256x256"});
   cases.push_back({Request({"abl_L0_R1_bl0_s1_sw1"}, 16384, 16384, 16384), "MiB of device memory"});
@@ -208,7 +209,8 @@ TEST_F(E2E, BadInputIsRefusedNamingTheFieldAndNothingIsWritten) {
 TEST_F(E2E, WorkerThatDiesMidRunIsRecordedAndReplacedAndTheRunGoesOn) {
   StartDaemon({{"ABLATION_FAKE_CRASH_ON", "abl_L0_R1_bl0_s1_sw1"}});
   std::vector<v1::RunEvent> events;
-  auto req = Request({"cublas_bf16", "abl_L0_R1_bl0_s1_sw1", "abl_L1_R1_bl0_s3_sw1"}, 256, 256, 256);
+  auto req =
+      Request({"cublas_bf16", "abl_L0_R1_bl0_s1_sw1", "abl_L1_R1_bl0_s3_sw1"}, 256, 256, 256);
   ASSERT_TRUE(RunStream(req, &events).ok());
   std::vector<v1::Measurement> ms;
   for (const auto& e : events)
@@ -270,9 +272,9 @@ TEST_F(E2E, CancelStopsARunAtTheNextMeasurementBoundary) {
   EXPECT_GE(run->ok(), 1);
 }
 
-TEST_F(E2E, ClientThatDisconnectsCancelsItsRun) {
-  StartDaemon({{"ABLATION_FAKE_SLEEP_MS", "300"}});
-  auto req = Request({"abl_L1_R1_bl0_s*_sw1"}, 256, 256, 256);
+TEST_F(E2E, ClientThatDisconnectsLeavesItsRunRunning) {
+  StartDaemon({{"ABLATION_FAKE_SLEEP_MS", "100"}});
+  auto req = Request({"abl_L1_R1_bl0_s*_sw1"}, 256, 256, 256);  // 4 measurements
   int64_t run_id = 0;
   {
     auto stub = daemon_->Stub();
@@ -289,14 +291,16 @@ TEST_F(E2E, ClientThatDisconnectsCancelsItsRun) {
     reader->Finish();
   }
   ASSERT_GT(run_id, 0);
+  // The run is the daemon's: it goes on to its end (only CancelRun stops it).
   v1::RunState state = v1::RUN_STATE_UNSPECIFIED;
   for (int i = 0; i < 100; ++i) {
     auto run = OpenDb()->GetRun(run_id);
     state = run ? run->state() : v1::RUN_STATE_UNSPECIFIED;
-    if (state == v1::RUN_STATE_CANCELLED) break;
+    if (state != v1::RUN_STATE_QUEUED && state != v1::RUN_STATE_RUNNING) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  EXPECT_EQ(state, v1::RUN_STATE_CANCELLED);
+  EXPECT_EQ(state, v1::RUN_STATE_SUCCEEDED);
+  EXPECT_EQ(OpenDb()->GetRun(run_id)->ok(), 4);
 }
 
 TEST_F(E2E, RunsQueueFifoOnOneGpu) {
@@ -317,7 +321,8 @@ TEST_F(E2E, RunsQueueFifoOnOneGpu) {
   auto a = store->GetRun(first.back().finished().run_id());
   auto b = store->GetRun(second.back().finished().run_id());
   ASSERT_TRUE(a && b);
-  EXPECT_LE(a->finished_at_ms(), b->started_at_ms()) << "the second run starts after the first ends";
+  EXPECT_LE(a->finished_at_ms(), b->started_at_ms())
+      << "the second run starts after the first ends";
 }
 
 TEST_F(E2E, RunLeftUnfinishedByAKilledDaemonIsMarkedAtRestart) {
@@ -333,7 +338,8 @@ TEST_F(E2E, RunLeftUnfinishedByAKilledDaemonIsMarkedAtRestart) {
       if (ev.has_queued()) run_id = ev.queued().run_id();
     reader->Finish();
   });
-  for (int i = 0; i < 100 && run_id == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 100 && run_id == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   daemon_->Stop(SIGKILL);
   streamer.join();
@@ -409,15 +415,35 @@ TEST_F(E2E, HealthIsServing) {
   EXPECT_EQ(body, std::string("\x08\x01", 2)) << "HealthCheckResponse{status: SERVING}";
 }
 
-TEST_F(E2E, ServerReflectionListsTheService) {
+// HealthCheckRequest{service: name}, answered with HealthCheckResponse{status}.
+std::string HealthOf(const std::string& address, const std::string& service) {
+  std::string body;
+  std::string request = "\x0a" + std::string(1, char(service.size())) + service;
+  grpc::Status st = RawUnary(address, "/grpc.health.v1.Health/Check", request, &body);
+  if (!st.ok()) return "error " + st.error_message();
+  return body == std::string("\x08\x01", 2) ? "SERVING" : "NOT_SERVING";
+}
+
+TEST_F(E2E, HealthIsPerServiceRunsNeedAUsableGpu) {
+  StartDaemon({{"ABLATION_FAKE_NO_DEVICE", "no CUDA device (test)"}});
+  EXPECT_EQ(HealthOf(daemon_->address(), "ablation.v1.Runs"), "NOT_SERVING");
+  EXPECT_EQ(HealthOf(daemon_->address(), "ablation.v1.Queries"), "SERVING");
+  EXPECT_EQ(HealthOf(daemon_->address(), ""), "SERVING");
+}
+
+TEST_F(E2E, HealthSaysRunsServeWithAGpu) {
   StartDaemon();
-  auto channel = grpc::CreateChannel(daemon_->address(), grpc::InsecureChannelCredentials());
+  EXPECT_EQ(HealthOf(daemon_->address(), "ablation.v1.Runs"), "SERVING");
+}
+
+// ServerReflectionRequest{list_services: ""} on the reflection stream `method`; the answer.
+std::string ListServicesThrough(const std::string& address, const std::string& method) {
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
   grpc::GenericStub stub(channel);
   grpc::CompletionQueue cq;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  auto call =
-      stub.PrepareCall(&ctx, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
+  auto call = stub.PrepareCall(&ctx, method, &cq);
   void* tag = nullptr;
   bool ok = false;
   // Waits for the completion of the operation tagged `id`; its success.
@@ -426,29 +452,37 @@ TEST_F(E2E, ServerReflectionListsTheService) {
       if (reinterpret_cast<intptr_t>(tag) == id) return ok;
     return false;
   };
-  call->StartCall(reinterpret_cast<void*>(1));
-  ASSERT_TRUE(step(1));
-  // ServerReflectionRequest{list_services: ""}: field 7, length-delimited, empty.
-  grpc::Slice req(std::string("\x3a\x00", 2));
-  grpc::ByteBuffer req_buf(&req, 1);
-  call->Write(req_buf, reinterpret_cast<void*>(2));
-  ASSERT_TRUE(step(2));
-  grpc::ByteBuffer resp_buf;
-  call->Read(&resp_buf, reinterpret_cast<void*>(3));
-  ASSERT_TRUE(step(3));
-  std::vector<grpc::Slice> slices;
-  ASSERT_TRUE(resp_buf.Dump(&slices).ok());
   std::string body;
-  for (auto& sl : slices) body.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
-  EXPECT_THAT(body, HasSubstr("ablation.v1.Ablation"));
-  EXPECT_THAT(body, HasSubstr("grpc.health.v1.Health"));
-  call->WritesDone(reinterpret_cast<void*>(4));
-  step(4);
+  call->StartCall(reinterpret_cast<void*>(1));
+  if (step(1)) {
+    // Field 7 (list_services), length-delimited, empty.
+    grpc::Slice req(std::string("\x3a\x00", 2));
+    grpc::ByteBuffer req_buf(&req, 1);
+    call->Write(req_buf, reinterpret_cast<void*>(2));
+    grpc::ByteBuffer resp_buf;
+    std::vector<grpc::Slice> slices;
+    if (step(2)) call->Read(&resp_buf, reinterpret_cast<void*>(3));
+    if (step(3) && resp_buf.Dump(&slices).ok())
+      for (auto& sl : slices) body.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+    call->WritesDone(reinterpret_cast<void*>(4));
+    step(4);
+  }
   grpc::Status status;
   call->Finish(&status, reinterpret_cast<void*>(5));
   step(5);
   cq.Shutdown();
   while (cq.Next(&tag, &ok)) {
+  }
+  return body;
+}
+
+TEST_F(E2E, ServerReflectionV1alphaAndV1ListTheServices) {
+  StartDaemon();
+  for (const char* method : {"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+                             "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"}) {
+    const std::string body = ListServicesThrough(daemon_->address(), method);
+    EXPECT_THAT(body, HasSubstr("ablation.v1.Ablation")) << method;
+    EXPECT_THAT(body, HasSubstr("grpc.health.v1.Health")) << method;
   }
 }
 
@@ -459,7 +493,8 @@ TEST_F(E2E, BudgetShowsTheSeedsSharedMemoryTable) {
   EXPECT_THAT(ga104.out, HasSubstr("abl_L1_R1_bl0_s4_sw1 on sm_86"));
   EXPECT_THAT(ga104.out, HasSubstr("64 KB"));
   EXPECT_THAT(ga104.out, HasSubstr("past the 50 KB cliff"));
-  auto csv = daemon_->Client({"budget", "abl_L1_R1_bl0_s3_sw1", "--arch", "sm_80", "--format", "csv"});
+  auto csv =
+      daemon_->Client({"budget", "abl_L1_R1_bl0_s3_sw1", "--arch", "sm_80", "--format", "csv"});
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   EXPECT_THAT(csv.out, HasSubstr("49152"));
   auto bad = daemon_->Client({"budget", "L1_R1_s3", "--arch", "sm_70"});

@@ -3,7 +3,8 @@
 // Its numbers are synthetic and its device says so in its name. Behaviour comes from env vars:
 //   ABLATION_FAKE_NO_DEVICE=reason   report no device with this reason
 //   ABLATION_FAKE_CRASH_ON=variant   abort() when asked to measure this variant
-//   ABLATION_FAKE_SLEEP_MS=n         take n ms per measurement
+//   ABLATION_FAKE_SLEEP_MS=n         take n ms per measurement (and per verification)
+//   ABLATION_FAKE_HANG_ON=variant    never answer when asked to measure this variant
 //   ABLATION_FAKE_MEMORY_MB=n        device memory to report (default 1024)
 //   ABLATION_FAKE_FAIL_VERIFY=variant  report a failed verification for this variant
 //   ABLATION_FAKE_SASS_BINARY=path    the binary a describe request names (default: this
@@ -83,6 +84,7 @@ int main(int argc, char** argv) {
   if (!worker::WriteMessage(1, hello_reply).empty()) return 1;
 
   const std::string crash_on = Env("ABLATION_FAKE_CRASH_ON");
+  const std::string hang_on = Env("ABLATION_FAKE_HANG_ON");
   const std::string fail_verify = Env("ABLATION_FAKE_FAIL_VERIFY");
   const std::string reference_fail = Env("ABLATION_FAKE_REFERENCE_FAIL");
   const int sleep_ms =
@@ -101,6 +103,10 @@ int main(int argc, char** argv) {
       if (t.variant() == crash_on) {
         std::fprintf(stderr, "fake worker: crashing on %s as asked\n", t.variant().c_str());
         std::abort();
+      }
+      if (t.variant() == hang_on) {
+        std::fprintf(stderr, "fake worker: hanging on %s as asked\n", t.variant().c_str());
+        for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
       }
       if (sleep_ms) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
       auto* r = reply.mutable_measure();
@@ -143,6 +149,7 @@ int main(int argc, char** argv) {
       }
     } else if (req.has_verify()) {
       const auto& t = req.verify();
+      if (sleep_ms) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
       auto* r = reply.mutable_verify();
       r->set_variant(t.variant());
       r->set_dtype(t.dtype());

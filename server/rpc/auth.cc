@@ -1,0 +1,163 @@
+#include "server/rpc/auth.h"
+
+#include <utility>
+
+namespace ablation::rpc {
+namespace {
+
+using core::Role;
+
+constexpr std::string_view kService = "/ablation.v1.Ablation/";
+
+// THE table: every method of ablation.v1.Ablation and the role it needs. A method added to the
+// .proto without a line here needs admin until someone decides.
+struct MethodRole {
+  std::string_view method;
+  Role role;
+};
+constexpr MethodRole kMethodRoles[] = {
+    {"ListVariants", Role::kRead},      {"GetDevice", Role::kRead},
+    {"ListRuns", Role::kRead},          {"GetRun", Role::kRead},
+    {"QueryMeasurements", Role::kRead}, {"GetBudget", Role::kRead},
+    {"ListPresets", Role::kRead},       {"Advise", Role::kRead},
+    {"InspectSass", Role::kRead},       {"WatchRun", Role::kRead},
+    {"RunAblation", Role::kRun},        {"Verify", Role::kRun},
+    {"CancelRun", Role::kRun},
+};
+// Within a method, what needs more than the method's role.
+constexpr std::pair<Action, Role> kActionRoles[] = {
+    {Action::kLockClocks, Role::kAdmin},
+    {Action::kCancelOthersRun, Role::kAdmin},
+};
+// Services anyone may call: load balancers and grpcurl ask them before they have credentials.
+constexpr std::string_view kPublicServices[] = {"/grpc.health.v1.Health/",
+                                                "/grpc.reflection.v1alpha.ServerReflection/",
+                                                "/grpc.reflection.v1.ServerReflection/"};
+
+std::string_view ActionText(Action action) {
+  switch (action) {
+    case Action::kLockClocks:
+      return "locking clocks (clocks.mode=lock)";
+    case Action::kCancelOthersRun:
+      return "cancelling a run someone else asked for";
+  }
+  return "this";
+}
+
+std::string_view Find(const Authorizer::Metadata& metadata, std::string_view key) {
+  auto it = metadata.find(grpc::string_ref(key.data(), key.size()));
+  if (it == metadata.end()) return {};
+  return {it->second.data(), it->second.size()};
+}
+
+grpc::Status Refuse(const core::Identity& caller, std::string_view what, Role needed) {
+  const std::string need(core::RoleName(needed));
+  if (!caller.authenticated) {
+    return {grpc::StatusCode::UNAUTHENTICATED,
+            std::string(what) + " needs the " + need +
+                " role and this call carries no credentials: give the client a token "
+                "(--token-file or ABLATION_TOKEN) or a client certificate"};
+  }
+  return {grpc::StatusCode::PERMISSION_DENIED,
+          caller.name + " has the " + std::string(core::RoleName(caller.role)) + " role; " +
+              std::string(what) + " needs " + need + " (ask the daemon's operator for a token " +
+              "with that role)"};
+}
+
+class TokenProcessor final : public grpc::AuthMetadataProcessor {
+ public:
+  explicit TokenProcessor(const Authorizer* authorizer) : authorizer_(authorizer) {}
+  // Hashing a token and a map lookup: no reason to hop to another thread.
+  bool IsBlocking() const override { return false; }
+  grpc::Status Process(const InputMetadata& metadata, grpc::AuthContext* context,
+                       OutputMetadata* consumed, OutputMetadata* response) override {
+    (void)consumed;
+    (void)response;
+    return authorizer_->Check(Find(metadata, ":path"), metadata, context);
+  }
+
+ private:
+  const Authorizer* authorizer_;
+};
+
+}  // namespace
+
+std::string_view MethodName(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+Authorizer::Authorizer(core::TokenTable tokens, Role anonymous_role, Role client_cert_role)
+    : tokens_(std::move(tokens)),
+      anonymous_role_(anonymous_role),
+      client_cert_role_(client_cert_role) {}
+
+Role Authorizer::RequiredRole(std::string_view method) {
+  for (std::string_view prefix : kPublicServices)
+    if (method.substr(0, prefix.size()) == prefix) return Role::kNone;
+  if (method.substr(0, kService.size()) == kService) {
+    for (const auto& [name, role] : kMethodRoles)
+      if (MethodName(method) == name) return role;
+  }
+  return Role::kAdmin;
+}
+
+Role Authorizer::RequiredRole(Action action) {
+  for (const auto& [a, role] : kActionRoles)
+    if (a == action) return role;
+  return Role::kAdmin;
+}
+
+core::Identity Authorizer::IdentityOf(const Metadata& metadata, const grpc::AuthContext* auth,
+                                      std::string* bad_token) const {
+  const std::string_view header = Find(metadata, "authorization");
+  if (!header.empty()) {
+    constexpr std::string_view kBearer = "Bearer ";
+    if (header.substr(0, kBearer.size()) != kBearer) {
+      *bad_token = "the authorization header must be 'Bearer <token>'";
+    } else if (auto identity = tokens_.Lookup(header.substr(kBearer.size()))) {
+      return *identity;
+    } else {
+      *bad_token = "the bearer token is not one of this daemon's tokens (auth.tokens)";
+    }
+  }
+  // A certificate the TLS handshake verified against tls.client_ca.
+  if (auth != nullptr && auth->IsPeerAuthenticated()) {
+    auto names = auth->FindPropertyValues("x509_common_name");
+    if (!names.empty() && !names.front().empty())
+      return {"cert:" + std::string(names.front().data(), names.front().size()), client_cert_role_,
+              true};
+  }
+  return {"anonymous", anonymous_role_, false};
+}
+
+core::Identity Authorizer::Caller(const grpc::ServerContextBase& context) const {
+  std::string bad_token;
+  auto auth = context.auth_context();
+  return IdentityOf(context.client_metadata(), auth.get(), &bad_token);
+}
+
+grpc::Status Authorizer::Check(std::string_view method, const Metadata& metadata,
+                               const grpc::AuthContext* auth) const {
+  const Role needed = RequiredRole(method);
+  if (needed == Role::kNone) return grpc::Status::OK;
+  std::string bad_token;
+  const core::Identity caller = IdentityOf(metadata, auth, &bad_token);
+  // A wrong token is refused even where anonymous callers are let in: it is a mistake (or a
+  // guess) that the caller should hear about.
+  if (!bad_token.empty()) return {grpc::StatusCode::UNAUTHENTICATED, bad_token};
+  if (caller.role >= needed) return grpc::Status::OK;
+  return Refuse(caller, MethodName(method), needed);
+}
+
+grpc::Status Authorizer::Allow(Action action, const core::Identity& caller) const {
+  const Role needed = RequiredRole(action);
+  if (caller.role >= needed) return grpc::Status::OK;
+  return Refuse(caller, ActionText(action), needed);
+}
+
+std::shared_ptr<grpc::AuthMetadataProcessor> Authorizer::Processor() const {
+  return std::make_shared<TokenProcessor>(this);
+}
+
+}  // namespace ablation::rpc

@@ -1,0 +1,63 @@
+// Authentication and authorisation of calls, in one place: the role each method needs (and each
+// action within a method that needs more), checked by an AuthMetadataProcessor before any
+// handler runs, and the caller's identity for the handlers (requested_by, ownership). A call's
+// identity comes from its bearer token (`authorization: Bearer ...`), else from a verified TLS
+// client certificate, else it is anonymous with the configured anonymous role.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/security/auth_metadata_processor.h>
+
+#include "server/core/auth.h"
+
+namespace ablation::rpc {
+
+/// What a method may do beyond what its role in the method table allows.
+enum class Action {
+  kLockClocks,      ///< RunAblation with clocks.mode=lock
+  kCancelOthersRun  ///< CancelRun of a run someone else asked for
+};
+
+class Authorizer {
+ public:
+  using Metadata = std::multimap<grpc::string_ref, grpc::string_ref>;
+
+  /// `anonymous_role`: what a caller without credentials may do.
+  Authorizer(core::TokenTable tokens, core::Role anonymous_role, core::Role client_cert_role);
+
+  /// The role a full method name ("/ablation.v1.Ablation/RunAblation") needs. Health and
+  /// reflection need none; a method missing from the table needs admin (closed by default).
+  static core::Role RequiredRole(std::string_view method);
+  static core::Role RequiredRole(Action action);
+
+  /// Who the caller is. A token that is not in the table makes `bad_token` say so (and the
+  /// identity anonymous); such a call is refused by Check for every method that needs a role.
+  core::Identity IdentityOf(const Metadata& metadata, const grpc::AuthContext* auth,
+                            std::string* bad_token) const;
+  /// The identity for a handler: the same as the processor found.
+  core::Identity Caller(const grpc::ServerContextBase& context) const;
+
+  /// OK, UNAUTHENTICATED (no or unknown credentials) or PERMISSION_DENIED (a role too low), each
+  /// with a sentence naming the method, the role it needs and what to do.
+  grpc::Status Check(std::string_view method, const Metadata& metadata,
+                     const grpc::AuthContext* auth) const;
+  grpc::Status Allow(Action action, const core::Identity& caller) const;
+
+  /// The processor to set on the listener's credentials; it calls Check for every call.
+  std::shared_ptr<grpc::AuthMetadataProcessor> Processor() const;
+
+ private:
+  core::TokenTable tokens_;
+  core::Role anonymous_role_;
+  core::Role client_cert_role_;
+};
+
+/// The method name of a call's full path: "/ablation.v1.Ablation/CancelRun" -> "CancelRun".
+std::string_view MethodName(std::string_view path);
+
+}  // namespace ablation::rpc

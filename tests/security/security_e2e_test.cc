@@ -1,0 +1,262 @@
+// The daemon as a hostile client meets it, end to end over real gRPC: calls without a token,
+// with a wrong one or with too low a role; a spoofed requested_by; TLS with a CA made here with
+// openssl; a listener other machines could reach. The fake worker stands in for the GPU.
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include "db/store.h"
+#include "tests/e2e/harness.h"
+#include "tests/support/test_paths.h"
+
+namespace ablation::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr const char* kReadToken = "read-token-0123456789abcdef";
+constexpr const char* kRunToken = "run-token-0123456789abcdef";
+constexpr const char* kOtherRunToken = "other-run-token-0123456789";
+constexpr const char* kAdminToken = "admin-token-0123456789abcdef";
+
+void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+class Security : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir();
+    ASSERT_FALSE(dir_.empty());
+    // The token file as an operator makes it: one `ablationd --hash-token` line per token.
+    std::string tokens;
+    for (const auto& [token, who] :
+         {std::pair{kReadToken, "reader:read"}, std::pair{kRunToken, "alice:run"},
+          std::pair{kOtherRunToken, "bob:run"}, std::pair{kAdminToken, "root:admin"}}) {
+      WriteFile(dir_ + "/token.in", std::string(token) + "\n");
+      CommandResult line = RunCommand(
+          {"/bin/sh", "-c",
+           TestBinary(ABLATIOND_PATH) + " --hash-token " + who + " < " + dir_ + "/token.in"});
+      ASSERT_EQ(line.exit_code, 0) << line.err;
+      tokens += line.out;
+    }
+    WriteFile(dir_ + "/tokens", tokens);
+  }
+  void TearDown() override {
+    if (daemon_) daemon_->Stop(SIGTERM);
+    std::filesystem::remove_all(dir_);
+  }
+
+  // A daemon with the token file (and `extra` config), anonymous callers allowed nothing.
+  void StartDaemon(const std::string& extra = "", std::map<std::string, std::string> env = {}) {
+    WriteFile(dir_ + "/ablationd.toml", "[auth]\ntokens = \"tokens\"\n" + extra);
+    daemon_ = std::make_unique<Daemon>(dir_, FAKE_WORKER_PATH, std::move(env));
+    daemon_->set_extra_args({"--config", dir_ + "/ablationd.toml"});
+    ASSERT_EQ(daemon_->Start(), "");
+  }
+
+  grpc::Status RunAs(const char* token, const v1::RunRequest& request,
+                     std::vector<v1::RunEvent>* events = nullptr) {
+    auto stub = daemon_->Stub();
+    grpc::ClientContext ctx;
+    if (token) ctx.AddMetadata("authorization", std::string("Bearer ") + token);
+    auto reader = stub->RunAblation(&ctx, request);
+    v1::RunEvent event;
+    while (reader->Read(&event))
+      if (events) events->push_back(event);
+    return reader->Finish();
+  }
+
+  static v1::RunRequest SmallRun() {
+    v1::RunRequest request;
+    request.add_variants("cublas_bf16");
+    auto* shape = request.add_shapes();
+    shape->set_m(256);
+    shape->set_n(256);
+    shape->set_k(256);
+    request.mutable_timing()->set_min_seconds(0.001);
+    return request;
+  }
+
+  std::string dir_;
+  std::unique_ptr<Daemon> daemon_;
+};
+
+TEST_F(Security, WithoutATokenQueriesAndRunsAreUnauthenticatedButHealthAnswers) {
+  StartDaemon();
+  auto stub = daemon_->Stub();
+  grpc::ClientContext ctx;
+  v1::ListRunsResponse runs;
+  grpc::Status st = stub->ListRuns(&ctx, v1::ListRunsRequest(), &runs);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(st.error_message(), HasSubstr("ListRuns needs the read role"));
+  st = RunAs(nullptr, SmallRun());
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(st.error_message(), HasSubstr("--token-file or ABLATION_TOKEN"));
+
+  auto bad = daemon_->Client({"runs"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("UNAUTHENTICATED"));
+  // The client's token from the environment.
+  auto with_token = RunCommand({TestBinary(CLIENT_PATH), "--server", daemon_->address(), "runs"},
+                               {{"ABLATION_TOKEN", kReadToken}});
+  EXPECT_EQ(with_token.exit_code, 0) << with_token.err;
+  EXPECT_FALSE(db::Store::OpenReadOnly(daemon_->db_path())->LatestRun().has_value());
+}
+
+TEST_F(Security, AnUnknownTokenIsRefusedEvenForReads) {
+  StartDaemon("anonymous_role = \"read\"\n");
+  auto stub = daemon_->Stub();
+  grpc::ClientContext ctx;
+  ctx.AddMetadata("authorization", "Bearer guessed-0123456789abcdef");
+  v1::ListRunsResponse runs;
+  grpc::Status st = stub->ListRuns(&ctx, v1::ListRunsRequest(), &runs);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(st.error_message(), HasSubstr("not one of this daemon's tokens"));
+  // With anonymous_role = read, a caller without a token reads but does not run.
+  grpc::ClientContext anon;
+  EXPECT_TRUE(stub->ListRuns(&anon, v1::ListRunsRequest(), &runs).ok());
+  EXPECT_EQ(RunAs(nullptr, SmallRun()).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}
+
+TEST_F(Security, EachRoleDoesWhatItMayAndIsToldWhatItMayNot) {
+  StartDaemon();
+  // read: queries yes, runs no.
+  grpc::Status st = RunAs(kReadToken, SmallRun());
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(st.error_message(), HasSubstr("reader has the read role; RunAblation needs run"));
+  // run: runs yes, clock locks no.
+  std::vector<v1::RunEvent> events;
+  EXPECT_TRUE(RunAs(kRunToken, SmallRun(), &events).ok());
+  v1::RunRequest locked = SmallRun();
+  locked.mutable_clocks()->set_mode(v1::CLOCK_MODE_LOCK);
+  locked.mutable_clocks()->set_sm_mhz("max");
+  st = RunAs(kRunToken, locked);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(st.error_message(), HasSubstr("locking clocks (clocks.mode=lock) needs admin"));
+  // admin may ask for the lock (this daemon has no NVML, so the core then refuses it).
+  st = RunAs(kAdminToken, locked);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << st.error_message();
+}
+
+TEST_F(Security, RequestedByIsTheCallersIdentityNeverTheRequests) {
+  StartDaemon();
+  v1::RunRequest request = SmallRun();
+  request.set_requested_by("root@prod (spoofed)");
+  std::vector<v1::RunEvent> events;
+  ASSERT_TRUE(RunAs(kRunToken, request, &events).ok());
+  auto run = db::Store::OpenReadOnly(daemon_->db_path())->LatestRun();
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->requested_by(), "alice");
+  EXPECT_THAT(run->request_json(), Not(HasSubstr("spoofed")));
+}
+
+TEST_F(Security, RunRoleCancelsOnlyItsOwnRunsAdminCancelsAny) {
+  StartDaemon("", {{"ABLATION_FAKE_SLEEP_MS", "500"}});
+  v1::RunRequest request = SmallRun();
+  request.set_rounds(20);  // ~10 s: long enough to be cancelled
+  auto stub = daemon_->Stub();
+  grpc::ClientContext ctx;
+  ctx.AddMetadata("authorization", std::string("Bearer ") + kRunToken);
+  auto reader = stub->RunAblation(&ctx, request);
+  v1::RunEvent event;
+  ASSERT_TRUE(reader->Read(&event));
+  ASSERT_TRUE(event.has_queued());
+  const int64_t run_id = event.queued().run_id();
+  auto cancel = [&](const char* token) {
+    grpc::ClientContext c;
+    c.AddMetadata("authorization", std::string("Bearer ") + token);
+    v1::CancelRunRequest req;
+    req.set_run_id(run_id);
+    v1::CancelRunResponse resp;
+    return stub->CancelRun(&c, req, &resp);
+  };
+  grpc::Status st = cancel(kOtherRunToken);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(st.error_message(), HasSubstr("is not yours"));
+  EXPECT_TRUE(cancel(kAdminToken).ok());
+  while (reader->Read(&event)) {
+  }
+  EXPECT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(event.finished().state(), v1::RUN_STATE_CANCELLED);
+  EXPECT_TRUE(cancel(kRunToken).ok()) << "its owner may cancel it too (it is over by now)";
+}
+
+TEST_F(Security, TlsWithATestCaAndTheClientsHttpsScheme) {
+  // A CA and a server certificate for 127.0.0.1, made now.
+  const std::string script =
+      "set -e; cd " + dir_ +
+      "; openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 1 "
+      "-subj /CN=test-ca 2>/dev/null"
+      "; openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr "
+      "-subj /CN=127.0.0.1 2>/dev/null"
+      "; printf 'subjectAltName=IP:127.0.0.1,DNS:localhost' > san.ext"
+      "; openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+      "-out server.pem -days 1 -extfile san.ext 2>/dev/null";
+  CommandResult made = RunCommand({"/bin/sh", "-c", script});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  StartDaemon("[tls]\ncert = \"server.pem\"\nkey = \"server.key\"\n");
+  std::ifstream log(dir_ + "/daemon.out");  // spdlog writes to stdout
+  EXPECT_THAT(std::string(std::istreambuf_iterator<char>(log), {}), HasSubstr("TLS, 4 token(s)"));
+
+  grpc::SslCredentialsOptions ssl;
+  std::ifstream in(dir_ + "/ca.pem");
+  ssl.pem_root_certs.assign(std::istreambuf_iterator<char>(in), {});
+  auto channel = grpc::CreateChannel(daemon_->address(), grpc::SslCredentials(ssl));
+  auto stub = v1::Ablation::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.AddMetadata("authorization", std::string("Bearer ") + kReadToken);
+  v1::ListRunsResponse runs;
+  EXPECT_TRUE(stub->ListRuns(&ctx, v1::ListRunsRequest(), &runs).ok());
+
+  // Plaintext to a TLS port does not get through.
+  auto plain = daemon_->Stub();
+  grpc::ClientContext pctx;
+  pctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  pctx.AddMetadata("authorization", std::string("Bearer ") + kReadToken);
+  EXPECT_FALSE(plain->ListRuns(&pctx, v1::ListRunsRequest(), &runs).ok());
+
+  WriteFile(dir_ + "/client.token", std::string(kRunToken) + "\n");
+  CommandResult run =
+      RunCommand({TestBinary(CLIENT_PATH), "--server", "https://" + daemon_->address(), "--ca",
+                  dir_ + "/ca.pem", "--token-file", dir_ + "/client.token", "run", "--variant",
+                  "cublas_bf16", "--shape", "256"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(db::Store::OpenReadOnly(daemon_->db_path())->LatestRun()->requested_by(), "alice");
+}
+
+TEST_F(Security, AListenerOtherMachinesReachIsRefusedWithoutTlsUnlessInsecureRemote) {
+  const std::vector<std::string> base = {
+      TestBinary(ABLATIOND_PATH),  "--listen", "0.0.0.0:0", "--db", dir_ + "/r.db", "--worker",
+      TestBinary(FAKE_WORKER_PATH)};
+  CommandResult refused = RunCommand(base, {}, 60);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.err, HasSubstr("can be reached from other machines"));
+  EXPECT_THAT(refused.err, HasSubstr("--insecure-remote"));
+  // Tokens in clear text to another machine are refused even with --insecure-remote.
+  WriteFile(dir_ + "/remote.toml", "[auth]\ntokens = \"tokens\"\n");
+  std::vector<std::string> with_tokens = base;
+  with_tokens.insert(with_tokens.end(), {"--insecure-remote", "--config", dir_ + "/remote.toml"});
+  CommandResult clear = RunCommand(with_tokens, {}, 60);
+  EXPECT_EQ(clear.exit_code, 2);
+  EXPECT_THAT(clear.err, HasSubstr("would travel in clear text"));
+}
+
+TEST_F(Security, InsecureRemoteWarnsAtEveryStart) {
+  // The harness listens on 127.0.0.1; the warning is about a 0.0.0.0 listener, checked through
+  // a short-lived daemon that binds one and is stopped at once.
+  const std::string cmd = TestBinary(ABLATIOND_PATH) +
+                          " --listen 0.0.0.0:0 --insecure-remote --db " + dir_ + "/w.db --worker " +
+                          TestBinary(FAKE_WORKER_PATH) + " --port-file " + dir_ +
+                          "/w.port & pid=$!; for i in $(seq 100); do [ -s " + dir_ +
+                          "/w.port ] && break; sleep 0.1; done; kill -TERM $pid; wait $pid";
+  CommandResult r = RunCommand({"/bin/sh", "-c", cmd}, {}, 60);
+  EXPECT_THAT(r.out, HasSubstr("--insecure-remote: 0.0.0.0:0 is served without TLS"));
+}
+
+}  // namespace
+}  // namespace ablation::testing
