@@ -19,6 +19,12 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
 done
 bin=$bundle/bin
 client() { "$bin/ablation-client" --server "127.0.0.1:$port" "$@"; }
+# A process that still runs: a zombie waiting for init to reap it holds no GPU and counts as gone.
+alive() {
+  local state
+  state=$(ps -o stat= -p "$1" 2>/dev/null)
+  [[ -n $state && $state != Z* ]]
+}
 status=0
 
 # start_daemon NAME [ENV=VALUE...]: a daemon on a free port with its own database and log.
@@ -46,7 +52,7 @@ nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader
 
 echo "== (a) hang: declared within 2 x budget + margin"
 hung=abl_L1_R1_bl0_s3_sw1
-max_seconds=2
+max_seconds=1
 warmup_seconds=0.1
 budget=$(awk -v m=$max_seconds -v w=$warmup_seconds 'BEGIN { printf "%d", int(3 * m + w) + 1 }')
 bound=$((2 * budget + margin))
@@ -87,7 +93,7 @@ if start_daemon kill; then
   left=""
   for i in $(seq 1 50); do
     left=""
-    for w in $workers; do kill -0 "$w" 2>/dev/null && left+="$w "; done
+    for w in $workers; do alive "$w" && left+="$w "; done
     [[ -z $left ]] && break
     sleep 0.1
   done
@@ -98,11 +104,11 @@ if start_daemon kill; then
     kill -KILL $left
     status=1
   else
-    echo "no ablation-worker left ${i}00 ms after the SIGKILL"
+    echo "no ablation-worker left $((i * 100)) ms after the SIGKILL (checked every 100 ms)"
   fi
-  if pgrep -x ablation-worker >/dev/null; then
-    echo "note: other ablation-worker processes run on this node: $(pgrep -x ablation-worker | tr '\n' ' ')"
-  fi
+  others=""
+  for w in $(pgrep -x ablation-worker); do alive "$w" && others+="$w "; done
+  [[ -z $others ]] || echo "note: other ablation-worker processes run on this node: $others"
 else
   status=1
 fi

@@ -9,7 +9,7 @@ packages=(
   libsqlite3-dev sqlite3 libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev
   libssl-dev openssl  # SHA-256 of tokens; the security test makes its CA with openssl
   libgtest-dev libgmock-dev
-  clang  # libFuzzer (tests/fuzz, -DABLATION_FUZZ=ON)
+  clang libclang-rt-dev  # libFuzzer and ASan runtimes for tests/fuzz (ABLATION_FUZZ)
   chromium  # headless, for the test that renders `report --format html`
   patchelf  # deploy/make-bundle.sh sets the bundle's RPATH
   systemd shellcheck  # systemd-analyze verify/security and shellcheck in the deploy tests
