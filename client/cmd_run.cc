@@ -57,6 +57,11 @@ class CancelOnInterrupt {
             if (interrupted.load()) {
               fired_.store(true);
               lock.unlock();
+              // A Ctrl-C can come before the Queued event named the run: wait a moment for its
+              // id, since a run whose stream merely ends goes on (the daemon keeps it).
+              const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+              while (run_id.load() == 0 && std::chrono::steady_clock::now() < give_up)
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
               SendCancel(call, context, run_id.load());
               return;
             }
