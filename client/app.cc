@@ -12,6 +12,7 @@
 #include "client/cmd_compare.h"
 #include "client/cmd_device.h"
 #include "client/cmd_presets.h"
+#include "client/cmd_profile.h"
 #include "client/cmd_report.h"
 #include "client/cmd_results.h"
 #include "client/cmd_run.h"
@@ -63,6 +64,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   ReportOptions report;
   CompareOptions compare;
   BudgetOptions budget;
+  ProfileOptions profile;
   CLI::App* variants_cmd = SetupVariants(app, variants);
   CLI::App* device_cmd = SetupDevice(app, device);
   CLI::App* run_cmd = SetupRun(app, run);
@@ -78,6 +80,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   CLI::App* report_cmd = SetupReport(app, report);
   CLI::App* compare_cmd = SetupCompare(app, compare);
   CLI::App* budget_cmd = SetupBudget(app, budget);
+  CLI::App* profile_cmd = SetupProfile(app, profile);
 
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
@@ -112,6 +115,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (*report_cmd) return ExecuteReport(report, context);
   if (*compare_cmd) return ExecuteCompare(compare, context);
   if (*budget_cmd) return ExecuteBudget(budget, context);
+  if (*profile_cmd) return ExecuteProfile(profile, context);
   err << "error: no subcommand\n";
   return kExitUsage;
 }

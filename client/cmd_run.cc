@@ -13,6 +13,7 @@
 #include "client/exit_codes.h"
 #include "client/parse.h"
 #include "client/render.h"
+#include "client/render_counters.h"
 #include "client/validators.h"
 
 namespace ablation::client {
@@ -129,6 +130,12 @@ void AddMeasureOptions(CLI::App* sub, RunOptions& options) {
   sub->add_option("--device,-d", options.device, "GPU index")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--profile", options.profile,
+                "After each item's timing, read the hardware counters of one launch (ncu)");
+  sub->add_option("--profile-metrics", options.profile_metrics,
+                  "With --profile: sets, concepts or ncu metric names (as profile --metrics)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
 void ApplyMeasureOptions(const RunOptions& options, v1::RunRequest* request) {
@@ -147,6 +154,8 @@ void ApplyMeasureOptions(const RunOptions& options, v1::RunRequest* request) {
   request->set_rounds(options.rounds);
   request->set_order_seed(options.order_seed);
   request->set_device(options.device);
+  request->set_profile(options.profile);
+  for (const auto& m : options.profile_metrics) request->add_profile_metrics(m);
 }
 
 CLI::App* SetupRun(CLI::App& app, RunOptions& options) {
@@ -245,7 +254,9 @@ int FollowRun(const v1::RunRequest& request, const CommandContext& context,
 
   // What arrived is printed even when the run ends badly: every measurement is already stored.
   if (!measurements.empty() || outcome.finished_event) {
-    context.out << RenderList(context.global.format, measurements, &MeasurementsTable)
+    context.out << RenderList(context.global.format, measurements,
+                              context.global.format == Format::kCsv ? &MeasurementsWithAllCounters
+                                                                    : &MeasurementsWithCounters)
                 << std::flush;
   }
   if (outcome.interrupted) {

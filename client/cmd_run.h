@@ -27,6 +27,8 @@ struct RunOptions {
   bool flush_l2 = false;       // L2 cold by a flush per sample instead of rotating inputs
   int rounds = 0;              // 0: the daemon's default (1; 3 for a preset)
   uint64_t order_seed = 0;     // 0: the daemon picks one
+  bool profile = false;        // each item's hardware counters after its timing
+  std::vector<std::string> profile_metrics;  // sets, concepts or ncu names; empty: default
 };
 
 CLI::App* SetupRun(CLI::App& app, RunOptions& options);
