@@ -128,7 +128,10 @@ std::vector<v1::Counter> CountersFromNcu(const NcuOutput& output,
     if (launch && !s.ncu_name.empty() && s.note.empty()) {
       auto it = launch->metrics.find(s.ncu_name);
       if (it == launch->metrics.end()) {
-        c.set_note("ncu printed no value for it");
+        // ncu leaves out what it does not know rather than failing: say which it may be.
+        c.set_note("ncu printed no value for it on " +
+                   (launch->cc.empty() ? std::string("this device") : "cc " + launch->cc) +
+                   " (not a metric this ncu knows there?)");
       } else if (auto v = ParseNcuNumber(it->second.text)) {
         c.set_value(*v);
         if (s.unit.empty()) c.set_unit(it->second.unit);
