@@ -30,3 +30,7 @@ target_compile_definitions(counters_e2e_tests PRIVATE
 add_dependencies(counters_e2e_tests ablationd ablation-client fake-worker)
 gtest_discover_tests(counters_e2e_tests TEST_PREFIX "counters." DISCOVERY_TIMEOUT 60
   PROPERTIES TIMEOUT 300)
+
+add_executable(counters_client_tests ${CMAKE_CURRENT_LIST_DIR}/client/render_counters_test.cc)
+target_link_libraries(counters_client_tests PRIVATE ablation_client_lib GTest::gtest_main)
+gtest_discover_tests(counters_client_tests TEST_PREFIX "counters." PROPERTIES LABELS client)
