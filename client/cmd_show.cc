@@ -52,8 +52,7 @@ int ExecuteShow(const ShowOptions& options, const CommandContext& context) {
       context.out << RunHeader(response.run());
       if (!measurements.empty()) {
         context.out << '\n'
-                    << RenderTableAs(context.global.format,
-                                     MeasurementsWithCounters(measurements));
+                    << RenderTableAs(context.global.format, MeasurementsWithCounters(measurements));
       }
       if (!verifications.empty()) {
         context.out << '\n' << RenderTableAs(context.global.format, VerifyTable(verifications));

@@ -86,7 +86,8 @@ void AppendCounterColumns(Table& table, const std::vector<Counters>& rows,
         if (std::none_of(shown.begin(), shown.end(),
                          [&](const auto& s) { return s.first == c.metric(); }))
           shown.emplace_back(c.metric(), ScaleOfUnit(c.unit()));
-    for (const auto& [metric, scale] : shown) table.columns.push_back({metric, metric, Align::kRight});
+    for (const auto& [metric, scale] : shown)
+      table.columns.push_back({metric, metric, Align::kRight});
   } else {
     for (const auto& s : kShort) {
       if (!any(s.metric)) continue;
@@ -98,8 +99,8 @@ void AppendCounterColumns(Table& table, const std::vector<Counters>& rows,
     return !TopStalls(cs, 1).empty();
   });
   if (stalls) table.columns.push_back({"top_stalls", "top stalls (cycles/inst)"});
-  const bool any_note = std::any_of(notes.begin(), notes.end(),
-                                    [](const std::string& n) { return !n.empty(); });
+  const bool any_note =
+      std::any_of(notes.begin(), notes.end(), [](const std::string& n) { return !n.empty(); });
   if (any_note) table.columns.push_back({"counters_note", "counters"});
   for (size_t r = 0; r < rows.size() && r < table.rows.size(); ++r) {
     for (const auto& [metric, scale] : shown)
@@ -171,13 +172,18 @@ Table ProfileSummaryTable(const v1::ProfileResponse& response, bool all_counters
 
 Table ProfileCountersTable(const v1::ProfileResponse& response) {
   Table table;
-  table.columns = {{"variant", "variant"},  {"dtype", "dtype"},       {"shape", "shape"},
-                   {"metric", "metric"},    {"value", "value", Align::kRight},
-                   {"unit", "unit"},        {"ncu_name", "ncu metric"}, {"note", "note"}};
+  table.columns = {{"variant", "variant"},
+                   {"dtype", "dtype"},
+                   {"shape", "shape"},
+                   {"metric", "metric"},
+                   {"value", "value", Align::kRight},
+                   {"unit", "unit"},
+                   {"ncu_name", "ncu metric"},
+                   {"note", "note"}};
   for (const auto& k : response.kernels()) {
     if (!k.error().empty()) {
-      table.rows.push_back({k.variant(), k.dtype(), FormatShape(k.shape()), "", Cell("-", ""),
-                            "", "", "error: " + k.error()});
+      table.rows.push_back({k.variant(), k.dtype(), FormatShape(k.shape()), "", Cell("-", ""), "",
+                            "", "error: " + k.error()});
       continue;
     }
     for (const auto& c : k.counters()) {
@@ -185,8 +191,7 @@ Table ProfileCountersTable(const v1::ProfileResponse& response) {
       for (const auto& s : kShort)
         if (c.metric() == s.metric) scale = s.scale;
       // The unit as the value reads (GB/s); CSV's exact value stays in the stored unit.
-      const std::string unit =
-          scale == Scale::kGigaPerSecond && c.has_value() ? "GB/s" : c.unit();
+      const std::string unit = scale == Scale::kGigaPerSecond && c.has_value() ? "GB/s" : c.unit();
       table.rows.push_back({k.variant(), k.dtype(), FormatShape(k.shape()), c.metric(),
                             ValueCell(&c, scale), unit, c.ncu_name(), c.note()});
     }

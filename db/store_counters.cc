@@ -98,9 +98,9 @@ void Store::InsertProfiledKernel(const v1::ProfiledKernel& kernel, std::string_v
 void Store::FillCounters(std::vector<v1::Measurement>& measurements) {
   std::lock_guard lock(mutex_);
   for (auto& m : measurements) {
-    StatementScope s(Prepared(
-        "SELECT metric, ncu_name, value, unit, tool, tool_version, note FROM counters "
-        "WHERE measurement_id = ? ORDER BY id"));
+    StatementScope s(
+        Prepared("SELECT metric, ncu_name, value, unit, tool, tool_version, note FROM counters "
+                 "WHERE measurement_id = ? ORDER BY id"));
     s->BindInt64(1, m.id());
     while (s->Step()) {
       if (s->ColumnText(0).empty()) {

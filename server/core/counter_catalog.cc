@@ -12,11 +12,24 @@ namespace {
 // reasons add up to the warp cycles between two issued instructions (a CPI breakdown). Chosen
 // over smsp__pcsamp_warps_issue_stalled_*: those are PC samples, statistical, and need ncu's
 // sampling pass; the ratio comes from the counters of the same replay as everything else.
-constexpr std::string_view kStallReasons[] = {
-    "long_scoreboard", "short_scoreboard", "mio_throttle", "lg_throttle",    "math_pipe_throttle",
-    "barrier",         "wait",             "not_selected", "selected",       "dispatch_stall",
-    "no_instruction",  "branch_resolving", "membar",       "drain",          "sleeping",
-    "tex_throttle",    "imc_miss",         "misc"};
+constexpr std::string_view kStallReasons[] = {"long_scoreboard",
+                                              "short_scoreboard",
+                                              "mio_throttle",
+                                              "lg_throttle",
+                                              "math_pipe_throttle",
+                                              "barrier",
+                                              "wait",
+                                              "not_selected",
+                                              "selected",
+                                              "dispatch_stall",
+                                              "no_instruction",
+                                              "branch_resolving",
+                                              "membar",
+                                              "drain",
+                                              "sleeping",
+                                              "tex_throttle",
+                                              "imc_miss",
+                                              "misc"};
 
 std::vector<CounterConcept> Build() {
   std::vector<CounterConcept> c = {
@@ -25,7 +38,8 @@ std::vector<CounterConcept> Build() {
        "ld.shared (LDS) warp instructions executed. SASS-patched: on sm_90 the hardware count "
        "smsp__inst_executed_op_shared_ld also counts ~3M instructions of a kernel with no LDS"},
       {"ldmatrix_instructions", "lsu", "smsp__sass_inst_executed_op_ldsm.sum",
-       "smsp__sass_inst_executed_op_ldsm.sum", "inst", "ldmatrix (LDSM) warp instructions executed"},
+       "smsp__sass_inst_executed_op_ldsm.sum", "inst",
+       "ldmatrix (LDSM) warp instructions executed"},
       {"shared_load_wavefronts", "lsu", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "",
        "shared-memory load wavefronts (LDS and LDSM): the passes the data took, conflicts "
@@ -128,9 +142,10 @@ Status SelectCounters(const std::vector<std::string>& words, std::string_view ar
   out->clear();
   const std::string family = CatalogueFamily(arch);
   if (family.empty())
-    return InvalidArgument("the counter catalogue names metrics for sm_80 and later; the device "
-                           "is " + (arch.empty() ? std::string("of unknown architecture")
-                                                  : std::string(arch)));
+    return InvalidArgument(
+        "the counter catalogue names metrics for sm_80 and later; the device "
+        "is " +
+        (arch.empty() ? std::string("of unknown architecture") : std::string(arch)));
   std::vector<std::string> list;
   for (const auto& w : words) {
     for (size_t b = 0; b <= w.size();) {
@@ -155,16 +170,16 @@ Status SelectCounters(const std::vector<std::string>& words, std::string_view ar
   };
   for (const auto& word : list) {
     const auto& sets = CounterSets();
-    const bool is_set = std::any_of(sets.begin(), sets.end(),
-                                    [&](const CounterSet& s) { return s.name == word; });
+    const bool is_set =
+        std::any_of(sets.begin(), sets.end(), [&](const CounterSet& s) { return s.name == word; });
     if (is_set) {
       for (const auto& c : CounterCatalogue())
         if (word == "default" || c.group == word) add(c, false);
       continue;
     }
     const auto& cat = CounterCatalogue();
-    auto concept_it =
-        std::find_if(cat.begin(), cat.end(), [&](const CounterConcept& c) { return c.name == word; });
+    auto concept_it = std::find_if(cat.begin(), cat.end(),
+                                   [&](const CounterConcept& c) { return c.name == word; });
     if (concept_it != cat.end()) {
       add(*concept_it, true);
       continue;

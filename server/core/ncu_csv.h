@@ -29,7 +29,8 @@ struct NcuLaunch {
 
 struct NcuOutput {
   std::vector<NcuLaunch> launches;
-  /// ncu's ==ERROR== and ==WARNING== lines, in order, without the marker ("ERR_NVGPUCTRPERM - ...").
+  /// ncu's ==ERROR== and ==WARNING== lines, in order, without the marker ("ERR_NVGPUCTRPERM -
+  /// ...").
   std::vector<std::string> errors;
   std::vector<std::string> warnings;
 };

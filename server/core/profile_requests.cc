@@ -43,10 +43,10 @@ struct ProfileCall {
   int warmup = 3;
   std::vector<std::string> words;
   std::string device_uuid;
-  std::vector<Kernel> kernels;             ///< distinct, in plan order
-  std::vector<PlannedMeasurement> items;   ///< the plan's: shape-major
-  std::vector<v1::ProfiledKernel> results; ///< one per item
-  size_t next = 0;                         ///< the kernel profiled by the next callback
+  std::vector<Kernel> kernels;              ///< distinct, in plan order
+  std::vector<PlannedMeasurement> items;    ///< the plan's: shape-major
+  std::vector<v1::ProfiledKernel> results;  ///< one per item
+  size_t next = 0;                          ///< the kernel profiled by the next callback
   v1::ProfileResponse response;
   Profiler::Done done;
 };
@@ -58,7 +58,8 @@ void ProfileKernel(const std::shared_ptr<ProfileCall>& call, const Status& st,
                    const std::vector<worker::v1::DescribeResult>& described) {
   if (!st.ok()) return call->done(st, {});
   const Kernel kernel = call->kernels[call->next];
-  const worker::v1::DescribeResult d = described.empty() ? worker::v1::DescribeResult() : described[0];
+  const worker::v1::DescribeResult d =
+      described.empty() ? worker::v1::DescribeResult() : described[0];
   for (size_t i = 0; i < call->items.size(); ++i) {
     const PlannedMeasurement& item = call->items[i];
     if (item.variant->name != kernel.first || DTypeOf(item.problem) != kernel.second) continue;
@@ -76,8 +77,9 @@ void ProfileKernel(const std::shared_ptr<ProfileCall>& call, const Status& st,
     std::vector<CounterSelection> counters;
     if (Status sel = SelectCounters(call->words, d.arch(), &counters); !sel.ok())
       return call->done(FailedPrecondition(sel.message()), {});
-    ProfileTarget target{kernel.first, kernel.second, k.shape(), call->device, d.kernel_symbol(),
-                         d.binary(), d.arch(), call->warmup, 1};
+    ProfileTarget target{kernel.first, kernel.second,     k.shape(),
+                         call->device, d.kernel_symbol(), d.binary(),
+                         d.arch(),     call->warmup,      1};
     ProfileResult r = call->profiler->ProfileLaunch(target, counters);
     if (IsHostRefusal(r.refusal)) return call->done(FailedPrecondition(r.message), {});
     if (r.refusal != ProfileRefusal::kNone) {
@@ -142,7 +144,8 @@ Status Profiler::Profile(RunManager& runs, const v1::ProfileRequest& request, Do
   call->runs = &runs;
   call->store = store_;
   call->device = request.device();
-  call->warmup = request.warmup_launches() > 0 ? request.warmup_launches() : options_.warmup_launches;
+  call->warmup =
+      request.warmup_launches() > 0 ? request.warmup_launches() : options_.warmup_launches;
   call->items = plan.items;
   call->results.resize(plan.items.size());
   for (const auto& item : plan.items) {
@@ -185,7 +188,7 @@ void Profiler::ProfileMeasurement(GpuWorker& gpu, const RunPlan& plan,
   // A lookup and cudaFuncGetName (as RunManager::Describe allows).
   Worker::CallResult call = gpu.Call(req, std::chrono::seconds(30));
   if (!call.ok || !call.reply.has_describe() || !call.reply.describe().ok()) {
-    const std::string why = !call.ok ? "worker: " + call.failure
+    const std::string why = !call.ok                     ? "worker: " + call.failure
                             : !call.reply.has_describe() ? "the worker does not know describe"
                                                          : call.reply.describe().error();
     return m->set_counters_note("not profiled: the worker cannot name its kernel: " + why);
@@ -194,9 +197,9 @@ void Profiler::ProfileMeasurement(GpuWorker& gpu, const RunPlan& plan,
   std::vector<CounterSelection> counters;
   if (Status st = SelectCounters(plan.profile_metrics, d.arch(), &counters); !st.ok())
     return m->set_counters_note("not profiled: " + st.message());
-  ProfileTarget target{item.variant->name, DTypeOf(item.problem), ShapeOf(item.problem),
-                       gpu.index(), d.kernel_symbol(), d.binary(), d.arch(),
-                       options_.warmup_launches, seed};
+  ProfileTarget target{item.variant->name, DTypeOf(item.problem),    ShapeOf(item.problem),
+                       gpu.index(),        d.kernel_symbol(),        d.binary(),
+                       d.arch(),           options_.warmup_launches, seed};
   ProfileResult r = ProfileLaunch(target, counters);
   if (IsHostRefusal(r.refusal)) {
     RunRefusal(run_id, r.message);
@@ -211,8 +214,8 @@ void ProfileAfterTiming(Profiler* profiler, GpuWorker& gpu, const RunPlan& plan,
   if (!plan.profile || round != 0 || m->status() != v1::MEASUREMENT_STATUS_OK) return;
   if (!profiler) return m->set_counters_note("not profiled: this daemon has no profiler");
   // The same inputs as the item's timing: the seed is the item's (verification_policy.h).
-  profiler->ProfileMeasurement(gpu, plan, plan.items[size_t(item)], run_id,
-                               InputSeed(run_id, item), m);
+  profiler->ProfileMeasurement(gpu, plan, plan.items[size_t(item)], run_id, InputSeed(run_id, item),
+                               m);
 }
 
 }  // namespace ablation::core

@@ -74,8 +74,8 @@ std::string FindNcu(const std::string& configured, std::string* looked) {
   const std::string chosen = configured.empty() ? Env("ABLATION_NCU") : configured;
   if (!chosen.empty()) {
     // Configured: that one or none; a wrong path must not fall back to another ncu silently.
-    candidates = chosen.find('/') == std::string::npos ? OnPath(chosen)
-                                                       : std::vector<std::string>{chosen};
+    candidates =
+        chosen.find('/') == std::string::npos ? OnPath(chosen) : std::vector<std::string>{chosen};
   } else {
     candidates = OnPath(kTool);
     if (!Env("CUDA_HOME").empty()) candidates.push_back(Env("CUDA_HOME") + "/bin/ncu");
@@ -95,20 +95,19 @@ std::vector<std::string> NcuArgv(const std::string& tool, const ProfileTarget& t
                                  const std::vector<CounterSelection>& counters) {
   std::string metrics;
   for (const auto& c : counters)
-    if (!c.ncu_name.empty() && c.note.empty())
-      metrics += (metrics.empty() ? "" : ",") + c.ncu_name;
+    if (!c.ncu_name.empty() && c.note.empty()) metrics += (metrics.empty() ? "" : ",") + c.ncu_name;
   const std::string shape = std::to_string(t.shape.m()) + "x" + std::to_string(t.shape.n()) + "x" +
                             std::to_string(t.shape.k());
   return {tool,
           // Observe mode: ncu's default would lock the clocks to base for the profile.
           "--clock-control", "none",
           // Only the variant's own kernel counts, and only its launch after the warm-up.
-          "--launch-skip", std::to_string(t.warmup), "--launch-count", "1",
-          "--kernel-name-base", "mangled", "--kernel-name", t.symbol,
+          "--launch-skip", std::to_string(t.warmup), "--launch-count", "1", "--kernel-name-base",
+          "mangled", "--kernel-name", t.symbol,
           // One row per launch, every value in its base unit (bytes, not Gbytes).
-          "--csv", "--page", "raw", "--print-units", "base", "--metrics", metrics,
-          t.binary, "--profile-once", "--device", std::to_string(t.device), "--variant", t.variant,
-          "--dtype", t.dtype, "--shape", shape, "--warmup", std::to_string(t.warmup), "--seed",
+          "--csv", "--page", "raw", "--print-units", "base", "--metrics", metrics, t.binary,
+          "--profile-once", "--device", std::to_string(t.device), "--variant", t.variant, "--dtype",
+          t.dtype, "--shape", shape, "--warmup", std::to_string(t.warmup), "--seed",
           std::to_string(t.seed)};
 }
 

@@ -145,8 +145,8 @@ class Profiler {
   const kernels::Registry* registry_;
   db::Store* store_;
   std::mutex mu_;
-  std::map<std::string, std::string> versions_;   ///< tool path -> version; guarded by mu_
-  std::map<int64_t, std::string> run_refusals_;   ///< run id -> why not; guarded by mu_
+  std::map<std::string, std::string> versions_;         ///< tool path -> version; guarded by mu_
+  std::map<int64_t, std::string> run_refusals_;         ///< run id -> why not; guarded by mu_
   std::atomic<uint64_t> next_task_{uint64_t(1) << 62};  ///< apart from the run manager's ids
 };
 

@@ -144,8 +144,8 @@ void Queries::QueryMeasurements(const v1::QueryMeasurementsRequest& request,
   db::MeasurementFilter filter;
   if (Status st = ToMeasurementFilter(request, &filter); !st.ok()) return done(st, {});
   const bool counters = request.include_counters();
-  OnReader(std::move(done), [filter, counters](db::Store& reader,
-                                               v1::QueryMeasurementsResponse* response) {
+  // By value: the filter and whether counters were asked for, nothing of the caller's.
+  OnReader(std::move(done), [=](db::Store& reader, v1::QueryMeasurementsResponse* response) {
     db::MeasurementPage page = reader.QueryMeasurements(filter);
     if (counters) reader.FillCounters(page.measurements);
     for (auto& m : page.measurements) *response->add_measurements() = std::move(m);

@@ -41,8 +41,10 @@ bool ParseShape(const std::string& text, ::ablation::v1::Shape* shape) {
     if (end == std::string::npos) break;
     begin = end + 1;
   }
-  if (count == 1) v[1] = v[2] = v[0];
-  else if (count != 3) return false;
+  if (count == 1)
+    v[1] = v[2] = v[0];
+  else if (count != 3)
+    return false;
   shape->set_m(v[0]);
   shape->set_n(v[1]);
   shape->set_k(v[2]);

@@ -67,7 +67,7 @@ TEST(RenderCounters, ShortColumnsForPeopleEveryCounterForMachines) {
   EXPECT_EQ(people.rows[0][size_t(lds)].Exact(), "67108864");
   EXPECT_EQ(people.rows[1][size_t(Column(people, "ldmatrix_instructions"))].text, "16.78M");
   EXPECT_EQ(people.rows[1][size_t(lsu)].text, "27.6");
-  EXPECT_EQ(people.rows[0][size_t(dram)].text, "395.1");  // GB/s for people
+  EXPECT_EQ(people.rows[0][size_t(dram)].text, "395.1");         // GB/s for people
   EXPECT_EQ(people.rows[0][size_t(dram)].Exact(), "3.951e+11");  // byte/s for machines
   EXPECT_EQ(people.rows[0][size_t(Column(people, "top_stalls"))].text,
             "wait 1.81, mio_throttle 1.20, barrier 0.61");

@@ -68,10 +68,10 @@ TEST(CounterCatalogue, DefaultSetPerArchitecture) {
 
 TEST(CounterCatalogue, SetsConceptsAndRawNamesMix) {
   std::vector<CounterSelection> s;
-  ASSERT_TRUE(SelectCounters({"lsu,occupancy", "stall_wait",
-                              "smsp__inst_executed_op_shared_ld.sum", "lsu"},
-                             "sm_90", &s)
-                  .ok());
+  ASSERT_TRUE(
+      SelectCounters({"lsu,occupancy", "stall_wait", "smsp__inst_executed_op_shared_ld.sum", "lsu"},
+                     "sm_90", &s)
+          .ok());
   ASSERT_NE(Find(s, "shared_load_instructions"), nullptr);
   ASSERT_NE(Find(s, "achieved_occupancy"), nullptr);
   ASSERT_NE(Find(s, "stall_wait"), nullptr);

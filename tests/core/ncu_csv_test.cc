@@ -89,7 +89,8 @@ TEST(NcuCsv, ReadsTheDetailsPageLayoutToo) {
       "Unit\",\"Metric Value\"\n"
       "\"0\",\"1\",\"k(int)\",\"8.0\",\"Raw\",\"sm__warps_active.avg.pct_of_peak_sustained_"
       "active\",\"%\",\"41.5\"\n"
-      "\"0\",\"1\",\"k(int)\",\"8.0\",\"Raw\",\"dram__bytes.sum.per_second\",\"byte/s\",\"1,000\"\n";
+      "\"0\",\"1\",\"k(int)\",\"8.0\",\"Raw\",\"dram__bytes.sum.per_second\",\"byte/"
+      "s\",\"1,000\"\n";
   const NcuOutput out = ParseNcuCsv(text);
   ASSERT_EQ(out.launches.size(), 1u);
   EXPECT_EQ(out.launches[0].cc, "8.0");

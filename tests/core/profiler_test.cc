@@ -85,20 +85,45 @@ TEST_F(ProfilerTest, CommandLineSelectsOneLaunchOfTheKernelAfterWarmUpWithClocks
   ASSERT_TRUE(SelectCounters({"lsu_pipe_utilisation,stall_wait"}, "sm_90", &counters).ok());
   const std::vector<std::string> argv = NcuArgv("/usr/local/cuda/bin/ncu", Target(), counters);
   const std::vector<std::string> expected = {
-      "/usr/local/cuda/bin/ncu", "--clock-control", "none", "--launch-skip", "3",
-      "--launch-count", "1", "--kernel-name-base", "mangled", "--kernel-name", Target().symbol,
-      "--csv", "--page", "raw", "--print-units", "base", "--metrics",
+      "/usr/local/cuda/bin/ncu",
+      "--clock-control",
+      "none",
+      "--launch-skip",
+      "3",
+      "--launch-count",
+      "1",
+      "--kernel-name-base",
+      "mangled",
+      "--kernel-name",
+      Target().symbol,
+      "--csv",
+      "--page",
+      "raw",
+      "--print-units",
+      "base",
+      "--metrics",
       "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,"
       "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",
-      "/opt/ablationd/bin/ablation-worker", "--profile-once", "--device", "1", "--variant",
-      "abl_L1_R0_bl0_s3_sw1", "--dtype", "bf16", "--shape", "4096x4096x4096", "--warmup", "3",
-      "--seed", "42"};
+      "/opt/ablationd/bin/ablation-worker",
+      "--profile-once",
+      "--device",
+      "1",
+      "--variant",
+      "abl_L1_R0_bl0_s3_sw1",
+      "--dtype",
+      "bf16",
+      "--shape",
+      "4096x4096x4096",
+      "--warmup",
+      "3",
+      "--seed",
+      "42"};
   EXPECT_EQ(argv, expected);
 }
 
 TEST_F(ProfilerTest, ReadsTheRealOutputIntoCountersWithTheToolsVersion) {
-  const ProfileResult r = Profile(FakeNcu("cat '" + Fixture("abl_L1_R1_bl0_s3_sw1.csv") + "'"),
-                                  {"lsu"});
+  const ProfileResult r =
+      Profile(FakeNcu("cat '" + Fixture("abl_L1_R1_bl0_s3_sw1.csv") + "'"), {"lsu"});
   ASSERT_EQ(r.refusal, ProfileRefusal::kNone) << r.message;
   ASSERT_EQ(r.counters.size(), 5u);
   EXPECT_EQ(r.counters[0].metric(), "shared_load_instructions");
@@ -110,8 +135,7 @@ TEST_F(ProfilerTest, ReadsTheRealOutputIntoCountersWithTheToolsVersion) {
 }
 
 TEST_F(ProfilerTest, PermissionErrorIsARefusalSayingHowToAllowProfiling) {
-  const ProfileResult r =
-      Profile(FakeNcu(std::string("echo '") + kPermissionError + "'\nexit 1"));
+  const ProfileResult r = Profile(FakeNcu(std::string("echo '") + kPermissionError + "'\nexit 1"));
   EXPECT_EQ(r.refusal, ProfileRefusal::kPermission);
   EXPECT_NE(r.message.find("ERR_NVGPUCTRPERM"), std::string::npos);
   EXPECT_NE(r.message.find("NVreg_RestrictProfilingToAdminUsers=0"), std::string::npos);

@@ -36,8 +36,8 @@ v1::Counter MakeCounter(std::string metric, std::string ncu, double value, std::
 // the tool gave no value for.
 std::vector<v1::Counter> RungA1() {
   std::vector<v1::Counter> out = {
-      MakeCounter("shared_load_instructions", "smsp__sass_inst_executed_op_shared_ld.sum",
-                  67108864, "inst"),
+      MakeCounter("shared_load_instructions", "smsp__sass_inst_executed_op_shared_ld.sum", 67108864,
+                  "inst"),
       MakeCounter("shared_load_bank_conflicts",
                   "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", 13882, ""),
       MakeCounter("lsu_pipe_utilisation",
@@ -89,8 +89,9 @@ TEST_F(StoreTest, MeasurementCountersAreWrittenWithItAndReadBackInOrder) {
 TEST_F(StoreTest, ARefusedProfileIsANoteRowThatReadsBackAsTheMeasurementsNote) {
   const int64_t run = StartedRun(*store_);
   v1::Measurement m = FullMeasurement(run);
-  m.set_counters_note("not profiled: the GPU's performance counters are restricted to "
-                      "administrators (ncu: ERR_NVGPUCTRPERM); ...");
+  m.set_counters_note(
+      "not profiled: the GPU's performance counters are restricted to "
+      "administrators (ncu: ERR_NVGPUCTRPERM); ...");
   const int64_t id = store_->InsertMeasurement(m);
   RawDb raw(path_);
   EXPECT_EQ(raw.Text("SELECT metric || '|' || note FROM counters WHERE measurement_id = " +
@@ -124,8 +125,7 @@ TEST_F(StoreTest, ProfiledKernelRowsBelongToNoRun) {
   EXPECT_EQ(raw.Int("SELECT count(*) FROM counters WHERE run_id IS NULL AND measurement_id IS "
                     "NULL AND device_uuid = 'GPU-9b0b9d18' AND arch = 'sm_90'"),
             4);
-  EXPECT_EQ(raw.Text("SELECT tool || ' ' || tool_version FROM counters LIMIT 1"),
-            "ncu 2025.3.1.0");
+  EXPECT_EQ(raw.Text("SELECT tool || ' ' || tool_version FROM counters LIMIT 1"), "ncu 2025.3.1.0");
 }
 
 TEST_F(StoreTest, LatestCountersKeepsTheNewestValuePerKernelShapeGpuAndMetric) {

@@ -123,7 +123,8 @@ TEST_F(ProfileE2E, ProfileWithoutNcuIsRefused) {
   StartDaemon({{"ABLATION_NCU", dir_ + "/no-such-ncu"}});
   auto r = daemon_->Client({"profile", "L1_R1_s3"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("FAILED_PRECONDITION: no Nsight Compute (ncu) on the daemon's host"));
+  EXPECT_THAT(r.err,
+              HasSubstr("FAILED_PRECONDITION: no Nsight Compute (ncu) on the daemon's host"));
   EXPECT_THAT(r.err, HasSubstr("no-such-ncu"));
 }
 
