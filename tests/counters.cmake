@@ -34,3 +34,11 @@ gtest_discover_tests(counters_e2e_tests TEST_PREFIX "counters." DISCOVERY_TIMEOU
 add_executable(counters_client_tests ${CMAKE_CURRENT_LIST_DIR}/client/render_counters_test.cc)
 target_link_libraries(counters_client_tests PRIVATE ablation_client_lib GTest::gtest_main)
 gtest_discover_tests(counters_client_tests TEST_PREFIX "counters." PROPERTIES LABELS client)
+
+# The Profile handler in-process over the real core.
+add_executable(counters_rpc_tests ${CMAKE_CURRENT_LIST_DIR}/rpc/profile_service_test.cc)
+target_link_libraries(counters_rpc_tests PRIVATE ablation_rpc GTest::gtest_main)
+target_include_directories(counters_rpc_tests PRIVATE ${CMAKE_SOURCE_DIR})
+target_compile_definitions(counters_rpc_tests PRIVATE
+  NCU_TESTDATA_DIR="${CMAKE_CURRENT_LIST_DIR}/core/testdata/ncu")
+gtest_discover_tests(counters_rpc_tests TEST_PREFIX "counters." DISCOVERY_TIMEOUT 60)
