@@ -11,8 +11,8 @@ namespace ablation::client {
 CLI::App* SetupCompare(CLI::App& app, CompareOptions& options) {
   CLI::App* sub = app.add_subcommand(
       "compare",
-      "Compare two runs per variant and shape (Welch's t-test on log times); exit 1 "
-      "on a significant slowdown beyond --threshold");
+      "Compare two runs per variant and shape over their rounds, beside their clocks; exit 1 on "
+      "a slowdown beyond --threshold that is not within noise, or when a run is not complete");
   sub->add_option("run_a", options.run_a, "The earlier run (the reference)")
       ->required()
       ->check(RunIdValidator(true));
@@ -20,15 +20,42 @@ CLI::App* SetupCompare(CLI::App& app, CompareOptions& options) {
       ->required()
       ->check(RunIdValidator(true));
   sub->add_option("--threshold", options.threshold,
-                  "Slowdown that counts as a regression when significant (default 3%)")
+                  "Slowdown that counts as a regression when not within noise (default 3%)")
       ->check(CLI::Validator(
           [](std::string& text) {
             double fraction = 0;
             return report::ParseThreshold(text, &fraction);
           },
           "PERCENT", "threshold"));
+  sub->add_flag("--strict", options.strict,
+                "Count a slowdown that lower clocks or throttling explain as a regression too");
+  sub->add_flag("--allow-different-device", options.allow_different_device,
+                "Compare runs from different devices, drivers or cuBLAS versions (with a warning)");
   return sub;
 }
+
+namespace {
+
+// The summary on stderr: what was compared, what counted, what the clocks explained.
+void Summarize(const v1::Comparison& c, const CompareOptions& options, std::ostream& err) {
+  const int regressions = c.regressions();
+  err << "run " << c.run_b() << " against run " << c.run_a() << ": " << c.rows_size()
+      << " compared, " << regressions << " significant "
+      << (regressions == 1 ? "slowdown" : "slowdowns") << " beyond " << options.threshold
+      << " (medians over rounds; 95% intervals from the rounds; within noise: an interval "
+         "around 0 or a change below the runs' floor)\n";
+  if (c.explained() > 0)
+    err << c.explained() << " slower beyond " << options.threshold
+        << " with the clocks down and the cycles within noise or fewer: "
+        << (c.strict() ? "counted (--strict)" : "not counted (--strict counts them)") << '\n';
+  const std::vector<std::string> only_a(c.only_in_a().begin(), c.only_in_a().end());
+  const std::vector<std::string> only_b(c.only_in_b().begin(), c.only_in_b().end());
+  if (!only_a.empty()) err << "only in run " << c.run_a() << ": " << Join(only_a, ", ") << '\n';
+  if (!only_b.empty()) err << "only in run " << c.run_b() << ": " << Join(only_b, ", ") << '\n';
+  if (c.rows().empty()) err << "warning: the runs have no successful measurement in common\n";
+}
+
+}  // namespace
 
 int ExecuteCompare(const CompareOptions& options, const CommandContext& context) {
   double threshold = 0;
@@ -39,30 +66,32 @@ int ExecuteCompare(const CompareOptions& options, const CommandContext& context)
   v1::GetRunResponse a, b;
   if (int code = FetchRunWithSamples(options.run_a, context, &a); code != kExitOk) return code;
   if (int code = FetchRunWithSamples(options.run_b, context, &b); code != kExitOk) return code;
-  const v1::Comparison comparison = report::Compare(a, b, threshold);
-  if (context.global.format == Format::kJson) {
+  const std::vector<std::string> differences = report::SetupDifferences(a.run(), b.run());
+  if (!differences.empty() && !options.allow_different_device) {
+    for (const std::string& d : differences) context.err << "error: " << d << '\n';
+    context.err << "error: runs " << a.run().id() << " and " << b.run().id()
+                << " ran on different setups, so their times do not compare; "
+                   "--allow-different-device compares them anyway\n";
+    return kExitUsage;
+  }
+  const v1::Comparison comparison = report::Compare(a, b, threshold, options.strict);
+  // The warnings head what people read; JSON carries them in the model, CSV on stderr.
+  const Format format = context.global.format;
+  const bool on_top = format == Format::kTable || format == Format::kMarkdown;
+  for (const std::string& w : comparison.warnings())
+    (on_top ? context.out : context.err) << "warning: " << w << '\n';
+  if (on_top && !comparison.warnings().empty()) context.out << '\n';
+  if (format == Format::kJson) {
     context.out << JsonDocument(comparison);
   } else {
-    context.out << RenderTableAs(context.global.format, report::CompareTable(comparison));
+    context.out << RenderTableAs(format, report::CompareTable(comparison, format == Format::kCsv));
   }
-  const int regressions = comparison.regressions();
-  if (!context.global.quiet) {
-    const std::vector<std::string> only_a(comparison.only_in_a().begin(),
-                                          comparison.only_in_a().end());
-    const std::vector<std::string> only_b(comparison.only_in_b().begin(),
-                                          comparison.only_in_b().end());
-    context.err << "run " << comparison.run_b() << " against run " << comparison.run_a() << ": "
-                << comparison.rows_size() << " compared, " << regressions << " significant "
-                << (regressions == 1 ? "slowdown" : "slowdowns") << " beyond " << options.threshold
-                << " (Welch's t-test on log sample times, two-sided, p < 0.05)\n";
-    if (!only_a.empty())
-      context.err << "only in run " << comparison.run_a() << ": " << Join(only_a, ", ") << '\n';
-    if (!only_b.empty())
-      context.err << "only in run " << comparison.run_b() << ": " << Join(only_b, ", ") << '\n';
-    if (comparison.rows().empty())
-      context.err << "warning: the runs have no successful measurement in common\n";
-  }
-  return regressions > 0 ? kExitFailed : kExitOk;
+  if (!context.global.quiet) Summarize(comparison, options, context.err);
+  // A run that is not complete is no baseline and no candidate: the exit says so even with no
+  // regression in what both have.
+  for (const std::string& why : comparison.incomplete())
+    context.err << "error: " << why << "; compare needs two complete runs\n";
+  return comparison.regressions() > 0 || !comparison.incomplete().empty() ? kExitFailed : kExitOk;
 }
 
 }  // namespace ablation::client

@@ -1,6 +1,9 @@
-// `compare RUN_A RUN_B [--threshold 3%]`: per variant x dtype x shape in both runs, the change of
-// B against A and whether it is real (Welch's t-test on log sample times). Exit 1 when some
-// change is a significant slowdown beyond the threshold, 0 otherwise (2: usage or RPC error).
+// `compare RUN_A RUN_B [--threshold 3%] [--strict] [--allow-different-device]`: per variant x
+// dtype x shape in both runs, the time change of B against A over their rounds and whether it is
+// real, beside the clocks of each (client/report/compare.h). Exit 1 on a slowdown beyond the
+// threshold that is not within noise (one the clocks explain only with --strict), or when either
+// run is not complete (failed, partial, ...); 2 on runs from different devices, drivers or cuBLAS
+// versions without --allow-different-device, on bad usage or an RPC error; else 0.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -14,6 +17,8 @@ struct CompareOptions {
   std::string run_a;
   std::string run_b;
   std::string threshold = "3%";
+  bool strict = false;                  // a slowdown the clocks explain is a regression too
+  bool allow_different_device = false;  // compare runs whose setups differ, with a warning
 };
 
 CLI::App* SetupCompare(CLI::App& app, CompareOptions& options);

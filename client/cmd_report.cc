@@ -14,8 +14,9 @@ CLI::App* SetupReport(CLI::App& app, ReportOptions& options) {
   CLI::App* sub = app.add_subcommand(
       "report",
       "The result tables of a run, one per preset with rungs (see `presets`): architecture, "
-      "ladders A and B, shape sensitivity, pipelining; with confidence intervals from the raw "
-      "samples");
+      "ladders A and B, shape sensitivity, pipelining; each item over the run's rounds, every "
+      "change with a 95% interval from the rounds, the run's noise floor, the change in SM "
+      "cycles and the share of low-clock samples");
   sub->add_option("--run", options.run_id, "Run id, or 'latest'")
       ->capture_default_str()
       ->check(RunIdValidator(true));

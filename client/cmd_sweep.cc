@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <sstream>
+#include <thread>
 
 #include "client/cmd_presets.h"
 #include "client/cmd_run.h"
@@ -30,6 +32,9 @@ CLI::App* SetupSweep(CLI::App& app, SweepOptions& options) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(ShapeValidator());
   AddMeasureOptions(sub, options.measure);
+  sub->add_flag("--all-devices", options.all_devices,
+                "Run the preset on every GPU of the daemon at once: one run per GPU, tagged "
+                "together (fanout-<time>); overrides --device");
   return sub;
 }
 
@@ -134,6 +139,54 @@ class SweepProgress {
 
 }  // namespace
 
+namespace {
+
+// One run per GPU, all streaming at once; each run's output is kept apart and printed in GPU
+// order when all have ended, so the tables do not interleave.
+int SweepAllDevices(const SweepOptions& options, const CommandContext& context) {
+  v1::GetDeviceResponse device;
+  {
+    grpc::ClientContext call;
+    SetDeadline(call, context.global, kDefaultQueryTimeoutS);
+    grpc::Status status = context.stub.GetDevice(&call, v1::GetDeviceRequest(), &device);
+    if (!status.ok()) return ReportRpcError(status, context);
+  }
+  const int count = device.device_count();
+  if (count < 1) {
+    context.err << "error: the daemon has no usable GPU: " << device.unavailable_reason() << '\n';
+    return kExitFailed;
+  }
+  const std::string tag =
+      "fanout-" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count());
+  std::vector<std::ostringstream> outs(static_cast<size_t>(count));
+  std::vector<std::ostringstream> errs(static_cast<size_t>(count));
+  std::vector<int> codes(size_t(count), 0);
+  std::vector<std::thread> threads;
+  for (int d = 0; d < count; ++d) {
+    SweepOptions one = options;
+    one.measure.device = d;
+    one.tags.push_back(tag);
+    threads.emplace_back([&, one, d] {
+      const CommandContext mine{context.global, context.stub, outs[size_t(d)], errs[size_t(d)],
+                                context.interrupted};
+      codes[size_t(d)] =
+          FollowRun(BuildSweepRequest(one), mine, [](const v1::RunEvent&, int, int) {});
+    });
+  }
+  for (auto& t : threads) t.join();
+  int code = kExitOk;
+  for (int d = 0; d < count; ++d) {
+    context.out << "== GPU " << d << " (tag " << tag << ")\n" << outs[size_t(d)].str();
+    context.err << errs[size_t(d)].str();
+    code = std::max(code, codes[size_t(d)]);
+  }
+  return code;
+}
+
+}  // namespace
+
 int ExecuteSweep(const SweepOptions& options, const CommandContext& context) {
   // The preset first: a clear refusal naming what is missing before anything is queued. The
   // daemon checks again when the run is submitted.
@@ -166,6 +219,7 @@ int ExecuteSweep(const SweepOptions& options, const CommandContext& context) {
                   << '\n';
     }
   }
+  if (options.all_devices) return SweepAllDevices(options, context);
   RunProgress progress;
   std::shared_ptr<SweepProgress> drawer;
   if (!context.global.quiet) {

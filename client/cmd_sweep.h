@@ -19,7 +19,8 @@ struct SweepOptions {
   std::vector<std::string> tags;
   std::vector<std::string> shapes;  // empty: the preset's
   bool allow_missing = false;
-  RunOptions measure;  // every timing, L2, clock, rounds and device option `run` takes
+  RunOptions measure;        // every timing, L2, clock, rounds and device option `run` takes
+  bool all_devices = false;  // one run per GPU of the daemon, at once, tagged together
 };
 
 CLI::App* SetupSweep(CLI::App& app, SweepOptions& options);

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # The main job on already built binaries (also used from a relocatable bundle on a GPU node):
 #   scripts/demo.sh BIN_DIR [SHAPE]
+# Starts ablationd on loopback with a local SQLite file, sweeps the presets ladder-a and ladder-b
+# at SHAPE (default 4096^3; 3 rounds each, the presets' default) and ends with the answer: each
+# ladder's rungs with their change and 95% interval (`ablation-client report --format md` of the
+# two runs) and the paths of the HTML reports it wrote. Without a GPU it says so and shows the
+# service answering instead.
+# Environment: ABLATION_PORT (50051), ABLATION_DB, ABLATION_LOG, ABLATION_REPORT_DIR (.).
 set -euo pipefail
 bin=${1:?usage: demo.sh BIN_DIR [SHAPE]}
 shape=${2:-4096x4096x4096}
 port=${ABLATION_PORT:-50051}
 db=${ABLATION_DB:-ablationd-results.db}
 log=${ABLATION_LOG:-ablationd.log}
+report_dir=${ABLATION_REPORT_DIR:-.}
 server=127.0.0.1:$port
 
 "$bin/ablationd" --listen "$server" --db "$db" >"$log" 2>&1 &
@@ -23,16 +30,71 @@ done
 echo "== ablationd on $server, results in $db (log: $log)"
 echo "== device"
 client device
+
+# Prints the section of a report (markdown) whose heading names the ladder: "## 2. Ladder A: ...".
+section() {
+  awk -v want="$1" '
+    /^## / { inside = index($0, want) > 0 }
+    inside { print }' <<<"$2"
+}
+
+# Sweeps one preset; its run is the newest (this script's own daemon makes no other). Prints the
+# run id on stdout; progress goes to stderr.
+sweep() {
+  local status=0
+  client sweep --preset "$1" --shape "$shape" --tag main-job >&2 || status=$?
+  # 1: the run ended with failed measurements; its report says which. Anything else: no run.
+  if ((status > 1)); then
+    echo "ablation-client sweep --preset $1 failed (exit $status)" >&2
+    return 1
+  fi
+  client runs --limit 1 --format csv | awk -F, 'NR == 2 { print $1 }'
+}
+
 if client device --format json | grep -q '"available": *true'; then
-  echo "== measuring abl_L0_R1_bl0_s1_sw1 and cublas_bf16 at $shape (bf16, L2 cold)"
-  client run --variant L0_R1_s1 --variant cublas_bf16 --shape "$shape" --tag main-job
+  mkdir -p "$report_dir"
+  declare -A runs=() titles=([ladder-a]="Ladder A" [ladder-b]="Ladder B")
+  for preset in ladder-a ladder-b; do
+    echo "== sweeping $preset at $shape (bf16, L2 cold, 3 rounds in shuffled orders)"
+    runs[$preset]=$(sweep "$preset")
+  done
+  reports=()
+  for preset in ladder-a ladder-b; do
+    html="$report_dir/main-job-$preset-run${runs[$preset]}.html"
+    client report --run "${runs[$preset]}" --format html -o "$html"
+    reports+=("$(realpath "$html")")
+  done
+  echo
+  echo "== the answer: ladders A and B at $shape"
+  for preset in ladder-a ladder-b; do
+    md=$(client report --run "${runs[$preset]}" --format md)
+    echo
+    echo "run ${runs[$preset]} (preset $preset):"
+    echo
+    text=$(section "${titles[$preset]}" "$md")
+    # A report without that heading (the preset's title changed): the whole report, not nothing.
+    if [[ -n $text ]]; then echo "$text"; else echo "$md"; fi
+  done
+  echo
+  echo "HTML reports written:"
+  printf '  %s\n' "${reports[@]}"
 else
-  echo "== no GPU here: the daemon serves queries but refuses runs, as it should"
+  echo "== no GPU here: the daemon serves queries but refuses runs, as it should; the ladders A"
+  echo "   and B at $shape need a GPU (on a GPU node: scripts/demo.sh on a bundle, deploy/README.md)"
   client run --variant L0_R1_s1 --shape "$shape" || true
   echo "== variants (first 10 of $(client variants --format csv | tail -n +2 | wc -l))"
   client variants | sed -n '1,11p'  # sed reads it all: no SIGPIPE under pipefail
+  echo "== presets: the ladders a GPU would sweep"
+  client presets | awk 'NR <= 2 || /^ladder-[ab] /'
+  if metrics=$(grep -o 'metrics on http://[^ ]*' "$log"); then
+    url=${metrics#metrics on }
+    echo "== Prometheus metrics at $url"
+    if command -v curl >/dev/null; then
+      curl -fsS "$url" | grep -E '^ablationd_(gpu_usable|queue_length|runs_total\{kind="ablation",state="(succeeded|failed)"\})' || true
+    fi
+  fi
+  echo "== stored runs"
+  client runs --limit 5
+  echo "== the latest stored run, read back from the database"
+  client show latest || echo "(no run stored yet)"
 fi
-echo "== stored runs"
-client runs --limit 5
-echo "== the latest stored run, read back from the database"
-client show latest || echo "(no run stored yet)"

@@ -11,6 +11,13 @@ packages=(
   chromium  # headless, for the test that renders `report --format html`
   patchelf  # deploy/make-bundle.sh sets the bundle's RPATH
   systemd shellcheck  # systemd-analyze verify/security and shellcheck in the deploy tests
+  libcivetweb-dev  # the HTTP server of the daemon's Prometheus /metrics endpoint
+  # The Python package (python/): its stubs come from protoc + grpc_python_plugin (above)
+  python3-grpcio python3-protobuf python3-pandas
+  # Tests: pytest; Prometheus itself (and promtool) scraping the daemon, its text parser; the
+  # YAML parser that checks deploy/k8s/. (Where systemd runs, Debian also starts its own
+  # prometheus service on :9090; the tests start theirs on a free loopback port.)
+  python3-pytest prometheus python3-prometheus-client python3-yaml
 )
 
 missing=()

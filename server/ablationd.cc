@@ -22,6 +22,7 @@
 #include "server/core/config.h"
 #include "server/core/nvml.h"
 #include "server/core/daemon_core.h"
+#include "server/metrics/endpoint.h"
 #include "server/rpc/service.h"
 
 namespace {
@@ -58,6 +59,16 @@ int main(int argc, char** argv) {
   app.add_flag("--reset-clocks", reset_clocks,
                "reset every clock lock recorded in the journal (<db>.clocks) and exit; for "
                "systemd ExecStopPost=");
+  std::string metrics_listen = "127.0.0.1:9464";
+  auto* metrics_flag =
+      app.add_option("--metrics-listen", metrics_listen,
+                     "serve Prometheus metrics at http://ADDRESS/metrics; '' turns it off "
+                     "(default 127.0.0.1:9464)")
+          ->check([](const std::string& value) {  // refused before any GPU work starts
+            std::string host;
+            int port = 0;
+            return value.empty() ? std::string() : metrics::CheckListenAddress(value, &host, &port);
+          });
   app.set_version_flag("--version", std::string(kDaemonVersion) + " (" + kGitRevision + ")");
   CLI11_PARSE(app, argc, argv);
 
@@ -175,6 +186,25 @@ int main(int argc, char** argv) {
     return 1;
   }
   server->GetHealthCheckService()->SetServingStatus(true);
+  // The default port taken (a second daemon on the host) costs only the metrics; an address
+  // given on purpose that cannot be served is an error.
+  std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint;
+  if (!metrics_listen.empty()) {
+    core::Status st = metrics::MetricsEndpoint::Start(
+        metrics_listen, &core::metrics::Daemon().registry(), &metrics_endpoint);
+    if (st.ok()) {
+      spdlog::info("metrics on http://{}/metrics (port {})", metrics_listen,
+                   metrics_endpoint->port());
+    } else if (metrics_flag->count() == 0 && st.code() == core::Code::kFailedPrecondition) {
+      spdlog::warn("{}; going on without metrics", st.message());
+    } else {
+      spdlog::error("{}", st.message());
+      core->Shutdown();
+      server->Shutdown();
+      return 1;
+    }
+  }
+
   if (!config.port_file.empty()) {
     std::string tmp = config.port_file + ".tmp";
     std::ofstream(tmp) << port << "\n";

@@ -1,12 +1,17 @@
 #include "client/report/compare.h"
 
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
+#include <optional>
+#include <set>
 #include <tuple>
 
+#include "client/enum_words.h"
 #include "client/format.h"
+#include "client/report/run_index.h"
 #include "client/report/stats.h"
+#include "client/report/text.h"
 
 namespace ablation::client::report {
 namespace {
@@ -15,120 +20,339 @@ namespace v1 = ::ablation::v1;
 
 using Key = std::tuple<std::string, std::string, std::int64_t, std::int64_t, std::int64_t>;
 
-std::map<Key, const v1::Measurement*> Successful(const v1::GetRunResponse& run) {
-  std::map<Key, const v1::Measurement*> out;
-  for (const v1::Measurement& m : run.measurements()) {
-    if (m.status() != v1::MEASUREMENT_STATUS_OK) continue;
-    out[{m.variant(), m.dtype(), m.shape().m(), m.shape().n(), m.shape().k()}] = &m;
+// The measured items of a run by key, so that rows come sorted by variant, dtype and shape.
+std::map<Key, const Item*> Measured(const RunIndex& index) {
+  std::map<Key, const Item*> out;
+  for (const Item& item : index.items()) {
+    if (!item.measured()) continue;
+    const v1::Measurement& m = item.first();
+    out[{m.variant(), m.dtype(), m.shape().m(), m.shape().n(), m.shape().k()}] = &item;
   }
   return out;
 }
 
-std::string KeyText(const Key& k) {
-  return std::get<0>(k) + " " + std::get<1>(k) + " " + std::to_string(std::get<2>(k)) + "x" +
-         std::to_string(std::get<3>(k)) + "x" + std::to_string(std::get<4>(k));
+std::vector<double> Pooled(const ItemRounds& rounds) {
+  std::vector<double> out;
+  for (const RoundData& r : rounds) out.insert(out.end(), r.samples.begin(), r.samples.end());
+  return out;
 }
 
-std::string Pct(double fraction) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%+.2f%%", fraction * 100);
-  return buffer;
+// An NVML number of the item's rounds (a Telemetry field by name): the mean of the rounds'
+// values, or their lowest; unset where no round has it.
+std::optional<double> OverRounds(const Item& item, const char* field, bool lowest = false) {
+  const auto* f = v1::Telemetry::descriptor()->FindFieldByName(field);
+  std::vector<double> values;
+  for (const v1::Measurement* m : item.ok) {
+    const v1::Telemetry& t = m->telemetry();
+    if (t.GetReflection()->HasField(t, f)) values.push_back(t.GetReflection()->GetDouble(t, f));
+  }
+  if (values.empty()) return std::nullopt;
+  if (lowest) return *std::min_element(values.begin(), values.end());
+  double sum = 0;
+  for (double v : values) sum += v;
+  return sum / double(values.size());
 }
 
-std::string PValue(double p) {
-  char buffer[64];
-  if (p < 1e-4) return "<1e-4";
-  std::snprintf(buffer, sizeof buffer, "%.4f", p);
-  return buffer;
+v1::RunConditions Conditions(const Item& item) {
+  v1::RunConditions c;
+  c.set_rounds(int(item.ok.size()));
+  int samples = 0, throttled = 0, told = 0;
+  std::set<std::string> reasons;
+  for (const v1::Measurement* m : item.ok) {
+    samples += m->stats().samples();
+    if (m->telemetry().has_throttled_samples()) {
+      throttled += m->telemetry().throttled_samples();
+      told += m->stats().samples();
+    }
+    reasons.insert(m->telemetry().throttle_reasons().begin(),
+                   m->telemetry().throttle_reasons().end());
+  }
+  c.set_samples(samples);
+  if (const ItemRounds cycles = Cycles(item); !cycles.empty())
+    c.set_median_cycles(ItemMedian(cycles));
+  if (const ItemRounds clocks = Clocks(item); !clocks.empty()) c.set_sm_mhz(ItemMedian(clocks));
+  if (auto v = OverRounds(item, "sm_clock_mhz_mean")) c.set_sm_clock_mhz_mean(*v);
+  if (auto v = OverRounds(item, "sm_clock_mhz_min", true)) c.set_sm_clock_mhz_min(*v);
+  if (auto v = OverRounds(item, "power_w_mean")) c.set_power_w_mean(*v);
+  if (auto v = OverRounds(item, "temperature_c_mean")) c.set_temperature_c_mean(*v);
+  if (told > 0) c.set_throttled_share(double(throttled) / told);
+  if (const double low = LowClockShare(item); low >= 0) c.set_low_clock_share(low);
+  for (const std::string& r : reasons) c.add_throttle_reasons(r);
+  return c;
 }
 
-v1::ComparisonRow Row(const v1::Measurement& a, const v1::Measurement& b, double threshold) {
+// What the clocks did between the runs, in words ("the clock down 9%"); "" when nothing moved.
+std::string ClockStory(const v1::ComparisonRow& row) {
+  const v1::RunConditions &a = row.conditions_a(), &b = row.conditions_b();
+  if (row.has_clock_change() && row.clock_change() <= -kClockDrop)
+    return "the clock down " + Percent(-row.clock_change(), 0);
+  auto rose = [](bool present, double from, double to, const std::string& what) {
+    return present && to - from >= kThrottleRise
+               ? what + " samples up from " + Percent(from, 0) + " to " + Percent(to, 0)
+               : std::string();
+  };
+  std::string story = rose(a.has_throttled_share() && b.has_throttled_share(), a.throttled_share(),
+                           b.throttled_share(), "throttled");
+  if (story.empty())
+    story = rose(a.has_low_clock_share() && b.has_low_clock_share(), a.low_clock_share(),
+                 b.low_clock_share(), "low-clock");
+  return story;
+}
+
+void Judge(double threshold, bool strict, v1::ComparisonRow* row) {
+  const v1::Change& t = row->time_change();
+  row->set_significant(t.has_interval() && !t.within_noise());
+  if (!row->significant()) {
+    row->set_verdict(t.within_noise() ? "same (within noise)" : "no samples");
+    return;
+  }
+  if (t.estimate() < 0) {
+    row->set_verdict("faster");
+    return;
+  }
+  const std::string story = ClockStory(*row);
+  const bool cycles = row->has_cycles_change();
+  // Explained: the clocks fell and, counted in SM cycles, the kernel did not get slower (its cycles
+  // are the same within noise, or fewer: the time went to the clock, not to the kernel).
+  const v1::Change& c = row->cycles_change();
+  row->set_explained(!story.empty() && cycles && (c.within_noise() || c.estimate() <= 0));
+  row->set_regression(t.estimate() > threshold && (strict || !row->explained()));
+  const std::string cycles_said =
+      cycles ? "cycles " + SignedPercent(row->cycles_change().estimate()) + "%"
+             : "no cycles to tell";
+  const std::string why = story.empty() ? "" : " (" + story + ", " + cycles_said + ")";
+  if (row->regression()) {
+    row->set_verdict(row->explained() ? "REGRESSION (--strict; " + story + ", " + cycles_said + ")"
+                                      : "REGRESSION" + why);
+  } else {
+    row->set_verdict(row->explained() ? "slower with " + story + ": throttling, not the kernel"
+                                      : "slower" + why);
+  }
+}
+
+v1::ComparisonRow Row(const Item& a, const Item& b, const RunIndex& ia, const RunIndex& ib) {
   v1::ComparisonRow row;
-  row.set_variant(a.variant());
-  row.set_dtype(a.dtype());
-  *row.mutable_shape() = a.shape();
-  row.set_median_a_ms(a.stats().median_ms());
-  row.set_median_b_ms(b.stats().median_ms());
-  const std::vector<double> sa(a.sample_ms().begin(), a.sample_ms().end());
-  const std::vector<double> sb(b.sample_ms().begin(), b.sample_ms().end());
+  const v1::Measurement& m = a.first();
+  row.set_variant(m.variant());
+  row.set_dtype(m.dtype());
+  *row.mutable_shape() = m.shape();
+  row.set_median_a_ms(a.median_ms);
+  row.set_median_b_ms(b.median_ms);
+  const ItemRounds ta = Times(a), tb = Times(b);
+  const std::vector<double> sa = Pooled(ta), sb = Pooled(tb);
   row.set_samples_a(int(sa.size()));
   row.set_samples_b(int(sb.size()));
-  const WelchResult w = WelchLogT(sa, sb);
-  if (!w.valid) {
-    row.set_verdict("no samples");
-    return row;
+  const std::string key = "compare|" + ItemName(m);
+  *row.mutable_time_change() =
+      ChangeMessage(TimeChange(ta, tb, std::max(ia.floor(), ib.floor()), SeedFor(key)));
+  const ItemRounds ca = Cycles(a), cb = Cycles(b);
+  if (!ca.empty() && !cb.empty())
+    *row.mutable_cycles_change() = ChangeMessage(TimeChange(
+        ca, cb, std::max(ia.cycles_floor(), ib.cycles_floor()), SeedFor(key + "|cycles")));
+  *row.mutable_conditions_a() = Conditions(a);
+  *row.mutable_conditions_b() = Conditions(b);
+  const v1::RunConditions &xa = row.conditions_a(), &xb = row.conditions_b();
+  if (xa.has_sm_mhz() && xb.has_sm_mhz()) {
+    row.set_clock_change(xb.sm_mhz() / xa.sm_mhz() - 1);
+  } else if (xa.has_sm_clock_mhz_mean() && xb.has_sm_clock_mhz_mean()) {
+    row.set_clock_change(xb.sm_clock_mhz_mean() / xa.sm_clock_mhz_mean() - 1);
   }
-  v1::WelchTest* test = row.mutable_test();
-  test->set_time_change(w.time_change);
-  test->mutable_ci()->set_low(w.low);
-  test->mutable_ci()->set_high(w.high);
-  test->set_t(w.t);
-  test->set_df(w.df);
-  test->set_p(w.p);
-  row.set_significant(w.p < kSignificance);
-  row.set_regression(row.significant() && w.time_change > threshold);
-  if (row.regression()) {
-    row.set_verdict("REGRESSION");
-  } else if (!row.significant()) {
-    row.set_verdict("same (within noise)");
-  } else {
-    row.set_verdict(w.time_change > 0 ? "slower" : "faster");
+  if (const WelchResult w = WelchLogT(sa, sb); w.valid) {
+    v1::WelchTest* test = row.mutable_test();
+    test->set_time_change(w.time_change);
+    test->mutable_ci()->set_low(w.low);
+    test->mutable_ci()->set_high(w.high);
+    test->set_t(w.t);
+    test->set_df(w.df);
+    test->set_p(w.p);
   }
   return row;
 }
 
 }  // namespace
 
-v1::Comparison Compare(const v1::GetRunResponse& a, const v1::GetRunResponse& b, double threshold) {
+std::vector<std::string> SetupDifferences(const v1::Run& a, const v1::Run& b) {
+  const v1::DeviceIdentity &da = a.device(), &db = b.device();
+  const std::string ra = "run " + std::to_string(a.id()), rb = "run " + std::to_string(b.id());
+  std::vector<std::string> out;
+  auto differ = [&](const std::string& what, const std::string& x, const std::string& y) {
+    if (x != y)
+      out.push_back("different " + what + ": " + ra + " " + (x.empty() ? "(unknown)" : x) + ", " +
+                    rb + " " + (y.empty() ? "(unknown)" : y));
+  };
+  // A UUID names one GPU; old rows may lack it, and then the name is all there is.
+  const bool uuids = !da.uuid().empty() && !db.uuid().empty();
+  if ((uuids && da.uuid() != db.uuid()) || da.name() != db.name())
+    differ("devices", da.name() + (uuids ? " " + da.uuid() : ""),
+           db.name() + (uuids ? " " + db.uuid() : ""));
+  differ("drivers", da.driver_version(), db.driver_version());
+  differ("cuBLAS versions", da.cublas_version(), db.cublas_version());
+  return out;
+}
+
+std::string Incomplete(const v1::Run& run) {
+  const std::string name = "run " + std::to_string(run.id());
+  const std::string error = run.error().empty() ? "" : ": " + run.error();
+  switch (run.state()) {
+    case v1::RUN_STATE_PARTIAL:
+      return name + " is partial: " + std::to_string(run.failed()) + " of " +
+             std::to_string(run.ok() + run.failed()) + " measurements failed" + error;
+    case v1::RUN_STATE_FAILED:
+      return name + " failed" + (error.empty() ? "" : error);
+    case v1::RUN_STATE_CANCELLED:
+      return name + " was cancelled" + error;
+    case v1::RUN_STATE_QUEUED:
+    case v1::RUN_STATE_RUNNING:
+      return name + " is still " + EnumWord(run.state());
+    default:
+      return "";
+  }
+}
+
+v1::Comparison Compare(const v1::GetRunResponse& a, const v1::GetRunResponse& b, double threshold,
+                       bool strict) {
   v1::Comparison c;
   c.set_schema_version(kComparisonSchemaVersion);
   c.set_run_a(a.run().id());
   c.set_run_b(b.run().id());
   c.set_threshold(threshold);
-  c.set_test("Welch t-test on log sample times, two-sided, alpha 0.05");
-  const auto in_a = Successful(a), in_b = Successful(b);
-  for (const auto& [key, ma] : in_a) {
+  c.set_strict(strict);
+  c.set_test(
+      "median(b) / median(a) - 1 over all rounds; 95% percentile bootstrap over each run's rounds "
+      "(one round: over its samples, drift not included); within noise: the interval contains 0 "
+      "or the change is below the larger run's floor; a slowdown with the clocks down and the "
+      "SM cycles within noise or fewer is put down to the clocks");
+  for (const std::string& w : SetupDifferences(a.run(), b.run())) c.add_warnings(w);
+  for (const v1::Run* run : {&a.run(), &b.run()})
+    if (std::string why = Incomplete(*run); !why.empty()) c.add_incomplete(why);
+  *c.mutable_device_a() = a.run().device();
+  *c.mutable_device_b() = b.run().device();
+  c.set_state_a(a.run().state());
+  c.set_state_b(b.run().state());
+  const RunIndex ia(a, {}), ib(b, {});
+  c.set_floor_a(ia.floor());
+  c.set_floor_b(ib.floor());
+  c.set_cycles_floor_a(ia.cycles_floor());
+  c.set_cycles_floor_b(ib.cycles_floor());
+  const auto in_a = Measured(ia), in_b = Measured(ib);
+  for (const auto& [key, item_a] : in_a) {
     auto it = in_b.find(key);
     if (it == in_b.end()) {
-      c.add_only_in_a(KeyText(key));
+      c.add_only_in_a(ItemName(item_a->first()));
       continue;
     }
-    *c.add_rows() = Row(*ma, *it->second, threshold);
-    c.set_regressions(c.regressions() + c.rows(c.rows_size() - 1).regression());
+    v1::ComparisonRow* row = c.add_rows();
+    *row = Row(*item_a, *it->second, ia, ib);
+    Judge(threshold, strict, row);
+    c.set_regressions(c.regressions() + row->regression());
+    c.set_explained(c.explained() +
+                    (row->explained() && row->time_change().estimate() > threshold));
   }
-  for (const auto& [key, mb] : in_b)
-    if (!in_a.count(key)) c.add_only_in_b(KeyText(key));
+  for (const auto& [key, item_b] : in_b)
+    if (!in_a.count(key)) c.add_only_in_b(ItemName(item_b->first()));
   return c;
 }
 
-Table CompareTable(const v1::Comparison& c) {
+namespace {
+
+// A condition of both runs, a RunConditions field by name: in a table one column "A -> B", in
+// CSV one column each.
+struct Quantity {
+  const char* field;
+  const char* title;
+  bool share;  // shown as a percentage; else a number without decimals
+  std::optional<double> Of(const v1::RunConditions& c) const {
+    const auto* f = v1::RunConditions::descriptor()->FindFieldByName(field);
+    const auto* r = c.GetReflection();
+    return r->HasField(c, f) ? std::optional(r->GetDouble(c, f)) : std::nullopt;
+  }
+  std::string Text(std::optional<double> v) const {
+    return !v ? "-" : share ? Percent(*v, 0) : Fixed(*v, 0);
+  }
+};
+
+constexpr Quantity kQuantities[] = {
+    {"sm_mhz", "SM MHz (probes)", false},
+    {"sm_clock_mhz_mean", "NVML SM MHz mean", false},
+    {"sm_clock_mhz_min", "NVML SM MHz min", false},
+    {"throttled_share", "throttled", true},
+    {"low_clock_share", "low clock", true},
+    {"power_w_mean", "power W", false},
+    {"temperature_c_mean", "temp C", false},
+};
+
+Cell Exact(std::optional<double> v) { return v ? Cell(FormatExact(*v)) : Cell(""); }
+
+Cell ChangeCells(const v1::Change& c, bool present) {
+  return present ? Cell(ChangeText(c) + (c.within_noise() ? " ≈" : ""), FormatExact(c.estimate()))
+                 : Cell("-", "");
+}
+
+}  // namespace
+
+Table CompareTable(const v1::Comparison& c, bool csv) {
   Table t;
+  const std::string ra = "run " + std::to_string(c.run_a()),
+                    rb = "run " + std::to_string(c.run_b());
   t.columns = {{"variant", "variant"},
                {"dtype", "dtype"},
                {"shape", "shape"},
-               {"median_a_ms", "run " + std::to_string(c.run_a()) + " ms", Align::kRight},
-               {"median_b_ms", "run " + std::to_string(c.run_b()) + " ms", Align::kRight},
-               // The medians' ratio is what the two ms columns show; the test and its interval
-               // work on the geometric means of all samples, which power-cap transients can move
-               // apart from the medians, so both are shown, each named for what it is.
-               {"median_change", "median change", Align::kRight},
-               {"time_change", "geo-mean change", Align::kRight},
-               {"ci_low", "95% CI low", Align::kRight},
-               {"ci_high", "95% CI high", Align::kRight},
-               {"p_value", "p (Welch, log)", Align::kRight},
-               {"verdict", "verdict"}};
+               {"median_a_ms", ra + " ms", Align::kRight},
+               {"median_b_ms", rb + " ms", Align::kRight},
+               {"time_change", "time change [95% CI]", Align::kRight},
+               {"cycles_change", "cycles change [95% CI]", Align::kRight}};
+  if (csv) {
+    for (const char* k : {"ci_low", "ci_high", "within_noise", "basis", "floor", "cycles_ci_low",
+                          "cycles_ci_high", "cycles_within_noise", "clock_change"})
+      t.columns.push_back({k, k, Align::kRight});
+  }
+  std::vector<const Quantity*> shown;
+  for (const Quantity& q : kQuantities) {
+    const bool any = std::any_of(c.rows().begin(), c.rows().end(), [&](const auto& r) {
+      return q.Of(r.conditions_a()) || q.Of(r.conditions_b());
+    });
+    if (!csv && !any) continue;
+    shown.push_back(&q);
+    if (csv) {
+      t.columns.push_back({std::string(q.field) + "_a", "", Align::kRight});
+      t.columns.push_back({std::string(q.field) + "_b", "", Align::kRight});
+    } else {
+      t.columns.push_back({q.field, std::string(q.title) + " (A -> B)", Align::kRight});
+    }
+  }
+  t.columns.push_back({"verdict", "verdict"});
   for (const v1::ComparisonRow& r : c.rows()) {
-    const bool v = r.has_test();
-    auto cell = [v](double x, std::string (*text)(double)) {
-      return v ? Cell(text(x), FormatExact(x)) : Cell("-", "");
-    };
     const double a = r.median_a_ms(), b = r.median_b_ms();
-    t.rows.push_back({r.variant(), r.dtype(), FormatShape(r.shape()),
-                      Cell(FormatSignificant(a, 4), FormatExact(a)),
-                      Cell(FormatSignificant(b, 4), FormatExact(b)),
-                      a > 0 ? Cell(Pct(b / a - 1), FormatExact(b / a - 1)) : Cell("-", ""),
-                      cell(r.test().time_change(), Pct), cell(r.test().ci().low(), Pct),
-                      cell(r.test().ci().high(), Pct), cell(r.test().p(), PValue), r.verdict()});
+    const v1::Change &tc = r.time_change(), &cc = r.cycles_change();
+    std::vector<Cell> row = {r.variant(),
+                             r.dtype(),
+                             FormatShape(r.shape()),
+                             Cell(FormatSignificant(a, 4), FormatExact(a)),
+                             Cell(FormatSignificant(b, 4), FormatExact(b)),
+                             ChangeCells(tc, r.has_time_change()),
+                             ChangeCells(cc, r.has_cycles_change())};
+    if (csv) {
+      const bool ci = tc.has_interval(), cci = cc.has_interval();
+      row.insert(row.end(),
+                 {ci ? Cell(FormatExact(tc.interval().low())) : Cell(""),
+                  ci ? Cell(FormatExact(tc.interval().high())) : Cell(""),
+                  tc.within_noise() ? "true" : "false", EnumWord(tc.basis()),
+                  FormatExact(tc.floor()), cci ? Cell(FormatExact(cc.interval().low())) : Cell(""),
+                  cci ? Cell(FormatExact(cc.interval().high())) : Cell(""),
+                  r.has_cycles_change() ? (cc.within_noise() ? "true" : "false") : "",
+                  Exact(r.has_clock_change() ? std::optional(r.clock_change()) : std::nullopt)});
+    }
+    for (const Quantity* q : shown) {
+      const std::optional<double> x = q->Of(r.conditions_a()), y = q->Of(r.conditions_b());
+      if (csv) {
+        row.push_back(Exact(x));
+        row.push_back(Exact(y));
+      } else {
+        row.push_back(q->Text(x) + " -> " + q->Text(y));
+      }
+    }
+    row.push_back(r.verdict());
+    t.rows.push_back(std::move(row));
   }
   return t;
 }

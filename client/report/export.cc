@@ -1,4 +1,5 @@
 // `report --format csv | json`: every row of every section in one long CSV, or the model itself.
+#include "client/enum_words.h"
 #include "client/escape.h"
 #include "client/format.h"
 #include "client/json.h"
@@ -10,11 +11,16 @@ namespace ablation::client::report {
 std::string RenderReportCsv(const v1::Report& report) {
   std::string csv =
       "table,label,what,variant,dtype,m,n,k,status,tflops,median_ms,samples,cublas_variant,"
-      "cublas_share,vs,vs_variant,change,change_ci_low,change_ci_high,within_noise,error\r\n";
+      "cublas_share,vs,vs_variant,change,change_ci_low,change_ci_high,within_noise,error,"
+      "rounds,failed_rounds,change_basis,change_floor,cycles_change,cycles_ci_low,cycles_ci_high,"
+      "cycles_within_noise,median_cycles,low_clock_share,round_spread\r\n";
   auto exact = [](bool present, double v) { return present ? FormatExact(v) : std::string(); };
+  auto flag = [](bool present, bool v) { return present ? (v ? "true" : "false") : ""; };
   for (const v1::ReportSection& s : report.sections()) {
     for (const v1::ReportRow& r : s.rows()) {
       const bool ci = r.has_change() && r.change().has_interval();
+      const bool cycles = r.has_cycles_change();
+      const v1::Change& cc = r.cycles_change();
       const std::vector<std::string> fields = {
           s.id(),
           r.rung(),
@@ -35,8 +41,19 @@ std::string RenderReportCsv(const v1::Report& report) {
           exact(r.has_change(), r.change().estimate()),
           exact(ci, r.change().interval().low()),
           exact(ci, r.change().interval().high()),
-          ci ? (r.change().within_noise() ? "true" : "false") : "",
-          r.error()};
+          flag(r.has_change(), r.change().within_noise()),
+          r.error(),
+          Measured(r) ? std::to_string(r.rounds()) : "",
+          r.status() == v1::ROW_STATUS_MISSING ? "" : std::to_string(r.failed_rounds()),
+          r.has_change() ? EnumWord(r.change().basis()) : "",
+          exact(r.has_change(), r.change().floor()),
+          exact(cycles, cc.estimate()),
+          exact(cycles && cc.has_interval(), cc.interval().low()),
+          exact(cycles && cc.has_interval(), cc.interval().high()),
+          flag(cycles, cc.within_noise()),
+          exact(r.has_median_cycles(), r.median_cycles()),
+          exact(r.has_low_clock_share(), r.low_clock_share()),
+          exact(r.has_round_spread(), r.round_spread())};
       for (std::size_t i = 0; i < fields.size(); ++i) csv += (i ? "," : "") + CsvField(fields[i]);
       csv += "\r\n";
     }

@@ -159,35 +159,72 @@ std::string Cells(const std::vector<std::string>& cells, const std::vector<std::
   return html;
 }
 
-// The rows as an HTML table: rungs (what, vs, change) or, for "all", measurements (status).
+std::string Headers(const std::vector<std::string>& titles) {
+  std::string html = "<tr>";
+  for (const std::string& t : titles) html += "<th>" + E(t) + "</th>";
+  return html + "</tr>\n";
+}
+
+// The rows as an HTML table: rungs (what, vs, change) or, for "all", items (rounds, status); the
+// cycles change and low-clock columns where the run has clock data.
 std::string RowTable(const v1::ReportSection& s) {
   const bool all = s.layout() == v1::SECTION_LAYOUT_ALL;
-  std::string html = all ? "<table>\n<tr><th>#</th><th>variant</th><th>dtype</th><th>shape</th>"
-                           "<th>TFLOPS</th><th>share of cuBLAS</th><th>status</th></tr>\n"
-                         : "<table>\n<tr><th>rung</th><th>what</th><th>variant</th><th>dtype</th>"
-                           "<th>shape</th><th>TFLOPS</th><th>share of cuBLAS</th><th>vs</th>"
-                           "<th>change [95% CI]</th><th>noise</th></tr>\n";
+  const bool cycles = !all && AnyCycles(s), low = AnyLowClock(s);
+  std::vector<std::string> titles =
+      all ? std::vector<std::string>{"#",      "variant",         "dtype", "shape",
+                                     "TFLOPS", "share of cuBLAS", "rounds"}
+          : std::vector<std::string>{"rung",
+                                     "what",
+                                     "variant",
+                                     "dtype",
+                                     "shape",
+                                     "TFLOPS",
+                                     "share of cuBLAS",
+                                     "vs",
+                                     "change [95% CI]",
+                                     "noise"};
+  if (cycles) titles.push_back("cycles change [95% CI]");
+  if (low) titles.push_back("low clock");
+  if (all) titles.push_back("status");
+  std::string html = "<table>\n" + Headers(titles);
   for (const v1::ReportRow& r : s.rows()) {
     const std::string cls = r.status() == v1::ROW_STATUS_MISSING ? "missing"
                             : Measured(r)                        ? ""
                                                                  : "failed";
     html += "<tr" + (cls.empty() ? std::string() : " class=\"" + cls + "\"") + ">";
     const std::string variant = "<code>" + E(r.variant()) + "</code>";
-    const std::string numbers[] = {E(TflopsText(r)), E(ShareText(r))};
+    std::vector<std::string> cells, classes;
     if (all) {
-      html += Cells({E(r.rung()), variant, E(r.dtype()), FormatShape(r.shape()), numbers[0],
-                     numbers[1], E(StatusAndError(r))},
-                    {"num", "", "", "", "num", "num"});
+      cells = {E(r.rung()),
+               variant,
+               E(r.dtype()),
+               FormatShape(r.shape()),
+               E(TflopsText(r)),
+               E(ShareText(r)),
+               std::to_string(r.rounds())};
+      classes = {"num", "", "", "", "num", "num", "num"};
     } else {
       const bool noise = r.has_change() && r.change().within_noise();
-      html +=
-          Cells({E(r.rung()), E(r.what()), variant, E(r.dtype()), FormatShape(r.shape()),
-                 numbers[0], numbers[1], E(VsText(r)), E(ChangeCell(r)), noise ? "&#8776;" : ""},
-                {"", "", "", "", "", "num", "num", "", "num", "noise"});
+      cells = {E(r.rung()),
+               E(r.what()),
+               variant,
+               E(r.dtype()),
+               FormatShape(r.shape()),
+               E(TflopsText(r)),
+               E(ShareText(r)),
+               E(VsText(r)),
+               E(ChangeCell(r)),
+               noise ? "&#8776;" : ""};
+      classes = {"", "", "", "", "", "num", "num", "", "num", "noise"};
     }
-    html += "</tr>\n";
+    if (cycles) cells.push_back(E(CyclesCell(r))), classes.push_back("num");
+    if (low) cells.push_back(E(LowClockCell(r))), classes.push_back("num");
+    if (all) cells.push_back(E(StatusAndError(r)));
+    html += Cells(cells, classes) + "</tr>\n";
   }
-  return html + "</table>\n";
+  html += "</table>\n";
+  if (AnyOneRound(s)) html += "<p class=\"scope\">" + E(OneRoundLegend()) + "</p>\n";
+  return html;
 }
 
 std::string Summary(const v1::ReportRun& run) {
@@ -208,12 +245,7 @@ std::string RenderReportHtml(const v1::Report& report) {
       id + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
   html += "<h1>Ablation report: run " + id + "</h1>\n<p class=\"summary\">" +
           Summary(report.run()) + "</p>\n";
-  html +=
-      "<p>Change: speed against the previous rung, median(previous) / median(this) &minus; 1, "
-      "with a 95% bootstrap interval from the raw samples (" +
-      std::to_string(report.method().resamples()) +
-      " resamples, fixed seed); &#8776; marks an interval that contains 0 (within noise). "
-      "Share: TFLOPS over the cuBLAS of the same dtype and shape in this run.</p>\n";
+  html += "<p>" + E(MethodText(report)) + "</p>\n";
   int number = 0;
   for (const v1::ReportSection& s : report.sections()) {
     html += "<section id=\"" + E(s.id()) + "\">\n<h2>" + std::to_string(++number) + ". " +

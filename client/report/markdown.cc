@@ -15,28 +15,43 @@ std::string Cells(const std::vector<std::string>& cells) {
   return line + "\n";
 }
 
+// The rungs: the cycles change and low-clock columns where the run has clock data.
 std::string LadderTable(const v1::ReportSection& s) {
+  const bool cycles = AnyCycles(s), low = AnyLowClock(s);
   std::string md =
       "| rung | what | variant | dtype | TFLOPS | share of cuBLAS | vs | change [95% CI] | noise "
-      "|\n"
-      "| --- | --- | --- | --- | ---: | ---: | --- | ---: | :---: |\n";
+      "|" +
+      std::string(cycles ? " cycles change [95% CI] |" : "") + (low ? " low clock |" : "") +
+      "\n| --- | --- | --- | --- | ---: | ---: | --- | ---: | :---: |" + (cycles ? " ---: |" : "") +
+      (low ? " ---: |" : "") + "\n";
   for (const v1::ReportRow& r : s.rows()) {
     const bool noise = r.has_change() && r.change().within_noise();
-    md += Cells({MarkdownCell(r.rung()), MarkdownCell(r.what()), Code(r.variant()),
-                 MarkdownCell(r.dtype()), TflopsText(r), ShareText(r), MarkdownCell(VsText(r)),
-                 ChangeCell(r), noise ? "≈" : ""});
+    std::vector<std::string> cells = {
+        MarkdownCell(r.rung()),  MarkdownCell(r.what()), Code(r.variant()),
+        MarkdownCell(r.dtype()), TflopsText(r),          ShareText(r),
+        MarkdownCell(VsText(r)), ChangeCell(r),          noise ? "≈" : ""};
+    if (cycles) cells.push_back(CyclesCell(r));
+    if (low) cells.push_back(LowClockCell(r));
+    md += Cells(cells);
   }
   return md;
 }
 
 std::string AllTable(const v1::ReportSection& s) {
   if (s.rows().empty()) return "No measurements.\n";
-  std::string md =
-      "| # | variant | dtype | shape | TFLOPS | share of cuBLAS | status |\n"
-      "| ---: | --- | --- | --- | ---: | ---: | --- |\n";
-  for (const v1::ReportRow& r : s.rows())
-    md += Cells({r.rung(), Code(r.variant()), MarkdownCell(r.dtype()), FormatShape(r.shape()),
-                 TflopsText(r), ShareText(r), MarkdownCell(StatusAndError(r))});
+  const bool low = AnyLowClock(s);
+  std::string md = "| # | variant | dtype | shape | TFLOPS | share of cuBLAS | rounds |" +
+                   std::string(low ? " low clock |" : "") + " status |\n" +
+                   "| ---: | --- | --- | --- | ---: | ---: | ---: |" + (low ? " ---: |" : "") +
+                   " --- |\n";
+  for (const v1::ReportRow& r : s.rows()) {
+    std::vector<std::string> cells = {
+        r.rung(),      Code(r.variant()), MarkdownCell(r.dtype()),   FormatShape(r.shape()),
+        TflopsText(r), ShareText(r),      std::to_string(r.rounds())};
+    if (low) cells.push_back(LowClockCell(r));
+    cells.push_back(MarkdownCell(StatusAndError(r)));
+    md += Cells(cells);
+  }
   return md;
 }
 
@@ -74,6 +89,7 @@ std::string ShapesTable(const v1::ReportSection& s) {
     for (int c = 0; c < columns; ++c) {
       const v1::ReportRow& row = at(r, c);
       std::string cell = row.has_change() ? SignedPercent(row.change().estimate()) + "%" : "-";
+      if (row.change().basis() == v1::CHANGE_BASIS_SAMPLES) cell += kOneRoundMark;
       if (row.has_change() && row.change().within_noise()) cell += " ≈";
       md += " " + cell + " |";
     }
@@ -86,13 +102,7 @@ std::string ShapesTable(const v1::ReportSection& s) {
 
 std::string RenderReportMarkdown(const v1::Report& report) {
   std::string md = "# Ablation report: run " + std::to_string(report.run().id()) + "\n\n" +
-                   RunSummary(report.run()) + "\n\n" +
-                   "Change: speed against the previous rung, median(previous) / median(this) - 1, "
-                   "with a 95% bootstrap interval from the raw samples (" +
-                   std::to_string(report.method().resamples()) +
-                   " resamples, fixed seed); ≈ marks an interval that contains 0 (within noise). "
-                   "Share: TFLOPS / TFLOPS of the cuBLAS of the same dtype and shape in this "
-                   "run.\n";
+                   RunSummary(report.run()) + "\n\n" + MethodText(report) + "\n";
   int number = 0;
   for (const v1::ReportSection& s : report.sections()) {
     md += "\n## " + std::to_string(++number) + ". " + s.title() + "\n\n_" + s.scope() + "_\n\n";
@@ -112,6 +122,7 @@ std::string RenderReportMarkdown(const v1::Report& report) {
         md += LadderTable(s);
         break;
     }
+    if (AnyOneRound(s)) md += "\n" + OneRoundLegend() + "\n";
     if (!s.notes().empty()) {
       md += "\nReading notes:\n\n";
       for (const std::string& note : s.notes()) md += "- " + note + "\n";

@@ -10,7 +10,7 @@
 namespace ablation::client::report {
 namespace {
 
-v1::ReportRun RunIdentity(const v1::Run& run) {
+v1::ReportRun RunIdentity(const v1::Run& run, const RunIndex& index) {
   v1::ReportRun out;
   out.set_id(run.id());
   out.set_state(run.state());
@@ -22,15 +22,31 @@ v1::ReportRun RunIdentity(const v1::Run& run) {
   *out.mutable_tags() = run.tags();
   out.set_started_at_ms(run.started_at_ms());
   out.set_finished_at_ms(run.finished_at_ms());
+  out.set_rounds(index.rounds());
+  out.set_order_seed(run.order_seed());
   return out;
 }
 
-v1::ReportMethod Method() {
+v1::ReportMethod Method(const RunIndex& index) {
   v1::ReportMethod m;
-  m.set_change("median(previous) / median(this) - 1");
-  m.set_interval("95% percentile bootstrap of the raw samples, both sides resampled, fixed seed");
+  m.set_change(
+      "median(previous) / median(this) - 1, each over all its rounds' samples (their medians "
+      "where the samples are absent)");
+  m.set_interval(index.rounds() >= 2
+                     ? "95% percentile bootstrap over rounds, paired: the same rounds for both rows"
+                     : "one round: 95% percentile bootstrap of the samples, drift not included");
   m.set_resamples(kBootstrapResamples);
   m.set_share("TFLOPS / TFLOPS of the cuBLAS of the same dtype and shape in the run");
+  m.set_floor(index.floor());
+  m.set_cycles_floor(index.cycles_floor());
+  m.set_floor_definition(
+      "the median over the run's items of (max - min) / median of each item's per-round "
+      "medians");
+  m.set_within_noise("the interval contains 0, or the change is smaller than the floor");
+  m.set_cycles("the same change on SM cycles per sample, which the clock does not move");
+  m.set_low_clock(
+      "samples whose SM clock was below the run's low-clock fraction (default 75%) of the "
+      "maximum");
   return m;
 }
 
@@ -40,9 +56,9 @@ v1::Report BuildReport(const v1::GetRunResponse& run, const std::vector<v1::Pres
                        const std::vector<v1::Variant>& variants) {
   v1::Report report;
   report.set_schema_version(kReportSchemaVersion);
-  *report.mutable_run() = RunIdentity(run.run());
-  *report.mutable_method() = Method();
   const RunIndex index(run, variants);
+  *report.mutable_run() = RunIdentity(run.run(), index);
+  *report.mutable_method() = Method(index);
   const v1::Shape reference = index.ReferenceShape();
   std::vector<const v1::Preset*> sections;
   for (const v1::Preset& p : presets)

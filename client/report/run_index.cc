@@ -1,6 +1,7 @@
 #include "client/report/run_index.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ablation::client::report {
 namespace {
@@ -10,6 +11,14 @@ constexpr const char* kCublasFamily = "cublas";
 
 bool Has(const std::vector<std::pair<std::string, std::string>>& keys, const v1::Measurement& m) {
   return std::find(keys.begin(), keys.end(), std::pair(m.variant(), m.dtype())) != keys.end();
+}
+
+// The finite, positive values: a probe that could not tell leaves NaN in sample_cycles.
+std::vector<double> Usable(const google::protobuf::RepeatedField<double>& values) {
+  std::vector<double> out;
+  for (double v : values)
+    if (std::isfinite(v) && v > 0) out.push_back(v);
+  return out;
 }
 
 }  // namespace
@@ -26,48 +35,151 @@ bool SameShape(const v1::Shape& a, const v1::Shape& b) {
   return a.m() == b.m() && a.n() == b.n() && a.k() == b.k();
 }
 
-RunIndex::RunIndex(const v1::GetRunResponse& run, const std::vector<v1::Variant>& variants) {
-  for (const v1::Measurement& m : run.measurements()) {
-    // A repeated key keeps the successful one (a plan never repeats one, but be safe).
-    const Key key{m.variant(), m.dtype(), m.shape().m(), m.shape().n(), m.shape().k()};
-    auto [it, inserted] = by_key_.emplace(key, &m);
-    if (!inserted && it->second->status() != v1::MEASUREMENT_STATUS_OK) it->second = &m;
-    all_.push_back(&m);
+std::string ItemName(const v1::Measurement& m) {
+  return m.variant() + " " + m.dtype() + " " + std::to_string(m.shape().m()) + "x" +
+         std::to_string(m.shape().n()) + "x" + std::to_string(m.shape().k());
+}
+
+v1::Change ChangeMessage(const Change& c) {
+  v1::Change out;
+  out.set_estimate(c.estimate);
+  if (c.has_interval) {
+    out.mutable_interval()->set_low(c.low);
+    out.mutable_interval()->set_high(c.high);
   }
+  out.set_within_noise(c.within_noise());
+  out.set_floor(c.floor);
+  out.set_rounds(c.rounds);
+  switch (c.basis) {
+    case Basis::kRounds:
+      out.set_basis(v1::CHANGE_BASIS_ROUNDS);
+      break;
+    case Basis::kSamples:
+      out.set_basis(v1::CHANGE_BASIS_SAMPLES);
+      out.set_note(kOneRoundNote);
+      break;
+    case Basis::kMedians:
+      out.set_basis(v1::CHANGE_BASIS_MEDIANS);
+      out.set_note(kNoSamplesNote);
+      break;
+  }
+  return out;
+}
+
+namespace {
+
+// An item's successful rounds of one quantity: the row's per-sample values, and the median it
+// stored (the worker's, of those samples), else the samples' (NaN: none); rounds with neither are
+// left out.
+template <class Samples, class Stored>
+ItemRounds RoundsOf(const Item& item, Samples samples, Stored stored) {
+  ItemRounds out;
+  for (const v1::Measurement* m : item.ok) {
+    RoundData r{m->round(), Usable(samples(*m)), stored(*m)};
+    if (!(r.median > 0) && !r.samples.empty()) r.median = Median(r.samples);
+    if (r.median > 0) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+}  // namespace
+
+ItemRounds Times(const Item& item) {
+  return RoundsOf(
+      item, [](const v1::Measurement& m) -> const auto& { return m.sample_ms(); },
+      [](const v1::Measurement& m) { return m.stats().median_ms(); });
+}
+
+ItemRounds Cycles(const Item& item) {
+  return RoundsOf(
+      item, [](const v1::Measurement& m) -> const auto& { return m.sample_cycles(); },
+      [](const v1::Measurement& m) {
+        return m.stats().has_median_cycles() ? m.stats().median_cycles() : kNaN;
+      });
+}
+
+ItemRounds Clocks(const Item& item) {
+  return RoundsOf(
+      item, [](const v1::Measurement& m) -> const auto& { return m.sample_sm_mhz(); },
+      [](const v1::Measurement& m) {
+        return m.stats().has_median_sm_mhz() ? m.stats().median_sm_mhz() : kNaN;
+      });
+}
+
+double LowClockShare(const Item& item) {
+  double low = 0, samples = 0;
+  for (const v1::Measurement* m : item.ok) {
+    if (!m->stats().has_low_clock_samples()) continue;
+    low += m->stats().low_clock_samples();
+    samples += m->stats().samples();
+  }
+  return samples > 0 ? low / samples : -1;
+}
+
+RunIndex::RunIndex(const v1::GetRunResponse& run, const std::vector<v1::Variant>& variants)
+    : rounds_(run.run().rounds()) {
+  for (const v1::Measurement& m : run.measurements()) {
+    const Key key{m.variant(), m.dtype(), m.shape().m(), m.shape().n(), m.shape().k()};
+    auto [it, inserted] = by_key_.emplace(key, items_.size());
+    if (inserted) items_.emplace_back();
+    Item& item = items_[it->second];
+    item.rows.push_back(&m);
+    if (m.status() == v1::MEASUREMENT_STATUS_OK) item.ok.push_back(&m);
+    rows_.push_back(&m);
+    rounds_ = std::max(rounds_, m.round() + 1);
+  }
+  std::vector<double> spreads, cycle_spreads;
+  for (Item& item : items_) {
+    std::stable_sort(item.ok.begin(), item.ok.end(),
+                     [](const auto* a, const auto* b) { return a->round() < b->round(); });
+    const ItemRounds times = Times(item);
+    item.median_ms = ItemMedian(times);
+    // TFLOPS scale as 1 / time: a row's TFLOPS at its median, moved to the item's median.
+    for (const v1::Measurement* m : item.ok)
+      if (m->stats().median_ms() > 0 && item.median_ms > 0) {
+        item.tflops = m->tflops() * m->stats().median_ms() / item.median_ms;
+        break;
+      }
+    spreads.push_back(RoundSpread(times));
+    cycle_spreads.push_back(RoundSpread(Cycles(item)));
+  }
+  floor_ = NoiseFloor(spreads);
+  cycles_floor_ = NoiseFloor(cycle_spreads);
   for (const v1::Variant& v : variants) {
     variants_.emplace(v.name(), &v);
     if (v.family() == kCublasFamily) cublas_.push_back(&v);
   }
 }
 
-const v1::Measurement* RunIndex::Find(const std::string& variant, const std::string& dtype,
-                                      const v1::Shape& s) const {
+const Item* RunIndex::Find(const std::string& variant, const std::string& dtype,
+                           const v1::Shape& s) const {
   auto it = by_key_.find(Key{variant, dtype, s.m(), s.n(), s.k()});
-  return it == by_key_.end() ? nullptr : it->second;
+  return it == by_key_.end() ? nullptr : &items_[it->second];
 }
 
-const v1::Measurement* RunIndex::Fastest(const std::vector<std::string>& variants,
-                                         const std::string& dtype, const v1::Shape& shape) const {
-  const v1::Measurement* best = nullptr;
-  for (const v1::Measurement* m : all_) {
-    if (m->status() != v1::MEASUREMENT_STATUS_OK || m->dtype() != dtype ||
-        !SameShape(m->shape(), shape))
-      continue;
-    if (std::find(variants.begin(), variants.end(), m->variant()) == variants.end()) continue;
-    if (!best || m->tflops() > best->tflops()) best = m;
+const Item* RunIndex::Fastest(const std::vector<std::string>& variants, const std::string& dtype,
+                              const v1::Shape& shape) const {
+  const Item* best = nullptr;
+  for (const Item& item : items_) {
+    const v1::Measurement& m = item.first();
+    if (!item.measured() || m.dtype() != dtype || !SameShape(m.shape(), shape)) continue;
+    if (std::find(variants.begin(), variants.end(), m.variant()) == variants.end()) continue;
+    if (!best || item.tflops > best->tflops) best = &item;
   }
   return best;
 }
 
 int RunIndex::Count(const std::vector<std::pair<std::string, std::string>>& keys) const {
-  return int(std::count_if(all_.begin(), all_.end(),
+  return int(std::count_if(rows_.begin(), rows_.end(),
                            [&](const v1::Measurement* m) { return Has(keys, *m); }));
 }
 
 std::vector<v1::Shape> RunIndex::ShapesOf(
     const std::vector<std::pair<std::string, std::string>>& keys) const {
   std::vector<v1::Shape> shapes;
-  for (const v1::Measurement* m : all_) {
+  for (const v1::Measurement* m : rows_) {
     if (!Has(keys, *m)) continue;
     if (std::none_of(shapes.begin(), shapes.end(),
                      [&](const v1::Shape& s) { return SameShape(s, m->shape()); }))
@@ -79,7 +191,7 @@ std::vector<v1::Shape> RunIndex::ShapesOf(
 v1::Shape RunIndex::ReferenceShape() const {
   const v1::Shape preferred = MakeShape(4096, 4096, 4096);
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, int> counts;
-  for (const v1::Measurement* m : all_) {
+  for (const v1::Measurement* m : rows_) {
     if (SameShape(m->shape(), preferred)) return preferred;
     ++counts[{m->shape().m(), m->shape().n(), m->shape().k()}];
   }

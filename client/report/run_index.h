@@ -1,29 +1,55 @@
-// What the report looks up in a run: its measurements by variant, dtype and shape, and what the
-// daemon's variant list says of a variant (its tile, and which variant is the cuBLAS of a dtype).
+// What the report and compare look up in a run: its items (variant x dtype x shape, one row per
+// round) and what the daemon's variant list says of a variant (its tile, and which variant is the
+// cuBLAS of a dtype); and the run's noise floors (stats.h).
 #pragma once
 
+#include <limits>
 #include <map>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "ablation/v1/ablation.pb.h"
+#include "ablation/v1/report.pb.h"
+#include "client/report/stats.h"
 
 namespace ablation::client::report {
 
 namespace v1 = ::ablation::v1;
 
+// One item of a run with its rows of every round.
+struct Item {
+  std::vector<const v1::Measurement*> rows;                     // every row, in run order
+  std::vector<const v1::Measurement*> ok;                       // the successful ones, by round
+  double median_ms = std::numeric_limits<double>::quiet_NaN();  // ItemMedian(Times(item))
+  double tflops = 0;                                            // at median_ms
+  const v1::Measurement& first() const { return *rows.front(); }
+  bool measured() const { return !ok.empty(); }
+};
+
+// The item's successful rounds: samples (ms) and median; samples absent on old rows.
+ItemRounds Times(const Item& item);
+// Its rounds with SM cycles: sample_cycles and their median, or the stored median_cycles; empty
+// when no round has cycles.
+ItemRounds Cycles(const Item& item);
+// Its rounds' effective SM clocks (MHz): sample_sm_mhz, or the stored median_sm_mhz.
+ItemRounds Clocks(const Item& item);
+// low_clock_samples / samples over the successful rounds that count them; < 0 when none does.
+double LowClockShare(const Item& item);
+
 class RunIndex {
  public:
   RunIndex(const v1::GetRunResponse& run, const std::vector<v1::Variant>& variants);
+  RunIndex(const RunIndex&) = delete;  // items_ point into the run; by_key_ into items_
+  RunIndex& operator=(const RunIndex&) = delete;
 
-  // The measurement of a variant in a dtype at a shape; of a repeated one, the successful one.
-  const v1::Measurement* Find(const std::string& variant, const std::string& dtype,
-                              const v1::Shape& shape) const;
-  // The fastest successful measurement of any of `variants` (the first of equals).
-  const v1::Measurement* Fastest(const std::vector<std::string>& variants, const std::string& dtype,
-                                 const v1::Shape& shape) const;
-  // The measurements of the run (any status) that are of a (variant, dtype) in `keys`.
+  // The item of a variant in a dtype at a shape, measured or not; null when the run has none.
+  const Item* Find(const std::string& variant, const std::string& dtype,
+                   const v1::Shape& shape) const;
+  // The fastest measured item of any of `variants` (the first of equals).
+  const Item* Fastest(const std::vector<std::string>& variants, const std::string& dtype,
+                      const v1::Shape& shape) const;
+  // The rows of the run (any status) that are of a (variant, dtype) in `keys`.
   int Count(const std::vector<std::pair<std::string, std::string>>& keys) const;
   // The shapes at which the run measured a (variant, dtype) of `keys`.
   std::vector<v1::Shape> ShapesOf(
@@ -36,17 +62,31 @@ class RunIndex {
   // The variant of the cuBLAS family that takes `dtype`, the first listed; "" if none.
   std::string Cublas(const std::string& dtype) const;
 
-  const std::vector<const v1::Measurement*>& all() const { return all_; }
+  // Every item, in the order of its first row.
+  const std::vector<Item>& items() const { return items_; }
+  // Run.rounds, or the most rounds a row shows (old runs: 1).
+  int rounds() const { return rounds_; }
+  // NoiseFloor of the measured items' RoundSpread, of times and of cycles; 0: unknown.
+  double floor() const { return floor_; }
+  double cycles_floor() const { return cycles_floor_; }
 
  private:
   using Key = std::tuple<std::string, std::string, std::int64_t, std::int64_t, std::int64_t>;
-  std::map<Key, const v1::Measurement*> by_key_;
-  std::vector<const v1::Measurement*> all_;
+  std::vector<Item> items_;
+  std::map<Key, std::size_t> by_key_;
+  std::vector<const v1::Measurement*> rows_;
   std::map<std::string, const v1::Variant*> variants_;
   std::vector<const v1::Variant*> cublas_;
+  int rounds_ = 0;
+  double floor_ = 0;
+  double cycles_floor_ = 0;
 };
 
 v1::Shape MakeShape(std::int64_t m, std::int64_t n, std::int64_t k);
 bool SameShape(const v1::Shape& a, const v1::Shape& b);
+// "variant dtype MxNxK"
+std::string ItemName(const v1::Measurement& m);
+// The model's Change of a computed one, with the note its basis calls for.
+v1::Change ChangeMessage(const Change& change);
 
 }  // namespace ablation::client::report

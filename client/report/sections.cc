@@ -1,6 +1,7 @@
 #include "client/report/sections.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <tuple>
 
@@ -18,7 +19,7 @@ struct Instance {
   std::string tile;                     // per_tile: the tile ("" when none was measured)
   std::vector<std::string> candidates;  // the canonical names it stands for
   int pass = -1;                        // per_tile: the tile's pass; -1 otherwise
-  const v1::Measurement* found = nullptr;
+  const Item* found = nullptr;
 };
 
 // The rungs of a block with each span of consecutive per_tile rungs repeated for every tile
@@ -66,24 +67,38 @@ v1::RowStatus RowStatusOf(v1::MeasurementStatus status) {
   }
 }
 
-// A row of a measurement (null: missing): its numbers and its share of the dtype's cuBLAS.
-void Fill(const RunIndex& index, const v1::Measurement* m, v1::ReportRow* row) {
+// A row of an item (null: missing): its numbers over its successful rounds, its clocks and its
+// share of the dtype's cuBLAS. An item no round measured shows its first row's status and error.
+void Fill(const RunIndex& index, const Item* item, v1::ReportRow* row) {
   row->set_cublas_variant(index.Cublas(row->dtype()));
-  if (m != nullptr) row->set_variant(m->variant());
+  if (item != nullptr) row->set_variant(item->first().variant());
   row->set_baseline(!row->cublas_variant().empty() && row->variant() == row->cublas_variant());
-  if (m == nullptr) {
+  if (item == nullptr) {
     row->set_status(v1::ROW_STATUS_MISSING);
     return;
   }
-  row->set_status(RowStatusOf(m->status()));
-  row->set_error(m->error());
-  if (row->status() != v1::ROW_STATUS_OK) return;
-  row->set_tflops(m->tflops());
-  row->set_median_ms(m->stats().median_ms());
-  row->set_samples(m->stats().samples());
-  const v1::Measurement* cublas = index.Find(row->cublas_variant(), m->dtype(), m->shape());
-  if (cublas && cublas->status() == v1::MEASUREMENT_STATUS_OK && cublas->tflops() > 0)
-    row->set_cublas_share(m->tflops() / cublas->tflops());
+  row->set_failed_rounds(int(item->rows.size() - item->ok.size()));
+  if (!item->measured()) {
+    row->set_status(RowStatusOf(item->first().status()));
+    row->set_error(item->first().error());
+    return;
+  }
+  row->set_status(v1::ROW_STATUS_OK);
+  row->set_rounds(int(item->ok.size()));
+  row->set_tflops(item->tflops);
+  row->set_median_ms(item->median_ms);
+  int samples = 0;
+  for (const v1::Measurement* m : item->ok) samples += m->stats().samples();
+  row->set_samples(samples);
+  if (const ItemRounds cycles = Cycles(*item); !cycles.empty())
+    row->set_median_cycles(ItemMedian(cycles));
+  if (const double share = LowClockShare(*item); share >= 0) row->set_low_clock_share(share);
+  if (const double spread = RoundSpread(Times(*item)); std::isfinite(spread))
+    row->set_round_spread(spread);
+  const v1::Measurement& m = item->first();
+  const Item* cublas = index.Find(row->cublas_variant(), m.dtype(), m.shape());
+  if (cublas && cublas->measured() && cublas->tflops > 0)
+    row->set_cublas_share(item->tflops / cublas->tflops);
 }
 
 v1::ReportRow RungRow(const RunIndex& index, Instance& instance, const v1::Shape& shape) {
@@ -106,32 +121,20 @@ v1::ReportRow RungRow(const RunIndex& index, Instance& instance, const v1::Shape
   return row;
 }
 
-v1::Change ChangeOf(const Change& c) {
-  v1::Change out;
-  out.set_estimate(c.estimate);
-  if (c.has_interval) {
-    out.mutable_interval()->set_low(c.low);
-    out.mutable_interval()->set_high(c.high);
-  }
-  out.set_within_noise(c.within_noise());
-  return out;
-}
-
-// The speed change of `row` against `vs_row`, from the raw samples when both have 2 or more.
-void SetChange(const std::string& section, const v1::Measurement& self, const v1::Measurement& vs,
+// The speed change of `row` against `vs_row` over the rounds (stats.h), in time and, where
+// both have them, in SM cycles.
+void SetChange(const std::string& section, const RunIndex& index, const Item& self, const Item& vs,
                const v1::ReportRow& vs_row, v1::ReportRow* row) {
   row->set_vs(vs_row.rung());
   row->set_vs_variant(vs_row.variant());
-  const std::vector<double> a(vs.sample_ms().begin(), vs.sample_ms().end());
-  const std::vector<double> b(self.sample_ms().begin(), self.sample_ms().end());
-  if (a.size() >= 2 && b.size() >= 2) {
-    const std::string key = section + "|" + row->variant() + "|" + vs.variant() + "|" +
-                            row->dtype() + "|" + FormatShape(row->shape());
-    *row->mutable_change() = ChangeOf(SpeedChange(a, b, SeedFor(key)));
-  } else {
-    *row->mutable_change() =
-        ChangeOf(SpeedChangeFromMedians(vs.stats().median_ms(), self.stats().median_ms()));
-  }
+  const std::string key = section + "|" + row->variant() + "|" + vs_row.variant() + "|" +
+                          row->dtype() + "|" + FormatShape(row->shape());
+  *row->mutable_change() =
+      ChangeMessage(SpeedChange(Times(vs), Times(self), index.floor(), SeedFor(key)));
+  const ItemRounds a = Cycles(vs), b = Cycles(self);
+  if (!a.empty() && !b.empty())
+    *row->mutable_cycles_change() =
+        ChangeMessage(SpeedChange(a, b, index.cycles_floor(), SeedFor(key + "|cycles")));
 }
 
 // A block's rows at one shape, each measured one compared with the fastest measured of the rungs
@@ -153,7 +156,7 @@ std::vector<v1::ReportRow> BlockRows(const std::string& section, const v1::Prese
       }
     }
     if (best >= 0)
-      SetChange(section, *instances[i].found, *instances[best].found, rows[best], &rows[i]);
+      SetChange(section, index, *instances[i].found, *instances[best].found, rows[best], &rows[i]);
   }
   return rows;
 }
@@ -245,14 +248,17 @@ v1::ReportSection AllSection(const RunIndex& index) {
   v1::ReportSection s;
   s.set_id("all");
   s.set_title("All measurements of the run");
-  s.set_scope("in run order; share against the cuBLAS of the same dtype and shape");
+  s.set_scope(
+      "each item with its rounds together, in the order of its first measurement; share against "
+      "the cuBLAS of the same dtype and shape");
   s.set_layout(v1::SECTION_LAYOUT_ALL);
-  for (const v1::Measurement* m : index.all()) {
+  int number = 0;
+  for (const Item& item : index.items()) {
     v1::ReportRow* row = s.add_rows();
-    row->set_rung(std::to_string(m->sequence()));
-    row->set_dtype(m->dtype());
-    *row->mutable_shape() = m->shape();
-    Fill(index, m, row);
+    row->set_rung(std::to_string(++number));
+    row->set_dtype(item.first().dtype());
+    *row->mutable_shape() = item.first().shape();
+    Fill(index, &item, row);
   }
   Count(&s);
   return s;

@@ -3,62 +3,211 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <utility>
 
 namespace ablation::client::report {
 namespace {
 
-// splitmix64: tiny, fast and the same on every platform (std distributions are not).
-class Rng {
+using Units = std::vector<std::vector<double>>;
+
+// One side of a bootstrap: the values of its units (rounds, or single samples) sorted, each with
+// its unit. A draw's multiset is these values, each as often as its unit was drawn, so its
+// median is one walk that counts, with no copy and no sort per draw.
+class Side {
  public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t Next() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+  explicit Side(const Units& units) : sizes_(units.size()), memoise_(units.size() <= 16) {
+    for (std::uint32_t u = 0; u < units.size(); ++u) {
+      sizes_[u] = units[u].size();
+      for (double v : units[u]) sorted_.emplace_back(v, u);
+    }
+    std::sort(sorted_.begin(), sorted_.end());
   }
-  // Uniform in [0, n) by the multiply-shift method (bias < n / 2^64, negligible here).
-  std::size_t Below(std::size_t n) {
-    return static_cast<std::size_t>((static_cast<unsigned __int128>(Next()) * n) >> 64);
+  std::size_t units() const { return sizes_.size(); }
+
+  // counts[u]: how often unit u was drawn. With few units many draws repeat a multiset (27
+  // ordered draws of 3 rounds are 10 multisets), hence the memo.
+  double Median(const std::vector<std::uint32_t>& counts) {
+    if (memoise_)
+      if (auto it = memo_.find(counts); it != memo_.end()) return it->second;
+    std::size_t n = 0;
+    for (std::size_t u = 0; u < counts.size(); ++u) n += counts[u] * sizes_[u];
+    const std::size_t lo_rank = (n - 1) / 2, hi_rank = n / 2;  // equal for odd n
+    double lo = 0, hi = 0;
+    std::size_t seen = 0;
+    bool have_lo = false;
+    for (const auto& [value, unit] : sorted_) {
+      seen += counts[unit];
+      if (!have_lo && seen > lo_rank) {
+        lo = value;
+        have_lo = true;
+      }
+      if (seen > hi_rank) {
+        hi = value;
+        break;
+      }
+    }
+    const double median = (lo + hi) / 2;
+    if (memoise_) memo_.emplace(counts, median);
+    return median;
   }
 
  private:
-  std::uint64_t state_;
+  std::vector<std::pair<double, std::uint32_t>> sorted_;
+  std::vector<std::size_t> sizes_;
+  bool memoise_;
+  std::map<std::vector<std::uint32_t>, double> memo_;
 };
 
-// The median of one bootstrap resample of `sorted`. Since `sorted` is ascending, the k-th
-// smallest drawn value is sorted[k-th smallest drawn index]: count the drawn indices and walk.
-double ResampleMedian(const std::vector<double>& sorted, Rng& rng,
-                      std::vector<std::uint32_t>& counts) {
-  const std::size_t n = sorted.size();
-  std::fill(counts.begin(), counts.end(), 0);
-  for (std::size_t i = 0; i < n; ++i) ++counts[rng.Below(n)];
-  const std::size_t lo_rank = (n - 1) / 2, hi_rank = n / 2;  // equal for odd n
-  double lo = 0, hi = 0;
-  std::size_t seen = 0;
-  bool have_lo = false;
+// n^n, the ordered draws of n units from n, when at most `limit`; else 0 (too many: sample).
+std::uint64_t Draws(std::size_t n, std::uint64_t limit) {
+  std::uint64_t total = 1;
   for (std::size_t i = 0; i < n; ++i) {
-    seen += counts[i];
-    if (!have_lo && seen > lo_rank) {
-      lo = sorted[i];
-      have_lo = true;
-    }
-    if (seen > hi_rank) {
-      hi = sorted[i];
-      break;
-    }
+    total *= n;
+    if (total > limit) return 0;
   }
-  return (lo + hi) / 2;
+  return total;
 }
 
-double Percentile(std::vector<double>& values, double q) {
-  // Linear interpolation between closest ranks.
-  std::sort(values.begin(), values.end());
-  const double pos = q * double(values.size() - 1);
-  const std::size_t i = static_cast<std::size_t>(std::floor(pos));
-  const double frac = pos - double(i);
-  if (i + 1 >= values.size()) return values.back();
-  return values[i] * (1 - frac) + values[i + 1] * frac;
+// Every ordered draw of n indices below n in turn, as counts per index: an odometer.
+class Odometer {
+ public:
+  explicit Odometer(std::size_t n) : digits_(n, 0), counts_(n, 0) { counts_[0] = n; }
+  const std::vector<std::uint32_t>& counts() const { return counts_; }
+  bool Next() {  // false after the last draw
+    const std::size_t n = digits_.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      --counts_[digits_[i]];
+      if (++digits_[i] < n) {
+        ++counts_[digits_[i]];
+        return true;
+      }
+      digits_[i] = 0;
+      ++counts_[0];
+    }
+    return false;
+  }
+
+ private:
+  std::vector<std::size_t> digits_;
+  std::vector<std::uint32_t> counts_;
+};
+
+void RandomCounts(SplitMix64& rng, std::vector<std::uint32_t>& counts) {
+  std::fill(counts.begin(), counts.end(), 0);
+  for (std::size_t i = 0; i < counts.size(); ++i) ++counts[rng.Below(counts.size())];
+}
+
+std::vector<double> AllMedians(Side& side) {
+  std::vector<double> out;
+  Odometer draw(side.units());
+  do out.push_back(side.Median(draw.counts()));
+  while (draw.Next());
+  return out;
+}
+
+struct Bounds {
+  double low = 0, high = 0;
+};
+
+Bounds Percentiles(std::vector<double>& ratios) {
+  std::sort(ratios.begin(), ratios.end());
+  return {Quantile(ratios, 0.025), Quantile(ratios, 0.975)};
+}
+
+// median(num) / median(den) - 1 over draws that give both sides the same indices.
+Bounds Paired(Side& num, Side& den, std::uint64_t seed, int resamples) {
+  std::vector<double> ratios;
+  auto add = [&](const std::vector<std::uint32_t>& c) {
+    ratios.push_back(num.Median(c) / den.Median(c) - 1);
+  };
+  if (Draws(num.units(), resamples) > 0) {
+    Odometer draw(num.units());
+    do add(draw.counts());
+    while (draw.Next());
+  } else {
+    SplitMix64 rng(seed);
+    std::vector<std::uint32_t> counts(num.units());
+    for (int r = 0; r < resamples; ++r) {
+      RandomCounts(rng, counts);
+      add(counts);
+    }
+  }
+  return Percentiles(ratios);
+}
+
+// median(num) / median(den) - 1 over draws of each side on its own.
+Bounds Apart(Side& num, Side& den, std::uint64_t seed, int resamples) {
+  std::vector<double> ratios;
+  const std::uint64_t dn = Draws(num.units(), resamples), dd = Draws(den.units(), resamples);
+  if (dn > 0 && dd > 0 && dn * dd <= std::uint64_t(resamples)) {
+    const std::vector<double> mn = AllMedians(num), md = AllMedians(den);
+    for (double a : mn)
+      for (double b : md) ratios.push_back(a / b - 1);
+  } else {
+    SplitMix64 rng(seed);
+    std::vector<std::uint32_t> cn(num.units()), cd(den.units());
+    for (int r = 0; r < resamples; ++r) {
+      RandomCounts(rng, cn);
+      RandomCounts(rng, cd);
+      ratios.push_back(num.Median(cn) / den.Median(cd) - 1);
+    }
+  }
+  return Percentiles(ratios);
+}
+
+bool AllSampled(const ItemRounds& item) {
+  return !item.empty() && std::all_of(item.begin(), item.end(),
+                                      [](const RoundData& r) { return !r.samples.empty(); });
+}
+
+// The rounds `which` of an item as bootstrap units: their samples where every round of the item
+// has samples (as ItemMedian pools them), else their medians, one value a round.
+Units RoundUnits(const ItemRounds& item, const std::vector<std::size_t>& which) {
+  const bool sampled = AllSampled(item);
+  Units units;
+  for (std::size_t i : which)
+    units.push_back(sampled ? item[i].samples : std::vector<double>{item[i].median});
+  return units;
+}
+
+std::vector<std::size_t> Every(const ItemRounds& item) {
+  std::vector<std::size_t> all(item.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return all;
+}
+
+// Every sample of the item, each a unit of its own.
+Units SampleUnits(const ItemRounds& item) {
+  Units units;
+  for (const RoundData& r : item)
+    for (double v : r.samples) units.push_back({v});
+  return units;
+}
+
+Change Estimate(double num_median, double den_median, double floor) {
+  Change c;
+  c.floor = floor;
+  if (num_median > 0 && den_median > 0) c.estimate = num_median / den_median - 1;
+  return c;
+}
+
+void SetInterval(const Bounds& b, Basis basis, int rounds, Change* c) {
+  c->has_interval = true;
+  c->low = b.low;
+  c->high = b.high;
+  c->basis = basis;
+  c->rounds = rounds;
+}
+
+// The fall-back for fewer than 2 rounds: the bootstrap over single samples, or nothing.
+void FromSamples(const ItemRounds& num, const ItemRounds& den, std::uint64_t seed, int resamples,
+                 Change* c) {
+  const Units n = SampleUnits(num), d = SampleUnits(den);
+  c->rounds = int(std::min(num.size(), den.size()));
+  if (n.size() < 2 || d.size() < 2 || resamples < 1) return;
+  Side sn(n), sd(d);
+  SetInterval(Apart(sn, sd, seed, resamples), Basis::kSamples, c->rounds, c);
 }
 
 // Continued fraction of the incomplete beta function (modified Lentz).
@@ -135,6 +284,43 @@ double Median(std::vector<double> values) {
   return (lo + hi) / 2;
 }
 
+double Quantile(const std::vector<double>& sorted, double p) {
+  const double pos = p * double(sorted.size() - 1);
+  const std::size_t i = static_cast<std::size_t>(std::floor(pos));
+  if (i + 1 >= sorted.size()) return sorted.back();
+  return sorted[i] + (pos - double(i)) * (sorted[i + 1] - sorted[i]);
+}
+
+double ItemMedian(const ItemRounds& item) {
+  if (item.size() == 1) return item[0].median;  // as the row says, as `show` says
+  std::vector<double> values;
+  const bool sampled = AllSampled(item);
+  for (const RoundData& r : item) {
+    if (sampled) {
+      values.insert(values.end(), r.samples.begin(), r.samples.end());
+    } else {
+      values.push_back(r.median);
+    }
+  }
+  return Median(std::move(values));
+}
+
+double RoundSpread(const ItemRounds& item) {
+  std::vector<double> medians;
+  for (const RoundData& r : item)
+    if (std::isfinite(r.median) && r.median > 0) medians.push_back(r.median);
+  if (medians.size() < 2) return std::numeric_limits<double>::quiet_NaN();
+  const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
+  return (*hi - *lo) / Median(medians);
+}
+
+double NoiseFloor(const std::vector<double>& spreads) {
+  std::vector<double> finite;
+  for (double s : spreads)
+    if (std::isfinite(s)) finite.push_back(s);
+  return finite.empty() ? 0 : Median(std::move(finite));
+}
+
 std::uint64_t SeedFor(std::string_view key) {
   std::uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : key) {
@@ -144,33 +330,38 @@ std::uint64_t SeedFor(std::string_view key) {
   return h;
 }
 
-Change SpeedChangeFromMedians(double a_median_ms, double b_median_ms) {
-  Change c;
-  if (a_median_ms > 0 && b_median_ms > 0) c.estimate = a_median_ms / b_median_ms - 1;
+Change SpeedChange(const ItemRounds& previous, const ItemRounds& self, double floor,
+                   std::uint64_t seed, int resamples) {
+  Change c = Estimate(ItemMedian(previous), ItemMedian(self), floor);
+  // The rounds both have, matched by round number (both lists ascending).
+  std::vector<std::size_t> in_previous, in_self;
+  for (std::size_t i = 0, j = 0; i < previous.size() && j < self.size();) {
+    if (previous[i].round == self[j].round) {
+      in_previous.push_back(i++);
+      in_self.push_back(j++);
+    } else {
+      (previous[i].round < self[j].round ? i : j)++;
+    }
+  }
+  if (in_previous.size() < 2 || resamples < 1) {
+    FromSamples(previous, self, seed, resamples, &c);
+    return c;
+  }
+  Side num(RoundUnits(previous, in_previous)), den(RoundUnits(self, in_self));
+  SetInterval(Paired(num, den, seed, resamples), Basis::kRounds, int(in_previous.size()), &c);
   return c;
 }
 
-Change SpeedChange(const std::vector<double>& a_ms, const std::vector<double>& b_ms,
-                   std::uint64_t seed, int resamples) {
-  if (!Usable(a_ms) || !Usable(b_ms) || resamples < 100) {
-    return SpeedChangeFromMedians(a_ms.empty() ? 0 : Median(a_ms), b_ms.empty() ? 0 : Median(b_ms));
+Change TimeChange(const ItemRounds& a, const ItemRounds& b, double floor, std::uint64_t seed,
+                  int resamples) {
+  Change c = Estimate(ItemMedian(b), ItemMedian(a), floor);
+  if (a.size() < 2 || b.size() < 2 || resamples < 1) {
+    FromSamples(b, a, seed, resamples, &c);
+    return c;
   }
-  Change c = SpeedChangeFromMedians(Median(a_ms), Median(b_ms));
-  std::vector<double> a = a_ms, b = b_ms;
-  std::sort(a.begin(), a.end());
-  std::sort(b.begin(), b.end());
-  std::vector<std::uint32_t> counts_a(a.size()), counts_b(b.size());
-  Rng rng(seed);
-  std::vector<double> ratios;
-  ratios.reserve(resamples);
-  for (int r = 0; r < resamples; ++r) {
-    const double ma = ResampleMedian(a, rng, counts_a);
-    const double mb = ResampleMedian(b, rng, counts_b);
-    ratios.push_back(ma / mb - 1);
-  }
-  c.low = Percentile(ratios, 0.025);
-  c.high = Percentile(ratios, 0.975);
-  c.has_interval = true;
+  Side num(RoundUnits(b, Every(b))), den(RoundUnits(a, Every(a)));
+  SetInterval(Apart(num, den, seed, resamples), Basis::kRounds, int(std::min(a.size(), b.size())),
+              &c);
   return c;
 }
 

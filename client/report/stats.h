@@ -1,45 +1,138 @@
-// The statistics behind `report` and `compare`, on raw sample times (ms). Pure and deterministic.
+// The statistics behind `report` and `compare`. Pure and deterministic.
 //
-// report: the change of one rung against another is the ratio of the medians of their sample
-// times (speed change = median_prev / median_this - 1, positive = faster), with a 95% percentile
-// bootstrap confidence interval: both sample sets are resampled independently with replacement,
-// kBootstrapResamples times, from a generator seeded by the row (same data, same interval).
-// "Within noise" means the interval contains 0. Medians, because GPU timings have a long right
-// tail (clock dips, preemption) that moves a mean but not a median.
+// Items and rounds. A run measures every item (variant x dtype x shape) once per round, the
+// rounds visiting the items in shuffled orders, so an item's data is one RoundData per round: the
+// round's samples (ms, or SM cycles) and its median. The item's median (ItemMedian) is the median
+// of all its samples pooled when every round has samples, else the median of its rounds' medians
+// (rows stored without samples); of one round, that round's median as stored; medians, because GPU
+// timings have a long right tail (clock dips, preemption) that moves a mean but not a median.
 //
-// compare: Welch's unequal-variance t-test on the logarithms of the sample times of the two runs
-// (so the tested quantity is the ratio of geometric means, and the test does not assume equal
-// variances). Two-sided p-value from Student's t with the Welch-Satterthwaite degrees of freedom;
-// 95% interval of the time change exp(diff +- t_0.975 * se) - 1.
+// Changes. A change is a ratio of two item medians, minus 1. In the report, the speed change of a
+// rung against the one it is compared with: median(previous) / median(this) - 1 (+0.10: 10%
+// faster). In compare, the time change of run B against run A: median(b) / median(a) - 1 (+0.05:
+// B takes 5% longer).
 //
-// Both treat samples as independent draws. Consecutive GPU timings are mildly autocorrelated, so
-// the intervals are somewhat narrow; the --threshold of compare exists for that reason too.
+// Intervals. 95%, a percentile bootstrap that resamples ROUNDS as the unit, because the drift
+// between rounds (power cap, temperature, clocks) is several times the noise within one: a draw
+// picks R rounds with replacement and recomputes each side's median from the samples of the
+// rounds picked, each as often as it was picked.
+//  - Within a run (SpeedChange) the draw is paired: both sides take the same round indices, since
+//    a round is a span of time that both items were measured in. R: the rounds both sides have.
+//  - Across runs (TimeChange) each side's rounds are drawn on their own.
+//  - Which draws: when the possible ordered draws number at most `resamples` (R^R paired,
+//    Ra^Ra * Rb^Rb across runs: 3 rounds give 27 and 729), every one of them once, which is the
+//    bootstrap distribution exactly; else `resamples` draws from SplitMix64(seed), an index below
+//    n being (x * n) >> 64 of the next output x; drawn apart, the numerator's indices (previous,
+//    or B) come first, then the denominator's.
+//  - The bounds: the B ratios sorted, v[0] <= ... <= v[B-1], at p = 0.025 and 0.975 the quantile
+//    with linear interpolation between closest ranks (Hyndman-Fan type 7, R's default):
+//    q(p) = v[i] + f * (v[i+1] - v[i]) where i + f = p * (B - 1).
+//  - With fewer than 2 rounds (in common, or on a side across runs): the same bootstrap over the
+//    single samples, each side on its own, basis kSamples: "one round: interval from samples,
+//    drift not included". With fewer than 2 samples on a side as well: the estimate alone.
+//
+// Floor. An item's round spread is (max - min) / median of its rounds' medians (2+ rounds); the
+// run's floor is the median of its items' round spreads, 0 (unknown) when no item has 2 rounds.
+// A change is "within noise" when its interval contains 0 OR |estimate| < floor (both give or
+// take kRounding): a difference smaller than how far an item's own rounds disagree is nothing to
+// bet on, however narrow the interval. Compare uses the larger of the two runs' floors.
+//
+// Cycles. The same computations on per-sample SM cycles (sample_cycles; a round's median_cycles
+// where the samples are absent), which a clock change does not move; with their own floor.
+//
+// Welch. compare's model (JSON) also carries Welch's unequal-variance t-test on the logarithms of
+// all samples pooled, for reference: it treats samples as independent draws, which the drift
+// between rounds makes them not, so no verdict uses it. Two-sided p from Student's t with the
+// Welch-Satterthwaite degrees of freedom; 95% interval of the time change exp(diff +- t_0.975(df) *
+// se) - 1.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string_view>
 #include <vector>
 
 namespace ablation::client::report {
 
 inline constexpr int kBootstrapResamples = 2000;
+// Changes and bounds within a billionth of 0 are 0: what floating point leaves of the same time
+// computed two ways (the fake worker's cycles at two clocks), far below any timer's resolution.
+inline constexpr double kRounding = 1e-9;
+inline constexpr const char* kOneRoundNote = "one round: interval from samples, drift not included";
+inline constexpr const char* kNoSamplesNote = "one round, under 2 samples a side: no interval";
 
-double Median(std::vector<double> values);
+double Median(std::vector<double> values);  // NaN for none
 
-/// Speed change of `b` against `a` (a: the previous rung).
-struct Change {
-  double estimate = 0;        ///< median(a) / median(b) - 1: +0.10 means b is 10% faster
-  bool has_interval = false;  ///< false with fewer than 2 samples on either side
-  double low = 0;             ///< 95% interval
-  double high = 0;
-  bool within_noise() const { return has_interval && low <= 0 && high >= 0; }
+/// The type-7 quantile of `sorted` (ascending, not empty) at p in [0, 1].
+double Quantile(const std::vector<double>& sorted, double p);
+
+/// SplitMix64 (Steele, Lea, Flood 2014): tiny, and the same on every platform, which the
+/// standard library's distributions are not.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t Next() {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [0, n) by multiply-shift (bias below n / 2^64).
+  std::size_t Below(std::size_t n) {
+    return static_cast<std::size_t>((static_cast<unsigned __int128>(Next()) * n) >> 64);
+  }
+
+ private:
+  std::uint64_t state_;
 };
 
-/// From raw samples; with fewer than 2 on a side only the estimate (from the medians) is set.
-Change SpeedChange(const std::vector<double>& a_ms, const std::vector<double>& b_ms,
+/// One round of an item: its samples (finite and positive; empty where the row has none) and
+/// its median (of the samples, else as stored).
+struct RoundData {
+  int round = 0;
+  std::vector<double> samples;
+  double median = std::numeric_limits<double>::quiet_NaN();
+};
+using ItemRounds = std::vector<RoundData>;  // by round, ascending
+
+/// All samples pooled when every round has samples, else the rounds' medians; one round: its
+/// median. NaN for none.
+double ItemMedian(const ItemRounds& item);
+/// (max - min) / median of the rounds' medians; NaN with fewer than 2 rounds.
+double RoundSpread(const ItemRounds& item);
+/// The median of the finite spreads; 0 when there is none.
+double NoiseFloor(const std::vector<double>& spreads);
+
+enum class Basis {
+  kMedians,  ///< no interval: fewer than 2 rounds and fewer than 2 samples on a side
+  kSamples,  ///< one round: a bootstrap over samples, drift not included
+  kRounds,   ///< a bootstrap over rounds
+};
+
+struct Change {
+  double estimate = 0;        ///< the ratio of the medians, minus 1
+  bool has_interval = false;  ///< false for kMedians
+  double low = 0;             ///< 95%
+  double high = 0;
+  Basis basis = Basis::kMedians;
+  int rounds = 0;  ///< rounds resampled (paired: in common; across runs: the fewer of the sides)
+  double floor = 0;
+  bool within_noise() const {
+    return (has_interval && low <= kRounding && high >= -kRounding) ||
+           std::fabs(estimate) < std::max(floor, kRounding);
+  }
+};
+
+/// The speed change of `self` against `previous`, both of one run: median(previous) /
+/// median(self) - 1, with the paired round bootstrap.
+Change SpeedChange(const ItemRounds& previous, const ItemRounds& self, double floor,
                    std::uint64_t seed, int resamples = kBootstrapResamples);
-/// From stored medians alone (no samples): estimate only.
-Change SpeedChangeFromMedians(double a_median_ms, double b_median_ms);
+/// The time change of run B's item against run A's: median(b) / median(a) - 1, the rounds of
+/// each side resampled on their own.
+Change TimeChange(const ItemRounds& a, const ItemRounds& b, double floor, std::uint64_t seed,
+                  int resamples = kBootstrapResamples);
 
 /// A seed from a text key (FNV-1a), so each row's interval is reproducible on its own.
 std::uint64_t SeedFor(std::string_view key);

@@ -1,8 +1,10 @@
 #include "client/report/text.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "client/enum_words.h"
+#include "client/report/stats.h"
 
 namespace ablation::client::report {
 
@@ -25,6 +27,7 @@ std::string ChangeText(const v1::Change& c) {
   if (c.has_interval())
     text +=
         " [" + SignedPercent(c.interval().low()) + ", " + SignedPercent(c.interval().high()) + "]";
+  if (c.basis() == v1::CHANGE_BASIS_SAMPLES) text += kOneRoundMark;
   return text;
 }
 
@@ -49,8 +52,67 @@ std::string ChangeCell(const v1::ReportRow& row) {
   return row.has_change() ? ChangeText(row.change()) : "-";
 }
 
+std::string CyclesCell(const v1::ReportRow& row) {
+  if (!row.has_cycles_change()) return "-";
+  return ChangeText(row.cycles_change()) + (row.cycles_change().within_noise() ? " ≈" : "");
+}
+
+std::string LowClockCell(const v1::ReportRow& row) {
+  return row.has_low_clock_share() ? Percent(row.low_clock_share(), 0) : "-";
+}
+
+namespace {
+
+bool AnyRow(const v1::ReportSection& section, bool (*has)(const v1::ReportRow&)) {
+  return std::any_of(section.rows().begin(), section.rows().end(), has);
+}
+
+}  // namespace
+
+bool AnyCycles(const v1::ReportSection& s) {
+  return AnyRow(s, [](const v1::ReportRow& r) { return r.has_cycles_change(); });
+}
+
+bool AnyLowClock(const v1::ReportSection& s) {
+  return AnyRow(s, [](const v1::ReportRow& r) { return r.has_low_clock_share(); });
+}
+
+bool AnyOneRound(const v1::ReportSection& s) {
+  return AnyRow(s, [](const v1::ReportRow& r) {
+    return r.change().basis() == v1::CHANGE_BASIS_SAMPLES ||
+           r.cycles_change().basis() == v1::CHANGE_BASIS_SAMPLES;
+  });
+}
+
+std::string OneRoundLegend() { return std::string(kOneRoundMark) + " " + kOneRoundNote + "."; }
+
+std::string MethodText(const v1::Report& report) {
+  const v1::ReportMethod& m = report.method();
+  const int rounds = report.run().rounds();
+  std::string text =
+      "Change: speed against the previous rung, median(previous) / median(this) - 1, each over "
+      "all its rounds' samples, with a 95% interval from ";
+  text += rounds >= 2 ? "a bootstrap over the run's " + std::to_string(rounds) +
+                            " rounds, paired (both rows take the same rounds)"
+                      : "the samples of the run's one round (" + OneRoundLegend() + ")";
+  text += ", at most " + std::to_string(m.resamples()) + " draws, fixed seed. Noise floor: ";
+  text += rounds >= 2 ? Percent(m.floor(), 2) : "unknown (one round)";
+  if (rounds >= 2 && m.cycles_floor() > 0) text += " (cycles " + Percent(m.cycles_floor(), 2) + ")";
+  text +=
+      ", the median over the run's items of the spread of their per-round medians, (max - min) / "
+      "median. ≈ marks a change within noise: its interval contains 0, or it is smaller than the "
+      "floor. Cycles change: the same on SM cycles per sample, which a clock change does not "
+      "move. Low clock: the share of samples below the low-clock fraction of the maximum SM "
+      "clock. Share: TFLOPS / TFLOPS of the cuBLAS of the same dtype and shape in this run.";
+  return text;
+}
+
 std::string StatusAndError(const v1::ReportRow& row) {
-  return StatusWord(row) + (row.error().empty() ? "" : ": " + row.error());
+  std::string text = StatusWord(row) + (row.error().empty() ? "" : ": " + row.error());
+  if (Measured(row) && row.failed_rounds() > 0)
+    text += " (" + std::to_string(row.failed_rounds()) + " of " +
+            std::to_string(row.rounds() + row.failed_rounds()) + " rounds not measured)";
+  return text;
 }
 
 std::string RunSummary(const v1::ReportRun& run) {

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/core/metrics.h"
+
 namespace ablation::core {
 
 GpuWorker::GpuWorker(int index, std::unique_ptr<Worker> worker)
@@ -13,6 +15,7 @@ Status GpuWorker::Adopt(Status started) {
   if (started.ok() && !hello_.device_present())
     started = FailedPrecondition(hello_.no_device_reason());
   usable_ = started;
+  metrics::Daemon().GpuAdopted(index_, started.ok());
   return started;
 }
 
@@ -21,6 +24,7 @@ Status GpuWorker::Start() { return Adopt(worker_->Start()); }
 Status GpuWorker::Ensure() {
   if (worker_->running()) return usable();
   spdlog::warn("GPU {}: starting a new worker", index_);
+  metrics::Daemon().WorkerRestarted(index_);
   Status st = Adopt(worker_->Start());
   if (st.ok()) return st;
   return FailedPrecondition("GPU " + std::to_string(index_) +
@@ -29,7 +33,12 @@ Status GpuWorker::Ensure() {
 
 Worker::CallResult GpuWorker::Call(const worker::v1::WorkerRequest& request,
                                    std::chrono::milliseconds timeout) {
-  return worker_->Call(request, timeout);
+  const auto started = std::chrono::steady_clock::now();
+  Worker::CallResult result = worker_->Call(request, timeout);
+  // No reply after the whole time: the worker was killed as hung (a death comes back sooner).
+  if (!result.ok && std::chrono::steady_clock::now() - started >= timeout)
+    metrics::Daemon().WorkerHung(index_);
+  return result;
 }
 
 void GpuWorker::Stop() { worker_->Stop(); }

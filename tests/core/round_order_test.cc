@@ -35,7 +35,11 @@ TEST(ApplyRoundsTest, SharesThePerItemBudgetAmongTheRounds) {
   plan.timing.set_min_seconds(0.6);
   plan.timing.set_max_seconds(9);
   plan.timing.set_min_samples(10);
+  plan.timing.set_warmup_seconds(0.3);
+  plan.timing.set_warmup_count(3);
   ASSERT_TRUE(ApplyRounds(0, 3, 5, &plan).ok());
+  EXPECT_DOUBLE_EQ(plan.timing.warmup_seconds(), 0.1);
+  EXPECT_EQ(plan.timing.warmup_count(), 3);
   EXPECT_EQ(plan.rounds, 3);
   EXPECT_EQ(plan.order_seed, 5u);
   EXPECT_DOUBLE_EQ(plan.timing.min_seconds(), 0.2);

@@ -35,10 +35,11 @@ std::string ReadFile(const std::string& path) {
 
 class ReportE2E : public ::testing::Test {
  protected:
-  void StartDaemon(std::vector<std::string> extra_args = {}, std::string preset_file = "") {
+  void StartDaemon(std::vector<std::string> extra_args = {}, std::string preset_file = "",
+                   std::map<std::string, std::string> env = {}) {
     dir_ = MakeTempDir();
     ASSERT_FALSE(dir_.empty());
-    daemon_ = std::make_unique<Daemon>(dir_, FAKE_WORKER_PATH);
+    daemon_ = std::make_unique<Daemon>(dir_, FAKE_WORKER_PATH, std::move(env));
     if (!preset_file.empty()) {
       std::ofstream(dir_ + "/presets.toml") << preset_file;
       extra_args.push_back("--presets");
@@ -126,6 +127,33 @@ TEST_F(ReportE2E, PresetsSweepReportCompare) {
   auto no_run = Client({"compare", "1", "99"});
   EXPECT_EQ(no_run.exit_code, 2);
   EXPECT_THAT(no_run.err, HasSubstr("NOT_FOUND"));
+}
+
+// A preset's 3 rounds with 2 of every row's 10 samples at half the clock: the report takes each
+// item over its rounds and shows the floor, the cycles change and the low-clock share.
+TEST_F(ReportE2E, TheReportTakesItemsOverRoundsWithTheirClocks) {
+  StartDaemon({}, "", {{"ABLATION_FAKE_LOW_CLOCK_SAMPLES", "2"}});
+  ASSERT_EQ(start_error_, "");
+  auto sweep = Client({"sweep", "--preset", "ladder-a", "--shape", "256x256x256"});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  EXPECT_THAT(sweep.err, HasSubstr("[12/12]"));  // 4 items, 3 rounds
+
+  auto md = Client({"report", "--format", "md"});
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_THAT(md.out, HasSubstr("a bootstrap over the run's 3 rounds, paired"));
+  EXPECT_THAT(md.out, HasSubstr("Noise floor: 0.00%, the median over the run's items"));
+  EXPECT_THAT(md.out,
+              HasSubstr("| change [95% CI] | noise | cycles change [95% CI] | low clock |"));
+  // The fake worker times every variant alike: no change, in time or in cycles.
+  EXPECT_THAT(md.out, HasSubstr("| A1 | +0.0% [+0.0, +0.0] | ≈ | +0.0% [+0.0, +0.0] ≈ | 20% |"));
+  EXPECT_THAT(md.out, HasSubstr("| 256x256x256 | 99.9 | 100.0% | 3 | 20% | ok |"));
+  EXPECT_THAT(md.out, Not(HasSubstr("†")));
+
+  auto json = Client({"report", "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_THAT(json.out, HasSubstr("\"rounds\": 3"));
+  EXPECT_THAT(json.out, HasSubstr("\"basis\": \"CHANGE_BASIS_ROUNDS\""));
+  EXPECT_THAT(json.out, HasSubstr("\"low_clock_share\": 0.2"));
 }
 
 TEST_F(ReportE2E, MissingPresetEntriesAreNamedAndNeedAllowMissing) {

@@ -49,7 +49,12 @@ constexpr double kMaxSmMhz = 1980;
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  // `--device N` as the daemon passes it; ABLATION_FAKE_DEVICES=K makes the hello report K GPUs,
+  // each its own UUID, so that multi-GPU daemons can be tested without GPUs.
+  int device = 0;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--device") device = std::atoi(argv[i + 1]);
   using namespace ablation;
   worker::v1::WorkerReply hello_reply;
   auto* hello = hello_reply.mutable_hello();
@@ -60,10 +65,11 @@ int main() {
     hello->set_no_device_reason(no_device);
   } else {
     hello->set_device_present(true);
-    hello->set_device_count(1);
+    const std::string devices = Env("ABLATION_FAKE_DEVICES");
+    hello->set_device_count(devices.empty() ? 1 : std::max(1, std::atoi(devices.c_str())));
     auto* d = hello->mutable_device();
     d->set_name("Fake GPU (test double)");
-    d->set_uuid("GPU-00000000-0000-0000-0000-000000000000");
+    d->set_uuid("GPU-00000000-0000-0000-0000-00000000000" + std::to_string(device % 10));
     d->set_compute_capability("9.0");
     d->set_sm_count(132);
     d->set_driver_version("13.0");

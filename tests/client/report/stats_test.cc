@@ -1,20 +1,28 @@
+// The statistics pinned to values worked out by hand (stats.h says how each is defined): the
+// type-7 quantile, the generator, Student's t against the printed tables, Welch's interval, the
+// exact round bootstrap for 2 and 3 rounds, the sample fall-back, the floor and "within noise";
+// then synthetic runs with a known drift between rounds.
 #include "client/report/stats.h"
 
 #include <cmath>
-#include <random>
 
 #include <gtest/gtest.h>
 
 namespace ablation::client::report {
 namespace {
 
-// Log-normal timings around `ms` with a relative spread, as GPU samples look (std::mt19937_64
-// is specified exactly by the standard; the normal distribution is not, so the tests only count).
-std::vector<double> Timings(std::mt19937_64& rng, int n, double ms, double spread) {
-  std::normal_distribution<double> noise(0.0, spread);
-  std::vector<double> out;
-  for (int i = 0; i < n; ++i) out.push_back(ms * std::exp(noise(rng)));
-  return out;
+// A round of one sample, or of several.
+RoundData Round(int round, std::vector<double> samples) {
+  RoundData r{round, samples};
+  r.median = Median(samples);
+  return r;
+}
+
+// A round of n samples around `ms`, a small deterministic wiggle (+-0.1%) on each.
+RoundData Wiggled(int round, double ms, int n = 21) {
+  std::vector<double> samples;
+  for (int i = 0; i < n; ++i) samples.push_back(ms * (1 + 0.001 * std::sin(1.7 * i + round)));
+  return Round(round, samples);
 }
 
 TEST(Stats, Median) {
@@ -23,87 +31,291 @@ TEST(Stats, Median) {
   EXPECT_TRUE(std::isnan(Median({})));
 }
 
+TEST(Stats, QuantileInterpolatesBetweenClosestRanks) {
+  // 5 values: p = 0.025 is at rank 0.1, p = 0.975 at rank 3.9.
+  EXPECT_DOUBLE_EQ(Quantile({1, 2, 3, 4, 5}, 0.025), 1.1);
+  EXPECT_DOUBLE_EQ(Quantile({1, 2, 3, 4, 5}, 0.975), 4.9);
+  EXPECT_DOUBLE_EQ(Quantile({1, 2, 3, 4, 5}, 0.5), 3);
+  EXPECT_DOUBLE_EQ(Quantile({7}, 0.975), 7);
+}
+
+TEST(Stats, SplitMix64IsTheReferenceGenerator) {
+  // The reference outputs of splitmix64.c (Vigna) for seed 1234567.
+  SplitMix64 rng(1234567);
+  EXPECT_EQ(rng.Next(), 6457827717110365317ull);
+  EXPECT_EQ(rng.Next(), 3203168211198807973ull);
+  EXPECT_EQ(rng.Next(), 9817491932198370423ull);
+  // Below(n) = (x * n) >> 64: 6457827717110365317 * 10 / 2^64 = 3.50...
+  SplitMix64 again(1234567);
+  EXPECT_EQ(again.Below(10), 3u);
+  EXPECT_EQ(SeedFor(""), 0xcbf29ce484222325ull);  // FNV-1a 64, offset basis
+  EXPECT_EQ(SeedFor("a"), 0xaf63dc4c8601ec8cull);
+}
+
 TEST(Stats, StudentTMatchesTables) {
   EXPECT_NEAR(StudentTCdf(0, 5), 0.5, 1e-12);
-  EXPECT_NEAR(StudentTCdf(2.015, 5), 0.95, 1e-3);     // t_0.95,5 = 2.015
-  EXPECT_NEAR(StudentTCdf(-2.228, 10), 0.025, 1e-3);  // t_0.975,10 = 2.228
-  EXPECT_NEAR(StudentTQuantile(0.975, 30), 2.042, 1e-3);
-  EXPECT_NEAR(StudentTQuantile(0.975, 1e6), 1.960, 1e-3);  // the normal limit
+  EXPECT_NEAR(StudentTQuantile(0.975, 10), 2.228, 5e-4);  // t_0.975(10) = 2.228
+  EXPECT_NEAR(StudentTQuantile(0.95, 10), 1.812, 5e-4);   // t_0.95(10): a 90% interval's
+  EXPECT_NEAR(StudentTQuantile(0.975, 5), 2.571, 5e-4);
+  EXPECT_NEAR(StudentTQuantile(0.975, 30), 2.042, 5e-4);
+  EXPECT_NEAR(StudentTQuantile(0.975, 1e6), 1.960, 5e-4);  // the normal limit
+  EXPECT_NEAR(StudentTCdf(-2.228, 10), 0.025, 1e-4);
 }
 
-TEST(Stats, WelchKnownExample) {
-  // Equal spreads, means differing by log(1.05): the change is +5% and clearly significant.
+TEST(Stats, WelchIntervalIs95PercentWithTheWelchDegreesOfFreedom) {
+  // log a = {0, 0, 0, .1, .1, .1}, log b = log a + 0.1: equal variances 0.003 and n = 6 a side,
+  // so df = (2v/6)^2 / (2 (v/6)^2 / 5) = 10 exactly and se = sqrt(2 * 0.003 / 6) = sqrt(0.001).
+  // 95%: 0.1 -+ t_0.975(10) * se = 0.1 -+ 2.228139 * 0.0316228 = [0.029540, 0.170460] in logs,
+  // a time change of [exp(0.029540) - 1, exp(0.170460) - 1] = [+2.9981%, +18.5850%]. (A 90%
+  // interval, t_0.95(10) = 1.812, would give [+4.4%, +16.8%].)
   std::vector<double> a, b;
-  for (int i = 0; i < 50; ++i) {
-    const double wiggle = std::exp(0.01 * std::sin(double(i)));
-    a.push_back(1.0 * wiggle);
-    b.push_back(1.05 * wiggle);
+  for (double x : {0.0, 0.0, 0.0, 0.1, 0.1, 0.1}) {
+    a.push_back(std::exp(x));
+    b.push_back(std::exp(x + 0.1));
   }
-  WelchResult w = WelchLogT(a, b);
+  const WelchResult w = WelchLogT(a, b);
   ASSERT_TRUE(w.valid);
-  EXPECT_NEAR(w.time_change, 0.05, 1e-9);
-  EXPECT_LT(w.p, 1e-10);
-  EXPECT_LT(w.low, 0.05);
-  EXPECT_GT(w.high, 0.05);
-  WelchResult same = WelchLogT(a, a);
-  EXPECT_NEAR(same.time_change, 0, 1e-12);
-  EXPECT_NEAR(same.p, 1, 1e-9);
-}
-
-TEST(Stats, WelchNeedsTwoSamplesASide) {
+  EXPECT_NEAR(w.df, 10, 1e-9);
+  EXPECT_NEAR(w.time_change, std::expm1(0.1), 1e-12);
+  EXPECT_NEAR(w.low, 0.029981, 2e-6);
+  EXPECT_NEAR(w.high, 0.185850, 2e-6);
+  EXPECT_NEAR(w.t, std::sqrt(10.0), 1e-9);  // 0.1 / sqrt(0.001)
+  EXPECT_NEAR(w.p, 0.01012, 2e-5);          // 2 P(T_10 > 3.1623), by numerical integration
+  EXPECT_NEAR(WelchLogT(a, a).p, 1, 1e-9);
   EXPECT_FALSE(WelchLogT({1.0}, {1.0, 1.1}).valid);
   EXPECT_FALSE(WelchLogT({1.0, -1.0}, {1.0, 1.1}).valid);  // a time must be positive
 }
 
-TEST(Stats, IdenticalDistributionsAreRarelySignificant) {
-  std::mt19937_64 rng(12345);
-  int welch_significant = 0, bootstrap_outside = 0;
-  const int trials = 200;
-  for (int t = 0; t < trials; ++t) {
-    auto a = Timings(rng, 60, 1.0, 0.02), b = Timings(rng, 60, 1.0, 0.02);
-    welch_significant += WelchLogT(a, b).p < 0.05;
-    bootstrap_outside += !SpeedChange(a, b, SeedFor(std::to_string(t)), 1000).within_noise();
-  }
-  // Nominal 5%; allow for sampling error of 200 trials and the percentile bootstrap's slight
-  // anti-conservatism at n = 60.
-  EXPECT_LE(welch_significant, trials * 0.10) << welch_significant;
-  EXPECT_LE(bootstrap_outside, trials * 0.12) << bootstrap_outside;
-}
-
-TEST(Stats, AFivePercentShiftIsSignificant) {
-  std::mt19937_64 rng(777);
-  int welch_hits = 0, bootstrap_hits = 0;
-  const int trials = 50;
-  for (int t = 0; t < trials; ++t) {
-    auto a = Timings(rng, 60, 1.0, 0.02), b = Timings(rng, 60, 1.05, 0.02);
-    WelchResult w = WelchLogT(a, b);
-    welch_hits += w.p < 0.05 && w.time_change > 0;
-    Change c = SpeedChange(a, b, SeedFor(std::to_string(t)), 1000);
-    bootstrap_hits += !c.within_noise() && c.high < 0;  // b is slower: negative speed change
-  }
-  EXPECT_EQ(welch_hits, trials);
-  EXPECT_EQ(bootstrap_hits, trials);
-}
-
-TEST(Stats, SpeedChangeIsDeterministicAndBracketsTheEstimate) {
-  std::mt19937_64 rng(1);
-  auto a = Timings(rng, 400, 1.10, 0.01), b = Timings(rng, 400, 1.00, 0.01);
-  Change one = SpeedChange(a, b, 42), two = SpeedChange(a, b, 42);
-  ASSERT_TRUE(one.has_interval);
-  EXPECT_EQ(one.low, two.low);
-  EXPECT_EQ(one.high, two.high);
-  EXPECT_NEAR(one.estimate, Median(a) / Median(b) - 1, 1e-12);
-  EXPECT_LE(one.low, one.estimate);
-  EXPECT_GE(one.high, one.estimate);
-  EXPECT_NEAR(one.estimate, 0.10, 0.01);
-  EXPECT_FALSE(one.within_noise());
-}
-
-TEST(Stats, SpeedChangeWithoutSamplesHasNoInterval) {
-  Change c = SpeedChange({2.0}, {1.0, 1.0}, 1);
-  EXPECT_FALSE(c.has_interval);
+TEST(Stats, TwoRoundsPairedAreFourDrawsEnumerated) {
+  // previous: 1.0 in both rounds; self: 1.0 in round 0, 1.25 in round 1. The 4 ordered draws of
+  // 2 rounds, the same for both sides: {0,0} self 1.0 -> change 0; {0,1} and {1,0} self
+  // median(1.0, 1.25) = 1.125 -> 1/1.125 - 1 = -1/9; {1,1} 1.25 -> -0.2. Sorted: -0.2, -1/9,
+  // -1/9, 0. Low at rank 0.075: -0.2 + 0.075 (0.2 - 1/9) = -0.193333; high at rank 2.925: -1/9 +
+  // 0.925 (1/9) = -0.008333. The estimate over all samples: 1.0 / 1.125 - 1 = -1/9.
+  const Change c =
+      SpeedChange({Round(0, {1.0}), Round(1, {1.0})}, {Round(0, {1.0}), Round(1, {1.25})}, 0, 42);
+  ASSERT_TRUE(c.has_interval);
+  EXPECT_EQ(c.basis, Basis::kRounds);
+  EXPECT_EQ(c.rounds, 2);
+  EXPECT_NEAR(c.estimate, -1.0 / 9, 1e-12);
+  EXPECT_NEAR(c.low, -0.2 + 0.075 * (0.2 - 1.0 / 9), 1e-12);
+  EXPECT_NEAR(c.high, -0.075 / 9, 1e-12);
   EXPECT_FALSE(c.within_noise());
-  EXPECT_NEAR(SpeedChangeFromMedians(2.0, 1.0).estimate, 1.0, 1e-12);
+  // The seed does not matter when every draw is enumerated.
+  const Change d =
+      SpeedChange({Round(0, {1.0}), Round(1, {1.0})}, {Round(0, {1.0}), Round(1, {1.25})}, 0, 7);
+  EXPECT_EQ(c.low, d.low);
+  EXPECT_EQ(c.high, d.high);
+}
+
+TEST(Stats, ThreeRoundsAre27DrawsPooledWithMultiplicity) {
+  // previous: 1.0 each round; self: round 0 {0.8, 0.9}, round 1 {1.0, 1.1}, round 2 {1.2, 1.3}.
+  // A draw pools its rounds' samples, each round as often as drawn. Of the 27 draws: {2,2,2}
+  // alone has median 1.25 (change -0.2, rank 0); the 6 with two 2s and one other have median
+  // 1.2 (-1/6, ranks 1-6); at the top {0,0,0} has 0.85 (+0.176471, rank 26) and the 6 with two
+  // 0s have 0.9 (+1/9, ranks 20-25). Low at rank 0.65: -0.2 + 0.65 (0.2 - 1/6) = -0.178333;
+  // high at rank 25.35: 1/9 + 0.35 (1/0.85 - 1 - 1/9) = 0.133987. The estimate: all 6 samples,
+  // median 1.05: 1/1.05 - 1 = -0.047619, well inside: the drift between rounds is the noise.
+  const ItemRounds previous = {Round(0, {1.0}), Round(1, {1.0}), Round(2, {1.0})};
+  const ItemRounds self = {Round(0, {0.8, 0.9}), Round(1, {1.0, 1.1}), Round(2, {1.2, 1.3})};
+  const Change c = SpeedChange(previous, self, 0, 42);
+  ASSERT_TRUE(c.has_interval);
+  EXPECT_EQ(c.rounds, 3);
+  EXPECT_NEAR(c.estimate, 1 / 1.05 - 1, 1e-12);
+  EXPECT_NEAR(c.low, -0.2 + 0.65 * (0.2 - 1.0 / 6), 1e-12);
+  EXPECT_NEAR(c.high, 1.0 / 9 + 0.35 * (1 / 0.85 - 1 - 1.0 / 9), 1e-12);
+  EXPECT_TRUE(c.within_noise());
+}
+
+TEST(Stats, PairedRoundsCancelADriftThatBothSidesShare) {
+  // Both rungs drift alike (+0%, +10%, +20% by round), self 20% faster in every round: every
+  // paired draw gives exactly 1/0.8 - 1 = +25%.
+  ItemRounds previous, self;
+  for (int r = 0; r < 3; ++r) {
+    previous.push_back(Round(r, {1.0 + 0.1 * r}));
+    self.push_back(Round(r, {0.8 * (1.0 + 0.1 * r)}));
+  }
+  const Change c = SpeedChange(previous, self, 0, 1);
+  EXPECT_NEAR(c.estimate, 0.25, 1e-12);
+  EXPECT_NEAR(c.low, 0.25, 1e-12);
+  EXPECT_NEAR(c.high, 0.25, 1e-12);
+  // Rounds are matched by their number: a round one side lacks is left out of the draws.
+  self.erase(self.begin() + 1);
+  EXPECT_EQ(SpeedChange(previous, self, 0, 1).rounds, 2);
+}
+
+TEST(Stats, OneRoundFallsBackToSamplesAndSaysSo) {
+  // One round each: previous {1.0, 1.2}, self {0.8, 1.0}, resampled apart: 4 x 4 = 16 draws.
+  // previous' draw medians 1.0, 1.1, 1.1, 1.2; self's 0.8, 0.9, 0.9, 1.0. The 16 ratios sorted:
+  // 0, .1, .1, .1111, .1111, .2, .2222 x4, .25, .3333 x2, .375 x2, .5. Low at rank 0.375:
+  // 0.0375; high at rank 14.625: 0.375 + 0.625 (0.5 - 0.375) = 0.453125. Estimate 1.1/0.9 - 1.
+  const Change c = SpeedChange({Round(0, {1.0, 1.2})}, {Round(0, {0.8, 1.0})}, 0, 42);
+  ASSERT_TRUE(c.has_interval);
+  EXPECT_EQ(c.basis, Basis::kSamples);
+  EXPECT_EQ(c.rounds, 1);
+  EXPECT_NEAR(c.estimate, 1.1 / 0.9 - 1, 1e-12);
+  EXPECT_NEAR(c.low, 0.0375, 1e-12);
+  EXPECT_NEAR(c.high, 0.453125, 1e-12);
+  EXPECT_FALSE(c.within_noise());
+
+  // One sample a side: the estimate alone, from the stored medians where samples are absent.
+  RoundData stored{0, {}, 2.0};
+  const Change alone = SpeedChange({stored}, {Round(0, {1.0})}, 0, 1);
+  EXPECT_FALSE(alone.has_interval);
+  EXPECT_EQ(alone.basis, Basis::kMedians);
+  EXPECT_NEAR(alone.estimate, 1.0, 1e-12);
+  EXPECT_FALSE(alone.within_noise());
+}
+
+TEST(Stats, RoundsWithoutSamplesUseTheirMedians) {
+  // Old rows: medians only. The item's median is the median of its rounds' medians, and the
+  // bootstrap draws those: as the 2-round example above with one value a round.
+  const ItemRounds previous = {{0, {}, 1.0}, {1, {}, 1.0}};
+  const ItemRounds self = {{0, {}, 1.0}, {1, {}, 1.25}};
+  EXPECT_DOUBLE_EQ(ItemMedian(self), 1.125);
+  const Change c = SpeedChange(previous, self, 0, 3);
+  EXPECT_EQ(c.basis, Basis::kRounds);
+  EXPECT_NEAR(c.low, -0.2 + 0.075 * (0.2 - 1.0 / 9), 1e-12);
+  EXPECT_NEAR(c.high, -0.075 / 9, 1e-12);
+}
+
+TEST(Stats, AcrossRunsEachSidesRoundsAreDrawnApart) {
+  // Two rounds each, one sample a round: a {1.0, 1.0}, b {1.0, 1.2}. b's 4 draws have medians
+  // 1.0, 1.1, 1.1, 1.2 and a's are all 1.0: 16 ratios, 4 x 0, 8 x 0.1, 4 x 0.2; low at rank
+  // 0.375 is 0, high at 14.625 is 0.2. Paired within one run, the same data would give rounds
+  // 0.075 and 2.925 of 0, .1, .1, .2: [0.0075, 0.1925].
+  const ItemRounds a = {Round(0, {1.0}), Round(1, {1.0})}, b = {Round(0, {1.0}), Round(1, {1.2})};
+  const Change c = TimeChange(a, b, 0, 9);
+  EXPECT_EQ(c.basis, Basis::kRounds);
+  EXPECT_NEAR(c.estimate, 0.1, 1e-12);  // median(b) / median(a) - 1: b takes 10% longer
+  EXPECT_NEAR(c.low, 0, 1e-12);
+  EXPECT_NEAR(c.high, 0.2, 1e-12);
+  EXPECT_TRUE(c.within_noise());
+  const Change paired = SpeedChange(b, a, 0, 9);  // the same ratio, paired
+  EXPECT_NEAR(paired.low, 0.0075, 1e-12);
+  EXPECT_NEAR(paired.high, 0.1925, 1e-12);
+}
+
+TEST(Stats, ManyRoundsAreSampledReproducibly) {
+  // 5 rounds: 5^5 = 3125 draws, more than 2000: sampled from the seed. Allowing 3125 enumerates
+  // them all; the sampled bounds lie close to those exact ones.
+  ItemRounds previous, self;
+  for (int r = 0; r < 5; ++r) {
+    previous.push_back(Wiggled(r, 1.0 + 0.01 * r));
+    self.push_back(Wiggled(r, 1.0 + 0.01 * ((r * 3) % 5)));
+  }
+  const Change sampled = SpeedChange(previous, self, 0, 11);
+  const Change again = SpeedChange(previous, self, 0, 11);
+  const Change exact = SpeedChange(previous, self, 0, 11, 3125);
+  EXPECT_EQ(sampled.low, again.low);
+  EXPECT_EQ(sampled.high, again.high);
+  EXPECT_NEAR(sampled.low, exact.low, 0.003);
+  EXPECT_NEAR(sampled.high, exact.high, 0.003);
+  EXPECT_LT(exact.low, 0);
+  EXPECT_GT(exact.high, 0);
+}
+
+TEST(Stats, FloorIsTheMedianItemsRoundSpread) {
+  // Round medians {1.00, 1.01, 1.02}: (1.02 - 1.00) / 1.01 = 0.019802; {2.0, 2.0, 2.1}: 0.1 / 2
+  // = 0.05; {1, 1, 1}: 0; one round: no spread. The floor: the median of 0, 0.019802, 0.05.
+  auto rounds = [](std::vector<double> medians) {
+    ItemRounds item;
+    for (std::size_t r = 0; r < medians.size(); ++r) item.push_back({int(r), {}, medians[r]});
+    return item;
+  };
+  EXPECT_NEAR(RoundSpread(rounds({1.00, 1.01, 1.02})), 0.02 / 1.01, 1e-12);
+  EXPECT_NEAR(RoundSpread(rounds({2.0, 2.0, 2.1})), 0.05, 1e-12);
+  EXPECT_TRUE(std::isnan(RoundSpread(rounds({1.0}))));
+  EXPECT_NEAR(
+      NoiseFloor({RoundSpread(rounds({1.00, 1.01, 1.02})), RoundSpread(rounds({2.0, 2.0, 2.1})),
+                  RoundSpread(rounds({1, 1, 1})), RoundSpread(rounds({1.0}))}),
+      0.02 / 1.01, 1e-12);
+  EXPECT_EQ(NoiseFloor({}), 0);
+}
+
+TEST(Stats, WithinNoiseIsAnIntervalAround0OrAChangeBelowTheFloor) {
+  Change c;
+  c.estimate = 0.02;
+  c.has_interval = true;
+  c.low = 0.01;
+  c.high = 0.03;
+  EXPECT_FALSE(c.within_noise());
+  c.floor = 0.025;  // 2% is less than the run's rounds disagree
+  EXPECT_TRUE(c.within_noise());
+  c.floor = 0.015;
+  EXPECT_FALSE(c.within_noise());
+  c.estimate = -0.02;  // the magnitude counts
+  c.low = -0.03;
+  c.high = -0.01;
+  c.floor = 0.025;
+  EXPECT_TRUE(c.within_noise());
+  c.low = -0.01;
+  c.high = 0.01;
+  c.floor = 0;
+  EXPECT_TRUE(c.within_noise());
+}
+
+// A run of items measured in 3 rounds, round r adding r% to every sample of every item (a power
+// cap closing in): the drift between rounds is 20 times the noise within one.
+ItemRounds Drifting(double ms) {
+  ItemRounds item;
+  for (int r = 0; r < 3; ++r) item.push_back(Wiggled(r, ms * (1 + 0.01 * r)));
+  return item;
+}
+
+TEST(Stats, ADriftBetweenRoundsIsWithinNoiseForNoChange) {
+  const ItemRounds a = Drifting(1.0), b = Drifting(1.0), c = Drifting(2.0);
+  const double floor = NoiseFloor({RoundSpread(a), RoundSpread(b), RoundSpread(c)});
+  EXPECT_NEAR(floor, 0.02 / 1.01, 1e-3);
+  const Change within = SpeedChange(a, b, floor, 5);
+  EXPECT_NEAR(within.estimate, 0, 2e-3);
+  EXPECT_TRUE(within.within_noise());
+  // Across runs the drift is in the interval itself: wide, around 0.
+  const Change across = TimeChange(a, b, floor, 5);
+  EXPECT_LT(across.low, -0.01);
+  EXPECT_GT(across.high, 0.01);
+  EXPECT_TRUE(across.within_noise());
+}
+
+TEST(Stats, ARealFivePercentChangeStandsOutOfTheDrift) {
+  const ItemRounds a = Drifting(1.0), faster = Drifting(0.95), slower = Drifting(1.05);
+  const double floor = NoiseFloor({RoundSpread(a), RoundSpread(faster)});
+  const Change speed = SpeedChange(a, faster, floor, 5);
+  EXPECT_NEAR(speed.estimate, 1 / 0.95 - 1, 2e-3);  // +5.3% faster
+  EXPECT_GT(speed.low, 0);
+  EXPECT_FALSE(speed.within_noise());
+  const Change time = TimeChange(a, slower, floor, 5);
+  EXPECT_NEAR(time.estimate, 0.05, 2e-3);  // 5% longer
+  EXPECT_GT(time.low, 0);
+  EXPECT_FALSE(time.within_noise());
+}
+
+TEST(Stats, SamplesAsIfIndependentCallADriftSignificantRoundsDoNot) {
+  // Each item met the drift at its own times (rounds shuffle the order): a by +0%, +2%, +0%, b
+  // by +2%, +0%, +1%. No true change, yet a is 1% faster by its medians. Pooled into one round
+  // the samples give a narrow interval that excludes 0; the rounds give one that does not.
+  ItemRounds a, b;
+  const double drift_a[] = {0, 0.02, 0}, drift_b[] = {0.02, 0, 0.01};
+  for (int r = 0; r < 3; ++r) {
+    a.push_back(Wiggled(r, 1 + drift_a[r]));
+    b.push_back(Wiggled(r, 1 + drift_b[r]));
+  }
+  auto pooled = [](const ItemRounds& item) {
+    RoundData one{0, {}};
+    for (const RoundData& r : item)
+      one.samples.insert(one.samples.end(), r.samples.begin(), r.samples.end());
+    one.median = Median(one.samples);
+    return ItemRounds{one};
+  };
+  const Change samples = SpeedChange(pooled(b), pooled(a), 0, 5);
+  EXPECT_EQ(samples.basis, Basis::kSamples);
+  EXPECT_FALSE(samples.within_noise()) << samples.low << " " << samples.high;
+  const Change rounds = SpeedChange(b, a, 0, 5);
+  EXPECT_EQ(rounds.basis, Basis::kRounds);
+  EXPECT_NEAR(rounds.estimate, samples.estimate, 1e-12);
+  EXPECT_LT(rounds.low, 0);
+  EXPECT_GT(rounds.high, 0);
+  EXPECT_TRUE(rounds.within_noise());
 }
 
 }  // namespace

@@ -1,0 +1,29 @@
+"""Python access to ablationd: runs, their progress, results and raw samples as pandas
+DataFrames, and the report of ``ablation-client report``.
+
+    import ablationd
+    with ablationd.connect("127.0.0.1:50051") as daemon:
+        summary = daemon.run(preset="ladder-a", shapes=["4096"], on_event=ablationd.print_event)
+        df = daemon.results(run=summary.run_id)
+        samples = daemon.samples(run=summary.run_id)
+        report = daemon.report(run=summary.run_id)   # the CLI's report model (report.proto)
+
+The gRPC stubs (package ``ablation.v1``) are generated from proto/ at build time into the build
+tree next to this package (build/default/python); put that folder on ``sys.path``.
+"""
+
+from ablationd.client import AblationError, Client, RunSummary, connect
+from ablationd.events import describe_event, print_event
+from ablationd.frames import measurements_frame, report_frame, samples_frame
+
+__all__ = [
+    "AblationError",
+    "Client",
+    "RunSummary",
+    "connect",
+    "describe_event",
+    "print_event",
+    "measurements_frame",
+    "samples_frame",
+    "report_frame",
+]

@@ -1,0 +1,117 @@
+"""API messages -> pandas DataFrames. Pure functions of the messages, so that they are the same
+whether the rows came from GetRun or QueryMeasurements (and testable without a daemon)."""
+
+import math
+
+import pandas as pd
+
+from ablationd._proto import ablation_pb2, enum_word, report_pb2
+
+# One row per measurement (a run has one per item and round). Unset numbers are NaN, never 0:
+# a GPU without NVML has no clocks, not clocks of 0 MHz.
+MEASUREMENT_COLUMNS = [
+    "run_id", "measurement_id", "created", "device_uuid", "device_name", "variant", "dtype",
+    "m", "n", "k", "round", "sequence", "status", "median_ms", "tflops", "noise", "samples",
+    "sm_clock_mhz_mean", "sm_clock_mhz_min", "throttled_share", "low_clock_share",
+    "median_cycles", "median_sm_mhz", "wall_seconds", "l2", "clock_policy", "verification",
+    "error",
+]
+
+SAMPLE_COLUMNS = [
+    "measurement_id", "run_id", "variant", "dtype", "m", "n", "k", "round", "sample", "ms",
+    "cycles", "mhz",
+]
+
+REPORT_COLUMNS = [
+    "section", "rung", "what", "variant", "dtype", "m", "n", "k", "status", "rounds",
+    "failed_rounds", "tflops", "median_ms", "samples", "cublas_share", "vs", "change",
+    "change_low", "change_high", "within_noise", "change_basis", "cycles_change",
+    "low_clock_share", "round_spread",
+]
+
+_NAN = math.nan
+
+
+def _optional(message, field):
+    return getattr(message, field) if message.HasField(field) else _NAN
+
+
+def _share(part_message, part_field, whole):
+    if not part_message.HasField(part_field) or whole <= 0:
+        return _NAN
+    return getattr(part_message, part_field) / whole
+
+
+def _frame(rows, columns, ints=()):
+    frame = pd.DataFrame(rows, columns=columns)
+    for c in ints:
+        frame[c] = frame[c].astype("int64")
+    return frame
+
+
+def measurements_frame(measurements, runs=None) -> pd.DataFrame:
+    """One row per measurement. `runs`: {run id: Run} for the device columns (missing: "")."""
+    runs = runs or {}
+    rows = []
+    for m in measurements:
+        run = runs.get(m.run_id)
+        stats, telemetry = m.stats, m.telemetry
+        rows.append([
+            m.run_id, m.id, pd.Timestamp(m.created_at_ms, unit="ms", tz="UTC"),
+            run.device.uuid if run else "", run.device.name if run else "",
+            m.variant, m.dtype, m.shape.m, m.shape.n, m.shape.k, m.round, m.sequence,
+            enum_word(ablation_pb2.MeasurementStatus, m.status),
+            stats.median_ms if m.status == ablation_pb2.MEASUREMENT_STATUS_OK else _NAN,
+            m.tflops if m.status == ablation_pb2.MEASUREMENT_STATUS_OK else _NAN,
+            stats.noise if stats.samples else _NAN,
+            stats.samples,
+            _optional(telemetry, "sm_clock_mhz_mean"), _optional(telemetry, "sm_clock_mhz_min"),
+            _share(telemetry, "throttled_samples", stats.samples),
+            _share(stats, "low_clock_samples", stats.samples),
+            _optional(stats, "median_cycles"), _optional(stats, "median_sm_mhz"),
+            m.wall_seconds, enum_word(ablation_pb2.L2Mode, m.l2), m.clock_policy,
+            enum_word(ablation_pb2.VerificationOutcome, m.verification_outcome), m.error,
+        ])
+    frame = _frame(rows, MEASUREMENT_COLUMNS,
+                   ints=("run_id", "measurement_id", "m", "n", "k", "round", "sequence", "samples"))
+    frame["created"] = pd.to_datetime(frame["created"], utc=True)
+    return frame
+
+
+def samples_frame(measurements) -> pd.DataFrame:
+    """The raw samples, long: one row per sample of each measurement, in measured order.
+    cycles and mhz are NaN where the GPU could not tell (they come from %clock64 and
+    %globaltimer around each sample)."""
+    rows = []
+    for m in measurements:
+        cycles, mhz = list(m.sample_cycles), list(m.sample_sm_mhz)
+        for i, ms in enumerate(m.sample_ms):
+            rows.append([
+                m.id, m.run_id, m.variant, m.dtype, m.shape.m, m.shape.n, m.shape.k, m.round, i, ms,
+                cycles[i] if i < len(cycles) else _NAN, mhz[i] if i < len(mhz) else _NAN,
+            ])
+    return _frame(rows, SAMPLE_COLUMNS,
+                  ints=("measurement_id", "run_id", "m", "n", "k", "round", "sample"))
+
+
+def report_frame(report) -> pd.DataFrame:
+    """The rows of every section of a report (report.proto's Report), one per rung (and shape)."""
+    rows = []
+    for section in report.sections:
+        for r in section.rows:
+            has_change = r.HasField("change")
+            has_interval = has_change and r.change.HasField("interval")
+            rows.append([
+                section.id, r.rung, r.what, r.variant, r.dtype, r.shape.m, r.shape.n, r.shape.k,
+                enum_word(report_pb2.RowStatus, r.status), r.rounds, r.failed_rounds,
+                _optional(r, "tflops"), _optional(r, "median_ms"), _optional(r, "samples"),
+                _optional(r, "cublas_share"), r.vs, r.change.estimate if has_change else _NAN,
+                r.change.interval.low if has_interval else _NAN,
+                r.change.interval.high if has_interval else _NAN,
+                r.change.within_noise if has_change else None,
+                # rounds: a bootstrap over rounds; samples: one round, drift not included.
+                enum_word(report_pb2.ChangeBasis, r.change.basis) if has_change else "",
+                r.cycles_change.estimate if r.HasField("cycles_change") else _NAN,
+                _optional(r, "low_clock_share"), _optional(r, "round_spread"),
+            ])
+    return _frame(rows, REPORT_COLUMNS, ints=("m", "n", "k", "rounds", "failed_rounds"))

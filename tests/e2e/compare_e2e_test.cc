@@ -1,0 +1,151 @@
+// compare end to end: runs of 3 rounds made by the real daemon with the fake worker, whose knobs
+// slow its clock (every sample longer, the same cycles), report two GPUs, or crash on a variant;
+// then the real client compares them.
+#include <signal.h>
+
+#include <filesystem>
+
+#include <gmock/gmock.h>
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+
+#include "ablation/v1/report.pb.h"
+#include "tests/e2e/harness.h"
+
+namespace ablation::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+class CompareE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir();
+    ASSERT_FALSE(dir_.empty());
+  }
+  void TearDown() override {
+    if (daemon_) daemon_->Stop(SIGTERM);
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  // A daemon on the test's one database, its fake worker set up by `env`; the previous one stops.
+  void StartDaemon(std::map<std::string, std::string> env = {}) {
+    if (daemon_) daemon_->Stop(SIGTERM);
+    daemon_ = std::make_unique<Daemon>(dir_, FAKE_WORKER_PATH, std::move(env));
+    ASSERT_EQ(daemon_->Start(), "");
+  }
+  CommandResult Client(std::vector<std::string> args) { return daemon_->Client(std::move(args)); }
+  // Two items, 3 rounds each.
+  CommandResult RunItems(const std::string& device = "0") {
+    return Client({"run", "--variant", "L1_R1_s3", "--variant", "cublas_bf16", "--shape",
+                   "256x256x256", "--rounds", "3", "--device", device});
+  }
+
+  std::string dir_;
+  std::unique_ptr<Daemon> daemon_;
+};
+
+TEST_F(CompareE2E, AThrottledSlowerRunIsExplainedAndNotCounted) {
+  StartDaemon();
+  ASSERT_EQ(RunItems().exit_code, 0);
+  StartDaemon({{"ABLATION_FAKE_SM_MHZ", "1800"}});  // 9% down: every sample 10% longer
+  ASSERT_EQ(RunItems().exit_code, 0);
+
+  auto compare = Client({"compare", "1", "2"});
+  EXPECT_EQ(compare.exit_code, 0) << compare.out << compare.err;
+  EXPECT_THAT(compare.out, HasSubstr("+10.0% [+10.0, +10.0]"));  // time, B slower
+  EXPECT_THAT(compare.out, HasSubstr("+0.0% [+0.0, +0.0] ≈"));   // cycles, the same
+  EXPECT_THAT(compare.out, HasSubstr("1980 -> 1800"));
+  EXPECT_THAT(compare.out, HasSubstr("slower with the clock down 9%: throttling, not the kernel"));
+  EXPECT_THAT(compare.out, Not(HasSubstr("REGRESSION")));
+  EXPECT_THAT(compare.err, HasSubstr("run 2 against run 1: 2 compared, 0 significant slowdowns "
+                                     "beyond 3%"));
+  EXPECT_THAT(compare.err, HasSubstr("2 slower beyond 3% with the clocks down and the cycles "
+                                     "within noise or fewer: not counted (--strict counts "
+                                     "them)"));
+
+  auto strict = Client({"compare", "1", "2", "--strict"});
+  EXPECT_EQ(strict.exit_code, 1) << strict.out << strict.err;
+  EXPECT_THAT(strict.out, HasSubstr("REGRESSION (--strict; the clock down 9%, cycles +0.0%)"));
+  EXPECT_THAT(strict.err, HasSubstr("2 significant slowdowns beyond 3%"));
+
+  auto json = Client({"compare", "1", "2", "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  v1::Comparison c;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json.out, &c).ok()) << json.out;
+  ASSERT_EQ(c.rows_size(), 2);
+  EXPECT_EQ(c.explained(), 2);
+  const v1::ComparisonRow& row = c.rows(0);
+  EXPECT_TRUE(row.explained());
+  EXPECT_DOUBLE_EQ(row.conditions_a().sm_mhz(), 1980);
+  EXPECT_DOUBLE_EQ(row.conditions_b().sm_mhz(), 1800);
+  EXPECT_EQ(row.conditions_b().rounds(), 3);
+  EXPECT_DOUBLE_EQ(row.conditions_b().low_clock_share(), 0);
+  EXPECT_EQ(row.time_change().basis(), v1::CHANGE_BASIS_ROUNDS);
+  EXPECT_NEAR(row.time_change().estimate(), 0.10, 1e-9);
+  EXPECT_NEAR(row.cycles_change().estimate(), 0, 1e-9);
+}
+
+TEST_F(CompareE2E, LowClockSamplesAreShownAndExplainTheSlowdown) {
+  StartDaemon();
+  ASSERT_EQ(RunItems().exit_code, 0);
+  // Half of each row's 10 samples at half the clock: the median sample 50% longer.
+  StartDaemon({{"ABLATION_FAKE_LOW_CLOCK_SAMPLES", "5"}});
+  ASSERT_EQ(RunItems().exit_code, 0);
+  auto compare = Client({"compare", "1", "2"});
+  EXPECT_EQ(compare.exit_code, 0) << compare.out << compare.err;
+  EXPECT_THAT(compare.out, HasSubstr("0% -> 50%"));  // low clock
+  EXPECT_THAT(compare.out, HasSubstr("slower with the clock down 25%: throttling, not the kernel"));
+}
+
+TEST_F(CompareE2E, RunsFromDifferentDevicesAreRefusedUnlessAllowed) {
+  StartDaemon({{"ABLATION_FAKE_DEVICES", "2"}});  // each GPU its own UUID
+  ASSERT_EQ(RunItems("0").exit_code, 0);
+  ASSERT_EQ(RunItems("1").exit_code, 0);
+
+  auto refused = Client({"compare", "1", "2"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+  EXPECT_EQ(refused.out, "");
+  EXPECT_THAT(refused.err,
+              StartsWith("error: different devices: run 1 Fake GPU (test double) "
+                         "GPU-00000000-0000-0000-0000-000000000000, run 2 Fake GPU (test double) "
+                         "GPU-00000000-0000-0000-0000-000000000001\n"));
+  EXPECT_THAT(refused.err, HasSubstr("--allow-different-device compares them anyway"));
+
+  auto allowed = Client({"compare", "1", "2", "--allow-different-device"});
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.out << allowed.err;
+  EXPECT_THAT(allowed.out, StartsWith("warning: different devices: run 1 Fake GPU"));
+  EXPECT_THAT(allowed.out, HasSubstr("same (within noise)"));
+  auto json = Client({"compare", "1", "2", "--allow-different-device", "--format", "json"});
+  v1::Comparison c;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json.out, &c).ok()) << json.out;
+  ASSERT_EQ(c.warnings_size(), 1);
+  EXPECT_EQ(c.device_b().uuid(), "GPU-00000000-0000-0000-0000-000000000001");
+}
+
+TEST_F(CompareE2E, APartialRunOnEitherSideExitsOneWithTheReason) {
+  StartDaemon();
+  ASSERT_EQ(RunItems().exit_code, 0);
+  StartDaemon({{"ABLATION_FAKE_CRASH_ON", "cublas_bf16"}});  // its worker dies in every round
+  ASSERT_EQ(RunItems().exit_code, 1);
+
+  for (const auto& [a, b] : {std::pair("1", "2"), std::pair("2", "1")}) {
+    auto compare = Client({"compare", a, b});
+    EXPECT_EQ(compare.exit_code, 1) << compare.out << compare.err;
+    EXPECT_THAT(compare.err, HasSubstr("error: run 2 is partial: 3 of 6 measurements failed; "
+                                       "compare needs two complete runs"));
+    // What both measured is still compared.
+    EXPECT_THAT(compare.out, HasSubstr("same (within noise)"));
+    EXPECT_THAT(compare.err, HasSubstr("1 compared, 0 significant slowdowns"));
+  }
+  auto json = Client({"compare", "1", "2", "--format", "json"});
+  EXPECT_EQ(json.exit_code, 1);
+  v1::Comparison c;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json.out, &c).ok()) << json.out;
+  EXPECT_EQ(c.state_b(), v1::RUN_STATE_PARTIAL);
+  ASSERT_EQ(c.incomplete_size(), 1);
+}
+
+}  // namespace
+}  // namespace ablation::testing

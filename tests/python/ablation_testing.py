@@ -1,0 +1,78 @@
+"""A real ablationd on loopback with the fake worker (tests/support/fake_worker.cc) and a SQLite
+file in a temporary folder, for the Python tests (and the metrics and k8s ones). The binaries
+come from the environment ctest sets: ABLATIOND, ABLATION_CLIENT, FAKE_WORKER."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+
+def required_env(name):
+    value = os.environ.get(name)
+    if not value:
+        raise RuntimeError(f"${name} is not set: run this test through ctest (tests/python.cmake)")
+    return value
+
+
+def free_port():
+    """A port that was free a moment ago (for servers that cannot report the one they bound)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Daemon:
+    """ablationd --listen 127.0.0.1:0 (the port read back from --port-file)."""
+
+    def __init__(self, metrics=False, env=None, extra_args=()):
+        self.dir = tempfile.mkdtemp(prefix="ablation-py-")
+        self.db = os.path.join(self.dir, "results.db")
+        self.log_path = os.path.join(self.dir, "daemon.log")
+        self.metrics_port = free_port() if metrics else 0
+        port_file = os.path.join(self.dir, "port")
+        argv = [required_env("ABLATIOND"), "--listen", "127.0.0.1:0", "--port-file", port_file,
+                "--db", self.db, "--worker", required_env("FAKE_WORKER"), "--log-level", "debug",
+                "--metrics-listen", f"127.0.0.1:{self.metrics_port}" if metrics else "",
+                *extra_args]
+        self._log = open(self.log_path, "w")
+        self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log,
+                                        stderr=subprocess.STDOUT,
+                                        env={**os.environ, **(env or {})})
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"ablationd exited at start ({self.process.returncode}):\n{self.log()}")
+            if os.path.exists(port_file):
+                with open(port_file) as f:
+                    text = f.read().strip()
+                if text:
+                    self.port = int(text)
+                    self.address = f"127.0.0.1:{self.port}"
+                    return
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"ablationd did not listen within 60 s:\n{self.log()}")
+
+    def log(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def client(self, *args, timeout=120):
+        """ablation-client --server ADDRESS ARGS..., as a CompletedProcess."""
+        return subprocess.run([required_env("ABLATION_CLIENT"), "--server", self.address, *args],
+                              capture_output=True, text=True, timeout=timeout, check=False)
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)

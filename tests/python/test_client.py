@@ -1,0 +1,183 @@
+"""ablationd's Python layer against a real daemon with the fake worker on loopback: connect,
+runs and their events (generator and callback), results and samples as DataFrames, filters,
+errors, cancelling by leaving the stream, and the token metadata."""
+
+import concurrent.futures
+import time
+
+import grpc
+import pytest
+
+import ablationd
+from ablation.v1 import ablation_pb2, ablation_pb2_grpc
+from ablation_testing import Daemon, free_port
+from ablationd import frames
+
+LADDER_A = ["abl_L1_R0_bl0_s3_sw1", "abl_L1_R0_bl1_s3_sw1", "abl_L1_R1_bl0_s3_sw1", "cublas_bf16"]
+
+
+@pytest.fixture(scope="module")
+def ladder(daemon):
+    """One preset run (3 rounds by default) that several tests read."""
+    events = []
+    with ablationd.connect(daemon.address) as d:
+        summary = d.run(preset="ladder-a", shapes=["256"], tags=["py-ladder"], on_event=events.append)
+    return summary, events
+
+
+def kinds(events):
+    return [e.WhichOneof("event") for e in events]
+
+
+def test_connect_and_device(daemon):
+    with ablationd.connect(daemon.address) as d:
+        device = d.device()
+        assert device.available and device.device.name == "Fake GPU (test double)"
+        assert any(v.name == "abl_L1_R1_bl0_s3_sw1" for v in d.variants("abl_L1_*"))
+        assert [p.name for p in d.presets("ladder-a")] == ["ladder-a"]
+
+
+def test_connect_to_nothing_says_where_it_looked():
+    address = f"127.0.0.1:{free_port()}"
+    with pytest.raises(ConnectionError, match=f"no ablationd answered at {address} within 1 s"):
+        ablationd.connect(address, wait=1)
+
+
+def test_run_with_a_callback_sees_every_event_and_returns_the_summary(ladder):
+    summary, events = ladder
+    assert summary.state == "succeeded"
+    assert (summary.ok, summary.failed, summary.planned) == (12, 0, 12)  # 4 entries x 3 rounds
+    assert kinds(events) == ["queued", "started"] + ["measurement"] * 12 + ["finished"]
+    assert {e.measurement.round for e in events if e.HasField("measurement")} == {0, 1, 2}
+
+
+def test_stream_is_a_generator_of_events(daemon):
+    with ablationd.connect(daemon.address) as d:
+        events = list(d.stream(variants=["L1_R1_s3", "cublas_bf16"], shapes=["128"]))
+    assert kinds(events) == ["queued", "started", "measurement", "measurement", "finished"]
+    assert events[1].started.total == 2
+    assert events[-1].finished.state == ablation_pb2.RUN_STATE_SUCCEEDED
+    assert ablationd.describe_event(events[-1]).endswith("succeeded, 2 ok, 0 failed")
+
+
+def test_results_one_row_per_measurement_and_round(daemon, ladder):
+    summary, _ = ladder
+    with ablationd.connect(daemon.address) as d:
+        df = d.results(run=summary.run_id)
+    assert list(df.columns) == frames.MEASUREMENT_COLUMNS
+    assert len(df) == 12
+    assert sorted(df["variant"].unique()) == sorted(LADDER_A)
+    assert df.groupby("variant")["round"].apply(sorted).map(tuple).unique().tolist() == [(0, 1, 2)]
+    assert set(df["run_id"]) == {summary.run_id}
+    assert set(df["device_uuid"]) == {"GPU-00000000-0000-0000-0000-000000000000"}
+    assert (df[["m", "n", "k"]] == 256).all().all()
+    assert (df["status"] == "ok").all() and (df["tflops"] > 0).all() and (df["median_ms"] > 0).all()
+    assert str(df["created"].dt.tz) == "UTC"
+    # No NVML here: its clocks are unknown, not zero. The GPU's own clock reads are there.
+    assert df["sm_clock_mhz_mean"].isna().all() and df["throttled_share"].isna().all()
+    assert (df["median_cycles"] > 0).all() and (df["median_sm_mhz"] == 1980).all()
+    assert (df["low_clock_share"] == 0).all()
+
+
+def test_samples_are_long_and_match_the_measurements(daemon, ladder):
+    summary, _ = ladder
+    with ablationd.connect(daemon.address) as d:
+        results = d.results(run=summary.run_id)
+        samples = d.samples(run=summary.run_id)
+    assert list(samples.columns) == frames.SAMPLE_COLUMNS
+    counts = samples.groupby("measurement_id").size()
+    expected = results.set_index("measurement_id")["samples"]
+    assert counts.sort_index().tolist() == expected.sort_index().tolist()
+    first = samples[samples["measurement_id"] == results["measurement_id"].iloc[0]]
+    assert first["sample"].tolist() == list(range(len(first)))
+    assert (samples["ms"] > 0).all() and (samples["cycles"] > 0).all()
+    assert (samples["mhz"] == 1980).all()
+
+
+def test_filters_across_runs_and_the_run_list(daemon, ladder):
+    summary, _ = ladder
+    with ablationd.connect(daemon.address) as d:
+        runs = d.runs(tag="py-ladder")
+        assert [r.id for r in runs] == [summary.run_id]
+        assert summary.run_id in [r.id for r in d.runs(limit=None)]
+        assert len(d.runs(limit=1)) == 1
+        ldmatrix = d.results(variant="abl_L1_R1_*", tag="py-ladder", shape="256", status="ok")
+        assert set(ldmatrix["variant"]) == {"abl_L1_R1_bl0_s3_sw1"} and len(ldmatrix) == 3
+        assert len(d.results(run="latest")) >= 1
+        assert d.results(tag="no-such-tag").empty
+        with pytest.raises(ValueError, match="status 'bogus'"):
+            d.results(status="bogus")
+
+
+def test_a_refused_run_raises_with_the_daemons_sentence(daemon):
+    with ablationd.connect(daemon.address) as d:
+        with pytest.raises(ablationd.AblationError) as error:
+            d.run(variants=["no_such_variant"])
+    assert error.value.code == "INVALID_ARGUMENT"
+    assert "unknown variant 'no_such_variant'" in str(error.value)
+
+
+@pytest.fixture(scope="module")
+def slow_daemon():
+    d = Daemon(env={"ABLATION_FAKE_SLEEP_MS": "150", "ABLATION_FAKE_CRASH_ON": "abl_L1_R1_bl0_s4_sw1",
+                    "ABLATION_FAKE_LOW_CLOCK_SAMPLES": "2"})
+    yield d
+    d.stop()
+
+
+def test_leaving_the_stream_early_cancels_the_run(slow_daemon):
+    with ablationd.connect(slow_daemon.address) as d:
+        events = d.stream(variants=["L1_R1_s3"], shapes=["128", "256", "384", "512"], rounds=5)
+        for event in events:
+            if event.HasField("measurement"):
+                break
+        run_id = event.measurement.run_id
+        events.close()
+        deadline = time.monotonic() + 20
+        while d.get_run(run_id).run.state != ablation_pb2.RUN_STATE_CANCELLED:
+            assert time.monotonic() < deadline, "the run was not cancelled"
+            time.sleep(0.1)
+        assert len(d.results(run=run_id)) < 20
+
+
+def test_a_failed_measurement_is_a_row_with_its_error(slow_daemon):
+    with ablationd.connect(slow_daemon.address) as d:
+        summary = d.run(variants=["L1_R1_s3", "L1_R1_s4"], shapes=["128"])
+        assert (summary.state, summary.ok, summary.failed) == ("partial", 1, 1)
+        failed = d.results(run=summary.run_id, status="failed")
+        ok = d.results(run=summary.run_id, status="ok").iloc[0]
+    assert failed["variant"].tolist() == ["abl_L1_R1_bl0_s4_sw1"]
+    assert "worker died" in failed["error"].iloc[0] and failed["tflops"].isna().all()
+    assert ok.low_clock_share == pytest.approx(2 / ok.samples)  # 2 samples at half the clock
+
+
+class _Recorder(ablation_pb2_grpc.AblationServicer):
+    """A stand-in server that only records the metadata each call arrives with."""
+
+    def __init__(self):
+        self.metadata = []
+
+    def GetDevice(self, request, context):
+        self.metadata.append(dict(context.invocation_metadata()))
+        return ablation_pb2.GetDeviceResponse(available=True)
+
+    def RunAblation(self, request, context):
+        self.metadata.append(dict(context.invocation_metadata()))
+        yield ablation_pb2.RunEvent(queued=ablation_pb2.RunEvent.Queued(run_id=9))
+
+
+def test_a_token_travels_as_bearer_metadata_on_every_call():
+    recorder = _Recorder()
+    server = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=2))
+    ablation_pb2_grpc.add_AblationServicer_to_server(recorder, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with ablationd.connect(f"127.0.0.1:{port}", token="s3cret") as d:
+            d.device()
+            assert d.run(variants=["x"]).run_id == 9
+        with ablationd.connect(f"127.0.0.1:{port}") as d:
+            d.device()
+    finally:
+        server.stop(None)
+    assert [m.get("authorization") for m in recorder.metadata] == ["Bearer s3cret", "Bearer s3cret", None]

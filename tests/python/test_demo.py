@@ -1,0 +1,71 @@
+"""The main job (scripts/demo.sh, which scripts/main.sh ends in) on a bin/ folder whose
+ablation-worker is the fake worker, so that its GPU path runs here: it ends with ladders A and B,
+each rung's change and interval, and the HTML reports it wrote. And without a device: it says
+so and shows the service answering."""
+
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from ablation_testing import free_port, required_env
+
+DEMO = pathlib.Path(__file__).parents[2] / "scripts" / "demo.sh"
+
+
+@pytest.fixture
+def bundle(tmp_path):
+    """bin/ with copies (ablationd finds its worker beside its own executable, symlinks resolved)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shutil.copy(required_env("ABLATIOND"), bin_dir / "ablationd")
+    shutil.copy(required_env("ABLATION_CLIENT"), bin_dir / "ablation-client")
+    shutil.copy(required_env("FAKE_WORKER"), bin_dir / "ablation-worker")
+    return bin_dir
+
+
+def demo(bundle, tmp_path, env=None):
+    return subprocess.run(
+        ["bash", str(DEMO), str(bundle), "256"], cwd=tmp_path, capture_output=True, text=True,
+        timeout=240, check=False,
+        env={**os.environ, "ABLATION_PORT": str(free_port()), "ABLATION_REPORT_DIR": str(tmp_path / "reports"),
+             **(env or {})})
+
+
+def test_the_main_job_ends_with_both_ladders_and_the_html_reports(bundle, tmp_path):
+    done = demo(bundle, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    answer = out[out.index("== the answer: ladders A and B at 256"):]
+    a = answer[answer.index("## "):answer.index("run ", answer.index("## "))]
+    assert re.search(r"^## \d+\. Ladder A", a, re.M)
+    for rung, vs in (("A2", "A1"), ("A3", "A1")):
+        # "| A1 | +0.0% [-0.1, +0.1] |": the change and its interval (marks may follow).
+        change = rf"\| {vs} \| [+-]\d+\.\d% \[[+-]\d+\.\d, [+-]\d+\.\d\][^|]*\|"
+        assert re.search(rf"^\| {rung} \|.*{change}", a, re.M), rung
+    b = answer[answer.index("## ", answer.index("(preset ladder-b)")):]
+    assert re.search(r"^## \d+\. Ladder B", b, re.M)
+    for rung in ("B0", "B1", "B2", "B3", "B4", "B5", "B6", "cuBLAS"):
+        assert re.search(rf"^\| {rung} \|", b, re.M), rung
+    assert "| B3 | cp.async, double buffer (2 stages) |" in b
+    # The last lines: the reports, which exist and are HTML.
+    tail = out.rstrip().splitlines()
+    start = tail.index("HTML reports written:")
+    paths = [line.strip() for line in tail[start + 1:]]
+    assert len(paths) == 2 and all(p.endswith(".html") for p in paths)
+    for p in paths:
+        assert pathlib.Path(p).read_text().lstrip().lower().startswith("<!doctype html")
+    assert "ladder-a" in paths[0] and "ladder-b" in paths[1]
+
+
+def test_without_a_gpu_it_says_so_and_the_service_still_answers(bundle, tmp_path):
+    done = demo(bundle, tmp_path, env={"ABLATION_FAKE_NO_DEVICE": "no CUDA device (test)"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "== no GPU here: the daemon serves queries but refuses runs" in done.stdout
+    assert "the ladders A" in done.stdout and "need a GPU" in done.stdout
+    assert "== variants (first 10 of" in done.stdout
+    assert re.search(r"^ladder-a ", done.stdout, re.M) and re.search(r"^ladder-b ", done.stdout, re.M)
+    assert "no run has been stored yet" in done.stdout + done.stderr

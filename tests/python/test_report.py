@@ -1,0 +1,72 @@
+"""Client.report: the CLI's report model read back as report_pb2.Report, its DataFrame, and the
+other formats as text; and the README's notebook lines, run as written."""
+
+import os
+import re
+
+import pytest
+
+import ablationd
+from ablation.v1 import report_pb2
+
+README = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+
+
+@pytest.fixture(scope="module")
+def run_id(daemon):
+    with ablationd.connect(daemon.address) as d:
+        return d.run(preset="ladder-b", shapes=["256"], rounds=2).run_id
+
+
+def test_report_is_the_clis_model(daemon, run_id):
+    with ablationd.connect(daemon.address) as d:
+        report = d.report(run_id)
+        as_dicts = d.report_json(run_id)
+    assert report.run.id == run_id and report.schema_version == 1
+    ladder_b = next(s for s in report.sections if s.id == "ladder-b")
+    rungs = [r.rung for r in ladder_b.rows]
+    assert rungs[:3] == ["B0", "B1", "B2"] and "cuBLAS" in rungs
+    assert all(r.status == report_pb2.ROW_STATUS_OK and r.tflops > 0 for r in ladder_b.rows)
+    b2 = next(r for r in ladder_b.rows if r.rung == "B2")
+    assert b2.vs == "B0" and b2.change.HasField("interval")
+    assert [s["id"] for s in as_dicts["sections"]] == [s.id for s in report.sections]
+
+    df = ablationd.report_frame(report)
+    rows = df[df["section"] == "ladder-b"]
+    assert rows["rung"].tolist() == rungs
+    assert rows.loc[rows["rung"] == "B2", "vs"].item() == "B0"
+    assert not rows["change_low"].dropna().empty
+    assert (rows["rounds"] == 2).all() and set(rows["change_basis"]) == {"", "rounds"}
+
+
+def test_report_text_formats(daemon, run_id):
+    with ablationd.connect(daemon.address) as d:
+        md = d.report_text(run_id, "md")
+        html = d.report_text(run_id, "html")
+    assert f"# Ablation report: run {run_id}" in md and "Ladder B" in md
+    assert html.lstrip().lower().startswith("<!doctype html")
+
+
+def test_a_report_of_a_run_that_does_not_exist_says_so(daemon):
+    with ablationd.connect(daemon.address) as d:
+        with pytest.raises(ablationd.AblationError, match="run 999999"):
+            d.report(999999)
+
+
+def test_a_missing_cli_is_named():
+    client = ablationd.Client("127.0.0.1:1", cli="/nonexistent/ablation-client")
+    with pytest.raises(FileNotFoundError):
+        client.report_text()
+    client.close()
+
+
+def test_the_readme_notebook_lines_run_as_written(daemon, run_id):
+    """The first ```python block of README.md, with its address pointed at the test daemon."""
+    with open(README) as f:
+        blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
+    assert blocks, "README.md has no ```python block for notebooks"
+    code = blocks[0].replace("127.0.0.1:50051", daemon.address)
+    code = code.replace('shapes=["4096"]', 'shapes=["128"]')  # the fake worker, quickly
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    assert "df" in namespace and not namespace["df"].empty
