@@ -12,6 +12,7 @@
 #include "client/cmd_compare.h"
 #include "client/cmd_device.h"
 #include "client/cmd_presets.h"
+#include "client/cmd_profile.h"
 #include "client/cmd_report.h"
 #include "client/cmd_results.h"
 #include "client/cmd_run.h"
@@ -74,6 +75,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   CompareOptions compare;
   BudgetOptions budget;
   WatchOptions watch;
+  ProfileOptions profile;
   CLI::App* variants_cmd = SetupVariants(app, variants);
   CLI::App* device_cmd = SetupDevice(app, device);
   CLI::App* run_cmd = SetupRun(app, run);
@@ -90,6 +92,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   CLI::App* compare_cmd = SetupCompare(app, compare);
   CLI::App* budget_cmd = SetupBudget(app, budget);
   CLI::App* watch_cmd = SetupWatch(app, watch);
+  CLI::App* profile_cmd = SetupProfile(app, profile);
 
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
@@ -125,6 +128,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (*compare_cmd) return ExecuteCompare(compare, context);
   if (*budget_cmd) return ExecuteBudget(budget, context);
   if (*watch_cmd) return ExecuteWatch(watch, context);
+  if (*profile_cmd) return ExecuteProfile(profile, context);
   err << "error: no subcommand\n";
   return kExitUsage;
 }

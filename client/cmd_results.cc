@@ -7,6 +7,7 @@
 #include "client/paging.h"
 #include "client/parse.h"
 #include "client/render.h"
+#include "client/render_counters.h"
 #include "client/rpc.h"
 #include "client/validators.h"
 
@@ -30,6 +31,8 @@ CLI::App* SetupResults(CLI::App& app, ResultsOptions& options) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--samples", options.samples, "Include the raw samples (JSON output only)");
+  sub->add_flag("--metrics", options.metrics,
+                "Include the hardware counters (run --profile, profile) as columns");
   return sub;
 }
 
@@ -44,6 +47,7 @@ v1::QueryMeasurementsRequest BuildResultsRequest(const ResultsOptions& options) 
   if (!options.until.empty()) request.set_until_ms(ParseTimeMsOrThrow(options.until));
   request.set_status(options.status);
   request.set_include_samples(options.samples);
+  request.set_include_counters(options.metrics);
   request.set_page_size(options.limit == 0 ? kMaxPageSize : std::min(kMaxPageSize, options.limit));
   return request;
 }
@@ -67,7 +71,9 @@ int ExecuteResults(const ResultsOptions& options, const CommandContext& context)
       [](const v1::QueryMeasurementsResponse& response) { return response.measurements(); },
       &measurements, &more);
   if (!status.ok()) return ReportRpcError(status, context);
-  context.out << RenderList(context.global.format, measurements, &MeasurementsTable);
+  context.out << RenderList(context.global.format, measurements,
+                            context.global.format == Format::kCsv ? &MeasurementsWithAllCounters
+                                                                  : &MeasurementsWithCounters);
   if (more && context.global.format == Format::kTable) {
     context.err << "showing the first " << options.limit << " measurements; --limit 0 for all\n";
   }

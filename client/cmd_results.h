@@ -19,6 +19,7 @@ struct ResultsOptions {
   ablation::v1::MeasurementStatus status = ablation::v1::MEASUREMENT_STATUS_UNSPECIFIED;  // any
   int limit = 100;                                                                        // 0: all
   bool samples = false;
+  bool metrics = false;  // the hardware counters of each measurement, as columns
 };
 
 CLI::App* SetupResults(CLI::App& app, ResultsOptions& options);

@@ -15,6 +15,7 @@
 #include "client/parse.h"
 #include "client/render.h"
 #include "client/rpc.h"
+#include "client/render_counters.h"
 #include "client/validators.h"
 
 namespace ablation::client {
@@ -146,6 +147,12 @@ void AddMeasureOptions(CLI::App* sub, RunOptions& options) {
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--detach", options.detach,
                 "Queue the run, print its id and exit; it runs on (`watch RUN` follows it)");
+  sub->add_flag("--profile", options.profile,
+                "After each item's timing, read the hardware counters of one launch (ncu)");
+  sub->add_option("--profile-metrics", options.profile_metrics,
+                  "With --profile: sets, concepts or ncu metric names (as profile --metrics)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
 void ApplyMeasureOptions(const RunOptions& options, v1::RunRequest* request) {
@@ -164,6 +171,8 @@ void ApplyMeasureOptions(const RunOptions& options, v1::RunRequest* request) {
   request->set_rounds(options.rounds);
   request->set_order_seed(options.order_seed);
   request->set_device(options.device);
+  request->set_profile(options.profile);
+  for (const auto& m : options.profile_metrics) request->add_profile_metrics(m);
 }
 
 CLI::App* SetupRun(CLI::App& app, RunOptions& options) {
@@ -294,7 +303,9 @@ RunStreamResult ReadRunStream(grpc::ClientContext& call,
 int ReportRunStream(const RunStreamResult& r, const CommandContext& context) {
   // What arrived is printed even when the run ends badly: every measurement is already stored.
   if (!r.measurements.empty() || r.outcome.finished_event) {
-    context.out << RenderList(context.global.format, r.measurements, &MeasurementsTable)
+    context.out << RenderList(context.global.format, r.measurements,
+                              context.global.format == Format::kCsv ? &MeasurementsWithAllCounters
+                                                                    : &MeasurementsWithCounters)
                 << std::flush;
   }
   const RunOutcome& outcome = r.outcome;

@@ -29,6 +29,8 @@ struct RunOptions {
   int rounds = 0;              // 0: the daemon's default (1; 3 for a preset)
   uint64_t order_seed = 0;     // 0: the daemon picks one
   bool detach = false;         // print the run id once queued and exit; the run goes on
+  bool profile = false;        // each item's hardware counters after its timing
+  std::vector<std::string> profile_metrics;  // sets, concepts or ncu names; empty: default
 };
 
 CLI::App* SetupRun(CLI::App& app, RunOptions& options);

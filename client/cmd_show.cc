@@ -3,6 +3,7 @@
 #include "client/exit_codes.h"
 #include "client/parse.h"
 #include "client/render.h"
+#include "client/render_counters.h"
 #include "client/rpc.h"
 #include "client/validators.h"
 
@@ -14,6 +15,8 @@ CLI::App* SetupShow(CLI::App& app, ShowOptions& options) {
       ->capture_default_str()
       ->check(RunIdValidator(true));
   sub->add_flag("--samples", options.samples, "Include the raw samples (JSON output only)");
+  sub->add_flag("--metrics", options.metrics,
+                "Include the hardware counters (run --profile, profile) as columns");
   return sub;
 }
 
@@ -23,6 +26,7 @@ int ExecuteShow(const ShowOptions& options, const CommandContext& context) {
   ParseRunId(options.run_id, &run_id, true);
   request.set_run_id(run_id);
   request.set_include_samples(options.samples);
+  request.set_include_counters(options.metrics);
   v1::GetRunResponse response;
   grpc::ClientContext call;
   SetDeadline(call, context.global, kDefaultQueryTimeoutS);
@@ -41,14 +45,14 @@ int ExecuteShow(const ShowOptions& options, const CommandContext& context) {
       // CSV holds one table: a verify run's results, else the measurements.
       context.out << RenderCsv(measurements.empty() && !verifications.empty()
                                    ? VerifyTable(verifications)
-                                   : MeasurementsTable(measurements));
+                                   : MeasurementsWithAllCounters(measurements));
       break;
     case Format::kTable:
     case Format::kMarkdown:
       context.out << RunHeader(response.run());
       if (!measurements.empty()) {
         context.out << '\n'
-                    << RenderTableAs(context.global.format, MeasurementsTable(measurements));
+                    << RenderTableAs(context.global.format, MeasurementsWithCounters(measurements));
       }
       if (!verifications.empty()) {
         context.out << '\n' << RenderTableAs(context.global.format, VerifyTable(verifications));

@@ -11,6 +11,7 @@ namespace ablation::client {
 struct ShowOptions {
   std::string run_id = "latest";
   bool samples = false;
+  bool metrics = false;  // the hardware counters of each measurement, as columns
 };
 
 CLI::App* SetupShow(CLI::App& app, ShowOptions& options);

@@ -437,6 +437,59 @@ PRAGMA user_version = 8;
 )sql");
 }
 
+// v9: hardware counters (Nsight Compute), one row per metric of a profiled launch: a run's
+// measurement (`run --profile`) or a Profile call's launch (no run, no measurement: both NULL).
+// metric is the concept, the same on every architecture; ncu_name what that architecture's
+// ncu calls it; value in unit, NULL where the tool gave none (note says why). A row with metric
+// '' only carries a note: why that measurement has no counters (profiling refused). Plus the
+// latest_counters view. Touches no earlier table or view (v8's are another change's).
+void MigrateV9(Connection& c) {
+  c.Exec(R"sql(
+CREATE TABLE counters (
+  id             INTEGER PRIMARY KEY,
+  measurement_id INTEGER REFERENCES measurements (id) ON DELETE CASCADE,
+  run_id         INTEGER REFERENCES runs (id) ON DELETE CASCADE,
+  variant        TEXT    NOT NULL,
+  dtype          TEXT    NOT NULL,
+  m              INTEGER NOT NULL,
+  n              INTEGER NOT NULL,
+  k              INTEGER NOT NULL,
+  device_uuid    TEXT    NOT NULL DEFAULT '',
+  arch           TEXT    NOT NULL DEFAULT '',
+  metric         TEXT    NOT NULL,
+  ncu_name       TEXT    NOT NULL DEFAULT '',
+  value          REAL,
+  unit           TEXT    NOT NULL DEFAULT '',
+  tool           TEXT    NOT NULL DEFAULT '',
+  tool_version   TEXT    NOT NULL DEFAULT '',
+  note           TEXT    NOT NULL DEFAULT '',
+  created_at_ms  INTEGER NOT NULL
+);
+CREATE INDEX counters_measurement ON counters (measurement_id);
+CREATE INDEX counters_run ON counters (run_id);
+CREATE INDEX counters_kernel ON counters (variant, dtype, m, n, k, metric, device_uuid);
+
+-- latest_counters: per variant x dtype x shape x GPU x metric, the newest value read (from a
+-- run or a Profile call), with the run's measurement beside it when there is one.
+CREATE VIEW latest_counters AS
+SELECT c.variant, c.dtype, c.m, c.n, c.k, c.device_uuid, c.arch,
+       c.metric, c.ncu_name, c.value, c.unit, c.tool, c.tool_version, c.note,
+       c.run_id, c.measurement_id, ms.median_ms, ms.tflops,
+       c.created_at_ms,
+       strftime('%Y-%m-%dT%H:%M:%fZ', c.created_at_ms / 1000.0, 'unixepoch') AS time
+FROM counters AS c
+LEFT JOIN measurements AS ms ON ms.id = c.measurement_id
+WHERE c.metric != ''
+  AND NOT EXISTS (SELECT 1 FROM counters AS newer
+                  WHERE newer.variant = c.variant AND newer.dtype = c.dtype
+                    AND newer.m = c.m AND newer.n = c.n AND newer.k = c.k
+                    AND newer.metric = c.metric AND newer.device_uuid = c.device_uuid
+                    AND newer.id > c.id);
+
+PRAGMA user_version = 9;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -469,6 +522,8 @@ void Migrate(Connection& connection) {
   if (version < 6) MigrateV6(connection);
   if (version < 7) MigrateV7(connection);
   if (version < 8) MigrateV8(connection);
+  // v8 is the dashboards' change (another branch); v9 needs nothing of it.
+  if (version < 9) MigrateV9(connection);
   transaction.Commit();
 }
 

@@ -76,6 +76,16 @@ class Store {
   std::vector<v1::Measurement> MeasurementsOfRun(int64_t run_id, bool include_samples);
   std::vector<v1::VerifyResult> VerificationsOfRun(int64_t run_id);
 
+  // ---- hardware counters (store_counters.cc). A measurement's counters and counters_note are
+  // written by InsertMeasurement, in its transaction.
+
+  // A Profile call's counters of one launch: rows with no run and no measurement; one
+  // transaction. created_at_ms is now.
+  void InsertProfiledKernel(const v1::ProfiledKernel& kernel, std::string_view device_uuid,
+                            std::string_view arch);
+  // Fills each measurement's counters (in the order they were read) and counters_note.
+  void FillCounters(std::vector<v1::Measurement>& measurements);
+
   // ---- recovery.
 
   std::vector<int64_t> RunsInState(v1::RunState state);  // ascending ids
@@ -98,6 +108,8 @@ class Store {
   void UpdateOneRun(int64_t run_id, std::string_view what);  // throws kNotFound if 0 rows
   std::optional<v1::Run> ReadOneRun(const std::string& sql, int64_t bind_id);
   void FillTags(v1::Run& run);
+  // The counters rows of a measurement being inserted (its transaction is open).
+  void WriteMeasurementCounters(int64_t measurement_id, const v1::Measurement& measurement);
 
   std::mutex mutex_;  // guards everything below, and the connection's use
   std::unique_ptr<Connection> connection_;

@@ -106,6 +106,7 @@ int64_t Store::InsertMeasurement(const v1::Measurement& measurement) {
         .Blob(blob(measurement.sample_sm_mhz()));
     s->Step();
   }
+  WriteMeasurementCounters(id, measurement);
   transaction.Commit();
   return id;
 }

@@ -22,6 +22,8 @@ Status DaemonCore::Open(CoreOptions options, const kernels::Registry* registry,
   } catch (const std::exception& e) {
     return FailedPrecondition(std::string("cannot open the result database: ") + e.what());
   }
+  core->profiler_ = std::make_unique<Profiler>(options.profiler, registry, core->store_.get());
+  options.runs.profiler = core->profiler_.get();
   core->runs_ = std::make_unique<RunManager>(options.runs, core->store_.get(), registry);
   core->queries_ = std::make_unique<Queries>(core->readers_.get(), core->runs_.get());
   core->sass_ = std::make_unique<SassInspector>(options.sass, core->runs_.get(), registry);

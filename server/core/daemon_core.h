@@ -9,6 +9,7 @@
 #include "db/store.h"
 #include "kernels/registry.h"
 #include "server/core/presets.h"
+#include "server/core/profiler.h"
 #include "server/core/queries.h"
 #include "server/core/reader_pool.h"
 #include "server/core/run_manager.h"
@@ -22,6 +23,7 @@ struct CoreOptions {
   RunManagerOptions runs;
   int readers = 4;  ///< read-only connections (and threads) answering queries
   SassInspectorOptions sass;
+  ProfilerOptions profiler;
 };
 
 class DaemonCore {
@@ -35,6 +37,7 @@ class DaemonCore {
   RunManager& runs() { return *runs_; }
   Queries& queries() { return *queries_; }
   SassInspector& sass() { return *sass_; }
+  Profiler& profiler() { return *profiler_; }
   const kernels::Registry& registry() const { return *registry_; }
   const PresetCatalog* presets() const { return presets_.get(); }
 
@@ -48,6 +51,8 @@ class DaemonCore {
   std::shared_ptr<const PresetCatalog> presets_;
   std::unique_ptr<db::Store> store_;
   std::unique_ptr<ReaderPool> readers_;
+  /// Declared before runs_, whose GPU threads use it: it outlives them.
+  std::unique_ptr<Profiler> profiler_;
   std::unique_ptr<RunManager> runs_;
   std::unique_ptr<Queries> queries_;
   std::unique_ptr<SassInspector> sass_;

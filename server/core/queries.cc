@@ -129,8 +129,9 @@ void Queries::GetRun(const v1::GetRunRequest& request, Done<v1::GetRunResponse> 
       return NotFound(request.run_id() > 0
                           ? "run_id: run " + std::to_string(request.run_id()) + " does not exist"
                           : "no run has been stored yet");
-    for (auto& m : reader.MeasurementsOfRun(run->id(), request.include_samples()))
-      *response->add_measurements() = std::move(m);
+    auto measurements = reader.MeasurementsOfRun(run->id(), request.include_samples());
+    if (request.include_counters()) reader.FillCounters(measurements);
+    for (auto& m : measurements) *response->add_measurements() = std::move(m);
     for (auto& v : reader.VerificationsOfRun(run->id()))
       *response->add_verifications() = std::move(v);
     *response->mutable_run() = std::move(*run);
@@ -151,8 +152,11 @@ void Queries::QueryMeasurements(const v1::QueryMeasurementsRequest& request,
                                 Done<v1::QueryMeasurementsResponse> done) {
   db::MeasurementFilter filter;
   if (Status st = ToMeasurementFilter(request, &filter); !st.ok()) return done(st, {});
-  OnReader(std::move(done), [filter](db::Store& reader, v1::QueryMeasurementsResponse* response) {
+  const bool counters = request.include_counters();
+  // By value: the filter and whether counters were asked for, nothing of the caller's.
+  OnReader(std::move(done), [=](db::Store& reader, v1::QueryMeasurementsResponse* response) {
     db::MeasurementPage page = reader.QueryMeasurements(filter);
+    if (counters) reader.FillCounters(page.measurements);
     for (auto& m : page.measurements) *response->add_measurements() = std::move(m);
     response->set_next_page_token(page.next_page_token);
     return Status::Ok();

@@ -4,6 +4,7 @@
 
 #include "server/core/measurement_step.h"
 #include "server/core/reader_pool.h"
+#include "server/core/profiler.h"
 #include "server/core/round_order.h"
 #include "server/core/verification_policy.h"
 
@@ -121,6 +122,8 @@ class JobExecution {
       slot.verify = job_.plan.verify && !visited[size_t(index)];
       visited[size_t(index)] = 1;
       v1::Measurement m = step.Measure(job_.plan.items[size_t(index)], slot);
+      // run --profile: one launch's counters after the timing, never under it.
+      ProfileAfterTiming(ctx_.profiler, gpu_, job_.plan, index, round, job_.id(), &m);
       if (m.verification_outcome() == v1::VERIFICATION_OUTCOME_FAILED) wrong[size_t(index)] = 1;
       if (m.status() == v1::MEASUREMENT_STATUS_OK) {
         ++ok;

@@ -18,6 +18,8 @@
 
 namespace ablation::core {
 
+class Profiler;
+
 struct Job {
   Job(v1::RunKind kind_, RunPlan plan_, db::Store* store, std::shared_ptr<RunObserver> observer)
       : kind(kind_), plan(std::move(plan_)), recorder(store, std::move(observer)) {}
@@ -41,6 +43,8 @@ struct ExecutionContext {
   std::function<bool()> stopping;
   /// Called between measurements (the run manager answers Describe requests there).
   std::function<void()> between_items;
+  /// Reads an item's counters after its timing for run --profile (profiler.h); null: none.
+  Profiler* profiler = nullptr;
 };
 
 /// Runs the job to its end on `gpu`; every outcome is recorded through job.recorder, and an

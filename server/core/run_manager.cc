@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "ablation/version.h"
+#include "server/core/profiler.h"
 #include "server/core/telemetry.h"
 #include "server/core/worker_process.h"
 
@@ -34,6 +35,7 @@ RunManager::RunManager(RunManagerOptions options, db::Store* store,
   execution_.next_task = &next_task_;
   execution_.registry = registry_;
   execution_.stopping = [this] { return stopping_.load(); };
+  execution_.profiler = options_.profiler;
 }
 
 RunManager::~RunManager() { Shutdown(); }
@@ -227,6 +229,7 @@ Status RunManager::SubmitRun(const v1::RunRequest& request, const std::string& p
                            " measurements (variants x shapes x rounds); at most " +
                            std::to_string(options_.max_measurements_per_run) +
                            " per run (limits.max_measurements_per_run): split it into runs");
+  if (st = ApplyProfileRequest(request, &plan); !st.ok()) return st;
   auto job =
       std::make_shared<Job>(v1::RUN_KIND_ABLATION, std::move(plan), store_, std::move(observer));
   const std::string who =

@@ -47,6 +47,8 @@ struct RunManagerOptions {
   std::string nvml_unavailable = "NVML is not loaded";
   /// Where clock locks are recorded before they are taken (required for clocks.mode=lock).
   ClockLockJournal* clock_journal = nullptr;
+  /// Reads counters for run --profile (profiler.h); null: such runs note that there is none.
+  Profiler* profiler = nullptr;
 };
 
 struct DeviceSnapshot {

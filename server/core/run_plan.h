@@ -64,6 +64,9 @@ struct RunPlan {
   /// Every item is measured once per round, each round in its own shuffled order (round_order.h).
   int rounds = 1;
   uint64_t order_seed = 0;  ///< 0 until the run is admitted: then derived from its id if unset
+  /// run --profile: each item's counters after its first timing (profiler.h), these metrics.
+  bool profile = false;
+  std::vector<std::string> profile_metrics;
 };
 
 /// Below this fraction of the device's maximum SM clock a sample is low-clock (flagged, shared).

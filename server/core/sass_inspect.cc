@@ -1,19 +1,14 @@
 #include "server/core/sass_inspect.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 
 #include <spdlog/spdlog.h>
 
+#include "server/core/subprocess.h"
 #include "server/core/variant_names.h"
 
 namespace ablation::core {
@@ -215,71 +210,15 @@ v1::SassResponse BuildSassResponse(const std::string& listing,
 
 std::string RunTool(const std::vector<std::string>& argv, std::chrono::seconds timeout,
                     std::string* out) {
-  int out_pipe[2], err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
-    ::close(out_pipe[0]);
-    ::close(out_pipe[1]);
-    return std::string("pipe: ") + std::strerror(errno);
-  }
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = ::fork();
-  if (pid < 0) return std::string("fork: ") + std::strerror(errno);
-  if (pid == 0) {
-    ::dup2(out_pipe[1], 1);
-    ::dup2(err_pipe[1], 2);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
-  std::string err;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  int open_fds = 2;
-  bool timed_out = false;
-  char buf[65536];
-  while (open_fds > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
-    int r = ::poll(fds, 2, int(std::min<int64_t>(left.count(), 1000)));
-    if (r < 0 && errno != EINTR) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-      if (n > 0) {
-        (i == 0 ? *out : err).append(buf, size_t(n));
-      } else if (n == 0 || errno != EINTR) {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
-    }
-  }
-  if (timed_out) ::kill(pid, SIGKILL);
-  for (auto& f : fds)
-    if (f.fd >= 0) ::close(f.fd);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  ProcessResult r = RunProcess(argv, timeout);
+  *out = std::move(r.out);
+  std::string err = std::move(r.err);
   if (err.size() > 2000) err = "..." + err.substr(err.size() - 2000);
   while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
-  if (timed_out) return argv[0] + " did not finish in " + std::to_string(timeout.count()) + " s";
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && out->empty())
-    return "cannot run " + argv[0];
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return argv[0] + " failed (" +
-           (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
-                              : "signal " + std::to_string(WTERMSIG(status))) +
-           ")" + (err.empty() ? "" : ": " + err);
+  if (r.timed_out) return argv[0] + " " + r.error;
+  if (!r.started) return r.error;
+  if (r.exit_code != 0)
+    return argv[0] + " failed (" + r.Ending() + ")" + (err.empty() ? "" : ": " + err);
   return "";
 }
 

@@ -22,7 +22,7 @@ constexpr MethodRole kMethodRoles[] = {
     {"ListPresets", Role::kRead},       {"Advise", Role::kRead},
     {"InspectSass", Role::kRead},       {"WatchRun", Role::kRead},
     {"RunAblation", Role::kRun},        {"Verify", Role::kRun},
-    {"CancelRun", Role::kRun},
+    {"CancelRun", Role::kRun},          {"Profile", Role::kRun},
 };
 // Within a method, what needs more than the method's role.
 constexpr std::pair<Action, Role> kActionRoles[] = {

@@ -266,4 +266,15 @@ grpc::ServerUnaryReactor* AblationService::InspectSass(grpc::CallbackServerConte
   });
 }
 
+grpc::ServerUnaryReactor* AblationService::Profile(grpc::CallbackServerContext* context,
+                                                   const v1::ProfileRequest* request,
+                                                   v1::ProfileResponse* response) {
+  // ncu runs on the GPU's thread (the GPU is held, nothing is timed meanwhile); that thread
+  // finishes the call.
+  return Later(context, Bounds(*request), response, [&](auto done) {
+    if (core::Status st = core_->profiler().Profile(core_->runs(), *request, done); !st.ok())
+      done(st, {});
+  });
+}
+
 }  // namespace ablation::rpc

@@ -54,6 +54,8 @@ class AblationService final : public v1::Ablation::CallbackService {
   UnaryHandler<v1::ListPresetsRequest, v1::ListPresetsResponse> ListPresets;
   // cuobjdump: on the inspector's thread.
   UnaryHandler<v1::SassRequest, v1::SassResponse> InspectSass;
+  // ncu: on the GPU's thread, between measurements.
+  UnaryHandler<v1::ProfileRequest, v1::ProfileResponse> Profile;
 
  private:
   core::Status Bounds(const google::protobuf::Message& request) const {

@@ -14,6 +14,7 @@
 
 #include "ablation/v1/worker.pb.h"
 #include "server/worker/ipc.h"
+#include "server/worker/profile.h"
 #include "server/worker/worker.h"
 
 namespace {
@@ -53,6 +54,10 @@ void Usage(FILE* f) {
                "  --device N   CUDA device index to own (default 0)\n"
                "  --help       this text\n"
                "\n"
+               "ablation-worker --profile-once --variant V --shape MxNxK [--dtype D] [--device N]\n"
+               "[--warmup W] [--seed S] launches V W times, then once more for a profiler (ncu)\n"
+               "watching the process, and exits (server/worker/profile.h).\n"
+               "\n"
                "Test only: ABLATION_WORKER_TEST_FAULT=crash-on-variant:NAME aborts (and\n"
                "hang-on-variant:NAME hangs) when asked to measure NAME.\n");
 }
@@ -69,6 +74,8 @@ bool ParseInt(const char* s, int* out) {
 
 int main(int argc, char** argv) {
   using namespace ablation::worker;
+  // The one-shot mode the daemon's profiler runs under ncu: no protocol, no Hello.
+  if (argc > 1 && !std::strcmp(argv[1], "--profile-once")) return ProfileOnceMain(argc, argv);
   int device = 0;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];

@@ -108,6 +108,7 @@ class InProcessWorker final : public core::Worker {
     result.ok = true;
     result.reply.mutable_describe()->set_ok(true);
     result.reply.mutable_describe()->set_kernel_symbol("_Z4testv");
+    result.reply.mutable_describe()->set_arch("sm_90");  // whose counter names a profile uses
     return result;
   }
 

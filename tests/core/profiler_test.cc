@@ -1,0 +1,223 @@
+// The profile of one launch without a GPU: ncu's command line, and a stand-in ncu (a shell
+// script) that prints the real H200 output, the permission error, a driver refusal, or nothing.
+#include "server/core/profiler.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace ablation::core {
+namespace {
+
+// NVIDIA's documented text for a user without access to the counters (ERR_NVGPUCTRPERM).
+constexpr const char* kPermissionError =
+    "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU "
+    "Performance Counters on the target device 0. For instructions on enabling permissions and "
+    "to get more information see https://developer.nvidia.com/ERR_NVGPUCTRPERM";
+
+ProfileTarget Target() {
+  ProfileTarget t;
+  t.variant = "abl_L1_R0_bl0_s3_sw1";
+  t.dtype = "bf16";
+  t.shape.set_m(4096);
+  t.shape.set_n(4096);
+  t.shape.set_k(4096);
+  t.device = 1;
+  t.symbol = "_ZN8ablation7kernels13ablation_gemm18AblationGemmKernelI";
+  t.binary = "/opt/ablationd/bin/ablation-worker";
+  t.arch = "sm_90";
+  t.warmup = 3;
+  t.seed = 42;
+  return t;
+}
+
+class ProfilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("ablation_profiler_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // A stand-in ncu: `--version` as the real one answers it, otherwise `body` (sh).
+  std::string FakeNcu(const std::string& body) {
+    const std::string path = (dir_ / "ncu").string();
+    std::ofstream f(path);
+    f << "#!/bin/sh\n"
+         "if [ \"$1\" = --version ]; then echo 'NVIDIA (R) Nsight Compute Command Line "
+         "Profiler'; echo 'Version 2025.3.1.0 (build 36398880) (public-release)'; exit 0; fi\n"
+         "echo \"$@\" >> \"$(dirname \"$0\")/args\"\n"
+      << body << "\n";
+    f.close();
+    ::chmod(path.c_str(), 0755);
+    return path;
+  }
+  std::string Args() {
+    std::ifstream f(dir_ / "args");
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+  }
+  ProfileResult Profile(const std::string& tool, std::vector<std::string> words = {}) {
+    ProfilerOptions options;
+    options.tool = tool;
+    options.timeout = std::chrono::seconds(30);
+    Profiler profiler(options, nullptr, nullptr);
+    std::vector<CounterSelection> counters;
+    EXPECT_TRUE(SelectCounters(words, "sm_90", &counters).ok());
+    return profiler.ProfileLaunch(Target(), counters);
+  }
+  std::string Fixture(const std::string& name) {
+    return std::string(NCU_TESTDATA_DIR) + "/" + name;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(ProfilerTest, CommandLineSelectsOneLaunchOfTheKernelAfterWarmUpWithClocksAlone) {
+  std::vector<CounterSelection> counters;
+  ASSERT_TRUE(SelectCounters({"lsu_pipe_utilisation,stall_wait"}, "sm_90", &counters).ok());
+  const std::vector<std::string> argv = NcuArgv("/usr/local/cuda/bin/ncu", Target(), counters);
+  const std::vector<std::string> expected = {
+      "/usr/local/cuda/bin/ncu",
+      "--clock-control",
+      "none",
+      "--launch-skip",
+      "3",
+      "--launch-count",
+      "1",
+      "--kernel-name-base",
+      "mangled",
+      "--kernel-name",
+      Target().symbol,
+      "--csv",
+      "--page",
+      "raw",
+      "--print-units",
+      "base",
+      "--metrics",
+      "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,"
+      "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",
+      "/opt/ablationd/bin/ablation-worker",
+      "--profile-once",
+      "--device",
+      "1",
+      "--variant",
+      "abl_L1_R0_bl0_s3_sw1",
+      "--dtype",
+      "bf16",
+      "--shape",
+      "4096x4096x4096",
+      "--warmup",
+      "3",
+      "--seed",
+      "42"};
+  EXPECT_EQ(argv, expected);
+}
+
+TEST_F(ProfilerTest, ReadsTheRealOutputIntoCountersWithTheToolsVersion) {
+  const ProfileResult r =
+      Profile(FakeNcu("cat '" + Fixture("abl_L1_R1_bl0_s3_sw1.csv") + "'"), {"lsu"});
+  ASSERT_EQ(r.refusal, ProfileRefusal::kNone) << r.message;
+  ASSERT_EQ(r.counters.size(), 5u);
+  EXPECT_EQ(r.counters[0].metric(), "shared_load_instructions");
+  EXPECT_DOUBLE_EQ(r.counters[0].value(), 0);
+  EXPECT_EQ(r.counters[1].metric(), "ldmatrix_instructions");
+  EXPECT_DOUBLE_EQ(r.counters[1].value(), 16777216);
+  EXPECT_EQ(r.counters[1].tool_version(), "2025.3.1.0");
+  EXPECT_NE(Args().find("--clock-control none"), std::string::npos);
+}
+
+TEST_F(ProfilerTest, PermissionErrorIsARefusalSayingHowToAllowProfiling) {
+  const ProfileResult r = Profile(FakeNcu(std::string("echo '") + kPermissionError + "'\nexit 1"));
+  EXPECT_EQ(r.refusal, ProfileRefusal::kPermission);
+  EXPECT_NE(r.message.find("ERR_NVGPUCTRPERM"), std::string::npos);
+  EXPECT_NE(r.message.find("NVreg_RestrictProfilingToAdminUsers=0"), std::string::npos);
+  EXPECT_NE(r.message.find("run ablationd as root"), std::string::npos);
+  EXPECT_TRUE(r.counters.empty());
+}
+
+TEST_F(ProfilerTest, PermissionErrorOnStderrWithExitZeroIsStillARefusal) {
+  const ProfileResult r = Profile(FakeNcu(std::string("echo '") + kPermissionError + "' >&2"));
+  EXPECT_EQ(r.refusal, ProfileRefusal::kPermission);
+}
+
+TEST_F(ProfilerTest, ADriverWithoutProfilingIsADriverRefusal) {
+  const ProfileResult r = Profile(
+      FakeNcu("echo '==ERROR== Failed to initialize the profiler: LibraryNotLoaded'\nexit 1"));
+  EXPECT_EQ(r.refusal, ProfileRefusal::kDriver);
+  EXPECT_NE(r.message.find("the driver refused the profiler (ncu: Failed to initialize"),
+            std::string::npos)
+      << r.message;
+}
+
+TEST_F(ProfilerTest, NoLaunchProfiledIsAFailureOfThisLaunchWithTheWorkersWords) {
+  const ProfileResult r = Profile(FakeNcu(
+      "echo '==WARNING== No kernels were profiled.'\n"
+      "echo 'ablation-worker: profile-once: problem does not fit in device memory' >&2\nexit 1"));
+  EXPECT_EQ(r.refusal, ProfileRefusal::kFailed);
+  EXPECT_NE(r.message.find("ncu profiled no launch of " + Target().symbol), std::string::npos);
+  EXPECT_NE(r.message.find("No kernels were profiled"), std::string::npos);
+  EXPECT_NE(r.message.find("the worker said: ablation-worker: profile-once: problem does not fit"),
+            std::string::npos)
+      << r.message;
+}
+
+TEST_F(ProfilerTest, NoToolIsARefusalNamingWhereItLooked) {
+  const ProfileResult r = Profile((dir_ / "no-such-ncu").string());
+  EXPECT_EQ(r.refusal, ProfileRefusal::kNoTool);
+  EXPECT_NE(r.message.find("no Nsight Compute (ncu) on the daemon's host"), std::string::npos);
+  EXPECT_NE(r.message.find("ABLATION_NCU=" + (dir_ / "no-such-ncu").string()), std::string::npos);
+}
+
+TEST_F(ProfilerTest, AMetricThisNcuDoesNotKnowIsDroppedAndNoted) {
+  // Fails naming the metric while it is asked for, as ncu does; then prints the real output.
+  const std::string tool = FakeNcu(
+      "case \"$*\" in *bogus__metric.sum*) echo '==ERROR== Failed to find metric "
+      "bogus__metric.sum'; exit 1;; esac\ncat '" +
+      Fixture("abl_L1_R0_bl0_s3_sw1.csv") + "'");
+  const ProfileResult r = Profile(tool, {"shared_load_instructions,bogus__metric.sum"});
+  ASSERT_EQ(r.refusal, ProfileRefusal::kNone) << r.message;
+  ASSERT_EQ(r.counters.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.counters[0].value(), 67108864);
+  EXPECT_FALSE(r.counters[1].has_value());
+  EXPECT_NE(r.counters[1].note().find("does not know it on sm_90"), std::string::npos)
+      << r.counters[1].note();
+}
+
+TEST_F(ProfilerTest, HungProfilerIsKilledAtTheDeadline) {
+  ProfilerOptions options;
+  options.tool = FakeNcu("sleep 30");
+  options.timeout = std::chrono::seconds(1);
+  Profiler profiler(options, nullptr, nullptr);
+  std::vector<CounterSelection> counters;
+  ASSERT_TRUE(SelectCounters({"lsu"}, "sm_90", &counters).ok());
+  const auto t0 = std::chrono::steady_clock::now();
+  const ProfileResult r = profiler.ProfileLaunch(Target(), counters);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  EXPECT_EQ(r.refusal, ProfileRefusal::kFailed);
+  EXPECT_NE(r.message.find("did not finish in 1 s"), std::string::npos) << r.message;
+}
+
+TEST(ApplyProfileRequest, ChecksTheWordsAndCarriesThemIntoThePlan) {
+  v1::RunRequest request;
+  RunPlan plan;
+  request.add_profile_metrics("lsu");
+  EXPECT_EQ(ApplyProfileRequest(request, &plan).message(),
+            "profile_metrics: given without profile");
+  request.set_profile(true);
+  EXPECT_TRUE(ApplyProfileRequest(request, &plan).ok());
+  EXPECT_TRUE(plan.profile);
+  EXPECT_EQ(plan.profile_metrics, std::vector<std::string>{"lsu"});
+  request.add_profile_metrics("everything");
+  EXPECT_EQ(ApplyProfileRequest(request, &plan).code(), Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ablation::core
