@@ -5,6 +5,7 @@
 #include "kernels/pipe/pipe_catalog.h"
 #include "kernels/registry.h"
 #include "kernels/simt/simt_catalog.h"
+#include "kernels/sm90/sm90_catalog.h"
 #include "kernels/smem2reg/smem2reg_catalog.h"
 #include "kernels/tf32/tf32_catalog.h"
 
@@ -17,6 +18,7 @@ void RegisterCatalog(Registry& registry) {
   RegisterSimt(registry);
   RegisterTf32(registry);
   RegisterSmem2Reg(registry);
+  RegisterSm90(registry);
 }
 
 }  // namespace ablation::kernels

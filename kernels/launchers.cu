@@ -4,6 +4,7 @@
 #include "kernels/pipe/pipe_launchers.h"
 #include "kernels/registry.h"
 #include "kernels/simt/simt_launchers.h"
+#include "kernels/sm90/sm90_launchers.h"
 #include "kernels/smem2reg/smem2reg_launchers.h"
 #include "kernels/tf32/tf32_launchers.h"
 
@@ -16,6 +17,7 @@ void BindLaunchers(Registry& registry) {
   BindSimtLaunchers(registry);
   BindTf32Launchers(registry);
   BindSmem2RegLaunchers(registry);
+  BindSm90Launchers(registry);
 }
 
 }  // namespace ablation::kernels

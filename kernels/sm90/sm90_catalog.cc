@@ -1,0 +1,93 @@
+#include "kernels/sm90/sm90_catalog.h"
+
+#include <cstdint>
+
+#include "kernels/sm90/sm90_config.h"
+
+namespace ablation::kernels {
+namespace {
+
+using namespace sm90;
+
+std::string Describe(const Rung& r) {
+  std::string d = std::string(r.id) + ": " + std::string(r.adds) + ".";
+  d += " bf16 in, fp32 accumulate, bf16 out; B is N x K; 128x256x64 tile, 4 stages";
+  d += r.mainloop == Mainloop::kWgmma ? ", wgmma (HGMMA)" : ", mma.sync (HMMA)";
+  d += r.mainloop == Mainloop::kMmaCpAsync ? ", cp.async loads" : ", TMA loads";
+  d += ". Runs on compute capability 9.0 only (sm_90a).";
+  d += " Verified against cuBLAS within the bf16 tolerance; not bit-identical to the abl_ family";
+  if (r.mainloop == Mainloop::kWgmma) d += " (wgmma accumulates in another order than mma.sync)";
+  return d;
+}
+
+const char* MainloopName(Mainloop m) {
+  switch (m) {
+    case Mainloop::kMmaCpAsync:
+      return "mma.sync+cp.async";
+    case Mainloop::kMmaTma:
+      return "mma.sync+tma";
+    case Mainloop::kWgmma:
+      return "wgmma+tma";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string Sm90CanImplement(int cluster_m, const Problem& p) {
+  if (p.dtype != DType::kBF16) {
+    return "dtype must be bf16 for the sm90 family, got " + std::string(ToString(p.dtype));
+  }
+  for (auto [field, v] : {std::pair{"m", p.m}, std::pair{"n", p.n}, std::pair{"k", p.k}}) {
+    if (v <= 0) return std::string(field) + " must be positive, got " + std::to_string(v);
+  }
+  const int bm = kBlockM * cluster_m;
+  if (p.m % bm != 0) {
+    return "m must be a multiple of " + std::to_string(bm) +
+           (cluster_m > 1 ? " (two 128-row tiles per cluster)" : " (the block tile BM)") +
+           ", got " + std::to_string(p.m);
+  }
+  if (p.n % kBlockN != 0) {
+    return "n must be a multiple of 256 (the block tile BN), got " + std::to_string(p.n);
+  }
+  if (p.k % kBlockK != 0) {
+    return "k must be a multiple of 64 (the block tile BK), got " + std::to_string(p.k);
+  }
+  // Coordinates and the tile count are 32-bit in the kernels (TMA takes int32 coordinates).
+  constexpr int64_t kLimit = INT32_MAX;
+  for (auto [field, v] : {std::pair{"m", p.m}, std::pair{"n", p.n}, std::pair{"k", p.k}}) {
+    if (v > kLimit) return std::string(field) + " must fit in int32, got " + std::to_string(v);
+  }
+  if ((p.m / kBlockM) * (p.n / kBlockN) > kLimit) {
+    return "m*n must be below 2^31 tiles of 128x256";
+  }
+  return "";
+}
+
+void RegisterSm90(Registry& registry) {
+  for (const Rung& r : kRungs) {
+    Variant v;
+    v.name = std::string(r.name);
+    v.family = "sm90";
+    v.description = Describe(r);
+    v.params = {{"rung", std::string(r.id)},
+                {"mainloop", MainloopName(r.mainloop)},
+                {"warp_specialized", r.warp_specialized ? "1" : "0"},
+                {"persistent", r.persistent ? "1" : "0"},
+                {"cluster_m", std::to_string(r.cluster_m)},
+                {"tile_order", r.grouped_order ? "grouped8" : "row"},
+                {"stages", std::to_string(kStages)},
+                {"arch", "sm_90a"}};
+    v.dtypes = {DType::kBF16};
+    v.tile = {kBlockM, kBlockN, kBlockK};
+    v.threads = Threads(r);
+    v.smem_bytes = SmemBytes();
+    v.b_layout = BLayout::kNK;
+    v.bit_exact_family = false;
+    const int cluster_m = r.cluster_m;
+    v.can_implement = [cluster_m](const Problem& p) { return Sm90CanImplement(cluster_m, p); };
+    registry.Add(std::move(v));
+  }
+}
+
+}  // namespace ablation::kernels

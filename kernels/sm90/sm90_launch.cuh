@@ -1,0 +1,56 @@
+// Launchers of the sm90 rungs. Included by sm90_mma.cu (M1, H1) and sm90_wgmma.cu (H2..H6).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "kernels/registry.h"
+#include "kernels/sm90/sm90_config.h"
+#include "kernels/sm90/sm90_tma.h"
+
+namespace ablation::kernels::sm90 {
+
+/// What every rung refuses before launching: another device, another dtype, a shape off the
+/// tile, a misaligned pointer. can_implement has been asked by the caller; these guard against
+/// misuse all the same, since a violated precondition would read or write out of bounds.
+inline std::string CheckLaunch(const GemmArgs& args, int cluster_m) {
+  if (const std::string& e = Sm90DeviceError(); !e.empty()) return e;
+  const Problem& p = args.problem;
+  if (p.dtype != DType::kBF16) return "sm90 family: bf16 only";
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0 || p.m % (kBlockM * cluster_m) != 0 || p.n % kBlockN != 0 ||
+      p.k % kBlockK != 0) {
+    return "sm90 kernel: problem shape not supported (M a multiple of " +
+           std::to_string(kBlockM * cluster_m) + ", N of 256, K of 64)";
+  }
+  for (const void* ptr : {args.a, args.b, static_cast<const void*>(args.c)}) {
+    if ((reinterpret_cast<uintptr_t>(ptr) & 15) != 0) {
+      return "sm90 kernel: A, B and C must be 16-byte aligned";
+    }
+  }
+  return "";
+}
+
+/// Opts a kernel in to its dynamic shared memory once per process (function-local static).
+template <class KernelPtr>
+cudaError_t ConfigureSmemOnce(KernelPtr kernel) {
+  static const cudaError_t status =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(SmemBytes()));
+  return status;
+}
+
+inline std::string LaunchError(const char* what, cudaError_t e) {
+  return std::string(what) + ": " + cudaGetErrorString(e);
+}
+
+/// The maps of A (box 128 rows) and B (box `b_rows`), or what failed.
+inline std::string EncodeMaps(const GemmArgs& args, int b_rows, CUtensorMap* ma, CUtensorMap* mb) {
+  const Problem& p = args.problem;
+  if (std::string e = EncodeKMajorBf16(ma, args.a, p.m, p.k, kBlockM); !e.empty()) return e;
+  return EncodeKMajorBf16(mb, args.b, p.n, p.k, b_rows);
+}
+
+}  // namespace ablation::kernels::sm90

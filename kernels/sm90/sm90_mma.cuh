@@ -1,0 +1,184 @@
+// The mma.sync rungs of the Hopper ladder (M1, H1): 128x256x64 block tile, 8 warps in 2 x 4, each
+// a 64x64 warp tile (4 x 8 mma.sync m16n8k16 per k16 step), 4 shared-memory stages, ldmatrix.x4
+// fragments double-buffered in registers. Tiles are stored as 128-byte rows with the 128-byte
+// swizzle (16-byte chunk c of row r at chunk c ^ (r & 7)): the layout TMA writes, so M1 and H1
+// differ only in who fills a stage. B is N x K (K-major).
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "kernels/common/ptx.cuh"
+#include "kernels/sm90/sm90_config.h"
+#include "kernels/sm90/sm90_ptx.cuh"
+
+namespace ablation::kernels::sm90 {
+
+/// The stages start 1024-byte aligned in shared memory (the swizzle repeats every 1024 bytes).
+__device__ __forceinline__ uint8_t* AlignSmem1024(uint8_t* p) {
+  const uint32_t a = ptx::SmemAddr(p);
+  return p + ((1024 - (a & 1023)) & 1023);
+}
+
+/// Byte offset of 16-byte chunk `chunk` (0..7) of row `row` in a tile of 128-byte swizzled rows.
+__device__ __forceinline__ uint32_t Swizzled(int row, int chunk) {
+  return uint32_t(row * 128 + ((chunk ^ (row & 7)) << 4));
+}
+
+/// Stores two fp32 accumulators as one bf16x2 at c[row * n + col].
+__device__ __forceinline__ void StoreBf16x2(__nv_bfloat16* c, int64_t n, int row, int col, float x,
+                                            float y) {
+  *reinterpret_cast<__nv_bfloat162*>(c + int64_t(row) * n + col) = __floats2bfloat162_rn(x, y);
+}
+
+/// One rung of the mma.sync pair.
+template <bool kTma_>
+struct MmaConfig {
+  /// TMA loads (one thread, completing on an mbarrier) instead of cp.async by every thread.
+  static constexpr bool kTma = kTma_;
+  static constexpr int kThreads = 256;
+};
+
+namespace mma_detail {
+
+constexpr int kWarpTile = 64;
+
+/// cp.async of k-tile `kt` into a stage: A 128 rows x 8 chunks (4 per thread), B 256 x 8 (8).
+__device__ __forceinline__ void CpAsyncStage(uint8_t* sa, uint8_t* sb, const __nv_bfloat16* a,
+                                             const __nv_bfloat16* b, int64_t k, int m0, int n0,
+                                             int kt) {
+  const int t = threadIdx.x;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int idx = t + i * 256, row = idx >> 3, chunk = idx & 7;
+    ptx::CpAsyncCg16(ptx::SmemAddr(sa + Swizzled(row, chunk)),
+                     a + (m0 + row) * k + kt * kBlockK + chunk * 8);
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int idx = t + i * 256, row = idx >> 3, chunk = idx & 7;
+    ptx::CpAsyncCg16(ptx::SmemAddr(sb + Swizzled(row, chunk)),
+                     b + (n0 + row) * k + kt * kBlockK + chunk * 8);
+  }
+}
+
+struct Frags {
+  uint32_t a[4][4];  // 4 m16 tiles
+  uint32_t b[8][2];  // 8 n8 tiles
+};
+
+/// Fragments of k16 step `ks` (0..3) of a stage for this warp's 64x64 tile.
+__device__ __forceinline__ void LoadFrags(Frags& f, uint32_t sa, uint32_t sb, int wm, int wn,
+                                          int lane, int ks) {
+#pragma unroll
+  for (int mi = 0; mi < 4; ++mi) {
+    const int row = wm * kWarpTile + mi * 16 + (lane & 15);
+    ptx::LdmatrixX4(f.a[mi], sa + Swizzled(row, ks * 2 + (lane >> 4)));
+  }
+#pragma unroll
+  for (int np = 0; np < 4; ++np) {
+    const int row = wn * kWarpTile + np * 16 + (lane & 7) + ((lane >> 4) << 3);
+    uint32_t r[4];
+    ptx::LdmatrixX4(r, sb + Swizzled(row, ks * 2 + ((lane >> 3) & 1)));
+    f.b[2 * np][0] = r[0];
+    f.b[2 * np][1] = r[1];
+    f.b[2 * np + 1][0] = r[2];
+    f.b[2 * np + 1][1] = r[3];
+  }
+}
+
+/// The four k16 steps of one stage, the next step's fragments loading while this one's 32 mma
+/// issue.
+__device__ __forceinline__ void ComputeStage(float (&acc)[4][8][4], uint32_t sa, uint32_t sb,
+                                             int wm, int wn, int lane) {
+  Frags f[2];
+  LoadFrags(f[0], sa, sb, wm, wn, lane, 0);
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks) {
+    if (ks < 3) LoadFrags(f[(ks + 1) & 1], sa, sb, wm, wn, lane, ks + 1);
+    const Frags& cur = f[ks & 1];
+#pragma unroll
+    for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < 8; ++ni) ptx::MmaM16N8K16Bf16(acc[mi][ni], cur.a[mi], cur.b[ni]);
+  }
+}
+
+}  // namespace mma_detail
+
+/// C = A * B^T for one 128x256 tile per block (1-D grid, tiles row-major). Shapes are checked by
+/// the launcher: M % 128, N % 256, K % 64 == 0.
+template <class Cfg>
+__global__ void __launch_bounds__(256, 1)
+    Sm90MmaKernel(const __grid_constant__ CUtensorMap map_a,
+                  const __grid_constant__ CUtensorMap map_b, const __nv_bfloat16* __restrict__ a,
+                  const __nv_bfloat16* __restrict__ b, __nv_bfloat16* __restrict__ c, int m, int n,
+                  int k) {
+  using namespace mma_detail;
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = AlignSmem1024(smem_raw);
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + kStages * kStageBytes);
+
+  const int n_tiles = n / kBlockN;
+  const int m0 = int(blockIdx.x / n_tiles) * kBlockM;
+  const int n0 = int(blockIdx.x % n_tiles) * kBlockN;
+  const int kt_count = k / kBlockK;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int wm = warp >> 2, wn = warp & 3;
+  auto stage_a = [&](int s) { return smem + s * kStageBytes; };
+  auto stage_b = [&](int s) { return smem + s * kStageBytes + kATileBytes; };
+
+  // Fills stage s with k-tile kt (TMA: thread 0 only; cp.async: every thread, one group).
+  auto issue = [&](int s, int kt) {
+    if constexpr (Cfg::kTma) {
+      if (threadIdx.x == 0 && kt < kt_count) {
+        MbarArriveExpectTx(&full[s], kStageBytes);
+        TmaLoad2d(stage_a(s), &map_a, &full[s], kt * kBlockK, m0);
+        TmaLoad2d(stage_b(s), &map_b, &full[s], kt * kBlockK, n0);
+      }
+    } else {
+      if (kt < kt_count) CpAsyncStage(stage_a(s), stage_b(s), a, b, k, m0, n0, kt);
+      ptx::CpAsyncCommitGroup();
+    }
+  };
+
+  if constexpr (Cfg::kTma) {
+    if (threadIdx.x == 0) {
+      TmaPrefetchMap(&map_a);
+      TmaPrefetchMap(&map_b);
+      for (int s = 0; s < kStages; ++s) MbarInit(&full[s], 1);
+      FenceBarrierInit();
+    }
+    __syncthreads();
+  }
+
+  float acc[4][8][4] = {};
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) issue(s, s);
+
+  for (int kt = 0; kt < kt_count; ++kt) {
+    const int s = kt % kStages;
+    if constexpr (Cfg::kTma) {
+      MbarWait(&full[s], uint32_t(kt / kStages) & 1);
+    } else {
+      ptx::CpAsyncWaitGroup<kStages - 2>();
+    }
+    // Every warp is done with the stage computed in kt-1: refill it with k-tile kt+S-1.
+    __syncthreads();
+    issue((kt + kStages - 1) % kStages, kt + kStages - 1);
+    ComputeStage(acc, ptx::SmemAddr(stage_a(s)), ptx::SmemAddr(stage_b(s)), wm, wn, lane);
+  }
+
+  const int row0 = m0 + wm * 64 + (lane >> 2);
+  const int col0 = n0 + wn * 64 + (lane & 3) * 2;
+#pragma unroll
+  for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < 8; ++ni) {
+      StoreBf16x2(c, n, row0 + mi * 16, col0 + ni * 8, acc[mi][ni][0], acc[mi][ni][1]);
+      StoreBf16x2(c, n, row0 + mi * 16 + 8, col0 + ni * 8, acc[mi][ni][2], acc[mi][ni][3]);
+    }
+}
+
+}  // namespace ablation::kernels::sm90

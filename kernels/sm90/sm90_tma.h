@@ -1,0 +1,25 @@
+// Tensor maps (TMA descriptors) of the sm90 family, encoded on the host through the driver's
+// cuTensorMapEncodeTiled, looked up with cudaGetDriverEntryPointByVersion so that nothing links
+// libcuda directly (the worker's only driver dependency stays the CUDA runtime).
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <string>
+
+namespace ablation::kernels::sm90 {
+
+/// A map of a row-major bf16 matrix `rows` x `k` (K contiguous) whose box is `box_rows` rows of
+/// 64 elements (128 bytes) with the 128-byte swizzle. "" or what failed.
+std::string EncodeKMajorBf16(CUtensorMap* map, const void* base, int64_t rows, int64_t k,
+                             int box_rows);
+
+/// "" when this process's current device can run sm_90a code (compute capability 9.0), else a
+/// sentence naming the device's capability. Cached: the worker owns one device.
+const std::string& Sm90DeviceError();
+
+/// The current device's multiprocessor count (cached).
+int Sm90SmCount();
+
+}  // namespace ablation::kernels::sm90

@@ -1,0 +1,217 @@
+// The wgmma rungs of the Hopper ladder (H2..H6): 128x256x64 block tile computed by two warpgroups,
+// each one 64x256 half with wgmma m64n256k16 (4 per k-tile) from shared memory, TMA loads of 4
+// stages completing on mbarriers. The template's knobs add warp specialisation, a persistent grid,
+// 2x1 clusters with B multicast and an L2-friendly tile order, one per rung (sm90_config.h).
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "kernels/sm90/sm90_config.h"
+#include "kernels/sm90/sm90_mma.cuh"
+#include "kernels/sm90/sm90_ptx.cuh"
+
+namespace ablation::kernels::sm90 {
+
+template <bool kWarpSpecialized_, bool kPersistent_, int kClusterM_, bool kGroupedOrder_>
+struct WgmmaConfig {
+  /// A producer warpgroup issues the loads; the two consumer warpgroups only compute.
+  static constexpr bool kWarpSpecialized = kWarpSpecialized_;
+  /// gridDim.x CTAs (one per SM) walk the tiles.
+  static constexpr bool kPersistent = kPersistent_;
+  /// CTAs per cluster along M (1 or 2); with 2 each loads half of B and multicasts it.
+  static constexpr int kClusterM = kClusterM_;
+  /// Tiles in groups of kGroupRows tile rows, walked down then right.
+  static constexpr bool kGroupedOrder = kGroupedOrder_;
+  static constexpr int kThreads = kWarpSpecialized ? 384 : 256;
+  static constexpr int kConsumerWarps = 8;
+  static_assert(kClusterM == 1 || kClusterM == 2, "clusters of 1 or 2 CTAs along M");
+  static_assert(kWarpSpecialized || (!kPersistent && kClusterM == 1),
+                "the persistent and cluster rungs build on the warp-specialised one");
+};
+
+namespace wgmma_detail {
+
+/// Tile (m, n) of work unit `unit`; a unit is kClusterM vertically adjacent tiles (one per CTA of
+/// a cluster), `rank` picks this CTA's.
+template <class Cfg>
+__device__ __forceinline__ void TileOf(int unit, int m_tiles, int n_tiles, int rank, int* m0,
+                                       int* n0) {
+  const int units_m = m_tiles / Cfg::kClusterM;
+  int um, un;
+  if constexpr (Cfg::kGroupedOrder) {
+    const int per_group = kGroupRows * n_tiles;
+    const int first = (unit / per_group) * kGroupRows;
+    const int rows = min(kGroupRows, units_m - first);
+    const int r = unit % per_group;
+    um = first + r % rows;
+    un = r / rows;
+  } else {
+    um = unit / n_tiles;
+    un = unit % n_tiles;
+  }
+  *m0 = (um * Cfg::kClusterM + rank) * kBlockM;
+  *n0 = un * kBlockN;
+}
+
+/// The four wgmma of one k-tile for consumer warpgroup `cw` (rows cw*64.. of the tile).
+__device__ __forceinline__ void MmaStage(float (&d)[128], const uint8_t* sa, const uint8_t* sb,
+                                         int cw, bool accumulate) {
+#pragma unroll
+  for (int i = 0; i < 128; ++i) FenceOperand(d[i]);
+  WgmmaFence();
+#pragma unroll
+  for (int kk = 0; kk < kBlockK / 16; ++kk) {
+    WgmmaM64N256K16Bf16(d, SmemDescK128B(sa + cw * 64 * 128 + kk * 32), SmemDescK128B(sb + kk * 32),
+                        (accumulate || kk > 0) ? 1 : 0);
+  }
+  WgmmaCommit();
+  WgmmaWait<0>();
+#pragma unroll
+  for (int i = 0; i < 128; ++i) FenceOperand(d[i]);
+}
+
+/// Writes consumer warpgroup `cw`'s 64x256 half of the tile at (m0, n0) (wgmma's accumulator
+/// layout: warp w holds rows 16w..16w+15, register 4j+{0,1} row l/4, 4j+{2,3} row l/4+8, columns
+/// 8j + 2(l%4) + {0,1}).
+__device__ __forceinline__ void StoreTile(const float (&d)[128], __nv_bfloat16* c, int64_t n,
+                                          int m0, int n0, int cw) {
+  const int t = threadIdx.x & 127, warp = t >> 5, lane = t & 31;
+  const int row = m0 + cw * 64 + warp * 16 + (lane >> 2);
+  const int col = n0 + (lane & 3) * 2;
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    StoreBf16x2(c, n, row, col + j * 8, d[4 * j], d[4 * j + 1]);
+    StoreBf16x2(c, n, row + 8, col + j * 8, d[4 * j + 2], d[4 * j + 3]);
+  }
+}
+
+}  // namespace wgmma_detail
+
+/// C = A * B^T, B given N x K. Shapes are checked by the launcher: M % (128 * kClusterM),
+/// N % 256, K % 64 == 0. Non-persistent rungs: one tile per CTA; persistent: gridDim.x CTAs.
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    Sm90WgmmaKernel(const __grid_constant__ CUtensorMap map_a,
+                    const __grid_constant__ CUtensorMap map_b, __nv_bfloat16* __restrict__ c, int m,
+                    int n, int k) {
+  using namespace wgmma_detail;
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = AlignSmem1024(smem_raw);
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + kStages * kStageBytes);
+  uint64_t* empty = full + kStages;
+  auto stage_a = [&](int s) { return smem + s * kStageBytes; };
+  auto stage_b = [&](int s) { return smem + s * kStageBytes + kATileBytes; };
+
+  const int m_tiles = m / kBlockM, n_tiles = n / kBlockN;
+  const int units = (m_tiles / Cfg::kClusterM) * n_tiles;
+  const int kt_count = k / kBlockK;
+  const int rank = Cfg::kClusterM == 1 ? 0 : int(ClusterCtaRank());
+  const int unit0 = int(blockIdx.x) / Cfg::kClusterM;
+  const int unit_step = Cfg::kPersistent ? int(gridDim.x) / Cfg::kClusterM : units;
+
+  if (threadIdx.x == 0) {
+    TmaPrefetchMap(&map_a);
+    TmaPrefetchMap(&map_b);
+    for (int s = 0; s < kStages; ++s) {
+      MbarInit(&full[s], 1);
+      MbarInit(&empty[s], Cfg::kConsumerWarps * Cfg::kClusterM);
+    }
+    FenceBarrierInit();
+  }
+  if constexpr (Cfg::kClusterM > 1) {
+    ClusterSync();  // the peer's barriers exist before anything multicasts into them
+  } else {
+    __syncthreads();
+  }
+
+  if constexpr (!Cfg::kWarpSpecialized) {
+    // H2: every thread computes; thread 0 also refills the stage the block finished last.
+    const int cw = threadIdx.x / 128;
+    int m0, n0;
+    TileOf<Cfg>(unit0, m_tiles, n_tiles, 0, &m0, &n0);
+    auto issue = [&](int s, int kt) {
+      if (threadIdx.x == 0 && kt < kt_count) {
+        MbarArriveExpectTx(&full[s], kStageBytes);
+        TmaLoad2d(stage_a(s), &map_a, &full[s], kt * kBlockK, m0);
+        TmaLoad2d(stage_b(s), &map_b, &full[s], kt * kBlockK, n0);
+      }
+    };
+    float d[128] = {};
+    for (int s = 0; s < kStages - 1; ++s) issue(s, s);
+    for (int kt = 0; kt < kt_count; ++kt) {
+      const int s = kt % kStages;
+      MbarWait(&full[s], uint32_t(kt / kStages) & 1);
+      __syncthreads();
+      issue((kt + kStages - 1) % kStages, kt + kStages - 1);
+      MmaStage(d, stage_a(s), stage_b(s), cw, kt > 0);
+    }
+    StoreTile(d, c, n, m0, n0, cw);
+  } else {
+    const int wg = threadIdx.x / 128;
+    if (wg == 0) {
+      SetMaxNRegDec<40>();
+      if (threadIdx.x == 0) {
+        int s = 0;
+        uint32_t phase = 0;
+        for (int unit = unit0; unit < units; unit += unit_step) {
+          int m0, n0;
+          TileOf<Cfg>(unit, m_tiles, n_tiles, rank, &m0, &n0);
+          for (int kt = 0; kt < kt_count; ++kt) {
+            MbarWait(&empty[s], phase ^ 1);
+            MbarArriveExpectTx(&full[s], kStageBytes);
+            TmaLoad2d(stage_a(s), &map_a, &full[s], kt * kBlockK, m0);
+            if constexpr (Cfg::kClusterM == 2) {
+              // Each CTA loads its half of the shared B tile into both CTAs.
+              TmaLoad2dMulticast(stage_b(s) + rank * (kBTileBytes / 2), &map_b, &full[s],
+                                 kt * kBlockK, n0 + rank * (kBlockN / 2), uint16_t(0x3));
+            } else {
+              TmaLoad2d(stage_b(s), &map_b, &full[s], kt * kBlockK, n0);
+            }
+            if (++s == kStages) {
+              s = 0;
+              phase ^= 1;
+            }
+          }
+        }
+      }
+    } else {
+      SetMaxNRegInc<232>();
+      const int cw = wg - 1;
+      const int lane = threadIdx.x & 31;
+      float d[128] = {};
+      int s = 0;
+      uint32_t phase = 0;
+      for (int unit = unit0; unit < units; unit += unit_step) {
+        int m0, n0;
+        TileOf<Cfg>(unit, m_tiles, n_tiles, rank, &m0, &n0);
+        for (int kt = 0; kt < kt_count; ++kt) {
+          MbarWait(&full[s], phase);
+          MmaStage(d, stage_a(s), stage_b(s), cw, kt > 0);
+          // This warp's wgmma have read the stage: release it (to both producers of a cluster,
+          // since each writes half of B into this CTA).
+          __syncwarp();
+          if (lane == 0) {
+            if constexpr (Cfg::kClusterM == 2) {
+              MbarArriveCluster(&empty[s], 0);
+              MbarArriveCluster(&empty[s], 1);
+            } else {
+              MbarArrive(&empty[s]);
+            }
+          }
+          if (++s == kStages) {
+            s = 0;
+            phase ^= 1;
+          }
+        }
+        StoreTile(d, c, n, m0, n0, cw);
+      }
+    }
+  }
+  if constexpr (Cfg::kClusterM > 1) {
+    ClusterSync();  // no CTA leaves while its peer may still write into it or arrive on it
+  }
+}
+
+}  // namespace ablation::kernels::sm90

@@ -1,0 +1,136 @@
+// GPU tests (ctest label gpu) of the sm90 family, the Hopper ladder: every rung against the FP64
+// reference at small shapes and against cuBLAS at 4096^3 (poisoned output first: nothing
+// unwritten, no NaN), the refusals, and no local memory. On a device that is not compute
+// capability 9.0 the rungs must refuse with a sentence, not crash. Every test skips with the
+// reason where there is no device.
+#include <cublas_v2.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/reference.h"
+#include "kernels/sm90/sm90_config.h"
+#include "tests/gpu/kernels_gpu_util.h"
+
+namespace ablation::kernels {
+namespace {
+
+using testing::GemmBuffers;
+using testing::NoDeviceReason;
+
+bool IsSm90() {
+  int dev = 0, major = 0, minor = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+  return major == 9 && minor == 0;
+}
+
+std::vector<std::string> RungNames() {
+  std::vector<std::string> out;
+  for (const sm90::Rung& r : sm90::kRungs) out.emplace_back(r.name);
+  return out;
+}
+
+class Sm90Gpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = NoDeviceReason(); !why.empty()) GTEST_SKIP() << why;
+    RegisterCatalog(registry_);
+    BindLaunchers(registry_);
+    ASSERT_EQ(cublasCreate(&cublas_), CUBLAS_STATUS_SUCCESS);
+  }
+  void TearDown() override {
+    if (cublas_ != nullptr) cublasDestroy(cublas_);
+  }
+
+  const Variant& Get(const std::string& name) {
+    const Variant* v = registry_.Find(name);
+    if (v == nullptr) ADD_FAILURE() << "no variant " << name;
+    return v != nullptr ? *v : registry_.All().front();
+  }
+
+  std::vector<double> Output(const GemmBuffers& buf) {
+    std::vector<double> out;
+    EXPECT_EQ(CopyToHostAsDouble(buf.c.data(), size_t(buf.problem.m * buf.problem.n),
+                                 buf.problem.dtype, true, &out),
+              "");
+    return out;
+  }
+
+  void ExpectMatches(const GemmBuffers& buf, const std::vector<double>& ref) {
+    for (const std::string& name : RungNames()) {
+      SCOPED_TRACE(name + " " + std::to_string(buf.problem.m) + "x" +
+                   std::to_string(buf.problem.n) + "x" + std::to_string(buf.problem.k));
+      ASSERT_EQ(testing::CheckedLaunch(Get(name), buf, cublas_), "");
+      const Comparison c = Compare(Output(buf), ref, DType::kBF16, DefaultTolerance(DType::kBF16));
+      EXPECT_TRUE(c.passed) << "rel_frobenius " << c.rel_frobenius_error << " max_abs "
+                            << c.max_abs_error << " mismatches " << c.mismatches << " nan "
+                            << c.nan_count << " unwritten " << c.unwritten_count;
+      EXPECT_EQ(c.nan_count, 0);
+      EXPECT_EQ(c.unwritten_count, 0);
+    }
+  }
+
+  Registry registry_;
+  cublasHandle_t cublas_ = nullptr;
+};
+
+TEST_F(Sm90Gpu, RefusesOtherDevicesWithASentence) {
+  if (IsSm90()) GTEST_SKIP() << "this device is compute capability 9.0; the refusal is for others";
+  GemmBuffers buf;
+  ASSERT_EQ(buf.Init({256, 256, 64, DType::kBF16}, 3), "");
+  for (const std::string& name : RungNames()) {
+    const std::string e = Get(name).launch(buf.Args(Get(name), cublas_));
+    EXPECT_NE(e.find("needs a compute capability 9.0 GPU"), std::string::npos) << name << ": " << e;
+  }
+}
+
+TEST_F(Sm90Gpu, AgainstFp64Reference) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  // Several k-tiles (K/64 = 2, 8, 5: the stage ring wraps), several tiles per persistent CTA
+  // (768x768), and M != N != K so that an M/N mix-up shows.
+  for (Problem p : {Problem{256, 256, 128}, Problem{512, 512, 512}, Problem{768, 1280, 320},
+                    Problem{2048, 2048, 256}}) {
+    p.dtype = DType::kBF16;
+    GemmBuffers buf;
+    ASSERT_EQ(buf.Init(p, 42), "");
+    std::vector<double> a, b;
+    ASSERT_EQ(CopyToHostAsDouble(buf.a.data(), size_t(p.m * p.k), p.dtype, false, &a), "");
+    ASSERT_EQ(CopyToHostAsDouble(buf.b_kn.data(), size_t(p.k * p.n), p.dtype, false, &b), "");
+    ExpectMatches(buf, ReferenceGemm(a, b, p.m, p.n, p.k));
+  }
+}
+
+TEST_F(Sm90Gpu, AgainstCublasAt4096) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  const Problem p{4096, 4096, 4096, DType::kBF16};
+  GemmBuffers buf;
+  ASSERT_EQ(buf.Init(p, 11), "");
+  ASSERT_EQ(testing::CheckedLaunch(Get("cublas_bf16"), buf, cublas_), "");
+  ExpectMatches(buf, Output(buf));
+}
+
+TEST_F(Sm90Gpu, RefusesWhatItCannotRunAndDoesNotSpill) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  for (const std::string& name : RungNames()) {
+    const Variant& v = Get(name);
+    for (Problem p : {Problem{128, 256, 96}, Problem{128, 200, 64}, Problem{100, 256, 64}}) {
+      p.dtype = DType::kBF16;
+      GemmArgs args;
+      args.problem = p;
+      EXPECT_NE(v.launch(args), "") << name << " launched " << p.m << "x" << p.n << "x" << p.k;
+      EXPECT_NE(v.can_implement(p), "") << name;
+    }
+    const void* fn = v.kernel(DType::kBF16);
+    ASSERT_NE(fn, nullptr) << name;
+    EXPECT_EQ(v.kernel(DType::kFP16), nullptr) << name;
+    cudaFuncAttributes attr{};
+    ASSERT_EQ(cudaFuncGetAttributes(&attr, fn), cudaSuccess) << name;
+    EXPECT_EQ(attr.localSizeBytes, 0u) << name << " uses local memory";
+  }
+}
+
+}  // namespace
+}  // namespace ablation::kernels
