@@ -29,3 +29,10 @@ gtest_discover_tests(sm90_gpu_tests DISCOVERY_TIMEOUT 60
 add_executable(kernels_timing gpu/kernels_timing.cc)
 target_link_libraries(kernels_timing PRIVATE ablation_kernels)
 target_include_directories(kernels_timing PRIVATE ${CMAKE_SOURCE_DIR})
+
+# ---- tuning tool of the sm90 family (not a test): sm90_tune [M N K] [samples]
+add_executable(sm90_tune gpu/sm90_tune.cu)
+set_target_properties(sm90_tune PROPERTIES CUDA_ARCHITECTURES OFF)
+target_compile_options(sm90_tune PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=sm_90a>)
+target_link_libraries(sm90_tune PRIVATE ablation_kernels)
+target_include_directories(sm90_tune PRIVATE ${CMAKE_SOURCE_DIR})

@@ -34,11 +34,12 @@ inline std::string CheckLaunch(const GemmArgs& args, int cluster_m) {
   return "";
 }
 
-/// Opts a kernel in to its dynamic shared memory once per process (function-local static).
-template <class KernelPtr>
-cudaError_t ConfigureSmemOnce(KernelPtr kernel) {
+/// Opts `Kernel` in to its dynamic shared memory, once per kernel and process (a function-local
+/// static per template instance, so each kernel gets its own).
+template <auto Kernel>
+cudaError_t ConfigureSmemOnce() {
   static const cudaError_t status =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(SmemBytes()));
+      cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(SmemBytes()));
   return status;
 }
 

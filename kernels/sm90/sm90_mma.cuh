@@ -33,52 +33,61 @@ __device__ __forceinline__ void StoreBf16x2(__nv_bfloat16* c, int64_t n, int row
 }
 
 /// One rung of the mma.sync pair.
-template <bool kTma_>
+template <bool kTma_, int kWarpsM_ = 2, int kWarpsN_ = 4>
 struct MmaConfig {
   /// TMA loads (one thread, completing on an mbarrier) instead of cp.async by every thread.
   static constexpr bool kTma = kTma_;
-  static constexpr int kThreads = 256;
+  /// Warps along M and N; the warp tile is (128 / kWarpsM) x (256 / kWarpsN).
+  static constexpr int kWarpsM = kWarpsM_;
+  static constexpr int kWarpsN = kWarpsN_;
+  static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+  static constexpr int kWarpM = kBlockM / kWarpsM;
+  static constexpr int kWarpN = kBlockN / kWarpsN;
+  static constexpr int kMi = kWarpM / 16;  // m16 tiles per warp
+  static constexpr int kNi = kWarpN / 8;   // n8 tiles per warp
+  static_assert(kMi >= 1 && kNi >= 2 && kNi % 2 == 0, "warp tile of m16 x (2 n8) multiples");
 };
 
 namespace mma_detail {
 
-constexpr int kWarpTile = 64;
-
-/// cp.async of k-tile `kt` into a stage: A 128 rows x 8 chunks (4 per thread), B 256 x 8 (8).
+/// cp.async of k-tile `kt` into a stage: A 128 rows x 8 chunks, B 256 x 8, spread over the block.
+template <int kThreads>
 __device__ __forceinline__ void CpAsyncStage(uint8_t* sa, uint8_t* sb, const __nv_bfloat16* a,
                                              const __nv_bfloat16* b, int64_t k, int m0, int n0,
                                              int kt) {
   const int t = threadIdx.x;
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int idx = t + i * 256, row = idx >> 3, chunk = idx & 7;
+  for (int i = 0; i < kBlockM * 8 / kThreads; ++i) {
+    const int idx = t + i * kThreads, row = idx >> 3, chunk = idx & 7;
     ptx::CpAsyncCg16(ptx::SmemAddr(sa + Swizzled(row, chunk)),
                      a + (m0 + row) * k + kt * kBlockK + chunk * 8);
   }
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int idx = t + i * 256, row = idx >> 3, chunk = idx & 7;
+  for (int i = 0; i < kBlockN * 8 / kThreads; ++i) {
+    const int idx = t + i * kThreads, row = idx >> 3, chunk = idx & 7;
     ptx::CpAsyncCg16(ptx::SmemAddr(sb + Swizzled(row, chunk)),
                      b + (n0 + row) * k + kt * kBlockK + chunk * 8);
   }
 }
 
+template <class Cfg>
 struct Frags {
-  uint32_t a[4][4];  // 4 m16 tiles
-  uint32_t b[8][2];  // 8 n8 tiles
+  uint32_t a[Cfg::kMi][4];
+  uint32_t b[Cfg::kNi][2];
 };
 
-/// Fragments of k16 step `ks` (0..3) of a stage for this warp's 64x64 tile.
-__device__ __forceinline__ void LoadFrags(Frags& f, uint32_t sa, uint32_t sb, int wm, int wn,
+/// Fragments of k16 step `ks` (0..3) of a stage for this warp's tile.
+template <class Cfg>
+__device__ __forceinline__ void LoadFrags(Frags<Cfg>& f, uint32_t sa, uint32_t sb, int wm, int wn,
                                           int lane, int ks) {
 #pragma unroll
-  for (int mi = 0; mi < 4; ++mi) {
-    const int row = wm * kWarpTile + mi * 16 + (lane & 15);
+  for (int mi = 0; mi < Cfg::kMi; ++mi) {
+    const int row = wm * Cfg::kWarpM + mi * 16 + (lane & 15);
     ptx::LdmatrixX4(f.a[mi], sa + Swizzled(row, ks * 2 + (lane >> 4)));
   }
 #pragma unroll
-  for (int np = 0; np < 4; ++np) {
-    const int row = wn * kWarpTile + np * 16 + (lane & 7) + ((lane >> 4) << 3);
+  for (int np = 0; np < Cfg::kNi / 2; ++np) {
+    const int row = wn * Cfg::kWarpN + np * 16 + (lane & 7) + ((lane >> 4) << 3);
     uint32_t r[4];
     ptx::LdmatrixX4(r, sb + Swizzled(row, ks * 2 + ((lane >> 3) & 1)));
     f.b[2 * np][0] = r[0];
@@ -88,20 +97,20 @@ __device__ __forceinline__ void LoadFrags(Frags& f, uint32_t sa, uint32_t sb, in
   }
 }
 
-/// The four k16 steps of one stage, the next step's fragments loading while this one's 32 mma
-/// issue.
-__device__ __forceinline__ void ComputeStage(float (&acc)[4][8][4], uint32_t sa, uint32_t sb,
-                                             int wm, int wn, int lane) {
-  Frags f[2];
-  LoadFrags(f[0], sa, sb, wm, wn, lane, 0);
+/// The four k16 steps of one stage, the next step's fragments loading while this one's mma issue.
+template <class Cfg>
+__device__ __forceinline__ void ComputeStage(float (&acc)[Cfg::kMi][Cfg::kNi][4], uint32_t sa,
+                                             uint32_t sb, int wm, int wn, int lane) {
+  Frags<Cfg> f[2];
+  LoadFrags<Cfg>(f[0], sa, sb, wm, wn, lane, 0);
 #pragma unroll
   for (int ks = 0; ks < 4; ++ks) {
-    if (ks < 3) LoadFrags(f[(ks + 1) & 1], sa, sb, wm, wn, lane, ks + 1);
-    const Frags& cur = f[ks & 1];
+    if (ks < 3) LoadFrags<Cfg>(f[(ks + 1) & 1], sa, sb, wm, wn, lane, ks + 1);
+    const Frags<Cfg>& cur = f[ks & 1];
 #pragma unroll
-    for (int mi = 0; mi < 4; ++mi)
+    for (int mi = 0; mi < Cfg::kMi; ++mi)
 #pragma unroll
-      for (int ni = 0; ni < 8; ++ni) ptx::MmaM16N8K16Bf16(acc[mi][ni], cur.a[mi], cur.b[ni]);
+      for (int ni = 0; ni < Cfg::kNi; ++ni) ptx::MmaM16N8K16Bf16(acc[mi][ni], cur.a[mi], cur.b[ni]);
   }
 }
 
@@ -110,7 +119,7 @@ __device__ __forceinline__ void ComputeStage(float (&acc)[4][8][4], uint32_t sa,
 /// C = A * B^T for one 128x256 tile per block (1-D grid, tiles row-major). Shapes are checked by
 /// the launcher: M % 128, N % 256, K % 64 == 0.
 template <class Cfg>
-__global__ void __launch_bounds__(256, 1)
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
     Sm90MmaKernel(const __grid_constant__ CUtensorMap map_a,
                   const __grid_constant__ CUtensorMap map_b, const __nv_bfloat16* __restrict__ a,
                   const __nv_bfloat16* __restrict__ b, __nv_bfloat16* __restrict__ c, int m, int n,
@@ -125,7 +134,7 @@ __global__ void __launch_bounds__(256, 1)
   const int n0 = int(blockIdx.x % n_tiles) * kBlockN;
   const int kt_count = k / kBlockK;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int wm = warp >> 2, wn = warp & 3;
+  const int wm = warp / Cfg::kWarpsN, wn = warp % Cfg::kWarpsN;
   auto stage_a = [&](int s) { return smem + s * kStageBytes; };
   auto stage_b = [&](int s) { return smem + s * kStageBytes + kATileBytes; };
 
@@ -138,7 +147,7 @@ __global__ void __launch_bounds__(256, 1)
         TmaLoad2d(stage_b(s), &map_b, &full[s], kt * kBlockK, n0);
       }
     } else {
-      if (kt < kt_count) CpAsyncStage(stage_a(s), stage_b(s), a, b, k, m0, n0, kt);
+      if (kt < kt_count) CpAsyncStage<Cfg::kThreads>(stage_a(s), stage_b(s), a, b, k, m0, n0, kt);
       ptx::CpAsyncCommitGroup();
     }
   };
@@ -153,7 +162,7 @@ __global__ void __launch_bounds__(256, 1)
     __syncthreads();
   }
 
-  float acc[4][8][4] = {};
+  float acc[Cfg::kMi][Cfg::kNi][4] = {};
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) issue(s, s);
 
@@ -167,15 +176,15 @@ __global__ void __launch_bounds__(256, 1)
     // Every warp is done with the stage computed in kt-1: refill it with k-tile kt+S-1.
     __syncthreads();
     issue((kt + kStages - 1) % kStages, kt + kStages - 1);
-    ComputeStage(acc, ptx::SmemAddr(stage_a(s)), ptx::SmemAddr(stage_b(s)), wm, wn, lane);
+    ComputeStage<Cfg>(acc, ptx::SmemAddr(stage_a(s)), ptx::SmemAddr(stage_b(s)), wm, wn, lane);
   }
 
-  const int row0 = m0 + wm * 64 + (lane >> 2);
-  const int col0 = n0 + wn * 64 + (lane & 3) * 2;
+  const int row0 = m0 + wm * Cfg::kWarpM + (lane >> 2);
+  const int col0 = n0 + wn * Cfg::kWarpN + (lane & 3) * 2;
 #pragma unroll
-  for (int mi = 0; mi < 4; ++mi)
+  for (int mi = 0; mi < Cfg::kMi; ++mi)
 #pragma unroll
-    for (int ni = 0; ni < 8; ++ni) {
+    for (int ni = 0; ni < Cfg::kNi; ++ni) {
       StoreBf16x2(c, n, row0 + mi * 16, col0 + ni * 8, acc[mi][ni][0], acc[mi][ni][1]);
       StoreBf16x2(c, n, row0 + mi * 16 + 8, col0 + ni * 8, acc[mi][ni][2], acc[mi][ni][3]);
     }

@@ -1,85 +1,9 @@
 // H2..H6: the wgmma rungs (sm_90a build).
-#include "kernels/sm90/sm90_launch.cuh"
 #include "kernels/sm90/sm90_launchers.h"
-#include "kernels/sm90/sm90_wgmma.cuh"
+#include "kernels/sm90/sm90_wgmma_launch.cuh"
 
 namespace ablation::kernels::sm90 {
 namespace {
-
-/// CTAs of a persistent grid: as many as can be resident at once (clusters of two need two free
-/// SMs of one GPC, so the count comes from the occupancy calculator, not from the SM count).
-template <class Cfg>
-std::string PersistentCtas(int units, cudaStream_t stream, int* ctas) {
-  if constexpr (Cfg::kClusterM == 1) {
-    *ctas = std::min(Sm90SmCount(), units);
-    return *ctas > 0 ? "" : "sm90 kernel: cannot read the multiprocessor count";
-  } else {
-    static int clusters = -1;  // per process and configuration
-    if (clusters < 0) {
-      cudaLaunchConfig_t cfg{};
-      cudaLaunchAttribute attr{};
-      attr.id = cudaLaunchAttributeClusterDimension;
-      attr.val.clusterDim.x = Cfg::kClusterM;
-      attr.val.clusterDim.y = 1;
-      attr.val.clusterDim.z = 1;
-      cfg.gridDim = dim3(unsigned(Cfg::kClusterM * Sm90SmCount()));
-      cfg.blockDim = dim3(Cfg::kThreads);
-      cfg.dynamicSmemBytes = SmemBytes();
-      cfg.stream = stream;
-      cfg.attrs = &attr;
-      cfg.numAttrs = 1;
-      int n = 0;
-      if (cudaError_t e = cudaOccupancyMaxActiveClusters(&n, Sm90WgmmaKernel<Cfg>, &cfg);
-          e != cudaSuccess || n <= 0) {
-        return e != cudaSuccess ? LaunchError("cudaOccupancyMaxActiveClusters", e)
-                                : "sm90 kernel: no cluster of 2 fits on this device";
-      }
-      clusters = n;
-    }
-    *ctas = std::min(clusters, units) * Cfg::kClusterM;
-    return "";
-  }
-}
-
-template <class Cfg>
-std::string LaunchWgmma(const GemmArgs& args) {
-  if (std::string e = CheckLaunch(args, Cfg::kClusterM); !e.empty()) return e;
-  const Problem& p = args.problem;
-  CUtensorMap ma, mb;
-  const int b_rows = Cfg::kClusterM == 2 ? kBlockN / 2 : kBlockN;
-  if (std::string e = EncodeMaps(args, b_rows, &ma, &mb); !e.empty()) return e;
-  if (cudaError_t e = ConfigureSmemOnce(Sm90WgmmaKernel<Cfg>); e != cudaSuccess) {
-    return LaunchError("cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", e);
-  }
-  auto stream = static_cast<cudaStream_t>(args.stream);
-  const int units = int((p.m / (kBlockM * Cfg::kClusterM)) * (p.n / kBlockN));
-  int ctas = units * Cfg::kClusterM;
-  if constexpr (Cfg::kPersistent) {
-    if (std::string e = PersistentCtas<Cfg>(units, stream, &ctas); !e.empty()) return e;
-  }
-  cudaLaunchConfig_t cfg{};
-  cudaLaunchAttribute attr{};
-  cfg.gridDim = dim3(unsigned(ctas));
-  cfg.blockDim = dim3(Cfg::kThreads);
-  cfg.dynamicSmemBytes = SmemBytes();
-  cfg.stream = stream;
-  if constexpr (Cfg::kClusterM > 1) {
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = Cfg::kClusterM;
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-  }
-  auto* c = static_cast<__nv_bfloat16*>(args.c);
-  if (cudaError_t e =
-          cudaLaunchKernelEx(&cfg, Sm90WgmmaKernel<Cfg>, ma, mb, c, int(p.m), int(p.n), int(p.k));
-      e != cudaSuccess) {
-    return LaunchError("sm90 launch", e);
-  }
-  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return LaunchError("sm90 launch", e);
-  return "";
-}
 
 template <class Cfg>
 const void* WgmmaKernel(DType d) {

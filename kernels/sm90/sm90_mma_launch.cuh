@@ -1,0 +1,32 @@
+// The launcher of the mma.sync rungs, a template over their configuration (sm90_mma.cu binds the
+// ladder's; the tuning tool tests/gpu/sm90_tune.cu times others).
+#pragma once
+
+#include "kernels/sm90/sm90_launch.cuh"
+#include "kernels/sm90/sm90_mma.cuh"
+
+namespace ablation::kernels::sm90 {
+
+template <class Cfg>
+std::string LaunchMma(const GemmArgs& args) {
+  if (std::string e = CheckLaunch(args, 1); !e.empty()) return e;
+  const Problem& p = args.problem;
+  CUtensorMap ma, mb;
+  if constexpr (Cfg::kTma) {
+    if (std::string e = EncodeMaps(args, kBlockN, &ma, &mb); !e.empty()) return e;
+  } else {
+    std::memset(&ma, 0, sizeof ma);  // unused by the cp.async rung
+    std::memset(&mb, 0, sizeof mb);
+  }
+  if (cudaError_t e = ConfigureSmemOnce<Sm90MmaKernel<Cfg>>(); e != cudaSuccess) {
+    return LaunchError("cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", e);
+  }
+  const dim3 grid(unsigned((p.m / kBlockM) * (p.n / kBlockN)));
+  Sm90MmaKernel<Cfg><<<grid, Cfg::kThreads, SmemBytes(), static_cast<cudaStream_t>(args.stream)>>>(
+      ma, mb, static_cast<const __nv_bfloat16*>(args.a), static_cast<const __nv_bfloat16*>(args.b),
+      static_cast<__nv_bfloat16*>(args.c), int(p.m), int(p.n), int(p.k));
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return LaunchError("sm90 launch", e);
+  return "";
+}
+
+}  // namespace ablation::kernels::sm90

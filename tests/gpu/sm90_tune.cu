@@ -1,0 +1,126 @@
+// Tuning tool of the sm90 family (not a test; the daemon's measurements are the reference): times
+// mma.sync configurations that are not rungs, to choose the M1 rung's warp layout from
+// measurement. Random inputs, 3 warm-up launches, CUDA events around each sample, L2 flushed
+// before every sample (a 256 MB write), median; cuBLAS bf16 in the same run.
+// Usage: sm90_tune [M N K] [samples]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "kernels/sm90/sm90_mma_launch.cuh"
+#include "tests/gpu/kernels_gpu_util.h"
+
+using namespace ablation::kernels;
+
+namespace {
+
+using Launch = std::string (*)(const GemmArgs&);
+
+double MedianMs(Launch launch, const GemmArgs& args, void* flush, size_t flush_bytes, int samples,
+                std::string* error) {
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  std::vector<float> ms;
+  for (int i = 0; i < samples + 3 && error->empty(); ++i) {
+    cudaMemsetAsync(flush, i & 0xff, flush_bytes);
+    cudaEventRecord(start);
+    *error = launch(args);
+    cudaEventRecord(stop);
+    cudaEventSynchronize(stop);
+    float t = 0;
+    cudaEventElapsedTime(&t, start, stop);
+    if (i >= 3) ms.push_back(t);
+  }
+  if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess && error->empty()) {
+    *error = cudaGetErrorString(e);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  if (ms.empty()) return 0;
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+template <class Cfg>
+std::string Name(const char* what) {
+  return std::string(what) + " warps " + std::to_string(Cfg::kWarpsM) + "x" +
+         std::to_string(Cfg::kWarpsN) + " (warp tile " + std::to_string(Cfg::kWarpM) + "x" +
+         std::to_string(Cfg::kWarpN) + ")";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int64_t m = argc > 3 ? atoll(argv[1]) : 4096, n = argc > 3 ? atoll(argv[2]) : 4096,
+                k = argc > 3 ? atoll(argv[3]) : 4096;
+  const int samples = argc > 4 ? atoi(argv[4]) : 20;
+  if (std::string why = testing::NoDeviceReason(); !why.empty()) {
+    std::printf("skipped: %s\n", why.c_str());
+    return 0;
+  }
+  Registry registry;
+  RegisterCatalog(registry);
+  BindLaunchers(registry);
+  testing::GemmBuffers buf;
+  if (std::string e = buf.Init({m, n, k, DType::kBF16}, 5); !e.empty()) {
+    std::printf("inputs: %s\n", e.c_str());
+    return 1;
+  }
+  DeviceBuffer flush;
+  const size_t flush_bytes = size_t(256) << 20;
+  if (std::string e = flush.Allocate(flush_bytes); !e.empty()) return 1;
+  cublasHandle_t cublas;
+  cublasCreate(&cublas);
+  const double flops = 2.0 * double(m) * double(n) * double(k);
+  std::printf("# %lldx%lldx%lld bf16, %d samples, L2 flushed, median\n", (long long)m, (long long)n,
+              (long long)k, samples);
+  double cublas_tflops = 0;
+  struct Entry {
+    std::string name;
+    Launch launch;
+    bool nk;
+  };
+  const Variant* cb = registry.Find("cublas_bf16");
+  std::vector<Entry> entries = {
+      {"cublas_bf16", cb->launch, false},
+      {Name<sm90::MmaConfig<false, 2, 4>>("cp.async"),
+       &sm90::LaunchMma<sm90::MmaConfig<false, 2, 4>>, true},
+      {Name<sm90::MmaConfig<false, 2, 8>>("cp.async"),
+       &sm90::LaunchMma<sm90::MmaConfig<false, 2, 8>>, true},
+      {Name<sm90::MmaConfig<false, 4, 4>>("cp.async"),
+       &sm90::LaunchMma<sm90::MmaConfig<false, 4, 4>>, true},
+      {Name<sm90::MmaConfig<false, 4, 2>>("cp.async"),
+       &sm90::LaunchMma<sm90::MmaConfig<false, 4, 2>>, true},
+      {Name<sm90::MmaConfig<true, 2, 4>>("tma"), &sm90::LaunchMma<sm90::MmaConfig<true, 2, 4>>,
+       true},
+      {Name<sm90::MmaConfig<true, 2, 8>>("tma"), &sm90::LaunchMma<sm90::MmaConfig<true, 2, 8>>,
+       true},
+      {Name<sm90::MmaConfig<true, 4, 4>>("tma"), &sm90::LaunchMma<sm90::MmaConfig<true, 4, 4>>,
+       true},
+  };
+  for (const Entry& e : entries) {
+    GemmArgs args;
+    args.problem = buf.problem;
+    args.a = buf.a.data();
+    args.b = e.nk ? buf.b_nk.data() : buf.b_kn.data();
+    args.c = buf.c.data();
+    args.cublas = cublas;
+    std::string error;
+    const double ms = MedianMs(e.launch, args, flush.data(), flush_bytes, samples, &error);
+    if (!error.empty()) {
+      std::printf("%-48s error: %s\n", e.name.c_str(), error.c_str());
+      continue;
+    }
+    const double tflops = flops / (ms * 1e-3) / 1e12;
+    if (cublas_tflops == 0) cublas_tflops = tflops;
+    std::printf("%-48s %8.4f ms %7.1f TFLOPS %6.1f%% of cuBLAS\n", e.name.c_str(), ms, tflops,
+                100.0 * tflops / cublas_tflops);
+  }
+  cublasDestroy(cublas);
+  return 0;
+}
