@@ -75,6 +75,7 @@ void RegisterSm90(Registry& registry) {
                 {"warp_specialized", r.warp_specialized ? "1" : "0"},
                 {"persistent", r.persistent ? "1" : "0"},
                 {"cluster_m", std::to_string(r.cluster_m)},
+                {"pending", std::to_string(r.pending)},
                 {"tile_order", r.grouped_order ? "grouped8" : "row"},
                 {"stages", std::to_string(kStages)},
                 {"arch", "sm_90a"}};

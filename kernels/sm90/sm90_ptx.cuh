@@ -40,13 +40,15 @@ __device__ __forceinline__ void MbarArrive(uint64_t* bar) {
 }
 
 /// Arrives once on the barrier at the same shared-memory offset in CTA `cta_rank` of the cluster
-/// (this CTA included).
+/// (this CTA included). Plain arrive: it orders nothing but the barrier (the consumer's smem reads
+/// by wgmma have completed at wgmma.wait_group); an explicit .release.cluster made every release
+/// a cluster-scope fence.
 __device__ __forceinline__ void MbarArriveCluster(uint64_t* bar, uint32_t cta_rank) {
   asm volatile(
       "{\n"
       ".reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
       "}\n" ::"r"(SmemAddr(bar)),
       "r"(cta_rank)
       : "memory");

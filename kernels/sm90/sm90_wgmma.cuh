@@ -14,7 +14,8 @@
 
 namespace ablation::kernels::sm90 {
 
-template <bool kWarpSpecialized_, bool kPersistent_, int kClusterM_, bool kGroupedOrder_>
+template <bool kWarpSpecialized_, bool kPersistent_, int kClusterM_, bool kGroupedOrder_,
+          int kPending_ = 0>
 struct WgmmaConfig {
   /// A producer warpgroup issues the loads; the two consumer warpgroups only compute.
   static constexpr bool kWarpSpecialized = kWarpSpecialized_;
@@ -24,6 +25,9 @@ struct WgmmaConfig {
   static constexpr int kClusterM = kClusterM_;
   /// Tiles in groups of kGroupRows tile rows, walked down then right.
   static constexpr bool kGroupedOrder = kGroupedOrder_;
+  /// wgmma batches a consumer leaves running when it moves to the next k-tile (0 or 1); with 1
+  /// the stage of the batch before is released once that batch is done.
+  static constexpr int kPending = kPending_;
   static constexpr int kThreads = kWarpSpecialized ? 384 : 256;
   static constexpr int kConsumerWarps = 8;
   static_assert(kClusterM == 1 || kClusterM == 2, "clusters of 1 or 2 CTAs along M");
@@ -56,6 +60,8 @@ __device__ __forceinline__ void TileOf(int unit, int m_tiles, int n_tiles, int r
 }
 
 /// The four wgmma of one k-tile for consumer warpgroup `cw` (rows cw*64.. of the tile).
+/// Returns with at most kPending of this warpgroup's k-tile batches still running.
+template <int kPending>
 __device__ __forceinline__ void MmaStage(float (&d)[128], const uint8_t* sa, const uint8_t* sb,
                                          int cw, bool accumulate) {
 #pragma unroll
@@ -67,7 +73,7 @@ __device__ __forceinline__ void MmaStage(float (&d)[128], const uint8_t* sa, con
                         (accumulate || kk > 0) ? 1 : 0);
   }
   WgmmaCommit();
-  WgmmaWait<0>();
+  WgmmaWait<kPending>();
 #pragma unroll
   for (int i = 0; i < 128; ++i) FenceOperand(d[i]);
 }
@@ -145,7 +151,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       MbarWait(&full[s], uint32_t(kt / kStages) & 1);
       __syncthreads();
       issue((kt + kStages - 1) % kStages, kt + kStages - 1);
-      MmaStage(d, stage_a(s), stage_b(s), cw, kt > 0);
+      MmaStage<0>(d, stage_a(s), stage_b(s), cw, kt > 0);
     }
     StoreTile(d, c, n, m0, n0, cw);
   } else {
@@ -186,24 +192,39 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for (int unit = unit0; unit < units; unit += unit_step) {
         int m0, n0;
         TileOf<Cfg>(unit, m_tiles, n_tiles, rank, &m0, &n0);
-        for (int kt = 0; kt < kt_count; ++kt) {
-          MbarWait(&full[s], phase);
-          MmaStage(d, stage_a(s), stage_b(s), cw, kt > 0);
-          // This warp's wgmma have read the stage: release it (to both producers of a cluster,
-          // since each writes half of B into this CTA).
+        // Releases stage `rs` once this warp's wgmma have read it: to both producers of a
+        // cluster, since each writes half of B into this CTA.
+        auto release = [&](int rs) {
           __syncwarp();
           if (lane == 0) {
             if constexpr (Cfg::kClusterM == 2) {
-              MbarArriveCluster(&empty[s], 0);
-              MbarArriveCluster(&empty[s], 1);
+              MbarArriveCluster(&empty[rs], 0);
+              MbarArriveCluster(&empty[rs], 1);
             } else {
-              MbarArrive(&empty[s]);
+              MbarArrive(&empty[rs]);
             }
+          }
+        };
+        int prev = -1;
+        for (int kt = 0; kt < kt_count; ++kt) {
+          MbarWait(&full[s], phase);
+          MmaStage<Cfg::kPending>(d, stage_a(s), stage_b(s), cw, kt > 0);
+          if constexpr (Cfg::kPending == 0) {
+            release(s);
+          } else {
+            if (prev >= 0) release(prev);  // the batch before this one has finished
+            prev = s;
           }
           if (++s == kStages) {
             s = 0;
             phase ^= 1;
           }
+        }
+        if constexpr (Cfg::kPending > 0) {
+          WgmmaWait<0>();
+#pragma unroll
+          for (int i = 0; i < 128; ++i) FenceOperand(d[i]);
+          release(prev);
         }
         StoreTile(d, c, n, m0, n0, cw);
       }

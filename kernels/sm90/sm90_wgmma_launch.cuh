@@ -44,7 +44,9 @@ std::string PersistentCtas(int units, cudaStream_t stream, int* ctas) {
   }
 }
 
-template <class Cfg>
+/// Launches the rung; a persistent grid gets `kMaxCtas` CTAs at most when it is not 0 (the tuning
+/// tool's knob; the ladder binds 0: as many as fit).
+template <class Cfg, int kMaxCtas = 0>
 std::string LaunchWgmma(const GemmArgs& args) {
   if (std::string e = CheckLaunch(args, Cfg::kClusterM); !e.empty()) return e;
   const Problem& p = args.problem;
@@ -59,6 +61,7 @@ std::string LaunchWgmma(const GemmArgs& args) {
   int ctas = units * Cfg::kClusterM;
   if constexpr (Cfg::kPersistent) {
     if (std::string e = PersistentCtas<Cfg>(units, stream, &ctas); !e.empty()) return e;
+    if (kMaxCtas > 0) ctas = std::min(ctas, kMaxCtas);
   }
   cudaLaunchConfig_t cfg{};
   cudaLaunchAttribute attr{};

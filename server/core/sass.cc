@@ -72,10 +72,15 @@ std::optional<SassInstruction> ParseInstructionLine(std::string_view line,
   size_t sp = rest.find_first_of(" \t");
   ins.opcode = std::string(rest.substr(0, sp));
   ins.operands = sp == std::string_view::npos ? "" : std::string(Trim(rest.substr(sp)));
-  for (char c : ins.opcode)
-    if (!(std::isupper(static_cast<unsigned char>(c)) ||
-          std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '_'))
+  // The mnemonic is upper case; modifiers may hold lower case (HGMMA.64x256x16.F32.BF16).
+  const size_t dot = ins.opcode.find('.');
+  for (size_t i = 0; i < ins.opcode.size(); ++i) {
+    const auto c = static_cast<unsigned char>(ins.opcode[i]);
+    const bool in_mnemonic = dot == std::string::npos || i < dot;
+    if (!((in_mnemonic ? std::isupper(c) : std::isalpha(c)) || std::isdigit(c) || c == '.' ||
+          c == '_'))
       return std::nullopt;
+  }
   ins.mnemonic = ins.opcode.substr(0, ins.opcode.find('.'));
   // "@!PT" never executes: ptxas's padding (@!PT LDS RZ, [RZ]), not a real load or store.
   ins.cls = ins.predicate == "@!PT" ? SassClass::kOther : ClassifyOpcode(ins.opcode);

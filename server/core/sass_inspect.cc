@@ -57,6 +57,12 @@ void AddCheck(v1::SassKernel* k, const std::string& name, bool passed, const std
   c->set_detail(detail);
 }
 
+int CountMnemonic(const SassFunction& f, std::string_view mnemonic) {
+  int n = 0;
+  for (const auto& i : f.instructions) n += i.mnemonic == mnemonic;
+  return n;
+}
+
 }  // namespace
 
 std::string FindCuobjdump(const std::string& configured, std::string* looked) {
@@ -164,6 +170,11 @@ v1::SassResponse BuildSassResponse(const std::string& listing,
              std::to_string(v.overlapping_loads) + " of " + std::to_string(v.loads) + " " +
                  v.load_opcode + " reach " + v.compute_opcode + " with no BAR.SYNC between (" +
                  Hex(v.first_overlap_load) + " -> " + Hex(v.overlap_compute) + ")");
+  } else if (v.loads == 0 && targets[0].expect_tma &&
+             CountMnemonic(*by_name[targets[0].symbol], "UTMALDG") > 0) {
+    AddCheck(k, "overlap", true,
+             "no load in the compute loop: the TMA loads (UTMALDG) are issued by a producer in "
+             "its own loop and complete on mbarriers while the consumers compute");
   } else if (v.loads == 0) {
     AddCheck(k, "overlap", false, "no global load in the main loop");
   } else {
@@ -195,6 +206,20 @@ v1::SassResponse BuildSassResponse(const std::string& listing,
   else
     AddCheck(k, "compute_count", same, counts + (same ? ", as in " : ", unlike ") + others);
   const int local = v.local_loads + v.local_stores;
+  // A family that names its tensor instruction (the sm90 family: "wgmma" -> HGMMA, "mma.sync"
+  // -> HMMA) and its loads ("tma" -> UTMALDG) is held to them.
+  if (!targets[0].expect_tensor.empty()) {
+    const bool ok = v.compute_opcode == targets[0].expect_tensor;
+    AddCheck(k, "tensor_instruction", ok,
+             "main loop computes with " + v.compute_opcode + (ok ? ", as " : ", not ") +
+                 targets[0].expect_tensor + " as the variant's mainloop says");
+  }
+  if (targets[0].expect_tma) {
+    const int tma = CountMnemonic(*by_name[targets[0].symbol], "UTMALDG");
+    AddCheck(k, "tma_loads", tma > 0,
+             tma > 0 ? std::to_string(tma) + " UTMALDG in the kernel"
+                     : "no UTMALDG: the variant says TMA loads");
+  }
   AddCheck(k, "spills", local == 0,
            local == 0 ? "no LDL/STL"
                       : std::to_string(v.local_loads) + " LDL, " + std::to_string(v.local_stores) +
@@ -311,22 +336,33 @@ Status SassInspector::Inspect(const v1::SassRequest& request, Done done) {
   }
   const auto timeout = options_.timeout;
   std::weak_ptr<State> weak = state_;
+  std::string expect_tensor;
+  bool expect_tma = false;
+  for (const auto& [key, value] : v.params) {
+    if (key != "mainloop") continue;
+    expect_tensor = value.rfind("wgmma", 0) == 0 ? "HGMMA" : "HMMA";
+    expect_tma = value.find("tma") != std::string::npos;
+  }
   return runs_->Describe(
       request.device(), items,
-      [weak, items, tool, timeout, done](const Status& st,
-                                         const std::vector<worker::v1::DescribeResult>& results) {
+      [weak, items, tool, timeout, done, expect_tensor, expect_tma](
+          const Status& st, const std::vector<worker::v1::DescribeResult>& results) {
         if (!st.ok()) {
           done(st, {});
           return;
         }
         // On the GPU's thread: hand the disassembly to the inspector's own thread.
-        auto job = [items, results, tool, timeout, done] {
+        auto job = [items, results, tool, timeout, done, expect_tensor, expect_tma] {
           std::vector<SassTarget> targets;
           std::string binary, arch, symbols;
           for (size_t i = 0; i < items.size(); ++i) {
             SassTarget t;
             t.variant = items[i].first;
             t.dtype = items[i].second;
+            if (i == 0) {
+              t.expect_tensor = expect_tensor;
+              t.expect_tma = expect_tma;
+            }
             const auto* r = i < results.size() ? &results[i] : nullptr;
             if (!r) {
               t.error = "no answer from the worker";

@@ -42,7 +42,9 @@ struct SassTarget {
   std::string variant;
   std::string dtype;
   std::string symbol;
-  std::string error;  ///< the worker could not name it
+  std::string error;          ///< the worker could not name it
+  std::string expect_tensor;  ///< "HGMMA" / "HMMA" where the variant names its mainloop
+  bool expect_tma = false;    ///< the variant says its loads are TMA (UTMALDG)
 };
 
 /// Builds the response from a cuobjdump listing of the targets' symbols (pure). targets[0] is the

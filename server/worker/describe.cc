@@ -30,7 +30,12 @@ std::string RunDescribe(const Device& d, const k::Registry& registry,
   if (n <= 0) return "cannot read /proc/self/exe";
   result->set_kernel_symbol(symbol);
   result->set_binary(std::string(exe, size_t(n)));
-  result->set_arch("sm_" + std::to_string(d.prop.major) + std::to_string(d.prop.minor));
+  std::string arch = "sm_" + std::to_string(d.prop.major) + std::to_string(d.prop.minor);
+  // A family built for an arch-specific target (the sm90 family: sm_90a) names it; cuobjdump
+  // selects cubins by that exact name.
+  for (const auto& [key, value] : v->params)
+    if (key == "arch" && value.rfind(arch, 0) == 0) arch = value;
+  result->set_arch(arch);
   return "";
 }
 

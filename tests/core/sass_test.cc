@@ -1,4 +1,5 @@
 #include "server/core/sass.h"
+#include "server/core/sass_inspect.h"
 
 #include <fstream>
 #include <sstream>
@@ -237,6 +238,88 @@ TEST(SassFixtureTest, PipeFamilyFromTheGpuNode) {
     EXPECT_TRUE(v.barrier_after_compute) << c.file;
     EXPECT_EQ(v.local_loads + v.local_stores, 0) << c.file;
   }
+}
+
+}  // namespace
+}  // namespace ablation::core
+
+namespace ablation::core {
+namespace {
+
+// A warp-specialised wgmma kernel as the sm90 family builds it: the producer's loop issues TMA,
+// the consumers' loop computes with HGMMA and holds no load.
+constexpr const char* kWarpSpecialisedListing =
+    "Function : ws\n"
+    "/*0000*/ MOV R1, R2 ;\n"
+    "/*0010*/ SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R3 ;\n"
+    "/*0020*/ UTMALDG.2D [UR8], [UR10] ;\n"
+    "/*0030*/ UTMALDG.2D.MULTICAST [UR12], [UR10], UR14 ;\n"
+    "/*0040*/ @P1 BRA 0x10 ;\n"
+    "/*0050*/ SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR5], R3 ;\n"
+    "/*0060*/ HGMMA.64x256x16.F32.BF16 R24, gdesc[UR16], R24 ;\n"
+    "/*0070*/ HGMMA.64x256x16.F32.BF16 R24, gdesc[UR18], R24 ;\n"
+    "/*0080*/ WARPGROUP.DEPBAR.LE gsb0, 0x0 ;\n"
+    "/*0090*/ @P2 BRA 0x50 ;\n"
+    "/*00a0*/ EXIT ;\n";
+
+SassTarget Target(std::string expect_tensor, bool expect_tma) {
+  SassTarget t;
+  t.variant = "sm90_h3_ws";
+  t.dtype = "bf16";
+  t.symbol = "ws";
+  t.expect_tensor = std::move(expect_tensor);
+  t.expect_tma = expect_tma;
+  return t;
+}
+
+const v1::SassCheck* Check(const v1::SassResponse& r, const std::string& name) {
+  for (const auto& c : r.kernel().checks())
+    if (c.name() == name) return &c;
+  return nullptr;
+}
+
+TEST(SassSm90Test, WgmmaRungIsHeldToHgmmaAndTma) {
+  v1::SassResponse r = BuildSassResponse(kWarpSpecialisedListing, {Target("HGMMA", true)});
+  ASSERT_NE(Check(r, "tensor_instruction"), nullptr);
+  EXPECT_TRUE(Check(r, "tensor_instruction")->passed()) << Check(r, "tensor_instruction")->detail();
+  ASSERT_NE(Check(r, "tma_loads"), nullptr);
+  EXPECT_TRUE(Check(r, "tma_loads")->passed());
+  EXPECT_NE(Check(r, "tma_loads")->detail().find("2 UTMALDG"), std::string::npos);
+  // The consumers' loop has no load: the producer's TMA overlaps it through the mbarriers.
+  ASSERT_NE(Check(r, "overlap"), nullptr);
+  EXPECT_TRUE(Check(r, "overlap")->passed()) << Check(r, "overlap")->detail();
+  EXPECT_TRUE(Check(r, "spills")->passed());
+}
+
+TEST(SassSm90Test, AWgmmaRungThatComputesWithHmmaFails) {
+  v1::SassResponse r = BuildSassResponse(kWarpSpecialisedListing, {Target("HMMA", false)});
+  ASSERT_NE(Check(r, "tensor_instruction"), nullptr);
+  EXPECT_FALSE(Check(r, "tensor_instruction")->passed());
+  EXPECT_EQ(Check(r, "tma_loads"), nullptr);
+  // Without the TMA expectation a compute loop with no load is "no overlap", as before.
+  EXPECT_FALSE(Check(r, "overlap")->passed());
+}
+
+TEST(SassSm90Test, OtherFamiliesGetNoSm90Checks) {
+  v1::SassResponse r = BuildSassResponse(kWarpSpecialisedListing, {Target("", false)});
+  EXPECT_EQ(Check(r, "tensor_instruction"), nullptr);
+  EXPECT_EQ(Check(r, "tma_loads"), nullptr);
+}
+
+}  // namespace
+}  // namespace ablation::core
+
+namespace ablation::core {
+namespace {
+
+TEST(SassTest, ModifiersMayHoldLowerCase) {
+  auto f = OnlyFunction(
+      "Function : k\n"
+      "/*0000*/ HGMMA.64x256x16.F32.BF16 R24, gdesc[UR16], R24 ;\n"
+      "/*0010*/ hgmma R1 ;\n");
+  ASSERT_EQ(f.instructions.size(), 1u) << "a lower-case mnemonic is not an instruction";
+  EXPECT_EQ(f.instructions[0].mnemonic, "HGMMA");
+  EXPECT_EQ(f.instructions[0].cls, SassClass::kTensorCore);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Tuning tool of the sm90 family (not a test; the daemon's measurements are the reference): times
-// mma.sync configurations that are not rungs, to choose the M1 rung's warp layout from
-// measurement. Random inputs, 3 warm-up launches, CUDA events around each sample, L2 flushed
-// before every sample (a 256 MB write), median; cuBLAS bf16 in the same run.
+// configurations that are not rungs (mma.sync warp layouts, wgmma batches left running), to
+// choose the rungs from measurement. Random inputs, 3 warm-up launches, CUDA events around each
+// sample, L2 flushed before every sample (a 256 MB write), median; cuBLAS bf16 in the same run.
 // Usage: sm90_tune [M N K] [samples]
 #include <cuda_runtime.h>
 
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/sm90/sm90_mma_launch.cuh"
+#include "kernels/sm90/sm90_wgmma_launch.cuh"
 #include "tests/gpu/kernels_gpu_util.h"
 
 using namespace ablation::kernels;
@@ -86,21 +87,32 @@ int main(int argc, char** argv) {
     bool nk;
   };
   const Variant* cb = registry.Find("cublas_bf16");
+  using sm90::MmaConfig;
+  using sm90::WgmmaConfig;
   std::vector<Entry> entries = {
       {"cublas_bf16", cb->launch, false},
-      {Name<sm90::MmaConfig<false, 2, 4>>("cp.async"),
-       &sm90::LaunchMma<sm90::MmaConfig<false, 2, 4>>, true},
-      {Name<sm90::MmaConfig<false, 2, 8>>("cp.async"),
-       &sm90::LaunchMma<sm90::MmaConfig<false, 2, 8>>, true},
-      {Name<sm90::MmaConfig<false, 4, 4>>("cp.async"),
-       &sm90::LaunchMma<sm90::MmaConfig<false, 4, 4>>, true},
-      {Name<sm90::MmaConfig<false, 4, 2>>("cp.async"),
-       &sm90::LaunchMma<sm90::MmaConfig<false, 4, 2>>, true},
-      {Name<sm90::MmaConfig<true, 2, 4>>("tma"), &sm90::LaunchMma<sm90::MmaConfig<true, 2, 4>>,
+      {Name<MmaConfig<false, 2, 4>>("cp.async"), &sm90::LaunchMma<MmaConfig<false, 2, 4>>, true},
+      {Name<MmaConfig<false, 4, 2>>("cp.async"), &sm90::LaunchMma<MmaConfig<false, 4, 2>>, true},
+      {Name<MmaConfig<true, 2, 4>>("tma"), &sm90::LaunchMma<MmaConfig<true, 2, 4>>, true},
+      {"wgmma ws", &sm90::LaunchWgmma<WgmmaConfig<true, false, 1, false, 0>>, true},
+      {"wgmma ws, 1 pending", &sm90::LaunchWgmma<WgmmaConfig<true, false, 1, false, 1>>, true},
+      {"wgmma ws persistent", &sm90::LaunchWgmma<WgmmaConfig<true, true, 1, false, 0>>, true},
+      {"wgmma ws persistent, 1 pending", &sm90::LaunchWgmma<WgmmaConfig<true, true, 1, false, 1>>,
        true},
-      {Name<sm90::MmaConfig<true, 2, 8>>("tma"), &sm90::LaunchMma<sm90::MmaConfig<true, 2, 8>>,
-       true},
-      {Name<sm90::MmaConfig<true, 4, 4>>("tma"), &sm90::LaunchMma<sm90::MmaConfig<true, 4, 4>>,
+      {"wgmma ws persistent l2order, 1 pending",
+       &sm90::LaunchWgmma<WgmmaConfig<true, true, 1, true, 1>>, true},
+      {"wgmma ws persistent mc2", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 0>>, true},
+      {"wgmma ws persistent mc2 <=128 CTAs",
+       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 0>, 128>, true},
+      {"wgmma ws persistent mc2 <=120 CTAs",
+       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 0>, 120>, true},
+      {"wgmma ws persistent mc2 <=66 CTAs",
+       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 0>, 66>, true},
+      {"wgmma ws persistent mc2, 1 pending",
+       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 1>>, true},
+      {"wgmma ws persistent mc2 l2order, 1 pending",
+       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1>>, true},
+      {"wgmma ws mc2 (not persistent)", &sm90::LaunchWgmma<WgmmaConfig<true, false, 2, false, 0>>,
        true},
   };
   for (const Entry& e : entries) {
@@ -121,6 +133,12 @@ int main(int argc, char** argv) {
     std::printf("%-48s %8.4f ms %7.1f TFLOPS %6.1f%% of cuBLAS\n", e.name.c_str(), ms, tflops,
                 100.0 * tflops / cublas_tflops);
   }
+  int ctas = 0;
+  const int units = int((m / 256) * (n / 256));
+  std::string e =
+      sm90::PersistentCtas<sm90::WgmmaConfig<true, true, 2, false, 0>>(units, nullptr, &ctas);
+  std::printf("persistent grid of the 2x1 cluster rung: %d CTAs for %d units %s (SMs %d)\n", ctas,
+              units, e.c_str(), sm90::Sm90SmCount());
   cublasDestroy(cublas);
   return 0;
 }

@@ -28,17 +28,17 @@ class Sm90Catalog : public ::testing::Test {
   Registry registry_;
 };
 
-TEST_F(Sm90Catalog, SevenRungsOneChangeEach) {
+TEST_F(Sm90Catalog, EightRungsOneChangeEach) {
   int count = 0;
   for (const Variant& v : registry_.All()) count += v.family == "sm90";
-  EXPECT_EQ(count, 7);
+  EXPECT_EQ(count, 8);
   // Each rung differs from the one before it in exactly one knob.
   for (size_t i = 1; i < sm90::kRungs.size(); ++i) {
     const sm90::Rung& a = sm90::kRungs[i - 1];
     const sm90::Rung& b = sm90::kRungs[i];
     const int changes = (a.mainloop != b.mainloop) + (a.warp_specialized != b.warp_specialized) +
                         (a.persistent != b.persistent) + (a.cluster_m != b.cluster_m) +
-                        (a.grouped_order != b.grouped_order);
+                        (a.pending != b.pending) + (a.grouped_order != b.grouped_order);
     EXPECT_EQ(changes, 1) << a.name << " -> " << b.name;
   }
   std::set<std::string> ids;
@@ -47,7 +47,7 @@ TEST_F(Sm90Catalog, SevenRungsOneChangeEach) {
 }
 
 TEST_F(Sm90Catalog, EntriesDescribeTheContract) {
-  const Variant& m1 = Get("sm90_m1_mma_cpasync");
+  const Variant& m1 = Get("sm90_m1_mma");
   EXPECT_EQ(m1.dtypes, std::vector<DType>{DType::kBF16});
   EXPECT_EQ(m1.b_layout, BLayout::kNK);
   EXPECT_EQ(m1.threads, 256);
@@ -57,14 +57,15 @@ TEST_F(Sm90Catalog, EntriesDescribeTheContract) {
   EXPECT_FALSE(m1.bit_exact_family);
   EXPECT_EQ(Param(m1, "mainloop"), "mma.sync+cp.async");
   EXPECT_EQ(Param(m1, "arch"), "sm_90a");
-  const Variant& h3 = Get("sm90_h3_wgmma_ws");
+  const Variant& h3 = Get("sm90_h3_ws");
   EXPECT_EQ(h3.threads, 384);
   EXPECT_EQ(Param(h3, "warp_specialized"), "1");
   EXPECT_NE(h3.description.find("not bit-identical"), std::string::npos);
   EXPECT_NE(h3.description.find("compute capability 9.0"), std::string::npos);
-  const Variant& h6 = Get("sm90_h6_wgmma_ws_persistent_mc2_l2order");
+  const Variant& h6 = Get("sm90_h7_l2order");
   EXPECT_EQ(Param(h6, "cluster_m"), "2");
   EXPECT_EQ(Param(h6, "tile_order"), "grouped8");
+  EXPECT_EQ(Param(h6, "pending"), "1");
   // Four stages of A 128x64 and B 256x64 bf16 fit Hopper's 227 KiB with the alignment slack.
   EXPECT_EQ(h6.smem_bytes, 4 * (16384 + 32768) + 1024 + 64);
   EXPECT_LE(h6.smem_bytes, 227 * 1024);
@@ -85,7 +86,7 @@ TEST_F(Sm90Catalog, RefusalsNameTheField) {
   EXPECT_NE(h2.can_implement({0, 256, 64, DType::kBF16}).find("m must be positive"),
             std::string::npos);
   // The cluster rungs pair two 128-row tiles along M.
-  const Variant& h5 = Get("sm90_h5_wgmma_ws_persistent_mc2");
+  const Variant& h5 = Get("sm90_h5_mc2");
   EXPECT_NE(h5.can_implement({384, 256, 64, DType::kBF16}).find("m must be a multiple of 256"),
             std::string::npos);
   EXPECT_EQ(h5.can_implement({512, 256, 64, DType::kBF16}), "");
