@@ -185,10 +185,11 @@ TEST(Report, ShapesMatrixHasThePlanShapesAndMeasuredCells) {
   const v1::ReportSection& s = Table(r, "shapes");
   EXPECT_EQ(s.layout(), v1::SECTION_LAYOUT_SHAPES);
   EXPECT_EQ(s.shapes_size(), 10);
-  EXPECT_EQ(s.rows_size(), 80);  // B0..B6 and cuBLAS, rung-major
+  EXPECT_EQ(s.rows_size(), 90);  // B0..B6, H7 and cuBLAS, rung-major
   EXPECT_EQ(s.rows(0).rung(), "B0");
   EXPECT_EQ(s.rows(10).rung(), "B1");
-  EXPECT_EQ(s.rows(79).rung(), "cuBLAS");
+  EXPECT_EQ(s.rows(70).rung(), "H7");
+  EXPECT_EQ(s.rows(89).rung(), "cuBLAS");
   EXPECT_EQ(s.measured(), 2 + 5 + 1);  // at 4096^3: B0 B2 B3 B4 B5 and cuBLAS; K=256: B4, cuBLAS
   const std::string md = RenderReportMarkdown(r);
   EXPECT_THAT(md, HasSubstr("| rung | 512x512x256 |"));
@@ -261,7 +262,8 @@ TEST(Report, AnUnmeasuredTableSaysSo) {
   EXPECT_THAT(md, HasSubstr("## 3. Ladder B"));
   EXPECT_THAT(md, HasSubstr("## 4. Shape sensitivity"));
   EXPECT_THAT(md, HasSubstr("## 5. Pipelining"));
-  EXPECT_THAT(md, HasSubstr("## 6. All measurements of the run"));
+  EXPECT_THAT(md, HasSubstr("## 6. Hopper ladder"));
+  EXPECT_THAT(md, HasSubstr("## 7. All measurements of the run"));
   EXPECT_THAT(md, HasSubstr("| A3 | ldmatrix | `abl_L1_R1_bl0_s3_sw1` | bf16 |"));
   EXPECT_THAT(md,
               HasSubstr("| B1 | cp.async, 1 stage | `abl_L1_R1_bl0_s1_sw1` | bf16 | missing |"));
@@ -277,7 +279,7 @@ TEST(Report, JsonParsesBackIntoTheModelAndCsvHasEveryRow) {
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok()) << json;
   EXPECT_EQ(parsed.schema_version(), 1);
   EXPECT_EQ(parsed.run().id(), 7);
-  EXPECT_EQ(parsed.sections_size(), 6);
+  EXPECT_EQ(parsed.sections_size(), 7);
   EXPECT_EQ(parsed.SerializeAsString(), r.SerializeAsString());  // nothing lost
   EXPECT_THAT(json, HasSubstr("\"status\": \"ROW_STATUS_MISSING\""));
   EXPECT_THAT(json, HasSubstr("\"id\": \"ladder-a\""));
