@@ -11,6 +11,7 @@
 #           compare of a ladder B run made under a background cuBLAS load against a quiet one
 #   ragged  a pipe_ variant verified and timed at M, N, K all ragged (K not a multiple of 8)
 #   full    the full preset with rounds, its wall time against its sampled GPU time
+#   hopper  the Hopper ladder (ladder-h, 3 rounds) with its report, and the SASS checks of every rung
 # Each phase appends to OUT/session.log; the databases stay in OUT.
 set -uo pipefail
 bundle=$(cd "${1:?usage: gpu-session.sh BUNDLE OUT PHASE...}" && pwd)
@@ -45,7 +46,7 @@ say "GPU $(nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,
 for phase in "$@"; do
   case $phase in
     tests)
-      for t in kernels_gpu_tests worker_gpu_tests gpu_e2e_tests planted_bugs_tests ladders_gpu_tests pipe_gpu_tests; do
+      for t in kernels_gpu_tests worker_gpu_tests gpu_e2e_tests planted_bugs_tests ladders_gpu_tests pipe_gpu_tests sm90_gpu_tests; do
         [[ -x $bundle/bin/$t ]] || { say "$t: not in the bundle"; continue; }
         timeout 150 "$bundle/bin/$t" --gtest_brief=1 >"$out/$t.log" 2>&1
         say "$t exit $? ($(elapsed)): $(grep -E '^\[  (PASSED|FAILED) ' "$out/$t.log" | tr '\n' ' ')"
@@ -99,6 +100,21 @@ for phase in "$@"; do
       c report --run "$id" --format md >"$out/full-report.md" 2>>"$log"
       c report --run "$id" --format html >"$out/full-report.html" 2>>"$log"
       say "full: $(awk "BEGIN{print $t1 - $t0}") s wall for run $id"
+      stop_daemon
+      ;;
+    hopper)
+      start_daemon "$out/hopper.db" || continue
+      say "ladder-h, 3 rounds ($(elapsed))"
+      c -q sweep --preset ladder-h --rounds 3 --tag ladder-h >>"$log" 2>&1
+      say "ladder-h exit $? ($(elapsed))"
+      id=$(latest)
+      c report --run "$id" --format md >"$out/ladder-h.md" 2>>"$log"
+      c show "$id" >"$out/ladder-h-show.txt" 2>&1
+      for v in sm90_m1_mma sm90_h1_tma sm90_h2_wgmma sm90_h3_ws sm90_h4_persistent sm90_h5_mc2 \
+        sm90_h6_async_release sm90_h7_l2order; do
+        c sass "$v" >"$out/sass-$v.txt" 2>&1
+        say "sass $v exit $?"
+      done
       stop_daemon
       ;;
     *) say "unknown phase $phase" ;;
