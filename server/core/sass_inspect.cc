@@ -63,6 +63,17 @@ int CountMnemonic(const SassFunction& f, std::string_view mnemonic) {
   return n;
 }
 
+/// Instructions of `f` between two offsets (inclusive) whose mnemonic is `mnemonic` and whose
+/// opcode contains `part`.
+int CountInRange(const SassFunction& f, std::string_view mnemonic, std::string_view part,
+                 int64_t first, int64_t last) {
+  int n = 0;
+  for (const auto& i : f.instructions)
+    n += i.offset >= first && i.offset <= last && i.mnemonic == mnemonic &&
+         i.opcode.find(part) != std::string::npos;
+  return n;
+}
+
 }  // namespace
 
 std::string FindCuobjdump(const std::string& configured, std::string* looked) {
@@ -182,10 +193,23 @@ v1::SassResponse BuildSassResponse(const std::string& listing,
              "every " + v.load_opcode + " is separated from " + v.compute_opcode +
                  " by a BAR.SYNC (" + Hex(v.blocking_barrier) + "): load, sync, compute");
   }
-  AddCheck(k, "barrier_after_compute", v.barrier_after_compute,
-           v.barrier_after_compute
-               ? "BAR.SYNC at " + Hex(v.barrier_after) + " after the last " + v.compute_opcode
-               : "no BAR.SYNC between the compute and the next iteration's");
+  // An mbarrier pipeline (the sm90 family's TMA rungs) releases a stage with an arrive
+  // (SYNCS.ARRIVE) instead of a block barrier.
+  const int arrives =
+      targets[0].expect_tma && !v.barrier_after_compute
+          ? CountInRange(*by_name[targets[0].symbol], "SYNCS", "ARRIVE", v.loop_start, v.loop_end)
+          : 0;
+  if (arrives > 0) {
+    AddCheck(k, "barrier_after_compute", true,
+             std::to_string(arrives) +
+                 " mbarrier arrives (SYNCS.ARRIVE) release the stages in "
+                 "the main loop; no block barrier needed");
+  } else {
+    AddCheck(k, "barrier_after_compute", v.barrier_after_compute,
+             v.barrier_after_compute
+                 ? "BAR.SYNC at " + Hex(v.barrier_after) + " after the last " + v.compute_opcode
+                 : "no BAR.SYNC between the compute and the next iteration's");
+  }
   std::string counts =
       std::to_string(v.compute_per_iteration) + " " + v.compute_opcode + " per iteration";
   if (v.compute_in_inner_loops > 0)

@@ -259,6 +259,7 @@ constexpr const char* kWarpSpecialisedListing =
     "/*0060*/ HGMMA.64x256x16.F32.BF16 R24, gdesc[UR16], R24 ;\n"
     "/*0070*/ HGMMA.64x256x16.F32.BF16 R24, gdesc[UR18], R24 ;\n"
     "/*0080*/ WARPGROUP.DEPBAR.LE gsb0, 0x0 ;\n"
+    "/*0088*/ SYNCS.ARRIVE.TRANS64.RED.A1T0 RZ, [UR6], RZ ;\n"
     "/*0090*/ @P2 BRA 0x50 ;\n"
     "/*00a0*/ EXIT ;\n";
 
@@ -289,6 +290,10 @@ TEST(SassSm90Test, WgmmaRungIsHeldToHgmmaAndTma) {
   ASSERT_NE(Check(r, "overlap"), nullptr);
   EXPECT_TRUE(Check(r, "overlap")->passed()) << Check(r, "overlap")->detail();
   EXPECT_TRUE(Check(r, "spills")->passed());
+  // Stages are released by mbarrier arrives, not a block barrier.
+  ASSERT_NE(Check(r, "barrier_after_compute"), nullptr);
+  EXPECT_TRUE(Check(r, "barrier_after_compute")->passed())
+      << Check(r, "barrier_after_compute")->detail();
 }
 
 TEST(SassSm90Test, AWgmmaRungThatComputesWithHmmaFails) {
