@@ -67,6 +67,7 @@ DeviceLimits GpuWorker::limits() const {
     limits.known = true;
     limits.memory_bytes = hello_.device().memory_bytes();
     limits.l2_bytes = hello_.device().l2_bytes();
+    limits.compute_capability = hello_.device().compute_capability();
   }
   return limits;
 }

@@ -177,10 +177,28 @@ Status PlanPresetRun(const v1::RunRequest& request, const PresetCatalog& presets
   }
   std::vector<std::string> missing;
   std::vector<std::pair<const PresetGroup*, ResolvedGroup>> groups;
+  // A family built for another GPU (the sm90 family on a GPU that is not compute capability
+  // 9.0) is absent from a preset's run there: the rest of the preset runs.
+  std::vector<std::string> absent;
   for (const PresetGroup& g : preset->groups) {
     ResolvedGroup r = ResolvePresetGroup(g, registry);
     for (const auto& m : r.missing) missing.push_back(m + " (" + g.dtype + ")");
+    std::erase_if(r.resolved, [&](const std::string& name) {
+      const kernels::Variant* v = registry.Find(name);
+      if (v == nullptr || ArchRefusal(*v, device).empty()) return false;
+      absent.push_back(ArchRefusal(*v, device));
+      return true;
+    });
     groups.emplace_back(&g, std::move(r));
+  }
+  bool any_kernel = false;
+  for (const auto& [g, r] : groups)
+    for (const auto& name : r.resolved)
+      if (const kernels::Variant* v = registry.Find(name); v && v->family != "cublas")
+        any_kernel = true;
+  if (!absent.empty() && !any_kernel) {
+    return FailedPrecondition("preset: nothing of preset '" + preset->name +
+                              "' but cuBLAS runs on this GPU: " + absent.front());
   }
   if (!missing.empty() && !request.allow_missing()) {
     std::string list;

@@ -1,5 +1,7 @@
 #include "server/core/run_plan.h"
 
+#include <cctype>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -112,6 +114,10 @@ Status ResolveVariants(const google::protobuf::RepeatedPtrField<std::string>& se
 
 Status CheckFits(const RunPlan& plan, const DeviceLimits& device, bool verify) {
   if (!device.known) return Status::Ok();
+  for (const auto* v : plan.variants) {
+    if (std::string why = ArchRefusal(*v, device); !why.empty())
+      return FailedPrecondition("variants: " + why);
+  }
   for (const auto& p : plan.problems) {
     int64_t need = RequiredDeviceBytes(p, device, verify);
     // Keep a margin for the CUDA context, cuBLAS and fragmentation.
@@ -138,6 +144,23 @@ Status CheckCanImplement(RunPlan* plan) {
 }
 
 }  // namespace
+
+std::string ArchRefusal(const kernels::Variant& v, const DeviceLimits& device) {
+  if (!device.known || device.compute_capability.empty()) return "";
+  for (const auto& [key, value] : v.params) {
+    if (key != "arch" || value.rfind("sm_", 0) != 0) continue;
+    std::string digits;
+    for (char c : value.substr(3))
+      if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
+    if (digits.size() < 2) continue;
+    const std::string need = digits.substr(0, digits.size() - 1) + "." + digits.back();
+    if (need != device.compute_capability) {
+      return v.name + " runs on compute capability " + need + " only (built for " + value +
+             "); this GPU is " + device.compute_capability;
+    }
+  }
+  return "";
+}
 
 Status ApplyRounds(int requested, int default_rounds, uint64_t order_seed, RunPlan* plan) {
   if (requested < 0 || requested > kMaxRounds)

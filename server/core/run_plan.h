@@ -29,7 +29,12 @@ struct DeviceLimits {
   bool known = false;
   int64_t memory_bytes = 0;
   int64_t l2_bytes = 0;
+  std::string compute_capability;  ///< "9.0"; empty when not known
 };
+
+/// "" when `device` can run `v`, else why not: a variant built for one arch-specific target (its
+/// "arch" parameter, e.g. the sm90 family's "sm_90a") runs on that compute capability only.
+std::string ArchRefusal(const kernels::Variant& v, const DeviceLimits& device);
 
 struct PlannedMeasurement {
   const kernels::Variant* variant = nullptr;
@@ -81,7 +86,8 @@ inline constexpr int kMaxRounds = 100;
 
 /// Sets the plan's rounds from the request (0: `default_rounds`) and divides the per-item time
 /// budget among them, so that a run with rounds costs what it would without: min/max seconds and
-/// warm-up seconds divided by the rounds, min samples rounded up (the warm-up count stays). InvalidArgument when out of range.
+/// warm-up seconds divided by the rounds, min samples rounded up (the warm-up count stays).
+/// InvalidArgument when out of range.
 Status ApplyRounds(int requested, int default_rounds, uint64_t order_seed, RunPlan* plan);
 
 /// Device memory a measurement needs (inputs, both B layouts where a transpose is needed, output,

@@ -355,3 +355,49 @@ TEST(Config, PresetsKeyIsRead) {
 
 }  // namespace
 }  // namespace ablation::core
+
+namespace ablation::core {
+namespace {
+
+// The sm90 family is absent from a preset's run on a GPU that is not compute capability 9.0: the
+// shape sweep runs without its Hopper rung there, and ladder-h (nothing but sm90 and cuBLAS) is
+// refused with the reason.
+TEST(Presets, Sm90RungsAreAbsentOnOtherGpus) {
+  kernels::Registry registry = Catalog();
+  PresetCatalog presets;
+  ASSERT_TRUE(presets.LoadText(BuiltinPresetsToml(), "presets.toml").ok());
+  DeviceLimits ampere;
+  ampere.known = true;
+  ampere.memory_bytes = int64_t(80) << 30;
+  ampere.l2_bytes = int64_t(40) << 20;
+  ampere.compute_capability = "8.0";
+  DeviceLimits hopper = ampere;
+  hopper.compute_capability = "9.0";
+  auto has = [](const RunPlan& p, const std::string& name) {
+    for (const auto* v : p.variants)
+      if (v->name == name) return true;
+    return false;
+  };
+  v1::RunRequest shapes;
+  shapes.set_preset("shapes");
+  RunPlan on_ampere, on_hopper;
+  ASSERT_TRUE(PlanPresetRun(shapes, presets, registry, ampere, {}, &on_ampere).ok());
+  ASSERT_TRUE(PlanPresetRun(shapes, presets, registry, hopper, {}, &on_hopper).ok());
+  EXPECT_FALSE(has(on_ampere, "sm90_h7_l2order"));
+  EXPECT_TRUE(has(on_hopper, "sm90_h7_l2order"));
+  EXPECT_TRUE(has(on_ampere, "abl_L1_R1_bl0_s4_sw1_rb1"));
+
+  v1::RunRequest ladder;
+  ladder.set_preset("ladder-h");
+  RunPlan refused;
+  const Status st = PlanPresetRun(ladder, presets, registry, ampere, {}, &refused);
+  EXPECT_EQ(st.code(), Code::kFailedPrecondition);
+  EXPECT_THAT(st.message(), HasSubstr("runs on compute capability 9.0 only"));
+  RunPlan ok;
+  ASSERT_TRUE(PlanPresetRun(ladder, presets, registry, hopper, {}, &ok).ok());
+  EXPECT_EQ(ok.variants.size(), 9u);
+  EXPECT_EQ(ok.items.size(), 18u);  // 9 variants x 2 shapes
+}
+
+}  // namespace
+}  // namespace ablation::core

@@ -171,3 +171,36 @@ TEST(RunPlanTimingTest, L2AndLowClockOptions) {
 
 }  // namespace
 }  // namespace ablation::core
+
+namespace ablation::core {
+namespace {
+
+TEST_F(RunPlanTest, Sm90FamilyRunsOnComputeCapability90Only) {
+  kernels::Registry registry;
+  kernels::RegisterCatalog(registry);
+  const kernels::Variant* h7 = registry.Find("sm90_h7_l2order");
+  ASSERT_NE(h7, nullptr);
+  DeviceLimits hopper = device_;
+  hopper.compute_capability = "9.0";
+  DeviceLimits ampere = device_;
+  ampere.compute_capability = "8.0";
+  EXPECT_EQ(ArchRefusal(*h7, hopper), "");
+  EXPECT_EQ(ArchRefusal(*h7, ampere),
+            "sm90_h7_l2order runs on compute capability 9.0 only (built for sm_90a); this GPU is "
+            "8.0");
+  EXPECT_EQ(ArchRefusal(*registry.Find("cublas_bf16"), ampere), "");
+  EXPECT_EQ(ArchRefusal(*h7, DeviceLimits{}), "") << "an unknown device is not refused here";
+
+  auto r = Request({"sm90_h7_l2order", "cublas_bf16"}, 4096, 4096, 4096);
+  RunPlan plan;
+  ASSERT_TRUE(PlanRun(r, registry, hopper, TimingDefaults{}, &plan).ok());
+  RunPlan refused;
+  const Status st = PlanRun(r, registry, ampere, TimingDefaults{}, &refused);
+  EXPECT_EQ(st.code(), Code::kFailedPrecondition);
+  EXPECT_NE(st.message().find("variants: sm90_h7_l2order runs on compute capability 9.0"),
+            std::string::npos)
+      << st.message();
+}
+
+}  // namespace
+}  // namespace ablation::core
