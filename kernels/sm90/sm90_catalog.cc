@@ -77,6 +77,7 @@ void RegisterSm90(Registry& registry) {
                 {"cluster_m", std::to_string(r.cluster_m)},
                 {"pending", std::to_string(r.pending)},
                 {"tile_order", r.grouped_order ? "grouped8" : "row"},
+                {"epilogue", r.wide_stores ? "16B" : "4B"},
                 {"stages", std::to_string(kStages)},
                 {"arch", "sm_90a"}};
     v.dtypes = {DType::kBF16};

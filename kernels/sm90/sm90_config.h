@@ -40,37 +40,42 @@ struct Rung {
   int cluster_m;          ///< 1, or 2: two CTAs along M share B through TMA multicast
   int pending;            ///< wgmma batches left running across k-tiles (0 or 1)
   bool grouped_order;     ///< tiles walked in groups of kGroupRows tile rows (L2 reuse)
+  bool wide_stores;       ///< epilogue: a quad transpose by shuffles, then 16-byte stores
 };
 
 // The order is what the H200 measured (notes/gpu-runs.md): each rung adds one thing to the rung
 // above it, so each row's change is that thing's worth.
-inline constexpr std::array<Rung, 8> kRungs = {{
+inline constexpr std::array<Rung, 9> kRungs = {{
     {"sm90_m1_mma", "M1",
      "mma.sync ceiling: 128x256x64 tile, 8 warps of 64x64, 4 cp.async stages, ldmatrix, "
      "register double buffer",
-     Mainloop::kMmaCpAsync, false, false, 1, 0, false},
+     Mainloop::kMmaCpAsync, false, false, 1, 0, false, false},
     {"sm90_h1_tma", "H1", "TMA loads on an mbarrier replace cp.async (mma.sync kept)",
-     Mainloop::kMmaTma, false, false, 1, 0, false},
+     Mainloop::kMmaTma, false, false, 1, 0, false, false},
     {"sm90_h2_wgmma", "H2",
      "wgmma m64n256k16 from shared memory replaces ldmatrix + mma.sync (two warpgroups)",
-     Mainloop::kWgmma, false, false, 1, 0, false},
+     Mainloop::kWgmma, false, false, 1, 0, false, false},
     {"sm90_h3_ws", "H3",
      "warp specialisation: a producer warpgroup (setmaxnreg 40) issues TMA, two consumer "
      "warpgroups (setmaxnreg 232) compute; full/empty mbarriers replace __syncthreads",
-     Mainloop::kWgmma, true, false, 1, 0, false},
+     Mainloop::kWgmma, true, false, 1, 0, false, false},
     {"sm90_h4_persistent", "H4",
      "persistent grid: one CTA per SM walks the tiles, the next tile's loads overlap the "
      "epilogue",
-     Mainloop::kWgmma, true, true, 1, 0, false},
+     Mainloop::kWgmma, true, true, 1, 0, false, false},
     {"sm90_h5_mc2", "H5",
      "2x1 clusters: the two CTAs of a cluster share B, each loading half with TMA multicast",
-     Mainloop::kWgmma, true, true, 2, 0, false},
+     Mainloop::kWgmma, true, true, 2, 0, false, false},
     {"sm90_h6_async_release", "H6",
      "one wgmma batch left running: a stage is released when the next k-tile's batch is issued",
-     Mainloop::kWgmma, true, true, 2, 1, false},
+     Mainloop::kWgmma, true, true, 2, 1, false, false},
     {"sm90_h7_l2order", "H7",
      "L2-friendly tile order: groups of 8 tile rows walked column by column", Mainloop::kWgmma,
-     true, true, 2, 1, true},
+     true, true, 2, 1, true, false},
+    {"sm90_h8_wide_stores", "H8",
+     "16-byte epilogue stores: a 4x4 transpose by shuffles in each lane quad, so a warp writes 64 "
+     "contiguous bytes per row instead of 16",
+     Mainloop::kWgmma, true, true, 2, 1, true, true},
 }};
 
 inline constexpr int Threads(const Rung& r) { return r.warp_specialized ? 384 : 256; }

@@ -13,8 +13,8 @@ const void* WgmmaKernel(DType d) {
 template <int kIndex>
 void Bind(Registry& registry) {
   constexpr Rung R = kRungs[kIndex];
-  using Cfg =
-      WgmmaConfig<R.warp_specialized, R.persistent, R.cluster_m, R.grouped_order, R.pending>;
+  using Cfg = WgmmaConfig<R.warp_specialized, R.persistent, R.cluster_m, R.grouped_order, R.pending,
+                          R.wide_stores>;
   if (Variant* v = registry.FindMutable(R.name)) {
     v->launch = &LaunchWgmma<Cfg>;
     v->kernel = &WgmmaKernel<Cfg>;
@@ -30,6 +30,7 @@ void BindSm90Wgmma(Registry& registry) {
   Bind<5>(registry);
   Bind<6>(registry);
   Bind<7>(registry);
+  Bind<8>(registry);
 }
 
 }  // namespace ablation::kernels::sm90

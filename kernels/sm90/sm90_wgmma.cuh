@@ -15,8 +15,10 @@
 namespace ablation::kernels::sm90 {
 
 template <bool kWarpSpecialized_, bool kPersistent_, int kClusterM_, bool kGroupedOrder_,
-          int kPending_ = 0>
+          int kPending_ = 0, bool kWideStores_ = false>
 struct WgmmaConfig {
+  /// The epilogue transposes within each lane quad and stores 16 bytes per lane.
+  static constexpr bool kWideStores = kWideStores_;
   /// A producer warpgroup issues the loads; the two consumer warpgroups only compute.
   static constexpr bool kWarpSpecialized = kWarpSpecialized_;
   /// gridDim.x CTAs (one per SM) walk the tiles.
@@ -90,6 +92,54 @@ __device__ __forceinline__ void StoreTile(const float (&d)[128], __nv_bfloat16* 
   for (int j = 0; j < 32; ++j) {
     StoreBf16x2(c, n, row, col + j * 8, d[4 * j], d[4 * j + 1]);
     StoreBf16x2(c, n, row + 8, col + j * 8, d[4 * j + 2], d[4 * j + 3]);
+  }
+}
+
+/// Packs two fp32 accumulators into one bf16x2 word.
+__device__ __forceinline__ uint32_t PackBf16x2(float x, float y) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+/// One of four words by a run-time index, as selects (a run-time index into a register array
+/// would put it in local memory).
+__device__ __forceinline__ uint32_t Pick(const uint32_t (&w)[4], int i) {
+  return i == 0 ? w[0] : i == 1 ? w[1] : i == 2 ? w[2] : w[3];
+}
+
+/// As StoreTile, with 16-byte stores: the four lanes of a quad hold 2 columns each of four
+/// consecutive 8-column blocks; a 4x4 transpose by shuffles gives each lane one whole block, so
+/// a warp's store writes 8 rows x 64 contiguous bytes instead of 8 rows x 16 scattered ones.
+__device__ __forceinline__ void StoreTileWide(const float (&d)[128], __nv_bfloat16* c, int64_t n,
+                                              int m0, int n0, int cw) {
+  const int t = threadIdx.x & 127, warp = t >> 5, lane = t & 31, q = lane & 3;
+  const int row = m0 + cw * 64 + warp * 16 + (lane >> 2);
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+#pragma unroll
+    for (int g = 0; g < 8; ++g) {
+      uint32_t mine[4], out[4];
+#pragma unroll
+      for (int b = 0; b < 4; ++b) {
+        const int j = 4 * g + b;
+        mine[b] = PackBf16x2(d[4 * j + 2 * half], d[4 * j + 2 * half + 1]);
+      }
+      out[0] = mine[0];  // placeholders; set below by source lane
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        // From lane q ^ i: its two columns of block q (lane q ^ i sent Pick(mine, q)).
+        const uint32_t got =
+            i == 0 ? Pick(mine, q) : __shfl_xor_sync(0xffffffffu, Pick(mine, q ^ i), i);
+        const int src = q ^ i;
+        out[0] = src == 0 ? got : out[0];
+        out[1] = src == 1 ? got : out[1];
+        out[2] = src == 2 ? got : out[2];
+        out[3] = src == 3 ? got : out[3];
+      }
+      const int col = n0 + 8 * (4 * g + q);
+      *reinterpret_cast<uint4*>(c + int64_t(row + 8 * half) * n + col) =
+          make_uint4(out[0], out[1], out[2], out[3]);
+    }
   }
 }
 
@@ -226,7 +276,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           for (int i = 0; i < 128; ++i) FenceOperand(d[i]);
           release(prev);
         }
-        StoreTile(d, c, n, m0, n0, cw);
+        if constexpr (Cfg::kWideStores) {
+          StoreTileWide(d, c, n, m0, n0, cw);
+        } else {
+          StoreTile(d, c, n, m0, n0, cw);
+        }
       }
     }
   }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/reference.h"
 #include "kernels/sm90/sm90_mma_launch.cuh"
 #include "kernels/sm90/sm90_wgmma_launch.cuh"
 #include "tests/gpu/kernels_gpu_util.h"
@@ -92,29 +93,15 @@ int main(int argc, char** argv) {
   std::vector<Entry> entries = {
       {"cublas_bf16", cb->launch, false},
       {Name<MmaConfig<false, 2, 4>>("cp.async"), &sm90::LaunchMma<MmaConfig<false, 2, 4>>, true},
-      {Name<MmaConfig<false, 4, 2>>("cp.async"), &sm90::LaunchMma<MmaConfig<false, 4, 2>>, true},
-      {Name<MmaConfig<true, 2, 4>>("tma"), &sm90::LaunchMma<MmaConfig<true, 2, 4>>, true},
-      {"wgmma ws", &sm90::LaunchWgmma<WgmmaConfig<true, false, 1, false, 0>>, true},
-      {"wgmma ws, 1 pending", &sm90::LaunchWgmma<WgmmaConfig<true, false, 1, false, 1>>, true},
-      {"wgmma ws persistent", &sm90::LaunchWgmma<WgmmaConfig<true, true, 1, false, 0>>, true},
-      {"wgmma ws persistent, 1 pending", &sm90::LaunchWgmma<WgmmaConfig<true, true, 1, false, 1>>,
-       true},
-      {"wgmma ws persistent l2order, 1 pending",
-       &sm90::LaunchWgmma<WgmmaConfig<true, true, 1, true, 1>>, true},
-      {"wgmma ws persistent mc2", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 0>>, true},
-      {"wgmma ws persistent mc2 <=128 CTAs",
-       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 0>, 128>, true},
-      {"wgmma ws persistent mc2 <=120 CTAs",
-       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 0>, 120>, true},
-      {"wgmma ws persistent mc2 <=66 CTAs",
-       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 0>, 66>, true},
-      {"wgmma ws persistent mc2, 1 pending",
-       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 1>>, true},
-      {"wgmma ws persistent mc2 l2order, 1 pending",
-       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1>>, true},
-      {"wgmma ws mc2 (not persistent)", &sm90::LaunchWgmma<WgmmaConfig<true, false, 2, false, 0>>,
-       true},
+      {"H4 persistent", &sm90::LaunchWgmma<WgmmaConfig<true, true, 1, false, 0>>, true},
+      {"H4 + wide stores", &sm90::LaunchWgmma<WgmmaConfig<true, true, 1, false, 0, true>>, true},
+      {"H6 mc2 1 pending", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 1>>, true},
+      {"H6 + wide stores", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 1, true>>, true},
+      {"H7 mc2 1 pending l2order", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1>>, true},
+      {"H7 + wide stores", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, true>>, true},
+      {"H7 + wide, 0 pending", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 0, true>>, true},
   };
+  std::vector<double> reference;
   for (const Entry& e : entries) {
     GemmArgs args;
     args.problem = buf.problem;
@@ -130,8 +117,19 @@ int main(int argc, char** argv) {
     }
     const double tflops = flops / (ms * 1e-3) / 1e12;
     if (cublas_tflops == 0) cublas_tflops = tflops;
-    std::printf("%-48s %8.4f ms %7.1f TFLOPS %6.1f%% of cuBLAS\n", e.name.c_str(), ms, tflops,
-                100.0 * tflops / cublas_tflops);
+    // The last sample's output against cuBLAS's (the first entry), bf16 tolerance.
+    std::vector<double> out;
+    CopyToHostAsDouble(buf.c.data(), size_t(m * n), DType::kBF16, true, &out);
+    std::string check = "reference";
+    if (reference.empty()) {
+      reference = std::move(out);
+    } else {
+      const Comparison cmp = Compare(out, reference, DType::kBF16, DefaultTolerance(DType::kBF16));
+      check =
+          cmp.passed ? "matches cuBLAS" : "MISMATCH rel " + std::to_string(cmp.rel_frobenius_error);
+    }
+    std::printf("%-48s %8.4f ms %7.1f TFLOPS %6.1f%% of cuBLAS  %s\n", e.name.c_str(), ms, tflops,
+                100.0 * tflops / cublas_tflops, check.c_str());
   }
   int ctas = 0;
   const int units = int((m / 256) * (n / 256));

@@ -28,17 +28,18 @@ class Sm90Catalog : public ::testing::Test {
   Registry registry_;
 };
 
-TEST_F(Sm90Catalog, EightRungsOneChangeEach) {
+TEST_F(Sm90Catalog, NineRungsOneChangeEach) {
   int count = 0;
   for (const Variant& v : registry_.All()) count += v.family == "sm90";
-  EXPECT_EQ(count, 8);
+  EXPECT_EQ(count, 9);
   // Each rung differs from the one before it in exactly one knob.
   for (size_t i = 1; i < sm90::kRungs.size(); ++i) {
     const sm90::Rung& a = sm90::kRungs[i - 1];
     const sm90::Rung& b = sm90::kRungs[i];
     const int changes = (a.mainloop != b.mainloop) + (a.warp_specialized != b.warp_specialized) +
                         (a.persistent != b.persistent) + (a.cluster_m != b.cluster_m) +
-                        (a.pending != b.pending) + (a.grouped_order != b.grouped_order);
+                        (a.pending != b.pending) + (a.wide_stores != b.wide_stores) +
+                        (a.grouped_order != b.grouped_order);
     EXPECT_EQ(changes, 1) << a.name << " -> " << b.name;
   }
   std::set<std::string> ids;
