@@ -94,6 +94,7 @@ class JobExecution {
       ++done;
       job_.recorder.Verified(std::move(result));
     }
+    step.ReleaseInputs();  // the worker's inputs of this run's seeds: nothing later reuses them
     if (Stopped())
       return job_.recorder.VerifyFinished(v1::RUN_STATE_CANCELLED,
                                           {Code::kUnavailable, "verification cancelled"});

@@ -464,6 +464,10 @@ TEST_F(RunExecutionTest, AVerifyRunReportsEachResultAndItsState) {
   EXPECT_EQ(run->kind(), v1::RUN_KIND_VERIFY);
   EXPECT_EQ(run->state(), v1::RUN_STATE_PARTIAL);
   EXPECT_EQ(log_->measures, 0);
+  EXPECT_EQ(log_->releases, 1);  // the worker's inputs go with the run
+  // Both items of the one problem are checked on the same inputs.
+  ASSERT_EQ(log_->seeds.size(), 2u);
+  EXPECT_EQ(log_->seeds[0], log_->seeds[1]);
 }
 
 TEST_F(RunExecutionTest, NoDeviceRefusesRunsAndStoresNothing) {
