@@ -49,7 +49,7 @@ int ExecuteShow(const ShowOptions& options, const CommandContext& context) {
       break;
     case Format::kTable:
     case Format::kMarkdown:
-      context.out << RunHeader(response.run());
+      context.out << RunHeader(response.run(), measurements);
       if (!measurements.empty()) {
         context.out << '\n'
                     << RenderTableAs(context.global.format, MeasurementsWithCounters(measurements));

@@ -21,6 +21,10 @@ Table RunsTable(const std::vector<ablation::v1::Run>& runs);
 Table VerifyTable(const std::vector<ablation::v1::VerifyResult>& results);
 Table DeviceTable(const ablation::v1::GetDeviceResponse& device);  // field, value
 std::string RunHeader(const ablation::v1::Run& run);               // "field  value" lines
+/// With the run's rows: a "cost" line too, where the rows say where their wall time went (schema
+/// v10): the run's duration against the GPU time sampled, and the worker's parts.
+std::string RunHeader(const ablation::v1::Run& run,
+                      const std::vector<ablation::v1::Measurement>& measurements);
 
 // ---- advise and sass (render_advise.cc; the table format is prose with aligned fields)
 std::string RenderAdvice(const ablation::v1::AdviseRequest& request,

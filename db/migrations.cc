@@ -490,6 +490,43 @@ PRAGMA user_version = 9;
 )sql");
 }
 
+// v10: where each measurement's wall time went (Measurement.cost: the worker's share, the inputs'
+// setup, the warm-up, the sampling loop, the verification, and whether resident inputs served
+// it), NULL in older rows; and run_cost, the same summed per run beside the GPU time sampled and
+// the run's own duration. Touches no earlier table or view.
+void MigrateV10(Connection& c) {
+  c.Exec(R"sql(
+ALTER TABLE measurements ADD COLUMN worker_seconds REAL;
+ALTER TABLE measurements ADD COLUMN setup_seconds REAL;
+ALTER TABLE measurements ADD COLUMN warmup_seconds REAL;
+ALTER TABLE measurements ADD COLUMN sampling_seconds REAL;
+ALTER TABLE measurements ADD COLUMN verify_seconds REAL;
+ALTER TABLE measurements ADD COLUMN inputs_reused INTEGER;
+
+-- run_cost: per run, the wall time against the GPU time sampled, and where it went.
+CREATE VIEW run_cost AS
+SELECT r.id AS run_id, r.state, r.rounds,
+       (r.finished_at_ms - r.started_at_ms) / 1000.0 AS run_seconds,
+       count(ms.id) AS measurements,
+       sum(ms.total_seconds) AS sampled_gpu_seconds,
+       sum(ms.wall_seconds) AS wall_seconds,
+       sum(ms.worker_seconds) AS worker_seconds,
+       sum(ms.setup_seconds) AS setup_seconds,
+       sum(ms.warmup_seconds) AS warmup_seconds,
+       sum(ms.sampling_seconds) AS sampling_seconds,
+       sum(ms.verify_seconds) AS verify_seconds,
+       sum(ms.inputs_reused) AS inputs_reused,
+       CASE WHEN sum(ms.total_seconds) > 0
+            THEN (r.finished_at_ms - r.started_at_ms) / 1000.0 / sum(ms.total_seconds) END
+         AS run_per_gpu_second
+FROM runs AS r
+LEFT JOIN measurements AS ms ON ms.run_id = r.id
+GROUP BY r.id;
+
+PRAGMA user_version = 10;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -524,6 +561,7 @@ void Migrate(Connection& connection) {
   if (version < 8) MigrateV8(connection);
   // v8 is the dashboards' change (another branch); v9 needs nothing of it.
   if (version < 9) MigrateV9(connection);
+  if (version < 10) MigrateV10(connection);
   transaction.Commit();
 }
 

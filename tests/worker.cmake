@@ -1,12 +1,14 @@
 # Tests of the worker process (server/worker). Included from tests/CMakeLists.txt.
 #
 # worker_cpu_tests run anywhere (CI has no GPU): framing, statistics and stopping rule, the L2
-# plan and batch size, clocks from probes, the statistics and reference check of replies, occupancy limiter, identity formatting, the worker
-# binary itself (with or without a device) and its test double.
+# plan, batch size and warm-up policy, the resident inputs (on a fake device), clocks from
+# probes, the statistics and reference check of replies, occupancy limiter, identity formatting,
+# the worker binary itself (with or without a device) and its test double.
 add_executable(worker_cpu_tests
   worker/ipc_test.cc
   worker/sampling_test.cc
   worker/sample_plan_test.cc
+  worker/resident_inputs_test.cc
   worker/clocks_test.cc
   worker/timing_stats_test.cc
   worker/verify_reference_test.cc
@@ -16,8 +18,8 @@ add_executable(worker_cpu_tests
   worker/fake_worker_test.cc)
 target_include_directories(worker_cpu_tests PRIVATE ${CMAKE_SOURCE_DIR})
 target_link_libraries(worker_cpu_tests PRIVATE
-  ablation_ipc ablation_worker_replies ablation_worker_stats ablation_proto CUDA::cudart_static
-  GTest::gtest_main)
+  ablation_ipc ablation_worker_replies ablation_worker_resident ablation_worker_stats
+  ablation_proto CUDA::cudart_static GTest::gtest_main)
 target_compile_definitions(worker_cpu_tests PRIVATE
   ABLATION_WORKER_BIN="$<TARGET_FILE:ablation-worker>"
   FAKE_WORKER_BIN="$<TARGET_FILE:fake-worker>")

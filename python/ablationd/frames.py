@@ -13,8 +13,9 @@ MEASUREMENT_COLUMNS = [
     "run_id", "measurement_id", "created", "device_uuid", "device_name", "variant", "dtype",
     "m", "n", "k", "round", "sequence", "status", "median_ms", "tflops", "noise", "samples",
     "sm_clock_mhz_mean", "sm_clock_mhz_min", "throttled_share", "low_clock_share",
-    "median_cycles", "median_sm_mhz", "wall_seconds", "l2", "clock_policy", "verification",
-    "error",
+    "median_cycles", "median_sm_mhz", "wall_seconds", "sampled_gpu_seconds", "worker_seconds",
+    "setup_seconds", "warmup_seconds", "sampling_seconds", "verify_seconds", "inputs_reused",
+    "l2", "clock_policy", "verification", "error",
 ]
 
 SAMPLE_COLUMNS = [
@@ -69,7 +70,12 @@ def measurements_frame(measurements, runs=None) -> pd.DataFrame:
             _share(telemetry, "throttled_samples", stats.samples),
             _share(stats, "low_clock_samples", stats.samples),
             _optional(stats, "median_cycles"), _optional(stats, "median_sm_mhz"),
-            m.wall_seconds, enum_word(ablation_pb2.L2Mode, m.l2), m.clock_policy,
+            m.wall_seconds, stats.total_seconds if stats.samples else _NAN,
+            # Where the wall time went (Measurement.cost, schema v10); NaN where not measured.
+            *(_optional(m.cost, f) for f in ("worker_seconds", "setup_seconds", "warmup_seconds",
+                                             "sampling_seconds", "verify_seconds",
+                                             "inputs_reused")),
+            enum_word(ablation_pb2.L2Mode, m.l2), m.clock_policy,
             enum_word(ablation_pb2.VerificationOutcome, m.verification_outcome), m.error,
         ])
     frame = _frame(rows, MEASUREMENT_COLUMNS,

@@ -29,6 +29,8 @@ class GpuWorker {
   Worker::CallResult Call(const worker::v1::WorkerRequest& request,
                           std::chrono::milliseconds timeout);
   void Stop();
+  /// True while the worker process is up (GPU thread only).
+  bool running() const { return worker_->running(); }
 
   /// Ok when the worker is up and sees a device; otherwise the reason.
   Status usable() const;

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include <spdlog/spdlog.h>
+
 namespace ablation::core {
 namespace {
 
@@ -126,6 +128,7 @@ std::string MeasurementStep::Time(const PlannedMeasurement& item, uint64_t seed,
   if (!call.ok) return call.failure;
   if (!call.reply.has_measure()) return "worker sent an unexpected reply";
   const auto& r = call.reply.measure();
+  m->mutable_cost()->MergeFrom(r.cost());  // where the worker's time went, failed or not
   if (!r.ok()) return r.error();
   if (r.sample_ms_size() == 0 || r.stats().samples() == 0) return "the worker returned no samples";
   m->mutable_sample_ms()->CopyFrom(r.sample_ms());
@@ -147,7 +150,7 @@ std::string MeasurementStep::Time(const PlannedMeasurement& item, uint64_t seed,
 v1::Measurement MeasurementStep::Measure(const PlannedMeasurement& item, const Slot& slot) {
   const auto started = std::chrono::steady_clock::now();
   const RunPlan& plan = *ctx_.plan;
-  const uint64_t seed = InputSeed(ctx_.run_id, slot.item);
+  const uint64_t seed = InputSeed(ctx_.run_id, item.problem);
   v1::Measurement m;
   m.set_run_id(ctx_.run_id);
   m.set_sequence(slot.sequence);
@@ -164,16 +167,32 @@ v1::Measurement MeasurementStep::Measure(const PlannedMeasurement& item, const S
   std::string error;
   if (Status st = ctx_.gpu->Ensure(); !st.ok()) {
     error = st.message();
-  } else if (slot.verify && !VerifyBeforeTiming(item, seed, &m)) {
-    error = m.error();
   } else {
-    error = Time(item, seed, &m);
+    bool timed = true;
+    if (slot.verify) {
+      const auto verify0 = std::chrono::steady_clock::now();
+      timed = VerifyBeforeTiming(item, seed, &m);
+      m.mutable_cost()->set_verify_seconds(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - verify0).count());
+    }
+    error = timed ? Time(item, seed, &m) : m.error();
   }
   m.set_status(error.empty() ? v1::MEASUREMENT_STATUS_OK : v1::MEASUREMENT_STATUS_FAILED);
   m.set_error(error);
   m.set_wall_seconds(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return m;
+}
+
+void MeasurementStep::ReleaseInputs() {
+  // Only a worker that is up holds anything; one is never started to be told so.
+  if (!ctx_.gpu->running()) return;
+  worker::v1::WorkerRequest req;
+  req.mutable_release()->set_task_id(NextTask());
+  // Freeing device memory: seconds would mean the worker is stuck.
+  auto call = ctx_.gpu->Call(req, std::chrono::seconds(30) + ctx_.hang_margin);
+  if (!call.ok)
+    spdlog::warn("GPU {}: releasing the worker's inputs: {}", ctx_.gpu->index(), call.failure);
 }
 
 }  // namespace ablation::core

@@ -40,7 +40,7 @@ class MeasurementStep {
 
   /// Where one measurement stands in its run.
   struct Slot {
-    int item = 0;         ///< the item's index in the plan: its inputs' seed
+    int item = 0;         ///< the item's index in the plan
     int round = 0;        ///< the round it belongs to
     int sequence = 0;     ///< its position in the run, across rounds
     bool verify = false;  ///< verify before timing (the item's first visit of a --verify run)
@@ -52,6 +52,11 @@ class MeasurementStep {
   /// not pass, with the reason in its error.
   v1::VerifyResult Verify(const PlannedMeasurement& item, const ReferenceChoice& reference,
                           uint64_t seed);
+
+  /// Asks the worker to free the inputs it keeps between measurements (the end of a run, before
+  /// a profile, which runs in a process of its own). Nothing when no worker is up; a worker that
+  /// fails to answer is handled as any other (the next measurement starts a new one).
+  void ReleaseInputs();
 
  private:
   /// Verifies for `run --verify`: sets the measurement's outcome; false when it must not be timed.

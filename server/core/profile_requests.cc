@@ -213,9 +213,9 @@ void ProfileAfterTiming(Profiler* profiler, GpuWorker& gpu, const RunPlan& plan,
                         int round, int64_t run_id, v1::Measurement* m) {
   if (!plan.profile || round != 0 || m->status() != v1::MEASUREMENT_STATUS_OK) return;
   if (!profiler) return m->set_counters_note("not profiled: this daemon has no profiler");
-  // The same inputs as the item's timing: the seed is the item's (verification_policy.h).
-  profiler->ProfileMeasurement(gpu, plan, plan.items[size_t(item)], run_id, InputSeed(run_id, item),
-                               m);
+  // The same inputs as the item's timing: the seed is its problem's (verification_policy.h).
+  const PlannedMeasurement& planned = plan.items[size_t(item)];
+  profiler->ProfileMeasurement(gpu, plan, planned, run_id, InputSeed(run_id, planned.problem), m);
 }
 
 }  // namespace ablation::core

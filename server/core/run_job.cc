@@ -3,13 +3,20 @@
 #include <spdlog/spdlog.h>
 
 #include "server/core/measurement_step.h"
-#include "server/core/reader_pool.h"
 #include "server/core/profiler.h"
+#include "server/core/reader_pool.h"
 #include "server/core/round_order.h"
+#include "server/core/run_cost.h"
 #include "server/core/verification_policy.h"
 
 namespace ablation::core {
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
 
 class JobExecution {
  public:
@@ -81,12 +88,13 @@ class JobExecution {
         result.set_variant(item.variant->name);
         result.set_error("not checked: " + reference.not_checked);
       } else {
-        result = step.Verify(item, reference, InputSeed(job_.id(), int(i)));
+        result = step.Verify(item, reference, InputSeed(job_.id(), item.problem));
       }
       passed += result.passed();
       ++done;
       job_.recorder.Verified(std::move(result));
     }
+    step.ReleaseInputs();  // the worker's inputs of this run's seeds: nothing later reuses them
     if (Stopped())
       return job_.recorder.VerifyFinished(v1::RUN_STATE_CANCELLED,
                                           {Code::kUnavailable, "verification cancelled"});
@@ -112,6 +120,8 @@ class JobExecution {
     }
     MeasurementStep step(Step(uuid, ExpectedSmMhz(uuid, clock_lock.get())));
     int ok = 0, failed = 0, sequence = 0;
+    RunCost cost;
+    const auto started = Clock::now();
     std::vector<char> visited(job_.plan.items.size(), 0), wrong(job_.plan.items.size(), 0);
     for (const auto& [index, round] : Schedule()) {
       if (Stopped()) break;
@@ -122,8 +132,15 @@ class JobExecution {
       slot.verify = job_.plan.verify && !visited[size_t(index)];
       visited[size_t(index)] = 1;
       v1::Measurement m = step.Measure(job_.plan.items[size_t(index)], slot);
-      // run --profile: one launch's counters after the timing, never under it.
-      ProfileAfterTiming(ctx_.profiler, gpu_, job_.plan, index, round, job_.id(), &m);
+      cost.Add(m);
+      // run --profile: one launch's counters after the timing, never under it, in a process of
+      // its own that needs the memory the worker's resident inputs hold.
+      if (job_.plan.profile && round == 0 && m.status() == v1::MEASUREMENT_STATUS_OK) {
+        const auto profile0 = Clock::now();
+        step.ReleaseInputs();
+        ProfileAfterTiming(ctx_.profiler, gpu_, job_.plan, index, round, job_.id(), &m);
+        cost.AddProfiling(SecondsSince(profile0));
+      }
       if (m.verification_outcome() == v1::VERIFICATION_OUTCOME_FAILED) wrong[size_t(index)] = 1;
       if (m.status() == v1::MEASUREMENT_STATUS_OK) {
         ++ok;
@@ -132,7 +149,15 @@ class JobExecution {
         spdlog::warn("run {}: {} {}x{}x{} failed: {}", job_.id(), m.variant(), m.shape().m(),
                      m.shape().n(), m.shape().k(), m.error());
       }
+      const auto store0 = Clock::now();
       job_.recorder.Measured(std::move(m));
+      cost.AddStoring(SecondsSince(store0));
+    }
+    // The worker's resident inputs belong to this run (its seeds are the run's): the device's
+    // memory is free again between runs.
+    step.ReleaseInputs();
+    if (cost.measurements() > 0) {
+      spdlog::info("run {} cost: {}", job_.id(), cost.Summary(SecondsSince(started)));
     }
     std::string error;
     const bool shutting_down = ctx_.stopping && ctx_.stopping();

@@ -173,9 +173,9 @@ Status ApplyRounds(int requested, int default_rounds, uint64_t order_seed, RunPl
   t.set_min_seconds(t.min_seconds() / rounds);
   t.set_max_seconds(t.max_seconds() / rounds);
   t.set_min_samples((t.min_samples() + rounds - 1) / rounds);
-  // Warm-up too: each round warms its item up again, and at the default 0.1 s three rounds of it
-  // were a third of a ladder's wall time (H200: ladder B, 6.9 s wall for 4.1 s sampled).
-  t.set_warmup_seconds(t.warmup_seconds() / rounds);
+  // Not the warm-up: it is what brings an idle GPU's clocks up, however many rounds follow. Its
+  // cost per measurement is the worker's warm-up policy's (server/worker/README.md): the full
+  // warmup_seconds only where the GPU was idle, a short one where the item before kept it busy.
   return Status::Ok();
 }
 

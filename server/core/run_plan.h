@@ -85,9 +85,9 @@ inline constexpr int kPresetDefaultRounds = 3;
 inline constexpr int kMaxRounds = 100;
 
 /// Sets the plan's rounds from the request (0: `default_rounds`) and divides the per-item time
-/// budget among them, so that a run with rounds costs what it would without: min/max seconds and
-/// warm-up seconds divided by the rounds, min samples rounded up (the warm-up count stays).
-/// InvalidArgument when out of range.
+/// budget among them, so that a run with rounds costs what it would without: min/max seconds
+/// divided by the rounds, min samples rounded up. The warm-up stays (the worker shortens it on a
+/// GPU kept busy by the item before). InvalidArgument when out of range.
 Status ApplyRounds(int requested, int default_rounds, uint64_t order_seed, RunPlan* plan);
 
 /// Device memory a measurement needs (inputs, both B layouts where a transpose is needed, output,

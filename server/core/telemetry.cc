@@ -113,9 +113,9 @@ void TelemetrySampler::Start(Nvml* nvml, std::string uuid, double expected_sm_mh
   first_error_.clear();
   stop_ = false;
   if (!nvml_) return;
-  // The first sample here, before the measurement begins, so that it exists however soon Stop
-  // comes; the thread takes the periodic ones and the last one at Stop.
-  TakeSampleLocked();
+  // The thread takes the first sample as it starts (off the caller's path: NVML calls take up to
+  // a millisecond, and the measurement's own set-up comes first anyway), then the periodic ones,
+  // and the last one at Stop.
   thread_ = std::thread(&TelemetrySampler::Loop, this);
 }
 
@@ -131,6 +131,8 @@ void TelemetrySampler::TakeSampleLocked() {
 
 void TelemetrySampler::Loop() {
   std::unique_lock lock(mu_);
+  // Even when Stop came first: every measurement has a sample from its start and one from its end.
+  TakeSampleLocked();
   while (true) {
     cv_.wait_for(lock, period_, [&] { return stop_; });
     // Holding the lock during the NVML call (about a millisecond) only delays Stop by as much.

@@ -38,8 +38,8 @@ v1::Telemetry LiveTelemetry(Nvml* nvml, const std::string& uuid,
                             const std::string& why_unavailable);
 
 /// Samples a GPU on its own thread between Start and Stop. One per GPU thread; not copyable.
-/// Always samples at Start and at Stop too, so that even a measurement shorter than the period
-/// has readings from its start and end.
+/// Always samples as it starts (on its thread) and at Stop too, so that even a measurement shorter
+/// than the period has readings from its start and end.
 class TelemetrySampler {
  public:
   static constexpr std::chrono::milliseconds kDefaultPeriod{25};

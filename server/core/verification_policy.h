@@ -38,10 +38,19 @@ ReferenceChoice ChooseReference(const kernels::Variant& variant, const kernels::
 /// "cpu", "cublas" or the variant's name: how a reference reads in messages.
 std::string ReferenceText(v1::Reference reference, const std::string& variant);
 
-/// The seed of the random inputs of a run's item `sequence`: reproducible from the run alone,
-/// different between items, and the same for an item's verification and its timing.
-inline uint64_t InputSeed(int64_t run_id, int sequence) {
-  return uint64_t(run_id) * 7919u + uint64_t(sequence);
+/// The seed of the random inputs of a run's problem: reproducible from the run alone, different
+/// between the problems of a run and between runs, and the same for every item of one problem
+/// and for an item's verification, timing and profile. So every variant of a run is timed on the
+/// same values of a problem, and the worker keeps them resident from one item to the next
+/// (server/worker/README.md) instead of making them again for each.
+inline uint64_t InputSeed(int64_t run_id, const kernels::Problem& problem) {
+  // FNV-1a over the run and the problem's fields: each field changes the seed.
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (uint64_t x : {uint64_t(run_id), uint64_t(problem.dtype), uint64_t(problem.m),
+                     uint64_t(problem.n), uint64_t(problem.k)}) {
+    h = (h ^ x) * 0x100000001b3ull;
+  }
+  return h;
 }
 
 }  // namespace ablation::core

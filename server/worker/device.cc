@@ -24,6 +24,7 @@ Device::~Device() {
   if (cublaslt) cublasLtDestroy(cublaslt);
   if (cublas) cublasDestroy(cublas);
   for (cudaEvent_t e : sample_events) cudaEventDestroy(e);
+  for (cudaEvent_t e : batch_done) cudaEventDestroy(e);
   if (probes_host) cudaFreeHost(probes_host);
   if (gate) cudaFreeHost(const_cast<int*>(gate));
   if (stream) cudaStreamDestroy(stream);
@@ -65,26 +66,36 @@ std::string Device::CreateResources() {
   if ((e = cudaDeviceGetAttribute(&max_sm_khz, cudaDevAttrClockRate, index)) != cudaSuccess) {
     return "cudaDeviceGetAttribute(cudaDevAttrClockRate): " + CudaText(e);
   }
-  sample_events.resize(2 * kMaxBatch, nullptr);
+  sample_events.resize(2 * kMaxBatch * kBatchSlots, nullptr);
   for (cudaEvent_t& ev : sample_events) {
     if ((e = cudaEventCreate(&ev)) != cudaSuccess) return "cudaEventCreate: " + CudaText(e);
   }
+  batch_done.resize(kBatchSlots, nullptr);
+  for (cudaEvent_t& ev : batch_done) {
+    if ((e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming)) != cudaSuccess) {
+      return "cudaEventCreate: " + CudaText(e);
+    }
+  }
+  const size_t probe_count = size_t(2) * kMaxBatch * kBatchSlots;
   void* host = nullptr;
-  if ((e = cudaHostAlloc(&host, 2 * kMaxBatch * sizeof(ClockProbe), cudaHostAllocDefault)) !=
+  if ((e = cudaHostAlloc(&host, probe_count * sizeof(ClockProbe), cudaHostAllocDefault)) !=
       cudaSuccess) {
     return "allocating the clock probes' host copy: " + CudaText(e);
   }
   probes_host = static_cast<ClockProbe*>(host);
-  // Read by the gate kernel while it spins: host memory the device reads in place.
-  if ((e = cudaHostAlloc(&host, 2 * sizeof(int), cudaHostAllocMapped)) != cudaSuccess) {
-    return "allocating the sampling gate: " + CudaText(e);
+  // Read by the gate kernels while they spin: host memory the device reads in place.
+  if ((e = cudaHostAlloc(&host, 2 * kBatchSlots * sizeof(int), cudaHostAllocMapped)) !=
+      cudaSuccess) {
+    return "allocating the sampling gates: " + CudaText(e);
   }
   gate = static_cast<volatile int*>(host);
-  gate[0] = 1;
-  gate[1] = 0;
+  for (int i = 0; i < kBatchSlots; ++i) {
+    gate[2 * i] = 1;
+    gate[2 * i + 1] = 0;
+  }
   void* on_device = nullptr;
   if ((e = cudaHostGetDevicePointer(&on_device, host, 0)) != cudaSuccess) {
-    return "mapping the sampling gate: " + CudaText(e);
+    return "mapping the sampling gates: " + CudaText(e);
   }
   gate_device = static_cast<volatile int*>(on_device);
   cublasStatus_t s;
@@ -95,7 +106,7 @@ std::string Device::CreateResources() {
   if ((s = cublasLtCreate(&cublaslt)) != CUBLAS_STATUS_SUCCESS) {
     return "cublasLtCreate: " + CublasText(s);
   }
-  std::string err = probes.Allocate(2 * kMaxBatch * sizeof(ClockProbe));
+  std::string err = probes.Allocate(probe_count * sizeof(ClockProbe));
   if (!err.empty()) return "allocating the clock probes: " + err;
   err = workspace.Allocate(kWorkspaceBytes);
   if (!err.empty()) return "allocating the cuBLAS workspace: " + err;
@@ -138,7 +149,9 @@ void Device::Describe(::ablation::v1::DeviceIdentity* id) const {
 
 std::string Device::Failed(const std::string& what) {
   std::string msg = what;
-  if (gate) gate[0] = 1;
+  if (gate) {
+    for (int i = 0; i < kBatchSlots; ++i) gate[2 * i] = 1;
+  }
   if (present && !fatal) {
     cudaGetLastError();
     cudaError_t s = cudaDeviceSynchronize();

@@ -33,7 +33,7 @@ struct Device {
   /// Builds the error text of a failed step and finds out whether the context is still usable:
   /// cudaGetLastError clears a non-sticky error; if a device synchronisation still fails, the
   /// error is sticky (fatal is set) and the process must end after replying. Opens the sampling
-  /// gate first, so that the synchronisation never waits on a batch held behind it.
+  /// gates first, so that the synchronisation never waits on a batch held behind one.
   std::string Failed(const std::string& what);
   /// "" on success, else Failed(what: error).
   std::string Check(cudaError_t e, const std::string& what);
@@ -45,12 +45,14 @@ struct Device {
   cudaDeviceProp prop{};
   int max_sm_khz = 0;  // cudaDevAttrClockRate: the maximum SM clock, what low-clock is against
   cudaStream_t stream = nullptr;
-  // A batch of samples (sample_batch.h): two events and two clock probes per sample, and the gate
-  // the batch waits behind while the host enqueues it.
-  std::vector<cudaEvent_t> sample_events;
-  kernels::DeviceBuffer probes;         // ClockProbe[2 * kMaxBatch], written by the probes
-  ClockProbe* probes_host = nullptr;    // pinned, the same, read back once per batch
-  volatile int* gate = nullptr;         // pinned and mapped: [0] open, [1] the gate timed out
+  // Batches of samples (sample_batch.h), in kBatchSlots slots: per slot two events and two clock
+  // probes per sample, the event after its last work, and the gate the batch waits behind while
+  // the host enqueues it.
+  std::vector<cudaEvent_t> sample_events;  // 2 * kMaxBatch per slot
+  std::vector<cudaEvent_t> batch_done;     // one per slot (no timing)
+  kernels::DeviceBuffer probes;            // ClockProbe[2 * kMaxBatch] per slot, by the probes
+  ClockProbe* probes_host = nullptr;       // pinned, the same, read back once per batch
+  volatile int* gate = nullptr;  // pinned and mapped, per slot s: [2s] open, [2s+1] timed out
   volatile int* gate_device = nullptr;  // the same, as the device addresses it
   cublasHandle_t cublas = nullptr;
   cublasLtHandle_t cublaslt = nullptr;

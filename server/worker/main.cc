@@ -143,6 +143,9 @@ int main(int argc, char** argv) {
       case ablation::worker::v1::WorkerRequest::kDescribe:
         *reply.mutable_describe() = worker.Describe(request.describe());
         break;
+      case ablation::worker::v1::WorkerRequest::kRelease:
+        *reply.mutable_release() = worker.Release(request.release());
+        break;
       default:
         // An empty request (a newer daemon's kind we do not know): answer so the daemon never
         // waits forever, as a failed measurement.

@@ -6,6 +6,7 @@
 
 #include "server/worker/diagnostics.h"
 #include "server/worker/launch.h"
+#include "server/worker/resident.h"
 #include "server/worker/variant_lookup.h"
 
 namespace ablation::worker {
@@ -96,10 +97,14 @@ std::string RunProfileOnce(Device& d, const k::Registry& registry, const Profile
   if (fn == nullptr) return "variant " + r.variant->name + " runs a library, not a kernel of ours";
   const char* symbol = nullptr;
   if (cudaFuncGetName(&symbol, fn) != cudaSuccess || symbol == nullptr) symbol = "?";
-  Buffers b;
-  err = MakeInputs(d, r.problem, task.seed, r.variant->b_layout == k::BLayout::kNK, 1, &b);
+  // The inputs as a measurement makes them for this seed (resident_inputs.h), for one task.
+  Resident res(d);
+  ProblemInputs in;
+  err = res.inputs.Prepare(
+      {.problem = r.problem, .seed = task.seed, .need_nk = r.variant->b_layout == k::BLayout::kNK},
+      &in);
   if (!err.empty()) return err;
-  const k::GemmArgs args = ArgsFor(d, r, b, b.c.data());
+  const k::GemmArgs args = ArgsFor(d, r, in, in.c);
   for (int i = 0; i < task.warmup; ++i)
     if (!(err = LaunchChecked(d, r, args)).empty()) return err;
   if (!(err = d.Check(cudaStreamSynchronize(d.stream), "warm-up")).empty()) return err;

@@ -18,21 +18,30 @@ namespace {
 /// batch (the host then blocks behind the gate), reaches it.
 constexpr uint64_t kGateTimeoutNs = 500'000'000;
 
+std::string CheckSlot(int slot, int count) {
+  if (slot < 0 || slot >= kBatchSlots || count < 1 || count > kMaxBatch) {
+    return "internal error: a batch of " + std::to_string(count) + " samples in slot " +
+           std::to_string(slot);
+  }
+  return "";
+}
+
 }  // namespace
 
-std::string RunBatch(Device& d, const Ready& r, const std::vector<k::GemmArgs>& sets, int64_t first,
-                     int count, bool flush, std::vector<BatchSample>* out, bool* gate_timed_out) {
-  out->clear();
-  *gate_timed_out = false;
-  if (count < 1 || count > kMaxBatch || sets.empty()) {
-    return "internal error: a batch of " + std::to_string(count) + " samples";
-  }
-  auto* probes = static_cast<ClockProbe*>(d.probes.data());
-  d.gate[0] = 0;
-  d.gate[1] = 0;
+std::string EnqueueBatch(Device& d, const Ready& r, const std::vector<k::GemmArgs>& sets,
+                         int64_t first, int count, bool flush, int slot) {
+  std::string err = CheckSlot(slot, count);
+  if (!err.empty()) return err;
+  if (sets.empty()) return "internal error: no input sets";
+  // The slot's own events, probes and gate: the other slot's batch may be running meanwhile.
+  cudaEvent_t* events = d.sample_events.data() + size_t(slot) * 2 * kMaxBatch;
+  auto* probes = static_cast<ClockProbe*>(d.probes.data()) + size_t(slot) * 2 * kMaxBatch;
+  volatile int* gate = d.gate + 2 * slot;
+  gate[0] = 0;
+  gate[1] = 0;
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  std::string err = EnqueueGate(d.stream, d.gate_device, kGateTimeoutNs);
-  if (!err.empty()) return d.Failed(err);  // Failed opens the gate
+  err = EnqueueGate(d.stream, d.gate_device + 2 * slot, kGateTimeoutNs);
+  if (!err.empty()) return d.Failed(err);  // Failed opens the gates
   for (int s = 0; s < count; ++s) {
     if (flush) {
       // Outside the events: the sample starts with none of its data in L2. The value changes
@@ -43,32 +52,45 @@ std::string RunBatch(Device& d, const Ready& r, const std::vector<k::GemmArgs>& 
       if (!err.empty()) return err;
     }
     if (!(err = EnqueueProbe(d.stream, probes + 2 * s)).empty()) return d.Failed(err);
-    err = d.Check(cudaEventRecord(d.sample_events[2 * s], d.stream), "cudaEventRecord");
+    err = d.Check(cudaEventRecord(events[2 * s], d.stream), "cudaEventRecord");
     if (!err.empty()) return err;
     if (!(err = LaunchChecked(d, r, sets[size_t((first + s) % int64_t(sets.size()))])).empty()) {
       return err;
     }
-    err = d.Check(cudaEventRecord(d.sample_events[2 * s + 1], d.stream), "cudaEventRecord");
+    err = d.Check(cudaEventRecord(events[2 * s + 1], d.stream), "cudaEventRecord");
     if (!err.empty()) return err;
     if (!(err = EnqueueProbe(d.stream, probes + 2 * s + 1)).empty()) return d.Failed(err);
   }
-  err = d.Check(cudaMemcpyAsync(d.probes_host, probes, 2 * size_t(count) * sizeof(ClockProbe),
+  ClockProbe* host = d.probes_host + size_t(slot) * 2 * kMaxBatch;
+  err = d.Check(cudaMemcpyAsync(host, probes, 2 * size_t(count) * sizeof(ClockProbe),
                                 cudaMemcpyDeviceToHost, d.stream),
                 "copying the clock probes");
   if (!err.empty()) return err;
+  err = d.Check(cudaEventRecord(d.batch_done[size_t(slot)], d.stream), "cudaEventRecord");
+  if (!err.empty()) return err;
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  d.gate[0] = 1;
-  if (!(err = d.Check(cudaStreamSynchronize(d.stream), "waiting for a batch of samples")).empty()) {
-    return err;
-  }
-  *gate_timed_out = d.gate[1] != 0;
+  gate[0] = 1;
+  return "";
+}
+
+std::string CollectBatch(Device& d, int slot, int count, std::vector<BatchSample>* out,
+                         bool* gate_timed_out) {
+  out->clear();
+  *gate_timed_out = false;
+  std::string err = CheckSlot(slot, count);
+  if (!err.empty()) return err;
+  err = d.Check(cudaEventSynchronize(d.batch_done[size_t(slot)]), "waiting for a batch of samples");
+  if (!err.empty()) return err;
+  *gate_timed_out = d.gate[2 * slot + 1] != 0;
+  const cudaEvent_t* events = d.sample_events.data() + size_t(slot) * 2 * kMaxBatch;
+  const ClockProbe* host = d.probes_host + size_t(slot) * 2 * kMaxBatch;
   out->resize(size_t(count));
   for (int s = 0; s < count; ++s) {
     BatchSample& x = (*out)[size_t(s)];
-    err = d.Check(cudaEventElapsedTime(&x.ms, d.sample_events[2 * s], d.sample_events[2 * s + 1]),
+    err = d.Check(cudaEventElapsedTime(&x.ms, events[2 * s], events[2 * s + 1]),
                   "cudaEventElapsedTime");
     if (!err.empty()) return err;
-    x.sm_mhz = EffectiveSmMhz(d.probes_host[2 * s], d.probes_host[2 * s + 1]);
+    x.sm_mhz = EffectiveSmMhz(host[2 * s], host[2 * s + 1]);
   }
   return "";
 }

@@ -34,19 +34,60 @@ L2Plan PlanL2(bool hot_l2, bool flush_l2, double set_bytes, double l2_bytes, dou
   return plan;
 }
 
-int NextBatchSize(const RunningStats& taken, const SamplingOptions& o, double estimate_ms,
-                  int max_batch) {
-  const int64_t left = int64_t(o.max_samples) - taken.count();
+WarmupPlan PlanWarmup(const SamplingOptions& o, double idle_seconds) {
+  WarmupPlan plan;
+  plan.launches = o.warmup_count;
+  plan.warm = idle_seconds >= 0 && idle_seconds <= kWarmIdleSeconds;
+  plan.seconds = plan.warm ? std::min(o.warmup_seconds, kWarmGpuWarmupSeconds) : o.warmup_seconds;
+  return plan;
+}
+
+namespace {
+
+/// NextBatchSize on `count` samples summing `sum_ms`, the next ones at `per_ms` each.
+int BatchSize(int64_t count, double sum_ms, double per_ms, const SamplingOptions& o,
+              int max_batch) {
+  const int64_t left = int64_t(o.max_samples) - count;
   if (left <= 0) return 0;
-  const double per_ms = taken.count() > 0 ? taken.mean() : estimate_ms;
   double n = std::max(max_batch, 1);
   if (per_ms > 0 && std::isfinite(per_ms)) {
     n = std::min(n, std::floor(kBatchTargetMs / per_ms));
     // The GPU-time cap is checked between batches: a batch must not run far past it.
-    n = std::min(n, std::floor((1e3 * o.max_seconds - taken.sum()) / per_ms));
+    n = std::min(n, std::floor((1e3 * o.max_seconds - sum_ms) / per_ms));
   }
   n = std::min(n, double(left));
   return int(std::max(n, 1.0));
+}
+
+double PerSampleMs(const RunningStats& taken, double estimate_ms) {
+  return taken.count() > 0 ? taken.mean() : estimate_ms;
+}
+
+}  // namespace
+
+int NextBatchSize(const RunningStats& taken, const SamplingOptions& o, double estimate_ms,
+                  int max_batch) {
+  return BatchSize(taken.count(), taken.sum(), PerSampleMs(taken, estimate_ms), o, max_batch);
+}
+
+bool CanEnqueueAhead(const RunningStats& taken, int pending, const SamplingOptions& o,
+                     double estimate_ms, double wall_seconds) {
+  const double per_ms = PerSampleMs(taken, estimate_ms);
+  if (pending <= 0 || !(per_ms > 0) || !std::isfinite(per_ms)) return false;
+  const int64_t count = taken.count() + pending;
+  const double pending_ms = kAheadMargin * double(pending) * per_ms;
+  const double sum_ms = taken.sum() + pending_ms;
+  if (count >= o.max_samples || sum_ms >= 1e3 * o.max_seconds) return false;
+  if (wall_seconds + pending_ms / 1e3 >= o.wall_cap_factor * o.max_seconds) return false;
+  return count < o.min_samples || sum_ms < 1e3 * o.min_seconds;
+}
+
+int NextBatchSizeAhead(const RunningStats& taken, int pending, const SamplingOptions& o,
+                       double estimate_ms, int max_batch) {
+  const double per_ms = PerSampleMs(taken, estimate_ms);
+  const double pending_ms =
+      per_ms > 0 && std::isfinite(per_ms) ? kAheadMargin * double(pending) * per_ms : 0;
+  return BatchSize(taken.count() + pending, taken.sum() + pending_ms, per_ms, o, max_batch);
 }
 
 }  // namespace ablation::worker

@@ -8,9 +8,9 @@
 #include "kernels/reference/gpu_reference.h"
 #include "server/worker/diagnostics.h"
 #include "server/worker/launch.h"
+#include "server/worker/resident.h"
 #include "server/worker/variant_lookup.h"
 #include "server/worker/verify_reference.h"
-#include "server/worker/worker.h"
 
 namespace ablation::worker {
 
@@ -68,8 +68,8 @@ std::string CheckWritten(const std::vector<double>& out, k::DType out_type,
 }
 
 /// The GPU reference on the logical K x N B: its own FP32 (int32) output, poisoned first.
-std::string GpuReferenceOutput(Device& d, const k::Problem& p, const Buffers& b,
-                               std::vector<double>* out) {
+std::string GpuReferenceOutput(Device& d, Resident& res, const k::Problem& p,
+                               const ProblemInputs& b, std::vector<double>* out) {
   const size_t mn = size_t(p.m * p.n);
   const k::DType out_type = k::GpuReferenceOutputType(p.dtype);
   k::DeviceBuffer c;
@@ -79,12 +79,13 @@ std::string GpuReferenceOutput(Device& d, const k::Problem& p, const Buffers& b,
                     std::to_string(mn * size_t(k::OutputBytes(out_type)) >> 20) + " MiB): " + err);
   }
   if (!(err = k::Poison(c.data(), mn, out_type, d.stream)).empty() ||
-      !(err = k::ReferenceGemmGpu(b.a.data(), b.b_kn.data(), c.data(), p, d.stream)).empty()) {
+      !(err = k::ReferenceGemmGpu(b.a, b.b_kn, c.data(), p, d.stream)).empty()) {
     return d.Failed(kRef + err);
   }
   if (!(err = d.Check(cudaStreamSynchronize(d.stream), "running the GPU reference")).empty()) {
     return kRef + err;
   }
+  res.Busy();
   if (!(err = k::CopyToHostAsDouble(c.data(), mn, out_type, true, out)).empty()) {
     return d.Failed(kRef + std::string("copying the GPU reference's output to the host: ") + err);
   }
@@ -92,33 +93,32 @@ std::string GpuReferenceOutput(Device& d, const k::Problem& p, const Buffers& b,
 }
 
 /// The reference's output of the same inputs, as doubles on the host.
-std::string ReferenceOutput(Device& d, const Reference& ref, const k::Problem& p, const Buffers& b,
-                            std::vector<double>* out) {
+std::string ReferenceOutput(Device& d, Resident& res, const Reference& ref, const k::Problem& p,
+                            const ProblemInputs& b, std::vector<double>* out) {
   std::string err;
   if (ref.kind == Reference::Kind::kCpu) {
     std::vector<double> ha, hb;
-    if (!(err = k::CopyToHostAsDouble(b.a.data(), size_t(p.m * p.k), p.dtype, false, &ha))
-             .empty() ||
-        !(err = k::CopyToHostAsDouble(b.b_kn.data(), size_t(p.k * p.n), p.dtype, false, &hb))
-             .empty()) {
+    if (!(err = k::CopyToHostAsDouble(b.a, size_t(p.m * p.k), p.dtype, false, &ha)).empty() ||
+        !(err = k::CopyToHostAsDouble(b.b_kn, size_t(p.k * p.n), p.dtype, false, &hb)).empty()) {
       return d.Failed(kRef + std::string("copying the inputs to the host: ") + err);
     }
     *out = k::ReferenceGemm(ha, hb, p.m, p.n, p.k);
     return "";
   }
-  if (ref.kind == Reference::Kind::kGpu) return GpuReferenceOutput(d, p, b, out);
+  if (ref.kind == Reference::Kind::kGpu) return GpuReferenceOutput(d, res, p, b, out);
   const size_t mn = size_t(p.m * p.n);
   const std::string& name = ref.variant.variant->name;
-  if (!(err = k::Poison(b.c_ref.data(), mn, p.dtype, d.stream)).empty()) {
+  if (!(err = k::Poison(b.c_ref, mn, p.dtype, d.stream)).empty()) {
     return d.Failed(kRef + std::string("poisoning the reference output: ") + err);
   }
-  if (!(err = LaunchChecked(d, ref.variant, ArgsFor(d, ref.variant, b, b.c_ref.data()))).empty()) {
+  if (!(err = LaunchChecked(d, ref.variant, ArgsFor(d, ref.variant, b, b.c_ref))).empty()) {
     return kRef + err;
   }
   if (!(err = d.Check(cudaStreamSynchronize(d.stream), "running " + name)).empty()) {
     return kRef + err;
   }
-  if (!(err = k::CopyToHostAsDouble(b.c_ref.data(), mn, p.dtype, true, out)).empty()) {
+  res.Busy();
+  if (!(err = k::CopyToHostAsDouble(b.c_ref, mn, p.dtype, true, out)).empty()) {
     return d.Failed(kRef + std::string("copying the reference output to the host: ") + err);
   }
   return CheckWritten(*out, p.dtype, name);
@@ -126,8 +126,8 @@ std::string ReferenceOutput(Device& d, const Reference& ref, const k::Problem& p
 
 }  // namespace
 
-std::string RunVerify(Device& d, const k::Registry& registry, const wpb::VerifyTask& task,
-                      apb::VerifyResult* result) {
+std::string RunVerify(Device& d, Resident& res, const k::Registry& registry,
+                      const wpb::VerifyTask& task, apb::VerifyResult* result) {
   Ready r;
   std::string err = Resolve(registry, task.variant(), task.dtype(), task.shape(), &r);
   if (!err.empty()) return err;
@@ -143,17 +143,28 @@ std::string RunVerify(Device& d, const k::Registry& registry, const wpb::VerifyT
   const bool variant_ref = ref.kind == Reference::Kind::kVariant;
   const bool need_nk = r.variant->b_layout == k::BLayout::kNK ||
                        (variant_ref && ref.variant.variant->b_layout == k::BLayout::kNK);
-  Buffers b;
-  if (!(err = MakeInputs(d, p, task.seed(), need_nk, variant_ref ? 2 : 1, &b)).empty()) return err;
+  // The resident inputs of the problem, written again from the seed (a verification checks inputs
+  // nothing that ran before can have touched); the outputs poisoned.
+  ProblemInputs b;
+  err = res.inputs.Prepare({.problem = p,
+                            .seed = task.seed(),
+                            .need_nk = need_nk,
+                            .outputs = variant_ref ? 2 : 1,
+                            .refill = true},
+                           &b);
+  if (!err.empty()) return err;
 
-  // C was poisoned by MakeInputs: whatever the variant does not write stays visible.
-  if (!(err = LaunchChecked(d, r, ArgsFor(d, r, b, b.c.data()))).empty()) return err;
+  // C is poisoned: whatever the variant does not write stays visible.
+  if (!(err = LaunchChecked(d, r, ArgsFor(d, r, b, b.c))).empty()) return err;
   if (!(err = d.Check(cudaStreamSynchronize(d.stream), "running " + r.variant->name)).empty()) {
     return err;
   }
+  // When the GPU last worked, for the next warm-up: not after the host's part (a CPU reference,
+  // the comparison), during which it idles.
+  res.Busy();
   std::vector<double> ref_out, out;
-  if (!(err = ReferenceOutput(d, ref, p, b, &ref_out)).empty()) return err;
-  if (!(err = k::CopyToHostAsDouble(b.c.data(), size_t(p.m * p.n), p.dtype, true, &out)).empty()) {
+  if (!(err = ReferenceOutput(d, res, ref, p, b, &ref_out)).empty()) return err;
+  if (!(err = k::CopyToHostAsDouble(b.c, size_t(p.m * p.n), p.dtype, true, &out)).empty()) {
     return d.Failed("copying the output to the host: " + err);
   }
   const k::Comparison c = k::Compare(out, ref_out, p.dtype, ref.tolerance);
@@ -164,6 +175,8 @@ std::string RunVerify(Device& d, const k::Registry& registry, const wpb::VerifyT
   result->set_nan_count(c.nan_count);
   result->set_unwritten_count(c.unwritten_count);
   result->set_passed(c.passed);
+  // A variant with a wrong output may have written where it must not: nothing resident is kept.
+  if (!c.passed) res.Clear();
   Log("verified %s %s %s against %s: %s (rel frobenius %.3g, max abs %.3g, %" PRId64
       " mismatches, %" PRId64 " NaN, %" PRId64 " unwritten)",
       r.variant->name.c_str(), task.dtype().c_str(), ShapeText(task.shape()).c_str(),

@@ -8,13 +8,15 @@
 #include "ablation/v1/worker.pb.h"
 #include "kernels/registry.h"
 #include "server/worker/device.h"
+#include "server/worker/resident.h"
 
 namespace ablation::worker {
 
 /// "" and the comparison in *result (errors, counts, tolerance, passed), or why it could not be
 /// made; where the reference could not run the shape or failed, that text starts "reference: ". The
-/// task's reference has passed CheckReference (verify_reference.h).
-std::string RunVerify(Device& d, const kernels::Registry& registry,
+/// task's reference has passed CheckReference (verify_reference.h). The inputs are the problem's
+/// resident ones (`res`), written again from the seed first; a wrong output clears `res`.
+std::string RunVerify(Device& d, Resident& res, const kernels::Registry& registry,
                       const ::ablation::worker::v1::VerifyTask& task,
                       ::ablation::v1::VerifyResult* result);
 

@@ -5,7 +5,9 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <exception>
+#include <memory>
 #include <string>
 
 #include "server/worker/describe.h"
@@ -13,6 +15,7 @@
 #include "server/worker/diagnostics.h"
 #include "server/worker/fault_injection.h"
 #include "server/worker/measure.h"
+#include "server/worker/resident.h"
 #include "server/worker/verify.h"
 #include "server/worker/verify_reference.h"
 
@@ -22,6 +25,7 @@ namespace k = ::ablation::kernels;
 
 struct Worker::Impl {
   Device device;
+  std::unique_ptr<Resident> resident;  // with a device: what is kept between tasks
   k::Registry registry;
   Worker::ExtraVariants extra = nullptr;
 };
@@ -66,6 +70,7 @@ wpb::Hello Worker::Open(int device) {
     Log("%s", s.device.no_device_reason.c_str());
     return hello;
   }
+  s.resident = std::make_unique<Resident>(s.device);
   apb::DeviceIdentity* id = hello.mutable_device();
   s.device.Describe(id);
   Log("device %d: %s (%s), cc %s, %d SMs, driver %s, runtime %s, cuBLAS %s, %zu variants", device,
@@ -78,10 +83,11 @@ wpb::Hello Worker::Open(int device) {
 wpb::MeasureResult Worker::Measure(const wpb::MeasureTask& task) {
   MaybeInjectTestFault(task.variant());  // TEST-ONLY; no effect unless the variable is set
   Impl& s = *impl_;
+  const auto started = std::chrono::steady_clock::now();
   wpb::MeasureResult result;
   result.set_task_id(task.task_id());
-  const std::string err =
-      Guarded(s.device, [&] { return RunMeasure(s.device, s.registry, task, &result); });
+  const std::string err = Guarded(
+      s.device, [&] { return RunMeasure(s.device, *s.resident, s.registry, task, &result); });
   result.set_ok(err.empty());
   if (!err.empty()) {
     // Samples of a measurement that failed half-way describe nothing the daemon may store.
@@ -90,7 +96,11 @@ wpb::MeasureResult Worker::Measure(const wpb::MeasureTask& task) {
     result.clear_sample_cycles();
     result.clear_sample_sm_mhz();
     result.clear_stats();
+    // Nothing made before a failure is trusted after it.
+    if (s.resident) s.resident->Clear();
   }
+  result.mutable_cost()->set_worker_seconds(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return result;
 }
 
@@ -106,11 +116,13 @@ apb::VerifyResult Worker::Verify(const wpb::VerifyTask& task) {
   // and it should show the same on every machine.
   std::string err = CheckReference(task);
   if (err.empty()) {
-    err = Guarded(s.device, [&] { return RunVerify(s.device, s.registry, task, &result); });
+    err = Guarded(s.device,
+                  [&] { return RunVerify(s.device, *s.resident, s.registry, task, &result); });
   }
   if (!err.empty()) {
     result.set_passed(false);
     result.set_error(err);
+    if (s.resident) s.resident->Clear();
   }
   return result;
 }
@@ -123,6 +135,21 @@ wpb::DescribeResult Worker::Describe(const wpb::DescribeTask& task) {
       Guarded(s.device, [&] { return RunDescribe(s.device, s.registry, task, &result); });
   result.set_ok(err.empty());
   if (!err.empty()) result.set_error(err);
+  return result;
+}
+
+wpb::ReleaseResult Worker::Release(const wpb::ReleaseTask& task) {
+  Impl& s = *impl_;
+  wpb::ReleaseResult result;
+  result.set_task_id(task.task_id());
+  if (!s.resident) return result;
+  result.set_released_bytes(int64_t(s.resident->inputs.bytes()));
+  result.set_released_problems(int(s.resident->inputs.problems()));
+  s.resident->Clear();
+  if (result.released_bytes() > 0) {
+    Log("released the resident inputs of %d problems (%.1f MiB)", result.released_problems(),
+        double(result.released_bytes()) / double(1u << 20));
+  }
   return result;
 }
 

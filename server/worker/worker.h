@@ -1,7 +1,8 @@
 // What ablation-worker does for each request: owns one device (device.h: the CUDA context, stream,
-// events, cuBLAS handles, workspace and L2 flush buffer) and answers one task at a time, by
-// measuring (measure.h), verifying (verify.h) or describing (describe.h). Never throws; every
-// failure becomes an ok=false / passed=false reply with the error text.
+// events, cuBLAS handles, workspace and L2 flush buffer) and what it keeps between tasks
+// (resident.h), and answers one task at a time, by measuring (measure.h), verifying (verify.h),
+// describing (describe.h) or releasing. Never throws; every failure becomes an ok=false /
+// passed=false reply with the error text.
 #pragma once
 
 #include <memory>
@@ -14,14 +15,6 @@ namespace ablation::worker {
 
 namespace wpb = ::ablation::worker::v1;
 namespace apb = ::ablation::v1;
-
-/// Input seeds derived from a task's seed: A and the logical K x N B get different streams of
-/// random values, and every variant (and reference) sees the same logical inputs for one seed.
-struct InputSeeds {
-  uint64_t a;
-  uint64_t b;
-};
-InputSeeds SeedsFor(uint64_t seed);
 
 class Worker {
  public:
@@ -44,6 +37,8 @@ class Worker {
   /// The variant's kernel symbol, the executable it is in and the device's SASS arch, so that the
   /// daemon can disassemble exactly the code that runs.
   wpb::DescribeResult Describe(const wpb::DescribeTask& task);
+  /// Frees the resident inputs (resident_inputs.h): the device's memory is free again.
+  wpb::ReleaseResult Release(const wpb::ReleaseTask& task);
 
   /// True after a sticky CUDA error (the context is unusable): the caller writes the reply, then
   /// exits non-zero so that the daemon starts a fresh worker.

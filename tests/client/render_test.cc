@@ -315,6 +315,34 @@ TEST(RunHeaderTest, ShowsDeviceStateTimesTags) {
   EXPECT_NE(text.find("(took 60.0 s)"), std::string::npos);
 }
 
+TEST(RunHeaderTest, SaysWhatTheRunCostWhereItsRowsSay) {
+  v1::Run run;
+  run.set_id(7);
+  run.set_started_at_ms(1796040000000);
+  run.set_finished_at_ms(1796040011000);  // 11 s
+  std::vector<v1::Measurement> rows(2);
+  for (int i = 0; i < 2; ++i) {
+    rows[i].mutable_stats()->set_total_seconds(5);
+    v1::Cost* c = rows[i].mutable_cost();
+    c->set_worker_seconds(5.3);
+    c->set_setup_seconds(i == 0 ? 0.2 : 0);
+    c->set_warmup_seconds(i == 0 ? 0.1 : 0.005);
+    c->set_sampling_seconds(5.1);
+    c->set_inputs_reused(i == 1);
+  }
+  const std::string text = RunHeader(run, rows);
+  EXPECT_NE(text.find("cost          11.0 s for 10.0 s of sampled GPU time (1.100x); setup 0.2 s, "
+                      "warm-up 0.1 s, sampling 10.2 s, verification 0.0 s; 1 of 2 on resident "
+                      "inputs\n"),
+            std::string::npos)
+      << text;
+  // Rows from before schema v10 say nothing: no line.
+  std::vector<v1::Measurement> old(1);
+  old[0].mutable_stats()->set_total_seconds(5);
+  EXPECT_EQ(RunHeader(run, old).find("cost"), std::string::npos);
+  EXPECT_EQ(RunHeader(run).find("cost"), std::string::npos);
+}
+
 TEST(ProgressLineTest, EveryEvent) {
   v1::RunEvent e;
   e.mutable_queued()->set_run_id(5);

@@ -48,6 +48,9 @@ struct WorkerLog {
   std::vector<std::string> measured_variants;
   std::vector<int> measured_rounds_min_samples;  ///< timing.min_samples of each measure request
   std::vector<uint64_t> seeds;
+  int releases = 0;  ///< ReleaseTasks (the end of each run, before a profile)
+  /// Each measure request's inputs_reused: its problem and seed were those of the one before.
+  std::vector<bool> reused;
 };
 
 class InProcessWorker final : public core::Worker {
@@ -61,6 +64,7 @@ class InProcessWorker final : public core::Worker {
     ++log_->starts_by_device[device_];
     if (++log_->starts > 1 && script_->fail_restart) return {core::Code::kInternal, "exit code 3"};
     running_ = true;
+    resident_.clear();  // a new process holds nothing
     hello_.Clear();
     hello_.set_device_present(script_->device_present);
     if (!script_->device_present) hello_.set_no_device_reason("no CUDA device (test)");
@@ -83,6 +87,14 @@ class InProcessWorker final : public core::Worker {
                   std::chrono::milliseconds timeout) override {
     CallResult result;
     if (request.has_measure()) return Measure(request.measure(), timeout);
+    if (request.has_release()) {
+      std::lock_guard lock(log_->mu);
+      ++log_->releases;
+      resident_.clear();
+      result.ok = true;
+      result.reply.mutable_release()->set_task_id(request.release().task_id());
+      return result;
+    }
     if (request.has_verify()) {
       const auto& task = request.verify();
       {
@@ -120,9 +132,16 @@ class InProcessWorker final : public core::Worker {
 
   CallResult Measure(const worker::v1::MeasureTask& task, std::chrono::milliseconds timeout) {
     int index = 0;
+    // As the real worker keeps a problem's inputs resident between measurements.
+    const std::string key = task.dtype() + " " + std::to_string(task.shape().m()) + "x" +
+                            std::to_string(task.shape().n()) + "x" +
+                            std::to_string(task.shape().k()) + " " + std::to_string(task.seed());
+    const bool reused = key == resident_;
+    resident_ = key;
     {
       std::lock_guard lock(log_->mu);
       index = log_->measures++;
+      log_->reused.push_back(reused);
       log_->measured_variants.push_back(task.variant());
       log_->measured_rounds_min_samples.push_back(task.timing().min_samples());
       log_->seeds.push_back(task.seed());
@@ -167,6 +186,13 @@ class InProcessWorker final : public core::Worker {
     st->set_total_seconds(0.010);
     m->mutable_occupancy()->set_registers_per_thread(128);
     m->mutable_occupancy()->set_limiter("registers");
+    // Where the worker's time went, as the real one reports it.
+    auto* cost = m->mutable_cost();
+    cost->set_worker_seconds(0.012);
+    cost->set_setup_seconds(reused ? 0 : 0.001);
+    cost->set_warmup_seconds(0.001);
+    cost->set_sampling_seconds(0.010);
+    cost->set_inputs_reused(reused);
     return result;
   }
 
@@ -175,6 +201,7 @@ class InProcessWorker final : public core::Worker {
   const int device_;
   std::atomic<bool> running_{false};
   worker::v1::Hello hello_;
+  std::string resident_;  ///< the problem and seed of the last measurement
 };
 
 inline core::WorkerFactory InProcessWorkers(std::shared_ptr<const WorkerScript> script,

@@ -17,6 +17,7 @@
 #include "db/store.h"
 #include "kernels/registry.h"
 #include "server/core/run_manager.h"
+#include "server/core/verification_policy.h"
 #include "tests/core/in_process_worker.h"
 
 namespace ablation::core {
@@ -188,9 +189,49 @@ TEST_F(RunExecutionTest, StoresEachMeasurementBeforeItsEventAndFinishes) {
   EXPECT_EQ(rows[0].occupancy().registers_per_thread(), 128);
   EXPECT_GT(rows[0].wall_seconds(), 0);  // v6: stored like every other field, by name
   EXPECT_LT(rows[0].wall_seconds(), 5);
-  // The input seed: the run's id and the item's place, the same formula everywhere.
+  // The input seed: the run's and the problem's, the same for every item of the problem.
   ASSERT_EQ(log_->seeds.size(), 3u);
-  EXPECT_EQ(log_->seeds[2], uint64_t(id) * 7919u + 2u);
+  EXPECT_EQ(log_->seeds[0], InputSeed(id, {256, 256, 256, kernels::DType::kBF16}));
+  EXPECT_EQ(log_->seeds[1], log_->seeds[0]);
+  EXPECT_EQ(log_->seeds[2], log_->seeds[0]);
+}
+
+TEST_F(RunExecutionTest, EachRowSaysWhereItsWallTimeWentAndTheRunReleasesItsInputs) {
+  StartManager();
+  auto rec = std::make_shared<Recorder>(store_.get());
+  const int64_t id = Submit(Request({kA, kB}, /*verify=*/true), rec);
+  ASSERT_TRUE(rec->WaitEnd());
+  auto rows = store_->MeasurementsOfRun(id, false);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) {
+    const v1::Cost& c = row.cost();
+    // The worker's part, as it reported it (v10 columns, stored by name like every other field).
+    EXPECT_DOUBLE_EQ(c.worker_seconds(), 0.012);
+    EXPECT_DOUBLE_EQ(c.warmup_seconds(), 0.001);
+    EXPECT_DOUBLE_EQ(c.sampling_seconds(), 0.010);
+    ASSERT_TRUE(c.has_setup_seconds());
+    // The daemon's: the verification before timing, inside the row's wall time.
+    ASSERT_TRUE(c.has_verify_seconds());
+    EXPECT_GE(c.verify_seconds(), 0);
+    EXPECT_LE(c.verify_seconds(), row.wall_seconds());
+    EXPECT_DOUBLE_EQ(row.stats().total_seconds(), 0.010);  // the GPU time sampled
+  }
+  // One problem and one seed: the second item found the first one's inputs resident.
+  EXPECT_FALSE(rows[0].cost().inputs_reused());
+  EXPECT_DOUBLE_EQ(rows[0].cost().setup_seconds(), 0.001);
+  EXPECT_TRUE(rows[1].cost().inputs_reused());
+  EXPECT_DOUBLE_EQ(rows[1].cost().setup_seconds(), 0);
+  EXPECT_EQ(log_->releases, 1);  // at the end of the run
+
+  // A run of its own has seeds of its own: nothing of the first run's is reused.
+  auto second = std::make_shared<Recorder>(store_.get());
+  const int64_t next = Submit(Request({kA}), second);
+  ASSERT_TRUE(second->WaitEnd());
+  auto later = store_->MeasurementsOfRun(next, false);
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_FALSE(later[0].cost().inputs_reused());
+  EXPECT_FALSE(later[0].cost().has_verify_seconds());  // not asked to verify
+  EXPECT_EQ(log_->releases, 2);
 }
 
 TEST_F(RunExecutionTest, AWorkerDeathFailsThatMeasurementAndTheRunGoesOn) {
@@ -423,6 +464,10 @@ TEST_F(RunExecutionTest, AVerifyRunReportsEachResultAndItsState) {
   EXPECT_EQ(run->kind(), v1::RUN_KIND_VERIFY);
   EXPECT_EQ(run->state(), v1::RUN_STATE_PARTIAL);
   EXPECT_EQ(log_->measures, 0);
+  EXPECT_EQ(log_->releases, 1);  // the worker's inputs go with the run
+  // Both items of the one problem are checked on the same inputs.
+  ASSERT_EQ(log_->seeds.size(), 2u);
+  EXPECT_EQ(log_->seeds[0], log_->seeds[1]);
 }
 
 TEST_F(RunExecutionTest, NoDeviceRefusesRunsAndStoresNothing) {

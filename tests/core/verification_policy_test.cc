@@ -60,10 +60,15 @@ TEST_F(VerificationPolicyTest, AnExplicitReferenceIsKept) {
   EXPECT_EQ(ReferenceText(v1::REFERENCE_CUBLAS, ""), "cublas");
 }
 
-TEST(InputSeedTest, OneFormulaForEveryItem) {
-  EXPECT_EQ(InputSeed(1, 0), 7919u);
-  EXPECT_EQ(InputSeed(3, 5), 3u * 7919u + 5u);
-  EXPECT_NE(InputSeed(3, 5), InputSeed(3, 6));
+TEST_F(VerificationPolicyTest, InputSeedIsOnePerProblemOfARun) {
+  const kernels::Problem p = P(4096, 4096, 4096);
+  EXPECT_EQ(InputSeed(3, p), InputSeed(3, P(4096, 4096, 4096)));  // every item of the problem
+  EXPECT_NE(InputSeed(3, p), InputSeed(4, p));                    // another run
+  EXPECT_NE(InputSeed(3, p), InputSeed(3, P(4096, 4096, 2048)));  // another problem
+  EXPECT_NE(InputSeed(3, P(512, 256, 128)), InputSeed(3, P(256, 512, 128)));
+  kernels::Problem fp16 = p;
+  fp16.dtype = kernels::DType::kFP16;
+  EXPECT_NE(InputSeed(3, p), InputSeed(3, fp16));
 }
 
 }  // namespace

@@ -112,12 +112,58 @@ TEST_F(DashboardViews, ExistInAFreshDatabase) {
   auto rows = db.Rows("SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name");
   std::vector<std::string> names;
   for (auto& r : rows) names.push_back(r["name"]);
-  // v9 added latest_counters (hardware counters).
+  // v9 added latest_counters (hardware counters), v10 run_cost.
   EXPECT_EQ(names, (std::vector<std::string>{"latest_counters", "latest_result", "nightly_change",
-                                             "nightly_history", "run_summary"}));
-  for (const char* view :
-       {"latest_counters", "latest_result", "nightly_change", "nightly_history", "run_summary"})
+                                             "nightly_history", "run_cost", "run_summary"}));
+  for (const char* view : {"latest_counters", "latest_result", "nightly_change", "nightly_history",
+                           "run_cost", "run_summary"})
     EXPECT_EQ(db.Rows(std::string("SELECT * FROM ") + view).size(), 0u) << view;
+}
+
+TEST_F(DashboardViews, RunCostSumsWhereEachRunsWallTimeWent) {
+  const int64_t run = AddRun({}, 1);
+  for (int i = 0; i < 3; ++i) {
+    v1::Measurement m;
+    m.set_run_id(run);
+    m.set_sequence(i);
+    m.set_variant("abl_L1_R1_bl0_s3_sw1");
+    m.set_dtype("bf16");
+    m.set_status(v1::MEASUREMENT_STATUS_OK);
+    m.mutable_stats()->set_total_seconds(0.25);
+    m.set_wall_seconds(0.3);
+    v1::Cost* c = m.mutable_cost();
+    c->set_worker_seconds(0.28);
+    c->set_setup_seconds(i == 0 ? 0.02 : 0.001);
+    c->set_warmup_seconds(i == 0 ? 0.1 : 0.005);
+    c->set_sampling_seconds(0.26);
+    c->set_inputs_reused(i > 0);
+    store_->InsertMeasurement(m);
+  }
+  AddMeasurement(run, "cublas_bf16", 0.2, v1::MEASUREMENT_STATUS_FAILED);  // no cost: NULLs
+  store_->FinishRun(run, v1::RUN_STATE_PARTIAL, "", kDay + 1000 + 1200);
+  AddRun({}, 2);  // not finished, nothing measured
+  ReadOnlyDb db(path_);
+  auto rows = db.Rows(
+      "SELECT run_id, measurements, run_seconds, round(sampled_gpu_seconds, 6) AS gpu, "
+      "round(wall_seconds, 6) AS wall, round(worker_seconds, 6) AS worker, "
+      "round(setup_seconds, 6) AS setup, round(warmup_seconds, 6) AS warmup, "
+      "round(sampling_seconds, 6) AS sampling, verify_seconds, inputs_reused, "
+      "round(run_per_gpu_second, 6) AS cost FROM run_cost ORDER BY run_id");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["measurements"], "4");
+  EXPECT_EQ(rows[0]["run_seconds"], "1.2");
+  EXPECT_EQ(rows[0]["gpu"], "0.75");
+  EXPECT_EQ(rows[0]["wall"], "0.9");
+  EXPECT_EQ(rows[0]["worker"], "0.84");
+  EXPECT_EQ(rows[0]["setup"], "0.022");
+  EXPECT_EQ(rows[0]["warmup"], "0.11");
+  EXPECT_EQ(rows[0]["sampling"], "0.78");
+  EXPECT_EQ(rows[0]["verify_seconds"], "NULL");  // nothing verified
+  EXPECT_EQ(rows[0]["inputs_reused"], "2");
+  EXPECT_EQ(rows[0]["cost"], "1.6");
+  EXPECT_EQ(rows[1]["measurements"], "0");
+  EXPECT_EQ(rows[1]["run_seconds"], "NULL");
+  EXPECT_EQ(rows[1]["cost"], "NULL");
 }
 
 TEST_F(DashboardViews, LatestResultKeepsTheNewestOkRowPerVariantDtypeShapeAndGpu) {

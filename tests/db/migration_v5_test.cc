@@ -115,8 +115,8 @@ TEST_F(MigrationV5Test, BackfillsReferenceAndOutcomeFromTheirText) {
 TEST_F(MigrationV5Test, ViewsReadTheMigratedRowsAsBefore) {
   auto store = Store::Open(path_);
   RawDb raw(path_);
-  // The v4 views, and v9's latest_counters.
-  EXPECT_EQ(raw.Int("SELECT count(*) FROM sqlite_master WHERE type = 'view'"), 5);
+  // The v4 views, v9's latest_counters and v10's run_cost.
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM sqlite_master WHERE type = 'view'"), 6);
   // latest_result: the ok rows of run 1 (1, 2, 4 at 4096^3; 6 at 8192^3; 7 a smem2reg), the
   // failed 3 and 5 left out.
   EXPECT_EQ(raw.Text("SELECT group_concat(measurement_id, ' ') FROM (SELECT measurement_id FROM "

@@ -300,9 +300,16 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
                                                 "bytes_per_second",
                                                 "fragment_loads_per_second",
                                                 "round",
-                                                "wall_seconds"};
+                                                "wall_seconds",
+                                                "worker_seconds",
+                                                "setup_seconds",
+                                                "warmup_seconds",
+                                                "sampling_seconds",
+                                                "verify_seconds",
+                                                "inputs_reused"};
   EXPECT_THAT(RowMapping::Of<v1::Measurement>().ColumnNames(), ElementsAreArray(measurement));
-  // The v4 store's own hand-written list, in its order, and v5's and v6's one more each.
+  // The v4 store's own hand-written list, in its order, v5's and v6's one more each, v7's and
+  // v10's.
   const std::vector<std::string> v4_store = {"run_id",
                                              "sequence",
                                              "variant",
@@ -359,7 +366,13 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
                                              "round",
                                              "median_cycles",
                                              "median_sm_mhz",
-                                             "low_clock_samples"};
+                                             "low_clock_samples",
+                                             "worker_seconds",
+                                             "setup_seconds",
+                                             "warmup_seconds",
+                                             "sampling_seconds",
+                                             "verify_seconds",
+                                             "inputs_reused"};
   EXPECT_THAT(RowMapping::Of<v1::Measurement>().ColumnNames(), UnorderedElementsAreArray(v4_store));
   std::vector<std::string> nullable;
   for (const auto& c : RowMapping::Of<v1::Measurement>().columns()) {
@@ -368,19 +381,21 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
   EXPECT_THAT(
       nullable,
       ElementsAre("median_cycles", "median_sm_mhz", "low_clock_samples", "sm_clock_mhz_mean",
-                  "sm_clock_mhz_min", "sm_clock_mhz_max", "mem_clock_mhz_mean",
-                  "mem_clock_mhz_min", "mem_clock_mhz_max", "power_w_mean", "power_w_min",
-                  "power_w_max", "temperature_c_mean", "temperature_c_min", "temperature_c_max",
-                  "throttled_samples", "bytes_per_second", "fragment_loads_per_second"));
+                  "sm_clock_mhz_min", "sm_clock_mhz_max", "mem_clock_mhz_mean", "mem_clock_mhz_min",
+                  "mem_clock_mhz_max", "power_w_mean", "power_w_min", "power_w_max",
+                  "temperature_c_mean", "temperature_c_min", "temperature_c_max",
+                  "throttled_samples", "bytes_per_second", "fragment_loads_per_second",
+                  "worker_seconds", "setup_seconds", "warmup_seconds", "sampling_seconds",
+                  "verify_seconds", "inputs_reused"));
 
-  EXPECT_THAT(RowMapping::Of<v1::Run>().ColumnNames(),
-              ElementsAre("state", "kind", "device_index", "device_name", "device_uuid",
-                          "compute_capability", "sm_count", "driver_version",
-                          "cuda_runtime_version", "cublas_version", "memory_bytes", "l2_bytes",
-                          "smem_per_block_optin", "smem_per_sm", "daemon_version", "git_revision",
-                          "request_json", "requested_by", "created_at_ms", "started_at_ms",
-                          "finished_at_ms", "error", "planned", "clock_policy", "rounds",
-                          "order_seed"));
+  EXPECT_THAT(
+      RowMapping::Of<v1::Run>().ColumnNames(),
+      ElementsAre("state", "kind", "device_index", "device_name", "device_uuid",
+                  "compute_capability", "sm_count", "driver_version", "cuda_runtime_version",
+                  "cublas_version", "memory_bytes", "l2_bytes", "smem_per_block_optin",
+                  "smem_per_sm", "daemon_version", "git_revision", "request_json", "requested_by",
+                  "created_at_ms", "started_at_ms", "finished_at_ms", "error", "planned",
+                  "clock_policy", "rounds", "order_seed"));
   EXPECT_THAT(RowMapping::Of<v1::DeviceIdentity>().ColumnNames(),
               ElementsAre("device_index", "device_name", "device_uuid", "compute_capability",
                           "sm_count", "driver_version", "cuda_runtime_version", "cublas_version",

@@ -168,5 +168,47 @@ TEST_F(WorkerGpu, RefusesWhatCannotRun) {
   ExpectGoodTiming(Measure(kCublas, 512), apb::L2_MODE_COLD_ROTATED);
 }
 
+TEST_F(WorkerGpu, ConsecutiveMeasurementsOfAProblemFindItsInputsResident) {
+  v1::WorkerRequest release;
+  release.mutable_release()->set_task_id(1);
+  ASSERT_TRUE(Call(release).has_release());  // nothing left from the tests before
+  v1::MeasureTask t = Task(kAblation, 4096, 4096, 4096);
+  const v1::MeasureResult first = Measure(t);
+  ExpectGoodTiming(first, apb::L2_MODE_COLD_ROTATED);
+  EXPECT_FALSE(first.cost().inputs_reused());
+  const v1::MeasureResult second = Measure(t);
+  ExpectGoodTiming(second, apb::L2_MODE_COLD_ROTATED);
+  EXPECT_TRUE(second.cost().inputs_reused());
+  EXPECT_LT(second.cost().setup_seconds(), first.cost().setup_seconds());
+  // Busy a moment ago: the short warm-up (5 ms and the count), not the task's 50 ms.
+  EXPECT_LT(second.cost().warmup_seconds(), 0.04) << second.cost().ShortDebugString();
+  for (const v1::MeasureResult* r : {&first, &second}) {
+    const apb::Cost& c = r->cost();
+    ASSERT_TRUE(c.has_worker_seconds() && c.has_setup_seconds() && c.has_warmup_seconds() &&
+                c.has_sampling_seconds());
+    EXPECT_LE(c.setup_seconds() + c.warmup_seconds() + c.sampling_seconds(), c.worker_seconds());
+    // The loop's wall time holds the samples' GPU time, and little else.
+    EXPECT_GE(c.sampling_seconds(), r->stats().total_seconds());
+    EXPECT_LT(c.sampling_seconds(), 1.2 * r->stats().total_seconds() + 0.01)
+        << c.ShortDebugString();
+  }
+  // B as N x K: the same A and B, with B^T and its copies made for it.
+  v1::MeasureTask nk = Task("abl_L1_R1_bl1_s3_sw1", 4096, 4096, 4096);
+  const v1::MeasureResult transposed = Measure(nk);
+  ExpectGoodTiming(transposed, apb::L2_MODE_COLD_ROTATED);
+  EXPECT_FALSE(transposed.cost().inputs_reused());
+  EXPECT_TRUE(Measure(nk).cost().inputs_reused());
+  // Another seed is another set of values, made again.
+  t.set_seed(8);
+  EXPECT_FALSE(Measure(t).cost().inputs_reused());
+  // A verification on the resident inputs (written again from the seed, C poisoned) passes.
+  EXPECT_TRUE(Verify(kAblation, 4096, apb::REFERENCE_CUBLAS).passed());
+  const v1::WorkerReply released = Call(release);
+  ASSERT_TRUE(released.has_release());
+  EXPECT_GT(released.release().released_bytes(), 0);
+  EXPECT_GE(released.release().released_problems(), 2);
+  EXPECT_FALSE(Measure(t).cost().inputs_reused());
+}
+
 }  // namespace
 }  // namespace ablation::worker

@@ -46,6 +46,22 @@ def test_one_row_per_measurement_with_the_run_device():
     assert df["created"].dt.tz is not None
 
 
+def test_the_cost_columns_say_where_the_wall_time_went():
+    m = measurement()
+    m.stats.total_seconds = 0.9
+    m.cost.worker_seconds, m.cost.setup_seconds = 1.1, 0.002
+    m.cost.warmup_seconds, m.cost.sampling_seconds = 0.005, 1.05
+    m.cost.inputs_reused = True
+    row = ablationd.measurements_frame([m]).iloc[0]
+    assert (row.wall_seconds, row.sampled_gpu_seconds) == (1.25, 0.9)
+    assert (row.worker_seconds, row.setup_seconds) == (1.1, 0.002)
+    assert (row.warmup_seconds, row.sampling_seconds) == (0.005, 1.05)
+    assert bool(row.inputs_reused) is True
+    assert math.isnan(row.verify_seconds)  # not asked to verify
+    old = ablationd.measurements_frame([measurement()]).iloc[0]  # a row from before schema v10
+    assert math.isnan(old.setup_seconds) and math.isnan(old.inputs_reused)
+
+
 def test_what_was_not_measured_is_nan_never_zero():
     m = measurement(status=ablation_pb2.MEASUREMENT_STATUS_FAILED, error="worker died")
     row = ablationd.measurements_frame([m]).iloc[0]

@@ -91,6 +91,9 @@ int main(int argc, char** argv) {
       Env("ABLATION_FAKE_SLEEP_MS").empty() ? 0 : std::stoi(Env("ABLATION_FAKE_SLEEP_MS"));
   const double sm_mhz = EnvNumber("ABLATION_FAKE_SM_MHZ", kMaxSmMhz);
   const int low_clock_samples = int(EnvNumber("ABLATION_FAKE_LOW_CLOCK_SAMPLES", 0));
+  // As the real worker keeps a problem's inputs resident, the fake says which measurements would
+  // have found them so: those of the problem and seed it last measured (until a release).
+  std::string resident;
   while (true) {
     worker::v1::WorkerRequest req;
     std::string error;
@@ -108,9 +111,15 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "fake worker: hanging on %s as asked\n", t.variant().c_str());
         for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
       }
+      const auto started = std::chrono::steady_clock::now();
       if (sleep_ms) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
       auto* r = reply.mutable_measure();
       r->set_task_id(t.task_id());
+      const std::string key = t.dtype() + " " + std::to_string(t.shape().m()) + "x" +
+                              std::to_string(t.shape().n()) + "x" + std::to_string(t.shape().k()) +
+                              " " + std::to_string(t.seed());
+      r->mutable_cost()->set_inputs_reused(key == resident);
+      resident = key;
       if (!no_device.empty()) {
         r->set_ok(false);
         r->set_error(no_device);
@@ -131,7 +140,13 @@ int main(int argc, char** argv) {
         worker::SetStatsFromSamples(
             r, {.max_sm_mhz = kMaxSmMhz, .low_clock_fraction = t.timing().low_clock_fraction()});
         r->mutable_occupancy()->set_threads_per_block(256);
+        // Synthetic too: the sleep as the sampling, nothing for the rest.
+        r->mutable_cost()->set_setup_seconds(0);
+        r->mutable_cost()->set_warmup_seconds(0);
+        r->mutable_cost()->set_sampling_seconds(sleep_ms / 1e3);
       }
+      r->mutable_cost()->set_worker_seconds(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     } else if (req.has_describe()) {
       // Names a kernel that a stand-in disassembler (ABLATION_CUOBJDUMP in the e2e tests) knows.
       const auto& t = req.describe();
@@ -147,6 +162,10 @@ int main(int argc, char** argv) {
         r->set_binary(binary.empty() ? "/proc/self/exe" : binary);
         r->set_arch("sm_90");
       }
+    } else if (req.has_release()) {
+      reply.mutable_release()->set_task_id(req.release().task_id());
+      reply.mutable_release()->set_released_problems(resident.empty() ? 0 : 1);
+      resident.clear();
     } else if (req.has_verify()) {
       const auto& t = req.verify();
       if (sleep_ms) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));

@@ -127,5 +127,125 @@ TEST(NextBatchSize, TheStoppingRuleBetweenBatchesOvershootsByLessThanABatch) {
   EXPECT_EQ(batches, 2);
 }
 
+TEST(CanEnqueueAhead, OnlyWhileTheBatchInFlightCannotEndTheMeasurement) {
+  const SamplingOptions o = Opts();  // >= 10 samples and 0.5 s, at most 1 s and 1000 samples
+  // 0.1 s taken at 1 ms a sample, 32 in flight (at most 40 ms with the margin): short of 0.5 s.
+  EXPECT_TRUE(CanEnqueueAhead(Taken(100, 1), 32, o, 0, 0.1));
+  // 0.47 s + 32 x 1.25 ms = 0.51 s: the batch in flight may reach min_seconds.
+  EXPECT_FALSE(CanEnqueueAhead(Taken(470, 1), 32, o, 0, 0.5));
+  EXPECT_TRUE(CanEnqueueAhead(Taken(455, 1), 32, o, 0, 0.5));
+  // min_samples alone keeps the rule from stopping, short of the caps.
+  SamplingOptions many = o;
+  many.min_samples = 900;
+  EXPECT_TRUE(CanEnqueueAhead(Taken(700, 1), 32, many, 0, 0.7));
+  EXPECT_FALSE(CanEnqueueAhead(Taken(950, 1), 32, many, 0, 0.95)) << "the time cap is near";
+  many.max_samples = 720;
+  EXPECT_FALSE(CanEnqueueAhead(Taken(700, 1), 32, many, 0, 0.7)) << "max_samples";
+  // The wall-clock cap (2 x max_seconds) counts too.
+  EXPECT_FALSE(CanEnqueueAhead(Taken(100, 1), 32, o, 0, 1.97));
+  // Before the first sample, the warm-up's estimate; without any, never.
+  EXPECT_TRUE(CanEnqueueAhead({}, 32, o, 1, 0));
+  EXPECT_FALSE(CanEnqueueAhead({}, 32, o, 0, 0));
+  EXPECT_FALSE(CanEnqueueAhead({}, 32, o, NAN, 0));
+  EXPECT_FALSE(CanEnqueueAhead(Taken(100, 1), 0, o, 0, 0.1)) << "nothing in flight";
+}
+
+TEST(NextBatchSizeAhead, CountsTheBatchInFlight) {
+  const SamplingOptions o = Opts();
+  EXPECT_EQ(NextBatchSizeAhead(Taken(100, 1), 32, o, 0, kMaxBatch), kMaxBatch);
+  // 900 ms taken and 32 x 1.25 ms in flight: 60 ms left under the 1 s cap at 1 ms a sample.
+  EXPECT_EQ(NextBatchSizeAhead(Taken(900, 1), 32, o, 0, 64), 50) << "the 50 ms target first";
+  EXPECT_EQ(NextBatchSizeAhead(Taken(930, 1), 32, o, 0, 64), 30);
+  SamplingOptions few = o;
+  few.max_samples = 140;
+  EXPECT_EQ(NextBatchSizeAhead(Taken(100, 0.1), 32, few, 0, kMaxBatch), 8) << "max_samples";
+  EXPECT_EQ(NextBatchSizeAhead(Taken(100, 0.1), 40, few, 0, kMaxBatch), 0);
+}
+
+/// measure.cc's loop without a GPU: a batch enqueued ahead where CanEnqueueAhead allows, the
+/// stopping rule after each batch collected, batches in flight collected after the stop.
+/// Sample i takes sample_ms(i).
+template <typename SampleMs>
+StopReason RunPipelined(const SamplingOptions& o, SampleMs sample_ms, RunningStats* r, int* ahead,
+                        int* past_stop) {
+  std::vector<int> in_flight;
+  StopReason why = StopReason::kContinue;
+  auto take = [&](int n) {
+    for (int i = 0; i < n; ++i) r->Add(sample_ms(r->count()));
+  };
+  while (!in_flight.empty() || why == StopReason::kContinue) {
+    if (in_flight.empty()) in_flight.push_back(NextBatchSize(*r, o, sample_ms(0), kMaxBatch));
+    if (why == StopReason::kContinue && in_flight.size() < size_t(kBatchSlots) &&
+        CanEnqueueAhead(*r, in_flight.back(), o, sample_ms(0), 0)) {
+      in_flight.push_back(NextBatchSizeAhead(*r, in_flight.back(), o, sample_ms(0), kMaxBatch));
+      ++*ahead;
+    }
+    const int n = in_flight.front();
+    in_flight.erase(in_flight.begin());
+    if (why != StopReason::kContinue) *past_stop += n;
+    take(n);
+    if (why == StopReason::kContinue) why = ShouldStop(*r, o);
+  }
+  return why;
+}
+
+TEST(CanEnqueueAhead, TheLoopTakesTheSamplesItWouldTakeOneBatchAtATime) {
+  SamplingOptions quiet = Opts();
+  quiet.max_samples = 100000;
+  for (double ms : {0.125, 0.5, 3.0, 30.0}) {
+    RunningStats one, piped;
+    int batches = 0, ahead = 0, past = 0;
+    const StopReason a = RunLoop(quiet, ms, &one, &batches);
+    const StopReason b = RunPipelined(
+        quiet, [&](int64_t i) { return ms * (1 + 0.001 * ((i % 2) ? 1 : -1)); }, &piped, &ahead,
+        &past);
+    EXPECT_EQ(a, b) << ms;
+    EXPECT_EQ(one.count(), piped.count()) << ms;
+    EXPECT_EQ(past, 0) << ms;
+    // All but the last batch or two were enqueued while the one before ran.
+    EXPECT_GE(ahead, batches - 2) << ms;
+  }
+}
+
+TEST(CanEnqueueAhead, ABatchFarLongerThanPredictedRunsAtMostOneBatchPastTheStop) {
+  // 0.5 ms samples, then five times as long (a clock collapse): the batch ahead was planned on
+  // the short ones, and is collected, and kept, after the rule stopped.
+  SamplingOptions o = Opts();
+  o.max_samples = 100000;
+  RunningStats r;
+  int ahead = 0, past = 0;
+  RunPipelined(
+      o, [](int64_t i) { return i < 900 ? 0.5 : 2.5; }, &r, &ahead, &past);
+  EXPECT_LE(past, kMaxBatch);
+  EXPECT_LE(r.sum(), 1e3 * o.max_seconds + kMaxBatch * 2.5);
+}
+
+TEST(PlanWarmup, AnIdleGpuGetsTheWholeWarmUpABusyOneAShortOne) {
+  SamplingOptions o;  // 3 launches, 0.1 s
+  // The worker's first task, or a GPU idle for longer than kWarmIdleSeconds: all of it.
+  for (double idle : {-1.0, kWarmIdleSeconds + 1e-3, 10.0}) {
+    const WarmupPlan p = PlanWarmup(o, idle);
+    EXPECT_FALSE(p.warm) << idle;
+    EXPECT_EQ(p.launches, 3) << idle;
+    EXPECT_DOUBLE_EQ(p.seconds, 0.1) << idle;
+  }
+  // Busy a moment ago (the item before): the count and kWarmGpuWarmupSeconds.
+  for (double idle : {0.0, 0.004, kWarmIdleSeconds}) {
+    const WarmupPlan p = PlanWarmup(o, idle);
+    EXPECT_TRUE(p.warm) << idle;
+    EXPECT_EQ(p.launches, 3) << idle;
+    EXPECT_DOUBLE_EQ(p.seconds, kWarmGpuWarmupSeconds) << idle;
+  }
+  // Never longer than asked for, and the count is always the task's.
+  o.warmup_seconds = 0.001;
+  o.warmup_count = 7;
+  EXPECT_DOUBLE_EQ(PlanWarmup(o, 0.01).seconds, 0.001);
+  EXPECT_EQ(PlanWarmup(o, 0.01).launches, 7);
+  EXPECT_DOUBLE_EQ(PlanWarmup(o, -1).seconds, 0.001);
+  // The policy's numbers, as the README states them.
+  EXPECT_DOUBLE_EQ(kWarmIdleSeconds, 0.05);
+  EXPECT_DOUBLE_EQ(kWarmGpuWarmupSeconds, 0.005);
+}
+
 }  // namespace
 }  // namespace ablation::worker
