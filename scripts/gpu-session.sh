@@ -11,6 +11,7 @@
 #           compare of a ladder B run made under a background cuBLAS load against a quiet one
 #   ragged  a pipe_ variant verified and timed at M, N, K all ragged (K not a multiple of 8)
 #   full    the full preset with rounds, its wall time against its sampled GPU time
+#   cost    all-ablation with 3 rounds: its wall time against its sampled GPU time (run_cost view)
 #   hopper  the Hopper ladder (ladder-h, 3 rounds) with its report, and the SASS checks of every rung
 # Each phase appends to OUT/session.log; the databases stay in OUT.
 set -uo pipefail
@@ -100,6 +101,23 @@ for phase in "$@"; do
       c report --run "$id" --format md >"$out/full-report.md" 2>>"$log"
       c report --run "$id" --format html >"$out/full-report.html" 2>>"$log"
       say "full: $(awk "BEGIN{print $t1 - $t0}") s wall for run $id"
+      stop_daemon
+      ;;
+    cost)
+      start_daemon "$out/cost.db" || continue
+      say "all-ablation, 3 rounds ($(elapsed))"
+      t0=$(date +%s.%N)
+      c -q sweep --preset all-ablation --tag cost >>"$log" 2>&1
+      t1=$(date +%s.%N)
+      say "all-ablation: $(awk "BEGIN{print $t1 - $t0}") s wall for run $(latest)"
+      python3 - "$out/cost.db" >>"$log" 2>&1 <<'PY'
+import sqlite3, sys
+con = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+cur = con.execute("SELECT * FROM run_cost ORDER BY run_id DESC LIMIT 1")
+for name, value in zip([d[0] for d in cur.description], cur.fetchone()):
+    print(f"  run_cost.{name} = {value}")
+PY
+      grep -E "cost:" "$out/ablationd.log" | tail -1 | tee -a "$log"
       stop_daemon
       ;;
     hopper)
