@@ -165,6 +165,14 @@ std::vector<SassFunction> ParseSass(std::string_view listing) {
       auto it = labels.find(label);
       if (it != labels.end()) f.instructions[index].target = it->second;
     }
+    // A block barrier followed by EXIT is a way out (a warp-specialised kernel's end), never a
+    // barrier between a load and the next compute; ptxas may place it inside a loop's address
+    // range (the spin of an mbarrier wait branches back from after it).
+    for (size_t i = 0; i + 1 < f.instructions.size(); ++i) {
+      if (f.instructions[i].cls == SassClass::kBarrier &&
+          f.instructions[i + 1].cls == SassClass::kExit)
+        f.instructions[i].cls = SassClass::kOther;
+    }
     labels.clear();
     pending.clear();
   };

@@ -329,3 +329,31 @@ TEST(SassTest, ModifiersMayHoldLowerCase) {
 
 }  // namespace
 }  // namespace ablation::core
+
+namespace ablation::core {
+namespace {
+
+// What ptxas made of the 2x1 cluster rung on the H200: the consumers' mbarrier spin branches back
+// from the end of the function, so the loop's address range holds the producer's TMA and a block
+// barrier on the way out. That barrier separates nothing.
+TEST(SassTest, ABarrierOnTheWayOutSeparatesNothing) {
+  auto f = OnlyFunction(
+      "Function : mc2\n"
+      "/*0000*/ WARPGROUP.ARRIVE ;\n"
+      "/*0010*/ HGMMA.64x256x16.F32.BF16 R24, gdesc[UR16], R24 ;\n"
+      "/*0020*/ SYNCS.ARRIVE.TRANS64.RED.A1T0 RZ, [UR6], RZ ;\n"
+      "/*0030*/ UTMALDG.2D.MULTICAST [UR16], [UR8], UR4 ;\n"
+      "/*0040*/ EXIT ;\n"
+      "/*0050*/ BAR.SYNC.DEFER_BLOCKING 0x0 ;\n"
+      "/*0060*/ EXIT ;\n"
+      "/*0070*/ SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR9], R9 ;\n"
+      "/*0080*/ BRA 0x0 ;\n");
+  EXPECT_EQ(f.instructions[5].cls, SassClass::kOther);
+  SassVerdict v = InspectFunction(f);
+  ASSERT_TRUE(v.loop_found);
+  EXPECT_EQ(v.compute_opcode, "HGMMA");
+  EXPECT_TRUE(v.overlap) << DescribeVerdict(v);
+}
+
+}  // namespace
+}  // namespace ablation::core
