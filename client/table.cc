@@ -48,30 +48,35 @@ std::vector<std::string> Wrap(std::string_view text, std::size_t width) {
   return lines;
 }
 
-// Narrows columns until the row fits `max_width`: text columns (`prose`) first, then the other
-// left-aligned ones, the widest first, none below its floor; numbers keep their width.
-std::vector<std::size_t> FitWidths(const Table& table, std::vector<std::size_t> widths,
-                                   const std::vector<std::size_t>& floors,
-                                   const std::vector<bool>& prose, std::size_t max_width) {
-  const std::size_t n = widths.size();
-  std::size_t total = n == 0 ? 0 : 2 * (n - 1);
-  for (std::size_t w : widths) total += w;
-  if (max_width == 0 || total <= max_width) return widths;
-  std::size_t excess = total - max_width;
-  for (int pass = 0; pass < 2 && excess > 0; ++pass) {
-    while (excess > 0) {
-      std::size_t widest = n;
-      for (std::size_t i = 0; i < n; ++i) {
+// The width of a row of `columns` (two spaces between them).
+std::size_t RowWidth(const std::vector<std::size_t>& widths,
+                     const std::vector<std::size_t>& columns) {
+  std::size_t total = columns.empty() ? 0 : 2 * (columns.size() - 1);
+  for (std::size_t i : columns) total += widths[i];
+  return total;
+}
+
+// Narrows `columns` until the row fits `max_width`: text columns (`prose`) first, then the other
+// left-aligned ones, the widest first, none below its floor; numbers keep their width. Returns
+// whether it fits.
+bool FitWidths(const Table& table, const std::vector<std::size_t>& columns,
+               const std::vector<std::size_t>& floors, const std::vector<bool>& prose,
+               std::size_t max_width, std::vector<std::size_t>* widths) {
+  std::size_t total = RowWidth(*widths, columns);
+  for (int pass = 0; pass < 2 && total > max_width; ++pass) {
+    while (total > max_width) {
+      std::size_t widest = widths->size();
+      for (std::size_t i : columns) {
         const bool eligible = table.columns[i].align == Align::kLeft && prose[i] == (pass == 0) &&
-                              widths[i] > floors[i];
-        if (eligible && (widest == n || widths[i] > widths[widest])) widest = i;
+                              (*widths)[i] > floors[i];
+        if (eligible && (widest == widths->size() || (*widths)[i] > (*widths)[widest])) widest = i;
       }
-      if (widest == n) break;
-      --widths[widest];
-      --excess;
+      if (widest == widths->size()) break;
+      --(*widths)[widest];
+      --total;
     }
   }
-  return widths;
+  return total <= max_width;
 }
 
 }  // namespace
@@ -104,12 +109,36 @@ std::string RenderText(const Table& table, std::size_t max_width) {
   for (std::size_t i = 0; i < n; ++i) {
     floors[i] = std::min(widths[i], std::max<std::size_t>(DisplayWidth(lines[0][i]), 10));
   }
-  widths = FitWidths(table, widths, floors, prose, max_width);
+  // Every column in place, the text columns wrapped to at least 20; else the text columns leave
+  // the table, each row followed by them as indented "title: text" lines the full width, and
+  // the other left-aligned columns wrap if still needed.
+  std::vector<std::size_t> shown(n);
+  for (std::size_t i = 0; i < n; ++i) shown[i] = i;
+  std::vector<std::size_t> below;  // the text columns that left the table
+  if (max_width > 0) {
+    // In place, only the text columns narrow (names and numbers whole).
+    std::vector<std::size_t> in_place = widths;
+    for (std::size_t i = 0; i < n; ++i)
+      if (prose[i]) in_place[i] = std::min(widths[i], std::max<std::size_t>(floors[i], 20));
+    std::vector<std::size_t> fitted = widths;
+    const bool some_prose = std::find(prose.begin(), prose.end(), true) != prose.end();
+    const bool all_prose = std::find(prose.begin(), prose.end(), false) == prose.end();
+    if (FitWidths(table, shown, in_place, prose, max_width, &fitted)) {
+      widths = fitted;
+    } else if (some_prose && !all_prose) {
+      std::vector<std::size_t> kept;
+      for (std::size_t i = 0; i < n; ++i) (prose[i] ? below : kept).push_back(i);
+      shown = kept;
+      FitWidths(table, shown, floors, prose, max_width, &widths);
+    } else {  // nothing to take out (field / value tables): narrower text columns, else cut
+      FitWidths(table, shown, floors, prose, max_width, &widths);
+    }
+  }
   std::string text;
   auto emit = [&](const std::vector<std::string>& line) {
     std::string out;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (i > 0) out += "  ";
+    for (std::size_t i : shown) {
+      if (i != shown.front()) out += "  ";
       const std::size_t w = DisplayWidth(line[i]);
       std::string pad(widths[i] > w ? widths[i] - w : 0, ' ');
       out += table.columns[i].align == Align::kRight ? pad + line[i] : line[i] + pad;
@@ -126,7 +155,7 @@ std::string RenderText(const Table& table, std::size_t max_width) {
   auto emit_row = [&](const std::vector<std::string>& row) {
     std::vector<std::vector<std::string>> cells(n);
     std::size_t height = 1;
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i : shown) {
       cells[i] = Wrap(row[i], widths[i]);
       height = std::max(height, cells[i].size());
     }
@@ -135,6 +164,12 @@ std::string RenderText(const Table& table, std::size_t max_width) {
       for (std::size_t i = 0; i < n; ++i)
         if (k < cells[i].size()) line[i] = cells[i][k];
       emit(line);
+    }
+    for (std::size_t i : below) {
+      if (row[i].empty()) continue;
+      const std::size_t room = max_width > 4 ? max_width - 2 : max_width;
+      for (const std::string& part : Wrap(lines[0][i] + ": " + row[i], room))
+        text += "  " + part + '\n';
     }
   };
   emit(lines[0]);

@@ -38,9 +38,10 @@ struct Table {
 };
 
 // Aligned columns; numbers right-aligned. A table wider than `max_width` (0: no limit) wraps
-// its text columns first (left-aligned ones with spaces in them: errors, descriptions,
-// verdicts), then its other left-aligned ones, down to their titles (at least 10 wide); one that
-// still does not fit is cut at the width, each cut line ending in "…".
+// its text columns (left-aligned ones with spaces in them: errors, descriptions, verdicts) to
+// at least 20; when that is not enough they leave the table and follow each row as indented
+// "title: text" lines, and the other left-aligned columns wrap down to their titles (at least
+// 10). One that still does not fit is cut at the width, each cut line ending in "…".
 std::string RenderText(const Table& table, std::size_t max_width);
 std::string RenderText(const Table& table);  // at TextWidth()
 // How wide RenderText(table) makes tables: the terminal's, set once by RunApp (client/output.h);

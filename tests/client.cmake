@@ -4,11 +4,14 @@
 add_executable(ablation_client_test
   ${CMAKE_CURRENT_LIST_DIR}/client/advise_sass_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/client/app_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/client/cli_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/client/dtype_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/client/enum_words_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/client/escape_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/client/exit_codes_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/client/parse_test.cc
-  ${CMAKE_CURRENT_LIST_DIR}/client/render_test.cc)
+  ${CMAKE_CURRENT_LIST_DIR}/client/render_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/client/table_test.cc)
 target_link_libraries(ablation_client_test PRIVATE ablation_client_lib GTest::gmock GTest::gtest_main)
 gtest_discover_tests(ablation_client_test
   TEST_PREFIX "client."
