@@ -17,3 +17,9 @@ gtest_discover_tests(ablation_client_test
   TEST_PREFIX "client."
   PROPERTIES LABELS client
   DISCOVERY_TIMEOUT 30)
+
+# The bash and zsh completion scripts the client prints (`completion bash|zsh`): syntax, and what
+# they complete (bash through COMP_WORDS/COMPREPLY, zsh through stand-ins for _arguments).
+add_test(NAME client.completion
+  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/client/completion_test.sh $<TARGET_FILE:ablation-client>)
+set_tests_properties(client.completion PROPERTIES LABELS client SKIP_RETURN_CODE 77 TIMEOUT 120)
