@@ -507,7 +507,7 @@ TEST_F(E2E, ReportOfARunWhoseSamplesExceedFourMegabytes) {
                               "abl_L1_R1_bl0_s*_sw1_rb1", "--shape", "256", "--min-samples",
                               "100000", "-q"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  auto report = daemon_->Client({"report", "--run", "latest", "--format", "md"});
+  auto report = daemon_->Client({"report", "latest", "--format", "md"});
   EXPECT_EQ(report.exit_code, 0) << report.err;
   EXPECT_THAT(report.out, HasSubstr("abl_L1_R1_bl0_s4_sw1_rb1"));
 }
