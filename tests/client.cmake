@@ -23,3 +23,14 @@ gtest_discover_tests(ablation_client_test
 add_test(NAME client.completion
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/client/completion_test.sh $<TARGET_FILE:ablation-client>)
 set_tests_properties(client.completion PROPERTIES LABELS client SKIP_RETURN_CODE 77 TIMEOUT 120)
+
+# The `client` preset configured and ablation-client (and the Python package) built with the CUDA
+# toolkit hidden, in <build>/client-only-check. Opt-in, being a build of its own (about 13 min
+# on 2 cores with a cold ccache, seconds warm): ABLATION_TEST_CLIENT_ONLY=1 ctest -L client-only.
+if(NOT ABLATION_CLIENT_ONLY)
+  add_test(NAME client.client_only_build
+    COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/client/client_only_build_test.sh ${CMAKE_SOURCE_DIR}
+            ${CMAKE_BINARY_DIR}/client-only-check)
+  set_tests_properties(client.client_only_build PROPERTIES
+    LABELS client-only SKIP_RETURN_CODE 77 TIMEOUT 1800)
+endif()
