@@ -193,9 +193,8 @@ CLI::App* SetupRun(CLI::App& app, RunOptions& options) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(ShapeValidator());
   sub->add_option("--dtype", options.dtype,
-                  "bf16, fp16 (f16), fp32 (f32), tf32 or int8 (i8); default: the one the "
-                  "variant names name (cublas_fp16, pipe_*_i8_*), else the variants' only one, "
-                  "else bf16")
+                  "bf16, fp16 (f16), fp32 (f32), tf32 or int8 (i8); default: the dtype in the "
+                  "variants' names (cublas_fp16, pipe_*_i8_*), else their only one, else bf16")
       ->transform(DTypeTransformer());
   sub->add_option("--tag,-t", options.tags, "Tag stored with the run (nightly); repeatable")
       ->expected(1)

@@ -14,8 +14,8 @@ CLI::App* SetupSass(CLI::App& app, SassOptions& options) {
       ->type_name("VARIANT")
       ->required();
   sub->add_option("--dtype", options.dtype,
-                  "bf16, fp16 (f16), fp32 (f32), tf32 or int8 (i8); default: the one the "
-                  "variant's name names, else its first")
+                  "bf16, fp16 (f16), fp32 (f32), tf32 or int8 (i8); default: the dtype in the "
+                  "variant's name, else its first")
       ->transform(DTypeTransformer());
   sub->add_option("--device,-d", options.device, "GPU whose worker names the kernel")
       ->capture_default_str()

@@ -26,8 +26,8 @@ CLI::App* SetupVerify(CLI::App& app, VerifyOptions& options) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(ShapeValidator());
   sub->add_option("--dtype", options.dtype,
-                  "bf16, fp16 (f16), fp32 (f32), tf32 or int8 (i8); default: the one the "
-                  "variant names name (cublas_fp16), else the variants' only one, else bf16")
+                  "bf16, fp16 (f16), fp32 (f32), tf32 or int8 (i8); default: the dtype in the "
+                  "variants' names (cublas_fp16), else their only one, else bf16")
       ->transform(DTypeTransformer());
   sub->add_option("--against", options.against,
                   "cpu, cublas or a variant name (default: cpu up to 1024^3, else cublas)")

@@ -12,6 +12,9 @@ fail=0
 
 "$client" completion bash >"$tmp/ablation-client.bash"
 bash -n "$tmp/ablation-client.bash"
+if command -v shellcheck >/dev/null; then
+  shellcheck -s bash "$tmp/ablation-client.bash" || { echo "FAIL: shellcheck of the bash script"; fail=1; }
+fi
 
 # A stand-in daemon lookup: the client the script runs for variant and preset names (the first
 # word of the line), answering as the real one does (CSV, CRLF) and noting how it was called.
@@ -83,6 +86,9 @@ expect "$tmp/report-1.html" ablation-client report -o "$tmp/report-"
 expect "abl_L1_R1_bl0_s3_sw1" "$tmp/fake-client" --server host:7 run -v abl
 expect "abl_L1_R1_bl0_s3_sw1 cpu cublas cublas_fp16" "$tmp/fake-client" verify --against ""
 expect "ladder-a ladder-b" "$tmp/fake-client" sweep --preset ""
+expect "abl_L1_R1_bl0_s3_sw1" "$tmp/fake-client" --tls --token-file /t run -v abl
+grep -q -- "--tls --token-file /t --timeout 2 variants --format csv" "$tmp/fake-calls" ||
+  { echo "FAIL: the variant names were not asked with --tls --token-file: $(cat "$tmp/fake-calls")"; fail=1; }
 grep -q -- "--server host:7 --timeout 2 variants --format csv" "$tmp/fake-calls" ||
   { echo "FAIL: the variant names were not asked of --server host:7: $(cat "$tmp/fake-calls")"; fail=1; }
 
