@@ -130,6 +130,39 @@ TEST_F(CliE2E, OutputFileAndFormatFlag) {
   EXPECT_EQ(Client({"results", "-f", "html"}).exit_code, 2);
 }
 
+TEST_F(CliE2E, TablesFitTheTerminalTheyAreShownOn) {
+  const CommandResult which = RunCommand({"/bin/sh", "-c", "command -v script"});
+  if (which.exit_code != 0)
+    GTEST_SKIP() << "no script(1) (util-linux) to give the client a terminal";
+  const std::string script = which.out.substr(0, which.out.find('\n'));
+  // On a terminal 72 columns wide (its size, not $COLUMNS, which says 300): the presets, whose
+  // descriptions are long, fit it.
+  auto r = RunCommand({script, "-qec",
+                       "stty cols 72 rows 100; COLUMNS=300 '" + std::string(CLIENT_PATH) +
+                           "' --server " + daemon_->address() + " presets",
+                       "/dev/null"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::istringstream lines(r.out);
+  int rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::size_t width = 0;
+    for (unsigned char c : line) width += (c & 0xC0) != 0x80;
+    EXPECT_LE(width, 72u) << line;
+    ++rows;
+  }
+  EXPECT_GT(rows, 10) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("ladder-a"));
+  EXPECT_THAT(r.out, HasSubstr("description: Ladder A"));
+  // Not a terminal: $COLUMNS.
+  auto piped = RunCommand({"/bin/sh", "-c",
+                           "COLUMNS=90 '" + std::string(CLIENT_PATH) + "' --server " +
+                               daemon_->address() + " presets"});
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  std::istringstream piped_lines(piped.out);
+  for (std::string line; std::getline(piped_lines, line);) EXPECT_LE(line.size(), 90u) << line;
+}
+
 TEST_F(CliE2E, BashCompletionOffersTheDaemonsVariants) {
   const std::string script = dir_ + "/ablation-client.bash";
   ASSERT_EQ(Client({"completion", "bash", "-o", script}).exit_code, 0);
