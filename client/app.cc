@@ -178,7 +178,9 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
 
   int code = kExitUsage;
   if (*completion_cmd) {
-    code = (target << CompletionScript(app, completion.shell, "ablation-client"), kExitOk);
+    // From the parser alone: no daemon needed.
+    target << CompletionScript(app, completion.shell, "ablation-client");
+    code = kExitOk;
   } else {
     std::string channel_error;
     std::shared_ptr<grpc::Channel> channel = MakeChannel(global, &channel_error);

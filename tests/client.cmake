@@ -25,7 +25,7 @@ add_test(NAME client.completion
 set_tests_properties(client.completion PROPERTIES LABELS client SKIP_RETURN_CODE 77 TIMEOUT 120)
 
 # The `client` preset configured and ablation-client (and the Python package) built with the CUDA
-# toolkit hidden, in <build>/client-only-check. Opt-in, being a build of its own (about 13 min
+# toolkit hidden, in <build>/client-only-check. Opt-in, being a build of its own (7 to 13 min
 # on 2 cores with a cold ccache, seconds warm): ABLATION_TEST_CLIENT_ONLY=1 ctest -L client-only.
 if(NOT ABLATION_CLIENT_ONLY)
   add_test(NAME client.client_only_build

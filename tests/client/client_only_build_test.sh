@@ -8,7 +8,7 @@
 # and removed after a pass.
 #
 # Opt-in (exit 77, skipped, unless ABLATION_TEST_CLIENT_ONLY=1): with a cold ccache the build
-# takes about 13 minutes on 2 shared cores (4 s warm). Run it with
+# took 7 to 13 minutes on 2 shared cores (4 s warm). Run it with
 #   ABLATION_TEST_CLIENT_ONLY=1 ctest --preset default -L client-only
 #
 #   client_only_build_test.sh SOURCE_DIR WORK_DIR
