@@ -85,8 +85,8 @@ TEST_F(AdviseSassE2E, AdviseShowsWhatThisGpuMeasured) {
   auto list = daemon_->Client({"variants", "pipe_*_f16_64x64x16"});
   if (list.exit_code != 0 || list.out.find("pipe_cpasync_f16_64x64x16") == std::string::npos)
     GTEST_SKIP() << "the pipe_ family is not registered in this build";
-  auto run = daemon_->Client({"run", "--variant", "pipe_*_f16_64x64x16", "--dtype", "fp16",
-                              "--shape", "256x256x256"});
+  auto run = daemon_->Client(
+      {"run", "--variant", "pipe_*_f16_64x64x16", "--dtype", "fp16", "--shape", "256x256x256"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   auto r = daemon_->Client(
       {"advise", "--bm", "64", "--bn", "64", "--bk", "16", "--dtype", "fp16", "--arch", "sm_90"});
@@ -149,8 +149,8 @@ TEST_F(AdviseSassE2E, SassJudgesTheKernelTheWorkerNames) {
   std::getline(log, line);
   EXPECT_EQ(line, "args: arch=sm_90");
 
-  auto json = daemon_->Client({"--format", "json", "sass", "abl_L1_R1_bl0_s3_sw1", "--dtype",
-                               "fp16"});
+  auto json =
+      daemon_->Client({"--format", "json", "sass", "abl_L1_R1_bl0_s3_sw1", "--dtype", "fp16"});
   EXPECT_EQ(json.exit_code, 0) << json.err;
   EXPECT_THAT(json.out, HasSubstr("\"verdict\":\"overlap\""));
   EXPECT_THAT(json.out, HasSubstr("\"compute_per_iteration\":16"));
