@@ -2,10 +2,13 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <iostream>
+#include <sstream>
 
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 
+#include "ablation/version.h"
 #include "client/cmd_advise.h"
 #include "client/cmd_budget.h"
 #include "client/cmd_cancel.h"
@@ -23,12 +26,27 @@
 #include "client/cmd_variants.h"
 #include "client/cmd_verify.h"
 #include "client/cmd_watch.h"
+#include "client/completion.h"
 #include "client/exit_codes.h"
 #include "client/options.h"
+#include "client/output.h"
 #include "client/rpc.h"
+#include "client/run_arg.h"
+#include "client/table.h"
 #include "client/validators.h"
 
 namespace ablation::client {
+namespace {
+
+// "ablation-client 0.1.0 (git 1a2b3c4d5e6f)": the project's version and the revision the build
+// was configured at (CMakeLists.txt writes both into ablation/version.h, as for the daemon).
+std::string VersionText() {
+  const std::string revision = kGitRevision;
+  return std::string("ablation-client ") + kDaemonVersion +
+         (revision == "unknown" ? " (git revision unknown)" : " (git " + revision + ")");
+}
+
+}  // namespace
 
 int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
            const std::atomic<bool>* interrupted) {
@@ -38,25 +56,37 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   app.require_subcommand(1);
   // Global options also after the subcommand: `ablation-client runs --format json`.
   app.fallthrough();
+  app.set_version_flag("--version", VersionText());
 
   GlobalOptions global;
   app.add_option("--server", global.server, "Daemon address HOST:PORT")
       ->envname("ABLATION_SERVER")
       ->capture_default_str();
-  app.add_option("--format,-f", global.format, "Output format: table, json, csv, markdown")
+  app.add_option("--format,-f", global.format,
+                 "Output format: table, json, csv, markdown (md); html for report")
       ->transform(FormatTransformer())
       ->default_str("table");
+  app.add_option("--output,-o", global.output,
+                 "Write the command's output to FILE instead of stdout (whole, once it is done)")
+      ->type_name("FILE");
+  app.add_option("--width", global.width,
+                 "Fit tables to this many columns (0: no limit; default: the terminal's, else "
+                 "$COLUMNS)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--timeout", global.timeout_s,
                  "Deadline in seconds for unary calls (default 30; verify: none)")
       ->check(CLI::PositiveNumber);
   app.add_flag("--quiet,-q", global.quiet, "No progress lines on stderr");
   app.add_option("--token-file", global.token_file,
                  "File whose first line is the bearer token (else ABLATION_TOKEN)")
-      ->envname("ABLATION_TOKEN_FILE");
+      ->envname("ABLATION_TOKEN_FILE")
+      ->type_name("FILE");
   app.add_flag("--tls", global.tls, "TLS to the daemon (also: an https:// or grpcs:// --server)");
-  app.add_option("--ca", global.ca_file, "PEM CA that signed the daemon's certificate");
-  app.add_option("--cert", global.cert_file, "PEM client certificate (with --key)");
-  app.add_option("--key", global.key_file, "PEM private key of --cert");
+  app.add_option("--ca", global.ca_file, "PEM CA that signed the daemon's certificate")
+      ->type_name("FILE");
+  app.add_option("--cert", global.cert_file, "PEM client certificate (with --key)")
+      ->type_name("FILE");
+  app.add_option("--key", global.key_file, "PEM private key of --cert")->type_name("FILE");
   if (const char* token = std::getenv("ABLATION_TOKEN")) global.token = token;
 
   VariantsOptions variants;
@@ -76,6 +106,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   BudgetOptions budget;
   WatchOptions watch;
   ProfileOptions profile;
+  CompletionOptions completion;
   CLI::App* variants_cmd = SetupVariants(app, variants);
   CLI::App* device_cmd = SetupDevice(app, device);
   CLI::App* run_cmd = SetupRun(app, run);
@@ -93,6 +124,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   CLI::App* budget_cmd = SetupBudget(app, budget);
   CLI::App* watch_cmd = SetupWatch(app, watch);
   CLI::App* profile_cmd = SetupProfile(app, profile);
+  CLI::App* completion_cmd = SetupCompletion(app, completion);
 
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
@@ -103,34 +135,72 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return code == static_cast<int>(CLI::ExitCodes::Success) ? kExitOk : kExitUsage;
   }
 
-  std::string channel_error;
-  std::shared_ptr<grpc::Channel> channel = MakeChannel(global, &channel_error);
-  if (!channel) {
-    err << "error: " << channel_error << '\n';
+  auto execute = [&](const CommandContext& context) {
+    if (*variants_cmd) return ExecuteVariants(variants, context);
+    if (*device_cmd) return ExecuteDevice(device, context);
+    if (*run_cmd) return ExecuteRun(run, context);
+    if (*runs_cmd) return ExecuteRuns(runs, context);
+    if (*show_cmd) return ExecuteShow(show, context);
+    if (*results_cmd) return ExecuteResults(results, context);
+    if (*cancel_cmd) return ExecuteCancel(cancel, context);
+    if (*verify_cmd) return ExecuteVerify(verify, context);
+    if (*advise_cmd) return ExecuteAdvise(advise, context);
+    if (*sass_cmd) return ExecuteSass(sass, context);
+    if (*presets_cmd) return ExecutePresets(presets, context);
+    if (*sweep_cmd) return ExecuteSweep(sweep, context);
+    if (*report_cmd) return ExecuteReport(report, context);
+    if (*compare_cmd) return ExecuteCompare(compare, context);
+    if (*budget_cmd) return ExecuteBudget(budget, context);
+    if (*watch_cmd) return ExecuteWatch(watch, context);
+    if (*profile_cmd) return ExecuteProfile(profile, context);
+    context.err << "error: no subcommand\n";
+    return kExitUsage;
+  };
+
+  if (!global.quiet)
+    for (const std::string& warning : DeprecationWarnings(app)) err << warning << '\n';
+  if (global.format == Format::kHtml && !*report_cmd) {
+    err << "error: --format html is for report; use table, json, csv or markdown\n";
     return kExitUsage;
   }
-  std::unique_ptr<v1::Ablation::Stub> stub = v1::Ablation::NewStub(channel);
-  CommandContext context{global, *stub, out, err, interrupted};
+  // -o FILE: checked before anything runs (a long run should not end in "cannot write"), then
+  // written whole once the command is done.
+  const bool to_file = !global.output.empty() && global.output != "-";
+  if (to_file) {
+    if (std::string why = CheckOutputPath(global.output); !why.empty()) {
+      err << "error: -o: " << why << '\n';
+      return kExitUsage;
+    }
+  }
+  std::ostringstream buffered;
+  std::ostream& target = to_file ? buffered : out;
+  SetTextWidth(OutputWidth(global.width, !to_file && &out == &std::cout));
 
-  if (*variants_cmd) return ExecuteVariants(variants, context);
-  if (*device_cmd) return ExecuteDevice(device, context);
-  if (*run_cmd) return ExecuteRun(run, context);
-  if (*runs_cmd) return ExecuteRuns(runs, context);
-  if (*show_cmd) return ExecuteShow(show, context);
-  if (*results_cmd) return ExecuteResults(results, context);
-  if (*cancel_cmd) return ExecuteCancel(cancel, context);
-  if (*verify_cmd) return ExecuteVerify(verify, context);
-  if (*advise_cmd) return ExecuteAdvise(advise, context);
-  if (*sass_cmd) return ExecuteSass(sass, context);
-  if (*presets_cmd) return ExecutePresets(presets, context);
-  if (*sweep_cmd) return ExecuteSweep(sweep, context);
-  if (*report_cmd) return ExecuteReport(report, context);
-  if (*compare_cmd) return ExecuteCompare(compare, context);
-  if (*budget_cmd) return ExecuteBudget(budget, context);
-  if (*watch_cmd) return ExecuteWatch(watch, context);
-  if (*profile_cmd) return ExecuteProfile(profile, context);
-  err << "error: no subcommand\n";
-  return kExitUsage;
+  int code = kExitUsage;
+  if (*completion_cmd) {
+    // From the parser alone: no daemon needed.
+    target << CompletionScript(app, completion.shell, "ablation-client");
+    code = kExitOk;
+  } else {
+    std::string channel_error;
+    std::shared_ptr<grpc::Channel> channel = MakeChannel(global, &channel_error);
+    if (!channel) {
+      err << "error: " << channel_error << '\n';
+      return kExitUsage;
+    }
+    std::unique_ptr<v1::Ablation::Stub> stub = v1::Ablation::NewStub(channel);
+    const CommandContext context{global, *stub, target, err, interrupted};
+    code = execute(context);
+  }
+  // What a failed command printed is still its output (a run's table before a failure); a
+  // command refused before it printed anything leaves the file as it was.
+  if (to_file && (code != kExitUsage || !buffered.str().empty())) {
+    if (std::string why = WriteOutputFile(global.output, buffered.str()); !why.empty()) {
+      err << "error: -o: " << why << '\n';
+      return kExitUsage;
+    }
+  }
+  return code;
 }
 
 }  // namespace ablation::client

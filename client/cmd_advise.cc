@@ -1,5 +1,6 @@
 #include "client/cmd_advise.h"
 
+#include "client/dtype.h"
 #include "client/exit_codes.h"
 #include "client/render.h"
 #include "client/rpc.h"
@@ -14,7 +15,9 @@ CLI::App* SetupAdvise(CLI::App& app, AdviseOptions& options) {
   sub->add_option("--bm", options.bm, "Block tile M")->required()->check(CLI::PositiveNumber);
   sub->add_option("--bn", options.bn, "Block tile N")->required()->check(CLI::PositiveNumber);
   sub->add_option("--bk", options.bk, "Block tile K")->required()->check(CLI::PositiveNumber);
-  sub->add_option("--dtype", options.dtype, "fp16, int8, fp32, bf16, tf32")->required();
+  sub->add_option("--dtype", options.dtype, DTypeWordsHelp())
+      ->required()
+      ->transform(DTypeTransformer());
   sub->add_option("--arch", options.arch, "sm_80 (A100), sm_86 (GA104), sm_89, sm_90 (H100/H200)")
       ->required();
   sub->add_option("--device,-d", options.device, "GPU whose measurements count")

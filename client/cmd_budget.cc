@@ -18,7 +18,9 @@ std::string Kb(int64_t bytes) {
 CLI::App* SetupBudget(CLI::App& app, BudgetOptions& options) {
   CLI::App* sub = app.add_subcommand(
       "budget", "Shared memory budget of a variant: bytes per stage count, blocks per SM, cliff");
-  sub->add_option("variant", options.variant, "Variant (canonical or short name)")->required();
+  sub->add_option("variant", options.variant, "Variant (canonical or short name)")
+      ->type_name("VARIANT")
+      ->required();
   sub->add_option("--arch", options.arch,
                   "sm_80 (A100, 164 KB/SM), sm_86 (GA104, 100 KB/SM, 50 KB cliff), "
                   "sm_89, sm_90 (H100/H200, 228 KB/SM)")

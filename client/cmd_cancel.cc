@@ -5,16 +5,14 @@
 #include "client/parse.h"
 #include "client/render.h"
 #include "client/rpc.h"
-#include "client/validators.h"
+#include "client/run_arg.h"
 
 namespace ablation::client {
 
 CLI::App* SetupCancel(CLI::App& app, CancelOptions& options) {
   CLI::App* sub = app.add_subcommand(
       "cancel", "Cancel a run; a running one stops at its next measurement boundary");
-  sub->add_option("run_id", options.run_id, "The run to cancel")
-      ->required()
-      ->check(RunIdValidator(false));
+  AddRunArgument(sub, options.run_id, {"The run to cancel", false, true});
   return sub;
 }
 

@@ -13,10 +13,10 @@ CLI::App* SetupCompare(CLI::App& app, CompareOptions& options) {
       "compare",
       "Compare two runs per variant and shape over their rounds, beside their clocks; exit 1 on "
       "a slowdown beyond --threshold that is not within noise, or when a run is not complete");
-  sub->add_option("run_a", options.run_a, "The earlier run (the reference)")
+  sub->add_option("RUN_A", options.run_a, "The earlier run (the reference)")
       ->required()
       ->check(RunIdValidator(true));
-  sub->add_option("run_b", options.run_b, "The run to check, or 'latest'")
+  sub->add_option("RUN_B", options.run_b, "The run to check, or 'latest'")
       ->required()
       ->check(RunIdValidator(true));
   sub->add_option("--threshold", options.threshold,

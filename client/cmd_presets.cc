@@ -11,7 +11,8 @@ namespace ablation::client {
 CLI::App* SetupPresets(CLI::App& app, PresetsOptions& options) {
   CLI::App* sub = app.add_subcommand(
       "presets", "List the daemon's presets (named variant x shape sets that sweep runs)");
-  sub->add_option("name", options.name, "Show this preset's entries and what they resolve to");
+  sub->add_option("name", options.name, "Show this preset's entries and what they resolve to")
+      ->type_name("PRESET");
   return sub;
 }
 

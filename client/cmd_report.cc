@@ -1,12 +1,10 @@
 #include "client/cmd_report.h"
 
-#include <fstream>
-
 #include "client/exit_codes.h"
 #include "client/parse.h"
 #include "client/report/report.h"
 #include "client/rpc.h"
-#include "client/validators.h"
+#include "client/run_arg.h"
 
 namespace ablation::client {
 
@@ -16,13 +14,9 @@ CLI::App* SetupReport(CLI::App& app, ReportOptions& options) {
       "The result tables of a run, one per preset with rungs (see `presets`): architecture, "
       "ladders A and B, shape sensitivity, pipelining; each item over the run's rounds, every "
       "change with a 95% interval from the rounds, the run's noise floor, the change in SM "
-      "cycles and the share of low-clock samples");
-  sub->add_option("--run", options.run_id, "Run id, or 'latest'")
-      ->capture_default_str()
-      ->check(RunIdValidator(true));
-  sub->add_option("--format,-f", options.format, "md (default), html, csv or json")
-      ->check(CLI::IsMember({"md", "markdown", "html", "csv", "json"}));
-  sub->add_option("--output,-o", options.output, "Write to this file instead of stdout");
+      "cycles and the share of low-clock samples. The global --format picks md (the default), "
+      "html, csv or json; -o FILE the file");
+  AddRunArgument(sub, options.run_id, {"Run id, or 'latest'", true, false});
   return sub;
 }
 
@@ -74,40 +68,32 @@ std::string Render(const std::string& format, const v1::Report& report) {
 }  // namespace
 
 int ExecuteReport(const ReportOptions& options, const CommandContext& context) {
-  std::string format = options.format;
-  if (format.empty()) {
-    switch (context.global.format) {
-      case Format::kJson:
-        format = "json";
-        break;
-      case Format::kCsv:
-        format = "csv";
-        break;
-      case Format::kTable:
-      case Format::kMarkdown:
-        format = "md";
-        break;
-    }
+  // The global --format (-f): table and markdown give Markdown, html only here.
+  std::string format = "md";
+  switch (context.global.format) {
+    case Format::kJson:
+      format = "json";
+      break;
+    case Format::kCsv:
+      format = "csv";
+      break;
+    case Format::kHtml:
+      format = "html";
+      break;
+    case Format::kTable:
+    case Format::kMarkdown:
+      break;
   }
   v1::GetRunResponse run;
   if (int code = FetchRunWithSamples(options.run_id, context, &run); code != kExitOk) return code;
   std::vector<v1::Preset> presets;
   std::vector<v1::Variant> variants;
   if (int code = FetchCatalog(context, &presets, &variants); code != kExitOk) return code;
-  const std::string text = Render(format, report::BuildReport(run, presets, variants));
-  if (options.output.empty()) {
-    context.out << text << std::flush;
-    return kExitOk;
-  }
-  std::ofstream file(options.output, std::ios::binary | std::ios::trunc);
-  file << text;
-  file.close();
-  if (!file) {
-    context.err << "error: cannot write " << options.output << '\n';
-    return kExitFailed;
-  }
-  if (!context.global.quiet)
-    context.err << "report of run " << run.run().id() << " written to " << options.output << '\n';
+  context.out << Render(format, report::BuildReport(run, presets, variants)) << std::flush;
+  // -o FILE (the global option) is written by RunApp once this returns.
+  if (!context.global.output.empty() && context.global.output != "-" && !context.global.quiet)
+    context.err << "report of run " << run.run().id() << " written to " << context.global.output
+                << '\n';
   return kExitOk;
 }
 

@@ -1,6 +1,6 @@
-// `report [--run ID|latest] [--format md|html|csv|json] [-o FILE]`: the result tables of a stored
-// run (client/report/), from GetRun with the raw samples, the daemon's presets (their rungs are
-// the tables) and its variants.
+// `report [RUN|latest] [--format md|html|csv|json] [-o FILE]`: the result tables of a stored run
+// (client/report/), from GetRun with the raw samples, the daemon's presets (their rungs are the
+// tables) and its variants. --format and -o are the global options (html is report's alone).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -11,9 +11,7 @@
 namespace ablation::client {
 
 struct ReportOptions {
-  std::string run_id = "latest";
-  std::string format;  // md, html, csv, json; empty: from the global --format (table: md)
-  std::string output;  // empty: stdout
+  std::string run_id = "latest";  // the format and -o FILE are the global options
 };
 
 CLI::App* SetupReport(CLI::App& app, ReportOptions& options);

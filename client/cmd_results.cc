@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "client/dtype.h"
 #include "client/enum_words.h"
 #include "client/exit_codes.h"
 #include "client/paging.h"
@@ -9,16 +10,18 @@
 #include "client/render.h"
 #include "client/render_counters.h"
 #include "client/rpc.h"
+#include "client/run_arg.h"
 #include "client/validators.h"
 
 namespace ablation::client {
 
 CLI::App* SetupResults(CLI::App& app, ResultsOptions& options) {
   CLI::App* sub = app.add_subcommand("results", "Query stored measurements across runs");
-  sub->add_option("--variant", options.variant, "Variant glob or short name");
-  sub->add_option("--dtype", options.dtype, "bf16, fp16, fp32, tf32, int8");
+  sub->add_option("--variant", options.variant, "Variant glob or short name")->type_name("VARIANT");
+  sub->add_option("--dtype", options.dtype, "Only this dtype: " + DTypeWordsHelp())
+      ->transform(DTypeTransformer());
   sub->add_option("--shape", options.shape, "MxNxK, or N for NxNxN")->check(ShapeValidator());
-  sub->add_option("--run", options.run_id, "Only this run")->check(CLI::PositiveNumber);
+  AddRunArgument(sub, options.run_id, {"Only this run (a run id, or 'latest')", true, false});
   sub->add_option("--tag", options.tag, "Only runs with this tag");
   sub->add_option("--since", options.since,
                   "From this time on (inclusive): 2026-11-30, 2026-11-30T12:00:00Z or unix ms")
@@ -41,7 +44,9 @@ v1::QueryMeasurementsRequest BuildResultsRequest(const ResultsOptions& options) 
   request.set_variant_glob(options.variant);
   request.set_dtype(options.dtype);
   if (!options.shape.empty()) *request.mutable_shape() = ParseShapeOrThrow(options.shape);
-  request.set_run_id(options.run_id);
+  std::int64_t run_id = 0;  // 'latest' (0 here) is resolved by ExecuteResults
+  if (!options.run_id.empty()) ParseRunId(options.run_id, &run_id, true);
+  request.set_run_id(run_id);
   request.set_tag(options.tag);
   if (!options.since.empty()) request.set_since_ms(ParseTimeMsOrThrow(options.since));
   if (!options.until.empty()) request.set_until_ms(ParseTimeMsOrThrow(options.until));
@@ -58,6 +63,21 @@ int ExecuteResults(const ResultsOptions& options, const CommandContext& context)
       request.until_ms() <= request.since_ms()) {
     context.err << "error: --until must be later than --since\n";
     return kExitUsage;
+  }
+  if (options.run_id == "latest") {
+    // The newest run's id: QueryMeasurements reads 0 as every run.
+    v1::ListRunsRequest newest;
+    newest.set_page_size(1);
+    v1::ListRunsResponse runs;
+    grpc::ClientContext call;
+    SetDeadline(call, context.global, kDefaultQueryTimeoutS);
+    grpc::Status status = context.stub.ListRuns(&call, newest, &runs);
+    if (!status.ok()) return ReportRpcError(status, context);
+    if (runs.runs().empty()) {
+      context.err << "error: the daemon has no runs yet\n";
+      return kExitFailed;
+    }
+    request.set_run_id(runs.runs(0).id());
   }
   std::vector<v1::Measurement> measurements;
   bool more = false;  // the limit cut the results short

@@ -12,7 +12,7 @@ struct ResultsOptions {
   std::string variant;
   std::string dtype;
   std::string shape;
-  std::int64_t run_id = 0;
+  std::string run_id;  // as typed: "7" or "latest"; empty: every run
   std::string tag;
   std::string since;
   std::string until;

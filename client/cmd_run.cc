@@ -9,13 +9,14 @@
 #include <mutex>
 #include <thread>
 
+#include "client/dtype.h"
 #include "client/enum_words.h"
 #include "client/escape.h"
 #include "client/exit_codes.h"
 #include "client/parse.h"
 #include "client/render.h"
-#include "client/rpc.h"
 #include "client/render_counters.h"
+#include "client/rpc.h"
 #include "client/validators.h"
 
 namespace ablation::client {
@@ -182,6 +183,7 @@ CLI::App* SetupRun(CLI::App& app, RunOptions& options) {
       "that merely disconnects leaves it running)");
   sub->add_option("--variant,-v", options.variants,
                   "Variant name, short name (L1_R1_s3) or glob (abl_*_s3_*); repeatable")
+      ->type_name("VARIANT")
       ->required()
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -190,7 +192,10 @@ CLI::App* SetupRun(CLI::App& app, RunOptions& options) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(ShapeValidator());
-  sub->add_option("--dtype", options.dtype, "bf16 (default), fp16, fp32, tf32, int8");
+  sub->add_option("--dtype", options.dtype,
+                  "bf16, fp16 (f16), fp32 (f32), tf32 or int8 (i8); default: the dtype in the "
+                  "variants' names (cublas_fp16, pipe_*_i8_*), else their only one, else bf16")
+      ->transform(DTypeTransformer());
   sub->add_option("--tag,-t", options.tags, "Tag stored with the run (nightly); repeatable")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -210,8 +215,19 @@ v1::RunRequest BuildRunRequest(const RunOptions& options) {
 }
 
 int ExecuteRun(const RunOptions& options, const CommandContext& context) {
-  if (options.detach) return DetachRun(BuildRunRequest(options), context);
-  return FollowRun(BuildRunRequest(options), context, nullptr);
+  const DTypeChoice dtype = ResolveDType(options.dtype, options.variants, context);
+  if (!dtype.error.empty()) {
+    context.err << "error: " << dtype.error << '\n';
+    return kExitUsage;
+  }
+  RunOptions resolved = options;
+  resolved.dtype = dtype.dtype;
+  const int code = resolved.detach ? DetachRun(BuildRunRequest(resolved), context)
+                                   : FollowRun(BuildRunRequest(resolved), context, nullptr);
+  // A refusal (a variant without that dtype) reads better knowing where the dtype came from.
+  if (code == kExitUsage && !InferredDTypeNote(dtype).empty())
+    context.err << InferredDTypeNote(dtype) << '\n';
+  return code;
 }
 
 int DetachRun(const v1::RunRequest& request, const CommandContext& context) {

@@ -15,7 +15,7 @@ namespace ablation::client {
 struct RunOptions {
   std::vector<std::string> variants;
   std::vector<std::string> shapes;  // empty: 4096x4096x4096
-  std::string dtype;                // empty: the daemon's default, bf16
+  std::string dtype;  // canonical (f16 typed: fp16); empty: inferred by ExecuteRun (dtype.h)
   std::vector<std::string> tags;
   bool verify = false;
   bool hot_l2 = false;

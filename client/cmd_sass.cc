@@ -1,5 +1,6 @@
 #include "client/cmd_sass.h"
 
+#include "client/dtype.h"
 #include "client/exit_codes.h"
 #include "client/render.h"
 #include "client/rpc.h"
@@ -9,8 +10,13 @@ namespace ablation::client {
 CLI::App* SetupSass(CLI::App& app, SassOptions& options) {
   CLI::App* sub = app.add_subcommand(
       "sass", "Disassemble a variant's kernel and check load/compute overlap in its main loop");
-  sub->add_option("variant", options.variant, "Variant name or short name (L1_R1_s3)")->required();
-  sub->add_option("--dtype", options.dtype, "Data type (default: the variant's first)");
+  sub->add_option("variant", options.variant, "Variant name or short name (L1_R1_s3)")
+      ->type_name("VARIANT")
+      ->required();
+  sub->add_option("--dtype", options.dtype,
+                  "bf16, fp16 (f16), fp32 (f32), tf32 or int8 (i8); default: the dtype in the "
+                  "variant's name, else its first")
+      ->transform(DTypeTransformer());
   sub->add_option("--device,-d", options.device, "GPU whose worker names the kernel")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -18,9 +24,15 @@ CLI::App* SetupSass(CLI::App& app, SassOptions& options) {
 }
 
 int ExecuteSass(const SassOptions& options, const CommandContext& context) {
+  // The name alone decides; a variant that names none gets its first dtype from the daemon.
+  const DTypeChoice dtype = ChooseDType(options.dtype, {options.variant});
+  if (!dtype.error.empty()) {
+    context.err << "error: " << dtype.error << '\n';
+    return kExitUsage;
+  }
   v1::SassRequest request;
   request.set_variant(options.variant);
-  request.set_dtype(options.dtype);
+  request.set_dtype(dtype.dtype);
   request.set_device(options.device);
   v1::SassResponse response;
   grpc::ClientContext call;

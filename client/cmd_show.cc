@@ -5,15 +5,13 @@
 #include "client/render.h"
 #include "client/render_counters.h"
 #include "client/rpc.h"
-#include "client/validators.h"
+#include "client/run_arg.h"
 
 namespace ablation::client {
 
 CLI::App* SetupShow(CLI::App& app, ShowOptions& options) {
   CLI::App* sub = app.add_subcommand("show", "Show a run: device, state, times, tags, results");
-  sub->add_option("run_id", options.run_id, "Run id, or 'latest'")
-      ->capture_default_str()
-      ->check(RunIdValidator(true));
+  AddRunArgument(sub, options.run_id, {"Run id, or 'latest'", true, false});
   sub->add_flag("--samples", options.samples, "Include the raw samples (JSON output only)");
   sub->add_flag("--metrics", options.metrics,
                 "Include the hardware counters (run --profile, profile) as columns");

@@ -20,7 +20,9 @@ namespace ablation::client {
 CLI::App* SetupSweep(CLI::App& app, SweepOptions& options) {
   CLI::App* sub = app.add_subcommand(
       "sweep", "Run a preset (see `presets`) as one run, with live progress; Ctrl-C cancels");
-  sub->add_option("--preset,-p", options.preset, "Preset name")->required();
+  sub->add_option("--preset,-p", options.preset, "Preset name (see `presets`)")
+      ->type_name("PRESET")
+      ->required();
   sub->add_option("--tag,-t", options.tags, "Tag stored with the run (nightly); repeatable")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

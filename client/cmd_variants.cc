@@ -9,7 +9,8 @@ namespace ablation::client {
 CLI::App* SetupVariants(CLI::App& app, VariantsOptions& options) {
   CLI::App* sub = app.add_subcommand("variants", "List the kernel variants the daemon can run");
   sub->add_option("glob", options.glob,
-                  "Only names matching this glob (abl_*_s3_*) or short name (L1_R1_s3)");
+                  "Only names matching this glob (abl_*_s3_*) or short name (L1_R1_s3)")
+      ->type_name("VARIANT");
   return sub;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "client/dtype.h"
 #include "client/enum_words.h"
 #include "client/exit_codes.h"
 #include "client/parse.h"
@@ -15,6 +16,7 @@ CLI::App* SetupVerify(CLI::App& app, VerifyOptions& options) {
   CLI::App* sub = app.add_subcommand("verify", "Check variants' outputs against a reference");
   sub->add_option("--variant,-v", options.variants,
                   "Variant name, short name (L1_R1_s3) or glob; repeatable")
+      ->type_name("VARIANT")
       ->required()
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -23,7 +25,10 @@ CLI::App* SetupVerify(CLI::App& app, VerifyOptions& options) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(ShapeValidator());
-  sub->add_option("--dtype", options.dtype, "bf16 (default), fp16, fp32, tf32, int8");
+  sub->add_option("--dtype", options.dtype,
+                  "bf16, fp16 (f16), fp32 (f32), tf32 or int8 (i8); default: the dtype in the "
+                  "variants' names (cublas_fp16), else their only one, else bf16")
+      ->transform(DTypeTransformer());
   sub->add_option("--against", options.against,
                   "cpu, cublas or a variant name (default: cpu up to 1024^3, else cublas)")
       ->check(CLI::Validator(
@@ -59,13 +64,25 @@ v1::VerifyRequest BuildVerifyRequest(const VerifyOptions& options) {
 }
 
 int ExecuteVerify(const VerifyOptions& options, const CommandContext& context) {
+  const DTypeChoice dtype = ResolveDType(options.dtype, options.variants, context);
+  if (!dtype.error.empty()) {
+    context.err << "error: " << dtype.error << '\n';
+    return kExitUsage;
+  }
   v1::VerifyRequest request = BuildVerifyRequest(options);
+  request.set_dtype(dtype.dtype);
   v1::VerifyResponse response;
   grpc::ClientContext call;
   // Verification waits for the GPU behind queued runs: no deadline unless --timeout says so.
   SetDeadline(call, context.global, 0);
   grpc::Status status = context.stub.Verify(&call, request, &response);
-  if (!status.ok()) return ReportRpcError(status, context);
+  if (!status.ok()) {
+    const int code = ReportRpcError(status, context);
+    if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT &&
+        !InferredDTypeNote(dtype).empty())
+      context.err << InferredDTypeNote(dtype) << '\n';
+    return code;
+  }
   std::vector<v1::VerifyResult> results(response.results().begin(), response.results().end());
   context.out << RenderList(context.global.format, results, &VerifyTable);
   const auto failed = std::count_if(results.begin(), results.end(),

@@ -3,16 +3,14 @@
 #include "client/cmd_run.h"
 #include "client/parse.h"
 #include "client/rpc.h"
-#include "client/validators.h"
+#include "client/run_arg.h"
 
 namespace ablation::client {
 
 CLI::App* SetupWatch(CLI::App& app, WatchOptions& options) {
   CLI::App* sub = app.add_subcommand(
       "watch", "Follow a queued or running run (after run --detach); Ctrl-C cancels it");
-  sub->add_option("run_id", options.run_id, "The run to follow")
-      ->required()
-      ->check(RunIdValidator(false));
+  AddRunArgument(sub, options.run_id, {"The run to follow", false, true});
   return sub;
 }
 

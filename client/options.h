@@ -12,7 +12,8 @@ namespace ablation::client {
 
 namespace v1 = ::ablation::v1;
 
-enum class Format { kTable, kJson, kCsv, kMarkdown };
+// kHtml: `report` only (RunApp refuses it for the other commands).
+enum class Format { kTable, kJson, kCsv, kMarkdown, kHtml };
 
 struct GlobalOptions {
   std::string server = "127.0.0.1:50051";
@@ -20,6 +21,9 @@ struct GlobalOptions {
   // Unset: queries get kDefaultQueryTimeoutS, calls that wait for the GPU get no deadline.
   std::optional<double> timeout_s;
   bool quiet = false;  // no progress lines on stderr
+  std::string
+      output;  // -o FILE: the command's output goes there (whole, or not at all); "-": stdout
+  std::optional<int> width;  // --width: tables fit this many columns (0: no limit); unset: terminal
   // Who the client is and how it reaches the daemon (client/rpc.h: MakeChannel).
   std::string token_file;  // a file whose first line is the bearer token
   std::string token;       // ABLATION_TOKEN: the token itself

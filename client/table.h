@@ -37,7 +37,17 @@ struct Table {
   std::vector<std::vector<Cell>> rows;
 };
 
-std::string RenderText(const Table& table);      // aligned columns; numbers right-aligned
+// Aligned columns; numbers right-aligned. A table wider than `max_width` (0: no limit) wraps
+// its text columns (left-aligned ones with spaces in them: errors, descriptions, verdicts) to
+// at least 20; when that is not enough they leave the table and follow each row as indented
+// "title: text" lines, and the other left-aligned columns wrap down to their titles (at least
+// 10). One that still does not fit is cut at the width, each cut line ending in "…".
+std::string RenderText(const Table& table, std::size_t max_width);
+std::string RenderText(const Table& table);  // at TextWidth()
+// How wide RenderText(table) makes tables: the terminal's, set once by RunApp (client/output.h);
+// 0, the start, is no limit. Process-wide, so every command's tables fit without passing it on.
+void SetTextWidth(std::size_t columns);
+std::size_t TextWidth();
 std::string RenderMarkdown(const Table& table);  // GitHub-flavoured pipe table
 std::string RenderCsv(const Table& table);       // RFC 4180: CRLF, quoted where needed
 // The table in a non-JSON format (kJson is the caller's business: it renders messages).

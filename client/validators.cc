@@ -39,23 +39,21 @@ CLI::Validator RunIdValidator(bool allow_latest) {
 CLI::Validator FormatTransformer() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        static const std::map<std::string, Format> kFormats = {{"table", Format::kTable},
-                                                               {"json", Format::kJson},
-                                                               {"csv", Format::kCsv},
-                                                               {"markdown", Format::kMarkdown},
-                                                               {"md", Format::kMarkdown}};
+        static const std::map<std::string, Format> kFormats = {
+            {"table", Format::kTable},       {"json", Format::kJson},   {"csv", Format::kCsv},
+            {"markdown", Format::kMarkdown}, {"md", Format::kMarkdown}, {"html", Format::kHtml}};
         std::string name = text;
         std::transform(name.begin(), name.end(), name.begin(),
                        [](unsigned char c) { return std::tolower(c); });
         auto it = kFormats.find(name);
         if (it == kFormats.end()) {
-          return "'" + text + "' is not a format; use table, json, csv or markdown";
+          return "'" + text + "' is not a format; use table, json, csv, markdown (md) or html";
         }
         // CLI11 reads enums through their underlying integer.
         text = std::to_string(static_cast<int>(it->second));
         return {};
       },
-      "table|json|csv|markdown", "format");
+      "table|json|csv|markdown|md|html", "format");
 }
 
 CLI::Validator FractionValidator() {

@@ -4,7 +4,7 @@
 #   1. ablation-client sweep --preset $PRESET --tag $TAG      (the night's measurements)
 #   2. the previous night: the newest earlier run tagged $TAG that succeeded or was partial
 #   3. ablation-client compare PREVIOUS NEW [--threshold $THRESHOLD]
-#   4. ablation-client report --run NEW --format html  ->  $REPORT_DIR
+#   4. ablation-client report NEW --format html  ->  $REPORT_DIR
 #
 # Settings (environment; the unit reads them from /etc/ablationd/nightly.env):
 #   ABLATION_SERVER  the daemon, HOST:PORT (read by ablation-client itself; default 127.0.0.1:50051)
@@ -116,8 +116,8 @@ if [[ $current_state != succeeded ]]; then sweep_status=1; fi
 stem="$REPORT_DIR/nightly-$(date -u +%Y-%m-%d)-run$current"
 tmp=$(mktemp "$REPORT_DIR/.nightly.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
-"$client" -q report --run "$current" --format html >"$tmp" ||
-  die "ablation-client report --run $current failed"
+"$client" -q report "$current" --format html >"$tmp" ||
+  die "ablation-client report $current failed"
 chmod 0644 "$tmp"
 mv -f "$tmp" "$stem.html"
 ln -sfn "$(basename "$stem.html")" "$REPORT_DIR/latest.html"

@@ -61,13 +61,13 @@ if client device --format json | grep -q '"available": *true'; then
   reports=()
   for preset in ladder-a ladder-b; do
     html="$report_dir/main-job-$preset-run${runs[$preset]}.html"
-    client report --run "${runs[$preset]}" --format html -o "$html"
+    client report "${runs[$preset]}" --format html -o "$html"
     reports+=("$(realpath "$html")")
   done
   echo
   echo "== the answer: ladders A and B at $shape"
   for preset in ladder-a ladder-b; do
-    md=$(client report --run "${runs[$preset]}" --format md)
+    md=$(client report "${runs[$preset]}" --format md)
     echo
     echo "run ${runs[$preset]} (preset $preset):"
     echo

@@ -39,7 +39,7 @@ if (($#)); then
   pid=$!
   for _ in $(seq 1 300); do "$bundle/bin/ablation-client" --server 127.0.0.1:$port device >/dev/null 2>&1 && break; sleep 0.2; done
   "$bundle/bin/ablation-client" --server 127.0.0.1:$port -q run "$@" > "$out/sweep.txt" 2>&1 || status=1
-  "$bundle/bin/ablation-client" --server 127.0.0.1:$port results --run "$("$bundle/bin/ablation-client" --server 127.0.0.1:$port runs --limit 1 --format csv | tail -1 | cut -d, -f1)" --limit 1000 --format csv > "$out/sweep.csv" 2>&1
+  "$bundle/bin/ablation-client" --server 127.0.0.1:$port results latest --limit 1000 --format csv > "$out/sweep.csv" 2>&1
   kill -TERM $pid; wait $pid
   sort -t, -k1,1 "$out/sweep.txt" | head -5 >/dev/null
   tail -n +1 "$out/sweep.txt" | head -200

@@ -65,7 +65,7 @@ for phase in "$@"; do
         for ladder in ladder-a ladder-b; do
           say "$ladder run $i ($(elapsed))"
           c -q sweep --preset "$ladder" --rounds 3 --tag "$ladder-$i" >>"$log" 2>&1
-          c report --run "$(latest)" --format md >"$out/$ladder-$i.md" 2>>"$log"
+          c report "$(latest)" --format md >"$out/$ladder-$i.md" 2>>"$log"
         done
       done
       quiet=$(latest)
@@ -98,8 +98,8 @@ for phase in "$@"; do
       c -q sweep --preset full --tag full >>"$log" 2>&1
       t1=$(date +%s.%N)
       id=$(latest)
-      c report --run "$id" --format md >"$out/full-report.md" 2>>"$log"
-      c report --run "$id" --format html >"$out/full-report.html" 2>>"$log"
+      c report "$id" --format md >"$out/full-report.md" 2>>"$log"
+      c report "$id" --format html >"$out/full-report.html" 2>>"$log"
       say "full: $(awk "BEGIN{print $t1 - $t0}") s wall for run $id"
       stop_daemon
       ;;

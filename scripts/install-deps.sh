@@ -13,6 +13,7 @@ packages=(
   chromium  # headless, for the test that renders `report --format html`
   patchelf  # deploy/make-bundle.sh sets the bundle's RPATH
   systemd shellcheck  # systemd-analyze verify/security and shellcheck in the deploy tests
+  zsh  # the test of `ablation-client completion zsh` (zsh -n and what the script completes)
   libcivetweb-dev  # the HTTP server of the daemon's Prometheus /metrics endpoint
   # The Python package (python/): its stubs come from protoc + grpc_python_plugin (above)
   python3-grpcio python3-protobuf python3-pandas

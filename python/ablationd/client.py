@@ -309,13 +309,13 @@ class Client:
                                 "ABLATION_CLIENT, or put it on PATH")
 
     def report_text(self, run="latest", format="md"):
-        """`ablation-client report --run RUN --format FORMAT` (md, html, csv or json) as text.
+        """`ablation-client report RUN --format FORMAT` (md, html, csv or json) as text.
 
         The report is the CLI's, not rebuilt here: its model (the presets' rungs, the cuBLAS
         share, bootstrap intervals with a fixed seed) lives in client/report/, and a second
         implementation would be a second report that can disagree with the first. The CLI
         talks plain gRPC to the same address: a token or TLS set here does not reach it."""
-        argv = [self.cli_path(), "--server", self.address, "-q", "report", "--run", str(run),
+        argv = [self.cli_path(), "--server", self.address, "-q", "report", str(run),
                 "--format", format]
         done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
         if done.returncode != 0:

@@ -37,7 +37,9 @@ TEST(EscapeTest, HtmlEscapesMarkupAndQuotes) {
 
 TEST(EscapeTest, ControlCharactersFromTheDaemonNeverReachTheTerminalRaw) {
   // A tag or name that would set the terminal's title, clear it, or ring its bell.
-  EXPECT_EQ(OneLine("a\x1b]0;x\x07" "b"), "a\\x1b]0;x\\x07b");
+  EXPECT_EQ(OneLine("a\x1b]0;x\x07"
+                    "b"),
+            "a\\x1b]0;x\\x07b");
   EXPECT_EQ(Printable("line\nnext\x1b[2J\x7f"), "line\nnext\\x1b[2J\\x7f");
   EXPECT_EQ(MarkdownCell("\x1b"), "\\x1b");
 }

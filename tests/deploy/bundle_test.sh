@@ -33,9 +33,15 @@ for f in bin/ablationd bin/ablation-worker bin/ablation-client bin/ablationd-nig
   share/ablationd/ablationd.toml share/ablationd/nightly.env share/ablationd/MANIFEST \
   share/ablationd/systemd/ablationd.service share/ablationd/systemd/ablationd-nightly.service \
   share/ablationd/systemd/ablationd-nightly.timer share/ablationd/systemd/ablationd.sysusers.conf \
-  share/ablationd/systemd/ablationd.service.d/observe-only.conf; do
+  share/ablationd/systemd/ablationd.service.d/observe-only.conf \
+  share/bash-completion/completions/ablation-client share/zsh/site-functions/_ablation-client; do
   [[ -f "$bundle/$f" ]] || fail "the bundle has no $f"
 done
+bash -n "$bundle/share/bash-completion/completions/ablation-client" ||
+  fail "the bundle's bash completion is not valid bash"
+grep -q "^complete -F _ablation_client ablation-client$" \
+  "$bundle/share/bash-completion/completions/ablation-client" ||
+  fail "the bundle's bash completion does not register itself for ablation-client"
 if [[ -f $src/deploy/presets.toml && ! -f $bundle/share/ablationd/presets.toml ]]; then
   fail "deploy/presets.toml is not in share/ablationd"
 fi

@@ -47,8 +47,9 @@ case $cmd in
     exit "${FAKE_COMPARE_RC:-0}"
     ;;
   report)
-    [[ $1 == --run ]] || exit 2
-    echo "<!DOCTYPE html><html><body>fake report of run $2</body></html>"
+    # The run is the argument (`report 7`); the deprecated `--run 7` would be refused here.
+    [[ $1 =~ ^[0-9]+$ ]] || { echo "fake: report wants the run as its argument, got '$1'" >&2; exit 2; }
+    echo "<!DOCTYPE html><html><body>fake report of run $1</body></html>"
     exit "${FAKE_REPORT_RC:-0}"
     ;;
   *)

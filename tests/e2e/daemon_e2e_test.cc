@@ -6,13 +6,13 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
+#include <gmock/gmock.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
-#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "db/store.h"
@@ -87,8 +87,8 @@ TEST_F(E2E, WithoutGpuTheDaemonServesQueriesAndRefusesRuns) {
 
 TEST_F(E2E, ClientRunStoresAndPrintsMeasurementsOfBothKernels) {
   StartDaemon();
-  auto run = daemon_->Client({"run", "--variant", "L0_R1_s1", "--variant", "cublas_bf16",
-                              "--shape", "256x256x256", "--shape", "512x512x512", "--tag", "e2e",
+  auto run = daemon_->Client({"run", "--variant", "L0_R1_s1", "--variant", "cublas_bf16", "--shape",
+                              "256x256x256", "--shape", "512x512x512", "--tag", "e2e",
                               "--min-samples", "10"});
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   // Output shows canonical names only.
@@ -174,7 +174,8 @@ TEST_F(E2E, BadInputIsRefusedNamingTheFieldAndNothingIsWritten) {
     r.set_dtype("bf15");
     cases.push_back({r, "dtype: unknown dtype 'bf15'"});
   }
-  cases.push_back({Request({"abl_L0_R1_bl0_s1_sw1"}, 0, 256, 256), "shapes[0]: M, N and K must be positive"});
+  cases.push_back(
+      {Request({"abl_L0_R1_bl0_s1_sw1"}, 0, 256, 256), "shapes[0]: M, N and K must be positive"});
   cases.push_back({Request({"abl_L0_R1_bl0_s1_sw1"}, -4, 256, 256), "shapes[0]"});
   cases.push_back({Request({"abl_L0_R1_bl0_s1_sw1"}, 200, 256, 256), "cannot run 200x256x256"});
   cases.push_back({Request({"abl_L0_R1_bl0_s1_sw1"}, 16384, 16384, 16384), "MiB of device memory"});
@@ -208,7 +209,8 @@ TEST_F(E2E, BadInputIsRefusedNamingTheFieldAndNothingIsWritten) {
 TEST_F(E2E, WorkerThatDiesMidRunIsRecordedAndReplacedAndTheRunGoesOn) {
   StartDaemon({{"ABLATION_FAKE_CRASH_ON", "abl_L0_R1_bl0_s1_sw1"}});
   std::vector<v1::RunEvent> events;
-  auto req = Request({"cublas_bf16", "abl_L0_R1_bl0_s1_sw1", "abl_L1_R1_bl0_s3_sw1"}, 256, 256, 256);
+  auto req =
+      Request({"cublas_bf16", "abl_L0_R1_bl0_s1_sw1", "abl_L1_R1_bl0_s3_sw1"}, 256, 256, 256);
   ASSERT_TRUE(RunStream(req, &events).ok());
   std::vector<v1::Measurement> ms;
   for (const auto& e : events)
@@ -319,7 +321,8 @@ TEST_F(E2E, RunsQueueFifoOnOneGpu) {
   auto a = store->GetRun(first.back().finished().run_id());
   auto b = store->GetRun(second.back().finished().run_id());
   ASSERT_TRUE(a && b);
-  EXPECT_LE(a->finished_at_ms(), b->started_at_ms()) << "the second run starts after the first ends";
+  EXPECT_LE(a->finished_at_ms(), b->started_at_ms())
+      << "the second run starts after the first ends";
 }
 
 TEST_F(E2E, RunLeftUnfinishedByAKilledDaemonIsMarkedAtRestart) {
@@ -335,7 +338,8 @@ TEST_F(E2E, RunLeftUnfinishedByAKilledDaemonIsMarkedAtRestart) {
       if (ev.has_queued()) run_id = ev.queued().run_id();
     reader->Finish();
   });
-  for (int i = 0; i < 100 && run_id == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 100 && run_id == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   daemon_->Stop(SIGKILL);
   streamer.join();
@@ -489,7 +493,8 @@ TEST_F(E2E, BudgetShowsTheSeedsSharedMemoryTable) {
   EXPECT_THAT(ga104.out, HasSubstr("abl_L1_R1_bl0_s4_sw1 on sm_86"));
   EXPECT_THAT(ga104.out, HasSubstr("64 KB"));
   EXPECT_THAT(ga104.out, HasSubstr("past the 50 KB cliff"));
-  auto csv = daemon_->Client({"budget", "abl_L1_R1_bl0_s3_sw1", "--arch", "sm_80", "--format", "csv"});
+  auto csv =
+      daemon_->Client({"budget", "abl_L1_R1_bl0_s3_sw1", "--arch", "sm_80", "--format", "csv"});
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   EXPECT_THAT(csv.out, HasSubstr("49152"));
   auto bad = daemon_->Client({"budget", "L1_R1_s3", "--arch", "sm_70"});
@@ -507,7 +512,7 @@ TEST_F(E2E, ReportOfARunWhoseSamplesExceedFourMegabytes) {
                               "abl_L1_R1_bl0_s*_sw1_rb1", "--shape", "256", "--min-samples",
                               "100000", "-q"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  auto report = daemon_->Client({"report", "--run", "latest", "--format", "md"});
+  auto report = daemon_->Client({"report", "latest", "--format", "md"});
   EXPECT_EQ(report.exit_code, 0) << report.err;
   EXPECT_THAT(report.out, HasSubstr("abl_L1_R1_bl0_s4_sw1_rb1"));
 }

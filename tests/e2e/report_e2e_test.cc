@@ -90,7 +90,7 @@ TEST_F(ReportE2E, PresetsSweepReportCompare) {
   auto runs = Client({"runs", "--tag", "nightly"});
   EXPECT_THAT(runs.out, HasSubstr("succeeded"));
 
-  auto md = Client({"report", "--run", "1", "--format", "md"});
+  auto md = Client({"report", "1", "--format", "md"});
   ASSERT_EQ(md.exit_code, 0) << md.err;
   EXPECT_THAT(md.out, HasSubstr("# Ablation report: run 1"));
   EXPECT_THAT(md.out, HasSubstr("## 2. Ladder A"));
@@ -109,7 +109,7 @@ TEST_F(ReportE2E, PresetsSweepReportCompare) {
   EXPECT_THAT(json.out, HasSubstr("\"id\": \"2\""));
   EXPECT_THAT(json.out, HasSubstr("\"id\": \"ladder-a\""));
   EXPECT_THAT(json.out, HasSubstr("\"id\": \"pipelining\""));
-  auto global_json = Client({"--format", "json", "report", "--run", "1"});
+  auto global_json = Client({"--format", "json", "report", "1"});
   EXPECT_TRUE(IsJson(global_json.out)) << global_json.out << global_json.err;
   auto csv = Client({"report", "--format", "csv"});
   EXPECT_THAT(csv.out, HasSubstr("table,label,what,variant"));
