@@ -136,8 +136,9 @@ std::string RunSummary(const v1::ReportRun& run) {
 }
 
 bool Unmeasured(const v1::ReportSection& section) {
-  return section.layout() != v1::SECTION_LAYOUT_ALL && section.measured() == 0 &&
-         section.rows_size() > 0;
+  // Every row missing: a failed row is a result (its error is shown), not an unmeasured one.
+  return section.layout() != v1::SECTION_LAYOUT_ALL && section.rows_size() > 0 &&
+         section.missing() == section.rows_size();
 }
 
 std::string UnmeasuredLine(const v1::Report& report) {

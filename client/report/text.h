@@ -38,7 +38,8 @@ std::string MethodText(const v1::Report& report);
 std::string StatusAndError(const v1::ReportRow& row);
 // "run 7 (succeeded) on NVIDIA H200, sm 9.0, driver 550.54, cuBLAS 12.4; clocks observe; tags a".
 std::string RunSummary(const v1::ReportRun& run);
-// "Not measured in this run" applies: a section of rungs with none measured.
+// "Not measured in this run" applies: a section of rungs every one of which is missing (a failed
+// row is shown, with its error).
 bool Unmeasured(const v1::ReportSection& section);
 // "Not measured in this run, so not shown: Architecture (`ablation-client sweep --preset
 // arch`), ..."; "" when every section was measured.

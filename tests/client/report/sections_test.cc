@@ -158,6 +158,24 @@ TEST(Sections, ASectionTheRunDidNotMeasureSaysHowToMeasureIt) {
   EXPECT_THAT(md, Not(HasSubstr("## 1. Toy")));
 }
 
+// A section whose every row failed is a result: drawn, each row with its error, not "not
+// measured".
+TEST(Sections, ASectionWhoseRowsFailedIsShownWithTheErrors) {
+  v1::GetRunResponse run;
+  Add(run, "abl_L0_R0_bl0_s1_sw0", "bf16", 4096, 0.5);
+  run.mutable_measurements(0)->set_status(v1::MEASUREMENT_STATUS_FAILED);
+  run.mutable_measurements(0)->set_error("illegal address");
+  const v1::Report r = Build(kToy, run);
+  const std::string md = RenderReportMarkdown(r);
+  EXPECT_THAT(md, HasSubstr("## 1. other"));
+  EXPECT_THAT(md, HasSubstr("| only |  | `abl_L0_R0_bl0_s1_sw0` | bf16 | failed |"));
+  EXPECT_THAT(md, HasSubstr("| 1 | `abl_L0_R0_bl0_s1_sw0` | bf16 | 4096x4096x4096 | failed | - | 0 "
+                            "| failed: illegal address |"));
+  const std::string html = RenderReportHtml(r);
+  EXPECT_THAT(html, HasSubstr("<section id=\"other\">"));
+  EXPECT_THAT(html, HasSubstr("Failed, so not drawn: only."));
+}
+
 TEST(Sections, PerTileRungsRepeatForEveryTileMeasured) {
   v1::GetRunResponse run;
   Add(run, "pipe_baseline_f16_64x64x16", "fp16", 4096, 2.0);
