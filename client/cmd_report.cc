@@ -21,7 +21,7 @@ CLI::App* SetupReport(CLI::App& app, ReportOptions& options) {
 }
 
 int FetchRunWithSamples(const std::string& run_id, const CommandContext& context,
-                        v1::GetRunResponse* response) {
+                        v1::GetRunResponse* response, bool include_counters) {
   std::int64_t id = 0;
   std::string error = ParseRunId(run_id, &id, true);
   if (!error.empty()) {
@@ -31,6 +31,7 @@ int FetchRunWithSamples(const std::string& run_id, const CommandContext& context
   v1::GetRunRequest request;
   request.set_run_id(id);
   request.set_include_samples(true);
+  request.set_include_counters(include_counters);
   grpc::ClientContext call;
   SetDeadline(call, context.global, kDefaultQueryTimeoutS);
   grpc::Status status = context.stub.GetRun(&call, request, response);
@@ -85,7 +86,9 @@ int ExecuteReport(const ReportOptions& options, const CommandContext& context) {
       break;
   }
   v1::GetRunResponse run;
-  if (int code = FetchRunWithSamples(options.run_id, context, &run); code != kExitOk) return code;
+  // The counters too: the sections that show them do so where the run profiled its items.
+  if (int code = FetchRunWithSamples(options.run_id, context, &run, true); code != kExitOk)
+    return code;
   std::vector<v1::Preset> presets;
   std::vector<v1::Variant> variants;
   if (int code = FetchCatalog(context, &presets, &variants); code != kExitOk) return code;

@@ -17,8 +17,9 @@ struct ReportOptions {
 CLI::App* SetupReport(CLI::App& app, ReportOptions& options);
 int ExecuteReport(const ReportOptions& options, const CommandContext& context);
 
-// GetRun with the raw samples; `run_id` as typed ("5", "latest"). Reports its own errors.
+// GetRun with the raw samples (and the hardware counters, when asked); `run_id` as typed ("5",
+// "latest"). Reports its own errors.
 int FetchRunWithSamples(const std::string& run_id, const CommandContext& context,
-                        ablation::v1::GetRunResponse* response);
+                        ablation::v1::GetRunResponse* response, bool include_counters = false);
 
 }  // namespace ablation::client

@@ -29,11 +29,17 @@ Table AdviceTable(const v1::AdviseRequest& request, const v1::AdviseResponse& r)
   Table table;
   table.columns = {{"field", "field"}, {"value", "value"}};
   const v1::SmemBudget& s = r.smem();
+  const bool contradicted = r.rule_check() == v1::RULE_CHECK_CONTRADICTED;
+  // This GPU's answer first where it contradicts the seed's rule: the measurement outranks it.
+  if (contradicted) AddField(table, "answer", "answer", r.lead());
   AddField(table, "tile", "tile", TileLabel(request));
   AddField(table, "arch", "arch", r.arch() + " (" + r.arch_gpus() + ")");
   table.rows.push_back({Cell("compute/load ratio", "ratio"),
                         Cell(FormatFixed(r.ratio(), 1) + " FLOP/byte", FormatExact(r.ratio()))});
-  AddField(table, "rule", "rule", r.rule());
+  AddField(table, "rule", "rule",
+           r.rule() + (contradicted ? " (contradicted by this GPU's measurement)" : ""));
+  if (!r.rule_verdict().empty())
+    AddField(table, "rule_check", "measured vs rule", r.rule_verdict());
   AddField(table, "rule_reason", "why", r.rule_reason());
   AddField(table, "single_bytes", "single buffer",
            FormatBytes(s.single_bytes()) + " (A " + FormatBytes(s.a_bytes()) + " + B " +
@@ -57,7 +63,11 @@ Table AdviceTable(const v1::AdviseRequest& request, const v1::AdviseResponse& r)
 }
 
 std::string RenderAdvice(const v1::AdviseRequest& request, const v1::AdviseResponse& r) {
-  return "advice for " + TileLabel(request) + " on " + r.arch() + "\n" +
+  std::string out;
+  if (r.rule_check() == v1::RULE_CHECK_CONTRADICTED)
+    out = r.lead() + "\nrule (contradicted by the measurement): " + r.rule() + " (expects " +
+          r.rule_expects() + ")\n";
+  return out + "advice for " + TileLabel(request) + " on " + r.arch() + "\n" +
          RenderText(AdviceTable(request, r));
 }
 

@@ -146,6 +146,21 @@ std::string TopStalls(const Counters& counters, int how_many) {
   return out;
 }
 
+std::string CounterTitle(const std::string& metric) {
+  for (const auto& s : kShort)
+    if (metric == s.metric) return s.title;
+  return metric;
+}
+
+std::string CounterValue(const v1::Counter& c) {
+  Scale scale = ScaleOfUnit(c.unit());
+  for (const auto& s : kShort)
+    if (c.metric() == s.metric) scale = s.scale;
+  return c.has_value() ? Readable(c.value(), scale) : "-";
+}
+
+bool IsStallCounter(const std::string& metric) { return metric.rfind(kStallPrefix, 0) == 0; }
+
 Table MeasurementsWithCounters(const std::vector<v1::Measurement>& measurements) {
   return WithCounters(measurements, false);
 }

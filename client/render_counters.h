@@ -31,4 +31,12 @@ std::string RenderProfile(const ablation::v1::ProfileResponse& response);
 // "selected" (issuing, not stalled) left out.
 std::string TopStalls(const std::vector<ablation::v1::Counter>& counters, int how_many);
 
+// The short column title of a counter concept ("LDS inst", "LSU %"); the concept itself where it
+// has none.
+std::string CounterTitle(const std::string& metric);
+// A counter's value as people read it ("67.11M", "60.8", "2.73"); "-" without one.
+std::string CounterValue(const ablation::v1::Counter& counter);
+// Whether the concept is a stall reason (read together as the top stalls).
+bool IsStallCounter(const std::string& metric);
+
 }  // namespace ablation::client

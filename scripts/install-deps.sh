@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev
   clang libclang-rt-dev  # libFuzzer and ASan runtimes for tests/fuzz (ABLATION_FUZZ)
   chromium  # headless, for the test that renders `report --format html`
+  zlib1g-dev  # that test decodes the screenshot Chromium takes of it
   patchelf  # deploy/make-bundle.sh sets the bundle's RPATH
   systemd shellcheck  # systemd-analyze verify/security and shellcheck in the deploy tests
   zsh  # the test of `ablation-client completion zsh` (zsh -n and what the script completes)

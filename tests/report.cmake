@@ -13,9 +13,14 @@ add_executable(report_tests
   ${CMAKE_CURRENT_LIST_DIR}/client/report/report_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/client/report/sections_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/client/report/compare_test.cc
-  ${CMAKE_CURRENT_LIST_DIR}/client/report/sweep_test.cc)
+  ${CMAKE_CURRENT_LIST_DIR}/client/report/sweep_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/client/report/counters_report_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/client/report/charts_test.cc)
 target_link_libraries(report_tests PRIVATE ablation_client_lib ablation_served_presets
-  GTest::gmock GTest::gtest_main)
+  ablation_db GTest::gmock GTest::gtest_main)
+# Real H200 ncu output, made into stored counters by the daemon's own parser and catalogue.
+target_compile_definitions(report_tests PRIVATE
+  NCU_TESTDATA_DIR="${CMAKE_CURRENT_LIST_DIR}/core/testdata/ncu")
 gtest_discover_tests(report_tests
   TEST_PREFIX "report."
   PROPERTIES LABELS client

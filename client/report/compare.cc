@@ -9,6 +9,7 @@
 
 #include "client/enum_words.h"
 #include "client/format.h"
+#include "client/report/conditions.h"
 #include "client/report/run_index.h"
 #include "client/report/stats.h"
 #include "client/report/text.h"
@@ -35,50 +36,6 @@ std::vector<double> Pooled(const ItemRounds& rounds) {
   std::vector<double> out;
   for (const RoundData& r : rounds) out.insert(out.end(), r.samples.begin(), r.samples.end());
   return out;
-}
-
-// An NVML number of the item's rounds (a Telemetry field by name): the mean of the rounds'
-// values, or their lowest; unset where no round has it.
-std::optional<double> OverRounds(const Item& item, const char* field, bool lowest = false) {
-  const auto* f = v1::Telemetry::descriptor()->FindFieldByName(field);
-  std::vector<double> values;
-  for (const v1::Measurement* m : item.ok) {
-    const v1::Telemetry& t = m->telemetry();
-    if (t.GetReflection()->HasField(t, f)) values.push_back(t.GetReflection()->GetDouble(t, f));
-  }
-  if (values.empty()) return std::nullopt;
-  if (lowest) return *std::min_element(values.begin(), values.end());
-  double sum = 0;
-  for (double v : values) sum += v;
-  return sum / double(values.size());
-}
-
-v1::RunConditions Conditions(const Item& item) {
-  v1::RunConditions c;
-  c.set_rounds(int(item.ok.size()));
-  int samples = 0, throttled = 0, told = 0;
-  std::set<std::string> reasons;
-  for (const v1::Measurement* m : item.ok) {
-    samples += m->stats().samples();
-    if (m->telemetry().has_throttled_samples()) {
-      throttled += m->telemetry().throttled_samples();
-      told += m->stats().samples();
-    }
-    reasons.insert(m->telemetry().throttle_reasons().begin(),
-                   m->telemetry().throttle_reasons().end());
-  }
-  c.set_samples(samples);
-  if (const ItemRounds cycles = Cycles(item); !cycles.empty())
-    c.set_median_cycles(ItemMedian(cycles));
-  if (const ItemRounds clocks = Clocks(item); !clocks.empty()) c.set_sm_mhz(ItemMedian(clocks));
-  if (auto v = OverRounds(item, "sm_clock_mhz_mean")) c.set_sm_clock_mhz_mean(*v);
-  if (auto v = OverRounds(item, "sm_clock_mhz_min", true)) c.set_sm_clock_mhz_min(*v);
-  if (auto v = OverRounds(item, "power_w_mean")) c.set_power_w_mean(*v);
-  if (auto v = OverRounds(item, "temperature_c_mean")) c.set_temperature_c_mean(*v);
-  if (told > 0) c.set_throttled_share(double(throttled) / told);
-  if (const double low = LowClockShare(item); low >= 0) c.set_low_clock_share(low);
-  for (const std::string& r : reasons) c.add_throttle_reasons(r);
-  return c;
 }
 
 // What the clocks did between the runs, in words ("the clock down 9%"); "" when nothing moved.

@@ -13,13 +13,20 @@ std::string RenderReportCsv(const v1::Report& report) {
       "table,label,what,variant,dtype,m,n,k,status,tflops,median_ms,samples,cublas_variant,"
       "cublas_share,vs,vs_variant,change,change_ci_low,change_ci_high,within_noise,error,"
       "rounds,failed_rounds,change_basis,change_floor,cycles_change,cycles_ci_low,cycles_ci_high,"
-      "cycles_within_noise,median_cycles,low_clock_share,round_spread\r\n";
+      "cycles_within_noise,median_cycles,low_clock_share,round_spread,tflops_ci_low,"
+      "tflops_ci_high,sm_clock_mhz_mean,sm_clock_mhz_min,power_w_mean,throttled_share,"
+      "theoretical_occupancy,shared_load_ratio,counters\r\n";
   auto exact = [](bool present, double v) { return present ? FormatExact(v) : std::string(); };
   auto flag = [](bool present, bool v) { return present ? (v ? "true" : "false") : ""; };
   for (const v1::ReportSection& s : report.sections()) {
     for (const v1::ReportRow& r : s.rows()) {
       const bool ci = r.has_change() && r.change().has_interval();
       const bool cycles = r.has_cycles_change();
+      const v1::RunConditions& rc = r.conditions();
+      std::string counters;  // "metric=value;...", in the stored unit
+      for (const v1::Counter& c : r.counters())
+        if (c.has_value())
+          counters += (counters.empty() ? "" : ";") + c.metric() + "=" + FormatExact(c.value());
       const v1::Change& cc = r.cycles_change();
       const std::vector<std::string> fields = {
           s.id(),
@@ -53,7 +60,16 @@ std::string RenderReportCsv(const v1::Report& report) {
           flag(cycles, cc.within_noise()),
           exact(r.has_median_cycles(), r.median_cycles()),
           exact(r.has_low_clock_share(), r.low_clock_share()),
-          exact(r.has_round_spread(), r.round_spread())};
+          exact(r.has_round_spread(), r.round_spread()),
+          exact(r.has_tflops_interval(), r.tflops_interval().low()),
+          exact(r.has_tflops_interval(), r.tflops_interval().high()),
+          exact(rc.has_sm_clock_mhz_mean(), rc.sm_clock_mhz_mean()),
+          exact(rc.has_sm_clock_mhz_min(), rc.sm_clock_mhz_min()),
+          exact(rc.has_power_w_mean(), rc.power_w_mean()),
+          exact(rc.has_throttled_share(), rc.throttled_share()),
+          exact(r.has_theoretical_occupancy(), r.theoretical_occupancy()),
+          exact(r.has_shared_load_ratio(), r.shared_load_ratio()),
+          counters};
       for (std::size_t i = 0; i < fields.size(); ++i) csv += (i ? "," : "") + CsvField(fields[i]);
       csv += "\r\n";
     }

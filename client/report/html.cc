@@ -1,12 +1,11 @@
 // `report --format html`: one file that opens anywhere, offline. Inline CSS and SVG only: no
 // scripts, fonts or images from the network.
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 
 #include "client/enum_words.h"
 #include "client/escape.h"
 #include "client/format.h"
+#include "client/report/charts.h"
 #include "client/report/report.h"
 #include "client/report/text.h"
 
@@ -24,131 +23,38 @@ h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #d8dce4; paddi
 table { border-collapse: collapse; margin: .8em 0; font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid #d8dce4; padding: .25em .6em; text-align: left; }
 th { background: #f1f3f7; }
-td.num { text-align: right; }
+td.num { text-align: right; white-space: nowrap; }
 tr.missing td { color: #99a; font-style: italic; }
 tr.failed td { color: #b02a2a; }
 td.noise { text-align: center; color: #8a6d00; }
 code { font: 12px ui-monospace, "SFMono-Regular", Menlo, monospace; }
 .notes { background: #f7f8fb; border-left: 3px solid #9aa7c7; padding: .4em 1em; }
 .notes li { margin: .2em 0; }
-svg { display: block; margin: .6em 0 1em; }
+caption { text-align: left; font-weight: 600; padding: .3em 0; }
+table.header th { background: none; font-weight: 600; border: none; padding: .1em 1.2em .1em 0; }
+table.header td { border: none; padding: .1em 0; }
+.unmeasured, .left-out, .legend-text { color: #566; font-style: italic; }
+.wide { overflow-x: auto; }
+.figures { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
+svg { display: block; margin: .6em 0 1em; background: #fff; }
 svg text { font: 12px system-ui, sans-serif; fill: #1d2330; }
+svg text.chart-title { font-weight: 600; }
+svg text.axis-label { font-size: 12px; fill: #333; }
+svg text.tick-label { font-size: 11px; fill: #444; }
+svg .axis-line, svg .tick { stroke: #333; stroke-width: 1; shape-rendering: crispEdges; }
+svg .grid { stroke: #e3e6ec; stroke-width: 1; shape-rendering: crispEdges; }
 svg .bar { fill: #4c72b0; }
 svg .bar.cublas { fill: #8c8c8c; }
-svg .bar.missing { fill: none; stroke: #aab; stroke-dasharray: 4 3; }
+svg .whisker { stroke: #1d2330; stroke-width: 1.4; }
+svg .zero { stroke: #333; stroke-width: 1; stroke-dasharray: 3 2; }
+svg .floor { fill: #f3e8c8; }
+svg circle.estimate { fill: #1d2330; stroke: #1d2330; stroke-width: 1.5; }
+svg circle.estimate.noise { fill: #fff; }
+svg text.value.on-dark { fill: #fff; }
 svg text.missing { fill: #99a; font-style: italic; }
 svg .cell-missing { fill: #eceef2; }
+svg .legend-bar { stroke: #999; stroke-width: .5; }
 )css";
-
-std::string Int(int v) { return std::to_string(v); }
-
-// An SVG rect; `width` as written ("130", "94.0"); with a title, its tooltip.
-std::string Rect(const std::string& cls, int x, int y, const std::string& width, int height,
-                 const std::string& extra = "", const std::string& title = "") {
-  std::string svg = "<rect" + (cls.empty() ? "" : " class=\"" + cls + "\"") + " x=\"" + Int(x) +
-                    "\" y=\"" + Int(y) + "\" width=\"" + width + "\" height=\"" + Int(height) +
-                    "\"" + extra;
-  return svg + (title.empty() ? "/>\n" : "><title>" + E(title) + "</title></rect>\n");
-}
-
-// An SVG text at x (as written) and y.
-std::string Text(const std::string& x, int y, const std::string& text,
-                 const std::string& attributes = "", const std::string& cls = "") {
-  return "<text" + (cls.empty() ? "" : " class=\"" + cls + "\"") + " x=\"" + x + "\" y=\"" +
-         Int(y) + "\"" + attributes + ">" + E(text) + "</text>\n";
-}
-
-// Horizontal bars, one per row, TFLOPS to scale; missing rows drawn as an empty dashed frame.
-std::string BarChart(const v1::ReportSection& s) {
-  double max_tflops = 0;
-  for (const v1::ReportRow& r : s.rows())
-    if (Measured(r)) max_tflops = std::max(max_tflops, r.tflops());
-  if (max_tflops <= 0) max_tflops = 1;
-  const int label_w = 330, bar_w = 520, row_h = 24, top = 8;
-  const int height = top * 2 + row_h * s.rows_size();
-  std::string svg = "<svg class=\"chart\" id=\"chart-" + E(s.id()) +
-                    "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-                    std::to_string(label_w + bar_w + 90) + "\" height=\"" + std::to_string(height) +
-                    "\" role=\"img\" aria-label=\"" + E(s.title()) + ", TFLOPS\">\n";
-  for (int i = 0; i < s.rows_size(); ++i) {
-    const v1::ReportRow& r = s.rows(i);
-    const int y = top + row_h * i;
-    std::string label = r.rung() + "  " + r.variant();
-    if (label.size() > 52) label = label.substr(0, 51) + "…";
-    svg += Text(Int(label_w - 8), y + 16, label, " text-anchor=\"end\"");
-    if (!Measured(r)) {
-      svg += Rect("bar missing", label_w, y + 3, Int(bar_w / 4), row_h - 6);
-      svg += Text(Int(label_w + bar_w / 4 + 6), y + 16, StatusWord(r), "", "missing");
-      continue;
-    }
-    const double w = std::max(1.0, bar_w * r.tflops() / max_tflops);
-    svg += Rect(r.baseline() ? "bar cublas" : "bar", label_w, y + 3, Fixed(w, 1), row_h - 6, "",
-                r.variant() + ": " + Fixed(r.tflops(), 1) + " TFLOPS");
-    std::string value = Fixed(r.tflops(), 1);
-    if (r.has_change()) value += "  (" + SignedPercent(r.change().estimate()) + "%)";
-    svg += Text(Fixed(label_w + w + 6, 1), y + 16, value);
-  }
-  return svg + "</svg>\n";
-}
-
-// Share of cuBLAS from 0 (white) to 1 (deep blue).
-std::string HeatColor(double share) {
-  share = std::clamp(share, 0.0, 1.0);
-  const int r = int(std::lround(247 - share * (247 - 33)));
-  const int g = int(std::lround(251 - share * (251 - 102)));
-  const int b = int(std::lround(255 - share * (255 - 172)));
-  char buffer[16];
-  std::snprintf(buffer, sizeof buffer, "#%02x%02x%02x", r, g, b);
-  return buffer;
-}
-
-// TFLOPS by rung and shape, coloured by the share of cuBLAS.
-std::string Heatmap(const v1::ReportSection& s) {
-  const int columns = s.shapes_size();
-  const int rungs = columns == 0 ? 0 : s.rows_size() / columns;
-  const int label_w = 250, cell_w = 96, cell_h = 28, header_h = 44;
-  const int width = label_w + cell_w * columns + 10;
-  const int height = header_h + cell_h * rungs + 30;
-  std::string svg = "<svg class=\"heatmap\" id=\"heatmap-" + E(s.id()) +
-                    "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
-                    "\" height=\"" + std::to_string(height) +
-                    "\" role=\"img\" aria-label=\"TFLOPS by variant and shape\">\n";
-  for (int c = 0; c < columns; ++c) {
-    const v1::Shape& shape = s.shapes(c);
-    const int x = label_w + cell_w * c + cell_w / 2;
-    const std::string mn =
-        std::to_string(shape.m()) + (shape.m() != shape.n() ? "x" + std::to_string(shape.n()) : "");
-    svg += Text(Int(x), 16, "M=N=" + mn, " text-anchor=\"middle\"");
-    svg += Text(Int(x), 34, "K=" + std::to_string(shape.k()), " text-anchor=\"middle\"");
-  }
-  for (int r = 0; r < rungs; ++r) {
-    const int y = header_h + cell_h * r;
-    const v1::ReportRow& first = s.rows(r * columns);
-    svg += Text(Int(label_w - 8), y + 18, first.rung() + "  " + first.variant(),
-                " text-anchor=\"end\"");
-    for (int c = 0; c < columns; ++c) {
-      const v1::ReportRow& row = s.rows(r * columns + c);
-      const int x = label_w + cell_w * c;
-      const std::string middle = " text-anchor=\"middle\"";
-      if (!Measured(row)) {
-        svg += Rect("cell-missing", x + 1, y + 1, Int(cell_w - 2), cell_h - 2);
-        svg += Text(Int(x + cell_w / 2), y + 18, StatusWord(row), middle, "missing");
-        continue;
-      }
-      const double share = row.has_cublas_share() ? row.cublas_share() : 0;
-      svg +=
-          Rect("", x + 1, y + 1, Int(cell_w - 2), cell_h - 2, " fill=\"" + HeatColor(share) + "\"",
-               row.variant() + " " + FormatShape(row.shape()) + ": " + Fixed(row.tflops(), 1) +
-                   " TFLOPS" +
-                   (row.has_cublas_share() ? ", " + Fixed(share * 100, 1) + "% of cuBLAS" : ""));
-      svg += Text(Int(x + cell_w / 2), y + 18, Fixed(row.tflops(), 1),
-                  middle + (share > 0.6 ? " style=\"fill:#fff\"" : ""));
-    }
-  }
-  svg += Text(Int(label_w), height - 8,
-              "TFLOPS; colour: share of cuBLAS at that shape (white 0%, blue 100%)");
-  return svg + "</svg>\n";
-}
 
 std::string Cells(const std::vector<std::string>& cells, const std::vector<std::string>& classes) {
   std::string html;
@@ -165,29 +71,51 @@ std::string Headers(const std::vector<std::string>& titles) {
   return html + "</tr>\n";
 }
 
+// The rows shown of a section: a ladder's measured and failed ones (the missing are named under
+// its figures), a per-shape section's drawn cells (ShapeView), every item of "all".
+std::vector<const v1::ReportRow*> TableRows(const v1::ReportSection& s) {
+  std::vector<const v1::ReportRow*> rows;
+  if (s.layout() != v1::SECTION_LAYOUT_SHAPES) {
+    for (const v1::ReportRow& r : s.rows())
+      if (r.status() != v1::ROW_STATUS_MISSING) rows.push_back(&r);
+    return rows;
+  }
+  const ShapeView view = MeasuredCells(s);
+  for (int r : view.rungs)
+    for (int c : view.columns) rows.push_back(&s.rows(r * s.shapes_size() + c));
+  return rows;
+}
+
+std::string TflopsInterval(const v1::ReportRow& r) {
+  if (!r.has_tflops_interval()) return "-";
+  return "[" + Fixed(r.tflops_interval().low(), 1) + ", " + Fixed(r.tflops_interval().high(), 1) +
+         "]";
+}
+
 // The rows as an HTML table: rungs (what, vs, change) or, for "all", items (rounds, status); the
-// cycles change and low-clock columns where the run has clock data.
+// TFLOPS interval, the cycles change and low-clock columns where the run has them.
 std::string RowTable(const v1::ReportSection& s) {
   const bool all = s.layout() == v1::SECTION_LAYOUT_ALL;
   const bool cycles = !all && AnyCycles(s), low = AnyLowClock(s);
+  const std::vector<const v1::ReportRow*> rows = TableRows(s);
+  const bool ci =
+      std::any_of(rows.begin(), rows.end(), [](const auto* r) { return r->has_tflops_interval(); });
   std::vector<std::string> titles =
-      all ? std::vector<std::string>{"#",      "variant",         "dtype", "shape",
-                                     "TFLOPS", "share of cuBLAS", "rounds"}
-          : std::vector<std::string>{"rung",
-                                     "what",
-                                     "variant",
-                                     "dtype",
-                                     "shape",
-                                     "TFLOPS",
-                                     "share of cuBLAS",
-                                     "vs",
-                                     "change [95% CI]",
-                                     "noise"};
+      all ? std::vector<std::string>{"#", "variant", "dtype", "shape", "TFLOPS"}
+          : std::vector<std::string>{"rung", "what", "variant", "dtype", "shape", "TFLOPS"};
+  if (ci) titles.push_back("TFLOPS 95% CI");
+  titles.push_back("share of cuBLAS");
+  if (all) {
+    titles.push_back("rounds");
+  } else {
+    titles.insert(titles.end(), {"vs", "change [95% CI]", "noise"});
+  }
   if (cycles) titles.push_back("cycles change [95% CI]");
   if (low) titles.push_back("low clock");
   if (all) titles.push_back("status");
-  std::string html = "<table>\n" + Headers(titles);
-  for (const v1::ReportRow& r : s.rows()) {
+  std::string html = "<div class=\"wide\"><table class=\"rows\">\n" + Headers(titles);
+  for (const v1::ReportRow* row : rows) {
+    const v1::ReportRow& r = *row;
     const std::string cls = r.status() == v1::ROW_STATUS_MISSING ? "missing"
                             : Measured(r)                        ? ""
                                                                  : "failed";
@@ -195,35 +123,52 @@ std::string RowTable(const v1::ReportSection& s) {
     const std::string variant = "<code>" + E(r.variant()) + "</code>";
     std::vector<std::string> cells, classes;
     if (all) {
-      cells = {E(r.rung()),
-               variant,
-               E(r.dtype()),
-               FormatShape(r.shape()),
-               E(TflopsText(r)),
-               E(ShareText(r)),
-               std::to_string(r.rounds())};
-      classes = {"num", "", "", "", "num", "num", "num"};
+      cells = {E(r.rung()), variant, E(r.dtype()), FormatShape(r.shape()), E(TflopsText(r))};
+      classes = {"num", "", "", "", "num"};
+    } else {
+      cells = {E(r.rung()),     E(r.what()), variant, E(r.dtype()), FormatShape(r.shape()),
+               E(TflopsText(r))};
+      classes = {"", "", "", "", "", "num"};
+    }
+    if (ci) cells.push_back(E(TflopsInterval(r))), classes.push_back("num");
+    cells.push_back(E(ShareText(r))), classes.push_back("num");
+    if (all) {
+      cells.push_back(std::to_string(r.rounds())), classes.push_back("num");
     } else {
       const bool noise = r.has_change() && r.change().within_noise();
-      cells = {E(r.rung()),
-               E(r.what()),
-               variant,
-               E(r.dtype()),
-               FormatShape(r.shape()),
-               E(TflopsText(r)),
-               E(ShareText(r)),
-               E(VsText(r)),
-               E(ChangeCell(r)),
-               noise ? "&#8776;" : ""};
-      classes = {"", "", "", "", "", "num", "num", "", "num", "noise"};
+      cells.insert(cells.end(), {E(VsText(r)), E(ChangeCell(r)), noise ? "&#8776;" : ""});
+      classes.insert(classes.end(), {"", "num", "noise"});
     }
     if (cycles) cells.push_back(E(CyclesCell(r))), classes.push_back("num");
     if (low) cells.push_back(E(LowClockCell(r))), classes.push_back("num");
     if (all) cells.push_back(E(StatusAndError(r)));
     html += Cells(cells, classes) + "</tr>\n";
   }
-  html += "</table>\n";
+  html += "</table></div>\n";
   if (AnyOneRound(s)) html += "<p class=\"scope\">" + E(OneRoundLegend()) + "</p>\n";
+  return html;
+}
+
+// How the rows ran and what their counters say (ConditionsGrid), where there is any of it.
+std::string ConditionsTable(const v1::ReportSection& s) {
+  const Grid grid = ConditionsGrid(s);
+  if (grid.titles.empty()) return "";
+  std::string html =
+      "<div class=\"wide\"><table class=\"conditions\">\n<caption>How each row ran: clocks, power, "
+      "occupancy" +
+      std::string(CountersLegend(s).empty() ? "" : ", hardware counters") + "</caption>\n" +
+      Headers(grid.titles);
+  std::vector<std::string> classes;
+  for (bool numeric : grid.numeric) classes.push_back(numeric ? "num" : "");
+  for (const auto& row : grid.rows) {
+    std::vector<std::string> cells;
+    for (std::size_t i = 0; i < row.size(); ++i)
+      cells.push_back(i == 1 ? "<code>" + E(row[i]) + "</code>" : E(row[i]));
+    html += "<tr>" + Cells(cells, classes) + "</tr>\n";
+  }
+  html += "</table></div>\n";
+  if (const std::string legend = CountersLegend(s); !legend.empty())
+    html += "<p class=\"legend-text\">Counters: " + E(legend) + ".</p>\n";
   return html;
 }
 
@@ -232,6 +177,31 @@ std::string Summary(const v1::ReportRun& run) {
   return E(EnumWord(run.state())) + (d.name().empty() ? "" : " on " + E(d.name())) +
          (d.compute_capability().empty() ? "" : ", sm " + E(d.compute_capability())) +
          (run.clock_policy().empty() ? "" : "; clocks " + E(run.clock_policy()));
+}
+
+std::string Header(const v1::Report& report) {
+  std::string html = "<table class=\"header\">\n";
+  for (const auto& [label, value] : HeaderFields(report))
+    html += "<tr><th>" + E(label) + "</th><td>" + E(value) + "</td></tr>\n";
+  return html + "</table>\n";
+}
+
+// A section's figures: a ladder's TFLOPS bars and its forest plot of changes; a per-shape
+// section's two heatmaps. What they leave out is named under them.
+std::string Figures(const v1::Report& report, const v1::ReportSection& s) {
+  std::string figures, left_out;
+  if (s.layout() == v1::SECTION_LAYOUT_LADDER) {
+    figures = BarChart(s) + ChangeChart(s, report.method().floor());
+    left_out = NotDrawn(s);
+  } else if (s.layout() == v1::SECTION_LAYOUT_SHAPES) {
+    const ShapeView view = MeasuredCells(s);
+    figures = TflopsHeatmap(s, view) + ChangeHeatmap(s, view);
+    left_out = LeftOutLine(view);
+  }
+  std::string html;
+  if (!figures.empty()) html += "<div class=\"figures\">\n" + figures + "</div>\n";
+  if (!left_out.empty()) html += "<p class=\"left-out\">" + E(left_out) + "</p>\n";
+  return html;
 }
 
 }  // namespace
@@ -244,20 +214,16 @@ std::string RenderReportHtml(const v1::Report& report) {
       "<title>Ablation report: run " +
       id + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
   html += "<h1>Ablation report: run " + id + "</h1>\n<p class=\"summary\">" +
-          Summary(report.run()) + "</p>\n";
+          Summary(report.run()) + "</p>\n" + Header(report);
   html += "<p>" + E(MethodText(report)) + "</p>\n";
+  if (const std::string line = UnmeasuredLine(report); !line.empty())
+    html += "<p class=\"unmeasured\">" + E(line) + "</p>\n";
   int number = 0;
   for (const v1::ReportSection& s : report.sections()) {
+    if (Unmeasured(s)) continue;
     html += "<section id=\"" + E(s.id()) + "\">\n<h2>" + std::to_string(++number) + ". " +
             E(s.title()) + "</h2>\n<p class=\"scope\">" + E(s.scope()) + "</p>\n";
-    if (Unmeasured(s)) {
-      html += "<p class=\"missing\">Not measured in this run: all " +
-              std::to_string(s.rows_size()) + " rows missing.</p>\n</section>\n";
-      continue;
-    }
-    if (s.layout() == v1::SECTION_LAYOUT_SHAPES) html += Heatmap(s);
-    if (s.layout() == v1::SECTION_LAYOUT_LADDER) html += BarChart(s);
-    html += RowTable(s);
+    html += Figures(report, s) + RowTable(s) + ConditionsTable(s);
     if (!s.notes().empty()) {
       html += "<ul class=\"notes\">\n";
       for (const std::string& note : s.notes()) html += "<li>" + E(note) + "</li>\n";

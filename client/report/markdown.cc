@@ -55,22 +55,23 @@ std::string AllTable(const v1::ReportSection& s) {
   return md;
 }
 
-// The rung x shape matrices: TFLOPS (share), then the change against the rung compared with.
+// The rung x shape matrices over the shapes and rungs with a measured cell (ShapeView): TFLOPS
+// (share), then the change against the rung compared with; what is left out in one line.
 std::string ShapesTable(const v1::ReportSection& s) {
   const int columns = s.shapes_size();
-  const int rungs = columns == 0 ? 0 : s.rows_size() / columns;
+  const ShapeView view = MeasuredCells(s);
   auto at = [&](int r, int c) -> const v1::ReportRow& { return s.rows(r * columns + c); };
   std::string header = "| rung |";
   std::string rule = "| --- |";
-  for (const v1::Shape& shape : s.shapes()) {
-    header += " " + FormatShape(shape) + " |";
+  for (int c : view.columns) {
+    header += " " + FormatShape(s.shapes(c)) + " |";
     rule += " ---: |";
   }
   header += "\n" + rule + "\n";
   std::string md = "TFLOPS (share of cuBLAS):\n\n" + header;
-  for (int r = 0; r < rungs; ++r) {
+  for (int r : view.rungs) {
     md += "| " + MarkdownCell(at(r, 0).rung()) + " " + Code(at(r, 0).variant()) + " |";
-    for (int c = 0; c < columns; ++c) {
+    for (int c : view.columns) {
       const v1::ReportRow& row = at(r, c);
       std::string cell = TflopsText(row);
       if (Measured(row) && row.has_cublas_share() && !row.baseline())
@@ -80,13 +81,13 @@ std::string ShapesTable(const v1::ReportSection& s) {
     md += "\n";
   }
   md += "\nChange against the previous rung at the same shape (≈: within noise):\n\n" + header;
-  for (int r = 0; r < rungs; ++r) {
+  for (int r : view.rungs) {
     if (at(r, 0).against().empty()) continue;  // compared with nothing
     std::string vs;
     for (int c = 0; c < columns && vs.empty(); ++c) vs = at(r, c).vs();
     md +=
         "| " + MarkdownCell(at(r, 0).rung()) + (vs.empty() ? "" : " vs " + MarkdownCell(vs)) + " |";
-    for (int c = 0; c < columns; ++c) {
+    for (int c : view.columns) {
       const v1::ReportRow& row = at(r, c);
       std::string cell = row.has_change() ? SignedPercent(row.change().estimate()) + "%" : "-";
       if (row.change().basis() == v1::CHANGE_BASIS_SAMPLES) cell += kOneRoundMark;
@@ -95,6 +96,36 @@ std::string ShapesTable(const v1::ReportSection& s) {
     }
     md += "\n";
   }
+  if (const std::string line = LeftOutLine(view); !line.empty()) md += "\n" + line + "\n";
+  return md;
+}
+
+// How the rows ran and their counters (ConditionsGrid), where there is any of it.
+std::string ConditionsTable(const v1::ReportSection& s) {
+  const Grid grid = ConditionsGrid(s);
+  if (grid.titles.empty()) return "";
+  std::string md = "\nHow each row ran:\n\n|";
+  std::string rule = "|";
+  for (std::size_t i = 0; i < grid.titles.size(); ++i) {
+    md += " " + MarkdownCell(grid.titles[i]) + " |";
+    rule += grid.numeric[i] ? " ---: |" : " --- |";
+  }
+  md += "\n" + rule + "\n";
+  for (const auto& row : grid.rows) {
+    std::vector<std::string> cells;
+    for (std::size_t i = 0; i < row.size(); ++i)
+      cells.push_back(i == 1 ? Code(row[i]) : MarkdownCell(row[i]));
+    md += Cells(cells);
+  }
+  if (const std::string legend = CountersLegend(s); !legend.empty())
+    md += "\nCounters: " + MarkdownCell(legend) + ".\n";
+  return md;
+}
+
+std::string Header(const v1::Report& report) {
+  std::string md;
+  for (const auto& [label, value] : HeaderFields(report))
+    md += "- " + label + ": " + MarkdownCell(value) + "\n";
   return md;
 }
 
@@ -102,15 +133,13 @@ std::string ShapesTable(const v1::ReportSection& s) {
 
 std::string RenderReportMarkdown(const v1::Report& report) {
   std::string md = "# Ablation report: run " + std::to_string(report.run().id()) + "\n\n" +
-                   RunSummary(report.run()) + "\n\n" + MethodText(report) + "\n";
+                   RunSummary(report.run()) + "\n\n" + Header(report) + "\n" + MethodText(report) +
+                   "\n";
+  if (const std::string line = UnmeasuredLine(report); !line.empty()) md += "\n" + line + "\n";
   int number = 0;
   for (const v1::ReportSection& s : report.sections()) {
+    if (Unmeasured(s)) continue;
     md += "\n## " + std::to_string(++number) + ". " + s.title() + "\n\n_" + s.scope() + "_\n\n";
-    if (Unmeasured(s)) {
-      md += "Not measured in this run: all " + std::to_string(s.rows_size()) +
-            " rows missing (`ablation-client sweep --preset " + s.id() + "` measures them).\n";
-      continue;
-    }
     switch (s.layout()) {
       case v1::SECTION_LAYOUT_SHAPES:
         md += ShapesTable(s);
@@ -123,6 +152,7 @@ std::string RenderReportMarkdown(const v1::Report& report) {
         break;
     }
     if (AnyOneRound(s)) md += "\n" + OneRoundLegend() + "\n";
+    md += ConditionsTable(s);
     if (!s.notes().empty()) {
       md += "\nReading notes:\n\n";
       for (const std::string& note : s.notes()) md += "- " + note + "\n";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "client/report/conditions.h"
 #include "client/report/run_index.h"
 #include "client/report/sections.h"
 #include "client/report/stats.h"
@@ -47,6 +48,19 @@ v1::ReportMethod Method(const RunIndex& index) {
   m.set_low_clock(
       "samples whose SM clock was below the run's low-clock fraction (default 75%) of the "
       "maximum");
+  m.set_tflops_interval(
+      index.rounds() >= 2
+          ? "TFLOPS at the 95% percentile bootstrap interval of the median time over the rounds"
+          : "TFLOPS at the 95% percentile bootstrap interval of the median time over the samples "
+            "of the one round, drift not included");
+  m.set_conditions(
+      "NVML over the samples' time: SM clock mean of the rounds' means and lowest of their "
+      "minimums, board power, the share of samples throttled (any clock-event reason); "
+      "occupancy: the worker's theoretical occupancy of the launch and its limiter");
+  m.set_counters(
+      "one launch of each item's own kernel after its first round's timing (run --profile), "
+      "clocks untouched, never a timing sample; counters named by concept, each read with the "
+      "architecture's metric (the daemon's counter catalogue)");
   return m;
 }
 
@@ -68,6 +82,7 @@ v1::Report BuildReport(const v1::GetRunResponse& run, const std::vector<v1::Pres
   });
   for (const v1::Preset* p : sections) *report.add_sections() = PresetSection(*p, index, reference);
   *report.add_sections() = AllSection(index);
+  report.mutable_run()->set_counters_tool(CountersTool(report));
   return report;
 }
 

@@ -8,6 +8,8 @@ namespace {
 
 // The family ListVariants gives cuBLAS entries (kernels/registry.h).
 constexpr const char* kCublasFamily = "cublas";
+// The family of the shared memory -> register micro-benchmarks (kernels/smem2reg).
+constexpr const char* kMicroFamily = "smem2reg";
 
 bool Has(const std::vector<std::pair<std::string, std::string>>& keys, const v1::Measurement& m) {
   return std::find(keys.begin(), keys.end(), std::pair(m.variant(), m.dtype())) != keys.end();
@@ -208,6 +210,28 @@ std::string RunIndex::Tile(const std::string& variant) const {
   if (v.tile_m() <= 0 || v.tile_n() <= 0 || v.tile_k() <= 0) return "";
   return std::to_string(v.tile_m()) + "x" + std::to_string(v.tile_n()) + "x" +
          std::to_string(v.tile_k());
+}
+
+const Item* RunIndex::MicroBenchmark(const std::string& variant, const std::string& dtype,
+                                     const v1::Shape& shape) const {
+  auto self = variants_.find(variant);
+  if (self == variants_.end() || self->second->family() == kMicroFamily) return nullptr;
+  const auto& params = self->second->params();
+  for (const Item& item : items_) {
+    const v1::Measurement& m = item.first();
+    if (!item.measured() || m.dtype() != dtype || !SameShape(m.shape(), shape)) continue;
+    auto micro = variants_.find(m.variant());
+    if (micro == variants_.end() || micro->second->family() != kMicroFamily ||
+        micro->second->params().empty())
+      continue;
+    const bool same = std::all_of(micro->second->params().begin(), micro->second->params().end(),
+                                  [&](const auto& kv) {
+                                    auto it = params.find(kv.first);
+                                    return it != params.end() && it->second == kv.second;
+                                  });
+    if (same) return &item;
+  }
+  return nullptr;
 }
 
 std::string RunIndex::Cublas(const std::string& dtype) const {

@@ -61,6 +61,11 @@ class RunIndex {
   std::string Tile(const std::string& variant) const;
   // The variant of the cuBLAS family that takes `dtype`, the first listed; "" if none.
   std::string Cublas(const std::string& dtype) const;
+  // The measured micro-benchmark (family smem2reg) of `variant` at a dtype and shape: the one
+  // whose every parameter (read_mode, b_layout, swizzle) the variant has with the same value,
+  // i.e. the same shared memory -> register path without the rest of the GEMM. Null if none.
+  const Item* MicroBenchmark(const std::string& variant, const std::string& dtype,
+                             const v1::Shape& shape) const;
 
   // Every item, in the order of its first row.
   const std::vector<Item>& items() const { return items_; }

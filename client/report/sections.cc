@@ -6,12 +6,14 @@
 #include <tuple>
 
 #include "client/format.h"
+#include "client/report/conditions.h"
 #include "client/report/stats.h"
 
 namespace ablation::client::report {
 namespace {
 
 using Keys = std::vector<std::pair<std::string, std::string>>;
+using Counters = std::vector<std::string>;  // the concepts a section shows
 
 // A rung as shown: per_tile rungs once per tile, each with the variants it stands for there.
 struct Instance {
@@ -67,9 +69,20 @@ v1::RowStatus RowStatusOf(v1::MeasurementStatus status) {
   }
 }
 
-// A row of an item (null: missing): its numbers over its successful rounds, its clocks and its
-// share of the dtype's cuBLAS. An item no round measured shows its first row's status and error.
-void Fill(const RunIndex& index, const Item* item, v1::ReportRow* row) {
+// TFLOPS at the bounds of the median time's interval (a shorter time is more TFLOPS).
+void SetTflopsInterval(const Item& item, v1::ReportRow* row) {
+  double low_ms = 0, high_ms = 0;
+  if (!MedianInterval(Times(item), SeedFor(ItemName(item.first()) + "|tflops"), &low_ms, &high_ms))
+    return;
+  if (!(low_ms > 0 && high_ms > 0)) return;
+  row->mutable_tflops_interval()->set_low(item.tflops * item.median_ms / high_ms);
+  row->mutable_tflops_interval()->set_high(item.tflops * item.median_ms / low_ms);
+}
+
+// A row of an item (null: missing): its numbers over its successful rounds, its clocks, counters
+// and its share of the dtype's cuBLAS. An item no round measured shows its first row's status and
+// error.
+void Fill(const RunIndex& index, const Item* item, const Counters& counters, v1::ReportRow* row) {
   row->set_cublas_variant(index.Cublas(row->dtype()));
   if (item != nullptr) row->set_variant(item->first().variant());
   row->set_baseline(!row->cublas_variant().empty() && row->variant() == row->cublas_variant());
@@ -86,6 +99,7 @@ void Fill(const RunIndex& index, const Item* item, v1::ReportRow* row) {
   row->set_status(v1::ROW_STATUS_OK);
   row->set_rounds(int(item->ok.size()));
   row->set_tflops(item->tflops);
+  SetTflopsInterval(*item, row);
   row->set_median_ms(item->median_ms);
   int samples = 0;
   for (const v1::Measurement* m : item->ok) samples += m->stats().samples();
@@ -95,13 +109,15 @@ void Fill(const RunIndex& index, const Item* item, v1::ReportRow* row) {
   if (const double share = LowClockShare(*item); share >= 0) row->set_low_clock_share(share);
   if (const double spread = RoundSpread(Times(*item)); std::isfinite(spread))
     row->set_round_spread(spread);
+  FillConditions(*item, counters, row);
   const v1::Measurement& m = item->first();
   const Item* cublas = index.Find(row->cublas_variant(), m.dtype(), m.shape());
   if (cublas && cublas->measured() && cublas->tflops > 0)
     row->set_cublas_share(item->tflops / cublas->tflops);
 }
 
-v1::ReportRow RungRow(const RunIndex& index, Instance& instance, const v1::Shape& shape) {
+v1::ReportRow RungRow(const RunIndex& index, Instance& instance, const v1::Shape& shape,
+                      const Counters& counters) {
   const v1::PresetRung& rung = *instance.rung;
   v1::ReportRow row;
   row.set_rung(rung.id());
@@ -117,7 +133,7 @@ v1::ReportRow RungRow(const RunIndex& index, Instance& instance, const v1::Shape
   instance.found = instance.candidates.size() == 1
                        ? index.Find(instance.candidates[0], rung.dtype(), shape)
                        : index.Fastest(instance.candidates, rung.dtype(), shape);
-  Fill(index, instance.found, &row);
+  Fill(index, instance.found, counters, &row);
   return row;
 }
 
@@ -140,10 +156,11 @@ void SetChange(const std::string& section, const RunIndex& index, const Item& se
 // A block's rows at one shape, each measured one compared with the fastest measured of the rungs
 // it is against (of its own tile, or not per tile).
 std::vector<v1::ReportRow> BlockRows(const std::string& section, const v1::PresetBlock& block,
-                                     const RunIndex& index, const v1::Shape& shape) {
+                                     const RunIndex& index, const v1::Shape& shape,
+                                     const Counters& counters) {
   std::vector<Instance> instances = Expand(block, index, shape);
   std::vector<v1::ReportRow> rows;
-  for (Instance& instance : instances) rows.push_back(RungRow(index, instance, shape));
+  for (Instance& instance : instances) rows.push_back(RungRow(index, instance, shape, counters));
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].status() != v1::ROW_STATUS_OK) continue;
     int best = -1;
@@ -195,7 +212,8 @@ bool ShapeLess(const v1::Shape& a, const v1::Shape& b) {
 
 // Per shape: the preset's shapes and the run's other shapes of these rungs, rung-major rows.
 void ShapeRows(const std::string& section, const v1::PresetReport& report,
-               const v1::PresetBlock& block, const RunIndex& index, v1::ReportSection* s) {
+               const v1::PresetBlock& block, const RunIndex& index, const Counters& counters,
+               v1::ReportSection* s) {
   std::vector<v1::Shape> shapes(report.shapes().begin(), report.shapes().end());
   for (const v1::Shape& shape : index.ShapesOf(KeysOf(block)))
     if (std::none_of(shapes.begin(), shapes.end(),
@@ -203,7 +221,8 @@ void ShapeRows(const std::string& section, const v1::PresetReport& report,
       shapes.push_back(shape);
   std::sort(shapes.begin(), shapes.end(), ShapeLess);
   std::vector<std::vector<v1::ReportRow>> by_shape;
-  for (const v1::Shape& shape : shapes) by_shape.push_back(BlockRows(section, block, index, shape));
+  for (const v1::Shape& shape : shapes)
+    by_shape.push_back(BlockRows(section, block, index, shape, counters));
   for (const v1::Shape& shape : shapes) *s->add_shapes() = shape;
   const std::size_t rungs = by_shape.empty() ? 0 : by_shape[0].size();
   for (std::size_t r = 0; r < rungs; ++r)
@@ -227,6 +246,8 @@ v1::ReportSection PresetSection(const v1::Preset& preset, const RunIndex& index,
   s.set_title(report.title());
   s.set_layout(report.per_shape() ? v1::SECTION_LAYOUT_SHAPES : v1::SECTION_LAYOUT_LADDER);
   for (const std::string& note : report.notes()) s.add_notes(note);
+  *s.mutable_counters() = report.counters();
+  const Counters counters(report.counters().begin(), report.counters().end());
   const std::vector<const v1::PresetBlock*> blocks = Blocks(report, index);
   std::vector<std::string> dtypes;
   for (const v1::PresetBlock* b : blocks) dtypes.push_back(b->dtype());
@@ -234,12 +255,13 @@ v1::ReportSection PresetSection(const v1::Preset& preset, const RunIndex& index,
                          FormatShape(reference)));
   for (const v1::PresetBlock* block : blocks) {
     if (report.per_shape()) {
-      ShapeRows(s.id(), report, *block, index, &s);
+      ShapeRows(s.id(), report, *block, index, counters, &s);
       continue;
     }
-    for (v1::ReportRow& row : BlockRows(s.id(), *block, index, reference))
+    for (v1::ReportRow& row : BlockRows(s.id(), *block, index, reference, counters))
       *s.add_rows() = std::move(row);
   }
+  CompareLoads(index, &s);
   Count(&s);
   return s;
 }
@@ -258,7 +280,7 @@ v1::ReportSection AllSection(const RunIndex& index) {
     row->set_rung(std::to_string(++number));
     row->set_dtype(item.first().dtype());
     *row->mutable_shape() = item.first().shape();
-    Fill(index, &item, row);
+    Fill(index, &item, {}, row);
   }
   Count(&s);
   return s;

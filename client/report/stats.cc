@@ -352,6 +352,29 @@ Change SpeedChange(const ItemRounds& previous, const ItemRounds& self, double fl
   return c;
 }
 
+bool MedianInterval(const ItemRounds& item, std::uint64_t seed, double* low, double* high,
+                    int resamples) {
+  const bool rounds = item.size() >= 2;
+  const Units units = rounds ? RoundUnits(item, Every(item)) : SampleUnits(item);
+  if (units.size() < 2 || resamples < 1) return false;
+  Side side(units);
+  std::vector<double> medians;
+  if (Draws(side.units(), resamples) > 0) {
+    medians = AllMedians(side);
+  } else {
+    SplitMix64 rng(seed);
+    std::vector<std::uint32_t> counts(side.units());
+    for (int r = 0; r < resamples; ++r) {
+      RandomCounts(rng, counts);
+      medians.push_back(side.Median(counts));
+    }
+  }
+  const Bounds b = Percentiles(medians);
+  *low = b.low;
+  *high = b.high;
+  return true;
+}
+
 Change TimeChange(const ItemRounds& a, const ItemRounds& b, double floor, std::uint64_t seed,
                   int resamples) {
   Change c = Estimate(ItemMedian(b), ItemMedian(a), floor);

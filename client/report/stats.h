@@ -134,6 +134,13 @@ Change SpeedChange(const ItemRounds& previous, const ItemRounds& self, double fl
 Change TimeChange(const ItemRounds& a, const ItemRounds& b, double floor, std::uint64_t seed,
                   int resamples = kBootstrapResamples);
 
+/// A 95% interval of an item's median (ItemMedian): the percentile bootstrap over its rounds,
+/// each draw the median of the rounds picked as ItemMedian pools them, every draw once where they
+/// number at most `resamples`; one round: over its single samples. False (no interval) with
+/// fewer than 2 rounds and fewer than 2 samples.
+bool MedianInterval(const ItemRounds& item, std::uint64_t seed, double* low, double* high,
+                    int resamples = kBootstrapResamples);
+
 /// A seed from a text key (FNV-1a), so each row's interval is reproducible on its own.
 std::uint64_t SeedFor(std::string_view key);
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "client/enum_words.h"
+#include "client/format.h"
 #include "client/report/stats.h"
 
 namespace ablation::client::report {
@@ -104,6 +105,10 @@ std::string MethodText(const v1::Report& report) {
       "floor. Cycles change: the same on SM cycles per sample, which a clock change does not "
       "move. Low clock: the share of samples below the low-clock fraction of the maximum SM "
       "clock. Share: TFLOPS / TFLOPS of the cuBLAS of the same dtype and shape in this run.";
+  if (!m.tflops_interval().empty()) text += " TFLOPS interval: " + m.tflops_interval() + ".";
+  if (!m.conditions().empty()) text += " How each row ran: " + m.conditions() + ".";
+  if (!report.run().counters_tool().empty() && !m.counters().empty())
+    text += " Counters (" + report.run().counters_tool() + "): " + m.counters() + ".";
   return text;
 }
 
@@ -131,8 +136,117 @@ std::string RunSummary(const v1::ReportRun& run) {
 }
 
 bool Unmeasured(const v1::ReportSection& section) {
-  return section.layout() != v1::SECTION_LAYOUT_ALL && section.measured() == 0 &&
-         section.rows_size() > 0;
+  // Every row missing: a failed row is a result (its error is shown), not an unmeasured one.
+  return section.layout() != v1::SECTION_LAYOUT_ALL && section.rows_size() > 0 &&
+         section.missing() == section.rows_size();
+}
+
+std::string UnmeasuredLine(const v1::Report& report) {
+  std::string line;
+  for (const v1::ReportSection& s : report.sections()) {
+    if (!Unmeasured(s)) continue;
+    line += (line.empty() ? "" : ", ") + s.title() + " (`ablation-client sweep --preset " + s.id() +
+            "`)";
+  }
+  return line.empty() ? "" : "Not measured in this run, so not shown: " + line + ".";
+}
+
+std::vector<std::pair<std::string, std::string>> HeaderFields(const v1::Report& report) {
+  const v1::ReportRun& run = report.run();
+  const v1::DeviceIdentity& d = run.device();
+  std::vector<std::pair<std::string, std::string>> out;
+  auto add = [&](const std::string& label, const std::string& value) {
+    if (!value.empty()) out.emplace_back(label, value);
+  };
+  const std::string state = EnumWord(run.state());
+  add("run", std::to_string(run.id()) + (state.empty() ? "" : " (" + state + ")"));
+  if (run.started_at_ms() > 0) {
+    std::string date = FormatTimeMs(run.started_at_ms());
+    if (run.finished_at_ms() > run.started_at_ms())
+      date += ", " + Fixed(double(run.finished_at_ms() - run.started_at_ms()) / 1000, 0) + " s";
+    add("date", date);
+  }
+  std::string device = d.name();
+  if (!d.compute_capability().empty()) device += ", sm " + d.compute_capability();
+  if (d.sm_count() > 0) device += ", " + std::to_string(d.sm_count()) + " SMs";
+  if (d.memory_bytes() > 0) device += ", " + FormatBytes(d.memory_bytes());
+  if (!d.uuid().empty()) device += " (" + d.uuid() + ")";
+  add("device", device);
+  add("driver", d.driver_version());
+  add("CUDA runtime", d.cuda_runtime_version());
+  add("cuBLAS", d.cublas_version());
+  add("clocks", run.clock_policy());
+  if (run.rounds() > 0)
+    add("rounds",
+        std::to_string(run.rounds()) +
+            (run.order_seed() != 0 ? " (order seed " + std::to_string(run.order_seed()) + ")"
+                                   : ""));
+  std::string tags;
+  for (const auto& tag : run.tags()) tags += (tags.empty() ? "" : ", ") + tag;
+  add("tags", tags);
+  add("daemon",
+      run.daemon_version() + (run.git_revision().empty() ? "" : " (" + run.git_revision() + ")"));
+  add("counters", run.counters_tool());
+  return out;
+}
+
+ShapeView MeasuredCells(const v1::ReportSection& s) {
+  ShapeView view;
+  const int columns = s.shapes_size();
+  const int rungs = columns == 0 ? 0 : s.rows_size() / columns;
+  auto measured = [&](int r, int c) { return Measured(s.rows(r * columns + c)); };
+  for (int c = 0; c < columns; ++c) {
+    bool any = false;
+    for (int r = 0; r < rungs && !any; ++r) any = measured(r, c);
+    if (any) {
+      view.columns.push_back(c);
+    } else {
+      view.columns_left.push_back(FormatShape(s.shapes(c)));
+    }
+  }
+  for (int r = 0; r < rungs; ++r) {
+    bool any = false;
+    for (int c = 0; c < columns && !any; ++c) any = measured(r, c);
+    if (any) {
+      view.rungs.push_back(r);
+    } else {
+      view.rungs_left.push_back(s.rows(r * columns).rung());
+    }
+  }
+  return view;
+}
+
+std::string LeftOutLine(const ShapeView& view) {
+  auto join = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+    return out;
+  };
+  std::string line;
+  if (!view.columns_left.empty()) line += "at " + join(view.columns_left);
+  if (!view.rungs_left.empty()) line += (line.empty() ? "" : "; ") + join(view.rungs_left);
+  return line.empty() ? "" : "Not measured in this run: " + line + ".";
+}
+
+std::string NotDrawn(const v1::ReportSection& s) {
+  std::string missing, failed;
+  for (const v1::ReportRow& r : s.rows()) {
+    if (Measured(r)) continue;
+    std::string& list = r.status() == v1::ROW_STATUS_MISSING ? missing : failed;
+    list += (list.empty() ? "" : ", ") + r.rung();
+  }
+  std::string out;
+  if (!missing.empty()) out = "Not measured in this run: " + missing + ".";
+  if (!failed.empty()) out += (out.empty() ? "" : " ") + ("Failed, so not drawn: " + failed + ".");
+  return out;
+}
+
+std::string ComparisonLabel(const v1::ReportRow& row) {
+  std::string label = row.rung() + " vs " + row.vs();
+  const std::size_t colon = row.what().find(": ");
+  if (row.what().find(", tile ") < colon && colon != std::string::npos)
+    label += " (" + row.what().substr(0, colon) + ")";
+  return label;
 }
 
 }  // namespace ablation::client::report

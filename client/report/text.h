@@ -2,6 +2,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ablation/v1/report.pb.h"
 
@@ -36,7 +38,47 @@ std::string MethodText(const v1::Report& report);
 std::string StatusAndError(const v1::ReportRow& row);
 // "run 7 (succeeded) on NVIDIA H200, sm 9.0, driver 550.54, cuBLAS 12.4; clocks observe; tags a".
 std::string RunSummary(const v1::ReportRun& run);
-// "Not measured in this run" applies: a section of rungs with none measured.
+// "Not measured in this run" applies: a section of rungs every one of which is missing (a failed
+// row is shown, with its error).
 bool Unmeasured(const v1::ReportSection& section);
+// "Not measured in this run, so not shown: Architecture (`ablation-client sweep --preset
+// arch`), ..."; "" when every section was measured.
+std::string UnmeasuredLine(const v1::Report& report);
+
+// The header of a report: label and value, a line each (run, date, device, driver, CUDA, cuBLAS,
+// clocks, rounds, tags, daemon, counters); only what the run has.
+std::vector<std::pair<std::string, std::string>> HeaderFields(const v1::Report& report);
+
+// What a per-shape section draws: the shapes (columns) and the rungs with a measured cell; the
+// others are left out and named (LeftOutLine).
+struct ShapeView {
+  std::vector<int> columns;  // indices into shapes
+  std::vector<int> rungs;    // rung r is rows [r * shapes, (r + 1) * shapes)
+  std::vector<std::string> columns_left;
+  std::vector<std::string> rungs_left;
+};
+ShapeView MeasuredCells(const v1::ReportSection& section);
+// "Not measured in this run: at 512x512x256, 512x512x512; B1, B6." or "".
+std::string LeftOutLine(const ShapeView& view);
+// The rows of a ladder left out of its charts and table: "Not measured in this run: B1, B6.",
+// and "Failed, so not drawn: B3." (a failed row stays in the table, with its error); or "".
+std::string NotDrawn(const v1::ReportSection& section);
+// "A3 vs A2": a row's comparison, with the dtype and tile of a per-tile row ("cp.async vs
+// baseline (fp16, tile 128x128x32)").
+std::string ComparisonLabel(const v1::ReportRow& row);
+
+// How the section's measured rows ran and what their counters say, as a grid of text: rung,
+// variant (and shape), then only the columns some row has a value in (SM clock mean / min, power,
+// temperature, throttled share, occupancy, the section's counters with the stall reasons as the
+// top stalls, the shared-load ratio, the micro-benchmark). No titles: nothing to show.
+struct Grid {
+  std::vector<std::string> titles;
+  std::vector<bool> numeric;  // right-aligned
+  std::vector<std::vector<std::string>> rows;
+};
+Grid ConditionsGrid(const v1::ReportSection& section);
+// "LDS inst: smsp__sass_inst_executed_op_shared_ld.sum; ...": each counter column's metric as the
+// architecture's tool read it, "" when the section shows no counters.
+std::string CountersLegend(const v1::ReportSection& section);
 
 }  // namespace ablation::client::report

@@ -265,6 +265,83 @@ MeasuredAnswer SummarizeMeasured(const std::vector<std::string>& variants,
   return ans;
 }
 
+std::string_view ToString(RuleCheck check) {
+  switch (check) {
+    case RuleCheck::kUnmeasured:
+      return "not measured";
+    case RuleCheck::kAgrees:
+      return "agrees";
+    case RuleCheck::kContradicted:
+      return "contradicted";
+  }
+  return "?";
+}
+
+RuleVerdict CheckRule(PipelineRule rule, const MeasuredAnswer& measured,
+                      const std::vector<std::string>& variants) {
+  RuleVerdict v;
+  // The seed's gains per band (step 2); a paying rule's range is open above.
+  constexpr double kPays = 0.15, kSome = 0.05;
+  switch (rule) {
+    case PipelineRule::kCpAsync:
+      v.expected = "at least +15% with cp.async the fastest";
+      break;
+    case PipelineRule::kMeasureBoth:
+      v.expected = "at least +5%";
+      break;
+    case PipelineRule::kMayNotPay:
+      v.expected = "at most +5%";
+      break;
+  }
+  if (!measured.measured || variants.empty()) return v;
+  const std::string& baseline = variants.front();
+  const MeasuredPoint* base = nullptr;
+  const MeasuredPoint* best = nullptr;  // points are fastest first
+  for (const MeasuredPoint& p : measured.points) {
+    if (p.variant == baseline) {
+      base = &p;
+    } else if (!best) {
+      best = &p;
+    }
+  }
+  if (!base || !best || base->tflops <= 0) return v;
+  v.best = best->variant;
+  v.gain = best->tflops / base->tflops - 1;
+  const bool cpasync_best = best->variant.find("_cpasync_") != std::string::npos;
+  bool holds = false;
+  switch (rule) {
+    case PipelineRule::kCpAsync:
+      holds = v.gain >= kPays && cpasync_best;
+      break;
+    case PipelineRule::kMeasureBoth:
+      holds = v.gain >= kSome;
+      break;
+    case PipelineRule::kMayNotPay:
+      holds = v.gain <= kSome;
+      break;
+  }
+  v.check = holds ? RuleCheck::kAgrees : RuleCheck::kContradicted;
+  const std::string gain = (v.gain >= 0 ? "+" : "") + Fixed(v.gain * 100, 1) + "%";
+  const std::string shape = ShapeText(measured.m, measured.n, measured.k);
+  const std::string what = v.best + " " + gain + " over " + baseline + " at " + shape + " (" +
+                           Fixed(best->tflops, 2) + " against " + Fixed(base->tflops, 2) +
+                           " TFLOPS, run " + std::to_string(best->run_id) + ")";
+  if (holds) {
+    v.verdict = "this GPU's measurement agrees: " + what;
+    return v;
+  }
+  const std::string pays = v.gain > kSome ? "pipelining pays here"
+                           : v.gain > 0   ? "pipelining gains little here"
+                                          : "pipelining does not pay here";
+  v.lead = "measured on this GPU: " + what + ": " + pays;
+  v.verdict = "contradicted by this GPU's measurement: the rule expects " + v.expected +
+              ", this GPU measured " + gain +
+              (rule == PipelineRule::kCpAsync && !cpasync_best && v.gain > 0
+                   ? " with " + v.best + " the fastest"
+                   : "");
+  return v;
+}
+
 MeasuredAnswer MeasuredOnGpu(db::Store& store, const std::vector<std::string>& variants,
                              const std::string& uuid) {
   std::vector<v1::Measurement> records;

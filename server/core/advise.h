@@ -120,6 +120,36 @@ MeasuredAnswer SummarizeMeasured(const std::vector<std::string>& variants,
 MeasuredAnswer MeasuredOnGpu(db::Store& store, const std::vector<std::string>& variants,
                              const std::string& uuid);
 
+// ---- the rule against the measurement
+
+/// Whether this GPU's measurements bear the rule out. The rule's claim is the gain of the best
+/// pipelined variant over the baseline that the seed measured for its ratio band: kCpAsync at
+/// least +15% with cp.async the fastest pipelining, kMeasureBoth at least +5%, kMayNotPay at most
+/// +5%. More gain than a paying rule expects does not contradict it; less, or a different winner,
+/// does.
+enum class RuleCheck {
+  kUnmeasured,    ///< no baseline and pipelined variant measured at one shape on this GPU
+  kAgrees,        ///< the measured gain is within what the rule expects
+  kContradicted,  ///< it is not: the measured answer leads
+};
+std::string_view ToString(RuleCheck check);  // "not measured", "agrees", "contradicted"
+
+struct RuleVerdict {
+  RuleCheck check = RuleCheck::kUnmeasured;
+  double gain = 0;       ///< best pipelined TFLOPS / baseline TFLOPS - 1 (kUnmeasured: 0)
+  std::string best;      ///< the pipelined variant of that gain
+  std::string expected;  ///< "at most +5%", the rule's claim in words
+  /// The first line of the answer: the measured one where it contradicts the rule ("measured on
+  /// this GPU: pipe_cpasync_f16_128x128x32 +38.2% over the baseline at 4096x4096x4096 ..."),
+  /// else "" (the rule leads).
+  std::string lead;
+  std::string verdict;  ///< one sentence on the rule: "contradicted by this GPU's measurement: ..."
+};
+
+/// The rule against `measured` (SummarizeMeasured of `variants`, the baseline first).
+RuleVerdict CheckRule(PipelineRule rule, const MeasuredAnswer& measured,
+                      const std::vector<std::string>& variants);
+
 // ---- the shared memory budget of one registered variant (ablation-client budget)
 
 struct BudgetRow {

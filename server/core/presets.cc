@@ -113,6 +113,7 @@ v1::PresetReport ReportToProto(const Preset& preset, const kernels::Registry& re
   out.set_order(report.order);
   out.set_per_dtype(report.per_dtype);
   out.set_per_shape(report.per_shape);
+  for (const auto& c : report.counters) out.add_counters(c);
   std::set<std::tuple<int64_t, int64_t, int64_t>> shapes;
   for (const PresetGroup& g : preset.groups)
     for (const v1::Shape& s : g.shapes)

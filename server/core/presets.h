@@ -43,6 +43,7 @@ struct PresetReport {
   bool per_dtype = false;
   bool per_shape = false;
   std::vector<PresetRung> rungs;
+  std::vector<std::string> counters;  ///< counter concepts shown beside the rungs (sets expanded)
 };
 
 struct Preset {

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "server/core/counter_catalog.h"
 #include "server/core/variant_names.h"
 
 namespace ablation::core {
@@ -150,8 +151,43 @@ Status ReadGroup(const toml::table& table, const std::string& origin, const std:
   return Status::Ok();
 }
 
-const std::set<std::string> kReportKeys = {"title",         "scope",     "notes",     "order",
-                                           "report_dtypes", "per_dtype", "per_shape", "rung"};
+const std::set<std::string> kReportKeys = {"title",     "scope",         "notes",
+                                           "order",     "report_dtypes", "per_dtype",
+                                           "per_shape", "rung",          "counters"};
+
+// `counters`: concepts of the counter catalogue, or set names standing for theirs ("default":
+// every concept), in order, each once. Checked here so that a misspelt name stops the daemon
+// instead of leaving a column silently empty.
+Status ReadCounters(const toml::node& node, const std::string& origin, const std::string& key,
+                    std::vector<std::string>* out) {
+  std::vector<std::string> words;
+  Status st = ReadStringList(node, origin, key, &words, "counter name");
+  if (!st.ok()) return st;
+  auto add = [out](std::string_view name) {
+    if (std::find(out->begin(), out->end(), name) == out->end()) out->emplace_back(name);
+  };
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    const auto& sets = CounterSets();
+    if (std::any_of(sets.begin(), sets.end(), [&](const CounterSet& s) { return s.name == w; })) {
+      for (const CounterConcept& c : CounterCatalogue())
+        if (w == "default" || c.group == w) add(c.name);
+      continue;
+    }
+    const auto& cat = CounterCatalogue();
+    if (std::any_of(cat.begin(), cat.end(), [&](const CounterConcept& c) { return c.name == w; })) {
+      add(w);
+      continue;
+    }
+    std::string known;
+    for (const CounterSet& s : sets) known += (known.empty() ? "" : ", ") + std::string(s.name);
+    return ErrorAt(origin, *node.as_array()->get(i), key + "[" + std::to_string(i) + "]",
+                   "unknown counter '" + w + "': a concept of the catalogue " +
+                       "(shared_load_instructions, ...; `profile --help`) or a set (" + known +
+                       ")");
+  }
+  return Status::Ok();
+}
 
 // One [[name.rung]] table; `previous` is the id of the rung before it ("" for the first).
 Status ReadRung(const toml::table& table, const std::string& origin, const std::string& prefix,
@@ -272,6 +308,8 @@ Status ReadReport(const toml::table& table, const std::string& origin, Preset* p
   }
   if (const toml::node* n = table.get("per_dtype"))
     if (!(st = ReadBool(*n, origin, name + ".per_dtype", &report.per_dtype)).ok()) return st;
+  if (const toml::node* n = table.get("counters"))
+    if (!(st = ReadCounters(*n, origin, name + ".counters", &report.counters)).ok()) return st;
   if (const toml::node* n = table.get("per_shape"))
     if (!(st = ReadBool(*n, origin, name + ".per_shape", &report.per_shape)).ok()) return st;
   if (report.per_dtype && report.per_shape)

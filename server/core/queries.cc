@@ -87,6 +87,24 @@ void FillMeasured(const MeasuredAnswer& ans, v1::MeasuredAdvice* m) {
   }
 }
 
+void FillVerdict(const RuleVerdict& v, v1::AdviseResponse* r) {
+  switch (v.check) {
+    case RuleCheck::kUnmeasured:
+      r->set_rule_check(v1::RULE_CHECK_UNMEASURED);
+      break;
+    case RuleCheck::kAgrees:
+      r->set_rule_check(v1::RULE_CHECK_AGREES);
+      break;
+    case RuleCheck::kContradicted:
+      r->set_rule_check(v1::RULE_CHECK_CONTRADICTED);
+      break;
+  }
+  r->set_measured_gain(v.gain);
+  r->set_rule_expects(v.expected);
+  r->set_rule_verdict(v.verdict);
+  r->set_lead(v.lead);
+}
+
 }  // namespace
 
 template <typename Response, typename Answer>
@@ -182,16 +200,21 @@ void Queries::Advise(const v1::AdviseRequest& request, Done<v1::AdviseResponse> 
     base.mutable_measured()->set_summary(
         "the pipe_ family has no " + request.dtype() +
         " variants (fp16, int8, fp32 only): nothing measured to compare");
+    FillVerdict(CheckRule(a.rule, MeasuredAnswer{}, {}), &base);
     return done(Status::Ok(), base);
   }
   const auto names = PipeVariantNames(*tag, request.bm(), request.bn(), request.bk());
   for (const auto& n : names) base.mutable_measured()->add_variants(n);
   const std::string uuid = runs_ ? runs_->Device(request.device()).identity.uuid() : "";
-  OnReader(std::move(done), [base, names, uuid](db::Store& reader, v1::AdviseResponse* response) {
-    *response = base;
-    FillMeasured(MeasuredOnGpu(reader, names, uuid), response->mutable_measured());
-    return Status::Ok();
-  });
+  const PipelineRule rule = a.rule;
+  OnReader(std::move(done),
+           [base, names, uuid, rule](db::Store& reader, v1::AdviseResponse* response) {
+             *response = base;
+             const MeasuredAnswer measured = MeasuredOnGpu(reader, names, uuid);
+             FillMeasured(measured, response->mutable_measured());
+             FillVerdict(CheckRule(rule, measured, names), response);
+             return Status::Ok();
+           });
 }
 
 }  // namespace ablation::core

@@ -22,6 +22,23 @@ class FakeAdvice final : public v1::Ablation::Service {
     if (request->arch() == "sm_75")
       return {grpc::StatusCode::INVALID_ARGUMENT,
               "arch: unknown architecture 'sm_75'; known: sm_80, sm_86, sm_89, sm_90"};
+    if (request->bm() == 128) {  // 64:1 on sm_90, where an H200 measured cp.async +38%
+      response->set_rule("pipelining may not pay");
+      response->set_rule_reason("ratio 64.0:1 is above 20");
+      response->set_arch(request->arch());
+      response->set_rule_check(v1::RULE_CHECK_CONTRADICTED);
+      response->set_measured_gain(0.38);
+      response->set_rule_expects("at most +5%");
+      response->set_rule_verdict(
+          "contradicted by this GPU's measurement: the rule expects at most +5%, this GPU "
+          "measured +38.0%");
+      response->set_lead(
+          "measured on this GPU: pipe_cpasync_f16_128x128x32 +38.0% over "
+          "pipe_baseline_f16_128x128x32 at 4096x4096x4096 (138.00 against 100.00 TFLOPS, run 2): "
+          "pipelining pays here");
+      response->mutable_measured()->set_measured(true);
+      return grpc::Status::OK;
+    }
     response->set_ratio(16);
     response->set_element_bytes(2);
     response->set_rule("measure both");
@@ -157,6 +174,30 @@ TEST_F(AdviseSassTest, AdvisePrintsRuleBudgetAndMeasuredAnswer) {
   EXPECT_NE(out_.find("pipe_cpasync_f16_32x32x32 won at 4096x4096x4096"), std::string::npos)
       << out_;
   EXPECT_NE(out_.find("13.50 TFLOPS"), std::string::npos) << out_;
+}
+
+TEST_F(AdviseSassTest, AMeasurementThatContradictsTheRuleLeads) {
+  ASSERT_EQ(Run({"advise", "--bm", "128", "--bn", "128", "--bk", "32", "--dtype", "fp16", "--arch",
+                 "sm_90"}),
+            kExitOk)
+      << err_;
+  // The first line is this GPU's answer, the rule after it, marked as contradicted.
+  EXPECT_EQ(out_.substr(0, out_.find('\n')),
+            "measured on this GPU: pipe_cpasync_f16_128x128x32 +38.0% over "
+            "pipe_baseline_f16_128x128x32 at 4096x4096x4096 (138.00 against 100.00 TFLOPS, run 2): "
+            "pipelining pays here");
+  const std::size_t second = out_.find('\n') + 1;
+  EXPECT_EQ(out_.substr(second, out_.find('\n', second) - second),
+            "rule (contradicted by the measurement): pipelining may not pay (expects at most +5%)");
+  EXPECT_NE(out_.find("pipelining may not pay (contradicted by this GPU's measurement)"),
+            std::string::npos)
+      << out_;
+  // Other formats: the answer is the first field.
+  ASSERT_EQ(Run({"--format", "csv", "advise", "--bm", "128", "--bn", "128", "--bk", "32", "--dtype",
+                 "fp16", "--arch", "sm_90"}),
+            kExitOk);
+  const std::size_t first_row = out_.find('\n') + 1;
+  EXPECT_EQ(out_.compare(first_row, 7, "answer,"), 0) << out_;
 }
 
 TEST_F(AdviseSassTest, AdviseJsonKeepsFields) {

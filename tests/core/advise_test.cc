@@ -187,5 +187,67 @@ TEST(AdviseTest, MeasuredAnswerElsewhereAndMissing) {
   EXPECT_NE(a.note.find("no measurement at 4096x4096x4096"), std::string::npos) << a.note;
 }
 
+// Issue 14: 128x128x32 fp16 on sm_90 is 64:1, where the seed's rule says pipelining may not pay
+// (0-5%); an H200 measured cp.async +38%. The measurement leads and the rule is contradicted.
+TEST(AdviseTest, AMeasuredGainBeyondTheRuleContradictsIt) {
+  Advice advice;
+  ASSERT_TRUE(Advise({128, 128, 32, "fp16", "sm_90"}, &advice).ok());
+  ASSERT_EQ(advice.rule, PipelineRule::kMayNotPay);
+  const auto names = PipeVariantNames("f16", 128, 128, 32);
+  const MeasuredAnswer measured = SummarizeMeasured(
+      names, {Rec(1, names[0], 4096, 100.0, 1000), Rec(2, names[1], 4096, 120.0, 1000),
+              Rec(3, names[2], 4096, 138.0, 1000)});
+  const RuleVerdict v = CheckRule(advice.rule, measured, names);
+  EXPECT_EQ(v.check, RuleCheck::kContradicted);
+  EXPECT_NEAR(v.gain, 0.38, 1e-12);
+  EXPECT_EQ(v.best, "pipe_cpasync_f16_128x128x32");
+  EXPECT_EQ(v.lead.rfind("measured on this GPU: pipe_cpasync_f16_128x128x32 +38.0% over "
+                         "pipe_baseline_f16_128x128x32 at 4096x4096x4096",
+                         0),
+            0u)
+      << v.lead;
+  EXPECT_NE(v.lead.find("pipelining pays here"), std::string::npos) << v.lead;
+  EXPECT_EQ(v.verdict,
+            "contradicted by this GPU's measurement: the rule expects at most +5%, this GPU "
+            "measured +38.0%");
+}
+
+TEST(AdviseTest, AMeasurementWithinTheRuleAgreesAndDoesNotLead) {
+  const auto names = PipeVariantNames("f16", 128, 128, 32);
+  const MeasuredAnswer measured = SummarizeMeasured(
+      names, {Rec(1, names[0], 4096, 100.0, 1000), Rec(3, names[2], 4096, 103.0, 1000)});
+  const RuleVerdict v = CheckRule(PipelineRule::kMayNotPay, measured, names);
+  EXPECT_EQ(v.check, RuleCheck::kAgrees);
+  EXPECT_TRUE(v.lead.empty());
+  EXPECT_NE(v.verdict.find("agrees: pipe_cpasync_f16_128x128x32 +3.0%"), std::string::npos)
+      << v.verdict;
+  // A paying rule is not contradicted by more gain than it expects, only by less ...
+  EXPECT_EQ(CheckRule(PipelineRule::kMeasureBoth, measured, names).check, RuleCheck::kContradicted);
+  const MeasuredAnswer big = SummarizeMeasured(
+      names, {Rec(1, names[0], 4096, 100.0, 1000), Rec(3, names[2], 4096, 160.0, 1000)});
+  EXPECT_EQ(CheckRule(PipelineRule::kCpAsync, big, names).check, RuleCheck::kAgrees);
+  // ... or, for the cp.async rule, by another pipelining winning.
+  const MeasuredAnswer ldg = SummarizeMeasured(
+      names, {Rec(1, names[0], 4096, 100.0, 1000), Rec(2, names[1], 4096, 130.0, 1000),
+              Rec(3, names[2], 4096, 120.0, 1000)});
+  const RuleVerdict by_ldg = CheckRule(PipelineRule::kCpAsync, ldg, names);
+  EXPECT_EQ(by_ldg.check, RuleCheck::kContradicted);
+  EXPECT_NE(by_ldg.verdict.find("with pipe_ldg_f16_128x128x32 the fastest"), std::string::npos)
+      << by_ldg.verdict;
+}
+
+TEST(AdviseTest, NoBaselineOrNoPipeliningIsNoVerdict) {
+  const auto names = PipeVariantNames("f16", 128, 128, 32);
+  EXPECT_EQ(CheckRule(PipelineRule::kMayNotPay, SummarizeMeasured(names, {}), names).check,
+            RuleCheck::kUnmeasured);
+  const MeasuredAnswer only_cpasync =
+      SummarizeMeasured(names, {Rec(3, names[2], 4096, 138.0, 1000)});
+  const RuleVerdict v = CheckRule(PipelineRule::kMayNotPay, only_cpasync, names);
+  EXPECT_EQ(v.check, RuleCheck::kUnmeasured);
+  EXPECT_EQ(v.expected, "at most +5%");
+  EXPECT_TRUE(v.lead.empty());
+  EXPECT_EQ(ToString(RuleCheck::kContradicted), "contradicted");
+}
+
 }  // namespace
 }  // namespace ablation::core

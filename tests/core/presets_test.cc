@@ -227,6 +227,17 @@ TEST(PresetReport, BuiltInSectionsAreThePlansTables) {
   for (const auto& name : RungOf(int8, "LDG").resolved())
     EXPECT_EQ(name.rfind("pipe_ldg_i8_", 0), 0u) << name;
 
+  // The counters beside the rungs: ladder A's load instructions, ladder B's tensor pipe and
+  // stalls (sets expanded to their concepts), the architecture table's occupancy.
+  EXPECT_THAT(ToProto(*presets.Find("ladder-a"), registry).report().counters(),
+              ElementsAre("shared_load_instructions", "ldmatrix_instructions",
+                          "shared_load_bank_conflicts", "lsu_pipe_utilisation"));
+  const auto& b_counters = b.report().counters();
+  EXPECT_EQ(b_counters[0], "tensor_pipe_hmma_utilisation");
+  EXPECT_THAT(std::vector<std::string>(b_counters.begin(), b_counters.end()),
+              ::testing::Contains("stall_math_pipe_throttle"));
+  EXPECT_THAT(arch.report().counters(), ElementsAre("achieved_occupancy"));
+
   const v1::Preset shapes = ToProto(*presets.Find("shapes"), registry);
   EXPECT_TRUE(shapes.report().per_shape());
   EXPECT_EQ(shapes.report().shapes_size(), 10);
@@ -339,6 +350,9 @@ INSTANTIATE_TEST_SUITE_P(
                 "per_shape = true\n[[p.rung]]\nid = \"R\"\nvariant = \"a\"\n",
                 "bad.toml:5: p.per_shape: a section is per_dtype or per_shape, not "
                 "both"},
+        BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\n"
+                "counters = [\"lsu\", \"ld_shared\"]\n[[p.rung]]\nid = \"R\"\nvariant = \"a\"\n",
+                "bad.toml:4: p.counters[1]: unknown counter 'ld_shared'"},
         BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\nper_shape = true\n"
                 "[[p.rung]]\nid = \"R\"\nvariant = \"a\"\nper_tile = true\n",
                 "bad.toml:5: p.rung[0].per_tile: a per_shape section has one row per rung: no "

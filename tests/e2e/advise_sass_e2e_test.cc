@@ -96,6 +96,30 @@ TEST_F(AdviseSassE2E, AdviseShowsWhatThisGpuMeasured) {
   EXPECT_THAT(r.out, Not(HasSubstr("not measured on this GPU yet")));
 }
 
+// Issue 14: this GPU's stored rows say cp.async gains 38% at a tile where the seed's rule says
+// pipelining may not pay; advise leads with the measurement.
+TEST_F(AdviseSassE2E, AMeasurementThatContradictsTheRuleLeadsTheAdvice) {
+  StartDaemon({{"ABLATION_FAKE_SPEEDUP", "pipe_cpasync_f16_128x128x32=1.38"}});
+  auto list = daemon_->Client({"variants", "pipe_*_f16_128x128x32"});
+  if (list.exit_code != 0 || list.out.find("pipe_cpasync_f16_128x128x32") == std::string::npos)
+    GTEST_SKIP() << "the pipe_ family is not registered in this build";
+  auto run = daemon_->Client({"run", "--variant", "pipe_baseline_f16_128x128x32", "--variant",
+                              "pipe_cpasync_f16_128x128x32", "--dtype", "fp16", "--shape", "4096"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto r = daemon_->Client(
+      {"advise", "--bm", "128", "--bn", "128", "--bk", "32", "--dtype", "fp16", "--arch", "sm_90"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string first = r.out.substr(0, r.out.find('\n'));
+  EXPECT_THAT(first, HasSubstr("measured on this GPU: pipe_cpasync_f16_128x128x32 +38.0% over "
+                               "pipe_baseline_f16_128x128x32 at 4096x4096x4096"));
+  EXPECT_THAT(first, HasSubstr("pipelining pays here"));
+  EXPECT_THAT(r.out, HasSubstr("rule (contradicted by the measurement): pipelining may not pay"));
+  EXPECT_THAT(r.out, HasSubstr("the rule expects at most +5%, this GPU measured +38.0%"));
+  auto json = daemon_->Client({"--format", "json", "advise", "--bm", "128", "--bn", "128", "--bk",
+                               "32", "--dtype", "fp16", "--arch", "sm_90"});
+  EXPECT_THAT(json.out, HasSubstr("\"rule_check\":\"RULE_CHECK_CONTRADICTED\""));
+}
+
 TEST_F(AdviseSassE2E, SassWithoutTheToolSaysSo) {
   StartDaemon({{"ABLATION_CUOBJDUMP", dir_ + "/no-such-cuobjdump"}});
   auto r = daemon_->Client({"sass", "L1_R1_s3", "--dtype", "fp16"});

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/e2e/harness.h"
+#include "tests/e2e/png.h"
 
 namespace ablation::testing {
 namespace {
@@ -100,7 +101,9 @@ TEST_F(ReportE2E, PresetsSweepReportCompare) {
   EXPECT_THAT(md.out,
               HasSubstr("| B0 | sync load, 1 stage | `abl_L0_R1_bl0_s1_sw1` | bf16 | missing |"));
   EXPECT_THAT(md.out, HasSubstr("## 4. Shape sensitivity"));
-  EXPECT_THAT(md.out, HasSubstr("## 5. Pipelining"));
+  // Pipelining, which the run did not measure, is named in one line and not drawn.
+  EXPECT_THAT(md.out, HasSubstr("Not measured in this run, so not shown: Pipelining"));
+  EXPECT_THAT(md.out, Not(HasSubstr("## 5. Pipelining")));
   EXPECT_THAT(md.out, HasSubstr("Reading notes"));
 
   auto json = Client({"report", "--format", "json"});  // latest: run 2
@@ -222,13 +225,66 @@ std::string FindChromium() {
   return "";
 }
 
-// Loads a file in headless Chromium; returns the DOM it built, console lines in `console`.
-CommandResult Render(const std::string& chromium, const std::string& file, const std::string& tmp) {
-  return RunCommand({chromium, "--headless", "--no-sandbox", "--disable-gpu",
-                     "--disable-background-networking", "--disable-component-update",
-                     "--disable-sync", "--no-first-run", "--user-data-dir=" + tmp + "/chromium",
-                     "--enable-logging=stderr", "--v=0", "--dump-dom", "file://" + file},
-                    {}, 180);
+// Loads a file in headless Chromium; returns the DOM it built (console lines on stderr), or with
+// `screenshot` a PNG of the page at 1300 px wide written there instead.
+CommandResult Render(const std::string& chromium, const std::string& file, const std::string& tmp,
+                     const std::string& screenshot = "") {
+  std::vector<std::string> args = {chromium,
+                                   "--headless",
+                                   "--no-sandbox",
+                                   "--disable-gpu",
+                                   "--disable-background-networking",
+                                   "--disable-component-update",
+                                   "--disable-sync",
+                                   "--no-first-run",
+                                   "--hide-scrollbars",
+                                   "--force-device-scale-factor=1",
+                                   "--user-data-dir=" + tmp + "/chromium",
+                                   "--enable-logging=stderr",
+                                   "--v=0"};
+  if (screenshot.empty()) {
+    args.push_back("--dump-dom");
+  } else {
+    args.push_back("--window-size=1300,9000");
+    args.push_back("--screenshot=" + screenshot);
+  }
+  args.push_back("file://" + file);
+  return RunCommand(args, {}, 180);
+}
+
+// The SVG element of the rendered DOM that `id` opens, to its end; "" if none.
+std::string SvgOf(const std::string& dom, const std::string& id) {
+  const std::size_t at = dom.find("id=\"" + id + "\"");
+  if (at == std::string::npos) return "";
+  const std::size_t start = dom.rfind("<svg", at);
+  return dom.substr(start, dom.find("</svg>", at) + 6 - start);
+}
+
+// What a screenshot shows: the share of pixels that are not background, how many have the bars'
+// colour, and the longest run of dark pixels along one row (an axis line; nothing else on the
+// page is dark for hundreds of pixels).
+struct Painted {
+  double inked = 0;
+  int bar_pixels = 0;
+  int longest_dark_run = 0;
+};
+
+Painted Look(const Image& image) {
+  Painted p;
+  long inked = 0;
+  for (int y = 0; y < image.height; ++y) {
+    int run = 0;
+    for (int x = 0; x < image.width; ++x) {
+      const std::uint32_t px = image.Pixel(x, y);
+      const int r = int(px >> 16), g = int(px >> 8 & 0xff), b = int(px & 0xff);
+      if (px != 0xffffff) ++inked;
+      if (px == 0x4c72b0) ++p.bar_pixels;
+      run = (0.299 * r + 0.587 * g + 0.114 * b) < 90 ? run + 1 : 0;
+      p.longest_dark_run = std::max(p.longest_dark_run, run);
+    }
+  }
+  p.inked = double(inked) / (double(image.width) * image.height);
+  return p;
 }
 
 TEST_F(ReportE2E, HtmlReportRendersInHeadlessChromium) {
@@ -236,7 +292,13 @@ TEST_F(ReportE2E, HtmlReportRendersInHeadlessChromium) {
   ASSERT_FALSE(chromium.empty())
       << "chromium is not installed: run scripts/install-deps.sh (it installs Debian's chromium, "
          "which this test uses to render the HTML report headless)";
-  StartDaemon();
+  // Rungs as far apart as on an H200, B1 a little slower than B0, so that every figure has
+  // something to show on both sides of 0.
+  StartDaemon({}, "",
+              {{"ABLATION_FAKE_SPEEDUP",
+                "abl_L1_R1_bl0_s1_sw1=0.97,abl_L0_R1_bl0_s2_sw1=1.15,abl_L1_R1_bl0_s2_sw1=1.45,"
+                "abl_L1_R1_bl0_s3_sw1=1.5,abl_L1_R1_bl0_s4_sw1=1.5,abl_L1_R1_bl0_s4_sw1_rb1=1.7,"
+                "cublas_bf16=2.3"}});
   ASSERT_EQ(start_error_, "");
   ASSERT_EQ(Client({"sweep", "--preset", "ladder-b", "--shape", "4096", "--shape", "4096x4096x256"})
                 .exit_code,
@@ -264,6 +326,49 @@ TEST_F(ReportE2E, HtmlReportRendersInHeadlessChromium) {
       << "console messages while rendering the report:\n"
       << rendered.err;
   EXPECT_THAT(ReadFile(html), Not(HasSubstr("<script")));
+
+  // Every figure in the DOM Chromium built has its axes, their titles (the units) and, for the
+  // heatmaps, a legend.
+  const std::map<std::string, std::vector<std::string>> figures = {
+      {"chart-ladder-b",
+       {"<g class=\"axis x\">", "<g class=\"axis y\">", ">TFLOPS</text>", "class=\"tick-label\"",
+        "<g class=\"whisker\">"}},
+      {"change-ladder-b",
+       {"<g class=\"axis x\">",
+        ">speed change: median(compared) / "
+        "median(this) - 1</text>",
+        ">B3 vs B2</text>", "class=\"zero\""}},
+      {"heatmap-shapes",
+       {"<g class=\"axis x\">", ">shape (M = N, K)</text>", "<g class=\"legend\">",
+        ">TFLOPS</text>"}},
+      {"heatmap-change-shapes",
+       {"<g class=\"axis x\">", "<g class=\"legend\">", ">slower ← change → faster</text>"}}};
+  for (const auto& [id, parts] : figures) {
+    const std::string svg = SvgOf(rendered.out, id);
+    ASSERT_FALSE(svg.empty()) << "no figure " << id;
+    for (const std::string& part : parts) EXPECT_THAT(svg, HasSubstr(part)) << id;
+  }
+  // Only what was measured is drawn: pipelining is listed, not drawn.
+  EXPECT_THAT(rendered.out, HasSubstr("Not measured in this run, so not shown: Pipelining"));
+  EXPECT_THAT(rendered.out, Not(HasSubstr("<section id=\"pipelining\">")));
+  EXPECT_THAT(rendered.out, HasSubstr("<th>driver</th><td>13.0</td>"));
+  EXPECT_THAT(rendered.out, HasSubstr("<th>cuBLAS</th><td>13.1.0</td>"));
+
+  // And it is painted: a blank page reads as blank, the report shows its bars and axis lines.
+  const std::string blank = dir_ + "/blank.html";
+  std::ofstream(blank) << "<!DOCTYPE html><html><body></body></html>";
+  ASSERT_EQ(Render(chromium, blank, dir_, dir_ + "/blank.png").exit_code, 0);
+  Image image;
+  ASSERT_EQ(DecodePng(ReadFile(dir_ + "/blank.png"), &image), "");
+  EXPECT_LT(Look(image).inked, 0.001);
+  const CommandResult shot = Render(chromium, html, dir_, dir_ + "/report.png");
+  ASSERT_EQ(shot.exit_code, 0) << shot.err;
+  ASSERT_EQ(DecodePng(ReadFile(dir_ + "/report.png"), &image), "");
+  EXPECT_EQ(image.width, 1300);
+  const Painted painted = Look(image);
+  EXPECT_GT(painted.inked, 0.03) << "the screenshot is (nearly) blank";
+  EXPECT_GT(painted.bar_pixels, 1000) << "no TFLOPS bars painted";
+  EXPECT_GE(painted.longest_dark_run, 360) << "no axis line painted";
 }
 
 }  // namespace

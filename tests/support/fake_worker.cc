@@ -14,6 +14,7 @@
 //   ABLATION_FAKE_LOW_CLOCK_SAMPLES=n  the first n samples of each measurement run at half the
 //                                    maximum (990 MHz): throttled, low_clock_samples = n
 //   ABLATION_FAKE_REFERENCE_FAIL=variant  the reference fails when verifying this variant
+//   ABLATION_FAKE_SPEEDUP=variant=x[,variant=x]  these variants run x times as fast as the rest
 // Every sample takes the same SM cycles, so a slower clock makes it longer: the fake's samples
 // behave as a kernel does under a power cap. L2: COLD_ROTATED unless the task asks for the flush
 // (COLD) or a hot L2 (HOT). What the daemon stores from a reply is filled by the real worker's
@@ -43,6 +44,20 @@ std::string Env(const char* name) {
 double EnvNumber(const char* name, double otherwise) {
   const std::string v = Env(name);
   return v.empty() ? otherwise : std::stod(v);
+}
+
+/// ABLATION_FAKE_SPEEDUP's factor for a variant; 1 for one it does not name.
+double Speedup(const std::string& spec, const std::string& variant) {
+  for (size_t b = 0; b < spec.size();) {
+    size_t e = spec.find(',', b);
+    if (e == std::string::npos) e = spec.size();
+    const std::string item = spec.substr(b, e - b);
+    const size_t eq = item.rfind('=');
+    if (eq != std::string::npos && item.substr(0, eq) == variant)
+      return std::stod(item.substr(eq + 1));
+    b = e + 1;
+  }
+  return 1;
 }
 
 /// The fake device's maximum SM clock (an H200's), what low-clock samples are measured against.
@@ -94,6 +109,7 @@ int main(int argc, char** argv) {
   // As the real worker keeps a problem's inputs resident, the fake says which measurements would
   // have found them so: those of the problem and seed it last measured (until a release).
   std::string resident;
+  const std::string speedup = Env("ABLATION_FAKE_SPEEDUP");
   while (true) {
     worker::v1::WorkerRequest req;
     std::string error;
@@ -127,7 +143,7 @@ int main(int argc, char** argv) {
         r->set_ok(true);
         r->set_l2(worker::RequestedL2Mode(t.timing()));
         double flops = 2.0 * double(t.shape().m()) * double(t.shape().n()) * double(t.shape().k());
-        double ms = flops / 100e12 * 1e3;  // at the maximum clock
+        double ms = flops / 100e12 * 1e3 / Speedup(speedup, t.variant());  // at the maximum clock
         int n = std::max(t.timing().min_samples(), 10);
         std::vector<double> clocks;
         for (int i = 0; i < n; ++i) {

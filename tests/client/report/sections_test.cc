@@ -151,8 +151,29 @@ TEST(Sections, ASectionTheRunDidNotMeasureSaysHowToMeasureIt) {
   v1::GetRunResponse run;
   Add(run, "cublas_fp16", "fp16", 4096, 0.2);
   const std::string md = RenderReportMarkdown(Build(kToy, run));
-  EXPECT_THAT(md, HasSubstr("Not measured in this run: all 4 rows missing (`ablation-client "
-                            "sweep --preset toy` measures them).\n"));
+  // Not drawn: named in one line with how to measure it.
+  EXPECT_THAT(md, HasSubstr("Not measured in this run, so not shown: other (`ablation-client "
+                            "sweep --preset other`), Toy: three steps (`ablation-client sweep "
+                            "--preset toy`).\n"));
+  EXPECT_THAT(md, Not(HasSubstr("## 1. Toy")));
+}
+
+// A section whose every row failed is a result: drawn, each row with its error, not "not
+// measured".
+TEST(Sections, ASectionWhoseRowsFailedIsShownWithTheErrors) {
+  v1::GetRunResponse run;
+  Add(run, "abl_L0_R0_bl0_s1_sw0", "bf16", 4096, 0.5);
+  run.mutable_measurements(0)->set_status(v1::MEASUREMENT_STATUS_FAILED);
+  run.mutable_measurements(0)->set_error("illegal address");
+  const v1::Report r = Build(kToy, run);
+  const std::string md = RenderReportMarkdown(r);
+  EXPECT_THAT(md, HasSubstr("## 1. other"));
+  EXPECT_THAT(md, HasSubstr("| only |  | `abl_L0_R0_bl0_s1_sw0` | bf16 | failed |"));
+  EXPECT_THAT(md, HasSubstr("| 1 | `abl_L0_R0_bl0_s1_sw0` | bf16 | 4096x4096x4096 | failed | - | 0 "
+                            "| failed: illegal address |"));
+  const std::string html = RenderReportHtml(r);
+  EXPECT_THAT(html, HasSubstr("<section id=\"other\">"));
+  EXPECT_THAT(html, HasSubstr("Failed, so not drawn: only."));
 }
 
 TEST(Sections, PerTileRungsRepeatForEveryTileMeasured) {
@@ -231,9 +252,11 @@ per_shape = true
   EXPECT_EQ(s.rows(3).status(), v1::ROW_STATUS_OK);       // Z1 at K = 256
   EXPECT_EQ(s.rows(5).vs(), "Z0");
   const std::string md = RenderReportMarkdown(r);
-  EXPECT_THAT(md, HasSubstr("| rung | 4096x4096x256 | 4096x4096x512 | 4096x4096x4096 |\n"));
+  // K = 512, where nothing was measured, is left out and named.
+  EXPECT_THAT(md, HasSubstr("| rung | 4096x4096x256 | 4096x4096x4096 |\n"));
+  EXPECT_THAT(md, HasSubstr("Not measured in this run: at 4096x4096x512.\n"));
   // One round: the change is marked, and the legend says what that means.
-  EXPECT_THAT(md, HasSubstr("| Z1 vs Z0 | - | - | +60.0%† |\n"));
+  EXPECT_THAT(md, HasSubstr("| Z1 vs Z0 | - | +60.0%† |\n"));
   EXPECT_THAT(md, HasSubstr("\n† one round: interval from samples, drift not included.\n"));
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/registry.h"
+#include "server/core/catalog.h"
 #include "server/core/presets.h"
 
 namespace ablation::testing {
@@ -29,21 +30,10 @@ std::vector<v1::Preset> ServedPresets(const std::string& toml) {
   return out;
 }
 
-// As server/rpc/service.cc answers ListVariants.
+// As server/rpc/service.cc answers ListVariants: the core's own conversion.
 std::vector<v1::Variant> ServedVariants() {
   std::vector<v1::Variant> out;
-  for (const kernels::Variant& v : Catalog().All()) {
-    v1::Variant p;
-    p.set_name(v.name);
-    p.set_family(v.family);
-    for (auto d : v.dtypes) p.add_dtypes(std::string(kernels::ToString(d)));
-    p.set_tile_m(v.tile.m);
-    p.set_tile_n(v.tile.n);
-    p.set_tile_k(v.tile.k);
-    p.set_threads(v.threads);
-    p.set_smem_bytes(v.smem_bytes);
-    out.push_back(std::move(p));
-  }
+  for (const kernels::Variant& v : Catalog().All()) out.push_back(core::ToProto(v));
   return out;
 }
 

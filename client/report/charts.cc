@@ -1,0 +1,279 @@
+#include "client/report/charts.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "client/escape.h"
+#include "client/format.h"
+#include "client/report/svg.h"
+
+namespace ablation::client::report {
+namespace {
+
+using svg::Num;
+
+constexpr int kLegendWidth = 180;  // a heatmap's colour bar
+
+std::string Ellipsis(std::string text, std::size_t most) {
+  if (text.size() > most) text = text.substr(0, most - 1) + "…";
+  return text;
+}
+
+std::string TflopsTick(double v) { return Num(v); }
+
+std::string PercentTick(double v) {
+  const std::string text = Num(v * 100) + "%";
+  return v > 0 ? "+" + text : text;
+}
+
+// A horizontal interval [lo, hi] at height y with caps.
+std::string Whisker(const svg::Scale& x, double lo, double hi, double y, const std::string& title) {
+  return "<g class=\"whisker\"><title>" + HtmlEscape(title) + "</title>\n" +
+         svg::Line(x(lo), y, x(hi), y, "whisker") +
+         svg::Line(x(lo), y - 4, x(lo), y + 4, "whisker") +
+         svg::Line(x(hi), y - 4, x(hi), y + 4, "whisker") + "</g>\n";
+}
+
+std::vector<const v1::ReportRow*> MeasuredRows(const v1::ReportSection& s) {
+  std::vector<const v1::ReportRow*> rows;
+  for (const v1::ReportRow& r : s.rows())
+    if (Measured(r)) rows.push_back(&r);
+  return rows;
+}
+
+// The column headings of a heatmap: M=N and K per shape, in <g class="axis x">.
+std::string ShapeHeader(const v1::ReportSection& s, const ShapeView& view, int left, int cell_w,
+                        int top) {
+  std::string out = "<g class=\"axis x\">\n";
+  for (std::size_t i = 0; i < view.columns.size(); ++i) {
+    const v1::Shape& shape = s.shapes(view.columns[i]);
+    const double x = left + cell_w * double(i) + cell_w / 2.0;
+    const std::string mn =
+        std::to_string(shape.m()) + (shape.m() != shape.n() ? "x" + std::to_string(shape.n()) : "");
+    out += svg::Text(x, top + 16, "M=N=" + mn, "middle", "tick-label");
+    out += svg::Text(x, top + 32, "K=" + std::to_string(shape.k()), "middle", "tick-label");
+  }
+  out += svg::Text(left + cell_w * double(view.columns.size()) / 2, top, "shape (M = N, K)",
+                   "middle", "axis-label");
+  return out + "</g>\n";
+}
+
+// Wide enough for the cells, the legend beside its title (kLegendWidth and `title_w`) and the
+// figure's title.
+int HeatmapWidth(int left, int cell_w, std::size_t columns, int title_w) {
+  const int cells = left + cell_w * int(columns) + 20;
+  return std::max({cells, left + kLegendWidth + 12 + title_w + 20, 470});
+}
+
+// A colour bar under a heatmap: the gradient, its end (and middle) values, its title.
+std::string Legend(const std::string& id, std::string (*colour)(double), double t0, double t1,
+                   double x, double y, const std::vector<std::string>& labels,
+                   const std::string& title) {
+  constexpr double kWidth = kLegendWidth, kHeight = 12;
+  std::string out = "<g class=\"legend\">\n" + svg::Gradient(id, colour, t0, t1);
+  out += svg::Rect(x, y, kWidth, kHeight, "legend-bar", " fill=\"url(#" + id + ")\"");
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const double at = x + kWidth * double(i) / double(std::max<std::size_t>(1, labels.size() - 1));
+    out += svg::Text(at, y + kHeight + 14, labels[i], "middle", "tick-label");
+  }
+  out += svg::Text(x + kWidth + 12, y + kHeight - 1, title, "start", "axis-label");
+  return out + "</g>\n";
+}
+
+}  // namespace
+
+std::string BarChart(const v1::ReportSection& s) {
+  const std::vector<const v1::ReportRow*> rows = MeasuredRows(s);
+  if (rows.empty()) return "";
+  const int left = 310, plot = 440, right = 80, top = 40, row_h = 24, axis_h = 48;
+  const int n = int(rows.size());
+  const int width = left + plot + right, height = top + n * row_h + axis_h;
+  double lo = 0, hi = 0;
+  for (const v1::ReportRow* r : rows)
+    hi = std::max({hi, r->tflops(), r->has_tflops_interval() ? r->tflops_interval().high() : 0.0});
+  const std::vector<double> ticks = svg::Ticks(&lo, &hi, 5);
+  const svg::Scale x{lo, hi, double(left), double(left + plot)};
+  const double bottom = top + n * row_h;
+  std::string out = svg::Open("chart", "chart-" + s.id(), width, height, s.title() + ", TFLOPS");
+  out += svg::Text(left, 16, "TFLOPS (median over the rounds); whiskers: 95% interval", "start",
+                   "chart-title");
+  out += svg::XAxis(x, ticks, bottom, top, "TFLOPS", TflopsTick);
+  out += svg::YAxis(left, top, bottom, top - 8, "rung");
+  for (int i = 0; i < n; ++i) {
+    const v1::ReportRow& r = *rows[std::size_t(i)];
+    const double y = top + row_h * i, mid = y + row_h / 2.0;
+    out += svg::Text(left - 8, mid + 4, Ellipsis(r.rung() + "  " + r.variant(), 46), "end",
+                     "row-label");
+    out +=
+        svg::Rect(left, y + 4, x(r.tflops()) - left, row_h - 8, r.baseline() ? "bar cublas" : "bar",
+                  "", r.variant() + ": " + Fixed(r.tflops(), 1) + " TFLOPS");
+    double end = x(r.tflops());
+    if (r.has_tflops_interval()) {
+      const v1::Interval& ci = r.tflops_interval();
+      out +=
+          Whisker(x, ci.low(), ci.high(), mid,
+                  "95% interval " + Fixed(ci.low(), 1) + " to " + Fixed(ci.high(), 1) + " TFLOPS");
+      end = std::max(end, x(ci.high()));
+    }
+    out += svg::Text(end + 6, mid + 4, Fixed(r.tflops(), 1), "start", "value");
+  }
+  return out + "</svg>\n";
+}
+
+std::string ChangeChart(const v1::ReportSection& s, double floor) {
+  std::vector<const v1::ReportRow*> rows;
+  for (const v1::ReportRow* r : MeasuredRows(s))
+    if (r->has_change()) rows.push_back(r);
+  if (rows.empty()) return "";
+  const int left = 310, plot = 360, right = 230, top = 40, row_h = 24, axis_h = 48;
+  const int n = int(rows.size());
+  double lo = -floor, hi = floor;
+  for (const v1::ReportRow* r : rows) {
+    const v1::Change& c = r->change();
+    lo = std::min({lo, 0.0, c.estimate(), c.has_interval() ? c.interval().low() : 0.0});
+    hi = std::max({hi, 0.0, c.estimate(), c.has_interval() ? c.interval().high() : 0.0});
+  }
+  const double pad = std::max(0.005, (hi - lo) * 0.05);
+  lo -= pad, hi += pad;
+  const std::vector<double> ticks = svg::Ticks(&lo, &hi, 6);
+  const svg::Scale x{lo, hi, double(left), double(left + plot)};
+  const double bottom = top + n * row_h;
+  std::string out = svg::Open("chart forest", "change-" + s.id(), left + plot + right,
+                              top + n * row_h + axis_h, s.title() + ", speed changes");
+  out += svg::Text(left, 16,
+                   "Speed change against the rung compared with; 95% interval; hollow: within "
+                   "noise" +
+                       std::string(floor > 0 ? "; band: the run's noise floor" : ""),
+                   "start", "chart-title");
+  if (floor > 0)
+    out += svg::Rect(x(-floor), top, x(floor) - x(-floor), n * row_h, "floor", "",
+                     "noise floor ±" + Percent(floor, 2));
+  out += svg::XAxis(x, ticks, bottom, top, "speed change: median(compared) / median(this) - 1",
+                    PercentTick);
+  out += svg::YAxis(left, top, bottom, top - 8, "comparison");
+  out += svg::Line(x(0), top, x(0), bottom, "zero");
+  for (int i = 0; i < n; ++i) {
+    const v1::ReportRow& r = *rows[std::size_t(i)];
+    const v1::Change& c = r.change();
+    const double mid = top + row_h * i + row_h / 2.0;
+    out += svg::Text(left - 8, mid + 4, Ellipsis(ComparisonLabel(r), 46), "end", "row-label");
+    if (c.has_interval())
+      out += Whisker(x, c.interval().low(), c.interval().high(), mid,
+                     ComparisonLabel(r) + ": 95% interval");
+    out += svg::Circle(x(c.estimate()), mid, 4.5, c.within_noise() ? "estimate noise" : "estimate",
+                       ComparisonLabel(r) + ": " + ChangeText(c));
+    out += svg::Text(left + plot + 10, mid + 4, ChangeText(c) + (c.within_noise() ? " ≈" : ""),
+                     "start", "value");
+  }
+  return out + "</svg>\n";
+}
+
+std::string TflopsHeatmap(const v1::ReportSection& s, const ShapeView& view) {
+  const int columns = s.shapes_size();
+  const int left = 250, cell_w = 92, cell_h = 28, top = 40, header_h = 40, legend_h = 56;
+  const int width = HeatmapWidth(left, cell_w, view.columns.size(), 50);
+  const int grid_top = top + header_h;
+  const int height = grid_top + cell_h * int(view.rungs.size()) + legend_h;
+  double max = 0;
+  for (int r : view.rungs)
+    for (int c : view.columns)
+      if (const v1::ReportRow& row = s.rows(r * columns + c); Measured(row))
+        max = std::max(max, row.tflops());
+  if (max <= 0) max = 1;
+  std::string out = svg::Open("heatmap", "heatmap-" + s.id(), width, height,
+                              s.title() + ": TFLOPS by rung and shape");
+  out += svg::Text(8, 16, "TFLOPS by rung and shape", "start", "chart-title");
+  out += ShapeHeader(s, view, left, cell_w, top);
+  out += svg::YAxis(left, 0, 0, grid_top - 8, "rung");
+  for (std::size_t i = 0; i < view.rungs.size(); ++i) {
+    const v1::ReportRow& first = s.rows(view.rungs[i] * columns);
+    out += svg::Text(left - 8, grid_top + cell_h * double(i) + 18,
+                     Ellipsis(first.rung() + "  " + first.variant(), 36), "end", "row-label");
+  }
+  for (std::size_t i = 0; i < view.rungs.size(); ++i) {
+    for (std::size_t j = 0; j < view.columns.size(); ++j) {
+      const v1::ReportRow& row = s.rows(view.rungs[i] * columns + view.columns[j]);
+      const double x = left + cell_w * double(j), y = grid_top + cell_h * double(i);
+      if (!Measured(row)) {
+        out += svg::Rect(x + 1, y + 1, cell_w - 2, cell_h - 2, "cell-missing", "",
+                         row.variant() + " " + FormatShape(row.shape()) + ": " + StatusWord(row));
+        out += svg::Text(x + cell_w / 2.0, y + 18, StatusWord(row), "middle", "missing");
+        continue;
+      }
+      const std::string colour = svg::Sequential(row.tflops() / max);
+      out += svg::Rect(x + 1, y + 1, cell_w - 2, cell_h - 2, "cell", " fill=\"" + colour + "\"",
+                       row.variant() + " " + FormatShape(row.shape()) + ": " +
+                           Fixed(row.tflops(), 1) + " TFLOPS");
+      out += svg::Text(x + cell_w / 2.0, y + 18, Fixed(row.tflops(), 1), "middle",
+                       svg::Dark(colour) ? "value on-dark" : "value");
+    }
+  }
+  out += Legend("ramp-tflops-" + s.id(), svg::Sequential, 0, 1, left, height - 40,
+                {"0", Fixed(max / 2, 0), Fixed(max, 0)}, "TFLOPS");
+  return out + "</svg>\n";
+}
+
+std::string ChangeHeatmap(const v1::ReportSection& s, const ShapeView& view) {
+  const int columns = s.shapes_size();
+  std::vector<int> rungs;
+  double extent = 0;
+  for (int r : view.rungs) {
+    bool any = false;
+    for (int c : view.columns) {
+      const v1::ReportRow& row = s.rows(r * columns + c);
+      if (!row.has_change()) continue;
+      any = true;
+      extent = std::max(extent, std::fabs(row.change().estimate()));
+    }
+    if (any) rungs.push_back(r);
+  }
+  if (rungs.empty()) return "";
+  double lo = 0, hi = std::max(extent, 0.01);
+  svg::Ticks(&lo, &hi, 4);  // a round bound for the scale
+  extent = hi;
+  const int left = 200, cell_w = 92, cell_h = 28, top = 40, header_h = 40, legend_h = 56;
+  const int width = HeatmapWidth(left, cell_w, view.columns.size(), 170);
+  const int grid_top = top + header_h;
+  const int height = grid_top + cell_h * int(rungs.size()) + legend_h;
+  std::string out = svg::Open("heatmap change", "heatmap-change-" + s.id(), width, height,
+                              s.title() + ": change against the rung compared with, by shape");
+  out += svg::Text(8, 16, "Speed change against the rung compared with (≈: within noise)", "start",
+                   "chart-title");
+  out += ShapeHeader(s, view, left, cell_w, top);
+  out += svg::YAxis(left, 0, 0, grid_top - 8, "comparison");
+  for (std::size_t i = 0; i < rungs.size(); ++i) {
+    std::string label = s.rows(rungs[i] * columns).rung();
+    for (int c : view.columns)
+      if (const v1::ReportRow& row = s.rows(rungs[i] * columns + c); row.has_change()) {
+        label = ComparisonLabel(row);
+        break;
+      }
+    out += svg::Text(left - 8, grid_top + cell_h * double(i) + 18, label, "end", "row-label");
+  }
+  for (std::size_t i = 0; i < rungs.size(); ++i) {
+    for (std::size_t j = 0; j < view.columns.size(); ++j) {
+      const v1::ReportRow& row = s.rows(rungs[i] * columns + view.columns[j]);
+      const double x = left + cell_w * double(j), y = grid_top + cell_h * double(i);
+      if (!row.has_change()) {
+        out += svg::Rect(x + 1, y + 1, cell_w - 2, cell_h - 2, "cell-missing", "",
+                         row.variant() + " " + FormatShape(row.shape()) + ": no comparison");
+        out += svg::Text(x + cell_w / 2.0, y + 18, "-", "middle", "missing");
+        continue;
+      }
+      const v1::Change& c = row.change();
+      const std::string colour = svg::Diverging(c.estimate() / extent);
+      out += svg::Rect(
+          x + 1, y + 1, cell_w - 2, cell_h - 2, "cell", " fill=\"" + colour + "\"",
+          ComparisonLabel(row) + " at " + FormatShape(row.shape()) + ": " + ChangeText(c));
+      out += svg::Text(x + cell_w / 2.0, y + 18,
+                       SignedPercent(c.estimate()) + "%" + (c.within_noise() ? " ≈" : ""), "middle",
+                       svg::Dark(colour) ? "value on-dark" : "value");
+    }
+  }
+  out += Legend("ramp-change-" + s.id(), svg::Diverging, -1, 1, left, height - 40,
+                {PercentTick(-extent), "0", PercentTick(extent)}, "slower ← change → faster");
+  return out + "</svg>\n";
+}
+
+}  // namespace ablation::client::report

@@ -1,0 +1,29 @@
+// The report's figures as inline SVG, each with its axes, units and legend, drawn from the model
+// alone (report.proto): what a row does not have (a missing rung, an unmeasured shape) is left out
+// of the figure and named beside it by the page, never drawn as a value.
+#pragma once
+
+#include <string>
+
+#include "ablation/v1/report.pb.h"
+#include "client/report/text.h"
+
+namespace ablation::client::report {
+
+// Horizontal TFLOPS bars of a ladder's measured rows on a TFLOPS axis from 0, each with the
+// whisker of its 95% interval (tflops_interval) and its value; cuBLAS rows grey.
+std::string BarChart(const v1::ReportSection& section);
+
+// A forest plot of the rows' changes, each labelled with its own comparison ("A3 vs A2"): the
+// estimate (hollow: within noise) and its 95% interval on a % axis through 0, the run's noise
+// floor as a band around 0, the change in words at the right. "" when no row has a change.
+std::string ChangeChart(const v1::ReportSection& section, double floor);
+
+// Per-shape sections: TFLOPS by rung and shape, coloured by TFLOPS on a white -> blue scale with
+// its legend; and each rung's change against the rung it is compared with per shape, on a
+// diverging scale centred on 0 (red: slower, blue: faster), "≈" within noise ("" when no rung is
+// compared with another).
+std::string TflopsHeatmap(const v1::ReportSection& section, const ShapeView& view);
+std::string ChangeHeatmap(const v1::ReportSection& section, const ShapeView& view);
+
+}  // namespace ablation::client::report
