@@ -136,9 +136,17 @@ std::string RunSummary(const v1::ReportRun& run) {
 }
 
 bool Unmeasured(const v1::ReportSection& section) {
-  // Every row missing: a failed row is a result (its error is shown), not an unmeasured one.
-  return section.layout() != v1::SECTION_LAYOUT_ALL && section.rows_size() > 0 &&
-         section.missing() == section.rows_size();
+  // Every row missing: a failed row is a result (its error is shown), not an unmeasured one. The
+  // cuBLAS reference rows do not count: a run of one ladder measures the cuBLAS every section
+  // compares with, which does not make the other sections measured.
+  if (section.layout() == v1::SECTION_LAYOUT_ALL || section.rows_size() == 0) return false;
+  bool any_rung = false;
+  for (const v1::ReportRow& row : section.rows()) {
+    if (row.baseline()) continue;
+    any_rung = true;
+    if (row.status() != v1::ROW_STATUS_MISSING) return false;
+  }
+  return any_rung || section.missing() == section.rows_size();
 }
 
 std::string UnmeasuredLine(const v1::Report& report) {

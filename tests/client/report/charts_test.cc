@@ -163,10 +163,10 @@ TEST(Charts, HeatmapColourIsTheValueItPrintsAndOnlyMeasuredCellsAreDrawn) {
   ASSERT_EQ(s.shapes_size(), 10);
   const ShapeView view = MeasuredCells(s);
   EXPECT_EQ(view.columns.size(), 2u);  // K = 256 and 4096 at M = N = 4096
-  EXPECT_THAT(view.rungs_left, ElementsAre("B6"));
+  EXPECT_THAT(view.rungs_left, ElementsAre("B6", "H8"));
   EXPECT_EQ(LeftOutLine(view),
             "Not measured in this run: at 512x512x256, 512x512x512, 512x512x1024, 512x512x4096, "
-            "512x512x8192, 4096x4096x512, 4096x4096x1024, 4096x4096x8192; B6.");
+            "512x512x8192, 4096x4096x512, 4096x4096x1024, 4096x4096x8192; B6, H8.");
   const std::string tflops = TflopsHeatmap(s, view);
   EXPECT_EQ(Count(tflops, "class=\"cell\""), 14);  // 7 rungs x 2 shapes, none missing
   EXPECT_EQ(Count(tflops, "cell-missing"), 0);
@@ -174,7 +174,7 @@ TEST(Charts, HeatmapColourIsTheValueItPrintsAndOnlyMeasuredCellsAreDrawn) {
   double max = 0;
   for (int r : view.rungs)
     for (int c : view.columns) max = std::max(max, s.rows(r * 10 + c).tflops());
-  const v1::ReportRow& cublas = s.rows(7 * 10 + view.columns[1]);
+  const v1::ReportRow& cublas = s.rows(8 * 10 + view.columns[1]);  // after B0..B6 and H8
   ASSERT_EQ(cublas.variant(), "cublas_bf16");
   const std::string cell = "fill=\"" + svg::Sequential(cublas.tflops() / max) + "\"><title>" +
                            "cublas_bf16 4096x4096x4096: " + Fixed(cublas.tflops(), 1) + " TFLOPS";
@@ -201,9 +201,14 @@ TEST(Charts, HeatmapColourIsTheValueItPrintsAndOnlyMeasuredCellsAreDrawn) {
 TEST(Page, OnlyMeasuredSectionsAreDrawnTheRestListedInOneLine) {
   const v1::Report report = Build(LadderBRun());
   const std::string html = RenderReportHtml(report);
-  EXPECT_THAT(html, HasSubstr("<p class=\"unmeasured\">Not measured in this run, so not shown: "
-                              "Pipelining: baseline vs LDG-register vs cp.async double buffer "
-                              "(`ablation-client sweep --preset pipelining`).</p>"));
+  EXPECT_THAT(
+      html,
+      HasSubstr(
+          "<p class=\"unmeasured\">Not measured in this run, so not shown: "
+          "Pipelining: baseline vs LDG-register vs cp.async double buffer "
+          "(`ablation-client sweep --preset pipelining`), "
+          "Hopper ladder: mma.sync to TMA + wgmma, one change per rung (`ablation-client sweep "
+          "--preset ladder-h`).</p>"));
   EXPECT_THAT(html, HasSubstr("<section id=\"ladder-a\">"));  // A3 is ladder B's B4
   EXPECT_THAT(html, Not(HasSubstr("<section id=\"pipelining\">")));
   EXPECT_THAT(html, HasSubstr("<section id=\"ladder-b\">"));

@@ -260,7 +260,8 @@ TEST(Report, AnUnmeasuredTableSaysSo) {
   EXPECT_THAT(md, HasSubstr("## 1. Architecture"));
   EXPECT_THAT(md, HasSubstr("Not measured in this run, so not shown: Pipelining: baseline vs "
                             "LDG-register vs cp.async double buffer (`ablation-client sweep "
-                            "--preset pipelining`)."));
+                            "--preset pipelining`), Hopper ladder: mma.sync to TMA + wgmma, one "
+                            "change per rung (`ablation-client sweep --preset ladder-h`)."));
   EXPECT_THAT(md, HasSubstr("| B3 vs B2 |"));
   EXPECT_THAT(md, HasSubstr("## 2. Ladder A"));
   EXPECT_THAT(md, HasSubstr("## 3. Ladder B"));
