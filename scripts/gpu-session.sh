@@ -12,6 +12,8 @@
 #   ragged  a pipe_ variant verified and timed at M, N, K all ragged (K not a multiple of 8)
 #   full    the full preset with rounds, its wall time against its sampled GPU time
 #   cost    all-ablation with 3 rounds: its wall time against its sampled GPU time (run_cost view)
+#   metrics a Prometheus scrape (/metrics over HTTP) of the daemon during a ladder-b sweep, and after
+#   profiled the full preset with --profile: every item's counters, and the report with them (md, html)
 #   hopper  the Hopper ladder (ladder-h, 3 rounds) with its report, and the SASS checks of every rung
 # Each phase appends to OUT/session.log; the databases stay in OUT.
 set -uo pipefail
@@ -55,7 +57,7 @@ for phase in "$@"; do
       ;;
     main)
       say "main job ($(elapsed))"
-      ABLATION_DB=$out/main.db ABLATION_LOG=$out/main-daemon.log ABLATION_PORT=50054 \
+      ABLATION_DB=$out/main.db ABLATION_LOG=$out/main-daemon.log ABLATION_PORT=50054 ABLATION_REPORT_DIR=$out \
         timeout 300 "$here/demo.sh" "$bundle/bin" 4096x4096x4096 >"$out/main-job.txt" 2>&1
       say "main job exit $? ($(elapsed))"
       ;;
@@ -118,6 +120,37 @@ for name, value in zip([d[0] for d in cur.description], cur.fetchone()):
     print(f"  run_cost.{name} = {value}")
 PY
       grep -E "cost:" "$out/ablationd.log" | tail -1 | tee -a "$log"
+      stop_daemon
+      ;;
+    metrics)
+      "$bundle/bin/ablationd" --listen 127.0.0.1:$port --db "$out/metrics.db" \
+        --metrics-listen 127.0.0.1:9465 >>"$out/ablationd.log" 2>&1 &
+      daemon=$!
+      for _ in $(seq 1 300); do c device >/dev/null 2>&1 && break; sleep 0.2; done
+      scrape() {
+        python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:9465/metrics", timeout=5).read().decode())'
+      }
+      say "ladder-b sweep with a scrape during it ($(elapsed))"
+      c -q sweep --preset ladder-b --rounds 3 --tag metrics >>"$log" 2>&1 &
+      sweep=$!
+      sleep 8
+      scrape >"$out/metrics-during-sweep.txt" 2>&1
+      say "scrape during the sweep: $(grep -c '^ablation' "$out/metrics-during-sweep.txt") samples"
+      wait "$sweep"
+      scrape >"$out/metrics-after-sweep.txt" 2>&1
+      say "scrape after the sweep: $(grep -c '^ablation' "$out/metrics-after-sweep.txt") samples"
+      stop_daemon
+      ;;
+    profiled)
+      start_daemon "$out/profiled.db" || continue
+      say "full preset with --profile ($(elapsed))"
+      t0=$(date +%s.%N)
+      c -q sweep --preset full --profile --tag profiled >>"$log" 2>&1
+      t1=$(date +%s.%N)
+      id=$(latest)
+      c report "$id" --format md >"$out/profiled-report.md" 2>>"$log"
+      c report "$id" --format html -o "$out/profiled-report.html" 2>>"$log"
+      say "profiled full: $(awk "BEGIN{print $t1 - $t0}") s wall for run $id"
       stop_daemon
       ;;
     hopper)
