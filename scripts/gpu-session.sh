@@ -142,10 +142,23 @@ PY
       stop_daemon
       ;;
     profiled)
-      start_daemon "$out/profiled.db" || continue
-      say "full preset with --profile ($(elapsed))"
+      "$bundle/bin/ablationd" --listen 127.0.0.1:$port --db "$out/profiled.db" \
+        --metrics-listen 127.0.0.1:9465 >>"$out/ablationd.log" 2>&1 &
+      daemon=$!
+      for _ in $(seq 1 300); do c device >/dev/null 2>&1 && break; sleep 0.2; done
+      say "full preset with --profile, scraped while it runs ($(elapsed))"
       t0=$(date +%s.%N)
-      c -q sweep --preset full --profile --tag profiled >>"$log" 2>&1
+      c -q sweep --preset full --profile --tag profiled >>"$log" 2>&1 &
+      sweep=$!
+      # Scrape every 2 s while the sweep runs; keep the last scrape that saw the run running.
+      while kill -0 "$sweep" 2>/dev/null; do
+        sleep 2
+        python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:9465/metrics", timeout=5).read().decode())' \
+          >"$out/scrape.txt" 2>&1 || true
+        grep -q '^ablationd_runs_running{gpu="0"} 1' "$out/scrape.txt" &&
+          cp "$out/scrape.txt" "$out/metrics-during-profiled-sweep.txt"
+      done
+      wait "$sweep"
       t1=$(date +%s.%N)
       id=$(latest)
       c report "$id" --format md >"$out/profiled-report.md" 2>>"$log"
