@@ -32,6 +32,16 @@ __device__ __forceinline__ void StoreBf16x2(__nv_bfloat16* c, int64_t n, int row
   *reinterpret_cast<__nv_bfloat162*>(c + int64_t(row) * n + col) = __floats2bfloat162_rn(x, y);
 }
 
+/// One thread: fills the stage at `stage` (A tile, then B tile) with k-tile `kt` of A rows m0..
+/// and B rows n0.. by TMA, both completing on `full`.
+__device__ __forceinline__ void TmaStage(uint8_t* stage, const CUtensorMap* map_a,
+                                         const CUtensorMap* map_b, uint64_t* full, int kt, int m0,
+                                         int n0) {
+  MbarArriveExpectTx(full, kStageBytes);
+  TmaLoad2d(stage, map_a, full, kt * kBlockK, m0);
+  TmaLoad2d(stage + kATileBytes, map_b, full, kt * kBlockK, n0);
+}
+
 /// One rung of the mma.sync pair.
 template <bool kTma_, int kWarpsM_ = 2, int kWarpsN_ = 4>
 struct MmaConfig {
@@ -141,11 +151,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // Fills stage s with k-tile kt (TMA: thread 0 only; cp.async: every thread, one group).
   auto issue = [&](int s, int kt) {
     if constexpr (Cfg::kTma) {
-      if (threadIdx.x == 0 && kt < kt_count) {
-        MbarArriveExpectTx(&full[s], kStageBytes);
-        TmaLoad2d(stage_a(s), &map_a, &full[s], kt * kBlockK, m0);
-        TmaLoad2d(stage_b(s), &map_b, &full[s], kt * kBlockK, n0);
-      }
+      if (threadIdx.x == 0 && kt < kt_count)
+        TmaStage(stage_a(s), &map_a, &map_b, &full[s], kt, m0, n0);
     } else {
       if (kt < kt_count) CpAsyncStage<Cfg::kThreads>(stage_a(s), stage_b(s), a, b, k, m0, n0, kt);
       ptx::CpAsyncCommitGroup();

@@ -188,11 +188,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     int m0, n0;
     TileOf<Cfg>(unit0, m_tiles, n_tiles, 0, &m0, &n0);
     auto issue = [&](int s, int kt) {
-      if (threadIdx.x == 0 && kt < kt_count) {
-        MbarArriveExpectTx(&full[s], kStageBytes);
-        TmaLoad2d(stage_a(s), &map_a, &full[s], kt * kBlockK, m0);
-        TmaLoad2d(stage_b(s), &map_b, &full[s], kt * kBlockK, n0);
-      }
+      if (threadIdx.x == 0 && kt < kt_count)
+        TmaStage(stage_a(s), &map_a, &map_b, &full[s], kt, m0, n0);
     };
     float d[128] = {};
     for (int s = 0; s < kStages - 1; ++s) issue(s, s);
@@ -216,14 +213,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           TileOf<Cfg>(unit, m_tiles, n_tiles, rank, &m0, &n0);
           for (int kt = 0; kt < kt_count; ++kt) {
             MbarWait(&empty[s], phase ^ 1);
-            MbarArriveExpectTx(&full[s], kStageBytes);
-            TmaLoad2d(stage_a(s), &map_a, &full[s], kt * kBlockK, m0);
             if constexpr (Cfg::kClusterM == 2) {
-              // Each CTA loads its half of the shared B tile into both CTAs.
+              // Each CTA loads its A and its half of the shared B tile, into both CTAs.
+              MbarArriveExpectTx(&full[s], kStageBytes);
+              TmaLoad2d(stage_a(s), &map_a, &full[s], kt * kBlockK, m0);
               TmaLoad2dMulticast(stage_b(s) + rank * (kBTileBytes / 2), &map_b, &full[s],
                                  kt * kBlockK, n0 + rank * (kBlockN / 2), uint16_t(0x3));
             } else {
-              TmaLoad2d(stage_b(s), &map_b, &full[s], kt * kBlockK, n0);
+              TmaStage(stage_a(s), &map_a, &map_b, &full[s], kt, m0, n0);
             }
             if (++s == kStages) {
               s = 0;

@@ -11,6 +11,27 @@ namespace ablation::kernels::sm90 {
 
 /// CTAs of a persistent grid: as many as can be resident at once (clusters of two need two free
 /// SMs of one GPC, so the count comes from the occupancy calculator, not from the SM count).
+/// The launch of `ctas` CTAs of the rung, in clusters of Cfg::kClusterM along M; `attr` holds
+/// the cluster dimension the configuration points at.
+template <class Cfg>
+cudaLaunchConfig_t LaunchConfig(int ctas, cudaStream_t stream, cudaLaunchAttribute* attr) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(ctas));
+  cfg.blockDim = dim3(Cfg::kThreads);
+  cfg.dynamicSmemBytes = SmemBytes();
+  cfg.stream = stream;
+  if constexpr (Cfg::kClusterM > 1) {
+    *attr = cudaLaunchAttribute{};
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = Cfg::kClusterM;
+    attr->val.clusterDim.y = 1;
+    attr->val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+  return cfg;
+}
+
 template <class Cfg>
 std::string PersistentCtas(int units, cudaStream_t stream, int* ctas) {
   if constexpr (Cfg::kClusterM == 1) {
@@ -19,18 +40,9 @@ std::string PersistentCtas(int units, cudaStream_t stream, int* ctas) {
   } else {
     static int clusters = -1;  // per process and configuration
     if (clusters < 0) {
-      cudaLaunchConfig_t cfg{};
       cudaLaunchAttribute attr{};
-      attr.id = cudaLaunchAttributeClusterDimension;
-      attr.val.clusterDim.x = Cfg::kClusterM;
-      attr.val.clusterDim.y = 1;
-      attr.val.clusterDim.z = 1;
-      cfg.gridDim = dim3(unsigned(Cfg::kClusterM * Sm90SmCount()));
-      cfg.blockDim = dim3(Cfg::kThreads);
-      cfg.dynamicSmemBytes = SmemBytes();
-      cfg.stream = stream;
-      cfg.attrs = &attr;
-      cfg.numAttrs = 1;
+      const cudaLaunchConfig_t cfg =
+          LaunchConfig<Cfg>(Cfg::kClusterM * Sm90SmCount(), stream, &attr);
       int n = 0;
       if (cudaError_t e = cudaOccupancyMaxActiveClusters(&n, Sm90WgmmaKernel<Cfg>, &cfg);
           e != cudaSuccess || n <= 0) {
@@ -63,20 +75,8 @@ std::string LaunchWgmma(const GemmArgs& args) {
     if (std::string e = PersistentCtas<Cfg>(units, stream, &ctas); !e.empty()) return e;
     if (kMaxCtas > 0) ctas = std::min(ctas, kMaxCtas);
   }
-  cudaLaunchConfig_t cfg{};
   cudaLaunchAttribute attr{};
-  cfg.gridDim = dim3(unsigned(ctas));
-  cfg.blockDim = dim3(Cfg::kThreads);
-  cfg.dynamicSmemBytes = SmemBytes();
-  cfg.stream = stream;
-  if constexpr (Cfg::kClusterM > 1) {
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = Cfg::kClusterM;
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-  }
+  const cudaLaunchConfig_t cfg = LaunchConfig<Cfg>(ctas, stream, &attr);
   auto* c = static_cast<__nv_bfloat16*>(args.c);
   if (cudaError_t e =
           cudaLaunchKernelEx(&cfg, Sm90WgmmaKernel<Cfg>, ma, mb, c, int(p.m), int(p.n), int(p.k));
