@@ -9,6 +9,12 @@ bool Variant::Supports(DType d) const {
   return std::find(dtypes.begin(), dtypes.end(), d) != dtypes.end();
 }
 
+std::string_view Variant::Param(std::string_view key) const {
+  for (const auto& [k, value] : params)
+    if (k == key) return value;
+  return {};
+}
+
 WorkModel Variant::Work(const Problem& p) const {
   if (work) return work(p);
   WorkModel gemm;

@@ -71,6 +71,8 @@ struct Variant {
   KernelFn kernel = nullptr;  ///< bound in the worker only
 
   bool Supports(DType d) const;
+  /// The value of parameter `key`, or "" when the variant has none.
+  std::string_view Param(std::string_view key) const;
   /// `work` at `p`, or the GEMM default when unset.
   WorkModel Work(const Problem& p) const;
 };

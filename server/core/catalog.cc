@@ -44,9 +44,7 @@ Status GetBudget(const kernels::Registry& registry, const v1::BudgetRequest& req
   const int element_bytes = v.dtypes.empty() ? 2 : kernels::ElementBytes(v.dtypes.front());
   const int64_t stage_bytes =
       int64_t(v.tile.m) * v.tile.k * element_bytes + int64_t(v.tile.k) * v.tile.n * element_bytes;
-  int stages = 0;
-  for (const auto& [key, value] : v.params)
-    if (key == "stages") stages = std::atoi(value.c_str());
+  int stages = std::atoi(std::string(v.Param("stages")).c_str());
   // Families without a stages knob: as many stages as their allocation holds tiles.
   if (stages <= 0 && stage_bytes > 0)
     stages = int(std::max<int64_t>(1, (v.smem_bytes + stage_bytes / 2) / stage_bytes));

@@ -186,8 +186,9 @@ Status PlanPresetRun(const v1::RunRequest& request, const PresetCatalog& presets
     for (const auto& m : r.missing) missing.push_back(m + " (" + g.dtype + ")");
     std::erase_if(r.resolved, [&](const std::string& name) {
       const kernels::Variant* v = registry.Find(name);
-      if (v == nullptr || ArchRefusal(*v, device).empty()) return false;
-      absent.push_back(ArchRefusal(*v, device));
+      std::string why = v == nullptr ? "" : ArchRefusal(*v, device);
+      if (why.empty()) return false;
+      absent.push_back(std::move(why));
       return true;
     });
     groups.emplace_back(&g, std::move(r));

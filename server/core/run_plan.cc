@@ -147,17 +147,16 @@ Status CheckCanImplement(RunPlan* plan) {
 
 std::string ArchRefusal(const kernels::Variant& v, const DeviceLimits& device) {
   if (!device.known || device.compute_capability.empty()) return "";
-  for (const auto& [key, value] : v.params) {
-    if (key != "arch" || value.rfind("sm_", 0) != 0) continue;
-    std::string digits;
-    for (char c : value.substr(3))
-      if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
-    if (digits.size() < 2) continue;
-    const std::string need = digits.substr(0, digits.size() - 1) + "." + digits.back();
-    if (need != device.compute_capability) {
-      return v.name + " runs on compute capability " + need + " only (built for " + value +
-             "); this GPU is " + device.compute_capability;
-    }
+  const std::string_view arch = v.Param("arch");
+  if (arch.rfind("sm_", 0) != 0) return "";
+  std::string digits;
+  for (char c : arch.substr(3))
+    if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
+  if (digits.size() < 2) return "";
+  const std::string need = digits.substr(0, digits.size() - 1) + "." + digits.back();
+  if (need != device.compute_capability) {
+    return v.name + " runs on compute capability " + need + " only (built for " +
+           std::string(arch) + "); this GPU is " + device.compute_capability;
   }
   return "";
 }

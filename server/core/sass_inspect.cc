@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 
@@ -57,16 +58,10 @@ void AddCheck(v1::SassKernel* k, const std::string& name, bool passed, const std
   c->set_detail(detail);
 }
 
-int CountMnemonic(const SassFunction& f, std::string_view mnemonic) {
-  int n = 0;
-  for (const auto& i : f.instructions) n += i.mnemonic == mnemonic;
-  return n;
-}
-
-/// Instructions of `f` between two offsets (inclusive) whose mnemonic is `mnemonic` and whose
-/// opcode contains `part`.
-int CountInRange(const SassFunction& f, std::string_view mnemonic, std::string_view part,
-                 int64_t first, int64_t last) {
+/// Instructions of `f` whose mnemonic is `mnemonic` and whose opcode contains `part`, between two
+/// offsets (inclusive; the whole function by default).
+int CountInstructions(const SassFunction& f, std::string_view mnemonic, std::string_view part = "",
+                      int64_t first = INT64_MIN, int64_t last = INT64_MAX) {
   int n = 0;
   for (const auto& i : f.instructions)
     n += i.offset >= first && i.offset <= last && i.mnemonic == mnemonic &&
@@ -176,13 +171,14 @@ v1::SassResponse BuildSassResponse(const std::string& listing,
   v1::SassKernel* k = response.mutable_kernel();
   if (!judged[0] || !verdicts[0].loop_found) return response;
   const SassVerdict& v = verdicts[0];
+  const SassFunction& function = *by_name[targets[0].symbol];
+  const int tma_loads = targets[0].expect_tma ? CountInstructions(function, "UTMALDG") : 0;
   if (v.overlap) {
     AddCheck(k, "overlap", true,
              std::to_string(v.overlapping_loads) + " of " + std::to_string(v.loads) + " " +
                  v.load_opcode + " reach " + v.compute_opcode + " with no BAR.SYNC between (" +
                  Hex(v.first_overlap_load) + " -> " + Hex(v.overlap_compute) + ")");
-  } else if (v.loads == 0 && targets[0].expect_tma &&
-             CountMnemonic(*by_name[targets[0].symbol], "UTMALDG") > 0) {
+  } else if (v.loads == 0 && tma_loads > 0) {
     AddCheck(k, "overlap", true,
              "no load in the compute loop: the TMA loads (UTMALDG) are issued by a producer in "
              "its own loop and complete on mbarriers while the consumers compute");
@@ -195,10 +191,9 @@ v1::SassResponse BuildSassResponse(const std::string& listing,
   }
   // An mbarrier pipeline (the sm90 family's TMA rungs) releases a stage with an arrive
   // (SYNCS.ARRIVE) instead of a block barrier.
-  const int arrives =
-      targets[0].expect_tma && !v.barrier_after_compute
-          ? CountInRange(*by_name[targets[0].symbol], "SYNCS", "ARRIVE", v.loop_start, v.loop_end)
-          : 0;
+  const int arrives = targets[0].expect_tma && !v.barrier_after_compute
+                          ? CountInstructions(function, "SYNCS", "ARRIVE", v.loop_start, v.loop_end)
+                          : 0;
   if (arrives > 0) {
     AddCheck(k, "barrier_after_compute", true,
              std::to_string(arrives) +
@@ -239,10 +234,9 @@ v1::SassResponse BuildSassResponse(const std::string& listing,
                  targets[0].expect_tensor + " as the variant's mainloop says");
   }
   if (targets[0].expect_tma) {
-    const int tma = CountMnemonic(*by_name[targets[0].symbol], "UTMALDG");
-    AddCheck(k, "tma_loads", tma > 0,
-             tma > 0 ? std::to_string(tma) + " UTMALDG in the kernel"
-                     : "no UTMALDG: the variant says TMA loads");
+    AddCheck(k, "tma_loads", tma_loads > 0,
+             tma_loads > 0 ? std::to_string(tma_loads) + " UTMALDG in the kernel"
+                           : "no UTMALDG: the variant says TMA loads");
   }
   AddCheck(k, "spills", local == 0,
            local == 0 ? "no LDL/STL"
@@ -360,13 +354,11 @@ Status SassInspector::Inspect(const v1::SassRequest& request, Done done) {
   }
   const auto timeout = options_.timeout;
   std::weak_ptr<State> weak = state_;
-  std::string expect_tensor;
-  bool expect_tma = false;
-  for (const auto& [key, value] : v.params) {
-    if (key != "mainloop") continue;
-    expect_tensor = value.rfind("wgmma", 0) == 0 ? "HGMMA" : "HMMA";
-    expect_tma = value.find("tma") != std::string::npos;
-  }
+  const std::string_view mainloop = v.Param("mainloop");
+  const std::string expect_tensor = mainloop.empty()                  ? ""
+                                    : mainloop.rfind("wgmma", 0) == 0 ? "HGMMA"
+                                                                      : "HMMA";
+  const bool expect_tma = mainloop.find("tma") != std::string_view::npos;
   return runs_->Describe(
       request.device(), items,
       [weak, items, tool, timeout, done, expect_tensor, expect_tma](
