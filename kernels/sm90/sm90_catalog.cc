@@ -17,6 +17,10 @@ std::string Describe(const Rung& r) {
   d += ". Runs on compute capability 9.0 only (sm_90a).";
   d += " Verified against cuBLAS within the bf16 tolerance; not bit-identical to the abl_ family";
   if (r.mainloop == Mainloop::kWgmma) d += " (wgmma accumulates in another order than mma.sync)";
+  if (r.stream_k) {
+    d += ". Stream-K adds the partial sums in a fixed order, so a result repeats bit for bit; the "
+         "partials take 512 KiB of device memory per cluster of the grid, kept by the process";
+  }
   return d;
 }
 
@@ -28,6 +32,18 @@ const char* MainloopName(Mainloop m) {
       return "mma.sync+tma";
     case Mainloop::kWgmma:
       return "wgmma+tma";
+  }
+  return "?";
+}
+
+const char* EpilogueName(Epilogue e) {
+  switch (e) {
+    case Epilogue::kDirect:
+      return "4B";
+    case Epilogue::kWide:
+      return "16B";
+    case Epilogue::kTmaStore:
+      return "tma_store";
   }
   return "?";
 }
@@ -77,13 +93,14 @@ void RegisterSm90(Registry& registry) {
                 {"cluster_m", std::to_string(r.cluster_m)},
                 {"pending", std::to_string(r.pending)},
                 {"tile_order", r.grouped_order ? "grouped8" : "row"},
-                {"epilogue", r.wide_stores ? "16B" : "4B"},
+                {"epilogue", EpilogueName(r.epilogue)},
+                {"schedule", r.stream_k ? "stream_k" : "static"},
                 {"stages", std::to_string(kStages)},
                 {"arch", "sm_90a"}};
     v.dtypes = {DType::kBF16};
     v.tile = {kBlockM, kBlockN, kBlockK};
     v.threads = Threads(r);
-    v.smem_bytes = SmemBytes();
+    v.smem_bytes = SmemBytes(r.epilogue);
     v.b_layout = BLayout::kNK;
     v.bit_exact_family = false;
     const int cluster_m = r.cluster_m;

@@ -43,8 +43,14 @@ __device__ __forceinline__ void TmaStage(uint8_t* stage, const CUtensorMap* map_
 }
 
 /// One rung of the mma.sync pair.
-template <bool kTma_, int kWarpsM_ = 2, int kWarpsN_ = 4>
+template <bool kTma_, int kWarpsM_ = 2, int kWarpsN_ = 4, bool kCrossStage_ = false,
+          bool kWideStores_ = false>
 struct MmaConfig {
+  /// The next stage is waited for during the last k16 step of this one, so its first fragments
+  /// load while that step's mma issue (no exposed ldmatrix latency at each k-tile).
+  static constexpr bool kCrossStage = kCrossStage_;
+  /// Epilogue: a 4x4 transpose by shuffles in each lane quad, then 16-byte stores.
+  static constexpr bool kWideStores = kWideStores_;
   /// TMA loads (one thread, completing on an mbarrier) instead of cp.async by every thread.
   static constexpr bool kTma = kTma_;
   /// Warps along M and N; the warp tile is (128 / kWarpsM) x (256 / kWarpsN).
@@ -105,6 +111,60 @@ __device__ __forceinline__ void LoadFrags(Frags<Cfg>& f, uint32_t sa, uint32_t s
     f.b[2 * np + 1][0] = r[2];
     f.b[2 * np + 1][1] = r[3];
   }
+}
+
+template <class Cfg>
+__device__ __forceinline__ void MmaStep(float (&acc)[Cfg::kMi][Cfg::kNi][4], const Frags<Cfg>& f) {
+#pragma unroll
+  for (int mi = 0; mi < Cfg::kMi; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < Cfg::kNi; ++ni) ptx::MmaM16N8K16Bf16(acc[mi][ni], f.a[mi], f.b[ni]);
+}
+
+/// Packs two fp32 accumulators into one bf16x2 word.
+__device__ __forceinline__ uint32_t PackBf16x2Mma(float x, float y) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+/// 16-byte stores of a warp tile: for each m16 tile and each group of four n8 tiles, the four
+/// lanes of a quad exchange their bf16x2 words (a 4x4 transpose by shuffles) so that lane q holds
+/// the 8 columns of n8 tile 4g+q, one 16-byte store per row.
+template <class Cfg>
+__device__ __forceinline__ void StoreWarpTileWide(const float (&acc)[Cfg::kMi][Cfg::kNi][4],
+                                                  __nv_bfloat16* c, int64_t n, int row0,
+                                                  int col0, int lane) {
+  static_assert(Cfg::kNi % 4 == 0, "groups of four n8 tiles");
+  const int q = lane & 3;
+#pragma unroll
+  for (int mi = 0; mi < Cfg::kMi; ++mi)
+#pragma unroll
+    for (int half = 0; half < 2; ++half)
+#pragma unroll
+      for (int g = 0; g < Cfg::kNi / 4; ++g) {
+        uint32_t mine[4], out[4] = {};
+#pragma unroll
+        for (int b = 0; b < 4; ++b) {
+          mine[b] = PackBf16x2Mma(acc[mi][4 * g + b][2 * half], acc[mi][4 * g + b][2 * half + 1]);
+        }
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          // Lane q ^ i sends its words of n8 tile q (selects: no run-time register index).
+          const int want = q ^ i;
+          const uint32_t send = want == 0 ? mine[0] : want == 1 ? mine[1] : want == 2 ? mine[2]
+                                                                                     : mine[3];
+          const uint32_t got = i == 0 ? send : __shfl_xor_sync(0xffffffffu, send, i);
+          // `got` is lane (q ^ i)'s two columns of tile q: word q ^ i of the 16 bytes.
+          out[0] = want == 0 ? got : out[0];
+          out[1] = want == 1 ? got : out[1];
+          out[2] = want == 2 ? got : out[2];
+          out[3] = want == 3 ? got : out[3];
+        }
+        const int row = row0 + mi * 16 + 8 * half;
+        const int col = col0 + (4 * g + q) * 8;
+        *reinterpret_cast<uint4*>(c + int64_t(row) * n + col) =
+            make_uint4(out[0], out[1], out[2], out[3]);
+      }
 }
 
 /// The four k16 steps of one stage, the next step's fragments loading while this one's mma issue.
@@ -173,6 +233,44 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) issue(s, s);
 
+  // Cross-stage order: waits until k-tile `kt` has landed in its stage, while the groups of
+  // k-tiles up to kt+S-2 have been issued (cp.async: S-3 newer groups may stay in flight; at the
+  // start, before any refill, S-2).
+  auto wait_tile = [&](int kt, bool first) {
+    if constexpr (Cfg::kTma) {
+      MbarWait(&full[kt % kStages], uint32_t(kt / kStages) & 1);
+    } else if (first) {
+      ptx::CpAsyncWaitGroup<kStages - 2>();
+    } else {
+      ptx::CpAsyncWaitGroup<kStages - 3>();
+    }
+  };
+  if constexpr (Cfg::kCrossStage) {
+    Frags<Cfg> f[2];
+    wait_tile(0, true);
+    __syncthreads();
+    LoadFrags<Cfg>(f[0], ptx::SmemAddr(stage_a(0)), ptx::SmemAddr(stage_b(0)), wm, wn, lane, 0);
+    for (int kt = 0; kt < kt_count; ++kt) {
+      const uint32_t sa = ptx::SmemAddr(stage_a(kt % kStages));
+      const uint32_t sb = ptx::SmemAddr(stage_b(kt % kStages));
+#pragma unroll
+      for (int ks = 0; ks < 3; ++ks) {
+        LoadFrags<Cfg>(f[(ks + 1) & 1], sa, sb, wm, wn, lane, ks + 1);
+        MmaStep<Cfg>(acc, f[ks & 1]);
+      }
+      // Step 3: its fragments are in f[1]. Wait for the next k-tile; the barrier also says every
+      // warp is done with the stage of kt-1, which is refilled with kt+S-1.
+      if (kt + 1 < kt_count) {
+        wait_tile(kt + 1, false);
+        __syncthreads();
+        issue((kt + kStages - 1) % kStages, kt + kStages - 1);
+        const int s1 = (kt + 1) % kStages;
+        LoadFrags<Cfg>(f[0], ptx::SmemAddr(stage_a(s1)), ptx::SmemAddr(stage_b(s1)), wm, wn, lane,
+                       0);
+      }
+      MmaStep<Cfg>(acc, f[1]);
+    }
+  } else {
   for (int kt = 0; kt < kt_count; ++kt) {
     const int s = kt % kStages;
     if constexpr (Cfg::kTma) {
@@ -185,16 +283,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     issue((kt + kStages - 1) % kStages, kt + kStages - 1);
     ComputeStage<Cfg>(acc, ptx::SmemAddr(stage_a(s)), ptx::SmemAddr(stage_b(s)), wm, wn, lane);
   }
+  }
 
   const int row0 = m0 + wm * Cfg::kWarpM + (lane >> 2);
   const int col0 = n0 + wn * Cfg::kWarpN + (lane & 3) * 2;
+  if constexpr (Cfg::kWideStores) {
+    StoreWarpTileWide<Cfg>(acc, c, n, row0, n0 + wn * Cfg::kWarpN, lane);
+  } else {
 #pragma unroll
-  for (int mi = 0; mi < Cfg::kMi; ++mi)
+    for (int mi = 0; mi < Cfg::kMi; ++mi)
 #pragma unroll
-    for (int ni = 0; ni < Cfg::kNi; ++ni) {
-      StoreBf16x2(c, n, row0 + mi * 16, col0 + ni * 8, acc[mi][ni][0], acc[mi][ni][1]);
-      StoreBf16x2(c, n, row0 + mi * 16 + 8, col0 + ni * 8, acc[mi][ni][2], acc[mi][ni][3]);
-    }
+      for (int ni = 0; ni < Cfg::kNi; ++ni) {
+        StoreBf16x2(c, n, row0 + mi * 16, col0 + ni * 8, acc[mi][ni][0], acc[mi][ni][1]);
+        StoreBf16x2(c, n, row0 + mi * 16 + 8, col0 + ni * 8, acc[mi][ni][2], acc[mi][ni][3]);
+      }
+  }
 }
 
 }  // namespace ablation::kernels::sm90

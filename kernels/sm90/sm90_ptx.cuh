@@ -97,6 +97,55 @@ __device__ __forceinline__ void TmaPrefetchMap(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
 
+/// 2-D tile store shared -> global at element coordinates (c0 innermost, c1), in this thread's
+/// current bulk async-group. The shared-memory source must have been made visible to the async
+/// proxy (FenceProxyAsyncShared by every writer, then a barrier).
+__device__ __forceinline__ void TmaStore2d(const CUtensorMap* map, const void* smem_src, int c0,
+                                           int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+          reinterpret_cast<uint64_t>(map)),
+      "r"(SmemAddr(smem_src)), "r"(c0), "r"(c1)
+      : "memory");
+}
+
+/// Closes this thread's current bulk async-group (the stores issued since the last commit).
+__device__ __forceinline__ void TmaStoreCommit() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+/// Waits until at most N of this thread's bulk async-groups still read their shared memory.
+template <int N>
+__device__ __forceinline__ void TmaStoreWaitRead() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+
+/// Waits until all of this thread's bulk async-groups have completed (their writes done).
+__device__ __forceinline__ void TmaStoreWaitAll() {
+  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+
+/// Makes this thread's generic-proxy shared-memory writes visible to the async proxy (TMA).
+__device__ __forceinline__ void FenceProxyAsyncShared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/// Named barrier `id` (1..15; 0 is __syncthreads) over `threads` threads, a multiple of 32.
+__device__ __forceinline__ void NamedBarrierSync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+/// Stores four 8x8 bf16 matrices to shared memory: register i holds this lane's two elements of
+/// matrix i (row lane/4, columns 2(lane%4)..+1, the mma accumulator layout); lane l gives the
+/// address of row l%8 of matrix l/8 (16 contiguous bytes).
+__device__ __forceinline__ void StMatrixX4(void* smem_row, uint32_t r0, uint32_t r1, uint32_t r2,
+                                           uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(
+                   SmemAddr(smem_row)),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+
 // ---- clusters ----------------------------------------------------------------------------------
 
 __device__ __forceinline__ uint32_t ClusterCtaRank() {

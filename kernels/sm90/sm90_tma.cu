@@ -71,4 +71,47 @@ int Sm90SmCount() {
   return count;
 }
 
+std::string StreamKWorkspace(int64_t partial_bytes, int64_t flags, void** partials,
+                             uint32_t** flag_words, uint32_t* epoch) {
+  // One allocation: the flags first, then the partial sums (256-byte aligned).
+  static void* base = nullptr;
+  static int64_t have_flags = 0, have_bytes = 0;
+  static uint32_t last_epoch = 0;
+  const int64_t flag_bytes = (flags * 4 + 255) / 256 * 256;
+  if (flags > have_flags || partial_bytes > have_bytes) {
+    if (base != nullptr) cudaFree(base);
+    base = nullptr;
+    have_flags = have_bytes = 0;
+    if (cudaError_t e = cudaMalloc(&base, size_t(flag_bytes + partial_bytes)); e != cudaSuccess) {
+      return std::string("sm90 stream-K workspace: cudaMalloc of ") +
+             std::to_string(flag_bytes + partial_bytes) + " bytes: " + cudaGetErrorString(e);
+    }
+    // Zero flags never equal a launch's epoch (epochs start at 1).
+    if (cudaError_t e = cudaMemset(base, 0, size_t(flag_bytes)); e != cudaSuccess) {
+      return std::string("sm90 stream-K workspace: cudaMemset: ") + cudaGetErrorString(e);
+    }
+    // The launch may go to another stream: the zeros land before it.
+    if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
+      return std::string("sm90 stream-K workspace: ") + cudaGetErrorString(e);
+    }
+    have_flags = flag_bytes / 4;
+    have_bytes = partial_bytes;
+    last_epoch = 0;
+  }
+  if (++last_epoch == 0) {  // after 2^32 launches: clear the flags rather than reuse an epoch
+    if (cudaError_t e = cudaMemset(base, 0, size_t(flag_bytes)); e != cudaSuccess) {
+      return std::string("sm90 stream-K workspace: cudaMemset: ") + cudaGetErrorString(e);
+    }
+    // The launch may go to another stream: the zeros land before it.
+    if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
+      return std::string("sm90 stream-K workspace: ") + cudaGetErrorString(e);
+    }
+    last_epoch = 1;
+  }
+  *epoch = last_epoch;
+  *flag_words = static_cast<uint32_t*>(base);
+  *partials = static_cast<uint8_t*>(base) + flag_bytes;
+  return "";
+}
+
 }  // namespace ablation::kernels::sm90

@@ -22,4 +22,12 @@ const std::string& Sm90DeviceError();
 /// The current device's multiprocessor count (cached).
 int Sm90SmCount();
 
+/// Global memory of the stream-K fix-up for one launch: at least `partial_bytes` of partial sums
+/// and `flags` 32-bit flags, kept for the process and grown when a launch needs more (the worker
+/// owns one device and launches from one thread), and the launch's epoch: a number no flag holds
+/// yet (one counter for the process, since every stream-K launch shares the flags). "" or what
+/// failed.
+std::string StreamKWorkspace(int64_t partial_bytes, int64_t flags, void** partials,
+                             uint32_t** flag_words, uint32_t* epoch);
+
 }  // namespace ablation::kernels::sm90

@@ -15,10 +15,13 @@
 namespace ablation::kernels::sm90 {
 
 template <bool kWarpSpecialized_, bool kPersistent_, int kClusterM_, bool kGroupedOrder_,
-          int kPending_ = 0, bool kWideStores_ = false>
+          int kPending_ = 0, Epilogue kEpilogue_ = Epilogue::kDirect, bool kStreamK_ = false>
 struct WgmmaConfig {
-  /// The epilogue transposes within each lane quad and stores 16 bytes per lane.
-  static constexpr bool kWideStores = kWideStores_;
+  /// The units left after the last whole round are shared along K by all clusters (stream-K),
+  /// the partial sums fixed up through global memory.
+  static constexpr bool kStreamK = kStreamK_;
+  /// How the tile of C is written (sm90_config.h).
+  static constexpr Epilogue kEpilogue = kEpilogue_;
   /// A producer warpgroup issues the loads; the two consumer warpgroups only compute.
   static constexpr bool kWarpSpecialized = kWarpSpecialized_;
   /// gridDim.x CTAs (one per SM) walk the tiles.
@@ -33,8 +36,10 @@ struct WgmmaConfig {
   static constexpr int kThreads = kWarpSpecialized ? 384 : 256;
   static constexpr int kConsumerWarps = 8;
   static_assert(kClusterM == 1 || kClusterM == 2, "clusters of 1 or 2 CTAs along M");
-  static_assert(kWarpSpecialized || (!kPersistent && kClusterM == 1),
-                "the persistent and cluster rungs build on the warp-specialised one");
+  static_assert(kWarpSpecialized ||
+                    (!kPersistent && kClusterM == 1 && kEpilogue == Epilogue::kDirect),
+                "the persistent, cluster and epilogue rungs build on the warp-specialised one");
+  static_assert(!kStreamK || kPersistent, "stream-K shares the last round of a persistent grid");
 };
 
 namespace wgmma_detail {
@@ -143,6 +148,90 @@ __device__ __forceinline__ void StoreTileWide(const float (&d)[128], __nv_bfloat
   }
 }
 
+/// As StoreTile, through shared memory and TMA: the warpgroup's 64x256 half goes out in four
+/// 64x64 chunks. Each chunk is written with stmatrix (the accumulator layout is stmatrix's, so no
+/// shuffles) into one of the warpgroup's two 8 KiB buffers in the 128-byte-swizzled layout the
+/// map of C names (the 16-byte column chunk c of row r sits at c ^ (r % 8): the eight rows of
+/// one stmatrix phase fall in eight different bank groups), then one thread stores it with a bulk
+/// tensor copy. A buffer is rewritten once the store issued from it two chunks before has read
+/// it, so the last stores of a tile run on while the next tile computes.
+__device__ __forceinline__ void StoreTileTma(const float (&d)[128], uint8_t* buffers,
+                                             const CUtensorMap* map_c, int m0, int n0, int cw) {
+  const int t = threadIdx.x & 127, warp = t >> 5, lane = t & 31;
+  const int mi = lane >> 3;                                // the matrix this lane addresses
+  const int row = warp * 16 + (mi & 1) * 8 + (lane & 7);  // its row within the 64 of the half
+#pragma unroll
+  for (int p = 0; p < 4; ++p) {
+    uint8_t* buf = buffers + (p & 1) * kStoreChunkBytes;
+    if (t == 0) TmaStoreWaitRead<1>();
+    NamedBarrierSync(1 + cw, 128);  // the buffer is free for all 128 threads
+#pragma unroll
+    for (int jj = 0; jj < 8; jj += 2) {
+      const int j = 8 * p + jj;  // 8-column block of the 256
+      const int c16 = jj + (mi >> 1);
+      StMatrixX4(buf + row * 128 + ((c16 ^ (row & 7)) << 4), PackBf16x2(d[4 * j], d[4 * j + 1]),
+                 PackBf16x2(d[4 * j + 2], d[4 * j + 3]), PackBf16x2(d[4 * j + 4], d[4 * j + 5]),
+                 PackBf16x2(d[4 * j + 6], d[4 * j + 7]));
+    }
+    FenceProxyAsyncShared();
+    NamedBarrierSync(1 + cw, 128);  // every lane's chunk is written and visible to TMA
+    if (t == 0) {
+      TmaStore2d(map_c, buf, n0 + 64 * p, m0 + cw * 64);
+      TmaStoreCommit();
+    }
+  }
+}
+
+/// Calls f(unit, first k-tile, end k-tile, stream-K unit or -1) for this cluster's work in order:
+/// its whole units, then its stream-K segments (SkSegmentAt says why in that order).
+template <class F>
+__device__ __forceinline__ void ForEachWork(const Schedule& s, F&& f) {
+  for (int unit = s.cluster; unit < s.dp_units; unit += s.clusters) f(unit, 0, s.kt_count, -1);
+  SkSegment seg;
+  for (int i = 0; SkSegmentAt(s, s.cluster, i, &seg); ++i) f(seg.unit, seg.kb, seg.ke, seg.sku);
+}
+
+/// Where a stream-K partial lives: per (stream-K unit, CTA rank, slot, consumer warpgroup) a
+/// 64x256 fp32 block, stored as 32 float4 per thread with the threads of a warpgroup adjacent
+/// (each warp writes 512 contiguous bytes), and one flag.
+__device__ __forceinline__ int64_t PartialIndex(int sku, int rank, int slot, int cw) {
+  return ((int64_t(sku) * 2 + rank) * 2 + slot) * 2 + cw;
+}
+
+__device__ __forceinline__ void WritePartial(const float (&d)[128], float* block) {
+  const int t = threadIdx.x & 127;
+  float4* out = reinterpret_cast<float4*>(block);
+#pragma unroll
+  for (int i = 0; i < 32; ++i) {
+    __stcg(out + i * 128 + t, make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]));
+  }
+}
+
+__device__ __forceinline__ void AddPartial(float (&d)[128], const float* block) {
+  const int t = threadIdx.x & 127;
+  const float4* in = reinterpret_cast<const float4*>(block);
+#pragma unroll
+  for (int i = 0; i < 32; ++i) {
+    const float4 v = __ldcg(in + i * 128 + t);
+    d[4 * i] += v.x;
+    d[4 * i + 1] += v.y;
+    d[4 * i + 2] += v.z;
+    d[4 * i + 3] += v.w;
+  }
+}
+
+__device__ __forceinline__ void SignalFlag(uint32_t* flag, uint32_t epoch) {
+  __threadfence();
+  asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(flag), "r"(epoch) : "memory");
+}
+
+__device__ __forceinline__ void WaitFlag(const uint32_t* flag, uint32_t epoch) {
+  uint32_t v;
+  do {
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(flag) : "memory");
+  } while (v != epoch);
+}
+
 }  // namespace wgmma_detail
 
 /// C = A * B^T, B given N x K. Shapes are checked by the launcher: M % (128 * kClusterM),
@@ -150,12 +239,16 @@ __device__ __forceinline__ void StoreTileWide(const float (&d)[128], __nv_bfloat
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     Sm90WgmmaKernel(const __grid_constant__ CUtensorMap map_a,
-                    const __grid_constant__ CUtensorMap map_b, __nv_bfloat16* __restrict__ c, int m,
-                    int n, int k) {
+                    const __grid_constant__ CUtensorMap map_b,
+                    const __grid_constant__ CUtensorMap map_c, __nv_bfloat16* __restrict__ c, int m,
+                    int n, int k, StreamKArgs sk) {
   using namespace wgmma_detail;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = AlignSmem1024(smem_raw);
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem + kStages * kStageBytes);
+  constexpr bool kTmaStore = Cfg::kEpilogue == Epilogue::kTmaStore;
+  uint8_t* store_buffers = smem + kStages * kStageBytes;  // kTmaStore only
+  uint64_t* full =
+      reinterpret_cast<uint64_t*>(store_buffers + (kTmaStore ? kStoreBufferBytes : 0));
   uint64_t* empty = full + kStages;
   auto stage_a = [&](int s) { return smem + s * kStageBytes; };
   auto stage_b = [&](int s) { return smem + s * kStageBytes + kATileBytes; };
@@ -165,11 +258,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int kt_count = k / kBlockK;
   const int rank = Cfg::kClusterM == 1 ? 0 : int(ClusterCtaRank());
   const int unit0 = int(blockIdx.x) / Cfg::kClusterM;
-  const int unit_step = Cfg::kPersistent ? int(gridDim.x) / Cfg::kClusterM : units;
 
   if (threadIdx.x == 0) {
     TmaPrefetchMap(&map_a);
     TmaPrefetchMap(&map_b);
+    if constexpr (kTmaStore) TmaPrefetchMap(&map_c);
     for (int s = 0; s < kStages; ++s) {
       MbarInit(&full[s], 1);
       MbarInit(&empty[s], Cfg::kConsumerWarps * Cfg::kClusterM);
@@ -202,16 +295,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     }
     StoreTile(d, c, n, m0, n0, cw);
   } else {
+    Schedule sched;
+    sched.kt_count = kt_count;
+    sched.cluster = int(blockIdx.x) / Cfg::kClusterM;
+    sched.clusters = Cfg::kPersistent ? int(gridDim.x) / Cfg::kClusterM : units;
+    sched.dp_units = units;
+    if constexpr (Cfg::kStreamK) {
+      sched.dp_units = sk.dp_units;
+      sched.sk_clusters = sk.sk_clusters;
+      sched.sk_iters = sk.sk_iters;
+    }
     const int wg = threadIdx.x / 128;
     if (wg == 0) {
       SetMaxNRegDec<40>();
       if (threadIdx.x == 0) {
         int s = 0;
         uint32_t phase = 0;
-        for (int unit = unit0; unit < units; unit += unit_step) {
+        ForEachWork(sched, [&](int unit, int kb, int ke, int) {
           int m0, n0;
           TileOf<Cfg>(unit, m_tiles, n_tiles, rank, &m0, &n0);
-          for (int kt = 0; kt < kt_count; ++kt) {
+          for (int kt = kb; kt < ke; ++kt) {
             MbarWait(&empty[s], phase ^ 1);
             if constexpr (Cfg::kClusterM == 2) {
               // Each CTA loads its A and its half of the shared B tile, into both CTAs.
@@ -227,35 +330,35 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
               phase ^= 1;
             }
           }
-        }
+        });
       }
     } else {
       SetMaxNRegInc<232>();
       const int cw = wg - 1;
-      const int lane = threadIdx.x & 31;
+      const int t = threadIdx.x & 127, lane = threadIdx.x & 31;
       float d[128] = {};
       int s = 0;
       uint32_t phase = 0;
-      for (int unit = unit0; unit < units; unit += unit_step) {
+      // Releases stage `rs` once this warp's wgmma have read it: to both producers of a
+      // cluster, since each writes half of B into this CTA.
+      auto release = [&](int rs) {
+        __syncwarp();
+        if (lane == 0) {
+          if constexpr (Cfg::kClusterM == 2) {
+            MbarArriveCluster(&empty[rs], 0);
+            MbarArriveCluster(&empty[rs], 1);
+          } else {
+            MbarArrive(&empty[rs]);
+          }
+        }
+      };
+      ForEachWork(sched, [&](int unit, int kb, int ke, int sku) {
         int m0, n0;
         TileOf<Cfg>(unit, m_tiles, n_tiles, rank, &m0, &n0);
-        // Releases stage `rs` once this warp's wgmma have read it: to both producers of a
-        // cluster, since each writes half of B into this CTA.
-        auto release = [&](int rs) {
-          __syncwarp();
-          if (lane == 0) {
-            if constexpr (Cfg::kClusterM == 2) {
-              MbarArriveCluster(&empty[rs], 0);
-              MbarArriveCluster(&empty[rs], 1);
-            } else {
-              MbarArrive(&empty[rs]);
-            }
-          }
-        };
         int prev = -1;
-        for (int kt = 0; kt < kt_count; ++kt) {
+        for (int kt = kb; kt < ke; ++kt) {
           MbarWait(&full[s], phase);
-          MmaStage<Cfg::kPending>(d, stage_a(s), stage_b(s), cw, kt > 0);
+          MmaStage<Cfg::kPending>(d, stage_a(s), stage_b(s), cw, kt > kb);
           if constexpr (Cfg::kPending == 0) {
             release(s);
           } else {
@@ -273,11 +376,35 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           for (int i = 0; i < 128; ++i) FenceOperand(d[i]);
           release(prev);
         }
-        if constexpr (Cfg::kWideStores) {
+        if constexpr (Cfg::kStreamK) {
+          if (sku >= 0) {
+            const int slot = sched.SlotOf(sku, kb);
+            if (ke < kt_count) {
+              // Not the unit's last k-tiles: leave the partial sum for the cluster that has them.
+              const int64_t at = PartialIndex(sku, rank, slot, cw);
+              WritePartial(d, sk.partials + at * (64 * 256));
+              NamedBarrierSync(1 + cw, 128);
+              if (t == 0) SignalFlag(sk.flags + at, sk.epoch);
+              return;
+            }
+            for (int from = 0; from < slot; ++from) {  // the partials of the k-tiles before kb
+              const int64_t at = PartialIndex(sku, rank, from, cw);
+              if (t == 0) WaitFlag(sk.flags + at, sk.epoch);
+              NamedBarrierSync(1 + cw, 128);
+              AddPartial(d, sk.partials + at * (64 * 256));
+            }
+          }
+        }
+        if constexpr (kTmaStore) {
+          StoreTileTma(d, store_buffers + cw * 2 * kStoreChunkBytes, &map_c, m0, n0, cw);
+        } else if constexpr (Cfg::kEpilogue == Epilogue::kWide) {
           StoreTileWide(d, c, n, m0, n0, cw);
         } else {
           StoreTile(d, c, n, m0, n0, cw);
         }
+      });
+      if constexpr (kTmaStore) {
+        if (t == 0) TmaStoreWaitAll();  // the buffers outlive the last store
       }
     }
   }

@@ -18,7 +18,7 @@ cudaLaunchConfig_t LaunchConfig(int ctas, cudaStream_t stream, cudaLaunchAttribu
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(unsigned(ctas));
   cfg.blockDim = dim3(Cfg::kThreads);
-  cfg.dynamicSmemBytes = SmemBytes();
+  cfg.dynamicSmemBytes = SmemBytes(Cfg::kEpilogue);
   cfg.stream = stream;
   if constexpr (Cfg::kClusterM > 1) {
     *attr = cudaLaunchAttribute{};
@@ -65,7 +65,15 @@ std::string LaunchWgmma(const GemmArgs& args) {
   CUtensorMap ma, mb;
   const int b_rows = Cfg::kClusterM == 2 ? kBlockN / 2 : kBlockN;
   if (std::string e = EncodeMaps(args, b_rows, &ma, &mb); !e.empty()) return e;
-  if (cudaError_t e = ConfigureSmemOnce<Sm90WgmmaKernel<Cfg>>(); e != cudaSuccess) {
+  CUtensorMap mc;
+  if constexpr (Cfg::kEpilogue == Epilogue::kTmaStore) {
+    // C as 64x64 boxes with the 128-byte swizzle the epilogue writes its chunks in.
+    if (std::string e = EncodeKMajorBf16(&mc, args.c, p.m, p.n, 64); !e.empty()) return e;
+  } else {
+    std::memset(&mc, 0, sizeof mc);  // unused by the other epilogues
+  }
+  if (cudaError_t e = ConfigureSmemOnce<Sm90WgmmaKernel<Cfg>>(SmemBytes(Cfg::kEpilogue));
+      e != cudaSuccess) {
     return LaunchError("cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", e);
   }
   auto stream = static_cast<cudaStream_t>(args.stream);
@@ -75,11 +83,24 @@ std::string LaunchWgmma(const GemmArgs& args) {
     if (std::string e = PersistentCtas<Cfg>(units, stream, &ctas); !e.empty()) return e;
     if (kMaxCtas > 0) ctas = std::min(ctas, kMaxCtas);
   }
+  StreamKArgs sk;
+  if constexpr (Cfg::kStreamK) {
+    // Fewer units than clusters take part in the shared round: one block of partials each.
+    const int64_t clusters = ctas / Cfg::kClusterM;
+    void* partials = nullptr;
+    if (std::string e = StreamKWorkspace(clusters * kPartialBytesPerUnit, clusters * 8, &partials,
+                                         &sk.flags, &sk.epoch);
+        !e.empty()) {
+      return e;
+    }
+    sk.partials = static_cast<float*>(partials);
+    StreamKPlan(units, int(p.k / kBlockK), int(clusters), &sk);
+  }
   cudaLaunchAttribute attr{};
   const cudaLaunchConfig_t cfg = LaunchConfig<Cfg>(ctas, stream, &attr);
   auto* c = static_cast<__nv_bfloat16*>(args.c);
   if (cudaError_t e =
-          cudaLaunchKernelEx(&cfg, Sm90WgmmaKernel<Cfg>, ma, mb, c, int(p.m), int(p.n), int(p.k));
+          cudaLaunchKernelEx(&cfg, Sm90WgmmaKernel<Cfg>, ma, mb, mc, c, int(p.m), int(p.n), int(p.k), sk);
       e != cudaSuccess) {
     return LaunchError("sm90 launch", e);
   }

@@ -114,6 +114,48 @@ TEST_F(Sm90Gpu, AgainstCublasAt4096) {
   ExpectMatches(buf, Output(buf));
 }
 
+// Shapes with more units (256x256 pairs of tiles) than the grid has clusters, so that the
+// stream-K rung shares a last round: 72 units of 5 k-tiles (ranges of 3: units shared by up to
+// three clusters, two partials each) against the FP64 reference, 110 units of 17 k-tiles against
+// cuBLAS. Every rung runs them (the other persistent rungs walk several rounds there).
+TEST_F(Sm90Gpu, StreamKSharesTheLastRound) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  {
+    const Problem p{2304, 2048, 320, DType::kBF16};
+    GemmBuffers buf;
+    ASSERT_EQ(buf.Init(p, 7), "");
+    std::vector<double> a, b;
+    ASSERT_EQ(CopyToHostAsDouble(buf.a.data(), size_t(p.m * p.k), p.dtype, false, &a), "");
+    ASSERT_EQ(CopyToHostAsDouble(buf.b_kn.data(), size_t(p.k * p.n), p.dtype, false, &b), "");
+    ExpectMatches(buf, ReferenceGemm(a, b, p.m, p.n, p.k));
+  }
+  {
+    const Problem p{2560, 2816, 1088, DType::kBF16};
+    GemmBuffers buf;
+    ASSERT_EQ(buf.Init(p, 8), "");
+    ASSERT_EQ(testing::CheckedLaunch(Get("cublas_bf16"), buf, cublas_), "");
+    ExpectMatches(buf, Output(buf));
+  }
+}
+
+// The fix-up adds partials in a fixed order: the same inputs give the same bits, launch after
+// launch (the flags of one launch never stand for the next: each has its own epoch).
+TEST_F(Sm90Gpu, StreamKRepeatsBitForBit) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  for (const Problem& p : {Problem{4096, 4096, 512, DType::kBF16},
+                           Problem{2304, 2048, 320, DType::kBF16}}) {
+    GemmBuffers buf;
+    ASSERT_EQ(buf.Init(p, 9), "");
+    const Variant& v = Get("sm90_h10_stream_k");
+    ASSERT_EQ(testing::CheckedLaunch(v, buf, cublas_), "");
+    const std::vector<double> first = Output(buf);
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_EQ(testing::CheckedLaunch(v, buf, cublas_), "");
+      EXPECT_TRUE(Output(buf) == first) << p.m << "x" << p.n << "x" << p.k << " launch " << i + 2;
+    }
+  }
+}
+
 TEST_F(Sm90Gpu, RefusesWhatItCannotRunAndDoesNotSpill) {
   if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
   for (const std::string& name : RungNames()) {

@@ -90,16 +90,28 @@ int main(int argc, char** argv) {
   const Variant* cb = registry.Find("cublas_bf16");
   using sm90::MmaConfig;
   using sm90::WgmmaConfig;
+  constexpr sm90::Epilogue kWide = sm90::Epilogue::kWide, kTma = sm90::Epilogue::kTmaStore;
   std::vector<Entry> entries = {
       {"cublas_bf16", cb->launch, false},
-      {Name<MmaConfig<false, 2, 4>>("cp.async"), &sm90::LaunchMma<MmaConfig<false, 2, 4>>, true},
+      {Name<MmaConfig<false, 2, 4>>("M1 cp.async"), &sm90::LaunchMma<MmaConfig<false, 2, 4>>, true},
+      {"M1 + cross-stage fragments", &sm90::LaunchMma<MmaConfig<false, 2, 4, true>>, true},
+      {"M1 + wide stores", &sm90::LaunchMma<MmaConfig<false, 2, 4, false, true>>, true},
+      {"M1 + cross-stage + wide", &sm90::LaunchMma<MmaConfig<false, 2, 4, true, true>>, true},
+      {"H1 TMA mma.sync", &sm90::LaunchMma<MmaConfig<true, 2, 4>>, true},
+      {"H1 + cross-stage + wide", &sm90::LaunchMma<MmaConfig<true, 2, 4, true, true>>, true},
       {"H4 persistent", &sm90::LaunchWgmma<WgmmaConfig<true, true, 1, false, 0>>, true},
-      {"H4 + wide stores", &sm90::LaunchWgmma<WgmmaConfig<true, true, 1, false, 0, true>>, true},
       {"H6 mc2 1 pending", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 1>>, true},
-      {"H6 + wide stores", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 1, true>>, true},
       {"H7 mc2 1 pending l2order", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1>>, true},
-      {"H7 + wide stores", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, true>>, true},
-      {"H7 + wide, 0 pending", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 0, true>>, true},
+      {"H8 = H7 + wide stores", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kWide>>,
+       true},
+      {"H9 = H7 + TMA store", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma>>, true},
+      {"H10 = H9 + stream-K", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true>>,
+       true},
+      {"H10 + wide stores", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kWide, true>>,
+       true},
+      {"H9, 0 pending", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 0, kTma>>, true},
+      {"H9, row order", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 1, kTma>>, true},
+      {"H4 + TMA store", &sm90::LaunchWgmma<WgmmaConfig<true, true, 1, false, 0, kTma>>, true},
   };
   std::vector<double> reference;
   for (const Entry& e : entries) {
@@ -134,7 +146,7 @@ int main(int argc, char** argv) {
   int ctas = 0;
   const int units = int((m / 256) * (n / 256));
   std::string e =
-      sm90::PersistentCtas<sm90::WgmmaConfig<true, true, 2, false, 0>>(units, nullptr, &ctas);
+      sm90::PersistentCtas<sm90::WgmmaConfig<true, true, 2, true, 1, kTma>>(units, nullptr, &ctas);
   std::printf("persistent grid of the 2x1 cluster rung: %d CTAs for %d units %s (SMs %d)\n", ctas,
               units, e.c_str(), sm90::Sm90SmCount());
   cublasDestroy(cublas);
