@@ -60,45 +60,45 @@ struct Rung {
 };
 
 // The order is what the H200 measured (notes/gpu-runs.md): each rung adds one thing to the rung
-// above it, so each row's change is that thing's worth.
-inline constexpr std::array<Rung, 11> kRungs = {{
+// above it, so each row's change is that thing's worth. Every rung before the TMA-store one
+// writes C with 16-byte stores (part of the mma.sync ceiling, kept so that no later rung changes
+// two things).
+inline constexpr std::array<Rung, 10> kRungs = {{
     {"sm90_m1_mma", "M1",
-     "mma.sync ceiling: 128x256x64 tile, 8 warps of 64x64, 4 cp.async stages, ldmatrix, "
-     "register double buffer",
-     Mainloop::kMmaCpAsync, false, false, 1, 0, false, Epilogue::kDirect},
+     "mma.sync ceiling: 128x256x64 tile, 8 warps of 64x64, 4 cp.async stages, ldmatrix "
+     "fragments double-buffered in registers across k-steps and into the next stage, 16-byte "
+     "epilogue stores (a 4x4 transpose by shuffles in each lane quad)",
+     Mainloop::kMmaCpAsync, false, false, 1, 0, false, Epilogue::kWide},
     {"sm90_h1_tma", "H1", "TMA loads on an mbarrier replace cp.async (mma.sync kept)",
-     Mainloop::kMmaTma, false, false, 1, 0, false, Epilogue::kDirect},
+     Mainloop::kMmaTma, false, false, 1, 0, false, Epilogue::kWide},
     {"sm90_h2_wgmma", "H2",
      "wgmma m64n256k16 from shared memory replaces ldmatrix + mma.sync (two warpgroups)",
-     Mainloop::kWgmma, false, false, 1, 0, false, Epilogue::kDirect},
+     Mainloop::kWgmma, false, false, 1, 0, false, Epilogue::kWide},
     {"sm90_h3_ws", "H3",
      "warp specialisation: a producer warpgroup (setmaxnreg 40) issues TMA, two consumer "
      "warpgroups (setmaxnreg 232) compute; full/empty mbarriers replace __syncthreads",
-     Mainloop::kWgmma, true, false, 1, 0, false, Epilogue::kDirect},
+     Mainloop::kWgmma, true, false, 1, 0, false, Epilogue::kWide},
     {"sm90_h4_persistent", "H4",
      "persistent grid: one CTA per SM walks the tiles, the next tile's loads overlap the "
      "epilogue",
-     Mainloop::kWgmma, true, true, 1, 0, false, Epilogue::kDirect},
+     Mainloop::kWgmma, true, true, 1, 0, false, Epilogue::kWide},
     {"sm90_h5_mc2", "H5",
      "2x1 clusters: the two CTAs of a cluster share B, each loading half with TMA multicast",
-     Mainloop::kWgmma, true, true, 2, 0, false, Epilogue::kDirect},
+     Mainloop::kWgmma, true, true, 2, 0, false, Epilogue::kWide},
     {"sm90_h6_async_release", "H6",
      "one wgmma batch left running: a stage is released when the next k-tile's batch is issued",
-     Mainloop::kWgmma, true, true, 2, 1, false, Epilogue::kDirect},
+     Mainloop::kWgmma, true, true, 2, 1, false, Epilogue::kWide},
     {"sm90_h7_l2order", "H7",
      "L2-friendly tile order: groups of 8 tile rows walked column by column", Mainloop::kWgmma,
-     true, true, 2, 1, true, Epilogue::kDirect},
-    {"sm90_h8_wide_stores", "H8",
-     "16-byte epilogue stores: a 4x4 transpose by shuffles in each lane quad, so a warp writes 64 "
-     "contiguous bytes per row instead of 16",
-     Mainloop::kWgmma, true, true, 2, 1, true, Epilogue::kWide},
-    {"sm90_h9_tma_store", "H9",
+     true, true, 2, 1, true, Epilogue::kWide},
+    {"sm90_h8_tma_store", "H8",
      "TMA-store epilogue: stmatrix into 128-byte-swizzled shared memory (64x64 chunks, two "
      "buffers per consumer), bulk tensor stores that run on while the next tile computes",
      Mainloop::kWgmma, true, true, 2, 1, true, Epilogue::kTmaStore},
-    {"sm90_h10_stream_k", "H10",
-     "stream-K tail: the units left after the last whole round are cut along K into one equal "
-     "range per cluster, partial sums fixed up in fp32 through global memory in a fixed order",
+    {"sm90_h9_stream_k", "H9",
+     "stream-K tail: when the last round is at most 3/4 full, its units are cut along K into one "
+     "equal range per cluster, partial sums fixed up in fp32 through global memory in a fixed "
+     "order",
      Mainloop::kWgmma, true, true, 2, 1, true, Epilogue::kTmaStore, true},
 }};
 
@@ -137,16 +137,24 @@ struct StreamKArgs {
 /// fp32 (a unit meets at most three ranges, so at most two partials precede its own).
 inline constexpr int64_t kPartialBytesPerUnit = 8 * 64 * 256 * 4;
 
-/// The stream-K schedule of `units` units of `kt_count` k-tiles on `clusters` clusters. The rest
-/// after the last whole round is laid out as one line of k-tiles and cut into equal ranges longer
-/// than half a unit, one per sharing cluster, so that a unit meets at most three ranges. Left
-/// whole (sk_clusters 0) when nothing is left over, or when the line is too long for the
+/// Stream-K shares the last round only when it is at most 3/4 full: fuller, it saves too little
+/// to pay for the fix-up (on the H200 at 4096^3, 58 of 66 clusters busy, sharing measured 2%
+/// slower; at 8192^3, 34 of 66, 1.7% faster; notes/gpu-runs.md).
+inline constexpr int kStreamKMaxFullQuarters = 3;
+
+/// The stream-K schedule of `units` units of `kt_count` k-tiles on `clusters` clusters. When the
+/// last round is at most max_full_quarters/4 full, the units left after the last whole round are
+/// laid out as one line of k-tiles and cut into equal ranges longer than half a unit, one per
+/// sharing cluster, so that a unit meets at most three ranges. Left whole (sk_clusters 0) when
+/// nothing is left over, when the last round is fuller, or when the line is too long for the
 /// kernel's 32-bit arithmetic (beyond 2^32 / 133 k-tiles, far past any matrix that fits).
-inline void StreamKPlan(int units, int kt_count, int clusters, StreamKArgs* sk) {
+inline void StreamKPlan(int units, int kt_count, int clusters, StreamKArgs* sk,
+                        int max_full_quarters = kStreamKMaxFullQuarters) {
   sk->dp_units = units;
   sk->sk_clusters = 0;
   sk->sk_iters = 0;
   if (clusters <= 0 || kt_count <= 0 || units % clusters == 0) return;
+  if (4 * (units % clusters) > max_full_quarters * clusters) return;
   const int dp = units / clusters * clusters;
   const int64_t iters = int64_t(units - dp) * kt_count;
   const int64_t shared =
@@ -172,9 +180,7 @@ struct Schedule {
   uint32_t sk_iters = 0;  ///< sk_iters * (sk_clusters + 1) < 2^32 (the launcher's condition)
 
   /// First k-tile of cluster c's range in the stream-K line.
-  ABLATION_SM90_HD uint32_t SkStart(uint32_t c) const {
-    return c * sk_iters / sk_clusters;
-  }
+  ABLATION_SM90_HD uint32_t SkStart(uint32_t c) const { return c * sk_iters / sk_clusters; }
   /// The cluster whose range holds k-tile x of the line (the largest c with SkStart(c) <= x).
   ABLATION_SM90_HD uint32_t SkOwner(uint32_t x) const {
     return ((x + 1) * sk_clusters + sk_iters - 1) / sk_iters - 1;

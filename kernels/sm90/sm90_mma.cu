@@ -10,9 +10,13 @@ const void* MmaKernel(DType d) {
   return d == DType::kBF16 ? reinterpret_cast<const void*>(&Sm90MmaKernel<Cfg>) : nullptr;
 }
 
-template <class Cfg>
-void Bind(Registry& registry, std::string_view name) {
-  if (Variant* v = registry.FindMutable(name)) {
+// The ladder's mma.sync rungs: 2x4 warps of 64x64, fragments loaded across stages (measured
+// against the plain order and other warp layouts in notes/gpu-runs.md).
+template <int kIndex>
+void Bind(Registry& registry) {
+  constexpr Rung R = kRungs[kIndex];
+  using Cfg = MmaConfig<R.mainloop == Mainloop::kMmaTma, 2, 4, true, R.epilogue == Epilogue::kWide>;
+  if (Variant* v = registry.FindMutable(R.name)) {
     v->launch = &LaunchMma<Cfg>;
     v->kernel = &MmaKernel<Cfg>;
   }
@@ -21,8 +25,8 @@ void Bind(Registry& registry, std::string_view name) {
 }  // namespace
 
 void BindSm90Mma(Registry& registry) {
-  Bind<MmaConfig<false>>(registry, kRungs[0].name);
-  Bind<MmaConfig<true>>(registry, kRungs[1].name);
+  Bind<0>(registry);
+  Bind<1>(registry);
 }
 
 }  // namespace ablation::kernels::sm90

@@ -36,16 +36,23 @@ __device__ __forceinline__ void StoreBf16x2(__nv_bfloat16* c, int64_t n, int row
 /// and B rows n0.. by TMA, both completing on `full`.
 __device__ __forceinline__ void TmaStage(uint8_t* stage, const CUtensorMap* map_a,
                                          const CUtensorMap* map_b, uint64_t* full, int kt, int m0,
-                                         int n0) {
-  MbarArriveExpectTx(full, kStageBytes);
+                                         int n0, int stage_bytes = kStageBytes) {
+  MbarArriveExpectTx(full, stage_bytes);
   TmaLoad2d(stage, map_a, full, kt * kBlockK, m0);
   TmaLoad2d(stage + kATileBytes, map_b, full, kt * kBlockK, n0);
 }
 
 /// One rung of the mma.sync pair.
 template <bool kTma_, int kWarpsM_ = 2, int kWarpsN_ = 4, bool kCrossStage_ = false,
-          bool kWideStores_ = false>
+          bool kWideStores_ = false, int kBlockN_ = kBlockN, int kStages_ = kStages,
+          int kMinBlocks_ = 1>
 struct MmaConfig {
+  /// Block tile 128 x kBN x 64 in kSt stages; kMinBlocks CTAs per SM (launch bounds).
+  static constexpr int kBN = kBlockN_;
+  static constexpr int kSt = kStages_;
+  static constexpr int kMinBlocks = kMinBlocks_;
+  static constexpr int kStageB = kATileBytes + kBN * kBlockK * 2;
+  static constexpr int64_t kSmemBytes = int64_t(kSt) * kStageB + 1024 + 2 * 8 * kSt;
   /// The next stage is waited for during the last k16 step of this one, so its first fragments
   /// load while that step's mma issue (no exposed ldmatrix latency at each k-tile).
   static constexpr bool kCrossStage = kCrossStage_;
@@ -58,7 +65,7 @@ struct MmaConfig {
   static constexpr int kWarpsN = kWarpsN_;
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
   static constexpr int kWarpM = kBlockM / kWarpsM;
-  static constexpr int kWarpN = kBlockN / kWarpsN;
+  static constexpr int kWarpN = kBN / kWarpsN;
   static constexpr int kMi = kWarpM / 16;  // m16 tiles per warp
   static constexpr int kNi = kWarpN / 8;   // n8 tiles per warp
   static_assert(kMi >= 1 && kNi >= 2 && kNi % 2 == 0, "warp tile of m16 x (2 n8) multiples");
@@ -67,7 +74,7 @@ struct MmaConfig {
 namespace mma_detail {
 
 /// cp.async of k-tile `kt` into a stage: A 128 rows x 8 chunks, B 256 x 8, spread over the block.
-template <int kThreads>
+template <int kThreads, int kBN>
 __device__ __forceinline__ void CpAsyncStage(uint8_t* sa, uint8_t* sb, const __nv_bfloat16* a,
                                              const __nv_bfloat16* b, int64_t k, int m0, int n0,
                                              int kt) {
@@ -79,7 +86,7 @@ __device__ __forceinline__ void CpAsyncStage(uint8_t* sa, uint8_t* sb, const __n
                      a + (m0 + row) * k + kt * kBlockK + chunk * 8);
   }
 #pragma unroll
-  for (int i = 0; i < kBlockN * 8 / kThreads; ++i) {
+  for (int i = 0; i < kBN * 8 / kThreads; ++i) {
     const int idx = t + i * kThreads, row = idx >> 3, chunk = idx & 7;
     ptx::CpAsyncCg16(ptx::SmemAddr(sb + Swizzled(row, chunk)),
                      b + (n0 + row) * k + kt * kBlockK + chunk * 8);
@@ -132,8 +139,8 @@ __device__ __forceinline__ uint32_t PackBf16x2Mma(float x, float y) {
 /// the 8 columns of n8 tile 4g+q, one 16-byte store per row.
 template <class Cfg>
 __device__ __forceinline__ void StoreWarpTileWide(const float (&acc)[Cfg::kMi][Cfg::kNi][4],
-                                                  __nv_bfloat16* c, int64_t n, int row0,
-                                                  int col0, int lane) {
+                                                  __nv_bfloat16* c, int64_t n, int row0, int col0,
+                                                  int lane) {
   static_assert(Cfg::kNi % 4 == 0, "groups of four n8 tiles");
   const int q = lane & 3;
 #pragma unroll
@@ -151,8 +158,10 @@ __device__ __forceinline__ void StoreWarpTileWide(const float (&acc)[Cfg::kMi][C
         for (int i = 0; i < 4; ++i) {
           // Lane q ^ i sends its words of n8 tile q (selects: no run-time register index).
           const int want = q ^ i;
-          const uint32_t send = want == 0 ? mine[0] : want == 1 ? mine[1] : want == 2 ? mine[2]
-                                                                                     : mine[3];
+          const uint32_t send = want == 0   ? mine[0]
+                                : want == 1 ? mine[1]
+                                : want == 2 ? mine[2]
+                                            : mine[3];
           const uint32_t got = i == 0 ? send : __shfl_xor_sync(0xffffffffu, send, i);
           // `got` is lane (q ^ i)'s two columns of tile q: word q ^ i of the 16 bytes.
           out[0] = want == 0 ? got : out[0];
@@ -189,7 +198,7 @@ __device__ __forceinline__ void ComputeStage(float (&acc)[Cfg::kMi][Cfg::kNi][4]
 /// C = A * B^T for one 128x256 tile per block (1-D grid, tiles row-major). Shapes are checked by
 /// the launcher: M % 128, N % 256, K % 64 == 0.
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, 1)
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     Sm90MmaKernel(const __grid_constant__ CUtensorMap map_a,
                   const __grid_constant__ CUtensorMap map_b, const __nv_bfloat16* __restrict__ a,
                   const __nv_bfloat16* __restrict__ b, __nv_bfloat16* __restrict__ c, int m, int n,
@@ -197,24 +206,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   using namespace mma_detail;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = AlignSmem1024(smem_raw);
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem + kStages * kStageBytes);
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + Cfg::kSt * Cfg::kStageB);
 
-  const int n_tiles = n / kBlockN;
+  const int n_tiles = n / Cfg::kBN;
   const int m0 = int(blockIdx.x / n_tiles) * kBlockM;
-  const int n0 = int(blockIdx.x % n_tiles) * kBlockN;
+  const int n0 = int(blockIdx.x % n_tiles) * Cfg::kBN;
   const int kt_count = k / kBlockK;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int wm = warp / Cfg::kWarpsN, wn = warp % Cfg::kWarpsN;
-  auto stage_a = [&](int s) { return smem + s * kStageBytes; };
-  auto stage_b = [&](int s) { return smem + s * kStageBytes + kATileBytes; };
+  auto stage_a = [&](int s) { return smem + s * Cfg::kStageB; };
+  auto stage_b = [&](int s) { return smem + s * Cfg::kStageB + kATileBytes; };
 
   // Fills stage s with k-tile kt (TMA: thread 0 only; cp.async: every thread, one group).
   auto issue = [&](int s, int kt) {
     if constexpr (Cfg::kTma) {
       if (threadIdx.x == 0 && kt < kt_count)
-        TmaStage(stage_a(s), &map_a, &map_b, &full[s], kt, m0, n0);
+        TmaStage(stage_a(s), &map_a, &map_b, &full[s], kt, m0, n0, Cfg::kStageB);
     } else {
-      if (kt < kt_count) CpAsyncStage<Cfg::kThreads>(stage_a(s), stage_b(s), a, b, k, m0, n0, kt);
+      if (kt < kt_count)
+        CpAsyncStage<Cfg::kThreads, Cfg::kBN>(stage_a(s), stage_b(s), a, b, k, m0, n0, kt);
       ptx::CpAsyncCommitGroup();
     }
   };
@@ -223,7 +233,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (threadIdx.x == 0) {
       TmaPrefetchMap(&map_a);
       TmaPrefetchMap(&map_b);
-      for (int s = 0; s < kStages; ++s) MbarInit(&full[s], 1);
+      for (int s = 0; s < Cfg::kSt; ++s) MbarInit(&full[s], 1);
       FenceBarrierInit();
     }
     __syncthreads();
@@ -231,18 +241,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   float acc[Cfg::kMi][Cfg::kNi][4] = {};
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) issue(s, s);
+  for (int s = 0; s < Cfg::kSt - 1; ++s) issue(s, s);
 
   // Cross-stage order: waits until k-tile `kt` has landed in its stage, while the groups of
   // k-tiles up to kt+S-2 have been issued (cp.async: S-3 newer groups may stay in flight; at the
   // start, before any refill, S-2).
   auto wait_tile = [&](int kt, bool first) {
     if constexpr (Cfg::kTma) {
-      MbarWait(&full[kt % kStages], uint32_t(kt / kStages) & 1);
+      MbarWait(&full[kt % Cfg::kSt], uint32_t(kt / Cfg::kSt) & 1);
     } else if (first) {
-      ptx::CpAsyncWaitGroup<kStages - 2>();
+      ptx::CpAsyncWaitGroup<Cfg::kSt - 2>();
     } else {
-      ptx::CpAsyncWaitGroup<kStages - 3>();
+      ptx::CpAsyncWaitGroup<Cfg::kSt - 3>();
     }
   };
   if constexpr (Cfg::kCrossStage) {
@@ -251,8 +261,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     __syncthreads();
     LoadFrags<Cfg>(f[0], ptx::SmemAddr(stage_a(0)), ptx::SmemAddr(stage_b(0)), wm, wn, lane, 0);
     for (int kt = 0; kt < kt_count; ++kt) {
-      const uint32_t sa = ptx::SmemAddr(stage_a(kt % kStages));
-      const uint32_t sb = ptx::SmemAddr(stage_b(kt % kStages));
+      const uint32_t sa = ptx::SmemAddr(stage_a(kt % Cfg::kSt));
+      const uint32_t sb = ptx::SmemAddr(stage_b(kt % Cfg::kSt));
 #pragma unroll
       for (int ks = 0; ks < 3; ++ks) {
         LoadFrags<Cfg>(f[(ks + 1) & 1], sa, sb, wm, wn, lane, ks + 1);
@@ -263,26 +273,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (kt + 1 < kt_count) {
         wait_tile(kt + 1, false);
         __syncthreads();
-        issue((kt + kStages - 1) % kStages, kt + kStages - 1);
-        const int s1 = (kt + 1) % kStages;
+        issue((kt + Cfg::kSt - 1) % Cfg::kSt, kt + Cfg::kSt - 1);
+        const int s1 = (kt + 1) % Cfg::kSt;
         LoadFrags<Cfg>(f[0], ptx::SmemAddr(stage_a(s1)), ptx::SmemAddr(stage_b(s1)), wm, wn, lane,
                        0);
       }
       MmaStep<Cfg>(acc, f[1]);
     }
   } else {
-  for (int kt = 0; kt < kt_count; ++kt) {
-    const int s = kt % kStages;
-    if constexpr (Cfg::kTma) {
-      MbarWait(&full[s], uint32_t(kt / kStages) & 1);
-    } else {
-      ptx::CpAsyncWaitGroup<kStages - 2>();
+    for (int kt = 0; kt < kt_count; ++kt) {
+      const int s = kt % Cfg::kSt;
+      if constexpr (Cfg::kTma) {
+        MbarWait(&full[s], uint32_t(kt / Cfg::kSt) & 1);
+      } else {
+        ptx::CpAsyncWaitGroup<Cfg::kSt - 2>();
+      }
+      // Every warp is done with the stage computed in kt-1: refill it with k-tile kt+S-1.
+      __syncthreads();
+      issue((kt + Cfg::kSt - 1) % Cfg::kSt, kt + Cfg::kSt - 1);
+      ComputeStage<Cfg>(acc, ptx::SmemAddr(stage_a(s)), ptx::SmemAddr(stage_b(s)), wm, wn, lane);
     }
-    // Every warp is done with the stage computed in kt-1: refill it with k-tile kt+S-1.
-    __syncthreads();
-    issue((kt + kStages - 1) % kStages, kt + kStages - 1);
-    ComputeStage<Cfg>(acc, ptx::SmemAddr(stage_a(s)), ptx::SmemAddr(stage_b(s)), wm, wn, lane);
-  }
   }
 
   const int row0 = m0 + wm * Cfg::kWarpM + (lane >> 2);

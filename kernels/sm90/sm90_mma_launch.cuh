@@ -13,18 +13,20 @@ std::string LaunchMma(const GemmArgs& args) {
   const Problem& p = args.problem;
   CUtensorMap ma, mb;
   if constexpr (Cfg::kTma) {
-    if (std::string e = EncodeMaps(args, kBlockN, &ma, &mb); !e.empty()) return e;
+    if (std::string e = EncodeMaps(args, Cfg::kBN, &ma, &mb); !e.empty()) return e;
   } else {
     std::memset(&ma, 0, sizeof ma);  // unused by the cp.async rung
     std::memset(&mb, 0, sizeof mb);
   }
-  if (cudaError_t e = ConfigureSmemOnce<Sm90MmaKernel<Cfg>>(); e != cudaSuccess) {
+  if (cudaError_t e = ConfigureSmemOnce<Sm90MmaKernel<Cfg>>(Cfg::kSmemBytes); e != cudaSuccess) {
     return LaunchError("cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", e);
   }
-  const dim3 grid(unsigned((p.m / kBlockM) * (p.n / kBlockN)));
-  Sm90MmaKernel<Cfg><<<grid, Cfg::kThreads, SmemBytes(), static_cast<cudaStream_t>(args.stream)>>>(
-      ma, mb, static_cast<const __nv_bfloat16*>(args.a), static_cast<const __nv_bfloat16*>(args.b),
-      static_cast<__nv_bfloat16*>(args.c), int(p.m), int(p.n), int(p.k));
+  const dim3 grid(unsigned((p.m / kBlockM) * (p.n / Cfg::kBN)));
+  Sm90MmaKernel<Cfg>
+      <<<grid, Cfg::kThreads, Cfg::kSmemBytes, static_cast<cudaStream_t>(args.stream)>>>(
+          ma, mb, static_cast<const __nv_bfloat16*>(args.a),
+          static_cast<const __nv_bfloat16*>(args.b), static_cast<__nv_bfloat16*>(args.c), int(p.m),
+          int(p.n), int(p.k));
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return LaunchError("sm90 launch", e);
   return "";
 }

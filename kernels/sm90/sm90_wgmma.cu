@@ -1,4 +1,4 @@
-// H2..H10: the wgmma rungs (sm_90a build).
+// H2..H9: the wgmma rungs (sm_90a build).
 #include "kernels/sm90/sm90_launchers.h"
 #include "kernels/sm90/sm90_wgmma_launch.cuh"
 
@@ -32,7 +32,6 @@ void BindSm90Wgmma(Registry& registry) {
   Bind<7>(registry);
   Bind<8>(registry);
   Bind<9>(registry);
-  Bind<10>(registry);
 }
 
 }  // namespace ablation::kernels::sm90

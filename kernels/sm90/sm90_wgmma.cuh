@@ -1,4 +1,4 @@
-// The wgmma rungs of the Hopper ladder (H2..H6): 128x256x64 block tile computed by two warpgroups,
+// The wgmma rungs of the Hopper ladder (H2..H9): 128x256x64 block tile computed by two warpgroups,
 // each one 64x256 half with wgmma m64n256k16 (4 per k-tile) from shared memory, TMA loads of 4
 // stages completing on mbarriers. The template's knobs add warp specialisation, a persistent grid,
 // 2x1 clusters with B multicast and an L2-friendly tile order, one per rung (sm90_config.h).
@@ -15,10 +15,14 @@
 namespace ablation::kernels::sm90 {
 
 template <bool kWarpSpecialized_, bool kPersistent_, int kClusterM_, bool kGroupedOrder_,
-          int kPending_ = 0, Epilogue kEpilogue_ = Epilogue::kDirect, bool kStreamK_ = false>
+          int kPending_ = 0, Epilogue kEpilogue_ = Epilogue::kDirect, bool kStreamK_ = false,
+          int kSkMaxFullQuarters_ = kStreamKMaxFullQuarters>
 struct WgmmaConfig {
+  /// Stream-K shares the last round when it is at most this many quarters full (the tuning
+  /// tool's knob; 4: whenever one is left over).
+  static constexpr int kSkMaxFullQuarters = kSkMaxFullQuarters_;
   /// The units left after the last whole round are shared along K by all clusters (stream-K),
-  /// the partial sums fixed up through global memory.
+  /// the partial sums fixed up through global memory (StreamKPlan says when).
   static constexpr bool kStreamK = kStreamK_;
   /// How the tile of C is written (sm90_config.h).
   static constexpr Epilogue kEpilogue = kEpilogue_;
@@ -37,8 +41,8 @@ struct WgmmaConfig {
   static constexpr int kConsumerWarps = 8;
   static_assert(kClusterM == 1 || kClusterM == 2, "clusters of 1 or 2 CTAs along M");
   static_assert(kWarpSpecialized ||
-                    (!kPersistent && kClusterM == 1 && kEpilogue == Epilogue::kDirect),
-                "the persistent, cluster and epilogue rungs build on the warp-specialised one");
+                    (!kPersistent && kClusterM == 1 && kEpilogue != Epilogue::kTmaStore),
+                "the persistent, cluster and TMA-store rungs build on the warp-specialised one");
   static_assert(!kStreamK || kPersistent, "stream-K shares the last round of a persistent grid");
 };
 
@@ -158,7 +162,7 @@ __device__ __forceinline__ void StoreTileWide(const float (&d)[128], __nv_bfloat
 __device__ __forceinline__ void StoreTileTma(const float (&d)[128], uint8_t* buffers,
                                              const CUtensorMap* map_c, int m0, int n0, int cw) {
   const int t = threadIdx.x & 127, warp = t >> 5, lane = t & 31;
-  const int mi = lane >> 3;                                // the matrix this lane addresses
+  const int mi = lane >> 3;                               // the matrix this lane addresses
   const int row = warp * 16 + (mi & 1) * 8 + (lane & 7);  // its row within the 64 of the half
 #pragma unroll
   for (int p = 0; p < 4; ++p) {
@@ -247,8 +251,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   uint8_t* smem = AlignSmem1024(smem_raw);
   constexpr bool kTmaStore = Cfg::kEpilogue == Epilogue::kTmaStore;
   uint8_t* store_buffers = smem + kStages * kStageBytes;  // kTmaStore only
-  uint64_t* full =
-      reinterpret_cast<uint64_t*>(store_buffers + (kTmaStore ? kStoreBufferBytes : 0));
+  uint64_t* full = reinterpret_cast<uint64_t*>(store_buffers + (kTmaStore ? kStoreBufferBytes : 0));
   uint64_t* empty = full + kStages;
   auto stage_a = [&](int s) { return smem + s * kStageBytes; };
   auto stage_b = [&](int s) { return smem + s * kStageBytes + kATileBytes; };
@@ -293,7 +296,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       issue((kt + kStages - 1) % kStages, kt + kStages - 1);
       MmaStage<0>(d, stage_a(s), stage_b(s), cw, kt > 0);
     }
-    StoreTile(d, c, n, m0, n0, cw);
+    if constexpr (Cfg::kEpilogue == Epilogue::kWide) {
+      StoreTileWide(d, c, n, m0, n0, cw);
+    } else {
+      StoreTile(d, c, n, m0, n0, cw);
+    }
   } else {
     Schedule sched;
     sched.kt_count = kt_count;

@@ -85,22 +85,23 @@ std::string LaunchWgmma(const GemmArgs& args) {
   }
   StreamKArgs sk;
   if constexpr (Cfg::kStreamK) {
-    // Fewer units than clusters take part in the shared round: one block of partials each.
-    const int64_t clusters = ctas / Cfg::kClusterM;
+    StreamKPlan(units, int(p.k / kBlockK), ctas / Cfg::kClusterM, &sk, Cfg::kSkMaxFullQuarters);
+    // One block of partials (and 8 flags) per unit of the shared rounds.
+    const int64_t sk_units = units - sk.dp_units;
     void* partials = nullptr;
-    if (std::string e = StreamKWorkspace(clusters * kPartialBytesPerUnit, clusters * 8, &partials,
-                                         &sk.flags, &sk.epoch);
+    if (std::string e =
+            StreamKWorkspace(std::max<int64_t>(1, sk_units) * kPartialBytesPerUnit,
+                             std::max<int64_t>(1, sk_units) * 8, &partials, &sk.flags, &sk.epoch);
         !e.empty()) {
       return e;
     }
     sk.partials = static_cast<float*>(partials);
-    StreamKPlan(units, int(p.k / kBlockK), int(clusters), &sk);
   }
   cudaLaunchAttribute attr{};
   const cudaLaunchConfig_t cfg = LaunchConfig<Cfg>(ctas, stream, &attr);
   auto* c = static_cast<__nv_bfloat16*>(args.c);
-  if (cudaError_t e =
-          cudaLaunchKernelEx(&cfg, Sm90WgmmaKernel<Cfg>, ma, mb, mc, c, int(p.m), int(p.n), int(p.k), sk);
+  if (cudaError_t e = cudaLaunchKernelEx(&cfg, Sm90WgmmaKernel<Cfg>, ma, mb, mc, c, int(p.m),
+                                         int(p.n), int(p.k), sk);
       e != cudaSuccess) {
     return LaunchError("sm90 launch", e);
   }

@@ -114,10 +114,11 @@ TEST_F(Sm90Gpu, AgainstCublasAt4096) {
   ExpectMatches(buf, Output(buf));
 }
 
-// Shapes with more units (256x256 pairs of tiles) than the grid has clusters, so that the
-// stream-K rung shares a last round: 72 units of 5 k-tiles (ranges of 3: units shared by up to
-// three clusters, two partials each) against the FP64 reference, 110 units of 17 k-tiles against
-// cuBLAS. Every rung runs them (the other persistent rungs walk several rounds there).
+// Shapes with more units (256x256 pairs of tiles) than the grid has clusters and a last round at
+// most 3/4 full, so that the stream-K rung shares it (66 clusters on an H200): 72 units of 5
+// k-tiles (ranges of 3: units shared by up to three clusters, two partials each) against the FP64
+// reference, 110 units of 17 k-tiles against cuBLAS. Every rung runs them (the other persistent
+// rungs walk several rounds there).
 TEST_F(Sm90Gpu, StreamKSharesTheLastRound) {
   if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
   {
@@ -142,11 +143,11 @@ TEST_F(Sm90Gpu, StreamKSharesTheLastRound) {
 // launch (the flags of one launch never stand for the next: each has its own epoch).
 TEST_F(Sm90Gpu, StreamKRepeatsBitForBit) {
   if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
-  for (const Problem& p : {Problem{4096, 4096, 512, DType::kBF16},
-                           Problem{2304, 2048, 320, DType::kBF16}}) {
+  for (const Problem& p :
+       {Problem{8192, 8192, 256, DType::kBF16}, Problem{2304, 2048, 320, DType::kBF16}}) {
     GemmBuffers buf;
     ASSERT_EQ(buf.Init(p, 9), "");
-    const Variant& v = Get("sm90_h10_stream_k");
+    const Variant& v = Get("sm90_h9_stream_k");
     ASSERT_EQ(testing::CheckedLaunch(v, buf, cublas_), "");
     const std::vector<double> first = Output(buf);
     for (int i = 0; i < 3; ++i) {

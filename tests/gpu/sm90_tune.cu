@@ -1,8 +1,9 @@
 // Tuning tool of the sm90 family (not a test; the daemon's measurements are the reference): times
-// configurations that are not rungs (mma.sync warp layouts, wgmma batches left running), to
-// choose the rungs from measurement. Random inputs, 3 warm-up launches, CUDA events around each
-// sample, L2 flushed before every sample (a 256 MB write), median; cuBLAS bf16 in the same run.
-// Usage: sm90_tune [M N K] [samples]
+// the rungs and configurations that are not rungs (other mma.sync orders and tiles, stream-K on
+// every shape), to choose the rungs from measurement. Random inputs, 3 warm-up launches, CUDA
+// events around each sample, L2 flushed before every sample (a 256 MB write), median; cuBLAS bf16
+// in the same run. Usage: sm90_tune [M N K] [samples] [only: entries whose name contains this, and
+// cuBLAS]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -61,6 +62,8 @@ int main(int argc, char** argv) {
   const int64_t m = argc > 3 ? atoll(argv[1]) : 4096, n = argc > 3 ? atoll(argv[2]) : 4096,
                 k = argc > 3 ? atoll(argv[3]) : 4096;
   const int samples = argc > 4 ? atoi(argv[4]) : 20;
+  const std::string only = argc > 5 ? argv[5] : "";
+  setvbuf(stdout, nullptr, _IOLBF, 0);  // each line out before the next launch
   if (std::string why = testing::NoDeviceReason(); !why.empty()) {
     std::printf("skipped: %s\n", why.c_str());
     return 0;
@@ -90,31 +93,31 @@ int main(int argc, char** argv) {
   const Variant* cb = registry.Find("cublas_bf16");
   using sm90::MmaConfig;
   using sm90::WgmmaConfig;
-  constexpr sm90::Epilogue kWide = sm90::Epilogue::kWide, kTma = sm90::Epilogue::kTmaStore;
-  std::vector<Entry> entries = {
-      {"cublas_bf16", cb->launch, false},
-      {Name<MmaConfig<false, 2, 4>>("M1 cp.async"), &sm90::LaunchMma<MmaConfig<false, 2, 4>>, true},
-      {"M1 + cross-stage fragments", &sm90::LaunchMma<MmaConfig<false, 2, 4, true>>, true},
-      {"M1 + wide stores", &sm90::LaunchMma<MmaConfig<false, 2, 4, false, true>>, true},
-      {"M1 + cross-stage + wide", &sm90::LaunchMma<MmaConfig<false, 2, 4, true, true>>, true},
-      {"H1 TMA mma.sync", &sm90::LaunchMma<MmaConfig<true, 2, 4>>, true},
-      {"H1 + cross-stage + wide", &sm90::LaunchMma<MmaConfig<true, 2, 4, true, true>>, true},
-      {"H4 persistent", &sm90::LaunchWgmma<WgmmaConfig<true, true, 1, false, 0>>, true},
-      {"H6 mc2 1 pending", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 1>>, true},
-      {"H7 mc2 1 pending l2order", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1>>, true},
-      {"H8 = H7 + wide stores", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kWide>>,
+  constexpr sm90::Epilogue kTma = sm90::Epilogue::kTmaStore;
+  // The ladder's rungs through their registry launchers, then configurations that are not rungs.
+  std::vector<Entry> entries = {{"cublas_bf16", cb->launch, false}};
+  for (const sm90::Rung& r : sm90::kRungs) {
+    entries.push_back(
+        {std::string(r.id) + " " + std::string(r.name), registry.Find(r.name)->launch, true});
+  }
+  const std::vector<Entry> others = {
+      {Name<MmaConfig<false, 2, 4>>("mma.sync cp.async, no cross-stage, 4B stores,"),
+       &sm90::LaunchMma<MmaConfig<false, 2, 4>>, true},
+      {"mma.sync cp.async + cross-stage, 4B stores", &sm90::LaunchMma<MmaConfig<false, 2, 4, true>>,
        true},
-      {"H9 = H7 + TMA store", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma>>, true},
-      {"H10 = H9 + stream-K", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true>>,
-       true},
-      {"H10 + wide stores", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kWide, true>>,
-       true},
-      {"H9, 0 pending", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 0, kTma>>, true},
-      {"H9, row order", &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 1, kTma>>, true},
-      {"H4 + TMA store", &sm90::LaunchWgmma<WgmmaConfig<true, true, 1, false, 0, kTma>>, true},
+      {"M1 with 3 stages", &sm90::LaunchMma<MmaConfig<false, 2, 4, true, true, 256, 3, 1>>, true},
+      {"M1 as 128x128, 3 stages, 2 CTAs/SM",
+       &sm90::LaunchMma<MmaConfig<false, 2, 2, true, true, 128, 3, 2>>, true},
+      {"H1 as 128x128, 3 stages, 2 CTAs/SM",
+       &sm90::LaunchMma<MmaConfig<true, 2, 2, true, true, 128, 3, 2>>, true},
+      {"H8 with stream-K whatever the last round",
+       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true, 4>>, true},
   };
+  entries.insert(entries.end(), others.begin(), others.end());
   std::vector<double> reference;
   for (const Entry& e : entries) {
+    if (!only.empty() && e.name != "cublas_bf16" && e.name.find(only) == std::string::npos)
+      continue;
     GemmArgs args;
     args.problem = buf.problem;
     args.a = buf.a.data();
@@ -131,7 +134,11 @@ int main(int argc, char** argv) {
     if (cublas_tflops == 0) cublas_tflops = tflops;
     // The last sample's output against cuBLAS's (the first entry), bf16 tolerance.
     std::vector<double> out;
-    CopyToHostAsDouble(buf.c.data(), size_t(m * n), DType::kBF16, true, &out);
+    if (std::string ce = CopyToHostAsDouble(buf.c.data(), size_t(m * n), DType::kBF16, true, &out);
+        !ce.empty()) {
+      std::printf("%-48s error: %s\n", e.name.c_str(), ce.c_str());
+      continue;
+    }
     std::string check = "reference";
     if (reference.empty()) {
       reference = std::move(out);
@@ -143,12 +150,6 @@ int main(int argc, char** argv) {
     std::printf("%-48s %8.4f ms %7.1f TFLOPS %6.1f%% of cuBLAS  %s\n", e.name.c_str(), ms, tflops,
                 100.0 * tflops / cublas_tflops, check.c_str());
   }
-  int ctas = 0;
-  const int units = int((m / 256) * (n / 256));
-  std::string e =
-      sm90::PersistentCtas<sm90::WgmmaConfig<true, true, 2, true, 1, kTma>>(units, nullptr, &ctas);
-  std::printf("persistent grid of the 2x1 cluster rung: %d CTAs for %d units %s (SMs %d)\n", ctas,
-              units, e.c_str(), sm90::Sm90SmCount());
   cublasDestroy(cublas);
   return 0;
 }

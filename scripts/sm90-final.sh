@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# One device call for the Hopper ladder's figures: the sm90 GPU tests, three separate daemon runs
+# of ladder-h (3 rounds each) with their reports and SASS checks, the tuning tool at 4096^3 and
+# 8192^3, and compute-sanitizer (memcheck, racecheck) over the small-shape tests. Observe mode.
+#   scripts/sm90-final.sh BUNDLE OUT
+set -uo pipefail
+bundle=$(cd "$1" && pwd) out=$2
+mkdir -p "$out"
+export PATH=$PATH:/usr/local/cuda/bin
+here=$(cd "$(dirname "$0")" && pwd)
+timeout 200 "$bundle/bin/sm90_gpu_tests" --gtest_brief=1 >"$out/sm90_gpu_tests.log" 2>&1
+echo "sm90_gpu_tests exit $?: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/sm90_gpu_tests.log" | tr '\n' ' ')"
+for i in 1 2 3; do
+  "$here/gpu-session.sh" "$bundle" "$out/hopper$i" hopper >/dev/null 2>&1
+  echo "hopper run $i: $(grep -c 'exit 0' "$out/hopper$i/session.log") phases exit 0"
+  rm -f "$out/hopper$i"/*.db*
+done
+"$bundle/bin/sm90_tune" 4096 4096 4096 20 >"$out/tune-4096.txt" 2>&1
+"$bundle/bin/sm90_tune" 8192 8192 8192 10 >"$out/tune-8192.txt" 2>&1
+cat "$out/tune-4096.txt" "$out/tune-8192.txt"
+timeout 150 compute-sanitizer --tool memcheck "$bundle/bin/sm90_gpu_tests" \
+  --gtest_filter='*Fp64*:*StreamKShares*' >"$out/memcheck.log" 2>&1
+echo "memcheck exit $?: $(grep 'ERROR SUMMARY' "$out/memcheck.log")"
+timeout 150 compute-sanitizer --tool racecheck "$bundle/bin/sm90_gpu_tests" \
+  --gtest_filter='*Fp64*' >"$out/racecheck.log" 2>&1
+echo "racecheck exit $?: $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$out/racecheck.log" | tr '\n' ' ')"
