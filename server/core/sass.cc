@@ -352,6 +352,25 @@ SassVerdict InspectFunction(const SassFunction& f) {
     v.barrier_after_compute = true;
     v.barrier_after = ins[after.barrier].offset;
   }
+  // From each refill back around the loop: a barrier must come before any shared load.
+  bool any_refill = false, refills_fenced = true;
+  for (size_t j = head; j <= tail && refills_fenced; ++j) {
+    if (ins[j].mnemonic != "LDGSTS" && ins[j].cls != SassClass::kSharedStore) continue;
+    any_refill = true;
+    bool fenced = false;
+    for (size_t step = 1; step < n; ++step) {
+      const size_t b = head + (j - head + n - step) % n;
+      if (ins[b].cls == SassClass::kBarrier) {
+        fenced = true;
+        if (v.refill_barrier < 0) v.refill_barrier = ins[b].offset;
+        break;
+      }
+      if (ins[b].cls == SassClass::kSharedLoad) break;
+    }
+    refills_fenced = fenced;
+  }
+  v.barrier_before_refill = any_refill && refills_fenced;
+  if (!v.barrier_before_refill) v.refill_barrier = -1;
 
   // The excerpt: every marked instruction; runs of compute or unmarked ones shortened.
   std::vector<int64_t> inner_heads, inner_tails;

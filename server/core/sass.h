@@ -88,6 +88,12 @@ struct SassVerdict {
   bool overlap = false;
   bool barrier_after_compute = false;
   int64_t barrier_after = -1;
+  /// Every refill of shared memory in the main loop (LDGSTS, STS) is reached from the shared
+  /// loads before it (walking back around the loop) only through a BAR.SYNC: what a loop whose
+  /// last k-step computes from fragments already in registers needs instead of a barrier after
+  /// the compute. refill_barrier: that barrier, for the first refill.
+  bool barrier_before_refill = false;
+  int64_t refill_barrier = -1;
   int local_loads = 0;   ///< LDL in the whole function
   int local_stores = 0;  ///< STL in the whole function
   int local_in_loop = 0;

@@ -199,6 +199,11 @@ v1::SassResponse BuildSassResponse(const std::string& listing,
              std::to_string(arrives) +
                  " mbarrier arrives (SYNCS.ARRIVE) release the stages in "
                  "the main loop; no block barrier needed");
+  } else if (!v.barrier_after_compute && v.barrier_before_refill) {
+    AddCheck(k, "barrier_after_compute", true,
+             "BAR.SYNC at " + Hex(v.refill_barrier) +
+                 " between the last shared-memory reads and every refill; the " +
+                 v.compute_opcode + " after it compute from fragments already in registers");
   } else {
     AddCheck(k, "barrier_after_compute", v.barrier_after_compute,
              v.barrier_after_compute

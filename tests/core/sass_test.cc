@@ -118,6 +118,48 @@ TEST(SassTest, LoadsAfterComputeWrapAroundTheLoop) {
   EXPECT_TRUE(v.barrier_after_compute);
 }
 
+TEST(SassTest, ABarrierBeforeTheRefillIsEnoughWhenTheLastStepComputesFromRegisters) {
+  // The sm90 M1 order: the last k-step's fragments are loaded, then wait, barrier, that step's
+  // mma interleaved with the refill, then the next stage's first fragments. No barrier follows
+  // the last HMMA, but none is needed: every LDGSTS is fenced from the shared loads before it.
+  const char* fenced =
+      "/*0000*/ LDSM.16.M88.4 R4, [R2] ;\n"
+      "/*0010*/ HMMA.16816.F32.BF16 R8, R4, R6, R8 ;\n"
+      "/*0020*/ LDSM.16.M88.4 R5, [R2+0x800] ;\n"
+      "/*0030*/ DEPBAR.LE SB0, 0x1 ;\n"
+      "/*0040*/ BAR.SYNC.DEFER_BLOCKING 0x0 ;\n"
+      "/*0050*/ HMMA.16816.F32.BF16 R12, R5, R6, R12 ;\n"
+      "/*0060*/ LDGSTS.E.BYPASS.LTC128B.128 [R3], [R10.64] ;\n"
+      "/*0070*/ HMMA.16816.F32.BF16 R16, R5, R6, R16 ;\n"
+      "/*0080*/ LDGSTS.E.BYPASS.LTC128B.128 [R3+0x4000], [R14.64] ;\n"
+      "/*0090*/ LDGDEPBAR ;\n"
+      "/*00a0*/ LDSM.16.M88.4 R4, [R20] ;\n"
+      "/*00b0*/ @P0 BRA 0x0 ;\n";
+  SassVerdict v = InspectFunction(OnlyFunction(fenced));
+  ASSERT_TRUE(v.loop_found);
+  EXPECT_FALSE(v.barrier_after_compute);
+  EXPECT_TRUE(v.barrier_before_refill);
+  EXPECT_EQ(v.refill_barrier, 0x40);
+  // A shared load moved between the barrier and a refill: that refill may overwrite a stage
+  // another warp still reads.
+  std::string unfenced = fenced;
+  unfenced.replace(unfenced.find("/*0070*/ HMMA.16816.F32.BF16 R16, R5, R6, R16"), 45,
+                   "/*0070*/ LDSM.16.M88.4 R16, [R22]            ");
+  SassVerdict u = InspectFunction(OnlyFunction(unfenced));
+  ASSERT_TRUE(u.loop_found);
+  EXPECT_FALSE(u.barrier_before_refill);
+  EXPECT_EQ(u.refill_barrier, -1);
+  // The ladder's plain order (barrier, refill, then every step) keeps its barrier after compute.
+  SassVerdict plain = InspectFunction(OnlyFunction(
+      "/*0000*/ BAR.SYNC.DEFER_BLOCKING 0x0 ;\n"
+      "/*0010*/ LDGSTS.E.BYPASS.LTC128B.128 [R3], [R10.64] ;\n"
+      "/*0020*/ LDSM.16.M88.4 R4, [R2] ;\n"
+      "/*0030*/ HMMA.16816.F32.BF16 R8, R4, R6, R8 ;\n"
+      "/*0040*/ @P0 BRA 0x0 ;\n"));
+  EXPECT_TRUE(plain.barrier_after_compute);
+  EXPECT_TRUE(plain.barrier_before_refill);
+}
+
 TEST(SassTest, NeverExecutedPaddingIsNotClassified) {
   auto f = OnlyFunction("/*0000*/ @!PT LDS RZ, [RZ] ;\n/*0010*/ @P0 LDS R1, [R2] ;\n");
   ASSERT_EQ(f.instructions.size(), 2u);
