@@ -50,7 +50,7 @@ const char* EpilogueName(Epilogue e) {
 
 }  // namespace
 
-std::string Sm90CanImplement(int cluster_m, const Problem& p) {
+std::string Sm90CanImplement(int cluster_m, int cluster_n, const Problem& p) {
   if (p.dtype != DType::kBF16) {
     return "dtype must be bf16 for the sm90 family, got " + std::string(ToString(p.dtype));
   }
@@ -63,8 +63,11 @@ std::string Sm90CanImplement(int cluster_m, const Problem& p) {
            (cluster_m > 1 ? " (two 128-row tiles per cluster)" : " (the block tile BM)") +
            ", got " + std::to_string(p.m);
   }
-  if (p.n % kBlockN != 0) {
-    return "n must be a multiple of 256 (the block tile BN), got " + std::to_string(p.n);
+  const int bn = kBlockN * cluster_n;
+  if (p.n % bn != 0) {
+    return "n must be a multiple of " + std::to_string(bn) +
+           (cluster_n > 1 ? " (two 256-column tiles per cluster)" : " (the block tile BN)") +
+           ", got " + std::to_string(p.n);
   }
   if (p.k % kBlockK != 0) {
     return "k must be a multiple of 64 (the block tile BK), got " + std::to_string(p.k);
@@ -91,6 +94,7 @@ void RegisterSm90(Registry& registry) {
                 {"warp_specialized", r.warp_specialized ? "1" : "0"},
                 {"persistent", r.persistent ? "1" : "0"},
                 {"cluster_m", std::to_string(r.cluster_m)},
+                {"cluster_n", std::to_string(r.cluster_n)},
                 {"pending", std::to_string(r.pending)},
                 {"tile_order", r.grouped_order ? "grouped8" : "row"},
                 {"epilogue", EpilogueName(r.epilogue)},
@@ -104,7 +108,10 @@ void RegisterSm90(Registry& registry) {
     v.b_layout = BLayout::kNK;
     v.bit_exact_family = false;
     const int cluster_m = r.cluster_m;
-    v.can_implement = [cluster_m](const Problem& p) { return Sm90CanImplement(cluster_m, p); };
+    const int cluster_n = r.cluster_n;
+    v.can_implement = [cluster_m, cluster_n](const Problem& p) {
+      return Sm90CanImplement(cluster_m, cluster_n, p);
+    };
     registry.Add(std::move(v));
   }
 }

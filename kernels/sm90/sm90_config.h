@@ -57,6 +57,8 @@ struct Rung {
   bool grouped_order;     ///< tiles walked in groups of kGroupRows tile rows (L2 reuse)
   Epilogue epilogue;      ///< how the tile of C is written
   bool stream_k = false;  ///< the last, partial round shared along K by all clusters
+  int cluster_n = 1;      ///< 1, or 2 (with cluster_m 2): 2x2 clusters also share A (no rung
+                          ///< yet: measured slower, notes/gpu-runs.md)
 };
 
 // The order is what the H200 measured (notes/gpu-runs.md): each rung adds one thing to the rung
@@ -133,9 +135,9 @@ struct StreamKArgs {
   uint32_t sk_iters = 0;
 };
 
-/// Bytes of partial sums one stream-K unit may need: 2 CTAs x 2 slots x 2 warpgroups x 64x256
+/// Bytes of partial sums one CTA of a stream-K unit may need: 2 slots x 2 warpgroups x 64x256
 /// fp32 (a unit meets at most three ranges, so at most two partials precede its own).
-inline constexpr int64_t kPartialBytesPerUnit = 8 * 64 * 256 * 4;
+inline constexpr int64_t kPartialBytesPerCta = 4 * 64 * 256 * 4;
 
 /// Stream-K shares the last round only when it is at most 3/4 full: fuller, it saves too little
 /// to pay for the fix-up (on the H200 at 4096^3, 58 of 66 clusters busy, sharing measured 2%

@@ -17,14 +17,15 @@ namespace ablation::kernels::sm90 {
 /// What every rung refuses before launching: another device, another dtype, a shape off the
 /// tile, a misaligned pointer. can_implement has been asked by the caller; these guard against
 /// misuse all the same, since a violated precondition would read or write out of bounds.
-inline std::string CheckLaunch(const GemmArgs& args, int cluster_m) {
+inline std::string CheckLaunch(const GemmArgs& args, int cluster_m, int cluster_n = 1) {
   if (const std::string& e = Sm90DeviceError(); !e.empty()) return e;
   const Problem& p = args.problem;
   if (p.dtype != DType::kBF16) return "sm90 family: bf16 only";
-  if (p.m <= 0 || p.n <= 0 || p.k <= 0 || p.m % (kBlockM * cluster_m) != 0 || p.n % kBlockN != 0 ||
-      p.k % kBlockK != 0) {
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0 || p.m % (kBlockM * cluster_m) != 0 ||
+      p.n % (kBlockN * cluster_n) != 0 || p.k % kBlockK != 0) {
     return "sm90 kernel: problem shape not supported (M a multiple of " +
-           std::to_string(kBlockM * cluster_m) + ", N of 256, K of 64)";
+           std::to_string(kBlockM * cluster_m) + ", N of " + std::to_string(kBlockN * cluster_n) +
+           ", K of 64)";
   }
   for (const void* ptr : {args.a, args.b, static_cast<const void*>(args.c)}) {
     if ((reinterpret_cast<uintptr_t>(ptr) & 15) != 0) {
@@ -47,10 +48,11 @@ inline std::string LaunchError(const char* what, cudaError_t e) {
   return std::string(what) + ": " + cudaGetErrorString(e);
 }
 
-/// The maps of A (box 128 rows) and B (box `b_rows`), or what failed.
-inline std::string EncodeMaps(const GemmArgs& args, int b_rows, CUtensorMap* ma, CUtensorMap* mb) {
+/// The maps of A (box `a_rows` rows) and B (box `b_rows`), or what failed.
+inline std::string EncodeMaps(const GemmArgs& args, int b_rows, CUtensorMap* ma, CUtensorMap* mb,
+                              int a_rows = kBlockM) {
   const Problem& p = args.problem;
-  if (std::string e = EncodeKMajorBf16(ma, args.a, p.m, p.k, kBlockM); !e.empty()) return e;
+  if (std::string e = EncodeKMajorBf16(ma, args.a, p.m, p.k, a_rows); !e.empty()) return e;
   return EncodeKMajorBf16(mb, args.b, p.n, p.k, b_rows);
 }
 

@@ -14,7 +14,7 @@ template <int kIndex>
 void Bind(Registry& registry) {
   constexpr Rung R = kRungs[kIndex];
   using Cfg = WgmmaConfig<R.warp_specialized, R.persistent, R.cluster_m, R.grouped_order, R.pending,
-                          R.epilogue, R.stream_k>;
+                          R.epilogue, R.stream_k, R.cluster_n>;
   if (Variant* v = registry.FindMutable(R.name)) {
     v->launch = &LaunchWgmma<Cfg>;
     v->kernel = &WgmmaKernel<Cfg>;

@@ -16,8 +16,11 @@ namespace ablation::kernels::sm90 {
 
 template <bool kWarpSpecialized_, bool kPersistent_, int kClusterM_, bool kGroupedOrder_,
           int kPending_ = 0, Epilogue kEpilogue_ = Epilogue::kDirect, bool kStreamK_ = false,
-          int kSkMaxFullQuarters_ = kStreamKMaxFullQuarters>
+          int kClusterN_ = 1, int kSkMaxFullQuarters_ = kStreamKMaxFullQuarters>
 struct WgmmaConfig {
+  /// CTAs per cluster along N (1 or 2, with kClusterM 2): with 2, the CTAs of a cluster row also
+  /// share A, each loading half of it and multicasting it to the other.
+  static constexpr int kClusterN = kClusterN_;
   /// Stream-K shares the last round when it is at most this many quarters full (the tuning
   /// tool's knob; 4: whenever one is left over).
   static constexpr int kSkMaxFullQuarters = kSkMaxFullQuarters_;
@@ -40,6 +43,12 @@ struct WgmmaConfig {
   static constexpr int kThreads = kWarpSpecialized ? 384 : 256;
   static constexpr int kConsumerWarps = 8;
   static_assert(kClusterM == 1 || kClusterM == 2, "clusters of 1 or 2 CTAs along M");
+  static_assert(kClusterN == 1 || (kClusterN == 2 && kClusterM == 2), "2x2 clusters or 1 along N");
+  /// CTAs of a cluster, rank r at (r % kClusterM, r / kClusterM) of its unit of tiles.
+  static constexpr int kCtas = kClusterM * kClusterN;
+  /// CTAs that write into a CTA's stages (itself, its B partner along M, its A partner along N):
+  /// each of their consumers releases a stage to all of them.
+  static constexpr int kWriters = kClusterM + kClusterN - 1;
   static_assert(kWarpSpecialized ||
                     (!kPersistent && kClusterM == 1 && kEpilogue != Epilogue::kTmaStore),
                 "the persistent, cluster and TMA-store rungs build on the warp-specialised one");
@@ -48,26 +57,27 @@ struct WgmmaConfig {
 
 namespace wgmma_detail {
 
-/// Tile (m, n) of work unit `unit`; a unit is kClusterM vertically adjacent tiles (one per CTA of
-/// a cluster), `rank` picks this CTA's.
+/// Tile (m, n) of work unit `unit`; a unit is kClusterM x kClusterN adjacent tiles (one per CTA
+/// of a cluster), `rank` picks this CTA's.
 template <class Cfg>
 __device__ __forceinline__ void TileOf(int unit, int m_tiles, int n_tiles, int rank, int* m0,
                                        int* n0) {
   const int units_m = m_tiles / Cfg::kClusterM;
+  const int units_n = n_tiles / Cfg::kClusterN;
   int um, un;
   if constexpr (Cfg::kGroupedOrder) {
-    const int per_group = kGroupRows * n_tiles;
+    const int per_group = kGroupRows * units_n;
     const int first = (unit / per_group) * kGroupRows;
     const int rows = min(kGroupRows, units_m - first);
     const int r = unit % per_group;
     um = first + r % rows;
     un = r / rows;
   } else {
-    um = unit / n_tiles;
-    un = unit % n_tiles;
+    um = unit / units_n;
+    un = unit % units_n;
   }
-  *m0 = (um * Cfg::kClusterM + rank) * kBlockM;
-  *n0 = un * kBlockN;
+  *m0 = (um * Cfg::kClusterM + rank % Cfg::kClusterM) * kBlockM;
+  *n0 = (un * Cfg::kClusterN + rank / Cfg::kClusterM) * kBlockN;
 }
 
 /// The four wgmma of one k-tile for consumer warpgroup `cw` (rows cw*64.. of the tile).
@@ -186,20 +196,47 @@ __device__ __forceinline__ void StoreTileTma(const float (&d)[128], uint8_t* buf
   }
 }
 
+/// This CTA's schedule (sm90_config.h), its stream-K part read from the launch's parameters.
+template <class Cfg>
+__device__ __forceinline__ Schedule ScheduleOf(int units, int kt_count, const StreamKArgs& sk) {
+  Schedule s;
+  s.kt_count = kt_count;
+  s.cluster = int(blockIdx.x) / Cfg::kCtas;
+  s.clusters = Cfg::kPersistent ? int(gridDim.x) / Cfg::kCtas : units;
+  s.dp_units = Cfg::kStreamK ? sk.dp_units : units;
+  if constexpr (Cfg::kStreamK) {
+    s.sk_clusters = sk.sk_clusters;
+    s.sk_iters = sk.sk_iters;
+  }
+  return s;
+}
+
 /// Calls f(unit, first k-tile, end k-tile, stream-K unit or -1) for this cluster's work in order:
-/// its whole units, then its stream-K segments (SkSegmentAt says why in that order).
-template <class F>
-__device__ __forceinline__ void ForEachWork(const Schedule& s, F&& f) {
-  for (int unit = s.cluster; unit < s.dp_units; unit += s.clusters) f(unit, 0, s.kt_count, -1);
-  SkSegment seg;
-  for (int i = 0; SkSegmentAt(s, s.cluster, i, &seg); ++i) f(seg.unit, seg.kb, seg.ke, seg.sku);
+/// its whole units, then its stream-K segments (SkSegmentAt says why in that order). The
+/// schedule is made where it is used, from the kernel's parameters (constant memory), so that
+/// the producer (40 registers) holds none of it across its loops.
+template <class Cfg, class F>
+__device__ __forceinline__ void ForEachWork(int units, int kt_count, const StreamKArgs& sk, F&& f) {
+  {
+    const Schedule s = ScheduleOf<Cfg>(units, kt_count, sk);
+    for (int unit = s.cluster; unit < s.dp_units; unit += s.clusters) f(unit, 0, kt_count, -1);
+  }
+  if constexpr (Cfg::kStreamK) {
+    SkSegment seg;
+    for (int i = 0;
+         SkSegmentAt(ScheduleOf<Cfg>(units, kt_count, sk), int(blockIdx.x) / Cfg::kCtas, i, &seg);
+         ++i) {
+      f(seg.unit, seg.kb, seg.ke, seg.sku);
+    }
+  }
 }
 
 /// Where a stream-K partial lives: per (stream-K unit, CTA rank, slot, consumer warpgroup) a
 /// 64x256 fp32 block, stored as 32 float4 per thread with the threads of a warpgroup adjacent
 /// (each warp writes 512 contiguous bytes), and one flag.
+template <int kCtas>
 __device__ __forceinline__ int64_t PartialIndex(int sku, int rank, int slot, int cw) {
-  return ((int64_t(sku) * 2 + rank) * 2 + slot) * 2 + cw;
+  return ((int64_t(sku) * kCtas + rank) * 2 + slot) * 2 + cw;
 }
 
 __device__ __forceinline__ void WritePartial(const float (&d)[128], float* block) {
@@ -245,7 +282,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     Sm90WgmmaKernel(const __grid_constant__ CUtensorMap map_a,
                     const __grid_constant__ CUtensorMap map_b,
                     const __grid_constant__ CUtensorMap map_c, __nv_bfloat16* __restrict__ c, int m,
-                    int n, int k, StreamKArgs sk) {
+                    int n, int k, const __grid_constant__ StreamKArgs sk) {
   using namespace wgmma_detail;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = AlignSmem1024(smem_raw);
@@ -257,10 +294,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   auto stage_b = [&](int s) { return smem + s * kStageBytes + kATileBytes; };
 
   const int m_tiles = m / kBlockM, n_tiles = n / kBlockN;
-  const int units = (m_tiles / Cfg::kClusterM) * n_tiles;
+  const int units = (m_tiles / Cfg::kClusterM) * (n_tiles / Cfg::kClusterN);
   const int kt_count = k / kBlockK;
   const int rank = Cfg::kClusterM == 1 ? 0 : int(ClusterCtaRank());
-  const int unit0 = int(blockIdx.x) / Cfg::kClusterM;
+  const int unit0 = int(blockIdx.x) / Cfg::kCtas;
 
   if (threadIdx.x == 0) {
     TmaPrefetchMap(&map_a);
@@ -268,7 +305,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if constexpr (kTmaStore) TmaPrefetchMap(&map_c);
     for (int s = 0; s < kStages; ++s) {
       MbarInit(&full[s], 1);
-      MbarInit(&empty[s], Cfg::kConsumerWarps * Cfg::kClusterM);
+      MbarInit(&empty[s], Cfg::kConsumerWarps * Cfg::kWriters);
     }
     FenceBarrierInit();
   }
@@ -302,28 +339,30 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       StoreTile(d, c, n, m0, n0, cw);
     }
   } else {
-    Schedule sched;
-    sched.kt_count = kt_count;
-    sched.cluster = int(blockIdx.x) / Cfg::kClusterM;
-    sched.clusters = Cfg::kPersistent ? int(gridDim.x) / Cfg::kClusterM : units;
-    sched.dp_units = units;
-    if constexpr (Cfg::kStreamK) {
-      sched.dp_units = sk.dp_units;
-      sched.sk_clusters = sk.sk_clusters;
-      sched.sk_iters = sk.sk_iters;
-    }
     const int wg = threadIdx.x / 128;
     if (wg == 0) {
       SetMaxNRegDec<40>();
       if (threadIdx.x == 0) {
         int s = 0;
         uint32_t phase = 0;
-        ForEachWork(sched, [&](int unit, int kb, int ke, int) {
+        ForEachWork<Cfg>(units, kt_count, sk, [&](int unit, int kb, int ke, int) {
           int m0, n0;
           TileOf<Cfg>(unit, m_tiles, n_tiles, rank, &m0, &n0);
           for (int kt = kb; kt < ke; ++kt) {
             MbarWait(&empty[s], phase ^ 1);
-            if constexpr (Cfg::kClusterM == 2) {
+            if constexpr (Cfg::kClusterN == 2) {
+              // 2x2: each CTA loads half of its A (shared along N with rank ^ 2) and half of its
+              // B (shared along M with rank ^ 1), each into itself and that partner.
+              // The rank is read again here rather than kept: the producer has 40 registers.
+              const uint32_t r = ClusterCtaRank(), rm = r & 1, rn = r >> 1;
+              MbarArriveExpectTx(&full[s], kStageBytes);
+              TmaLoad2dMulticast(stage_a(s) + rn * (kATileBytes / 2), &map_a, &full[s],
+                                 kt * kBlockK, m0 + int(rn) * (kBlockM / 2),
+                                 uint16_t((1u << r) | (1u << (r ^ 2))));
+              TmaLoad2dMulticast(stage_b(s) + rm * (kBTileBytes / 2), &map_b, &full[s],
+                                 kt * kBlockK, n0 + int(rm) * (kBlockN / 2),
+                                 uint16_t((1u << r) | (1u << (r ^ 1))));
+            } else if constexpr (Cfg::kClusterM == 2) {
               // Each CTA loads its A and its half of the shared B tile, into both CTAs.
               MbarArriveExpectTx(&full[s], kStageBytes);
               TmaLoad2d(stage_a(s), &map_a, &full[s], kt * kBlockK, m0);
@@ -346,12 +385,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       float d[128] = {};
       int s = 0;
       uint32_t phase = 0;
-      // Releases stage `rs` once this warp's wgmma have read it: to both producers of a
-      // cluster, since each writes half of B into this CTA.
+      // Releases stage `rs` once this warp's wgmma have read it: to every producer that writes
+      // into this CTA (2x1: both, each writing half of B; 2x2: itself, its B partner rank ^ 1
+      // and its A partner rank ^ 2).
       auto release = [&](int rs) {
         __syncwarp();
         if (lane == 0) {
-          if constexpr (Cfg::kClusterM == 2) {
+          if constexpr (Cfg::kClusterN == 2) {
+            const uint32_t r = ClusterCtaRank();
+            MbarArrive(&empty[rs]);
+            MbarArriveCluster(&empty[rs], r ^ 1);
+            MbarArriveCluster(&empty[rs], r ^ 2);
+          } else if constexpr (Cfg::kClusterM == 2) {
             MbarArriveCluster(&empty[rs], 0);
             MbarArriveCluster(&empty[rs], 1);
           } else {
@@ -359,7 +404,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           }
         }
       };
-      ForEachWork(sched, [&](int unit, int kb, int ke, int sku) {
+      ForEachWork<Cfg>(units, kt_count, sk, [&](int unit, int kb, int ke, int sku) {
         int m0, n0;
         TileOf<Cfg>(unit, m_tiles, n_tiles, rank, &m0, &n0);
         int prev = -1;
@@ -385,17 +430,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         }
         if constexpr (Cfg::kStreamK) {
           if (sku >= 0) {
-            const int slot = sched.SlotOf(sku, kb);
+            const int slot = ScheduleOf<Cfg>(units, kt_count, sk).SlotOf(sku, kb);
             if (ke < kt_count) {
               // Not the unit's last k-tiles: leave the partial sum for the cluster that has them.
-              const int64_t at = PartialIndex(sku, rank, slot, cw);
+              const int64_t at = PartialIndex<Cfg::kCtas>(sku, rank, slot, cw);
               WritePartial(d, sk.partials + at * (64 * 256));
               NamedBarrierSync(1 + cw, 128);
               if (t == 0) SignalFlag(sk.flags + at, sk.epoch);
               return;
             }
             for (int from = 0; from < slot; ++from) {  // the partials of the k-tiles before kb
-              const int64_t at = PartialIndex(sku, rank, from, cw);
+              const int64_t at = PartialIndex<Cfg::kCtas>(sku, rank, from, cw);
               if (t == 0) WaitFlag(sk.flags + at, sk.epoch);
               NamedBarrierSync(1 + cw, 128);
               AddPartial(d, sk.partials + at * (64 * 256));

@@ -20,10 +20,10 @@ cudaLaunchConfig_t LaunchConfig(int ctas, cudaStream_t stream, cudaLaunchAttribu
   cfg.blockDim = dim3(Cfg::kThreads);
   cfg.dynamicSmemBytes = SmemBytes(Cfg::kEpilogue);
   cfg.stream = stream;
-  if constexpr (Cfg::kClusterM > 1) {
+  if constexpr (Cfg::kCtas > 1) {
     *attr = cudaLaunchAttribute{};
     attr->id = cudaLaunchAttributeClusterDimension;
-    attr->val.clusterDim.x = Cfg::kClusterM;
+    attr->val.clusterDim.x = Cfg::kCtas;
     attr->val.clusterDim.y = 1;
     attr->val.clusterDim.z = 1;
     cfg.attrs = attr;
@@ -34,24 +34,24 @@ cudaLaunchConfig_t LaunchConfig(int ctas, cudaStream_t stream, cudaLaunchAttribu
 
 template <class Cfg>
 std::string PersistentCtas(int units, cudaStream_t stream, int* ctas) {
-  if constexpr (Cfg::kClusterM == 1) {
+  if constexpr (Cfg::kCtas == 1) {
     *ctas = std::min(Sm90SmCount(), units);
     return *ctas > 0 ? "" : "sm90 kernel: cannot read the multiprocessor count";
   } else {
     static int clusters = -1;  // per process and configuration
     if (clusters < 0) {
       cudaLaunchAttribute attr{};
-      const cudaLaunchConfig_t cfg =
-          LaunchConfig<Cfg>(Cfg::kClusterM * Sm90SmCount(), stream, &attr);
+      const cudaLaunchConfig_t cfg = LaunchConfig<Cfg>(Cfg::kCtas * Sm90SmCount(), stream, &attr);
       int n = 0;
       if (cudaError_t e = cudaOccupancyMaxActiveClusters(&n, Sm90WgmmaKernel<Cfg>, &cfg);
           e != cudaSuccess || n <= 0) {
         return e != cudaSuccess ? LaunchError("cudaOccupancyMaxActiveClusters", e)
-                                : "sm90 kernel: no cluster of 2 fits on this device";
+                                : "sm90 kernel: no cluster of " + std::to_string(Cfg::kCtas) +
+                                      " fits on this device";
       }
       clusters = n;
     }
-    *ctas = std::min(clusters, units) * Cfg::kClusterM;
+    *ctas = std::min(clusters, units) * Cfg::kCtas;
     return "";
   }
 }
@@ -60,11 +60,13 @@ std::string PersistentCtas(int units, cudaStream_t stream, int* ctas) {
 /// tool's knob; the ladder binds 0: as many as fit).
 template <class Cfg, int kMaxCtas = 0>
 std::string LaunchWgmma(const GemmArgs& args) {
-  if (std::string e = CheckLaunch(args, Cfg::kClusterM); !e.empty()) return e;
+  if (std::string e = CheckLaunch(args, Cfg::kClusterM, Cfg::kClusterN); !e.empty()) return e;
   const Problem& p = args.problem;
   CUtensorMap ma, mb;
+  // Each CTA of a cluster loads the half of a tile it shares with a partner.
+  const int a_rows = Cfg::kClusterN == 2 ? kBlockM / 2 : kBlockM;
   const int b_rows = Cfg::kClusterM == 2 ? kBlockN / 2 : kBlockN;
-  if (std::string e = EncodeMaps(args, b_rows, &ma, &mb); !e.empty()) return e;
+  if (std::string e = EncodeMaps(args, b_rows, &ma, &mb, a_rows); !e.empty()) return e;
   CUtensorMap mc;
   if constexpr (Cfg::kEpilogue == Epilogue::kTmaStore) {
     // C as 64x64 boxes with the 128-byte swizzle the epilogue writes its chunks in.
@@ -77,21 +79,20 @@ std::string LaunchWgmma(const GemmArgs& args) {
     return LaunchError("cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", e);
   }
   auto stream = static_cast<cudaStream_t>(args.stream);
-  const int units = int((p.m / (kBlockM * Cfg::kClusterM)) * (p.n / kBlockN));
-  int ctas = units * Cfg::kClusterM;
+  const int units = int((p.m / (kBlockM * Cfg::kClusterM)) * (p.n / (kBlockN * Cfg::kClusterN)));
+  int ctas = units * Cfg::kCtas;
   if constexpr (Cfg::kPersistent) {
     if (std::string e = PersistentCtas<Cfg>(units, stream, &ctas); !e.empty()) return e;
     if (kMaxCtas > 0) ctas = std::min(ctas, kMaxCtas);
   }
   StreamKArgs sk;
   if constexpr (Cfg::kStreamK) {
-    StreamKPlan(units, int(p.k / kBlockK), ctas / Cfg::kClusterM, &sk, Cfg::kSkMaxFullQuarters);
-    // One block of partials (and 8 flags) per unit of the shared rounds.
-    const int64_t sk_units = units - sk.dp_units;
+    StreamKPlan(units, int(p.k / kBlockK), ctas / Cfg::kCtas, &sk, Cfg::kSkMaxFullQuarters);
+    // Partials (and 4 flags) per CTA of each unit of the shared round.
+    const int64_t sk_ctas = std::max<int64_t>(1, units - sk.dp_units) * Cfg::kCtas;
     void* partials = nullptr;
-    if (std::string e =
-            StreamKWorkspace(std::max<int64_t>(1, sk_units) * kPartialBytesPerUnit,
-                             std::max<int64_t>(1, sk_units) * 8, &partials, &sk.flags, &sk.epoch);
+    if (std::string e = StreamKWorkspace(sk_ctas * kPartialBytesPerCta, sk_ctas * 4, &partials,
+                                         &sk.flags, &sk.epoch);
         !e.empty()) {
       return e;
     }

@@ -111,7 +111,11 @@ int main(int argc, char** argv) {
       {"H1 as 128x128, 3 stages, 2 CTAs/SM",
        &sm90::LaunchMma<MmaConfig<true, 2, 2, true, true, 128, 3, 2>>, true},
       {"H8 with stream-K whatever the last round",
-       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true, 4>>, true},
+       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true, 1, 4>>, true},
+      {"H9 with 2x2 clusters (A multicast too)",
+       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true, 2>>, true},
+      {"H8 with 2x2 clusters",
+       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, false, 2>>, true},
   };
   entries.insert(entries.end(), others.begin(), others.end());
   std::vector<double> reference;

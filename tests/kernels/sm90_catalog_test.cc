@@ -42,7 +42,8 @@ TEST_F(Sm90Catalog, TenRungsOneChangeEach) {
     const int changes = (a.mainloop != b.mainloop) + (a.warp_specialized != b.warp_specialized) +
                         (a.persistent != b.persistent) + (a.cluster_m != b.cluster_m) +
                         (a.pending != b.pending) + (a.epilogue != b.epilogue) +
-                        (a.stream_k != b.stream_k) + (a.grouped_order != b.grouped_order);
+                        (a.stream_k != b.stream_k) + (a.cluster_n != b.cluster_n) +
+                        (a.grouped_order != b.grouped_order);
     EXPECT_EQ(changes, 1) << a.name << " -> " << b.name;
   }
   std::set<std::string> ids;
@@ -194,6 +195,12 @@ TEST_F(Sm90Catalog, RefusalsNameTheField) {
   EXPECT_NE(h5.can_implement({384, 256, 64, DType::kBF16}).find("m must be a multiple of 256"),
             std::string::npos);
   EXPECT_EQ(h5.can_implement({512, 256, 64, DType::kBF16}), "");
+  EXPECT_EQ(Param(h5, "cluster_n"), "1");
+  // A 2x2 cluster (no rung; the tuning tool's) pairs two 256-column tiles along N as well.
+  EXPECT_NE(
+      Sm90CanImplement(2, 2, {512, 768, 64, DType::kBF16}).find("n must be a multiple of 512"),
+      std::string::npos);
+  EXPECT_EQ(Sm90CanImplement(2, 2, {512, 1024, 64, DType::kBF16}), "");
 }
 
 }  // namespace
