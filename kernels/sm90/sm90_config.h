@@ -1,6 +1,7 @@
 // The sm90 family (Hopper ladder): one rung per Hopper feature, each adding exactly one thing to
-// the rung before it. Host-only description shared by the catalog and the launchers; the kernels
-// are in sm90_mma.cuh (mma.sync rungs) and sm90_wgmma.cuh (wgmma rungs).
+// the rung before it. A description shared by the catalog and the launchers (and, for the
+// stream-K schedule, by the kernels); the kernels are in sm90_mma.cuh (mma.sync rungs) and
+// sm90_wgmma.cuh (wgmma rungs).
 //
 // Contract (every rung): bf16 A (M x K, row-major) and B (N x K, row-major, i.e. K-major like the
 // ablation family's bl1 layout), fp32 accumulation, bf16 C (M x N, row-major). Block tile

@@ -1,7 +1,8 @@
 // The wgmma rungs of the Hopper ladder (H2..H9): 128x256x64 block tile computed by two warpgroups,
 // each one 64x256 half with wgmma m64n256k16 (4 per k-tile) from shared memory, TMA loads of 4
 // stages completing on mbarriers. The template's knobs add warp specialisation, a persistent grid,
-// 2x1 clusters with B multicast and an L2-friendly tile order, one per rung (sm90_config.h).
+// 2x1 clusters with B multicast, an L2-friendly tile order, 16-byte or TMA stores and a stream-K
+// tail, one per rung (sm90_config.h); 2x2 clusters are a configuration of the tuning tool only.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -80,6 +80,26 @@ class Sm90Gpu : public ::testing::Test {
     }
   }
 
+  /// Every rung that takes `p` against the FP64 reference of the same random inputs.
+  void ExpectMatchesFp64(Problem p, uint64_t seed) {
+    p.dtype = DType::kBF16;
+    GemmBuffers buf;
+    ASSERT_EQ(buf.Init(p, seed), "");
+    std::vector<double> a, b;
+    ASSERT_EQ(CopyToHostAsDouble(buf.a.data(), size_t(p.m * p.k), p.dtype, false, &a), "");
+    ASSERT_EQ(CopyToHostAsDouble(buf.b_kn.data(), size_t(p.k * p.n), p.dtype, false, &b), "");
+    ExpectMatches(buf, ReferenceGemm(a, b, p.m, p.n, p.k));
+  }
+
+  /// Every rung that takes `p` against cuBLAS on the same random inputs.
+  void ExpectMatchesCublas(Problem p, uint64_t seed) {
+    p.dtype = DType::kBF16;
+    GemmBuffers buf;
+    ASSERT_EQ(buf.Init(p, seed), "");
+    ASSERT_EQ(testing::CheckedLaunch(Get("cublas_bf16"), buf, cublas_), "");
+    ExpectMatches(buf, Output(buf));
+  }
+
   Registry registry_;
   cublasHandle_t cublas_ = nullptr;
   std::set<std::string> ran_;
@@ -101,24 +121,14 @@ TEST_F(Sm90Gpu, AgainstFp64Reference) {
   // (768x768), and M != N != K so that an M/N mix-up shows.
   for (Problem p : {Problem{256, 256, 128}, Problem{512, 512, 512}, Problem{768, 1280, 320},
                     Problem{2048, 2048, 256}}) {
-    p.dtype = DType::kBF16;
-    GemmBuffers buf;
-    ASSERT_EQ(buf.Init(p, 42), "");
-    std::vector<double> a, b;
-    ASSERT_EQ(CopyToHostAsDouble(buf.a.data(), size_t(p.m * p.k), p.dtype, false, &a), "");
-    ASSERT_EQ(CopyToHostAsDouble(buf.b_kn.data(), size_t(p.k * p.n), p.dtype, false, &b), "");
-    ExpectMatches(buf, ReferenceGemm(a, b, p.m, p.n, p.k));
+    ExpectMatchesFp64(p, 42);
   }
   EXPECT_EQ(ran_.size(), sm90::kRungs.size()) << "a rung ran at none of the shapes";
 }
 
 TEST_F(Sm90Gpu, AgainstCublasAt4096) {
   if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
-  const Problem p{4096, 4096, 4096, DType::kBF16};
-  GemmBuffers buf;
-  ASSERT_EQ(buf.Init(p, 11), "");
-  ASSERT_EQ(testing::CheckedLaunch(Get("cublas_bf16"), buf, cublas_), "");
-  ExpectMatches(buf, Output(buf));
+  ExpectMatchesCublas({4096, 4096, 4096}, 11);
   EXPECT_EQ(ran_.size(), sm90::kRungs.size());
 }
 
@@ -129,22 +139,8 @@ TEST_F(Sm90Gpu, AgainstCublasAt4096) {
 // several rounds there).
 TEST_F(Sm90Gpu, StreamKSharesTheLastRound) {
   if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
-  {
-    const Problem p{2304, 2048, 320, DType::kBF16};
-    GemmBuffers buf;
-    ASSERT_EQ(buf.Init(p, 7), "");
-    std::vector<double> a, b;
-    ASSERT_EQ(CopyToHostAsDouble(buf.a.data(), size_t(p.m * p.k), p.dtype, false, &a), "");
-    ASSERT_EQ(CopyToHostAsDouble(buf.b_kn.data(), size_t(p.k * p.n), p.dtype, false, &b), "");
-    ExpectMatches(buf, ReferenceGemm(a, b, p.m, p.n, p.k));
-  }
-  {
-    const Problem p{2304, 3072, 1088, DType::kBF16};
-    GemmBuffers buf;
-    ASSERT_EQ(buf.Init(p, 8), "");
-    ASSERT_EQ(testing::CheckedLaunch(Get("cublas_bf16"), buf, cublas_), "");
-    ExpectMatches(buf, Output(buf));
-  }
+  ExpectMatchesFp64({2304, 2048, 320}, 7);
+  ExpectMatchesCublas({2304, 3072, 1088}, 8);
   EXPECT_EQ(ran_.size(), sm90::kRungs.size());
 }
 
@@ -156,15 +152,12 @@ TEST_F(Sm90Gpu, StreamKRepeatsBitForBit) {
        {Problem{8192, 8192, 256, DType::kBF16}, Problem{2304, 2048, 320, DType::kBF16}}) {
     GemmBuffers buf;
     ASSERT_EQ(buf.Init(p, 9), "");
-    for (const char* name : {"sm90_h9_stream_k"}) {
-      const Variant& v = Get(name);
+    const Variant& v = Get("sm90_h9_stream_k");
+    ASSERT_EQ(testing::CheckedLaunch(v, buf, cublas_), "");
+    const std::vector<double> first = Output(buf);
+    for (int i = 0; i < 3; ++i) {
       ASSERT_EQ(testing::CheckedLaunch(v, buf, cublas_), "");
-      const std::vector<double> first = Output(buf);
-      for (int i = 0; i < 3; ++i) {
-        ASSERT_EQ(testing::CheckedLaunch(v, buf, cublas_), "");
-        EXPECT_TRUE(Output(buf) == first)
-            << name << " " << p.m << "x" << p.n << "x" << p.k << " launch " << i + 2;
-      }
+      EXPECT_TRUE(Output(buf) == first) << p.m << "x" << p.n << "x" << p.k << " launch " << i + 2;
     }
   }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Nsight Compute (observe mode, --clock-control none) on cuBLAS and the sm90_tune entries whose
 # name contains FILTER: time, SM clock, tensor-pipe activity, DRAM and L2 bytes per launch.
-#   scripts/sm90-ncu-pair.sh BUNDLE OUT M N K FILTER
+#   scripts/sm90-ncu.sh BUNDLE OUT M N K FILTER
 set -uo pipefail
 bundle=$1 out=$2 m=$3 n=$4 k=$5 filter=$6
 mkdir -p "$out"

@@ -2,7 +2,8 @@
 # One device call for the Hopper ladder's figures: the sm90 GPU tests, three separate daemon runs
 # of ladder-h (3 rounds each) with their reports and SASS checks, the tuning tool at 4096^3 and
 # 8192^3, and compute-sanitizer (memcheck, racecheck) over the small-shape tests. Observe mode.
-#   scripts/sm90-final.sh BUNDLE OUT
+#   scripts/sm90-session.sh BUNDLE OUT   (HOPPER_RUNS=N daemon runs, 3 by default;
+#   RUNS_ONLY=1 stops after them)
 set -uo pipefail
 bundle=$(cd "$1" && pwd) out=$2
 mkdir -p "$out"
@@ -17,7 +18,7 @@ for i in $(seq 1 "${HOPPER_RUNS:-3}"); do
 done
 # The device tool brings back a limited number of files: one archive of the daemon runs.
 (cd "$out" && tar -czf hopper-runs.tgz hopper[0-9]* && rm -rf hopper[0-9]*)
-[[ ${FINAL_ONLY_RUNS:-0} == 1 ]] && exit 0
+[[ ${RUNS_ONLY:-0} == 1 ]] && exit 0
 "$bundle/bin/sm90_tune" 4096 4096 4096 20 >"$out/tune-4096.txt" 2>&1
 "$bundle/bin/sm90_tune" 8192 8192 8192 10 >"$out/tune-8192.txt" 2>&1
 cat "$out/tune-4096.txt" "$out/tune-8192.txt"
