@@ -202,6 +202,9 @@ int64_t RequiredDeviceBytes(const kernels::Problem& p, const DeviceLimits& devic
   if (verify) bytes += p.m * p.n * out;
   bytes += 2 * device.l2_bytes;  // L2 flush buffer
   bytes += int64_t(64) << 20;    // cuBLAS workspace
+  // Kernels' own scratch kept by the worker: at most 256 KiB of stream-K partial sums per CTA of
+  // a one-CTA-per-SM grid (the sm90 family), sized for a 144-SM device.
+  bytes += int64_t(144) << 18;
   return bytes;
 }
 
