@@ -4,6 +4,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,43 @@ inline std::string NoDeviceReason() {
   if (e != cudaSuccess) return std::string("no CUDA device: ") + cudaGetErrorString(e);
   if (count == 0) return "no CUDA device: cudaGetDeviceCount returned 0";
   return "";
+}
+
+/// The timing tools' measurement: 3 warm-up launches (also the one-time shared-memory opt-ins and
+/// plans), then `samples` launches, each after a write of `flush_bytes` to `flush` that evicts
+/// the inputs from L2 and timed by CUDA events around it; their median in ms. `launch` returns ""
+/// or what failed; -1 with `error` set when a launch or the device failed.
+template <class Launch>
+double MedianEventMs(Launch&& launch, void* flush, size_t flush_bytes, int samples,
+                     std::string* error) {
+  for (int i = 0; i < 3; ++i) {
+    if (std::string e = launch(); !e.empty()) {
+      *error = e;
+      return -1;
+    }
+  }
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  std::vector<float> ms;
+  for (int i = 0; i < samples && error->empty(); ++i) {
+    cudaMemsetAsync(flush, i & 0xFF, flush_bytes);
+    cudaEventRecord(start);
+    *error = launch();
+    cudaEventRecord(stop);
+    cudaEventSynchronize(stop);
+    float t = 0;
+    cudaEventElapsedTime(&t, start, stop);
+    ms.push_back(t);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess && error->empty()) {
+    *error = cudaGetErrorString(e);
+  }
+  if (!error->empty() || ms.empty()) return -1;
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
 }
 
 /// A, B (K x N), B^T (N x K) and C on the device for one problem; random inputs from `seed`.

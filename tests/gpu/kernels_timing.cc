@@ -35,38 +35,11 @@ struct Handles {
 
 double MedianMs(const Variant& v, const testing::GemmBuffers& buf, Handles& h, void* flush,
                 size_t flush_bytes, int samples, std::string* error) {
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
   GemmArgs args = buf.Args(v, h.cublas);
   args.cublaslt = h.cublaslt;
   args.workspace = h.workspace.data();
   args.workspace_bytes = h.workspace.bytes();
-  for (int i = 0; i < 3; ++i) {  // warm-up (also the one-time smem opt-in and cuBLASLt's plan)
-    if (std::string e = v.launch(args); !e.empty()) {
-      *error = e;
-      return -1;
-    }
-  }
-  std::vector<float> ms;
-  for (int i = 0; i < samples; ++i) {
-    cudaMemsetAsync(flush, i & 0xFF, flush_bytes);  // evicts A, B, C from the 60 MB L2
-    cudaEventRecord(start);
-    v.launch(args);
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float t = 0;
-    cudaEventElapsedTime(&t, start, stop);
-    ms.push_back(t);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
-    *error = cudaGetErrorString(e);
-    return -1;
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return testing::MedianEventMs([&] { return v.launch(args); }, flush, flush_bytes, samples, error);
 }
 
 }  // namespace

@@ -6,7 +6,6 @@
 // cuBLAS]
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -22,32 +21,6 @@ using namespace ablation::kernels;
 namespace {
 
 using Launch = std::string (*)(const GemmArgs&);
-
-double MedianMs(Launch launch, const GemmArgs& args, void* flush, size_t flush_bytes, int samples,
-                std::string* error) {
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  std::vector<float> ms;
-  for (int i = 0; i < samples + 3 && error->empty(); ++i) {
-    cudaMemsetAsync(flush, i & 0xff, flush_bytes);
-    cudaEventRecord(start);
-    *error = launch(args);
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float t = 0;
-    cudaEventElapsedTime(&t, start, stop);
-    if (i >= 3) ms.push_back(t);
-  }
-  if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess && error->empty()) {
-    *error = cudaGetErrorString(e);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  if (ms.empty()) return 0;
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
 
 template <class Cfg>
 std::string Name(const char* what) {
@@ -129,7 +102,8 @@ int main(int argc, char** argv) {
     args.c = buf.c.data();
     args.cublas = cublas;
     std::string error;
-    const double ms = MedianMs(e.launch, args, flush.data(), flush_bytes, samples, &error);
+    const double ms = testing::MedianEventMs([&] { return e.launch(args); }, flush.data(),
+                                             flush_bytes, samples, &error);
     if (!error.empty()) {
       std::printf("%-48s error: %s\n", e.name.c_str(), error.c_str());
       continue;
