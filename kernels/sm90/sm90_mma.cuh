@@ -32,6 +32,12 @@ __device__ __forceinline__ void StoreBf16x2(__nv_bfloat16* c, int64_t n, int row
   *reinterpret_cast<__nv_bfloat162*>(c + int64_t(row) * n + col) = __floats2bfloat162_rn(x, y);
 }
 
+/// Packs two fp32 accumulators into one bf16x2 word.
+__device__ __forceinline__ uint32_t PackBf16x2(float x, float y) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
 /// One thread: fills the stage at `stage` (A tile, then B tile) with k-tile `kt` of A rows m0..
 /// and B rows n0.. by TMA, both completing on `full`.
 __device__ __forceinline__ void TmaStage(uint8_t* stage, const CUtensorMap* map_a,
@@ -128,12 +134,6 @@ __device__ __forceinline__ void MmaStep(float (&acc)[Cfg::kMi][Cfg::kNi][4], con
     for (int ni = 0; ni < Cfg::kNi; ++ni) ptx::MmaM16N8K16Bf16(acc[mi][ni], f.a[mi], f.b[ni]);
 }
 
-/// Packs two fp32 accumulators into one bf16x2 word.
-__device__ __forceinline__ uint32_t PackBf16x2Mma(float x, float y) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
-  return *reinterpret_cast<const uint32_t*>(&v);
-}
-
 /// 16-byte stores of a warp tile: for each m16 tile and each group of four n8 tiles, the four
 /// lanes of a quad exchange their bf16x2 words (a 4x4 transpose by shuffles) so that lane q holds
 /// the 8 columns of n8 tile 4g+q, one 16-byte store per row.
@@ -152,7 +152,7 @@ __device__ __forceinline__ void StoreWarpTileWide(const float (&acc)[Cfg::kMi][C
         uint32_t mine[4], out[4] = {};
 #pragma unroll
         for (int b = 0; b < 4; ++b) {
-          mine[b] = PackBf16x2Mma(acc[mi][4 * g + b][2 * half], acc[mi][4 * g + b][2 * half + 1]);
+          mine[b] = PackBf16x2(acc[mi][4 * g + b][2 * half], acc[mi][4 * g + b][2 * half + 1]);
         }
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
@@ -243,13 +243,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 #pragma unroll
   for (int s = 0; s < Cfg::kSt - 1; ++s) issue(s, s);
 
-  // Cross-stage order: waits until k-tile `kt` has landed in its stage, while the groups of
-  // k-tiles up to kt+S-2 have been issued (cp.async: S-3 newer groups may stay in flight; at the
-  // start, before any refill, S-2).
-  auto wait_tile = [&](int kt, bool first) {
+  // Waits until k-tile `kt` has landed in its stage. The loads of k-tiles up to kt+S-2 have been
+  // issued (cp.async: S-2 newer groups may stay in flight), or, `ahead` (the cross-stage wait for
+  // the next k-tile during this one's last step), only up to kt+S-3 (S-3 may).
+  auto wait_tile = [&](int kt, bool ahead) {
     if constexpr (Cfg::kTma) {
       MbarWait(&full[kt % Cfg::kSt], uint32_t(kt / Cfg::kSt) & 1);
-    } else if (first) {
+    } else if (!ahead) {
       ptx::CpAsyncWaitGroup<Cfg::kSt - 2>();
     } else {
       ptx::CpAsyncWaitGroup<Cfg::kSt - 3>();
@@ -257,7 +257,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   };
   if constexpr (Cfg::kCrossStage) {
     Frags<Cfg> f[2];
-    wait_tile(0, true);
+    wait_tile(0, false);
     __syncthreads();
     LoadFrags<Cfg>(f[0], ptx::SmemAddr(stage_a(0)), ptx::SmemAddr(stage_b(0)), wm, wn, lane, 0);
     // Steps 0..2 of k-tile kt, each loading the next step's fragments while it computes.
@@ -276,12 +276,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       first_steps(kt);
       // Step 3: its fragments are in f[1]. Wait for the next k-tile; the barrier also says every
       // warp is done with the stage of kt-1, which is refilled with kt+S-1.
-      wait_tile(kt + 1, false);
+      wait_tile(kt + 1, true);
       __syncthreads();
       issue((kt + Cfg::kSt - 1) % Cfg::kSt, kt + Cfg::kSt - 1);
       const int s1 = (kt + 1) % Cfg::kSt;
-      LoadFrags<Cfg>(f[0], ptx::SmemAddr(stage_a(s1)), ptx::SmemAddr(stage_b(s1)), wm, wn, lane,
-                     0);
+      LoadFrags<Cfg>(f[0], ptx::SmemAddr(stage_a(s1)), ptx::SmemAddr(stage_b(s1)), wm, wn, lane, 0);
       MmaStep<Cfg>(acc, f[1]);
     }
     first_steps(kt_count - 1);
@@ -289,11 +288,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   } else {
     for (int kt = 0; kt < kt_count; ++kt) {
       const int s = kt % Cfg::kSt;
-      if constexpr (Cfg::kTma) {
-        MbarWait(&full[s], uint32_t(kt / Cfg::kSt) & 1);
-      } else {
-        ptx::CpAsyncWaitGroup<Cfg::kSt - 2>();
-      }
+      wait_tile(kt, false);
       // Every warp is done with the stage computed in kt-1: refill it with k-tile kt+S-1.
       __syncthreads();
       issue((kt + Cfg::kSt - 1) % Cfg::kSt, kt + Cfg::kSt - 1);

@@ -115,12 +115,6 @@ __device__ __forceinline__ void StoreTile(const float (&d)[128], __nv_bfloat16* 
   }
 }
 
-/// Packs two fp32 accumulators into one bf16x2 word.
-__device__ __forceinline__ uint32_t PackBf16x2(float x, float y) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
-  return *reinterpret_cast<const uint32_t*>(&v);
-}
-
 /// One of four words by a run-time index, as selects (a run-time index into a register array
 /// would put it in local memory).
 __device__ __forceinline__ uint32_t Pick(const uint32_t (&w)[4], int i) {
@@ -194,6 +188,20 @@ __device__ __forceinline__ void StoreTileTma(const float (&d)[128], uint8_t* buf
       TmaStore2d(map_c, buf, n0 + 64 * p, m0 + cw * 64);
       TmaStoreCommit();
     }
+  }
+}
+
+/// Writes consumer warpgroup `cw`'s half of the tile at (m0, n0) the way the rung says.
+template <class Cfg>
+__device__ __forceinline__ void StoreTileAs(const float (&d)[128], __nv_bfloat16* c, int64_t n,
+                                            uint8_t* store_buffers, const CUtensorMap* map_c,
+                                            int m0, int n0, int cw) {
+  if constexpr (Cfg::kEpilogue == Epilogue::kTmaStore) {
+    StoreTileTma(d, store_buffers + cw * 2 * kStoreChunkBytes, map_c, m0, n0, cw);
+  } else if constexpr (Cfg::kEpilogue == Epilogue::kWide) {
+    StoreTileWide(d, c, n, m0, n0, cw);
+  } else {
+    StoreTile(d, c, n, m0, n0, cw);
   }
 }
 
@@ -334,11 +342,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       issue((kt + kStages - 1) % kStages, kt + kStages - 1);
       MmaStage<0>(d, stage_a(s), stage_b(s), cw, kt > 0);
     }
-    if constexpr (Cfg::kEpilogue == Epilogue::kWide) {
-      StoreTileWide(d, c, n, m0, n0, cw);
-    } else {
-      StoreTile(d, c, n, m0, n0, cw);
-    }
+    StoreTileAs<Cfg>(d, c, n, store_buffers, &map_c, m0, n0, cw);
   } else {
     const int wg = threadIdx.x / 128;
     if (wg == 0) {
@@ -448,13 +452,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             }
           }
         }
-        if constexpr (kTmaStore) {
-          StoreTileTma(d, store_buffers + cw * 2 * kStoreChunkBytes, &map_c, m0, n0, cw);
-        } else if constexpr (Cfg::kEpilogue == Epilogue::kWide) {
-          StoreTileWide(d, c, n, m0, n0, cw);
-        } else {
-          StoreTile(d, c, n, m0, n0, cw);
-        }
+        StoreTileAs<Cfg>(d, c, n, store_buffers, &map_c, m0, n0, cw);
       });
       if constexpr (kTmaStore) {
         if (t == 0) TmaStoreWaitAll();  // the buffers outlive the last store
