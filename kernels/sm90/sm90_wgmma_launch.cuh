@@ -88,15 +88,17 @@ std::string LaunchWgmma(const GemmArgs& args) {
   StreamKArgs sk;
   if constexpr (Cfg::kStreamK) {
     StreamKPlan(units, int(p.k / kBlockK), ctas / Cfg::kCtas, &sk, Cfg::kSkMaxFullQuarters);
-    // Partials (and 4 flags) per CTA of each unit of the shared round.
-    const int64_t sk_ctas = std::max<int64_t>(1, units - sk.dp_units) * Cfg::kCtas;
-    void* partials = nullptr;
-    if (std::string e = StreamKWorkspace(sk_ctas * kPartialBytesPerCta, sk_ctas * 4, &partials,
-                                         &sk.flags, &sk.epoch);
-        !e.empty()) {
-      return e;
+    if (sk.sk_clusters > 0) {  // else every unit goes whole: no partials, no flags
+      // Partials (and 4 flags) per CTA of each unit of the shared round.
+      const int64_t sk_ctas = int64_t(units - sk.dp_units) * Cfg::kCtas;
+      void* partials = nullptr;
+      if (std::string e = StreamKWorkspace(sk_ctas * kPartialBytesPerCta, sk_ctas * 4, &partials,
+                                           &sk.flags, &sk.epoch);
+          !e.empty()) {
+        return e;
+      }
+      sk.partials = static_cast<float*>(partials);
     }
-    sk.partials = static_cast<float*>(partials);
   }
   cudaLaunchAttribute attr{};
   const cudaLaunchConfig_t cfg = LaunchConfig<Cfg>(ctas, stream, &attr);
