@@ -68,9 +68,10 @@ struct Rung {
 // two things).
 inline constexpr std::array<Rung, 10> kRungs = {{
     {"sm90_m1_mma", "M1",
-     "mma.sync ceiling: 128x256x64 tile, 8 warps of 64x64, 4 cp.async stages, ldmatrix "
-     "fragments double-buffered in registers across k-steps and into the next stage, 16-byte "
-     "epilogue stores (a 4x4 transpose by shuffles in each lane quad)",
+     "mma.sync ceiling: 128x256x64 tile, 8 warps of 64x64, 4 cp.async stages (each thread's "
+     "copy addresses planned once per block), ldmatrix fragments double-buffered in registers "
+     "across k-steps and into the next stage, 16-byte epilogue stores (a 4x4 transpose by "
+     "shuffles in each lane quad)",
      Mainloop::kMmaCpAsync, false, false, 1, 0, false, Epilogue::kWide},
     {"sm90_h1_tma", "H1", "TMA loads on an mbarrier replace cp.async (mma.sync kept)",
      Mainloop::kMmaTma, false, false, 1, 0, false, Epilogue::kWide},

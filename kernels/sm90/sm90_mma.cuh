@@ -79,25 +79,48 @@ struct MmaConfig {
 
 namespace mma_detail {
 
-/// cp.async of k-tile `kt` into a stage: A 128 rows x 8 chunks, B 256 x 8, spread over the block.
+/// The cp.async of a stage, planned once per block. Pass i of thread t copies 16-byte chunk t % 8
+/// of row t / 8 + i * (kThreads / 8): every pass starts 8-row aligned, so the thread's chunk keeps
+/// its swizzled column and a pass is 4 KiB further in shared memory (an immediate offset), and
+/// one row stride further in global memory. Per k-tile that leaves one pointer per operand and
+/// one add per pass; computing every chunk's address in the loop (row * k, the swizzle) cost
+/// about a hundred integer instructions per k-tile per warp, beside 128 mma.
 template <int kThreads, int kBN>
-__device__ __forceinline__ void CpAsyncStage(uint8_t* sa, uint8_t* sb, const __nv_bfloat16* a,
-                                             const __nv_bfloat16* b, int64_t k, int m0, int n0,
-                                             int kt) {
-  const int t = threadIdx.x;
-#pragma unroll
-  for (int i = 0; i < kBlockM * 8 / kThreads; ++i) {
-    const int idx = t + i * kThreads, row = idx >> 3, chunk = idx & 7;
-    ptx::CpAsyncCg16(ptx::SmemAddr(sa + Swizzled(row, chunk)),
-                     a + (m0 + row) * k + kt * kBlockK + chunk * 8);
+struct CpAsyncPlan {
+  static constexpr int kRowsPerPass = kThreads / 8;
+  static constexpr int kPassesA = kBlockM / kRowsPerPass;
+  static constexpr int kPassesB = kBN / kRowsPerPass;
+  static constexpr uint32_t kPassBytes = kRowsPerPass * 128;
+  static_assert(kRowsPerPass % 8 == 0 && kBlockM % kRowsPerPass == 0 && kBN % kRowsPerPass == 0,
+                "passes of whole 8-row swizzle groups");
+  const char* ga;      ///< this thread's first A chunk of k-tile 0
+  const char* gb;      ///< and B's
+  int64_t pass_bytes;  ///< global bytes between passes: kRowsPerPass rows of K
+  uint32_t soff;       ///< this thread's chunk in the first pass of a tile in shared memory
+
+  __device__ __forceinline__ CpAsyncPlan(const __nv_bfloat16* a, const __nv_bfloat16* b, int64_t k,
+                                         int m0, int n0) {
+    const int row = threadIdx.x >> 3, chunk = threadIdx.x & 7;
+    ga = reinterpret_cast<const char*>(a + (m0 + row) * k + chunk * 8);
+    gb = reinterpret_cast<const char*>(b + (n0 + row) * k + chunk * 8);
+    pass_bytes = int64_t(kRowsPerPass) * k * 2;
+    soff = Swizzled(row, chunk);
   }
+
+  /// Copies k-tile `kt` into the stage whose A tile starts at shared address sa, B at sb.
+  __device__ __forceinline__ void Issue(uint32_t sa, uint32_t sb, int kt) const {
+    const char* pa = ga + int64_t(kt) * (kBlockK * 2);
 #pragma unroll
-  for (int i = 0; i < kBN * 8 / kThreads; ++i) {
-    const int idx = t + i * kThreads, row = idx >> 3, chunk = idx & 7;
-    ptx::CpAsyncCg16(ptx::SmemAddr(sb + Swizzled(row, chunk)),
-                     b + (n0 + row) * k + kt * kBlockK + chunk * 8);
+    for (int i = 0; i < kPassesA; ++i, pa += pass_bytes) {
+      ptx::CpAsyncCg16(sa + soff + i * kPassBytes, pa);
+    }
+    const char* pb = gb + int64_t(kt) * (kBlockK * 2);
+#pragma unroll
+    for (int i = 0; i < kPassesB; ++i, pb += pass_bytes) {
+      ptx::CpAsyncCg16(sb + soff + i * kPassBytes, pb);
+    }
   }
-}
+};
 
 template <class Cfg>
 struct Frags {
@@ -217,14 +240,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   auto stage_a = [&](int s) { return smem + s * Cfg::kStageB; };
   auto stage_b = [&](int s) { return smem + s * Cfg::kStageB + kATileBytes; };
 
+  const CpAsyncPlan<Cfg::kThreads, Cfg::kBN> plan(a, b, k, m0, n0);  // unused with TMA
+
   // Fills stage s with k-tile kt (TMA: thread 0 only; cp.async: every thread, one group).
   auto issue = [&](int s, int kt) {
     if constexpr (Cfg::kTma) {
       if (threadIdx.x == 0 && kt < kt_count)
         TmaStage(stage_a(s), &map_a, &map_b, &full[s], kt, m0, n0, Cfg::kStageB);
     } else {
-      if (kt < kt_count)
-        CpAsyncStage<Cfg::kThreads, Cfg::kBN>(stage_a(s), stage_b(s), a, b, k, m0, n0, kt);
+      if (kt < kt_count) plan.Issue(ptx::SmemAddr(stage_a(s)), ptx::SmemAddr(stage_b(s)), kt);
       ptx::CpAsyncCommitGroup();
     }
   };
@@ -275,12 +299,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     for (int kt = 0; kt + 1 < kt_count; ++kt) {
       first_steps(kt);
       // Step 3: its fragments are in f[1]. Wait for the next k-tile; the barrier also says every
-      // warp is done with the stage of kt-1, which is refilled with kt+S-1.
+      // warp is done with the stage of kt-1, which is refilled with kt+S-1. The next k-tile's
+      // first fragments are read before the refill is issued: the compiler keeps shared-memory
+      // reads and the copies in program order, and after the refill they came only after this
+      // step's mma, leaving their latency exposed at the top of the next k-tile.
       wait_tile(kt + 1, true);
       __syncthreads();
-      issue((kt + Cfg::kSt - 1) % Cfg::kSt, kt + Cfg::kSt - 1);
       const int s1 = (kt + 1) % Cfg::kSt;
       LoadFrags<Cfg>(f[0], ptx::SmemAddr(stage_a(s1)), ptx::SmemAddr(stage_b(s1)), wm, wn, lane, 0);
+      issue((kt + Cfg::kSt - 1) % Cfg::kSt, kt + Cfg::kSt - 1);
       MmaStep<Cfg>(acc, f[1]);
     }
     first_steps(kt_count - 1);
