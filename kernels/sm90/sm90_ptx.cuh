@@ -54,6 +54,33 @@ __device__ __forceinline__ void MbarArriveCluster(uint64_t* bar, uint32_t cta_ra
       : "memory");
 }
 
+/// The shared::cluster address of the variable at shared address `addr` in CTA `cta_rank` of the
+/// cluster (this CTA included).
+__device__ __forceinline__ uint32_t MapaShared(uint32_t addr, uint32_t cta_rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(addr), "r"(cta_rank));
+  return remote;
+}
+
+/// Arrives once on the barrier at shared::cluster address `remote` (from MapaShared).
+__device__ __forceinline__ void MbarArriveRemote(uint32_t remote) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+
+/// Spins until the phase with parity `parity` of the barrier at shared address `addr` has
+/// completed (the form of the hot loops: the address computed once, not converted each time).
+__device__ __forceinline__ void MbarWaitAt(uint32_t addr, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n"
+      "}\n" ::"r"(addr),
+      "r"(parity)
+      : "memory");
+}
+
 /// Spins until the phase with parity `parity` has completed.
 __device__ __forceinline__ void MbarWait(uint64_t* bar, uint32_t parity) {
   asm volatile(
@@ -181,14 +208,23 @@ __device__ __forceinline__ void SetMaxNRegDec() {
 /// Shared-memory matrix descriptor of a K-major operand tile whose rows are 128 bytes (64 bf16)
 /// written with the 128-byte swizzle, 8-row core-matrix groups 1024 bytes apart. The tile must
 /// start 1024-byte aligned; a k-step inside the row advances `smem` by 32 bytes.
-__device__ __forceinline__ uint64_t SmemDescK128B(const void* smem) {
-  const uint64_t addr = SmemAddr(smem);
+/// The start address lives in bits 0..13 in 16-byte units: a descriptor plus (bytes >> 4) is the
+/// descriptor of the tile `bytes` further on (shared memory is below 256 KiB, so no carry).
+__device__ __forceinline__ uint64_t SmemDescK128B(uint32_t addr) {
   uint64_t desc = (addr & 0x3FFFF) >> 4;  // start address, 16-byte units
   desc |= uint64_t(1) << 16;              // leading byte offset (unused for swizzled K-major)
   desc |= uint64_t(1024 >> 4) << 32;      // stride byte offset: 8 rows x 128 B
   desc |= uint64_t(1) << 62;              // layout: 128-byte swizzle
   return desc;
 }
+__device__ __forceinline__ uint64_t SmemDescK128B(const void* smem) {
+  return SmemDescK128B(SmemAddr(smem));
+}
+
+/// `x` as the compiler may keep in a uniform register (lane 0's value, the same in every lane
+/// when x is warp-uniform already): descriptors and barrier addresses derived from it then stay
+/// on the uniform datapath instead of being recomputed per lane and moved over (R2UR) per wgmma.
+__device__ __forceinline__ int WarpUniform(int x) { return __shfl_sync(0xffffffffu, x, 0); }
 
 /// Orders register accesses before the following wgmma (required before the first one of a batch).
 __device__ __forceinline__ void WgmmaFence() {

@@ -81,18 +81,31 @@ __device__ __forceinline__ void TileOf(int unit, int m_tiles, int n_tiles, int r
   *n0 = (un * Cfg::kClusterN + rank / Cfg::kClusterM) * kBlockN;
 }
 
-/// The four wgmma of one k-tile for consumer warpgroup `cw` (rows cw*64.. of the tile).
+/// A warpgroup's wgmma descriptors of stage 0 (its 64 rows of A, all of B); stage s is
+/// s * kStageDesc further on.
+struct StageDescs {
+  uint64_t a, b;
+};
+inline constexpr uint64_t kStageDesc = kStageBytes >> 4;
+
+/// For consumer warpgroup `cw` (rows cw*64.. of the tile), warp-uniform, of the stages at `smem`.
+__device__ __forceinline__ StageDescs DescsOf(const uint8_t* smem, int cw) {
+  const uint32_t base = SmemAddr(smem);
+  return {SmemDescK128B(base + cw * 64 * 128), SmemDescK128B(base + kATileBytes)};
+}
+
+/// The four wgmma of one k-tile of stage `s` for the warpgroup whose descriptors are `st`.
 /// Returns with at most kPending of this warpgroup's k-tile batches still running.
 template <int kPending>
-__device__ __forceinline__ void MmaStage(float (&d)[128], const uint8_t* sa, const uint8_t* sb,
-                                         int cw, bool accumulate) {
+__device__ __forceinline__ void MmaStage(float (&d)[128], const StageDescs& st, int s,
+                                         bool accumulate) {
 #pragma unroll
   for (int i = 0; i < 128; ++i) FenceOperand(d[i]);
   WgmmaFence();
+  const uint64_t da = st.a + s * kStageDesc, db = st.b + s * kStageDesc;
 #pragma unroll
-  for (int kk = 0; kk < kBlockK / 16; ++kk) {
-    WgmmaM64N256K16Bf16(d, SmemDescK128B(sa + cw * 64 * 128 + kk * 32), SmemDescK128B(sb + kk * 32),
-                        (accumulate || kk > 0) ? 1 : 0);
+  for (int kk = 0; kk < kBlockK / 16; ++kk) {  // a k-step is 32 bytes into the swizzled rows
+    WgmmaM64N256K16Bf16(d, da + kk * 2, db + kk * 2, (accumulate || kk > 0) ? 1 : 0);
   }
   WgmmaCommit();
   WgmmaWait<kPending>();
@@ -326,7 +339,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   if constexpr (!Cfg::kWarpSpecialized) {
     // H2: every thread computes; thread 0 also refills the stage the block finished last.
-    const int cw = threadIdx.x / 128;
+    const int cw = WarpUniform(threadIdx.x / 128);
+    const StageDescs descs = DescsOf(smem, cw);
     int m0, n0;
     TileOf<Cfg>(unit0, m_tiles, n_tiles, 0, &m0, &n0);
     auto issue = [&](int s, int kt) {
@@ -340,7 +354,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       MbarWait(&full[s], uint32_t(kt / kStages) & 1);
       __syncthreads();
       issue((kt + kStages - 1) % kStages, kt + kStages - 1);
-      MmaStage<0>(d, stage_a(s), stage_b(s), cw, kt > 0);
+      MmaStage<0>(d, descs, s, kt > 0);
     }
     StoreTileAs<Cfg>(d, c, n, store_buffers, &map_c, m0, n0, cw);
   } else {
@@ -385,27 +399,36 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
     } else {
       SetMaxNRegInc<232>();
-      const int cw = wg - 1;
+      const int cw = WarpUniform(wg) - 1;
       const int t = threadIdx.x & 127, lane = threadIdx.x & 31;
+      // Addresses of the hot loop, computed once: the descriptors, the full barriers, and the
+      // empty barriers as every CTA that writes into this one sees them (2x1: both CTAs, each
+      // writing half of B; 2x2: itself, its B partner rank ^ 1 and its A partner rank ^ 2).
+      const StageDescs descs = DescsOf(smem, cw);
+      const uint32_t full_at = SmemAddr(full), empty_at = SmemAddr(empty);
+      uint32_t empty_remote[Cfg::kWriters];
+      if constexpr (Cfg::kClusterN == 2) {
+        const uint32_t r = ClusterCtaRank();
+        empty_remote[0] = MapaShared(empty_at, r);
+        empty_remote[1] = MapaShared(empty_at, r ^ 1);
+        empty_remote[2] = MapaShared(empty_at, r ^ 2);
+      } else if constexpr (Cfg::kClusterM == 2) {
+        empty_remote[0] = MapaShared(empty_at, 0);
+        empty_remote[1] = MapaShared(empty_at, 1);
+      }
       float d[128] = {};
       int s = 0;
       uint32_t phase = 0;
-      // Releases stage `rs` once this warp's wgmma have read it: to every producer that writes
-      // into this CTA (2x1: both, each writing half of B; 2x2: itself, its B partner rank ^ 1
-      // and its A partner rank ^ 2).
+      // Releases stage `rs` once this warp's wgmma have read it, to every producer that writes
+      // into this CTA.
       auto release = [&](int rs) {
         __syncwarp();
         if (lane == 0) {
-          if constexpr (Cfg::kClusterN == 2) {
-            const uint32_t r = ClusterCtaRank();
+          if constexpr (Cfg::kClusterM == 1) {
             MbarArrive(&empty[rs]);
-            MbarArriveCluster(&empty[rs], r ^ 1);
-            MbarArriveCluster(&empty[rs], r ^ 2);
-          } else if constexpr (Cfg::kClusterM == 2) {
-            MbarArriveCluster(&empty[rs], 0);
-            MbarArriveCluster(&empty[rs], 1);
           } else {
-            MbarArrive(&empty[rs]);
+#pragma unroll
+            for (int w = 0; w < Cfg::kWriters; ++w) MbarArriveRemote(empty_remote[w] + rs * 8);
           }
         }
       };
@@ -414,8 +437,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         TileOf<Cfg>(unit, m_tiles, n_tiles, rank, &m0, &n0);
         int prev = -1;
         for (int kt = kb; kt < ke; ++kt) {
-          MbarWait(&full[s], phase);
-          MmaStage<Cfg::kPending>(d, stage_a(s), stage_b(s), cw, kt > kb);
+          MbarWaitAt(full_at + s * 8, phase);
+          MmaStage<Cfg::kPending>(d, descs, s, kt > kb);
           if constexpr (Cfg::kPending == 0) {
             release(s);
           } else {
