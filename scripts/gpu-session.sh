@@ -175,7 +175,8 @@ PY
       c report --run "$id" --format md >"$out/ladder-h.md" 2>>"$log"
       c show "$id" >"$out/ladder-h-show.txt" 2>&1
       for v in sm90_m1_mma sm90_h1_tma sm90_h2_wgmma sm90_h3_ws sm90_h4_persistent sm90_h5_mc2 \
-        sm90_h6_async_release sm90_h7_l2order sm90_h8_tma_store sm90_h9_stream_k; do
+        sm90_h6_async_release sm90_h7_l2order sm90_h8_tma_store sm90_h9_stream_k \
+        sm90_h10_epilogue_overlap; do
         c sass "$v" >"$out/sass-$v.txt" 2>&1
         say "sass $v exit $?"
       done

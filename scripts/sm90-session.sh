@@ -27,7 +27,7 @@ timeout 150 compute-sanitizer --tool memcheck "$bundle/bin/sm90_gpu_tests" \
 echo "memcheck exit $?: $(grep 'ERROR SUMMARY' "$out/memcheck.log")"
 # Where the L2 traffic of the last rung goes, against cuBLAS's (one launch each after warm-up).
 m=lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,lts__t_sectors_srcunit_tex.sum,lts__t_sectors_srcunit_ltcfabric.sum,lts__t_sectors_srcnode_gpc.sum,dram__bytes_read.sum,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second
-timeout 120 ncu --clock-control none -c 12 --metrics "$m" "$bundle/bin/sm90_tune" 4096 4096 4096 1 "H9 " \
+timeout 120 ncu --clock-control none -c 12 --metrics "$m" "$bundle/bin/sm90_tune" 4096 4096 4096 1 "H10 " \
   >"$out/ncu-l2-4096.txt" 2>&1
 echo "ncu exit $?"
 timeout 150 compute-sanitizer --tool racecheck "$bundle/bin/sm90_gpu_tests" \

@@ -99,6 +99,7 @@ void RegisterSm90(Registry& registry) {
                 {"tile_order", r.grouped_order ? "grouped8" : "row"},
                 {"epilogue", EpilogueName(r.epilogue)},
                 {"schedule", r.stream_k ? "stream_k" : "static"},
+                {"epilogue_overlap", r.overlap_epilogue ? "next_tile" : "none"},
                 {"stages", std::to_string(kStages)},
                 {"arch", "sm_90a"}};
     v.dtypes = {DType::kBF16};

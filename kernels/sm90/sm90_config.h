@@ -60,13 +60,14 @@ struct Rung {
   bool stream_k = false;  ///< the last, partial round shared along K by all clusters
   int cluster_n = 1;      ///< 1, or 2 (with cluster_m 2): 2x2 clusters also share A (no rung
                           ///< yet: measured slower, notes/gpu-runs.md)
+  bool overlap_epilogue = false;  ///< a tile's TMA stores issued during the next tile's k-tiles
 };
 
 // The order is what the H200 measured (notes/gpu-runs.md): each rung adds one thing to the rung
 // above it, so each row's change is that thing's worth. Every rung before the TMA-store one
 // writes C with 16-byte stores (part of the mma.sync ceiling, kept so that no later rung changes
 // two things).
-inline constexpr std::array<Rung, 10> kRungs = {{
+inline constexpr std::array<Rung, 11> kRungs = {{
     {"sm90_m1_mma", "M1",
      "mma.sync ceiling: 128x256x64 tile, 8 warps of 64x64, 4 cp.async stages (each thread's "
      "copy addresses planned once per block), ldmatrix fragments double-buffered in registers "
@@ -104,6 +105,11 @@ inline constexpr std::array<Rung, 10> kRungs = {{
      "equal range per cluster, partial sums fixed up in fp32 through global memory in a fixed "
      "order",
      Mainloop::kWgmma, true, true, 2, 1, true, Epilogue::kTmaStore, true},
+    {"sm90_h10_epilogue_overlap", "H10",
+     "epilogue overlapped with the next tile: the accumulators wait packed to bf16 in registers, "
+     "and each 64x64 chunk's stmatrix and TMA store is issued after one of the next tile's first "
+     "four k-tile batches, while it runs, so the tensor cores no longer idle through the stores",
+     Mainloop::kWgmma, true, true, 2, 1, true, Epilogue::kTmaStore, true, 1, true},
 }};
 
 inline constexpr int Threads(const Rung& r) { return r.warp_specialized ? 384 : 256; }

@@ -1,4 +1,4 @@
-// H2..H9: the wgmma rungs (sm_90a build).
+// H2..H10: the wgmma rungs (sm_90a build).
 #include "kernels/sm90/sm90_launchers.h"
 #include "kernels/sm90/sm90_wgmma_launch.cuh"
 
@@ -13,8 +13,9 @@ const void* WgmmaKernel(DType d) {
 template <int kIndex>
 void Bind(Registry& registry) {
   constexpr Rung R = kRungs[kIndex];
-  using Cfg = WgmmaConfig<R.warp_specialized, R.persistent, R.cluster_m, R.grouped_order, R.pending,
-                          R.epilogue, R.stream_k, R.cluster_n>;
+  using Cfg =
+      WgmmaConfig<R.warp_specialized, R.persistent, R.cluster_m, R.grouped_order, R.pending,
+                  R.epilogue, R.stream_k, R.cluster_n, kStreamKMaxFullQuarters, R.overlap_epilogue>;
   if (Variant* v = registry.FindMutable(R.name)) {
     v->launch = &LaunchWgmma<Cfg>;
     v->kernel = &WgmmaKernel<Cfg>;
@@ -32,6 +33,7 @@ void BindSm90Wgmma(Registry& registry) {
   Bind<7>(registry);
   Bind<8>(registry);
   Bind<9>(registry);
+  Bind<10>(registry);
 }
 
 }  // namespace ablation::kernels::sm90

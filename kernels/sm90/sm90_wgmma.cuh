@@ -1,13 +1,15 @@
-// The wgmma rungs of the Hopper ladder (H2..H9): 128x256x64 block tile computed by two warpgroups,
+// The wgmma rungs of the Hopper ladder (H2..H10): 128x256x64 block tile computed by two warpgroups,
 // each one 64x256 half with wgmma m64n256k16 (4 per k-tile) from shared memory, TMA loads of 4
 // stages completing on mbarriers. The template's knobs add warp specialisation, a persistent grid,
-// 2x1 clusters with B multicast, an L2-friendly tile order, 16-byte or TMA stores and a stream-K
-// tail, one per rung (sm90_config.h); 2x2 clusters are a configuration of the tuning tool only.
+// 2x1 clusters with B multicast, an L2-friendly tile order, 16-byte or TMA stores, a stream-K
+// tail and an epilogue overlapped with the next tile, one per rung (sm90_config.h); 2x2 clusters
+// are a configuration of the tuning tool only.
 #pragma once
 
 #include <cuda_bf16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/sm90/sm90_config.h"
 #include "kernels/sm90/sm90_mma.cuh"
@@ -17,8 +19,12 @@ namespace ablation::kernels::sm90 {
 
 template <bool kWarpSpecialized_, bool kPersistent_, int kClusterM_, bool kGroupedOrder_,
           int kPending_ = 0, Epilogue kEpilogue_ = Epilogue::kDirect, bool kStreamK_ = false,
-          int kClusterN_ = 1, int kSkMaxFullQuarters_ = kStreamKMaxFullQuarters>
+          int kClusterN_ = 1, int kSkMaxFullQuarters_ = kStreamKMaxFullQuarters,
+          bool kOverlapEpilogue_ = false>
 struct WgmmaConfig {
+  /// A tile's TMA-store epilogue runs during the next tile's first k-tiles: its accumulators wait
+  /// packed to bf16 in registers and go out one 64x64 chunk per k-tile while the wgmma run.
+  static constexpr bool kOverlapEpilogue = kOverlapEpilogue_;
   /// CTAs per cluster along N (1 or 2, with kClusterM 2): with 2, the CTAs of a cluster row also
   /// share A, each loading half of it and multicasting it to the other.
   static constexpr int kClusterN = kClusterN_;
@@ -54,6 +60,8 @@ struct WgmmaConfig {
                     (!kPersistent && kClusterM == 1 && kEpilogue != Epilogue::kTmaStore),
                 "the persistent, cluster and TMA-store rungs build on the warp-specialised one");
   static_assert(!kStreamK || kPersistent, "stream-K shares the last round of a persistent grid");
+  static_assert(!kOverlapEpilogue || (kPersistent && kEpilogue == Epilogue::kTmaStore),
+                "the overlapped epilogue is the TMA-store one of a persistent grid");
 };
 
 namespace wgmma_detail {
@@ -177,31 +185,45 @@ __device__ __forceinline__ void StoreTileWide(const float (&d)[128], __nv_bfloat
 /// one stmatrix phase fall in eight different bank groups), then one thread stores it with a bulk
 /// tensor copy. A buffer is rewritten once the store issued from it two chunks before has read
 /// it, so the last stores of a tile run on while the next tile computes.
-__device__ __forceinline__ void StoreTileTma(const float (&d)[128], uint8_t* buffers,
-                                             const CUtensorMap* map_c, int m0, int n0, int cw) {
+/// Chunk p (columns 64p..64p+63 of the half) of StoreTileTma, from the accumulators packed two
+/// by two: w[i] = bf16x2(d[2i], d[2i+1]).
+template <int kP>
+__device__ __forceinline__ void StoreChunkTma(const uint32_t (&w)[64], uint8_t* buffers,
+                                              const CUtensorMap* map_c, int m0, int n0, int cw) {
   const int t = threadIdx.x & 127, warp = t >> 5, lane = t & 31;
   const int mi = lane >> 3;                               // the matrix this lane addresses
   const int row = warp * 16 + (mi & 1) * 8 + (lane & 7);  // its row within the 64 of the half
+  uint8_t* buf = buffers + (kP & 1) * kStoreChunkBytes;
+  if (t == 0) TmaStoreWaitRead<1>();
+  NamedBarrierSync(1 + cw, 128);  // the buffer is free for all 128 threads
 #pragma unroll
-  for (int p = 0; p < 4; ++p) {
-    uint8_t* buf = buffers + (p & 1) * kStoreChunkBytes;
-    if (t == 0) TmaStoreWaitRead<1>();
-    NamedBarrierSync(1 + cw, 128);  // the buffer is free for all 128 threads
-#pragma unroll
-    for (int jj = 0; jj < 8; jj += 2) {
-      const int j = 8 * p + jj;  // 8-column block of the 256
-      const int c16 = jj + (mi >> 1);
-      StMatrixX4(buf + row * 128 + ((c16 ^ (row & 7)) << 4), PackBf16x2(d[4 * j], d[4 * j + 1]),
-                 PackBf16x2(d[4 * j + 2], d[4 * j + 3]), PackBf16x2(d[4 * j + 4], d[4 * j + 5]),
-                 PackBf16x2(d[4 * j + 6], d[4 * j + 7]));
-    }
-    FenceProxyAsyncShared();
-    NamedBarrierSync(1 + cw, 128);  // every lane's chunk is written and visible to TMA
-    if (t == 0) {
-      TmaStore2d(map_c, buf, n0 + 64 * p, m0 + cw * 64);
-      TmaStoreCommit();
-    }
+  for (int jj = 0; jj < 8; jj += 2) {
+    const int j = 8 * kP + jj;  // 8-column block of the 256
+    const int c16 = jj + (mi >> 1);
+    StMatrixX4(buf + row * 128 + ((c16 ^ (row & 7)) << 4), w[2 * j], w[2 * j + 1], w[2 * j + 2],
+               w[2 * j + 3]);
   }
+  FenceProxyAsyncShared();
+  NamedBarrierSync(1 + cw, 128);  // every lane's chunk is written and visible to TMA
+  if (t == 0) {
+    TmaStore2d(map_c, buf, n0 + 64 * kP, m0 + cw * 64);
+    TmaStoreCommit();
+  }
+}
+
+__device__ __forceinline__ void PackTile(const float (&d)[128], uint32_t (&w)[64]) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) w[i] = PackBf16x2(d[2 * i], d[2 * i + 1]);
+}
+
+__device__ __forceinline__ void StoreTileTma(const float (&d)[128], uint8_t* buffers,
+                                             const CUtensorMap* map_c, int m0, int n0, int cw) {
+  uint32_t w[64];
+  PackTile(d, w);
+  StoreChunkTma<0>(w, buffers, map_c, m0, n0, cw);
+  StoreChunkTma<1>(w, buffers, map_c, m0, n0, cw);
+  StoreChunkTma<2>(w, buffers, map_c, m0, n0, cw);
+  StoreChunkTma<3>(w, buffers, map_c, m0, n0, cw);
 }
 
 /// Writes consumer warpgroup `cw`'s half of the tile at (m0, n0) the way the rung says.
@@ -432,11 +454,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           }
         }
       };
+      uint8_t* my_buffers = store_buffers + cw * 2 * kStoreChunkBytes;
+      // The overlapped epilogue's tile waiting to be stored (packed), and where it goes.
+      uint32_t held[Cfg::kOverlapEpilogue ? 64 : 1];
+      bool holding = false;
+      int held_m0 = 0, held_n0 = 0;
       ForEachWork<Cfg>(units, kt_count, sk, [&](int unit, int kb, int ke, int sku) {
         int m0, n0;
         TileOf<Cfg>(unit, m_tiles, n_tiles, rank, &m0, &n0);
         int prev = -1;
-        for (int kt = kb; kt < ke; ++kt) {
+        auto k_tile = [&](int kt) {
           MbarWaitAt(full_at + s * 8, phase);
           MmaStage<Cfg::kPending>(d, descs, s, kt > kb);
           if constexpr (Cfg::kPending == 0) {
@@ -449,7 +476,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             s = 0;
             phase ^= 1;
           }
+        };
+        int kt = kb;
+        if constexpr (Cfg::kOverlapEpilogue) {
+          // The held tile goes out one chunk after each of the first four k-tiles' batches is
+          // issued, while it runs (all four even when the range is shorter).
+          auto chunk = [&](auto p) {
+            if (kt < ke) k_tile(kt++);
+            if (holding)
+              StoreChunkTma<decltype(p)::value>(held, my_buffers, &map_c, held_m0, held_n0, cw);
+          };
+          chunk(std::integral_constant<int, 0>{});
+          chunk(std::integral_constant<int, 1>{});
+          chunk(std::integral_constant<int, 2>{});
+          chunk(std::integral_constant<int, 3>{});
+          holding = false;
         }
+        for (; kt < ke; ++kt) k_tile(kt);
         if constexpr (Cfg::kPending > 0) {
           WgmmaWait<0>();
 #pragma unroll
@@ -475,8 +518,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             }
           }
         }
-        StoreTileAs<Cfg>(d, c, n, store_buffers, &map_c, m0, n0, cw);
+        if constexpr (Cfg::kOverlapEpilogue) {
+          PackTile(d, held);
+          holding = true;
+          held_m0 = m0;
+          held_n0 = n0;
+        } else {
+          StoreTileAs<Cfg>(d, c, n, store_buffers, &map_c, m0, n0, cw);
+        }
       });
+      if constexpr (Cfg::kOverlapEpilogue) {
+        if (holding) {
+          StoreChunkTma<0>(held, my_buffers, &map_c, held_m0, held_n0, cw);
+          StoreChunkTma<1>(held, my_buffers, &map_c, held_m0, held_n0, cw);
+          StoreChunkTma<2>(held, my_buffers, &map_c, held_m0, held_n0, cw);
+          StoreChunkTma<3>(held, my_buffers, &map_c, held_m0, held_n0, cw);
+        }
+      }
       if constexpr (kTmaStore) {
         if (t == 0) TmaStoreWaitAll();  // the buffers outlive the last store
       }

@@ -397,8 +397,8 @@ TEST(Presets, Sm90RungsAreAbsentOnOtherGpus) {
   RunPlan on_ampere, on_hopper;
   ASSERT_TRUE(PlanPresetRun(shapes, presets, registry, ampere, {}, &on_ampere).ok());
   ASSERT_TRUE(PlanPresetRun(shapes, presets, registry, hopper, {}, &on_hopper).ok());
-  EXPECT_FALSE(has(on_ampere, "sm90_h9_stream_k"));
-  EXPECT_TRUE(has(on_hopper, "sm90_h9_stream_k"));
+  EXPECT_FALSE(has(on_ampere, "sm90_h10_epilogue_overlap"));
+  EXPECT_TRUE(has(on_hopper, "sm90_h10_epilogue_overlap"));
   EXPECT_TRUE(has(on_ampere, "abl_L1_R1_bl0_s4_sw1_rb1"));
 
   v1::RunRequest ladder;
@@ -409,8 +409,8 @@ TEST(Presets, Sm90RungsAreAbsentOnOtherGpus) {
   EXPECT_THAT(st.message(), HasSubstr("runs on compute capability 9.0 only"));
   RunPlan ok;
   ASSERT_TRUE(PlanPresetRun(ladder, presets, registry, hopper, {}, &ok).ok());
-  EXPECT_EQ(ok.variants.size(), 11u);
-  EXPECT_EQ(ok.items.size(), 22u);  // 10 rungs and cuBLAS x 2 shapes
+  EXPECT_EQ(ok.variants.size(), 12u);
+  EXPECT_EQ(ok.items.size(), 24u);  // 11 rungs and cuBLAS x 2 shapes
 }
 
 }  // namespace

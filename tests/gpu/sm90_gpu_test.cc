@@ -119,8 +119,10 @@ TEST_F(Sm90Gpu, AgainstFp64Reference) {
   if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
   // Several k-tiles (K/64 = 2, 8, 5: the stage ring wraps), several tiles per persistent CTA
   // (768x768), and M != N != K so that an M/N mix-up shows.
+  // 4096x2048x64: two tiles of one k-tile per persistent CTA, so the overlapped epilogue stores a
+  // held tile with fewer k-tiles than chunks to hide it behind.
   for (Problem p : {Problem{256, 256, 128}, Problem{512, 512, 512}, Problem{768, 1280, 320},
-                    Problem{2048, 2048, 256}}) {
+                    Problem{2048, 2048, 256}, Problem{4096, 2048, 64}}) {
     ExpectMatchesFp64(p, 42);
   }
   EXPECT_EQ(ran_.size(), sm90::kRungs.size()) << "a rung ran at none of the shapes";
@@ -145,21 +147,24 @@ TEST_F(Sm90Gpu, StreamKSharesTheLastRound) {
 }
 
 // The fix-up adds partials in a fixed order: the same inputs give the same bits, launch after
-// launch (the flags of one launch never stand for the next: each has its own epoch).
+// launch (the flags of one launch never stand for the next: each has its own epoch), with the
+// epilogue in place or overlapped with the next tile.
 TEST_F(Sm90Gpu, StreamKRepeatsBitForBit) {
   if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
-  for (const Problem& p :
-       {Problem{8192, 8192, 256, DType::kBF16}, Problem{2304, 2048, 320, DType::kBF16}}) {
-    GemmBuffers buf;
-    ASSERT_EQ(buf.Init(p, 9), "");
-    const Variant& v = Get("sm90_h9_stream_k");
-    ASSERT_EQ(testing::CheckedLaunch(v, buf, cublas_), "");
-    const std::vector<double> first = Output(buf);
-    for (int i = 0; i < 3; ++i) {
+  for (const char* name : {"sm90_h9_stream_k", "sm90_h10_epilogue_overlap"})
+    for (const Problem& p :
+         {Problem{8192, 8192, 256, DType::kBF16}, Problem{2304, 2048, 320, DType::kBF16}}) {
+      SCOPED_TRACE(name);
+      GemmBuffers buf;
+      ASSERT_EQ(buf.Init(p, 9), "");
+      const Variant& v = Get(name);
       ASSERT_EQ(testing::CheckedLaunch(v, buf, cublas_), "");
-      EXPECT_TRUE(Output(buf) == first) << p.m << "x" << p.n << "x" << p.k << " launch " << i + 2;
+      const std::vector<double> first = Output(buf);
+      for (int i = 0; i < 3; ++i) {
+        ASSERT_EQ(testing::CheckedLaunch(v, buf, cublas_), "");
+        EXPECT_TRUE(Output(buf) == first) << p.m << "x" << p.n << "x" << p.k << " launch " << i + 2;
+      }
     }
-  }
 }
 
 TEST_F(Sm90Gpu, RefusesWhatItCannotRunAndDoesNotSpill) {

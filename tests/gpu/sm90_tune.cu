@@ -89,6 +89,16 @@ int main(int argc, char** argv) {
        &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true, 2>>, true},
       {"H8 with 2x2 clusters",
        &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, false, 2>>, true},
+      {"H9 + epilogue overlapped with the next tile",
+       &sm90::LaunchWgmma<
+           WgmmaConfig<true, true, 2, true, 1, kTma, true, 1, sm90::kStreamKMaxFullQuarters, true>>,
+       true},
+      {"H8 + epilogue overlapped with the next tile",
+       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, false, 1,
+                                      sm90::kStreamKMaxFullQuarters, true>>,
+       true},
+      {"H9 overlapped, stream-K whatever the last round",
+       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true, 1, 4, true>>, true},
   };
   entries.insert(entries.end(), others.begin(), others.end());
   std::vector<double> reference;

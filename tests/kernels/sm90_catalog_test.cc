@@ -31,19 +31,19 @@ class Sm90Catalog : public ::testing::Test {
   Registry registry_;
 };
 
-TEST_F(Sm90Catalog, TenRungsOneChangeEach) {
+TEST_F(Sm90Catalog, ElevenRungsOneChangeEach) {
   int count = 0;
   for (const Variant& v : registry_.All()) count += v.family == "sm90";
-  EXPECT_EQ(count, 10);
+  EXPECT_EQ(count, 11);
   // Each rung differs from the one before it in exactly one knob.
   for (size_t i = 1; i < sm90::kRungs.size(); ++i) {
     const sm90::Rung& a = sm90::kRungs[i - 1];
     const sm90::Rung& b = sm90::kRungs[i];
-    const int changes = (a.mainloop != b.mainloop) + (a.warp_specialized != b.warp_specialized) +
-                        (a.persistent != b.persistent) + (a.cluster_m != b.cluster_m) +
-                        (a.pending != b.pending) + (a.epilogue != b.epilogue) +
-                        (a.stream_k != b.stream_k) + (a.cluster_n != b.cluster_n) +
-                        (a.grouped_order != b.grouped_order);
+    const int changes =
+        (a.mainloop != b.mainloop) + (a.warp_specialized != b.warp_specialized) +
+        (a.persistent != b.persistent) + (a.cluster_m != b.cluster_m) + (a.pending != b.pending) +
+        (a.epilogue != b.epilogue) + (a.stream_k != b.stream_k) + (a.cluster_n != b.cluster_n) +
+        (a.grouped_order != b.grouped_order) + (a.overlap_epilogue != b.overlap_epilogue);
     EXPECT_EQ(changes, 1) << a.name << " -> " << b.name;
   }
   std::set<std::string> ids;
@@ -79,10 +79,17 @@ TEST_F(Sm90Catalog, EntriesDescribeTheContract) {
   EXPECT_EQ(Param(h9, "epilogue"), "tma_store");
   EXPECT_EQ(h9.smem_bytes, h6.smem_bytes + 32768);
   EXPECT_LE(h9.smem_bytes, 227 * 1024);
-  const Variant& h10 = Get("sm90_h9_stream_k");
-  EXPECT_EQ(Param(h10, "schedule"), "stream_k");
+  const Variant& sk = Get("sm90_h9_stream_k");
+  EXPECT_EQ(Param(sk, "schedule"), "stream_k");
   EXPECT_EQ(Param(h9, "schedule"), "static");
-  EXPECT_NE(h10.description.find("repeats bit for bit"), std::string::npos);
+  EXPECT_NE(sk.description.find("repeats bit for bit"), std::string::npos);
+  EXPECT_EQ(Param(sk, "epilogue_overlap"), "none");
+  // The last rung keeps H9's schedule and shared memory: the held tile lives in registers.
+  const Variant& last = Get("sm90_h10_epilogue_overlap");
+  EXPECT_EQ(Param(last, "epilogue_overlap"), "next_tile");
+  EXPECT_EQ(Param(last, "schedule"), "stream_k");
+  EXPECT_EQ(last.smem_bytes, sk.smem_bytes);
+  EXPECT_EQ(last.threads, 384);
 }
 
 // The stream-K schedule, walked on the host as every cluster of the grid walks it: each k-tile of

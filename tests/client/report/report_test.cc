@@ -188,7 +188,7 @@ TEST(Report, ShapesMatrixHasThePlanShapesAndMeasuredCells) {
   EXPECT_EQ(s.rows_size(), 90);  // B0..B6, H8 and cuBLAS, rung-major
   EXPECT_EQ(s.rows(0).rung(), "B0");
   EXPECT_EQ(s.rows(10).rung(), "B1");
-  EXPECT_EQ(s.rows(70).rung(), "H9");
+  EXPECT_EQ(s.rows(70).rung(), "H10");
   EXPECT_EQ(s.rows(89).rung(), "cuBLAS");
   EXPECT_EQ(s.measured(), 2 + 5 + 1);  // at 4096^3: B0 B2 B3 B4 B5 and cuBLAS; K=256: B4, cuBLAS
   const std::string md = RenderReportMarkdown(r);
