@@ -20,8 +20,11 @@ namespace ablation::kernels::sm90 {
 template <bool kWarpSpecialized_, bool kPersistent_, int kClusterM_, bool kGroupedOrder_,
           int kPending_ = 0, Epilogue kEpilogue_ = Epilogue::kDirect, bool kStreamK_ = false,
           int kClusterN_ = 1, int kSkMaxFullQuarters_ = kStreamKMaxFullQuarters,
-          bool kOverlapEpilogue_ = false>
+          bool kOverlapEpilogue_ = false, int kGroupRows_ = kGroupRows>
 struct WgmmaConfig {
+  /// Unit rows of one group of the grouped order (the tuning tool's knob; the ladder's is
+  /// kGroupRows).
+  static constexpr int kGroup = kGroupRows_;
   /// A tile's TMA-store epilogue runs during the next tile's first k-tiles: its accumulators wait
   /// packed to bf16 in registers and go out one 64x64 chunk per k-tile while the wgmma run.
   static constexpr bool kOverlapEpilogue = kOverlapEpilogue_;
@@ -75,9 +78,9 @@ __device__ __forceinline__ void TileOf(int unit, int m_tiles, int n_tiles, int r
   const int units_n = n_tiles / Cfg::kClusterN;
   int um, un;
   if constexpr (Cfg::kGroupedOrder) {
-    const int per_group = kGroupRows * units_n;
-    const int first = (unit / per_group) * kGroupRows;
-    const int rows = min(kGroupRows, units_m - first);
+    const int per_group = Cfg::kGroup * units_n;
+    const int first = (unit / per_group) * Cfg::kGroup;
+    const int rows = min(Cfg::kGroup, units_m - first);
     const int r = unit % per_group;
     um = first + r % rows;
     un = r / rows;

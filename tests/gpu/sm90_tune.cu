@@ -99,6 +99,26 @@ int main(int argc, char** argv) {
        true},
       {"H9 overlapped, stream-K whatever the last round",
        &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true, 1, 4, true>>, true},
+      {"H10 with groups of 4 unit rows",
+       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true, 1,
+                                      sm90::kStreamKMaxFullQuarters, true, 4>>,
+       true},
+      {"H10 with groups of 16 unit rows",
+       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true, 1,
+                                      sm90::kStreamKMaxFullQuarters, true, 16>>,
+       true},
+      {"H10 with groups of 2 unit rows",
+       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true, 1,
+                                      sm90::kStreamKMaxFullQuarters, true, 2>>,
+       true},
+      {"H10 with row order",
+       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 1, kTma, true, 1,
+                                      sm90::kStreamKMaxFullQuarters, true>>,
+       true},
+      {"H10 with 2x2 clusters (A multicast too)",
+       &sm90::LaunchWgmma<
+           WgmmaConfig<true, true, 2, true, 1, kTma, true, 2, sm90::kStreamKMaxFullQuarters, true>>,
+       true},
   };
   entries.insert(entries.end(), others.begin(), others.end());
   std::vector<double> reference;
