@@ -111,6 +111,11 @@ int main(int argc, char** argv) {
        &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true, 1,
                                       sm90::kStreamKMaxFullQuarters, true, 2>>,
        true},
+      {"H10 on 128 CTAs (64 clusters)",
+       &sm90::LaunchWgmma<
+           WgmmaConfig<true, true, 2, true, 1, kTma, true, 1, sm90::kStreamKMaxFullQuarters, true>,
+           128>,
+       true},
       {"H10 with row order",
        &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 1, kTma, true, 1,
                                       sm90::kStreamKMaxFullQuarters, true>>,
