@@ -299,15 +299,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     for (int kt = 0; kt + 1 < kt_count; ++kt) {
       first_steps(kt);
       // Step 3: its fragments are in f[1]. Wait for the next k-tile; the barrier also says every
-      // warp is done with the stage of kt-1, which is refilled with kt+S-1. The next k-tile's
-      // first fragments are read before the refill is issued: the compiler keeps shared-memory
-      // reads and the copies in program order, and after the refill they came only after this
-      // step's mma, leaving their latency exposed at the top of the next k-tile.
+      // warp is done with the stage of kt-1, which is refilled with kt+S-1 before any shared
+      // memory is read again (reading the next k-tile's fragments first measured the same, and
+      // the SASS check's rule wants no shared load between the barrier and a refill).
       wait_tile(kt + 1, true);
       __syncthreads();
+      issue((kt + Cfg::kSt - 1) % Cfg::kSt, kt + Cfg::kSt - 1);
       const int s1 = (kt + 1) % Cfg::kSt;
       LoadFrags<Cfg>(f[0], ptx::SmemAddr(stage_a(s1)), ptx::SmemAddr(stage_b(s1)), wm, wn, lane, 0);
-      issue((kt + Cfg::kSt - 1) % Cfg::kSt, kt + Cfg::kSt - 1);
       MmaStep<Cfg>(acc, f[1]);
     }
     first_steps(kt_count - 1);
