@@ -83,15 +83,7 @@ __device__ __forceinline__ void MbarWaitAt(uint32_t addr, uint32_t parity) {
 
 /// Spins until the phase with parity `parity` has completed.
 __device__ __forceinline__ void MbarWait(uint64_t* bar, uint32_t parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT;\n"
-      "}\n" ::"r"(SmemAddr(bar)),
-      "r"(parity)
-      : "memory");
+  MbarWaitAt(SmemAddr(bar), parity);
 }
 
 // ---- TMA (cp.async.bulk.tensor) ----------------------------------------------------------------
