@@ -122,7 +122,7 @@ inline constexpr int kStoreBufferBytes = 2 * 2 * kStoreChunkBytes;  // 32 KiB
 
 /// Dynamic shared memory: the stages, the store buffers of the TMA-store epilogue, 1 KiB to align
 /// them (the 128-byte swizzle repeats every 1024 bytes), and the full/empty barriers.
-inline constexpr int64_t SmemBytes(Epilogue e = Epilogue::kDirect) {
+inline constexpr int64_t SmemBytes(Epilogue e) {
   return int64_t(kStages) * kStageBytes + (e == Epilogue::kTmaStore ? kStoreBufferBytes : 0) +
          1024 + 2 * 8 * kStages;
 }

@@ -38,7 +38,7 @@ inline std::string CheckLaunch(const GemmArgs& args, int cluster_m, int cluster_
 /// Opts `Kernel` in to its dynamic shared memory, once per kernel and process (a function-local
 /// static per template instance, so each kernel gets its own).
 template <auto Kernel>
-cudaError_t ConfigureSmemOnce(int64_t bytes = SmemBytes()) {
+cudaError_t ConfigureSmemOnce(int64_t bytes) {
   static const cudaError_t status =
       cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
   return status;
