@@ -1,5 +1,7 @@
 #include "kernels/sm90/sm90_tma.h"
 
+#include <algorithm>
+
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
@@ -73,44 +75,46 @@ int Sm90SmCount() {
 
 std::string StreamKWorkspace(int64_t partial_bytes, int64_t flags, void** partials,
                              uint32_t** flag_words, uint32_t* epoch) {
-  // One allocation: the flags first, then the partial sums (256-byte aligned).
+  // One allocation: the flags first, then the partial sums (256-byte aligned). The layout is the
+  // allocation's, not the request's: a smaller request must not place partials over flags that
+  // a larger one reads later.
   static void* base = nullptr;
-  static int64_t have_flags = 0, have_bytes = 0;
+  static int64_t have_flag_bytes = 0, have_bytes = 0;
   static uint32_t last_epoch = 0;
-  const int64_t flag_bytes = (flags * 4 + 255) / 256 * 256;
-  if (flags > have_flags || partial_bytes > have_bytes) {
-    if (base != nullptr) cudaFree(base);
-    base = nullptr;
-    have_flags = have_bytes = 0;
-    if (cudaError_t e = cudaMalloc(&base, size_t(flag_bytes + partial_bytes)); e != cudaSuccess) {
-      return std::string("sm90 stream-K workspace: cudaMalloc of ") +
-             std::to_string(flag_bytes + partial_bytes) + " bytes: " + cudaGetErrorString(e);
-    }
-    // Zero flags never equal a launch's epoch (epochs start at 1).
-    if (cudaError_t e = cudaMemset(base, 0, size_t(flag_bytes)); e != cudaSuccess) {
+  // Zero flags never equal a launch's epoch (epochs start at 1). The launch may go to another
+  // stream: the zeros land before it.
+  auto clear_flags = [&]() -> std::string {
+    if (cudaError_t e = cudaMemset(base, 0, size_t(have_flag_bytes)); e != cudaSuccess) {
       return std::string("sm90 stream-K workspace: cudaMemset: ") + cudaGetErrorString(e);
     }
-    // The launch may go to another stream: the zeros land before it.
     if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
       return std::string("sm90 stream-K workspace: ") + cudaGetErrorString(e);
     }
-    have_flags = flag_bytes / 4;
-    have_bytes = partial_bytes;
+    return "";
+  };
+  const int64_t flag_bytes = (flags * 4 + 255) / 256 * 256;
+  if (flag_bytes > have_flag_bytes || partial_bytes > have_bytes) {
+    const int64_t want_flag_bytes = std::max(flag_bytes, have_flag_bytes);
+    const int64_t want_bytes = std::max(partial_bytes, have_bytes);
+    if (base != nullptr) cudaFree(base);
+    base = nullptr;
+    have_flag_bytes = have_bytes = 0;
+    if (cudaError_t e = cudaMalloc(&base, size_t(want_flag_bytes + want_bytes)); e != cudaSuccess) {
+      return std::string("sm90 stream-K workspace: cudaMalloc of ") +
+             std::to_string(want_flag_bytes + want_bytes) + " bytes: " + cudaGetErrorString(e);
+    }
+    have_flag_bytes = want_flag_bytes;
+    have_bytes = want_bytes;
+    if (std::string e = clear_flags(); !e.empty()) return e;
     last_epoch = 0;
   }
   if (++last_epoch == 0) {  // after 2^32 launches: clear the flags rather than reuse an epoch
-    if (cudaError_t e = cudaMemset(base, 0, size_t(flag_bytes)); e != cudaSuccess) {
-      return std::string("sm90 stream-K workspace: cudaMemset: ") + cudaGetErrorString(e);
-    }
-    // The launch may go to another stream: the zeros land before it.
-    if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
-      return std::string("sm90 stream-K workspace: ") + cudaGetErrorString(e);
-    }
+    if (std::string e = clear_flags(); !e.empty()) return e;
     last_epoch = 1;
   }
   *epoch = last_epoch;
   *flag_words = static_cast<uint32_t*>(base);
-  *partials = static_cast<uint8_t*>(base) + flag_bytes;
+  *partials = static_cast<uint8_t*>(base) + have_flag_bytes;
   return "";
 }
 

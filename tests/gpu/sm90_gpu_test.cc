@@ -12,6 +12,7 @@
 
 #include "kernels/reference.h"
 #include "kernels/sm90/sm90_config.h"
+#include "kernels/sm90/sm90_tma.h"
 #include "tests/gpu/kernels_gpu_util.h"
 
 namespace ablation::kernels {
@@ -165,6 +166,27 @@ TEST_F(Sm90Gpu, StreamKRepeatsBitForBit) {
         EXPECT_TRUE(Output(buf) == first) << p.m << "x" << p.n << "x" << p.k << " launch " << i + 2;
       }
     }
+}
+
+// The workspace keeps the layout of its allocation: a smaller request after a larger one gets
+// the same flags and partials, so its partials never land on flags the larger one reads.
+TEST_F(Sm90Gpu, StreamKWorkspaceKeepsItsLayoutForSmallerRequests) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  void* big_partials = nullptr;
+  uint32_t* big_flags = nullptr;
+  uint32_t big_epoch = 0;
+  ASSERT_EQ(sm90::StreamKWorkspace(int64_t(1) << 20, 4096, &big_partials, &big_flags, &big_epoch),
+            "");
+  void* small_partials = nullptr;
+  uint32_t* small_flags = nullptr;
+  uint32_t small_epoch = 0;
+  ASSERT_EQ(
+      sm90::StreamKWorkspace(int64_t(1) << 16, 16, &small_partials, &small_flags, &small_epoch),
+      "");
+  EXPECT_EQ(small_flags, big_flags);
+  EXPECT_EQ(small_partials, big_partials);
+  EXPECT_GE(static_cast<char*>(small_partials) - reinterpret_cast<char*>(small_flags), 4096 * 4);
+  EXPECT_EQ(small_epoch, big_epoch + 1);
 }
 
 TEST_F(Sm90Gpu, RefusesWhatItCannotRunAndDoesNotSpill) {
