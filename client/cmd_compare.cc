@@ -31,6 +31,9 @@ CLI::App* SetupCompare(CLI::App& app, CompareOptions& options) {
                 "Count a slowdown that lower clocks or throttling explain as a regression too");
   sub->add_flag("--allow-different-device", options.allow_different_device,
                 "Compare runs from different devices, drivers or cuBLAS versions (with a warning)");
+  sub->add_flag("--allow-different-regime", options.allow_different_regime,
+                "Compare runs measured in different power regimes (sustained, burst, locked; "
+                "with a warning)");
   return sub;
 }
 
@@ -66,12 +69,10 @@ int ExecuteCompare(const CompareOptions& options, const CommandContext& context)
   v1::GetRunResponse a, b;
   if (int code = FetchRunWithSamples(options.run_a, context, &a); code != kExitOk) return code;
   if (int code = FetchRunWithSamples(options.run_b, context, &b); code != kExitOk) return code;
-  const std::vector<std::string> differences = report::SetupDifferences(a.run(), b.run());
-  if (!differences.empty() && !options.allow_different_device) {
-    for (const std::string& d : differences) context.err << "error: " << d << '\n';
-    context.err << "error: runs " << a.run().id() << " and " << b.run().id()
-                << " ran on different setups, so their times do not compare; "
-                   "--allow-different-device compares them anyway\n";
+  const std::vector<std::string> refusals = report::Refusals(
+      a.run(), b.run(), options.allow_different_device, options.allow_different_regime);
+  if (!refusals.empty()) {
+    for (const std::string& why : refusals) context.err << "error: " << why << '\n';
     return kExitUsage;
   }
   const v1::Comparison comparison = report::Compare(a, b, threshold, options.strict);

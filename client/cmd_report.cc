@@ -13,9 +13,10 @@ CLI::App* SetupReport(CLI::App& app, ReportOptions& options) {
       "report",
       "The result tables of a run, one per preset with rungs (see `presets`): architecture, "
       "ladders A and B, shape sensitivity, pipelining; each item over the run's rounds, every "
-      "change with a 95% interval from the rounds, the run's noise floor, the change in SM "
-      "cycles and the share of low-clock samples. The global --format picks md (the default), "
-      "html, csv or json; -o FILE the file");
+      "change with a 95% interval from the rounds (paired where two rows shared a measuring "
+      "window: then also the clock's part and what moved the time), the run's noise floor, the "
+      "change in SM cycles and the share of low-clock samples. The global --format picks md (the "
+      "default), html, csv or json; -o FILE the file");
   AddRunArgument(sub, options.run_id, {"Run id, or 'latest'", true, false});
   return sub;
 }

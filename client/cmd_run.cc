@@ -110,11 +110,30 @@ class CancelOnInterrupt {
 }  // namespace
 
 void AddMeasureOptions(CLI::App* sub, RunOptions& options) {
+  sub->add_option("--regime", options.regime,
+                  "Power regime: sustained (settled at the power cap, the default), burst (from "
+                  "a cooled GPU, before the cap engages) or locked (clocks locked; needs admin)")
+      ->check([](const std::string& text) -> std::string {
+        v1::Regime regime;
+        return ParseEnumWord("", text, &regime);
+      });
+  sub->add_flag("--unpaired", options.unpaired,
+                "Measure each item in a window of its own (default: the items of one shape "
+                "interleaved in one window, so that they see the same clock)");
+  sub->add_option("--window-seconds", options.window_seconds,
+                  "Sustained/locked: the measured window's length (default 3)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--burst-seconds", options.burst_seconds,
+                  "Burst: one short window's length (default 0.02)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--settle-max-seconds", options.settle_max_seconds,
+                  "Sustained/locked: take the window anyway after settling this long (default 30)")
+      ->check(CLI::PositiveNumber);
   sub->add_flag("--verify", options.verify, "Verify each variant before timing it");
   sub->add_flag("--hot-l2", options.hot_l2,
                 "Keep L2 warm between samples (default: cold, rotating input copies)");
   sub->add_flag("--flush-l2", options.flush_l2,
-                "L2 cold by a flush and a sync before every sample (default: rotating inputs)");
+                "L2 cold by a flush before every sample (default: rotating inputs)");
   sub->add_option("--min-samples", options.min_samples, "At least this many samples (default 10)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--max-seconds", options.max_seconds,
@@ -163,7 +182,16 @@ void ApplyMeasureOptions(const RunOptions& options, v1::RunRequest* request) {
   timing->set_target_noise(options.target_noise);
   timing->set_hot_l2(options.hot_l2);
   timing->set_flush_l2(options.flush_l2);
+  timing->set_window_seconds(options.window_seconds);
+  timing->set_burst_seconds(options.burst_seconds);
+  timing->set_settle_max_seconds(options.settle_max_seconds);
   request->set_verify(options.verify);
+  if (!options.regime.empty()) {
+    v1::Regime regime = v1::REGIME_UNSPECIFIED;
+    ParseEnumWord("--regime", options.regime, &regime);  // checked by the option's validator
+    request->set_regime(regime);
+  }
+  request->set_unpaired(options.unpaired);
   if (!options.lock_sm_clock.empty() || !options.lock_mem_clock.empty()) {
     request->mutable_clocks()->set_mode(v1::CLOCK_MODE_LOCK);
     request->mutable_clocks()->set_sm_mhz(options.lock_sm_clock);

@@ -31,6 +31,11 @@ struct RunOptions {
   bool detach = false;         // print the run id once queued and exit; the run goes on
   bool profile = false;        // each item's hardware counters after its timing
   std::vector<std::string> profile_metrics;  // sets, concepts or ncu names; empty: default
+  std::string regime;             // sustained, burst or locked; empty: the daemon's default
+  bool unpaired = false;          // each item in a window of its own
+  double window_seconds = 0;      // 0: the daemon's default
+  double burst_seconds = 0;       // 0: the daemon's default
+  double settle_max_seconds = 0;  // 0: the daemon's default
 };
 
 CLI::App* SetupRun(CLI::App& app, RunOptions& options);

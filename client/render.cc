@@ -33,6 +33,16 @@ std::string DeviceLabel(const v1::DeviceIdentity& device) {
   return device.name() + " (GPU " + std::to_string(device.index()) + ")";
 }
 
+}  // namespace
+
+std::string RegimeLabel(const v1::Measurement& m) {
+  if (m.regime() == v1::REGIME_UNSPECIFIED) return "-";
+  // A row whose regime's condition did not hold says so where its figure is.
+  return EnumWord(m.regime()) + (m.conditioned() ? "" : " (not settled)");
+}
+
+namespace {
+
 // What the verification found, in words; its outcome when the daemon gave no words.
 std::string Verification(const v1::Measurement& m) {
   return m.verification().empty() ? EnumWord(m.verification_outcome()) : m.verification();
@@ -70,13 +80,26 @@ Table MeasurementsTable(const std::vector<v1::Measurement>& measurements) {
   const bool any_loads =
       std::any_of(measurements.begin(), measurements.end(),
                   [](const v1::Measurement& m) { return m.fragment_loads_per_second() > 0; });
+  // The regime and the clock beside every figure (rows stored before regimes have neither).
+  const bool any_regime =
+      std::any_of(measurements.begin(), measurements.end(),
+                  [](const v1::Measurement& m) { return m.regime() != v1::REGIME_UNSPECIFIED; });
+  const bool any_clock =
+      std::any_of(measurements.begin(), measurements.end(),
+                  [](const v1::Measurement& m) { return m.stats().has_median_sm_mhz(); });
+  const bool any_peak = std::any_of(measurements.begin(), measurements.end(),
+                                    [](const v1::Measurement& m) { return m.has_peak_share(); });
   Table table;
-  table.columns = {{"variant", "variant"},
-                   {"dtype", "dtype"},
-                   {"shape", "shape"},
-                   {"median_ms", "median ms", Align::kRight},
-                   {"noise_pct", "noise %", Align::kRight},
-                   {"tflops", "TFLOPS", Align::kRight}};
+  table.columns = {{"variant", "variant"}, {"dtype", "dtype"}, {"shape", "shape"}};
+  if (any_regime) table.columns.push_back({"regime", "regime"});
+  table.columns.push_back({"median_ms", "median ms", Align::kRight});
+  table.columns.push_back({"noise_pct", "noise %", Align::kRight});
+  table.columns.push_back({"tflops", "TFLOPS", Align::kRight});
+  if (any_clock) {
+    table.columns.push_back({"sm_mhz", "SM MHz", Align::kRight});
+    table.columns.push_back({"tflops_per_ghz", "TF/GHz", Align::kRight});
+  }
+  if (any_peak) table.columns.push_back({"peak_pct", "% peak", Align::kRight});
   if (any_bytes) table.columns.push_back({"bytes_per_second", "GB/s", Align::kRight});
   if (any_loads) table.columns.push_back({"fragment_loads_per_second", "Gloads/s", Align::kRight});
   table.columns.push_back({"samples", "samples", Align::kRight});
@@ -85,13 +108,21 @@ Table MeasurementsTable(const std::vector<v1::Measurement>& measurements) {
   table.columns.push_back({"error", "error"});
   for (const v1::Measurement& m : measurements) {
     const bool timed = m.stats().samples() > 0;
-    std::vector<Cell> row = {
-        m.variant(),
-        m.dtype(),
-        FormatShape(m.shape()),
-        Number(timed, FormatMs(m.stats().median_ms()), m.stats().median_ms()),
-        Number(timed, FormatFixed(m.stats().noise() * 100, 2), m.stats().noise() * 100),
-        Number(timed && m.tflops() > 0, FormatFixed(m.tflops(), 1), m.tflops())};
+    std::vector<Cell> row = {m.variant(), m.dtype(), FormatShape(m.shape())};
+    if (any_regime) row.emplace_back(RegimeLabel(m));
+    row.push_back(Number(timed, FormatMs(m.stats().median_ms()), m.stats().median_ms()));
+    row.push_back(Number(timed, FormatFixed(m.stats().noise() * 100, 2), m.stats().noise() * 100));
+    row.push_back(Number(timed && m.tflops() > 0, FormatFixed(m.tflops(), 1), m.tflops()));
+    if (any_clock) {
+      const double mhz = m.stats().median_sm_mhz();
+      row.push_back(Number(timed && m.stats().has_median_sm_mhz(), FormatFixed(mhz, 0), mhz));
+      row.push_back(
+          Number(m.has_tflops_per_ghz(), FormatFixed(m.tflops_per_ghz(), 1), m.tflops_per_ghz()));
+    }
+    if (any_peak) {
+      row.push_back(
+          Number(m.has_peak_share(), FormatFixed(100 * m.peak_share(), 1), 100 * m.peak_share()));
+    }
     if (any_bytes) {
       const double v = m.bytes_per_second();
       row.push_back(Number(timed && v > 0, FormatFixed(v / 1e9, 1), v));
@@ -114,6 +145,7 @@ Table RunsTable(const std::vector<v1::Run>& runs) {
   table.columns = {{"id", "id", Align::kRight},
                    {"state", "state"},
                    {"kind", "kind"},
+                   {"regime", "regime"},
                    {"device", "device"},
                    {"created", "created"},
                    {"duration", "duration", Align::kRight},
@@ -127,6 +159,8 @@ Table RunsTable(const std::vector<v1::Run>& runs) {
     const bool timed = r.started_at_ms() > 0 && r.finished_at_ms() >= r.started_at_ms();
     table.rows.push_back(
         {Int(r.id()), EnumWord(r.state()), EnumWord(r.kind()),
+         Cell(r.regime() == v1::REGIME_UNSPECIFIED ? Dash() : EnumWord(r.regime()),
+              EnumWord(r.regime())),
          Cell(DeviceLabel(r.device()), r.device().name()),
          Cell(FormatTimeMs(r.created_at_ms()), r.created_at_ms() > 0 ? Int(r.created_at_ms()) : ""),
          Cell(Duration(r.started_at_ms(), r.finished_at_ms()),
@@ -134,8 +168,8 @@ Table RunsTable(const std::vector<v1::Run>& runs) {
          Int(r.planned()), Int(r.ok()), Int(r.failed()), Join(tags, ","), r.requested_by()});
   }
   // The CSV column holds milliseconds, which its key should say.
-  table.columns[5].key = "duration_ms";
-  table.columns[4].key = "created_at_ms";
+  table.columns[6].key = "duration_ms";
+  table.columns[5].key = "created_at_ms";
   return table;
 }
 
@@ -233,7 +267,7 @@ namespace {
 // "71.2 s for 66.0 s of sampled GPU time (1.079x); setup 0.4 s, warm-up 2.1 s, sampling 67.2 s,
 // verification 0.0 s; 386 of 387 on resident inputs". "" where no row says (before schema v10).
 std::string CostText(const v1::Run& run, const std::vector<v1::Measurement>& measurements) {
-  double gpu = 0, setup = 0, warmup = 0, sampling = 0, verify = 0;
+  double gpu = 0, setup = 0, warmup = 0, sampling = 0, verify = 0, settle = 0, cool = 0;
   int with_cost = 0, reused = 0;
   for (const v1::Measurement& m : measurements) {
     gpu += m.stats().total_seconds();
@@ -243,6 +277,8 @@ std::string CostText(const v1::Run& run, const std::vector<v1::Measurement>& mea
     warmup += m.cost().warmup_seconds();
     sampling += m.cost().sampling_seconds();
     verify += m.cost().verify_seconds();
+    settle += m.cost().settle_seconds();
+    cool += m.cost().cool_seconds();
     reused += m.cost().inputs_reused() ? 1 : 0;
   }
   if (with_cost == 0) return "";
@@ -251,6 +287,9 @@ std::string CostText(const v1::Run& run, const std::vector<v1::Measurement>& mea
     const double run_s = double(run.finished_at_ms() - run.started_at_ms()) / 1e3;
     text = FormatFixed(run_s, 1) + " s for " + FormatFixed(gpu, 1) + " s of sampled GPU time (" +
            FormatFixed(run_s / gpu, 3) + "x); ";
+  }
+  if (settle > 0 || cool > 0) {
+    text += "settling " + FormatFixed(settle, 1) + " s, cooling " + FormatFixed(cool, 1) + " s, ";
   }
   return text + "setup " + FormatFixed(setup, 1) + " s, warm-up " + FormatFixed(warmup, 1) +
          " s, sampling " + FormatFixed(sampling, 1) + " s, verification " + FormatFixed(verify, 1) +
@@ -293,6 +332,11 @@ std::string RunHeader(const v1::Run& run, const std::vector<v1::Measurement>& me
   fields.emplace_back("measurements", Int(run.planned()) + " planned, " + Int(run.ok()) + " ok, " +
                                           Int(run.failed()) + " failed");
   if (!run.clock_policy().empty()) fields.emplace_back("clocks", run.clock_policy());
+  if (run.regime() != v1::REGIME_UNSPECIFIED) {
+    fields.emplace_back("regime",
+                        EnumWord(run.regime()) +
+                            (run.paired() ? " (items of a shape paired)" : " (each item alone)"));
+  }
   if (std::string cost = CostText(run, measurements); !cost.empty()) {
     fields.emplace_back("cost", cost);
   }

@@ -17,6 +17,9 @@ namespace ablation::client {
 // ---- the API's messages as tables
 Table VariantsTable(const std::vector<ablation::v1::Variant>& variants);
 Table MeasurementsTable(const std::vector<ablation::v1::Measurement>& measurements);
+// "sustained", "burst (not settled)" where the regime's condition did not hold; "-" for a row
+// stored before regimes.
+std::string RegimeLabel(const ablation::v1::Measurement& m);
 Table RunsTable(const std::vector<ablation::v1::Run>& runs);
 Table VerifyTable(const std::vector<ablation::v1::VerifyResult>& results);
 Table DeviceTable(const ablation::v1::GetDeviceResponse& device);  // field, value

@@ -527,6 +527,198 @@ PRAGMA user_version = 10;
 )sql");
 }
 
+// v11: power regimes (Measurement.regime and what conditioning found and cost), the paired window
+// a row was measured in, clock-normalised throughput; the run's regime. Rows of different
+// regimes are never compared, so the dashboards' keys gain the regime: latest_ok and
+// nightly_latest are rebuilt with it (older rows have no regime: a series of their
+// own, regime ''), their triggers and the views on them recreated, and the views show the regime
+// beside every figure. run_cost adds settling and cooling.
+void MigrateV11(Connection& c) {
+  c.Exec(R"sql(
+ALTER TABLE measurements ADD COLUMN regime TEXT NOT NULL DEFAULT '';
+ALTER TABLE measurements ADD COLUMN window_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE measurements ADD COLUMN window_members INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE measurements ADD COLUMN windows INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE measurements ADD COLUMN conditioned INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE measurements ADD COLUMN regime_note TEXT NOT NULL DEFAULT '';
+ALTER TABLE measurements ADD COLUMN tflops_per_ghz REAL;
+ALTER TABLE measurements ADD COLUMN peak_tflops REAL;
+ALTER TABLE measurements ADD COLUMN peak_share REAL;
+ALTER TABLE measurements ADD COLUMN settle_seconds REAL;
+ALTER TABLE measurements ADD COLUMN cool_seconds REAL;
+ALTER TABLE runs ADD COLUMN regime TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN paired INTEGER NOT NULL DEFAULT 0;
+
+DROP TRIGGER measurements_keep_dashboards;
+DROP TRIGGER measurements_forget_dashboards;
+DROP VIEW latest_result;
+DROP VIEW nightly_change;
+DROP VIEW nightly_history;
+DROP VIEW run_cost;
+DROP VIEW run_summary;
+
+CREATE TABLE latest_ok_v11 (
+  variant TEXT NOT NULL, dtype TEXT NOT NULL, m INTEGER NOT NULL, n INTEGER NOT NULL,
+  k INTEGER NOT NULL, device_uuid TEXT NOT NULL, regime TEXT NOT NULL,
+  measurement_id INTEGER NOT NULL,
+  PRIMARY KEY (variant, dtype, m, n, k, device_uuid, regime)
+) WITHOUT ROWID;
+INSERT INTO latest_ok_v11
+SELECT variant, dtype, m, n, k, device_uuid, '', measurement_id FROM latest_ok;
+DROP TABLE latest_ok;
+ALTER TABLE latest_ok_v11 RENAME TO latest_ok;
+
+CREATE TABLE nightly_latest_v11 (
+  variant TEXT NOT NULL, dtype TEXT NOT NULL, m INTEGER NOT NULL, n INTEGER NOT NULL,
+  k INTEGER NOT NULL, device_uuid TEXT NOT NULL, regime TEXT NOT NULL,
+  run_id INTEGER NOT NULL, measurement_id INTEGER NOT NULL,
+  previous_measurement_id INTEGER,
+  PRIMARY KEY (variant, dtype, m, n, k, device_uuid, regime)
+) WITHOUT ROWID;
+INSERT INTO nightly_latest_v11
+SELECT variant, dtype, m, n, k, device_uuid, '', run_id, measurement_id,
+       previous_measurement_id
+FROM nightly_latest;
+DROP TABLE nightly_latest;
+ALTER TABLE nightly_latest_v11 RENAME TO nightly_latest;
+
+CREATE TRIGGER measurements_keep_dashboards AFTER INSERT ON measurements
+BEGIN
+  INSERT OR IGNORE INTO measured_variants (variant) VALUES (NEW.variant);
+  INSERT INTO latest_ok
+  SELECT NEW.variant, NEW.dtype, NEW.m, NEW.n, NEW.k, r.device_uuid, NEW.regime, NEW.id
+  FROM runs AS r WHERE r.id = NEW.run_id AND NEW.status = 'ok'
+  ON CONFLICT (variant, dtype, m, n, k, device_uuid, regime) DO UPDATE
+    SET measurement_id = excluded.measurement_id
+    WHERE excluded.measurement_id > latest_ok.measurement_id;
+  INSERT INTO nightly_latest
+  SELECT NEW.variant, NEW.dtype, NEW.m, NEW.n, NEW.k, r.device_uuid, NEW.regime, NEW.run_id,
+         NEW.id, NULL
+  FROM runs AS r
+  WHERE r.id = NEW.run_id AND NEW.status = 'ok'
+    AND EXISTS (SELECT 1 FROM run_tags AS t WHERE t.run_id = NEW.run_id AND t.tag = 'nightly')
+  ON CONFLICT (variant, dtype, m, n, k, device_uuid, regime) DO UPDATE
+    SET previous_measurement_id =
+          CASE WHEN excluded.run_id > nightly_latest.run_id THEN nightly_latest.measurement_id
+               ELSE nightly_latest.previous_measurement_id END,
+        run_id = excluded.run_id, measurement_id = excluded.measurement_id
+    WHERE excluded.measurement_id > nightly_latest.measurement_id;
+END;
+
+CREATE TRIGGER measurements_forget_dashboards AFTER DELETE ON measurements
+BEGIN
+  DELETE FROM latest_ok WHERE measurement_id = OLD.id;
+  INSERT OR IGNORE INTO latest_ok
+  SELECT ms.variant, ms.dtype, ms.m, ms.n, ms.k, r.device_uuid, ms.regime, max(ms.id)
+  FROM measurements AS ms JOIN runs AS r ON r.id = ms.run_id
+  WHERE ms.variant = OLD.variant AND ms.dtype = OLD.dtype AND ms.m = OLD.m AND ms.n = OLD.n
+    AND ms.k = OLD.k AND ms.regime = OLD.regime AND ms.status = 'ok'
+  GROUP BY r.device_uuid;
+  UPDATE nightly_latest SET previous_measurement_id = NULL WHERE previous_measurement_id = OLD.id;
+  DELETE FROM nightly_latest WHERE measurement_id = OLD.id;
+END;
+
+-- latest_result: the newest ok measurement of each variant x dtype x shape x GPU x regime.
+CREATE VIEW latest_result AS
+SELECT ms.variant, ms.dtype, ms.m, ms.n, ms.k, l.regime,
+       ms.run_id, ms.id AS measurement_id,
+       r.device_name, l.device_uuid, r.device_index,
+       ms.tflops, ms.median_ms, ms.noise, ms.samples, ms.bytes_per_second,
+       ms.median_sm_mhz, ms.tflops_per_ghz, ms.peak_share, ms.conditioned,
+       ms.l2, ms.clock_policy, ms.verification,
+       ms.created_at_ms,
+       strftime('%Y-%m-%dT%H:%M:%fZ', ms.created_at_ms / 1000.0, 'unixepoch') AS time
+FROM latest_ok AS l
+JOIN measurements AS ms ON ms.id = l.measurement_id
+JOIN runs AS r ON r.id = ms.run_id;
+
+-- nightly_history: every ok measurement of the runs tagged nightly, with its regime.
+CREATE VIEW nightly_history AS
+SELECT ms.variant, ms.dtype, ms.m, ms.n, ms.k, ms.regime,
+       ms.run_id, ms.id AS measurement_id,
+       coalesce(r.started_at_ms, r.created_at_ms) AS run_started_at_ms,
+       strftime('%Y-%m-%dT%H:%M:%fZ', coalesce(r.started_at_ms, r.created_at_ms) / 1000.0,
+                'unixepoch') AS time,
+       ms.tflops, ms.median_ms, ms.noise, ms.samples, ms.median_sm_mhz, ms.tflops_per_ghz,
+       r.device_name, r.device_uuid, r.state AS run_state, r.git_revision, r.daemon_version,
+       ms.created_at_ms
+FROM measurements AS ms
+JOIN runs AS r ON r.id = ms.run_id
+WHERE ms.status = 'ok'
+  AND ms.run_id IN (SELECT run_id FROM run_tags WHERE tag = 'nightly');
+
+-- nightly_change: per variant x dtype x shape x GPU x regime, the newest nightly result beside
+-- the one of the nightly run before it in the same regime.
+CREATE VIEW nightly_change AS
+SELECT cur.variant, cur.dtype, cur.m, cur.n, cur.k, nl.device_uuid, nl.regime, cr.device_name,
+       cur.run_id,
+       strftime('%Y-%m-%dT%H:%M:%fZ', coalesce(cr.started_at_ms, cr.created_at_ms) / 1000.0,
+                'unixepoch') AS time,
+       cur.tflops, cur.median_ms, cur.noise, cur.median_sm_mhz,
+       prev.run_id AS previous_run_id,
+       strftime('%Y-%m-%dT%H:%M:%fZ', coalesce(pr.started_at_ms, pr.created_at_ms) / 1000.0,
+                'unixepoch') AS previous_time,
+       prev.tflops AS previous_tflops, prev.median_ms AS previous_median_ms,
+       prev.noise AS previous_noise, prev.median_sm_mhz AS previous_median_sm_mhz,
+       CASE WHEN prev.median_ms > 0 THEN cur.median_ms / prev.median_ms - 1.0 END AS slowdown
+FROM nightly_latest AS nl
+JOIN measurements AS cur ON cur.id = nl.measurement_id
+JOIN runs AS cr ON cr.id = cur.run_id
+LEFT JOIN measurements AS prev ON prev.id = nl.previous_measurement_id
+LEFT JOIN runs AS pr ON pr.id = prev.run_id;
+
+-- run_summary: one row per run with its progress and outcome.
+CREATE VIEW run_summary AS
+SELECT r.id AS run_id, r.kind, r.state, r.regime,
+       (SELECT group_concat(tag, ',') FROM (SELECT tag FROM run_tags AS t
+                                             WHERE t.run_id = r.id ORDER BY tag)) AS tags,
+       r.device_index, r.device_name, r.device_uuid, r.requested_by, r.clock_policy,
+       r.daemon_version, r.git_revision,
+       r.created_at_ms, r.started_at_ms, r.finished_at_ms,
+       strftime('%Y-%m-%dT%H:%M:%fZ', r.created_at_ms / 1000.0, 'unixepoch') AS time,
+       (r.finished_at_ms - r.started_at_ms) / 1000.0 AS duration_s,
+       r.planned,
+       (SELECT count(*) FROM measurements AS ms WHERE ms.run_id = r.id) AS measured,
+       (SELECT count(*) FROM measurements AS ms WHERE ms.run_id = r.id AND ms.status = 'ok') AS ok,
+       (SELECT count(*) FROM measurements AS ms
+        WHERE ms.run_id = r.id AND ms.status = 'failed') AS failed,
+       (SELECT count(*) FROM measurements AS ms
+        WHERE ms.run_id = r.id AND ms.status = 'skipped') AS skipped,
+       (SELECT count(*) FROM verifications AS v WHERE v.run_id = r.id) AS verified,
+       (SELECT count(*) FROM verifications AS v WHERE v.run_id = r.id AND v.passed = 0)
+         AS verify_failed,
+       (SELECT max(ms.tflops) FROM measurements AS ms
+        WHERE ms.run_id = r.id AND ms.status = 'ok') AS best_tflops,
+       r.error
+FROM runs AS r;
+
+-- run_cost: per run, the wall time against the GPU time sampled, and where it went, the
+-- regime's settling and cooling included.
+CREATE VIEW run_cost AS
+SELECT r.id AS run_id, r.state, r.regime, r.rounds,
+       (r.finished_at_ms - r.started_at_ms) / 1000.0 AS run_seconds,
+       count(ms.id) AS measurements,
+       sum(ms.total_seconds) AS sampled_gpu_seconds,
+       sum(ms.wall_seconds) AS wall_seconds,
+       sum(ms.worker_seconds) AS worker_seconds,
+       sum(ms.setup_seconds) AS setup_seconds,
+       sum(ms.warmup_seconds) AS warmup_seconds,
+       sum(ms.sampling_seconds) AS sampling_seconds,
+       sum(ms.verify_seconds) AS verify_seconds,
+       sum(ms.settle_seconds) AS settle_seconds,
+       sum(ms.cool_seconds) AS cool_seconds,
+       sum(ms.inputs_reused) AS inputs_reused,
+       CASE WHEN sum(ms.total_seconds) > 0
+            THEN (r.finished_at_ms - r.started_at_ms) / 1000.0 / sum(ms.total_seconds) END
+         AS run_per_gpu_second
+FROM runs AS r
+LEFT JOIN measurements AS ms ON ms.run_id = r.id
+GROUP BY r.id;
+
+PRAGMA user_version = 11;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -562,6 +754,7 @@ void Migrate(Connection& connection) {
   // v8 is the dashboards' change (another branch); v9 needs nothing of it.
   if (version < 9) MigrateV9(connection);
   if (version < 10) MigrateV10(connection);
+  if (version < 11) MigrateV11(connection);
   transaction.Commit();
 }
 

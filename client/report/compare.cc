@@ -147,6 +147,41 @@ std::vector<std::string> SetupDifferences(const v1::Run& a, const v1::Run& b) {
   return out;
 }
 
+namespace {
+
+std::string RegimeName(v1::Regime regime) {
+  const std::string word = EnumWord(regime);
+  return word.empty() ? "none" : word;
+}
+
+}  // namespace
+
+std::string RegimeDifference(const v1::Run& a, const v1::Run& b) {
+  if (a.regime() == b.regime()) return "";
+  return "different regimes: run " + std::to_string(a.id()) + " " + RegimeName(a.regime()) +
+         ", run " + std::to_string(b.id()) + " " + RegimeName(b.regime());
+}
+
+std::vector<std::string> Refusals(const v1::Run& a, const v1::Run& b, bool allow_device,
+                                  bool allow_regime) {
+  const std::string runs = "runs " + std::to_string(a.id()) + " and " + std::to_string(b.id());
+  std::vector<std::string> out;
+  if (const auto differences = SetupDifferences(a, b); !differences.empty() && !allow_device) {
+    out = differences;
+    out.push_back(runs +
+                  " ran on different setups, so their times do not compare; "
+                  "--allow-different-device compares them anyway");
+  }
+  if (const std::string regimes = RegimeDifference(a, b); !regimes.empty() && !allow_regime) {
+    out.push_back(regimes);
+    out.push_back(runs + " were measured in different power regimes (" + RegimeName(a.regime()) +
+                  ", " + RegimeName(b.regime()) +
+                  "), so their times do not compare; --allow-different-regime compares them "
+                  "anyway");
+  }
+  return out;
+}
+
 std::string Incomplete(const v1::Run& run) {
   const std::string name = "run " + std::to_string(run.id());
   const std::string error = run.error().empty() ? "" : ": " + run.error();
@@ -180,6 +215,9 @@ v1::Comparison Compare(const v1::GetRunResponse& a, const v1::GetRunResponse& b,
       "or the change is below the larger run's floor; a slowdown with the clocks down and the "
       "SM cycles within noise or fewer is put down to the clocks");
   for (const std::string& w : SetupDifferences(a.run(), b.run())) c.add_warnings(w);
+  if (std::string w = RegimeDifference(a.run(), b.run()); !w.empty()) c.add_warnings(w);
+  c.set_regime_a(a.run().regime());
+  c.set_regime_b(b.run().regime());
   for (const v1::Run* run : {&a.run(), &b.run()})
     if (std::string why = Incomplete(*run); !why.empty()) c.add_incomplete(why);
   *c.mutable_device_a() = a.run().device();
@@ -277,6 +315,15 @@ Table CompareTable(const v1::Comparison& c, bool csv) {
       t.columns.push_back({q.field, std::string(q.title) + " (A -> B)", Align::kRight});
     }
   }
+  // Each run's regime, a column for people only where a run has one (old runs read as before).
+  const bool regimes =
+      c.regime_a() != v1::REGIME_UNSPECIFIED || c.regime_b() != v1::REGIME_UNSPECIFIED;
+  if (csv) {
+    t.columns.push_back({"regime_a", "", Align::kLeft});
+    t.columns.push_back({"regime_b", "", Align::kLeft});
+  } else if (regimes) {
+    t.columns.push_back({"regime", "regime (A -> B)"});
+  }
   t.columns.push_back({"verdict", "verdict"});
   for (const v1::ComparisonRow& r : c.rows()) {
     const double a = r.median_a_ms(), b = r.median_b_ms();
@@ -307,6 +354,12 @@ Table CompareTable(const v1::Comparison& c, bool csv) {
       } else {
         row.push_back(q->Text(x) + " -> " + q->Text(y));
       }
+    }
+    if (csv) {
+      row.push_back(EnumWord(c.regime_a()));
+      row.push_back(EnumWord(c.regime_b()));
+    } else if (regimes) {
+      row.push_back(RegimeName(c.regime_a()) + " -> " + RegimeName(c.regime_b()));
     }
     row.push_back(r.verdict());
     t.rows.push_back(std::move(row));

@@ -20,7 +20,10 @@
 // both runs have it, else NVML's mean.
 //
 // `compare` exits 1 on a regression or when a side is not a complete run (Incomplete), and
-// refuses (exit 2) runs whose setups differ (SetupDifferences) unless --allow-different-device.
+// refuses (exit 2) runs whose setups differ (SetupDifferences) unless --allow-different-device,
+// and runs of different power regimes (RegimeDifference) unless --allow-different-regime: a
+// kernel's time in a sustained window and in a burst differ by what power lets the clock do, not
+// by the kernel. Rows within a run are matched as ever, whatever windows they were measured in.
 #pragma once
 
 #include <string>
@@ -43,6 +46,13 @@ ablation::v1::Comparison Compare(const ablation::v1::GetRunResponse& a,
 // How the runs' setups differ, a line each: device (UUID where both have one, and name), driver,
 // cuBLAS version. Empty: the same setup.
 std::vector<std::string> SetupDifferences(const ablation::v1::Run& a, const ablation::v1::Run& b);
+// How the runs' regimes differ: "different regimes: run 1 sustained, run 2 burst" (a run
+// stored before regimes: "none"); "" for the same regime.
+std::string RegimeDifference(const ablation::v1::Run& a, const ablation::v1::Run& b);
+// Why compare refuses the runs, a line each: their setups differ and not `allow_device`, their
+// regimes differ and not `allow_regime`. Empty: it compares them.
+std::vector<std::string> Refusals(const ablation::v1::Run& a, const ablation::v1::Run& b,
+                                  bool allow_device, bool allow_regime);
 // Why a run is not a complete run to compare ("run 2 is partial: 1 of 12 measurements failed"),
 // or "" for a succeeded one.
 std::string Incomplete(const ablation::v1::Run& run);

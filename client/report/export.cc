@@ -15,7 +15,8 @@ std::string RenderReportCsv(const v1::Report& report) {
       "rounds,failed_rounds,change_basis,change_floor,cycles_change,cycles_ci_low,cycles_ci_high,"
       "cycles_within_noise,median_cycles,low_clock_share,round_spread,tflops_ci_low,"
       "tflops_ci_high,sm_clock_mhz_mean,sm_clock_mhz_min,power_w_mean,throttled_share,"
-      "theoretical_occupancy,shared_load_ratio,counters\r\n";
+      "theoretical_occupancy,shared_load_ratio,counters,change_paired,clock_change,change_source,"
+      "regime,tflops_per_ghz,peak_share\r\n";
   auto exact = [](bool present, double v) { return present ? FormatExact(v) : std::string(); };
   auto flag = [](bool present, bool v) { return present ? (v ? "true" : "false") : ""; };
   for (const v1::ReportSection& s : report.sections()) {
@@ -69,7 +70,13 @@ std::string RenderReportCsv(const v1::Report& report) {
           exact(rc.has_throttled_share(), rc.throttled_share()),
           exact(r.has_theoretical_occupancy(), r.theoretical_occupancy()),
           exact(r.has_shared_load_ratio(), r.shared_load_ratio()),
-          counters};
+          counters,
+          flag(r.has_change(), r.change().paired()),
+          exact(r.has_clock_change(), r.clock_change()),
+          r.change_source(),
+          EnumWord(r.regime()),
+          exact(r.has_tflops_per_ghz(), r.tflops_per_ghz()),
+          exact(r.has_peak_share(), r.peak_share())};
       for (std::size_t i = 0; i < fields.size(); ++i) csv += (i ? "," : "") + CsvField(fields[i]);
       csv += "\r\n";
     }

@@ -93,10 +93,13 @@ std::string TflopsInterval(const v1::ReportRow& r) {
 }
 
 // The rows as an HTML table: rungs (what, vs, change) or, for "all", items (rounds, status); the
-// TFLOPS interval, the cycles change and low-clock columns where the run has them.
+// TFLOPS interval, TFLOPS per GHz, share of the peak, the cycles change, the clock change and
+// source of paired changes, and low-clock columns where the run has them.
 std::string RowTable(const v1::ReportSection& s) {
   const bool all = s.layout() == v1::SECTION_LAYOUT_ALL;
   const bool cycles = !all && AnyCycles(s), low = AnyLowClock(s);
+  const bool clock = !all && AnyClockChange(s), per_ghz = AnyTflopsPerGhz(s),
+             peak = AnyPeakShare(s);
   const std::vector<const v1::ReportRow*> rows = TableRows(s);
   const bool ci =
       std::any_of(rows.begin(), rows.end(), [](const auto* r) { return r->has_tflops_interval(); });
@@ -104,6 +107,8 @@ std::string RowTable(const v1::ReportSection& s) {
       all ? std::vector<std::string>{"#", "variant", "dtype", "shape", "TFLOPS"}
           : std::vector<std::string>{"rung", "what", "variant", "dtype", "shape", "TFLOPS"};
   if (ci) titles.push_back("TFLOPS 95% CI");
+  if (per_ghz) titles.push_back("TF/GHz");
+  if (peak) titles.push_back("% of peak");
   titles.push_back("share of cuBLAS");
   if (all) {
     titles.push_back("rounds");
@@ -111,6 +116,7 @@ std::string RowTable(const v1::ReportSection& s) {
     titles.insert(titles.end(), {"vs", "change [95% CI]", "noise"});
   }
   if (cycles) titles.push_back("cycles change [95% CI]");
+  if (clock) titles.insert(titles.end(), {"clock change", "source"});
   if (low) titles.push_back("low clock");
   if (all) titles.push_back("status");
   std::string html = "<div class=\"wide\"><table class=\"rows\">\n" + Headers(titles);
@@ -131,6 +137,8 @@ std::string RowTable(const v1::ReportSection& s) {
       classes = {"", "", "", "", "", "num"};
     }
     if (ci) cells.push_back(E(TflopsInterval(r))), classes.push_back("num");
+    if (per_ghz) cells.push_back(E(TflopsPerGhzText(r))), classes.push_back("num");
+    if (peak) cells.push_back(E(PeakShareText(r))), classes.push_back("num");
     cells.push_back(E(ShareText(r))), classes.push_back("num");
     if (all) {
       cells.push_back(std::to_string(r.rounds())), classes.push_back("num");
@@ -140,12 +148,16 @@ std::string RowTable(const v1::ReportSection& s) {
       classes.insert(classes.end(), {"", "num", "noise"});
     }
     if (cycles) cells.push_back(E(CyclesCell(r))), classes.push_back("num");
+    if (clock) {
+      cells.insert(cells.end(), {E(ClockChangeCell(r)), E(SourceCell(r))});
+      classes.insert(classes.end(), {"num", ""});
+    }
     if (low) cells.push_back(E(LowClockCell(r))), classes.push_back("num");
     if (all) cells.push_back(E(StatusAndError(r)));
     html += Cells(cells, classes) + "</tr>\n";
   }
   html += "</table></div>\n";
-  if (AnyOneRound(s)) html += "<p class=\"scope\">" + E(OneRoundLegend()) + "</p>\n";
+  if (AnyOneRound(s)) html += "<p class=\"scope\">" + E(OneRoundLegends(s)) + "</p>\n";
   return html;
 }
 
@@ -176,7 +188,8 @@ std::string Summary(const v1::ReportRun& run) {
   const v1::DeviceIdentity& d = run.device();
   return E(EnumWord(run.state())) + (d.name().empty() ? "" : " on " + E(d.name())) +
          (d.compute_capability().empty() ? "" : ", sm " + E(d.compute_capability())) +
-         (run.clock_policy().empty() ? "" : "; clocks " + E(run.clock_policy()));
+         (run.clock_policy().empty() ? "" : "; clocks " + E(run.clock_policy())) +
+         (RegimeText(run).empty() ? "" : "; regime " + E(RegimeText(run)));
 }
 
 std::string Header(const v1::Report& report) {
@@ -186,12 +199,24 @@ std::string Header(const v1::Report& report) {
   return html + "</table>\n";
 }
 
+// The floor the forest plot draws: the paired one where every change of the section is paired,
+// since those are judged against it; else the run's floor over rounds.
+double ChartFloor(const v1::ReportMethod& method, const v1::ReportSection& s) {
+  bool any = false, all_paired = true;
+  for (const v1::ReportRow& r : s.rows()) {
+    if (!r.has_change()) continue;
+    any = true;
+    all_paired = all_paired && r.change().paired();
+  }
+  return any && all_paired ? method.paired_floor() : method.floor();
+}
+
 // A section's figures: a ladder's TFLOPS bars and its forest plot of changes; a per-shape
 // section's two heatmaps. What they leave out is named under them.
 std::string Figures(const v1::Report& report, const v1::ReportSection& s) {
   std::string figures, left_out;
   if (s.layout() == v1::SECTION_LAYOUT_LADDER) {
-    figures = BarChart(s) + ChangeChart(s, report.method().floor());
+    figures = BarChart(s) + ChangeChart(s, ChartFloor(report.method(), s));
     left_out = NotDrawn(s);
   } else if (s.layout() == v1::SECTION_LAYOUT_SHAPES) {
     const ShapeView view = MeasuredCells(s);

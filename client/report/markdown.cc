@@ -15,23 +15,54 @@ std::string Cells(const std::vector<std::string>& cells) {
   return line + "\n";
 }
 
-// The rungs: the cycles change and low-clock columns where the run has clock data.
+// The optional columns of a row table, each where some row of the section has its value: TFLOPS
+// per GHz and share of the peak (after TFLOPS), the cycles change, the clock change and source
+// of paired changes, the low-clock share.
+struct OptionalColumns {
+  bool per_ghz, peak, cycles, clock, low;
+  explicit OptionalColumns(const v1::ReportSection& s)
+      : per_ghz(AnyTflopsPerGhz(s)),
+        peak(AnyPeakShare(s)),
+        cycles(AnyCycles(s)),
+        clock(AnyClockChange(s)),
+        low(AnyLowClock(s)) {}
+};
+
+std::string TableHead(const std::vector<std::pair<std::string, std::string>>& columns) {
+  std::string titles = "|", rule = "|";
+  for (const auto& [title, align] : columns) {
+    titles += " " + title + " |";
+    rule += " " + align + " |";
+  }
+  return titles + "\n" + rule + "\n";
+}
+
+// The rungs, with the optional columns where the section has their values (OptionalColumns).
 std::string LadderTable(const v1::ReportSection& s) {
-  const bool cycles = AnyCycles(s), low = AnyLowClock(s);
-  std::string md =
-      "| rung | what | variant | dtype | TFLOPS | share of cuBLAS | vs | change [95% CI] | noise "
-      "|" +
-      std::string(cycles ? " cycles change [95% CI] |" : "") + (low ? " low clock |" : "") +
-      "\n| --- | --- | --- | --- | ---: | ---: | --- | ---: | :---: |" + (cycles ? " ---: |" : "") +
-      (low ? " ---: |" : "") + "\n";
+  const OptionalColumns has(s);
+  std::vector<std::pair<std::string, std::string>> columns = {
+      {"rung", "---"}, {"what", "---"}, {"variant", "---"}, {"dtype", "---"}, {"TFLOPS", "---:"}};
+  if (has.per_ghz) columns.push_back({"TF/GHz", "---:"});
+  if (has.peak) columns.push_back({"% of peak", "---:"});
+  columns.insert(columns.end(), {{"share of cuBLAS", "---:"},
+                                 {"vs", "---"},
+                                 {"change [95% CI]", "---:"},
+                                 {"noise", ":---:"}});
+  if (has.cycles) columns.push_back({"cycles change [95% CI]", "---:"});
+  if (has.clock) columns.insert(columns.end(), {{"clock change", "---:"}, {"source", "---"}});
+  if (has.low) columns.push_back({"low clock", "---:"});
+  std::string md = TableHead(columns);
   for (const v1::ReportRow& r : s.rows()) {
     const bool noise = r.has_change() && r.change().within_noise();
-    std::vector<std::string> cells = {
-        MarkdownCell(r.rung()),  MarkdownCell(r.what()), Code(r.variant()),
-        MarkdownCell(r.dtype()), TflopsText(r),          ShareText(r),
-        MarkdownCell(VsText(r)), ChangeCell(r),          noise ? "≈" : ""};
-    if (cycles) cells.push_back(CyclesCell(r));
-    if (low) cells.push_back(LowClockCell(r));
+    std::vector<std::string> cells = {MarkdownCell(r.rung()), MarkdownCell(r.what()),
+                                      Code(r.variant()), MarkdownCell(r.dtype()), TflopsText(r)};
+    if (has.per_ghz) cells.push_back(TflopsPerGhzText(r));
+    if (has.peak) cells.push_back(PeakShareText(r));
+    cells.insert(cells.end(),
+                 {ShareText(r), MarkdownCell(VsText(r)), ChangeCell(r), noise ? "≈" : ""});
+    if (has.cycles) cells.push_back(CyclesCell(r));
+    if (has.clock) cells.insert(cells.end(), {ClockChangeCell(r), MarkdownCell(SourceCell(r))});
+    if (has.low) cells.push_back(LowClockCell(r));
     md += Cells(cells);
   }
   return md;
@@ -39,18 +70,51 @@ std::string LadderTable(const v1::ReportSection& s) {
 
 std::string AllTable(const v1::ReportSection& s) {
   if (s.rows().empty()) return "No measurements.\n";
-  const bool low = AnyLowClock(s);
-  std::string md = "| # | variant | dtype | shape | TFLOPS | share of cuBLAS | rounds |" +
-                   std::string(low ? " low clock |" : "") + " status |\n" +
-                   "| ---: | --- | --- | --- | ---: | ---: | ---: |" + (low ? " ---: |" : "") +
-                   " --- |\n";
+  const OptionalColumns has(s);
+  std::vector<std::pair<std::string, std::string>> columns = {
+      {"#", "---:"}, {"variant", "---"}, {"dtype", "---"}, {"shape", "---"}, {"TFLOPS", "---:"}};
+  if (has.per_ghz) columns.push_back({"TF/GHz", "---:"});
+  if (has.peak) columns.push_back({"% of peak", "---:"});
+  columns.insert(columns.end(), {{"share of cuBLAS", "---:"}, {"rounds", "---:"}});
+  if (has.low) columns.push_back({"low clock", "---:"});
+  columns.push_back({"status", "---"});
+  std::string md = TableHead(columns);
   for (const v1::ReportRow& r : s.rows()) {
-    std::vector<std::string> cells = {
-        r.rung(),      Code(r.variant()), MarkdownCell(r.dtype()),   FormatShape(r.shape()),
-        TflopsText(r), ShareText(r),      std::to_string(r.rounds())};
-    if (low) cells.push_back(LowClockCell(r));
+    std::vector<std::string> cells = {r.rung(), Code(r.variant()), MarkdownCell(r.dtype()),
+                                      FormatShape(r.shape()), TflopsText(r)};
+    if (has.per_ghz) cells.push_back(TflopsPerGhzText(r));
+    if (has.peak) cells.push_back(PeakShareText(r));
+    cells.insert(cells.end(), {ShareText(r), std::to_string(r.rounds())});
+    if (has.low) cells.push_back(LowClockCell(r));
     cells.push_back(MarkdownCell(StatusAndError(r)));
     md += Cells(cells);
+  }
+  return md;
+}
+
+// The paired changes of a per-shape section in parts, rung x shape: the cycles change (the work),
+// the clock change (power) and which of them moved the time.
+std::string PairedParts(const v1::ReportSection& s, const ShapeView& view,
+                        const std::string& header) {
+  const int columns = s.shapes_size();
+  auto at = [&](int r, int c) -> const v1::ReportRow& { return s.rows(r * columns + c); };
+  std::string md = "Paired changes in cycles and clock (source):\n\n" + header;
+  for (int r : view.rungs) {
+    if (at(r, 0).against().empty()) continue;
+    md += "| " + MarkdownCell(at(r, 0).rung()) + " |";
+    for (int c : view.columns) {
+      const v1::ReportRow& row = at(r, c);
+      std::string cell = "-";
+      if (row.has_clock_change()) {
+        cell = "cycles " +
+               (row.has_cycles_change() ? SignedPercent(row.cycles_change().estimate()) + "%"
+                                        : std::string("-")) +
+               ", clock " + ClockChangeCell(row);
+        if (!row.change_source().empty()) cell += " (" + row.change_source() + ")";
+      }
+      md += " " + MarkdownCell(cell) + " |";
+    }
+    md += "\n";
   }
   return md;
 }
@@ -90,12 +154,16 @@ std::string ShapesTable(const v1::ReportSection& s) {
     for (int c : view.columns) {
       const v1::ReportRow& row = at(r, c);
       std::string cell = row.has_change() ? SignedPercent(row.change().estimate()) + "%" : "-";
-      if (row.change().basis() == v1::CHANGE_BASIS_SAMPLES) cell += kOneRoundMark;
+      if (row.change().basis() == v1::CHANGE_BASIS_SAMPLES ||
+          row.change().basis() == v1::CHANGE_BASIS_PAIRED_CYCLES)
+        cell += kOneRoundMark;
+      if (row.change().paired()) cell += kPairedMark;
       if (row.has_change() && row.change().within_noise()) cell += " ≈";
       md += " " + cell + " |";
     }
     md += "\n";
   }
+  if (AnyClockChange(s)) md += "\n" + PairedParts(s, view, header);
   if (const std::string line = LeftOutLine(view); !line.empty()) md += "\n" + line + "\n";
   return md;
 }
@@ -151,7 +219,7 @@ std::string RenderReportMarkdown(const v1::Report& report) {
         md += LadderTable(s);
         break;
     }
-    if (AnyOneRound(s)) md += "\n" + OneRoundLegend() + "\n";
+    if (AnyOneRound(s)) md += "\n" + OneRoundLegends(s) + "\n";
     md += ConditionsTable(s);
     if (!s.notes().empty()) {
       md += "\nReading notes:\n\n";

@@ -25,6 +25,8 @@ v1::ReportRun RunIdentity(const v1::Run& run, const RunIndex& index) {
   out.set_finished_at_ms(run.finished_at_ms());
   out.set_rounds(index.rounds());
   out.set_order_seed(run.order_seed());
+  out.set_regime(run.regime());
+  out.set_paired(run.paired());
   return out;
 }
 
@@ -61,6 +63,19 @@ v1::ReportMethod Method(const RunIndex& index) {
       "one launch of each item's own kernel after its first round's timing (run --profile), "
       "clocks untouched, never a timing sample; counters named by concept, each read with the "
       "architecture's metric (the daemon's counter catalogue)");
+  m.set_paired_floor(index.paired_floor());
+  m.set_paired_cycles_floor(index.paired_cycles_floor());
+  if (index.paired())
+    m.set_paired(
+        "a paired change comes from one window per round in which both rows were interleaved, "
+        "sample by sample, so both saw the same clock: per round the median over the window's "
+        "cycles of log(previous / this), the change exp(mean over rounds) - 1, its 95% interval "
+        "Student's t over the rounds (one round: a bootstrap over the window's cycles, drift not "
+        "included); the verdict (within noise or not) is on the time change at that shared "
+        "clock, against the paired floor: the median over the items that shared windows of the "
+        "spread of their rounds' log ratios. The cycles change is the work; the clock change "
+        "(this row's clock / the other's - 1, in the same windows) what power did to each; "
+        "source says which of the two moved the time");
   return m;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace ablation::client::report {
 namespace {
@@ -64,7 +65,15 @@ v1::Change ChangeMessage(const Change& c) {
       out.set_basis(v1::CHANGE_BASIS_MEDIANS);
       out.set_note(kNoSamplesNote);
       break;
+    case Basis::kPairedRounds:
+      out.set_basis(v1::CHANGE_BASIS_PAIRED_ROUNDS);
+      break;
+    case Basis::kPairedCycles:
+      out.set_basis(v1::CHANGE_BASIS_PAIRED_CYCLES);
+      out.set_note(kPairedOneRoundNote);
+      break;
   }
+  out.set_paired(c.paired);
   return out;
 }
 
@@ -110,6 +119,45 @@ ItemRounds Clocks(const Item& item) {
       });
 }
 
+namespace {
+
+std::vector<double> Raw(const google::protobuf::RepeatedField<double>& values) {
+  return {values.begin(), values.end()};
+}
+
+// Per shared window, `values` of self's row and of vs's, unfiltered: PairedLogRatios pairs them
+// by cycle.
+template <class Values>
+std::vector<PairedRound> SharedWindows(const Item& self, const Item& vs, Values values) {
+  std::vector<PairedRound> out;
+  for (const v1::Measurement* s : self.ok) {
+    if (s->window() == 0) continue;
+    for (const v1::Measurement* v : vs.ok) {
+      if (v->window() != s->window()) continue;
+      out.push_back({s->round(), values(*s), values(*v)});
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<PairedRound> PairedTimes(const Item& self, const Item& vs) {
+  return SharedWindows(self, vs, [](const v1::Measurement& m) { return Raw(m.sample_ms()); });
+}
+
+std::vector<PairedRound> PairedCycles(const Item& self, const Item& vs) {
+  return SharedWindows(self, vs, [](const v1::Measurement& m) { return Raw(m.sample_cycles()); });
+}
+
+std::vector<PairedRound> PairedClocks(const Item& self, const Item& vs) {
+  return SharedWindows(self, vs, [](const v1::Measurement& m) {
+    return m.stats().has_median_sm_mhz() ? std::vector<double>{m.stats().median_sm_mhz()}
+                                         : Raw(m.sample_sm_mhz());
+  });
+}
+
 double LowClockShare(const Item& item) {
   double low = 0, samples = 0;
   for (const v1::Measurement* m : item.ok) {
@@ -149,10 +197,33 @@ RunIndex::RunIndex(const v1::GetRunResponse& run, const std::vector<v1::Variant>
   }
   floor_ = NoiseFloor(spreads);
   cycles_floor_ = NoiseFloor(cycle_spreads);
+  SetPairedFloors();
   for (const v1::Variant& v : variants) {
     variants_.emplace(v.name(), &v);
     if (v.family() == kCublasFamily) cublas_.push_back(&v);
   }
+}
+
+void RunIndex::SetPairedFloors() {
+  // Every two items with a successful row in one window: the items of a window group pairwise.
+  std::map<std::int64_t, std::vector<std::size_t>> windows;
+  for (std::size_t i = 0; i < items_.size(); ++i)
+    for (const v1::Measurement* m : items_[i].ok)
+      if (m->window() != 0) windows[m->window()].push_back(i);
+  std::set<std::pair<std::size_t, std::size_t>> pairs;
+  for (const auto& [window, members] : windows)
+    for (std::size_t a = 0; a < members.size(); ++a)
+      for (std::size_t b = a + 1; b < members.size(); ++b)
+        if (members[a] != members[b])
+          pairs.emplace(std::min(members[a], members[b]), std::max(members[a], members[b]));
+  paired_ = !pairs.empty();
+  std::vector<double> spreads, cycle_spreads;
+  for (const auto& [a, b] : pairs) {
+    spreads.push_back(PairedSpread(PairedTimes(items_[a], items_[b])));
+    cycle_spreads.push_back(PairedSpread(PairedCycles(items_[a], items_[b])));
+  }
+  paired_floor_ = NoiseFloor(spreads);
+  paired_cycles_floor_ = NoiseFloor(cycle_spreads);
 }
 
 const Item* RunIndex::Find(const std::string& variant, const std::string& dtype,

@@ -37,6 +37,14 @@ ItemRounds Clocks(const Item& item);
 // low_clock_samples / samples over the successful rounds that count them; < 0 when none does.
 double LowClockShare(const Item& item);
 
+// The windows `self` and `vs` were interleaved in (successful rows of each with the same nonzero
+// window id), one PairedRound each in self's round order: per-sample ms, SM cycles, and SM
+// clocks (the stored median_sm_mhz where a row has it, else its samples). Empty when the two
+// shared no window: old rows, other dtypes or shapes, an unpaired run.
+std::vector<PairedRound> PairedTimes(const Item& self, const Item& vs);
+std::vector<PairedRound> PairedCycles(const Item& self, const Item& vs);
+std::vector<PairedRound> PairedClocks(const Item& self, const Item& vs);
+
 class RunIndex {
  public:
   RunIndex(const v1::GetRunResponse& run, const std::vector<v1::Variant>& variants);
@@ -74,6 +82,11 @@ class RunIndex {
   // NoiseFloor of the measured items' RoundSpread, of times and of cycles; 0: unknown.
   double floor() const { return floor_; }
   double cycles_floor() const { return cycles_floor_; }
+  // The paired floors (stats.h): of times and of cycles; 0: unknown.
+  double paired_floor() const { return paired_floor_; }
+  double paired_cycles_floor() const { return paired_cycles_floor_; }
+  // Whether two items of the run shared a window.
+  bool paired() const { return paired_; }
 
  private:
   using Key = std::tuple<std::string, std::string, std::int64_t, std::int64_t, std::int64_t>;
@@ -85,6 +98,11 @@ class RunIndex {
   int rounds_ = 0;
   double floor_ = 0;
   double cycles_floor_ = 0;
+  double paired_floor_ = 0;
+  double paired_cycles_floor_ = 0;
+  bool paired_ = false;
+
+  void SetPairedFloors();
 };
 
 v1::Shape MakeShape(std::int64_t m, std::int64_t n, std::int64_t k);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -79,6 +80,28 @@ void SetTflopsInterval(const Item& item, v1::ReportRow* row) {
   row->mutable_tflops_interval()->set_high(item.tflops * item.median_ms / low_ms);
 }
 
+// The median over the item's successful rounds of a row's optional value; NaN where none has it.
+template <class Has, class Get>
+double RoundsMedian(const Item& item, Has has, Get get) {
+  std::vector<double> values;
+  for (const v1::Measurement* m : item.ok)
+    if (has(*m)) values.push_back(get(*m));
+  return Median(std::move(values));
+}
+
+// The regime of the item's rows and its clock-normalised throughput.
+void SetRegime(const Item& item, v1::ReportRow* row) {
+  row->set_regime(item.ok.front()->regime());
+  const double per_ghz = RoundsMedian(
+      item, [](const auto& m) { return m.has_tflops_per_ghz(); },
+      [](const auto& m) { return m.tflops_per_ghz(); });
+  if (std::isfinite(per_ghz)) row->set_tflops_per_ghz(per_ghz);
+  const double peak = RoundsMedian(
+      item, [](const auto& m) { return m.has_peak_share(); },
+      [](const auto& m) { return m.peak_share(); });
+  if (std::isfinite(peak)) row->set_peak_share(peak);
+}
+
 // A row of an item (null: missing): its numbers over its successful rounds, its clocks, counters
 // and its share of the dtype's cuBLAS. An item no round measured shows its first row's status and
 // error.
@@ -109,6 +132,7 @@ void Fill(const RunIndex& index, const Item* item, const Counters& counters, v1:
   if (const double share = LowClockShare(*item); share >= 0) row->set_low_clock_share(share);
   if (const double spread = RoundSpread(Times(*item)); std::isfinite(spread))
     row->set_round_spread(spread);
+  SetRegime(*item, row);
   FillConditions(*item, counters, row);
   const v1::Measurement& m = item->first();
   const Item* cublas = index.Find(row->cublas_variant(), m.dtype(), m.shape());
@@ -137,20 +161,51 @@ v1::ReportRow RungRow(const RunIndex& index, Instance& instance, const v1::Shape
   return row;
 }
 
-// The speed change of `row` against `vs_row` over the rounds (stats.h), in time and, where
-// both have them, in SM cycles.
+// The cycles change over the rounds, unpaired, where both items have cycles.
+void SetUnpairedCycles(const RunIndex& index, const Item& self, const Item& vs,
+                       const std::string& key, v1::ReportRow* row) {
+  const ItemRounds a = Cycles(vs), b = Cycles(self);
+  if (!a.empty() && !b.empty())
+    *row->mutable_cycles_change() =
+        ChangeMessage(SpeedChange(a, b, index.cycles_floor(), SeedFor(key + "|cycles")));
+}
+
+// A change from the windows both items were interleaved in (stats.h): the time change at their
+// shared clock, the cycles change (paired where the windows have cycles, else over the rounds),
+// what the clocks did, and which of the two moved the time.
+void SetPairedChange(const RunIndex& index, const Item& self, const Item& vs, const Change& time,
+                     const std::string& key, v1::ReportRow* row) {
+  *row->mutable_change() = ChangeMessage(time);
+  const std::optional<Change> cycles =
+      PairedChange(PairedCycles(self, vs), index.paired_cycles_floor(), SeedFor(key + "|cycles"));
+  if (cycles) {
+    *row->mutable_cycles_change() = ChangeMessage(*cycles);
+  } else {
+    SetUnpairedCycles(index, self, vs, key, row);
+  }
+  const double clock = PairedClockChange(PairedClocks(self, vs));
+  if (!std::isfinite(clock)) return;
+  row->set_clock_change(clock);
+  // Both parts from the same windows, or no verdict on which moved the time.
+  if (cycles) row->set_change_source(ChangeSource(time.within_noise(), cycles->estimate, clock));
+}
+
+// The speed change of `row` against `vs_row` (stats.h): paired where the two items shared a
+// window in some round, else over the rounds; in time and, where both have them, in SM cycles.
 void SetChange(const std::string& section, const RunIndex& index, const Item& self, const Item& vs,
                const v1::ReportRow& vs_row, v1::ReportRow* row) {
   row->set_vs(vs_row.rung());
   row->set_vs_variant(vs_row.variant());
   const std::string key = section + "|" + row->variant() + "|" + vs_row.variant() + "|" +
                           row->dtype() + "|" + FormatShape(row->shape());
+  if (const std::optional<Change> paired =
+          PairedChange(PairedTimes(self, vs), index.paired_floor(), SeedFor(key))) {
+    SetPairedChange(index, self, vs, *paired, key, row);
+    return;
+  }
   *row->mutable_change() =
       ChangeMessage(SpeedChange(Times(vs), Times(self), index.floor(), SeedFor(key)));
-  const ItemRounds a = Cycles(vs), b = Cycles(self);
-  if (!a.empty() && !b.empty())
-    *row->mutable_cycles_change() =
-        ChangeMessage(SpeedChange(a, b, index.cycles_floor(), SeedFor(key + "|cycles")));
+  SetUnpairedCycles(index, self, vs, key, row);
 }
 
 // A block's rows at one shape, each measured one compared with the fastest measured of the rungs

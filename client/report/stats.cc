@@ -106,6 +106,20 @@ std::vector<double> AllMedians(Side& side) {
   return out;
 }
 
+// The medians of the draws of one side's units: every draw once where they number at most
+// `resamples`, else `resamples` draws from SplitMix64(seed).
+std::vector<double> DrawMedians(Side& side, std::uint64_t seed, int resamples) {
+  if (Draws(side.units(), resamples) > 0) return AllMedians(side);
+  std::vector<double> medians;
+  SplitMix64 rng(seed);
+  std::vector<std::uint32_t> counts(side.units());
+  for (int r = 0; r < resamples; ++r) {
+    RandomCounts(rng, counts);
+    medians.push_back(side.Median(counts));
+  }
+  return medians;
+}
+
 struct Bounds {
   double low = 0, high = 0;
 };
@@ -267,9 +281,55 @@ LogMoments Moments(const std::vector<double>& ms) {
   return m;
 }
 
+bool Positive(double v) { return std::isfinite(v) && v > 0; }
+
 bool Usable(const std::vector<double>& ms) {
-  return ms.size() >= 2 &&
-         std::all_of(ms.begin(), ms.end(), [](double v) { return std::isfinite(v) && v > 0; });
+  return ms.size() >= 2 && std::all_of(ms.begin(), ms.end(), Positive);
+}
+
+double Mean(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values) sum += v;
+  return sum / double(values.size());
+}
+
+// The unbiased standard deviation (2+ values).
+double StandardDeviation(const std::vector<double>& values) {
+  const double mean = Mean(values);
+  double sum = 0;
+  for (double v : values) sum += (v - mean) * (v - mean);
+  return std::sqrt(sum / double(values.size() - 1));
+}
+
+// The rounds' d (PairedRoundLog), those that have one.
+std::vector<double> RoundLogs(const std::vector<PairedRound>& rounds) {
+  std::vector<double> logs;
+  for (const PairedRound& r : rounds)
+    if (const double d = PairedRoundLog(r); std::isfinite(d)) logs.push_back(d);
+  return logs;
+}
+
+// One paired window: the median log ratio bootstrapped over its cycles, each cycle a unit, since
+// one round says nothing of the drift between rounds.
+void FromCycles(const std::vector<double>& logs, std::uint64_t seed, int resamples, Change* c) {
+  if (logs.size() < 2 || resamples < 1) {
+    c->basis = Basis::kMedians;
+    return;
+  }
+  Units units;
+  for (double v : logs) units.push_back({v});
+  Side side(units);
+  std::vector<double> medians = DrawMedians(side, seed, resamples);
+  const Bounds b = Percentiles(medians);
+  SetInterval({std::expm1(b.low), std::expm1(b.high)}, Basis::kPairedCycles, 1, c);
+}
+
+// The median of a side's finite, positive values; NaN for none.
+double PositiveMedian(const std::vector<double>& values) {
+  std::vector<double> kept;
+  for (double v : values)
+    if (Positive(v)) kept.push_back(v);
+  return Median(std::move(kept));
 }
 
 }  // namespace
@@ -358,17 +418,7 @@ bool MedianInterval(const ItemRounds& item, std::uint64_t seed, double* low, dou
   const Units units = rounds ? RoundUnits(item, Every(item)) : SampleUnits(item);
   if (units.size() < 2 || resamples < 1) return false;
   Side side(units);
-  std::vector<double> medians;
-  if (Draws(side.units(), resamples) > 0) {
-    medians = AllMedians(side);
-  } else {
-    SplitMix64 rng(seed);
-    std::vector<std::uint32_t> counts(side.units());
-    for (int r = 0; r < resamples; ++r) {
-      RandomCounts(rng, counts);
-      medians.push_back(side.Median(counts));
-    }
-  }
+  std::vector<double> medians = DrawMedians(side, seed, resamples);
   const Bounds b = Percentiles(medians);
   *low = b.low;
   *high = b.high;
@@ -404,6 +454,66 @@ double StudentTQuantile(double p, double df) {
     (StudentTCdf(mid, df) < p ? lo : hi) = mid;
   }
   return (lo + hi) / 2;
+}
+
+std::vector<double> PairedLogRatios(const PairedRound& round) {
+  std::vector<double> logs;
+  const std::size_t n = std::min(round.self.size(), round.vs.size());
+  for (std::size_t c = 0; c < n; ++c)
+    if (Positive(round.self[c]) && Positive(round.vs[c]))
+      logs.push_back(std::log(round.vs[c] / round.self[c]));
+  return logs;
+}
+
+double PairedRoundLog(const PairedRound& round) { return Median(PairedLogRatios(round)); }
+
+double PairedSpread(const std::vector<PairedRound>& rounds) {
+  const std::vector<double> logs = RoundLogs(rounds);
+  if (logs.size() < 2) return std::numeric_limits<double>::quiet_NaN();
+  const auto [lo, hi] = std::minmax_element(logs.begin(), logs.end());
+  return *hi - *lo;
+}
+
+std::optional<Change> PairedChange(const std::vector<PairedRound>& rounds, double floor,
+                                   std::uint64_t seed, int resamples) {
+  const std::vector<double> logs = RoundLogs(rounds);
+  if (logs.empty()) return std::nullopt;
+  Change c;
+  c.paired = true;
+  c.floor = floor;
+  c.rounds = int(logs.size());
+  const double mean = Mean(logs);
+  c.estimate = std::expm1(mean);
+  if (logs.size() == 1) {
+    for (const PairedRound& r : rounds)
+      if (std::isfinite(PairedRoundLog(r))) FromCycles(PairedLogRatios(r), seed, resamples, &c);
+    return c;
+  }
+  // Student's t over the rounds, not the bootstrap: with 3 rounds every bootstrap draw lies
+  // within [min, max] of the rounds, an interval that claims more than 3 rounds can tell.
+  const double n = double(logs.size());
+  const double half = StudentTQuantile(0.975, n - 1) * StandardDeviation(logs) / std::sqrt(n);
+  SetInterval({std::expm1(mean - half), std::expm1(mean + half)}, Basis::kPairedRounds, c.rounds,
+              &c);
+  return c;
+}
+
+double PairedClockChange(const std::vector<PairedRound>& clocks) {
+  std::vector<double> logs;
+  for (const PairedRound& r : clocks) {
+    const double self = PositiveMedian(r.self), vs = PositiveMedian(r.vs);
+    if (Positive(self) && Positive(vs)) logs.push_back(std::log(self / vs));
+  }
+  return logs.empty() ? std::numeric_limits<double>::quiet_NaN() : std::expm1(Mean(logs));
+}
+
+const char* ChangeSource(bool within_noise, double cycles_change, double clock_change) {
+  if (within_noise) return "";
+  const double work = std::fabs(std::log1p(cycles_change)),
+               clock = std::fabs(std::log1p(clock_change));
+  if (clock > work) return "clock (power)";
+  if (clock < 0.25 * work) return "work";
+  return "work and clock";
 }
 
 WelchResult WelchLogT(const std::vector<double>& a_ms, const std::vector<double>& b_ms) {

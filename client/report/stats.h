@@ -40,6 +40,28 @@
 // Cycles. The same computations on per-sample SM cycles (sample_cycles; a round's median_cycles
 // where the samples are absent), which a clock change does not move; with their own floor.
 //
+// Paired changes. Rows of one run measured in one window were interleaved: sample c of each comes
+// from cycle c, which launched every variant of the window once, so both saw the same clock and
+// the ratio of their samples c cancels it (PairedRound). Of two rows that shared windows in R
+// rounds, the speed change of self against vs:
+//  - per round r, d_r = the median over the window's cycles c of log(vs[c] / self[c]), a cycle
+//    counting only where both values are finite and positive (a failed clock probe leaves NaN;
+//    the values stay aligned by c, never filtered side by side first);
+//  - the estimate exp(mean d_r) - 1;
+//  - R >= 2: the 95% interval exp(mean +- t_0.975(R-1) sd(d) / sqrt(R)) - 1, basis
+//    kPairedRounds. Student's t, not the bootstrap over rounds: with 3 rounds that bootstrap
+//    cannot reach beyond [min, max] of the rounds and so is too narrow, where the t interval
+//    widens by what so few rounds cannot tell;
+//  - R = 1: the percentile bootstrap over the window's cycles of the median log ratio (as above:
+//    every draw when they number at most `resamples`, else draws from SplitMix64(seed)), basis
+//    kPairedCycles: "one round: interval from the window's cycles, drift not included";
+//    fewer than 2 cycles: the estimate alone (kMedians).
+// The paired floor: the median, over every two items that shared windows in 2+ rounds, of
+// max d_r - min d_r (PairedSpread), in logs: at these sizes the same as a ratio. A paired change
+// is within noise as any other (its interval holds 0, or it is below that floor).
+// The clock's part: self's clock / vs's - 1 from each round's median clocks, exp(mean log ratio)
+// - 1; since time = cycles / clock, (1 + time change) ~ (1 + cycles change) (1 + clock change).
+//
 // Welch. compare's model (JSON) also carries Welch's unequal-variance t-test on the logarithms of
 // all samples pooled, for reference: it treats samples as independent draws, which the drift
 // between rounds makes them not, so no verdict uses it. Two-sided p from Student's t with the
@@ -51,6 +73,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -62,6 +85,8 @@ inline constexpr int kBootstrapResamples = 2000;
 inline constexpr double kRounding = 1e-9;
 inline constexpr const char* kOneRoundNote = "one round: interval from samples, drift not included";
 inline constexpr const char* kNoSamplesNote = "one round, under 2 samples a side: no interval";
+inline constexpr const char* kPairedOneRoundNote =
+    "one round: interval from the window's cycles, drift not included";
 
 double Median(std::vector<double> values);  // NaN for none
 
@@ -106,9 +131,11 @@ double RoundSpread(const ItemRounds& item);
 double NoiseFloor(const std::vector<double>& spreads);
 
 enum class Basis {
-  kMedians,  ///< no interval: fewer than 2 rounds and fewer than 2 samples on a side
-  kSamples,  ///< one round: a bootstrap over samples, drift not included
-  kRounds,   ///< a bootstrap over rounds
+  kMedians,       ///< no interval: fewer than 2 rounds and fewer than 2 samples on a side
+  kSamples,       ///< one round: a bootstrap over samples, drift not included
+  kRounds,        ///< a bootstrap over rounds
+  kPairedRounds,  ///< paired windows, 2+ rounds: Student's t over the rounds' median log ratios
+  kPairedCycles,  ///< one paired window: a bootstrap over its cycles, drift not included
 };
 
 struct Change {
@@ -119,6 +146,7 @@ struct Change {
   Basis basis = Basis::kMedians;
   int rounds = 0;  ///< rounds resampled (paired: in common; across runs: the fewer of the sides)
   double floor = 0;
+  bool paired = false;  ///< from shared windows (PairedChange)
   bool within_noise() const {
     return (has_interval && low <= kRounding && high >= -kRounding) ||
            std::fabs(estimate) < std::max(floor, kRounding);
@@ -140,6 +168,32 @@ Change TimeChange(const ItemRounds& a, const ItemRounds& b, double floor, std::u
 /// fewer than 2 rounds and fewer than 2 samples.
 bool MedianInterval(const ItemRounds& item, std::uint64_t seed, double* low, double* high,
                     int resamples = kBootstrapResamples);
+
+/// One window that two rows of a run were interleaved in: each row's per-sample values (ms, SM
+/// cycles or MHz) as stored, sample c of both from cycle c; NaN or <= 0 where a probe failed.
+struct PairedRound {
+  int round = 0;
+  std::vector<double> self;
+  std::vector<double> vs;
+};
+
+/// log(vs[c] / self[c]) for every c of both where both are finite and positive, in order of c.
+std::vector<double> PairedLogRatios(const PairedRound& round);
+/// The round's d: the median of its log ratios; NaN without a pair.
+double PairedRoundLog(const PairedRound& round);
+/// max d - min d over the rounds that have a d; NaN with fewer than 2.
+double PairedSpread(const std::vector<PairedRound>& rounds);
+/// The speed change of self against vs from their shared windows (above); nullopt when no round
+/// has a pair, which leaves the unpaired computation to the caller.
+std::optional<Change> PairedChange(const std::vector<PairedRound>& rounds, double floor,
+                                   std::uint64_t seed, int resamples = kBootstrapResamples);
+/// self / vs - 1 of the clocks, exp(mean over rounds of log(median self / median vs)) - 1, each
+/// side's median over its finite, positive values; NaN without a round that has both.
+double PairedClockChange(const std::vector<PairedRound>& clocks);
+/// What moved the time of a change, from the cycles change (the work) and the clock change
+/// (power): "" within noise; "clock (power)" when |log(1 + clock)| > |log(1 + cycles)|; "work"
+/// when |log(1 + clock)| < a quarter of |log(1 + cycles)|; else "work and clock".
+const char* ChangeSource(bool within_noise, double cycles_change, double clock_change);
 
 /// A seed from a text key (FNV-1a), so each row's interval is reproducible on its own.
 std::uint64_t SeedFor(std::string_view key);

@@ -28,7 +28,8 @@ std::string ChangeText(const v1::Change& c) {
   if (c.has_interval())
     text +=
         " [" + SignedPercent(c.interval().low()) + ", " + SignedPercent(c.interval().high()) + "]";
-  if (c.basis() == v1::CHANGE_BASIS_SAMPLES) text += kOneRoundMark;
+  if (c.basis() == v1::CHANGE_BASIS_SAMPLES || c.basis() == v1::CHANGE_BASIS_PAIRED_CYCLES)
+    text += kOneRoundMark;
   return text;
 }
 
@@ -50,7 +51,8 @@ std::string ShareText(const v1::ReportRow& row) {
 std::string VsText(const v1::ReportRow& row) { return row.vs().empty() ? "-" : row.vs(); }
 
 std::string ChangeCell(const v1::ReportRow& row) {
-  return row.has_change() ? ChangeText(row.change()) : "-";
+  if (!row.has_change()) return "-";
+  return ChangeText(row.change()) + (row.change().paired() ? kPairedMark : "");
 }
 
 std::string CyclesCell(const v1::ReportRow& row) {
@@ -60,6 +62,28 @@ std::string CyclesCell(const v1::ReportRow& row) {
 
 std::string LowClockCell(const v1::ReportRow& row) {
   return row.has_low_clock_share() ? Percent(row.low_clock_share(), 0) : "-";
+}
+
+std::string ClockChangeCell(const v1::ReportRow& row) {
+  return row.has_clock_change() ? SignedPercent(row.clock_change()) + "%" : "-";
+}
+
+std::string SourceCell(const v1::ReportRow& row) {
+  return row.has_clock_change() ? row.change_source() : "-";
+}
+
+std::string TflopsPerGhzText(const v1::ReportRow& row) {
+  return Measured(row) && row.has_tflops_per_ghz() ? Fixed(row.tflops_per_ghz(), 1) : "-";
+}
+
+std::string PeakShareText(const v1::ReportRow& row) {
+  return Measured(row) && row.has_peak_share() ? Percent(row.peak_share()) : "-";
+}
+
+std::string RegimeText(const v1::ReportRun& run) {
+  const std::string regime = EnumWord(run.regime());
+  if (regime.empty()) return "";
+  return regime + (run.paired() ? ", paired" : ", unpaired");
 }
 
 namespace {
@@ -78,14 +102,42 @@ bool AnyLowClock(const v1::ReportSection& s) {
   return AnyRow(s, [](const v1::ReportRow& r) { return r.has_low_clock_share(); });
 }
 
+namespace {
+
+bool OfBasis(const v1::ReportRow& r, v1::ChangeBasis basis) {
+  return r.change().basis() == basis || r.cycles_change().basis() == basis;
+}
+
+bool FromSamples(const v1::ReportRow& r) { return OfBasis(r, v1::CHANGE_BASIS_SAMPLES); }
+bool FromOneWindow(const v1::ReportRow& r) { return OfBasis(r, v1::CHANGE_BASIS_PAIRED_CYCLES); }
+
+}  // namespace
+
 bool AnyOneRound(const v1::ReportSection& s) {
-  return AnyRow(s, [](const v1::ReportRow& r) {
-    return r.change().basis() == v1::CHANGE_BASIS_SAMPLES ||
-           r.cycles_change().basis() == v1::CHANGE_BASIS_SAMPLES;
-  });
+  return AnyRow(s, FromSamples) || AnyRow(s, FromOneWindow);
+}
+
+bool AnyClockChange(const v1::ReportSection& s) {
+  return AnyRow(s, [](const v1::ReportRow& r) { return r.has_clock_change(); });
+}
+
+bool AnyTflopsPerGhz(const v1::ReportSection& s) {
+  return AnyRow(s, [](const v1::ReportRow& r) { return Measured(r) && r.has_tflops_per_ghz(); });
+}
+
+bool AnyPeakShare(const v1::ReportSection& s) {
+  return AnyRow(s, [](const v1::ReportRow& r) { return Measured(r) && r.has_peak_share(); });
 }
 
 std::string OneRoundLegend() { return std::string(kOneRoundMark) + " " + kOneRoundNote + "."; }
+
+std::string OneRoundLegends(const v1::ReportSection& s) {
+  std::string legend = AnyRow(s, FromSamples) ? OneRoundLegend() : "";
+  if (AnyRow(s, FromOneWindow))
+    legend +=
+        (legend.empty() ? "" : " ") + std::string(kOneRoundMark) + " " + kPairedOneRoundNote + ".";
+  return legend;
+}
 
 std::string MethodText(const v1::Report& report) {
   const v1::ReportMethod& m = report.method();
@@ -106,6 +158,13 @@ std::string MethodText(const v1::Report& report) {
       "move. Low clock: the share of samples below the low-clock fraction of the maximum SM "
       "clock. Share: TFLOPS / TFLOPS of the cuBLAS of the same dtype and shape in this run.";
   if (!m.tflops_interval().empty()) text += " TFLOPS interval: " + m.tflops_interval() + ".";
+  if (!m.paired().empty()) {
+    text += " Paired: " + m.paired() + ". Paired floor: ";
+    text += m.paired_floor() > 0 ? Percent(m.paired_floor(), 2) : "unknown (under 2 rounds)";
+    if (m.paired_cycles_floor() > 0)
+      text += " (cycles " + Percent(m.paired_cycles_floor(), 2) + ")";
+    text += ".";
+  }
   if (!m.conditions().empty()) text += " How each row ran: " + m.conditions() + ".";
   if (!report.run().counters_tool().empty() && !m.counters().empty())
     text += " Counters (" + report.run().counters_tool() + "): " + m.counters() + ".";
@@ -128,6 +187,7 @@ std::string RunSummary(const v1::ReportRun& run) {
   if (!d.driver_version().empty()) text += ", driver " + d.driver_version();
   if (!d.cublas_version().empty()) text += ", cuBLAS " + d.cublas_version();
   if (!run.clock_policy().empty()) text += "; clocks " + run.clock_policy();
+  if (const std::string regime = RegimeText(run); !regime.empty()) text += "; regime " + regime;
   if (run.tags_size() > 0) {
     text += "; tags";
     for (const auto& tag : run.tags()) text += " " + tag;
@@ -184,6 +244,7 @@ std::vector<std::pair<std::string, std::string>> HeaderFields(const v1::Report& 
   add("CUDA runtime", d.cuda_runtime_version());
   add("cuBLAS", d.cublas_version());
   add("clocks", run.clock_policy());
+  add("regime", RegimeText(run));
   if (run.rounds() > 0)
     add("rounds",
         std::to_string(run.rounds()) +

@@ -14,24 +14,41 @@ namespace v1 = ::ablation::v1;
 std::string Fixed(double value, int decimals);
 std::string Percent(double fraction, int decimals = 1);  // 0.4762 -> "47.6%"
 std::string SignedPercent(double fraction);              // 0.1214 -> "+12.1" (no -0.0)
-// "+12.1% [+11.9, +12.7]"; a change from one round's samples is marked "†" (kOneRoundMark).
+// "+12.1% [+11.9, +12.7]"; a change from one round (its samples, or one paired window's cycles)
+// is marked "†" (kOneRoundMark).
 std::string ChangeText(const v1::Change& change);
 inline constexpr const char* kOneRoundMark = "†";
+// After a paired change in the tables.
+inline constexpr const char* kPairedMark = " paired";
 std::string StatusWord(const v1::ReportRow& row);    // "ok", "failed", "missing"
 bool Measured(const v1::ReportRow& row);             // status ok
 std::string TflopsText(const v1::ReportRow& row);    // "343.6", "missing", "failed"
 std::string ShareText(const v1::ReportRow& row);     // "47.6%", "no cublas_bf16", "-"
 std::string VsText(const v1::ReportRow& row);        // "A2", "-"
-std::string ChangeCell(const v1::ReportRow& row);    // ChangeText or "-"
+std::string ChangeCell(const v1::ReportRow& row);    // ChangeText (+ kPairedMark) or "-"
 std::string CyclesCell(const v1::ReportRow& row);    // ChangeText, " ≈" within noise, or "-"
 std::string LowClockCell(const v1::ReportRow& row);  // "12%", "-"
+
+std::string ClockChangeCell(const v1::ReportRow& row);   // "-2.0%", "-"
+std::string SourceCell(const v1::ReportRow& row);        // "clock (power)", "" within noise, "-"
+std::string TflopsPerGhzText(const v1::ReportRow& row);  // "351.2", "-"
+std::string PeakShareText(const v1::ReportRow& row);     // "71.3%", "-"
+// "sustained, paired", "burst, unpaired"; "" for a run without a regime (stored before them).
+std::string RegimeText(const v1::ReportRun& run);
 // Whether any row of the section has a cycles change, a low-clock share, a one-round change: the
 // tables show those columns and the legend only then, so a run without clock data reads as before.
 bool AnyCycles(const v1::ReportSection& section);
 bool AnyLowClock(const v1::ReportSection& section);
 bool AnyOneRound(const v1::ReportSection& section);
+// Whether any row has a clock change (a paired change), TFLOPS per GHz, a share of the peak.
+bool AnyClockChange(const v1::ReportSection& section);
+bool AnyTflopsPerGhz(const v1::ReportSection& section);
+bool AnyPeakShare(const v1::ReportSection& section);
 // "† one round: interval from samples, drift not included."
 std::string OneRoundLegend();
+// The legend of the section's one-round changes: OneRoundLegend() for those from samples, "†
+// one round: interval from the window's cycles, drift not included." for paired ones; "" for none.
+std::string OneRoundLegends(const v1::ReportSection& section);
 // The paragraph under the title: what change, interval, floor, ≈, cycles, low clock and share are.
 std::string MethodText(const v1::Report& report);
 // "failed: illegal address", "ok (1 of 3 rounds failed)"

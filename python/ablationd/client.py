@@ -172,8 +172,11 @@ class Client:
     def run_request(self, variants=None, shapes=None, dtype="", preset="", tags=None, rounds=0,
                     order_seed=0, verify=False, device=0, allow_missing=False, hot_l2=False,
                     flush_l2=False, min_samples=0, max_seconds=0.0, target_noise=0.0,
-                    lock_sm_clock="", lock_mem_clock="", requested_by=None):
-        """The RunRequest these arguments make (what run() and stream() send)."""
+                    lock_sm_clock="", lock_mem_clock="", requested_by=None, regime="",
+                    unpaired=False, window_seconds=0.0, burst_seconds=0.0):
+        """The RunRequest these arguments make (what run() and stream() send). regime:
+        "sustained" (the daemon's default), "burst" or "locked"; unpaired: each item in a
+        window of its own instead of the items of a shape interleaved."""
         request = ablation_pb2.RunRequest(
             variants=_list(variants), shapes=_shapes(shapes), dtype=dtype,
             preset=preset, tags=_list(tags), rounds=rounds, order_seed=order_seed, verify=verify,
@@ -183,6 +186,13 @@ class Client:
         timing.hot_l2, timing.flush_l2 = hot_l2, flush_l2
         timing.min_samples, timing.max_seconds, timing.target_noise = (min_samples, max_seconds,
                                                                        target_noise)
+        timing.window_seconds, timing.burst_seconds = window_seconds, burst_seconds
+        if regime:
+            name = "REGIME_" + str(regime).upper()
+            if name not in ablation_pb2.Regime.keys() or name == "REGIME_UNSPECIFIED":
+                raise ValueError(f"regime: {regime!r} is not sustained, burst or locked")
+            request.regime = ablation_pb2.Regime.Value(name)
+        request.unpaired = bool(unpaired)
         if lock_sm_clock or lock_mem_clock:
             request.clocks.mode = ablation_pb2.CLOCK_MODE_LOCK
             request.clocks.sm_mhz, request.clocks.mem_mhz = str(lock_sm_clock), str(lock_mem_clock)

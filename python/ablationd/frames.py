@@ -11,11 +11,13 @@ from ablationd._proto import ablation_pb2, enum_word, report_pb2
 # a GPU without NVML has no clocks, not clocks of 0 MHz.
 MEASUREMENT_COLUMNS = [
     "run_id", "measurement_id", "created", "device_uuid", "device_name", "variant", "dtype",
-    "m", "n", "k", "round", "sequence", "status", "median_ms", "tflops", "noise", "samples",
+    "m", "n", "k", "round", "sequence", "status", "regime", "conditioned", "window",
+    "median_ms", "tflops", "tflops_per_ghz", "peak_share", "noise", "samples",
     "sm_clock_mhz_mean", "sm_clock_mhz_min", "throttled_share", "low_clock_share",
     "median_cycles", "median_sm_mhz", "wall_seconds", "sampled_gpu_seconds", "worker_seconds",
     "setup_seconds", "warmup_seconds", "sampling_seconds", "verify_seconds", "inputs_reused",
-    "l2", "clock_policy", "verification", "error",
+    "settle_seconds", "cool_seconds", "l2", "clock_policy", "verification", "regime_note",
+    "error",
 ]
 
 SAMPLE_COLUMNS = [
@@ -62,8 +64,12 @@ def measurements_frame(measurements, runs=None) -> pd.DataFrame:
             run.device.uuid if run else "", run.device.name if run else "",
             m.variant, m.dtype, m.shape.m, m.shape.n, m.shape.k, m.round, m.sequence,
             enum_word(ablation_pb2.MeasurementStatus, m.status),
+            # The regime every figure was taken in, and whether its condition held (schema v11);
+            # rows of one window were measured interleaved, sample by sample.
+            enum_word(ablation_pb2.Regime, m.regime), m.conditioned, m.window,
             stats.median_ms if m.status == ablation_pb2.MEASUREMENT_STATUS_OK else _NAN,
             m.tflops if m.status == ablation_pb2.MEASUREMENT_STATUS_OK else _NAN,
+            _optional(m, "tflops_per_ghz"), _optional(m, "peak_share"),
             stats.noise if stats.samples else _NAN,
             stats.samples,
             _optional(telemetry, "sm_clock_mhz_mean"), _optional(telemetry, "sm_clock_mhz_min"),
@@ -74,12 +80,14 @@ def measurements_frame(measurements, runs=None) -> pd.DataFrame:
             # Where the wall time went (Measurement.cost, schema v10); NaN where not measured.
             *(_optional(m.cost, f) for f in ("worker_seconds", "setup_seconds", "warmup_seconds",
                                              "sampling_seconds", "verify_seconds",
-                                             "inputs_reused")),
+                                             "inputs_reused", "settle_seconds", "cool_seconds")),
             enum_word(ablation_pb2.L2Mode, m.l2), m.clock_policy,
-            enum_word(ablation_pb2.VerificationOutcome, m.verification_outcome), m.error,
+            enum_word(ablation_pb2.VerificationOutcome, m.verification_outcome), m.regime_note,
+            m.error,
         ])
     frame = _frame(rows, MEASUREMENT_COLUMNS,
-                   ints=("run_id", "measurement_id", "m", "n", "k", "round", "sequence", "samples"))
+                   ints=("run_id", "measurement_id", "m", "n", "k", "round", "sequence", "samples",
+                         "window"))
     frame["created"] = pd.to_datetime(frame["created"], utc=True)
     return frame
 

@@ -182,7 +182,8 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
     if (!t) return KeyError(origin, "timing", "expected a table");
     st = CheckKeys(*t, origin, "timing.",
                    {"min_samples", "min_seconds", "max_seconds", "target_noise", "warmup_count",
-                    "warmup_seconds", "max_samples"});
+                    "warmup_seconds", "max_samples", "regime", "window_seconds",
+                    "settle_max_seconds", "burst_seconds", "cool_min_seconds", "cool_max_seconds"});
     if (!st.ok()) return st;
     auto& d = c->timing;
     if (!(st = Read(*t, origin, "timing.", "min_samples", &d.min_samples)).ok()) return st;
@@ -201,6 +202,33 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
       return KeyError(origin, "timing.target_noise", "must be between 0 and 1");
     if (d.warmup_count < 0 || d.warmup_seconds < 0)
       return KeyError(origin, "timing.warmup_count", "warm-up cannot be negative");
+    std::string regime;
+    if (!(st = Read(*t, origin, "timing.", "regime", &regime)).ok()) return st;
+    if (regime == "sustained") {
+      d.regime = Regime::kSustained;
+    } else if (regime == "burst") {
+      d.regime = Regime::kBurst;
+    } else if (!regime.empty()) {
+      // locked needs a clock lock, which a run asks for (and may be refused): never a default.
+      return KeyError(origin, "timing.regime",
+                      "'" + regime + "' is not a default regime: sustained or burst");
+    }
+    RegimeParams& r = d.regime_params;
+    const struct {
+      const char* key;
+      double* value;
+      double lo, hi;
+    } knobs[] = {{"window_seconds", &r.window_seconds, 0.01, 600},
+                 {"settle_max_seconds", &r.settle_max_seconds, 0, 3600},
+                 {"burst_seconds", &r.burst_seconds, 1e-4, 10},
+                 {"cool_min_seconds", &r.cool_min_seconds, 0, 600},
+                 {"cool_max_seconds", &r.cool_max_seconds, 0, 3600}};
+    for (const auto& k : knobs) {
+      if (!(st = Read(*t, origin, "timing.", k.key, k.value)).ok()) return st;
+      if (!(*k.value >= k.lo && *k.value <= k.hi))
+        return KeyError(origin, std::string("timing.") + k.key,
+                        "must be " + std::to_string(k.lo) + " to " + std::to_string(k.hi));
+    }
   }
   if (const toml::node* n = root.get("queue")) {
     const toml::table* t = n->as_table();

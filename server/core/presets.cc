@@ -233,6 +233,9 @@ Status PlanPresetRun(const v1::RunRequest& request, const PresetCatalog& presets
       plan->device = part.device;
       plan->verify = part.verify;
       plan->clocks = part.clocks;
+      plan->regime = part.regime;
+      plan->regime_params = part.regime_params;
+      plan->paired = part.paired;
       first = false;
     }
     plan->variants.insert(plan->variants.end(), part.variants.begin(), part.variants.end());

@@ -199,6 +199,10 @@ Status RunManager::Admit(std::shared_ptr<Job> job, const std::string& request_js
   run.set_clock_policy(ClockPolicyText(clocks));
   run.set_rounds(rounds);
   run.set_order_seed(job->plan.order_seed);
+  if (job->kind == v1::RUN_KIND_ABLATION) {
+    run.set_regime(ToProto(job->plan.regime));
+    run.set_paired(job->plan.paired);
+  }
   job->recorder.Create(run);
 
   std::lock_guard lock(gpu->mu);

@@ -39,6 +39,9 @@ Status CheckTimingRanges(const v1::TimingOptions& t) {
       {t.warmup_seconds(), 0, 600, "warmup_seconds"},
       {t.target_noise(), 0, 0.999, "target_noise"},
       {t.low_clock_fraction(), 0, 0.999, "low_clock_fraction"},
+      {t.window_seconds(), 0, 600, "window_seconds"},
+      {t.settle_max_seconds(), 0, 3600, "settle_max_seconds"},
+      {t.burst_seconds(), 0, 10, "burst_seconds"},
   };
   for (const auto& r : ranges)
     if (Status st = CheckRange(r.value, r.lo, r.hi, r.field); !st.ok()) return st;
@@ -208,6 +211,82 @@ int64_t RequiredDeviceBytes(const kernels::Problem& p, const DeviceLimits& devic
   return bytes;
 }
 
+// The regime and its knobs: the request's, over the daemon's defaults; a clock lock is the
+// locked regime, and the other regimes measure the clocks as the GPU sets them.
+static Status PlanRegime(const v1::RunRequest& request, const TimingDefaults& d, RunPlan* plan) {
+  const v1::Regime asked = request.regime();
+  if (!v1::Regime_IsValid(asked))
+    return InvalidArgument("regime: " + std::to_string(int(asked)) +
+                           " is not sustained, burst or locked");
+  const bool lock = request.clocks().mode() == v1::CLOCK_MODE_LOCK;
+  switch (asked) {
+    case v1::REGIME_UNSPECIFIED:
+      plan->regime = lock ? Regime::kLocked : d.regime;
+      break;
+    case v1::REGIME_SUSTAINED:
+    case v1::REGIME_BURST:
+      if (lock) {
+        return InvalidArgument(std::string("regime: ") +
+                               (asked == v1::REGIME_BURST ? "burst" : "sustained") +
+                               " measures the clocks as the GPU sets them; a clock lock "
+                               "(clocks.mode lock) is the locked regime");
+      }
+      plan->regime = asked == v1::REGIME_BURST ? Regime::kBurst : Regime::kSustained;
+      break;
+    default:
+      plan->regime = Regime::kLocked;
+      break;
+  }
+  // A locked run with the default regime takes the lock's regime, never the default's.
+  if (lock) plan->regime = Regime::kLocked;
+  RegimeParams& p = plan->regime_params;
+  p = d.regime_params;
+  const v1::TimingOptions& t = request.timing();
+  if (t.window_seconds() > 0) p.window_seconds = t.window_seconds();
+  if (t.settle_max_seconds() > 0) p.settle_max_seconds = t.settle_max_seconds();
+  if (t.burst_seconds() > 0) p.burst_seconds = t.burst_seconds();
+  plan->timing.set_window_seconds(p.window_seconds);
+  plan->timing.set_settle_max_seconds(p.settle_max_seconds);
+  plan->timing.set_burst_seconds(p.burst_seconds);
+  plan->paired = !request.unpaired();
+  return Status::Ok();
+}
+
+std::vector<std::vector<int>> WindowGroups(const RunPlan& plan) {
+  std::vector<std::vector<int>> groups;
+  std::vector<kernels::Problem> keys;
+  for (size_t i = 0; i < plan.items.size(); ++i) {
+    const kernels::Problem& p = plan.items[i].problem;
+    size_t g = keys.size();
+    if (plan.paired) {
+      for (size_t j = 0; j < keys.size(); ++j) {
+        if (keys[j].dtype == p.dtype && keys[j].m == p.m && keys[j].n == p.n && keys[j].k == p.k) {
+          g = j;
+          break;
+        }
+      }
+    }
+    if (g == keys.size()) {
+      keys.push_back(p);
+      groups.emplace_back();
+    }
+    groups[g].push_back(int(i));
+  }
+  return groups;
+}
+
+v1::Regime ToProto(Regime r) {
+  switch (r) {
+    case Regime::kSustained:
+      return v1::REGIME_SUSTAINED;
+    case Regime::kBurst:
+      return v1::REGIME_BURST;
+    case Regime::kLocked:
+      return v1::REGIME_LOCKED;
+  }
+  return v1::REGIME_UNSPECIFIED;
+}
+
 // What run and verify requests share: dtype, variants, shapes and device, in that order.
 template <typename Request>
 static Status PlanSelection(const Request& request, const kernels::Registry& registry,
@@ -262,13 +341,18 @@ Status PlanRun(const v1::RunRequest& request, const kernels::Registry& registry,
   if (!v1::ClockMode_IsValid(mode))
     return InvalidArgument("clocks.mode: " + std::to_string(int(mode)) +
                            " is neither observe nor lock");
-  plan->clocks.lock = mode == v1::CLOCK_MODE_LOCK;
+  if (!(st = PlanRegime(request, d, plan)).ok()) return st;
+  plan->clocks.lock = mode == v1::CLOCK_MODE_LOCK || plan->regime == Regime::kLocked;
   if (plan->clocks.lock) {
     plan->clocks.sm_spec = request.clocks().sm_mhz();
     plan->clocks.mem_spec = request.clocks().mem_mhz();
-    if (plan->clocks.sm_spec.empty() && plan->clocks.mem_spec.empty())
-      return InvalidArgument(
-          "clocks: lock needs clocks.sm_mhz and/or clocks.mem_mhz (MHz, base or max)");
+    if (plan->clocks.sm_spec.empty() && plan->clocks.mem_spec.empty()) {
+      if (mode == v1::CLOCK_MODE_LOCK)
+        return InvalidArgument(
+            "clocks: lock needs clocks.sm_mhz and/or clocks.mem_mhz (MHz, base or max)");
+      // regime locked without values: the SM clock at base, as nvbench locks it.
+      plan->clocks.sm_spec = "base";
+    }
   } else if (!request.clocks().sm_mhz().empty() || !request.clocks().mem_mhz().empty()) {
     return InvalidArgument("clocks.sm_mhz: clock values only make sense with clocks.mode=lock");
   }

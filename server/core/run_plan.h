@@ -9,6 +9,7 @@
 #include "ablation/v1/ablation.pb.h"
 #include "kernels/registry.h"
 #include "server/core/clock_lock.h"
+#include "server/core/regime.h"
 #include "server/core/status.h"
 
 namespace ablation::core {
@@ -22,6 +23,9 @@ struct TimingDefaults {
   int warmup_count = 3;
   double warmup_seconds = 0.1;
   int max_samples = 100000;
+  /// The regime of a request that names none, and the regimes' knobs (config [timing]).
+  Regime regime = Regime::kSustained;
+  RegimeParams regime_params;
 };
 
 /// What the daemon knows of a GPU when it validates a request (from the worker's hello).
@@ -72,7 +76,20 @@ struct RunPlan {
   /// run --profile: each item's counters after its first timing (profiler.h), these metrics.
   bool profile = false;
   std::vector<std::string> profile_metrics;
+  /// The power regime every window is measured in, and its knobs (the request's timing fields
+  /// over the daemon's defaults).
+  Regime regime = Regime::kSustained;
+  RegimeParams regime_params;
+  /// Items of one problem (dtype and shape) measured interleaved in one window per round.
+  bool paired = true;
 };
+
+/// The windows of a plan: the indices of the items measured together, those of one problem
+/// (dtype and shape) when the plan is paired, each item alone otherwise; in plan order.
+std::vector<std::vector<int>> WindowGroups(const RunPlan& plan);
+
+/// The proto's regime of a plan's.
+v1::Regime ToProto(Regime r);
 
 /// Below this fraction of the device's maximum SM clock a sample is low-clock (flagged, shared).
 inline constexpr double kDefaultLowClockFraction = 0.75;
@@ -86,8 +103,9 @@ inline constexpr int kMaxRounds = 100;
 
 /// Sets the plan's rounds from the request (0: `default_rounds`) and divides the per-item time
 /// budget among them, so that a run with rounds costs what it would without: min/max seconds
-/// divided by the rounds, min samples rounded up. The warm-up stays (the worker shortens it on a
-/// GPU kept busy by the item before). InvalidArgument when out of range.
+/// divided by the rounds, min samples rounded up. Each round's window keeps its length (a window
+/// must average the power controller's oscillation whatever the rounds). InvalidArgument when
+/// out of range.
 Status ApplyRounds(int requested, int default_rounds, uint64_t order_seed, RunPlan* plan);
 
 /// Device memory a measurement needs (inputs, both B layouts where a transpose is needed, output,

@@ -141,6 +141,18 @@ void TelemetrySampler::Loop() {
   }
 }
 
+std::vector<NvmlSample> TelemetrySampler::StopSamples(std::string* error) {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard lock(mu_);
+  if (error) *error = first_error_;
+  return samples_;
+}
+
 v1::Telemetry TelemetrySampler::Stop() {
   {
     std::lock_guard lock(mu_);

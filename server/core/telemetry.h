@@ -56,6 +56,9 @@ class TelemetrySampler {
              std::string why_unavailable = "NVML is not available");
   /// Ends sampling and returns the summary of the samples since Start.
   v1::Telemetry Stop();
+  /// Ends sampling and returns the samples since Start themselves (several short windows are
+  /// summarised together); `error` gets the first NVML error, if any. Empty without NVML.
+  std::vector<NvmlSample> StopSamples(std::string* error = nullptr);
 
  private:
   void Loop();

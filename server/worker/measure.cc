@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
+#include <cmath>
+#include <deque>
+#include <limits>
 #include <vector>
 
 #include "server/worker/diagnostics.h"
@@ -20,38 +23,35 @@ namespace ablation::worker {
 
 namespace k = ::ablation::kernels;
 namespace apb = ::ablation::v1;
+namespace wpb = ::ablation::worker::v1;
 
 namespace {
-
-/// Launches enqueued in warm-up between synchronisations: keeps the GPU busy (clocks up) while
-/// still checking the elapsed time and errors often.
-constexpr int kWarmupBatch = 4;
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-/// Warm-up: by count and by time (PlanWarmup, sample_plan.h: the full warmup_seconds on an idle
-/// GPU, a short one on a GPU that was busy a moment ago), so that clocks, caches of the launch
-/// path and cuBLAS's heuristics are settled. max_seconds bounds it too (a kernel of seconds per
-/// launch). *per_launch_ms: the wall time per launch, the first batch's estimate of a sample
-/// (high for a small kernel, whose launches the synchronisations dominate, which only makes the
-/// batch short).
-std::string WarmUp(Device& d, const Ready& r, const k::GemmArgs& args, const WarmupPlan& plan,
-                   double max_seconds, int* launched, double* per_launch_ms) {
+/// The warm-up: at least warmup_count cycles of the window's launches and warmup_seconds of wall
+/// time (bounded by max_seconds: a kernel of seconds a launch), synchronised after each cycle,
+/// so that module loading, the launch path's caches and cuBLAS's heuristics are behind the
+/// samples. The clocks are the regime's business (the daemon settles or cools the GPU around the
+/// windows). *cycle_ms: the wall time of the last cycle, the first batch's estimate (high for
+/// small kernels, whose launches the synchronisation dominates, which only makes it short).
+std::string WarmUp(Device& d, const std::vector<WindowMember>& members, const SamplingOptions& o,
+                   double* cycle_ms) {
   const auto warm0 = std::chrono::steady_clock::now();
-  std::string err;
-  for (;;) {
-    const int batch = *launched < plan.launches ? std::min(kWarmupBatch, plan.launches - *launched)
-                                                : kWarmupBatch;
-    for (int i = 0; i < batch; ++i, ++*launched) {
-      if (!(err = LaunchChecked(d, r, args)).empty()) return err;
+  for (int c = 0;; ++c) {
+    if (c >= std::max(o.warmup_count, 1) &&
+        (Seconds(warm0) >= o.warmup_seconds || Seconds(warm0) >= o.max_seconds))
+      break;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const WindowMember& m : members) {
+      if (std::string err = LaunchChecked(d, m.r, m.sets.front()); !err.empty())
+        return m.r.variant->name + ": warm-up: " + err;
     }
-    if (!(err = d.Check(cudaStreamSynchronize(d.stream), "warm-up")).empty()) return err;
-    const double s = Seconds(warm0);
-    *per_launch_ms = 1e3 * s / std::max(*launched, 1);
-    if (*launched >= plan.launches && s >= plan.seconds) break;
-    if (s >= max_seconds) break;
+    std::string err = d.Check(cudaStreamSynchronize(d.stream), "warm-up");
+    if (!err.empty()) return err;
+    *cycle_ms = 1e3 * Seconds(t0);
   }
   return "";
 }
@@ -81,156 +81,271 @@ const char* MethodText(L2Method m) {
   return "?";
 }
 
+/// The samples of a window as they are collected: by global sample index g (cycle g / members,
+/// member g % members). A cycle is kept only when all its samples came from batches whose gate
+/// opened in time.
+class WindowSamples {
+ public:
+  explicit WindowSamples(int members) : n_(members) {}
+
+  void Add(int64_t g, const BatchSample& s, bool dropped) {
+    if (g >= int64_t(ms_.size())) {
+      ms_.resize(size_t(g) + 1, 0);
+      mhz_.resize(size_t(g) + 1, std::numeric_limits<double>::quiet_NaN());
+      have_.resize(size_t(g) + 1, 0);
+    }
+    ms_[size_t(g)] = double(s.ms);
+    mhz_[size_t(g)] = s.sm_mhz;
+    have_[size_t(g)] = dropped ? 2 : 1;
+    // Cycles complete in order: advance over every one now whole.
+    while ((complete_ + 1) * n_ <= int64_t(have_.size())) {
+      const int64_t c = complete_;
+      bool whole = true, bad = false;
+      double sum = 0;
+      for (int64_t i = c * n_; i < (c + 1) * n_; ++i) {
+        whole = whole && have_[size_t(i)] != 0;
+        bad = bad || have_[size_t(i)] == 2;
+        sum += ms_[size_t(i)];
+      }
+      if (!whole) break;
+      ++complete_;
+      if (bad) {
+        ++dropped_cycles_;
+      } else {
+        kept_.push_back(c);
+        kept_ms_ += sum;
+      }
+    }
+  }
+
+  int64_t kept_cycles() const { return int64_t(kept_.size()); }
+  double kept_ms() const { return kept_ms_; }
+  int64_t dropped_cycles() const { return dropped_cycles_; }
+  /// Mean of the kept samples' times; 0 before any.
+  double mean_sample_ms() const {
+    return kept_.empty() ? 0 : kept_ms_ / double(kept_cycles() * n_);
+  }
+
+  /// Member `m`'s samples of the kept cycles, in order.
+  void Member(int m, wpb::MemberResult* out, std::vector<double>* mhz) const {
+    for (int64_t c : kept_) {
+      const size_t i = size_t(c * n_ + m);
+      out->add_sample_ms(ms_[i]);
+      mhz->push_back(mhz_[i]);
+    }
+  }
+
+ private:
+  int64_t n_;
+  std::vector<double> ms_, mhz_;
+  std::vector<char> have_;  // 0: not yet, 1: kept, 2: from a dropped batch
+  int64_t complete_ = 0;    // cycles whose every sample has come back
+  std::vector<int64_t> kept_;
+  double kept_ms_ = 0;
+  int64_t dropped_cycles_ = 0;
+};
+
 }  // namespace
 
 std::string RunMeasure(Device& d, Resident& res, const k::Registry& registry,
-                       const ::ablation::worker::v1::MeasureTask& task,
-                       ::ablation::worker::v1::MeasureResult* result) {
+                       const wpb::MeasureTask& task, wpb::MeasureResult* result) {
   const auto setup0 = std::chrono::steady_clock::now();
   apb::Cost* cost = result->mutable_cost();
-  Ready r;
-  std::string err = Resolve(registry, task.variant(), task.dtype(), task.shape(), &r);
-  if (!err.empty()) return err;
+  if (task.variants_size() == 0) return "the window names no variant";
+
+  // Each variant resolved; one that cannot run the problem is left out with its reason.
+  std::vector<WindowMember> members;
+  std::vector<int> member_of;  // the task's index of each member
+  std::string refusals;
+  for (int i = 0; i < task.variants_size(); ++i) {
+    wpb::MemberResult* m = result->add_members();
+    m->set_variant(task.variants(i));
+    Ready r;
+    const std::string why = Resolve(registry, task.variants(i), task.dtype(), task.shape(), &r);
+    m->set_ok(why.empty());
+    if (!why.empty()) {
+      m->set_error(why);
+      refusals += (refusals.empty() ? "" : "; ") + why;
+      continue;
+    }
+    members.push_back({r, {}});
+    member_of.push_back(i);
+  }
+  if (members.empty()) return refusals;
+
   const apb::TimingOptions& t = task.timing();
   const SamplingOptions o = ResolveOptions(
       t.min_samples(), t.min_seconds(), t.max_seconds(), t.target_noise(), t.warmup_count(),
       t.warmup_seconds(), t.hot_l2(), t.max_samples(), t.flush_l2(), t.low_clock_fraction());
-  // The inputs and the L2 rotation's copies, resident from the last measurement of this problem
-  // and seed or made now (resident_inputs.h); C poisoned either way.
+  // The inputs (B^T too where any variant wants [n][k]) and each variant's L2 rotation copies,
+  // resident from the last task of this problem and seed or made now; C poisoned either way.
+  const bool need_nk = std::any_of(members.begin(), members.end(), [](const WindowMember& m) {
+    return m.r.variant->b_layout == k::BLayout::kNK;
+  });
   ProblemInputs in;
-  err = res.inputs.Prepare({.problem = r.problem,
-                            .seed = task.seed(),
-                            .need_nk = r.variant->b_layout == k::BLayout::kNK},
-                           &in);
-  L2Plan plan;
-  std::vector<k::GemmArgs> sets;
-  bool sets_reused = false;
-  const k::GemmArgs args = ArgsFor(d, r, in, in.c);
-  if (err.empty()) err = MakeInputSets(res.inputs, r, args, o, &plan, &sets, &sets_reused);
+  std::string err = res.inputs.Prepare(
+      {.problem = members[0].r.problem, .seed = task.seed(), .need_nk = need_nk}, &in);
+  bool reused = in.reused;
+  L2Method method = RequestedL2Method(o.hot_l2, o.flush_l2);
+  int64_t most_sets = 1;
+  for (WindowMember& m : members) {
+    if (!err.empty()) break;
+    L2Plan plan;
+    bool sets_reused = false;
+    err =
+        MakeInputSets(res.inputs, m.r, ArgsFor(d, m.r, in, in.c), o, &plan, &m.sets, &sets_reused);
+    reused = reused && sets_reused;
+    if (!plan.note.empty())
+      Log("%s %s: %s", m.r.variant->name.c_str(), task.dtype().c_str(), plan.note.c_str());
+    // One variant whose copies do not fit makes the whole window flush: its samples must find the
+    // L2 as cold as the others'.
+    if (plan.method == L2Method::kFlush) method = L2Method::kFlush;
+    most_sets = std::max<int64_t>(most_sets, int64_t(m.sets.size()));
+  }
   if (!err.empty()) {
     cost->set_setup_seconds(Seconds(setup0));
     return err;
   }
-  if (!plan.note.empty())
-    Log("%s %s: %s", r.variant->name.c_str(), task.dtype().c_str(), plan.note.c_str());
-  cost->set_inputs_reused(in.reused && sets_reused);
+  cost->set_inputs_reused(reused);
   double setup_s = Seconds(setup0);
+  const int n = int(members.size());
 
-  // Right before the samples, so that nothing cools the GPU between the two.
-  const double idle_s = res.IdleSeconds();
-  const WarmupPlan warmup = PlanWarmup(o, idle_s);
-  int launched = 0;
-  double estimate_ms = 0;
+  double sample_ms_estimate = 0;
   const auto warm0 = std::chrono::steady_clock::now();
-  err = WarmUp(d, r, args, warmup, o.max_seconds, &launched, &estimate_ms);
+  if (task.warmup()) {
+    double cycle_ms = 0;
+    err = WarmUp(d, members, o, &cycle_ms);
+    sample_ms_estimate = cycle_ms / n;
+  }
   cost->set_warmup_seconds(Seconds(warm0));
   if (!err.empty()) return err;
 
-  // After the warm-up: a launcher may set the kernel's dynamic shared memory limit on first use,
-  // and the occupancy calculator honours that attribute.
-  const auto occupancy0 = std::chrono::steady_clock::now();
-  err = Occupancy(d, res, r, result->mutable_occupancy());
-  if (!err.empty()) {
-    if (d.fatal) return err;
-    Log("occupancy of %s not reported: %s", r.variant->name.c_str(), err.c_str());
-    result->clear_occupancy();
-  }
-  setup_s += Seconds(occupancy0);
-  cost->set_setup_seconds(setup_s);
+  const bool flush = method == L2Method::kFlush;
+  const WindowSpec spec{.members = n,
+                        .window_ms = 1e3 * std::max(task.window_seconds(), 0.0),
+                        .min_cycles = std::max<int64_t>(task.min_cycles(), 1),
+                        .max_cycles = std::max<int64_t>(task.max_cycles(), 0)};
+  // Far beyond what the window needs: a host that stalls, or min_cycles far longer than the span.
+  const double wall_cap_s = 3 * std::max(task.window_seconds(), 0.0) + 1;
 
-  // The flush is per sample with a synchronisation each (today's method, kept on request); the
-  // rotation and the hot L2 queue samples back to back.
-  const bool flush = plan.method == L2Method::kFlush;
-  int max_batch = flush ? 1 : kMaxBatch;
-
-  // The stopping rule runs on running sums: recomputing from the samples would be quadratic.
-  RunningStats running;
-  std::vector<double> sm_mhz;
-  std::vector<BatchSample> batch;
-  StopReason why = StopReason::kContinue;
-  int64_t next_set = 0;
-  int dropped = 0, ahead_batches = 0, past_stop = 0;
+  WindowSamples samples(n);
   struct InFlight {
-    int slot = 0, count = 0;
+    int slot = 0;
+    int64_t first = 0;
+    int count = 0;
   };
-  std::vector<InFlight> in_flight;  // enqueued and not yet collected, oldest first
-  int next_slot = 0;
-  auto enqueue = [&](int n) {
-    std::string e = EnqueueBatch(d, r, sets, next_set, n, flush, next_slot);
-    if (!e.empty()) return e;
-    in_flight.push_back({next_slot, n});
-    next_set += n;
+  std::deque<InFlight> in_flight;
+  int64_t next = 0, collected = 0;
+  int next_slot = 0, dropped_batches = 0;
+  std::vector<BatchSample> batch;
+  // The window is a span of wall time of the sampling loop: that is what the power controller
+  // averages over, and for a kernel of microseconds the probes and events around each sample
+  // are most of it. Estimates are per sample of that wall time.
+  double collected_wall_ms = 0;  // the loop's wall time at the last collection
+  auto per_sample_ms = [&] {
+    return collected > 0 ? collected_wall_ms / double(collected) : sample_ms_estimate;
+  };
+  // Cycles still to enqueue, with the samples in flight counted at kAheadMargin times the wall
+  // time per sample so far, so that the window does not overshoot by a batch (a burst window
+  // must end before the power cap engages).
+  auto cycles_left = [&] {
+    const double est = per_sample_ms();
+    const int64_t pending = next - collected;
+    const double pending_ms = est > 0 ? kAheadMargin * double(pending) * est : 0;
+    const int64_t enqueued_cycles = next / n - samples.dropped_cycles();
+    return CyclesLeft(spec, std::max<int64_t>(enqueued_cycles, 0), collected_wall_ms + pending_ms,
+                      est * n);
+  };
+  auto enqueue = [&](int count) {
+    int failed = -1;
+    std::string e = EnqueueBatch(d, members, next, count, flush, next_slot, &failed);
+    if (!e.empty()) {
+      if (failed >= 0) {
+        result->set_failed_variant(members[size_t(failed)].r.variant->name);
+        e = members[size_t(failed)].r.variant->name + ": " + e;
+      }
+      return e;
+    }
+    in_flight.push_back({next_slot, next, count});
+    next += count;
     next_slot = (next_slot + 1) % kBatchSlots;
     return std::string();
   };
   const auto loop0 = std::chrono::steady_clock::now();
-  while (!in_flight.empty() || why == StopReason::kContinue) {
-    if (in_flight.empty()) {
-      if (!(err = enqueue(NextBatchSize(running, o, estimate_ms, max_batch))).empty()) break;
+  bool capped = false;
+  for (;;) {
+    // The next batch behind its own gate while one runs, so that the GPU goes from one batch to
+    // the next without waiting for the host; a cycle once begun is always completed.
+    while (in_flight.size() < size_t(kBatchSlots) && !capped) {
+      const int64_t left = next % n != 0 ? 1 : cycles_left();
+      if (left <= 0) break;
+      const int count = WindowBatchSize(n, next, left, per_sample_ms());
+      if (count <= 0) break;
+      if (!(err = enqueue(count)).empty()) break;
+      // Without a warm-up's estimate the first batch goes alone: its samples are the estimate.
+      if (per_sample_ms() <= 0) break;
     }
-    // The next batch behind its own gate while this one runs, where this one cannot end the
-    // measurement (CanEnqueueAhead): the GPU then goes from one batch to the next without
-    // waiting for the host to enqueue it. Never with the flush, whose samples are one at a time.
-    if (!flush && why == StopReason::kContinue && in_flight.size() < size_t(kBatchSlots) &&
-        CanEnqueueAhead(running, in_flight.back().count, o, estimate_ms, Seconds(loop0))) {
-      const int n = NextBatchSizeAhead(running, in_flight.back().count, o, estimate_ms, max_batch);
-      if (n > 0) {
-        if (!(err = enqueue(n)).empty()) break;
-        ++ahead_batches;
-      }
-    }
+    if (!err.empty() || in_flight.empty()) break;
     const InFlight done = in_flight.front();
-    in_flight.erase(in_flight.begin());
+    in_flight.pop_front();
     bool timed_out = false;
     if (!(err = CollectBatch(d, done.slot, done.count, &batch, &timed_out)).empty()) break;
     if (timed_out) {
       // The host did not enqueue the batch before the gate gave up: host time may sit between
-      // some sample's events. A shorter batch next time, in case the queue was what held it.
-      ++dropped;
-      max_batch = std::max(1, max_batch / 2);
-      Log("a batch of %d samples of %s was dropped: its gate timed out before it was enqueued",
-          done.count, r.variant->name.c_str());
-    } else {
-      // A batch enqueued ahead that runs past the stop (its predecessor ran far longer than the
-      // margin allows for) is kept: its samples are as good as any.
-      if (why != StopReason::kContinue) past_stop += done.count;
-      for (const BatchSample& x : batch) {
-        result->add_sample_ms(double(x.ms));
-        sm_mhz.push_back(x.sm_mhz);
-        running.Add(double(x.ms));
-      }
+      // some sample's events. Its cycles are dropped from every variant alike.
+      ++dropped_batches;
+      Log("a batch of %d samples of a window of %d variants was dropped: its gate timed out "
+          "before it was enqueued",
+          done.count, n);
     }
-    if (why == StopReason::kContinue) why = ShouldStop(running, o, Seconds(loop0));
+    for (int s = 0; s < done.count; ++s) samples.Add(done.first + s, batch[size_t(s)], timed_out);
+    collected += done.count;
+    collected_wall_ms = 1e3 * Seconds(loop0);
+    if (collected_wall_ms >= 1e3 * wall_cap_s && next % n == 0) capped = true;
   }
-  if (!err.empty()) {
-    cost->set_sampling_seconds(Seconds(loop0));
-    return err;
+  // What is still in flight after an error is waited for, so that the slots are free again.
+  while (!in_flight.empty()) {
+    bool ignored = false;
+    const InFlight rest = in_flight.front();
+    in_flight.pop_front();
+    if (std::string e = CollectBatch(d, rest.slot, rest.count, &batch, &ignored); !e.empty()) break;
   }
-  if (past_stop > 0) {
-    Log("%s: %d samples past the stop (a batch enqueued ahead)", r.variant->name.c_str(),
-        past_stop);
-  }
-  res.Busy();
   cost->set_sampling_seconds(Seconds(loop0));
-  if (running.count() == 0) {
-    return "no sample of " + r.variant->name + " was kept: every batch's gate timed out (" +
-           std::to_string(dropped) + " batches dropped) before the wall-clock cap";
+  if (!err.empty()) return err;
+  if (samples.kept_cycles() == 0) {
+    return "no cycle of the window was kept: every batch's gate timed out (" +
+           std::to_string(dropped_batches) + " batches dropped) before the wall-clock cap";
   }
-  result->set_l2(ToL2Mode(plan.method));
-  SetSampleClocks(result, sm_mhz);
-  SetStatsFromSamples(
-      result, {.max_sm_mhz = d.max_sm_khz / 1e3, .low_clock_fraction = o.low_clock_fraction});
-  const apb::TimingStats& st = result->stats();
-  Log("measured %s %s %s: %" PRId64
-      " samples, mean %.4f ms, noise %.3f%%, median %.0f MHz, %d low-clock, L2 %s (%" PRId64
-      " input sets%s), %d warm-up launches in %.1f ms (%s), %d batches dropped, %d enqueued "
-      "ahead, stopped: %s; setup %.1f ms, sampling %.1f ms",
-      r.variant->name.c_str(), task.dtype().c_str(), ShapeText(task.shape()).c_str(),
-      running.count(), running.mean(), 100 * running.noise(), st.median_sm_mhz(),
-      st.low_clock_samples(), MethodText(plan.method), int64_t(sets.size()),
-      cost->inputs_reused() ? ", resident" : "", launched, 1e3 * cost->warmup_seconds(),
-      warmup.warm ? "warm GPU" : "cold GPU", dropped, ahead_batches, ToString(why).c_str(),
-      1e3 * setup_s, 1e3 * cost->sampling_seconds());
+
+  // After the launches: a launcher may set the kernel's dynamic shared memory limit on first use,
+  // and the occupancy calculator honours that attribute.
+  const auto occupancy0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < members.size(); ++i) {
+    wpb::MemberResult* m = result->mutable_members(member_of[i]);
+    std::vector<double> mhz;
+    samples.Member(int(i), m, &mhz);
+    SetSampleClocks(m, mhz);
+    SetStatsFromSamples(
+        m, {.max_sm_mhz = d.max_sm_khz / 1e3, .low_clock_fraction = o.low_clock_fraction});
+    err = Occupancy(d, res, members[i].r, m->mutable_occupancy());
+    if (!err.empty()) {
+      if (d.fatal) return err;
+      Log("occupancy of %s not reported: %s", members[i].r.variant->name.c_str(), err.c_str());
+      m->clear_occupancy();
+      err.clear();
+    }
+  }
+  setup_s += Seconds(occupancy0);
+  cost->set_setup_seconds(setup_s);
+  result->set_l2(ToL2Mode(method));
+  SetWindowTotals(result);
+  Log("window of %d variants %s %s: %d cycles, %.1f ms of GPU time, %.0f MHz, L2 %s (up to %" PRId64
+      " input sets%s), %s, %d batches dropped%s; setup %.1f ms, sampling %.1f ms",
+      n, task.dtype().c_str(), ShapeText(task.shape()).c_str(), result->cycles(),
+      1e3 * result->gpu_seconds(), result->sm_mhz(), MethodText(method), most_sets,
+      cost->inputs_reused() ? ", resident" : "", task.warmup() ? "warmed up" : "no warm-up",
+      dropped_batches, capped ? ", wall-clock cap reached" : "", 1e3 * setup_s,
+      1e3 * cost->sampling_seconds());
   return "";
 }
 

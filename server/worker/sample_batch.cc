@@ -28,11 +28,14 @@ std::string CheckSlot(int slot, int count) {
 
 }  // namespace
 
-std::string EnqueueBatch(Device& d, const Ready& r, const std::vector<k::GemmArgs>& sets,
-                         int64_t first, int count, bool flush, int slot) {
+std::string EnqueueBatch(Device& d, const std::vector<WindowMember>& members, int64_t first,
+                         int count, bool flush, int slot, int* failed_member) {
+  *failed_member = -1;
   std::string err = CheckSlot(slot, count);
   if (!err.empty()) return err;
-  if (sets.empty()) return "internal error: no input sets";
+  if (members.empty()) return "internal error: a window without variants";
+  for (const WindowMember& m : members)
+    if (m.sets.empty()) return "internal error: no input sets for " + m.r.variant->name;
   // The slot's own events, probes and gate: the other slot's batch may be running meanwhile.
   cudaEvent_t* events = d.sample_events.data() + size_t(slot) * 2 * kMaxBatch;
   auto* probes = static_cast<ClockProbe*>(d.probes.data()) + size_t(slot) * 2 * kMaxBatch;
@@ -54,7 +57,11 @@ std::string EnqueueBatch(Device& d, const Ready& r, const std::vector<k::GemmArg
     if (!(err = EnqueueProbe(d.stream, probes + 2 * s)).empty()) return d.Failed(err);
     err = d.Check(cudaEventRecord(events[2 * s], d.stream), "cudaEventRecord");
     if (!err.empty()) return err;
-    if (!(err = LaunchChecked(d, r, sets[size_t((first + s) % int64_t(sets.size()))])).empty()) {
+    const int64_t g = first + s;
+    const size_t who = size_t(g % int64_t(members.size()));
+    const WindowMember& m = members[who];
+    if (!(err = LaunchChecked(d, m.r, m.sets[size_t(g % int64_t(m.sets.size()))])).empty()) {
+      *failed_member = int(who);
       return err;
     }
     err = d.Check(cudaEventRecord(events[2 * s + 1], d.stream), "cudaEventRecord");

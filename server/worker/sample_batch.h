@@ -1,8 +1,10 @@
 // Samples queued back to back: a batch of samples enqueued behind a closed gate, each between its
-// own pair of events and clock probes, then one wait for the whole batch. The samples rotate
-// through input sets (l2_rotation.h); with a flush, each sample gets the L2 flush first. A batch
-// goes through one of kBatchSlots slots (sample_plan.h), each with its own events, probes and
-// gate, so that the next batch can be enqueued while the one before runs.
+// own pair of events and clock probes, then one wait for the whole batch. A window interleaves
+// its variants: sample g of the window launches member g % members, so cycle g / members launches
+// each once. Every launch rotates through its member's input sets (l2_rotation.h) by g, so two
+// consecutive launches never read the same set; with a flush, each sample gets the L2 flush
+// first. A batch goes through one of kBatchSlots slots (sample_plan.h), each with its own events,
+// probes and gate, so that the next batch can be enqueued while the one before runs.
 #pragma once
 
 #include <cstdint>
@@ -20,14 +22,21 @@ struct BatchSample {
   double sm_mhz = 0;  ///< EffectiveSmMhz of the probes around it; NaN where unusable
 };
 
-/// Enqueues `count` (1..kMaxBatch) samples of `r` in slot `slot`, sample s on
-/// sets[(first + s) % sets.size()]:
+/// One variant of a window: resolved, and the input sets its launches rotate through.
+struct WindowMember {
+  Ready r;
+  std::vector<kernels::GemmArgs> sets;
+};
+
+/// Enqueues `count` (1..kMaxBatch) samples in slot `slot`, the window's samples first .. first +
+/// count - 1, sample g launching members[g % members.size()] on its sets[g % sets.size()]:
 ///   gate | per sample: [L2 flush] probe, event, launch, event, probe | copy the probes back |
 ///   the slot's done event
 /// then opens the gate (the whole batch is enqueued before its first sample runs) and returns.
-/// The slot must have been collected since it was last enqueued.
-std::string EnqueueBatch(Device& d, const Ready& r, const std::vector<kernels::GemmArgs>& sets,
-                         int64_t first, int count, bool flush, int slot);
+/// The slot must have been collected since it was last enqueued. On a launch error
+/// *failed_member is the index of the member whose launch it was (else -1).
+std::string EnqueueBatch(Device& d, const std::vector<WindowMember>& members, int64_t first,
+                         int count, bool flush, int slot, int* failed_member);
 
 /// Waits for the batch of `count` samples in `slot` and reads it: "" and *out filled, or the
 /// error. *gate_timed_out is set when the gate gave up before the host had enqueued the batch:

@@ -34,60 +34,35 @@ L2Plan PlanL2(bool hot_l2, bool flush_l2, double set_bytes, double l2_bytes, dou
   return plan;
 }
 
-WarmupPlan PlanWarmup(const SamplingOptions& o, double idle_seconds) {
-  WarmupPlan plan;
-  plan.launches = o.warmup_count;
-  plan.warm = idle_seconds >= 0 && idle_seconds <= kWarmIdleSeconds;
-  plan.seconds = plan.warm ? std::min(o.warmup_seconds, kWarmGpuWarmupSeconds) : o.warmup_seconds;
-  return plan;
+bool WindowDone(const WindowSpec& w, int64_t cycles, double elapsed_ms) {
+  if (w.max_cycles > 0 && cycles >= w.max_cycles) return true;
+  return cycles >= std::max<int64_t>(w.min_cycles, 1) && elapsed_ms >= w.window_ms;
 }
 
-namespace {
-
-/// NextBatchSize on `count` samples summing `sum_ms`, the next ones at `per_ms` each.
-int BatchSize(int64_t count, double sum_ms, double per_ms, const SamplingOptions& o,
-              int max_batch) {
-  const int64_t left = int64_t(o.max_samples) - count;
-  if (left <= 0) return 0;
-  double n = std::max(max_batch, 1);
-  if (per_ms > 0 && std::isfinite(per_ms)) {
-    n = std::min(n, std::floor(kBatchTargetMs / per_ms));
-    // The GPU-time cap is checked between batches: a batch must not run far past it.
-    n = std::min(n, std::floor((1e3 * o.max_seconds - sum_ms) / per_ms));
+int64_t CyclesLeft(const WindowSpec& w, int64_t cycles, double elapsed_ms, double cycle_ms) {
+  if (WindowDone(w, cycles, elapsed_ms)) return 0;
+  int64_t left = std::max<int64_t>(std::max<int64_t>(w.min_cycles, 1) - cycles, 1);
+  if (cycle_ms > 0 && std::isfinite(cycle_ms) && elapsed_ms < w.window_ms) {
+    const double by_time = std::ceil((w.window_ms - elapsed_ms) / cycle_ms);
+    // A cap far beyond any real window keeps the conversion defined.
+    left = std::max<int64_t>(left, int64_t(std::min(by_time, 1e12)));
   }
-  n = std::min(n, double(left));
-  return int(std::max(n, 1.0));
+  if (w.max_cycles > 0) left = std::min(left, w.max_cycles - cycles);
+  return std::max<int64_t>(left, 1);
 }
 
-double PerSampleMs(const RunningStats& taken, double estimate_ms) {
-  return taken.count() > 0 ? taken.mean() : estimate_ms;
-}
-
-}  // namespace
-
-int NextBatchSize(const RunningStats& taken, const SamplingOptions& o, double estimate_ms,
-                  int max_batch) {
-  return BatchSize(taken.count(), taken.sum(), PerSampleMs(taken, estimate_ms), o, max_batch);
-}
-
-bool CanEnqueueAhead(const RunningStats& taken, int pending, const SamplingOptions& o,
-                     double estimate_ms, double wall_seconds) {
-  const double per_ms = PerSampleMs(taken, estimate_ms);
-  if (pending <= 0 || !(per_ms > 0) || !std::isfinite(per_ms)) return false;
-  const int64_t count = taken.count() + pending;
-  const double pending_ms = kAheadMargin * double(pending) * per_ms;
-  const double sum_ms = taken.sum() + pending_ms;
-  if (count >= o.max_samples || sum_ms >= 1e3 * o.max_seconds) return false;
-  if (wall_seconds + pending_ms / 1e3 >= o.wall_cap_factor * o.max_seconds) return false;
-  return count < o.min_samples || sum_ms < 1e3 * o.min_seconds;
-}
-
-int NextBatchSizeAhead(const RunningStats& taken, int pending, const SamplingOptions& o,
-                       double estimate_ms, int max_batch) {
-  const double per_ms = PerSampleMs(taken, estimate_ms);
-  const double pending_ms =
-      per_ms > 0 && std::isfinite(per_ms) ? kAheadMargin * double(pending) * per_ms : 0;
-  return BatchSize(taken.count() + pending, taken.sum() + pending_ms, per_ms, o, max_batch);
+int WindowBatchSize(int members, int64_t next, int64_t cycles_left, double sample_ms) {
+  if (members < 1 || cycles_left <= 0) return 0;
+  const int64_t position = next % members;
+  if (members > kMaxBatch) return int(std::min<int64_t>(kMaxBatch, members - position));
+  // Whole cycles from a cycle boundary; a batch that starts mid-cycle (after a dropped batch or a
+  // cap) first completes its cycle.
+  if (position != 0) return int(members - position);
+  double cycles = std::floor(double(kMaxBatch) / members);
+  if (sample_ms > 0 && std::isfinite(sample_ms))
+    cycles = std::min(cycles, std::floor(kBatchTargetMs / (sample_ms * members)));
+  cycles = std::clamp(cycles, 1.0, double(cycles_left));
+  return int(cycles) * members;
 }
 
 }  // namespace ablation::worker

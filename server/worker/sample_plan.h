@@ -1,6 +1,7 @@
-// How a measurement takes its samples, as pure functions so that the CPU tests pin them down:
-// how the L2 is kept cold (rotating through copies of the inputs, or a flush per sample, or not
-// at all) and how many samples are queued back to back between two synchronisations.
+// How a window takes its samples, as pure functions so that the CPU tests pin them down: how the
+// L2 is kept cold (rotating through copies of the inputs, or a flush per sample, or not at all),
+// where a window of interleaved variants ends, and how many samples are queued back to back
+// between two synchronisations.
 #pragma once
 
 #include <cstdint>
@@ -39,27 +40,6 @@ inline constexpr double kRotationMemoryShare = 0.25;
 /// plan falls back to kFlush and says why.
 L2Plan PlanL2(bool hot_l2, bool flush_l2, double set_bytes, double l2_bytes, double free_bytes);
 
-/// The warm-up policy. A GPU whose last work of this worker ended at most kWarmIdleSeconds ago
-/// is warm: its clocks are up and the measurement before kept them there, so its warm-up is
-/// warmup_count launches and kWarmGpuWarmupSeconds of wall time (warmup_seconds where that is
-/// shorter). Any other GPU (the worker's first task, or after a pause: a run's start, a profile,
-/// the daemon's own delays) gets the full warm-up, warmup_count launches and warmup_seconds. Both
-/// also end at max_seconds (a kernel of seconds per launch). The count is what settles a
-/// variant's first launches (module loading, cuBLAS's heuristics); the time is what the clocks
-/// need. Each sample's clock (clocks.h) shows whether that held: low_clock_samples.
-inline constexpr double kWarmIdleSeconds = 0.05;
-inline constexpr double kWarmGpuWarmupSeconds = 0.005;
-
-struct WarmupPlan {
-  int launches = 0;    ///< at least this many
-  double seconds = 0;  ///< and at least this much wall time
-  bool warm = false;   ///< the short warm-up of a warm GPU
-};
-
-/// The warm-up for options `o` on a GPU idle for `idle_seconds` since its last work (negative:
-/// none yet, a cold start).
-WarmupPlan PlanWarmup(const SamplingOptions& o, double idle_seconds);
-
 /// The most samples queued between two synchronisations: each has two events and two probes, and
 /// the whole batch is enqueued behind a closed gate (timing_kernels.h), so the device's queue of
 /// pending work must hold it.
@@ -68,33 +48,38 @@ inline constexpr int kMaxBatch = 32;
 /// a reached target (or min_seconds) a measurement runs.
 inline constexpr double kBatchTargetMs = 50;
 
-/// Samples to queue in the next batch: as many as fill kBatchTargetMs at the mean sample so far
-/// (`estimate_ms` before the first sample), within [1, max_batch], and never more than the
-/// max_samples or the max_seconds of GPU time left allow (at least 1 while any is left; 0 once
-/// max_samples are taken).
-int NextBatchSize(const RunningStats& taken, const SamplingOptions& options, double estimate_ms,
-                  int max_batch);
-
 /// Batches go through kBatchSlots slots, each with its own events, probes and gate, so that the
 /// next batch is enqueued (behind its own closed gate) while the one before runs, and the GPU
 /// does not wait for the host between them.
 inline constexpr int kBatchSlots = 2;
 /// Margin on the GPU time of a batch in flight when predicting what it adds: samples that turn
-/// out longer (a clock drop) must not make the prediction below wrong.
+/// out longer (a clock drop) must not make the window overshoot by a batch.
 inline constexpr double kAheadMargin = 1.25;
 
-/// Whether the next batch may be enqueued before the `pending` samples in flight are collected:
-/// only when the stopping rule cannot stop after them. With those samples counted at kAheadMargin
-/// times the mean so far (`estimate_ms` before the first), the measurement is still short of
-/// min_samples or of min_seconds of GPU time, and short of max_samples, max_seconds and the
-/// wall-clock cap (`wall_seconds` of the loop so far). So a measurement takes exactly the batches
-/// it would take one at a time, except where a batch in flight ran far longer than the margin.
-bool CanEnqueueAhead(const RunningStats& taken, int pending, const SamplingOptions& options,
-                     double estimate_ms, double wall_seconds);
+/// Where a window ends (MeasureTask): after the first whole cycle at which the sampling loop has
+/// run window_ms of wall time and at least min_cycles cycles were taken, or at max_cycles. Wall
+/// time, because that is what the power controller averages over; the samples' own GPU time is
+/// less by the probes and events around each (most of it for a kernel of microseconds).
+struct WindowSpec {
+  int members = 1;       ///< variants interleaved; a cycle launches each once
+  double window_ms = 0;  ///< wall time of the sampling loop
+  int64_t min_cycles = 1;
+  int64_t max_cycles = 0;  ///< 0: no cap
+};
 
-/// NextBatchSize for the batch after the `pending` samples in flight, as if they had been taken
-/// at kAheadMargin times the mean so far (so it never plans past max_samples or max_seconds).
-int NextBatchSizeAhead(const RunningStats& taken, int pending, const SamplingOptions& options,
-                       double estimate_ms, int max_batch);
+/// True once `cycles` whole cycles, taken in `elapsed_ms` of the loop's wall time, end the window.
+bool WindowDone(const WindowSpec& w, int64_t cycles, double elapsed_ms);
+
+/// Whole cycles still to take after `cycles` in `elapsed_ms`, at `cycle_ms` each (<= 0 or not
+/// finite: unknown, then 1): 0 once done; else at least 1, enough for both the time and
+/// min_cycles, never past max_cycles.
+int64_t CyclesLeft(const WindowSpec& w, int64_t cycles, double elapsed_ms, double cycle_ms);
+
+/// Samples in the next batch, starting at sample `next` of the window (at cycle position next %
+/// members), with `cycles_left` whole cycles (CyclesLeft, counted from the cycle of `next`) still
+/// planned at `sample_ms` each (<= 0: unknown). A cycle that fits in kMaxBatch goes whole: as many
+/// whole cycles as fill kBatchTargetMs (at least one, at most cycles_left); a longer cycle goes in
+/// pieces of kMaxBatch, the last one what is left of it. 0 when nothing is left.
+int WindowBatchSize(int members, int64_t next, int64_t cycles_left, double sample_ms);
 
 }  // namespace ablation::worker

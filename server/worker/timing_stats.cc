@@ -27,7 +27,7 @@ apb::L2Mode RequestedL2Mode(const apb::TimingOptions& timing) {
   return ToL2Mode(RequestedL2Method(timing.hot_l2(), timing.flush_l2()));
 }
 
-void SetSampleClocks(::ablation::worker::v1::MeasureResult* result,
+void SetSampleClocks(::ablation::worker::v1::MemberResult* result,
                      const std::vector<double>& sm_mhz) {
   result->clear_sample_cycles();
   result->clear_sample_sm_mhz();
@@ -43,7 +43,7 @@ void SetSampleClocks(::ablation::worker::v1::MeasureResult* result,
   }
 }
 
-void SetStatsFromSamples(::ablation::worker::v1::MeasureResult* result, const ClockBounds& clocks) {
+void SetStatsFromSamples(::ablation::worker::v1::MemberResult* result, const ClockBounds& clocks) {
   const std::vector<double> samples(result->sample_ms().begin(), result->sample_ms().end());
   const SampleStats s = ComputeStats(samples);
   apb::TimingStats* t = result->mutable_stats();
@@ -71,6 +71,42 @@ void SetStatsFromSamples(::ablation::worker::v1::MeasureResult* result, const Cl
   t->set_median_cycles(c.median_cycles);
   t->set_median_sm_mhz(c.median_sm_mhz);
   if (c.low_clock_samples >= 0) t->set_low_clock_samples(int32_t(c.low_clock_samples));
+}
+
+void AppendSamples(const ::ablation::worker::v1::MemberResult& more,
+                   ::ablation::worker::v1::MemberResult* into, const ClockBounds& clocks) {
+  const int before = into->sample_ms_size();
+  const bool had_clocks = into->sample_sm_mhz_size() == before && before > 0;
+  const bool more_clocks = more.sample_sm_mhz_size() == more.sample_ms_size();
+  std::vector<double> mhz;
+  if (had_clocks || more_clocks) {
+    constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+    for (int i = 0; i < before; ++i) mhz.push_back(had_clocks ? into->sample_sm_mhz(i) : kNaN);
+    for (int i = 0; i < more.sample_ms_size(); ++i)
+      mhz.push_back(more_clocks ? more.sample_sm_mhz(i) : kNaN);
+  }
+  for (double ms : more.sample_ms()) into->add_sample_ms(ms);
+  SetSampleClocks(into, mhz);
+  SetStatsFromSamples(into, clocks);
+}
+
+void SetWindowTotals(::ablation::worker::v1::MeasureResult* result) {
+  int64_t cycles = -1;
+  double ms = 0, weighted = 0, clocked_ms = 0;
+  for (const auto& m : result->members()) {
+    if (m.sample_ms_size() == 0) continue;
+    cycles = cycles < 0 ? m.sample_ms_size() : std::min<int64_t>(cycles, m.sample_ms_size());
+    for (int i = 0; i < m.sample_ms_size(); ++i) {
+      ms += m.sample_ms(i);
+      if (i < m.sample_sm_mhz_size() && std::isfinite(m.sample_sm_mhz(i))) {
+        weighted += m.sample_sm_mhz(i) * m.sample_ms(i);
+        clocked_ms += m.sample_ms(i);
+      }
+    }
+  }
+  result->set_cycles(int32_t(std::max<int64_t>(cycles, 0)));
+  result->set_gpu_seconds(ms / 1e3);
+  result->set_sm_mhz(clocked_ms > 0 ? weighted / clocked_ms : 0);
 }
 
 }  // namespace ablation::worker

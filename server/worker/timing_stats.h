@@ -1,7 +1,8 @@
-// What a measurement reply carries beside its samples, computed from the reply's own samples: the
-// statistics (MeasureResult.stats, ComputeStats of sampling.h), each sample's SM cycles and clock
-// (clocks.h) and the L2 mode. The daemon stores them as they come, so the real worker and its
-// test double both fill them here, and nothing else computes them.
+// What a window's reply carries beside its samples, computed from the reply's own samples: each
+// variant's statistics (MemberResult.stats, ComputeStats of sampling.h), each sample's SM cycles
+// and clock (clocks.h), the window's clock and the L2 mode. The real worker and its test double
+// both fill them here, and the daemon pools the short windows of a burst with the same functions,
+// so nothing else computes them.
 #pragma once
 
 #include <vector>
@@ -20,7 +21,7 @@ namespace ablation::worker {
 /// Sets result->sample_sm_mhz to `sm_mhz` (one per sample, NaN where that sample's probes were
 /// unusable) and result->sample_cycles to SampleCycles(sample_ms[i], sm_mhz[i]) (NaN likewise).
 /// Both are left empty when no sample has a clock, or when the counts differ from sample_ms.
-void SetSampleClocks(::ablation::worker::v1::MeasureResult* result,
+void SetSampleClocks(::ablation::worker::v1::MemberResult* result,
                      const std::vector<double>& sm_mhz);
 
 /// What low-clock samples are measured against: the device's maximum SM clock (cudaDevAttr-
@@ -36,7 +37,18 @@ struct ClockBounds {
 /// sample_sm_mhz (their finite entries): median_cycles and median_sm_mhz, and low_clock_samples
 /// (samples below clocks.low_clock_fraction * clocks.max_sm_mhz), each unset where no sample has
 /// a clock, low_clock_samples also where the maximum is unknown.
-void SetStatsFromSamples(::ablation::worker::v1::MeasureResult* result,
+void SetStatsFromSamples(::ablation::worker::v1::MemberResult* result,
                          const ClockBounds& clocks = {});
+
+/// Appends `more`'s samples (times, cycles, clocks) to `into`'s and recomputes its statistics:
+/// the short windows of one burst round pooled into one row. Cycles and clocks stay aligned with
+/// the times (NaN where a part had none).
+void AppendSamples(const ::ablation::worker::v1::MemberResult& more,
+                   ::ablation::worker::v1::MemberResult* into, const ClockBounds& clocks = {});
+
+/// Sets the window's totals from its members' samples: cycles (the fewest samples of a member
+/// with samples), gpu_seconds (their sum) and sm_mhz (the GPU-time-weighted mean of the finite
+/// clocks; 0 where none).
+void SetWindowTotals(::ablation::worker::v1::MeasureResult* result);
 
 }  // namespace ablation::worker

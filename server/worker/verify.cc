@@ -85,7 +85,6 @@ std::string GpuReferenceOutput(Device& d, Resident& res, const k::Problem& p,
   if (!(err = d.Check(cudaStreamSynchronize(d.stream), "running the GPU reference")).empty()) {
     return kRef + err;
   }
-  res.Busy();
   if (!(err = k::CopyToHostAsDouble(c.data(), mn, out_type, true, out)).empty()) {
     return d.Failed(kRef + std::string("copying the GPU reference's output to the host: ") + err);
   }
@@ -117,7 +116,6 @@ std::string ReferenceOutput(Device& d, Resident& res, const Reference& ref, cons
   if (!(err = d.Check(cudaStreamSynchronize(d.stream), "running " + name)).empty()) {
     return kRef + err;
   }
-  res.Busy();
   if (!(err = k::CopyToHostAsDouble(b.c_ref, mn, p.dtype, true, out)).empty()) {
     return d.Failed(kRef + std::string("copying the reference output to the host: ") + err);
   }
@@ -161,7 +159,6 @@ std::string RunVerify(Device& d, Resident& res, const k::Registry& registry,
   }
   // When the GPU last worked, for the next warm-up: not after the host's part (a CPU reference,
   // the comparison), during which it idles.
-  res.Busy();
   std::vector<double> ref_out, out;
   if (!(err = ReferenceOutput(d, res, ref, p, b, &ref_out)).empty()) return err;
   if (!(err = k::CopyToHostAsDouble(b.c, size_t(p.m * p.n), p.dtype, true, &out)).empty()) {

@@ -81,7 +81,8 @@ wpb::Hello Worker::Open(int device) {
 }
 
 wpb::MeasureResult Worker::Measure(const wpb::MeasureTask& task) {
-  MaybeInjectTestFault(task.variant());  // TEST-ONLY; no effect unless the variable is set
+  // TEST-ONLY; no effect unless the variable is set. Before anything else, device or not.
+  for (const std::string& name : task.variants()) MaybeInjectTestFault(name);
   Impl& s = *impl_;
   const auto started = std::chrono::steady_clock::now();
   wpb::MeasureResult result;
@@ -90,12 +91,17 @@ wpb::MeasureResult Worker::Measure(const wpb::MeasureTask& task) {
       s.device, [&] { return RunMeasure(s.device, *s.resident, s.registry, task, &result); });
   result.set_ok(err.empty());
   if (!err.empty()) {
-    // Samples of a measurement that failed half-way describe nothing the daemon may store.
+    // Samples of a window that failed half-way describe nothing the daemon may store.
     result.set_error(err);
-    result.clear_sample_ms();
-    result.clear_sample_cycles();
-    result.clear_sample_sm_mhz();
-    result.clear_stats();
+    for (auto& m : *result.mutable_members()) {
+      m.clear_sample_ms();
+      m.clear_sample_cycles();
+      m.clear_sample_sm_mhz();
+      m.clear_stats();
+    }
+    result.clear_cycles();
+    result.clear_gpu_seconds();
+    result.clear_sm_mhz();
     // Nothing made before a failure is trusted after it.
     if (s.resident) s.resident->Clear();
   }

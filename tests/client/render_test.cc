@@ -282,7 +282,13 @@ TEST(RunsTableTest, TimesAndDuration) {
   run.set_finished_at_ms(1796040012345);
   run.add_tags("nightly");
   std::string text = RenderText(RunsTable({run}));
-  EXPECT_NE(text.find("42  succeeded  ablation  NVIDIA H200 (GPU 0)"), std::string::npos) << text;
+  // A run stored before regimes has none: "-".
+  EXPECT_NE(text.find("42  succeeded  ablation  -       NVIDIA H200 (GPU 0)"), std::string::npos)
+      << text;
+  run.set_regime(v1::REGIME_SUSTAINED);
+  EXPECT_NE(RenderText(RunsTable({run})).find("42  succeeded  ablation  sustained  NVIDIA H200"),
+            std::string::npos)
+      << RenderText(RunsTable({run}));
   EXPECT_NE(text.find("2026-11-30T12:00:00Z"), std::string::npos);
   EXPECT_NE(text.find("12.3 s"), std::string::npos);
   EXPECT_NE(text.find("NVIDIA H200 (GPU 0)"), std::string::npos);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "server/core/worker.h"
+#include "server/worker/timing_stats.h"
 
 namespace ablation::testing {
 
@@ -27,8 +28,14 @@ struct WorkerScript {
     kReferenceFails,
     kRefuse
   };
-  std::map<std::string, Action> by_variant;  ///< default kMeasure
-  std::vector<double> samples_ms{1.0, 2.0, 3.0, 4.0};
+  std::map<std::string, Action> by_variant;            ///< default kMeasure
+  std::vector<double> samples_ms{1.0, 2.0, 3.0, 4.0};  ///< each variant's samples in a window
+  /// The effective SM clock of the n-th window (0-based, settling chunks included); the default
+  /// a constant 1980 MHz, so that settling ends as soon as it has two spans to compare.
+  std::function<double(int)> clock_mhz;
+  /// A power cap that engages this long into a window (0: none): a longer window's second half
+  /// of samples runs at a 10% lower clock.
+  double cap_after_seconds = 0;
   bool device_present = true;
   int device_count = 1;       ///< GPUs the hello reports (each worker is one of them)
   bool fail_restart = false;  ///< every Start after the first fails
@@ -43,9 +50,17 @@ struct WorkerLog {
   std::mutex mu;
   int starts = 0;
   std::map<int, int> starts_by_device;
-  int measures = 0;
+  int measures = 0;  ///< window tasks: settling chunks, measured windows, warm-ups
   int verifies = 0;
+  /// Every window task's variants, in order: a variant appears once per task it was in.
   std::vector<std::string> measured_variants;
+  /// Each window task: its variants, span and warm-up flag.
+  struct Window {
+    std::vector<std::string> variants;
+    double seconds = 0;
+    bool warmup = false;
+  };
+  std::vector<Window> windows;
   std::vector<int> measured_rounds_min_samples;  ///< timing.min_samples of each measure request
   std::vector<uint64_t> seeds;
   int releases = 0;  ///< ReleaseTasks (the end of each run, before a profile)
@@ -130,6 +145,9 @@ class InProcessWorker final : public core::Worker {
     return it == script_->by_variant.end() ? WorkerScript::Action::kMeasure : it->second;
   }
 
+  // A window: every variant's samples are the script's, at the script's clock; its span is the
+  // task's own (virtual: nothing sleeps), so that the daemon's settling advances. A window with
+  // a variant scripted to die, hang or refuse fails as a whole, as a real window would.
   CallResult Measure(const worker::v1::MeasureTask& task, std::chrono::milliseconds timeout) {
     int index = 0;
     // As the real worker keeps a problem's inputs resident between measurements.
@@ -142,56 +160,73 @@ class InProcessWorker final : public core::Worker {
       std::lock_guard lock(log_->mu);
       index = log_->measures++;
       log_->reused.push_back(reused);
-      log_->measured_variants.push_back(task.variant());
+      WorkerLog::Window w;
+      for (const std::string& v : task.variants()) {
+        log_->measured_variants.push_back(v);
+        w.variants.push_back(v);
+      }
+      w.seconds = task.window_seconds();
+      w.warmup = task.warmup();
+      log_->windows.push_back(std::move(w));
       log_->measured_rounds_min_samples.push_back(task.timing().min_samples());
       log_->seeds.push_back(task.seed());
     }
     if (script_->before_measure) script_->before_measure(index);
-    if (script_->before_measure_on) script_->before_measure_on(device_, task.variant());
+    if (script_->before_measure_on)
+      for (const std::string& v : task.variants()) script_->before_measure_on(device_, v);
     CallResult result;
-    switch (ActionOf(task.variant())) {
-      case WorkerScript::Action::kDieOnGpu1:
-        if (device_ != 1) break;
-        [[fallthrough]];
-      case WorkerScript::Action::kDie:
-        running_ = false;
-        result.failure = "the worker died: signal 9 (Killed)";
-        return result;
-      case WorkerScript::Action::kHang:
-        running_ = false;
-        result.failure = "the worker did not answer within " +
-                         std::to_string(timeout.count() / 1000) + " s (hung); killed";
-        return result;
-      case WorkerScript::Action::kRefuse:
-        result.ok = true;
-        result.reply.mutable_measure()->set_ok(false);
-        result.reply.mutable_measure()->set_error("cannot launch (test)");
-        return result;
-      default:
-        break;
+    for (const std::string& v : task.variants()) {
+      switch (ActionOf(v)) {
+        case WorkerScript::Action::kDieOnGpu1:
+          if (device_ != 1) break;
+          [[fallthrough]];
+        case WorkerScript::Action::kDie:
+          running_ = false;
+          result.failure = "the worker died: signal 9 (Killed)";
+          return result;
+        case WorkerScript::Action::kHang:
+          running_ = false;
+          result.failure = "the worker did not answer within " +
+                           std::to_string(timeout.count() / 1000) + " s (hung); killed";
+          return result;
+        case WorkerScript::Action::kRefuse:
+          result.ok = true;
+          result.reply.mutable_measure()->set_ok(false);
+          result.reply.mutable_measure()->set_error(v + ": cannot launch (test)");
+          result.reply.mutable_measure()->set_failed_variant(v);
+          return result;
+        default:
+          break;
+      }
     }
     result.ok = true;
     auto* m = result.reply.mutable_measure();
     m->set_task_id(task.task_id());
     m->set_ok(true);
-    for (double s : script_->samples_ms) m->add_sample_ms(s);
     m->set_l2(task.timing().hot_l2() ? v1::L2_MODE_HOT : v1::L2_MODE_COLD);
-    // The statistics of {1, 2, 3, 4}: what the real worker's ComputeStats reports for them.
-    auto* st = m->mutable_stats();
-    st->set_median_ms(2.5);
-    st->set_mean_ms(2.5);
-    st->set_min_ms(1.0);
-    st->set_max_ms(4.0);
-    st->set_samples(int(script_->samples_ms.size()));
-    st->set_total_seconds(0.010);
-    m->mutable_occupancy()->set_registers_per_thread(128);
-    m->mutable_occupancy()->set_limiter("registers");
-    // Where the worker's time went, as the real one reports it.
+    const double mhz = script_->clock_mhz ? script_->clock_mhz(index) : 1980;
+    for (const std::string& v : task.variants()) {
+      auto* member = m->add_members();
+      member->set_variant(v);
+      member->set_ok(true);
+      for (double s : script_->samples_ms) member->add_sample_ms(s);
+      std::vector<double> clocks(script_->samples_ms.size(), mhz);
+      if (script_->cap_after_seconds > 0 && task.window_seconds() > script_->cap_after_seconds)
+        for (size_t i = clocks.size() / 2; i < clocks.size(); ++i) clocks[i] = 0.9 * mhz;
+      // The statistics as the real worker computes them ({1, 2, 3, 4}: median 2.5).
+      worker::SetSampleClocks(member, clocks);
+      worker::SetStatsFromSamples(member, {.max_sm_mhz = 1980});
+      member->mutable_occupancy()->set_registers_per_thread(128);
+      member->mutable_occupancy()->set_limiter("registers");
+    }
+    worker::SetWindowTotals(m);
+    // Where the worker's time went, as the real one reports it; the sampling loop spans the
+    // window asked for.
     auto* cost = m->mutable_cost();
-    cost->set_worker_seconds(0.012);
+    cost->set_worker_seconds(0.012 + task.window_seconds());
     cost->set_setup_seconds(reused ? 0 : 0.001);
-    cost->set_warmup_seconds(0.001);
-    cost->set_sampling_seconds(0.010);
+    cost->set_warmup_seconds(task.warmup() ? 0.001 : 0);
+    cost->set_sampling_seconds(task.window_seconds());
     cost->set_inputs_reused(reused);
     return result;
   }

@@ -204,3 +204,83 @@ TEST_F(RunPlanTest, Sm90FamilyRunsOnComputeCapability90Only) {
 
 }  // namespace
 }  // namespace ablation::core
+
+namespace ablation::core {
+namespace {
+
+TEST_F(RunPlanTest, TheRegimeIsTheRequestsOverTheDefaultAndALockIsTheLockedRegime) {
+  RunPlan plan;
+  auto r = Request({"L1_R1_s3", "cublas_bf16"}, 4096, 4096, 4096);
+  ASSERT_TRUE(Plan(r, &plan).ok());
+  EXPECT_EQ(plan.regime, Regime::kSustained) << "the default";
+  EXPECT_TRUE(plan.paired);
+  EXPECT_FALSE(plan.clocks.lock);
+  EXPECT_DOUBLE_EQ(plan.timing.window_seconds(), 3.0) << "the default, stored with the request";
+  EXPECT_DOUBLE_EQ(plan.timing.burst_seconds(), 0.02);
+
+  RunPlan burst;
+  r.set_regime(v1::REGIME_BURST);
+  r.mutable_timing()->set_burst_seconds(0.01);
+  r.set_unpaired(true);
+  ASSERT_TRUE(Plan(r, &burst).ok());
+  EXPECT_EQ(burst.regime, Regime::kBurst);
+  EXPECT_DOUBLE_EQ(burst.regime_params.burst_seconds, 0.01);
+  EXPECT_FALSE(burst.paired);
+
+  // locked without clock values locks the SM clock at base, as nvbench does.
+  RunPlan locked;
+  r.set_regime(v1::REGIME_LOCKED);
+  ASSERT_TRUE(Plan(r, &locked).ok());
+  EXPECT_EQ(locked.regime, Regime::kLocked);
+  EXPECT_TRUE(locked.clocks.lock);
+  EXPECT_EQ(locked.clocks.sm_spec, "base");
+
+  // A clock lock with the default regime is the locked regime.
+  RunPlan lock;
+  r.set_regime(v1::REGIME_UNSPECIFIED);
+  r.mutable_clocks()->set_mode(v1::CLOCK_MODE_LOCK);
+  r.mutable_clocks()->set_sm_mhz("max");
+  ASSERT_TRUE(Plan(r, &lock).ok());
+  EXPECT_EQ(lock.regime, Regime::kLocked);
+  EXPECT_EQ(lock.clocks.sm_spec, "max");
+
+  // A lock with a regime that measures free clocks is refused, naming both.
+  RunPlan refused;
+  r.set_regime(v1::REGIME_BURST);
+  const Status st = Plan(r, &refused);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_EQ(st.message(),
+            "regime: burst measures the clocks as the GPU sets them; a clock lock (clocks.mode "
+            "lock) is the locked regime");
+  r.set_regime(v1::Regime(7));
+  EXPECT_EQ(Plan(r, &refused).message(), "regime: 7 is not sustained, burst or locked");
+}
+
+TEST_F(RunPlanTest, TheRegimesKnobsAreCheckedLikeEveryTimingOption) {
+  RunPlan plan;
+  auto r = Request({"cublas_bf16"}, 256, 256, 256);
+  r.mutable_timing()->set_window_seconds(601);
+  EXPECT_EQ(Plan(r, &plan).message(),
+            "timing.window_seconds: 601 is not in [0, 600] (0: the daemon's default)");
+  r.mutable_timing()->set_window_seconds(0);
+  r.mutable_timing()->set_burst_seconds(-1);
+  EXPECT_EQ(Plan(r, &plan).message(),
+            "timing.burst_seconds: -1 is not in [0, 10] (0: the daemon's default)");
+}
+
+TEST_F(RunPlanTest, WindowsInterleaveTheItemsOfOneProblemOrEachAloneUnpaired) {
+  RunPlan plan;
+  auto r = Request({"L1_R1_s3", "L1_R1_s4", "cublas_bf16"}, 4096, 4096, 4096);
+  auto* s = r.add_shapes();
+  s->set_m(512);
+  s->set_n(512);
+  s->set_k(256);
+  ASSERT_TRUE(Plan(r, &plan).ok());
+  // Items are shape-major: 0-2 at 4096^3, 3-5 at 512x512x256.
+  EXPECT_EQ(WindowGroups(plan), (std::vector<std::vector<int>>{{0, 1, 2}, {3, 4, 5}}));
+  plan.paired = false;
+  EXPECT_EQ(WindowGroups(plan), (std::vector<std::vector<int>>{{0}, {1}, {2}, {3}, {4}, {5}}));
+}
+
+}  // namespace
+}  // namespace ablation::core

@@ -80,9 +80,10 @@ class DashboardViews : public ::testing::Test {
     return id;
   }
   int64_t AddMeasurement(int64_t run, const std::string& variant, double median_ms,
-                         v1::MeasurementStatus status = v1::MEASUREMENT_STATUS_OK,
-                         int64_t m = 4096) {
+                         v1::MeasurementStatus status = v1::MEASUREMENT_STATUS_OK, int64_t m = 4096,
+                         v1::Regime regime = v1::REGIME_UNSPECIFIED) {
     v1::Measurement r;
+    r.set_regime(regime);
     r.set_run_id(run);
     r.set_sequence(seq_++);
     r.set_variant(variant);
@@ -137,6 +138,7 @@ TEST_F(DashboardViews, RunCostSumsWhereEachRunsWallTimeWent) {
     c->set_warmup_seconds(i == 0 ? 0.1 : 0.005);
     c->set_sampling_seconds(0.26);
     c->set_inputs_reused(i > 0);
+    c->set_settle_seconds(0.05);  // v11: the window's settling, shared by its rows
     store_->InsertMeasurement(m);
   }
   AddMeasurement(run, "cublas_bf16", 0.2, v1::MEASUREMENT_STATUS_FAILED);  // no cost: NULLs
@@ -148,6 +150,7 @@ TEST_F(DashboardViews, RunCostSumsWhereEachRunsWallTimeWent) {
       "round(wall_seconds, 6) AS wall, round(worker_seconds, 6) AS worker, "
       "round(setup_seconds, 6) AS setup, round(warmup_seconds, 6) AS warmup, "
       "round(sampling_seconds, 6) AS sampling, verify_seconds, inputs_reused, "
+      "round(settle_seconds, 6) AS settle, cool_seconds, "
       "round(run_per_gpu_second, 6) AS cost FROM run_cost ORDER BY run_id");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0]["measurements"], "4");
@@ -160,6 +163,8 @@ TEST_F(DashboardViews, RunCostSumsWhereEachRunsWallTimeWent) {
   EXPECT_EQ(rows[0]["sampling"], "0.78");
   EXPECT_EQ(rows[0]["verify_seconds"], "NULL");  // nothing verified
   EXPECT_EQ(rows[0]["inputs_reused"], "2");
+  EXPECT_EQ(rows[0]["settle"], "0.15");
+  EXPECT_EQ(rows[0]["cool_seconds"], "NULL");  // not a burst run
   EXPECT_EQ(rows[0]["cost"], "1.6");
   EXPECT_EQ(rows[1]["measurements"], "0");
   EXPECT_EQ(rows[1]["run_seconds"], "NULL");
@@ -235,6 +240,39 @@ TEST_F(DashboardViews, NightlyHistoryAndChangeFollowOnlyNightlyRunsPerGpu) {
   EXPECT_EQ(change[2]["previous_run_id"], "NULL");
   EXPECT_EQ(change[3]["variant"], "c");
   EXPECT_EQ(change[3]["previous_run_id"], "NULL");
+}
+
+TEST_F(DashboardViews, EachRegimeIsASeriesOfItsOwn) {
+  // v11: a burst figure never replaces a sustained one, nor is compared with it.
+  const int64_t n1 = AddRun({"nightly"}, 1);
+  AddMeasurement(n1, "a", 1.00, v1::MEASUREMENT_STATUS_OK, 4096, v1::REGIME_SUSTAINED);
+  const int64_t n2 = AddRun({"nightly"}, 2);
+  AddMeasurement(n2, "a", 0.85, v1::MEASUREMENT_STATUS_OK, 4096, v1::REGIME_BURST);
+  const int64_t n3 = AddRun({"nightly"}, 3);
+  const int64_t s3 =
+      AddMeasurement(n3, "a", 1.02, v1::MEASUREMENT_STATUS_OK, 4096, v1::REGIME_SUSTAINED);
+  AddMeasurement(n3, "b", 2.0);  // stored before regimes: a series of its own, regime ''
+
+  ReadOnlyDb db(path_);
+  auto latest = db.Rows("SELECT * FROM latest_result ORDER BY variant, regime");
+  ASSERT_EQ(latest.size(), 3u);
+  EXPECT_EQ(latest[0]["regime"], "burst");
+  EXPECT_EQ(latest[0]["run_id"], std::to_string(n2));
+  EXPECT_EQ(latest[1]["regime"], "sustained");
+  EXPECT_EQ(latest[1]["measurement_id"], std::to_string(s3));
+  EXPECT_EQ(latest[2]["regime"], "");
+
+  auto change = db.Rows("SELECT * FROM nightly_change WHERE variant = 'a' ORDER BY regime");
+  ASSERT_EQ(change.size(), 2u);
+  EXPECT_EQ(change[0]["regime"], "burst");
+  EXPECT_EQ(change[0]["previous_run_id"], "NULL") << "no earlier burst night";
+  EXPECT_EQ(change[1]["regime"], "sustained");
+  EXPECT_EQ(change[1]["run_id"], std::to_string(n3));
+  EXPECT_EQ(change[1]["previous_run_id"], std::to_string(n1)) << "n2 was burst: skipped";
+  EXPECT_NEAR(std::stod(change[1]["slowdown"]), 0.02, 1e-12);
+  auto history = db.Rows("SELECT regime FROM nightly_history ORDER BY measurement_id");
+  ASSERT_EQ(history.size(), 4u);
+  EXPECT_EQ(history[1]["regime"], "burst");
 }
 
 TEST_F(DashboardViews, RunSummaryCountsProgressAndOutcome) {

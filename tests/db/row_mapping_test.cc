@@ -306,10 +306,21 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
                                                 "warmup_seconds",
                                                 "sampling_seconds",
                                                 "verify_seconds",
-                                                "inputs_reused"};
+                                                "inputs_reused",
+                                                "settle_seconds",
+                                                "cool_seconds",
+                                                "regime",
+                                                "window_id",
+                                                "window_members",
+                                                "windows",
+                                                "conditioned",
+                                                "regime_note",
+                                                "tflops_per_ghz",
+                                                "peak_tflops",
+                                                "peak_share"};
   EXPECT_THAT(RowMapping::Of<v1::Measurement>().ColumnNames(), ElementsAreArray(measurement));
-  // The v4 store's own hand-written list, in its order, v5's and v6's one more each, v7's and
-  // v10's.
+  // The v4 store's own hand-written list, in its order, v5's and v6's one more each, v7's,
+  // v10's and v11's.
   const std::vector<std::string> v4_store = {"run_id",
                                              "sequence",
                                              "variant",
@@ -372,7 +383,18 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
                                              "warmup_seconds",
                                              "sampling_seconds",
                                              "verify_seconds",
-                                             "inputs_reused"};
+                                             "inputs_reused",
+                                             "settle_seconds",
+                                             "cool_seconds",
+                                             "regime",
+                                             "window_id",
+                                             "window_members",
+                                             "windows",
+                                             "conditioned",
+                                             "regime_note",
+                                             "tflops_per_ghz",
+                                             "peak_tflops",
+                                             "peak_share"};
   EXPECT_THAT(RowMapping::Of<v1::Measurement>().ColumnNames(), UnorderedElementsAreArray(v4_store));
   std::vector<std::string> nullable;
   for (const auto& c : RowMapping::Of<v1::Measurement>().columns()) {
@@ -386,7 +408,8 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
                   "temperature_c_mean", "temperature_c_min", "temperature_c_max",
                   "throttled_samples", "bytes_per_second", "fragment_loads_per_second",
                   "worker_seconds", "setup_seconds", "warmup_seconds", "sampling_seconds",
-                  "verify_seconds", "inputs_reused"));
+                  "verify_seconds", "inputs_reused", "settle_seconds", "cool_seconds",
+                  "tflops_per_ghz", "peak_tflops", "peak_share"));
 
   EXPECT_THAT(
       RowMapping::Of<v1::Run>().ColumnNames(),
@@ -395,7 +418,7 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
                   "cublas_version", "memory_bytes", "l2_bytes", "smem_per_block_optin",
                   "smem_per_sm", "daemon_version", "git_revision", "request_json", "requested_by",
                   "created_at_ms", "started_at_ms", "finished_at_ms", "error", "planned",
-                  "clock_policy", "rounds", "order_seed"));
+                  "clock_policy", "rounds", "order_seed", "regime", "paired"));
   EXPECT_THAT(RowMapping::Of<v1::DeviceIdentity>().ColumnNames(),
               ElementsAre("device_index", "device_name", "device_uuid", "compute_capability",
                           "sm_count", "driver_version", "cuda_runtime_version", "cublas_version",

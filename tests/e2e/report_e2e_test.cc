@@ -96,7 +96,10 @@ TEST_F(ReportE2E, PresetsSweepReportCompare) {
   EXPECT_THAT(md.out, HasSubstr("# Ablation report: run 1"));
   EXPECT_THAT(md.out, HasSubstr("## 2. Ladder A"));
   EXPECT_THAT(md.out,
-              HasSubstr("| A3 | ldmatrix | `abl_L1_R1_bl0_s3_sw1` | bf16 | 100.0 | 100.0% | A1 |"));
+              HasSubstr("| A3 | ldmatrix | `abl_L1_R1_bl0_s3_sw1` | bf16 | 100.0 | 50.5 | 9.3% | "
+                        "100.0% | A1 | +0.0% [+0.0, +0.0] paired |"));
+  // The run's regime beside its clocks, and the fake's 100 TFLOPS per its 1.98 GHz.
+  EXPECT_THAT(md.out, HasSubstr("clocks observe; regime sustained, paired"));
   EXPECT_THAT(md.out, HasSubstr("## 3. Ladder B"));
   EXPECT_THAT(md.out,
               HasSubstr("| B0 | sync load, 1 stage | `abl_L0_R1_bl0_s1_sw1` | bf16 | missing |"));
@@ -132,12 +135,14 @@ TEST_F(ReportE2E, PresetsSweepReportCompare) {
   EXPECT_THAT(no_run.err, HasSubstr("NOT_FOUND"));
 }
 
-// A preset's 3 rounds with 2 of every row's 10 samples at half the clock: the report takes each
-// item over its rounds and shows the floor, the cycles change and the low-clock share.
+// A preset's 3 rounds with 2 of every row's 10 samples at half the clock (windows of the 10
+// cycles min_samples asks for): the report takes each item over its rounds and shows the floor,
+// the paired changes in time, cycles and clock, and the low-clock share.
 TEST_F(ReportE2E, TheReportTakesItemsOverRoundsWithTheirClocks) {
   StartDaemon({}, "", {{"ABLATION_FAKE_LOW_CLOCK_SAMPLES", "2"}});
   ASSERT_EQ(start_error_, "");
-  auto sweep = Client({"sweep", "--preset", "ladder-a", "--shape", "256x256x256"});
+  auto sweep = Client({"sweep", "--preset", "ladder-a", "--shape", "256x256x256", "--min-samples",
+                       "30", "--window-seconds", "0.000001"});
   ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
   EXPECT_THAT(sweep.err, HasSubstr("[12/12]"));  // 4 items, 3 rounds
 
@@ -145,17 +150,19 @@ TEST_F(ReportE2E, TheReportTakesItemsOverRoundsWithTheirClocks) {
   ASSERT_EQ(md.exit_code, 0) << md.err;
   EXPECT_THAT(md.out, HasSubstr("a bootstrap over the run's 3 rounds, paired"));
   EXPECT_THAT(md.out, HasSubstr("Noise floor: 0.00%, the median over the run's items"));
-  EXPECT_THAT(md.out,
-              HasSubstr("| change [95% CI] | noise | cycles change [95% CI] | low clock |"));
-  // The fake worker times every variant alike: no change, in time or in cycles.
-  EXPECT_THAT(md.out, HasSubstr("| A1 | +0.0% [+0.0, +0.0] | ≈ | +0.0% [+0.0, +0.0] ≈ | 20% |"));
-  EXPECT_THAT(md.out, HasSubstr("| 256x256x256 | 99.9 | 100.0% | 3 | 20% | ok |"));
+  EXPECT_THAT(md.out, HasSubstr("| change [95% CI] | noise | cycles change [95% CI] | clock change "
+                                "| source | low clock |"));
+  // The fake worker times every variant alike, and the low-clock cycles of a window hit every
+  // variant at once: no change, in time, in cycles or in clock.
+  EXPECT_THAT(md.out, HasSubstr("| A1 | +0.0% [+0.0, +0.0] paired | ≈ | +0.0% [+0.0, +0.0] ≈ | "
+                                "+0.0% |  | 20% |"));
+  EXPECT_THAT(md.out, HasSubstr("| 256x256x256 | 99.9 | 50.5 | 9.3% | 100.0% | 3 | 20% | ok |"));
   EXPECT_THAT(md.out, Not(HasSubstr("†")));
 
   auto json = Client({"report", "--format", "json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_THAT(json.out, HasSubstr("\"rounds\": 3"));
-  EXPECT_THAT(json.out, HasSubstr("\"basis\": \"CHANGE_BASIS_ROUNDS\""));
+  EXPECT_THAT(json.out, HasSubstr("\"basis\": \"CHANGE_BASIS_PAIRED_ROUNDS\""));
   EXPECT_THAT(json.out, HasSubstr("\"low_clock_share\": 0.2"));
 }
 

@@ -41,7 +41,7 @@ TEST_F(WorkerGpu, HelloDescribesTheDevice) {
 TEST_F(WorkerGpu, MeasureAblationVariantWithOccupancy) {
   for (int64_t size : {512, 4096}) {
     SCOPED_TRACE(size);
-    v1::MeasureResult r = Measure(kAblation, size);
+    Timed r = Measure(kAblation, size);
     ExpectGoodTiming(r, apb::L2_MODE_COLD_ROTATED);
     const apb::Occupancy& o = r.occupancy();
     EXPECT_GT(o.registers_per_thread(), 0);
@@ -59,7 +59,7 @@ TEST_F(WorkerGpu, MeasureAblationVariantWithOccupancy) {
 TEST_F(WorkerGpu, MeasureCublasWithoutOccupancy) {
   for (int64_t size : {512, 4096}) {
     SCOPED_TRACE(size);
-    v1::MeasureResult r = Measure(kCublas, size);
+    Timed r = Measure(kCublas, size);
     ExpectGoodTiming(r, apb::L2_MODE_COLD_ROTATED);
     EXPECT_EQ(r.occupancy().registers_per_thread(), 0);
     EXPECT_EQ(r.occupancy().limiter(), "");
@@ -72,7 +72,7 @@ TEST_F(WorkerGpu, HotL2IsReported) {
 
 TEST_F(WorkerGpu, CublasAt4096IsInTheExpectedRange) {
   // H200 bf16 4096^3 is ~720 TFLOPS through PyTorch; anything far off means the timing is wrong.
-  v1::MeasureResult r = Measure(kCublas, 4096);
+  Timed r = Measure(kCublas, 4096);
   ASSERT_TRUE(r.ok()) << r.error();
   const double tflops = 2.0 * 4096.0 * 4096.0 * 4096.0 / (r.stats().median_ms() * 1e-3) / 1e12;
   std::printf("cublas_bf16 4096^3: %.0f TFLOPS (median)\n", tflops);
@@ -150,13 +150,13 @@ TEST_F(WorkerGpu, VerifyAgainstTheGpuReference) {
 }
 
 TEST_F(WorkerGpu, RefusesWhatCannotRun) {
-  v1::MeasureResult r = Measure("no_such_variant", 512);
+  Timed r = Measure("no_such_variant", 512);
   EXPECT_FALSE(r.ok());
   EXPECT_NE(r.error().find("unknown variant"), std::string::npos) << r.error();
   // Far beyond any device's memory: refused before allocating, and the worker stays up.
   v1::WorkerRequest req;
   auto* m = req.mutable_measure();
-  m->set_variant(kCublas);
+  m->add_variants(kCublas);
   m->set_dtype("bf16");
   m->mutable_shape()->set_m(1 << 20);
   m->mutable_shape()->set_n(1 << 20);
@@ -173,28 +173,28 @@ TEST_F(WorkerGpu, ConsecutiveMeasurementsOfAProblemFindItsInputsResident) {
   release.mutable_release()->set_task_id(1);
   ASSERT_TRUE(Call(release).has_release());  // nothing left from the tests before
   v1::MeasureTask t = Task(kAblation, 4096, 4096, 4096);
-  const v1::MeasureResult first = Measure(t);
+  const Timed first = Measure(t);
   ExpectGoodTiming(first, apb::L2_MODE_COLD_ROTATED);
   EXPECT_FALSE(first.cost().inputs_reused());
-  const v1::MeasureResult second = Measure(t);
+  const Timed second = Measure(t);
   ExpectGoodTiming(second, apb::L2_MODE_COLD_ROTATED);
   EXPECT_TRUE(second.cost().inputs_reused());
   EXPECT_LT(second.cost().setup_seconds(), first.cost().setup_seconds());
-  // Busy a moment ago: the short warm-up (5 ms and the count), not the task's 50 ms.
+  // The warm-up is its launches alone (3 of a 0.6 ms kernel, synchronised): the clocks are the
+  // daemon's regime's business.
   EXPECT_LT(second.cost().warmup_seconds(), 0.04) << second.cost().ShortDebugString();
-  for (const v1::MeasureResult* r : {&first, &second}) {
+  for (const Timed* r : {&first, &second}) {
     const apb::Cost& c = r->cost();
     ASSERT_TRUE(c.has_worker_seconds() && c.has_setup_seconds() && c.has_warmup_seconds() &&
                 c.has_sampling_seconds());
     EXPECT_LE(c.setup_seconds() + c.warmup_seconds() + c.sampling_seconds(), c.worker_seconds());
     // The loop's wall time holds the samples' GPU time, and little else.
-    EXPECT_GE(c.sampling_seconds(), r->stats().total_seconds());
-    EXPECT_LT(c.sampling_seconds(), 1.2 * r->stats().total_seconds() + 0.01)
-        << c.ShortDebugString();
+    EXPECT_GE(c.sampling_seconds(), r->window.gpu_seconds());
+    EXPECT_LT(c.sampling_seconds(), 1.2 * r->window.gpu_seconds() + 0.01) << c.ShortDebugString();
   }
   // B as N x K: the same A and B, with B^T and its copies made for it.
   v1::MeasureTask nk = Task("abl_L1_R1_bl1_s3_sw1", 4096, 4096, 4096);
-  const v1::MeasureResult transposed = Measure(nk);
+  const Timed transposed = Measure(nk);
   ExpectGoodTiming(transposed, apb::L2_MODE_COLD_ROTATED);
   EXPECT_FALSE(transposed.cost().inputs_reused());
   EXPECT_TRUE(Measure(nk).cost().inputs_reused());
@@ -208,6 +208,44 @@ TEST_F(WorkerGpu, ConsecutiveMeasurementsOfAProblemFindItsInputsResident) {
   EXPECT_GT(released.release().released_bytes(), 0);
   EXPECT_GE(released.release().released_problems(), 2);
   EXPECT_FALSE(Measure(t).cost().inputs_reused());
+}
+
+TEST_F(WorkerGpu, AWindowInterleavesItsVariantsOneSampleACycleEach) {
+  // Two layouts of B, an ablation variant and cuBLAS: one window, sample c of each from cycle c.
+  v1::MeasureTask t = Task(kAblation, 4096, 4096, 4096);
+  t.add_variants("abl_L1_R1_bl1_s3_sw1");
+  t.add_variants(kCublas);
+  t.set_window_seconds(0.5);
+  const Timed w = Measure(t);
+  ExpectGoodTiming(w, apb::L2_MODE_COLD_ROTATED);
+  ASSERT_EQ(w.window.members_size(), 3);
+  EXPECT_EQ(w.window.members(2).variant(), kCublas);
+  // Each sample holds one launch: cuBLAS is several times faster than the 1-stage variant in
+  // every cycle, not only in the medians.
+  const auto& slow = w.window.members(0);
+  const auto& fast = w.window.members(2);
+  int faster = 0;
+  for (int c = 0; c < w.window.cycles(); ++c) faster += fast.sample_ms(c) < slow.sample_ms(c);
+  EXPECT_EQ(faster, w.window.cycles());
+  // The window's clock is the GPU-time-weighted mean of every sample's.
+  EXPECT_GT(w.window.sm_mhz(), 500);
+  std::printf("window of 3 at 4096^3: %d cycles, %.3f s of GPU time in %.3f s, %.0f MHz\n",
+              w.window.cycles(), w.window.gpu_seconds(), w.cost().sampling_seconds(),
+              w.window.sm_mhz());
+}
+
+TEST_F(WorkerGpu, AShortWindowEndsWithinABatchOfItsSpan) {
+  // A burst window: 20 ms of cuBLAS at 4096^3 (about 0.19 ms a sample), not a 50 ms batch.
+  v1::MeasureTask t = Task(kCublas, 4096, 4096, 4096);
+  t.set_window_seconds(0.02);
+  t.set_min_cycles(1);
+  t.set_warmup(false);
+  const Timed w = Measure(t);
+  ASSERT_TRUE(w.ok()) << w.error();
+  EXPECT_GE(w.cost().sampling_seconds(), 0.02);
+  EXPECT_LT(w.cost().sampling_seconds(), 0.045) << "overshot by more than a batch";
+  EXPECT_GT(w.window.cycles(), 50);
+  EXPECT_LT(w.window.cycles(), 250);
 }
 
 }  // namespace

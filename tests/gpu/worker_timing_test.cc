@@ -19,19 +19,19 @@ namespace {
 
 class WorkerTiming : public WorkerGpu {};
 
-double Tflops(const v1::MeasureTask& t, const v1::MeasureResult& r) {
+double Tflops(const v1::MeasureTask& t, const Timed& r) {
   const double flops = 2.0 * double(t.shape().m()) * double(t.shape().n()) * double(t.shape().k());
   return flops / (r.stats().median_ms() * 1e-3) / 1e12;
 }
 
 /// One line of figures: what a measurement reports and what it cost in wall time.
-void Print(const char* what, const v1::MeasureTask& t, const v1::MeasureResult& r, double wall_s) {
+void Print(const char* what, const v1::MeasureTask& t, const Timed& r, double wall_s) {
   int clocked = 0;
   for (double f : r.sample_sm_mhz()) clocked += std::isfinite(f) ? 1 : 0;
   std::printf(
       "%-24s %-6s %5lldx%lldx%lld %-14s median %.4f ms  %6.1f TFLOPS  %6d samples (%d clocked)  "
       "%7.1f MHz (%d low)  cycles %.4g  GPU %.3f s  wall %.3f s\n",
-      t.variant().c_str(), what, (long long)t.shape().m(), (long long)t.shape().n(),
+      t.variants(0).c_str(), what, (long long)t.shape().m(), (long long)t.shape().n(),
       (long long)t.shape().k(), apb::L2Mode_Name(r.l2()).c_str(), r.stats().median_ms(),
       Tflops(t, r), r.stats().samples(), clocked, r.stats().median_sm_mhz(),
       r.stats().low_clock_samples(), r.stats().median_cycles(), r.stats().total_seconds(), wall_s);
@@ -42,10 +42,13 @@ double EpochSeconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-/// The daemon's default timing: at least 10 samples and 0.5 s of GPU time, at most 10 s.
+/// The daemon's default window: warmed up, 3 s and at least 10 cycles.
 v1::MeasureTask DaemonDefaults(const std::string& variant, int64_t size) {
   v1::MeasureTask t;
-  t.set_variant(variant);
+  t.add_variants(variant);
+  t.set_window_seconds(3);
+  t.set_min_cycles(10);
+  t.set_warmup(true);
   t.set_dtype("bf16");
   t.mutable_shape()->set_m(size);
   t.mutable_shape()->set_n(size);
@@ -68,7 +71,7 @@ TEST_F(WorkerTiming, RotationIsTheDefault) {
       SCOPED_TRACE(std::string(v) + " " + std::to_string(size));
       const v1::MeasureTask t = Task(v, size, size, size);
       double wall = 0;
-      const v1::MeasureResult r = Measure(t, &wall);
+      const Timed r = Measure(t, &wall);
       ExpectGoodTiming(r, apb::L2_MODE_COLD_ROTATED);
       Print("test", t, r, wall);
     }
@@ -91,10 +94,8 @@ TEST_F(WorkerTiming, FlushWhereTheCopiesDoNotFit) {
     GTEST_SKIP() << "needs 48 GiB of device memory";
   }
   v1::MeasureTask t = Task(kCublas, 64, 64, k);
-  t.mutable_timing()->set_min_seconds(0.05);
-  t.mutable_timing()->set_max_seconds(2);
   double wall = 0;
-  const v1::MeasureResult r = Measure(t, &wall);
+  const Timed r = Measure(t, &wall);
   ExpectGoodTiming(r, apb::L2_MODE_COLD);
   Print("big", t, r, wall);
   // The worker is fine afterwards, and small problems rotate again.
@@ -107,10 +108,11 @@ TEST_F(WorkerTiming, RotationAgainstFlushAtTheDaemonsDefaults) {
     for (int64_t size : {512, 4096}) {
       SCOPED_TRACE(std::string(v) + " " + std::to_string(size));
       v1::MeasureTask t = DaemonDefaults(v, size);
+      t.set_window_seconds(0.5);  // both methods over the same span; the default 3 s adds nothing
       double rotated_wall = 0, flushed_wall = 0;
-      const v1::MeasureResult rotated = Measure(t, &rotated_wall);
+      const Timed rotated = Measure(t, &rotated_wall);
       t.mutable_timing()->set_flush_l2(true);
-      const v1::MeasureResult flushed = Measure(t, &flushed_wall);
+      const Timed flushed = Measure(t, &flushed_wall);
       ASSERT_TRUE(rotated.ok()) << rotated.error();
       ASSERT_TRUE(flushed.ok()) << flushed.error();
       Print("rotate", t, rotated, rotated_wall);
@@ -124,18 +126,15 @@ TEST_F(WorkerTiming, RotationAgainstFlushAtTheDaemonsDefaults) {
   }
 }
 
-/// Not run by default: 3 s of samples each of cuBLAS (on the power cap) and of a slow ablation
+/// Not run by default: a window of 3 s each of cuBLAS (on the power cap) and of a slow ablation
 /// variant, with the wall-clock window of each printed ("window NAME T0 T1 MHZ", epoch seconds),
 /// so that an NVML sampler running beside it (nvidia-smi) can be compared with the probes' clock.
 TEST_F(WorkerTiming, DISABLED_ClockAgainstNvmlWindows) {
   for (const char* v : {kCublas, kAblation}) {
-    v1::MeasureTask t = DaemonDefaults(v, 4096);
-    t.mutable_timing()->set_target_noise(1e-9);  // never reached: 3 s of samples
-    t.mutable_timing()->set_min_seconds(3);
-    t.mutable_timing()->set_max_seconds(3);
+    v1::MeasureTask t = DaemonDefaults(v, 4096);  // a window of 3 s
     const double t0 = EpochSeconds();
     double wall = 0;
-    const v1::MeasureResult r = Measure(t, &wall);
+    const Timed r = Measure(t, &wall);
     const double t1 = EpochSeconds();
     ExpectGoodTiming(r, apb::L2_MODE_COLD_ROTATED);
     Print("nvml", t, r, wall);
@@ -144,9 +143,9 @@ TEST_F(WorkerTiming, DISABLED_ClockAgainstNvmlWindows) {
   }
 }
 
-/// Not run by default (about a minute a mode): every ablation variant at 4096^3 bf16 under the
-/// daemon's defaults, the summed wall time against the summed GPU time. ABLATION_TEST_L2 picks
-/// the modes: "rotate", "flush" or "rotate,flush" (the default).
+/// Not run by default (several minutes a mode): every ablation variant at 4096^3 bf16 in a window
+/// of the daemon's default length each, the summed wall time against the summed GPU time.
+/// ABLATION_TEST_L2 picks the modes: "rotate", "flush" or "rotate,flush" (the default).
 TEST_F(WorkerTiming, DISABLED_AllAblationVariantsWallAgainstGpu) {
   const char* modes_env = std::getenv("ABLATION_TEST_L2");
   const std::string modes = modes_env ? modes_env : "rotate,flush";
@@ -166,7 +165,7 @@ TEST_F(WorkerTiming, DISABLED_AllAblationVariantsWallAgainstGpu) {
                 v1::MeasureTask t = DaemonDefaults(v, 4096);
                 t.mutable_timing()->set_flush_l2(mode == "flush");
                 double w = 0;
-                const v1::MeasureResult r = Measure(t, &w);
+                const Timed r = Measure(t, &w);
                 ASSERT_TRUE(r.ok()) << v << ": " << r.error();
                 wall += w;
                 gpu += r.stats().total_seconds();

@@ -104,7 +104,8 @@ def test_prometheus_scrapes_a_run_and_answers_queries(stack):
     daemon, prometheus = stack
     prometheus.wait('up{job="ablationd"}', lambda r: r and r[0][1] == 1, "the target is not up")
 
-    # 2 variants x 2 shapes x 2 rounds at 400 ms each: over 3 s, several scrapes while running.
+    # 2 variants x 2 shapes x 2 rounds: a window per shape and round, each 12 settling chunks and
+    # the window at the fake's 400 ms a task: some 20 s, many scrapes while running.
     with ablationd.connect(daemon.address) as d:
         summary = d.run(variants=["L1_R1_s3", "cublas_bf16"], shapes=["128", "256"], rounds=2,
                         tags=["prometheus"])
@@ -123,8 +124,9 @@ def test_prometheus_scrapes_a_run_and_answers_queries(stack):
     assert all(m["dtype"] == "bf16" and m["device_uuid"].startswith("GPU-") and v > 0
                for m, v in tflops)
 
-    # The histogram is one Prometheus can compute with: the median is within the buckets around
-    # the fake worker's 400 ms.
+    # The histogram is one Prometheus can compute with: a row's wall time is its share of its
+    # window's, 13 tasks of 400 ms over 2 rows, about 2.6 s: the median is within the buckets
+    # around it.
     median = prometheus.query(
         "histogram_quantile(0.5, sum by (le) (ablationd_measurement_wall_seconds_bucket))")
-    assert median and 0.25 <= median[0][1] <= 0.5, median
+    assert median and 1 <= median[0][1] <= 5, median

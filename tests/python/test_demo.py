@@ -42,7 +42,9 @@ def test_the_main_job_ends_with_both_ladders_and_the_html_reports(bundle, tmp_pa
     answer = out[out.index("== the answer: ladders A and B at 256"):]
     a = answer[answer.index("## "):answer.index("run ", answer.index("## "))]
     assert re.search(r"^## \d+\. Ladder A", a, re.M)
-    for rung, vs in (("A2", "A1"), ("A3", "A1")):
+    # A3 is compared with the faster of A1 and A2 (the preset says so); the fake times them
+    # within its 0.1% wobble, so either may be.
+    for rung, vs in (("A2", "A1"), ("A3", "A[12]")):
         # "| A1 | +0.0% [-0.1, +0.1] |": the change and its interval (marks may follow).
         change = rf"\| {vs} \| [+-]\d+\.\d% \[[+-]\d+\.\d, [+-]\d+\.\d\][^|]*\|"
         assert re.search(rf"^\| {rung} \|.*{change}", a, re.M), rung

@@ -137,3 +137,29 @@ def test_run_request_from_arguments():
     assert r.requested_by.endswith("(python)")
     assert len(client.run_request(shapes=["256", "512"]).shapes) == 2
     client.close()
+
+
+def test_the_regime_and_the_clock_normalised_figures_are_columns():
+    m = measurement(regime=ablation_pb2.REGIME_SUSTAINED, conditioned=True, window=3,
+                    tflops_per_ghz=409.4, peak_share=0.82,
+                    regime_note="settled after 4.25 s of GPU time: clock 1496 MHz")
+    m.cost.settle_seconds = 1.5
+    row = ablationd.measurements_frame([m]).iloc[0]
+    assert (row.regime, bool(row.conditioned), row.window) == ("sustained", True, 3)
+    assert (row.tflops_per_ghz, row.peak_share, row.settle_seconds) == (409.4, 0.82, 1.5)
+    assert math.isnan(row.cool_seconds)  # no cool-down in the sustained regime
+    assert row.regime_note.startswith("settled after")
+    old = ablationd.measurements_frame([measurement()]).iloc[0]  # before schema v11
+    assert old.regime == "" and math.isnan(old.tflops_per_ghz) and math.isnan(old.peak_share)
+
+
+def test_run_request_names_the_regime_and_refuses_an_unknown_one():
+    client = ablationd.Client("127.0.0.1:1")
+    r = client.run_request(variants="cublas_bf16", regime="burst", unpaired=True,
+                           burst_seconds=0.01)
+    assert r.regime == ablation_pb2.REGIME_BURST and r.unpaired
+    assert r.timing.burst_seconds == 0.01
+    assert client.run_request(variants="x").regime == ablation_pb2.REGIME_UNSPECIFIED
+    with pytest.raises(ValueError, match="regime: 'warm' is not sustained, burst or locked"):
+        client.run_request(variants="x", regime="warm")
+    client.close()

@@ -11,15 +11,22 @@
 //                                    program); the symbol is always fake_<variant>_<dtype>
 //   ABLATION_FAKE_SM_MHZ=n           the SM clock every sample runs at (default 1980, the fake
 //                                    device's maximum)
-//   ABLATION_FAKE_LOW_CLOCK_SAMPLES=n  the first n samples of each measurement run at half the
+//   ABLATION_FAKE_LOW_CLOCK_SAMPLES=n  the first n cycles each window returns run at half the
 //                                    maximum (990 MHz): throttled, low_clock_samples = n
 //   ABLATION_FAKE_REFERENCE_FAIL=variant  the reference fails when verifying this variant
 //   ABLATION_FAKE_SPEEDUP=variant=x[,variant=x]  these variants run x times as fast as the rest
+//   ABLATION_FAKE_POWER=settled_mhz:tau_s  a power cap: the clock falls from the maximum towards
+//                                    settled_mhz as exp(-busy / tau) over the GPU time the fake
+//                                    has been busy since it last idled (a pause of 0.1 s or more
+//                                    between tasks: a cool-down), with a small oscillation
 // Every sample takes the same SM cycles, so a slower clock makes it longer: the fake's samples
-// behave as a kernel does under a power cap. L2: COLD_ROTATED unless the task asks for the flush
-// (COLD) or a hot L2 (HOT). What the daemon stores from a reply is filled by the real worker's
-// own code (timing_stats.h, verify_reference.h), so the two cannot drift: statistics of the
-// samples and of their clocks, the L2 mode, the reference check and the CPU reference's limits.
+// behave as a kernel does under a power cap. A window runs on virtual time (nothing sleeps but
+// ABLATION_FAKE_SLEEP_MS): it "runs" every cycle its window_seconds ask for, and returns at most
+// kMaxCycles of them, spread evenly (its gpu_seconds is the whole window's). L2: COLD_ROTATED
+// unless the task asks for the flush (COLD) or a hot L2 (HOT). What the daemon stores from a reply
+// is filled by the real worker's own code (timing_stats.h, verify_reference.h), so the two cannot
+// drift: statistics of the samples and of their clocks, the L2 mode, the reference check and the
+// CPU reference's limits.
 #include <unistd.h>
 
 #include <chrono>
@@ -62,6 +69,28 @@ double Speedup(const std::string& spec, const std::string& variant) {
 
 /// The fake device's maximum SM clock (an H200's), what low-clock samples are measured against.
 constexpr double kMaxSmMhz = 1980;
+/// Most cycles a window returns: a 3 s window of a 64^3 GEMM would be millions.
+constexpr int64_t kMaxCycles = 2000;
+
+/// The clock of ABLATION_FAKE_POWER after `busy` seconds of GPU time.
+struct PowerModel {
+  double settled_mhz = 0;  // 0: no model, the constant clock
+  double tau_s = 1;
+  double ClockAt(double busy, double constant) const {
+    if (settled_mhz <= 0) return constant;
+    const double wobble = 1 + 0.004 * std::sin(busy * 6.0) * std::exp(-busy / (4 * tau_s));
+    return (settled_mhz + (kMaxSmMhz - settled_mhz) * std::exp(-busy / tau_s)) * wobble;
+  }
+};
+
+PowerModel ParsePower(const std::string& spec) {
+  PowerModel m;
+  if (spec.empty()) return m;
+  const size_t colon = spec.find(':');
+  m.settled_mhz = std::stod(spec.substr(0, colon));
+  if (colon != std::string::npos) m.tau_s = std::max(1e-3, std::stod(spec.substr(colon + 1)));
+  return m;
+}
 
 }  // namespace
 
@@ -110,6 +139,9 @@ int main(int argc, char** argv) {
   // have found them so: those of the problem and seed it last measured (until a release).
   std::string resident;
   const std::string speedup = Env("ABLATION_FAKE_SPEEDUP");
+  const PowerModel power = ParsePower(Env("ABLATION_FAKE_POWER"));
+  double busy_s = 0;  // GPU time since the fake GPU last idled
+  auto last_task_end = std::chrono::steady_clock::now();
   while (true) {
     worker::v1::WorkerRequest req;
     std::string error;
@@ -119,15 +151,19 @@ int main(int argc, char** argv) {
     worker::v1::WorkerReply reply;
     if (req.has_measure()) {
       const auto& t = req.measure();
-      if (t.variant() == crash_on) {
-        std::fprintf(stderr, "fake worker: crashing on %s as asked\n", t.variant().c_str());
-        std::abort();
-      }
-      if (t.variant() == hang_on) {
-        std::fprintf(stderr, "fake worker: hanging on %s as asked\n", t.variant().c_str());
-        for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+      for (const std::string& v : t.variants()) {
+        if (v == crash_on) {
+          std::fprintf(stderr, "fake worker: crashing on %s as asked\n", v.c_str());
+          std::abort();
+        }
+        if (v == hang_on) {
+          std::fprintf(stderr, "fake worker: hanging on %s as asked\n", v.c_str());
+          for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+        }
       }
       const auto started = std::chrono::steady_clock::now();
+      // A pause between tasks cools the fake GPU down: its busy time starts again.
+      if (std::chrono::duration<double>(started - last_task_end).count() >= 0.1) busy_s = 0;
       if (sleep_ms) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
       auto* r = reply.mutable_measure();
       r->set_task_id(t.task_id());
@@ -139,30 +175,70 @@ int main(int argc, char** argv) {
       if (!no_device.empty()) {
         r->set_ok(false);
         r->set_error(no_device);
+      } else if (t.variants_size() == 0) {
+        r->set_ok(false);
+        r->set_error("the window names no variant");
       } else {
         r->set_ok(true);
         r->set_l2(worker::RequestedL2Mode(t.timing()));
-        double flops = 2.0 * double(t.shape().m()) * double(t.shape().n()) * double(t.shape().k());
-        double ms = flops / 100e12 * 1e3 / Speedup(speedup, t.variant());  // at the maximum clock
-        int n = std::max(t.timing().min_samples(), 10);
-        std::vector<double> clocks;
-        for (int i = 0; i < n; ++i) {
-          const double mhz = i < low_clock_samples ? kMaxSmMhz / 2 : sm_mhz;
-          clocks.push_back(mhz);
-          r->add_sample_ms(ms * (1.0 + 0.001 * std::sin(double(i))) * kMaxSmMhz / mhz);
+        const double flops =
+            2.0 * double(t.shape().m()) * double(t.shape().n()) * double(t.shape().k());
+        std::vector<double> base;  // ms per variant at the maximum clock
+        double cycle_ms = 0;
+        for (const std::string& v : t.variants()) {
+          base.push_back(flops / 100e12 * 1e3 / Speedup(speedup, v));
+          cycle_ms += base.back();
         }
-        // The daemon stores the reply's statistics as they come: the real worker's computation.
-        worker::SetSampleClocks(r, clocks);
-        worker::SetStatsFromSamples(
-            r, {.max_sm_mhz = kMaxSmMhz, .low_clock_fraction = t.timing().low_clock_fraction()});
-        r->mutable_occupancy()->set_threads_per_block(256);
+        // Cycles the window "runs": enough for its GPU time and min_cycles, within max_cycles.
+        int64_t cycles = std::max<int64_t>(t.min_cycles(), 1);
+        if (t.window_seconds() > 0 && cycle_ms > 0)
+          cycles = std::max<int64_t>(
+              cycles, int64_t(std::ceil(std::min(1e3 * t.window_seconds() / cycle_ms, 1e9))));
+        if (t.max_cycles() > 0) cycles = std::min<int64_t>(cycles, t.max_cycles());
+        const int64_t kept = std::min(cycles, kMaxCycles);
+        std::vector<std::vector<double>> clocks(size_t(t.variants_size()));
+        double gpu_s = 0;
+        for (int i = 0; i < t.variants_size(); ++i) r->add_members()->set_variant(t.variants(i));
+        for (int64_t c = 0, k = 0; c < cycles; ++c) {
+          const bool keep = k < kept && c * kept / cycles == k;  // evenly spread
+          for (int i = 0; i < t.variants_size(); ++i) {
+            const double mhz =
+                keep && k < low_clock_samples ? kMaxSmMhz / 2 : power.ClockAt(busy_s, sm_mhz);
+            // The wobble is the returned cycle's, shared by every variant in it, as a real
+            // window's clock is: paired ratios cancel it exactly, and two windows that return as
+            // many cycles have the same samples, so the fake's changes are exact.
+            const double ms =
+                base[size_t(i)] * (1.0 + 0.001 * std::sin(double(keep ? k : c))) * kMaxSmMhz / mhz;
+            busy_s += ms / 1e3;
+            gpu_s += ms / 1e3;
+            if (keep) {
+              r->mutable_members(i)->add_sample_ms(ms);
+              clocks[size_t(i)].push_back(mhz);
+            }
+          }
+          if (keep) ++k;
+        }
+        for (int i = 0; i < t.variants_size(); ++i) {
+          auto* m = r->mutable_members(i);
+          m->set_ok(true);
+          // Stored as they come: the real worker's computation of the statistics.
+          worker::SetSampleClocks(m, clocks[size_t(i)]);
+          worker::SetStatsFromSamples(
+              m, {.max_sm_mhz = kMaxSmMhz, .low_clock_fraction = t.timing().low_clock_fraction()});
+          m->mutable_occupancy()->set_threads_per_block(256);
+        }
+        worker::SetWindowTotals(r);
+        // The whole window's GPU time, not only the samples returned.
+        r->set_gpu_seconds(gpu_s);
         // Synthetic too: the sleep as the sampling, nothing for the rest.
         r->mutable_cost()->set_setup_seconds(0);
         r->mutable_cost()->set_warmup_seconds(0);
-        r->mutable_cost()->set_sampling_seconds(sleep_ms / 1e3);
+        // The window's span: its virtual time (the daemon's settling weighs chunks by it).
+        r->mutable_cost()->set_sampling_seconds(gpu_s + sleep_ms / 1e3);
       }
       r->mutable_cost()->set_worker_seconds(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      last_task_end = std::chrono::steady_clock::now();
     } else if (req.has_describe()) {
       // Names a kernel that a stand-in disassembler (ABLATION_CUOBJDUMP in the e2e tests) knows.
       const auto& t = req.describe();

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server/worker/clocks.h"
@@ -55,18 +57,21 @@ class FakeWorker : public ::testing::Test {
     return reply;
   }
 
-  v1::MeasureResult Measure(bool hot_l2, int min_samples, bool flush_l2 = false) {
+  v1::MeasureResult Measure(bool hot_l2, int min_cycles, bool flush_l2 = false,
+                            std::vector<std::string> variants = {"abl_L0_R1_bl0_s1_sw1"},
+                            double window_seconds = 0) {
     v1::WorkerRequest req;
     auto* m = req.mutable_measure();
     m->set_task_id(5);
-    m->set_variant("abl_L0_R1_bl0_s1_sw1");
+    for (const auto& v : variants) m->add_variants(v);
+    m->set_min_cycles(min_cycles);
+    m->set_window_seconds(window_seconds);
     m->set_dtype("bf16");
     m->mutable_shape()->set_m(1024);
     m->mutable_shape()->set_n(1024);
     m->mutable_shape()->set_k(1024);
     m->mutable_timing()->set_hot_l2(hot_l2);
     m->mutable_timing()->set_flush_l2(flush_l2);
-    m->mutable_timing()->set_min_samples(min_samples);
     v1::WorkerReply reply = Call(req);
     EXPECT_TRUE(reply.has_measure());
     return reply.measure();
@@ -92,10 +97,15 @@ class FakeWorker : public ::testing::Test {
 };
 
 TEST_F(FakeWorker, MeasureStatsAreTheWorkersOwn) {
-  const v1::MeasureResult r = Measure(/*hot_l2=*/false, /*min_samples=*/12);
-  ASSERT_TRUE(r.ok()) << r.error();
-  EXPECT_EQ(r.task_id(), 5u);
-  EXPECT_EQ(r.l2(), apb::L2_MODE_COLD_ROTATED) << "the default: cold by rotation";
+  const v1::MeasureResult window = Measure(/*hot_l2=*/false, /*min_cycles=*/12);
+  ASSERT_TRUE(window.ok()) << window.error();
+  EXPECT_EQ(window.task_id(), 5u);
+  EXPECT_EQ(window.l2(), apb::L2_MODE_COLD_ROTATED) << "the default: cold by rotation";
+  EXPECT_EQ(window.cycles(), 12);
+  EXPECT_EQ(window.sm_mhz(), 1980);
+  ASSERT_EQ(window.members_size(), 1);
+  const v1::MemberResult& r = window.members(0);
+  EXPECT_TRUE(r.ok());
   ASSERT_EQ(r.sample_ms_size(), 12);
   ASSERT_TRUE(r.has_stats());
   // Every sample at the fake device's maximum clock, its cycles the real worker's definition.
@@ -106,7 +116,7 @@ TEST_F(FakeWorker, MeasureStatsAreTheWorkersOwn) {
     EXPECT_EQ(r.sample_sm_mhz(i), 1980);
     EXPECT_EQ(r.sample_cycles(i), SampleCycles(r.sample_ms(i), 1980));
   }
-  v1::MeasureResult expected;
+  v1::MemberResult expected;
   *expected.mutable_sample_ms() = r.sample_ms();
   SetSampleClocks(&expected, clocks);
   SetStatsFromSamples(&expected, {.max_sm_mhz = 1980});
@@ -129,8 +139,9 @@ TEST_F(FakeWorker, FlushL2IsReportedAsCold) {
 
 TEST_F(FakeWorker, LowClockSamplesAreCountedAndTakeTheSameCycles) {
   Restart({"ABLATION_FAKE_LOW_CLOCK_SAMPLES=3"});
-  const v1::MeasureResult r = Measure(/*hot_l2=*/false, /*min_samples=*/12);
-  ASSERT_TRUE(r.ok()) << r.error();
+  const v1::MeasureResult window = Measure(/*hot_l2=*/false, /*min_cycles=*/12);
+  ASSERT_TRUE(window.ok()) << window.error();
+  const v1::MemberResult& r = window.members(0);
   EXPECT_EQ(r.stats().low_clock_samples(), 3);
   EXPECT_EQ(r.stats().median_sm_mhz(), 1980);
   ASSERT_EQ(r.sample_sm_mhz_size(), 12);
@@ -143,17 +154,58 @@ TEST_F(FakeWorker, LowClockSamplesAreCountedAndTakeTheSameCycles) {
 
 TEST_F(FakeWorker, ItsClockComesFromTheEnvironment) {
   Restart({"ABLATION_FAKE_SM_MHZ=1400"});
-  v1::MeasureResult r = Measure(/*hot_l2=*/false, /*min_samples=*/10);
-  ASSERT_TRUE(r.ok()) << r.error();
+  const v1::MeasureResult window = Measure(/*hot_l2=*/false, /*min_cycles=*/10);
+  ASSERT_TRUE(window.ok()) << window.error();
+  const v1::MemberResult& r = window.members(0);
   EXPECT_EQ(r.stats().median_sm_mhz(), 1400);
   EXPECT_EQ(r.stats().low_clock_samples(), 10) << "1400 < 0.75 * 1980";
 }
 
 TEST_F(FakeWorker, HotL2IsReported) {
-  const v1::MeasureResult r = Measure(/*hot_l2=*/true, /*min_samples=*/0);
+  const v1::MeasureResult r = Measure(/*hot_l2=*/true, /*min_cycles=*/0);
   ASSERT_TRUE(r.ok()) << r.error();
   EXPECT_EQ(r.l2(), apb::L2_MODE_HOT);
-  EXPECT_EQ(r.stats().samples(), 10);  // the double's own minimum
+  EXPECT_EQ(r.members(0).stats().samples(), 1) << "a window has at least one cycle";
+}
+
+TEST_F(FakeWorker, AWindowInterleavesItsVariantsCycleByCycle) {
+  Restart({"ABLATION_FAKE_SPEEDUP=abl_L1_R1_bl0_s1_sw1=2"});
+  const v1::MeasureResult w =
+      Measure(false, /*min_cycles=*/5, false, {"abl_L0_R1_bl0_s1_sw1", "abl_L1_R1_bl0_s1_sw1"});
+  ASSERT_TRUE(w.ok()) << w.error();
+  ASSERT_EQ(w.members_size(), 2);
+  EXPECT_EQ(w.members(0).variant(), "abl_L0_R1_bl0_s1_sw1");
+  EXPECT_EQ(w.members(1).variant(), "abl_L1_R1_bl0_s1_sw1");
+  EXPECT_EQ(w.cycles(), 5);
+  for (const auto& m : w.members()) EXPECT_EQ(m.sample_ms_size(), 5) << "one sample a cycle each";
+  // Paired: sample c of one and sample c of the other, their ratio the speed-up.
+  for (int c = 0; c < 5; ++c)
+    EXPECT_NEAR(w.members(0).sample_ms(c) / w.members(1).sample_ms(c), 2.0, 0.005);
+  double sum = 0;
+  for (const auto& m : w.members())
+    for (double ms : m.sample_ms()) sum += ms;
+  EXPECT_NEAR(w.gpu_seconds(), sum / 1e3, 1e-12);
+}
+
+TEST_F(FakeWorker, AWindowRunsItsGpuTimeAndThinsWhatItReturns) {
+  // 1024^3 at 100 TFLOPS: 0.0215 ms a sample, so 1 s is some 46,500 cycles: 2,000 come back.
+  const v1::MeasureResult w = Measure(false, 1, false, {"abl_L0_R1_bl0_s1_sw1"}, 1.0);
+  ASSERT_TRUE(w.ok()) << w.error();
+  EXPECT_EQ(w.cycles(), 2000);
+  EXPECT_NEAR(w.gpu_seconds(), 1.0, 0.001) << "the whole window's GPU time";
+}
+
+TEST_F(FakeWorker, ItsPowerCapLowersTheClockWithBusyTimeAndACoolDownRestoresIt) {
+  Restart({"ABLATION_FAKE_POWER=1500:0.5"});
+  const double first = Measure(false, 1, false, {"abl_L0_R1_bl0_s1_sw1"}, 0.05).sm_mhz();
+  double last = first;
+  for (int i = 0; i < 40; ++i)
+    last = Measure(false, 1, false, {"abl_L0_R1_bl0_s1_sw1"}, 0.1).sm_mhz();
+  EXPECT_GT(first, 1900);
+  EXPECT_NEAR(last, 1500, 15) << "settled after 4 s of GPU time at tau 0.5 s";
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_GT(Measure(false, 1, false, {"abl_L0_R1_bl0_s1_sw1"}, 0.05).sm_mhz(), 1900)
+      << "cooled down";
 }
 
 TEST_F(FakeWorker, VerifyEchoesTheReference) {

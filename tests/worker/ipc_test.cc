@@ -45,8 +45,9 @@ TEST(Ipc, SeveralMessagesRoundTripThenEof) {
   measure.mutable_measure()->set_task_id(7);
   measure.mutable_measure()->set_ok(true);
   // Large enough that the pipe's buffer fills: the writer must run on its own thread.
-  for (int i = 0; i < 50000; ++i) measure.mutable_measure()->add_sample_ms(0.001 * i);
-  measure.mutable_measure()->mutable_occupancy()->set_limiter("registers");
+  auto* member = measure.mutable_measure()->add_members();
+  for (int i = 0; i < 50000; ++i) member->add_sample_ms(0.001 * i);
+  member->mutable_occupancy()->set_limiter("registers");
   v1::WorkerReply empty;  // zero-length body
   v1::WorkerReply verify;
   verify.mutable_verify()->set_variant("abl_L0_R1_bl0_s1_sw1");
@@ -122,7 +123,7 @@ TEST(Ipc, ClosedReaderIsAWriteError) {
   p.r = -1;
   signal(SIGPIPE, SIG_IGN);
   v1::WorkerRequest m;
-  m.mutable_measure()->set_variant("x");
+  m.mutable_measure()->add_variants("x");
   std::string err = WriteMessage(p.w, m);
   EXPECT_NE(err.find("write:"), std::string::npos) << err;
 }

@@ -1,4 +1,4 @@
-// MeasureResult.stats, the statistics the daemon stores as the worker (or its test double) sends
+// MemberResult.stats, the statistics the daemon stores as the worker (or its test double) sends
 // them: exact values for fixed samples, by the definitions of sampling.cc.
 #include "server/worker/timing_stats.h"
 
@@ -13,8 +13,8 @@
 namespace ablation::worker {
 namespace {
 
-v1::MeasureResult WithSamples(const std::vector<double>& ms) {
-  v1::MeasureResult r;
+v1::MemberResult WithSamples(const std::vector<double>& ms) {
+  v1::MemberResult r;
   for (double x : ms) r.add_sample_ms(x);
   SetStatsFromSamples(&r);
   return r;
@@ -38,7 +38,7 @@ TEST(TimingStats, FourSamplesExactly) {
 }
 
 TEST(TimingStats, OrderOfTheSamplesDoesNotMatterAndIsKept) {
-  const v1::MeasureResult r = WithSamples({4, 1, 3, 2});
+  const v1::MemberResult r = WithSamples({4, 1, 3, 2});
   EXPECT_EQ(r.stats().SerializeAsString(), WithSamples({1, 2, 3, 4}).stats().SerializeAsString());
   ASSERT_EQ(r.sample_ms_size(), 4);
   EXPECT_EQ(r.sample_ms(0), 4);  // the samples stay in the order they were taken
@@ -63,7 +63,7 @@ TEST(TimingStats, ZeroMeanHasNoNoise) {
 }
 
 TEST(TimingStats, NoSamplesAllZero) {
-  const v1::MeasureResult r = WithSamples({});
+  const v1::MemberResult r = WithSamples({});
   EXPECT_TRUE(r.has_stats());
   EXPECT_EQ(r.stats().samples(), 0);
   EXPECT_EQ(r.stats().noise(), 0);
@@ -92,9 +92,9 @@ TEST(TimingStats, SameNumbersAsComputeStats) {
 }
 
 /// Samples with per-sample clocks, as the worker fills them.
-v1::MeasureResult WithClocks(const std::vector<double>& ms, const std::vector<double>& mhz,
-                             const ClockBounds& bounds) {
-  v1::MeasureResult r;
+v1::MemberResult WithClocks(const std::vector<double>& ms, const std::vector<double>& mhz,
+                            const ClockBounds& bounds) {
+  v1::MemberResult r;
   for (double x : ms) r.add_sample_ms(x);
   SetSampleClocks(&r, mhz);
   SetStatsFromSamples(&r, bounds);
@@ -104,7 +104,7 @@ v1::MeasureResult WithClocks(const std::vector<double>& ms, const std::vector<do
 TEST(TimingStats, ClocksExactly) {
   // 1, 2, 3, 4 ms at 1980, 1980, 1400, 1980 MHz against a 1980 MHz maximum: the bound is
   // 0.75 * 1980 = 1485 MHz, so the 1400 MHz sample is the one low-clock sample.
-  const v1::MeasureResult r =
+  const v1::MemberResult r =
       WithClocks({1, 2, 3, 4}, {1980, 1980, 1400, 1980}, {.max_sm_mhz = 1980});
   // Cycles = MHz * 1e3 * ms: 1.98e6, 3.96e6, 4.2e6, 7.92e6.
   ASSERT_EQ(r.sample_cycles_size(), 4);
@@ -140,7 +140,7 @@ TEST(TimingStats, UnusableSamplesAreLeftOut) {
   // The second sample's probes ran on different SMs: NaN in both per-sample arrays, and not in
   // the medians or the count.
   const double nan = std::nan("");
-  const v1::MeasureResult r = WithClocks({1, 2, 3}, {1000, nan, 1500}, {.max_sm_mhz = 1980});
+  const v1::MemberResult r = WithClocks({1, 2, 3}, {1000, nan, 1500}, {.max_sm_mhz = 1980});
   ASSERT_EQ(r.sample_sm_mhz_size(), 3);
   EXPECT_TRUE(std::isnan(r.sample_sm_mhz(1)));
   EXPECT_TRUE(std::isnan(r.sample_cycles(1)));
@@ -151,7 +151,7 @@ TEST(TimingStats, UnusableSamplesAreLeftOut) {
 
 TEST(TimingStats, NoClockLeavesTheClockStatsUnset) {
   const double nan = std::nan("");
-  for (const v1::MeasureResult& r :
+  for (const v1::MemberResult& r :
        {WithClocks({1, 2}, {nan, nan}, {.max_sm_mhz = 1980}), WithClocks({1, 2}, {}, {}),
         WithClocks({1, 2}, {1980}, {.max_sm_mhz = 1980})}) {  // counts differ: not trusted
     EXPECT_EQ(r.sample_cycles_size(), 0);
@@ -162,7 +162,7 @@ TEST(TimingStats, NoClockLeavesTheClockStatsUnset) {
     EXPECT_EQ(r.stats().samples(), 2);
   }
   // Clocks but no known maximum: medians, and no low-clock count.
-  const v1::MeasureResult r = WithClocks({1, 2}, {1980, 1980}, {});
+  const v1::MemberResult r = WithClocks({1, 2}, {1980, 1980}, {});
   EXPECT_EQ(r.stats().median_sm_mhz(), 1980);
   EXPECT_FALSE(r.stats().has_low_clock_samples());
 }
@@ -178,7 +178,7 @@ TEST(TimingStats, L2ModeAsked) {
 }
 
 TEST(TimingStats, RecomputedStatsReplaceOldOnes) {
-  v1::MeasureResult r = WithSamples({10, 20});
+  v1::MemberResult r = WithSamples({10, 20});
   r.clear_sample_ms();
   r.add_sample_ms(1);
   r.add_sample_ms(3);
@@ -187,7 +187,7 @@ TEST(TimingStats, RecomputedStatsReplaceOldOnes) {
   EXPECT_EQ(r.stats().median_ms(), 2);
   EXPECT_EQ(r.stats().max_ms(), 3);
   // Clock statistics that no longer have clocks behind them are cleared too.
-  v1::MeasureResult c = WithClocks({1, 2}, {1980, 1980}, {.max_sm_mhz = 1980});
+  v1::MemberResult c = WithClocks({1, 2}, {1980, 1980}, {.max_sm_mhz = 1980});
   c.clear_sample_cycles();
   c.clear_sample_sm_mhz();
   SetStatsFromSamples(&c, {.max_sm_mhz = 1980});

@@ -39,7 +39,7 @@ v1::WorkerRequest MeasureRequest(const std::string& variant) {
   v1::WorkerRequest req;
   auto* m = req.mutable_measure();
   m->set_task_id(11);
-  m->set_variant(variant);
+  m->add_variants(variant);
   m->set_dtype("bf16");
   m->mutable_shape()->set_m(128);
   m->mutable_shape()->set_n(128);
@@ -99,8 +99,9 @@ TEST(WorkerProcess, HelloRequestsAndExitOnEof) {
   ASSERT_TRUE(reply.has_measure());
   EXPECT_EQ(reply.measure().task_id(), 11u);
   EXPECT_FALSE(reply.measure().ok());
-  EXPECT_EQ(reply.measure().sample_ms_size(), 0);
-  EXPECT_FALSE(reply.measure().has_stats()) << "a failed measurement has no statistics";
+  EXPECT_EQ(reply.measure().cycles(), 0);
+  for (const auto& m : reply.measure().members())
+    EXPECT_FALSE(m.has_stats()) << "a failed window has no statistics";
   if (hello.device_present()) {
     EXPECT_FALSE(hello.device().name().empty());
     EXPECT_EQ(hello.device().uuid().rfind("GPU-", 0), 0u) << hello.device().uuid();

@@ -294,6 +294,56 @@ TEST(Compare, DifferentSetupsAreNamed) {
   EXPECT_EQ(Compare(a, c, 0.03).warnings_size(), 3);
 }
 
+TEST(Compare, RunsOfDifferentRegimesAreRefusedUnlessAllowed) {
+  v1::GetRunResponse a = MadeUpRun(1), b = MadeUpRun(2);
+  a.mutable_run()->set_regime(v1::REGIME_SUSTAINED);
+  b.mutable_run()->set_regime(v1::REGIME_SUSTAINED);
+  Add(a, "abl_x", {.ms = {1.0, 1.0, 1.0}});
+  Add(b, "abl_x", {.ms = {0.9, 0.9, 0.9}});
+  EXPECT_EQ(RegimeDifference(a.run(), b.run()), "");
+  EXPECT_TRUE(Refusals(a.run(), b.run(), false, false).empty());
+  const std::string same = RenderText(CompareTable(Compare(a, b, 0.03)));
+  EXPECT_THAT(same, HasSubstr("regime (A -> B)"));
+  EXPECT_THAT(same, HasSubstr("sustained -> sustained"));
+
+  b.mutable_run()->set_regime(v1::REGIME_BURST);
+  EXPECT_EQ(RegimeDifference(a.run(), b.run()), "different regimes: run 1 sustained, run 2 burst");
+  EXPECT_THAT(Refusals(a.run(), b.run(), false, false),
+              ::testing::ElementsAre("different regimes: run 1 sustained, run 2 burst",
+                                     "runs 1 and 2 were measured in different power regimes "
+                                     "(sustained, burst), so their times do not compare; "
+                                     "--allow-different-regime compares them anyway"));
+  // --allow-different-device is no licence for a different regime, and the other way round.
+  EXPECT_EQ(Refusals(a.run(), b.run(), true, false).size(), 2u);
+  EXPECT_TRUE(Refusals(a.run(), b.run(), false, true).empty());
+  b.mutable_run()->mutable_device()->set_uuid("GPU-2");
+  EXPECT_THAT(
+      Refusals(a.run(), b.run(), false, true),
+      ::testing::ElementsAre("different devices: run 1 NVIDIA H200 GPU-1, run 2 NVIDIA H200 GPU-2",
+                             "runs 1 and 2 ran on different setups, so their times do not compare; "
+                             "--allow-different-device compares them anyway"));
+  EXPECT_EQ(Refusals(a.run(), b.run(), false, false).size(), 4u);
+  EXPECT_TRUE(Refusals(a.run(), b.run(), true, true).empty());
+  b.mutable_run()->mutable_device()->set_uuid("GPU-1");
+
+  // Allowed: compared, the difference a warning, each run's regime in the model and the table.
+  const v1::Comparison c = Compare(a, b, 0.03);
+  EXPECT_THAT(c.warnings(),
+              ::testing::ElementsAre("different regimes: run 1 sustained, run 2 burst"));
+  EXPECT_EQ(c.regime_a(), v1::REGIME_SUSTAINED);
+  EXPECT_EQ(c.regime_b(), v1::REGIME_BURST);
+  ASSERT_EQ(c.rows_size(), 1);
+  EXPECT_EQ(c.rows(0).verdict(), "faster");  // rows matched as ever
+  EXPECT_THAT(RenderText(CompareTable(c)), HasSubstr("sustained -> burst"));
+  const std::string csv = RenderCsv(CompareTable(c, true));
+  EXPECT_THAT(csv, HasSubstr(",regime_a,regime_b,verdict\r\n"));
+  EXPECT_THAT(csv, HasSubstr(",sustained,burst,faster\r\n"));
+
+  // A run stored before regimes has none: a difference too.
+  a.mutable_run()->clear_regime();
+  EXPECT_EQ(RegimeDifference(a.run(), b.run()), "different regimes: run 1 none, run 2 burst");
+}
+
 TEST(Compare, ARunThatIsNotCompleteSaysWhy) {
   v1::Run run = MadeUpRun(4).run();
   EXPECT_EQ(Incomplete(run), "");

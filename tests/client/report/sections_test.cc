@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <tuple>
+
 #include "client/report/report.h"
 #include "client/report/run_index.h"
 #include "tests/client/support/served_catalog.h"
@@ -364,6 +367,209 @@ TEST(Sections, AnItemWithAFailedRoundIsMeasuredByTheOthers) {
   const std::string md = RenderReportMarkdown(report);
   EXPECT_THAT(md, HasSubstr("| 1 | ok (1 of 2 rounds not measured) |\n"));
   EXPECT_THAT(md, HasSubstr("| 0 | failed: illegal address |\n"));
+}
+
+// Paired runs: the items of one dtype and shape interleaved in one window per round.
+
+// The clock of each round: a drift of +-3% between rounds that every row of a window shares.
+constexpr double kRoundClock[] = {1.0, 0.97, 1.03};
+
+// A row of `round` in `window` (0: none): per sample c, `cycles` SM cycles with a jitter of the
+// row's own (`seed`), at 1980 MHz x the round's clock x `clock` x the power controller's swing at
+// cycle c, which every row of the window shares; ms = cycles / MHz.
+v1::Measurement* AddWindowed(v1::GetRunResponse& run, const std::string& variant, int round,
+                             std::int64_t window, double cycles, double clock, int seed,
+                             int n = 15) {
+  v1::Measurement* x = run.add_measurements();
+  x->set_variant(variant);
+  x->set_dtype("bf16");
+  *x->mutable_shape() = MakeShape(4096, 4096, 4096);
+  x->set_status(v1::MEASUREMENT_STATUS_OK);
+  x->set_round(round);
+  x->set_sequence(run.measurements_size());
+  x->set_regime(v1::REGIME_SUSTAINED);
+  x->set_window(window);
+  x->set_window_members(4);
+  x->set_windows(1);
+  x->set_conditioned(true);
+  std::vector<double> ms, mhz;
+  for (int c = 0; c < n; ++c) {
+    const double swing = 1 + 0.01 * std::sin(1.3 * c + 2 * round);
+    const double at = 1980 * kRoundClock[round] * clock * swing;
+    const double own = cycles * (1 + 0.0005 * std::sin(1.7 * c + 0.9 * seed + round));
+    x->add_sample_cycles(own);
+    x->add_sample_sm_mhz(at);
+    x->add_sample_ms(own / (at * 1e3));
+    ms.push_back(own / (at * 1e3));
+    mhz.push_back(at);
+  }
+  x->mutable_stats()->set_median_ms(Median(ms));
+  x->mutable_stats()->set_median_sm_mhz(Median(mhz));
+  x->mutable_stats()->set_samples(n);
+  x->set_tflops(2.0 * 4096 * 4096 * 4096 / (Median(ms) * 1e-3) / 1e12);
+  x->set_tflops_per_ghz(x->tflops() / (Median(mhz) / 1000));
+  x->set_peak_share(x->tflops() / (0.5 * Median(mhz)));
+  return x;
+}
+
+// The toy ladder in 3 rounds. Z1 does Z0's work at a clock 2% lower in their shared windows
+// (it draws more power); Z2 does 10% less work than Z0 at Z0's clock. `window` gives a row's
+// window from its round and item: shared by all four items, or one each.
+v1::GetRunResponse PairedRun(std::int64_t (*window)(int round, int item), int rounds = 3) {
+  v1::GetRunResponse run;
+  run.mutable_run()->set_id(9);
+  run.mutable_run()->set_state(v1::RUN_STATE_SUCCEEDED);
+  run.mutable_run()->set_rounds(rounds);
+  run.mutable_run()->set_regime(v1::REGIME_SUSTAINED);
+  run.mutable_run()->set_paired(true);
+  run.mutable_run()->set_clock_policy("observe");
+  const std::tuple<const char*, double, double> items[] = {
+      {"abl_L0_R0_bl0_s1_sw0", 1.6e6, 1.0},
+      {"abl_L1_R0_bl0_s1_sw0", 1.6e6, 0.98},
+      {"abl_L1_R1_bl0_s1_sw0", 1.6e6 / 1.1, 1.0},
+      {"cublas_bf16", 0.8e6, 1.0}};
+  for (int r = 0; r < rounds; ++r)
+    for (int i = 0; i < 4; ++i) {
+      const auto& [variant, cycles, clock] = items[i];
+      AddWindowed(run, variant, r, window(r, i), cycles, clock, i);
+    }
+  return run;
+}
+
+std::int64_t Shared(int round, int) { return 10 + round; }
+std::int64_t OwnWindow(int round, int item) { return 100 * (item + 1) + round; }
+
+TEST(Sections, APairedChangeIsSplitIntoWorkAndClock) {
+  v1::GetRunResponse run = PairedRun(Shared);
+  // A failed clock probe: NaN cycles in Z1's first sample of round 0 and in Z0's second sample
+  // of round 1. The other cycles keep their pairs.
+  run.mutable_measurements(1)->set_sample_cycles(0, NAN);
+  run.mutable_measurements(4)->set_sample_cycles(1, NAN);
+  const v1::Report report = Build(kToy, run);
+  EXPECT_EQ(report.run().regime(), v1::REGIME_SUSTAINED);
+  EXPECT_TRUE(report.run().paired());
+  const v1::ReportMethod& m = report.method();
+  EXPECT_GT(m.floor(), 0.05);  // unpaired, the rounds' drift: 6%
+  EXPECT_GT(m.paired_floor(), 0);
+  EXPECT_LT(m.paired_floor(), 0.002);  // paired, the rows' own jitter
+  EXPECT_LT(m.paired_cycles_floor(), 0.002);
+  EXPECT_FALSE(m.paired().empty());
+
+  // Z1 against Z0: 2% slower, all of it the clock: the same cycles at 0.98 of Z0's clock. Over
+  // the rounds unpaired, -2% would be well within the drift's 6%.
+  const v1::ReportSection& toy = report.sections(1);
+  const v1::ReportRow& z1 = toy.rows(1);
+  ASSERT_EQ(z1.vs(), "Z0");
+  EXPECT_TRUE(z1.change().paired());
+  EXPECT_EQ(z1.change().basis(), v1::CHANGE_BASIS_PAIRED_ROUNDS);
+  EXPECT_EQ(z1.change().rounds(), 3);
+  EXPECT_NEAR(z1.change().estimate(), -0.02, 5e-4);
+  EXPECT_DOUBLE_EQ(z1.change().floor(), m.paired_floor());
+  EXPECT_FALSE(z1.change().within_noise());
+  EXPECT_TRUE(z1.cycles_change().paired());
+  EXPECT_NEAR(z1.cycles_change().estimate(), 0, 5e-4);
+  EXPECT_NEAR(z1.clock_change(), -0.02, 1e-9);
+  EXPECT_EQ(z1.change_source(), "clock (power)");
+  // (1 + time) = (1 + cycles)(1 + clock), give or take the medians.
+  EXPECT_NEAR(1 + z1.change().estimate(),
+              (1 + z1.cycles_change().estimate()) * (1 + z1.clock_change()), 5e-4);
+  // Z2 against Z0 (the faster of Z0 and Z1): 10% less work at the same clock.
+  const v1::ReportRow& z2 = toy.rows(2);
+  ASSERT_EQ(z2.vs(), "Z0");
+  EXPECT_NEAR(z2.change().estimate(), 0.1, 5e-4);
+  EXPECT_NEAR(z2.cycles_change().estimate(), 0.1, 5e-4);
+  EXPECT_NEAR(z2.clock_change(), 0, 1e-9);
+  EXPECT_EQ(z2.change_source(), "work");
+  // The rows' regime and clock-normalised throughput, medians over the rounds.
+  EXPECT_EQ(z2.regime(), v1::REGIME_SUSTAINED);
+  EXPECT_GT(z2.tflops_per_ghz(), 0);
+  EXPECT_GT(z2.peak_share(), 0);
+
+  const std::string md = RenderReportMarkdown(report);
+  EXPECT_THAT(md, HasSubstr("; clocks observe; regime sustained, paired"));
+  EXPECT_THAT(md, HasSubstr("- clocks: observe\n- regime: sustained, paired\n"));
+  EXPECT_THAT(md, HasSubstr("Paired: a paired change comes from one window per round in which "
+                            "both rows were interleaved"));
+  EXPECT_THAT(md, HasSubstr("| TFLOPS | TF/GHz | % of peak | share of cuBLAS | vs | change [95% "
+                            "CI] | noise | cycles change [95% CI] | clock change | source |\n"));
+  EXPECT_THAT(md, HasSubstr("| Z0 | -2.0% ["));
+  EXPECT_THAT(md, HasSubstr("] paired |  | +0.0% ["));
+  EXPECT_THAT(md, HasSubstr("| -2.0% | clock (power) |\n"));
+  EXPECT_THAT(md, HasSubstr("| +0.0% | work |\n"));
+  const std::string html = RenderReportHtml(report);
+  EXPECT_THAT(html, HasSubstr("; clocks observe; regime sustained, paired</p>"));
+  EXPECT_THAT(html, HasSubstr("<th>regime</th><td>sustained, paired</td>"));
+  EXPECT_THAT(html, HasSubstr("<th>TF/GHz</th><th>% of peak</th><th>share of cuBLAS</th>"));
+  EXPECT_THAT(html, HasSubstr("<th>cycles change [95% CI]</th><th>clock change</th>"
+                              "<th>source</th>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"num\">-2.0%</td><td>clock (power)</td>"));
+  const std::string csv = RenderReportCsv(report);
+  EXPECT_THAT(csv, HasSubstr(",change_paired,clock_change,change_source,regime,tflops_per_ghz,"
+                             "peak_share\r\n"));
+  EXPECT_THAT(csv, HasSubstr(",paired_rounds,"));
+  EXPECT_THAT(csv, HasSubstr(",true,-0.0"));
+  EXPECT_THAT(csv, HasSubstr(",clock (power),sustained,"));
+}
+
+TEST(Sections, APerShapeSectionShowsThePairedChangesParts) {
+  const v1::Report report = Build(R"(
+[sweep]
+description = "d"
+variants = ["abl_L0_R0_bl0_s1_sw0", "abl_L1_R0_bl0_s1_sw0"]
+per_shape = true
+  [[sweep.rung]]
+  id = "Z0"
+  variant = "abl_L0_R0_bl0_s1_sw0"
+  [[sweep.rung]]
+  id = "Z1"
+  variant = "abl_L1_R0_bl0_s1_sw0"
+)",
+                                  PairedRun(Shared));
+  const std::string md = RenderReportMarkdown(report);
+  EXPECT_THAT(md, HasSubstr("| Z1 vs Z0 | -2.0% paired |\n"));
+  EXPECT_THAT(md, HasSubstr("Paired changes in cycles and clock (source):\n\n| rung | "
+                            "4096x4096x4096 |\n| --- | ---: |\n| Z1 | cycles +0.0%, clock -2.0% "
+                            "(clock (power)) |\n"));
+  const std::string html = RenderReportHtml(report);
+  EXPECT_THAT(html, HasSubstr("<th>clock change</th><th>source</th>"));
+}
+
+TEST(Sections, RowsOfDifferentWindowsAreComparedUnpaired) {
+  // The same rows, each item in a window of its own (an unpaired run): nothing to pair, the
+  // rounds as before.
+  v1::GetRunResponse run = PairedRun(OwnWindow);
+  run.mutable_run()->set_paired(false);
+  const v1::Report report = Build(kToy, run);
+  EXPECT_TRUE(report.method().paired().empty());
+  EXPECT_EQ(report.method().paired_floor(), 0);
+  const v1::ReportRow& z1 = report.sections(1).rows(1);
+  EXPECT_FALSE(z1.change().paired());
+  EXPECT_EQ(z1.change().basis(), v1::CHANGE_BASIS_ROUNDS);
+  EXPECT_NEAR(z1.change().estimate(), -0.02, 1e-3);
+  EXPECT_TRUE(z1.change().within_noise());  // -2% against a floor of 6%
+  EXPECT_FALSE(z1.cycles_change().paired());
+  EXPECT_FALSE(z1.has_clock_change());
+  EXPECT_EQ(z1.change_source(), "");
+  const std::string md = RenderReportMarkdown(report);
+  EXPECT_THAT(md, HasSubstr("- regime: sustained, unpaired\n"));
+  EXPECT_THAT(md, Not(HasSubstr("| clock change |")));
+  EXPECT_THAT(md, Not(HasSubstr("Paired:")));
+  EXPECT_THAT(md, Not(HasSubstr(" paired |")));
+}
+
+TEST(Sections, OnePairedRoundTakesItsIntervalFromTheWindowsCycles) {
+  const v1::Report report = Build(kToy, PairedRun(Shared, 1));
+  const v1::ReportRow& z1 = report.sections(1).rows(1);
+  EXPECT_EQ(z1.change().basis(), v1::CHANGE_BASIS_PAIRED_CYCLES);
+  EXPECT_EQ(z1.change().note(), "one round: interval from the window's cycles, drift not included");
+  EXPECT_TRUE(z1.change().has_interval());
+  EXPECT_NEAR(z1.change().estimate(), -0.02, 5e-4);
+  EXPECT_EQ(report.method().paired_floor(), 0);  // unknown with one round
+  const std::string md = RenderReportMarkdown(report);
+  EXPECT_THAT(md, HasSubstr("]† paired |"));
+  EXPECT_THAT(md, HasSubstr("\n† one round: interval from the window's cycles, drift not "
+                            "included.\n"));
+  EXPECT_THAT(md, HasSubstr("Paired floor: unknown (under 2 rounds)."));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "client/report/stats.h"
 
 #include <cmath>
+#include <optional>
 
 #include <gtest/gtest.h>
 
@@ -316,6 +317,135 @@ TEST(Stats, SamplesAsIfIndependentCallADriftSignificantRoundsDoNot) {
   EXPECT_LT(rounds.low, 0);
   EXPECT_GT(rounds.high, 0);
   EXPECT_TRUE(rounds.within_noise());
+}
+
+// Paired windows (stats.h): two rows interleaved cycle by cycle, sample c of each from cycle c.
+
+// Round r of two rows, n cycles: vs does `work` SM cycles per sample (varying by cycle), self
+// the same divided by `ratio`, each with a jitter of its own (+-0.05%); their clocks are
+// `self_mhz` and `vs_mhz` times the power controller's swing over the window (+-1%). In one
+// window both rows see one clock: self_mhz == vs_mhz.
+PairedRound Window(int r, double self_mhz, double vs_mhz, double ratio, int n = 31) {
+  PairedRound p{r};
+  for (int c = 0; c < n; ++c) {
+    const double work = 1.6e6 * (1 + 0.02 * std::sin(0.9 * c + r));
+    const double swing = 1 + 0.01 * std::sin(1.3 * c + 2 * r);
+    p.vs.push_back(work * (1 + 0.0005 * std::sin(2.7 * c)) / (vs_mhz * swing * 1e3));
+    p.self.push_back(work / ratio * (1 + 0.0005 * std::cos(3.1 * c + r)) /
+                     (self_mhz * swing * 1e3));
+  }
+  return p;
+}
+
+TEST(Stats, APairedChangeInCyclesStandsOutOfAClockDriftThatHidesItUnpaired) {
+  // Self does 0.5% less work per cycle. The clock drifts by +-3% between rounds. Interleaved,
+  // both rows of round r run at that round's clock, which each cycle's ratio cancels. Measured
+  // apart, each item meets the drift at its own time (self at 1.00, 0.97, 1.03 of the clock, vs
+  // at 0.97, 1.03, 1.00): rounds 1.005 x {1.031, 0.942, 1.030}.
+  const double clock[] = {1980, 1980 * 0.97, 1980 * 1.03};
+  std::vector<PairedRound> windows;
+  ItemRounds self, vs;
+  for (int r = 0; r < 3; ++r) {
+    windows.push_back(Window(r, clock[r], clock[r], 1.005));
+    const PairedRound apart = Window(r, clock[r], clock[(r + 1) % 3], 1.005);
+    self.push_back(Round(r, apart.self));
+    vs.push_back(Round(r, apart.vs));
+  }
+  const double paired_floor = PairedSpread(windows);
+  EXPECT_LT(paired_floor, 0.001);
+  const std::optional<Change> paired = PairedChange(windows, paired_floor, 5);
+  ASSERT_TRUE(paired.has_value());
+  EXPECT_TRUE(paired->paired);
+  EXPECT_EQ(paired->basis, Basis::kPairedRounds);
+  EXPECT_EQ(paired->rounds, 3);
+  EXPECT_NEAR(paired->estimate, 0.005, 5e-4);
+  EXPECT_GT(paired->low, 0.003);
+  EXPECT_LT(paired->high, 0.007);
+  EXPECT_FALSE(paired->within_noise());
+
+  const double floor = NoiseFloor({RoundSpread(self), RoundSpread(vs)});
+  EXPECT_GT(floor, 0.05);  // the drift: 6% between rounds
+  const Change unpaired = SpeedChange(vs, self, floor, 5);
+  EXPECT_FALSE(unpaired.paired);
+  EXPECT_LT(unpaired.low, 0);
+  EXPECT_GT(unpaired.high, 0);
+  EXPECT_TRUE(unpaired.within_noise());
+  EXPECT_GT(unpaired.high - unpaired.low, 20 * (paired->high - paired->low));
+}
+
+TEST(Stats, PairedRoundsGiveAStudentTInterval) {
+  // One cycle a round, d = 0.01, 0.02, 0.03: mean 0.02, sd 0.01; t_0.975(2) = 4.302653, so the
+  // half width is 4.302653 x 0.01 / sqrt(3) = 0.0248414 in logs: [-0.0048414, 0.0448414],
+  // around 0 although every round is positive (three rounds tell little). The bootstrap of the
+  // mean over the 27 draws of the rounds would say [0.0122, 0.0278]: inside [min, max].
+  std::vector<PairedRound> rounds;
+  for (int r = 0; r < 3; ++r) rounds.push_back({r, {1.0}, {std::exp(0.01 * (r + 1))}});
+  const std::optional<Change> c = PairedChange(rounds, 0, 1);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->basis, Basis::kPairedRounds);
+  EXPECT_NEAR(c->estimate, std::expm1(0.02), 1e-12);
+  EXPECT_NEAR(c->low, std::expm1(0.02 - 0.0248414), 1e-6);
+  EXPECT_NEAR(c->high, std::expm1(0.02 + 0.0248414), 1e-6);
+  EXPECT_TRUE(c->within_noise());
+  EXPECT_NEAR(PairedSpread(rounds), 0.02, 1e-12);
+}
+
+TEST(Stats, OnePairedRoundBootstrapsTheWindowsCycles) {
+  // Log ratios 0.01, 0.02, 0.03 over 3 cycles: the 27 draws' medians are 0.01 7 times (two or
+  // three of the first), 0.02 13 times, 0.03 7 times; low at rank 0.65 is 0.01, high at 25.35 is
+  // 0.03. The estimate: exp(median) - 1.
+  const PairedRound window{0, {1.0, 1.0, 1.0}, {std::exp(0.01), std::exp(0.02), std::exp(0.03)}};
+  const std::optional<Change> c = PairedChange({window}, 0, 42);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->basis, Basis::kPairedCycles);
+  EXPECT_EQ(c->rounds, 1);
+  ASSERT_TRUE(c->has_interval);
+  EXPECT_NEAR(c->estimate, std::expm1(0.02), 1e-12);
+  EXPECT_NEAR(c->low, std::expm1(0.01), 1e-12);
+  EXPECT_NEAR(c->high, std::expm1(0.03), 1e-12);
+  EXPECT_TRUE(std::isnan(PairedSpread({window})));  // one round: no spread
+  // One cycle: the estimate alone.
+  const std::optional<Change> alone = PairedChange({{0, {1.0}, {1.1}}}, 0, 42);
+  ASSERT_TRUE(alone.has_value());
+  EXPECT_FALSE(alone->has_interval);
+  EXPECT_NEAR(alone->estimate, 0.1, 1e-12);
+  // Many cycles: sampled from the seed, reproducibly.
+  const PairedRound many = Window(0, 1980, 1980, 1.01, 101);
+  const std::optional<Change> a = PairedChange({many}, 0, 9), b = PairedChange({many}, 0, 9);
+  EXPECT_EQ(a->low, b->low);
+  EXPECT_EQ(a->high, b->high);
+  EXPECT_LT(a->low, 0.01);
+  EXPECT_GT(a->high, 0.01);
+}
+
+TEST(Stats, AFailedProbeDropsItsCycleWithoutShiftingTheOthers) {
+  // Cycles 1 and 3 have both values; 0 and 2 a NaN on one side, 4 a zero. Paired by index: two
+  // ratios of 1.1. Dropping each side's NaN first would pair 2 with 1.1, 3 with 2.2, ...
+  const PairedRound window{0, {NAN, 2, 3, 4, 5}, {1.1, 2.2, NAN, 4.4, 0}};
+  const std::vector<double> logs = PairedLogRatios(window);
+  ASSERT_EQ(logs.size(), 2u);
+  EXPECT_NEAR(logs[0], std::log(1.1), 1e-12);
+  EXPECT_NEAR(logs[1], std::log(1.1), 1e-12);
+  EXPECT_NEAR(PairedChange({window}, 0, 1)->estimate, 0.1, 1e-12);
+  // Rows of unequal length pair what both have.
+  EXPECT_EQ(PairedLogRatios({0, {1, 1, 1}, {2}}).size(), 1u);
+  // No pair at all: no paired change, the caller goes unpaired.
+  EXPECT_FALSE(PairedChange({{0, {NAN, NAN}, {1, 1}}}, 0, 1).has_value());
+  EXPECT_FALSE(PairedChange({}, 0, 1).has_value());
+}
+
+TEST(Stats, TheClocksPartAndWhatMovedTheTime) {
+  // Self's clock 2% below vs's in every window: -2%, whatever the drift between rounds.
+  EXPECT_NEAR(PairedClockChange({{0, {1940.4}, {1980}}, {1, {1940.4 * 0.97}, {1980 * 0.97}}}),
+              -0.02, 1e-12);
+  // Each side's median over its finite values; a round without both is left out.
+  EXPECT_NEAR(PairedClockChange({{0, {NAN, 990, 1000, 1010}, {1100, NAN}}, {1, {}, {1000}}}),
+              1000.0 / 1100 - 1, 1e-12);
+  EXPECT_TRUE(std::isnan(PairedClockChange({})));
+  EXPECT_STREQ(ChangeSource(false, 0.0005, -0.02), "clock (power)");
+  EXPECT_STREQ(ChangeSource(false, 0.10, 0.01), "work");  // 0.00995 < 0.25 x 0.0953
+  EXPECT_STREQ(ChangeSource(false, 0.05, -0.02), "work and clock");
+  EXPECT_STREQ(ChangeSource(true, 0.05, -0.02), "");
 }
 
 }  // namespace

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""cuBLAS bf16 through PyTorch, timed by tools independent of ablationd, in each power regime,
+so that the daemon's figures can be held against them (issue: agreement with independent tools).
+
+  burst:     the GPU idles until NVML reports no clock-event reason holding the clock and the
+             temperature is within 5 C of the coolest reading, then triton.testing.do_bench with
+             a 20 ms budget (it stops before the cap engages), repeated 10 times; the median.
+  sustained: a 20 s back-to-back loop of the GEMM, timed with CUDA events per batch of 10; the
+             median of the batches of the last 10 s (the first seconds swing while the power
+             controller settles).
+Observe mode: reads NVML, changes nothing. Prints one line per regime and writes JSON if asked.
+  scripts/independent-cublas.py [SIZE] [--json FILE]
+"""
+import json
+import statistics
+import sys
+import time
+
+import pynvml
+import torch
+import triton
+
+size = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 4096
+out_json = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
+
+pynvml.nvmlInit()
+handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+HELD = 0x4 | 0x8 | 0x20 | 0x40 | 0x80  # power cap, HW slowdown, SW/HW thermal, power brake
+
+
+def reasons():
+    try:
+        return pynvml.nvmlDeviceGetCurrentClocksEventReasons(handle)
+    except Exception:  # older bindings
+        return pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(handle)
+
+
+def temperature():
+    return pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU)
+
+
+a = torch.randn(size, size, device="cuda", dtype=torch.bfloat16)
+b = torch.randn(size, size, device="cuda", dtype=torch.bfloat16)
+c = torch.empty(size, size, device="cuda", dtype=torch.bfloat16)
+flops = 2.0 * size**3
+gemm = lambda: torch.mm(a, b, out=c)  # noqa: E731
+for _ in range(10):
+    gemm()
+torch.cuda.synchronize()
+
+# The coolest temperature: the GPU idle for 3 s.
+time.sleep(3)
+coolest = temperature()
+
+
+def cool_down():
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 10:
+        if time.perf_counter() - t0 >= 0.3 and not (reasons() & HELD) and temperature() <= coolest + 5:
+            break
+        time.sleep(0.02)
+    return time.perf_counter() - t0
+
+
+burst = []
+for _ in range(10):
+    waited = cool_down()
+    ms = triton.testing.do_bench(gemm, warmup=1, rep=20, return_mode="median")
+    burst.append(flops / (ms * 1e-3) / 1e12)
+burst_tflops = statistics.median(burst)
+
+# Sustained: 20 s back to back, batches of 10 timed with events.
+events = []
+t0 = time.perf_counter()
+pending = []
+while time.perf_counter() - t0 < 20:
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    e0.record()
+    for _ in range(10):
+        gemm()
+    e1.record()
+    pending.append((time.perf_counter() - t0, e0, e1))
+    while len(pending) > 4:
+        t, x0, x1 = pending.pop(0)
+        x1.synchronize()
+        events.append((t, flops * 10 / (x0.elapsed_time(x1) * 1e-3) / 1e12))
+for t, x0, x1 in pending:
+    x1.synchronize()
+    events.append((t, flops * 10 / (x0.elapsed_time(x1) * 1e-3) / 1e12))
+late = [v for t, v in events if t >= 10]
+halves = [statistics.median([v for t, v in events if 10 + 5 * i <= t < 15 + 5 * i]) for i in (0, 1)]
+sustained_tflops = statistics.median(late)
+
+print(f"independent cuBLAS bf16 {size}^3 (torch {torch.__version__}, triton {triton.__version__}):")
+print(f"  burst     {burst_tflops:7.1f} TFLOPS  do_bench 20 ms after a cool-down, median of 10 "
+      f"(range {min(burst):.1f}-{max(burst):.1f}; coolest {coolest} C)")
+print(f"  sustained {sustained_tflops:7.1f} TFLOPS  20 s back to back, median of the last 10 s "
+      f"(its halves {halves[0]:.1f} and {halves[1]:.1f})")
+if out_json:
+    with open(out_json, "w") as f:
+        json.dump({"size": size, "burst": burst, "burst_tflops": burst_tflops,
+                   "sustained_tflops": sustained_tflops, "sustained_halves": halves,
+                   "coolest_c": coolest}, f, indent=1)
