@@ -70,10 +70,12 @@ v1::ReportMethod Method(const RunIndex& index) {
         "a paired change comes from one window per round in which both rows were interleaved, "
         "sample by sample, so both saw the same clock: per round the median over the window's "
         "cycles of log(previous / this), the change exp(mean over rounds) - 1, its 95% interval "
-        "Student's t over the rounds (one round: a bootstrap over the window's cycles, drift not "
-        "included); the verdict (within noise or not) is on the time change at that shared "
-        "clock, against the paired floor: the median over the items that shared windows of the "
-        "spread of their rounds' log ratios. The cycles change is the work; the clock change "
+        "Student's t over the rounds widened by the paired floor in quadrature, since a repeat "
+        "of the run varies by about that much (one round: a bootstrap over the window's cycles, "
+        "drift not included); the verdict (within noise or not) is on the time change at that "
+        "shared clock, against the paired floor: the median over the items that shared windows "
+        "of the spread of their rounds' log ratios. The cycles change is the work; the clock "
+        "change "
         "(this row's clock / the other's - 1, in the same windows) what power did to each; "
         "source says which of the two moved the time");
   return m;

@@ -490,9 +490,14 @@ std::optional<Change> PairedChange(const std::vector<PairedRound>& rounds, doubl
     return c;
   }
   // Student's t over the rounds, not the bootstrap: with 3 rounds every bootstrap draw lies
-  // within [min, max] of the rounds, an interval that claims more than 3 rounds can tell.
+  // within [min, max] of the rounds, an interval that claims more than 3 rounds can tell. And
+  // the run's paired floor beside it, in quadrature: rounds a few seconds apart share what a
+  // run's buffers and the GPU's state give every pair (measured on the H200: three runs' paired
+  // changes of one rung differ by up to twice a run's own t half-width), so a repeat of the run
+  // is expected within the floor, not within the rounds' agreement alone.
   const double n = double(logs.size());
-  const double half = StudentTQuantile(0.975, n - 1) * StandardDeviation(logs) / std::sqrt(n);
+  const double t_half = StudentTQuantile(0.975, n - 1) * StandardDeviation(logs) / std::sqrt(n);
+  const double half = std::sqrt(t_half * t_half + floor * floor);
   SetInterval({std::expm1(mean - half), std::expm1(mean + half)}, Basis::kPairedRounds, c.rounds,
               &c);
   return c;

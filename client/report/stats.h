@@ -48,10 +48,13 @@
 //    counting only where both values are finite and positive (a failed clock probe leaves NaN;
 //    the values stay aligned by c, never filtered side by side first);
 //  - the estimate exp(mean d_r) - 1;
-//  - R >= 2: the 95% interval exp(mean +- t_0.975(R-1) sd(d) / sqrt(R)) - 1, basis
-//    kPairedRounds. Student's t, not the bootstrap over rounds: with 3 rounds that bootstrap
-//    cannot reach beyond [min, max] of the rounds and so is too narrow, where the t interval
-//    widens by what so few rounds cannot tell;
+//  - R >= 2: the 95% interval exp(mean +- h) - 1 with h = sqrt(t^2 + f^2), t = t_0.975(R-1)
+//    sd(d) / sqrt(R) and f the run's paired floor (below), basis kPairedRounds. Student's t, not
+//    the bootstrap over rounds: with 3 rounds that bootstrap cannot reach beyond [min, max] of
+//    the rounds and so is too narrow, where the t interval widens by what so few rounds cannot
+//    tell. The floor beside it because the rounds of one run share what the run gives every
+//    pair (its buffers' placement, the GPU's state): on the H200 three runs' paired changes of a
+//    rung differed by up to twice one run's t half-width, and by less than the floor;
 //  - R = 1: the percentile bootstrap over the window's cycles of the median log ratio (as above:
 //    every draw when they number at most `resamples`, else draws from SplitMix64(seed)), basis
 //    kPairedCycles: "one round: interval from the window's cycles, drift not included";

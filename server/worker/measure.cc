@@ -88,14 +88,17 @@ class WindowSamples {
  public:
   explicit WindowSamples(int members) : n_(members) {}
 
-  void Add(int64_t g, const BatchSample& s, bool dropped) {
+  /// Sample g, of variant `member`.
+  void Add(int64_t g, int member, const BatchSample& s, bool dropped) {
     if (g >= int64_t(ms_.size())) {
       ms_.resize(size_t(g) + 1, 0);
       mhz_.resize(size_t(g) + 1, std::numeric_limits<double>::quiet_NaN());
       have_.resize(size_t(g) + 1, 0);
+      member_.resize(size_t(g) + 1, -1);
     }
     ms_[size_t(g)] = double(s.ms);
     mhz_[size_t(g)] = s.sm_mhz;
+    member_[size_t(g)] = member;
     have_[size_t(g)] = dropped ? 2 : 1;
     // Cycles complete in order: advance over every one now whole.
     while ((complete_ + 1) * n_ <= int64_t(have_.size())) {
@@ -126,20 +129,25 @@ class WindowSamples {
     return kept_.empty() ? 0 : kept_ms_ / double(kept_cycles() * n_);
   }
 
-  /// Member `m`'s samples of the kept cycles, in order.
+  /// Member `m`'s samples of the kept cycles, in order: one a cycle, wherever the cycle's order
+  /// put it.
   void Member(int m, wpb::MemberResult* out, std::vector<double>* mhz) const {
     for (int64_t c : kept_) {
-      const size_t i = size_t(c * n_ + m);
-      out->add_sample_ms(ms_[i]);
-      mhz->push_back(mhz_[i]);
+      for (size_t i = size_t(c * n_); i < size_t((c + 1) * n_); ++i) {
+        if (member_[i] != m) continue;
+        out->add_sample_ms(ms_[i]);
+        mhz->push_back(mhz_[i]);
+        break;
+      }
     }
   }
 
  private:
   int64_t n_;
   std::vector<double> ms_, mhz_;
-  std::vector<char> have_;  // 0: not yet, 1: kept, 2: from a dropped batch
-  int64_t complete_ = 0;    // cycles whose every sample has come back
+  std::vector<char> have_;   // 0: not yet, 1: kept, 2: from a dropped batch
+  std::vector<int> member_;  // whose sample it is
+  int64_t complete_ = 0;     // cycles whose every sample has come back
   std::vector<int64_t> kept_;
   double kept_ms_ = 0;
   int64_t dropped_cycles_ = 0;
@@ -256,9 +264,26 @@ std::string RunMeasure(Device& d, Resident& res, const k::Registry& registry,
     return CyclesLeft(spec, std::max<int64_t>(enqueued_cycles, 0), collected_wall_ms + pending_ms,
                       est * n);
   };
+  // Each cycle in an order of its own (CycleOrder): the task's seed and id make it, so that every
+  // window of a run has its own orders and a stored window can be told again.
+  const uint64_t order_seed = task.seed() ^ (task.task_id() * 0x9E3779B97F4A7C15ull);
+  int64_t order_cycle = -1;
+  std::vector<int> order;
+  auto variant_of_sample = [&](int64_t g) {
+    if (n == 1) return 0;
+    if (g / n != order_cycle) {
+      order_cycle = g / n;
+      order = CycleOrder(n, order_seed, order_cycle);
+    }
+    return order[size_t(g % n)];
+  };
+  std::vector<std::vector<int>> slot_members(kBatchSlots);
   auto enqueue = [&](int count) {
     int failed = -1;
-    std::string e = EnqueueBatch(d, members, next, count, flush, next_slot, &failed);
+    std::vector<int>& who = slot_members[size_t(next_slot)];
+    who.resize(size_t(count));
+    for (int s = 0; s < count; ++s) who[size_t(s)] = variant_of_sample(next + s);
+    std::string e = EnqueueBatch(d, members, next, who, flush, next_slot, &failed);
     if (!e.empty()) {
       if (failed >= 0) {
         result->set_failed_variant(members[size_t(failed)].r.variant->name);
@@ -298,7 +323,9 @@ std::string RunMeasure(Device& d, Resident& res, const k::Registry& registry,
           "before it was enqueued",
           done.count, n);
     }
-    for (int s = 0; s < done.count; ++s) samples.Add(done.first + s, batch[size_t(s)], timed_out);
+    const std::vector<int>& who = slot_members[size_t(done.slot)];
+    for (int s = 0; s < done.count; ++s)
+      samples.Add(done.first + s, who[size_t(s)], batch[size_t(s)], timed_out);
     collected += done.count;
     collected_wall_ms = 1e3 * Seconds(loop0);
     if (collected_wall_ms >= 1e3 * wall_cap_s && next % n == 0) capped = true;

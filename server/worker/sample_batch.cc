@@ -29,8 +29,9 @@ std::string CheckSlot(int slot, int count) {
 }  // namespace
 
 std::string EnqueueBatch(Device& d, const std::vector<WindowMember>& members, int64_t first,
-                         int count, bool flush, int slot, int* failed_member) {
+                         const std::vector<int>& who, bool flush, int slot, int* failed_member) {
   *failed_member = -1;
+  const int count = int(who.size());
   std::string err = CheckSlot(slot, count);
   if (!err.empty()) return err;
   if (members.empty()) return "internal error: a window without variants";
@@ -45,6 +46,10 @@ std::string EnqueueBatch(Device& d, const std::vector<WindowMember>& members, in
   std::atomic_thread_fence(std::memory_order_seq_cst);
   err = EnqueueGate(d.stream, d.gate_device + 2 * slot, kGateTimeoutNs);
   if (!err.empty()) return d.Failed(err);  // Failed opens the gates
+  // One probe before the first sample, then one after each: the probe that ends a sample starts
+  // the next, so that between two launches there is one probe kernel, not two (the GPU idles
+  // less between samples, as in a loop of launches back to back).
+  if (!(err = EnqueueProbe(d.stream, probes)).empty()) return d.Failed(err);
   for (int s = 0; s < count; ++s) {
     if (flush) {
       // Outside the events: the sample starts with none of its data in L2. The value changes
@@ -54,22 +59,22 @@ std::string EnqueueBatch(Device& d, const std::vector<WindowMember>& members, in
                     "L2 flush");
       if (!err.empty()) return err;
     }
-    if (!(err = EnqueueProbe(d.stream, probes + 2 * s)).empty()) return d.Failed(err);
     err = d.Check(cudaEventRecord(events[2 * s], d.stream), "cudaEventRecord");
     if (!err.empty()) return err;
     const int64_t g = first + s;
-    const size_t who = size_t(g % int64_t(members.size()));
-    const WindowMember& m = members[who];
+    const size_t m_index = size_t(who[size_t(s)]);
+    if (m_index >= members.size()) return "internal error: a sample of no variant";
+    const WindowMember& m = members[m_index];
     if (!(err = LaunchChecked(d, m.r, m.sets[size_t(g % int64_t(m.sets.size()))])).empty()) {
-      *failed_member = int(who);
+      *failed_member = int(m_index);
       return err;
     }
     err = d.Check(cudaEventRecord(events[2 * s + 1], d.stream), "cudaEventRecord");
     if (!err.empty()) return err;
-    if (!(err = EnqueueProbe(d.stream, probes + 2 * s + 1)).empty()) return d.Failed(err);
+    if (!(err = EnqueueProbe(d.stream, probes + s + 1)).empty()) return d.Failed(err);
   }
   ClockProbe* host = d.probes_host + size_t(slot) * 2 * kMaxBatch;
-  err = d.Check(cudaMemcpyAsync(host, probes, 2 * size_t(count) * sizeof(ClockProbe),
+  err = d.Check(cudaMemcpyAsync(host, probes, (size_t(count) + 1) * sizeof(ClockProbe),
                                 cudaMemcpyDeviceToHost, d.stream),
                 "copying the clock probes");
   if (!err.empty()) return err;
@@ -97,7 +102,7 @@ std::string CollectBatch(Device& d, int slot, int count, std::vector<BatchSample
     err = d.Check(cudaEventElapsedTime(&x.ms, events[2 * s], events[2 * s + 1]),
                   "cudaEventElapsedTime");
     if (!err.empty()) return err;
-    x.sm_mhz = EffectiveSmMhz(host[2 * s], host[2 * s + 1]);
+    x.sm_mhz = EffectiveSmMhz(host[s], host[s + 1]);
   }
   return "";
 }

@@ -1,10 +1,11 @@
 // Samples queued back to back: a batch of samples enqueued behind a closed gate, each between its
-// own pair of events and clock probes, then one wait for the whole batch. A window interleaves
-// its variants: sample g of the window launches member g % members, so cycle g / members launches
-// each once. Every launch rotates through its member's input sets (l2_rotation.h) by g, so two
-// consecutive launches never read the same set; with a flush, each sample gets the L2 flush
-// first. A batch goes through one of kBatchSlots slots (sample_plan.h), each with its own events,
-// probes and gate, so that the next batch can be enqueued while the one before runs.
+// own pair of events, between clock probes, then one wait for the whole batch. A window
+// interleaves its variants: cycle c launches each once, in an order of its own (CycleOrder,
+// sample_plan.h). Every launch rotates through its member's input sets (l2_rotation.h) by its
+// sample's index g, so two consecutive launches never read the same set; with a flush, each sample
+// gets the L2 flush first. A batch goes through one of kBatchSlots slots (sample_plan.h), each with
+// its own events, probes and gate, so that the next batch can be enqueued while the one before
+// runs.
 #pragma once
 
 #include <cstdint>
@@ -28,15 +29,16 @@ struct WindowMember {
   std::vector<kernels::GemmArgs> sets;
 };
 
-/// Enqueues `count` (1..kMaxBatch) samples in slot `slot`, the window's samples first .. first +
-/// count - 1, sample g launching members[g % members.size()] on its sets[g % sets.size()]:
-///   gate | per sample: [L2 flush] probe, event, launch, event, probe | copy the probes back |
+/// Enqueues who.size() (1..kMaxBatch) samples in slot `slot`, the window's samples first ..
+/// first + count - 1, sample first + s launching members[who[s]] on its sets[g % sets.size()]:
+///   gate, probe | per sample: [L2 flush] event, launch, event, probe | copy the probes back |
 ///   the slot's done event
-/// then opens the gate (the whole batch is enqueued before its first sample runs) and returns.
-/// The slot must have been collected since it was last enqueued. On a launch error
-/// *failed_member is the index of the member whose launch it was (else -1).
+/// (a sample's clock is read from the probe before it and the one after), then opens the gate
+/// (the whole batch is enqueued before its first sample runs) and returns. The slot must have
+/// been collected since it was last enqueued. On a launch error *failed_member is the index of
+/// the member whose launch it was (else -1).
 std::string EnqueueBatch(Device& d, const std::vector<WindowMember>& members, int64_t first,
-                         int count, bool flush, int slot, int* failed_member);
+                         const std::vector<int>& who, bool flush, int slot, int* failed_member);
 
 /// Waits for the batch of `count` samples in `slot` and reads it: "" and *out filled, or the
 /// error. *gate_timed_out is set when the gate gave up before the host had enqueued the batch:

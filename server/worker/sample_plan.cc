@@ -65,4 +65,31 @@ int WindowBatchSize(int members, int64_t next, int64_t cycles_left, double sampl
   return int(cycles) * members;
 }
 
+namespace {
+
+// SplitMix64 (Steele, Lea, Flood 2014), written out: the standard library's engines are fixed,
+// but its distributions and std::shuffle are not, and a window's order must be the same on
+// every platform.
+uint64_t SplitMix64(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+std::vector<int> CycleOrder(int members, uint64_t seed, int64_t cycle) {
+  std::vector<int> order(size_t(std::max(members, 0)));
+  for (int i = 0; i < members; ++i) order[size_t(i)] = i;
+  uint64_t state = seed ^ (0xD1B54A32D192ED03ull * uint64_t(cycle + 1));
+  for (int i = members - 1; i > 0; --i) {
+    // An index below i + 1 by multiply-shift (bias below (i + 1) / 2^64).
+    const uint64_t j =
+        uint64_t((static_cast<unsigned __int128>(SplitMix64(&state)) * uint64_t(i + 1)) >> 64);
+    std::swap(order[size_t(i)], order[size_t(j)]);
+  }
+  return order;
+}
+
 }  // namespace ablation::worker

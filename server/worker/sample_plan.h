@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "server/worker/sampling.h"
 
@@ -81,5 +82,14 @@ int64_t CyclesLeft(const WindowSpec& w, int64_t cycles, double elapsed_ms, doubl
 /// whole cycles as fill kBatchTargetMs (at least one, at most cycles_left); a longer cycle goes in
 /// pieces of kMaxBatch, the last one what is left of it. 0 when nothing is left.
 int WindowBatchSize(int members, int64_t next, int64_t cycles_left, double sample_ms);
+
+/// The order in which cycle `cycle` of a window launches its `members` variants: a permutation
+/// shuffled (Fisher-Yates on SplitMix64) from `seed` and the cycle, a fresh one each cycle. Why:
+/// under a power cap the clock a kernel starts at depends on the kernel just before it (a
+/// hungrier predecessor leaves a lower clock); in a fixed order every sample of a variant would
+/// follow the same neighbour and its pair's ratio would carry that neighbour's bias; shuffled,
+/// every variant follows each other one alike over the window. Pure and the same everywhere,
+/// so a window's order can be told again from its seed.
+std::vector<int> CycleOrder(int members, uint64_t seed, int64_t cycle);
 
 }  // namespace ablation::worker

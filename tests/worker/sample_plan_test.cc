@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <set>
+#include <vector>
 
 #include "server/worker/sampling.h"
 
@@ -115,6 +118,35 @@ TEST(WindowBatchSize, ABurstWindowIsTakenWithoutOvershootingByABatch) {
   EXPECT_EQ(cycles, 9);
   EXPECT_TRUE(WindowDone(w, cycles, gpu_ms));
   EXPECT_LT(gpu_ms, 20 + 12 * 0.2 + 1e-9);
+}
+
+TEST(CycleOrder, EachCycleIsAPermutationOfItsOwnAndTheSameEverywhere) {
+  EXPECT_EQ(CycleOrder(1, 7, 0), std::vector<int>{0});
+  EXPECT_TRUE(CycleOrder(0, 7, 0).empty());
+  // The same seed and cycle: the same order (a window's order can be told again).
+  EXPECT_EQ(CycleOrder(12, 42, 5), CycleOrder(12, 42, 5));
+  // Every cycle a permutation; over many cycles each variant follows every other one, about
+  // equally often: no variant always starts after the same neighbour.
+  const int n = 4, cycles = 4000;
+  int follows[4][4] = {};
+  std::set<std::vector<int>> distinct;
+  for (int c = 0; c < cycles; ++c) {
+    std::vector<int> o = CycleOrder(n, 42, c);
+    std::vector<int> sorted = o;
+    std::sort(sorted.begin(), sorted.end());
+    ASSERT_EQ(sorted, (std::vector<int>{0, 1, 2, 3})) << "cycle " << c;
+    distinct.insert(o);
+    for (int i = 1; i < n; ++i) ++follows[o[size_t(i - 1)]][o[size_t(i)]];
+  }
+  EXPECT_EQ(distinct.size(), 24u) << "all 4! orders occur";
+  // 4000 cycles x 3 neighbours = 12000 pairs over 12 ordered pairs: 1000 each, +-15%.
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b)
+      if (a != b) EXPECT_NEAR(follows[a][b], 1000, 150) << a << " then " << b;
+  // Another seed, other orders.
+  int same = 0;
+  for (int c = 0; c < 100; ++c) same += CycleOrder(n, 42, c) == CycleOrder(n, 43, c);
+  EXPECT_LT(same, 20);
 }
 
 }  // namespace
