@@ -6,7 +6,9 @@
 # Phases:
 #   tests            the worker's and the daemon's GPU tests (each bounded)
 #   ladders-REGIME   three separate runs each of ladder-h, ladder-a and ladder-b in REGIME
-#                    (sustained or burst), 3 rounds each, with their reports (md, json)
+#                    (sustained or burst), 3 rounds each, with their reports (md, json);
+#                    LADDERS="ladder-h" chooses the ladders, SWEEP_ARGS="--window-seconds 6"
+#                    adds options to every sweep
 #   full-REGIME      the full preset in REGIME, one round: its wall time against its sampled GPU
 #                    time (the run_cost view)
 #   cublas           the daemon's cuBLAS bf16 4096^3 in each regime (3 rounds, unpaired), and
@@ -64,10 +66,11 @@ for phase in "$@"; do
       regime=${phase#ladders-}
       start_daemon "$out/ladders-$regime.db" || continue
       for i in 1 2 3; do
-        for ladder in ladder-h ladder-a ladder-b; do
+        for ladder in ${LADDERS:-ladder-h ladder-a ladder-b}; do
           t0=$(date +%s)
+          # shellcheck disable=SC2086 # SWEEP_ARGS is a list of options
           c -q sweep --preset "$ladder" --rounds 3 --regime "$regime" --tag "$ladder-$regime-$i" \
-            >>"$log" 2>&1
+            ${SWEEP_ARGS:-} >>"$log" 2>&1
           id=$(latest)
           c report "$id" --format md >"$out/$ladder-$regime-$i.md" 2>>"$log"
           c report "$id" --format json >"$out/$ladder-$regime-$i.json" 2>>"$log"
