@@ -2,7 +2,8 @@
 # The nightly regression check (run by ablationd-nightly.service; installed in a bundle as
 # bin/ablationd-nightly):
 #   1. ablation-client sweep --preset $PRESET --tag $TAG      (the night's measurements)
-#   2. the previous night: the newest earlier run tagged $TAG that succeeded or was partial
+#   2. the previous night: the newest earlier run tagged $TAG that succeeded or was partial, in
+#      tonight's power regime (runs of different regimes are never compared)
 #   3. ablation-client compare PREVIOUS NEW [--threshold $THRESHOLD]
 #   4. ablation-client report NEW --format html  ->  $REPORT_DIR
 #
@@ -14,6 +15,7 @@
 #   THRESHOLD        optional: the slowdown that counts as a regression when significant, a
 #                    percentage (3%, or 3) as compare --threshold takes it; default: the client's
 #   PRESET, TAG      optional: default "nightly" both
+#   REGIME           optional: the sweep's power regime (sustained, burst); default: the daemon's
 #   NIGHTLY_JSON     optional: jq or python3, the tool that reads the client's JSON (default:
 #                    jq when installed, else python3)
 #
@@ -57,14 +59,16 @@ if [[ -z $json_tool ]]; then
 fi
 command -v "$json_tool" >/dev/null || die "reading the client's JSON needs jq or python3; found neither"
 
-# Prints "ID STATE" per run tagged $TAG, newest first (the order `runs` lists them in). The JSON
-# names the state as the API's enum value (RUN_STATE_SUCCEEDED); STATE is its word (succeeded).
+# Prints "ID STATE REGIME" per run tagged $TAG, newest first (the order `runs` lists them in).
+# The JSON names the state and the regime as the API's enum values (RUN_STATE_SUCCEEDED,
+# REGIME_SUSTAINED); STATE and REGIME are their words (succeeded, sustained; "none" for a run
+# stored before regimes).
 nightly_runs() {
   local json
   json=$("$client" -q runs --tag "$TAG" --limit 0 --format json) ||
     die "ablation-client runs failed (is the daemon at ${ABLATION_SERVER:-127.0.0.1:50051} up?)"
   case $json_tool in
-    jq) jq -r '.[] | "\(.id) \(.state | ascii_downcase | sub("^run_state_"; ""))"' <<<"$json" ;;
+    jq) jq -r '.[] | "\(.id) \(.state | ascii_downcase | sub("^run_state_"; "")) \((.regime // "") | ascii_downcase | sub("^regime_"; "") | if . == "" or . == "unspecified" then "none" else . end)"' <<<"$json" ;;
     python3)
       python3 -c '
 import json, sys
@@ -72,27 +76,31 @@ for run in json.load(sys.stdin):
     state = run["state"].lower()
     if state.startswith("run_state_"):
         state = state[len("run_state_"):]
-    print(run["id"], state)' <<<"$json"
+    regime = run.get("regime", "").lower()
+    if regime.startswith("regime_"):
+        regime = regime[len("regime_"):]
+    print(run["id"], state, regime if regime not in ("", "unspecified") else "none")' <<<"$json"
       ;;
     *) die "NIGHTLY_JSON=$json_tool: use jq or python3" ;;
   esac || die "cannot read the run list the client printed"
 }
 
-# ---- before the sweep: the newest run tagged $TAG, and the newest one good enough to compare.
+# ---- before the sweep: the newest run tagged $TAG (the previous night is chosen once tonight's
+# regime is known).
 before=$(nightly_runs)
 newest_before=0
-previous=""
-while read -r id state; do
+while read -r id _; do
   [[ -n $id ]] || continue
   if ((id > newest_before)); then newest_before=$id; fi
-  if [[ -z $previous && ($state == succeeded || $state == partial) ]]; then previous=$id; fi
 done <<<"$before"
 
 # ---- the sweep. Exit 1 from it: the run ended with failed measurements; still compare and
 # report what was measured. Anything else non-zero: no usable run.
-log "sweep --preset $PRESET --tag $TAG"
+regime_args=()
+if [[ -n ${REGIME:-} ]]; then regime_args=(--regime "$REGIME"); fi
+log "sweep --preset $PRESET --tag $TAG${REGIME:+ --regime $REGIME}"
 sweep_status=0
-"$client" -q sweep --preset "$PRESET" --tag "$TAG" || sweep_status=$?
+"$client" -q sweep --preset "$PRESET" --tag "$TAG" "${regime_args[@]}" || sweep_status=$?
 case $sweep_status in
   0) ;;
   1) log "the sweep reported failed measurements" ;;
@@ -103,12 +111,23 @@ esac
 after=$(nightly_runs)
 current=""
 current_state=""
-while read -r id state; do
+current_regime=""
+while read -r id state regime; do
   [[ -n $id ]] || continue
-  if ((id > newest_before)) && [[ -z $current ]]; then current=$id current_state=$state; fi
+  if ((id > newest_before)) && [[ -z $current ]]; then
+    current=$id current_state=$state current_regime=$regime
+  fi
 done <<<"$after"
 [[ -n $current ]] || die "the sweep made no run tagged $TAG"
-log "tonight: run $current ($current_state); previous night: ${previous:-none}"
+# The previous night: the newest earlier one that succeeded or was partial, in tonight's regime.
+previous=""
+while read -r id state regime; do
+  [[ -n $id ]] || continue
+  if [[ -z $previous && $regime == "$current_regime" && ($state == succeeded || $state == partial) ]]; then
+    previous=$id
+  fi
+done <<<"$before"
+log "tonight: run $current ($current_state, regime $current_regime); previous night: ${previous:-none}"
 # partial, failed or cancelled: report what there is, then fail the unit.
 if [[ $current_state != succeeded ]]; then sweep_status=1; fi
 
@@ -126,7 +145,7 @@ log "report: $stem.html"
 # ---- the comparison.
 regression=0
 if [[ -z $previous ]]; then
-  log "first night: no earlier $TAG run that succeeded; nothing to compare with"
+  log "first night: no earlier $TAG run in the $current_regime regime that succeeded; nothing to compare with"
 else
   compare_args=(compare "$previous" "$current")
   if [[ -n ${THRESHOLD:-} ]]; then compare_args+=(--threshold "$THRESHOLD"); fi

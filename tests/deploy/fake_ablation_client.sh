@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # TEST DOUBLE of ablation-client for tests/deploy/nightly_test.sh: installed as
 # "ablation-client" in a folder put first on PATH. It keeps its runs in $FAKE_CLIENT_STATE/runs
-# (one "ID STATE" line each, oldest first) and logs every call to $FAKE_CLIENT_STATE/calls.
+# (one "ID STATE REGIME" line each, oldest first; a sweep's regime is its --regime, else
+# sustained, the daemon's default) and logs every call to $FAKE_CLIENT_STATE/calls.
 #   FAKE_SWEEP_RC=n       exit status of sweep (default 0); 2 adds no run
 #   FAKE_SWEEP_STATE=s    state of the run a sweep adds (default succeeded)
 #   FAKE_COMPARE_RC=n     exit status of compare (default 0)
@@ -19,24 +20,28 @@ case $cmd in
     tag=nightly
     [[ "$*" =~ --tag\ ([^ ]+) ]] && tag=${BASH_REMATCH[1]}
     # As the real client prints it: newest first, one object per line, int64 as strings, the
-    # state as its enum value (succeeded: RUN_STATE_SUCCEEDED).
+    # state and the regime as their enum values (succeeded: RUN_STATE_SUCCEEDED; burst:
+    # REGIME_BURST).
     mapfile -t lines < <(tac "$state/runs")
     echo "["
     for i in "${!lines[@]}"; do
-      read -r id st <<<"${lines[$i]}"
+      read -r id st regime <<<"${lines[$i]}"
       st="RUN_STATE_${st^^}"
+      regime="REGIME_${regime^^}"
       sep=","
       ((i + 1 == ${#lines[@]})) && sep=""
-      printf '  {"id":"%s","state":"%s","device":{"name":"Fake GPU"},"tags":["%s"],"planned":4,"ok":4}%s\n' \
-        "$id" "$st" "$tag" "$sep"
+      printf '  {"id":"%s","state":"%s","regime":"%s","device":{"name":"Fake GPU"},"tags":["%s"],"planned":4,"ok":4}%s\n' \
+        "$id" "$st" "$regime" "$tag" "$sep"
     done
     echo "]"
     ;;
   sweep)
     rc=${FAKE_SWEEP_RC:-0}
+    regime=sustained
+    [[ "$*" =~ --regime\ ([^ ]+) ]] && regime=${BASH_REMATCH[1]}
     if [[ $rc != 2 ]]; then
       last=$(tail -n1 "$state/runs" | cut -d' ' -f1)
-      echo "$((${last:-0} + 1)) ${FAKE_SWEEP_STATE:-succeeded}" >>"$state/runs"
+      echo "$((${last:-0} + 1)) ${FAKE_SWEEP_STATE:-succeeded} $regime" >>"$state/runs"
     else
       echo "error: UNAVAILABLE: cannot reach the daemon" >&2
     fi

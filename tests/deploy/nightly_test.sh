@@ -63,6 +63,18 @@ called "compare 3 5" || fail "after a failed night: compare 3 5 not called (pyth
 night "partial" 3 FAKE_SWEEP_RC=1 FAKE_SWEEP_STATE=partial
 called "compare 5 6" || fail "partial: compare 5 6 not called"
 
+# 5b. Nights are compared within their power regime: the first burst night has nothing to compare
+# with, the next burst night is compared with it (not with the sustained night between), and a
+# sustained night with the last sustained one.
+night "first burst night" 0 REGIME=burst
+called "sweep --preset nightly --tag nightly --regime burst" || fail "burst: no --regime burst"
+called "compare" && fail "first burst night: compared with a sustained night"
+grep -q "no earlier nightly run in the burst regime" "$work/out" || fail "first burst night: not said"
+night "sustained between" 0
+called "compare 6 8" || fail "sustained between: compare 6 8 not called"
+night "second burst night" 0 REGIME=burst NIGHTLY_JSON=python3
+called "compare 7 9" || fail "second burst night: compare 7 9 not called (python3 JSON path)"
+
 # 6. The job cannot be done: exit 2, with a reason.
 night "daemon down" 2 FAKE_SWEEP_RC=2
 grep -q "sweep failed" "$work/out" || fail "daemon down: reason not given"
