@@ -104,11 +104,9 @@ class WindowSamples {
     while ((complete_ + 1) * n_ <= int64_t(have_.size())) {
       const int64_t c = complete_;
       bool whole = true, bad = false;
-      double sum = 0;
       for (int64_t i = c * n_; i < (c + 1) * n_; ++i) {
         whole = whole && have_[size_t(i)] != 0;
         bad = bad || have_[size_t(i)] == 2;
-        sum += ms_[size_t(i)];
       }
       if (!whole) break;
       ++complete_;
@@ -116,18 +114,12 @@ class WindowSamples {
         ++dropped_cycles_;
       } else {
         kept_.push_back(c);
-        kept_ms_ += sum;
       }
     }
   }
 
   int64_t kept_cycles() const { return int64_t(kept_.size()); }
-  double kept_ms() const { return kept_ms_; }
   int64_t dropped_cycles() const { return dropped_cycles_; }
-  /// Mean of the kept samples' times; 0 before any.
-  double mean_sample_ms() const {
-    return kept_.empty() ? 0 : kept_ms_ / double(kept_cycles() * n_);
-  }
 
   /// Member `m`'s samples of the kept cycles, in order: one a cycle, wherever the cycle's order
   /// put it.
@@ -149,7 +141,6 @@ class WindowSamples {
   std::vector<int> member_;  // whose sample it is
   int64_t complete_ = 0;     // cycles whose every sample has come back
   std::vector<int64_t> kept_;
-  double kept_ms_ = 0;
   int64_t dropped_cycles_ = 0;
 };
 

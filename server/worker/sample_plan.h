@@ -45,8 +45,8 @@ L2Plan PlanL2(bool hot_l2, bool flush_l2, double set_bytes, double l2_bytes, dou
 /// the whole batch is enqueued behind a closed gate (timing_kernels.h), so the device's queue of
 /// pending work must hold it.
 inline constexpr int kMaxBatch = 32;
-/// GPU time a batch aims at: the stopping rule runs between batches, so this bounds how far past
-/// a reached target (or min_seconds) a measurement runs.
+/// GPU time a batch aims at: the window's end is checked between batches, and a batch is never
+/// planned past it (WindowBatchSize), so this bounds how long the host waits between checks.
 inline constexpr double kBatchTargetMs = 50;
 
 /// Batches go through kBatchSlots slots, each with its own events, probes and gate, so that the

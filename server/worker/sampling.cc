@@ -21,7 +21,6 @@ SamplingOptions ResolveOptions(int min_samples, double min_seconds, double max_s
   if (max_samples > 0) o.max_samples = max_samples;
   o.flush_l2 = flush_l2;
   if (low_clock_fraction > 0) o.low_clock_fraction = low_clock_fraction;
-  // A max below the min would make the minimums unreachable; the caps win (see ShouldStop).
   return o;
 }
 
@@ -73,41 +72,6 @@ double RelativeNoise(const std::vector<double>& samples_ms) {
   RunningStats r;
   for (double x : samples_ms) r.Add(x);
   return r.noise();
-}
-
-std::string ToString(StopReason r) {
-  switch (r) {
-    case StopReason::kContinue:
-      return "continue";
-    case StopReason::kNoiseTarget:
-      return "noise target reached";
-    case StopReason::kTimeCap:
-      return "time cap (max_seconds of GPU time)";
-    case StopReason::kWallCap:
-      return "wall-clock cap";
-    case StopReason::kMaxSamples:
-      return "max_samples";
-  }
-  return "?";
-}
-
-StopReason ShouldStop(const RunningStats& stats, const SamplingOptions& o, double wall_seconds) {
-  const double summed_s = stats.sum() / 1000.0;
-  if (stats.count() >= o.max_samples) return StopReason::kMaxSamples;
-  if (summed_s >= o.max_seconds) return StopReason::kTimeCap;
-  if (wall_seconds > 0 && wall_seconds >= o.wall_cap_factor * o.max_seconds) {
-    return StopReason::kWallCap;
-  }
-  if (stats.count() < o.min_samples || summed_s < o.min_seconds) return StopReason::kContinue;
-  if (stats.noise() <= o.target_noise) return StopReason::kNoiseTarget;
-  return StopReason::kContinue;
-}
-
-StopReason ShouldStop(const std::vector<double>& samples_ms, const SamplingOptions& options,
-                      double wall_seconds) {
-  RunningStats r;
-  for (double x : samples_ms) r.Add(x);
-  return ShouldStop(r, options, wall_seconds);
 }
 
 }  // namespace ablation::worker

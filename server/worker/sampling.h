@@ -1,5 +1,5 @@
-// The statistics of a timed measurement and its stopping rule, as pure functions of the samples,
-// so that they are tested without a GPU. The reply's statistics come from here (timing_stats.h),
+// The statistics of a timed window's samples, as pure functions of them, so that they are tested
+// without a GPU. The reply's statistics come from here (timing_stats.h),
 // in the worker and in its test double alike.
 #pragma once
 
@@ -9,11 +9,13 @@
 
 namespace ablation::worker {
 
-/// The timing options with every default resolved (the proto's 0 / false mean "default").
+/// The timing options with every default resolved (the proto's 0 / false mean "default"). A
+/// window ends on its span and cycles (sample_plan.h); of these the worker uses the warm-up's
+/// (max_seconds bounds it), the L2's and the low-clock fraction.
 struct SamplingOptions {
   int min_samples = 10;
-  double min_seconds = 0.5;  ///< summed GPU time before the noise rule may stop
-  double max_seconds = 10;   ///< summed GPU time cap
+  double min_seconds = 0.5;
+  double max_seconds = 10;
   double target_noise = 0.005;
   int warmup_count = 3;
   double warmup_seconds = 0.1;
@@ -21,11 +23,6 @@ struct SamplingOptions {
   int max_samples = 100000;
   bool flush_l2 = false;             ///< L2 cold by a flush per sample, not by rotation
   double low_clock_fraction = 0.75;  ///< kDefaultLowClockFraction (clocks.h)
-  /// Wall-clock cap on the sampling loop, as a multiple of max_seconds: a kernel of a few
-  /// microseconds spends most wall time in the per-sample L2 flush and synchronisation (with
-  /// flush_l2), or in the probes and events around it, which the summed GPU time does not count.
-  /// The daemon's hang timeout must allow for it.
-  double wall_cap_factor = 2.0;
 };
 
 /// Fills unset (zero or negative) fields with the defaults above; the daemon normally did so
@@ -59,8 +56,7 @@ double RelativeNoise(const std::vector<double>& samples_ms);
 /// Quantile q in [0, 1] of sorted values, by linear interpolation (the R-7 / NumPy default).
 double Quantile(const std::vector<double>& sorted, double q);
 
-/// Running count, sum and variance (Welford), so the stopping rule costs O(1) per sample even at
-/// max_samples (recomputing from the vector would be quadratic).
+/// Running count, sum and variance (Welford), in one pass over the samples.
 class RunningStats {
  public:
   void Add(double x);
@@ -78,25 +74,5 @@ class RunningStats {
   double mean_ = 0;
   double m2_ = 0;
 };
-
-enum class StopReason {
-  kContinue,     ///< keep sampling
-  kNoiseTarget,  ///< minimums met and noise <= target
-  kTimeCap,      ///< summed GPU time reached max_seconds
-  kWallCap,      ///< wall time of the loop reached wall_cap_factor * max_seconds
-  kMaxSamples,   ///< max_samples taken
-};
-
-std::string ToString(StopReason r);
-
-/// The stopping rule, evaluated after each sample. Stops at max_samples or when summed GPU time
-/// reaches max_seconds (the caps win over the minimums: a cap is what bounds a measurement's
-/// duration); otherwise needs at least min_samples and min_seconds of summed GPU time, then stops
-/// as soon as the relative noise of the mean is at most target_noise.
-StopReason ShouldStop(const RunningStats& stats, const SamplingOptions& options,
-                      double wall_seconds = 0);
-/// The same rule over a vector of samples (convenience for tests and the daemon).
-StopReason ShouldStop(const std::vector<double>& samples_ms, const SamplingOptions& options,
-                      double wall_seconds = 0);
 
 }  // namespace ablation::worker
