@@ -18,29 +18,10 @@ set -uo pipefail
 bundle=$(cd "${1:?usage: regime-session.sh BUNDLE OUT PHASE...}" && pwd)
 out=${2:?usage: regime-session.sh BUNDLE OUT PHASE...}
 shift 2
-mkdir -p "$out"
-export ABLATION_TEST_BIN_DIR=$bundle/bin
-export PATH=$PATH:/usr/local/cuda/bin
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-  [[ -d $d ]] && export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-done
-log=$out/session.log
-say() { echo "== $*" | tee -a "$log"; }
-start=$(date +%s)
-elapsed() { echo $(($(date +%s) - start))s; }
-here=$(cd "$(dirname "$0")" && pwd)
 port=50055
-daemon=""
-start_daemon() {  # start_daemon DB
-  "$bundle/bin/ablationd" --listen 127.0.0.1:$port --db "$1" >>"$out/ablationd.log" 2>&1 &
-  daemon=$!
-  for _ in $(seq 1 300); do c device >/dev/null 2>&1 && return 0; sleep 0.2; done
-  say "the daemon did not answer"
-  return 1
-}
-stop_daemon() { [[ -n $daemon ]] && kill -TERM "$daemon" && wait "$daemon"; daemon=""; }
-c() { "$bundle/bin/ablation-client" --server 127.0.0.1:$port "$@"; }
-latest() { c runs --limit 1 --format csv | tail -n +2 | cut -d, -f1; }
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/session-common.sh
+. "$here/session-common.sh"
 cost_of() {  # cost_of DB RUN: the run_cost view's row
   python3 - "$1" "$2" <<'PY'
 import sqlite3, sys

@@ -119,19 +119,6 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/// The mean board power of NVML readings that have one.
-std::optional<double> MeanPower(const std::vector<NvmlSample>& samples) {
-  double sum = 0;
-  int n = 0;
-  for (const NvmlSample& s : samples) {
-    if (!s.power_w) continue;
-    sum += *s.power_w;
-    ++n;
-  }
-  if (n == 0) return std::nullopt;
-  return sum / n;
-}
-
 /// Adds the worker's cost of one window task to a running sum.
 void AddCost(const v1::Cost& c, v1::Cost* sum) {
   sum->set_worker_seconds(sum->worker_seconds() + c.worker_seconds());
@@ -208,7 +195,10 @@ std::string MeasurementStep::TimeSustained(const Call& base, Timed* out) {
     const std::string err = CallWindow(chunk, &r, &readings, &out->failed_variant);
     AddCost(r.cost(), &out->worker_cost);
     if (!err.empty()) return err;
-    settle.Add({r.cost().sampling_seconds(), r.sm_mhz(), MeanPower(readings)});
+    // The chunk's mean board power, as its telemetry summarises it.
+    const v1::Telemetry power = AggregateTelemetry(readings, 0);
+    settle.Add({r.cost().sampling_seconds(), r.sm_mhz(),
+                power.has_power_w_mean() ? std::optional(power.power_w_mean()) : std::nullopt});
     if (settle.settled() || SecondsSince(t0) >= p.settle_max_seconds) break;
   }
   out->settle_seconds = SecondsSince(t0);

@@ -1,0 +1,28 @@
+# Sourced by the GPU session scripts (gpu-session.sh, regime-session.sh): the environment of a
+# bundle on a GPU node and the helpers every phase uses. The sourcing script sets `bundle` (the
+# bundle's folder), `out` (where logs and databases go) and `port` (the daemon's loopback port)
+# first.
+# shellcheck shell=bash
+: "${bundle:?set bundle before sourcing}" "${out:?set out}" "${port:?set port}"
+mkdir -p "$out"
+export ABLATION_TEST_BIN_DIR=$bundle/bin
+export PATH=$PATH:/usr/local/cuda/bin
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  [[ -d $d ]] && export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+done
+log=$out/session.log
+say() { echo "== $*" | tee -a "$log"; }
+start=$(date +%s)
+elapsed() { echo $(($(date +%s) - start))s; }
+
+daemon=""
+start_daemon() {  # start_daemon DB
+  "$bundle/bin/ablationd" --listen "127.0.0.1:$port" --db "$1" >>"$out/ablationd.log" 2>&1 &
+  daemon=$!
+  for _ in $(seq 1 300); do c device >/dev/null 2>&1 && return 0; sleep 0.2; done
+  say "the daemon did not answer"
+  return 1
+}
+stop_daemon() { [[ -n $daemon ]] && kill -TERM "$daemon" && wait "$daemon"; daemon=""; }
+c() { "$bundle/bin/ablation-client" --server "127.0.0.1:$port" "$@"; }
+latest() { c runs --limit 1 --format csv | tail -n +2 | cut -d, -f1; }
