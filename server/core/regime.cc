@@ -3,21 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 
 #include "server/core/nvml.h"
+#include "server/worker/sampling.h"
 
 namespace ablation::core {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
+// The median of a part of a window's clocks, with the worker's own quantile (sampling.h).
 double Median(std::vector<double> v) {
-  if (v.empty()) return kNaN;
   std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return worker::Quantile(v, 0.5);
 }
 
 }  // namespace
