@@ -154,22 +154,18 @@ std::vector<NvmlSample> TelemetrySampler::StopSamples(std::string* error) {
 }
 
 v1::Telemetry TelemetrySampler::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  std::string first_error;
+  const std::vector<NvmlSample> samples = StopSamples(&first_error);
   std::lock_guard lock(mu_);
   if (!nvml_) return UnavailableTelemetry(why_unavailable_);
-  if (samples_.empty()) {
-    return UnavailableTelemetry(first_error_.empty() ? "no telemetry samples were taken"
-                                                     : first_error_);
+  if (samples.empty()) {
+    return UnavailableTelemetry(first_error.empty() ? "no telemetry samples were taken"
+                                                    : first_error);
   }
-  v1::Telemetry t = AggregateTelemetry(samples_, expected_sm_mhz_);
-  if (!first_error_.empty()) {
+  v1::Telemetry t = AggregateTelemetry(samples, expected_sm_mhz_);
+  if (!first_error.empty()) {
     t.set_unavailable_reason(t.unavailable_reason() + (t.unavailable_reason().empty() ? "" : "; ") +
-                             "some samples failed: " + first_error_);
+                             "some samples failed: " + first_error);
   }
   return t;
 }
