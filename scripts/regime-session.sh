@@ -8,7 +8,8 @@
 #   ladders-REGIME   three separate runs each of ladder-h, ladder-a and ladder-b in REGIME
 #                    (sustained or burst), 3 rounds each, with their reports (md, json);
 #                    LADDERS="ladder-h" chooses the ladders, SWEEP_ARGS="--window-seconds 6"
-#                    adds options to every sweep
+#                    adds options to every sweep, CONFIG=FILE gives the daemon a configuration
+#                    (for example a stricter settle rule: [timing] settle_*)
 #   full-REGIME      the full preset in REGIME, one round: its wall time against its sampled GPU
 #                    time (the run_cost view)
 #   cublas           the daemon's cuBLAS bf16 4096^3 in each regime (3 rounds, unpaired), and

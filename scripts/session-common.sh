@@ -16,8 +16,9 @@ start=$(date +%s)
 elapsed() { echo $(($(date +%s) - start))s; }
 
 daemon=""
-start_daemon() {  # start_daemon DB
-  "$bundle/bin/ablationd" --listen "127.0.0.1:$port" --db "$1" >>"$out/ablationd.log" 2>&1 &
+start_daemon() {  # start_daemon DB; CONFIG=FILE gives the daemon a configuration (--config)
+  "$bundle/bin/ablationd" --listen "127.0.0.1:$port" --db "$1" ${CONFIG:+--config "$CONFIG"} \
+    >>"$out/ablationd.log" 2>&1 &
   daemon=$!
   for _ in $(seq 1 300); do c device >/dev/null 2>&1 && return 0; sleep 0.2; done
   say "the daemon did not answer"

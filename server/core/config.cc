@@ -183,7 +183,9 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
     st = CheckKeys(*t, origin, "timing.",
                    {"min_samples", "min_seconds", "max_seconds", "target_noise", "warmup_count",
                     "warmup_seconds", "max_samples", "regime", "window_seconds",
-                    "settle_max_seconds", "burst_seconds", "cool_min_seconds", "cool_max_seconds"});
+                    "settle_max_seconds", "burst_seconds", "cool_min_seconds", "cool_max_seconds",
+                    "settle_min_seconds", "settle_span_seconds", "settle_spans",
+                    "settle_clock_tolerance", "settle_power_tolerance"});
     if (!st.ok()) return st;
     auto& d = c->timing;
     if (!(st = Read(*t, origin, "timing.", "min_samples", &d.min_samples)).ok()) return st;
@@ -222,13 +224,20 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
                  {"settle_max_seconds", &r.settle_max_seconds, 0, 3600},
                  {"burst_seconds", &r.burst_seconds, 1e-4, 10},
                  {"cool_min_seconds", &r.cool_min_seconds, 0, 600},
-                 {"cool_max_seconds", &r.cool_max_seconds, 0, 3600}};
+                 {"cool_max_seconds", &r.cool_max_seconds, 0, 3600},
+                 {"settle_min_seconds", &r.settle_min_seconds, 0, 3600},
+                 {"settle_span_seconds", &r.span_seconds, 0.05, 60},
+                 {"settle_clock_tolerance", &r.clock_tolerance, 1e-5, 0.5},
+                 {"settle_power_tolerance", &r.power_tolerance, 1e-5, 0.5}};
     for (const auto& k : knobs) {
       if (!(st = Read(*t, origin, "timing.", k.key, k.value)).ok()) return st;
       if (!(*k.value >= k.lo && *k.value <= k.hi))
         return KeyError(origin, std::string("timing.") + k.key,
                         "must be " + std::to_string(k.lo) + " to " + std::to_string(k.hi));
     }
+    if (!(st = Read(*t, origin, "timing.", "settle_spans", &r.settle_spans)).ok()) return st;
+    if (r.settle_spans < 2 || r.settle_spans > 20)
+      return KeyError(origin, "timing.settle_spans", "must be 2 to 20 (spans that must agree)");
   }
   if (const toml::node* n = root.get("queue")) {
     const toml::table* t = n->as_table();

@@ -33,6 +33,45 @@ max_queued_per_gpu = 8
   EXPECT_EQ(c.max_queued_per_gpu, 8);
 }
 
+TEST(Config, ReadsTheRegimeAndItsSettleRuleAndRefusesWhatCannotSettle) {
+  DaemonConfig c;
+  Status st = LoadConfigText(R"(
+[timing]
+regime = "burst"
+window_seconds = 6
+settle_min_seconds = 8
+settle_span_seconds = 2
+settle_spans = 4
+settle_clock_tolerance = 0.002
+settle_power_tolerance = 0.01
+)",
+                             "r.toml", &c);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(c.timing.regime, Regime::kBurst);
+  const RegimeParams& r = c.timing.regime_params;
+  EXPECT_DOUBLE_EQ(r.window_seconds, 6);
+  EXPECT_DOUBLE_EQ(r.settle_min_seconds, 8);
+  EXPECT_DOUBLE_EQ(r.span_seconds, 2);
+  EXPECT_EQ(r.settle_spans, 4);
+  EXPECT_DOUBLE_EQ(r.clock_tolerance, 0.002);
+  EXPECT_DOUBLE_EQ(r.power_tolerance, 0.01);
+  const struct {
+    const char* text;
+    const char* says;
+  } bad[] = {
+      {"[timing]\nsettle_spans = 1\n", "timing.settle_spans: must be 2 to 20"},
+      {"[timing]\nsettle_clock_tolerance = 0\n", "timing.settle_clock_tolerance: must be"},
+      {"[timing]\nsettle_span_seconds = -1\n", "timing.settle_span_seconds: must be"},
+      {"[timing]\nregime = \"locked\"\n", "timing.regime: 'locked' is not a default regime"},
+  };
+  for (const auto& b : bad) {
+    DaemonConfig d;
+    st = LoadConfigText(b.text, "bad.toml", &d);
+    EXPECT_EQ(st.code(), Code::kInvalidArgument) << b.text;
+    EXPECT_NE(st.message().find(b.says), std::string::npos) << st.message();
+  }
+}
+
 TEST(Config, UnknownKeysWrongTypesAndBadValuesNameTheKey) {
   DaemonConfig c;
   Status st = LoadConfigText("listne = \"x\"\n", "a.toml", &c);
