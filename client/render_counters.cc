@@ -80,7 +80,7 @@ void AppendCounterColumns(Table& table, const std::vector<Counters>& rows,
   };
   std::vector<std::pair<std::string, Scale>> shown;
   if (all) {
-    // Every metric any row has, in the order the rows list them (the catalogue's).
+    // Every metric any row has, in the order the rows list them (the counter table's).
     for (const auto& cs : rows)
       for (const auto& c : cs)
         if (std::none_of(shown.begin(), shown.end(),

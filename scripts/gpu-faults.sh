@@ -4,9 +4,9 @@
 # (a) A hung kernel: the real worker's test fault (ABLATION_WORKER_TEST_FAULT=hang-on-variant,
 #     server/worker/fault_injection.h) hangs one measurement; reports the seconds until the daemon
 #     declared it hung against the bound 2 x budget + hang_margin_seconds, where budget =
-#     int(3 x max_seconds + warmup_seconds) + 1 (server/core/measurement_step.cc).
+#     int(3 x max_seconds + warmup_seconds) + 1 (server/core/runs/measurement_step.cc).
 # (b) The daemon SIGKILLed mid-measurement: no ablation-worker may survive it (pgrep) within a
-#     few seconds (PR_SET_PDEATHSIG in server/core/worker_process.cc).
+#     few seconds (PR_SET_PDEATHSIG in server/core/workers/worker_process.cc).
 # Observe mode only: nothing here locks clocks or changes GPU settings.
 #   scripts/gpu-faults.sh BUNDLE OUT_DIR
 set -uo pipefail

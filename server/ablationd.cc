@@ -19,10 +19,10 @@
 
 #include "ablation/version.h"
 #include "kernels/registry.h"
-#include "server/core/clock_lock.h"
-#include "server/core/config.h"
-#include "server/core/daemon_core.h"
-#include "server/core/nvml.h"
+#include "server/core/daemon/daemon_core.h"
+#include "server/core/gpu/clock_lock.h"
+#include "server/core/gpu/nvml.h"
+#include "server/core/setup/config.h"
 #include "server/metrics/endpoint.h"
 #include "server/rpc/listener.h"
 #include "server/rpc/reflection_v1.h"
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   }
   if (!presets_path.empty()) config.presets_path = presets_path;
 
-  auto presets = std::make_shared<core::PresetCatalog>();
+  auto presets = std::make_shared<core::Presets>();
   if (core::Status st = presets->LoadText(core::BuiltinPresetsToml(), "presets.toml (built-in)");
       !st.ok()) {
     std::fprintf(stderr, "ablationd: %s\n", st.message().c_str());

@@ -1,4 +1,4 @@
-# Tests of the hardware-counter path (server/core/profiler.h): the catalogue, the ncu CSV parser
+# Tests of the hardware-counter path (server/core/inspect/profiler.h): the counter table, the ncu CSV parser
 # on real H200 output (tests/core/testdata/ncu), the profile of one launch against a stand-in
 # ncu, the counters table, and the client's columns. Included from tests/CMakeLists.txt; CPU only.
 add_executable(counters_core_tests

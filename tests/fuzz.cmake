@@ -51,11 +51,11 @@ function(ablation_fuzz_target name)
   set_tests_properties(fuzz.${name} PROPERTIES LABELS fuzz TIMEOUT 120)
 endfunction()
 
-ablation_fuzz_target(fuzz_variant_names server/core/variant_names.cc server/core/limits.cc)
-ablation_fuzz_target(fuzz_run_plan server/core/run_plan.cc server/core/limits.cc
-  server/core/variant_names.cc)
+ablation_fuzz_target(fuzz_variant_names server/core/plan/variant_names.cc server/core/plan/limits.cc)
+ablation_fuzz_target(fuzz_run_plan server/core/plan/run_plan.cc server/core/plan/limits.cc
+  server/core/plan/variant_names.cc)
 ablation_fuzz_target(fuzz_client_parse client/parse.cc)
 ablation_fuzz_target(fuzz_page_token db/page_token.cc)
-ablation_fuzz_target(fuzz_toml server/core/config.cc server/core/presets.cc
-  server/core/presets_parse.cc server/core/auth.cc)
-ablation_fuzz_target(fuzz_sass server/core/sass.cc)
+ablation_fuzz_target(fuzz_toml server/core/setup/config.cc server/core/setup/presets.cc
+  server/core/setup/presets_parse.cc server/core/setup/auth.cc)
+ablation_fuzz_target(fuzz_sass server/core/inspect/sass.cc)

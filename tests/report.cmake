@@ -18,7 +18,7 @@ add_executable(report_tests
   ${CMAKE_CURRENT_LIST_DIR}/client/report/charts_test.cc)
 target_link_libraries(report_tests PRIVATE ablation_client_lib ablation_served_presets
   ablation_db GTest::gmock GTest::gtest_main)
-# Real H200 ncu output, made into stored counters by the daemon's own parser and catalogue.
+# Real H200 ncu output, made into stored counters by the daemon's own parser and counter table.
 target_compile_definitions(report_tests PRIVATE
   NCU_TESTDATA_DIR="${CMAKE_CURRENT_LIST_DIR}/core/testdata/ncu")
 gtest_discover_tests(report_tests

@@ -87,7 +87,7 @@ std::vector<Column> CounterColumns(const v1::ReportSection& s) {
       return c && c->has_value() && c->value() != 0;
     });
     if (!any) continue;
-    // The catalogue's occupancy is the achieved one, beside the theoretical column.
+    // The counter table's occupancy is the achieved one, beside the theoretical column.
     const std::string title =
         metric == "achieved_occupancy" ? "achieved occupancy %" : CounterTitle(metric);
     out.push_back({title, true, [metric](const v1::ReportRow& r) -> std::string {

@@ -62,7 +62,7 @@ v1::ReportMethod Method(const RunIndex& index) {
   m.set_counters(
       "one launch of each item's own kernel after its first round's timing (run --profile), "
       "clocks untouched, never a timing sample; counters named by concept, each read with the "
-      "architecture's metric (the daemon's counter catalogue)");
+      "architecture's metric (the daemon's counter table)");
   m.set_paired_floor(index.paired_floor());
   m.set_paired_cycles_floor(index.paired_cycles_floor());
   if (index.paired())

@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "server/core/metrics.h"
-#include "server/core/status.h"
+#include "server/core/base/status.h"
+#include "server/metrics/registry.h"
 
 struct mg_context;
 struct mg_connection;

@@ -1,13 +1,13 @@
 // Prometheus' text exposition format (version 0.0.4) of a registry snapshot: for each family a
 // HELP and a TYPE line, then its samples; histograms as cumulative _bucket{le=...} lines with a
-// final le="+Inf", then _sum and _count. Only formatting: the numbers come from core/metrics.h.
+// final le="+Inf", then _sum and _count. Only formatting: the numbers come from registry.h.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "server/core/metrics.h"
+#include "server/metrics/registry.h"
 
 namespace ablation::metrics {
 

@@ -13,7 +13,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/security/auth_metadata_processor.h>
 
-#include "server/core/auth.h"
+#include "server/core/setup/auth.h"
 
 namespace ablation::rpc {
 

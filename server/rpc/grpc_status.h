@@ -3,8 +3,7 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "server/core/reader_pool.h"
-#include "server/core/status.h"
+#include "server/core/base/status.h"
 
 namespace ablation::rpc {
 

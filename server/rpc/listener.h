@@ -9,8 +9,8 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "server/core/config.h"
-#include "server/core/status.h"
+#include "server/core/base/status.h"
+#include "server/core/setup/config.h"
 #include "server/rpc/auth.h"
 
 namespace ablation::rpc {

@@ -5,7 +5,7 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/descriptor.pb.h>
 
-#include "server/core/limits.h"
+#include "server/core/plan/limits.h"
 
 namespace ablation::rpc {
 namespace {

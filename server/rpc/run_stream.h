@@ -12,9 +12,9 @@
 #include <grpcpp/grpcpp.h>
 
 #include "ablation/v1/ablation.pb.h"
-#include "server/core/queries.h"
-#include "server/core/run_manager.h"
-#include "server/core/run_observer.h"
+#include "server/core/queries/queries.h"
+#include "server/core/runs/run_manager.h"
+#include "server/core/runs/run_observer.h"
 
 namespace ablation::rpc {
 

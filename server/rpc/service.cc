@@ -5,7 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "server/core/catalog.h"
+#include "server/core/queries/listings.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/run_stream.h"
 

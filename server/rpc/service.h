@@ -11,8 +11,8 @@
 #include <grpcpp/grpcpp.h>
 
 #include "ablation/v1/ablation.grpc.pb.h"
-#include "server/core/daemon_core.h"
-#include "server/core/limits.h"
+#include "server/core/daemon/daemon_core.h"
+#include "server/core/plan/limits.h"
 #include "server/rpc/auth.h"
 
 namespace ablation::rpc {

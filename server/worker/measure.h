@@ -3,7 +3,7 @@
 // is reached. Inputs first (resident where an earlier task left them), then the optional warm-up
 // launches, then the samples; the reply carries each variant's samples and statistics, the
 // window's totals, the L2 mode and the occupancy. The regime (how the GPU is brought to its
-// state before the window) is the daemon's: server/core/regime.h.
+// state before the window) is the daemon's: server/core/gpu/regime.h.
 #pragma once
 
 #include <string>

@@ -1,7 +1,7 @@
 // ablation-worker --profile-once: the one-shot process a profiler watches. The daemon runs
 // `ncu ... ablation-worker --profile-once --variant V --dtype D --shape MxNxK --warmup W` on the
-// GPU's thread between measurements (server/core/profiler.h); this process opens the device as
-// the resident worker does, launches the variant's own kernel W times to warm up, then once more
+// GPU's thread between measurements (server/core/inspect/profiler.h); this process opens the device
+// as the resident worker does, launches the variant's own kernel W times to warm up, then once more
 // for the profiler, and exits. It never times anything: the profiled launch is not a sample and
 // no sample is ever taken under the profiler.
 #pragma once

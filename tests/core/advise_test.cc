@@ -1,4 +1,4 @@
-#include "server/core/advise.h"
+#include "server/core/queries/advise.h"
 
 #include <gtest/gtest.h>
 

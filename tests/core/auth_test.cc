@@ -1,4 +1,4 @@
-#include "server/core/auth.h"
+#include "server/core/setup/auth.h"
 
 #include <gtest/gtest.h>
 

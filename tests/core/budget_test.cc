@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "server/core/advise.h"
+#include "server/core/queries/advise.h"
 
 namespace ablation::core {
 namespace {

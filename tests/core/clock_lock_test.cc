@@ -1,7 +1,7 @@
 // ScopedClockLock and its journal against the stand-in NVML: every lock is followed by its
 // reset, on every way out; the journal is durable before the lock; a "crashed" lock is reset by
 // the next ResetAll; specs resolve against the supported clocks and wrong numbers are refused.
-#include "server/core/clock_lock.h"
+#include "server/core/gpu/clock_lock.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "server/core/config.h"
+#include "server/core/setup/config.h"
 
 #include <gtest/gtest.h>
 

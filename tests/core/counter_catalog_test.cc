@@ -1,4 +1,4 @@
-#include "server/core/counter_catalog.h"
+#include "server/core/plan/counters.h"
 
 #include <gtest/gtest.h>
 
@@ -13,20 +13,20 @@ const CounterSelection* Find(const std::vector<CounterSelection>& s, const std::
   return nullptr;
 }
 
-TEST(CounterCatalogue, ArchitectureFamilies) {
-  EXPECT_EQ(CatalogueFamily("sm_80"), "sm_80");
-  EXPECT_EQ(CatalogueFamily("sm_86"), "sm_80");
-  EXPECT_EQ(CatalogueFamily("sm_89"), "sm_80");
-  EXPECT_EQ(CatalogueFamily("sm_90"), "sm_90");
-  EXPECT_EQ(CatalogueFamily("sm_100"), "sm_90");
-  EXPECT_EQ(CatalogueFamily("sm_75"), "");
-  EXPECT_EQ(CatalogueFamily(""), "");
-  EXPECT_EQ(CatalogueFamily("gfx90a"), "");
+TEST(CounterConcepts, ArchitectureFamilies) {
+  EXPECT_EQ(CounterFamily("sm_80"), "sm_80");
+  EXPECT_EQ(CounterFamily("sm_86"), "sm_80");
+  EXPECT_EQ(CounterFamily("sm_89"), "sm_80");
+  EXPECT_EQ(CounterFamily("sm_90"), "sm_90");
+  EXPECT_EQ(CounterFamily("sm_100"), "sm_90");
+  EXPECT_EQ(CounterFamily("sm_75"), "");
+  EXPECT_EQ(CounterFamily(""), "");
+  EXPECT_EQ(CounterFamily("gfx90a"), "");
 }
 
-TEST(CounterCatalogue, ConceptsAreUniqueAndNamedOnBothArchitecturesButHgmma) {
+TEST(CounterConcepts, ConceptsAreUniqueAndNamedOnBothArchitecturesButHgmma) {
   std::set<std::string> names;
-  for (const auto& c : CounterCatalogue()) {
+  for (const auto& c : CounterConcepts()) {
     EXPECT_TRUE(names.insert(std::string(c.name)).second) << c.name;
     EXPECT_FALSE(c.sm90.empty()) << c.name;
     if (c.name != "tensor_pipe_hgmma_utilisation") EXPECT_FALSE(c.sm80.empty()) << c.name;
@@ -43,7 +43,7 @@ TEST(CounterCatalogue, ConceptsAreUniqueAndNamedOnBothArchitecturesButHgmma) {
     EXPECT_TRUE(names.count(needed)) << needed;
 }
 
-TEST(CounterCatalogue, SharedLoadsAreTheSassCountOnSm90) {
+TEST(CounterConcepts, SharedLoadsAreTheSassCountOnSm90) {
   std::vector<CounterSelection> s;
   ASSERT_TRUE(SelectCounters({"shared_load_instructions"}, "sm_90", &s).ok());
   ASSERT_EQ(s.size(), 1u);
@@ -53,11 +53,11 @@ TEST(CounterCatalogue, SharedLoadsAreTheSassCountOnSm90) {
   EXPECT_EQ(s[0].unit, "inst");
 }
 
-TEST(CounterCatalogue, DefaultSetPerArchitecture) {
+TEST(CounterConcepts, DefaultSetPerArchitecture) {
   std::vector<CounterSelection> hopper, ampere;
   ASSERT_TRUE(SelectCounters({}, "sm_90", &hopper).ok());
   ASSERT_TRUE(SelectCounters({"default"}, "sm_86", &ampere).ok());
-  EXPECT_EQ(hopper.size(), CounterCatalogue().size());
+  EXPECT_EQ(hopper.size(), CounterConcepts().size());
   EXPECT_EQ(ampere.size() + 1, hopper.size());  // no HGMMA before sm_90
   EXPECT_EQ(Find(ampere, "tensor_pipe_hgmma_utilisation"), nullptr);
   ASSERT_NE(Find(hopper, "tensor_pipe_hgmma_utilisation"), nullptr);
@@ -66,7 +66,7 @@ TEST(CounterCatalogue, DefaultSetPerArchitecture) {
   for (const auto& c : hopper) EXPECT_TRUE(c.note.empty()) << c.metric;
 }
 
-TEST(CounterCatalogue, SetsConceptsAndRawNamesMix) {
+TEST(CounterConcepts, SetsConceptsAndRawNamesMix) {
   std::vector<CounterSelection> s;
   ASSERT_TRUE(
       SelectCounters({"lsu,occupancy", "stall_wait", "smsp__inst_executed_op_shared_ld.sum", "lsu"},
@@ -88,7 +88,7 @@ TEST(CounterCatalogue, SetsConceptsAndRawNamesMix) {
   EXPECT_EQ(s[0].metric, "dram_throughput");
 }
 
-TEST(CounterCatalogue, AConceptTheArchitectureLacksIsNotedWhenNamed) {
+TEST(CounterConcepts, AConceptTheArchitectureLacksIsNotedWhenNamed) {
   std::vector<CounterSelection> s;
   ASSERT_TRUE(SelectCounters({"tensor_pipe_hgmma_utilisation"}, "sm_80", &s).ok());
   ASSERT_EQ(s.size(), 1u);
@@ -96,7 +96,7 @@ TEST(CounterCatalogue, AConceptTheArchitectureLacksIsNotedWhenNamed) {
   EXPECT_EQ(s[0].note, "no such counter on sm_80");
 }
 
-TEST(CounterCatalogue, RefusalsNameTheWord) {
+TEST(CounterConcepts, RefusalsNameTheWord) {
   std::vector<CounterSelection> s;
   Status st = SelectCounters({"lsu,bandwidth"}, "sm_90", &s);
   EXPECT_EQ(st.code(), Code::kInvalidArgument);

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "server/core/worker.h"
+#include "server/core/workers/worker.h"
 #include "server/worker/timing_stats.h"
 
 namespace ablation::testing {

@@ -1,4 +1,4 @@
-#include "server/core/limits.h"
+#include "server/core/plan/limits.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 #include <mutex>
 
 #include "db/store.h"
-#include "server/core/run_manager.h"
+#include "server/core/runs/run_manager.h"
 #include "tests/core/in_process_worker.h"
 
 namespace ablation::core {

@@ -1,14 +1,14 @@
-// The ncu CSV parser and the counter catalogue on REAL output: tests/core/testdata/ncu holds what
+// The ncu CSV parser and the counter table on REAL output: tests/core/testdata/ncu holds what
 // ncu 2025.3.1 printed on an H200 for ladder A's rungs and B3/B6 at 4096^3 bf16 (README there).
-#include "server/core/ncu_csv.h"
+#include "server/core/inspect/ncu_csv.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
-#include "server/core/counter_catalog.h"
-#include "server/core/profiler.h"
+#include "server/core/inspect/profiler.h"
+#include "server/core/plan/counters.h"
 
 namespace ablation::core {
 namespace {
@@ -116,7 +116,7 @@ TEST(NcuCsv, EveryDefaultSm90CounterIsInTheRealOutput) {
     if (c.metric() == "tensor_pipe_hmma_utilisation") EXPECT_DOUBLE_EQ(c.value(), 67.0);
     if (c.metric() == "stall_math_pipe_throttle") {
       EXPECT_DOUBLE_EQ(c.value(), 2.66);
-      EXPECT_EQ(c.unit(), "cycles/inst");  // the catalogue's, not ncu's "inst"
+      EXPECT_EQ(c.unit(), "cycles/inst");  // the counter table's, not ncu's "inst"
     }
     if (c.metric() == "tensor_pipe_hgmma_utilisation") {
       EXPECT_FALSE(c.has_value());

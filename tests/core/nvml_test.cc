@@ -1,6 +1,6 @@
 // Nvml against the stand-in library: loading, sampling, clock tables, lock/reset and the one
 // place that turns NVML's return codes into statuses. Never loads the real NVML for a lock.
-#include "server/core/nvml.h"
+#include "server/core/gpu/nvml.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Clock-normalised throughput (peak.h): per GHz of the measured clock, and the share of the
 // dense peak of the dtype on the architecture at that clock.
-#include "server/core/peak.h"
+#include "server/core/gpu/peak.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "server/core/presets.h"
+#include "server/core/setup/presets.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -6,7 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "server/core/config.h"
+#include "server/core/setup/config.h"
 
 namespace ablation::core {
 namespace {
@@ -21,7 +21,7 @@ kernels::Registry Catalog() {
 }
 
 TEST(Presets, BuiltInFileParsesAndHasEveryPresetOfThePlan) {
-  PresetCatalog presets;
+  Presets presets;
   Status st = presets.LoadText(BuiltinPresetsToml(), "presets.toml");
   ASSERT_TRUE(st.ok()) << st.message();
   for (const char* name : {"ladder-a", "ladder-b", "swizzle", "all-ablation", "pipelining", "arch",
@@ -48,13 +48,13 @@ TEST(Presets, BuiltInFileParsesAndHasEveryPresetOfThePlan) {
 
 TEST(Presets, MissingVariantsAreListedNotFatal) {
   kernels::Registry registry = Catalog();
-  PresetCatalog presets;
+  Presets presets;
   ASSERT_TRUE(presets.LoadText(BuiltinPresetsToml(), "presets.toml").ok());
   v1::Preset ladder_b = ToProto(*presets.Find("ladder-b"), registry);
   EXPECT_EQ(ladder_b.groups(0).missing_size(), 0);
   EXPECT_EQ(ladder_b.planned(), 8);
 
-  PresetCatalog mine;
+  Presets mine;
   ASSERT_TRUE(mine.LoadText(R"(
 [future]
 description = "d"
@@ -69,7 +69,7 @@ variants = ["future_cpasync_f16_*", "abl_L1_R1_bl0_s3_sw1", "nope_kernel", "cubl
 
 TEST(Presets, PlanRefusesMissingUnlessAllowed) {
   kernels::Registry registry = Catalog();
-  PresetCatalog presets;
+  Presets presets;
   ASSERT_TRUE(presets
                   .LoadText(R"(
 [mixed]
@@ -117,7 +117,7 @@ shapes = [256]
 
 TEST(Presets, NothingResolvingIsRefusedEvenWithAllowMissing) {
   kernels::Registry registry = Catalog();
-  PresetCatalog presets;
+  Presets presets;
   ASSERT_TRUE(presets
                   .LoadText("[later]\ndescription = \"d\"\ndtype = \"int8\"\n"
                             "variants = [\"future_*_i8_*\", \"future_cublas_i8\"]\n",
@@ -132,7 +132,7 @@ TEST(Presets, NothingResolvingIsRefusedEvenWithAllowMissing) {
 }
 
 TEST(Presets, AUserFileAddsAndReplaces) {
-  PresetCatalog presets;
+  Presets presets;
   ASSERT_TRUE(presets.LoadText(BuiltinPresetsToml(), "built-in").ok());
   size_t before = presets.All().size();
   ASSERT_TRUE(presets
@@ -161,7 +161,7 @@ const v1::PresetRung& RungOf(const v1::PresetBlock& block, const std::string& id
 
 TEST(PresetReport, BuiltInSectionsAreThePlansTables) {
   kernels::Registry registry = Catalog();
-  PresetCatalog presets;
+  Presets presets;
   ASSERT_TRUE(presets.LoadText(BuiltinPresetsToml(), "presets.toml").ok());
   std::vector<std::pair<int, std::string>> sections;
   for (const Preset* p : presets.All())
@@ -246,7 +246,7 @@ TEST(PresetReport, BuiltInSectionsAreThePlansTables) {
 }
 
 TEST(PresetReport, AMadeUpLadderWithDefaults) {
-  PresetCatalog presets;
+  Presets presets;
   Status st = presets.LoadText(R"(
 [tiny]
 description = "d"
@@ -289,7 +289,7 @@ const std::string kLadder =
     "  [[p.rung]]\n  id = \"R1\"\n  variant = \"abl_L1_R1_bl0_s3_sw1\"\n\n";
 
 TEST_P(BadPresetFile, ErrorNamesLineAndKey) {
-  PresetCatalog presets;
+  Presets presets;
   ASSERT_TRUE(presets.LoadText("[keep]\ndescription = \"k\"\nvariants = [\"x\"]\n", "a").ok());
   Status st = presets.LoadText(GetParam().text, "bad.toml");
   ASSERT_FALSE(st.ok());
@@ -378,7 +378,7 @@ namespace {
 // refused with the reason.
 TEST(Presets, Sm90RungsAreAbsentOnOtherGpus) {
   kernels::Registry registry = Catalog();
-  PresetCatalog presets;
+  Presets presets;
   ASSERT_TRUE(presets.LoadText(BuiltinPresetsToml(), "presets.toml").ok());
   DeviceLimits ampere;
   ampere.known = true;

@@ -1,6 +1,6 @@
 // The profile of one launch without a GPU: ncu's command line, and a stand-in ncu (a shell
 // script) that prints the real H200 output, the permission error, a driver refusal, or nothing.
-#include "server/core/profiler.h"
+#include "server/core/inspect/profiler.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,12 +1,12 @@
 // The regimes' rules (regime.h) on synthetic series: when a GPU running back to back has
 // settled, when an idle one has cooled, and when a short window ran into the power cap.
-#include "server/core/regime.h"
+#include "server/core/gpu/regime.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "server/core/nvml.h"
+#include "server/core/gpu/nvml.h"
 
 namespace ablation::core {
 namespace {

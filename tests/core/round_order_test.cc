@@ -1,10 +1,10 @@
-#include "server/core/round_order.h"
+#include "server/core/runs/round_order.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "server/core/run_plan.h"
+#include "server/core/plan/run_plan.h"
 
 namespace ablation::core {
 namespace {

@@ -1,7 +1,7 @@
 // The per-run totals the daemon logs at the end of an ablation run (run_cost.h): sums of the
 // rows' Measurement.cost and wall time, the daemon's steps between rows, and the ratio of the
 // run's wall time to the GPU time it sampled.
-#include "server/core/run_cost.h"
+#include "server/core/runs/run_cost.h"
 
 #include <gtest/gtest.h>
 

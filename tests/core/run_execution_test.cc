@@ -17,8 +17,8 @@
 
 #include "db/store.h"
 #include "kernels/registry.h"
-#include "server/core/run_manager.h"
-#include "server/core/verification_policy.h"
+#include "server/core/plan/verification_policy.h"
+#include "server/core/runs/run_manager.h"
 #include "tests/core/in_process_worker.h"
 
 namespace ablation::core {

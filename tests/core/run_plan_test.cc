@@ -1,4 +1,4 @@
-#include "server/core/run_plan.h"
+#include "server/core/plan/run_plan.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-#include "server/core/sass.h"
-#include "server/core/sass_inspect.h"
+#include "server/core/inspect/sass.h"
+#include "server/core/inspect/sass_inspect.h"
 
 #include <fstream>
 #include <sstream>
@@ -150,12 +150,12 @@ TEST(SassTest, ABarrierBeforeTheRefillIsEnoughWhenTheLastStepComputesFromRegiste
   EXPECT_FALSE(u.barrier_before_refill);
   EXPECT_EQ(u.refill_barrier, -1);
   // The ladder's plain order (barrier, refill, then every step) keeps its barrier after compute.
-  SassVerdict plain = InspectFunction(OnlyFunction(
-      "/*0000*/ BAR.SYNC.DEFER_BLOCKING 0x0 ;\n"
-      "/*0010*/ LDGSTS.E.BYPASS.LTC128B.128 [R3], [R10.64] ;\n"
-      "/*0020*/ LDSM.16.M88.4 R4, [R2] ;\n"
-      "/*0030*/ HMMA.16816.F32.BF16 R8, R4, R6, R8 ;\n"
-      "/*0040*/ @P0 BRA 0x0 ;\n"));
+  SassVerdict plain =
+      InspectFunction(OnlyFunction("/*0000*/ BAR.SYNC.DEFER_BLOCKING 0x0 ;\n"
+                                   "/*0010*/ LDGSTS.E.BYPASS.LTC128B.128 [R3], [R10.64] ;\n"
+                                   "/*0020*/ LDSM.16.M88.4 R4, [R2] ;\n"
+                                   "/*0030*/ HMMA.16816.F32.BF16 R8, R4, R6, R8 ;\n"
+                                   "/*0040*/ @P0 BRA 0x0 ;\n"));
   EXPECT_TRUE(plain.barrier_after_compute);
   EXPECT_TRUE(plain.barrier_before_refill);
 }

@@ -1,6 +1,6 @@
 // Telemetry: the pure reduction (mean/min/max, throttle flagging) and the sampler through the
 // stand-in NVML.
-#include "server/core/telemetry.h"
+#include "server/core/gpu/telemetry.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "server/core/variant_names.h"
+#include "server/core/plan/variant_names.h"
 
 #include <gtest/gtest.h>
 

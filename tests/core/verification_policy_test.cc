@@ -1,4 +1,4 @@
-#include "server/core/verification_policy.h"
+#include "server/core/plan/verification_policy.h"
 
 #include <gtest/gtest.h>
 

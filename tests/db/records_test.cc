@@ -63,7 +63,8 @@ TEST(EnumTextTest, MatchesTheTextTheSchemaHasAlwaysHeld) {
   EXPECT_THAT(texts(v1::RunKind_descriptor()), UnorderedElementsAre("", "ablation", "verify"));
   EXPECT_THAT(texts(v1::MeasurementStatus_descriptor()),
               UnorderedElementsAre("", "ok", "failed", "skipped"));
-  EXPECT_THAT(texts(v1::L2Mode_descriptor()), UnorderedElementsAre("", "cold", "hot", "cold_rotated"));
+  EXPECT_THAT(texts(v1::L2Mode_descriptor()),
+              UnorderedElementsAre("", "cold", "hot", "cold_rotated"));
   EXPECT_THAT(texts(v1::Reference_descriptor()),
               UnorderedElementsAre("", "cpu", "cublas", "variant", "gpu"));
   EXPECT_THAT(texts(v1::VerificationOutcome_descriptor()),

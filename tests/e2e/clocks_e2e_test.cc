@@ -188,7 +188,8 @@ TEST_F(Clocks, SigtermDuringALockedRunResetsTheLock) {
     std::vector<v1::RunEvent> events;
     Stream(LockRequest(), &events);
   });
-  for (int i = 0; i < 100 && !HasLock(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 100 && !HasLock(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_TRUE(HasLock());
   int st = daemon_->Stop(SIGTERM);
   streamer.join();
@@ -202,7 +203,8 @@ TEST_F(Clocks, DaemonKilledWithALockResetsItAtTheNextStartAndOnDemand) {
     std::vector<v1::RunEvent> events;
     Stream(LockRequest(), &events);
   });
-  for (int i = 0; i < 100 && !HasLock(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 100 && !HasLock(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_TRUE(HasLock());
   daemon_->Stop(SIGKILL);
   streamer.join();
@@ -228,7 +230,8 @@ TEST_F(Clocks, DaemonRestartedAfterSigkillResetsTheLockItLeft) {
     std::vector<v1::RunEvent> events;
     Stream(LockRequest(), &events);
   });
-  for (int i = 0; i < 100 && !HasLock(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 100 && !HasLock(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_TRUE(HasLock());
   daemon_->Stop(SIGKILL);
   streamer.join();
@@ -269,8 +272,8 @@ TEST(ClocksWithoutNvml, LockIsRefusedSayingWhyAndObserveStillRuns) {
   Daemon daemon(dir, FAKE_WORKER_PATH);
   daemon.set_extra_args({"--nvml-library", dir + "/no-such-libnvidia-ml.so"});
   ASSERT_EQ(daemon.Start(), "");
-  auto run = daemon.Client({"run", "--variant", "L1_R1_s3", "--shape", "256", "--lock-sm-clock",
-                            "max"});
+  auto run =
+      daemon.Client({"run", "--variant", "L1_R1_s3", "--shape", "256", "--lock-sm-clock", "max"});
   EXPECT_NE(run.exit_code, 0);
   EXPECT_THAT(run.err, HasSubstr("FAILED_PRECONDITION"));
   EXPECT_THAT(run.err, HasSubstr("NVML"));

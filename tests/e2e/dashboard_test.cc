@@ -83,8 +83,8 @@ class Reader {
 
  private:
   std::string Describe(int rc, const std::string& sql) {
-    return std::string(sqlite3_errstr(rc)) + " (" + std::to_string(rc) + "): " +
-           sqlite3_errmsg(db_) + " in: " + sql;
+    return std::string(sqlite3_errstr(rc)) + " (" + std::to_string(rc) +
+           "): " + sqlite3_errmsg(db_) + " in: " + sql;
   }
   sqlite3* db_ = nullptr;
   int rc_ = SQLITE_ERROR;
@@ -92,11 +92,11 @@ class Reader {
 
 // What one look at the views saw, in one read transaction (one snapshot).
 struct Snapshot {
-  int64_t latest = 0;          // rows of latest_result
-  int64_t history = 0;         // rows of nightly_history
-  int64_t measured = 0;        // run_summary.measured of the run under way (max over runs)
-  int64_t ok = 0;              // run_summary.ok, likewise
-  int64_t change = 0;          // rows of nightly_change
+  int64_t latest = 0;    // rows of latest_result
+  int64_t history = 0;   // rows of nightly_history
+  int64_t measured = 0;  // run_summary.measured of the run under way (max over runs)
+  int64_t ok = 0;        // run_summary.ok, likewise
+  int64_t change = 0;    // rows of nightly_change
 };
 
 class Dashboard : public ::testing::Test {
@@ -105,9 +105,9 @@ class Dashboard : public ::testing::Test {
     dir_ = MakeTempDir();
     ASSERT_FALSE(dir_.empty());
     // Slow enough that the reader sees the run half done many times.
-    daemon_ = std::make_unique<Daemon>(dir_, FAKE_WORKER_PATH,
-                                       std::map<std::string, std::string>{
-                                           {"ABLATION_FAKE_SLEEP_MS", "25"},
+    daemon_ = std::make_unique<Daemon>(
+        dir_, FAKE_WORKER_PATH,
+        std::map<std::string, std::string>{{"ABLATION_FAKE_SLEEP_MS", "25"},
                                            {"ABLATION_FAKE_MEMORY_MB", "81920"}});
     ASSERT_EQ(daemon_->Start(), "");
   }
@@ -158,9 +158,10 @@ class Dashboard : public ::testing::Test {
     if (ok) s->latest = std::stoll(rows[0]["n"]);
     ok = ok && reader.Query("SELECT count(*) AS n FROM nightly_history", &rows, error);
     if (ok) s->history = std::stoll(rows[0]["n"]);
-    ok = ok && reader.Query("SELECT coalesce(max(measured), 0) AS measured, "
-                            "coalesce(max(ok), 0) AS ok FROM run_summary",
-                            &rows, error);
+    ok = ok && reader.Query(
+                   "SELECT coalesce(max(measured), 0) AS measured, "
+                   "coalesce(max(ok), 0) AS ok FROM run_summary",
+                   &rows, error);
     if (ok) {
       s->measured = std::stoll(rows[0]["measured"]);
       s->ok = std::stoll(rows[0]["ok"]);
@@ -271,9 +272,9 @@ TEST_F(Dashboard, ViewsReadWhileTheDaemonWritesGrowAndEndMatchingTheRuns) {
   }
 
   // nightly_history: every measurement of the run, tagged nightly.
-  EXPECT_EQ(reader.Int("SELECT count(*) FROM nightly_history WHERE run_id = " +
-                       std::to_string(run1)),
-            static_cast<int64_t>(night1.size()));
+  EXPECT_EQ(
+      reader.Int("SELECT count(*) FROM nightly_history WHERE run_id = " + std::to_string(run1)),
+      static_cast<int64_t>(night1.size()));
   EXPECT_EQ(reader.Int("SELECT count(DISTINCT run_id) FROM nightly_history"), 1);
 
   // run_summary: the run, finished, every planned measurement ok.
@@ -292,8 +293,7 @@ TEST_F(Dashboard, ViewsReadWhileTheDaemonWritesGrowAndEndMatchingTheRuns) {
   EXPECT_NE(rows[0]["finished_at_ms"], "");
 
   // nightly_change after one night: the values, no previous ones.
-  EXPECT_EQ(reader.Int("SELECT count(*) FROM nightly_change"),
-            static_cast<int64_t>(by_key.size()));
+  EXPECT_EQ(reader.Int("SELECT count(*) FROM nightly_change"), static_cast<int64_t>(by_key.size()));
   EXPECT_EQ(reader.Int("SELECT count(*) FROM nightly_change WHERE previous_run_id IS NULL"),
             static_cast<int64_t>(by_key.size()));
 
@@ -307,9 +307,8 @@ TEST_F(Dashboard, ViewsReadWhileTheDaemonWritesGrowAndEndMatchingTheRuns) {
   ASSERT_EQ(state, v1::RUN_STATE_SUCCEEDED);
   EXPECT_EQ(reader.Int("SELECT count(*) FROM latest_result WHERE run_id = " + std::to_string(run2)),
             static_cast<int64_t>(adhoc.size()));
-  EXPECT_EQ(reader.Int("SELECT count(*) FROM nightly_history WHERE run_id = " +
-                       std::to_string(run2)),
-            0);
+  EXPECT_EQ(
+      reader.Int("SELECT count(*) FROM nightly_history WHERE run_id = " + std::to_string(run2)), 0);
   EXPECT_EQ(reader.Int("SELECT count(*) FROM run_summary"), 2);
 
   // ---- night 2, watched: the history doubles, latest_result moves on, nightly_change compares.
@@ -320,9 +319,8 @@ TEST_F(Dashboard, ViewsReadWhileTheDaemonWritesGrowAndEndMatchingTheRuns) {
   EXPECT_EQ(reader.Int("SELECT count(*) FROM nightly_history"),
             static_cast<int64_t>(night1.size() + night2.size()));
   EXPECT_EQ(reader.Int("SELECT count(*) FROM latest_result"), static_cast<int64_t>(by_key.size()));
-  EXPECT_EQ(reader.Int("SELECT count(*) FROM latest_result WHERE run_id <> " +
-                       std::to_string(run3)),
-            0);
+  EXPECT_EQ(
+      reader.Int("SELECT count(*) FROM latest_result WHERE run_id <> " + std::to_string(run3)), 0);
   ASSERT_TRUE(reader.Query("SELECT * FROM nightly_change", &rows, &error)) << error;
   ASSERT_EQ(rows.size(), by_key.size());
   for (Row& r : rows) {

@@ -117,9 +117,17 @@ std::string Daemon::log() const { return ReadFile(dir_ + "/daemon.log"); }
 std::string Daemon::Start() {
   std::string port_file = dir_ + "/port";
   std::filesystem::remove(port_file);
-  std::vector<std::string> argv = {TestBinary(ABLATIOND_PATH), "--listen", "127.0.0.1:0", "--db",
-                                   db_path(), "--worker", worker_, "--port-file", port_file,
-                                   "--log-level", "debug"};
+  std::vector<std::string> argv = {TestBinary(ABLATIOND_PATH),
+                                   "--listen",
+                                   "127.0.0.1:0",
+                                   "--db",
+                                   db_path(),
+                                   "--worker",
+                                   worker_,
+                                   "--port-file",
+                                   port_file,
+                                   "--log-level",
+                                   "debug"};
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   argv.insert(argv.begin(), launcher_.begin(), launcher_.end());
   pid_ = Spawn(argv, env_, dir_ + "/daemon.out", dir_ + "/daemon.log");

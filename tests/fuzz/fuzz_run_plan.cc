@@ -7,8 +7,8 @@
 
 #include "ablation/v1/ablation.pb.h"
 #include "kernels/registry.h"
-#include "server/core/limits.h"
-#include "server/core/run_plan.h"
+#include "server/core/plan/limits.h"
+#include "server/core/plan/run_plan.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ablation;

@@ -1,10 +1,10 @@
-// libFuzzer target: the SASS listing parser and the main-loop checks (server/core/sass.h) on any
-// text as cuobjdump output.
+// libFuzzer target: the SASS listing parser and the main-loop checks (server/core/inspect/sass.h)
+// on any text as cuobjdump output.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "server/core/sass.h"
+#include "server/core/inspect/sass.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ablation::core;

@@ -1,12 +1,12 @@
-// libFuzzer target: the name/glob resolver (server/core/variant_names.h) and the request bounds
-// the rpc layer checks before it (server/core/limits.h), on any bytes as a selector.
+// libFuzzer target: the name/glob resolver (server/core/plan/variant_names.h) and the request
+// bounds the rpc layer checks before it (server/core/plan/limits.h), on any bytes as a selector.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "kernels/registry.h"
-#include "server/core/limits.h"
-#include "server/core/variant_names.h"
+#include "server/core/plan/limits.h"
+#include "server/core/plan/variant_names.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ablation;

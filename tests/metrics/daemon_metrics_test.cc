@@ -13,9 +13,9 @@
 
 #include "db/store.h"
 #include "kernels/registry.h"
-#include "server/core/gpu_worker.h"
-#include "server/core/metrics.h"
-#include "server/core/run_manager.h"
+#include "server/core/runs/run_manager.h"
+#include "server/core/workers/gpu_worker.h"
+#include "server/metrics/registry.h"
 #include "tests/core/in_process_worker.h"
 
 namespace ablation::core::metrics {

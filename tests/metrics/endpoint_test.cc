@@ -10,9 +10,9 @@
 #include <memory>
 #include <string>
 
-#include "server/core/metrics.h"
 #include "server/metrics/endpoint.h"
 #include "server/metrics/exposition.h"
+#include "server/metrics/registry.h"
 
 namespace ablation::metrics {
 namespace {

@@ -1,4 +1,4 @@
-// The registry (server/core/metrics.h) and its text exposition (server/metrics/exposition.h):
+// The registry (server/metrics/registry.h) and its text exposition (server/metrics/exposition.h):
 // what a scraper reads must parse, so escaping, number formatting, cumulative buckets and the
 // series cap are pinned here; tests/metrics/prometheus_test.py has the real Prometheus read it.
 #include <gtest/gtest.h>
@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "server/core/metrics.h"
 #include "server/metrics/exposition.h"
+#include "server/metrics/registry.h"
 
 namespace ablation::metrics {
 namespace {

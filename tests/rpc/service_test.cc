@@ -30,7 +30,7 @@ class ServiceTest : public ::testing::Test {
     options.readers = 2;
     options.runs.worker_factory = testing::InProcessWorkers(script_, log_);
     options.runs.timing.min_seconds = 0.01;
-    auto presets = std::make_shared<core::PresetCatalog>();
+    auto presets = std::make_shared<core::Presets>();
     ASSERT_TRUE(presets
                     ->LoadText("[pair]\ndescription = \"two\"\ndtype = \"bf16\"\n"
                                "variants = [\"abl_L1_R1_bl0_s3_sw1\", \"cublas_bf16\"]\n",

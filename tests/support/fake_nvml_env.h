@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "server/core/nvml.h"
+#include "server/core/gpu/nvml.h"
 
 namespace ablation::core::testing {
 

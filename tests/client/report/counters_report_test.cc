@@ -1,7 +1,7 @@
 // The report of a stored run with hardware counters: ladder A's shared-load instructions, bank
 // conflicts, LSU and the ratio beside the smem -> register micro-benchmark, ladder B's tensor pipe
 // and stall mix, the architecture table's achieved occupancy. The counters are what the daemon
-// makes of real H200 ncu output (tests/core/testdata/ncu, through its own parser and catalogue),
+// makes of real H200 ncu output (tests/core/testdata/ncu, through its own parser and counter table),
 // written to and read back from a real store, as GetRun with include_counters gives them.
 #include <unistd.h>
 
@@ -16,9 +16,9 @@
 #include "client/render_counters.h"
 #include "client/report/report.h"
 #include "db/store.h"
-#include "server/core/counter_catalog.h"
-#include "server/core/ncu_csv.h"
-#include "server/core/profiler.h"
+#include "server/core/inspect/ncu_csv.h"
+#include "server/core/inspect/profiler.h"
+#include "server/core/plan/counters.h"
 #include "tests/client/support/served_catalog.h"
 
 namespace ablation::client::report {
@@ -167,7 +167,7 @@ TEST_F(CountersReport, LadderAGainsLoadInstructionsConflictsLsuAndTheRatio) {
   EXPECT_THAT(a.counters(),
               ::testing::ElementsAre("shared_load_instructions", "ldmatrix_instructions",
                                      "shared_load_bank_conflicts", "lsu_pipe_utilisation"));
-  // Only the section's counters, with sm_90's metric names as the catalogue gave them.
+  // Only the section's counters, with sm_90's metric names as the counter table gave them.
   const v1::ReportRow& a1 = Row(a, "A1");
   ASSERT_EQ(a1.counters_size(), 4);
   const v1::Counter* lds = CounterOf(a1, "shared_load_instructions");

@@ -1,4 +1,4 @@
-// The report's sections are the presets' (ListPresets): a made-up catalogue gives its own tables,
+// The report's sections are the presets' (ListPresets): a made-up set of presets gives its own tables,
 // labels, comparisons and notes, and nothing of the built-in ones.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

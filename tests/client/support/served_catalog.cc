@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "kernels/registry.h"
-#include "server/core/catalog.h"
-#include "server/core/presets.h"
+#include "server/core/queries/listings.h"
+#include "server/core/setup/presets.h"
 
 namespace ablation::testing {
 namespace {
@@ -21,7 +21,7 @@ const kernels::Registry& Catalog() {
 }  // namespace
 
 std::vector<v1::Preset> ServedPresets(const std::string& toml) {
-  core::PresetCatalog catalog;
+  core::Presets catalog;
   const core::Status st = toml.empty() ? catalog.LoadText(core::BuiltinPresetsToml(), "built-in")
                                        : catalog.LoadText(toml, "test.toml");
   EXPECT_TRUE(st.ok()) << st.message();

@@ -1,6 +1,6 @@
 // What a daemon serves of its presets (ListPresets) and variants (ListVariants), made with the
-// daemon's own code (server/core/presets.cc over the kernel catalog), so that the report's tests
-// read the sections deploy/presets.toml defines, as a client gets them.
+// daemon's own code (server/core/setup/presets.cc over the kernel catalog), so that the report's
+// tests read the sections deploy/presets.toml defines, as a client gets them.
 #pragma once
 
 #include <string>

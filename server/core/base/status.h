@@ -1,0 +1,45 @@
+// The core's error type: a code from a small fixed set and a message naming what is wrong.
+// server/rpc maps it to grpc::Status in one place; the core itself knows nothing of gRPC.
+#pragma once
+
+#include <exception>
+#include <string>
+#include <utility>
+
+namespace ablation::core {
+
+enum class Code {
+  kOk,
+  kInvalidArgument,     ///< the request is wrong; the message names the field
+  kNotFound,            ///< a run or variant that does not exist
+  kFailedPrecondition,  ///< the request is fine but the daemon cannot do it now (no GPU, ...)
+  kUnavailable,         ///< shutting down
+  kInternal,
+};
+
+class Status {
+ public:
+  Status() = default;
+  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  static Status Ok() { return {}; }
+
+  bool ok() const { return code_ == Code::kOk; }
+  Code code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  Code code_ = Code::kOk;
+  std::string message_;
+};
+
+inline Status InvalidArgument(std::string m) { return {Code::kInvalidArgument, std::move(m)}; }
+inline Status NotFound(std::string m) { return {Code::kNotFound, std::move(m)}; }
+inline Status FailedPrecondition(std::string m) {
+  return {Code::kFailedPrecondition, std::move(m)};
+}
+
+/// A store or other exception as the core's status: the db's own codes kept, anything else
+/// internal (with the text logged, not sent: it may name paths or SQL).
+Status StatusFromException(const std::exception& error);
+
+}  // namespace ablation::core

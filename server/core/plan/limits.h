@@ -1,0 +1,71 @@
+// What one caller may ask of the daemon: sizes of requests and of the work they plan, checked
+// before any other work is done (no edit distance over a megabyte name, no plan of millions of
+// measurements), and how many runs a caller may have in flight. Defaults suit one shared GPU
+// node; the config's [limits] table changes them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include <google/protobuf/message.h>
+
+#include "server/core/base/status.h"
+
+namespace ablation::core {
+
+struct RequestLimits {
+  /// Measurements (items x rounds) one run may plan.
+  int max_measurements_per_run = 20000;
+  /// Runs one identity may have queued or running at once, and all identities together.
+  int max_runs_per_identity = 32;
+  int max_runs_total = 512;
+  /// Largest request the server accepts, in bytes (gRPC refuses larger ones before parsing).
+  int max_message_bytes = 1 << 20;
+  /// Characters of a variant name, glob, preset name, dtype or tag.
+  size_t max_name_length = 128;
+  /// Characters of any other text field of a request.
+  size_t max_text_length = 1024;
+  /// Entries of any repeated field of a request (variants, shapes, tags).
+  int max_repeated = 1024;
+};
+
+/// Refuses a request whose text or lists are out of bounds, naming the field: every string field
+/// (recursively) within its length and free of control characters, every repeated field within
+/// max_repeated. Fields named in `name_fields` (variants, tags, ...) get max_name_length. Costs
+/// one pass over the message; nothing is copied.
+Status CheckRequestBounds(const google::protobuf::Message& request, const RequestLimits& limits);
+
+/// Text of a caller's input fit for an error message: at most 64 characters (then "..."), with
+/// control characters and non-ASCII bytes as \xNN, in single quotes.
+std::string QuoteInput(std::string_view input);
+
+/// True when the text holds a C0 control character or DEL.
+bool HasControlCharacter(std::string_view text);
+
+/// a * b, or false when it does not fit in int64 (either negative counts as not fitting).
+bool CheckedMultiply(int64_t a, int64_t b, int64_t* out);
+
+/// The runs in flight (queued or running) of each identity, counted under one lock so that two
+/// submissions at once cannot both take the last place. A reservation is taken before a run is
+/// submitted and given back when it ends (or when the submission fails).
+class RunQuota {
+ public:
+  explicit RunQuota(const RequestLimits& limits) : limits_(limits) {}
+
+  /// Ok and counted, or FailedPrecondition saying which limit is reached.
+  Status Reserve(const std::string& identity);
+  void Release(const std::string& identity);
+  int InFlight(const std::string& identity) const;
+
+ private:
+  RequestLimits limits_;
+  mutable std::mutex mu_;
+  std::map<std::string, int> in_flight_;  ///< guarded by mu_
+  int total_ = 0;                         ///< guarded by mu_
+};
+
+}  // namespace ablation::core

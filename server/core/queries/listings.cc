@@ -1,0 +1,120 @@
+#include "server/core/queries/listings.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "server/core/plan/variant_names.h"
+#include "server/core/queries/advise.h"
+
+namespace ablation::core {
+
+v1::Variant ToProto(const kernels::Variant& v) {
+  v1::Variant p;
+  p.set_name(v.name);
+  p.set_family(v.family);
+  p.set_description(v.description);
+  for (const auto& [k, val] : v.params) (*p.mutable_params())[k] = val;
+  for (auto d : v.dtypes) p.add_dtypes(std::string(kernels::ToString(d)));
+  p.set_tile_m(v.tile.m);
+  p.set_tile_n(v.tile.n);
+  p.set_tile_k(v.tile.k);
+  p.set_threads(v.threads);
+  p.set_smem_bytes(v.smem_bytes);
+  return p;
+}
+
+Status ListVariants(const kernels::Registry& registry, const v1::ListVariantsRequest& request,
+                    v1::ListVariantsResponse* response) {
+  if (request.glob().empty()) {
+    for (const auto& v : registry.All()) *response->add_variants() = ToProto(v);
+    return Status::Ok();
+  }
+  std::vector<const kernels::Variant*> found;
+  if (Status st = Resolve(registry, request.glob(), "glob", &found); !st.ok()) return st;
+  for (const auto* v : found) *response->add_variants() = ToProto(*v);
+  return Status::Ok();
+}
+
+Status GetBudget(const kernels::Registry& registry, const v1::BudgetRequest& request,
+                 v1::BudgetResponse* response) {
+  if (IsGlob(request.variant())) return InvalidArgument("variant: one variant, not a pattern");
+  std::vector<const kernels::Variant*> found;
+  if (Status st = Resolve(registry, request.variant(), "variant", &found); !st.ok()) return st;
+  const kernels::Variant& v = *found.front();
+  const int element_bytes = v.dtypes.empty() ? 2 : kernels::ElementBytes(v.dtypes.front());
+  const int64_t stage_bytes =
+      int64_t(v.tile.m) * v.tile.k * element_bytes + int64_t(v.tile.k) * v.tile.n * element_bytes;
+  int stages = std::atoi(std::string(v.Param("stages")).c_str());
+  // Families without a stages knob: as many stages as their allocation holds tiles.
+  if (stages <= 0 && stage_bytes > 0)
+    stages = int(std::max<int64_t>(1, (v.smem_bytes + stage_bytes / 2) / stage_bytes));
+  VariantBudget budget;
+  Status st = BudgetForVariant(v.name, v.tile.m, v.tile.n, v.tile.k, element_bytes, stages,
+                               v.smem_bytes, request.arch(), &budget);
+  if (!st.ok()) return st;
+  response->set_variant(v.name);
+  response->set_arch(std::string(budget.arch->arch));
+  response->set_gpus(std::string(budget.arch->gpus));
+  response->set_smem_per_sm(budget.arch->smem_per_sm);
+  response->set_smem_per_block_max(budget.arch->smem_per_block_max);
+  response->set_cliff_bytes(budget.cliff_bytes);
+  for (const auto& r : budget.rows) {
+    auto* row = response->add_rows();
+    row->set_stages(r.stages);
+    row->set_bytes(r.bytes);
+    row->set_blocks_per_sm(r.blocks_per_sm);
+    row->set_over_cliff(r.over_cliff);
+    row->set_fits(r.fits);
+    row->set_this_variant(r.this_variant);
+  }
+  response->set_verdict(budget.verdict);
+  return Status::Ok();
+}
+
+namespace {
+
+// A preset as served: `planned` counts what a run of it measures by default, every round.
+v1::Preset Served(const Preset& preset, const kernels::Registry& registry) {
+  v1::Preset p = ToProto(preset, registry);
+  p.set_planned(p.planned() * kPresetDefaultRounds);
+  return p;
+}
+
+}  // namespace
+
+Status ListPresets(const Presets* presets, const kernels::Registry& registry,
+                   const v1::ListPresetsRequest& request, v1::ListPresetsResponse* response) {
+  static const Presets kNoPresets;
+  const Presets& known_presets = presets ? *presets : kNoPresets;
+  if (request.name().empty()) {
+    for (const auto* p : known_presets.All()) *response->add_presets() = Served(*p, registry);
+    return Status::Ok();
+  }
+  const Preset* preset = known_presets.Find(request.name());
+  if (!preset) {
+    std::string known;
+    for (const auto* p : known_presets.All()) known += (known.empty() ? "" : ", ") + p->name;
+    return NotFound("name: no preset '" + request.name() + "'; known: " + known);
+  }
+  *response->add_presets() = Served(*preset, registry);
+  return Status::Ok();
+}
+
+Status GetDevice(RunManager& runs, const v1::GetDeviceRequest& request,
+                 v1::GetDeviceResponse* response) {
+  if (request.device() < 0) return InvalidArgument("device: must be 0 or more");
+  DeviceSnapshot snap = runs.Device(request.device());
+  response->set_available(snap.available);
+  response->set_unavailable_reason(snap.unavailable_reason);
+  *response->mutable_device() = snap.identity;
+  response->mutable_device()->set_index(request.device());
+  response->set_device_count(snap.device_count);
+  response->set_queued_runs(snap.queued);
+  response->set_running_run_id(snap.running_run_id);
+  *response->mutable_live() = snap.live;
+  for (int mhz : snap.supported_sm_clocks_mhz) response->add_supported_sm_clocks_mhz(mhz);
+  for (int mhz : snap.supported_mem_clocks_mhz) response->add_supported_mem_clocks_mhz(mhz);
+  return Status::Ok();
+}
+
+}  // namespace ablation::core

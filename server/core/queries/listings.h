@@ -1,0 +1,26 @@
+// The answers that need neither the GPU nor the database: the registry's variants, their shared
+// memory budgets, the presets, and the devices as the run manager knows them. Cheap and
+// in-memory, so the rpc layer calls them inline.
+#pragma once
+
+#include "ablation/v1/ablation.pb.h"
+#include "kernels/registry.h"
+#include "server/core/base/status.h"
+#include "server/core/runs/run_manager.h"
+#include "server/core/setup/presets.h"
+
+namespace ablation::core {
+
+v1::Variant ToProto(const kernels::Variant& variant);
+
+Status ListVariants(const kernels::Registry& registry, const v1::ListVariantsRequest& request,
+                    v1::ListVariantsResponse* response);
+Status GetBudget(const kernels::Registry& registry, const v1::BudgetRequest& request,
+                 v1::BudgetResponse* response);
+/// `presets` may be null: no presets.
+Status ListPresets(const Presets* presets, const kernels::Registry& registry,
+                   const v1::ListPresetsRequest& request, v1::ListPresetsResponse* response);
+Status GetDevice(RunManager& runs, const v1::GetDeviceRequest& request,
+                 v1::GetDeviceResponse* response);
+
+}  // namespace ablation::core

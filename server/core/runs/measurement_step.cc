@@ -1,0 +1,515 @@
+#include "server/core/runs/measurement_step.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "server/core/gpu/peak.h"
+#include "server/worker/timing_stats.h"
+
+namespace ablation::core {
+namespace {
+
+void SetShape(const kernels::Problem& p, v1::Shape* shape) {
+  shape->set_m(p.m);
+  shape->set_n(p.n);
+  shape->set_k(p.k);
+}
+
+std::string DTypeText(const kernels::Problem& p) { return std::string(kernels::ToString(p.dtype)); }
+
+}  // namespace
+
+bool IsReferenceFailure(const v1::VerifyResult& result) {
+  return !result.passed() && result.error().rfind("reference: ", 0) == 0;
+}
+
+std::string DescribeFailedVerification(const v1::VerifyResult& v) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "failed against %s: rel frobenius %.3g, max abs %.3g, %lld mismatches, %lld NaN, "
+                "%lld unwritten",
+                ReferenceText(v.reference(), v.reference_variant()).c_str(),
+                v.rel_frobenius_error(), v.max_abs_error(), (long long)v.mismatches(),
+                (long long)v.nan_count(), (long long)v.unwritten_count());
+  std::string text = buf;
+  if (!v.error().empty()) text += "; " + v.error();
+  return text;
+}
+
+v1::VerifyResult MeasurementStep::Verify(const PlannedMeasurement& item,
+                                         const ReferenceChoice& reference, uint64_t seed) {
+  v1::VerifyResult result;
+  worker::v1::WorkerRequest req;
+  auto* task = req.mutable_verify();
+  task->set_task_id(NextTask());
+  task->set_variant(item.variant->name);
+  task->set_dtype(DTypeText(item.problem));
+  SetShape(item.problem, task->mutable_shape());
+  task->set_reference(reference.reference);
+  task->set_reference_variant(reference.variant);
+  task->set_seed(seed);
+  std::string failure;
+  if (Status st = ctx_.gpu->Ensure(); !st.ok()) {
+    failure = st.message();
+  } else {
+    // A reference at 2^31 multiply-adds takes minutes on the CPU: the margin covers it.
+    auto call = ctx_.gpu->Call(req, ctx_.hang_margin + std::chrono::seconds(600));
+    if (!call.ok)
+      failure = call.failure;
+    else if (!call.reply.has_verify())
+      failure = "worker sent an unexpected reply";
+    else
+      result = call.reply.verify();
+  }
+  if (!failure.empty()) {
+    result.set_passed(false);
+    result.set_error(failure);
+  }
+  result.set_variant(item.variant->name);
+  result.set_dtype(DTypeText(item.problem));
+  SetShape(item.problem, result.mutable_shape());
+  result.set_reference(reference.reference);
+  result.set_reference_variant(reference.variant);
+  return result;
+}
+
+bool MeasurementStep::VerifyBeforeTiming(const PlannedMeasurement& item, uint64_t seed,
+                                         v1::Measurement* m) {
+  if (item.variant->Work(item.problem).flops == 0) {
+    // A micro-benchmark (smem2reg) writes a checksum, not a product: there is nothing to check.
+    m->set_verification_outcome(v1::VERIFICATION_OUTCOME_NOT_CHECKED);
+    m->set_verification("not checked: " + item.variant->family + " computes no product");
+    return true;
+  }
+  const ReferenceChoice reference =
+      ChooseReference(*item.variant, item.problem, v1::REFERENCE_UNSPECIFIED, "", ctx_.registry);
+  if (reference.reference == v1::REFERENCE_UNSPECIFIED) {
+    m->set_verification_outcome(v1::VERIFICATION_OUTCOME_NOT_CHECKED);
+    m->set_verification("not checked: " + reference.not_checked);
+    return true;
+  }
+  v1::VerifyResult v = Verify(item, reference, seed);
+  if (ctx_.on_verified) ctx_.on_verified(v);
+  if (!v.passed() && IsReferenceFailure(v)) {
+    // The reference could not run this shape: that says nothing about the variant, which is
+    // still timed.
+    m->set_verification_outcome(v1::VERIFICATION_OUTCOME_NOT_CHECKED);
+    m->set_verification("not checked: " + v.error());
+    return true;
+  }
+  if (v.passed()) {
+    m->set_verification_outcome(v1::VERIFICATION_OUTCOME_PASSED);
+    m->set_verification("passed");
+    return true;
+  }
+  m->set_verification_outcome(v1::VERIFICATION_OUTCOME_FAILED);
+  m->set_verification(DescribeFailedVerification(v));
+  m->set_error("verification " + m->verification());
+  return false;
+}
+
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// Adds the worker's cost of one window task to a running sum.
+void AddCost(const v1::Cost& c, v1::Cost* sum) {
+  sum->set_worker_seconds(sum->worker_seconds() + c.worker_seconds());
+  sum->set_setup_seconds(sum->setup_seconds() + c.setup_seconds());
+  sum->set_warmup_seconds(sum->warmup_seconds() + c.warmup_seconds());
+  sum->set_sampling_seconds(sum->sampling_seconds() + c.sampling_seconds());
+  // Reused only when every task found its inputs resident.
+  sum->set_inputs_reused((!sum->has_inputs_reused() || sum->inputs_reused()) && c.inputs_reused());
+}
+
+/// The clock-event reasons that held the clock down in any reading; "" when none did.
+std::string ThrottleSeen(const std::vector<NvmlSample>& samples) {
+  uint64_t seen = 0;
+  for (const NvmlSample& s : samples)
+    if (s.reasons) seen |= *s.reasons & kThrottleReasonsMask;
+  if (!seen) return "";
+  std::string names;
+  for (const std::string& n : ReasonNames(seen)) names += (names.empty() ? "" : ", ") + n;
+  return "NVML reported " + names + " during the window";
+}
+
+}  // namespace
+
+std::string MeasurementStep::CallWindow(const Call& c, worker::v1::MeasureResult* out,
+                                        std::vector<NvmlSample>* nvml,
+                                        std::string* failed_variant) {
+  const RunPlan& plan = *ctx_.plan;
+  worker::v1::WorkerRequest req;
+  auto* task = req.mutable_measure();
+  task->set_task_id(NextTask());
+  for (const std::string& v : c.variants) task->add_variants(v);
+  task->set_dtype(DTypeText(c.problem));
+  SetShape(c.problem, task->mutable_shape());
+  *task->mutable_timing() = plan.timing;
+  task->set_seed(c.seed);
+  task->set_window_seconds(c.window_seconds);
+  task->set_min_cycles(c.min_cycles);
+  task->set_warmup(c.warmup);
+  // The worker caps a window at 3 x its span + 1 s of wall time; a warm-up of a kernel of seconds
+  // a launch is bounded by max_seconds. A worker that takes twice that plus the margin is hung
+  // (seconds, not minutes: the worker's start-up is timed apart, in GpuWorker::Ensure).
+  const double budget = 3 * c.window_seconds + 1 + (c.warmup ? plan.timing.max_seconds() : 0);
+  const auto timeout = std::chrono::milliseconds(int64_t(2e3 * budget)) + ctx_.hang_margin;
+  sampler_.Start(ctx_.nvml, ctx_.uuid, ctx_.expected_sm_mhz, ctx_.nvml_unavailable);
+  auto call = ctx_.gpu->Call(req, timeout);
+  std::vector<NvmlSample> readings = sampler_.StopSamples();
+  last_busy_ = std::chrono::steady_clock::now();
+  if (nvml) nvml->insert(nvml->end(), readings.begin(), readings.end());
+  if (!call.ok) return call.failure;
+  if (!call.reply.has_measure()) return "worker sent an unexpected reply";
+  *out = call.reply.measure();
+  if (!out->ok()) {
+    *failed_variant = out->failed_variant();
+    return out->error().empty() ? "the worker failed the window without saying why" : out->error();
+  }
+  return "";
+}
+
+std::string MeasurementStep::TimeSustained(const Call& base, Timed* out) {
+  const RegimeParams& p = ctx_.plan->regime_params;
+  SettleDetector settle(p);
+  const auto t0 = std::chrono::steady_clock::now();
+  Call chunk = base;
+  chunk.window_seconds = p.chunk_seconds;
+  chunk.min_cycles = 1;
+  for (bool first = true;; first = false) {
+    if (Stopping()) {
+      out->cancelled = true;
+      return "";
+    }
+    chunk.warmup = first;
+    worker::v1::MeasureResult r;
+    std::vector<NvmlSample> readings;
+    const std::string err = CallWindow(chunk, &r, &readings, &out->failed_variant);
+    AddCost(r.cost(), &out->worker_cost);
+    if (!err.empty()) return err;
+    // The chunk's mean board power, as its telemetry summarises it.
+    const v1::Telemetry power = AggregateTelemetry(readings, 0);
+    settle.Add({r.cost().sampling_seconds(), r.sm_mhz(),
+                power.has_power_w_mean() ? std::optional(power.power_w_mean()) : std::nullopt});
+    if (settle.settled() || SecondsSince(t0) >= p.settle_max_seconds) break;
+  }
+  out->settle_seconds = SecondsSince(t0);
+  out->conditioned = settle.settled();
+  out->note = settle.Describe();
+
+  Call window = base;
+  window.window_seconds = p.window_seconds;
+  window.min_cycles = std::max(1, ctx_.plan->timing.min_samples());
+  window.warmup = false;
+  const std::string err = CallWindow(window, &out->window, &out->nvml, &out->failed_variant);
+  AddCost(out->window.cost(), &out->worker_cost);
+  if (!err.empty()) return err;
+  out->windows = 1;
+  // Honest about a clock that moved after all: the window against the last settled span.
+  const double settled_mhz = settle.last_span_mhz(), window_mhz = out->window.sm_mhz();
+  if (settled_mhz > 0 && window_mhz > 0 &&
+      std::fabs(window_mhz / settled_mhz - 1) > 2 * p.clock_tolerance) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "; the window ran at %.0f MHz (%+.2f%% on the settled span)",
+                  window_mhz, 100 * (window_mhz / settled_mhz - 1));
+    out->note += buf;
+  }
+  return "";
+}
+
+std::string MeasurementStep::CoolDown(bool* cool, double* seconds) {
+  const RegimeParams& p = ctx_.plan->regime_params;
+  CoolDetector detector(p, coolest_c_);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto busy = last_busy_ == std::chrono::steady_clock::time_point{} ? t0 : last_busy_;
+  for (;;) {
+    CoolReading reading;
+    reading.idle_seconds = SecondsSince(busy);
+    NvmlSample sample;
+    if (ctx_.nvml && ctx_.nvml->Sample(ctx_.uuid, &sample).ok()) {
+      reading.temp_c = sample.temp_c;
+      reading.reasons = sample.reasons;
+      if (sample.temp_c && !(coolest_c_ <= *sample.temp_c)) coolest_c_ = *sample.temp_c;
+    }
+    detector.Add(reading);
+    if (detector.cool() || detector.gave_up() || Stopping()) break;
+    // NVML's readings change every few tens of milliseconds; a minimum idle time still to go is
+    // slept exactly.
+    const double left = p.cool_min_seconds - reading.idle_seconds;
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(int64_t(1e6 * (left > 0 && left < 0.02 ? left : 0.02))));
+  }
+  *cool = detector.cool();
+  *seconds = SecondsSince(t0);
+  return detector.Describe();
+}
+
+std::string MeasurementStep::TimeBurst(const Call& base, Timed* out) {
+  const RegimeParams& p = ctx_.plan->regime_params;
+  const v1::TimingOptions& t = ctx_.plan->timing;
+  // The warm-up alone, unmeasured (module loading, cuBLAS's heuristics): then the cool-downs.
+  Call warm = base;
+  warm.window_seconds = 0;
+  warm.min_cycles = 1;
+  warm.warmup = true;
+  worker::v1::MeasureResult r;
+  std::string err = CallWindow(warm, &r, nullptr, &out->failed_variant);
+  AddCost(r.cost(), &out->worker_cost);
+  if (!err.empty()) return err;
+
+  for (const std::string& v : base.variants) {
+    auto* m = out->window.add_members();
+    m->set_variant(v);
+    m->set_ok(true);
+  }
+  const worker::ClockBounds bounds{.max_sm_mhz = ctx_.expected_sm_mhz,
+                                   .low_clock_fraction = t.low_clock_fraction()};
+  double burst = p.burst_seconds;
+  int kept = 0, rejected = 0;
+  bool all_cool = true, forced = false;
+  std::string cool_note, reject_note;
+  Call window = base;
+  window.min_cycles = 1;
+  for (;;) {
+    if (Stopping()) {
+      out->cancelled = true;
+      return "";
+    }
+    bool cool = false;
+    double cool_s = 0;
+    cool_note = CoolDown(&cool, &cool_s);
+    out->cool_seconds += cool_s;
+    window.window_seconds = burst;
+    std::vector<NvmlSample> readings;
+    err = CallWindow(window, &r, &readings, &out->failed_variant);
+    AddCost(r.cost(), &out->worker_cost);
+    if (!err.empty()) return err;
+    // The window's clocks in the order they ran: cycle by cycle, each variant in turn.
+    std::vector<double> clocks;
+    for (int c = 0; c < r.cycles(); ++c)
+      for (const auto& m : r.members())
+        if (c < m.sample_sm_mhz_size()) clocks.push_back(m.sample_sm_mhz(c));
+    std::string why = CheckBurstWindow(clocks, p.burst_clock_drop);
+    if (why.empty()) why = ThrottleSeen(readings);
+    if (!why.empty()) {
+      ++rejected;
+      reject_note = why;
+      if (r.cycles() > 1 && rejected < p.burst_max_windows) {
+        // Shorter next time: the cap engaged before this one ended.
+        burst = std::max(burst / 2, 1e-4);
+        continue;
+      }
+      forced = true;  // one cycle already: nothing shorter to try; kept, and said so
+    }
+    all_cool = all_cool && cool;
+    for (int i = 0; i < r.members_size() && i < out->window.members_size(); ++i) {
+      if (!r.members(i).ok()) {
+        out->window.mutable_members(i)->set_ok(false);
+        out->window.mutable_members(i)->set_error(r.members(i).error());
+        continue;
+      }
+      worker::AppendSamples(r.members(i), out->window.mutable_members(i), bounds);
+      if (r.members(i).has_occupancy())
+        *out->window.mutable_members(i)->mutable_occupancy() = r.members(i).occupancy();
+    }
+    out->window.set_l2(r.l2());
+    out->nvml.insert(out->nvml.end(), readings.begin(), readings.end());
+    ++kept;
+    // Enough: every variant has its minimum of samples at the noise target, from three windows
+    // at least (three cool-downs: one that went wrong shows); or a cap.
+    bool enough = kept >= 3;
+    double gpu_s = 0;
+    for (const auto& m : out->window.members()) {
+      if (!m.ok()) continue;
+      enough = enough && m.stats().samples() >= std::max(1, t.min_samples()) &&
+               m.stats().noise() <= t.target_noise();
+      gpu_s = std::max(gpu_s, m.stats().total_seconds());
+    }
+    if (enough || kept + rejected >= p.burst_max_windows || gpu_s >= t.max_seconds()) break;
+  }
+  worker::SetWindowTotals(&out->window);
+  out->windows = kept;
+  out->conditioned = all_cool && !forced;
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "%d short windows of %.1f ms, each after a cool-down (last: ", kept, 1e3 * burst);
+  out->note = buf + cool_note + ")";
+  if (rejected > 0) {
+    std::snprintf(buf, sizeof buf, "; %d windows rejected (last: ", rejected);
+    out->note += buf + reject_note + ")";
+  }
+  if (forced) out->note += "; a window of one cycle outlasted the burst and was kept";
+  return "";
+}
+
+void MeasurementStep::FillRow(const worker::v1::MemberResult& member, const Timed& timed,
+                              int timed_members, const kernels::Variant& variant,
+                              const kernels::Problem& problem, v1::Measurement* m) const {
+  m->mutable_sample_ms()->CopyFrom(member.sample_ms());
+  m->mutable_sample_cycles()->CopyFrom(member.sample_cycles());
+  m->mutable_sample_sm_mhz()->CopyFrom(member.sample_sm_mhz());
+  *m->mutable_stats() = member.stats();
+  *m->mutable_occupancy() = member.occupancy();
+  if (timed.window.l2() != v1::L2_MODE_UNSPECIFIED) m->set_l2(timed.window.l2());
+  // What one launch does: 2MNK flops for a GEMM; bytes and fragment loads for a micro-benchmark.
+  const kernels::WorkModel work = variant.Work(problem);
+  if (const double seconds = member.stats().median_ms() * 1e-3; seconds > 0) {
+    m->set_tflops(work.flops / seconds / 1e12);
+    if (work.bytes > 0) m->set_bytes_per_second(work.bytes / seconds);
+    if (work.fragment_loads > 0) m->set_fragment_loads_per_second(work.fragment_loads / seconds);
+  }
+  if (member.stats().has_median_sm_mhz()) {
+    const NormalisedThroughput n = Normalise(m->tflops(), member.stats().median_sm_mhz(),
+                                             ctx_.sm_count, ctx_.compute_capability, problem.dtype);
+    if (n.tflops_per_ghz) m->set_tflops_per_ghz(*n.tflops_per_ghz);
+    if (n.peak_tflops) m->set_peak_tflops(*n.peak_tflops);
+    if (n.peak_share) m->set_peak_share(*n.peak_share);
+  }
+  m->set_windows(timed.windows);
+  m->set_conditioned(timed.conditioned);
+  m->set_regime_note(timed.note);
+  *m->mutable_telemetry() =
+      ctx_.nvml ? (timed.nvml.empty() ? UnavailableTelemetry("no telemetry samples were taken")
+                                      : AggregateTelemetry(timed.nvml, ctx_.expected_sm_mhz))
+                : UnavailableTelemetry(ctx_.nvml_unavailable);
+  // The window's costs, shared equally by the variants it interleaved, so that a run's rows add
+  // up to what it spent.
+  const double share = 1.0 / std::max(timed_members, 1);
+  v1::Cost* cost = m->mutable_cost();
+  const v1::Cost& w = timed.worker_cost;
+  cost->set_worker_seconds(share * w.worker_seconds());
+  cost->set_setup_seconds(share * w.setup_seconds());
+  cost->set_warmup_seconds(share * w.warmup_seconds());
+  cost->set_sampling_seconds(share * w.sampling_seconds());
+  if (w.has_inputs_reused()) cost->set_inputs_reused(w.inputs_reused());
+  if (timed.settle_seconds > 0) cost->set_settle_seconds(share * timed.settle_seconds);
+  if (timed.cool_seconds > 0) cost->set_cool_seconds(share * timed.cool_seconds);
+}
+
+MeasurementStep::WindowOutcome MeasurementStep::MeasureWindow(const WindowSlot& slot) {
+  const auto started = std::chrono::steady_clock::now();
+  const RunPlan& plan = *ctx_.plan;
+  WindowOutcome out;
+  const size_t n = slot.items.size();
+  out.rows.resize(n);
+  std::vector<double> verify_seconds(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const PlannedMeasurement& item = plan.items[size_t(slot.items[i])];
+    v1::Measurement& m = out.rows[i];
+    m.set_run_id(ctx_.run_id);
+    m.set_round(slot.round);
+    m.set_variant(item.variant->name);
+    m.set_dtype(DTypeText(item.problem));
+    SetShape(item.problem, m.mutable_shape());
+    m.set_l2(plan.timing.hot_l2()     ? v1::L2_MODE_HOT
+             : plan.timing.flush_l2() ? v1::L2_MODE_COLD
+                                      : v1::L2_MODE_COLD_ROTATED);
+    m.set_clock_policy(ClockPolicyText(plan.clocks));
+    m.set_regime(ToProto(plan.regime));
+    m.set_window(slot.window);
+    *m.mutable_telemetry() = UnavailableTelemetry("nothing was timed");
+  }
+  auto finish = [&](const std::string& error, const std::vector<size_t>& timed) {
+    for (size_t i : timed) {
+      if (!error.empty() && out.rows[i].error().empty()) out.rows[i].set_error(error);
+    }
+    double verify_total = 0;
+    for (double v : verify_seconds) verify_total += v;
+    const double shared = std::max(SecondsSince(started) - verify_total, 0.0) /
+                          double(std::max<size_t>(timed.size(), 1));
+    for (size_t i = 0; i < n; ++i) {
+      v1::Measurement& m = out.rows[i];
+      m.set_status(m.error().empty() ? v1::MEASUREMENT_STATUS_OK : v1::MEASUREMENT_STATUS_FAILED);
+      const bool was_timed = std::find(timed.begin(), timed.end(), i) != timed.end();
+      m.set_wall_seconds(verify_seconds[i] + (was_timed ? shared : 0));
+    }
+  };
+
+  if (Status st = ctx_.gpu->Ensure(); !st.ok()) {
+    std::vector<size_t> all(n);
+    for (size_t i = 0; i < n; ++i) all[i] = i;
+    out.failure = st.message();
+    finish(st.message(), all);
+    return out;
+  }
+  // Verification first, each variant on its own (run --verify): a wrong one is not timed.
+  std::vector<size_t> timed;
+  Call base;
+  for (size_t i = 0; i < n; ++i) {
+    const PlannedMeasurement& item = plan.items[size_t(slot.items[i])];
+    const uint64_t seed = InputSeed(ctx_.run_id, item.problem);
+    bool time_it = true;
+    if (i < slot.verify.size() && slot.verify[i]) {
+      const auto verify0 = std::chrono::steady_clock::now();
+      time_it = VerifyBeforeTiming(item, seed, &out.rows[i]);
+      verify_seconds[i] = SecondsSince(verify0);
+      out.rows[i].mutable_cost()->set_verify_seconds(verify_seconds[i]);
+    }
+    if (!time_it) continue;
+    timed.push_back(i);
+    base.variants.push_back(item.variant->name);
+    base.problem = item.problem;
+    base.seed = seed;
+  }
+  if (timed.empty()) {
+    finish("", timed);
+    return out;
+  }
+
+  Timed t;
+  const std::string err =
+      plan.regime == Regime::kBurst ? TimeBurst(base, &t) : TimeSustained(base, &t);
+  if (t.cancelled) {
+    out.cancelled = true;
+    finish("cancelled before its window was measured", timed);
+    return out;
+  }
+  if (!err.empty()) {
+    out.failure = err;
+    out.failed_variant = t.failed_variant;
+    finish(err, timed);
+    return out;
+  }
+  int interleaved = 0;
+  for (const auto& member : t.window.members()) interleaved += member.ok() ? 1 : 0;
+  for (size_t k = 0; k < timed.size(); ++k) {
+    const size_t i = timed[k];
+    const PlannedMeasurement& item = plan.items[size_t(slot.items[i])];
+    v1::Measurement& m = out.rows[i];
+    m.set_window_members(interleaved);
+    const worker::v1::MemberResult* member =
+        int(k) < t.window.members_size() ? &t.window.members(int(k)) : nullptr;
+    if (member == nullptr || member->variant() != item.variant->name) {
+      m.set_error("the worker's reply does not name " + item.variant->name + " where expected");
+    } else if (!member->ok()) {
+      m.set_error(member->error());
+    } else if (member->sample_ms_size() == 0 || member->stats().samples() == 0) {
+      m.set_error("the worker returned no samples");
+    } else {
+      FillRow(*member, t, interleaved, *item.variant, item.problem, &m);
+    }
+  }
+  finish("", timed);
+  return out;
+}
+
+void MeasurementStep::ReleaseInputs() {
+  // Only a worker that is up holds anything; one is never started to be told so.
+  if (!ctx_.gpu->running()) return;
+  worker::v1::WorkerRequest req;
+  req.mutable_release()->set_task_id(NextTask());
+  // Freeing device memory: seconds would mean the worker is stuck.
+  auto call = ctx_.gpu->Call(req, std::chrono::seconds(30) + ctx_.hang_margin);
+  if (!call.ok)
+    spdlog::warn("GPU {}: releasing the worker's inputs: {}", ctx_.gpu->index(), call.failure);
+}
+
+}  // namespace ablation::core

@@ -1,0 +1,139 @@
+// One window of a run on its GPU: verify its items when the plan asks, bring the GPU to the
+// plan's regime (settle it, or let it cool: regime.h), measure the items interleaved in one
+// window (or, in burst, in short windows each after a cool-down), and return the rows as they
+// will be stored. Knows the worker protocol, the regimes and the verification policy; knows
+// nothing of queues, storage or events (the run executor records what this returns).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ablation/v1/ablation.pb.h"
+#include "ablation/v1/worker.pb.h"
+#include "server/core/gpu/nvml.h"
+#include "server/core/gpu/regime.h"
+#include "server/core/gpu/telemetry.h"
+#include "server/core/plan/run_plan.h"
+#include "server/core/plan/verification_policy.h"
+#include "server/core/workers/gpu_worker.h"
+
+namespace ablation::core {
+
+/// What every step of one run shares.
+struct StepContext {
+  GpuWorker* gpu = nullptr;
+  const RunPlan* plan = nullptr;
+  int64_t run_id = 0;
+  Nvml* nvml = nullptr;                 ///< null: no telemetry
+  std::string nvml_unavailable;         ///< why, when nvml is null
+  std::string uuid;                     ///< the GPU's, for NVML
+  double expected_sm_mhz = 0;           ///< below it a sample counts as throttled (0: no test)
+  std::chrono::seconds hang_margin{5};  ///< beyond twice a task's own budget: hung
+  std::atomic<uint64_t>* next_task = nullptr;
+  const kernels::Registry* registry = nullptr;  ///< which references take which shapes
+  /// Called with each verification as soon as it is known (the executor stores it).
+  std::function<void(const v1::VerifyResult&)> on_verified;
+  /// True once the run must stop: settling and cooling give up at their next step.
+  std::function<bool()> stopping;
+  /// The device, for the clock-normalised figures (peak.h): from the worker's hello.
+  int sm_count = 0;
+  std::string compute_capability;
+};
+
+class MeasurementStep {
+ public:
+  explicit MeasurementStep(StepContext context) : ctx_(std::move(context)) {}
+
+  /// Where one window stands in its run.
+  struct WindowSlot {
+    int round = 0;
+    int64_t window = 0;        ///< its id, unique within the run (Measurement.window)
+    std::vector<int> items;    ///< the plan's items it interleaves, in cycle order
+    std::vector<bool> verify;  ///< per item: verify before timing (first visit of --verify)
+  };
+  struct WindowOutcome {
+    std::vector<v1::Measurement> rows;  ///< one per item, in slot order; sequence left 0
+    /// Why the window as a whole failed (the worker died or hung, a launch failed); "" when it
+    /// did not. Its timed rows then carry the error too.
+    std::string failure;
+    std::string failed_variant;  ///< whose launch failed, where the worker could tell
+    bool cancelled = false;      ///< stopped while settling or cooling: the rows are not timed
+  };
+  WindowOutcome MeasureWindow(const WindowSlot& slot);
+
+  /// One verification against `reference`. A worker that fails or dies gives a result that did
+  /// not pass, with the reason in its error.
+  v1::VerifyResult Verify(const PlannedMeasurement& item, const ReferenceChoice& reference,
+                          uint64_t seed);
+
+  /// Asks the worker to free the inputs it keeps between measurements (the end of a run, before
+  /// a profile, which runs in a process of its own). Nothing when no worker is up; a worker that
+  /// fails to answer is handled as any other (the next measurement starts a new one).
+  void ReleaseInputs();
+
+ private:
+  /// Verifies for `run --verify`: sets the measurement's outcome; false when it must not be timed.
+  bool VerifyBeforeTiming(const PlannedMeasurement& item, uint64_t seed, v1::Measurement* m);
+
+  /// One window task of `variants` of `problem`; "" and *out filled, or the failure (with
+  /// *failed_variant where the worker named one). Samples NVML meanwhile into *nvml.
+  struct Call {
+    std::vector<std::string> variants;
+    kernels::Problem problem;
+    uint64_t seed = 0;
+    double window_seconds = 0;
+    int min_cycles = 1;
+    bool warmup = false;
+  };
+  std::string CallWindow(const Call& call, worker::v1::MeasureResult* out,
+                         std::vector<NvmlSample>* nvml, std::string* failed_variant);
+
+  /// What the regime produced for the window's variants: their pooled samples and statistics,
+  /// the NVML readings of the measured spans, and what conditioning cost and found.
+  struct Timed {
+    worker::v1::MeasureResult window;  ///< members pooled over the short windows of a burst
+    std::vector<NvmlSample> nvml;
+    int windows = 0;
+    bool conditioned = false;
+    std::string note;
+    double settle_seconds = 0;
+    double cool_seconds = 0;
+    v1::Cost worker_cost;  ///< summed over the window tasks, conditioning's included
+    bool cancelled = false;
+    std::string failed_variant;
+  };
+  std::string TimeSustained(const Call& base, Timed* out);
+  std::string TimeBurst(const Call& base, Timed* out);
+  /// Idles until CoolDetector says cool (or gives up); returns its description.
+  std::string CoolDown(bool* cool, double* seconds);
+
+  /// Fills a timed row from its member's pooled result.
+  void FillRow(const worker::v1::MemberResult& member, const Timed& timed, int timed_members,
+               const kernels::Variant& variant, const kernels::Problem& problem,
+               v1::Measurement* m) const;
+
+  uint64_t NextTask() { return (*ctx_.next_task)++; }
+  bool Stopping() const { return ctx_.stopping && ctx_.stopping(); }
+
+  StepContext ctx_;
+  TelemetrySampler sampler_;
+  /// The coolest temperature seen on this GPU at rest during the run (burst's reference); NaN
+  /// until a cool-down has read one.
+  double coolest_c_ = std::numeric_limits<double>::quiet_NaN();
+  /// When the GPU last finished work of this step (the cool-down counts its idle time from it).
+  std::chrono::steady_clock::time_point last_busy_{};
+};
+
+/// True when a verification failed because its reference could not run (the worker says so with
+/// an error starting "reference: "): the variant is then "not checked", never "failed".
+bool IsReferenceFailure(const v1::VerifyResult& result);
+
+/// "failed against cublas: rel frobenius 0.17, max abs 3.2, 12 mismatches, 0 NaN, 0 unwritten".
+std::string DescribeFailedVerification(const v1::VerifyResult& result);
+
+}  // namespace ablation::core

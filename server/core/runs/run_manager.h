@@ -1,0 +1,140 @@
+// Runs, the per-GPU FIFO queue and each GPU's thread. A run executes on its GPU's own thread
+// (run_job.h); its progress reaches an observer, and every result is committed before the observer
+// hears of it (run_recorder.h). No gRPC here: server/rpc adapts observers to streams.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ablation/v1/ablation.pb.h"
+#include "db/store.h"
+#include "kernels/registry.h"
+#include "server/core/base/status.h"
+#include "server/core/gpu/clock_lock.h"
+#include "server/core/gpu/nvml.h"
+#include "server/core/plan/run_plan.h"
+#include "server/core/runs/run_job.h"
+#include "server/core/runs/run_observer.h"
+#include "server/core/setup/presets.h"
+#include "server/core/workers/gpu_worker.h"
+#include "server/core/workers/worker.h"
+
+namespace ablation::core {
+
+struct RunManagerOptions {
+  /// Makes each GPU's worker; by default a WorkerProcess of worker_path.
+  WorkerFactory worker_factory;
+  std::string worker_path;
+  TimingDefaults timing;
+  int max_queued_per_gpu = 256;
+  /// Most measurements (items x rounds) one run may plan; 0: no limit.
+  int max_measurements_per_run = 0;
+  /// What RunRequest.preset names; null: no presets.
+  std::shared_ptr<const Presets> presets;
+  /// Extra time a worker gets beyond twice a task's own time cap before it is considered hung.
+  std::chrono::seconds hang_margin{5};
+  /// NVML (telemetry, clocks); null where it could not be loaded, nvml_unavailable says why.
+  Nvml* nvml = nullptr;
+  std::string nvml_unavailable = "NVML is not loaded";
+  /// Where clock locks are recorded before they are taken (required for clocks.mode=lock).
+  ClockLockJournal* clock_journal = nullptr;
+  /// Reads counters for run --profile (item_profiler.h); null: such runs note that there is none.
+  ItemProfiler* profiler = nullptr;
+};
+
+struct DeviceSnapshot {
+  bool available = false;
+  std::string unavailable_reason;
+  v1::DeviceIdentity identity;
+  int device_count = 0;
+  int queued = 0;
+  int64_t running_run_id = 0;
+  v1::Telemetry live;                        ///< NVML's current values (or why there are none)
+  std::vector<int> supported_sm_clocks_mhz;  ///< at the highest memory clock
+  std::vector<int> supported_mem_clocks_mhz;
+};
+
+class RunManager {
+ public:
+  RunManager(RunManagerOptions options, db::Store* store, const kernels::Registry* registry);
+  ~RunManager();
+
+  /// Starts the worker of GPU 0 (and of every further GPU it reports) and their threads.
+  /// Never fails for want of a GPU: the daemon then serves everything but runs.
+  void Start();
+  /// Cancels everything, tells queued runs' observers, stops the workers.
+  void Shutdown();
+
+  /// Validates, stores the run as queued and queues it. On error nothing is written and the
+  /// observer hears nothing.
+  Status SubmitRun(const v1::RunRequest& request, const std::string& peer,
+                   std::shared_ptr<RunObserver> observer, int64_t* run_id);
+  /// The same for a verification run; the observer hears each result (OnVerified) and the end.
+  Status SubmitVerify(const v1::VerifyRequest& request, const std::string& peer,
+                      std::shared_ptr<RunObserver> observer);
+
+  using DescribeDone =
+      std::function<void(const Status&, const std::vector<worker::v1::DescribeResult>&)>;
+  /// Asks GPU `device`'s worker which kernel each (variant, dtype) launches. Served on the GPU's
+  /// thread between measurements (a run in progress pauses for it, it never waits for a whole
+  /// run); `done` is called from that thread, with one result per item in order.
+  Status Describe(int device, const std::vector<std::pair<std::string, std::string>>& items,
+                  DescribeDone done);
+
+  /// Cancels a queued run at once or a running one at its next measurement boundary.
+  Status Cancel(int64_t run_id, v1::CancelRunResponse* response);
+
+  DeviceSnapshot Device(int index);
+
+  /// Adds an observer to a queued or running run (WatchRun): it hears the run's position or its
+  /// Started event, then everything after. NotFound when the run is neither (it ended, or never
+  /// existed): the store has what became of it.
+  Status Watch(int64_t run_id, std::shared_ptr<RunObserver> observer);
+
+ private:
+  struct DescribeJob {
+    std::vector<std::pair<std::string, std::string>> items;  ///< (variant, dtype)
+    DescribeDone done;
+  };
+  struct Gpu {
+    explicit Gpu(int index, std::unique_ptr<Worker> w) : worker(index, std::move(w)) {}
+    GpuWorker worker;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::shared_ptr<Job>> queue;  ///< guarded by mu
+    std::deque<DescribeJob> describes;       ///< guarded by mu; served before the next item
+    std::shared_ptr<Job> running;            ///< guarded by mu
+    std::thread thread;
+  };
+
+  Status Admit(std::shared_ptr<Job> job, const std::string& request_json,
+               const std::string& requested_by, const std::vector<std::string>& tags);
+  /// The GPU of that index, or why there is none.
+  Status LookUpGpu(int index, const std::string& no_gpu_prefix, Gpu** out);
+  std::vector<Gpu*> Gpus();
+  DeviceLimits Limits(int index);
+  void GpuLoop(Gpu* gpu);
+  void ServeDescribes(Gpu* gpu);
+  void BroadcastPositions(Gpu* gpu);
+  std::unique_ptr<Worker> MakeWorker(int index);
+
+  RunManagerOptions options_;
+  db::Store* store_;
+  const kernels::Registry* registry_;
+  ExecutionContext execution_;
+  std::mutex gpus_mu_;
+  std::vector<std::unique_ptr<Gpu>> gpus_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> next_task_{1};
+};
+
+}  // namespace ablation::core

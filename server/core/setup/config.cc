@@ -1,0 +1,262 @@
+#include "server/core/setup/config.h"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+namespace ablation::core {
+namespace {
+
+Status KeyError(const std::string& origin, const std::string& key, const std::string& what) {
+  return InvalidArgument(origin + ": " + key + ": " + what);
+}
+
+template <typename T>
+Status Read(const toml::table& t, const std::string& origin, const std::string& prefix,
+            const char* key, T* out) {
+  const toml::node* node = t.get(key);
+  if (!node) return Status::Ok();
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (auto v = node->value<std::string>()) {
+      *out = *v;
+      return Status::Ok();
+    }
+    return KeyError(origin, prefix + key, "expected a string");
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (auto v = node->value<bool>(); v && node->is_boolean()) {
+      *out = *v;
+      return Status::Ok();
+    }
+    return KeyError(origin, prefix + key, "expected true or false");
+  } else if constexpr (std::is_integral_v<T>) {
+    // In range of the setting's type: 2^32 must not wrap to 0 and pass the range checks.
+    if (node->is_integer()) {
+      const int64_t v = *node->value<int64_t>();
+      if (v < 0 || v > int64_t(std::numeric_limits<int>::max()))
+        return KeyError(origin, prefix + key, "must be between 0 and 2^31-1");
+      *out = T(v);
+      return Status::Ok();
+    }
+    return KeyError(origin, prefix + key, "expected an integer");
+  } else {
+    if (node->is_number()) {
+      *out = *node->value<double>();
+      if (!std::isfinite(*out)) return KeyError(origin, prefix + key, "must be a finite number");
+      return Status::Ok();
+    }
+    return KeyError(origin, prefix + key, "expected a number");
+  }
+}
+
+Status CheckKeys(const toml::table& t, const std::string& origin, const std::string& prefix,
+                 const std::set<std::string>& known) {
+  for (const auto& [k, v] : t) {
+    std::string key(k.str());
+    if (!known.count(key)) {
+      std::string list;
+      for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+      return KeyError(origin, prefix + key, "unknown setting (known: " + list + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+// A sub-table of the root, or null when absent; an error when the key is not a table.
+Status SubTable(const toml::table& root, const std::string& origin, const char* key,
+                const std::set<std::string>& known, const toml::table** out) {
+  *out = nullptr;
+  const toml::node* n = root.get(key);
+  if (!n) return Status::Ok();
+  *out = n->as_table();
+  if (!*out) return KeyError(origin, key, "expected a table");
+  return CheckKeys(**out, origin, std::string(key) + ".", known);
+}
+
+Status ReadLimits(const toml::table& root, const std::string& origin, RequestLimits* l) {
+  const toml::table* t = nullptr;
+  Status st = SubTable(root, origin, "limits",
+                       {"max_measurements_per_run", "max_runs_per_identity", "max_runs_total",
+                        "max_message_bytes", "max_name_length", "max_text_length", "max_repeated"},
+                       &t);
+  if (!st.ok() || !t) return st;
+  const std::string p = "limits.";
+  const std::pair<const char*, int*> ints[] = {
+      {"max_measurements_per_run", &l->max_measurements_per_run},
+      {"max_runs_per_identity", &l->max_runs_per_identity},
+      {"max_runs_total", &l->max_runs_total},
+      {"max_message_bytes", &l->max_message_bytes},
+      {"max_repeated", &l->max_repeated}};
+  for (const auto& [key, value] : ints) {
+    if (!(st = Read(*t, origin, p, key, value)).ok()) return st;
+    if (*value < 1) return KeyError(origin, p + key, "must be at least 1");
+  }
+  for (const auto& [key, value] : {std::pair{"max_name_length", &l->max_name_length},
+                                   std::pair{"max_text_length", &l->max_text_length}}) {
+    if (!(st = Read(*t, origin, p, key, value)).ok()) return st;
+    if (*value < 16) return KeyError(origin, p + key, "must be at least 16");
+  }
+  if (l->max_message_bytes < 4096)
+    return KeyError(origin, "limits.max_message_bytes", "must be at least 4096");
+  return Status::Ok();
+}
+
+Status ReadRole(const toml::table& t, const std::string& origin, const char* key, bool allow_none,
+                std::optional<Role>* out) {
+  std::string text;
+  if (Status st = Read(t, origin, "auth.", key, &text); !st.ok() || text.empty()) return st;
+  *out = ParseRole(text, allow_none);
+  if (!*out)
+    return KeyError(
+        origin, std::string("auth.") + key,
+        allow_none ? "expected none, read, run or admin" : "expected read, run or admin");
+  return Status::Ok();
+}
+
+Status ReadAuth(const toml::table& root, const std::string& origin, AuthConfig* a) {
+  const toml::table* t = nullptr;
+  Status st = SubTable(root, origin, "auth",
+                       {"tokens", "anonymous_role", "client_cert_role", "insecure_remote"}, &t);
+  if (!st.ok()) return st;
+  if (t) {
+    if (!(st = Read(*t, origin, "auth.", "tokens", &a->tokens_path)).ok()) return st;
+    if (!(st = Read(*t, origin, "auth.", "insecure_remote", &a->insecure_remote)).ok()) return st;
+    if (!(st = ReadRole(*t, origin, "anonymous_role", true, &a->anonymous_role)).ok()) return st;
+    std::optional<Role> cert_role;
+    if (!(st = ReadRole(*t, origin, "client_cert_role", false, &cert_role)).ok()) return st;
+    if (cert_role) a->client_cert_role = *cert_role;
+  }
+  if (!(st = SubTable(root, origin, "tls", {"cert", "key", "client_ca", "require_client_cert"}, &t))
+           .ok() ||
+      !t)
+    return st;
+  if (!(st = Read(*t, origin, "tls.", "cert", &a->tls_cert)).ok()) return st;
+  if (!(st = Read(*t, origin, "tls.", "key", &a->tls_key)).ok()) return st;
+  if (!(st = Read(*t, origin, "tls.", "client_ca", &a->client_ca)).ok()) return st;
+  if (!(st = Read(*t, origin, "tls.", "require_client_cert", &a->require_client_cert)).ok())
+    return st;
+  if (a->tls_cert.empty() != a->tls_key.empty())
+    return KeyError(origin, "tls.cert", "tls.cert and tls.key go together");
+  if (a->require_client_cert && a->client_ca.empty())
+    return KeyError(origin, "tls.require_client_cert", "needs tls.client_ca");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status LoadConfigText(const std::string& text, const std::string& origin, DaemonConfig* c) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << origin << ":" << e.source().begin.line << ":" << e.source().begin.column << ": "
+       << e.description();
+    return InvalidArgument(os.str());
+  }
+  Status st =
+      CheckKeys(root, origin, "",
+                {"listen", "db", "worker", "log_level", "presets", "nvml_library", "clock_journal",
+                 "timing", "queue", "readers", "hang_margin_seconds", "limits", "auth", "tls"});
+  if (!st.ok()) return st;
+  if (!(st = Read(root, origin, "", "listen", &c->listen)).ok()) return st;
+  if (!(st = Read(root, origin, "", "db", &c->db_path)).ok()) return st;
+  if (!(st = Read(root, origin, "", "worker", &c->worker_path)).ok()) return st;
+  if (!(st = Read(root, origin, "", "log_level", &c->log_level)).ok()) return st;
+  if (!(st = Read(root, origin, "", "nvml_library", &c->nvml_library)).ok()) return st;
+  if (!(st = Read(root, origin, "", "clock_journal", &c->clock_journal)).ok()) return st;
+  if (!(st = Read(root, origin, "", "presets", &c->presets_path)).ok()) return st;
+  if (!(st = Read(root, origin, "", "readers", &c->readers)).ok()) return st;
+  if (c->readers < 1 || c->readers > 64) return KeyError(origin, "readers", "must be 1 to 64");
+  if (!(st = Read(root, origin, "", "hang_margin_seconds", &c->hang_margin_seconds)).ok())
+    return st;
+  if (c->hang_margin_seconds < 1 || c->hang_margin_seconds > 3600)
+    return KeyError(origin, "hang_margin_seconds", "must be 1 to 3600");
+  if (!(st = ReadLimits(root, origin, &c->limits)).ok()) return st;
+  if (!(st = ReadAuth(root, origin, &c->auth)).ok()) return st;
+  if (const toml::node* n = root.get("timing")) {
+    const toml::table* t = n->as_table();
+    if (!t) return KeyError(origin, "timing", "expected a table");
+    st = CheckKeys(*t, origin, "timing.",
+                   {"min_samples", "min_seconds", "max_seconds", "target_noise", "warmup_count",
+                    "warmup_seconds", "max_samples", "regime", "window_seconds",
+                    "settle_max_seconds", "burst_seconds", "cool_min_seconds", "cool_max_seconds",
+                    "settle_min_seconds", "settle_span_seconds", "settle_spans",
+                    "settle_clock_tolerance", "settle_power_tolerance"});
+    if (!st.ok()) return st;
+    auto& d = c->timing;
+    if (!(st = Read(*t, origin, "timing.", "min_samples", &d.min_samples)).ok()) return st;
+    if (!(st = Read(*t, origin, "timing.", "max_samples", &d.max_samples)).ok()) return st;
+    if (!(st = Read(*t, origin, "timing.", "min_seconds", &d.min_seconds)).ok()) return st;
+    if (!(st = Read(*t, origin, "timing.", "max_seconds", &d.max_seconds)).ok()) return st;
+    if (!(st = Read(*t, origin, "timing.", "target_noise", &d.target_noise)).ok()) return st;
+    if (!(st = Read(*t, origin, "timing.", "warmup_count", &d.warmup_count)).ok()) return st;
+    if (!(st = Read(*t, origin, "timing.", "warmup_seconds", &d.warmup_seconds)).ok()) return st;
+    if (d.min_samples < 1) return KeyError(origin, "timing.min_samples", "must be at least 1");
+    if (d.max_samples < d.min_samples)
+      return KeyError(origin, "timing.max_samples", "must be at least timing.min_samples");
+    if (d.min_seconds < 0 || d.max_seconds <= 0 || d.max_seconds < d.min_seconds)
+      return KeyError(origin, "timing.max_seconds", "must be positive and >= timing.min_seconds");
+    if (d.target_noise <= 0 || d.target_noise >= 1)
+      return KeyError(origin, "timing.target_noise", "must be between 0 and 1");
+    if (d.warmup_count < 0 || d.warmup_seconds < 0)
+      return KeyError(origin, "timing.warmup_count", "warm-up cannot be negative");
+    std::string regime;
+    if (!(st = Read(*t, origin, "timing.", "regime", &regime)).ok()) return st;
+    if (regime == "sustained") {
+      d.regime = Regime::kSustained;
+    } else if (regime == "burst") {
+      d.regime = Regime::kBurst;
+    } else if (!regime.empty()) {
+      // locked needs a clock lock, which a run asks for (and may be refused): never a default.
+      return KeyError(origin, "timing.regime",
+                      "'" + regime + "' is not a default regime: sustained or burst");
+    }
+    RegimeParams& r = d.regime_params;
+    const struct {
+      const char* key;
+      double* value;
+      double lo, hi;
+    } knobs[] = {{"window_seconds", &r.window_seconds, 0.01, 600},
+                 {"settle_max_seconds", &r.settle_max_seconds, 0, 3600},
+                 {"burst_seconds", &r.burst_seconds, 1e-4, 10},
+                 {"cool_min_seconds", &r.cool_min_seconds, 0, 600},
+                 {"cool_max_seconds", &r.cool_max_seconds, 0, 3600},
+                 {"settle_min_seconds", &r.settle_min_seconds, 0, 3600},
+                 {"settle_span_seconds", &r.span_seconds, 0.05, 60},
+                 {"settle_clock_tolerance", &r.clock_tolerance, 1e-5, 0.5},
+                 {"settle_power_tolerance", &r.power_tolerance, 1e-5, 0.5}};
+    for (const auto& k : knobs) {
+      if (!(st = Read(*t, origin, "timing.", k.key, k.value)).ok()) return st;
+      if (!(*k.value >= k.lo && *k.value <= k.hi))
+        return KeyError(origin, std::string("timing.") + k.key,
+                        "must be " + std::to_string(k.lo) + " to " + std::to_string(k.hi));
+    }
+    if (!(st = Read(*t, origin, "timing.", "settle_spans", &r.settle_spans)).ok()) return st;
+    if (r.settle_spans < 2 || r.settle_spans > 20)
+      return KeyError(origin, "timing.settle_spans", "must be 2 to 20 (spans that must agree)");
+  }
+  if (const toml::node* n = root.get("queue")) {
+    const toml::table* t = n->as_table();
+    if (!t) return KeyError(origin, "queue", "expected a table");
+    if (!(st = CheckKeys(*t, origin, "queue.", {"max_queued_per_gpu"})).ok()) return st;
+    if (!(st = Read(*t, origin, "queue.", "max_queued_per_gpu", &c->max_queued_per_gpu)).ok())
+      return st;
+    if (c->max_queued_per_gpu < 1)
+      return KeyError(origin, "queue.max_queued_per_gpu", "must be at least 1");
+  }
+  return Status::Ok();
+}
+
+Status LoadConfigFile(const std::string& path, DaemonConfig* config) {
+  std::ifstream in(path);
+  if (!in) return InvalidArgument("--config: cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return LoadConfigText(ss.str(), path, config);
+}
+
+}  // namespace ablation::core

@@ -1,0 +1,55 @@
+// The daemon's settings: defaults, then a TOML file (--config), then command-line flags.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "server/core/base/status.h"
+#include "server/core/plan/limits.h"
+#include "server/core/plan/run_plan.h"
+#include "server/core/setup/auth.h"
+
+namespace ablation::core {
+
+/// Who may call, over what: [auth] and [tls] of the config (deploy/ablationd.toml explains).
+struct AuthConfig {
+  std::string tokens_path;  ///< the token file (hashes, names, roles); empty: no tokens
+  /// The role of a caller that presents no token. Unset: admin when no token file and no client
+  /// CA are configured (a loopback daemon needs no setup), else none.
+  std::optional<Role> anonymous_role;
+  Role client_cert_role = Role::kRun;  ///< a caller with a verified client certificate
+  std::string tls_cert;                ///< PEM certificate chain of the listener; empty: no TLS
+  std::string tls_key;                 ///< its PEM private key
+  std::string client_ca;               ///< PEM CA that client certificates must chain to
+  bool require_client_cert = false;    ///< with client_ca: refuse connections without one
+  /// Serve a non-loopback address without TLS: nobody is authenticated and anyone may do
+  /// anything. Logged as a warning at every start.
+  bool insecure_remote = false;
+};
+
+struct DaemonConfig {
+  std::string listen = "127.0.0.1:50051";
+  std::string db_path = "ablationd.db";
+  std::string worker_path;  ///< empty: ablation-worker beside the daemon's executable
+  std::string log_level = "info";
+  std::string port_file;  ///< if set, the bound port is written there once listening
+  std::string nvml_library = "libnvidia-ml.so.1";  ///< NVML, loaded with dlopen
+  std::string clock_journal;  ///< where clock locks are recorded; empty: "<db>.clocks"
+  /// TOML presets added to (and replacing same-named) built-in ones; empty: built-ins only.
+  std::string presets_path;
+  TimingDefaults timing;
+  int max_queued_per_gpu = 256;
+  RequestLimits limits;
+  int readers = 4;  ///< read-only connections (and threads) answering queries
+  /// Beyond twice a measurement's own time budget, this long before its worker counts as hung.
+  int hang_margin_seconds = 5;
+  AuthConfig auth;
+};
+
+/// Reads a TOML file over `config`. Unknown keys and wrong types are errors naming the key.
+Status LoadConfigFile(const std::string& path, DaemonConfig* config);
+
+/// Parses TOML text (for tests); `origin` names the source in error messages.
+Status LoadConfigText(const std::string& text, const std::string& origin, DaemonConfig* config);
+
+}  // namespace ablation::core

@@ -1,0 +1,75 @@
+#include "server/core/workers/gpu_worker.h"
+
+#include <spdlog/spdlog.h>
+
+#include "server/metrics/registry.h"
+
+namespace ablation::core {
+
+GpuWorker::GpuWorker(int index, std::unique_ptr<Worker> worker)
+    : index_(index), worker_(std::move(worker)) {}
+
+Status GpuWorker::Adopt(Status started) {
+  std::lock_guard lock(mu_);
+  hello_ = worker_->hello();
+  if (started.ok() && !hello_.device_present())
+    started = FailedPrecondition(hello_.no_device_reason());
+  usable_ = started;
+  metrics::Daemon().GpuAdopted(index_, started.ok());
+  return started;
+}
+
+Status GpuWorker::Start() { return Adopt(worker_->Start()); }
+
+Status GpuWorker::Ensure() {
+  if (worker_->running()) return usable();
+  spdlog::warn("GPU {}: starting a new worker", index_);
+  metrics::Daemon().WorkerRestarted(index_);
+  Status st = Adopt(worker_->Start());
+  if (st.ok()) return st;
+  return FailedPrecondition("GPU " + std::to_string(index_) +
+                            ": cannot restart the worker: " + st.message());
+}
+
+Worker::CallResult GpuWorker::Call(const worker::v1::WorkerRequest& request,
+                                   std::chrono::milliseconds timeout) {
+  const auto started = std::chrono::steady_clock::now();
+  Worker::CallResult result = worker_->Call(request, timeout);
+  // No reply after the whole time: the worker was killed as hung (a death comes back sooner).
+  if (!result.ok && std::chrono::steady_clock::now() - started >= timeout)
+    metrics::Daemon().WorkerHung(index_);
+  return result;
+}
+
+void GpuWorker::Stop() { worker_->Stop(); }
+
+Status GpuWorker::usable() const {
+  std::lock_guard lock(mu_);
+  return usable_;
+}
+
+worker::v1::Hello GpuWorker::hello() const {
+  std::lock_guard lock(mu_);
+  return hello_;
+}
+
+v1::DeviceIdentity GpuWorker::identity() const {
+  std::lock_guard lock(mu_);
+  v1::DeviceIdentity identity = hello_.device();
+  identity.set_index(index_);
+  return identity;
+}
+
+DeviceLimits GpuWorker::limits() const {
+  std::lock_guard lock(mu_);
+  DeviceLimits limits;
+  if (usable_.ok() && hello_.device_present()) {
+    limits.known = true;
+    limits.memory_bytes = hello_.device().memory_bytes();
+    limits.l2_bytes = hello_.device().l2_bytes();
+    limits.compute_capability = hello_.device().compute_capability();
+  }
+  return limits;
+}
+
+}  // namespace ablation::core

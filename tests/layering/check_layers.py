@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""The walls of server/core: no include runs from a lower folder to a higher one.
+
+server/core's folders stand in one order, lowest first (LAYERS). A file may include headers of its
+own folder and of the folders below it, never above; the core never includes the rpc layer or
+gRPC; the kernels, the worker process and the database never include the core. Reads the
+#include lines of the tree as text, prints every include that breaks a rule, and exits 1 when
+there is one. Run from anywhere: check_layers.py [REPO_ROOT].
+"""
+import pathlib
+import re
+import sys
+
+# Lowest first. What each holds is in server/core/README.md.
+LAYERS = ["base", "gpu", "plan", "workers", "setup", "runs", "inspect", "queries", "daemon"]
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]', re.M)
+SOURCES = ("*.h", "*.cc", "*.cu", "*.cuh", "*.in")
+# What the core builds on, which so never includes it.
+OUTSIDE = {"kernels/": "the kernels' code", "db/": "the database layer",
+           "server/worker/": "the worker process", "client/": "the client"}
+
+
+def layer_of(path):
+    """The layer of a server/core path ("server/core/runs/run_job.h" -> "runs"), else None."""
+    parts = pathlib.PurePosixPath(path).parts
+    if len(parts) >= 4 and parts[:2] == ("server", "core"):
+        return parts[2]
+    return None
+
+
+def check(root):
+    root = pathlib.Path(root)
+    problems = []
+    files = [p for pattern in SOURCES for p in root.glob("**/" + pattern)
+             if "build" not in p.relative_to(root).parts[:1]]
+    for path in sorted(files):
+        rel = path.relative_to(root).as_posix()
+        text = path.read_text(errors="replace")
+        here = layer_of(rel)
+        if rel.startswith("server/core/") and here not in LAYERS:
+            problems.append(f"{rel}: server/core/ files live in one of the folders {LAYERS}")
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            target = m.group(1)
+            where = f"{rel}:{number}: includes {target}"
+            there = layer_of(target)
+            if target.startswith("server/core/") and there not in LAYERS:
+                problems.append(f"{where}: no such core folder")
+            elif here is not None:
+                if there is not None and LAYERS.index(there) > LAYERS.index(here):
+                    problems.append(f"{where}: {here}/ is below {there}/ and may not include it")
+                if target.startswith("server/rpc/") or target.startswith("grpc"):
+                    problems.append(f"{where}: the core knows nothing of gRPC")
+            elif there is not None:
+                for prefix, who in OUTSIDE.items():
+                    if rel.startswith(prefix):
+                        problems.append(f"{where}: {who} never includes the core")
+    return problems
+
+
+def main(argv):
+    root = argv[1] if len(argv) > 1 else pathlib.Path(__file__).resolve().parents[2]
+    problems = check(root)
+    for p in problems:
+        print(p)
+    print(f"{len(problems)} include(s) against the layers {' < '.join(LAYERS)}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,48 @@
+"""check_layers.py: the tree as it is passes, and each rule catches what it is for."""
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import check_layers  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def write(root, rel, text):
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+
+
+def test_the_tree_keeps_its_walls():
+    assert check_layers.check(ROOT) == []
+
+
+def test_an_include_that_runs_back_up_is_named(tmp_path):
+    write(tmp_path, "server/core/plan/run_plan.h", '#include "server/core/gpu/regime.h"\n')
+    write(tmp_path, "server/core/gpu/regime.h",
+          '#pragma once\n#include "server/core/runs/run_job.h"\n')
+    write(tmp_path, "server/core/runs/run_job.h", '#include "server/core/plan/run_plan.h"\n')
+    problems = check_layers.check(tmp_path)
+    assert problems == ["server/core/gpu/regime.h:2: includes server/core/runs/run_job.h: "
+                        "gpu/ is below runs/ and may not include it"]
+
+
+def test_grpc_in_the_core_and_the_core_in_the_worker_are_refused(tmp_path):
+    write(tmp_path, "server/core/queries/q.cc", '#include <grpcpp/grpcpp.h>\n')
+    write(tmp_path, "server/worker/measure.cc", '#include "server/core/gpu/regime.h"\n')
+    write(tmp_path, "kernels/x.cu", '#include "server/core/plan/run_plan.h"\n')
+    problems = check_layers.check(tmp_path)
+    assert len(problems) == 3, problems
+    text = "\n".join(problems)
+    assert "q.cc:1: includes grpcpp/grpcpp.h: the core knows nothing of gRPC" in text
+    assert "x.cu:1: includes server/core/plan/run_plan.h: the kernels' code never" in text
+    assert "measure.cc:1: includes server/core/gpu/regime.h: the worker process never" in text
+
+
+def test_files_outside_the_folders_and_unknown_folders_are_refused(tmp_path):
+    write(tmp_path, "server/core/loose.h", "#pragma once\n")
+    write(tmp_path, "server/core/runs/a.cc", '#include "server/core/misc/b.h"\n')
+    problems = check_layers.check(tmp_path)
+    assert any("server/core/loose.h: server/core/ files live in one of" in p for p in problems)
+    assert any("includes server/core/misc/b.h: no such core folder" in p for p in problems)
