@@ -1,5 +1,5 @@
 // The launcher of the mma.sync rungs, a template over their configuration (sm90_mma.cu binds the
-// ladder's; the tuning tool tests/gpu/sm90_tune.cu times others).
+// ladder's; the tuning tool tools/sm90_tune.cu times others).
 #pragma once
 
 #include "kernels/sm90/sm90_launch.cuh"

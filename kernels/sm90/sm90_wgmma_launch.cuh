@@ -1,5 +1,5 @@
 // The launcher of the wgmma rungs, a template over their configuration (sm90_wgmma.cu binds the
-// ladder's; the tuning tool tests/gpu/sm90_tune.cu may time others).
+// ladder's; the tuning tool tools/sm90_tune.cu may time others).
 #pragma once
 
 #include <algorithm>

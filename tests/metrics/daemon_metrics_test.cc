@@ -16,7 +16,7 @@
 #include "server/core/runs/run_manager.h"
 #include "server/core/workers/gpu_worker.h"
 #include "server/metrics/registry.h"
-#include "tests/core/in_process_worker.h"
+#include "tests/support/in_process_worker.h"
 
 namespace ablation::core::metrics {
 namespace {

@@ -14,7 +14,7 @@ import time
 def required_env(name):
     value = os.environ.get(name)
     if not value:
-        raise RuntimeError(f"${name} is not set: run this test through ctest (tests/python.cmake)")
+        raise RuntimeError(f"${name} is not set: run this test through ctest (tests/python/python.cmake)")
     return value
 
 

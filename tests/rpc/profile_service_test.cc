@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "server/rpc/service.h"
-#include "tests/core/in_process_worker.h"
+#include "tests/support/in_process_worker.h"
 
 namespace ablation::rpc {
 namespace {

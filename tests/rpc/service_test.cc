@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <filesystem>
 
-#include "tests/core/in_process_worker.h"
+#include "tests/support/in_process_worker.h"
 
 namespace ablation::rpc {
 namespace {

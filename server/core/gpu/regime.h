@@ -66,7 +66,7 @@ struct SettleChunk {
 /// power_tolerance (where every span has power). Spans are cut from the chunk ends backwards,
 /// whole chunks only. Why several spans and not two: under an oscillation of about a second, two
 /// adjacent spans can agree by the phase alone while the level still moves (seen on the H200's
-/// synthetic twin in tests/core/regime_test.cc); three spans agreeing is a level.
+/// synthetic twin in tests/core/gpu/regime_test.cc); three spans agreeing is a level.
 class SettleDetector {
  public:
   explicit SettleDetector(const RegimeParams& p) : p_(p) {}

@@ -1,0 +1,204 @@
+#include "server/daemon/run.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <spdlog/spdlog.h>
+
+#include "ablation/version.h"
+#include "kernels/registry.h"
+#include "server/core/daemon/daemon_core.h"
+#include "server/core/gpu/clock_lock.h"
+#include "server/core/gpu/nvml.h"
+#include "server/core/setup/auth.h"
+#include "server/metrics/endpoint.h"
+#include "server/rpc/listener.h"
+#include "server/rpc/reflection_v1.h"
+#include "server/rpc/service.h"
+
+namespace ablation::daemon {
+namespace {
+
+// Health by what the daemon can do now: queries always, runs only with a usable GPU.
+constexpr const char* kRunsHealth = "ablation.v1.Runs";
+constexpr const char* kQueriesHealth = "ablation.v1.Queries";
+
+void UpdateHealth(grpc::HealthCheckServiceInterface* health, core::DaemonCore& core) {
+  const bool gpu = core.runs().Device(0).available;
+  health->SetServingStatus(true);  // every service, "" (the daemon as a whole) among them
+  health->SetServingStatus(kQueriesHealth, true);
+  health->SetServingStatus(kRunsHealth, gpu);
+}
+
+}  // namespace
+
+int HashToken(const std::string& name_role) {
+  std::string token;
+  std::getline(std::cin, token);
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  if (token.empty()) {
+    token = core::NewToken();
+    std::fprintf(stderr, "new token (give it to the client; it is not stored): %s\n",
+                 token.c_str());
+  }
+  std::string line;
+  if (core::Status st = core::TokenLine(token, name_role, &line); !st.ok()) {
+    std::fprintf(stderr, "ablationd: %s\n", st.message().c_str());
+    return 2;
+  }
+  std::printf("%s\n", line.c_str());
+  return 0;
+}
+
+int RunDaemon(const DaemonSettings& settings) {
+  const core::DaemonConfig& config = settings.config;
+  const std::string& metrics_listen = settings.metrics_listen;
+  const bool reset_clocks = settings.reset_clocks;
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  spdlog::info("ablationd {} ({}) starting; db {}", kDaemonVersion, kGitRevision, config.db_path);
+
+  // Decided before anything starts: an exposed listener without TLS is refused here.
+  rpc::Listener listener;
+  if (core::Status st = rpc::MakeListener(config.listen, config.auth, &listener); !st.ok()) {
+    spdlog::error("{}", st.message());
+    std::fprintf(stderr, "ablationd: %s\n", st.message().c_str());
+    return 2;
+  }
+  for (const auto& warning : listener.warnings) spdlog::warn("{}", warning);
+
+  // Clock locking may be granted through an ambient capability (systemd AmbientCapabilities=):
+  // the daemon keeps it in its own effective set, but its workers (which run user kernels) must
+  // not inherit it, so the ambient set is cleared before any worker is spawned.
+  ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+
+  // Signals are taken synchronously by the main thread; block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  // NVML: telemetry and clocks. Loaded at run time; its absence is no error, only less to see.
+  std::string nvml_why;
+  std::unique_ptr<core::Nvml> nvml = core::Nvml::Load(config.nvml_library, &nvml_why);
+  if (nvml)
+    spdlog::info("NVML {} loaded: driver {}", config.nvml_library, nvml->DriverVersion());
+  else
+    spdlog::warn("NVML unavailable ({}): no telemetry, no clock locking", nvml_why);
+  // Locks left by a daemon that died (recorded before they were taken) are reset first.
+  core::ClockLockJournal journal(config.clock_journal);
+  {
+    std::vector<std::string> reset;
+    core::Status st = journal.ResetAll(nvml.get(), &reset);
+    for (const auto& uuid : reset) spdlog::warn("reset clocks of {} left locked earlier", uuid);
+    if (reset_clocks) {
+      if (!st.ok()) {
+        std::fprintf(stderr, "ablationd --reset-clocks: %s\n", st.message().c_str());
+        return 1;
+      }
+      std::printf("ablationd --reset-clocks: %zu GPU(s) reset (journal %s)\n", reset.size(),
+                  config.clock_journal.c_str());
+      return 0;
+    }
+    if (!st.ok()) spdlog::error("clock journal {}: {}", config.clock_journal, st.message());
+  }
+
+  kernels::Registry registry;
+  kernels::RegisterCatalog(registry);
+  spdlog::info("{} variants registered", registry.All().size());
+
+  core::CoreOptions options;
+  options.db_path = config.db_path;
+  options.runs.worker_path = config.worker_path;
+  options.runs.timing = config.timing;
+  options.runs.max_queued_per_gpu = config.max_queued_per_gpu;
+  options.runs.max_measurements_per_run = config.limits.max_measurements_per_run;
+  options.runs.hang_margin = std::chrono::seconds(config.hang_margin_seconds);
+  options.readers = config.readers;
+  options.runs.presets = settings.presets;
+  options.runs.nvml = nvml.get();
+  options.runs.nvml_unavailable = nvml ? "" : nvml_why;
+  options.runs.clock_journal = &journal;
+  std::unique_ptr<core::DaemonCore> core;
+  if (core::Status st = core::DaemonCore::Open(options, &registry, &core); !st.ok()) {
+    spdlog::error("{}", st.message());
+    return 1;
+  }
+
+  rpc::ServiceOptions service_options;
+  service_options.authorizer = listener.authorizer.get();
+  service_options.limits = config.limits;
+  rpc::AblationService service(core.get(), service_options);
+  grpc::EnableDefaultHealthCheckService(true);
+  // Debian's grpc++_reflection (1.51) serves grpc.reflection.v1alpha only; v1 is ours.
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  rpc::ReflectionV1 reflection_v1({"ablation.v1.Ablation", "grpc.health.v1.Health",
+                                   "grpc.reflection.v1alpha.ServerReflection",
+                                   "grpc.reflection.v1.ServerReflection"});
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(config.listen, listener.credentials, &port);
+  // Requests are small; a larger one is refused by gRPC before it is parsed. Answers may be
+  // large (a run's raw samples), so sending stays unbounded.
+  builder.SetMaxReceiveMessageSize(config.limits.max_message_bytes);
+  builder.SetMaxSendMessageSize(-1);
+  builder.RegisterService(&service);
+  builder.RegisterService(&reflection_v1);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    spdlog::error("cannot listen on {} (address in use or malformed?)", config.listen);
+    core->Shutdown();
+    return 1;
+  }
+  grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
+  UpdateHealth(health, *core);
+  // The default port taken (a second daemon on the host) costs only the metrics; an address
+  // given on purpose that cannot be served is an error.
+  std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint;
+  if (!metrics_listen.empty()) {
+    core::Status st = metrics::MetricsEndpoint::Start(
+        metrics_listen, &core::metrics::Daemon().registry(), &metrics_endpoint);
+    if (st.ok()) {
+      spdlog::info("metrics on http://{}/metrics (port {})", metrics_listen,
+                   metrics_endpoint->port());
+    } else if (!settings.metrics_listen_given && st.code() == core::Code::kFailedPrecondition) {
+      spdlog::warn("{}; going on without metrics", st.message());
+    } else {
+      spdlog::error("{}", st.message());
+      core->Shutdown();
+      server->Shutdown();
+      return 1;
+    }
+  }
+
+  if (!config.port_file.empty()) {
+    std::string tmp = config.port_file + ".tmp";
+    std::ofstream(tmp) << port << "\n";
+    std::filesystem::rename(tmp, config.port_file);
+  }
+  spdlog::info("listening on {} (port {}): {}", config.listen, port, listener.description);
+
+  // The GPU's worker may die and come back: health follows it every few seconds.
+  int sig = -1;
+  const timespec every{2, 0};
+  while ((sig = sigtimedwait(&signals, nullptr, &every)) < 0) UpdateHealth(health, *core);
+  spdlog::info("signal {}: shutting down", sig);
+  health->Shutdown();
+  core->Shutdown();
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace ablation::daemon

@@ -1,0 +1,121 @@
+#include "server/daemon/settings.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <filesystem>
+
+#include <CLI/CLI.hpp>
+
+#include "ablation/version.h"
+#include "server/core/gpu/clock_lock.h"
+#include "server/metrics/endpoint.h"
+
+namespace ablation::daemon {
+namespace {
+
+std::string SelfDirectory() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  buf[n] = '\0';
+  return std::filesystem::path(buf).parent_path().string();
+}
+
+bool Refuse(const core::Status& st, int* exit_code) {
+  std::fprintf(stderr, "ablationd: %s\n", st.message().c_str());
+  *exit_code = 2;
+  return false;
+}
+
+}  // namespace
+
+void ResolvePaths(const std::string& config_path, core::DaemonConfig* config) {
+  const std::filesystem::path dir = std::filesystem::path(config_path).parent_path();
+  for (std::string* path :
+       {&config->auth.tokens_path, &config->auth.tls_cert, &config->auth.tls_key,
+        &config->auth.client_ca, &config->presets_path}) {
+    if (!path->empty() && !config_path.empty() && std::filesystem::path(*path).is_relative())
+      *path = (dir / *path).string();
+  }
+  if (config->clock_journal.empty())
+    config->clock_journal = core::ClockLockJournal::DefaultPath(config->db_path);
+}
+
+bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_code) {
+  CLI::App app{"ablationd: GEMM kernel ablation benchmarking daemon"};
+  std::string config_path, listen, db_path, worker_path, log_level, port_file, presets_path;
+  std::string nvml_library;
+  bool insecure_remote = false;
+  app.add_option("--config", config_path, "TOML configuration file")->check(CLI::ExistingFile);
+  app.add_option("--listen", listen, "address to serve gRPC on (default 127.0.0.1:50051)");
+  app.add_option("--db", db_path, "SQLite result database (default ./ablationd.db)");
+  app.add_option("--worker", worker_path,
+                 "worker executable (default: ablation-worker beside ablationd)");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  app.add_option("--port-file", port_file, "write the bound port to this file once listening");
+  app.add_option("--presets", presets_path,
+                 "TOML presets added to the built-in ones (config key: presets)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--nvml-library", nvml_library,
+                 "NVML library to load (default libnvidia-ml.so.1; config key nvml_library)");
+  app.add_flag("--reset-clocks", settings->reset_clocks,
+               "reset every clock lock recorded in the journal (<db>.clocks) and exit; for "
+               "systemd ExecStopPost=");
+  auto* metrics_flag =
+      app.add_option("--metrics-listen", settings->metrics_listen,
+                     "serve Prometheus metrics at http://ADDRESS/metrics; '' turns it off "
+                     "(default 127.0.0.1:9464)")
+          ->check([](const std::string& value) {  // refused before any GPU work starts
+            std::string host;
+            int port = 0;
+            return value.empty() ? std::string() : metrics::CheckListenAddress(value, &host, &port);
+          });
+  app.add_option("--hash-token", settings->hash_token,
+                 "print the token-file line (sha256 name role) for the token on stdin (a new "
+                 "one when stdin is empty) and exit; NAME:ROLE, role read, run or admin");
+  app.add_flag("--insecure-remote", insecure_remote,
+               "serve a non-loopback --listen address without TLS or authentication (warned "
+               "at every start)");
+  app.set_version_flag("--version", std::string(kDaemonVersion) + " (" + kGitRevision + ")");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    *exit_code = app.exit(e);
+    return false;
+  }
+  settings->metrics_listen_given = metrics_flag->count() > 0;
+  if (!settings->hash_token.empty()) return true;
+
+  core::DaemonConfig& config = settings->config;
+  if (!config_path.empty()) {
+    if (core::Status st = core::LoadConfigFile(config_path, &config); !st.ok())
+      return Refuse(st, exit_code);
+  }
+  // Flags given on the command line win over the file.
+  if (!listen.empty()) config.listen = listen;
+  if (!db_path.empty()) config.db_path = db_path;
+  if (!worker_path.empty()) config.worker_path = worker_path;
+  if (!log_level.empty()) config.log_level = log_level;
+  if (!port_file.empty()) config.port_file = port_file;
+  if (!nvml_library.empty()) config.nvml_library = nvml_library;
+  if (insecure_remote) config.auth.insecure_remote = true;
+  ResolvePaths(config_path, &config);
+  if (!presets_path.empty()) config.presets_path = presets_path;
+  if (config.worker_path.empty()) config.worker_path = SelfDirectory() + "/ablation-worker";
+
+  settings->presets = std::make_shared<core::Presets>();
+  if (core::Status st =
+          settings->presets->LoadText(core::BuiltinPresetsToml(), "presets.toml (built-in)");
+      !st.ok())
+    return Refuse(st, exit_code);
+  if (!config.presets_path.empty()) {
+    if (core::Status st = settings->presets->LoadFile(config.presets_path); !st.ok())
+      return Refuse(st, exit_code);
+  }
+  return true;
+}
+
+}  // namespace ablation::daemon

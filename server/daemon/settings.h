@@ -1,0 +1,33 @@
+// What ablationd is asked to do, read once at start: its flags, then its TOML configuration
+// (--config; flags win over the file), resolved into one DaemonSettings. Nothing here starts a
+// thread, opens the database or touches a GPU, so every mistake is reported before anything runs.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "server/core/setup/config.h"
+#include "server/core/setup/presets.h"
+
+namespace ablation::daemon {
+
+struct DaemonSettings {
+  core::DaemonConfig config;                      ///< the file's settings with the flags applied
+  std::shared_ptr<core::Presets> presets;         ///< built in, then the configured file's
+  std::string metrics_listen = "127.0.0.1:9464";  ///< "" turns the endpoint off
+  bool metrics_listen_given = false;  ///< --metrics-listen named on purpose: failing to serve it
+                                      ///< is an error rather than a warning
+  bool reset_clocks = false;          ///< --reset-clocks: reset the journal's locks and exit
+  std::string hash_token;             ///< --hash-token NAME:ROLE: print a token line and exit
+};
+
+/// Parses the command line and reads the configuration. Returns true with `settings` filled when
+/// the daemon should go on; false with `exit_code` set when it should stop now (--help or
+/// --version printed: 0; a bad flag, configuration or presets file, said on stderr: 2).
+bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_code);
+
+/// Relative token, TLS and presets paths in a configuration file are relative to that file; the
+/// clock journal defaults to one beside the database. Applied by ReadSettings.
+void ResolvePaths(const std::string& config_path, core::DaemonConfig* config);
+
+}  // namespace ablation::daemon

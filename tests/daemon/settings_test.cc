@@ -1,0 +1,109 @@
+// ablationd's settings: flags over the configuration file, paths relative to the file, and what
+// makes it stop before anything runs.
+#include "server/daemon/settings.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace ablation::daemon {
+namespace {
+
+class SettingsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ablation_settings_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_ / "etc");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  bool Read(std::vector<std::string> args, DaemonSettings* settings, int* code) {
+    args.insert(args.begin(), "ablationd");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    return ReadSettings(int(argv.size()), argv.data(), settings, code);
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(SettingsTest, FlagsWinOverTheFileWhosePathsAreRelativeToIt) {
+  const std::string config = Write("etc/ablationd.toml",
+                                   "listen = \"127.0.0.1:6001\"\n"
+                                   "db = \"/var/lib/x.db\"\n"
+                                   "[auth]\ntokens = \"tokens\"\n");
+  DaemonSettings s;
+  int code = -1;
+  ASSERT_TRUE(Read({"--config", config, "--db", "/tmp/y.db", "--metrics-listen", ""}, &s, &code));
+  EXPECT_EQ(s.config.listen, "127.0.0.1:6001");
+  EXPECT_EQ(s.config.db_path, "/tmp/y.db");
+  EXPECT_EQ(s.config.auth.tokens_path, (dir_ / "etc" / "tokens").string());
+  EXPECT_EQ(s.config.clock_journal, "/tmp/y.db.clocks");
+  EXPECT_TRUE(s.metrics_listen_given);
+  EXPECT_EQ(s.metrics_listen, "");
+  ASSERT_NE(s.presets, nullptr);
+  EXPECT_NE(s.presets->Find("ladder-h"), nullptr);  // the built-in presets are always there
+  EXPECT_FALSE(s.config.worker_path.empty());       // beside the executable by default
+}
+
+TEST_F(SettingsTest, ResolvesEveryRelativePathAgainstTheConfigFileOnly) {
+  core::DaemonConfig c;
+  c.db_path = "r.db";
+  c.auth.tls_cert = "cert.pem";
+  c.auth.client_ca = "/abs/ca.pem";
+  c.presets_path = "more.toml";
+  ResolvePaths("/etc/ablationd/ablationd.toml", &c);
+  EXPECT_EQ(c.auth.tls_cert, "/etc/ablationd/cert.pem");
+  EXPECT_EQ(c.auth.client_ca, "/abs/ca.pem");
+  EXPECT_EQ(c.presets_path, "/etc/ablationd/more.toml");
+  EXPECT_EQ(c.clock_journal, "r.db.clocks");
+  core::DaemonConfig flags_only;
+  flags_only.presets_path = "more.toml";
+  ResolvePaths("", &flags_only);  // no file: relative to the working directory, as given
+  EXPECT_EQ(flags_only.presets_path, "more.toml");
+}
+
+TEST_F(SettingsTest, ABadFileOrPresetStopsWithCodeTwoBeforeAnythingRuns) {
+  DaemonSettings s;
+  int code = -1;
+  EXPECT_FALSE(Read({"--config", Write("bad.toml", "listne = 1\n")}, &s, &code));
+  EXPECT_EQ(code, 2);
+  DaemonSettings p;
+  code = -1;
+  EXPECT_FALSE(Read({"--presets", Write("p.toml", "[x]\nvariants = 3\n")}, &p, &code));
+  EXPECT_EQ(code, 2);
+  DaemonSettings f;
+  code = -1;
+  EXPECT_FALSE(Read({"--log-level", "loud"}, &f, &code));
+  EXPECT_NE(code, 0);
+}
+
+TEST_F(SettingsTest, VersionAndHashTokenStopOrGoOnWithoutReadingTheConfig) {
+  DaemonSettings v;
+  int code = -1;
+  EXPECT_FALSE(Read({"--version"}, &v, &code));
+  EXPECT_EQ(code, 0);
+  DaemonSettings h;
+  code = -1;
+  // The configuration would be refused; --hash-token does not read it.
+  ASSERT_TRUE(Read({"--hash-token", "alice:run", "--config", Write("bad.toml", "listne = 1\n")}, &h,
+                   &code));
+  EXPECT_EQ(h.hash_token, "alice:run");
+  EXPECT_FALSE(h.metrics_listen_given);
+}
+
+}  // namespace
+}  // namespace ablation::daemon

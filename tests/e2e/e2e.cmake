@@ -1,0 +1,60 @@
+# The daemon and the client end to end: real gRPC and SQLite, the fake worker (and on a GPU the
+# real one).
+# Included from tests/CMakeLists.txt: paths are relative to tests/.
+
+# ---- daemon + client end to end over real gRPC and SQLite (CPU, fake worker)
+add_executable(e2e_tests e2e/daemon_e2e_test.cc e2e/cli_e2e_test.cc e2e/report_e2e_test.cc e2e/multi_gpu_e2e_test.cc e2e/compare_e2e_test.cc e2e/faults_e2e_test.cc
+  e2e/advise_sass_e2e_test.cc e2e/harness.cc e2e/png.cc)
+# zlib: the report test decodes headless Chromium's screenshot (e2e/png.h).
+find_package(ZLIB REQUIRED)
+target_link_libraries(e2e_tests PRIVATE ablation_proto ablation_db GTest::gmock GTest::gtest_main Threads::Threads
+  ZLIB::ZLIB)
+target_include_directories(e2e_tests PRIVATE ${CMAKE_SOURCE_DIR})
+target_compile_definitions(e2e_tests PRIVATE
+  ABLATIOND_PATH="$<TARGET_FILE:ablationd>"
+  CLIENT_PATH="$<TARGET_FILE:ablation-client>"
+  FAKE_WORKER_PATH="$<TARGET_FILE:fake-worker>"
+  REAL_WORKER_PATH="$<TARGET_FILE:ablation-worker>"
+  SASS_TESTDATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/core/testdata/sass")
+add_dependencies(e2e_tests ablationd ablation-client fake-worker)
+gtest_discover_tests(e2e_tests DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
+
+# ---- the full path on a real GPU: client -> daemon -> real worker -> SQLite
+add_executable(gpu_e2e_tests e2e/gpu/daemon_gpu_test.cc e2e/harness.cc)
+target_link_libraries(gpu_e2e_tests PRIVATE ablation_proto ablation_db GTest::gmock GTest::gtest_main Threads::Threads)
+target_include_directories(gpu_e2e_tests PRIVATE ${CMAKE_SOURCE_DIR})
+target_compile_definitions(gpu_e2e_tests PRIVATE
+  ABLATIOND_PATH="$<TARGET_FILE:ablationd>"
+  CLIENT_PATH="$<TARGET_FILE:ablation-client>"
+  FAKE_WORKER_PATH="$<TARGET_FILE:fake-worker>"
+  REAL_WORKER_PATH="$<TARGET_FILE:ablation-worker>")
+add_dependencies(gpu_e2e_tests ablationd ablation-client ablation-worker)
+gtest_discover_tests(gpu_e2e_tests DISCOVERY_TIMEOUT 60
+  PROPERTIES LABELS gpu TIMEOUT 600 SKIP_REGULAR_EXPRESSION "${ABLATION_SKIP_REGEX}")
+
+# Daemon + client over real gRPC and SQLite, the fake worker and a stand-in ncu.
+add_executable(counters_e2e_tests ${CMAKE_CURRENT_SOURCE_DIR}/e2e/profile_e2e_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/e2e/harness.cc)
+target_link_libraries(counters_e2e_tests PRIVATE ablation_proto ablation_db GTest::gmock
+  GTest::gtest_main Threads::Threads SQLite::SQLite3)
+target_include_directories(counters_e2e_tests PRIVATE ${CMAKE_SOURCE_DIR})
+target_compile_definitions(counters_e2e_tests PRIVATE
+  ABLATIOND_PATH="$<TARGET_FILE:ablationd>"
+  CLIENT_PATH="$<TARGET_FILE:ablation-client>"
+  FAKE_WORKER_PATH="$<TARGET_FILE:fake-worker>"
+  NCU_TESTDATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/core/testdata/ncu")
+add_dependencies(counters_e2e_tests ablationd ablation-client fake-worker)
+gtest_discover_tests(counters_e2e_tests TEST_PREFIX "counters." DISCOVERY_TIMEOUT 60
+  PROPERTIES TIMEOUT 300)
+
+# ---- clock locking and telemetry through the daemon, against the stand-in NVML (tests/nvml.cmake)
+add_executable(clocks_e2e_tests e2e/clocks_e2e_test.cc e2e/harness.cc)
+target_link_libraries(clocks_e2e_tests PRIVATE ablation_proto ablation_db GTest::gmock GTest::gtest_main Threads::Threads)
+target_include_directories(clocks_e2e_tests PRIVATE ${CMAKE_SOURCE_DIR})
+target_compile_definitions(clocks_e2e_tests PRIVATE
+  ABLATIOND_PATH="$<TARGET_FILE:ablationd>"
+  CLIENT_PATH="$<TARGET_FILE:ablation-client>"
+  FAKE_WORKER_PATH="$<TARGET_FILE:fake-worker>"
+  FAKE_NVML_PATH="$<TARGET_FILE:fake-nvml>")
+add_dependencies(clocks_e2e_tests ablationd ablation-client fake-worker fake-nvml)
+gtest_discover_tests(clocks_e2e_tests DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)

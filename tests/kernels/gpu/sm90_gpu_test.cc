@@ -1,0 +1,213 @@
+// GPU tests (ctest label gpu) of the sm90 family, the Hopper ladder: every rung against the FP64
+// reference at small shapes and against cuBLAS at 4096^3 (poisoned output first: nothing
+// unwritten, no NaN), the refusals, and no local memory. On a device that is not compute
+// capability 9.0 the rungs must refuse with a sentence, not crash. Every test skips with the
+// reason where there is no device.
+#include <cublas_v2.h>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kernels/reference.h"
+#include "kernels/sm90/sm90_config.h"
+#include "kernels/sm90/sm90_tma.h"
+#include "kernels/testing/gpu_util.h"
+
+namespace ablation::kernels {
+namespace {
+
+using testing::GemmBuffers;
+using testing::NoDeviceReason;
+
+bool IsSm90() {
+  int dev = 0, major = 0, minor = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+  return major == 9 && minor == 0;
+}
+
+std::vector<std::string> RungNames() {
+  std::vector<std::string> out;
+  for (const sm90::Rung& r : sm90::kRungs) out.emplace_back(r.name);
+  return out;
+}
+
+class Sm90Gpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = NoDeviceReason(); !why.empty()) GTEST_SKIP() << why;
+    RegisterCatalog(registry_);
+    BindLaunchers(registry_);
+    ASSERT_EQ(cublasCreate(&cublas_), CUBLAS_STATUS_SUCCESS);
+  }
+  void TearDown() override {
+    if (cublas_ != nullptr) cublasDestroy(cublas_);
+  }
+
+  const Variant& Get(const std::string& name) {
+    const Variant* v = registry_.Find(name);
+    if (v == nullptr) ADD_FAILURE() << "no variant " << name;
+    return v != nullptr ? *v : registry_.All().front();
+  }
+
+  std::vector<double> Output(const GemmBuffers& buf) {
+    std::vector<double> out;
+    EXPECT_EQ(CopyToHostAsDouble(buf.c.data(), size_t(buf.problem.m * buf.problem.n),
+                                 buf.problem.dtype, true, &out),
+              "");
+    return out;
+  }
+
+  /// Every rung that takes the shape, against `ref`; ran_ collects which rungs ran (each must
+  /// run somewhere).
+  void ExpectMatches(const GemmBuffers& buf, const std::vector<double>& ref) {
+    for (const std::string& name : RungNames()) {
+      SCOPED_TRACE(name + " " + std::to_string(buf.problem.m) + "x" +
+                   std::to_string(buf.problem.n) + "x" + std::to_string(buf.problem.k));
+      if (!Get(name).can_implement(buf.problem).empty()) continue;
+      ran_.insert(name);
+      const std::string error = testing::CheckedLaunch(Get(name), buf, cublas_);
+      EXPECT_EQ(error, "");
+      if (!error.empty()) continue;
+      const Comparison c = Compare(Output(buf), ref, DType::kBF16, DefaultTolerance(DType::kBF16));
+      EXPECT_TRUE(c.passed) << "rel_frobenius " << c.rel_frobenius_error << " max_abs "
+                            << c.max_abs_error << " mismatches " << c.mismatches << " nan "
+                            << c.nan_count << " unwritten " << c.unwritten_count;
+      EXPECT_EQ(c.nan_count, 0);
+      EXPECT_EQ(c.unwritten_count, 0);
+    }
+  }
+
+  /// Every rung that takes `p` against the FP64 reference of the same random inputs.
+  void ExpectMatchesFp64(Problem p, uint64_t seed) {
+    p.dtype = DType::kBF16;
+    GemmBuffers buf;
+    ASSERT_EQ(buf.Init(p, seed), "");
+    std::vector<double> a, b;
+    ASSERT_EQ(CopyToHostAsDouble(buf.a.data(), size_t(p.m * p.k), p.dtype, false, &a), "");
+    ASSERT_EQ(CopyToHostAsDouble(buf.b_kn.data(), size_t(p.k * p.n), p.dtype, false, &b), "");
+    ExpectMatches(buf, ReferenceGemm(a, b, p.m, p.n, p.k));
+  }
+
+  /// Every rung that takes `p` against cuBLAS on the same random inputs.
+  void ExpectMatchesCublas(Problem p, uint64_t seed) {
+    p.dtype = DType::kBF16;
+    GemmBuffers buf;
+    ASSERT_EQ(buf.Init(p, seed), "");
+    ASSERT_EQ(testing::CheckedLaunch(Get("cublas_bf16"), buf, cublas_), "");
+    ExpectMatches(buf, Output(buf));
+  }
+
+  Registry registry_;
+  cublasHandle_t cublas_ = nullptr;
+  std::set<std::string> ran_;
+};
+
+TEST_F(Sm90Gpu, RefusesOtherDevicesWithASentence) {
+  if (IsSm90()) GTEST_SKIP() << "this device is compute capability 9.0; the refusal is for others";
+  GemmBuffers buf;
+  ASSERT_EQ(buf.Init({256, 256, 64, DType::kBF16}, 3), "");
+  for (const std::string& name : RungNames()) {
+    const std::string e = Get(name).launch(buf.Args(Get(name), cublas_));
+    EXPECT_NE(e.find("needs a compute capability 9.0 GPU"), std::string::npos) << name << ": " << e;
+  }
+}
+
+TEST_F(Sm90Gpu, AgainstFp64Reference) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  // Several k-tiles (K/64 = 2, 8, 5: the stage ring wraps), several tiles per persistent CTA
+  // (768x768), and M != N != K so that an M/N mix-up shows.
+  // 4096x2048x64: two tiles of one k-tile per persistent CTA, so the overlapped epilogue stores a
+  // held tile with fewer k-tiles than chunks to hide it behind.
+  for (Problem p : {Problem{256, 256, 128}, Problem{512, 512, 512}, Problem{768, 1280, 320},
+                    Problem{2048, 2048, 256}, Problem{4096, 2048, 64}}) {
+    ExpectMatchesFp64(p, 42);
+  }
+  EXPECT_EQ(ran_.size(), sm90::kRungs.size()) << "a rung ran at none of the shapes";
+}
+
+TEST_F(Sm90Gpu, AgainstCublasAt4096) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  ExpectMatchesCublas({4096, 4096, 4096}, 11);
+  EXPECT_EQ(ran_.size(), sm90::kRungs.size());
+}
+
+// Shapes with more units than the grid has clusters and a last round at most 3/4 full, so that
+// the stream-K rung shares it (66 clusters of 2 on an H200): 72 units with 5 k-tiles (ranges of
+// 3: units shared by up to three clusters, two partials each) against the FP64 reference, 108
+// units with 17 k-tiles against cuBLAS. Every rung runs them (the other persistent rungs walk
+// several rounds there).
+TEST_F(Sm90Gpu, StreamKSharesTheLastRound) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  ExpectMatchesFp64({2304, 2048, 320}, 7);
+  ExpectMatchesCublas({2304, 3072, 1088}, 8);
+  EXPECT_EQ(ran_.size(), sm90::kRungs.size());
+}
+
+// The fix-up adds partials in a fixed order: the same inputs give the same bits, launch after
+// launch (the flags of one launch never stand for the next: each has its own epoch), with the
+// epilogue in place or overlapped with the next tile.
+TEST_F(Sm90Gpu, StreamKRepeatsBitForBit) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  for (const char* name : {"sm90_h9_stream_k", "sm90_h10_epilogue_overlap"})
+    for (const Problem& p :
+         {Problem{8192, 8192, 256, DType::kBF16}, Problem{2304, 2048, 320, DType::kBF16}}) {
+      SCOPED_TRACE(name);
+      GemmBuffers buf;
+      ASSERT_EQ(buf.Init(p, 9), "");
+      const Variant& v = Get(name);
+      ASSERT_EQ(testing::CheckedLaunch(v, buf, cublas_), "");
+      const std::vector<double> first = Output(buf);
+      for (int i = 0; i < 3; ++i) {
+        ASSERT_EQ(testing::CheckedLaunch(v, buf, cublas_), "");
+        EXPECT_TRUE(Output(buf) == first) << p.m << "x" << p.n << "x" << p.k << " launch " << i + 2;
+      }
+    }
+}
+
+// The workspace keeps the layout of its allocation: a smaller request after a larger one gets
+// the same flags and partials, so its partials never land on flags the larger one reads.
+TEST_F(Sm90Gpu, StreamKWorkspaceKeepsItsLayoutForSmallerRequests) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  void* big_partials = nullptr;
+  uint32_t* big_flags = nullptr;
+  uint32_t big_epoch = 0;
+  ASSERT_EQ(sm90::StreamKWorkspace(int64_t(1) << 20, 4096, &big_partials, &big_flags, &big_epoch),
+            "");
+  void* small_partials = nullptr;
+  uint32_t* small_flags = nullptr;
+  uint32_t small_epoch = 0;
+  ASSERT_EQ(
+      sm90::StreamKWorkspace(int64_t(1) << 16, 16, &small_partials, &small_flags, &small_epoch),
+      "");
+  EXPECT_EQ(small_flags, big_flags);
+  EXPECT_EQ(small_partials, big_partials);
+  EXPECT_GE(static_cast<char*>(small_partials) - reinterpret_cast<char*>(small_flags), 4096 * 4);
+  EXPECT_EQ(small_epoch, big_epoch + 1);
+}
+
+TEST_F(Sm90Gpu, RefusesWhatItCannotRunAndDoesNotSpill) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  for (const std::string& name : RungNames()) {
+    const Variant& v = Get(name);
+    for (Problem p : {Problem{128, 256, 96}, Problem{128, 200, 64}, Problem{100, 256, 64}}) {
+      p.dtype = DType::kBF16;
+      GemmArgs args;
+      args.problem = p;
+      EXPECT_NE(v.launch(args), "") << name << " launched " << p.m << "x" << p.n << "x" << p.k;
+      EXPECT_NE(v.can_implement(p), "") << name;
+    }
+    const void* fn = v.kernel(DType::kBF16);
+    ASSERT_NE(fn, nullptr) << name;
+    EXPECT_EQ(v.kernel(DType::kFP16), nullptr) << name;
+    cudaFuncAttributes attr{};
+    ASSERT_EQ(cudaFuncGetAttributes(&attr, fn), cudaSuccess) << name;
+    EXPECT_EQ(attr.localSizeBytes, 0u) << name << " uses local memory";
+  }
+}
+
+}  // namespace
+}  // namespace ablation::kernels

@@ -1,0 +1,253 @@
+// The worker on a real GPU, through its binary and protocol (as the daemon drives it): the
+// device it describes, measurements of a custom kernel and of cuBLAS, verification against each
+// reference, and what it refuses. Timing methods: worker_timing_test.cc. Skips with "no CUDA
+// device: ..." where there is none.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "tests/worker/gpu/worker_gpu_fixture.h"
+
+namespace ablation::worker {
+namespace {
+
+TEST_F(WorkerGpu, HelloDescribesTheDevice) {
+  int n = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&n), cudaSuccess);
+  EXPECT_EQ(hello_.device_count(), n);
+  const apb::DeviceIdentity& d = hello_.device();
+  EXPECT_EQ(d.index(), 0);
+  EXPECT_FALSE(d.name().empty());
+  EXPECT_EQ(d.uuid().rfind("GPU-", 0), 0u);
+  EXPECT_EQ(d.uuid().size(), 40u);
+  EXPECT_NE(d.compute_capability().find('.'), std::string::npos);
+  EXPECT_GT(d.sm_count(), 0);
+  EXPECT_FALSE(d.driver_version().empty());
+  EXPECT_FALSE(d.cuda_runtime_version().empty());
+  EXPECT_EQ(std::count(d.cublas_version().begin(), d.cublas_version().end(), '.'), 2)
+      << d.cublas_version();
+  EXPECT_GT(d.memory_bytes(), 0);
+  EXPECT_GT(d.l2_bytes(), 0);
+  EXPECT_GT(d.smem_per_block_optin(), 0);
+  EXPECT_GE(d.smem_per_sm(), d.smem_per_block_optin());
+}
+
+TEST_F(WorkerGpu, MeasureAblationVariantWithOccupancy) {
+  for (int64_t size : {512, 4096}) {
+    SCOPED_TRACE(size);
+    Timed r = Measure(kAblation, size);
+    ExpectGoodTiming(r, apb::L2_MODE_COLD_ROTATED);
+    const apb::Occupancy& o = r.occupancy();
+    EXPECT_GT(o.registers_per_thread(), 0);
+    EXPECT_GT(o.threads_per_block(), 0);
+    EXPECT_GE(o.max_blocks_per_sm(), 1);
+    EXPECT_GE(o.max_warps_per_sm(), o.max_blocks_per_sm());
+    EXPECT_GT(o.theoretical_occupancy(), 0);
+    EXPECT_LE(o.theoretical_occupancy(), 1);
+    EXPECT_TRUE(o.limiter() == "registers" || o.limiter() == "shared_memory" ||
+                o.limiter() == "warps" || o.limiter() == "blocks")
+        << o.limiter();
+  }
+}
+
+TEST_F(WorkerGpu, MeasureCublasWithoutOccupancy) {
+  for (int64_t size : {512, 4096}) {
+    SCOPED_TRACE(size);
+    Timed r = Measure(kCublas, size);
+    ExpectGoodTiming(r, apb::L2_MODE_COLD_ROTATED);
+    EXPECT_EQ(r.occupancy().registers_per_thread(), 0);
+    EXPECT_EQ(r.occupancy().limiter(), "");
+  }
+}
+
+TEST_F(WorkerGpu, HotL2IsReported) {
+  ExpectGoodTiming(Measure(kCublas, 512, /*hot=*/true), apb::L2_MODE_HOT);
+}
+
+TEST_F(WorkerGpu, CublasAt4096IsInTheExpectedRange) {
+  // H200 bf16 4096^3 is ~720 TFLOPS through PyTorch; anything far off means the timing is wrong.
+  Timed r = Measure(kCublas, 4096);
+  ASSERT_TRUE(r.ok()) << r.error();
+  const double tflops = 2.0 * 4096.0 * 4096.0 * 4096.0 / (r.stats().median_ms() * 1e-3) / 1e12;
+  std::printf("cublas_bf16 4096^3: %.0f TFLOPS (median)\n", tflops);
+  EXPECT_GT(tflops, 50);
+  EXPECT_LT(tflops, 1200);  // above any datasheet: the events did not cover the kernel
+}
+
+TEST_F(WorkerGpu, VerifyAgainstCpu) {
+  for (const char* v : {kAblation, kCublas}) {
+    for (int64_t size : {256, 512}) {
+      SCOPED_TRACE(std::string(v) + " " + std::to_string(size));
+      apb::VerifyResult r = Verify(v, size, apb::REFERENCE_CPU);
+      EXPECT_EQ(r.error(), "");
+      EXPECT_TRUE(r.passed()) << "rel frobenius " << r.rel_frobenius_error() << ", mismatches "
+                              << r.mismatches() << ", nan " << r.nan_count() << ", unwritten "
+                              << r.unwritten_count();
+      EXPECT_EQ(r.reference(), apb::REFERENCE_CPU);
+      EXPECT_EQ(r.unwritten_count(), 0);
+      EXPECT_GT(r.tolerance(), 0);
+    }
+  }
+}
+
+TEST_F(WorkerGpu, VerifyAgainstCublasAt4096) {
+  apb::VerifyResult r = Verify(kAblation, 4096, apb::REFERENCE_CUBLAS);
+  EXPECT_EQ(r.error(), "");
+  EXPECT_EQ(r.reference(), apb::REFERENCE_CUBLAS);
+  EXPECT_TRUE(r.passed()) << "rel frobenius " << r.rel_frobenius_error() << ", mismatches "
+                          << r.mismatches();
+}
+
+TEST_F(WorkerGpu, CpuReferenceRefusesLargeShapes) {
+  apb::VerifyResult r = Verify(kAblation, 4096, apb::REFERENCE_CPU);
+  EXPECT_FALSE(r.passed());
+  EXPECT_EQ(r.error().rfind("reference: 4096x4096x4096 (M*N*K = 68719476736) is too large for "
+                            "the CPU reference",
+                            0),
+            0u)
+      << r.error();
+}
+
+TEST_F(WorkerGpu, CpuReferenceTakesTwoToThe33) {
+  // 2048^3 = 2^33 multiply-adds: the multi-threaded FP64 product in seconds.
+  const auto t0 = std::chrono::steady_clock::now();
+  apb::VerifyResult r = Verify(kCublas, 2048, apb::REFERENCE_CPU);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("verify cublas_bf16 2048^3 against the CPU: %.2f s\n", s);
+  EXPECT_EQ(r.error(), "");
+  EXPECT_TRUE(r.passed()) << "rel frobenius " << r.rel_frobenius_error();
+}
+
+TEST_F(WorkerGpu, VerifyAgainstTheGpuReference) {
+  for (int64_t size : {512, 4096}) {
+    for (const char* v : {kAblation, kCublas}) {
+      SCOPED_TRACE(std::string(v) + " " + std::to_string(size));
+      apb::VerifyResult r = Verify(v, size, apb::REFERENCE_GPU);
+      EXPECT_EQ(r.error(), "");
+      EXPECT_EQ(r.reference(), apb::REFERENCE_GPU);
+      EXPECT_TRUE(r.passed()) << "rel frobenius " << r.rel_frobenius_error() << ", mismatches "
+                              << r.mismatches();
+      EXPECT_EQ(r.tolerance(), 1e-2);  // bf16's, as against cuBLAS
+      EXPECT_LT(r.rel_frobenius_error(), 5e-3);
+    }
+  }
+  // Every dtype's cuBLAS on a shape of odd tiles (cuBLAS needs 16-byte leading dimensions).
+  for (const char* dtype : {"bf16", "fp16", "fp32", "tf32", "int8"}) {
+    SCOPED_TRACE(dtype);
+    apb::VerifyResult r =
+        Verify("cublas_" + std::string(dtype), 136, 72, 40, apb::REFERENCE_GPU, dtype);
+    EXPECT_EQ(r.error(), "");
+    EXPECT_TRUE(r.passed()) << "rel frobenius " << r.rel_frobenius_error() << ", mismatches "
+                            << r.mismatches();
+    if (std::string(dtype) == "int8") EXPECT_EQ(r.max_abs_error(), 0) << "int32: exact";
+  }
+}
+
+TEST_F(WorkerGpu, RefusesWhatCannotRun) {
+  Timed r = Measure("no_such_variant", 512);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("unknown variant"), std::string::npos) << r.error();
+  // Far beyond any device's memory: refused before allocating, and the worker stays up.
+  v1::WorkerRequest req;
+  auto* m = req.mutable_measure();
+  m->add_variants(kCublas);
+  m->set_dtype("bf16");
+  m->mutable_shape()->set_m(1 << 20);
+  m->mutable_shape()->set_n(1 << 20);
+  m->mutable_shape()->set_k(1 << 10);
+  v1::WorkerReply reply = Call(req);
+  EXPECT_FALSE(reply.measure().ok());
+  EXPECT_NE(reply.measure().error().find("does not fit in device memory"), std::string::npos)
+      << reply.measure().error();
+  ExpectGoodTiming(Measure(kCublas, 512), apb::L2_MODE_COLD_ROTATED);
+}
+
+TEST_F(WorkerGpu, ConsecutiveMeasurementsOfAProblemFindItsInputsResident) {
+  v1::WorkerRequest release;
+  release.mutable_release()->set_task_id(1);
+  ASSERT_TRUE(Call(release).has_release());  // nothing left from the tests before
+  v1::MeasureTask t = Task(kAblation, 4096, 4096, 4096);
+  const Timed first = Measure(t);
+  ExpectGoodTiming(first, apb::L2_MODE_COLD_ROTATED);
+  EXPECT_FALSE(first.cost().inputs_reused());
+  const Timed second = Measure(t);
+  ExpectGoodTiming(second, apb::L2_MODE_COLD_ROTATED);
+  EXPECT_TRUE(second.cost().inputs_reused());
+  EXPECT_LT(second.cost().setup_seconds(), first.cost().setup_seconds());
+  // The warm-up is its count and its 50 ms (the task's warmup_seconds), no more: the clocks are
+  // the daemon's regime's business.
+  EXPECT_GE(second.cost().warmup_seconds(), 0.05) << second.cost().ShortDebugString();
+  EXPECT_LT(second.cost().warmup_seconds(), 0.08) << second.cost().ShortDebugString();
+  for (const Timed* r : {&first, &second}) {
+    const apb::Cost& c = r->cost();
+    ASSERT_TRUE(c.has_worker_seconds() && c.has_setup_seconds() && c.has_warmup_seconds() &&
+                c.has_sampling_seconds());
+    EXPECT_LE(c.setup_seconds() + c.warmup_seconds() + c.sampling_seconds(), c.worker_seconds());
+    // The loop's wall time holds the samples' GPU time, and little else.
+    EXPECT_GE(c.sampling_seconds(), r->window.gpu_seconds());
+    EXPECT_LT(c.sampling_seconds(), 1.2 * r->window.gpu_seconds() + 0.01) << c.ShortDebugString();
+  }
+  // B as N x K: the same A and B, with B^T and its copies made for it.
+  v1::MeasureTask nk = Task("abl_L1_R1_bl1_s3_sw1", 4096, 4096, 4096);
+  const Timed transposed = Measure(nk);
+  ExpectGoodTiming(transposed, apb::L2_MODE_COLD_ROTATED);
+  EXPECT_FALSE(transposed.cost().inputs_reused());
+  EXPECT_TRUE(Measure(nk).cost().inputs_reused());
+  // Another seed is another set of values, made again.
+  t.set_seed(8);
+  EXPECT_FALSE(Measure(t).cost().inputs_reused());
+  // A verification on the resident inputs (written again from the seed, C poisoned) passes.
+  EXPECT_TRUE(Verify(kAblation, 4096, apb::REFERENCE_CUBLAS).passed());
+  const v1::WorkerReply released = Call(release);
+  ASSERT_TRUE(released.has_release());
+  EXPECT_GT(released.release().released_bytes(), 0);
+  EXPECT_GE(released.release().released_problems(), 2);
+  EXPECT_FALSE(Measure(t).cost().inputs_reused());
+}
+
+TEST_F(WorkerGpu, AWindowInterleavesItsVariantsOneSampleACycleEach) {
+  // Two layouts of B, an ablation variant and cuBLAS: one window, sample c of each from cycle c.
+  v1::MeasureTask t = Task(kAblation, 4096, 4096, 4096);
+  t.add_variants("abl_L1_R1_bl1_s3_sw1");
+  t.add_variants(kCublas);
+  t.set_window_seconds(0.5);
+  const Timed w = Measure(t);
+  ExpectGoodTiming(w, apb::L2_MODE_COLD_ROTATED);
+  ASSERT_EQ(w.window.members_size(), 3);
+  EXPECT_EQ(w.window.members(2).variant(), kCublas);
+  // Each sample holds one launch: cuBLAS is several times faster than the 1-stage variant in
+  // every cycle, not only in the medians.
+  const auto& slow = w.window.members(0);
+  const auto& fast = w.window.members(2);
+  int faster = 0;
+  for (int c = 0; c < w.window.cycles(); ++c) faster += fast.sample_ms(c) < slow.sample_ms(c);
+  EXPECT_EQ(faster, w.window.cycles());
+  // The window's clock is the GPU-time-weighted mean of every sample's.
+  EXPECT_GT(w.window.sm_mhz(), 500);
+  std::printf("window of 3 at 4096^3: %d cycles, %.3f s of GPU time in %.3f s, %.0f MHz\n",
+              w.window.cycles(), w.window.gpu_seconds(), w.cost().sampling_seconds(),
+              w.window.sm_mhz());
+}
+
+TEST_F(WorkerGpu, AShortWindowEndsWithinABatchOfItsSpan) {
+  // A burst window: 20 ms of cuBLAS at 4096^3 (about 0.19 ms a sample), not a 50 ms batch.
+  v1::MeasureTask t = Task(kCublas, 4096, 4096, 4096);
+  t.set_window_seconds(0.02);
+  t.set_min_cycles(1);
+  t.set_warmup(false);
+  const Timed w = Measure(t);
+  ASSERT_TRUE(w.ok()) << w.error();
+  EXPECT_GE(w.cost().sampling_seconds(), 0.02);
+  EXPECT_LT(w.cost().sampling_seconds(), 0.045) << "overshot by more than a batch";
+  EXPECT_GT(w.window.cycles(), 50);
+  EXPECT_LT(w.window.cycles(), 250);
+}
+
+}  // namespace
+}  // namespace ablation::worker
