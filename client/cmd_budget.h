@@ -1,4 +1,4 @@
-// `budget VARIANT --arch sm_80|sm_86|sm_90`: the seed's shared memory budget table of a variant
+// `budget VARIANT --arch sm_80|sm_86|sm_90`: the shared memory budget table of a variant
 // (one stage up to its pipeline depth: bytes, blocks per SM, the occupancy cliff) (GetBudget).
 #pragma once
 

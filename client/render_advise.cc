@@ -30,7 +30,7 @@ Table AdviceTable(const v1::AdviseRequest& request, const v1::AdviseResponse& r)
   table.columns = {{"field", "field"}, {"value", "value"}};
   const v1::SmemBudget& s = r.smem();
   const bool contradicted = r.rule_check() == v1::RULE_CHECK_CONTRADICTED;
-  // This GPU's answer first where it contradicts the seed's rule: the measurement outranks it.
+  // This GPU's answer first where it contradicts the rule of thumb: the measurement outranks it.
   if (contradicted) AddField(table, "answer", "answer", r.lead());
   AddField(table, "tile", "tile", TileLabel(request));
   AddField(table, "arch", "arch", r.arch() + " (" + r.arch_gpus() + ")");

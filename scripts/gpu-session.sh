@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The GPU figures the open issues ask for, in phases that each fit one device call, over a bundle
-# made by
+# The figures that only a GPU node can give, in phases (below) that each fit one device call, over
+# a bundle made by
 #   deploy/make-bundle.sh build/default bundle <test binaries>
 # Observe mode only: nothing here asks for a clock lock, and nothing changes GPU settings.
 #   scripts/gpu-session.sh BUNDLE OUT PHASE...

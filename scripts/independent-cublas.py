@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """cuBLAS bf16 through PyTorch, timed by tools independent of ablationd, in each power regime,
-so that the daemon's figures can be held against them (issue: agreement with independent tools).
+so that the daemon's figures can be held against them (each regime's cuBLAS figure should agree
+with an independent tool's within 2%).
 
   burst:     the GPU idles until NVML reports no clock-event reason holding the clock and the
              temperature is within 5 C of the coolest reading, then triton.testing.do_bench with

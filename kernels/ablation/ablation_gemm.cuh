@@ -1,4 +1,4 @@
-// The ablation GEMM (seed 001 §1-§2): one template whose parameters each switch one data path of
+// The ablation GEMM: one template whose parameters each switch one data path of
 // a bf16/fp16 mma.sync GEMM, so that the difference between two variants is attributable to that
 // one knob. C = A * B, A M x K row-major, B K x N (b_layout 0) or N x K (b_layout 1), fp32
 // accumulation, C M x N row-major in the input type.
@@ -493,7 +493,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     // Not unrolled: interleaving two tiles' fragments would not fit two blocks' registers.
 #pragma unroll 1
     for (int kt = 0; kt < k_tiles; ++kt) {
-      // Tile kt+S-1 into the free stage. LOAD_MODE 0 is the seed's "sync load + double buffer":
+      // Tile kt+S-1 into the free stage. LOAD_MODE 0 is "sync load + double buffer", the rung
+      // measured before cp.async so that double buffering and cp.async are credited separately:
       // ld.global + st.shared into buffer[write] while buffer[read] is computed after the barrier;
       // the thread stalls on its own load, other warps' math covers it. LOAD_MODE 1 hands the
       // copy to cp.async and goes straight on to the math.

@@ -1,5 +1,6 @@
-// The fixed tile shape of the ablation family (seed 001 §1: BM=BN=128, BK=32, 8 warps of 64x32,
-// mma m16n8k16). Host-only so the catalog can state tile and shared memory without CUDA.
+// The fixed tile shape of the ablation family, the same for every variant so that only the knobs
+// differ: BM=BN=128, BK=32, 8 warps of 64x32, mma m16n8k16. Host-only so the catalog can state
+// tile and shared memory without CUDA.
 #pragma once
 
 #include <cstdint>

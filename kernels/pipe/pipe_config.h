@@ -1,5 +1,5 @@
-// The pipe_ family's configuration space (issue 5, seed 000): one tiled GEMM per data type, three
-// ways to move the next K tile while the current one computes. Host-only and constexpr, so the
+// The pipe_ family's configuration space: one tiled GEMM per data type, three ways
+// to move the next K tile while the current one computes. Host-only and constexpr, so the
 // catalog (no CUDA) and the kernel instances derive names, tiles and shared-memory sizes from the
 // same table and cannot drift apart.
 #pragma once
@@ -30,8 +30,9 @@ struct PipeTile {
   int threads = 0;
 };
 
-/// Registered tiles: the seed's example (2 KiB A + 2 KiB B per buffer, i.e. BM*BK = BK*BN = 2 KiB
-/// of input: k16 for fp16, k32 for int8, k8 for fp32) and 128x128x32 for each type.
+/// Registered tiles: the small tile of the usual pipelining example, whose doubled buffers stay
+/// far below any shared-memory occupancy cliff (2 KiB A + 2 KiB B per buffer, i.e. BM*BK = BK*BN
+/// = 2 KiB of input: k16 for fp16, k32 for int8, k8 for fp32), and 128x128x32 for each type.
 inline constexpr PipeTile kPipeTiles[] = {
     {DType::kFP16, 64, 64, 16, 128}, {DType::kFP16, 128, 128, 32, 256},
     {DType::kINT8, 64, 64, 32, 128}, {DType::kINT8, 128, 128, 32, 256},

@@ -1,4 +1,4 @@
-// The pipe_ GEMM (issue 5, seed 000): one tiled kernel per data type, tile sizes as template
+// The pipe_ GEMM: one tiled kernel per data type, tile sizes as template
 // parameters, and three ways to bring in the next K tile (Pipeline):
 //   baseline  load (LDG+STS) -> sync -> compute -> sync, one buffer
 //   ldg       prologue: tile 0 -> buf 0, sync; loop: LDG tile N+1 into registers, compute buf[N&1],
@@ -17,8 +17,9 @@
 // matrix whose rows are 16-byte aligned, is copied in 16-byte chunks; any other tile (the edges of
 // M, N and K, or every tile of a matrix whose leading dimension is not a multiple of 16 bytes)
 // takes the checked path per chunk: cp.async with src-size (zero-fill) where the chunk start is
-// aligned, else element loads with bounds checks, zero-filled, stored with st.shared (seed 000's
-// last pitfall). Zeros in A's or B's padding K columns add nothing to any accumulator.
+// aligned, else element loads with bounds checks, zero-filled, stored with st.shared (cp.async
+// needs a valid, aligned source, so an edge tile must not copy blindly past the matrix). Zeros in
+// A's or B's padding K columns add nothing to any accumulator.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -505,7 +506,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       const int cur = kt & 1;
       load_registers();
       compute(cur);
-      __syncthreads();  // the seed's first barrier: every warp is done reading before any STS
+      __syncthreads();  // the first of two barriers: every warp is done reading before any STS
       store_registers(cur ^ 1);
       __syncthreads();  // tile kt+1 is visible to every warp
     }

@@ -1,5 +1,6 @@
-// The SIMT (FP32 FFMA) ladder of seed 001 §1.5: tile shape and the five rungs. Host-only, so the
-// catalog states names, tile and shared memory without CUDA and the launchers bind the same names.
+// The SIMT (FP32 FFMA) ladder, the CUDA-core side of the SIMT vs Tensor Core comparison: tile
+// shape and the five rungs. Host-only, so the catalog states names, tile and shared memory without
+// CUDA and the launchers bind the same names.
 #pragma once
 
 #include <cstdint>

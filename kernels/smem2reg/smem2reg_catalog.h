@@ -1,7 +1,7 @@
-// Catalog entries (names, metadata, work model, can_implement) of the smem2reg micro-benchmarks
-// (seed 001 §1.3 pitfall 2): the ablation GEMM's shared-memory -> register fragment loads alone,
-// without mma, so that the cost of ldmatrix against ld.shared shows where the full kernel hides it
-// behind the tensor cores. Host-only.
+// Catalog entries (names, metadata, work model, can_implement) of the smem2reg micro-benchmarks:
+// the ablation GEMM's shared-memory -> register fragment loads alone, without mma, so that the
+// cost of ldmatrix against ld.shared shows where the full kernel hides it behind the tensor cores
+// (a GEMM bound by mma throughput or DRAM bandwidth shows no difference there). Host-only.
 #pragma once
 
 #include <string>

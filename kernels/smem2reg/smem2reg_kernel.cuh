@@ -3,7 +3,7 @@
 // device functions (ablation_gemm.cuh), but no mma. A block fills two stages once, then issues
 // the fragment loads of K/32 k-tiles, alternating between the stages as a pipelined GEMM does,
 // so the time is that of the loads alone: the instruction cost that the full kernel hides behind
-// the tensor cores (seed 001 §1.3 pitfall 2).
+// the tensor cores, where ldmatrix against ld.shared would look like no difference at all.
 #pragma once
 
 #include <cstdint>

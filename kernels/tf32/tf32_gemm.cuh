@@ -1,4 +1,5 @@
-// The TF32 Tensor Core GEMM of seed 001 §1.5 (the counterpart of the SIMT ladder's last rung):
+// The TF32 Tensor Core GEMM, the Tensor Core side of the SIMT vs Tensor Core comparison (the
+// counterpart of the SIMT ladder's last rung):
 // mma.sync.aligned.m16n8k8 .tf32 with fp32 accumulation, XOR-swizzled shared memory, two stages.
 // Two variants that differ only in how a tile travels gmem -> smem: LOAD_MODE 0 synchronous
 // (ld.global.v4 into registers, st.shared.v4 after the tile's mma), LOAD_MODE 1 cp.async.cg.

@@ -1,6 +1,7 @@
-// The TF32 Tensor Core pair of seed 001 §1.4.6 / §1.5: tile shape and the two variants. Host-only,
-// so the catalog states names, tile and shared memory without CUDA and the launchers bind the same
-// names.
+// The TF32 Tensor Core pair, the Tensor Core side of the SIMT vs Tensor Core comparison (TF32
+// runs at about half the FP16 Tensor Core rate, so its TFLOPS are not to be set against bf16's):
+// tile shape and the two variants. Host-only, so the catalog states names, tile and shared memory
+// without CUDA and the launchers bind the same names.
 #pragma once
 
 #include <cstdint>

@@ -96,8 +96,8 @@ TEST_F(AdviseSassE2E, AdviseShowsWhatThisGpuMeasured) {
   EXPECT_THAT(r.out, Not(HasSubstr("not measured on this GPU yet")));
 }
 
-// Issue 14: this GPU's stored rows say cp.async gains 38% at a tile where the seed's rule says
-// pipelining may not pay; advise leads with the measurement.
+// This GPU's stored rows say cp.async gains 38% at a tile where the rule of thumb (ratio above
+// 20) says pipelining may not pay; advise leads with the measurement.
 TEST_F(AdviseSassE2E, AMeasurementThatContradictsTheRuleLeadsTheAdvice) {
   StartDaemon({{"ABLATION_FAKE_SPEEDUP", "pipe_cpasync_f16_128x128x32=1.38"}});
   auto list = daemon_->Client({"variants", "pipe_*_f16_128x128x32"});

@@ -47,7 +47,7 @@ add_dependencies(counters_e2e_tests ablationd ablation-client fake-worker)
 gtest_discover_tests(counters_e2e_tests TEST_PREFIX "counters." DISCOVERY_TIMEOUT 60
   PROPERTIES TIMEOUT 300)
 
-# ---- clock locking and telemetry through the daemon, against the stand-in NVML (tests/nvml.cmake)
+# ---- clock locking and telemetry through the daemon, against the stand-in NVML (tests/support)
 add_executable(clocks_e2e_tests e2e/clocks_e2e_test.cc e2e/harness.cc)
 target_link_libraries(clocks_e2e_tests PRIVATE ablation_proto ablation_db GTest::gmock GTest::gtest_main Threads::Threads)
 target_include_directories(clocks_e2e_tests PRIVATE ${CMAKE_SOURCE_DIR})

@@ -37,7 +37,7 @@ target_include_directories(pipe_gpu_tests PRIVATE ${CMAKE_SOURCE_DIR})
 gtest_discover_tests(pipe_gpu_tests DISCOVERY_TIMEOUT 60
   PROPERTIES LABELS gpu TIMEOUT 600 SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 
-# ---- timing: kernels_timing M N K {fp16|int8|fp32} pipe_ [samples] (tests/kernels.cmake)
+# ---- timing: kernels_timing M N K {fp16|int8|fp32} pipe_ [samples] (tools/)
 
 
 # ---- CPU: catalog (names, dtypes, parameters, refusals)
@@ -53,7 +53,7 @@ target_include_directories(ladders_gpu_tests PRIVATE ${CMAKE_SOURCE_DIR})
 gtest_discover_tests(ladders_gpu_tests DISCOVERY_TIMEOUT 60
   PROPERTIES LABELS gpu TIMEOUT 600 SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 
-# ---- timing: kernels_timing M N K fp32 simt_ | tf32 tf32_ | int8 cublas_ (tests/kernels.cmake)
+# ---- timing: kernels_timing M N K fp32 simt_ | tf32 tf32_ | int8 cublas_ (tools/)
 
 # ---- Verify against planted bugs (test-only kernels, never in the worker binary)
 add_executable(planted_bugs_tests kernels/gpu/planted_bugs.cu kernels/gpu/planted_bugs_test.cc)

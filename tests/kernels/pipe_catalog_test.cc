@@ -29,7 +29,7 @@ TEST(PipeCatalog, RegistersThreePipelinesPerTypeAndTile) {
   std::set<std::string> names;
   for (const Variant& v : r.All())
     if (v.family == "pipe") names.insert(v.name);
-  // 3 pipelines x (seed tile + 128x128x32) x 3 types.
+  // 3 pipelines x (small tile + 128x128x32) x 3 types.
   EXPECT_EQ(names.size(), 18u);
   for (const char* type : {"f16", "i8", "f32"}) {
     for (const char* p : {"baseline", "ldg", "cpasync"}) {
@@ -37,7 +37,7 @@ TEST(PipeCatalog, RegistersThreePipelinesPerTypeAndTile) {
           << p << " " << type;
     }
   }
-  // The seed's example tiles: 2 KiB of A and 2 KiB of B per buffer.
+  // The small example tiles: 2 KiB of A and 2 KiB of B per buffer.
   for (const char* name :
        {"pipe_cpasync_f16_64x64x16", "pipe_baseline_f16_64x64x16", "pipe_ldg_f16_64x64x16",
         "pipe_cpasync_i8_64x64x32", "pipe_ldg_f32_64x64x8"}) {
@@ -86,7 +86,7 @@ TEST(PipeCatalog, ParamsLayoutsAndSharedMemory) {
     EXPECT_EQ(v.smem_bytes, (variant == "baseline" ? 1 : 2) * (a + b));
   }
   EXPECT_EQ(checked, 18);
-  // The seed's budget: 64x64x16 fp16 double-buffered stays far below any occupancy cliff.
+  // The small tile's budget: 64x64x16 fp16 double-buffered stays far below any occupancy cliff.
   EXPECT_EQ(r.Find("pipe_cpasync_f16_64x64x16")->smem_bytes, 2 * (64 * 48 + 16 * 144));
   EXPECT_EQ(r.Find("pipe_baseline_f32_128x128x32")->smem_bytes, 128 * 144 + 32 * 528);
 }

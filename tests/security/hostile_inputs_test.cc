@@ -1,6 +1,7 @@
-// The hostile inputs of the issue "A service you can expose", each against a real daemon (fake
-// worker, loopback, no tokens): refused quickly, with a message that names the field, quotes at
-// most a short prefix of the input, and never carries SQL or a path; nothing is written.
+// Hostile inputs (oversized or control-character text, plans of millions of items, shapes whose
+// size wraps, non-finite timings, long globs), each against a real daemon (fake worker, loopback,
+// no tokens): refused quickly, with a message that names the field, quotes at most a short prefix
+// of the input, and never carries SQL or a path; nothing is written.
 #include <signal.h>
 
 #include <chrono>

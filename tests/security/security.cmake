@@ -1,5 +1,6 @@
 # Security: the daemon as a hostile client meets it (tokens, roles, TLS with a CA made at run
-# time, exposed listeners) and the hostile inputs of the issue as regression tests. Real daemon,
+# time, exposed listeners) and hostile inputs (oversized or control-character text, plans of
+# millions of items, wrapping shapes, non-finite timings) as regression tests. Real daemon,
 # fake worker, loopback only. Included from tests/CMakeLists.txt; paths relative to tests/.
 add_executable(security_tests
   ${CMAKE_CURRENT_SOURCE_DIR}/security/security_e2e_test.cc

@@ -1,8 +1,9 @@
-// Reading SASS (seed 000 step 7: confirm the load/compute overlap in the final SASS). Pure
-// functions over the text that `cuobjdump -sass` or `nvdisasm` print: split a listing into
-// functions and instructions, find loops (a backward BRA), pick the main loop (the one with the
-// most HMMA/IMMA, or FFMA where the kernel has no tensor-core instructions), classify its
-// instructions and judge whether global loads overlap the compute.
+// Reading SASS, to confirm that a pipelined kernel's loads overlap its compute in the final
+// machine code (the compiler may move them behind the compute). Pure functions over the text that
+// `cuobjdump -sass` or `nvdisasm` print: split a listing into functions and instructions, find
+// loops (a backward BRA), pick the main loop (the one with the most HMMA/IMMA, or FFMA where the
+// kernel has no tensor-core instructions), classify its instructions and judge whether global
+// loads overlap the compute.
 #pragma once
 
 #include <cstdint>
@@ -100,7 +101,8 @@ struct SassVerdict {
   std::vector<SassLine> excerpt;  ///< the main loop, annotated
 };
 
-/// Judges one function: the seed's step 7 on its main loop.
+/// Judges one function's main loop: global loads issued before the compute with no BAR.SYNC
+/// between them, a barrier after the compute, the compute count per iteration, local memory.
 SassVerdict InspectFunction(const SassFunction& function);
 
 /// The verdict and its reasons as text, for logs and tests (the client renders its own).

@@ -11,7 +11,7 @@ namespace ablation::core {
 namespace {
 
 constexpr int64_t kKB = 1024;
-/// The shape the seed's thresholds were measured at; preferred when comparing.
+/// The shape the rule's thresholds were measured at (4096^3 on GA104); preferred when comparing.
 constexpr int64_t kPreferredSize = 4096;
 
 std::string Kb(int64_t bytes) {
@@ -280,7 +280,7 @@ std::string_view ToString(RuleCheck check) {
 RuleVerdict CheckRule(PipelineRule rule, const MeasuredAnswer& measured,
                       const std::vector<std::string>& variants) {
   RuleVerdict v;
-  // The seed's gains per band (step 2); a paying rule's range is open above.
+  // The gains measured on GA104 per ratio band; a paying rule's range is open above.
   constexpr double kPays = 0.15, kSome = 0.05;
   switch (rule) {
     case PipelineRule::kCpAsync:

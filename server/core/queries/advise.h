@@ -1,5 +1,5 @@
-// Advice from the numbers (issue 5, seed 000 steps 1 and 2): the compute/load ratio of a block
-// tile, the seed's rule for choosing a pipelining variant, the single and double buffer shared
+// Advice from the numbers: the compute/load ratio of a block tile, the rule of thumb for
+// choosing a pipelining variant from it (PipelineRule), the single and double buffer shared
 // memory budget against the architecture's occupancy cliff, and the answer the daemon's own
 // measurements of the pipe_ family give for that tile. Pure functions: no store, no gRPC.
 #pragma once
@@ -38,7 +38,8 @@ struct AdviseInput {
   std::string arch;   ///< sm_80, sm_86, sm_90
 };
 
-/// The seed's decision rule (step 2, thresholds measured on GA104, IGEMM 4096^3).
+/// The rule of thumb for choosing a pipelining variant from the compute/load ratio (thresholds
+/// measured on GA104 with an IGEMM at 4096^3).
 enum class PipelineRule {
   kCpAsync,      ///< ratio < 5: prefer cp.async (LDGSTS)
   kMeasureBoth,  ///< 5 <= ratio <= 20: implement LDG and cp.async, benchmark
@@ -55,7 +56,7 @@ struct SmemBudget {
   int64_t smem_per_sm = 0;
   int64_t smem_per_block_max = 0;
   /// Above this a block leaves room for only one block per SM (half the SM's shared memory): the
-  /// seed's "cliff" (50 KB on GA104).
+  /// occupancy "cliff" (50 KB on GA104).
   int64_t cliff_bytes = 0;
   int blocks_single = 0;  ///< blocks per SM that shared memory allows, single buffer (0: no fit)
   int blocks_double = 0;
@@ -123,7 +124,7 @@ MeasuredAnswer MeasuredOnGpu(db::Store& store, const std::vector<std::string>& v
 // ---- the rule against the measurement
 
 /// Whether this GPU's measurements bear the rule out. The rule's claim is the gain of the best
-/// pipelined variant over the baseline that the seed measured for its ratio band: kCpAsync at
+/// pipelined variant over the baseline that was measured on GA104 for its ratio band: kCpAsync at
 /// least +15% with cp.async the fastest pipelining, kMeasureBoth at least +5%, kMayNotPay at most
 /// +5%. More gain than a paying rule expects does not contradict it; less, or a different winner,
 /// does.
@@ -168,8 +169,8 @@ struct VariantBudget {
   std::string verdict;
 };
 
-/// The seed's budget table for a variant with a shared-memory tile: one stage of A and B tiles,
-/// then each further stage, against the architecture. Library entries (no tile) are refused.
+/// The shared memory budget table for a variant with a shared-memory tile: one stage of A and B
+/// tiles, then each further stage, against the architecture. Library entries (no tile) are refused.
 Status BudgetForVariant(const std::string& name, int tile_m, int tile_n, int tile_k,
                         int element_bytes, int stages, int64_t smem_bytes, std::string_view arch,
                         VariantBudget* out);

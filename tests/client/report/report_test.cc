@@ -1,5 +1,5 @@
 // The report of the built-in presets' sections (deploy/presets.toml, as the daemon serves them):
-// the plan's tables, and their renderings.
+// the report's tables, and their renderings.
 #include "client/report/report.h"
 
 #include <gmock/gmock.h>

@@ -92,7 +92,7 @@ TEST(SassTest, SynthesizedFfmaLoopWithSpills) {
   EXPECT_EQ(v.compute_opcode, "FFMA");
   EXPECT_EQ(v.compute_per_iteration, 2);
   EXPECT_EQ(v.load_opcode, "LDG");
-  EXPECT_TRUE(v.overlap);  // the seed's LDG-register pattern: LDG, compute, sync, STS, sync
+  EXPECT_TRUE(v.overlap);  // the LDG-register pipeline's pattern: LDG, compute, sync, STS, sync
   EXPECT_TRUE(v.barrier_after_compute);
   EXPECT_EQ(v.barrier_after, 0x50);
   EXPECT_EQ(v.local_loads, 1);

@@ -47,8 +47,8 @@ TEST(CounterConcepts, SharedLoadsAreTheSassCountOnSm90) {
   std::vector<CounterSelection> s;
   ASSERT_TRUE(SelectCounters({"shared_load_instructions"}, "sm_90", &s).ok());
   ASSERT_EQ(s.size(), 1u);
-  // The name the seed's plan gives (smsp__inst_executed_pipe_lsu_mem_shared_op_ld) is unknown to
-  // ncu 2025.3 on sm_90.
+  // The metric name usually quoted for shared loads (smsp__inst_executed_pipe_lsu_mem_shared_op_ld)
+  // is unknown to ncu 2025.3 on sm_90.
   EXPECT_EQ(s[0].ncu_name, "smsp__sass_inst_executed_op_shared_ld.sum");
   EXPECT_EQ(s[0].unit, "inst");
 }

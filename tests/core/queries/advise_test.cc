@@ -28,7 +28,7 @@ TEST(AdviseTest, RuleBoundaries) {
 }
 
 TEST(AdviseTest, SeedsStepOneExampleOnGa104) {
-  // The seed: 2 KB + 2 KB single, 8 KB double, far under the 50 KB cliff of sm_86.
+  // The textbook example: 2 KB + 2 KB single, 8 KB double, far under the 50 KB cliff of sm_86.
   Advice a;
   ASSERT_TRUE(Advise({32, 32, 32, "fp16", "sm_86"}, &a).ok());
   EXPECT_EQ(a.smem.a_bytes, 2 * kKB);
@@ -187,8 +187,8 @@ TEST(AdviseTest, MeasuredAnswerElsewhereAndMissing) {
   EXPECT_NE(a.note.find("no measurement at 4096x4096x4096"), std::string::npos) << a.note;
 }
 
-// Issue 14: 128x128x32 fp16 on sm_90 is 64:1, where the seed's rule says pipelining may not pay
-// (0-5%); an H200 measured cp.async +38%. The measurement leads and the rule is contradicted.
+// 128x128x32 fp16 on sm_90 is 64:1, where the rule of thumb says pipelining may not pay (0-5%);
+// an H200 measured cp.async +38%. The measurement leads and the rule is contradicted.
 TEST(AdviseTest, AMeasuredGainBeyondTheRuleContradictsIt) {
   Advice advice;
   ASSERT_TRUE(Advise({128, 128, 32, "fp16", "sm_90"}, &advice).ok());

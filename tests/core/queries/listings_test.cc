@@ -5,7 +5,7 @@
 namespace ablation::core {
 namespace {
 
-// The ablation kernel's tile: 128x128x32 bf16, 16 KB per stage (seed 001 §1.4 point 1).
+// The ablation kernel's tile: 128x128x32 bf16, 8 KB of A + 8 KB of B = 16 KB per stage.
 Status AblationBudget(int stages, std::string_view arch, VariantBudget* out) {
   return BudgetForVariant("abl_L1_R1_bl0_s" + std::to_string(stages) + "_sw1", 128, 128, 32, 2,
                           stages, int64_t(stages) * 16384, arch, out);
@@ -22,7 +22,7 @@ TEST(Budget, SeedTableOnA100) {
   EXPECT_TRUE(b.rows[2].this_variant);
   EXPECT_EQ(b.rows[2].blocks_per_sm, 3);  // 164 KB / 48 KB
   EXPECT_FALSE(b.rows[2].over_cliff);     // cliff at 82 KB
-  // 48 KB is exactly the default limit: allowed without the opt-in (the seed calls it tight).
+  // 48 KB is exactly the default limit: allowed without the opt-in, with no room to spare.
   EXPECT_NE(b.verdict.find("at the 48 KB default limit"), std::string::npos) << b.verdict;
   VariantBudget four;
   ASSERT_TRUE(AblationBudget(4, "sm_80", &four).ok());

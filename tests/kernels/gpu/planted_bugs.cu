@@ -1,4 +1,4 @@
-// TEST ONLY: GEMM variants with the seed's classic pipelining bugs planted on purpose, compiled
+// TEST ONLY: GEMM variants with classic pipelining bugs planted on purpose, compiled
 // into the tests and never into the worker binary. Verify must catch every one of them, and must
 // pass the control (the same kernel without the bug), so the check is neither blind nor paranoid.
 #include <cuda_bf16.h>
@@ -106,7 +106,7 @@ void Add(kernels::Registry& r, const char* name, const char* what) {
 void RegisterPlantedBugs(kernels::Registry& r) {
   Add<kNone>(r, "testbug_control", "the planted-bug kernel without a bug");
   Add<kForgotEpilogue>(r, "testbug_forgot_epilogue",
-                       "double buffer that never computes the last K tile (seed 000 step 3)");
+                       "double buffer that never computes the last K tile (forgotten epilogue)");
   Add<kMissingBarrier>(r, "testbug_missing_barrier",
                        "single buffer missing the barrier between compute and the next store");
 }

@@ -1,4 +1,4 @@
-// Verify catches the seed's classic bugs (test-only variants, tests/kernels/gpu/planted_bugs.cu)
+// Verify catches classic pipelining bugs (test-only variants, tests/kernels/gpu/planted_bugs.cu)
 // through the worker's own verification path, and passes the same kernel without the bug.
 #include <gtest/gtest.h>
 
