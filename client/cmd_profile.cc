@@ -14,19 +14,7 @@ CLI::App* SetupProfile(CLI::App& app, ProfileOptions& options) {
   CLI::App* sub = app.add_subcommand(
       "profile",
       "Hardware counters (Nsight Compute) of one launch of each variant's kernel per shape");
-  sub->add_option("variants", options.variants,
-                  "Variant names, short names (L1_R1_s3) or globs (abl_L1_*_s3_sw1)")
-      ->type_name("VARIANT")
-      ->required();
-  sub->add_option("--shape,-s", options.shapes,
-                  "MxNxK, or N for NxNxN; repeatable (default 4096x4096x4096)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->check(ShapeValidator());
-  sub->add_option("--dtype", options.dtype,
-                  "bf16, fp16 (f16), fp32 (f32), tf32 or int8 (i8); default: the dtype in the "
-                  "variants' names (cublas_fp16), else their only one, else bf16")
-      ->transform(DTypeTransformer());
+  AddSelectionOptions(sub, options, VariantsAs::kPositional);
   sub->add_option("--metrics,-m", options.metrics,
                   "Sets (default, lsu, tensor, memory, occupancy, stalls), concepts "
                   "(shared_load_instructions) or raw ncu metric names, comma-separated or "
@@ -53,12 +41,11 @@ v1::ProfileRequest BuildProfileRequest(const ProfileOptions& options) {
   return request;
 }
 
+// The shape of verify's and run's: the selection's dtype resolved first (selection.h), the call,
+// a refusal reported with where an inferred dtype came from; what is asked and shown differs.
 int ExecuteProfile(const ProfileOptions& options, const CommandContext& context) {
-  const DTypeChoice dtype = ResolveDType(options.dtype, options.variants, context);
-  if (!dtype.error.empty()) {
-    context.err << "error: " << dtype.error << '\n';
-    return kExitUsage;
-  }
+  DTypeChoice dtype;
+  if (!ResolveSelectionDType(options, context, &dtype)) return kExitUsage;
   v1::ProfileRequest request = BuildProfileRequest(options);
   request.set_dtype(dtype.dtype);
   v1::ProfileResponse response;
@@ -66,13 +53,7 @@ int ExecuteProfile(const ProfileOptions& options, const CommandContext& context)
   // Waits for the GPU between measurements, then a few seconds of ncu per kernel and shape.
   SetDeadline(call, context.global, 1800);
   grpc::Status status = context.stub.Profile(&call, request, &response);
-  if (!status.ok()) {
-    const int code = ReportRpcError(status, context);
-    if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT &&
-        !InferredDTypeNote(dtype).empty())
-      context.err << InferredDTypeNote(dtype) << '\n';
-    return code;
-  }
+  if (!status.ok()) return ReportSelectionError(status, dtype, context);
   switch (context.global.format) {
     case Format::kJson:
       context.out << JsonObject(response) << '\n';

@@ -9,13 +9,11 @@
 #include <vector>
 
 #include "client/options.h"
+#include "client/selection.h"
 
 namespace ablation::client {
 
-struct ProfileOptions {
-  std::vector<std::string> variants;
-  std::vector<std::string> shapes;   // empty: 4096x4096x4096
-  std::string dtype;                 // canonical; empty: inferred (dtype.h: ResolveDType)
+struct ProfileOptions : Selection {  // variants, shapes and dtype as run's (selection.h)
   std::vector<std::string> metrics;  // sets, concepts or raw ncu names; empty: the default set
   int device = 0;
   int warmup = 0;  // 0: the daemon's default (3)

@@ -209,21 +209,7 @@ CLI::App* SetupRun(CLI::App& app, RunOptions& options) {
       "run",
       "Run variants x shapes on a GPU, showing progress live; Ctrl-C cancels the run (a client "
       "that merely disconnects leaves it running)");
-  sub->add_option("--variant,-v", options.variants,
-                  "Variant name, short name (L1_R1_s3) or glob (abl_*_s3_*); repeatable")
-      ->type_name("VARIANT")
-      ->required()
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--shape,-s", options.shapes,
-                  "MxNxK, or N for NxNxN; repeatable (default 4096x4096x4096)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->check(ShapeValidator());
-  sub->add_option("--dtype", options.dtype,
-                  "bf16, fp16 (f16), fp32 (f32), tf32 or int8 (i8); default: the dtype in the "
-                  "variants' names (cublas_fp16, pipe_*_i8_*), else their only one, else bf16")
-      ->transform(DTypeTransformer());
+  AddSelectionOptions(sub, options, VariantsAs::kOption);
   sub->add_option("--tag,-t", options.tags, "Tag stored with the run (nightly); repeatable")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -234,8 +220,7 @@ CLI::App* SetupRun(CLI::App& app, RunOptions& options) {
 v1::RunRequest BuildRunRequest(const RunOptions& options) {
   v1::RunRequest request;
   for (const std::string& v : options.variants) request.add_variants(v);
-  for (const std::string& s : options.shapes) *request.add_shapes() = ParseShapeOrThrow(s);
-  if (options.shapes.empty()) *request.add_shapes() = ParseShapeOrThrow("4096x4096x4096");
+  AddShapes(options, request.mutable_shapes());
   request.set_dtype(options.dtype);
   for (const std::string& t : options.tags) request.add_tags(t);
   ApplyMeasureOptions(options, &request);
@@ -243,11 +228,8 @@ v1::RunRequest BuildRunRequest(const RunOptions& options) {
 }
 
 int ExecuteRun(const RunOptions& options, const CommandContext& context) {
-  const DTypeChoice dtype = ResolveDType(options.dtype, options.variants, context);
-  if (!dtype.error.empty()) {
-    context.err << "error: " << dtype.error << '\n';
-    return kExitUsage;
-  }
+  DTypeChoice dtype;
+  if (!ResolveSelectionDType(options, context, &dtype)) return kExitUsage;
   RunOptions resolved = options;
   resolved.dtype = dtype.dtype;
   const int code = resolved.detach ? DetachRun(BuildRunRequest(resolved), context)

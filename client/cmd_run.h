@@ -9,13 +9,13 @@
 
 #include "client/exit_codes.h"
 #include "client/options.h"
+#include "client/selection.h"
 
 namespace ablation::client {
 
-struct RunOptions {
-  std::vector<std::string> variants;
-  std::vector<std::string> shapes;  // empty: 4096x4096x4096
-  std::string dtype;  // canonical (f16 typed: fp16); empty: inferred by ExecuteRun (dtype.h)
+// The selection (variants, shapes: empty is 4096^3, dtype: empty is inferred by ExecuteRun)
+// is selection.h's, as verify's and profile's.
+struct RunOptions : Selection {
   std::vector<std::string> tags;
   bool verify = false;
   bool hot_l2 = false;

@@ -14,21 +14,7 @@ namespace ablation::client {
 
 CLI::App* SetupVerify(CLI::App& app, VerifyOptions& options) {
   CLI::App* sub = app.add_subcommand("verify", "Check variants' outputs against a reference");
-  sub->add_option("--variant,-v", options.variants,
-                  "Variant name, short name (L1_R1_s3) or glob; repeatable")
-      ->type_name("VARIANT")
-      ->required()
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--shape,-s", options.shapes,
-                  "MxNxK, or N for NxNxN; repeatable (default 4096x4096x4096)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->check(ShapeValidator());
-  sub->add_option("--dtype", options.dtype,
-                  "bf16, fp16 (f16), fp32 (f32), tf32 or int8 (i8); default: the dtype in the "
-                  "variants' names (cublas_fp16), else their only one, else bf16")
-      ->transform(DTypeTransformer());
+  AddSelectionOptions(sub, options, VariantsAs::kOption);
   sub->add_option("--against", options.against,
                   "cpu, cublas or a variant name (default: cpu up to 1024^3, else cublas)")
       ->check(CLI::Validator(
@@ -50,8 +36,7 @@ CLI::App* SetupVerify(CLI::App& app, VerifyOptions& options) {
 v1::VerifyRequest BuildVerifyRequest(const VerifyOptions& options) {
   v1::VerifyRequest request;
   for (const std::string& v : options.variants) request.add_variants(v);
-  for (const std::string& s : options.shapes) *request.add_shapes() = ParseShapeOrThrow(s);
-  if (options.shapes.empty()) *request.add_shapes() = ParseShapeOrThrow("4096x4096x4096");
+  AddShapes(options, request.mutable_shapes());
   request.set_dtype(options.dtype);
   v1::Reference reference;
   std::string variant;
@@ -64,11 +49,8 @@ v1::VerifyRequest BuildVerifyRequest(const VerifyOptions& options) {
 }
 
 int ExecuteVerify(const VerifyOptions& options, const CommandContext& context) {
-  const DTypeChoice dtype = ResolveDType(options.dtype, options.variants, context);
-  if (!dtype.error.empty()) {
-    context.err << "error: " << dtype.error << '\n';
-    return kExitUsage;
-  }
+  DTypeChoice dtype;
+  if (!ResolveSelectionDType(options, context, &dtype)) return kExitUsage;
   v1::VerifyRequest request = BuildVerifyRequest(options);
   request.set_dtype(dtype.dtype);
   v1::VerifyResponse response;
@@ -76,13 +58,7 @@ int ExecuteVerify(const VerifyOptions& options, const CommandContext& context) {
   // Verification waits for the GPU behind queued runs: no deadline unless --timeout says so.
   SetDeadline(call, context.global, 0);
   grpc::Status status = context.stub.Verify(&call, request, &response);
-  if (!status.ok()) {
-    const int code = ReportRpcError(status, context);
-    if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT &&
-        !InferredDTypeNote(dtype).empty())
-      context.err << InferredDTypeNote(dtype) << '\n';
-    return code;
-  }
+  if (!status.ok()) return ReportSelectionError(status, dtype, context);
   std::vector<v1::VerifyResult> results(response.results().begin(), response.results().end());
   context.out << RenderList(context.global.format, results, &VerifyTable);
   const auto failed = std::count_if(results.begin(), results.end(),

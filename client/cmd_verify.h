@@ -6,13 +6,11 @@
 #include <vector>
 
 #include "client/options.h"
+#include "client/selection.h"
 
 namespace ablation::client {
 
-struct VerifyOptions {
-  std::vector<std::string> variants;
-  std::vector<std::string> shapes;  // empty: 4096x4096x4096
-  std::string dtype;
+struct VerifyOptions : Selection {  // variants, shapes and dtype as run's (selection.h)
   std::string against;
   int device = 0;
   std::vector<std::string> tags;

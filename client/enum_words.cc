@@ -7,21 +7,6 @@
 namespace ablation::client {
 namespace {
 
-// "RunState" -> {"run", "state"}; "L2Mode" -> {"l2", "mode"}.
-std::vector<std::string> TypeWords(const EnumType* type) {
-  std::vector<std::string> words;
-  const std::string& name = type->name();
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(name[i]);
-    const bool starts = std::isupper(c) && i > 0 &&
-                        (std::islower(static_cast<unsigned char>(name[i - 1])) ||
-                         std::isdigit(static_cast<unsigned char>(name[i - 1])));
-    if (words.empty() || starts) words.emplace_back();
-    words.back() += static_cast<char>(std::tolower(c));
-  }
-  return words;
-}
-
 std::string Lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -44,40 +29,6 @@ std::string Prefixed(std::string_view flag, const std::string& message) {
 
 }  // namespace
 
-std::string EnumWord(const EnumType* type, int value) {
-  const google::protobuf::EnumValueDescriptor* v = type->FindValueByNumber(value);
-  if (v == nullptr) return std::to_string(value);
-  std::string prefix;
-  for (const std::string& word : TypeWords(type)) prefix += word + "_";
-  std::string name = Lower(v->name());
-  if (name.rfind(prefix, 0) == 0) name = name.substr(prefix.size());
-  return value == 0 && name == "unspecified" ? "" : name;
-}
-
-std::vector<std::string> EnumWords(const EnumType* type) {
-  std::vector<std::string> words;
-  for (int i = 0; i < type->value_count(); ++i) {
-    if (type->value(i)->number() != 0) words.push_back(EnumWord(type, type->value(i)->number()));
-  }
-  return words;
-}
-
-std::string ParseEnumWord(std::string_view flag, const EnumType* type, std::string_view text,
-                          int* value) {
-  const std::string word = Lower(text);
-  for (int i = 0; i < type->value_count(); ++i) {
-    const int number = type->value(i)->number();
-    if (number != 0 && EnumWord(type, number) == word) {
-      *value = number;
-      return {};
-    }
-  }
-  const std::string what = Join(TypeWords(type), " ");
-  const std::string article = what.find_first_of("aeio") == 0 ? "an " : "a ";
-  return Prefixed(flag, "'" + std::string(text) + "' is not " + article + what + "; use " +
-                            Alternatives(EnumWords(type), ""));
-}
-
 CLI::Validator EnumTransformer(const EnumType* type) {
   return CLI::Validator(
       [type](std::string& text) -> std::string {
@@ -86,7 +37,7 @@ CLI::Validator EnumTransformer(const EnumType* type) {
         if (error.empty()) text = std::to_string(value);  // CLI11 reads enums as their number
         return error;
       },
-      Join(EnumWords(type), "|"), Join(TypeWords(type), " "));
+      Join(EnumWords(type), "|"), Join(common::EnumTypeWords(type), " "));
 }
 
 std::string ParseReference(std::string_view flag, std::string_view text, v1::Reference* reference,
@@ -109,10 +60,6 @@ std::string ParseReference(std::string_view flag, std::string_view text, v1::Ref
   *reference = v1::REFERENCE_VARIANT;
   *variant = std::string(text);
   return {};
-}
-
-std::string ReferenceWord(v1::Reference reference, const std::string& variant) {
-  return reference == v1::REFERENCE_VARIANT ? variant : EnumWord(reference);
 }
 
 }  // namespace ablation::client

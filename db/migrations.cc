@@ -719,6 +719,18 @@ PRAGMA user_version = 11;
 )sql");
 }
 
+// v12: VerifyResult.reference_failed, a column where the daemon used to read the "reference: "
+// start of the error text. Rows stored before are backfilled from that text, so a verification
+// whose reference failed reads as one whatever its age.
+void MigrateV12(Connection& c) {
+  c.Exec(R"sql(
+ALTER TABLE verifications ADD COLUMN reference_failed INTEGER NOT NULL DEFAULT 0
+  CHECK (reference_failed IN (0, 1));
+UPDATE verifications SET reference_failed = 1 WHERE passed = 0 AND error LIKE 'reference: %';
+PRAGMA user_version = 12;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -755,6 +767,7 @@ void Migrate(Connection& connection) {
   if (version < 9) MigrateV9(connection);
   if (version < 10) MigrateV10(connection);
   if (version < 11) MigrateV11(connection);
+  if (version < 12) MigrateV12(connection);
   transaction.Commit();
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/time.h"
 #include "db/error.h"
 #include "db/records.h"
 
@@ -16,11 +17,7 @@ inline constexpr int32_t kDefaultRunPageSize = 50;
 inline constexpr int32_t kDefaultMeasurementPageSize = 100;
 inline constexpr int32_t kMaxPageSize = 1000;
 
-inline int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+using common::NowMs;  // wall-clock milliseconds, as every *_ms column holds (common/time.h)
 
 inline int32_t PageSize(int32_t requested, int32_t fallback) {
   if (requested <= 0) return fallback;

@@ -9,10 +9,16 @@ bool Variant::Supports(DType d) const {
   return std::find(dtypes.begin(), dtypes.end(), d) != dtypes.end();
 }
 
-std::string_view Variant::Param(std::string_view key) const {
+std::string Variant::Param(std::string_view key) const {
   for (const auto& [k, value] : params)
-    if (k == key) return value;
+    if (k == key) return value.Text();
   return {};
+}
+
+std::optional<int64_t> Variant::NumberParam(std::string_view key) const {
+  for (const auto& [k, value] : params)
+    if (k == key) return value.number();
+  return std::nullopt;
 }
 
 WorkModel Variant::Work(const Problem& p) const {

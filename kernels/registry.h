@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,11 +52,36 @@ struct WorkModel {
   double fragment_loads = 0;  ///< per-warp load instructions issued (ldmatrix or ld.shared)
 };
 
+/// One parameter's value: a number (stages, tile sizes, switches as 0/1) or a word (an API, a
+/// mode). Numbers stay numbers, so that a reader asks for one (NumberParam) instead of parsing
+/// text that a catalog wrote from a number.
+class ParamValue {
+ public:
+  ParamValue(int64_t number) : number_(number), is_number_(true) {}
+  ParamValue(int number) : ParamValue(int64_t(number)) {}
+  ParamValue(bool flag) : ParamValue(int64_t(flag ? 1 : 0)) {}
+  ParamValue(std::string text) : text_(std::move(text)) {}
+  ParamValue(const char* text) : text_(text) {}
+
+  bool is_number() const { return is_number_; }
+  /// The number; unset for a word.
+  std::optional<int64_t> number() const {
+    return is_number_ ? std::optional<int64_t>(number_) : std::nullopt;
+  }
+  /// As shown: a number's digits, or the word.
+  std::string Text() const { return is_number_ ? std::to_string(number_) : text_; }
+
+ private:
+  int64_t number_ = 0;
+  bool is_number_ = false;
+  std::string text_;
+};
+
 struct Variant {
   std::string name;    ///< canonical name, the key everywhere
   std::string family;  ///< "ablation", "cublas", "pipe", "simt", "tf32", "smem2reg", ...
   std::string description;
-  std::vector<std::pair<std::string, std::string>> params;  ///< in display order
+  std::vector<std::pair<std::string, ParamValue>> params;  ///< in display order
   std::vector<DType> dtypes;
   Tile tile;
   int threads = 0;         ///< per block; 0 for library entries
@@ -71,8 +97,10 @@ struct Variant {
   KernelFn kernel = nullptr;  ///< bound in the worker only
 
   bool Supports(DType d) const;
-  /// The value of parameter `key`, or "" when the variant has none.
-  std::string_view Param(std::string_view key) const;
+  /// The value of parameter `key` as shown, or "" when the variant has none.
+  std::string Param(std::string_view key) const;
+  /// The value of a numeric parameter; unset when the variant has none or it is a word.
+  std::optional<int64_t> NumberParam(std::string_view key) const;
   /// `work` at `p`, or the GEMM default when unset.
   WorkModel Work(const Problem& p) const;
 };

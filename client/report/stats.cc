@@ -334,23 +334,6 @@ double PositiveMedian(const std::vector<double>& values) {
 
 }  // namespace
 
-double Median(std::vector<double> values) {
-  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
-  const std::size_t n = values.size();
-  std::nth_element(values.begin(), values.begin() + n / 2, values.end());
-  const double hi = values[n / 2];
-  if (n % 2 == 1) return hi;
-  const double lo = *std::max_element(values.begin(), values.begin() + n / 2);
-  return (lo + hi) / 2;
-}
-
-double Quantile(const std::vector<double>& sorted, double p) {
-  const double pos = p * double(sorted.size() - 1);
-  const std::size_t i = static_cast<std::size_t>(std::floor(pos));
-  if (i + 1 >= sorted.size()) return sorted.back();
-  return sorted[i] + (pos - double(i)) * (sorted[i + 1] - sorted[i]);
-}
-
 double ItemMedian(const ItemRounds& item) {
   if (item.size() == 1) return item[0].median;  // as the row says, as `show` says
   std::vector<double> values;

@@ -80,6 +80,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stats.h"
+
 namespace ablation::client::report {
 
 inline constexpr int kBootstrapResamples = 2000;
@@ -91,10 +93,10 @@ inline constexpr const char* kNoSamplesNote = "one round, under 2 samples a side
 inline constexpr const char* kPairedOneRoundNote =
     "one round: interval from the window's cycles, drift not included";
 
-double Median(std::vector<double> values);  // NaN for none
-
-/// The type-7 quantile of `sorted` (ascending, not empty) at p in [0, 1].
-double Quantile(const std::vector<double>& sorted, double p);
+// The median (NaN for none) and the type-7 quantile: common/stats.h's, the worker's and the
+// daemon's too.
+using common::Median;
+using common::Quantile;
 
 /// SplitMix64 (Steele, Lea, Flood 2014): tiny, and the same on every platform, which the
 /// standard library's distributions are not.

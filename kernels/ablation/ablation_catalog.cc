@@ -59,10 +59,8 @@ void RegisterAblation(Registry& registry) {
     v.name = AblationVariantName(c);
     v.family = "ablation";
     v.description = Describe(c);
-    v.params = {
-        {"load_mode", std::to_string(c.load_mode)}, {"read_mode", std::to_string(c.read_mode)},
-        {"b_layout", std::to_string(c.b_layout)},   {"stages", std::to_string(c.stages)},
-        {"swizzle", std::to_string(c.swizzle)},     {"rb", std::to_string(c.rb)}};
+    v.params = {{"load_mode", c.load_mode}, {"read_mode", c.read_mode}, {"b_layout", c.b_layout},
+                {"stages", c.stages},       {"swizzle", c.swizzle},     {"rb", c.rb}};
     v.dtypes = {DType::kBF16, DType::kFP16};
     v.tile = {kBlockM, kBlockN, kBlockK};
     v.threads = kThreads;

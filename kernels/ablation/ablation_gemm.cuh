@@ -15,6 +15,7 @@
 
 #include "kernels/ablation/ablation_shape.h"
 #include "kernels/common/ptx.cuh"
+#include "kernels/common/raster.cuh"
 
 namespace ablation::kernels::ablation_gemm {
 
@@ -377,13 +378,8 @@ __device__ __forceinline__ void StoreC(const float (&acc)[kMmaM][kMmaN][4], T* C
 __device__ __forceinline__ int2 BlockOrigin(int M, int N) {
   uint32_t bid;
   asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(bid));
-  const int tiles_m = M / kBlockM, tiles_n = N / kBlockN;
-  const int per_group = kRasterGroupM * tiles_n;
-  const int group = int(bid) / per_group;
-  const int first_m = group * kRasterGroupM;
-  const int group_rows = min(tiles_m - first_m, kRasterGroupM);
-  const int in_group = int(bid) % per_group;
-  return make_int2((first_m + in_group % group_rows) * kBlockM, (in_group / group_rows) * kBlockN);
+  const int2 t = GroupedTile(int(bid), M / kBlockM, N / kBlockN, kRasterGroupM);
+  return make_int2(t.x * kBlockM, t.y * kBlockN);
 }
 
 /// One block computes a 128x128 tile of C. Preconditions (checked by can_implement and the

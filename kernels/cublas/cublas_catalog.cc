@@ -1,8 +1,10 @@
 #include "kernels/cublas/cublas_catalog.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace ablation::kernels {
 namespace {
@@ -55,78 +57,72 @@ std::string CublasInt8CanImplement(const Problem& p) {
   return "";
 }
 
-void Add(Registry& registry, const char* name, DType dtype) {
+/// One cuBLAS entry: every field but these is the family's.
+void AddEntry(Registry& registry, const char* name, DType dtype, std::string description,
+              std::vector<std::pair<std::string, ParamValue>> params,
+              std::function<std::string(const Problem&)> can_implement,
+              BLayout b_layout = BLayout::kKN) {
   Variant v;
   v.name = name;
   v.family = "cublas";
-  v.description = "cuBLAS cublasGemmEx, " + std::string(ToString(dtype)) +
-                  " inputs and output, FP32 accumulation (CUBLAS_COMPUTE_32F), default algorithm";
-  v.params = {{"api", "cublasGemmEx"}, {"compute", "CUBLAS_COMPUTE_32F"}};
+  v.description = std::move(description);
+  v.params = std::move(params);
   v.dtypes = {dtype};
-  v.b_layout = BLayout::kKN;
-  v.can_implement = [dtype](const Problem& p) { return CublasCanImplement(dtype, p); };
+  v.b_layout = b_layout;
+  v.can_implement = std::move(can_implement);
   registry.Add(std::move(v));
+}
+
+/// bf16 or fp16 in and out, FP32 accumulation.
+void AddHalf(Registry& registry, const char* name, DType dtype) {
+  AddEntry(registry, name, dtype,
+           "cuBLAS cublasGemmEx, " + std::string(ToString(dtype)) +
+               " inputs and output, FP32 accumulation (CUBLAS_COMPUTE_32F), default algorithm",
+           {{"api", "cublasGemmEx"}, {"compute", "CUBLAS_COMPUTE_32F"}},
+           [dtype](const Problem& p) { return CublasCanImplement(dtype, p); });
 }
 
 /// fp32 inputs, output and arithmetic: CUBLAS_COMPUTE_32F on a handle in CUBLAS_DEFAULT_MATH (the
 /// launcher refuses a handle switched to TF32 tensor-op math), so no TF32 is used.
 void AddFp32(Registry& registry) {
-  Variant v;
-  v.name = "cublas_fp32";
-  v.family = "cublas";
-  v.description =
-      "cuBLAS cublasGemmEx, fp32 inputs and output, FP32 FFMA arithmetic without TF32 "
-      "(CUBLAS_COMPUTE_32F, handle math mode CUBLAS_DEFAULT_MATH), default algorithm";
-  v.params = {{"api", "cublasGemmEx"},
-              {"compute", "CUBLAS_COMPUTE_32F"},
-              {"math_mode", "CUBLAS_DEFAULT_MATH"}};
-  v.dtypes = {DType::kFP32};
-  v.b_layout = BLayout::kKN;
-  v.can_implement = [](const Problem& p) { return CublasCanImplement(DType::kFP32, p); };
-  registry.Add(std::move(v));
+  AddEntry(registry, "cublas_fp32", DType::kFP32,
+           "cuBLAS cublasGemmEx, fp32 inputs and output, FP32 FFMA arithmetic without TF32 "
+           "(CUBLAS_COMPUTE_32F, handle math mode CUBLAS_DEFAULT_MATH), default algorithm",
+           {{"api", "cublasGemmEx"},
+            {"compute", "CUBLAS_COMPUTE_32F"},
+            {"math_mode", "CUBLAS_DEFAULT_MATH"}},
+           [](const Problem& p) { return CublasCanImplement(DType::kFP32, p); });
 }
 
 /// fp32 words holding tf32 values in, fp32 out, TF32 Tensor Cores with FP32 accumulation.
 void AddTf32(Registry& registry) {
-  Variant v;
-  v.name = "cublas_tf32";
-  v.family = "cublas";
-  v.description =
-      "cuBLAS cublasGemmEx, fp32 storage, TF32 Tensor Cores with FP32 accumulation "
-      "(CUBLAS_COMPUTE_32F_FAST_TF32), default algorithm";
-  v.params = {{"api", "cublasGemmEx"}, {"compute", "CUBLAS_COMPUTE_32F_FAST_TF32"}};
-  v.dtypes = {DType::kTF32};
-  v.b_layout = BLayout::kKN;
-  v.can_implement = [](const Problem& p) { return CublasCanImplement(DType::kTF32, p); };
-  registry.Add(std::move(v));
+  AddEntry(registry, "cublas_tf32", DType::kTF32,
+           "cuBLAS cublasGemmEx, fp32 storage, TF32 Tensor Cores with FP32 accumulation "
+           "(CUBLAS_COMPUTE_32F_FAST_TF32), default algorithm",
+           {{"api", "cublasGemmEx"}, {"compute", "CUBLAS_COMPUTE_32F_FAST_TF32"}},
+           [](const Problem& p) { return CublasCanImplement(DType::kTF32, p); });
 }
 
 /// int8 inputs, int32 accumulation and output, through cuBLASLt. Row-major C = A * B is computed
 /// as column-major C^T = B^T * A^T, and IMMA wants the first operand transposed ("TN"): so B is
 /// given N x K (b_layout kNK), which column-major is the K x N matrix that op T turns into B^T.
 void AddInt8(Registry& registry) {
-  Variant v;
-  v.name = "cublas_int8";
-  v.family = "cublas";
-  v.description =
-      "cuBLASLt cublasLtMatmul, int8 inputs, int32 accumulation and int32 output "
-      "(CUBLAS_COMPUTE_32I, IMMA Tensor Cores), TN operands (B given N x K), best heuristic "
-      "algorithm for the worker's workspace";
-  v.params = {{"api", "cublasLtMatmul"},
-              {"compute", "CUBLAS_COMPUTE_32I"},
-              {"scale", "CUDA_R_32I"},
-              {"operands", "TN (C^T = op_T(B_nk) * A^T)"}};
-  v.dtypes = {DType::kINT8};
-  v.b_layout = BLayout::kNK;
-  v.can_implement = &CublasInt8CanImplement;
-  registry.Add(std::move(v));
+  AddEntry(registry, "cublas_int8", DType::kINT8,
+           "cuBLASLt cublasLtMatmul, int8 inputs, int32 accumulation and int32 output "
+           "(CUBLAS_COMPUTE_32I, IMMA Tensor Cores), TN operands (B given N x K), best heuristic "
+           "algorithm for the worker's workspace",
+           {{"api", "cublasLtMatmul"},
+            {"compute", "CUBLAS_COMPUTE_32I"},
+            {"scale", "CUDA_R_32I"},
+            {"operands", "TN (C^T = op_T(B_nk) * A^T)"}},
+           &CublasInt8CanImplement, BLayout::kNK);
 }
 
 }  // namespace
 
 void RegisterCublas(Registry& registry) {
-  Add(registry, "cublas_bf16", DType::kBF16);
-  Add(registry, "cublas_fp16", DType::kFP16);
+  AddHalf(registry, "cublas_bf16", DType::kBF16);
+  AddHalf(registry, "cublas_fp16", DType::kFP16);
   AddFp32(registry);
   AddTf32(registry);
   AddInt8(registry);

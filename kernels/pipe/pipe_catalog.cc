@@ -71,10 +71,10 @@ void RegisterPipe(Registry& registry) {
       v.description = Describe(p, t);
       v.params = {{"variant", std::string(pipe::PipelineName(p))},
                   {"dtype", std::string(ToString(t.dtype))},
-                  {"bm", std::to_string(t.bm)},
-                  {"bn", std::to_string(t.bn)},
-                  {"bk", std::to_string(t.bk)},
-                  {"threads", std::to_string(t.threads)}};
+                  {"bm", t.bm},
+                  {"bn", t.bn},
+                  {"bk", t.bk},
+                  {"threads", t.threads}};
       v.dtypes = {t.dtype};
       v.tile = {t.bm, t.bn, t.bk};
       v.threads = t.threads;

@@ -28,6 +28,7 @@
 #include <type_traits>
 
 #include "kernels/common/ptx.cuh"
+#include "kernels/common/raster.cuh"
 #include "kernels/pipe/pipe_config.h"
 #include "kernels/pipe/pipe_ptx.cuh"
 
@@ -422,16 +423,9 @@ struct FfmaMath {
 /// group, so concurrently running blocks share rows of A and columns of B in L2).
 template <class Cfg>
 __device__ __forceinline__ int2 BlockOrigin(int M, int N) {
-  constexpr int kGroupM = 8;
-  const int bid = int(blockIdx.x);
   const int tiles_m = (M + Cfg::kBM - 1) / Cfg::kBM, tiles_n = (N + Cfg::kBN - 1) / Cfg::kBN;
-  const int per_group = kGroupM * tiles_n;
-  const int group = bid / per_group;
-  const int first_m = group * kGroupM;
-  const int group_rows = min(tiles_m - first_m, kGroupM);
-  const int in_group = bid % per_group;
-  return make_int2((first_m + in_group % group_rows) * Cfg::kBM,
-                   (in_group / group_rows) * Cfg::kBN);
+  const int2 t = GroupedTile(int(blockIdx.x), tiles_m, tiles_n, 8);
+  return make_int2(t.x * Cfg::kBM, t.y * Cfg::kBN);
 }
 
 template <class Cfg>

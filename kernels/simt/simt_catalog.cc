@@ -37,10 +37,10 @@ void RegisterSimt(Registry& registry) {
     v.name = r.name;
     v.family = "simt";
     v.description = std::string("FP32 FFMA (CUDA cores, no Tensor Cores): ") + Adds(r);
-    v.params = {{"a_transposed", std::to_string(r.a_transposed)},
-                {"swizzle", std::to_string(r.swizzle)},
-                {"coalesced_c", std::to_string(r.coalesced_c)},
-                {"double_buffer", std::to_string(r.double_buffer)},
+    v.params = {{"a_transposed", r.a_transposed},
+                {"swizzle", r.swizzle},
+                {"coalesced_c", r.coalesced_c},
+                {"double_buffer", r.double_buffer},
                 {"thread_tile", "8x8"}};
     v.dtypes = {DType::kFP32};
     v.tile = {kBlockM, kBlockN, kBlockK};

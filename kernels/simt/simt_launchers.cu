@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "kernels/common/launch_checks.cuh"
 #include "kernels/simt/simt_catalog.h"
 #include "kernels/simt/simt_gemm.cuh"
 #include "kernels/simt/simt_launchers.h"
@@ -24,20 +25,12 @@ std::string Launch(const GemmArgs& args) {
   // can_implement has been asked by the caller; a violated precondition would read or write out
   // of bounds, so the launcher asks again (dtype and shape).
   if (std::string why = SimtCanImplement(p); !why.empty()) return "simt kernel: " + why;
-  const auto misaligned = [](const void* ptr) {
-    return (reinterpret_cast<uintptr_t>(ptr) & 15) != 0;
-  };
-  if (misaligned(args.a) || misaligned(args.b) || misaligned(args.c)) {
-    return "simt kernel: A, B and C must be 16-byte aligned";
-  }
+  if (std::string why = CheckAligned16(args, "simt"); !why.empty()) return why;
   const dim3 grid(unsigned((p.m / kBlockM) * (p.n / kBlockN)));
   SimtGemmKernel<Cfg><<<grid, kThreads, Cfg::kSmemBytes, static_cast<cudaStream_t>(args.stream)>>>(
       static_cast<const float*>(args.a), static_cast<const float*>(args.b),
       static_cast<float*>(args.c), int(p.m), int(p.n), int(p.k));
-  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
-    return std::string("simt kernel launch: ") + cudaGetErrorString(e);
-  }
-  return "";
+  return LaunchError("simt");
 }
 
 template <class Cfg>

@@ -91,16 +91,16 @@ void RegisterSm90(Registry& registry) {
     v.description = Describe(r);
     v.params = {{"rung", std::string(r.id)},
                 {"mainloop", MainloopName(r.mainloop)},
-                {"warp_specialized", r.warp_specialized ? "1" : "0"},
-                {"persistent", r.persistent ? "1" : "0"},
-                {"cluster_m", std::to_string(r.cluster_m)},
-                {"cluster_n", std::to_string(r.cluster_n)},
-                {"pending", std::to_string(r.pending)},
+                {"warp_specialized", r.warp_specialized},
+                {"persistent", r.persistent},
+                {"cluster_m", r.cluster_m},
+                {"cluster_n", r.cluster_n},
+                {"pending", r.pending},
                 {"tile_order", r.grouped_order ? "grouped8" : "row"},
                 {"epilogue", EpilogueName(r.epilogue)},
                 {"schedule", r.stream_k ? "stream_k" : "static"},
                 {"epilogue_overlap", r.overlap_epilogue ? "next_tile" : "none"},
-                {"stages", std::to_string(kStages)},
+                {"stages", kStages},
                 {"arch", "sm_90a"}};
     v.dtypes = {DType::kBF16};
     v.tile = {kBlockM, kBlockN, kBlockK};

@@ -79,9 +79,7 @@ void RegisterSmem2Reg(Registry& registry) {
     v.name = Smem2RegVariantName(c);
     v.family = "smem2reg";
     v.description = Describe(c);
-    v.params = {{"read_mode", std::to_string(c.read_mode)},
-                {"b_layout", std::to_string(c.b_layout)},
-                {"swizzle", std::to_string(c.swizzle)}};
+    v.params = {{"read_mode", c.read_mode}, {"b_layout", c.b_layout}, {"swizzle", c.swizzle}};
     v.dtypes = {DType::kBF16, DType::kFP16};
     v.tile = {kBlockM, kBlockN, kBlockK};
     v.threads = kThreads;

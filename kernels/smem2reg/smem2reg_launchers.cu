@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "kernels/common/launch_checks.cuh"
 #include "kernels/registry.h"
 #include "kernels/smem2reg/smem2reg_catalog.h"
 #include "kernels/smem2reg/smem2reg_kernel.cuh"
@@ -29,22 +30,14 @@ std::string Launch(const GemmArgs& args) {
       p.k % ag::kBlockK != 0) {
     return "smem2reg kernel: problem shape not supported (M, N multiples of 128, K of 32)";
   }
-  const auto misaligned = [](const void* ptr) {
-    return (reinterpret_cast<uintptr_t>(ptr) & 15) != 0;
-  };
-  if (misaligned(args.a) || misaligned(args.b) || misaligned(args.c)) {
-    return "smem2reg kernel: A, B and C must be 16-byte aligned";
-  }
+  if (std::string why = CheckAligned16(args, "smem2reg"); !why.empty()) return why;
   static_assert(Cfg::kSmemBytes <= 48 * 1024, "no opt-in to more shared memory is done here");
   const unsigned blocks = unsigned((p.m / ag::kBlockM) * (p.n / ag::kBlockN));
   smem2reg::Smem2RegKernel<Element, Cfg>
       <<<blocks, ag::kThreads, Cfg::kSmemBytes, static_cast<cudaStream_t>(args.stream)>>>(
           static_cast<const Element*>(args.a), static_cast<const Element*>(args.b),
           static_cast<uint32_t*>(args.c), int(p.m), int(p.n), int(p.k));
-  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
-    return std::string("smem2reg kernel launch: ") + cudaGetErrorString(e);
-  }
-  return "";
+  return LaunchError("smem2reg");
 }
 
 template <class Cfg>

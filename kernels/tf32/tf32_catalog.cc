@@ -25,10 +25,10 @@ void RegisterTf32(Registry& registry) {
                           : "cp.async.cg 16 B (LDGSTS), commit / wait_group 0") +
         "; 128x128x16 block, 8 warps of 64x32; A fragments by ldmatrix.x4, B by ld.shared.b32; "
         "XOR-swizzled smem (conflict free); double-buffered smem, one barrier per tile";
-    v.params = {{"load_mode", std::to_string(t.load_mode)},
+    v.params = {{"load_mode", t.load_mode},
                 {"read_mode", "ldmatrix A, ld.shared B"},
-                {"stages", std::to_string(kStages)},
-                {"swizzle", "1"}};
+                {"stages", kStages},
+                {"swizzle", 1}};
     v.dtypes = {DType::kTF32};
     v.tile = {kBlockM, kBlockN, kBlockK};
     v.threads = kThreads;

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "kernels/common/ptx.cuh"
+#include "kernels/common/raster.cuh"
 #include "kernels/tf32/tf32_shape.h"
 
 namespace ablation::kernels::tf32_gemm {
@@ -65,13 +66,8 @@ __device__ __forceinline__ uint32_t BOffset(int k, int chunk) {
 
 /// The C tile of this block (row, column of its first element), grouped rasterization.
 __device__ __forceinline__ int2 BlockOrigin(int M, int N) {
-  const int bid = int(blockIdx.x);
-  const int tiles_m = M / kBlockM, tiles_n = N / kBlockN;
-  const int per_group = kRasterGroupM * tiles_n;
-  const int first_m = (bid / per_group) * kRasterGroupM;
-  const int group_rows = min(tiles_m - first_m, kRasterGroupM);
-  const int in_group = bid % per_group;
-  return make_int2((first_m + in_group % group_rows) * kBlockM, (in_group / group_rows) * kBlockN);
+  const int2 t = GroupedTile(int(blockIdx.x), M / kBlockM, N / kBlockN, kRasterGroupM);
+  return make_int2(t.x * kBlockM, t.y * kBlockN);
 }
 
 /// One block computes a 128x128 tile of C; warp (wm, wn) of the 2 x 4 grid a 64x32 tile, 4 x 4 mma

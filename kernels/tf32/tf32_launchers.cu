@@ -1,10 +1,14 @@
 // The two instances of the TF32 pair (x sm_80, sm_90) and their launchers.
+// Its shape is the SIMT launcher's (precondition and alignment checks, one launch, entries bound
+// by index); what they share to the letter is in kernels/common/launch_checks.cuh, the rest is
+// each family's own kernel, dtype and preconditions.
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <string>
 #include <utility>
 
+#include "kernels/common/launch_checks.cuh"
 #include "kernels/tf32/tf32_catalog.h"
 #include "kernels/tf32/tf32_gemm.cuh"
 #include "kernels/tf32/tf32_launchers.h"
@@ -23,21 +27,13 @@ std::string Launch(const GemmArgs& args) {
   // can_implement has been asked by the caller; a violated precondition would read or write out
   // of bounds, so the launcher asks again (dtype and shape).
   if (std::string why = Tf32CanImplement(p); !why.empty()) return "tf32 kernel: " + why;
-  const auto misaligned = [](const void* ptr) {
-    return (reinterpret_cast<uintptr_t>(ptr) & 15) != 0;
-  };
-  if (misaligned(args.a) || misaligned(args.b) || misaligned(args.c)) {
-    return "tf32 kernel: A, B and C must be 16-byte aligned";
-  }
+  if (std::string why = CheckAligned16(args, "tf32"); !why.empty()) return why;
   static_assert(kSmemBytes <= 48 * 1024, "no opt-in to more dynamic shared memory needed");
   const dim3 grid(unsigned((p.m / kBlockM) * (p.n / kBlockN)));
   Tf32GemmKernel<Cfg><<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(args.stream)>>>(
       static_cast<const float*>(args.a), static_cast<const float*>(args.b),
       static_cast<float*>(args.c), int(p.m), int(p.n), int(p.k));
-  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
-    return std::string("tf32 kernel launch: ") + cudaGetErrorString(e);
-  }
-  return "";
+  return LaunchError("tf32");
 }
 
 template <class Cfg>

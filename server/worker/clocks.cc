@@ -6,6 +6,8 @@
 
 #include "server/worker/sampling.h"
 
+#include "common/stats.h"
+
 namespace ablation::worker {
 
 double EffectiveSmMhz(const ClockProbe& before, const ClockProbe& after) {
@@ -17,15 +19,6 @@ double EffectiveSmMhz(const ClockProbe& before, const ClockProbe& after) {
 }
 
 double SampleCycles(double sample_ms, double sm_mhz) { return sm_mhz * 1e3 * sample_ms; }
-
-namespace {
-
-double Median(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  return Quantile(xs, 0.5);
-}
-
-}  // namespace
 
 ClockStats ComputeClockStats(const std::vector<double>& cycles, const std::vector<double>& sm_mhz,
                              double max_sm_mhz, double low_clock_fraction) {
@@ -44,8 +37,8 @@ ClockStats ComputeClockStats(const std::vector<double>& cycles, const std::vecto
     const double bound = fraction * max_sm_mhz;
     s.low_clock_samples = std::count_if(f.begin(), f.end(), [&](double x) { return x < bound; });
   }
-  s.median_cycles = Median(std::move(c));
-  s.median_sm_mhz = Median(std::move(f));
+  s.median_cycles = common::Median(std::move(c));
+  s.median_sm_mhz = common::Median(std::move(f));
   return s;
 }
 

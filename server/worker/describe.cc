@@ -33,7 +33,7 @@ std::string RunDescribe(const Device& d, const k::Registry& registry,
   std::string arch = "sm_" + std::to_string(d.prop.major) + std::to_string(d.prop.minor);
   // A family built for an arch-specific target (the sm90 family: sm_90a) names it; cuobjdump
   // selects cubins by that exact name.
-  if (const std::string_view named = v->Param("arch"); named.rfind(arch, 0) == 0)
+  if (const std::string named = v->Param("arch"); named.rfind(arch, 0) == 0)
     arch = std::string(named);
   result->set_arch(arch);
   return "";

@@ -37,16 +37,6 @@ double RunningStats::noise() const {
   return std::sqrt(variance()) / std::sqrt(double(n_)) / mean();
 }
 
-double Quantile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  q = std::clamp(q, 0.0, 1.0);
-  double pos = q * double(sorted.size() - 1);
-  size_t lo = size_t(std::floor(pos));
-  size_t hi = std::min(lo + 1, sorted.size() - 1);
-  double frac = pos - double(lo);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
-}
-
 SampleStats ComputeStats(const std::vector<double>& samples_ms) {
   SampleStats s;
   s.noise = std::numeric_limits<double>::infinity();

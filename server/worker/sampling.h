@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/stats.h"
+
 namespace ablation::worker {
 
 /// The timing options with every default resolved (the proto's 0 / false mean "default"). A
@@ -53,8 +55,9 @@ SampleStats ComputeStats(const std::vector<double>& samples_ms);
 /// Relative standard error of the mean of the samples (see SampleStats::noise).
 double RelativeNoise(const std::vector<double>& samples_ms);
 
-/// Quantile q in [0, 1] of sorted values, by linear interpolation (the R-7 / NumPy default).
-double Quantile(const std::vector<double>& sorted, double q);
+/// Quantile q in [0, 1] of sorted values, by linear interpolation (the R-7 / NumPy default):
+/// common/stats.h's, the daemon's and the client's too.
+using common::Quantile;
 
 /// Running count, sum and variance (Welford), in one pass over the samples.
 class RunningStats {

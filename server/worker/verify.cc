@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "common/enum_words.h"
 #include "kernels/reference.h"
 #include "kernels/reference/gpu_reference.h"
 #include "server/worker/diagnostics.h"
@@ -20,9 +21,15 @@ namespace wpb = ::ablation::worker::v1;
 
 namespace {
 
-/// Every error of the reference's own (it could not run the shape, or failed) starts so: the
-/// daemon tells it from the variant's failure and reports the variant as not checked.
+/// Every error of the reference's own (it could not run the shape, or failed) starts so, for the
+/// reader; the daemon tells it from the variant's failure by VerifyResult.reference_failed.
 constexpr const char* kRef = "reference: ";
+
+/// The reference could not be computed: the variant is not checked (reference_failed), `err` why.
+std::string ReferenceFailed(apb::VerifyResult* result, std::string err) {
+  result->set_reference_failed(true);
+  return err;
+}
 
 /// What the variant's output is compared with, and how closely it must agree.
 struct Reference {
@@ -135,7 +142,8 @@ std::string RunVerify(Device& d, Resident& res, const k::Registry& registry,
            ") computes no product, only a checksum of its loads: there is nothing to verify";
   }
   Reference ref;
-  if (!(err = ChooseReference(registry, task, r, &ref)).empty()) return err;
+  if (!(err = ChooseReference(registry, task, r, &ref)).empty())
+    return ReferenceFailed(result, err);
   result->set_tolerance(ref.tolerance.rel_frobenius);
 
   const bool variant_ref = ref.kind == Reference::Kind::kVariant;
@@ -160,7 +168,8 @@ std::string RunVerify(Device& d, Resident& res, const k::Registry& registry,
   // When the GPU last worked, for the next warm-up: not after the host's part (a CPU reference,
   // the comparison), during which it idles.
   std::vector<double> ref_out, out;
-  if (!(err = ReferenceOutput(d, res, ref, p, b, &ref_out)).empty()) return err;
+  if (!(err = ReferenceOutput(d, res, ref, p, b, &ref_out)).empty())
+    return ReferenceFailed(result, err);
   if (!(err = k::CopyToHostAsDouble(b.c, size_t(p.m * p.n), p.dtype, true, &out)).empty()) {
     return d.Failed("copying the output to the host: " + err);
   }
@@ -177,8 +186,9 @@ std::string RunVerify(Device& d, Resident& res, const k::Registry& registry,
   Log("verified %s %s %s against %s: %s (rel frobenius %.3g, max abs %.3g, %" PRId64
       " mismatches, %" PRId64 " NaN, %" PRId64 " unwritten)",
       r.variant->name.c_str(), task.dtype().c_str(), ShapeText(task.shape()).c_str(),
-      ReferenceText(task).c_str(), c.passed ? "passed" : "FAILED", c.rel_frobenius_error,
-      c.max_abs_error, c.mismatches, c.nan_count, c.unwritten_count);
+      common::ReferenceWord(task.reference(), task.reference_variant()).c_str(),
+      c.passed ? "passed" : "FAILED", c.rel_frobenius_error, c.max_abs_error, c.mismatches,
+      c.nan_count, c.unwritten_count);
   return "";
 }
 

@@ -30,7 +30,7 @@ std::string CpuReferenceRefusal(const apb::Shape& shape) {
   const double m = double(shape.m()), n = double(shape.n()), k = double(shape.k());
   const std::string text =
       std::to_string(shape.m()) + "x" + std::to_string(shape.n()) + "x" + std::to_string(shape.k());
-  if (m * n * k > kMaxCpuReferenceWork) {
+  if (m * n * k > common::kCpuReferenceMaxWork) {
     return "reference: " + text + " (M*N*K = " + std::to_string(int64_t(m * n * k)) +
            ") is too large for the CPU reference (at most 2^33 multiply-adds), use --against gpu "
            "or cublas";
@@ -42,21 +42,6 @@ std::string CpuReferenceRefusal(const apb::Shape& shape) {
            std::to_string(int64_t(kMaxCpuReferenceBytes / 1e6)) + " MB), use --against gpu";
   }
   return "";
-}
-
-std::string ReferenceText(const ::ablation::worker::v1::VerifyTask& task) {
-  switch (task.reference()) {
-    case apb::REFERENCE_CPU:
-      return "cpu";
-    case apb::REFERENCE_GPU:
-      return "gpu";
-    case apb::REFERENCE_CUBLAS:
-      return "cublas";
-    case apb::REFERENCE_VARIANT:
-      return task.reference_variant();
-    default:
-      return "unspecified";
-  }
 }
 
 }  // namespace ablation::worker

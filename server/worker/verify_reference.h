@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ablation/v1/worker.pb.h"
+#include "common/limits.h"
 
 namespace ablation::worker {
 
@@ -14,9 +15,6 @@ namespace ablation::worker {
 /// reference_variant.
 std::string CheckReference(const ::ablation::worker::v1::VerifyTask& task);
 
-/// Work (M*N*K) beyond which a verification against REFERENCE_CPU is refused: the FP64 host
-/// product, on every hardware thread, would take minutes (2^33 takes seconds on a GPU node).
-inline constexpr double kMaxCpuReferenceWork = double(1ull << 33);
 /// Host memory of the CPU reference's FP64 A, B and C beyond which it is refused too: a shape of
 /// little work can still be vast (M = N = 2^16, K = 2).
 inline constexpr double kMaxCpuReferenceBytes = double(8ull << 30);
@@ -24,8 +22,5 @@ inline constexpr double kMaxCpuReferenceBytes = double(8ull << 30);
 /// "" when REFERENCE_CPU can check `shape`, else why not, starting "reference: " as every error
 /// of a reference's own does (the daemon then reports the variant as not checked).
 std::string CpuReferenceRefusal(const ::ablation::v1::Shape& shape);
-
-/// The reference in words for logs: "cpu", "gpu", "cublas", or the reference variant's name.
-std::string ReferenceText(const ::ablation::worker::v1::VerifyTask& task);
 
 }  // namespace ablation::worker

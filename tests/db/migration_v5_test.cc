@@ -161,5 +161,37 @@ TEST_F(MigrationV5Test, AFailedMigrationLeavesV4Intact) {
             0);
 }
 
+// v12: whether the reference failed is a column, backfilled from the error text older workers
+// wrote ("reference: ..."); a failed variant whose error merely mentions a reference stays failed.
+TEST_F(MigrationV5Test, V12BackfillsReferenceFailedFromTheErrorText) {
+  {
+    RawDb raw(path_);
+    raw.Exec(R"sql(
+INSERT INTO verifications (id, run_id, variant, dtype, m, n, k, against, passed, error,
+                           created_at_ms)
+VALUES (5, 3, 'abl_L0_R0_bl0_s1_sw1', 'bf16', 65536, 65536, 2, 'cpu', 0,
+        'reference: the CPU reference needs 34359 MB of host memory', 1700000205000),
+       (6, 3, 'abl_L1_R1_bl0_s3_sw1', 'bf16', 256, 256, 256, 'cublas', 0,
+        'output differs from the reference: 17 mismatches', 1700000206000);
+)sql");
+  }
+  auto store = Store::Open(path_);
+  RawDb raw(path_);
+  EXPECT_EQ(raw.Text("SELECT group_concat(id || '=' || reference_failed, ' ') FROM "
+                     "(SELECT * FROM verifications ORDER BY id)"),
+            "1=0 2=0 3=0 4=0 5=1 6=0");
+  const auto rows = store->VerificationsOfRun(3);
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_TRUE(rows[4].reference_failed());
+  EXPECT_FALSE(rows[5].reference_failed());
+  // New rows keep what the worker said.
+  v1::VerifyResult added = rows[4];
+  added.clear_id();
+  added.set_error("the reference left 3 output elements unwritten");
+  const int64_t id = store->InsertVerification(added);
+  EXPECT_EQ(raw.Int("SELECT reference_failed FROM verifications WHERE id = " + std::to_string(id)),
+            1);
+}
+
 }  // namespace
 }  // namespace ablation::db

@@ -427,7 +427,8 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
   EXPECT_THAT(RowMapping::Of<v1::VerifyResult>().ColumnNames(),
               ElementsAre("run_id", "created_at_ms", "variant", "dtype", "m", "n", "k", "reference",
                           "reference_variant", "max_abs", "max_rel", "rel_frobenius", "mismatches",
-                          "nan_count", "unwritten_count", "tolerance", "passed", "error"));
+                          "nan_count", "unwritten_count", "tolerance", "passed", "error",
+                          "reference_failed"));
 }
 
 // ---------------------------------------------------------------- a new field

@@ -486,7 +486,7 @@ TEST_F(E2E, ServerReflectionV1alphaAndV1ListTheServices) {
   }
 }
 
-TEST_F(E2E, BudgetShowsTheSeedsSharedMemoryTable) {
+TEST_F(E2E, BudgetShowsTheSharedMemoryTable) {
   StartDaemon();
   auto ga104 = daemon_->Client({"budget", "L1_R1_s4", "--arch", "sm_86"});
   ASSERT_EQ(ga104.exit_code, 0) << ga104.err;

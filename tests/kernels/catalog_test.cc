@@ -19,8 +19,30 @@ Registry Catalog() {
 
 std::string Param(const Variant& v, const std::string& key) {
   for (const auto& [k, val] : v.params)
-    if (k == key) return val;
+    if (k == key) return val.Text();
   return "<missing>";
+}
+
+TEST(Catalog, NumericParametersStayNumbersAndWordsStayWords) {
+  Registry r = Catalog();
+  const Variant* abl = r.Find("abl_L1_R1_bl0_s3_sw1");
+  ASSERT_NE(abl, nullptr);
+  EXPECT_EQ(abl->NumberParam("stages"), 3);
+  EXPECT_EQ(abl->Param("stages"), "3");
+  const Variant* cublas = r.Find("cublas_bf16");
+  ASSERT_NE(cublas, nullptr);
+  EXPECT_EQ(cublas->Param("api"), "cublasGemmEx");
+  EXPECT_FALSE(cublas->NumberParam("api").has_value());  // a word is never read as a number
+  EXPECT_FALSE(cublas->NumberParam("stages").has_value());
+  EXPECT_EQ(cublas->Param("stages"), "");
+  // Every numeric-looking parameter of every family is a number, not digits in a word.
+  for (const Variant& v : r.All())
+    for (const auto& [key, value] : v.params) {
+      const std::string text = value.Text();
+      const bool digits =
+          !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+      EXPECT_EQ(digits, value.is_number()) << v.name << " " << key << "=" << text;
+    }
 }
 
 TEST(Catalog, HasAllAblationVariantsAndCublas) {

@@ -17,7 +17,7 @@ Registry Catalog() {
 
 std::string Param(const Variant& v, const std::string& key) {
   for (const auto& [k, val] : v.params)
-    if (k == key) return val;
+    if (k == key) return val.Text();
   return "<missing>";
 }
 

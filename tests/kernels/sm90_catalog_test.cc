@@ -25,7 +25,7 @@ class Sm90Catalog : public ::testing::Test {
   }
   std::string Param(const Variant& v, const std::string& key) {
     for (const auto& [k, val] : v.params)
-      if (k == key) return val;
+      if (k == key) return val.Text();
     return "";
   }
   Registry registry_;

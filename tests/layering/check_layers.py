@@ -5,7 +5,8 @@ server/core's folders stand in one order, lowest first (LAYERS). A file may incl
 own folder and of the folders below it, never above; the core never includes the rpc layer or
 gRPC; the kernels, the worker process and the database never include the core. Reads the
 #include lines of the tree as text, prints every include that breaks a rule, and exits 1 when
-there is one. Run from anywhere: check_layers.py [REPO_ROOT].
+there is one. Run from anywhere: check_layers.py [REPO_ROOT]; with --dot it prints the folders'
+include graph, generated from the code, as Graphviz (an include that runs back up in red).
 """
 import pathlib
 import re
@@ -17,7 +18,10 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]', re.M)
 SOURCES = ("*.h", "*.cc", "*.cu", "*.cuh", "*.in")
 # What the core builds on, which so never includes it.
 OUTSIDE = {"kernels/": "the kernels' code", "db/": "the database layer",
-           "server/worker/": "the worker process", "client/": "the client"}
+           "server/worker/": "the worker process", "client/": "the client",
+           "common/": "the common library"}
+# The common library is the bottom of every process: it includes only itself and the generated API.
+COMMON_MAY_INCLUDE = ("common/", "ablation/")
 
 
 def layer_of(path):
@@ -54,14 +58,51 @@ def check(root):
                     problems.append(f"{where}: {here}/ is below {there}/ and may not include it")
                 if target.startswith("server/rpc/") or target.startswith("grpc"):
                     problems.append(f"{where}: the core knows nothing of gRPC")
-            elif there is not None:
+            if rel.startswith("common/") and '"' in line and not target.startswith(
+                    COMMON_MAY_INCLUDE):
+                problems.append(f"{where}: the common library includes only common/ and the API")
+            if here is None and there is not None:
                 for prefix, who in OUTSIDE.items():
                     if rel.startswith(prefix):
                         problems.append(f"{where}: {who} never includes the core")
     return problems
 
 
+def folder_graph(root):
+    """{(from folder, to folder): includes} between server/core's folders, from the code."""
+    root = pathlib.Path(root)
+    edges = {}
+    for path in sorted((root / "server" / "core").glob("**/*")):
+        if path.suffix not in (".h", ".cc"):
+            continue
+        here = layer_of(path.relative_to(root).as_posix())
+        for m in INCLUDE.finditer(path.read_text(errors="replace")):
+            there = layer_of(m.group(1))
+            if there and there != here:
+                edges[(here, there)] = edges.get((here, there), 0) + 1
+    return edges
+
+
+def dot(root):
+    """The folders of server/core and their includes as Graphviz, lowest at the bottom:
+    check_layers.py --dot | dot -Tsvg > core.svg"""
+    lines = ["digraph core {", "  rankdir=BT; node [shape=box];"]
+    for layer in LAYERS:
+        lines.append(f'  "{layer}";')
+    for (a, b), n in sorted(folder_graph(root).items()):
+        back = LAYERS.index(b) > LAYERS.index(a)
+        style = ' color=red penwidth=2' if back else ''
+        lines.append(f'  "{a}" -> "{b}" [label={n}{style}];')
+    lines.append("}")
+    return "\n".join(lines)
+
+
 def main(argv):
+    if "--dot" in argv:
+        argv = [a for a in argv if a != "--dot"]
+        root = argv[1] if len(argv) > 1 else pathlib.Path(__file__).resolve().parents[2]
+        print(dot(root))
+        return 0
     root = argv[1] if len(argv) > 1 else pathlib.Path(__file__).resolve().parents[2]
     problems = check(root)
     for p in problems:

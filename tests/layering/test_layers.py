@@ -46,3 +46,22 @@ def test_files_outside_the_folders_and_unknown_folders_are_refused(tmp_path):
     problems = check_layers.check(tmp_path)
     assert any("server/core/loose.h: server/core/ files live in one of" in p for p in problems)
     assert any("includes server/core/misc/b.h: no such core folder" in p for p in problems)
+
+
+def test_the_common_library_stands_on_nothing_but_the_api(tmp_path):
+    write(tmp_path, "common/stats.cc", '#include "common/stats.h"\n#include <vector>\n'
+                                       '#include "ablation/v1/ablation.pb.h"\n')
+    write(tmp_path, "common/enum_words.cc", '#include "client/format.h"\n')
+    problems = check_layers.check(tmp_path)
+    assert problems == ["common/enum_words.cc:1: includes client/format.h: the common library "
+                        "includes only common/ and the API"]
+
+
+def test_the_folder_graph_counts_includes_and_marks_one_that_runs_back_up(tmp_path):
+    write(tmp_path, "server/core/runs/run_job.cc", '#include "server/core/plan/run_plan.h"\n'
+                                                   '#include "server/core/plan/limits.h"\n')
+    write(tmp_path, "server/core/gpu/regime.cc", '#include "server/core/runs/run_job.h"\n')
+    assert check_layers.folder_graph(tmp_path) == {("runs", "plan"): 2, ("gpu", "runs"): 1}
+    graph = check_layers.dot(tmp_path)
+    assert '"runs" -> "plan" [label=2];' in graph
+    assert '"gpu" -> "runs" [label=1 color=red penwidth=2];' in graph

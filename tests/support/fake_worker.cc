@@ -271,9 +271,11 @@ int main(int argc, char** argv) {
       std::string bad = worker::CheckReference(t);
       if (bad.empty() && t.reference() == v1::REFERENCE_CPU) {
         bad = worker::CpuReferenceRefusal(t.shape());
+        r->set_reference_failed(!bad.empty());
       }
       if (bad.empty() && t.variant() == reference_fail) {
         bad = "reference: the fake worker's reference failed for " + t.variant() + ", as asked";
+        r->set_reference_failed(true);
       }
       if (!bad.empty()) {
         r->set_passed(false);

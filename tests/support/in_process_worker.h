@@ -122,6 +122,7 @@ class InProcessWorker final : public core::Worker {
       if (ActionOf(task.variant()) == WorkerScript::Action::kReferenceFails) {
         v->set_passed(false);
         v->set_error("reference: cuBLAS refuses 65x37x29 (test)");
+        v->set_reference_failed(true);
         return result;
       }
       const bool fail = ActionOf(task.variant()) == WorkerScript::Action::kFailVerification;

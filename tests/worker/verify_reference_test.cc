@@ -45,15 +45,6 @@ TEST(VerifyReference, UnknownValueIsAnError) {
   EXPECT_EQ(err, "VerifyTask.reference has the unknown value 42");
 }
 
-TEST(VerifyReference, TextForLogs) {
-  EXPECT_EQ(ReferenceText(Task(apb::REFERENCE_CPU)), "cpu");
-  EXPECT_EQ(ReferenceText(Task(apb::REFERENCE_CUBLAS)), "cublas");
-  EXPECT_EQ(ReferenceText(Task(apb::REFERENCE_GPU)), "gpu");
-  EXPECT_EQ(ReferenceText(Task(apb::REFERENCE_VARIANT, "abl_L1_R1_bl0_s1_sw1")),
-            "abl_L1_R1_bl0_s1_sw1");
-  EXPECT_EQ(ReferenceText(Task(apb::REFERENCE_UNSPECIFIED)), "unspecified");
-}
-
 apb::Shape Shape(int64_t m, int64_t n, int64_t k) {
   apb::Shape s;
   s.set_m(m);

@@ -2,34 +2,27 @@
 
 namespace ablation::core {
 
+namespace {
+
+// The table of peak.h, one row per architecture and dtype.
+struct PeakRow {
+  std::string_view compute_capability;
+  kernels::DType dtype;
+  double ops_per_clock_per_sm;
+};
+constexpr PeakRow kPeaks[] = {
+    {"8.0", kernels::DType::kBF16, 2048}, {"8.0", kernels::DType::kFP16, 2048},
+    {"8.0", kernels::DType::kTF32, 1024}, {"8.0", kernels::DType::kINT8, 4096},
+    {"8.0", kernels::DType::kFP32, 128},  {"9.0", kernels::DType::kBF16, 4096},
+    {"9.0", kernels::DType::kFP16, 4096}, {"9.0", kernels::DType::kTF32, 2048},
+    {"9.0", kernels::DType::kINT8, 8192}, {"9.0", kernels::DType::kFP32, 256},
+};
+
+}  // namespace
+
 std::optional<double> DenseOpsPerClockPerSm(std::string_view cc, kernels::DType dtype) {
-  using kernels::DType;
-  if (cc == "8.0") {
-    switch (dtype) {
-      case DType::kBF16:
-      case DType::kFP16:
-        return 2048;
-      case DType::kTF32:
-        return 1024;
-      case DType::kINT8:
-        return 4096;
-      case DType::kFP32:
-        return 128;
-    }
-  }
-  if (cc == "9.0") {
-    switch (dtype) {
-      case DType::kBF16:
-      case DType::kFP16:
-        return 4096;
-      case DType::kTF32:
-        return 2048;
-      case DType::kINT8:
-        return 8192;
-      case DType::kFP32:
-        return 256;
-    }
-  }
+  for (const PeakRow& row : kPeaks)
+    if (row.compute_capability == cc && row.dtype == dtype) return row.ops_per_clock_per_sm;
   return std::nullopt;
 }
 

@@ -4,20 +4,10 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/stats.h"
 #include "server/core/gpu/nvml.h"
-#include "server/worker/sampling.h"
 
 namespace ablation::core {
-
-namespace {
-
-// The median of a part of a window's clocks, with the worker's own quantile (sampling.h).
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return worker::Quantile(v, 0.5);
-}
-
-}  // namespace
 
 const char* RegimeName(Regime r) {
   switch (r) {
@@ -183,8 +173,8 @@ std::string CheckBurstWindow(const std::vector<double>& clocks_in_order, double 
     if (std::isfinite(c) && c > 0) usable.push_back(c);
   if (usable.size() < 4) return "";
   const size_t q = usable.size() / 4;
-  const double first = Median({usable.begin(), usable.begin() + long(q)});
-  const double last = Median({usable.end() - long(q), usable.end()});
+  const double first = common::Median({usable.begin(), usable.begin() + long(q)});
+  const double last = common::Median({usable.end() - long(q), usable.end()});
   const double drop = 1 - last / first;
   if (drop <= max_drop) return "";
   char buf[200];

@@ -105,6 +105,8 @@ std::optional<SassInstruction> ParseInstructionLine(std::string_view line,
 
 }  // namespace
 
+// Words of an enum by a switch rather than a table: the compiler names any value left out
+// (-Wswitch). Such switches look alike across the core; what they map differs.
 std::string_view ToString(SassClass c) {
   switch (c) {
     case SassClass::kOther:

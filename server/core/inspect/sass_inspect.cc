@@ -359,7 +359,7 @@ Status SassInspector::Inspect(const v1::SassRequest& request, Done done) {
   }
   const auto timeout = options_.timeout;
   std::weak_ptr<State> weak = state_;
-  const std::string_view mainloop = v.Param("mainloop");
+  const std::string mainloop = v.Param("mainloop");
   const std::string expect_tensor = mainloop.empty()                  ? ""
                                     : mainloop.rfind("wgmma", 0) == 0 ? "HGMMA"
                                                                       : "HMMA";

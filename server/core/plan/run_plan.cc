@@ -151,7 +151,7 @@ Status CheckCanImplement(RunPlan* plan) {
 
 std::string ArchRefusal(const kernels::Variant& v, const DeviceLimits& device) {
   if (!device.known || device.compute_capability.empty()) return "";
-  const std::string_view arch = v.Param("arch");
+  const std::string arch = v.Param("arch");
   if (arch.rfind("sm_", 0) != 0) return "";
   std::string digits;
   for (char c : arch.substr(3))

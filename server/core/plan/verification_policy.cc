@@ -4,21 +4,6 @@ namespace ablation::core {
 
 double Work(const kernels::Problem& p) { return double(p.m) * double(p.n) * double(p.k); }
 
-std::string ReferenceText(v1::Reference reference, const std::string& variant) {
-  switch (reference) {
-    case v1::REFERENCE_CPU:
-      return "cpu";
-    case v1::REFERENCE_CUBLAS:
-      return "cublas";
-    case v1::REFERENCE_VARIANT:
-      return variant;
-    case v1::REFERENCE_GPU:
-      return "gpu";
-    default:
-      return "none";
-  }
-}
-
 namespace {
 
 // cuBLAS of the problem's dtype takes this shape (its entry's own can_implement says).

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ablation/v1/ablation.pb.h"
+#include "common/limits.h"
 #include "kernels/registry.h"
 
 namespace ablation::core {
@@ -13,9 +14,7 @@ namespace ablation::core {
 /// Multiply-adds up to which the default reference is the FP64 CPU one (1024^3, as the API
 /// documents); above it cuBLAS, whose error is then bounded by the dtype's tolerance.
 inline constexpr double kCpuReferenceDefaultMaxWork = 1024.0 * 1024.0 * 1024.0;
-/// Multiply-adds beyond which the CPU reference is refused even when asked for (2^33): it is
-/// FP64 on the host's cores and would hold the GPU's thread for minutes beyond that.
-inline constexpr double kCpuReferenceMaxWork = 8589934592.0;
+using common::kCpuReferenceMaxWork;  // the CPU reference's limit, the worker's too (limits.h)
 
 /// M*N*K as a double (no overflow for any shape a plan accepts).
 double Work(const kernels::Problem& problem);
@@ -34,9 +33,6 @@ struct ReferenceChoice {
 ReferenceChoice ChooseReference(const kernels::Variant& variant, const kernels::Problem& problem,
                                 v1::Reference asked, const std::string& asked_variant,
                                 const kernels::Registry* registry = nullptr);
-
-/// "cpu", "cublas" or the variant's name: how a reference reads in messages.
-std::string ReferenceText(v1::Reference reference, const std::string& variant);
 
 /// The seed of the random inputs of a run's problem: reproducible from the run alone, different
 /// between the problems of a run and between runs, and the same for every item of one problem

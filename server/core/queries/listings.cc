@@ -1,7 +1,6 @@
 #include "server/core/queries/listings.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "server/core/plan/variant_names.h"
 #include "server/core/queries/advise.h"
@@ -13,7 +12,7 @@ v1::Variant ToProto(const kernels::Variant& v) {
   p.set_name(v.name);
   p.set_family(v.family);
   p.set_description(v.description);
-  for (const auto& [k, val] : v.params) (*p.mutable_params())[k] = val;
+  for (const auto& [k, val] : v.params) (*p.mutable_params())[k] = val.Text();
   for (auto d : v.dtypes) p.add_dtypes(std::string(kernels::ToString(d)));
   p.set_tile_m(v.tile.m);
   p.set_tile_n(v.tile.n);
@@ -44,7 +43,7 @@ Status GetBudget(const kernels::Registry& registry, const v1::BudgetRequest& req
   const int element_bytes = v.dtypes.empty() ? 2 : kernels::ElementBytes(v.dtypes.front());
   const int64_t stage_bytes =
       int64_t(v.tile.m) * v.tile.k * element_bytes + int64_t(v.tile.k) * v.tile.n * element_bytes;
-  int stages = std::atoi(std::string(v.Param("stages")).c_str());
+  int stages = int(v.NumberParam("stages").value_or(0));
   // Families without a stages knob: as many stages as their allocation holds tiles.
   if (stages <= 0 && stage_bytes > 0)
     stages = int(std::max<int64_t>(1, (v.smem_bytes + stage_bytes / 2) / stage_bytes));

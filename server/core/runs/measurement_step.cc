@@ -8,6 +8,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/enum_words.h"
+#include "common/time.h"
 #include "server/core/gpu/peak.h"
 #include "server/worker/timing_stats.h"
 
@@ -25,7 +27,7 @@ std::string DTypeText(const kernels::Problem& p) { return std::string(kernels::T
 }  // namespace
 
 bool IsReferenceFailure(const v1::VerifyResult& result) {
-  return !result.passed() && result.error().rfind("reference: ", 0) == 0;
+  return !result.passed() && result.reference_failed();
 }
 
 std::string DescribeFailedVerification(const v1::VerifyResult& v) {
@@ -33,7 +35,7 @@ std::string DescribeFailedVerification(const v1::VerifyResult& v) {
   std::snprintf(buf, sizeof buf,
                 "failed against %s: rel frobenius %.3g, max abs %.3g, %lld mismatches, %lld NaN, "
                 "%lld unwritten",
-                ReferenceText(v.reference(), v.reference_variant()).c_str(),
+                common::ReferenceWord(v.reference(), v.reference_variant()).c_str(),
                 v.rel_frobenius_error(), v.max_abs_error(), (long long)v.mismatches(),
                 (long long)v.nan_count(), (long long)v.unwritten_count());
   std::string text = buf;
@@ -115,10 +117,6 @@ bool MeasurementStep::VerifyBeforeTiming(const PlannedMeasurement& item, uint64_
 
 namespace {
 
-double SecondsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 /// Adds the worker's cost of one window task to a running sum.
 void AddCost(const v1::Cost& c, v1::Cost* sum) {
   sum->set_worker_seconds(sum->worker_seconds() + c.worker_seconds());
@@ -199,9 +197,9 @@ std::string MeasurementStep::TimeSustained(const Call& base, Timed* out) {
     const v1::Telemetry power = AggregateTelemetry(readings, 0);
     settle.Add({r.cost().sampling_seconds(), r.sm_mhz(),
                 power.has_power_w_mean() ? std::optional(power.power_w_mean()) : std::nullopt});
-    if (settle.settled() || SecondsSince(t0) >= p.settle_max_seconds) break;
+    if (settle.settled() || common::SecondsSince(t0) >= p.settle_max_seconds) break;
   }
-  out->settle_seconds = SecondsSince(t0);
+  out->settle_seconds = common::SecondsSince(t0);
   out->conditioned = settle.settled();
   out->note = settle.Describe();
 
@@ -232,7 +230,7 @@ std::string MeasurementStep::CoolDown(bool* cool, double* seconds) {
   const auto busy = last_busy_ == std::chrono::steady_clock::time_point{} ? t0 : last_busy_;
   for (;;) {
     CoolReading reading;
-    reading.idle_seconds = SecondsSince(busy);
+    reading.idle_seconds = common::SecondsSince(busy);
     NvmlSample sample;
     if (ctx_.nvml && ctx_.nvml->Sample(ctx_.uuid, &sample).ok()) {
       reading.temp_c = sample.temp_c;
@@ -248,7 +246,7 @@ std::string MeasurementStep::CoolDown(bool* cool, double* seconds) {
         std::chrono::microseconds(int64_t(1e6 * (left > 0 && left < 0.02 ? left : 0.02))));
   }
   *cool = detector.cool();
-  *seconds = SecondsSince(t0);
+  *seconds = common::SecondsSince(t0);
   return detector.Describe();
 }
 
@@ -423,7 +421,7 @@ MeasurementStep::WindowOutcome MeasurementStep::MeasureWindow(const WindowSlot& 
     }
     double verify_total = 0;
     for (double v : verify_seconds) verify_total += v;
-    const double shared = std::max(SecondsSince(started) - verify_total, 0.0) /
+    const double shared = std::max(common::SecondsSince(started) - verify_total, 0.0) /
                           double(std::max<size_t>(timed.size(), 1));
     for (size_t i = 0; i < n; ++i) {
       v1::Measurement& m = out.rows[i];
@@ -450,7 +448,7 @@ MeasurementStep::WindowOutcome MeasurementStep::MeasureWindow(const WindowSlot& 
     if (i < slot.verify.size() && slot.verify[i]) {
       const auto verify0 = std::chrono::steady_clock::now();
       time_it = VerifyBeforeTiming(item, seed, &out.rows[i]);
-      verify_seconds[i] = SecondsSince(verify0);
+      verify_seconds[i] = common::SecondsSince(verify0);
       out.rows[i].mutable_cost()->set_verify_seconds(verify_seconds[i]);
     }
     if (!time_it) continue;

@@ -129,8 +129,8 @@ class MeasurementStep {
   std::chrono::steady_clock::time_point last_busy_{};
 };
 
-/// True when a verification failed because its reference could not run (the worker says so with
-/// an error starting "reference: "): the variant is then "not checked", never "failed".
+/// True when a verification failed because its reference could not run (the worker says so in
+/// VerifyResult.reference_failed): the variant is then "not checked", never "failed".
 bool IsReferenceFailure(const v1::VerifyResult& result);
 
 /// "failed against cublas: rel frobenius 0.17, max abs 3.2, 12 mismatches, 0 NaN, 0 unwritten".

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/time.h"
 #include "server/core/base/status.h"
 #include "server/core/plan/verification_policy.h"
 #include "server/core/runs/item_profiler.h"
@@ -13,10 +14,6 @@ namespace ablation::core {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
 
 class JobExecution {
  public:
@@ -233,7 +230,7 @@ class JobExecution {
           const auto profile0 = Clock::now();
           step.ReleaseInputs();
           ProfileAfterTiming(ctx_.profiler, gpu_, job_.plan, index, w.round, job_.id(), &m);
-          cost.AddProfiling(SecondsSince(profile0));
+          cost.AddProfiling(common::SecondsSince(profile0));
         }
         if (m.verification_outcome() == v1::VERIFICATION_OUTCOME_FAILED) wrong[size_t(index)] = 1;
         if (m.status() == v1::MEASUREMENT_STATUS_OK) {
@@ -245,14 +242,14 @@ class JobExecution {
         }
         const auto store0 = Clock::now();
         job_.recorder.Measured(std::move(m));
-        cost.AddStoring(SecondsSince(store0));
+        cost.AddStoring(common::SecondsSince(store0));
       }
     }
     // The worker's resident inputs belong to this run (its seeds are the run's): the device's
     // memory is free again between runs.
     step.ReleaseInputs();
     if (cost.measurements() > 0) {
-      spdlog::info("run {} cost: {}", job_.id(), cost.Summary(SecondsSince(started)));
+      spdlog::info("run {} cost: {}", job_.id(), cost.Summary(common::SecondsSince(started)));
     }
     std::string error;
     const bool shutting_down = ctx_.stopping && ctx_.stopping();

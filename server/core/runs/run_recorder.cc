@@ -6,12 +6,6 @@
 
 namespace ablation::core {
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 int64_t RunRecorder::Create(const v1::Run& run) {
   run_id_ = store_->CreateRun(run);
   metrics::Daemon().RunCreated(run_id_, run.kind(), run.device().index());

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ablation/v1/ablation.pb.h"
+#include "common/time.h"
 #include "db/store.h"
 #include "server/core/base/status.h"
 #include "server/core/plan/run_plan.h"
@@ -19,7 +20,7 @@
 
 namespace ablation::core {
 
-int64_t NowMs();
+using common::NowMs;  // wall-clock milliseconds since the epoch (common/time.h)
 
 class RunRecorder {
  public:

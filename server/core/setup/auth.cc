@@ -44,6 +44,8 @@ bool IsGoodName(std::string_view name) {
 
 }  // namespace
 
+// Words of an enum by a switch rather than a table: the compiler names any value left out
+// (-Wswitch). Such switches look alike across the core; what they map differs.
 std::string_view RoleName(Role role) {
   switch (role) {
     case Role::kNone:

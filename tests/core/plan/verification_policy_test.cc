@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/enum_words.h"
+
 namespace ablation::core {
 namespace {
 
@@ -56,8 +58,8 @@ TEST_F(VerificationPolicyTest, AnExplicitReferenceIsKept) {
   ReferenceChoice v = ChooseReference(abl, P(64, 64, 64), v1::REFERENCE_VARIANT, "abl_x");
   EXPECT_EQ(v.reference, v1::REFERENCE_VARIANT);
   EXPECT_EQ(v.variant, "abl_x");
-  EXPECT_EQ(ReferenceText(v.reference, v.variant), "abl_x");
-  EXPECT_EQ(ReferenceText(v1::REFERENCE_CUBLAS, ""), "cublas");
+  EXPECT_EQ(common::ReferenceWord(v.reference, v.variant), "abl_x");
+  EXPECT_EQ(common::ReferenceWord(v1::REFERENCE_CUBLAS, ""), "cublas");
 }
 
 TEST_F(VerificationPolicyTest, InputSeedIsOnePerProblemOfARun) {

@@ -7,7 +7,7 @@ namespace {
 
 constexpr int64_t kKB = 1024;
 
-TEST(AdviseTest, RatioOfTheSeedsFormula) {
+TEST(AdviseTest, ComputeToLoadRatioOfATile) {
   // 2*BM*BN*BK / ((BM*BK + BK*BN) * sizeof(T)); square tiles reduce to BM / sizeof(T).
   EXPECT_DOUBLE_EQ(ComputeLoadRatio(64, 64, 16, 2), 32.0);
   EXPECT_DOUBLE_EQ(ComputeLoadRatio(32, 32, 32, 2), 16.0);
@@ -27,7 +27,7 @@ TEST(AdviseTest, RuleBoundaries) {
   EXPECT_EQ(ToString(PipelineRule::kMayNotPay), "pipelining may not pay");
 }
 
-TEST(AdviseTest, SeedsStepOneExampleOnGa104) {
+TEST(AdviseTest, SmallTileExampleOnGa104) {
   // The textbook example: 2 KB + 2 KB single, 8 KB double, far under the 50 KB cliff of sm_86.
   Advice a;
   ASSERT_TRUE(Advise({32, 32, 32, "fp16", "sm_86"}, &a).ok());
@@ -45,7 +45,7 @@ TEST(AdviseTest, SeedsStepOneExampleOnGa104) {
       << a.smem_verdict;
 }
 
-TEST(AdviseTest, SeedsPitfallTwentyEightKbDoubledCrossesTheCliff) {
+TEST(AdviseTest, TwentyEightKbDoubledCrossesTheSharedMemoryCliff) {
   // 128x128x56 fp16: 14 KB + 14 KB = 28 KB single, 56 KB double > 50 KB on GA104.
   Advice a;
   ASSERT_TRUE(Advise({128, 128, 56, "fp16", "sm_86"}, &a).ok());

@@ -11,7 +11,7 @@ Status AblationBudget(int stages, std::string_view arch, VariantBudget* out) {
                           stages, int64_t(stages) * 16384, arch, out);
 }
 
-TEST(Budget, SeedTableOnA100) {
+TEST(Budget, SharedMemoryTableOnA100) {
   VariantBudget b;
   ASSERT_TRUE(AblationBudget(3, "sm_80", &b).ok());
   ASSERT_EQ(b.rows.size(), 4u);

@@ -18,6 +18,7 @@
 #include "db/store.h"
 #include "kernels/registry.h"
 #include "server/core/plan/verification_policy.h"
+#include "server/core/runs/measurement_step.h"
 #include "server/core/runs/run_manager.h"
 #include "tests/support/in_process_worker.h"
 
@@ -646,6 +647,17 @@ TEST_F(RunExecutionTest, UnpairedItemsAndItemsOfOtherShapesGetWindowsOfTheirOwn)
     EXPECT_EQ(row.window_members(), 1);
   }
   EXPECT_EQ(windows.size(), 4u);
+}
+
+TEST(ReferenceFailure, IsTheWorkersFieldNotTheErrorText) {
+  v1::VerifyResult v;
+  v.set_passed(false);
+  v.set_error("reference: words a variant's own failure might also use");
+  EXPECT_FALSE(IsReferenceFailure(v));  // the text is for people; the field is the protocol
+  v.set_reference_failed(true);
+  EXPECT_TRUE(IsReferenceFailure(v));
+  v.set_passed(true);
+  EXPECT_FALSE(IsReferenceFailure(v));
 }
 
 TEST_F(RunExecutionTest, AReferenceThatCannotRunLeavesTheVariantNotCheckedButTimed) {
