@@ -61,3 +61,8 @@ target_link_libraries(planted_bugs_tests PRIVATE ablation_worker_lib GTest::gtes
 target_include_directories(planted_bugs_tests PRIVATE ${CMAKE_SOURCE_DIR})
 gtest_discover_tests(planted_bugs_tests DISCOVERY_TIMEOUT 60
   PROPERTIES LABELS gpu TIMEOUT 600 SKIP_REGULAR_EXPRESSION "${ABLATION_SKIP_REGEX}")
+
+# ---- CPU: a user kernel's manifest (kernels/user): parsing, refusals, knob sets, launch, ladder
+add_executable(user_kernel_tests kernels/user/manifest_test.cc)
+target_link_libraries(user_kernel_tests PRIVATE ablation_user_kernels GTest::gtest_main)
+gtest_discover_tests(user_kernel_tests TEST_PREFIX "user." DISCOVERY_TIMEOUT 60)

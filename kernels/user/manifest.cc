@@ -1,0 +1,353 @@
+#include "kernels/user/manifest.h"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace ablation::kernels::user {
+namespace {
+
+// "tiled.toml:7: knob[1].values: expected whole numbers" (no line where TOML has none).
+std::string Err(const std::string& origin, const toml::node* node, const std::string& key,
+                const std::string& what) {
+  std::string where = origin;
+  if (node && node->source().begin.line > 0)
+    where += ":" + std::to_string(node->source().begin.line);
+  return where + ": " + key + ": " + what;
+}
+
+std::string CheckKeys(const toml::table& t, const std::string& origin, const std::string& prefix,
+                      const std::set<std::string>& known) {
+  for (const auto& [key, node] : t) {
+    const std::string k(key.str());
+    if (!known.count(k)) {
+      std::string list;
+      for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+      return Err(origin, &node, prefix + k, "unknown key (known: " + list + ")");
+    }
+  }
+  return "";
+}
+
+// A string at `key` of `t`; "" (and *out untouched) when absent and not required.
+std::string ReadString(const toml::table& t, const std::string& origin, const std::string& prefix,
+                       const std::string& key, bool required, std::string* out) {
+  const toml::node* n = t.get(key);
+  if (!n) return required ? Err(origin, &t, prefix + key, "missing") : "";
+  const auto* s = n->as_string();
+  if (!s) return Err(origin, n, prefix + key, "expected a string");
+  *out = s->get();
+  return "";
+}
+
+bool IsIdentifier(const std::string& s, bool upper) {
+  if (s.empty() || s.size() > 32) return false;
+  const unsigned char first = static_cast<unsigned char>(s[0]);
+  if (upper ? !(std::isupper(first) || first == '_') : !std::islower(first)) return false;
+  for (unsigned char c : s) {
+    const bool ok = upper ? (std::isupper(c) || std::isdigit(c) || c == '_')
+                          : (std::islower(c) || std::isdigit(c) || c == '_');
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string Names(const Manifest& m, std::vector<std::string>* names) {
+  *names = {"M", "N", "K"};
+  for (const Knob& k : m.knobs) names->push_back(k.name);
+  return "";
+}
+
+std::string ReadExpression(const toml::table& t, const std::string& origin,
+                           const std::string& prefix, const std::string& key, bool required,
+                           const std::vector<std::string>& names, const ManifestLimits& limits,
+                           std::unique_ptr<Expression>* out) {
+  std::string text;
+  if (std::string err = ReadString(t, origin, prefix, key, required, &text); !err.empty())
+    return err;
+  const toml::node* n = t.get(key);
+  if (!n) return "";
+  if (text.size() > limits.max_expression_chars)
+    return Err(origin, n, prefix + key,
+               "longer than " + std::to_string(limits.max_expression_chars) + " characters");
+  if (std::string why = Expression::Parse(text, names, out); !why.empty())
+    return Err(origin, n, prefix + key, "'" + text + "': " + why);
+  return "";
+}
+
+std::map<std::string, double> Values(const Manifest& m, const KnobSet& s, const Problem& p) {
+  std::map<std::string, double> v = {{"M", double(p.m)}, {"N", double(p.n)}, {"K", double(p.k)}};
+  for (size_t i = 0; i < m.knobs.size() && i < s.values.size(); ++i)
+    v[m.knobs[i].name] = double(s.values[i]);
+  return v;
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+std::string ParseManifest(const std::string& text, const std::string& origin,
+                          const ManifestLimits& limits, Manifest* out) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    return origin + ":" + std::to_string(e.source().begin.line) + ": " +
+           std::string(e.description());
+  }
+  Manifest m;
+  std::string err;
+  if (!(err =
+            CheckKeys(root, origin, "",
+                      {"name", "entry", "description", "contract", "launch", "condition", "knob"}))
+           .empty())
+    return err;
+  if (!(err = ReadString(root, origin, "", "name", true, &m.name)).empty()) return err;
+  if (!IsIdentifier(m.name, false))
+    return Err(origin, root.get("name"), "name",
+               "'" + m.name + "': lower-case letters, digits and '_', a letter first, at most 32");
+  if (!(err = ReadString(root, origin, "", "entry", true, &m.entry)).empty()) return err;
+  if (m.entry.empty() || m.entry.size() > 128 ||
+      !std::all_of(m.entry.begin(), m.entry.end(),
+                   [](unsigned char c) { return std::isalnum(c) || c == '_'; }) ||
+      std::isdigit(static_cast<unsigned char>(m.entry[0])))
+    return Err(origin, root.get("entry"), "entry", "'" + m.entry + "' is not a C identifier");
+  if (!(err = ReadString(root, origin, "", "description", false, &m.description)).empty())
+    return err;
+
+  // Knobs first: the expressions name them.
+  if (const toml::node* n = root.get("knob")) {
+    const auto* arr = n->as_array();
+    if (!arr || !arr->is_array_of_tables())
+      return Err(origin, n, "knob", "expected [[knob]] tables");
+    if (int(arr->size()) > limits.max_knobs)
+      return Err(origin, n, "knob", "more than " + std::to_string(limits.max_knobs) + " knobs");
+    std::set<std::string> seen_names, seen_shorts;
+    for (size_t i = 0; i < arr->size(); ++i) {
+      const toml::table& t = *arr->get(i)->as_table();
+      const std::string prefix = "knob[" + std::to_string(i) + "].";
+      if (!(err = CheckKeys(t, origin, prefix, {"name", "values", "short", "label"})).empty())
+        return err;
+      Knob k;
+      if (!(err = ReadString(t, origin, prefix, "name", true, &k.name)).empty()) return err;
+      if (!IsIdentifier(k.name, true) || k.name == "M" || k.name == "N" || k.name == "K")
+        return Err(origin, t.get("name"), prefix + "name",
+                   "'" + k.name + "': a macro name (upper case, digits, '_'), not M, N or K");
+      if (!seen_names.insert(k.name).second)
+        return Err(origin, t.get("name"), prefix + "name", "'" + k.name + "' is given twice");
+      k.short_name = Lower(k.name);
+      if (!(err = ReadString(t, origin, prefix, "short", false, &k.short_name)).empty()) return err;
+      if (!IsIdentifier(k.short_name, false) || k.short_name.size() > 8)
+        return Err(origin, t.get("short"), prefix + "short",
+                   "'" + k.short_name + "': lower-case letters and digits, at most 8");
+      if (!seen_shorts.insert(k.short_name).second)
+        return Err(origin, t.get("short"), prefix + "short",
+                   "'" + k.short_name + "' is another knob's too");
+      if (!(err = ReadString(t, origin, prefix, "label", false, &k.label)).empty()) return err;
+      const toml::node* vals = t.get("values");
+      if (!vals) return Err(origin, &t, prefix + "values", "missing");
+      const auto* va = vals->as_array();
+      if (!va || va->empty()) return Err(origin, vals, prefix + "values", "expected whole numbers");
+      if (int(va->size()) > limits.max_values_per_knob)
+        return Err(origin, vals, prefix + "values",
+                   "more than " + std::to_string(limits.max_values_per_knob) + " values");
+      for (const toml::node& v : *va) {
+        const auto* iv = v.as_integer();
+        if (!iv) return Err(origin, &v, prefix + "values", "expected whole numbers");
+        if (std::find(k.values.begin(), k.values.end(), iv->get()) != k.values.end())
+          return Err(origin, &v, prefix + "values", std::to_string(iv->get()) + " is given twice");
+        k.values.push_back(iv->get());
+      }
+      m.knobs.push_back(std::move(k));
+    }
+  }
+  int64_t sets = 1;
+  for (const Knob& k : m.knobs) sets *= int64_t(k.values.size());
+  if (sets > limits.max_knob_sets)
+    return Err(origin, root.get("knob"), "knob",
+               std::to_string(sets) + " knob combinations, more than " +
+                   std::to_string(limits.max_knob_sets));
+
+  std::vector<std::string> names;
+  Names(m, &names);
+  const toml::node* contract = root.get("contract");
+  if (!contract || !contract->as_table())
+    return Err(origin, &root, "contract", "missing: [contract] dtype and b_layout");
+  const toml::table& c = *contract->as_table();
+  if (!(err = CheckKeys(c, origin, "contract.", {"dtype", "b_layout"})).empty()) return err;
+  std::string dtype, layout = "kn";
+  if (!(err = ReadString(c, origin, "contract.", "dtype", true, &dtype)).empty()) return err;
+  const auto parsed = ParseDType(dtype);
+  if (!parsed)
+    return Err(origin, c.get("dtype"), "contract.dtype",
+               "'" + dtype + "' is not bf16, fp16, fp32, tf32 or int8");
+  m.dtype = *parsed;
+  if (!(err = ReadString(c, origin, "contract.", "b_layout", false, &layout)).empty()) return err;
+  if (layout == "kn") {
+    m.b_layout = BLayout::kKN;
+  } else if (layout == "nk") {
+    m.b_layout = BLayout::kNK;
+  } else {
+    return Err(origin, c.get("b_layout"), "contract.b_layout",
+               "'" + layout + "': kn (B is K x N) or nk (B is N x K)");
+  }
+
+  const toml::node* launch = root.get("launch");
+  if (!launch || !launch->as_table())
+    return Err(origin, &root, "launch", "missing: [launch] block, grid and smem");
+  const toml::table& l = *launch->as_table();
+  if (!(err = CheckKeys(l, origin, "launch.", {"block", "grid", "grid_y", "grid_z", "smem"}))
+           .empty())
+    return err;
+  const struct {
+    const char* key;
+    bool required;
+    std::unique_ptr<Expression>* out;
+  } exprs[] = {{"block", true, &m.block},
+               {"grid", true, &m.grid_x},
+               {"grid_y", false, &m.grid_y},
+               {"grid_z", false, &m.grid_z},
+               {"smem", false, &m.smem}};
+  for (const auto& e : exprs) {
+    if (!(err = ReadExpression(l, origin, "launch.", e.key, e.required, names, limits, e.out))
+             .empty())
+      return err;
+  }
+
+  if (const toml::node* n = root.get("condition")) {
+    const auto* arr = n->as_array();
+    if (!arr || !arr->is_array_of_tables())
+      return Err(origin, n, "condition", "expected [[condition]] tables");
+    if (int(arr->size()) > limits.max_conditions)
+      return Err(origin, n, "condition",
+                 "more than " + std::to_string(limits.max_conditions) + " conditions");
+    for (size_t i = 0; i < arr->size(); ++i) {
+      const toml::table& t = *arr->get(i)->as_table();
+      const std::string prefix = "condition[" + std::to_string(i) + "].";
+      if (!(err = CheckKeys(t, origin, prefix, {"when", "says"})).empty()) return err;
+      Condition cond;
+      if (!(err = ReadExpression(t, origin, prefix, "when", true, names, limits, &cond.when))
+               .empty())
+        return err;
+      if (!(err = ReadString(t, origin, prefix, "says", true, &cond.says)).empty()) return err;
+      if (cond.says.empty()) return Err(origin, t.get("says"), prefix + "says", "empty");
+      m.conditions.push_back(std::move(cond));
+    }
+  }
+  *out = std::move(m);
+  return "";
+}
+
+std::vector<KnobSet> KnobSets(const Manifest& m) {
+  std::vector<KnobSet> sets(1);
+  for (const Knob& k : m.knobs) {
+    std::vector<KnobSet> next;
+    for (const KnobSet& s : sets)
+      for (int64_t v : k.values) {
+        KnobSet n = s;
+        n.values.push_back(v);
+        next.push_back(std::move(n));
+      }
+    sets = std::move(next);
+  }
+  return sets;
+}
+
+std::string VariantName(const Manifest& m, const KnobSet& s) {
+  std::string name = "user." + m.name;
+  for (size_t i = 0; i < m.knobs.size(); ++i)
+    name += "." + Lower(m.knobs[i].name) + "=" + std::to_string(s.values[i]);
+  return name;
+}
+
+std::string ShortName(const Manifest& m, const KnobSet& s) {
+  std::string name = m.name;
+  for (size_t i = 0; i < m.knobs.size(); ++i)
+    name += "_" + m.knobs[i].short_name + std::to_string(s.values[i]);
+  return name;
+}
+
+bool ParseVariantName(const Manifest& m, const std::string& name, KnobSet* out) {
+  for (const KnobSet& s : KnobSets(m)) {
+    if (name == VariantName(m, s) || name == ShortName(m, s)) {
+      *out = s;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string Plan(const Manifest& m, const KnobSet& s, const Problem& p, LaunchGeometry* g) {
+  const std::map<std::string, double> v = Values(m, s, p);
+  for (const Condition& c : m.conditions) {
+    double holds = 0;
+    if (std::string why = c.when->Evaluate(v, &holds); !why.empty()) return why;
+    if (holds == 0) return c.says + " (" + c.when->text() + ")";
+  }
+  constexpr int64_t kMaxGrid = std::numeric_limits<int32_t>::max();
+  LaunchGeometry out;
+  std::string why;
+  if (!(why = m.block->EvaluateInteger(v, 1, 1024, &out.block)).empty()) return "block: " + why;
+  if (!(why = m.grid_x->EvaluateInteger(v, 1, kMaxGrid, &out.grid_x)).empty())
+    return "grid: " + why;
+  if (m.grid_y && !(why = m.grid_y->EvaluateInteger(v, 1, 65535, &out.grid_y)).empty())
+    return "grid_y: " + why;
+  if (m.grid_z && !(why = m.grid_z->EvaluateInteger(v, 1, 65535, &out.grid_z)).empty())
+    return "grid_z: " + why;
+  // 227 KiB: the most dynamic shared memory a block may opt into on any supported GPU (sm_90);
+  // the worker checks the device's own limit before launching.
+  if (m.smem && !(why = m.smem->EvaluateInteger(v, 0, 227 * 1024, &out.smem_bytes)).empty())
+    return "smem: " + why;
+  *g = out;
+  return "";
+}
+
+std::vector<Rung> Ladder(const Manifest& m) {
+  std::vector<Rung> rungs;
+  KnobSet s;
+  for (const Knob& k : m.knobs) s.values.push_back(k.values.front());
+  rungs.push_back({"U0", "baseline", s});
+  for (size_t i = 0; i < m.knobs.size(); ++i) {
+    const Knob& k = m.knobs[i];
+    if (k.values.size() < 2) continue;  // a knob with one value is a constant, not a rung
+    s.values[i] = k.values.back();
+    std::string label =
+        k.name + " " + std::to_string(k.values.front()) + " -> " + std::to_string(k.values.back());
+    if (!k.label.empty()) label += " (" + k.label + ")";
+    rungs.push_back({"U" + std::to_string(rungs.size()), label, s});
+  }
+  return rungs;
+}
+
+std::vector<Variant> Variants(std::shared_ptr<const Manifest> m) {
+  std::vector<Variant> out;
+  for (const KnobSet& s : KnobSets(*m)) {
+    Variant v;
+    v.name = VariantName(*m, s);
+    v.family = "user." + m->name;
+    v.description = m->description.empty() ? "user kernel " + m->name : m->description;
+    v.params.emplace_back("entry", m->entry);
+    for (size_t i = 0; i < m->knobs.size(); ++i)
+      v.params.emplace_back(Lower(m->knobs[i].name), s.values[i]);
+    v.dtypes = {m->dtype};
+    v.b_layout = m->b_layout;
+    v.can_implement = [m, s](const Problem& p) {
+      if (p.dtype != m->dtype)
+        return "user kernel " + m->name + " takes " + std::string(ToString(m->dtype)) + ", not " +
+               std::string(ToString(p.dtype));
+      LaunchGeometry g;
+      return Plan(*m, s, p, &g);
+    };
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace ablation::kernels::user

@@ -1,0 +1,105 @@
+// A user kernel: CUDA device code the service did not write, and the manifest that says what it
+// computes and how to launch it (kernels/user/README.md has the format and an example). This is
+// the manifest's model: read from TOML with every key checked, its knob axes expanded into the
+// variants they name, its launch geometry and shape conditions evaluated per problem. Host-only
+// and free of the service: the daemon reads manifests with it, the worker evaluates the geometry.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/common/problem.h"
+#include "kernels/registry.h"
+#include "kernels/user/expression.h"
+
+namespace ablation::kernels::user {
+
+/// What one caller's kernel may be: bounded so that a manifest cannot make the daemon plan,
+/// compile or store without end.
+struct ManifestLimits {
+  size_t max_source_bytes = 256 * 1024;
+  int max_knobs = 8;
+  int max_values_per_knob = 16;
+  int max_knob_sets = 64;  ///< the product of the knobs' value counts
+  size_t max_expression_chars = 256;
+  int max_conditions = 16;
+};
+
+/// One knob axis: a macro the source reads (-DNAME=value), and the values to build it with.
+struct Knob {
+  std::string name;        ///< the macro: upper case, digits, '_'
+  std::string short_name;  ///< in short variant names: "s" -> mygemm_s3
+  std::string label;       ///< what changing it means, for the ladder ("cp.async stages")
+  std::vector<int64_t> values;
+};
+
+/// A shape condition: the kernel can run a problem only where `when` is non-zero; else `says`.
+struct Condition {
+  std::unique_ptr<Expression> when;
+  std::string says;
+};
+
+struct Manifest {
+  std::string name;   ///< [a-z][a-z0-9_]*, at most 32: variants are user.<name>.<knobs>
+  std::string entry;  ///< the __global__ function, declared extern "C"
+  std::string description;
+  // The GEMM contract, as the built-in families declare theirs: A is M x K row-major, C is M x N
+  // row-major; B is K x N (kKN) or N x K (kNK) row-major. Inputs of `dtype`; bf16 and fp16
+  // accumulate in fp32 and write their own type, tf32 and fp32 write fp32, int8 writes int32.
+  DType dtype = DType::kBF16;
+  BLayout b_layout = BLayout::kKN;
+  // The launch: expressions of M, N, K and the knobs. grid_y and grid_z default to 1, smem to 0.
+  std::unique_ptr<Expression> block, grid_x, grid_y, grid_z, smem;
+  std::vector<Condition> conditions;
+  std::vector<Knob> knobs;  ///< in the order given: the ladder's order
+};
+
+/// Reads a manifest. "" on success, else what is wrong, naming the origin, the line where TOML
+/// knows it, and the key: "tiled.toml:7: knob[1].values: expected whole numbers".
+std::string ParseManifest(const std::string& text, const std::string& origin,
+                          const ManifestLimits& limits, Manifest* out);
+
+/// One knob set: a value for every knob, in the manifest's order.
+struct KnobSet {
+  std::vector<int64_t> values;
+};
+
+/// Every knob set, the first knob varying slowest (at most limits.max_knob_sets: checked by
+/// ParseManifest).
+std::vector<KnobSet> KnobSets(const Manifest& m);
+
+/// "user.tiled.stages=3.swizzle=1": the canonical name (knob names in lower case).
+std::string VariantName(const Manifest& m, const KnobSet& s);
+/// "tiled_s3_sw1": the short name, as the built-in families have theirs.
+std::string ShortName(const Manifest& m, const KnobSet& s);
+/// The knob set a canonical or short name of this kernel names; false when it names none.
+bool ParseVariantName(const Manifest& m, const std::string& name, KnobSet* out);
+
+/// The launch of one variant at one problem.
+struct LaunchGeometry {
+  int64_t block = 0;  ///< threads per block, 1 to 1024
+  int64_t grid_x = 0, grid_y = 1, grid_z = 1;
+  int64_t smem_bytes = 0;  ///< dynamic shared memory per block
+};
+
+/// "" when the variant can run `p` (every condition holds and the geometry evaluates within its
+/// bounds), with `geometry` filled; else the sentence of the first condition that fails, or what
+/// is wrong with the geometry ("grid = ceil(M / BM) = 0 is outside 1 to 2147483647").
+std::string Plan(const Manifest& m, const KnobSet& s, const Problem& p, LaunchGeometry* geometry);
+
+/// One rung of the kernel's ladder: rung 0 has every knob at its first value; rung i changes
+/// knob i-1 to its last value and keeps the earlier rungs' changes, so each rung is one knob.
+struct Rung {
+  std::string id;     ///< "U0", "U1", ...
+  std::string label;  ///< "baseline", "STAGES 2 -> 4 (cp.async stages)"
+  KnobSet knobs;
+};
+std::vector<Rung> Ladder(const Manifest& m);
+
+/// The registry entries the manifest names: one per knob set, family "user.<name>", the knob
+/// values as numeric parameters, can_implement from Plan. Launchers are bound by the worker.
+std::vector<Variant> Variants(std::shared_ptr<const Manifest> m);
+
+}  // namespace ablation::kernels::user

@@ -1,0 +1,221 @@
+// A user kernel's manifest (kernels/user/manifest.h): what it reads, what it refuses and why, the
+// variants its knobs name, the launch it plans per problem, and its ladder.
+#include "kernels/user/manifest.h"
+
+#include <gtest/gtest.h>
+
+namespace ablation::kernels::user {
+namespace {
+
+constexpr const char* kTiled = R"toml(
+name = "tiled"
+entry = "tiled_gemm"
+description = "a tiled bf16 GEMM with cp.async stages and a swizzle"
+
+[contract]
+dtype = "bf16"
+b_layout = "kn"
+
+[launch]
+block = "256"
+grid = "ceil(M / BM) * ceil(N / BN)"
+smem = "STAGES * (BM + BN) * 32 * 2"
+
+[[condition]]
+when = "K % 32 == 0"
+says = "K must be a multiple of 32"
+
+[[condition]]
+when = "M % BM == 0 && N % BN == 0"
+says = "M and N must be multiples of the tile"
+
+[[knob]]
+name = "BM"
+values = [128]
+
+[[knob]]
+name = "BN"
+values = [128]
+
+[[knob]]
+name = "STAGES"
+short = "s"
+label = "cp.async stages"
+values = [2, 3, 4]
+
+[[knob]]
+name = "SWIZZLE"
+short = "sw"
+values = [0, 1]
+)toml";
+
+Manifest Read(const std::string& text) {
+  Manifest m;
+  const std::string err = ParseManifest(text, "tiled.toml", ManifestLimits{}, &m);
+  EXPECT_EQ(err, "");
+  return m;
+}
+
+std::string Refusal(const std::string& text, ManifestLimits limits = {}) {
+  Manifest m;
+  return ParseManifest(text, "bad.toml", limits, &m);
+}
+
+Problem P(int64_t m, int64_t n, int64_t k) { return Problem{m, n, k, DType::kBF16}; }
+
+TEST(UserManifest, ReadsTheContractTheLaunchAndTheKnobsInOrder) {
+  const Manifest m = Read(kTiled);
+  EXPECT_EQ(m.name, "tiled");
+  EXPECT_EQ(m.entry, "tiled_gemm");
+  EXPECT_EQ(m.dtype, DType::kBF16);
+  EXPECT_EQ(m.b_layout, BLayout::kKN);
+  ASSERT_EQ(m.knobs.size(), 4u);
+  EXPECT_EQ(m.knobs[2].name, "STAGES");
+  EXPECT_EQ(m.knobs[2].short_name, "s");
+  EXPECT_EQ(m.knobs[0].short_name, "bm");  // by default the name in lower case
+  EXPECT_EQ(m.knobs[2].values, (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(m.conditions.size(), 2u);
+}
+
+TEST(UserManifest, KnobSetsNameTheVariantsCanonicallyAndShort) {
+  const Manifest m = Read(kTiled);
+  const std::vector<KnobSet> sets = KnobSets(m);
+  ASSERT_EQ(sets.size(), 6u);  // 1 x 1 x 3 x 2
+  EXPECT_EQ(VariantName(m, sets[0]), "user.tiled.bm=128.bn=128.stages=2.swizzle=0");
+  EXPECT_EQ(ShortName(m, sets[5]), "tiled_bm128_bn128_s4_sw1");
+  KnobSet back;
+  ASSERT_TRUE(ParseVariantName(m, "tiled_bm128_bn128_s3_sw0", &back));
+  EXPECT_EQ(back.values, (std::vector<int64_t>{128, 128, 3, 0}));
+  ASSERT_TRUE(ParseVariantName(m, "user.tiled.bm=128.bn=128.stages=4.swizzle=1", &back));
+  EXPECT_EQ(back.values, (std::vector<int64_t>{128, 128, 4, 1}));
+  EXPECT_FALSE(ParseVariantName(m, "user.tiled.bm=128.bn=128.stages=5.swizzle=1", &back));
+}
+
+TEST(UserManifest, PlansTheLaunchFromTheProblemAndTheKnobs) {
+  const Manifest m = Read(kTiled);
+  LaunchGeometry g;
+  ASSERT_EQ(Plan(m, KnobSet{{128, 128, 3, 1}}, P(4096, 2048, 1024), &g), "");
+  EXPECT_EQ(g.block, 256);
+  EXPECT_EQ(g.grid_x, 32 * 16);
+  EXPECT_EQ(g.grid_y, 1);
+  EXPECT_EQ(g.smem_bytes, 3 * 256 * 32 * 2);
+}
+
+TEST(UserManifest, AShapeTheConditionsRefuseIsRefusedWithTheirSentence) {
+  const Manifest m = Read(kTiled);
+  LaunchGeometry g;
+  EXPECT_EQ(Plan(m, KnobSet{{128, 128, 2, 0}}, P(4096, 4096, 4010), &g),
+            "K must be a multiple of 32 (K % 32 == 0)");
+  EXPECT_EQ(Plan(m, KnobSet{{128, 128, 2, 0}}, P(4000, 4096, 4096), &g),
+            "M and N must be multiples of the tile (M % BM == 0 && N % BN == 0)");
+}
+
+TEST(UserManifest, GeometryOutsideItsBoundsIsRefusedNamingTheValue) {
+  std::string text = kTiled;
+  text.replace(text.find("block = \"256\""), 13, "block = \"BM * 16\"");
+  const Manifest m = Read(text);
+  LaunchGeometry g;
+  EXPECT_EQ(Plan(m, KnobSet{{128, 128, 2, 0}}, P(4096, 4096, 4096), &g),
+            "block: BM * 16 = 2048 is outside 1 to 1024");
+  std::string half = kTiled;
+  half.replace(half.find("block = \"256\""), 13, "block = \"BM / 3\"");
+  const Manifest h = Read(half);
+  EXPECT_EQ(Plan(h, KnobSet{{128, 128, 2, 0}}, P(4096, 4096, 4096), &g),
+            "block: BM / 3 = 42.66666667 is not a whole number");
+}
+
+TEST(UserManifest, TheLadderChangesOneKnobPerRungInTheOrderGiven) {
+  const Manifest m = Read(kTiled);
+  const std::vector<Rung> ladder = Ladder(m);
+  ASSERT_EQ(ladder.size(), 3u);  // BM and BN have one value: constants, not rungs
+  EXPECT_EQ(ladder[0].label, "baseline");
+  EXPECT_EQ(ladder[0].knobs.values, (std::vector<int64_t>{128, 128, 2, 0}));
+  EXPECT_EQ(ladder[1].id, "U1");
+  EXPECT_EQ(ladder[1].label, "STAGES 2 -> 4 (cp.async stages)");
+  EXPECT_EQ(ladder[1].knobs.values, (std::vector<int64_t>{128, 128, 4, 0}));
+  EXPECT_EQ(ladder[2].label, "SWIZZLE 0 -> 1");
+  EXPECT_EQ(ladder[2].knobs.values, (std::vector<int64_t>{128, 128, 4, 1}));
+}
+
+TEST(UserManifest, VariantsJoinTheRegistryWithTheirKnobsAsNumbers) {
+  auto m = std::make_shared<Manifest>(Read(kTiled));
+  const std::vector<Variant> variants = Variants(m);
+  ASSERT_EQ(variants.size(), 6u);
+  const Variant& v = variants[3];
+  EXPECT_EQ(v.family, "user.tiled");
+  EXPECT_EQ(v.NumberParam("stages"), 3);
+  EXPECT_EQ(v.Param("entry"), "tiled_gemm");
+  EXPECT_EQ(v.can_implement(P(4096, 4096, 4096)), "");
+  EXPECT_EQ(v.can_implement(P(4096, 4096, 100)), "K must be a multiple of 32 (K % 32 == 0)");
+  EXPECT_EQ(v.can_implement(Problem{4096, 4096, 4096, DType::kFP16}),
+            "user kernel tiled takes bf16, not fp16");
+  Registry registry;
+  for (Variant& each : Variants(m)) registry.Add(std::move(each));
+  EXPECT_NE(registry.Find("user.tiled.bm=128.bn=128.stages=4.swizzle=1"), nullptr);
+}
+
+TEST(UserManifest, EveryMistakeIsNamedByItsFileLineAndKey) {
+  const struct {
+    std::string from, to, says;
+  } cases[] = {
+      {"name = \"tiled\"", "name = \"Tiled\"", "bad.toml:2: name: 'Tiled': lower-case letters"},
+      {"entry = \"tiled_gemm\"", "entry = \"tiled-gemm\"",
+       "bad.toml:3: entry: 'tiled-gemm' is not a C identifier"},
+      {"dtype = \"bf16\"", "dtype = \"bf17\"",
+       "bad.toml:7: contract.dtype: 'bf17' is not bf16, fp16, fp32, tf32 or int8"},
+      {"b_layout = \"kn\"", "b_layout = \"mk\"", "bad.toml:8: contract.b_layout: 'mk': kn"},
+      {"grid = \"ceil(M / BM) * ceil(N / BN)\"", "grid = \"ceil(M / BM) * \"",
+       "bad.toml:12: launch.grid: 'ceil(M / BM) * ': "},
+      {"grid = \"ceil(M / BM) * ceil(N / BN)\"", "grid = \"ceil(M / TILE)\"",
+       "bad.toml:12: launch.grid: 'ceil(M / TILE)': "},
+      {"values = [2, 3, 4]", "values = [2, 3.5]", "knob[2].values: expected whole numbers"},
+      {"values = [2, 3, 4]", "values = [2, 2]", "knob[2].values: 2 is given twice"},
+      {"name = \"SWIZZLE\"", "name = \"STAGES\"", "knob[3].name: 'STAGES' is given twice"},
+      {"name = \"SWIZZLE\"", "name = \"K\"", "knob[3].name: 'K': a macro name"},
+      {"says = \"K must be a multiple of 32\"", "sayz = \"x\"",
+       "condition[0].sayz: unknown key (known: says, when)"},
+      {"[contract]", "[contracts]", "bad.toml:6: contracts: unknown key"},
+  };
+  for (const auto& c : cases) {
+    std::string text = kTiled;
+    const size_t at = text.find(c.from);
+    ASSERT_NE(at, std::string::npos) << c.from;
+    text.replace(at, c.from.size(), c.to);
+    const std::string err = Refusal(text);
+    EXPECT_NE(err.find(c.says), std::string::npos) << "got: " << err << "\nwanted: " << c.says;
+  }
+  EXPECT_NE(Refusal("name = \"x\"\nentry = \"e\"\n").find("contract: missing"), std::string::npos);
+  EXPECT_NE(Refusal("name = [").find("bad.toml:1: "), std::string::npos);
+}
+
+TEST(UserManifest, LimitsBoundWhatOneManifestMayAskFor) {
+  ManifestLimits small;
+  small.max_knob_sets = 4;
+  EXPECT_NE(Refusal(kTiled, small).find("knob: 6 knob combinations, more than 4"),
+            std::string::npos);
+  small = {};
+  small.max_values_per_knob = 2;
+  EXPECT_NE(Refusal(kTiled, small).find("knob[2].values: more than 2 values"), std::string::npos);
+  small = {};
+  small.max_expression_chars = 10;
+  EXPECT_NE(Refusal(kTiled, small).find("launch.grid: longer than 10 characters"),
+            std::string::npos);
+}
+
+TEST(UserExpression, RemainderCeilFloorAndComparisonsAsAGeometryMeansThem) {
+  std::unique_ptr<Expression> e;
+  ASSERT_EQ(
+      Expression::Parse("ceil(M / 128) * floor(N / 100) + K % 7 + (M >= 256)", {"M", "N", "K"}, &e),
+      "");
+  double v = 0;
+  ASSERT_EQ(e->Evaluate({{"M", 300}, {"N", 250}, {"K", 30}}, &v), "");
+  EXPECT_DOUBLE_EQ(v, 3 * 2 + 2 + 1);
+  std::unique_ptr<Expression> zero;
+  ASSERT_EQ(Expression::Parse("K % BK", {"K", "BK"}, &zero), "");
+  EXPECT_NE(zero->Evaluate({{"K", 64}, {"BK", 0}}, &v).find("not a finite number"),
+            std::string::npos);
+  EXPECT_EQ(zero->Evaluate({{"K", 64}}, &v), "no value for BK");
+}
+
+}  // namespace
+}  // namespace ablation::kernels::user
