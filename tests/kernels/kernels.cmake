@@ -66,3 +66,14 @@ gtest_discover_tests(planted_bugs_tests DISCOVERY_TIMEOUT 60
 add_executable(user_kernel_tests kernels/user/manifest_test.cc)
 target_link_libraries(user_kernel_tests PRIVATE ablation_user_kernels GTest::gtest_main)
 gtest_discover_tests(user_kernel_tests TEST_PREFIX "user." DISCOVERY_TIMEOUT 60)
+
+# ---- CPU: compiling a user kernel with NVRTC, in this process and as the daemon's child process
+# (ablation-compile); NVRTC needs no GPU
+add_executable(user_compile_tests kernels/user/compile_test.cc core/workers/compiler_test.cc)
+target_link_libraries(user_compile_tests PRIVATE ablation_user_compile ablation_core
+  GTest::gtest_main)
+target_compile_definitions(user_compile_tests PRIVATE
+  COMPILER_PATH="$<TARGET_FILE:ablation-compile>")
+add_dependencies(user_compile_tests ablation-compile)
+gtest_discover_tests(user_compile_tests TEST_PREFIX "user." DISCOVERY_TIMEOUT 60
+  PROPERTIES TIMEOUT 120)

@@ -1,0 +1,77 @@
+// ablation-compile as the daemon runs it (server/core/workers/compiler.h): a child process with
+// limits; what comes back for a source that compiles, one that does not, and a compiler that
+// does not finish or is killed by its limits.
+#include "server/core/workers/compiler.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace ablation::core {
+namespace {
+
+kernels::user::CompileRequest Request(const std::string& source) {
+  kernels::user::CompileRequest r;
+  r.source = source;
+  r.entry = "add";
+  r.defines = {{"STEP", 2}};
+  return r;
+}
+
+constexpr const char* kAdd =
+    "extern \"C\" __global__ void add(int* x) { x[threadIdx.x] += STEP; }\n";
+
+TEST(CompilerProcess, ASourceThatCompilesComesBackAsACubinWithItsReport) {
+  const auto r = CompileInChild(COMPILER_PATH, Request(kAdd), CompileLimits{});
+  ASSERT_TRUE(r.ok) << r.log;
+  EXPECT_EQ(r.cubin.substr(0, 4),
+            "\x7f"
+            "ELF");
+  EXPECT_GT(r.ptxas.registers, 0);
+  EXPECT_EQ(r.compiler.rfind("nvrtc ", 0), 0u);
+  EXPECT_NE(r.options.find("-DSTEP=2"), std::string::npos) << r.options;
+}
+
+TEST(CompilerProcess, ACompileErrorIsTheCompilersLogWithItsLineNumbers) {
+  const auto r = CompileInChild(COMPILER_PATH,
+                                Request("extern \"C\" __global__ void add(int* x) {\n  x[0] += "
+                                        "STEPS;\n}\n"),
+                                CompileLimits{});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.log.find("kernel.cu(2)"), std::string::npos) << r.log;
+  EXPECT_EQ(r.log.find("the compiler ended"), std::string::npos) << r.log;  // an ordinary error
+  EXPECT_TRUE(r.cubin.empty());
+}
+
+TEST(CompilerProcess, AMemoryLimitTheCompilerCannotWorkInIsReportedNotHidden) {
+  CompileLimits tiny;
+  tiny.memory_mb = 32;  // the compiler is loaded first; its work on the source does not fit
+  const auto r = CompileInChild(COMPILER_PATH, Request(kAdd), tiny);
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.log.find("Memory allocation failure") != std::string::npos ||
+              r.log.find("out of memory") != std::string::npos)
+      << r.log;
+  EXPECT_TRUE(r.cubin.empty());
+}
+
+TEST(CompilerProcess, ACompilerThatDoesNotFinishIsKilledAtTheDeadline) {
+  const std::string fake = (std::filesystem::temp_directory_path() /
+                            ("ablation-slow-compiler-" + std::to_string(::getpid())))
+                               .string();
+  std::ofstream(fake) << "#!/bin/sh\nsleep 30\n";
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  CompileLimits limits;
+  limits.timeout = std::chrono::seconds(1);
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = CompileInChild(fake, Request(kAdd), limits);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.log.find("the compiler ended: did not finish in 1 s"), std::string::npos) << r.log;
+  std::filesystem::remove(fake);
+}
+
+}  // namespace
+}  // namespace ablation::core
