@@ -731,6 +731,46 @@ PRAGMA user_version = 12;
 )sql");
 }
 
+// v13: user kernels, each with its source and manifest (and their SHA-256) and owner, and one
+// build per variant, architecture and compiler: the cubin and what ptxas said of it. A removed
+// kernel is marked, never deleted: a measurement taken with one of its builds keeps pointing at
+// it. Only one kernel that is not removed may have a name.
+void MigrateV13(Connection& c) {
+  c.Exec(R"sql(
+CREATE TABLE user_kernels (
+  id              INTEGER PRIMARY KEY,
+  name            TEXT    NOT NULL,
+  owner           TEXT    NOT NULL DEFAULT '',
+  source          TEXT    NOT NULL,
+  source_sha256   TEXT    NOT NULL,
+  manifest        TEXT    NOT NULL,
+  manifest_sha256 TEXT    NOT NULL,
+  created_at_ms   INTEGER NOT NULL,
+  removed_at_ms   INTEGER
+);
+CREATE UNIQUE INDEX user_kernels_live_name ON user_kernels (name) WHERE removed_at_ms IS NULL;
+CREATE TABLE user_kernel_builds (
+  id                INTEGER PRIMARY KEY,
+  kernel_id         INTEGER NOT NULL REFERENCES user_kernels (id),
+  variant           TEXT    NOT NULL,
+  arch              TEXT    NOT NULL,
+  compiler          TEXT    NOT NULL,
+  options           TEXT    NOT NULL,
+  cubin             BLOB    NOT NULL,
+  cubin_sha256      TEXT    NOT NULL,
+  registers         INTEGER NOT NULL,
+  stack_bytes       INTEGER NOT NULL DEFAULT 0,
+  spill_store_bytes INTEGER NOT NULL DEFAULT 0,
+  spill_load_bytes  INTEGER NOT NULL DEFAULT 0,
+  static_smem_bytes INTEGER NOT NULL DEFAULT 0,
+  log               TEXT    NOT NULL DEFAULT '',
+  created_at_ms     INTEGER NOT NULL,
+  UNIQUE (kernel_id, variant, arch, compiler)
+);
+PRAGMA user_version = 13;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -768,6 +808,7 @@ void Migrate(Connection& connection) {
   if (version < 10) MigrateV10(connection);
   if (version < 11) MigrateV11(connection);
   if (version < 12) MigrateV12(connection);
+  if (version < 13) MigrateV13(connection);
   transaction.Commit();
 }
 

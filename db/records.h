@@ -24,6 +24,33 @@ std::string EnumText(E value) {
 // True for succeeded, partial, failed, cancelled: the states FinishRun accepts.
 bool IsFinalRunState(v1::RunState state);
 
+// A user kernel as stored (user_kernels, v13): what was added, by whom, with its hashes.
+struct UserKernelRecord {
+  int64_t id = 0;
+  std::string name;
+  std::string owner;
+  std::string source, source_sha256;
+  std::string manifest, manifest_sha256;
+  int64_t created_at_ms = 0;  ///< 0 on insert: now
+  int64_t removed_at_ms = 0;  ///< 0: not removed
+};
+
+// One compiled variant of a user kernel (user_kernel_builds, v13).
+struct UserKernelBuild {
+  int64_t id = 0;
+  int64_t kernel_id = 0;
+  std::string variant;   ///< user.<kernel>.<knobs>
+  std::string arch;      ///< "sm_90a"
+  std::string compiler;  ///< "nvrtc 13.0"
+  std::string options;
+  std::string cubin;  ///< bytes
+  std::string cubin_sha256;
+  int registers = -1;
+  int64_t stack_bytes = 0, spill_store_bytes = 0, spill_load_bytes = 0, static_smem_bytes = 0;
+  std::string log;
+  int64_t created_at_ms = 0;  ///< 0 on insert: now
+};
+
 // ListRuns: empty strings, unspecified enums and 0 mean "any" / "default".
 struct RunFilter {
   std::string tag;

@@ -86,6 +86,22 @@ class Store {
   // Fills each measurement's counters (in the order they were read) and counters_note.
   void FillCounters(std::vector<v1::Measurement>& measurements);
 
+  // ---- user kernels (store_user_kernels.cc; schema v13).
+
+  // The kernel and its builds in one transaction; returns the kernel's id (the builds' kernel_id
+  // is set). A name that a kernel not removed already has is refused (kInvalidArgument naming it).
+  int64_t InsertUserKernel(const UserKernelRecord& kernel,
+                           const std::vector<UserKernelBuild>& builds);
+  // The kernels not removed, by name; sources and manifests included.
+  std::vector<UserKernelRecord> ListUserKernels();
+  // The kernel of that name not removed, if any.
+  std::optional<UserKernelRecord> GetUserKernel(std::string_view name);
+  // Its builds, by variant (cubins included only with `with_cubins`).
+  std::vector<UserKernelBuild> UserKernelBuilds(int64_t kernel_id, bool with_cubins);
+  // Marks the kernel of that name removed (never deleted: measurements keep pointing at its
+  // builds); false when there is none.
+  bool RemoveUserKernel(std::string_view name, int64_t removed_at_ms);
+
   // ---- recovery.
 
   std::vector<int64_t> RunsInState(v1::RunState state);  // ascending ids

@@ -12,17 +12,6 @@
 namespace ablation::core {
 namespace {
 
-std::string Hex(const unsigned char* bytes, size_t n) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * n);
-  for (size_t i = 0; i < n; ++i) {
-    out += kDigits[bytes[i] >> 4];
-    out += kDigits[bytes[i] & 15];
-  }
-  return out;
-}
-
 bool IsHexDigest(std::string_view s) {
   if (s.size() != 2 * SHA256_DIGEST_LENGTH) return false;
   for (char c : s)
@@ -66,12 +55,6 @@ std::optional<Role> ParseRole(std::string_view text, bool allow_none) {
   if (text == "admin") return Role::kAdmin;
   if (allow_none && text == "none") return Role::kNone;
   return std::nullopt;
-}
-
-std::string Sha256Hex(std::string_view text) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
-  return Hex(digest, sizeof digest);
 }
 
 std::string NewToken() {

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "server/core/base/sha256.h"
 #include "server/core/base/status.h"
 
 namespace ablation::core {
@@ -30,9 +31,6 @@ struct Identity {
   Role role = Role::kNone;
   bool authenticated = false;
 };
-
-/// SHA-256 of `text` as 64 lower-case hex digits (OpenSSL).
-std::string Sha256Hex(std::string_view text);
 
 /// The token file: one token per line as `<sha256 hex> <name> <role>`, '#' comments and blank
 /// lines ignored. `ablationd --hash-token NAME:ROLE` prints such a line.

@@ -1,0 +1,154 @@
+// The Store's user kernels (schema v13, db/schema.md): a kernel's source and manifest with their
+// hashes and owner, and its builds (one cubin per variant, architecture and compiler).
+#include "db/sqlite.h"
+#include "db/store.h"
+#include "db/store_internal.h"
+
+namespace ablation::db {
+namespace {
+
+constexpr const char* kKernelColumns =
+    "id, name, owner, source, source_sha256, manifest, manifest_sha256, created_at_ms, "
+    "coalesce(removed_at_ms, 0)";
+
+UserKernelRecord ReadKernel(Statement& s) {
+  Reader r(s);
+  UserKernelRecord k;
+  k.id = r.Int();
+  k.name = r.Text();
+  k.owner = r.Text();
+  k.source = r.Text();
+  k.source_sha256 = r.Text();
+  k.manifest = r.Text();
+  k.manifest_sha256 = r.Text();
+  k.created_at_ms = r.Int();
+  k.removed_at_ms = r.Int();
+  return k;
+}
+
+std::span<const uint8_t> Bytes(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+}  // namespace
+
+int64_t Store::InsertUserKernel(const UserKernelRecord& kernel,
+                                const std::vector<UserKernelBuild>& builds) {
+  std::lock_guard lock(mutex_);
+  RequireWritable("InsertUserKernel");
+  if (kernel.name.empty()) throw Error(Error::Code::kInvalidArgument, "a user kernel needs a name");
+  Transaction transaction(*connection_);
+  {
+    StatementScope s(
+        Prepared("SELECT 1 FROM user_kernels WHERE name = ?1 AND "
+                 "removed_at_ms IS NULL"));
+    Binder(*s).Text(kernel.name);
+    if (s->Step())
+      throw Error(Error::Code::kInvalidArgument,
+                  "a user kernel named '" + kernel.name + "' exists; remove it first");
+  }
+  const int64_t now = internal::NowMs();
+  int64_t id = 0;
+  {
+    StatementScope s(
+        Prepared("INSERT INTO user_kernels (name, owner, source, source_sha256, manifest, "
+                 "manifest_sha256, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+    Binder(*s)
+        .Text(kernel.name)
+        .Text(kernel.owner)
+        .Text(kernel.source)
+        .Text(kernel.source_sha256)
+        .Text(kernel.manifest)
+        .Text(kernel.manifest_sha256)
+        .Int(kernel.created_at_ms != 0 ? kernel.created_at_ms : now);
+    s->Step();
+    id = connection_->LastInsertRowid();
+  }
+  for (const UserKernelBuild& b : builds) {
+    StatementScope s(Prepared(
+        "INSERT INTO user_kernel_builds (kernel_id, variant, arch, compiler, options, cubin, "
+        "cubin_sha256, registers, stack_bytes, spill_store_bytes, spill_load_bytes, "
+        "static_smem_bytes, log, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+        "?10, ?11, ?12, ?13, ?14)"));
+    Binder(*s)
+        .Int(id)
+        .Text(b.variant)
+        .Text(b.arch)
+        .Text(b.compiler)
+        .Text(b.options)
+        .Blob(Bytes(b.cubin))
+        .Text(b.cubin_sha256)
+        .Int(b.registers)
+        .Int(b.stack_bytes)
+        .Int(b.spill_store_bytes)
+        .Int(b.spill_load_bytes)
+        .Int(b.static_smem_bytes)
+        .Text(b.log)
+        .Int(b.created_at_ms != 0 ? b.created_at_ms : now);
+    s->Step();
+  }
+  transaction.Commit();
+  return id;
+}
+
+std::vector<UserKernelRecord> Store::ListUserKernels() {
+  std::lock_guard lock(mutex_);
+  StatementScope s(Prepared(std::string("SELECT ") + kKernelColumns +
+                            " FROM user_kernels WHERE removed_at_ms IS NULL ORDER BY name"));
+  std::vector<UserKernelRecord> out;
+  while (s->Step()) out.push_back(ReadKernel(*s));
+  return out;
+}
+
+std::optional<UserKernelRecord> Store::GetUserKernel(std::string_view name) {
+  std::lock_guard lock(mutex_);
+  StatementScope s(Prepared(std::string("SELECT ") + kKernelColumns +
+                            " FROM user_kernels WHERE name = ?1 AND removed_at_ms IS NULL"));
+  Binder(*s).Text(name);
+  if (!s->Step()) return std::nullopt;
+  return ReadKernel(*s);
+}
+
+std::vector<UserKernelBuild> Store::UserKernelBuilds(int64_t kernel_id, bool with_cubins) {
+  std::lock_guard lock(mutex_);
+  StatementScope s(
+      Prepared("SELECT id, kernel_id, variant, arch, compiler, options, "
+               "CASE WHEN ?2 THEN cubin ELSE x'' END, cubin_sha256, registers, stack_bytes, "
+               "spill_store_bytes, spill_load_bytes, static_smem_bytes, log, created_at_ms "
+               "FROM user_kernel_builds WHERE kernel_id = ?1 ORDER BY variant, arch, compiler"));
+  Binder(*s).Int(kernel_id).Int(with_cubins ? 1 : 0);
+  std::vector<UserKernelBuild> out;
+  while (s->Step()) {
+    UserKernelBuild b;
+    b.id = s->ColumnInt64(0);
+    b.kernel_id = s->ColumnInt64(1);
+    b.variant = s->ColumnText(2);
+    b.arch = s->ColumnText(3);
+    b.compiler = s->ColumnText(4);
+    b.options = s->ColumnText(5);
+    const std::vector<uint8_t> cubin = s->ColumnBlob(6);
+    b.cubin.assign(cubin.begin(), cubin.end());
+    b.cubin_sha256 = s->ColumnText(7);
+    b.registers = int(s->ColumnInt64(8));
+    b.stack_bytes = s->ColumnInt64(9);
+    b.spill_store_bytes = s->ColumnInt64(10);
+    b.spill_load_bytes = s->ColumnInt64(11);
+    b.static_smem_bytes = s->ColumnInt64(12);
+    b.log = s->ColumnText(13);
+    b.created_at_ms = s->ColumnInt64(14);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+bool Store::RemoveUserKernel(std::string_view name, int64_t removed_at_ms) {
+  std::lock_guard lock(mutex_);
+  RequireWritable("RemoveUserKernel");
+  StatementScope s(Prepared(
+      "UPDATE user_kernels SET removed_at_ms = ?2 WHERE name = ?1 AND removed_at_ms IS NULL"));
+  Binder(*s).Text(name).Int(removed_at_ms != 0 ? removed_at_ms : internal::NowMs());
+  s->Step();
+  return connection_->Changes() > 0;
+}
+
+}  // namespace ablation::db

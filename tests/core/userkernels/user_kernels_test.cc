@@ -1,0 +1,192 @@
+// The user kernels a daemon holds (server/core/userkernels): who may add one, what is refused and
+// why, everything compiled before anything is stored, removal by the owner or an admin, and a
+// restart that holds them again. Compiles through the real ablation-compile; no GPU needed.
+#include "server/core/userkernels/user_kernels.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "server/core/base/sha256.h"
+
+namespace ablation::core {
+namespace {
+
+constexpr const char* kSource = R"cu(
+extern "C" __global__ void scale_gemm(const float* a, const float* b, float* c, int m, int n,
+                                      int k) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < m * n) c[i] = a[i % (m * k)] * b[i % (k * n)] * FACTOR + STEP;
+}
+)cu";
+
+constexpr const char* kManifest = R"toml(
+name = "scale"
+entry = "scale_gemm"
+[contract]
+dtype = "fp32"
+[launch]
+block = "256"
+grid = "ceil(M * N / 256)"
+[[knob]]
+name = "FACTOR"
+values = [1, 2]
+short = "f"
+[[knob]]
+name = "STEP"
+values = [0, 3]
+short = "st"
+)toml";
+
+class UserKernelsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ablation_user_kernels_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    Open();
+  }
+  void TearDown() override {
+    kernels_.reset();
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Open() {
+    kernels_.reset();
+    store_.reset();
+    store_ = db::Store::Open((dir_ / "results.db").string());
+    options_.compiler_path = COMPILER_PATH;
+    kernels_ = std::make_unique<UserKernels>(store_.get(), options_);
+    std::vector<std::string> problems;
+    kernels_->Load(&problems);
+    EXPECT_TRUE(problems.empty());
+  }
+
+  std::filesystem::path dir_;
+  UserKernelOptions options_;
+  std::unique_ptr<db::Store> store_;
+  std::unique_ptr<UserKernels> kernels_;
+  const KernelCaller alice_{"alice", false, true};
+  const KernelCaller bob_{"bob", false, true};
+  const KernelCaller admin_{"root", true, true};
+};
+
+TEST_F(UserKernelsTest, OnlyAnAdminMayAddUnlessTheConfigurationLetsTheRunRole) {
+  KernelSummary added;
+  Status st = kernels_->Add(alice_, kSource, kManifest, "sm_90a", &added);
+  EXPECT_EQ(st.code(), Code::kFailedPrecondition);
+  EXPECT_NE(st.message().find("needs the admin role"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("add_role = \"run\""), std::string::npos) << st.message();
+  options_.add_role = "run";
+  Open();
+  st = kernels_->Add(alice_, kSource, kManifest, "sm_90a", &added);
+  EXPECT_TRUE(st.ok()) << st.message();
+  EXPECT_FALSE(kernels_
+                   ->Add(KernelCaller{"eve", false, false}, kSource,
+                         std::string(kManifest).replace(7, 5, "other"), "sm_90a", &added)
+                   .ok());  // a read-only caller never
+}
+
+TEST_F(UserKernelsTest, EveryKnobSetIsCompiledAndStoredWithItsHashesAndOwner) {
+  KernelSummary added;
+  ASSERT_TRUE(kernels_->Add(admin_, kSource, kManifest, "sm_90a", &added).ok());
+  EXPECT_EQ(added.name, "scale");
+  EXPECT_EQ(added.owner, "root");
+  EXPECT_EQ(added.dtype, "fp32");
+  EXPECT_EQ(added.source_sha256, Sha256Hex(kSource));
+  ASSERT_EQ(added.variants.size(), 4u);
+  EXPECT_EQ(added.variants[3], "user.scale.factor=2.step=3");
+  ASSERT_EQ(added.builds.size(), 4u);
+  for (const db::UserKernelBuild& b : added.builds) {
+    EXPECT_GT(b.registers, 0) << b.variant;
+    EXPECT_EQ(b.arch, "sm_90a");
+    EXPECT_EQ(b.compiler.rfind("nvrtc ", 0), 0u);
+    EXPECT_EQ(b.cubin_sha256.size(), 64u);
+  }
+  EXPECT_NE(added.builds[3].options.find("-DFACTOR=2 -DSTEP=3"), std::string::npos);
+  KernelSummary shown;
+  ASSERT_TRUE(kernels_->Show("scale", &shown).ok());
+  EXPECT_EQ(shown.source, kSource);
+  EXPECT_EQ(shown.manifest, kManifest);
+  const auto variants = kernels_->Variants();
+  ASSERT_EQ(variants.size(), 4u);
+  EXPECT_EQ(variants[0].family, "user.scale");
+  EXPECT_EQ(variants[0].can_implement(kernels::Problem{64, 64, 64, kernels::DType::kFP32}), "");
+}
+
+TEST_F(UserKernelsTest, ACompileErrorIsRefusedWithTheLogAndNothingIsStored) {
+  KernelSummary added;
+  std::string broken = kSource;
+  broken.replace(broken.find("FACTOR + STEP"), 13, "FACTOR + STEPS");
+  const Status st = kernels_->Add(admin_, broken, kManifest, "sm_90a", &added);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("user.scale.factor=1.step=0 does not compile"), std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("kernel.cu(5)"), std::string::npos) << st.message();
+  EXPECT_TRUE(kernels_->List().empty());
+  EXPECT_TRUE(store_->ListUserKernels().empty());
+}
+
+TEST_F(UserKernelsTest, ABadManifestOrAnOversizedSourceIsRefusedNamingWhat) {
+  KernelSummary added;
+  Status st =
+      kernels_->Add(admin_, kSource, std::string(kManifest) + "[extra]\n", "sm_90a", &added);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("manifest:17: extra: unknown key"), std::string::npos)
+      << st.message();
+  options_.manifest.max_source_bytes = 64;
+  Open();
+  st = kernels_->Add(admin_, kSource, kManifest, "sm_90a", &added);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("source: "), std::string::npos);
+  EXPECT_NE(st.message().find("more than 64"), std::string::npos) << st.message();
+}
+
+TEST_F(UserKernelsTest, ANameIsHeldOnceAndACallerHoldsABoundedNumber) {
+  options_.add_role = "run";
+  options_.max_kernels_per_owner = 1;
+  Open();
+  KernelSummary added;
+  ASSERT_TRUE(kernels_->Add(alice_, kSource, kManifest, "sm_90a", &added).ok());
+  Status st = kernels_->Add(bob_, kSource, kManifest, "sm_90a", &added);
+  EXPECT_NE(st.message().find("a user kernel named 'scale' exists"), std::string::npos);
+  std::string other = kManifest;
+  other.replace(other.find("\"scale\""), 7, "\"scale2\"");
+  st = kernels_->Add(alice_, kSource, other, "sm_90a", &added);
+  EXPECT_EQ(st.code(), Code::kFailedPrecondition);
+  EXPECT_NE(st.message().find("alice holds 1 user kernels, the most one caller may"),
+            std::string::npos)
+      << st.message();
+  EXPECT_TRUE(kernels_->Add(bob_, kSource, other, "sm_90a", &added).ok());
+}
+
+TEST_F(UserKernelsTest, TheOwnerOrAnAdminRemovesAndTheRowsStay) {
+  options_.add_role = "run";
+  Open();
+  KernelSummary added;
+  ASSERT_TRUE(kernels_->Add(alice_, kSource, kManifest, "sm_90a", &added).ok());
+  Status st = kernels_->Remove(bob_, "scale");
+  EXPECT_EQ(st.code(), Code::kFailedPrecondition);
+  EXPECT_NE(st.message().find("belongs to alice"), std::string::npos);
+  EXPECT_TRUE(kernels_->Remove(alice_, "scale").ok());
+  EXPECT_EQ(kernels_->Remove(admin_, "scale").code(), Code::kNotFound);
+  EXPECT_TRUE(kernels_->List().empty());
+  EXPECT_EQ(store_->UserKernelBuilds(1, false).size(), 4u);  // kept for what measured with them
+}
+
+TEST_F(UserKernelsTest, ARestartHoldsEveryStoredKernelAgain) {
+  KernelSummary added;
+  ASSERT_TRUE(kernels_->Add(admin_, kSource, kManifest, "sm_90a", &added).ok());
+  Open();  // a new daemon on the same database
+  const auto held = kernels_->List();
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0].name, "scale");
+  EXPECT_EQ(held[0].builds.size(), 4u);
+  EXPECT_EQ(kernels_->Variants().size(), 4u);
+}
+
+}  // namespace
+}  // namespace ablation::core

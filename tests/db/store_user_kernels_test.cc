@@ -1,0 +1,101 @@
+// User kernels in the store (schema v13): a kernel with its builds in one transaction, a name
+// taken once among the kernels not removed, removal that keeps what was stored, a restart that
+// finds everything again.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "db/store.h"
+#include "tests/db/db_test_support.h"
+#include "tests/db/store_test_support.h"
+
+namespace ablation::db {
+namespace {
+
+using testing::StoreTest;
+
+UserKernelRecord Kernel(const std::string& name) {
+  UserKernelRecord k;
+  k.name = name;
+  k.owner = "alice";
+  k.source = "extern \"C\" __global__ void tiled_gemm() {}\n";
+  k.source_sha256 = std::string(64, 'a');
+  k.manifest = "name = \"" + name + "\"\n";
+  k.manifest_sha256 = std::string(64, 'b');
+  return k;
+}
+
+UserKernelBuild Build(const std::string& variant, std::string cubin) {
+  UserKernelBuild b;
+  b.variant = variant;
+  b.arch = "sm_90a";
+  b.compiler = "nvrtc 13.0";
+  b.options = "--gpu-architecture=sm_90a -DSTAGES=3";
+  b.cubin = std::move(cubin);
+  b.cubin_sha256 = std::string(64, 'c');
+  b.registers = 96;
+  b.static_smem_bytes = 1024;
+  b.log = "ptxas info    : Used 96 registers";
+  return b;
+}
+
+TEST_F(StoreTest, AUserKernelAndItsBuildsAreStoredTogetherAndReadBack) {
+  std::string cubin(
+      "\x7f"
+      "ELF\0\x01\x02",
+      7);  // binary, with a NUL inside
+  const int64_t id = store_->InsertUserKernel(
+      Kernel("tiled"), {Build("user.tiled.stages=2", cubin), Build("user.tiled.stages=3", "x")});
+  EXPECT_GT(id, 0);
+  const auto kernels = store_->ListUserKernels();
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].name, "tiled");
+  EXPECT_EQ(kernels[0].owner, "alice");
+  EXPECT_GT(kernels[0].created_at_ms, 0);
+  const auto builds = store_->UserKernelBuilds(id, true);
+  ASSERT_EQ(builds.size(), 2u);
+  EXPECT_EQ(builds[0].variant, "user.tiled.stages=2");
+  EXPECT_EQ(builds[0].cubin, cubin);
+  EXPECT_EQ(builds[0].registers, 96);
+  EXPECT_EQ(builds[0].kernel_id, id);
+  EXPECT_TRUE(store_->UserKernelBuilds(id, false)[0].cubin.empty());  // not read unless asked
+}
+
+TEST_F(StoreTest, ANameIsTakenOnceAmongTheKernelsNotRemoved) {
+  store_->InsertUserKernel(Kernel("tiled"), {});
+  try {
+    store_->InsertUserKernel(Kernel("tiled"), {Build("user.tiled.stages=2", "x")});
+    FAIL() << "a second kernel of one name was stored";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Error::Code::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("a user kernel named 'tiled' exists"), std::string::npos);
+  }
+  EXPECT_EQ(store_->ListUserKernels().size(), 1u);  // nothing of the refused one was kept
+}
+
+TEST_F(StoreTest, RemovingKeepsTheKernelAndItsBuildsAndFreesTheName) {
+  const int64_t first = store_->InsertUserKernel(Kernel("tiled"), {Build("user.tiled.s=1", "x")});
+  EXPECT_TRUE(store_->RemoveUserKernel("tiled", 0));
+  EXPECT_FALSE(store_->RemoveUserKernel("tiled", 0));
+  EXPECT_FALSE(store_->GetUserKernel("tiled").has_value());
+  EXPECT_EQ(store_->UserKernelBuilds(first, false).size(), 1u);  // measurements may point at it
+  const int64_t second = store_->InsertUserKernel(Kernel("tiled"), {});
+  EXPECT_NE(second, first);
+  ASSERT_TRUE(store_->GetUserKernel("tiled").has_value());
+  EXPECT_EQ(store_->GetUserKernel("tiled")->id, second);
+}
+
+TEST_F(StoreTest, UserKernelsSurviveAReopen) {
+  store_->InsertUserKernel(Kernel("a"), {Build("user.a.x=1", "cubin-a")});
+  store_->InsertUserKernel(Kernel("b"), {});
+  store_.reset();
+  store_ = Store::Open(path_);
+  const auto kernels = store_->ListUserKernels();
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0].name, "a");
+  EXPECT_EQ(store_->UserKernelBuilds(kernels[0].id, true)[0].cubin, "cubin-a");
+}
+
+}  // namespace
+}  // namespace ablation::db
