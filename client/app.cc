@@ -14,6 +14,7 @@
 #include "client/cmd_cancel.h"
 #include "client/cmd_compare.h"
 #include "client/cmd_device.h"
+#include "client/cmd_kernel.h"
 #include "client/cmd_presets.h"
 #include "client/cmd_profile.h"
 #include "client/cmd_report.h"
@@ -106,6 +107,8 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   BudgetOptions budget;
   WatchOptions watch;
   ProfileOptions profile;
+  KernelOptions kernel;
+  KernelCommands kernel_commands;
   CompletionOptions completion;
   CLI::App* variants_cmd = SetupVariants(app, variants);
   CLI::App* device_cmd = SetupDevice(app, device);
@@ -124,6 +127,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   CLI::App* budget_cmd = SetupBudget(app, budget);
   CLI::App* watch_cmd = SetupWatch(app, watch);
   CLI::App* profile_cmd = SetupProfile(app, profile);
+  CLI::App* kernel_cmd = SetupKernel(app, kernel, &kernel_commands);
   CLI::App* completion_cmd = SetupCompletion(app, completion);
 
   try {
@@ -153,6 +157,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
     if (*budget_cmd) return ExecuteBudget(budget, context);
     if (*watch_cmd) return ExecuteWatch(watch, context);
     if (*profile_cmd) return ExecuteProfile(profile, context);
+    if (*kernel_cmd) return ExecuteKernel(kernel, kernel_commands, context);
     context.err << "error: no subcommand\n";
     return kExitUsage;
   };

@@ -13,6 +13,7 @@ std::vector<std::string> CompileOptions(const CompileRequest& request) {
                                       "-lineinfo", "--ptxas-options=-v"};
   for (const auto& [name, value] : request.defines)
     options.push_back("-D" + name + "=" + std::to_string(value));
+  for (const std::string& dir : request.include_dirs) options.push_back("--include-path=" + dir);
   return options;
 }
 

@@ -17,6 +17,8 @@ struct CompileRequest {
   std::string entry;                                     ///< the extern "C" __global__ function
   std::string arch = "sm_90a";                           ///< --gpu-architecture
   std::vector<std::pair<std::string, int64_t>> defines;  ///< the knob set: -DNAME=value
+  /// Where #include finds headers: CUDA's (cuda_bf16.h, cuda_fp16.h, ...) and nothing else.
+  std::vector<std::string> include_dirs;
 };
 
 /// What ptxas said of the entry (-v). Unset fields: it did not say.

@@ -167,6 +167,37 @@ class Client:
     def cancel(self, run_id):
         return self._call("CancelRun", ablation_pb2.CancelRunRequest(run_id=int(run_id)))
 
+    # ---------------------------------------------------------------- user kernels
+
+    def add_kernel(self, source, manifest, timeout=900.0):
+        """Adds a user kernel (kernels/user/README.md): `source` and `manifest` are text or paths
+        of files. Every knob set is compiled (seconds each); returns the UserKernel. A compile
+        error raises AblationError with the compiler's log."""
+        def text(value):
+            if hasattr(value, "read_text"):
+                return value.read_text()
+            if isinstance(value, str) and "\n" not in value and os.path.isfile(value):
+                with open(value, encoding="utf-8") as f:
+                    return f.read()
+            return value
+        request = ablation_pb2.AddKernelRequest(source=text(source), manifest=text(manifest))
+        try:
+            response = self._stub.AddKernel(request, timeout=timeout, metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise AblationError.from_rpc("AddKernel", e) from None
+        return response.kernel
+
+    def kernels(self):
+        """The user kernels the daemon holds (UserKernel messages, by name)."""
+        return list(self._call("ListKernels", ablation_pb2.ListKernelsRequest()).kernels)
+
+    def kernel(self, name):
+        """One user kernel with its builds, source and manifest."""
+        return self._call("GetKernel", ablation_pb2.GetKernelRequest(name=name)).kernel
+
+    def remove_kernel(self, name):
+        self._call("RemoveKernel", ablation_pb2.RemoveKernelRequest(name=name))
+
     # ---------------------------------------------------------------- runs
 
     def run_request(self, variants=None, shapes=None, dtype="", preset="", tags=None, rounds=0,

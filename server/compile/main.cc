@@ -43,6 +43,10 @@ int main(int argc, char** argv) {
   app.add_option("--cubin", cubin_path, "where the cubin goes")->required();
   app.add_option("--arch", request.arch, "--gpu-architecture (default sm_90a)");
   app.add_option("--define", defines, "NAME=VALUE, a knob's value; repeatable");
+  request.include_dirs = {ABLATION_CUDA_INCLUDE};
+  app.add_option("--include", request.include_dirs,
+                 "CUDA's headers (default: the toolkit's it was built with, " ABLATION_CUDA_INCLUDE
+                 ")");
   app.add_option("--max-log-bytes", max_log_bytes, "the compiler's log is cut beyond this");
   app.add_option("--memory-mb", memory_mb, "address space limit (default 4096)");
   app.add_option("--cpu-seconds", cpu_seconds, "CPU time limit (default 60)");

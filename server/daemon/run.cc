@@ -130,6 +130,12 @@ int RunDaemon(const DaemonSettings& settings) {
   options.runs.nvml = nvml.get();
   options.runs.nvml_unavailable = nvml ? "" : nvml_why;
   options.runs.clock_journal = &journal;
+  options.user_kernels = config.user_kernels;
+  // The compiler of user kernels sits beside the worker (both are the daemon's child processes)
+  // unless the configuration names one.
+  if (options.user_kernels.compiler_path.empty())
+    options.user_kernels.compiler_path =
+        (std::filesystem::path(config.worker_path).parent_path() / "ablation-compile").string();
   std::unique_ptr<core::DaemonCore> core;
   if (core::Status st = core::DaemonCore::Open(options, &registry, &core); !st.ok()) {
     spdlog::error("{}", st.message());

@@ -16,13 +16,26 @@ struct MethodRole {
   Role role;
 };
 constexpr MethodRole kMethodRoles[] = {
-    {"ListVariants", Role::kRead},      {"GetDevice", Role::kRead},
-    {"ListRuns", Role::kRead},          {"GetRun", Role::kRead},
-    {"QueryMeasurements", Role::kRead}, {"GetBudget", Role::kRead},
-    {"ListPresets", Role::kRead},       {"Advise", Role::kRead},
-    {"InspectSass", Role::kRead},       {"WatchRun", Role::kRead},
-    {"RunAblation", Role::kRun},        {"Verify", Role::kRun},
-    {"CancelRun", Role::kRun},          {"Profile", Role::kRun},
+    {"ListVariants", Role::kRead},
+    {"GetDevice", Role::kRead},
+    {"ListRuns", Role::kRead},
+    {"GetRun", Role::kRead},
+    {"QueryMeasurements", Role::kRead},
+    {"GetBudget", Role::kRead},
+    {"ListPresets", Role::kRead},
+    {"Advise", Role::kRead},
+    {"InspectSass", Role::kRead},
+    {"WatchRun", Role::kRead},
+    {"RunAblation", Role::kRun},
+    {"Verify", Role::kRun},
+    {"CancelRun", Role::kRun},
+    {"Profile", Role::kRun},
+    {"ListKernels", Role::kRead},
+    {"GetKernel", Role::kRead},
+    // Adding needs admin unless the configuration lets the run role (the core decides);
+    // removing, the kernel's owner or an admin.
+    {"AddKernel", Role::kRun},
+    {"RemoveKernel", Role::kRun},
 };
 // Within a method, what needs more than the method's role.
 constexpr std::pair<Action, Role> kActionRoles[] = {

@@ -1,5 +1,7 @@
 #include "server/rpc/service.h"
 
+#include <thread>
+
 #include <memory>
 #include <mutex>
 
@@ -275,6 +277,61 @@ grpc::ServerUnaryReactor* AblationService::Profile(grpc::CallbackServerContext* 
     if (core::Status st = core_->profiler().Profile(core_->runs(), *request, done); !st.ok())
       done(st, {});
   });
+}
+
+AblationService::~AblationService() {
+  std::lock_guard lock(compiling_mu_);
+  for (std::thread& t : compiling_)
+    if (t.joinable()) t.join();
+}
+
+core::KernelCaller AblationService::KernelCallerOf(grpc::CallbackServerContext* context) const {
+  const core::Identity who = auth_->Caller(*context);
+  core::KernelCaller caller;
+  caller.name = who.name == "anonymous" ? "" : who.name;
+  caller.admin = who.role == core::Role::kAdmin;
+  caller.run = who.role == core::Role::kRun || caller.admin;
+  return caller;
+}
+
+grpc::ServerUnaryReactor* AblationService::AddKernel(grpc::CallbackServerContext* context,
+                                                     const v1::AddKernelRequest* request,
+                                                     v1::AddKernelResponse* response) {
+  auto* reactor = context->DefaultReactor();
+  if (core::Status st = Bounds(*request); !st.ok()) {
+    reactor->Finish(ToGrpc(st));
+    return reactor;
+  }
+  // Compiling takes seconds (NVRTC, once per knob set, in the compiler's child process): off
+  // gRPC's threads, on one of its own that finishes the call.
+  const core::KernelCaller caller = KernelCallerOf(context);
+  std::lock_guard lock(compiling_mu_);
+  compiling_.emplace_back([this, reactor, request, response, caller] {
+    reactor->Finish(ToGrpc(Guarded([&] { return core_->AddKernel(caller, *request, response); })));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* AblationService::ListKernels(grpc::CallbackServerContext* context,
+                                                       const v1::ListKernelsRequest* request,
+                                                       v1::ListKernelsResponse* response) {
+  return Inline(context, Bounds(*request),
+                [&] { return Guarded([&] { return core_->ListKernels(*request, response); }); });
+}
+
+grpc::ServerUnaryReactor* AblationService::GetKernel(grpc::CallbackServerContext* context,
+                                                     const v1::GetKernelRequest* request,
+                                                     v1::GetKernelResponse* response) {
+  return Inline(context, Bounds(*request),
+                [&] { return Guarded([&] { return core_->GetKernel(*request, response); }); });
+}
+
+grpc::ServerUnaryReactor* AblationService::RemoveKernel(grpc::CallbackServerContext* context,
+                                                        const v1::RemoveKernelRequest* request,
+                                                        v1::RemoveKernelResponse*) {
+  const core::KernelCaller caller = KernelCallerOf(context);
+  return Inline(context, Bounds(*request),
+                [&] { return Guarded([&] { return core_->RemoveKernel(caller, *request); }); });
 }
 
 }  // namespace ablation::rpc

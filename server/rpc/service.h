@@ -7,6 +7,9 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
@@ -36,6 +39,8 @@ struct ServiceOptions {
 class AblationService final : public v1::Ablation::CallbackService {
  public:
   explicit AblationService(core::DaemonCore* core, ServiceOptions options = {});
+  /// Waits for the AddKernel calls still compiling.
+  ~AblationService() override;
 
   // Runs: on the GPUs' threads.
   StreamHandler<v1::RunRequest> RunAblation;
@@ -56,8 +61,14 @@ class AblationService final : public v1::Ablation::CallbackService {
   UnaryHandler<v1::SassRequest, v1::SassResponse> InspectSass;
   // ncu: on the GPU's thread, between measurements.
   UnaryHandler<v1::ProfileRequest, v1::ProfileResponse> Profile;
+  // User kernels: adding compiles on a thread of its own; the rest inline.
+  UnaryHandler<v1::AddKernelRequest, v1::AddKernelResponse> AddKernel;
+  UnaryHandler<v1::ListKernelsRequest, v1::ListKernelsResponse> ListKernels;
+  UnaryHandler<v1::GetKernelRequest, v1::GetKernelResponse> GetKernel;
+  UnaryHandler<v1::RemoveKernelRequest, v1::RemoveKernelResponse> RemoveKernel;
 
  private:
+  core::KernelCaller KernelCallerOf(grpc::CallbackServerContext* context) const;
   core::Status Bounds(const google::protobuf::Message& request) const {
     return core::CheckRequestBounds(request, limits_);
   }
@@ -67,6 +78,8 @@ class AblationService final : public v1::Ablation::CallbackService {
   const Authorizer* auth_;
   core::RequestLimits limits_;
   core::RunQuota quota_;
+  std::mutex compiling_mu_;
+  std::vector<std::thread> compiling_;  ///< AddKernel calls' threads; guarded by compiling_mu_
 };
 
 }  // namespace ablation::rpc

@@ -58,3 +58,18 @@ target_compile_definitions(clocks_e2e_tests PRIVATE
   FAKE_NVML_PATH="$<TARGET_FILE:fake-nvml>")
 add_dependencies(clocks_e2e_tests ablationd ablation-client fake-worker fake-nvml)
 gtest_discover_tests(clocks_e2e_tests DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
+
+# ---- user kernels through the real client and daemon (fake worker; NVRTC needs no GPU)
+add_executable(kernels_e2e_tests e2e/kernels_e2e_test.cc e2e/harness.cc)
+target_link_libraries(kernels_e2e_tests PRIVATE ablation_proto ablation_db GTest::gmock GTest::gtest_main
+  Threads::Threads)
+target_include_directories(kernels_e2e_tests PRIVATE ${CMAKE_SOURCE_DIR})
+target_compile_definitions(kernels_e2e_tests PRIVATE
+  ABLATIOND_PATH="$<TARGET_FILE:ablationd>"
+  CLIENT_PATH="$<TARGET_FILE:ablation-client>"
+  FAKE_WORKER_PATH="$<TARGET_FILE:fake-worker>"
+  COMPILER_PATH="$<TARGET_FILE:ablation-compile>"
+  SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+add_dependencies(kernels_e2e_tests ablationd ablation-client fake-worker ablation-compile)
+gtest_discover_tests(kernels_e2e_tests TEST_PREFIX "user." DISCOVERY_TIMEOUT 60
+  PROPERTIES TIMEOUT 300)

@@ -7,7 +7,9 @@ set(ABLATION_PYTEST_ENV
   "PYTHONDONTWRITEBYTECODE=1"
   "ABLATIOND=$<TARGET_FILE:ablationd>"
   "ABLATION_CLIENT=$<TARGET_FILE:ablation-client>"
-  "FAKE_WORKER=$<TARGET_FILE:fake-worker>")
+  "FAKE_WORKER=$<TARGET_FILE:fake-worker>"
+  "ABLATION_COMPILE=$<TARGET_FILE:ablation-compile>"
+  "ABLATION_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
 
 # One ctest per file: pytest -q prints its own "N passed" line, and a failure names its file.
 foreach(name frames client report demo)

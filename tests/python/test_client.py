@@ -3,6 +3,7 @@ runs and their events (generator and callback), results and samples as DataFrame
 errors, cancelling by leaving the stream, and the token metadata."""
 
 import concurrent.futures
+import os
 import time
 
 import grpc
@@ -181,3 +182,33 @@ def test_a_token_travels_as_bearer_metadata_on_every_call():
     finally:
         server.stop(None)
     assert [m.get("authorization") for m in recorder.metadata] == ["Bearer s3cret", "Bearer s3cret", None]
+
+
+def test_add_kernel_compiles_the_example_and_the_daemon_holds_it(tmp_path):
+    """A notebook adds the repository's example user kernel (NVRTC needs no GPU), reads it back,
+    is told why a broken one does not compile, and removes it."""
+    examples = os.path.join(os.environ["ABLATION_SOURCE_DIR"], "examples", "user-kernels")
+    config = tmp_path / "ablationd.toml"
+    config.write_text(f'[user_kernels]\ncompiler = "{os.environ["ABLATION_COMPILE"]}"\n')
+    d = Daemon(extra_args=("--config", str(config)))
+    try:
+        with ablationd.connect(d.address) as c:
+            kernel = c.add_kernel(os.path.join(examples, "tiled_gemm.cu"),
+                                  os.path.join(examples, "tiled_gemm.toml"))
+            assert kernel.name == "tiled"
+            assert len(kernel.variants) == 4
+            assert all(b.registers > 0 for b in kernel.builds)
+            assert [k.name for k in c.kernels()] == ["tiled"]
+            assert "TILE + PAD" in c.kernel("tiled").source
+            with open(os.path.join(examples, "tiled_gemm.cu")) as f:
+                broken = f.read().replace("acc += As", "acc += Az")
+            with open(os.path.join(examples, "tiled_gemm.toml")) as f:
+                manifest = f.read().replace('name = "tiled"', 'name = "broken"')
+            with pytest.raises(ablationd.AblationError) as error:
+                c.add_kernel(broken, manifest)
+            assert "does not compile" in str(error.value)
+            assert '"Az"' in str(error.value)
+            c.remove_kernel("tiled")
+            assert c.kernels() == []
+    finally:
+        d.stop()

@@ -27,12 +27,91 @@ Status DaemonCore::Open(CoreOptions options, const kernels::Registry* registry,
   core->runs_ = std::make_unique<RunManager>(options.runs, core->store_.get(), registry);
   core->queries_ = std::make_unique<Queries>(core->readers_.get(), core->runs_.get());
   core->sass_ = std::make_unique<SassInspector>(options.sass, core->runs_.get(), registry);
+  core->user_kernels_ = std::make_unique<UserKernels>(core->store_.get(), options.user_kernels);
+  std::vector<std::string> problems;
+  core->user_kernels_->Load(&problems);
+  for (const std::string& p : problems) spdlog::warn("{}", p);
   core->runs_->Start();
   *out = std::move(core);
   return Status::Ok();
 }
 
 DaemonCore::~DaemonCore() { Shutdown(); }
+
+std::string CompileArch(const std::string& cc) {
+  const size_t dot = cc.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 >= cc.size()) return "";
+  std::string digits = cc.substr(0, dot) + cc.substr(dot + 1);
+  for (char c : digits)
+    if (c < '0' || c > '9') return "";
+  return "sm_" + digits + (digits == "90" ? "a" : "");
+}
+
+v1::UserKernel ToProto(const KernelSummary& s) {
+  v1::UserKernel k;
+  k.set_name(s.name);
+  k.set_owner(s.owner);
+  k.set_entry(s.entry);
+  k.set_description(s.description);
+  k.set_dtype(s.dtype);
+  k.set_source_sha256(s.source_sha256);
+  k.set_manifest_sha256(s.manifest_sha256);
+  k.set_created_at_ms(s.created_at_ms);
+  for (const std::string& v : s.variants) k.add_variants(v);
+  for (const db::UserKernelBuild& b : s.builds) {
+    v1::KernelBuild* out = k.add_builds();
+    out->set_variant(b.variant);
+    out->set_arch(b.arch);
+    out->set_compiler(b.compiler);
+    out->set_options(b.options);
+    out->set_cubin_sha256(b.cubin_sha256);
+    out->set_registers(b.registers);
+    out->set_stack_bytes(b.stack_bytes);
+    out->set_spill_store_bytes(b.spill_store_bytes);
+    out->set_spill_load_bytes(b.spill_load_bytes);
+    out->set_static_smem_bytes(b.static_smem_bytes);
+    out->set_created_at_ms(b.created_at_ms);
+  }
+  k.set_source(s.source);
+  k.set_manifest(s.manifest);
+  return k;
+}
+
+Status DaemonCore::AddKernel(const KernelCaller& caller, const v1::AddKernelRequest& request,
+                             v1::AddKernelResponse* response) {
+  const DeviceSnapshot device = runs_->Device(0);
+  const std::string cc = device.identity.compute_capability();
+  const std::string arch = CompileArch(cc);
+  if (arch.empty())
+    return FailedPrecondition(
+        "user kernels are compiled for the GPU's architecture, and GPU 0's is not known" +
+        (device.unavailable_reason.empty() ? std::string()
+                                           : " (" + device.unavailable_reason + ")"));
+  KernelSummary added;
+  if (Status st = user_kernels_->Add(caller, request.source(), request.manifest(), arch, &added);
+      !st.ok())
+    return st;
+  *response->mutable_kernel() = ToProto(added);
+  return Status::Ok();
+}
+
+Status DaemonCore::ListKernels(const v1::ListKernelsRequest&, v1::ListKernelsResponse* response) {
+  for (const KernelSummary& s : user_kernels_->List()) *response->add_kernels() = ToProto(s);
+  return Status::Ok();
+}
+
+Status DaemonCore::GetKernel(const v1::GetKernelRequest& request, v1::GetKernelResponse* response) {
+  KernelSummary s;
+  if (Status st = user_kernels_->Show(request.name(), &s); !st.ok()) return st;
+  *response->mutable_kernel() = ToProto(s);
+  return Status::Ok();
+}
+
+Status DaemonCore::RemoveKernel(const KernelCaller& caller,
+                                const v1::RemoveKernelRequest& request) {
+  if (request.name().empty()) return InvalidArgument("name: empty");
+  return user_kernels_->Remove(caller, request.name());
+}
 
 void DaemonCore::Shutdown() {
   if (runs_) runs_->Shutdown();

@@ -15,6 +15,7 @@
 #include "server/core/queries/reader_pool.h"
 #include "server/core/runs/run_manager.h"
 #include "server/core/setup/presets.h"
+#include "server/core/userkernels/user_kernels.h"
 
 namespace ablation::core {
 
@@ -24,6 +25,7 @@ struct CoreOptions {
   int readers = 4;  ///< read-only connections (and threads) answering queries
   SassInspectorOptions sass;
   ProfilerOptions profiler;
+  UserKernelOptions user_kernels;
 };
 
 class DaemonCore {
@@ -40,6 +42,16 @@ class DaemonCore {
   Profiler& profiler() { return *profiler_; }
   const kernels::Registry& registry() const { return *registry_; }
   const Presets* presets() const { return presets_.get(); }
+  UserKernels& user_kernels() { return *user_kernels_; }
+
+  /// The RPCs of user kernels, with the caller the rpc layer identified. AddKernel compiles for
+  /// GPU 0's architecture (FailedPrecondition without a GPU) and blocks while it compiles: the
+  /// rpc layer calls it off gRPC's threads.
+  Status AddKernel(const KernelCaller& caller, const v1::AddKernelRequest& request,
+                   v1::AddKernelResponse* response);
+  Status ListKernels(const v1::ListKernelsRequest& request, v1::ListKernelsResponse* response);
+  Status GetKernel(const v1::GetKernelRequest& request, v1::GetKernelResponse* response);
+  Status RemoveKernel(const KernelCaller& caller, const v1::RemoveKernelRequest& request);
 
   /// Stops the runs (queued ones are told), then the readers. Idempotent.
   void Shutdown();
@@ -56,6 +68,15 @@ class DaemonCore {
   std::unique_ptr<RunManager> runs_;
   std::unique_ptr<Queries> queries_;
   std::unique_ptr<SassInspector> sass_;
+  std::unique_ptr<UserKernels> user_kernels_;
 };
+
+/// The architecture user kernels are compiled for on a device of compute capability `cc`
+/// ("9.0" -> "sm_90a", whose wgmma and TMA the Hopper helpers need; "8.0" -> "sm_80"); "" for
+/// a malformed one.
+std::string CompileArch(const std::string& cc);
+
+/// The API's form of a held kernel.
+v1::UserKernel ToProto(const KernelSummary& summary);
 
 }  // namespace ablation::core

@@ -24,6 +24,26 @@ bool IsNameField(std::string_view name) {
   return kNames.count(name) > 0;
 }
 
+// Whole documents a request carries (a user kernel's source and manifest): bounded by the
+// message's size and by their own limits where they are used (kernels/user/manifest.h), and
+// lines, tabs and carriage returns are their text, not control characters.
+bool IsDocumentField(const FieldDescriptor* f) {
+  return f->containing_type()->name() == "AddKernelRequest" &&
+         (f->name() == "source" || f->name() == "manifest");
+}
+
+Status CheckDocument(const std::string& text, const std::string& field, size_t max) {
+  if (text.size() > max)
+    return InvalidArgument(field + ": " + std::to_string(text.size()) + " bytes; at most " +
+                           std::to_string(max));
+  for (unsigned char c : text)
+    if ((c < 0x20 && c != '\n' && c != '\r' && c != '\t') || c == 0x7f)
+      return InvalidArgument(field +
+                             ": control characters other than line breaks and tabs are "
+                             "not allowed");
+  return Status::Ok();
+}
+
 Status CheckText(const std::string& text, const std::string& field, size_t max) {
   if (text.size() > max)
     return InvalidArgument(field + ": " + std::to_string(text.size()) + " characters; at most " +
@@ -55,6 +75,11 @@ Status CheckMessage(const Message& m, const std::string& prefix, const RequestLi
           st = CheckMessage(reflection->GetRepeatedMessage(m, f, i), item + ".", limits);
         if (!st.ok()) return st;
       }
+    } else if (f->type() == FieldDescriptor::TYPE_STRING && IsDocumentField(f)) {
+      if (Status st =
+              CheckDocument(reflection->GetString(m, f), field, size_t(limits.max_message_bytes));
+          !st.ok())
+        return st;
     } else if (f->type() == FieldDescriptor::TYPE_STRING) {
       if (Status st = CheckText(reflection->GetString(m, f), field, max); !st.ok()) return st;
     } else if (f->type() == FieldDescriptor::TYPE_MESSAGE) {

@@ -157,10 +157,10 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
        << e.description();
     return InvalidArgument(os.str());
   }
-  Status st =
-      CheckKeys(root, origin, "",
-                {"listen", "db", "worker", "log_level", "presets", "nvml_library", "clock_journal",
-                 "timing", "queue", "readers", "hang_margin_seconds", "limits", "auth", "tls"});
+  Status st = CheckKeys(
+      root, origin, "",
+      {"listen", "db", "worker", "log_level", "presets", "nvml_library", "clock_journal", "timing",
+       "queue", "readers", "hang_margin_seconds", "limits", "auth", "tls", "user_kernels"});
   if (!st.ok()) return st;
   if (!(st = Read(root, origin, "", "listen", &c->listen)).ok()) return st;
   if (!(st = Read(root, origin, "", "db", &c->db_path)).ok()) return st;
@@ -238,6 +238,47 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
     if (!(st = Read(*t, origin, "timing.", "settle_spans", &r.settle_spans)).ok()) return st;
     if (r.settle_spans < 2 || r.settle_spans > 20)
       return KeyError(origin, "timing.settle_spans", "must be 2 to 20 (spans that must agree)");
+  }
+  if (const toml::node* n = root.get("user_kernels")) {
+    const toml::table* t = n->as_table();
+    if (!t) return KeyError(origin, "user_kernels", "expected a table");
+    UserKernelOptions& u = c->user_kernels;
+    if (!(st = CheckKeys(*t, origin, "user_kernels.",
+                         {"add_role", "compiler", "max_kernels_per_owner", "max_source_bytes",
+                          "max_knob_sets", "compile_timeout_seconds", "compile_memory_mb"}))
+             .ok())
+      return st;
+    if (!(st = Read(*t, origin, "user_kernels.", "add_role", &u.add_role)).ok()) return st;
+    if (!(st = Read(*t, origin, "user_kernels.", "compiler", &u.compiler_path)).ok()) return st;
+    if (u.add_role != "" && u.add_role != "run" && u.add_role != "admin")
+      return KeyError(origin, "user_kernels.add_role",
+                      "'" + u.add_role +
+                          "': run (callers with the run role may add kernels) or "
+                          "admin (only admins, the default)");
+    if (u.add_role == "admin") u.add_role = "";
+    int timeout = int(u.compile.timeout.count()), sets = u.manifest.max_knob_sets;
+    size_t source = u.manifest.max_source_bytes;
+    const struct {
+      const char* key;
+      int* value;
+      int lo, hi;
+    } ints[] = {{"max_kernels_per_owner", &u.max_kernels_per_owner, 1, 10000},
+                {"max_knob_sets", &sets, 1, 4096},
+                {"compile_timeout_seconds", &timeout, 1, 3600},
+                {"compile_memory_mb", &u.compile.memory_mb, 256, 1 << 20}};
+    for (const auto& k : ints) {
+      if (!(st = Read(*t, origin, "user_kernels.", k.key, k.value)).ok()) return st;
+      if (*k.value < k.lo || *k.value > k.hi)
+        return KeyError(origin, std::string("user_kernels.") + k.key,
+                        "must be " + std::to_string(k.lo) + " to " + std::to_string(k.hi));
+    }
+    if (!(st = Read(*t, origin, "user_kernels.", "max_source_bytes", &source)).ok()) return st;
+    if (source < 1024 || source > (64u << 20))
+      return KeyError(origin, "user_kernels.max_source_bytes", "must be 1024 to 67108864");
+    u.compile.timeout = std::chrono::seconds(timeout);
+    u.compile.cpu_seconds = timeout;
+    u.manifest.max_knob_sets = sets;
+    u.manifest.max_source_bytes = source;
   }
   if (const toml::node* n = root.get("queue")) {
     const toml::table* t = n->as_table();

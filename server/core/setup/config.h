@@ -8,6 +8,7 @@
 #include "server/core/plan/limits.h"
 #include "server/core/plan/run_plan.h"
 #include "server/core/setup/auth.h"
+#include "server/core/userkernels/user_kernels.h"
 
 namespace ablation::core {
 
@@ -44,6 +45,9 @@ struct DaemonConfig {
   /// Beyond twice a measurement's own time budget, this long before its worker counts as hung.
   int hang_margin_seconds = 5;
   AuthConfig auth;
+  /// [user_kernels]: who may add one besides admin, and the bounds of one (the compiler's path
+  /// is set by ablationd: ablation-compile beside the worker).
+  UserKernelOptions user_kernels;
 };
 
 /// Reads a TOML file over `config`. Unknown keys and wrong types are errors naming the key.

@@ -45,6 +45,26 @@ TEST(Limits, RequestBoundsNameTheFieldBeforeAnyWork) {
   EXPECT_TRUE(CheckRequestBounds(spoof, limits).ok());
 }
 
+TEST(Limits, AKernelsSourceAndManifestAreDocumentsBoundedByTheMessage) {
+  RequestLimits limits;
+  v1::AddKernelRequest add;
+  add.set_source(std::string(4000, 'x') + "\n\tint i;\r\n");  // lines and tabs are its text
+  add.set_manifest("name = \"tiled\"\n");
+  EXPECT_TRUE(CheckRequestBounds(add, limits).ok());
+  add.set_source("int i;\x01\n");
+  Status st = CheckRequestBounds(add, limits);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("source: control characters other than line breaks"),
+            std::string::npos);
+  limits.max_message_bytes = 100;
+  add.set_source(std::string(101, 'x'));
+  st = CheckRequestBounds(add, limits);
+  EXPECT_NE(st.message().find("source: 101 bytes; at most 100"), std::string::npos);
+  v1::GetKernelRequest get;  // any other text keeps its bounds
+  get.set_name("a\nb");
+  EXPECT_FALSE(CheckRequestBounds(get, RequestLimits{}).ok());
+}
+
 TEST(Limits, CheckedMultiplyRefusesWhatWraps) {
   int64_t out = 0;
   EXPECT_TRUE(CheckedMultiply(1 << 20, 1 << 20, &out));

@@ -1,0 +1,129 @@
+// User kernels end to end: the real client adds the repository's example kernel to a real daemon
+// (the fake worker; NVRTC compiles without a GPU), lists, shows and removes it; a compile error
+// comes back with the compiler's log; who may add and remove is enforced; a restarted daemon
+// holds what was added.
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/e2e/harness.h"
+
+namespace ablation::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kExamples = std::string(SOURCE_DIR) + "/examples/user-kernels";
+
+class KernelsE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir();
+    ASSERT_FALSE(dir_.empty());
+  }
+  void TearDown() override {
+    if (daemon_) daemon_->Stop(SIGTERM);
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+  // A daemon whose configuration names the compiler and lets the run role add kernels.
+  void StartDaemon(const std::string& extra_config = "add_role = \"run\"\n") {
+    if (daemon_) daemon_->Stop(SIGTERM);
+    const std::string config = Write(
+        "ablationd.toml", "[user_kernels]\ncompiler = \"" COMPILER_PATH "\"\n" + extra_config);
+    daemon_ = std::make_unique<Daemon>(dir_, FAKE_WORKER_PATH);
+    daemon_->set_extra_args({"--config", config});
+    ASSERT_EQ(daemon_->Start(), "");
+  }
+  CommandResult Client(std::vector<std::string> args) { return daemon_->Client(std::move(args)); }
+  CommandResult AddExample() {
+    return Client({"kernel", "add", kExamples + "/tiled_gemm.cu", "--manifest",
+                   kExamples + "/tiled_gemm.toml"});
+  }
+
+  std::string dir_;
+  std::unique_ptr<Daemon> daemon_;
+};
+
+TEST_F(KernelsE2E, TheExampleIsAddedCompiledListedShownAndRemoved) {
+  StartDaemon();
+  CommandResult add = AddExample();
+  ASSERT_EQ(add.exit_code, 0) << add.out << add.err;
+  EXPECT_THAT(add.err, HasSubstr("added user kernel tiled: 4 variants compiled"));
+  EXPECT_THAT(add.out, HasSubstr("user.tiled.pad=1.unroll=4"));
+  EXPECT_THAT(add.out, HasSubstr("sm_90a"));  // the fake worker's GPU is a 9.0
+
+  CommandResult list = Client({"kernel", "list", "--format", "csv"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_THAT(list.out, HasSubstr("tiled,,bf16,4,tiled_gemm,"));
+
+  CommandResult show = Client({"kernel", "show", "tiled", "--source", "--width", "0"});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("user kernel tiled (entry tiled_gemm, bf16"));
+  EXPECT_THAT(show.out, HasSubstr("-DPAD=0 -DUNROLL=1"));
+  EXPECT_THAT(show.out, HasSubstr("__shared__ float As[TILE][TILE + PAD];"));
+
+  CommandResult json = Client({"kernel", "show", "tiled", "--format", "json"});
+  EXPECT_THAT(json.out, HasSubstr("\"registers\":"));
+
+  CommandResult again = AddExample();
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_THAT(again.err, HasSubstr("a user kernel named 'tiled' exists"));
+
+  ASSERT_EQ(Client({"kernel", "remove", "tiled"}).exit_code, 0);
+  CommandResult after = Client({"kernel", "list", "--format", "csv"});
+  EXPECT_THAT(after.out, ::testing::Not(HasSubstr("tiled,")));
+  CommandResult gone = Client({"kernel", "show", "tiled"});
+  EXPECT_NE(gone.exit_code, 0);
+  EXPECT_THAT(gone.err, HasSubstr("no user kernel named 'tiled'"));
+}
+
+TEST_F(KernelsE2E, ACompileErrorComesBackWithTheCompilersLogAndNothingIsHeld) {
+  StartDaemon();
+  std::ifstream in(kExamples + "/tiled_gemm.cu");
+  std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  source.replace(source.find("acc += As"), 9, "acc += Az");
+  CommandResult add = Client(
+      {"kernel", "add", Write("broken.cu", source), "--manifest", kExamples + "/tiled_gemm.toml"});
+  EXPECT_NE(add.exit_code, 0);
+  EXPECT_THAT(add.err, HasSubstr("user.tiled.pad=0.unroll=1 does not compile"));
+  EXPECT_THAT(add.err, HasSubstr("kernel.cu(23)"));
+  EXPECT_THAT(add.err, HasSubstr("\"Az\""));
+  EXPECT_EQ(Client({"kernel", "list", "--format", "csv"}).out.find("tiled,"), std::string::npos);
+}
+
+TEST_F(KernelsE2E, AManifestMistakeIsNamedByLineAndKey) {
+  StartDaemon();
+  CommandResult add = Client({"kernel", "add", kExamples + "/tiled_gemm.cu", "--manifest",
+                              Write("bad.toml",
+                                    "name = \"tiled\"\nentry = \"tiled_gemm\"\n[contract]\n"
+                                    "dtype = \"bf17\"\n")});
+  EXPECT_NE(add.exit_code, 0);
+  EXPECT_THAT(add.err, HasSubstr("manifest:4: contract.dtype: 'bf17' is not bf16"));
+}
+
+TEST_F(KernelsE2E, AnAdminAddsWhereTheRunRoleMayNot) {
+  StartDaemon("");  // add_role unset; the local caller without tokens is an anonymous admin
+  ASSERT_EQ(AddExample().exit_code, 0);  // admin may
+}
+
+TEST_F(KernelsE2E, ARestartedDaemonHoldsWhatWasAdded) {
+  StartDaemon();
+  ASSERT_EQ(AddExample().exit_code, 0);
+  StartDaemon();
+  CommandResult list = Client({"kernel", "list", "--format", "csv"});
+  EXPECT_THAT(list.out, HasSubstr("tiled,,bf16,4,"));
+  CommandResult show = Client({"kernel", "show", "tiled", "--format", "csv"});
+  EXPECT_THAT(show.out, HasSubstr("user.tiled.pad=1.unroll=4,sm_90a,"));
+}
+
+}  // namespace
+}  // namespace ablation::testing
