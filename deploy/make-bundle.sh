@@ -5,7 +5,8 @@
 #
 #   deploy/make-bundle.sh BUILD_DIR OUT_DIR [extra binaries...]
 #
-#   OUT_DIR/bin/                 ablationd, ablation-worker, ablation-client, ablationd-nightly
+#   OUT_DIR/bin/                 ablationd, ablation-worker, ablation-client, ablation-compile
+#                                (user kernels' compiler, NVRTC from the node's CUDA), ablationd-nightly
 #                                (deploy/nightly.sh), and the extra binaries (e.g. test programs)
 #   OUT_DIR/lib/                 every shared library they need that a host does not have as a
 #                                matter of course: gRPC, absl, protobuf, re2, c-ares, upb,
@@ -20,7 +21,8 @@
 # Every binary's RPATH is set to exactly $ORIGIN/../lib (DT_RPATH, not RUNPATH, so that the
 # libraries' own dependencies are found there too; build-machine paths are dropped). Not bundled,
 # because the GPU node provides them: the CUDA driver (libcuda.so.1), NVML (libnvidia-ml.so.1,
-# loaded at run time) and cuBLAS (libcublas/libcublasLt, over 500 MB; from the node's CUDA
+# loaded at run time), cuBLAS (libcublas/libcublasLt, over 500 MB) and NVRTC (libnvrtc, for
+# ablation-compile; both from the node's CUDA
 # installation, found through ld.so.conf or LD_LIBRARY_PATH); nor glibc, libstdc++ and libgcc_s
 # (the host's own, which must be at least as new as the build machine's).
 #
@@ -36,14 +38,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 command -v patchelf >/dev/null ||
   { echo "make-bundle: patchelf is needed (apt-get install patchelf, or scripts/install-deps.sh)" >&2; exit 1; }
-bins=("$build/bin/ablationd" "$build/bin/ablation-worker" "$build/bin/ablation-client" "$@")
+bins=("$build/bin/ablationd" "$build/bin/ablation-worker" "$build/bin/ablation-client"
+  "$build/bin/ablation-compile" "$@")
 for b in "${bins[@]}"; do
   [[ -f $b && -x $b ]] || { echo "make-bundle: no executable $b (build it first)" >&2; exit 1; }
 done
 
 # Libraries every host has (glibc, the C++ runtime) or that the GPU node's driver and CUDA
 # installation provide. Everything else an executable needs travels in lib/.
-system='^(linux-vdso|ld-linux|libc\.so|libm\.so|libmvec\.so|libpthread\.so|libdl\.so|librt\.so|libresolv\.so|libutil\.so|libanl\.so|libstdc\+\+\.so|libgcc_s\.so|libcuda\.so|libcudart\.so|libcublas\.so|libcublasLt\.so|libnvidia-)'
+system='^(linux-vdso|ld-linux|libc\.so|libm\.so|libmvec\.so|libpthread\.so|libdl\.so|librt\.so|libresolv\.so|libutil\.so|libanl\.so|libstdc\+\+\.so|libgcc_s\.so|libcuda\.so|libcudart\.so|libcublas\.so|libcublasLt\.so|libnvrtc|libnvidia-)'
 
 rm -rf "${out:?}/bin" "${out:?}/lib" "${out:?}/share/ablationd"
 mkdir -p "$out/bin" "$out/lib" "$out/share/ablationd/systemd"
@@ -103,5 +106,5 @@ nbin=$(find "$out/bin" -type f | wc -l)
 nlib=$(find "$out/lib" -type f | wc -l)
 echo "bundle in $out: $nbin programs, $nlib libraries, $(du -sh "$out" | cut -f1); RPATH \$ORIGIN/../lib"
 echo "not bundled (the GPU node must provide them): the CUDA driver (libcuda.so.1), NVML" \
-  "(libnvidia-ml.so.1) and cuBLAS (libcublas.so, libcublasLt.so) from its CUDA installation;" \
+  "(libnvidia-ml.so.1), cuBLAS (libcublas.so, libcublasLt.so) and NVRTC (libnvrtc.so) from its CUDA installation;" \
   "glibc and libstdc++ at least as new as this machine's"

@@ -29,7 +29,7 @@ grep -q "cuBLAS" "$work/make.out" || fail "make-bundle does not name cuBLAS as n
 mkdir -p "$(dirname "$bundle")"
 mv "$work/made" "$bundle"
 
-for f in bin/ablationd bin/ablation-worker bin/ablation-client bin/ablationd-nightly \
+for f in bin/ablationd bin/ablation-worker bin/ablation-client bin/ablation-compile bin/ablationd-nightly \
   share/ablationd/ablationd.toml share/ablationd/nightly.env share/ablationd/MANIFEST \
   share/ablationd/systemd/ablationd.service share/ablationd/systemd/ablationd-nightly.service \
   share/ablationd/systemd/ablationd-nightly.timer share/ablationd/systemd/ablationd.sysusers.conf \
@@ -51,7 +51,7 @@ compgen -G "$bundle/lib/libcublas*" >/dev/null && fail "cuBLAS must not be bundl
 compgen -G "$bundle/lib/libcuda.so*" >/dev/null && fail "the CUDA driver must not be bundled"
 
 # What may come from the host rather than lib/.
-host='^(linux-vdso|ld-linux|libc\.so|libm\.so|libmvec\.so|libpthread\.so|libdl\.so|librt\.so|libresolv\.so|libutil\.so|libanl\.so|libstdc\+\+\.so|libgcc_s\.so|libcuda\.so|libcudart\.so|libcublas\.so|libcublasLt\.so|libnvidia-)'
+host='^(linux-vdso|ld-linux|libc\.so|libm\.so|libmvec\.so|libpthread\.so|libdl\.so|librt\.so|libresolv\.so|libutil\.so|libanl\.so|libstdc\+\+\.so|libgcc_s\.so|libcuda\.so|libcudart\.so|libcublas\.so|libcublasLt\.so|libnvrtc|libnvidia-)'
 lib_dir=$(realpath "$bundle/lib")
 programs=0
 for exe in "$bundle"/bin/*; do
