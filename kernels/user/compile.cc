@@ -66,8 +66,14 @@ CompileResult Compile(const CompileRequest& request, size_t max_log_bytes) {
     out.options += (out.options.empty() ? "" : " ") + o;
   }
   nvrtcProgram program = nullptr;
-  nvrtcResult r = nvrtcCreateProgram(&program, request.source.c_str(), request.source_name.c_str(),
-                                     0, nullptr, nullptr);
+  std::vector<const char*> header_texts, header_names;
+  for (const auto& [name, text] : request.headers) {
+    header_names.push_back(name.c_str());
+    header_texts.push_back(text.c_str());
+  }
+  nvrtcResult r =
+      nvrtcCreateProgram(&program, request.source.c_str(), request.source_name.c_str(),
+                         int(request.headers.size()), header_texts.data(), header_names.data());
   if (r != NVRTC_SUCCESS) {
     out.log = std::string("nvrtcCreateProgram: ") + nvrtcGetErrorString(r);
     return out;

@@ -19,6 +19,9 @@ struct CompileRequest {
   std::vector<std::pair<std::string, int64_t>> defines;  ///< the knob set: -DNAME=value
   /// Where #include finds headers: CUDA's (cuda_bf16.h, cuda_fp16.h, ...) and nothing else.
   std::vector<std::string> include_dirs;
+  /// Headers given by name and text, found before any folder: the project's PTX helpers
+  /// ("ablation/ptx.cuh").
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 /// What ptxas said of the entry (-v). Unset fields: it did not say.

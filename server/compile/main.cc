@@ -21,6 +21,8 @@
 
 #include "kernels/user/compile.h"
 
+extern const char kAblationPtxHeader[];  // generated from kernels/common/ptx.cuh
+
 namespace {
 
 void Limit(int resource, rlim_t value) {
@@ -44,6 +46,9 @@ int main(int argc, char** argv) {
   app.add_option("--arch", request.arch, "--gpu-architecture (default sm_90a)");
   app.add_option("--define", defines, "NAME=VALUE, a knob's value; repeatable");
   request.include_dirs = {ABLATION_CUDA_INCLUDE};
+  // The project's PTX helpers (kernels/common/ptx.cuh, the built-in kernels' own), for
+  // #include "ablation/ptx.cuh": cp.async with wait_group<N>, ldmatrix x2/x4/trans, mma.sync.
+  request.headers = {{"ablation/ptx.cuh", kAblationPtxHeader}};
   app.add_option("--include", request.include_dirs,
                  "CUDA's headers (default: the toolkit's it was built with, " ABLATION_CUDA_INCLUDE
                  ")");

@@ -35,6 +35,31 @@ TEST(CompilerProcess, ASourceThatCompilesComesBackAsACubinWithItsReport) {
   EXPECT_NE(r.options.find("-DSTEP=2"), std::string::npos) << r.options;
 }
 
+TEST(CompilerProcess, TheProjectsPtxHelpersAreThereForTheIncludeOfThem) {
+  // cp.async with wait_group<N>, ldmatrix and mma.sync, as the built-in kernels write them.
+  const char* source = R"cu(
+#include "ablation/ptx.cuh"
+namespace ptx = ablation::kernels::ptx;
+extern "C" __global__ void add(const float* g, float* out) {
+  __shared__ __align__(16) unsigned short tile[16 * 16];
+  ptx::CpAsyncCg16(ptx::SmemAddr(tile + threadIdx.x * 8), g + threadIdx.x * 4);
+  ptx::CpAsyncCommitGroup();
+  ptx::CpAsyncWaitGroup<0>();
+  __syncthreads();
+  uint32_t a[4], b[2];
+  ptx::LdmatrixX4(a, ptx::SmemAddr(tile + (threadIdx.x % 16) * 16));
+  ptx::LdmatrixX2(b, ptx::SmemAddr(tile + (threadIdx.x % 16) * 16));
+  float d[4] = {0, 0, 0, 0};
+  ptx::MmaM16N8K16Bf16(d, a, b);
+  out[threadIdx.x] = d[0] + d[1] + d[2] + d[3] + STEP;
+}
+)cu";
+  const auto r = CompileInChild(COMPILER_PATH, Request(source), CompileLimits{});
+  ASSERT_TRUE(r.ok) << r.log;
+  EXPECT_GT(r.ptxas.registers, 0);
+  EXPECT_EQ(r.ptxas.static_smem_bytes, 512);
+}
+
 TEST(CompilerProcess, ACompileErrorIsTheCompilersLogWithItsLineNumbers) {
   const auto r = CompileInChild(COMPILER_PATH,
                                 Request("extern \"C\" __global__ void add(int* x) {\n  x[0] += "
