@@ -50,7 +50,8 @@ Table BuildsTable(const v1::UserKernel& k) {
                {"compiler", "compiler"},
                {"options", "options"}};
   for (const v1::KernelBuild& b : k.builds())
-    t.rows.push_back({b.variant(), b.arch(), std::to_string(b.registers()),
+    t.rows.push_back({b.variant(), b.arch(),
+                      b.registers() < 0 ? Cell("-", "") : Cell(std::to_string(b.registers())),
                       std::to_string(b.spill_store_bytes()), std::to_string(b.spill_load_bytes()),
                       std::to_string(b.static_smem_bytes()), b.compiler(), b.options()});
   return t;

@@ -105,7 +105,11 @@ CompileResult Compile(const CompileRequest& request, size_t max_log_bytes) {
   nvrtcGetCUBIN(program, out.cubin.data());
   nvrtcDestroyProgram(&program);
   out.ptxas = ParsePtxasReport(out.log, request.entry);
-  if (!out.ptxas.found) {
+  // The entry is a kernel of the cubin when the cubin has its code section (".text.<entry>" in
+  // the ELF section names): ptxas' -v report is read for registers and spills where the
+  // compiler's log carries it, which not every NVRTC does.
+  const std::string section = ".text." + request.entry + std::string(1, '\0');
+  if (out.cubin.find(section) == std::string::npos) {
     out.cubin.clear();
     out.log += "entry '" + request.entry +
                "' is not a kernel of this source: declare it extern \"C\" __global__\n";

@@ -24,9 +24,9 @@ struct CompileRequest {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
-/// What ptxas said of the entry (-v). Unset fields: it did not say.
+/// What ptxas said of the entry (-v). Unset fields: it did not say (registers -1).
 struct PtxasReport {
-  bool found = false;  ///< ptxas compiled an entry of that name
+  bool found = false;  ///< the log has ptxas' report of an entry of that name
   int registers = -1;
   int64_t stack_bytes = 0, spill_store_bytes = 0, spill_load_bytes = 0;
   int64_t static_smem_bytes = 0;

@@ -95,8 +95,8 @@ kernels::user::CompileResult CompileInChild(const std::string& compiler_path,
     result.log += "the compiler wrote no cubin\n";
     return result;
   }
-  result.ptxas.found = true;
   result.ptxas.registers = int(Number(report, "registers"));
+  result.ptxas.found = result.ptxas.registers >= 0;
   result.ptxas.stack_bytes = Number(report, "stack_bytes");
   result.ptxas.spill_store_bytes = Number(report, "spill_store_bytes");
   result.ptxas.spill_load_bytes = Number(report, "spill_load_bytes");

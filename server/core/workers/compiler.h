@@ -12,7 +12,7 @@ namespace ablation::core {
 
 struct CompileLimits {
   std::chrono::seconds timeout{120};  ///< wall clock, then the child's process group is killed
-  int memory_mb = 4096;               ///< the child's address space
+  int memory_mb = 16384;  ///< the child's address space (reserved, not used: ablation-compile says)
   int cpu_seconds = 60;
   size_t max_log_bytes = 64 * 1024;
 };
