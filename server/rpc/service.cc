@@ -179,8 +179,10 @@ grpc::ServerUnaryReactor* AblationService::Verify(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* AblationService::ListVariants(grpc::CallbackServerContext* context,
                                                         const v1::ListVariantsRequest* request,
                                                         v1::ListVariantsResponse* response) {
-  return Inline(context, Bounds(*request),
-                [&] { return core::ListVariants(core_->registry(), *request, response); });
+  return Inline(context, Bounds(*request), [&] {
+    return core::ListVariants(core_->registry(), core_->user_kernels().Variants(), *request,
+                              response);
+  });
 }
 
 grpc::ServerUnaryReactor* AblationService::GetDevice(grpc::CallbackServerContext* context,

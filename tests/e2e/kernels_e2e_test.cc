@@ -71,6 +71,11 @@ TEST_F(KernelsE2E, TheExampleIsAddedCompiledListedShownAndRemoved) {
   EXPECT_THAT(show.out, HasSubstr("-DPAD=0 -DUNROLL=1"));
   EXPECT_THAT(show.out, HasSubstr("__shared__ float As[TILE][TILE + PAD];"));
 
+  CommandResult variants = Client({"variants", "user.tiled.*", "--format", "csv"});
+  ASSERT_EQ(variants.exit_code, 0) << variants.err;
+  EXPECT_THAT(variants.out, HasSubstr("user.tiled.pad=1.unroll=4,user.tiled,"));
+  EXPECT_THAT(Client({"variants", "--format", "csv"}).out, HasSubstr("user.tiled.pad=0.unroll=1,"));
+
   CommandResult json = Client({"kernel", "show", "tiled", "--format", "json"});
   EXPECT_THAT(json.out, HasSubstr("\"registers\":"));
 

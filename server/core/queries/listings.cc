@@ -22,15 +22,21 @@ v1::Variant ToProto(const kernels::Variant& v) {
   return p;
 }
 
-Status ListVariants(const kernels::Registry& registry, const v1::ListVariantsRequest& request,
-                    v1::ListVariantsResponse* response) {
+Status ListVariants(const kernels::Registry& registry, const std::vector<kernels::Variant>& user,
+                    const v1::ListVariantsRequest& request, v1::ListVariantsResponse* response) {
   if (request.glob().empty()) {
     for (const auto& v : registry.All()) *response->add_variants() = ToProto(v);
+    for (const auto& v : user) *response->add_variants() = ToProto(v);
     return Status::Ok();
   }
-  std::vector<const kernels::Variant*> found;
-  if (Status st = Resolve(registry, request.glob(), "glob", &found); !st.ok()) return st;
+  std::vector<const kernels::Variant*> found, found_user;
+  const Status built_in = Resolve(registry, request.glob(), "glob", &found);
+  kernels::Registry users;
+  for (const auto& v : user) users.Add(v);
+  const bool any_user = !user.empty() && Resolve(users, request.glob(), "glob", &found_user).ok();
+  if (!built_in.ok() && !any_user) return built_in;
   for (const auto* v : found) *response->add_variants() = ToProto(*v);
+  for (const auto* v : found_user) *response->add_variants() = ToProto(*v);
   return Status::Ok();
 }
 

@@ -13,8 +13,10 @@ namespace ablation::core {
 
 v1::Variant ToProto(const kernels::Variant& variant);
 
-Status ListVariants(const kernels::Registry& registry, const v1::ListVariantsRequest& request,
-                    v1::ListVariantsResponse* response);
+/// The built-in variants and then `user` (the user kernels' variants, may be empty), all of them
+/// or those the glob selects; NotFound (the built-ins' words) when the glob selects none of either.
+Status ListVariants(const kernels::Registry& registry, const std::vector<kernels::Variant>& user,
+                    const v1::ListVariantsRequest& request, v1::ListVariantsResponse* response);
 Status GetBudget(const kernels::Registry& registry, const v1::BudgetRequest& request,
                  v1::BudgetResponse* response);
 /// `presets` may be null: no presets.
