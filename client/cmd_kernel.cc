@@ -1,27 +1,12 @@
 #include "client/cmd_kernel.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "client/exit_codes.h"
+#include "client/output.h"
 #include "client/rpc.h"
 #include "client/table.h"
 
 namespace ablation::client {
 namespace {
-
-// The whole file, or false with `error` naming it.
-bool ReadFile(const std::string& path, std::string* text, std::string* error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *error = "cannot read " + path;
-    return false;
-  }
-  std::ostringstream s;
-  s << in.rdbuf();
-  *text = s.str();
-  return true;
-}
 
 Table KernelsTable(const std::vector<v1::UserKernel>& kernels) {
   Table t;
@@ -103,12 +88,12 @@ int ExecuteKernel(const KernelOptions& options, const KernelCommands& commands,
   grpc::ClientContext call;
   if (*commands.add) {
     v1::AddKernelRequest request;
-    std::string error;
-    if (!ReadFile(options.source_path, request.mutable_source(), &error) ||
-        !ReadFile(options.manifest_path, request.mutable_manifest(), &error)) {
-      context.err << "error: " << error << '\n';
-      return kExitUsage;
-    }
+    for (const auto& [path, text] : {std::pair{&options.source_path, request.mutable_source()},
+                                     std::pair{&options.manifest_path, request.mutable_manifest()}})
+      if (!ReadFile(*path, text)) {
+        context.err << "error: cannot read " << *path << '\n';
+        return kExitUsage;
+      }
     v1::AddKernelResponse response;
     // Compiling every knob set takes seconds each.
     SetDeadline(call, context.global, 900);

@@ -6,9 +6,12 @@
 
 #include "client/format.h"
 #include "client/rpc.h"
+#include "common/text.h"
 
 namespace ablation::client {
 namespace {
+
+using common::Lower;
 
 struct DTypeWord {
   std::string_view word;   // as typed or as a field of a variant name
@@ -20,12 +23,6 @@ struct DTypeWord {
 constexpr DTypeWord kWords[] = {{"bf16", "bf16"}, {"fp16", "fp16"}, {"fp32", "fp32"},
                                 {"tf32", "tf32"}, {"int8", "int8"}, {"f16", "fp16"},
                                 {"f32", "fp32"},  {"i8", "int8"}};
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool HasWildcard(std::string_view field) {
   return field.find_first_of("*?[]") != std::string_view::npos;

@@ -3,15 +3,12 @@
 #include <cctype>
 
 #include "client/format.h"
+#include "common/text.h"
 
 namespace ablation::client {
 namespace {
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+using common::Lower;
 
 // "a, b or c".
 std::string Alternatives(const std::vector<std::string>& words, const std::string& last) {

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace ablation::client {
 namespace {
@@ -100,6 +102,15 @@ std::string WriteOutputFile(const std::string& path, std::string_view text) {
     return "cannot write " + path + ": " + why;
   }
   return {};
+}
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream s;
+  s << in.rdbuf();
+  *out = s.str();
+  return true;
 }
 
 }  // namespace ablation::client

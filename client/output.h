@@ -22,4 +22,7 @@ std::string CheckOutputPath(const std::string& path);
 // success, else what went wrong.
 std::string WriteOutputFile(const std::string& path, std::string_view text);
 
+// The whole of the file at `path` (bytes as they are); false when it cannot be read.
+bool ReadFile(const std::string& path, std::string* out);
+
 }  // namespace ablation::client

@@ -1,26 +1,16 @@
 #include "client/rpc.h"
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
 
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/client_interceptor.h>
 
 #include "client/exit_codes.h"
+#include "client/output.h"
 
 namespace ablation::client {
 namespace {
-
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path);
-  if (!in) return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
-}
 
 // Adds the token to every call's metadata. An interceptor, not call credentials: those are
 // dropped on a plaintext channel, and a loopback daemon with tokens takes plaintext.

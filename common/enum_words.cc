@@ -1,15 +1,9 @@
 #include "common/enum_words.h"
 
-#include <cctype>
+#include "common/text.h"
 
 namespace ablation::common {
 namespace {
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // "a, b or c".
 std::string Alternatives(const std::vector<std::string>& words) {

@@ -8,8 +8,12 @@
 #include <map>
 #include <set>
 
+#include "common/text.h"
+
 namespace ablation::kernels::user {
 namespace {
+
+using common::Lower;
 
 // "tiled.toml:7: knob[1].values: expected whole numbers" (no line where TOML has none).
 std::string Err(const std::string& origin, const toml::node* node, const std::string& key,
@@ -84,11 +88,6 @@ std::map<std::string, double> Values(const Manifest& m, const KnobSet& s, const 
   for (size_t i = 0; i < m.knobs.size() && i < s.values.size(); ++i)
     v[m.knobs[i].name] = double(s.values[i]);
   return v;
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 }  // namespace

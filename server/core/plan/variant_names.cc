@@ -1,5 +1,6 @@
 #include "server/core/plan/variant_names.h"
 
+#include "common/text.h"
 #include "server/core/plan/limits.h"
 
 #include <fnmatch.h>
@@ -19,11 +20,7 @@ std::string AblationName::Canonical() const {
 
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+using common::Lower;
 
 std::vector<std::string> Split(std::string_view s, char sep) {
   std::vector<std::string> parts;
