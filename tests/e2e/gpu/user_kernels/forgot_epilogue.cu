@@ -1,13 +1,18 @@
 // A planted bug for the GPU end-to-end test: the pipelining example (examples/user-kernels/
-// pipe_gemm.cu, double buffering of a tiled K loop, fp16 mma.sync at 128x128x32 with 256 threads)
-// with its epilogue left out. The pipelined loop runs k_tiles - 1 iterations, each computing tile
-// kt while tile kt+1 loads; the last K tile is loaded but never computed, so every output misses
-// the products of the last 32 of K (and K = 32 leaves C all zeros). The kernel runs, is about as
-// fast as the correct one and compiles cleanly: only verification of its output catches it.
+// pipe_gemm.cu, double buffering of a tiled K loop, the built-in fp16 pipe_ family at 128x128x32
+// with 256 threads as a user kernel) with its epilogue left out. The pipelined loop runs
+// k_tiles - 1 iterations, each computing tile kt while tile kt+1 loads; the last K tile is loaded
+// but never computed, so every output misses the products of the last K tile (the last 32 of K,
+// and K = 32 leaves C all zeros). The kernel runs, is about as fast as the correct one and
+// compiles without a warning (ptxas spills 4 bytes in the cp.async build, which the example does
+// not): only verification of its output catches it.
 //
-// Two buffers always; the knob CPASYNC picks how tile kt+1 travels (0: LDG into registers, then
-// STS between two barriers; 1: cp.async, waited for after the math). C = A * B with A M x K, B
-// K x N, C M x N, all row-major, fp16 in and out; M, N multiples of 128, K of 32 (the manifest).
+// Everything but the K loop is the example's code as it stands (its tile loader with the checked
+// edge paths, its Compute, its tile order and its bounds-checked store of C). Two buffers always
+// (the example's BUFFERS=2); the knob CPASYNC picks how tile kt+1 travels (0: LDG into registers,
+// then STS between two barriers; 1: cp.async, waited for after the math). C = A * B with A M x K,
+// B K x N, C M x N, all row-major, fp16 in and out. The kernel takes any M, N, K >= 1 as the
+// example does; its manifest keeps to whole tiles (M, N multiples of 128, K of 32).
 #include <cuda_fp16.h>
 
 #include "ablation/ptx.cuh"
@@ -15,16 +20,21 @@
 namespace {
 
 namespace ptx = ablation::kernels::ptx;
-using int64_t = long long;  // NVRTC has no <cstdint>; ablation/ptx.cuh defines uint32_t
+// NVRTC has no <cstdint>; ablation/ptx.cuh defines uint32_t and uint16_t.
+using int64_t = long long;
+using uintptr_t = unsigned long long;
 
 constexpr int kBM = 128;  // block tile rows of C
 constexpr int kBN = 128;  // block tile columns of C
 constexpr int kBK = 32;   // K elements per tile (one main-loop iteration)
 constexpr int kThreads = 256;
+// Blocks per SM that __launch_bounds__ asks ptxas to fit: 2 blocks of 256 threads, a budget of 128
+// registers (the built-in's 512 / threads).
+constexpr int kMinBlocks = 512 / kThreads;
 constexpr int kElementBytes = 2;  // fp16
 // Shared-memory rows are padded by 16 bytes: every row stride is an odd number of 16-byte units,
-// so the 8 rows one ldmatrix phase reads fall in 8 distinct bank groups, and rows stay 16-byte
-// aligned for cp.async and st.shared.v4.
+// so the 8 rows one ldmatrix phase reads fall in 8 distinct bank groups (no swizzle to keep in
+// step with ragged-edge loads), and rows stay 16-byte aligned for cp.async and st.shared.v4.
 constexpr int kRowPadBytes = 16;
 constexpr int kAStride = kBK * kElementBytes + kRowPadBytes;  // 80 bytes: A is BM rows of BK
 constexpr int kBStride = kBN * kElementBytes + kRowPadBytes;  // 272 bytes: B is BK rows of BN
@@ -36,6 +46,16 @@ static_assert(kBufferBytes == 18944, "the manifest's smem expression");
 
 // ---------------------------------------------------------------------------------------------
 // The PTX the example needs beyond ablation/ptx.cuh (as kernels/pipe/pipe_ptx.cuh has it).
+
+/// cp.async.cg of one 16-byte chunk of which only the first `src_bytes` (0..16) are read; the rest
+/// of the 16 destination bytes are zero-filled. src must be 16-byte aligned (any valid address
+/// when src_bytes is 0: nothing is read).
+__device__ __forceinline__ void CpAsyncCg16ZeroFill(uint32_t smem_dst, const void* gmem_src,
+                                                    uint32_t src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_dst), "l"(gmem_src),
+               "r"(src_bytes)
+               : "memory");
+}
 
 /// 16-byte st.shared.
 __device__ __forceinline__ void StShared128(uint32_t smem_addr, const uint4& v) {
@@ -52,44 +72,92 @@ __device__ __forceinline__ void LdmatrixX4Trans(uint32_t (&r)[4], uint32_t smem_
 }
 
 // ---------------------------------------------------------------------------------------------
-// gmem -> smem: one operand tile of kRows x kCols fp16 of a row-major matrix (leading dimension
-// `ld` elements) into rows of kStride bytes. Each thread owns kPerThread 16-byte chunks in one
+// gmem -> smem: one operand tile of kRows x kCols fp16 of a row-major matrix (leading dimension =
+// its column count) into rows of kStride bytes. Each thread owns kPerThread 16-byte chunks in one
 // chunk column, kRowsPerPass rows apart.
 
-template <int kRows,          // tile rows
-          int kCols,          // tile columns (elements)
-          int kStride,        // smem row stride in bytes
-          bool kAdvanceRows>  // successive K tiles are further down (B) or right (A)
+template <int kRows_,          // tile rows
+          int kCols_,          // tile columns (elements)
+          int kStride_,        // smem row stride in bytes
+          bool kAdvanceRows_>  // successive K tiles are further down (B) or right (A)
 struct TileLoader {
-  static constexpr int kChunkElems = 16 / kElementBytes;
-  static constexpr int kChunksPerRow = kCols * kElementBytes / 16;
+  static constexpr int kEb = kElementBytes;
+  static constexpr int kChunkElems = 16 / kEb;
+  static constexpr int kChunksPerRow = kCols_ * kEb / 16;
   static constexpr int kRowsPerPass = kThreads / kChunksPerRow;
-  static constexpr int kPerThread = kRows / kRowsPerPass;
+  static constexpr int kPerThread = kRows_ / kRowsPerPass;
+  static_assert(kCols_ * kEb % 16 == 0, "tile rows are whole 16-byte chunks");
   static_assert(kThreads % kChunksPerRow == 0, "a pass covers whole rows");
-  static_assert(kRows % kRowsPerPass == 0 && kPerThread >= 1, "whole passes");
+  static_assert(kRows_ % kRowsPerPass == 0 && kPerThread >= 1, "whole passes");
 
+  const __half* const base_;  // the matrix
   const __half* src_;         // this thread's first chunk in the current tile
   const int64_t ld_;          // elements per matrix row
+  const int rows_, cols_;
+  int tile_row_, tile_col_;   // matrix coordinates of the current tile's origin (block-uniform)
+  const int r_, c_;           // this thread's first chunk: tile row, chunk column
   const uint32_t dst_;        // its smem byte offset within a tile
+  const bool aligned_;        // every row start is 16-byte aligned
   uint4 staged_[kPerThread];  // LDG path: the registers the data passes through
 
-  __device__ __forceinline__ TileLoader(const __half* base, int ld, int tile_row, int tile_col,
-                                        int tid)
-      : ld_(ld), dst_(uint32_t((tid / kChunksPerRow) * kStride + (tid % kChunksPerRow) * 16)) {
-    src_ = base + (int64_t(tile_row + tid / kChunksPerRow) * ld_ + tile_col +
-                   (tid % kChunksPerRow) * kChunkElems);
+  __device__ __forceinline__ TileLoader(const __half* base, int rows, int cols, int tile_row,
+                                        int tile_col, int tid)
+      : base_(base),
+        ld_(cols),
+        rows_(rows),
+        cols_(cols),
+        tile_row_(tile_row),
+        tile_col_(tile_col),
+        r_(tid / kChunksPerRow),
+        c_(tid % kChunksPerRow),
+        dst_(uint32_t(r_ * kStride_ + c_ * 16)),
+        aligned_((reinterpret_cast<uintptr_t>(base) & 15) == 0 && (int64_t(cols) * kEb) % 16 == 0) {
+    src_ = base + (int64_t(tile_row + r_) * ld_ + tile_col + c_ * kChunkElems);
   }
 
+  /// Block-uniform: the whole tile is inside the matrix and its rows are 16-byte aligned.
+  __device__ __forceinline__ bool Interior() const {
+    return aligned_ && tile_row_ + kRows_ <= rows_ && tile_col_ + kCols_ <= cols_;
+  }
   __device__ __forceinline__ const __half* ChunkSrc(int i) const {
     return src_ + int64_t(i) * kRowsPerPass * ld_;
   }
   __device__ __forceinline__ uint32_t ChunkDst(uint32_t tile, int i) const {
-    return tile + dst_ + uint32_t(i * kRowsPerPass * kStride);
+    return tile + dst_ + uint32_t(i * kRowsPerPass * kStride_);
   }
+  /// Elements of chunk i inside the matrix (0..kChunkElems); they are its leading elements.
+  __device__ __forceinline__ int ValidElems(int i) const {
+    const int row = tile_row_ + r_ + i * kRowsPerPass;
+    const int col = tile_col_ + c_ * kChunkElems;
+    if (row >= rows_ || col >= cols_) return 0;
+    return min(cols_ - col, kChunkElems);
+  }
+  static __device__ __forceinline__ uint32_t ElementBits(const __half* p) {
+    return uint32_t(*reinterpret_cast<const uint16_t*>(p));
+  }
+  /// Edge chunk: 16-byte load where whole and aligned, else element loads, zeros outside.
+  __device__ __forceinline__ uint4 LoadChecked(int i) const {
+    const int valid = ValidElems(i);
+    const __half* p = ChunkSrc(i);
+    if (aligned_ && valid == kChunkElems) return *reinterpret_cast<const uint4*>(p);
+    uint32_t w[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int e = 0; e < kChunkElems; ++e) {
+      if (e < valid) w[(e * kEb) / 4] |= ElementBits(p + e) << (8 * ((e * kEb) % 4));
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+  }
+
   /// LDG half of the register path: the current tile into staged_.
   __device__ __forceinline__ void LoadRegisters() {
+    if (Interior()) {
 #pragma unroll
-    for (int i = 0; i < kPerThread; ++i) staged_[i] = *reinterpret_cast<const uint4*>(ChunkSrc(i));
+      for (int i = 0; i < kPerThread; ++i)
+        staged_[i] = *reinterpret_cast<const uint4*>(ChunkSrc(i));
+    } else {
+#pragma unroll
+      for (int i = 0; i < kPerThread; ++i) staged_[i] = LoadChecked(i);
+    }
   }
   /// STS half: staged_ into the tile at shared address `tile`.
   __device__ __forceinline__ void StoreRegisters(uint32_t tile) const {
@@ -98,14 +166,30 @@ struct TileLoader {
   }
   /// cp.async path: the current tile straight into the tile at `tile` (not committed here).
   __device__ __forceinline__ void CopyAsync(uint32_t tile) const {
+    if (Interior()) {
 #pragma unroll
-    for (int i = 0; i < kPerThread; ++i) ptx::CpAsyncCg16(ChunkDst(tile, i), ChunkSrc(i));
+      for (int i = 0; i < kPerThread; ++i) ptx::CpAsyncCg16(ChunkDst(tile, i), ChunkSrc(i));
+    } else if (aligned_) {
+      // Zero-fill form: reads only the valid leading bytes of each chunk.
+#pragma unroll
+      for (int i = 0; i < kPerThread; ++i) {
+        const int valid = ValidElems(i);
+        CpAsyncCg16ZeroFill(ChunkDst(tile, i), valid > 0 ? ChunkSrc(i) : base_,
+                            uint32_t(valid * kEb));
+      }
+    } else {
+      // Rows not 16-byte aligned: cp.async cannot take the chunk; synchronous checked loads.
+#pragma unroll
+      for (int i = 0; i < kPerThread; ++i) StShared128(ChunkDst(tile, i), LoadChecked(i));
+    }
   }
   /// On to the next K tile.
   __device__ __forceinline__ void Advance() {
-    if (kAdvanceRows) {
+    if constexpr (kAdvanceRows_) {
+      tile_row_ += kBK;
       src_ += int64_t(kBK) * ld_;
     } else {
+      tile_col_ += kBK;
       src_ += kBK;
     }
   }
@@ -113,16 +197,21 @@ struct TileLoader {
 
 // ---------------------------------------------------------------------------------------------
 // Tensor-core math: warps 2 x 4, each a 64 x 32 tile of C = 4 x 4 mma tiles of m16n8. A k-step
-// is k16: one ldmatrix x4 per m16 tile of A, one x4.trans per pair of n8 tiles of B, then 16 mma.
+// is k16 (32 bytes of K): one ldmatrix x4 per m16 tile of A, one x4.trans per pair of n8 tiles of
+// B, then 16 mma.
 
 struct TensorCoreMath {
+  static constexpr int kWarps = kThreads / 32;  // 8
   static constexpr int kWarpsM = 2;
-  static constexpr int kWarpsN = kThreads / 32 / kWarpsM;   // 4
+  static constexpr int kWarpsN = kWarps / kWarpsM;          // 4
   static constexpr int kWarpTileM = kBM / kWarpsM;          // 64
   static constexpr int kWarpTileN = kBN / kWarpsN;          // 32
   static constexpr int kMmaM = kWarpTileM / 16;             // 4
   static constexpr int kMmaN = kWarpTileN / 8;              // 4
   static constexpr int kKSteps = kBK * kElementBytes / 32;  // 2
+  static_assert(kWarps % kWarpsM == 0 && kMmaM >= 1 && kMmaN % 2 == 0 && kKSteps >= 1,
+                "tile does not split into m16n8 mma tiles");
+  static_assert(kBK * kElementBytes % 32 == 0, "BK is whole k-steps");
 
   float acc[kMmaM][kMmaN][4];
   uint32_t a_lane_;  // byte offset of this lane's ldmatrix row in an A tile, k-step 0, m16 tile 0
@@ -164,51 +253,66 @@ struct TensorCoreMath {
 #pragma unroll
       for (int mi = 0; mi < kMmaM; ++mi)
 #pragma unroll
-        for (int ni = 0; ni < kMmaN; ++ni) ptx::MmaM16N8K16F16(acc[mi][ni], fa[mi], fb[ni]);
+        for (int ni = 0; ni < kMmaN; ++ni) {
+          ptx::MmaM16N8K16F16(acc[mi][ni], fa[mi], fb[ni]);
+        }
     }
   }
 
-  /// C from the accumulators: c0,c1 at (g, 2t..2t+1), c2,c3 at (g+8, ...) of each m16n8 tile,
-  /// stored as fp16 pairs (the tile is inside C and N is even).
-  __device__ __forceinline__ void Store(__half* C, int N, int m0, int n0, int tid) const {
+  /// C from the accumulators: c0,c1 at (g, 2t..2t+1), c2,c3 at (g+8, ...) of each m16n8 tile.
+  /// Pairs are stored whole where both columns are inside and aligned, else element by element.
+  __device__ __forceinline__ void Store(__half* C, int M, int N, int m0, int n0, int tid) const {
     const int warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, t = lane & 3;
     const int wm = m0 + (warp / kWarpsN) * kWarpTileM, wn = n0 + (warp % kWarpsN) * kWarpTileN;
+    const bool pairs = (N % 2) == 0 && (reinterpret_cast<uintptr_t>(C) % (2 * sizeof(*C))) == 0;
 #pragma unroll
     for (int mi = 0; mi < kMmaM; ++mi)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int row = wm + mi * 16 + half * 8 + g;
+        if (row >= M) continue;
         __half* c_row = C + int64_t(row) * N;
 #pragma unroll
         for (int ni = 0; ni < kMmaN; ++ni) {
           const int col = wn + ni * 8 + 2 * t;
-          *reinterpret_cast<__half2*>(c_row + col) =
-              __floats2half2_rn(acc[mi][ni][2 * half], acc[mi][ni][2 * half + 1]);
+          const float v0 = acc[mi][ni][2 * half], v1 = acc[mi][ni][2 * half + 1];
+          if (pairs && col + 1 < N) {
+            *reinterpret_cast<__half2*>(c_row + col) = __floats2half2_rn(v0, v1);
+          } else {
+            if (col < N) c_row[col] = __float2half_rn(v0);
+            if (col + 1 < N) c_row[col + 1] = __float2half_rn(v1);
+          }
         }
       }
   }
 };
 
-/// The C tile of this block: grouped rasterization of the linear block index (8 tile rows per
-/// group, column by column within a group, so concurrently running blocks share rows of A and
-/// columns of B in L2), as every tiled family of the built-in library orders its tiles.
-__device__ __forceinline__ int2 BlockOrigin(int M, int N) {
-  constexpr int kGroupM = 8;
-  const int tiles_m = M / kBM, tiles_n = N / kBN;
-  const int bid = int(blockIdx.x);
-  const int per_group = kGroupM * tiles_n;
-  const int first_m = (bid / per_group) * kGroupM;
-  const int group_rows = min(tiles_m - first_m, kGroupM);
+/// The (tile row, tile column) of linear block `bid` over a tiles_m x tiles_n grid of C tiles,
+/// grouped by `group_m` tile rows (the last group may have fewer): the tile order of every tiled
+/// family of the built-in library (kernels/common/raster.cuh), column by column within a group,
+/// so that blocks running at the same time share rows of A and columns of B in L2.
+__device__ __forceinline__ int2 GroupedTile(int bid, int tiles_m, int tiles_n, int group_m) {
+  const int per_group = group_m * tiles_n;
+  const int first_m = (bid / per_group) * group_m;
+  const int group_rows = min(tiles_m - first_m, group_m);
   const int in_group = bid % per_group;
-  return make_int2((first_m + in_group % group_rows) * kBM, (in_group / group_rows) * kBN);
+  return make_int2(first_m + in_group % group_rows, in_group / group_rows);
+}
+
+/// The C tile of this block: grouped rasterization of the linear block index (8 tile rows per
+/// group).
+__device__ __forceinline__ int2 BlockOrigin(int M, int N) {
+  const int tiles_m = (M + kBM - 1) / kBM, tiles_n = (N + kBN - 1) / kBN;
+  const int2 t = GroupedTile(int(blockIdx.x), tiles_m, tiles_n, 8);
+  return make_int2(t.x * kBM, t.y * kBN);
 }
 
 }  // namespace
 
-// One block computes a 128 x 128 tile of C; the grid is 1-D, (M / 128) * (N / 128) blocks. The
-// launch bounds ask ptxas for 2 blocks of 256 threads per SM (at most 128 registers).
-extern "C" __global__ void __launch_bounds__(kThreads, 2)
+// One block computes a 128 x 128 tile of C; the grid is 1-D, ceil(M / 128) * ceil(N / 128)
+// blocks. Any M, N, K >= 1; A, B, C as cudaMalloc gives them (alignment is checked, not assumed).
+extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     forgot_epilogue(const __half* __restrict__ A, const __half* __restrict__ B,
                     __half* __restrict__ C, int M, int N, int K) {
   extern __shared__ __align__(128) unsigned char smem[];
@@ -217,11 +321,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2)
   const int2 origin = BlockOrigin(M, N);
 
   // A: BM x BK tiles moving right; B: BK x BN tiles moving down.
-  TileLoader<kBM, kBK, kAStride, false> a_load(A, K, origin.x, 0, tid);
-  TileLoader<kBK, kBN, kBStride, true> b_load(B, N, 0, origin.y, tid);
+  TileLoader<kBM, kBK, kAStride, false> a_load(A, M, K, origin.x, 0, tid);
+  TileLoader<kBK, kBN, kBStride, true> b_load(B, K, N, 0, origin.y, tid);
   TensorCoreMath math(tid);
 
-  const int k_tiles = K / kBK;
+  const int k_tiles = (K + kBK - 1) / kBK;
   // Byte offsets of buffer `buf`'s A and B tiles from the start of shared memory.
   auto a_tile = [](int buf) { return uint32_t(buf * kBufferBytes); };
   auto b_tile = [](int buf) { return uint32_t(buf * kBufferBytes + kATileBytes); };
@@ -292,5 +396,5 @@ extern "C" __global__ void __launch_bounds__(kThreads, 2)
 #error "CPASYNC must be 0 or 1"
 #endif
 
-  math.Store(C, N, origin.x, origin.y, tid);
+  math.Store(C, M, N, origin.x, origin.y, tid);
 }
