@@ -771,6 +771,19 @@ PRAGMA user_version = 13;
 )sql");
 }
 
+// v14: provenance of user variants. Every measurement and verification of a user variant points
+// at the build it ran (its cubin, and through the build the kernel's source and manifest), and a
+// measurement says how many of its timed launches had their output checked. Rows stored before
+// are built-in variants' (user variants could not run before v14): 0 is right for them.
+void MigrateV14(Connection& c) {
+  c.Exec(R"sql(
+ALTER TABLE measurements ADD COLUMN user_build_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE measurements ADD COLUMN checked_launches INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE verifications ADD COLUMN user_build_id INTEGER NOT NULL DEFAULT 0;
+PRAGMA user_version = 14;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -809,6 +822,7 @@ void Migrate(Connection& connection) {
   if (version < 11) MigrateV11(connection);
   if (version < 12) MigrateV12(connection);
   if (version < 13) MigrateV13(connection);
+  if (version < 14) MigrateV14(connection);
   transaction.Commit();
 }
 

@@ -32,11 +32,24 @@ struct GemmArgs {
   size_t workspace_bytes = 0;
 };
 
-/// "" on success, else what failed (a CUDA or cuBLAS error string).
-using LaunchFn = std::string (*)(const GemmArgs& args);
+/// "" on success, else what failed (a CUDA or cuBLAS error string). A function, not a pointer:
+/// a user kernel's launcher holds the module it loaded and the manifest it plans from.
+using LaunchFn = std::function<std::string(const GemmArgs& args)>;
 /// The __global__ function of this variant for a dtype (for cudaFuncGetAttributes and the
-/// occupancy calculator), or nullptr for library entries such as cuBLAS.
-using KernelFn = const void* (*)(DType dtype);
+/// occupancy calculator; a user kernel's cudaKernel_t, which those accept), or nullptr for
+/// library entries such as cuBLAS.
+using KernelFn = std::function<const void*(DType dtype)>;
+
+/// Code a variant brings that is not in any binary of the service: a user kernel's build for this
+/// variant (kernels/user/manifest.h). The daemon sends it with every task that names the
+/// variant; the worker loads the cubin and plans each launch from the manifest.
+struct LoadedCode {
+  std::string manifest;  ///< the kernel's manifest (TOML)
+  std::string cubin;
+  std::string cubin_sha256;
+  int64_t build_id = 0;  ///< user_kernel_builds.id: what measurements point at
+  std::string entry;     ///< the extern "C" __global__ function
+};
 
 struct Tile {
   int m = 0;
@@ -95,6 +108,8 @@ struct Variant {
   std::function<WorkModel(const Problem&)> work;
   LaunchFn launch = nullptr;  ///< bound in the worker only (BindLaunchers)
   KernelFn kernel = nullptr;  ///< bound in the worker only
+  /// Set for a user kernel's variant: the build it runs. Null for the built-in families.
+  std::shared_ptr<const LoadedCode> code;
 
   bool Supports(DType d) const;
   /// The value of parameter `key` as shown, or "" when the variant has none.

@@ -15,6 +15,9 @@
 #   metrics a Prometheus scrape (/metrics over HTTP) of the daemon during a ladder-b sweep, and after
 #   profiled the full preset with --profile: every item's counters, and the report with them (md, html)
 #   hopper  the Hopper ladder (ladder-h, 3 rounds) with its report, and the SASS checks of every rung
+#   user    user kernels: the pipelining example beside the built-in pipe_ ladder and cuBLAS (3
+#           rounds), mma_tiled, and the planted kernels (forgotten epilogue, a kept result, a hang),
+#           each outcome checked (PASS/FAIL lines in user.txt)
 # Each phase appends to OUT/session.log; the databases stay in OUT.
 set -uo pipefail
 bundle=$(cd "${1:?usage: gpu-session.sh BUNDLE OUT PHASE...}" && pwd)
@@ -34,6 +37,65 @@ for phase in "$@"; do
         timeout 150 "$bundle/bin/$t" --gtest_brief=1 >"$out/$t.log" 2>&1
         say "$t exit $? ($(elapsed)): $(grep -E '^\[  (PASSED|FAILED) ' "$out/$t.log" | tr '\n' ' ')"
       done
+      ;;
+    user)
+      examples=$here/../examples/user-kernels
+      planted=$here/../tests/e2e/gpu/user_kernels
+      printf '[user_kernels]\ncompiler = "%s"\n' "$bundle/bin/ablation-compile" >"$out/user.toml"
+      CONFIG=$out/user.toml start_daemon "$out/user.db" || continue
+      u=$out/user.txt
+      check() {  # check NAME COMMAND...: PASS when the command succeeds
+        if "${@:2}" >>"$u" 2>&1; then say "PASS $1"; else say "FAIL $1"; fi
+      }
+      for k in "$examples/pipe_gemm" "$examples/mma_tiled" "$planted/forgot_epilogue" \
+        "$planted/keeps_result" "$planted/hangs"; do
+        t0=$(date +%s%N)
+        c kernel add "$k.cu" --manifest "$k.toml" >>"$u" 2>&1
+        say "kernel add $(basename "$k"): exit $? in $((($(date +%s%N) - t0) / 1000000)) ms"
+      done
+      c kernel show pipe >>"$u" 2>&1; c kernel show mma_tiled >>"$u" 2>&1
+      say "pipelining example beside pipe_*_f16_128x128x32 and cuBLAS, 4096^3, 3 rounds ($(elapsed))"
+      c run --variant 'user.pipe.*' --variant 'pipe_*_f16_128x128x32' --variant cublas_fp16 \
+        --dtype fp16 --shape 4096 --rounds 3 --verify --tag user-pipe >>"$u" 2>&1
+      pipe_run=$(latest)
+      c show "$pipe_run" >"$out/user-pipe.txt" 2>&1
+      c --format json results "$pipe_run" >"$out/user-pipe.json" 2>&1
+      check "pipe: every row ok and verified" bash -c "! grep -q '\"status\":\"MEASUREMENT_STATUS_FAILED\"' '$out/user-pipe.json' && grep -q 'checked_launches' '$out/user-pipe.json'"
+      c sass 'user.pipe.buffers=2.cpasync=1' --dtype fp16 >"$out/user-sass.txt" 2>&1
+      say "sass of the user cpasync variant: exit $? ($(head -c 300 "$out/user-sass.txt" | tr '\n' ' '))"
+      say "bit identity across the pipe knobs, against the baseline ($(elapsed))"
+      c verify --variant 'user.pipe.*' --dtype fp16 --shape 4096 --shape 1000x999x997 \
+        --against 'user.pipe.buffers=1.cpasync=0' --format csv >"$out/user-identity.csv" 2>&1
+      check "pipe knobs bit-identical (tolerance 0)" \
+        bash -c "awk -F, 'NR > 1 && \$8 == 0 && \$12 == \"true\"' '$out/user-identity.csv' | wc -l | grep -qx 8"
+      say "the manifest's ladder as a preset: sweep --preset user.pipe, with counters ($(elapsed))"
+      c presets user.pipe >"$out/user-preset.txt" 2>&1
+      c -q sweep --preset user.pipe --profile --tag user-ladder >>"$u" 2>&1
+      c report "$(latest)" --format md >"$out/user-ladder.md" 2>&1
+      check "the ladder's report has its rungs" grep -q 'U2' "$out/user-ladder.md"
+      check "counters of user variants" grep -q 'profile user.pipe.buffers=2.cpasync=1 fp16 4096x4096x4096: [1-9]' "$out/ablationd.log"
+      say "mma_tiled beside cuBLAS, 4096^3 ($(elapsed))"
+      c run --variant 'user.mma_tiled.*' --variant cublas_bf16 --shape 4096 --tag user-mma >>"$u" 2>&1
+      c show "$(latest)" >"$out/user-mma.txt" 2>&1
+      say "planted: the forgotten epilogue ($(elapsed))"
+      c run --variant 'user.forgot_epilogue.*' --dtype fp16 --shape 1024 --tag planted >>"$u" 2>&1
+      c --format json results "$(latest)" >"$out/user-epilogue.json" 2>&1
+      check "forgotten epilogue: caught by verification, not timed" \
+        bash -c "grep -q 'verification failed' '$out/user-epilogue.json' && ! grep -q 'MEASUREMENT_STATUS_OK' '$out/user-epilogue.json'"
+      say "planted: a result kept from an earlier launch ($(elapsed))"
+      c run --variant user.keeps_result --shape 1024 --tag planted >>"$u" 2>&1
+      c --format json results "$(latest)" >"$out/user-kept.json" 2>&1
+      check "kept result: caught by the timed-launch check" \
+        bash -c "grep -q 'differs from cublas_bf16' '$out/user-kept.json' && ! grep -q 'MEASUREMENT_STATUS_OK' '$out/user-kept.json'"
+      say "planted: a kernel that never ends ($(elapsed))"
+      c run --variant user.hangs --shape 256 --tag planted >>"$u" 2>&1
+      c --format json results "$(latest)" >"$out/user-hang.json" 2>&1
+      check "hang: recorded as failed" bash -c "grep -q 'MEASUREMENT_STATUS_FAILED' '$out/user-hang.json'"
+      c run --variant cublas_bf16 --shape 4096 --tag after-hang >>"$u" 2>&1
+      c --format json results "$(latest)" >"$out/user-after-hang.json" 2>&1
+      check "after the hang the daemon measures normally" grep -q 'MEASUREMENT_STATUS_OK' "$out/user-after-hang.json"
+      say "user kernels done ($(elapsed))"
+      stop_daemon
       ;;
     main)
       say "main job ($(elapsed))"

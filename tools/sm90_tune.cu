@@ -20,7 +20,7 @@ using namespace ablation::kernels;
 
 namespace {
 
-using Launch = std::string (*)(const GemmArgs&);
+using Launch = ablation::kernels::LaunchFn;
 
 template <class Cfg>
 std::string Name(const char* what) {

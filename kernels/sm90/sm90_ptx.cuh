@@ -86,6 +86,20 @@ __device__ __forceinline__ void MbarWait(uint64_t* bar, uint32_t parity) {
   MbarWaitAt(SmemAddr(bar), parity);
 }
 
+// ---- bulk copy without a tensor map (cp.async.bulk) ---------------------------------------------
+
+/// 1-D bulk copy global -> shared of `bytes` (a multiple of 16; both addresses 16-byte aligned),
+/// completing `bytes` on `bar` of this CTA: the copy engine without a tensor map, which a kernel
+/// with no host code of its own (a user kernel) cannot make.
+__device__ __forceinline__ void BulkLoad(void* smem_dst, const void* gmem_src, uint32_t bytes,
+                                         uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
+          "r"(SmemAddr(smem_dst)),
+      "l"(gmem_src), "r"(bytes), "r"(SmemAddr(bar))
+      : "memory");
+}
+
 // ---- TMA (cp.async.bulk.tensor) ----------------------------------------------------------------
 
 /// 2-D tile load global -> shared at element coordinates (c0 innermost, c1), completing `bytes`

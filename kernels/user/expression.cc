@@ -1,5 +1,7 @@
 #include "kernels/user/expression.h"
 
+#include <mutex>
+
 #include <muParser.h>
 
 #include <cmath>
@@ -25,8 +27,10 @@ std::string Number(double x) {
 struct Expression::Impl {
   mu::Parser parser;
   std::vector<std::string> names;
-  // muparser binds variables by address: one slot per name, filled before each evaluation.
+  // muparser binds variables by address: one slot per name, filled before each evaluation. The
+  // daemon plans runs on several threads at once, so an evaluation holds the slots.
   mutable std::vector<double> slots;
+  mutable std::mutex mu;
 };
 
 Expression::~Expression() = default;
@@ -61,6 +65,7 @@ std::string Expression::Parse(const std::string& text, const std::vector<std::st
 }
 
 std::string Expression::Evaluate(const std::map<std::string, double>& values, double* out) const {
+  std::lock_guard lock(impl_->mu);
   for (size_t i = 0; i < impl_->names.size(); ++i) {
     auto it = values.find(impl_->names[i]);
     if (it == values.end()) return "no value for " + impl_->names[i];

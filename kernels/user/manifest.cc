@@ -180,7 +180,15 @@ std::string ParseManifest(const std::string& text, const std::string& origin,
   if (!contract || !contract->as_table())
     return Err(origin, &root, "contract", "missing: [contract] dtype and b_layout");
   const toml::table& c = *contract->as_table();
-  if (!(err = CheckKeys(c, origin, "contract.", {"dtype", "b_layout"})).empty()) return err;
+  if (!(err = CheckKeys(c, origin, "contract.", {"dtype", "b_layout", "bit_identical"})).empty())
+    return err;
+  if (const toml::node* b = c.get("bit_identical")) {
+    if (!b->is_boolean())
+      return Err(origin, b, "contract.bit_identical",
+                 "expected true or false (do all knob sets compute every output with the same "
+                 "operations in the same order?)");
+    m.bit_identical = *b->value<bool>();
+  }
   std::string dtype, layout = "kn";
   if (!(err = ReadString(c, origin, "contract.", "dtype", true, &dtype)).empty()) return err;
   const auto parsed = ParseDType(dtype);
@@ -202,17 +210,17 @@ std::string ParseManifest(const std::string& text, const std::string& origin,
   if (!launch || !launch->as_table())
     return Err(origin, &root, "launch", "missing: [launch] block, grid and smem");
   const toml::table& l = *launch->as_table();
-  if (!(err = CheckKeys(l, origin, "launch.", {"block", "grid", "grid_y", "grid_z", "smem"}))
+  if (!(err = CheckKeys(l, origin, "launch.",
+                        {"block", "block_y", "block_z", "grid", "grid_y", "grid_z", "smem"}))
            .empty())
     return err;
   const struct {
     const char* key;
     bool required;
     std::unique_ptr<Expression>* out;
-  } exprs[] = {{"block", true, &m.block},
-               {"grid", true, &m.grid_x},
-               {"grid_y", false, &m.grid_y},
-               {"grid_z", false, &m.grid_z},
+  } exprs[] = {{"block", true, &m.block},      {"block_y", false, &m.block_y},
+               {"block_z", false, &m.block_z}, {"grid", true, &m.grid_x},
+               {"grid_y", false, &m.grid_y},   {"grid_z", false, &m.grid_z},
                {"smem", false, &m.smem}};
   for (const auto& e : exprs) {
     if (!(err = ReadExpression(l, origin, "launch.", e.key, e.required, names, limits, e.out))
@@ -294,6 +302,14 @@ std::string Plan(const Manifest& m, const KnobSet& s, const Problem& p, LaunchGe
   LaunchGeometry out;
   std::string why;
   if (!(why = m.block->EvaluateInteger(v, 1, 1024, &out.block)).empty()) return "block: " + why;
+  if (m.block_y && !(why = m.block_y->EvaluateInteger(v, 1, 1024, &out.block_y)).empty())
+    return "block_y: " + why;
+  if (m.block_z && !(why = m.block_z->EvaluateInteger(v, 1, 64, &out.block_z)).empty())
+    return "block_z: " + why;
+  if (const int64_t threads = out.block * out.block_y * out.block_z; threads > 1024)
+    return "block: " + std::to_string(out.block) + " x " + std::to_string(out.block_y) + " x " +
+           std::to_string(out.block_z) + " = " + std::to_string(threads) +
+           " threads, more than a block may have (1024)";
   if (!(why = m.grid_x->EvaluateInteger(v, 1, kMaxGrid, &out.grid_x)).empty())
     return "grid: " + why;
   if (m.grid_y && !(why = m.grid_y->EvaluateInteger(v, 1, 65535, &out.grid_y)).empty())
@@ -337,6 +353,9 @@ std::vector<Variant> Variants(std::shared_ptr<const Manifest> m) {
       v.params.emplace_back(Lower(m->knobs[i].name), s.values[i]);
     v.dtypes = {m->dtype};
     v.b_layout = m->b_layout;
+    // Knobs that only move data promise bit-identical outputs: verified against each other with
+    // no tolerance (verify --against one of them).
+    v.bit_exact_family = m->bit_identical;
     v.can_implement = [m, s](const Problem& p) {
       if (p.dtype != m->dtype)
         return "user kernel " + m->name + " takes " + std::string(ToString(m->dtype)) + ", not " +

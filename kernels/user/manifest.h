@@ -50,8 +50,12 @@ struct Manifest {
   // accumulate in fp32 and write their own type, tf32 and fp32 write fp32, int8 writes int32.
   DType dtype = DType::kBF16;
   BLayout b_layout = BLayout::kKN;
-  // The launch: expressions of M, N, K and the knobs. grid_y and grid_z default to 1, smem to 0.
-  std::unique_ptr<Expression> block, grid_x, grid_y, grid_z, smem;
+  /// [contract] bit_identical: every knob set computes each output with the same operations in
+  /// the same order (the knobs only move data), so their outputs must agree bit for bit.
+  bool bit_identical = false;
+  // The launch: expressions of M, N, K and the knobs. block_y, block_z, grid_y and grid_z default
+  // to 1, smem to 0.
+  std::unique_ptr<Expression> block, block_y, block_z, grid_x, grid_y, grid_z, smem;
   std::vector<Condition> conditions;
   std::vector<Knob> knobs;  ///< in the order given: the ladder's order
 };
@@ -79,7 +83,8 @@ bool ParseVariantName(const Manifest& m, const std::string& name, KnobSet* out);
 
 /// The launch of one variant at one problem.
 struct LaunchGeometry {
-  int64_t block = 0;  ///< threads per block, 1 to 1024
+  int64_t block = 0;  ///< threads per block along x (block_y and block_z: 1 unless given)
+  int64_t block_y = 1, block_z = 1;  ///< x * y * z at most 1024
   int64_t grid_x = 0, grid_y = 1, grid_z = 1;
   int64_t smem_bytes = 0;  ///< dynamic shared memory per block
 };

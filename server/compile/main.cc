@@ -22,7 +22,8 @@
 
 #include "kernels/user/compile.h"
 
-extern const char kAblationPtxHeader[];  // generated from kernels/common/ptx.cuh
+extern const char kAblationPtxHeader[];      // generated from kernels/common/ptx.cuh
+extern const char kAblationPtxSm90Header[];  // generated from kernels/sm90/sm90_ptx.cuh
 
 namespace {
 
@@ -49,7 +50,9 @@ int main(int argc, char** argv) {
   request.include_dirs = {ABLATION_CUDA_INCLUDE};
   // The project's PTX helpers (kernels/common/ptx.cuh, the built-in kernels' own), for
   // #include "ablation/ptx.cuh": cp.async with wait_group<N>, ldmatrix x2/x4/trans, mma.sync.
-  request.headers = {{"ablation/ptx.cuh", kAblationPtxHeader}};
+  // And their Hopper equivalents (kernels/sm90/sm90_ptx.cuh), for #include "ablation/ptx_sm90.cuh".
+  request.headers = {{"ablation/ptx.cuh", kAblationPtxHeader},
+                     {"ablation/ptx_sm90.cuh", kAblationPtxSm90Header}};
   app.add_option("--include", request.include_dirs,
                  "CUDA's headers (default: the toolkit's it was built with, " ABLATION_CUDA_INCLUDE
                  ")");

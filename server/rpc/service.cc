@@ -203,7 +203,9 @@ grpc::ServerUnaryReactor* AblationService::ListPresets(grpc::CallbackServerConte
                                                        const v1::ListPresetsRequest* request,
                                                        v1::ListPresetsResponse* response) {
   return Inline(context, Bounds(*request), [&] {
-    return core::ListPresets(core_->presets(), core_->registry(), *request, response);
+    const std::shared_ptr<const core::Presets> presets = core_->presets();
+    const std::shared_ptr<const kernels::Registry> catalog = core_->runs().Catalog();
+    return core::ListPresets(presets.get(), *catalog, *request, response);
   });
 }
 

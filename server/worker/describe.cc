@@ -19,6 +19,19 @@ std::string RunDescribe(const Device& d, const k::Registry& registry,
   std::optional<k::DType> dtype = k::ParseDType(task.dtype());
   if (!dtype) return "unknown dtype \"" + task.dtype() + "\"";
   if (!v->Supports(*dtype)) return "variant " + v->name + " does not support " + task.dtype();
+  if (v->code) {
+    // A user variant runs in this executable (a profiler starts it: --profile-once --user-code)
+    // from its build's cubin, whose entry is extern "C": the symbol is the entry's name. The
+    // daemon disassembles the cubin it holds, not this file.
+    char exe[4096];
+    ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return "cannot read /proc/self/exe";
+    result->set_kernel_symbol(v->code->entry);
+    result->set_binary(std::string(exe, size_t(n)));
+    const std::string arch = "sm_" + std::to_string(d.prop.major) + std::to_string(d.prop.minor);
+    result->set_arch(arch == "sm_90" ? "sm_90a" : arch);  // as the daemon compiled it
+    return "";
+  }
   const void* fn = v->kernel ? v->kernel(*dtype) : nullptr;
   if (fn == nullptr) return "variant " + v->name + " runs a library, not a kernel of ours";
   const char* symbol = nullptr;

@@ -55,8 +55,9 @@ void Usage(FILE* f) {
                "  --help       this text\n"
                "\n"
                "ablation-worker --profile-once --variant V --shape MxNxK [--dtype D] [--device N]\n"
-               "[--warmup W] [--seed S] launches V W times, then once more for a profiler (ncu)\n"
-               "watching the process, and exits (server/worker/profile.h).\n"
+               "[--warmup W] [--seed S] [--user-code FILE] launches V W times, then once more for\n"
+               "a profiler (ncu) watching the process, and exits (server/worker/profile.h); a\n"
+               "user variant's build comes in FILE (a serialized UserCode).\n"
                "\n"
                "Test only: ABLATION_WORKER_TEST_FAULT=crash-on-variant:NAME aborts (and\n"
                "hang-on-variant:NAME hangs) when asked to measure NAME.\n");

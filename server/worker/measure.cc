@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "server/worker/diagnostics.h"
+#include "server/worker/guard.h"
 #include "server/worker/l2_rotation.h"
 #include "server/worker/launch.h"
 #include "server/worker/occupancy.h"
@@ -54,6 +55,24 @@ std::string WarmUp(Device& d, const std::vector<WindowMember>& members, const Sa
     *cycle_ms = 1e3 * Seconds(t0);
   }
   return "";
+}
+
+/// No line of the L2 stays pinned from before: the persisting-L2 limit is set to 0 and what
+/// persists is reset, before every measurement. Not every device has a persisting L2 (the limit
+/// needs compute capability 8.0): where the call is refused, the error is cleared and logged once.
+void ResetPersistingL2(Device& d) {
+  static bool logged = false;
+  cudaError_t e = cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+  if (e == cudaSuccess) e = cudaCtxResetPersistingL2Cache();
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    if (!logged) Log("the persisting-L2 limit could not be reset: %s", cudaGetErrorString(e));
+    logged = true;
+  }
+  cudaStreamAttrValue none{};
+  none.accessPolicyWindow.num_bytes = 0;
+  if (cudaStreamSetAttribute(d.stream, cudaStreamAttributeAccessPolicyWindow, &none) != cudaSuccess)
+    cudaGetLastError();
 }
 
 /// The occupancy of r's kernel, from the resident answer when this kernel has had one.
@@ -206,8 +225,16 @@ std::string RunMeasure(Device& d, Resident& res, const k::Registry& registry,
     return err;
   }
   cost->set_inputs_reused(reused);
-  double setup_s = Seconds(setup0);
   const int n = int(members.size());
+  ResetPersistingL2(d);
+  // A window with a user variant is guarded (guard.h): fresh inputs before every batch, one
+  // random timed launch of each user variant per batch checked against cuBLAS.
+  WindowGuard guard;
+  if (!(err = guard.Open(d, registry, members, in, task.seed(), task.task_id())).empty()) {
+    cost->set_setup_seconds(Seconds(setup0));
+    return err;
+  }
+  double setup_s = Seconds(setup0);
 
   double sample_ms_estimate = 0;
   const auto warm0 = std::chrono::steady_clock::now();
@@ -215,6 +242,11 @@ std::string RunMeasure(Device& d, Resident& res, const k::Registry& registry,
     double cycle_ms = 0;
     err = WarmUp(d, members, o, &cycle_ms);
     sample_ms_estimate = cycle_ms / n;
+  }
+  if (err.empty() && guard.active()) {
+    int failed = -1;
+    err = guard.PreCheck(d, members, &failed);
+    if (failed >= 0) result->set_failed_variant(members[size_t(failed)].r.variant->name);
   }
   cost->set_warmup_seconds(Seconds(warm0));
   if (!err.empty()) return err;
@@ -269,12 +301,23 @@ std::string RunMeasure(Device& d, Resident& res, const k::Registry& registry,
     return order[size_t(g % n)];
   };
   std::vector<std::vector<int>> slot_members(kBatchSlots);
+  int64_t batches = 0;
   auto enqueue = [&](int count) {
     int failed = -1;
     std::vector<int>& who = slot_members[size_t(next_slot)];
     who.resize(size_t(count));
     for (int s = 0; s < count; ++s) who[size_t(s)] = variant_of_sample(next + s);
-    std::string e = EnqueueBatch(d, members, next, who, flush, next_slot, &failed);
+    AfterSample after;
+    if (guard.active()) {
+      if (std::string e = guard.BeforeBatch(res.inputs, members, batches, next_slot, next, who);
+          !e.empty())
+        return e;
+      after = [&guard, &d, &members, slot = next_slot](int s) {
+        return guard.AfterSample(d, members, slot, s);
+      };
+    }
+    ++batches;
+    std::string e = EnqueueBatch(d, members, next, who, flush, next_slot, &failed, after);
     if (!e.empty()) {
       if (failed >= 0) {
         result->set_failed_variant(members[size_t(failed)].r.variant->name);
@@ -314,6 +357,13 @@ std::string RunMeasure(Device& d, Resident& res, const k::Registry& registry,
           "before it was enqueued",
           done.count, n);
     }
+    if (guard.active()) {
+      int failed = -1;
+      if (!(err = guard.Judge(members, done.slot, &failed)).empty()) {
+        if (failed >= 0) result->set_failed_variant(members[size_t(failed)].r.variant->name);
+        break;
+      }
+    }
     const std::vector<int>& who = slot_members[size_t(done.slot)];
     for (int s = 0; s < done.count; ++s)
       samples.Add(done.first + s, who[size_t(s)], batch[size_t(s)], timed_out);
@@ -340,6 +390,7 @@ std::string RunMeasure(Device& d, Resident& res, const k::Registry& registry,
   const auto occupancy0 = std::chrono::steady_clock::now();
   for (size_t i = 0; i < members.size(); ++i) {
     wpb::MemberResult* m = result->mutable_members(member_of[i]);
+    m->set_checked_launches(guard.checked(int(i)));
     std::vector<double> mhz;
     samples.Member(int(i), m, &mhz);
     SetSampleClocks(m, mhz);

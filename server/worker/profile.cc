@@ -1,5 +1,8 @@
 #include "server/worker/profile.h"
 
+#include <fstream>
+#include <sstream>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -7,6 +10,7 @@
 #include "server/worker/diagnostics.h"
 #include "server/worker/launch.h"
 #include "server/worker/resident.h"
+#include "server/worker/user_code.h"
 #include "server/worker/variant_lookup.h"
 
 namespace ablation::worker {
@@ -77,6 +81,8 @@ std::string ParseProfileOnce(int argc, char** argv, ProfileOnceTask* task) {
       if (!ParseInt64(v.c_str(), &n) || n < 0 || n > kMaxWarmup)
         return "--warmup wants 0 to " + std::to_string(kMaxWarmup) + ", got \"" + v + "\"";
       task->warmup = int(n);
+    } else if (a == "--user-code") {
+      task->user_code_file = v;
     } else if (a == "--seed") {
       if (!ParseInt64(v.c_str(), &n)) return "--seed wants an integer, got \"" + v + "\"";
       task->seed = uint64_t(n);
@@ -134,7 +140,26 @@ int ProfileOnceMain(int argc, char** argv) {
     std::fprintf(stderr, "ablation-worker: %s\n", d.no_device_reason.c_str());
     return kExitFailed;
   }
-  err = RunProfileOnce(d, registry, task);
+  if (!task.user_code_file.empty()) {
+    // A user variant: its build, as the daemon's tasks carry it.
+    std::ifstream in(task.user_code_file, std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    google::protobuf::RepeatedPtrField<::ablation::worker::v1::UserCode> codes;
+    if (!in || !codes.Add()->ParseFromString(bytes.str())) {
+      std::fprintf(stderr, "ablation-worker: --user-code %s: not a readable UserCode\n",
+                   task.user_code_file.c_str());
+      return kExitUsage;
+    }
+    UserCode loaded;
+    if (!(err = loaded.Load(codes, registry)).empty()) {
+      std::fprintf(stderr, "ablation-worker: profile-once: %s\n", err.c_str());
+      return kExitFailed;
+    }
+    err = RunProfileOnce(d, registry, task);
+  } else {
+    err = RunProfileOnce(d, registry, task);
+  }
   if (!err.empty()) {
     std::fprintf(stderr, "ablation-worker: profile-once: %s\n", err.c_str());
     return kExitFailed;

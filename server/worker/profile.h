@@ -25,6 +25,8 @@ struct ProfileOnceTask {
   /// counters are those of a launch with the caches of the launch path and the clocks settled.
   int warmup = 3;
   uint64_t seed = 1;  ///< the inputs' seed, as a measurement's (same values for the same seed)
+  /// --user-code FILE: a user variant's build (a serialized worker.v1.UserCode) to load first.
+  std::string user_code_file;
 };
 
 /// Parses the arguments after --profile-once; "" or what is wrong with them.

@@ -42,8 +42,9 @@ struct ResidentInputs::Entry {
     std::unique_ptr<DeviceBlock> copies;  // every set but the first, A then B, aligned
     int64_t sets = 0;                     // including the first
   };
-  Rotation rotation[2];  // by B layout: [0] K x N, [1] N x K
-  uint64_t used = 0;     // ResidentInputs::clock_ at the last use
+  Rotation rotation[2];    // by B layout: [0] K x N, [1] N x K
+  uint64_t used = 0;       // ResidentInputs::clock_ at the last use
+  bool refreshed = false;  // Refresh wrote other values than the seed's: Prepare writes them again
 
   size_t bytes() const {
     return BytesOf(a) + BytesOf(b_kn) + BytesOf(b_nk) + BytesOf(c) + BytesOf(c_ref) +
@@ -174,6 +175,56 @@ std::string ResidentInputs::Extend(Entry& e, const InputRequest& req, bool* made
   return "";
 }
 
+namespace {
+
+/// Fills every set of a rotation's copies: A from seeds.a; B from seeds.b, or, for N x K copies
+/// where `b_kn` is given, as the transpose of the logical B.
+std::string FillCopies(InputOps& ops, const k::Problem& p, const InputSeeds& seeds, bool nk,
+                       unsigned char* pool, int64_t extra, const void* b_kn, uint64_t* fills) {
+  const Sizes s(p);
+  std::string err;
+  for (int64_t i = 0; i < extra && err.empty(); ++i) {
+    void* a = pool + size_t(i) * s.stride();
+    void* b = pool + size_t(i) * s.stride() + AlignUp(s.a);
+    ++*fills;
+    err = ops.Fill(a, size_t(p.m * p.k), p.dtype, seeds.a);
+    if (!err.empty()) break;
+    if (nk && b_kn != nullptr) {
+      err = ops.Transpose(b_kn, b, p.k, p.n, p.dtype);
+    } else {
+      ++*fills;
+      err = ops.Fill(b, size_t(p.k * p.n), p.dtype, seeds.b);
+    }
+  }
+  return err;
+}
+
+}  // namespace
+
+std::string ResidentInputs::Refresh(uint64_t seed) {
+  Entry* e = current_;
+  if (!e) return "internal error: no current problem to refresh";
+  const k::Problem& p = e->problem;
+  const InputSeeds seeds = SeedsFor(seed);
+  e->refreshed = true;
+  std::string err;
+  fills_ += 2;
+  if (!(err = ops_.Fill(e->a->data(), size_t(p.m * p.k), p.dtype, seeds.a)).empty() ||
+      !(err = ops_.Fill(e->b_kn->data(), size_t(p.k * p.n), p.dtype, seeds.b)).empty())
+    return ops_.Failed("refreshing the inputs: " + err);
+  if (e->b_nk &&
+      !(err = ops_.Transpose(e->b_kn->data(), e->b_nk->data(), p.k, p.n, p.dtype)).empty())
+    return ops_.Failed("refreshing B (N x K): " + err);
+  for (int nk = 0; nk < 2; ++nk) {
+    Entry::Rotation& rot = e->rotation[nk];
+    if (!rot.copies) continue;
+    err = FillCopies(ops_, p, seeds, nk == 1, static_cast<unsigned char*>(rot.copies->data()),
+                     rot.sets - 1, e->b_kn->data(), &fills_);
+    if (!err.empty()) return ops_.Failed("refreshing the L2 rotation's copies: " + err);
+  }
+  return "";
+}
+
 std::string ResidentInputs::Make(const InputRequest& req, Entry** made) {
   const k::Problem& p = req.problem;
   const Sizes s(p);
@@ -235,7 +286,22 @@ std::string ResidentInputs::Prepare(const InputRequest& req, ProblemInputs* out)
     }
   }
   if (e) {
-    err = Extend(*e, req, &made);
+    InputRequest asked = req;
+    asked.refill = req.refill || e->refreshed;
+    err = Extend(*e, asked, &made);
+    if (err.empty() && e->refreshed) {
+      // A guarded window wrote other values: the seed's are written again, copies included.
+      const InputSeeds seeds = SeedsFor(e->seed);
+      for (int nk = 0; nk < 2 && err.empty(); ++nk) {
+        Entry::Rotation& rot = e->rotation[nk];
+        if (!rot.copies) continue;
+        err = FillCopies(ops_, p, seeds, nk == 1, static_cast<unsigned char*>(rot.copies->data()),
+                         rot.sets - 1, e->b_kn->data(), &fills_);
+        if (!err.empty()) err = ops_.Failed("filling the L2 rotation's copies again: " + err);
+      }
+      e->refreshed = false;
+      made = true;
+    }
   } else {
     made = true;
     err = Make(req, &e);
@@ -308,19 +374,9 @@ std::string ResidentInputs::RotationSets(bool hot_l2, bool flush_l2, bool nk, L2
       plan->copies = 1;
       return "";
     }
-    const InputSeeds seeds = SeedsFor(e->seed);
-    auto* pool = static_cast<unsigned char*>(rot.copies->data());
-    for (int64_t i = 0; i < extra && err.empty(); ++i) {
-      void* a = pool + size_t(i) * s.stride();
-      void* b = pool + size_t(i) * s.stride() + AlignUp(s.a);
-      ++fills_;
-      err = ops_.Fill(a, size_t(p.m * p.k), p.dtype, seeds.a);
-      if (err.empty()) {
-        if (!nk) ++fills_;
-        err = nk ? ops_.Transpose(e->b_kn->data(), b, p.k, p.n, p.dtype)
-                 : ops_.Fill(b, size_t(p.k * p.n), p.dtype, seeds.b);
-      }
-    }
+    err =
+        FillCopies(ops_, p, SeedsFor(e->seed), nk, static_cast<unsigned char*>(rot.copies->data()),
+                   extra, e->b_kn->data(), &fills_);
     if (!err.empty()) {
       rot = {};
       return ops_.Failed("filling the inputs' copies for the L2 rotation: " + err);

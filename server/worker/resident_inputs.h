@@ -116,6 +116,13 @@ class ResidentInputs {
   std::string RotationSets(bool hot_l2, bool flush_l2, bool nk, L2Plan* plan,
                            std::vector<InputSet>* sets, bool* reused);
 
+  /// Writes new values over every input of the current problem, in the stream, without waiting:
+  /// A, B (and B^T, filled on its own rather than transposed) and every rotation copy, from
+  /// SeedsFor(seed). A guarded window (a user variant's) calls it before each batch, so that no
+  /// launch can reuse a result computed for earlier values. The entry then no longer holds its
+  /// seed's values: the next Prepare of it writes them again (and its copies').
+  std::string Refresh(uint64_t seed);
+
   /// Frees everything. The next Prepare makes its inputs again.
   void Clear();
 

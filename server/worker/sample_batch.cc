@@ -29,7 +29,8 @@ std::string CheckSlot(int slot, int count) {
 }  // namespace
 
 std::string EnqueueBatch(Device& d, const std::vector<WindowMember>& members, int64_t first,
-                         const std::vector<int>& who, bool flush, int slot, int* failed_member) {
+                         const std::vector<int>& who, bool flush, int slot, int* failed_member,
+                         const AfterSample& after_sample) {
   *failed_member = -1;
   const int count = int(who.size());
   std::string err = CheckSlot(slot, count);
@@ -71,6 +72,7 @@ std::string EnqueueBatch(Device& d, const std::vector<WindowMember>& members, in
     }
     err = d.Check(cudaEventRecord(events[2 * s + 1], d.stream), "cudaEventRecord");
     if (!err.empty()) return err;
+    if (after_sample && !(err = after_sample(s)).empty()) return err;
     if (!(err = EnqueueProbe(d.stream, probes + s + 1)).empty()) return d.Failed(err);
   }
   ClockProbe* host = d.probes_host + size_t(slot) * 2 * kMaxBatch;

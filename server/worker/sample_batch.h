@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,8 +38,13 @@ struct WindowMember {
 /// (the whole batch is enqueued before its first sample runs) and returns. The slot must have
 /// been collected since it was last enqueued. On a launch error *failed_member is the index of
 /// the member whose launch it was (else -1).
+/// `after_sample`, where given, is called for each sample s right after its end event is
+/// enqueued (outside the timed interval): a guarded window enqueues the check of that launch's
+/// output there, before any later launch overwrites it.
+using AfterSample = std::function<std::string(int s)>;
 std::string EnqueueBatch(Device& d, const std::vector<WindowMember>& members, int64_t first,
-                         const std::vector<int>& who, bool flush, int slot, int* failed_member);
+                         const std::vector<int>& who, bool flush, int slot, int* failed_member,
+                         const AfterSample& after_sample = nullptr);
 
 /// Waits for the batch of `count` samples in `slot` and reads it: "" and *out filled, or the
 /// error. *gate_timed_out is set when the gate gave up before the host had enqueued the batch:

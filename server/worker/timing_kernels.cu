@@ -1,5 +1,10 @@
 #include "server/worker/timing_kernels.h"
 
+#include <algorithm>
+#include <cstdint>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 namespace ablation::worker {
@@ -34,6 +39,73 @@ __global__ void GateKernel(volatile int* gate, uint64_t timeout_ns) {
   }
 }
 
+template <typename T>
+__device__ __forceinline__ double AsDouble(T v) {
+  return double(v);
+}
+template <>
+__device__ __forceinline__ double AsDouble(__nv_bfloat16 v) {
+  return double(__bfloat162float(v));
+}
+template <>
+__device__ __forceinline__ double AsDouble(__half v) {
+  return double(__half2float(v));
+}
+
+// A grid-stride sum in double, reduced per warp and added once per warp: the comparison is
+// outside every timed interval, so plainness wins over speed.
+template <typename T>
+__global__ void ErrorSumsKernel(const T* out, const T* ref, size_t count, double* sums) {
+  double diff = 0, norm = 0, bad = 0;
+  for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += size_t(gridDim.x) * blockDim.x) {
+    const double o = AsDouble(out[i]), r = AsDouble(ref[i]);
+    if (!isfinite(o)) {
+      bad += 1;
+      continue;
+    }
+    diff += (o - r) * (o - r);
+    norm += r * r;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    diff += __shfl_down_sync(0xffffffffu, diff, offset);
+    norm += __shfl_down_sync(0xffffffffu, norm, offset);
+    bad += __shfl_down_sync(0xffffffffu, bad, offset);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(&sums[0], diff);
+    atomicAdd(&sums[1], norm);
+    atomicAdd(&sums[2], bad);
+  }
+}
+
+// int32 outputs (int8 GEMMs): the poison is INT32_MIN, which no product of the inputs' range
+// reaches, so it counts as not finite.
+__global__ void ErrorSumsInt32Kernel(const int32_t* out, const int32_t* ref, size_t count,
+                                     double* sums) {
+  double diff = 0, norm = 0, bad = 0;
+  for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += size_t(gridDim.x) * blockDim.x) {
+    if (out[i] == INT32_MIN) {
+      bad += 1;
+      continue;
+    }
+    const double o = double(out[i]), r = double(ref[i]);
+    diff += (o - r) * (o - r);
+    norm += r * r;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    diff += __shfl_down_sync(0xffffffffu, diff, offset);
+    norm += __shfl_down_sync(0xffffffffu, norm, offset);
+    bad += __shfl_down_sync(0xffffffffu, bad, offset);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(&sums[0], diff);
+    atomicAdd(&sums[1], norm);
+    atomicAdd(&sums[2], bad);
+  }
+}
+
 std::string LaunchError(const char* what) {
   cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) return "";
@@ -50,6 +122,35 @@ std::string EnqueueProbe(void* stream, ClockProbe* out) {
 std::string EnqueueGate(void* stream, volatile int* gate, uint64_t timeout_ns) {
   GateKernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(gate, timeout_ns);
   return LaunchError("gate kernel");
+}
+
+std::string EnqueueErrorSums(void* stream, const void* out, const void* ref, size_t count,
+                             kernels::DType dtype, double* sums) {
+  auto st = static_cast<cudaStream_t>(stream);
+  if (cudaError_t e = cudaMemsetAsync(sums, 0, 3 * sizeof(double), st); e != cudaSuccess)
+    return std::string("zeroing the comparison's sums: ") + cudaGetErrorString(e);
+  const int threads = 256;
+  const int blocks = int(std::min<size_t>((count + threads - 1) / threads, 1024));
+  switch (dtype) {
+    case kernels::DType::kBF16:
+      ErrorSumsKernel<<<blocks, threads, 0, st>>>(static_cast<const __nv_bfloat16*>(out),
+                                                  static_cast<const __nv_bfloat16*>(ref), count,
+                                                  sums);
+      break;
+    case kernels::DType::kFP16:
+      ErrorSumsKernel<<<blocks, threads, 0, st>>>(static_cast<const __half*>(out),
+                                                  static_cast<const __half*>(ref), count, sums);
+      break;
+    case kernels::DType::kINT8:
+      ErrorSumsInt32Kernel<<<blocks, threads, 0, st>>>(
+          static_cast<const int32_t*>(out), static_cast<const int32_t*>(ref), count, sums);
+      break;
+    default:  // fp32 and tf32 write fp32
+      ErrorSumsKernel<<<blocks, threads, 0, st>>>(static_cast<const float*>(out),
+                                                  static_cast<const float*>(ref), count, sums);
+      break;
+  }
+  return LaunchError("output comparison kernel");
 }
 
 }  // namespace ablation::worker

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/common/problem.h"
 #include "server/worker/clocks.h"
 
 namespace ablation::worker {
@@ -22,5 +23,12 @@ std::string EnqueueProbe(void* stream, ClockProbe* out);
 /// gate[1]: the host was held up (or the queue could not take the batch), and the batch's
 /// samples may hold host time.
 std::string EnqueueGate(void* stream, volatile int* gate, uint64_t timeout_ns);
+
+/// Enqueues the comparison of a timed launch's output with its reference, both `count` elements
+/// of dtype's output type (bf16, fp16, fp32, int32), on the device: sums[0] = sum of (out -
+/// ref)^2, sums[1] = sum of ref^2, sums[2] = elements of `out` that are not finite (the poison
+/// included). `sums` (3 doubles of device memory) is zeroed first, in the stream.
+std::string EnqueueErrorSums(void* stream, const void* out, const void* ref, size_t count,
+                             kernels::DType dtype, double* sums);
 
 }  // namespace ablation::worker

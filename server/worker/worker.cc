@@ -16,6 +16,7 @@
 #include "server/worker/fault_injection.h"
 #include "server/worker/measure.h"
 #include "server/worker/resident.h"
+#include "server/worker/user_code.h"
 #include "server/worker/verify.h"
 #include "server/worker/verify_reference.h"
 
@@ -27,6 +28,7 @@ struct Worker::Impl {
   Device device;
   std::unique_ptr<Resident> resident;  // with a device: what is kept between tasks
   k::Registry registry;
+  UserCode user_code;  // the user variants' builds loaded so far, entered into `registry`
   Worker::ExtraVariants extra = nullptr;
 };
 
@@ -87,8 +89,10 @@ wpb::MeasureResult Worker::Measure(const wpb::MeasureTask& task) {
   const auto started = std::chrono::steady_clock::now();
   wpb::MeasureResult result;
   result.set_task_id(task.task_id());
-  const std::string err = Guarded(
-      s.device, [&] { return RunMeasure(s.device, *s.resident, s.registry, task, &result); });
+  const std::string err = Guarded(s.device, [&] {
+    if (std::string e = s.user_code.Load(task.user_code(), s.registry); !e.empty()) return e;
+    return RunMeasure(s.device, *s.resident, s.registry, task, &result);
+  });
   result.set_ok(err.empty());
   if (!err.empty()) {
     // Samples of a window that failed half-way describe nothing the daemon may store.
@@ -122,8 +126,10 @@ apb::VerifyResult Worker::Verify(const wpb::VerifyTask& task) {
   // and it should show the same on every machine.
   std::string err = CheckReference(task);
   if (err.empty()) {
-    err = Guarded(s.device,
-                  [&] { return RunVerify(s.device, *s.resident, s.registry, task, &result); });
+    err = Guarded(s.device, [&] {
+      if (std::string e = s.user_code.Load(task.user_code(), s.registry); !e.empty()) return e;
+      return RunVerify(s.device, *s.resident, s.registry, task, &result);
+    });
   }
   if (!err.empty()) {
     result.set_passed(false);
@@ -137,8 +143,10 @@ wpb::DescribeResult Worker::Describe(const wpb::DescribeTask& task) {
   Impl& s = *impl_;
   wpb::DescribeResult result;
   result.set_task_id(task.task_id());
-  const std::string err =
-      Guarded(s.device, [&] { return RunDescribe(s.device, s.registry, task, &result); });
+  const std::string err = Guarded(s.device, [&] {
+    if (std::string e = s.user_code.Load(task.user_code(), s.registry); !e.empty()) return e;
+    return RunDescribe(s.device, s.registry, task, &result);
+  });
   result.set_ok(err.empty());
   if (!err.empty()) result.set_error(err);
   return result;

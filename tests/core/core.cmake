@@ -10,6 +10,7 @@ add_executable(core_tests
   core/queries/advise_test.cc
   core/inspect/sass_test.cc
   core/setup/presets_test.cc
+  core/setup/user_ladders_test.cc
   core/queries/listings_test.cc
   core/runs/run_execution_test.cc
   core/runs/run_cost_test.cc

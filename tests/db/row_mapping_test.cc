@@ -317,7 +317,9 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
                                                 "regime_note",
                                                 "tflops_per_ghz",
                                                 "peak_tflops",
-                                                "peak_share"};
+                                                "peak_share",
+                                                "user_build_id",
+                                                "checked_launches"};
   EXPECT_THAT(RowMapping::Of<v1::Measurement>().ColumnNames(), ElementsAreArray(measurement));
   // The v4 store's own hand-written list, in its order, v5's and v6's one more each, v7's,
   // v10's and v11's.
@@ -394,7 +396,9 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
                                              "regime_note",
                                              "tflops_per_ghz",
                                              "peak_tflops",
-                                             "peak_share"};
+                                             "peak_share",
+                                             "user_build_id",
+                                             "checked_launches"};
   EXPECT_THAT(RowMapping::Of<v1::Measurement>().ColumnNames(), UnorderedElementsAreArray(v4_store));
   std::vector<std::string> nullable;
   for (const auto& c : RowMapping::Of<v1::Measurement>().columns()) {
@@ -428,7 +432,7 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
               ElementsAre("run_id", "created_at_ms", "variant", "dtype", "m", "n", "k", "reference",
                           "reference_variant", "max_abs", "max_rel", "rel_frobenius", "mismatches",
                           "nan_count", "unwritten_count", "tolerance", "passed", "error",
-                          "reference_failed"));
+                          "reference_failed", "user_build_id"));
 }
 
 // ---------------------------------------------------------------- a new field

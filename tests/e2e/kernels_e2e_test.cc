@@ -35,11 +35,12 @@ class KernelsE2E : public ::testing::Test {
     return path;
   }
   // A daemon whose configuration names the compiler and lets the run role add kernels.
-  void StartDaemon(const std::string& extra_config = "add_role = \"run\"\n") {
+  void StartDaemon(const std::string& extra_config = "add_role = \"run\"\n",
+                   std::map<std::string, std::string> env = {}) {
     if (daemon_) daemon_->Stop(SIGTERM);
     const std::string config = Write(
         "ablationd.toml", "[user_kernels]\ncompiler = \"" COMPILER_PATH "\"\n" + extra_config);
-    daemon_ = std::make_unique<Daemon>(dir_, FAKE_WORKER_PATH);
+    daemon_ = std::make_unique<Daemon>(dir_, FAKE_WORKER_PATH, std::move(env));
     daemon_->set_extra_args({"--config", config});
     ASSERT_EQ(daemon_->Start(), "");
   }
@@ -128,6 +129,73 @@ TEST_F(KernelsE2E, ARestartedDaemonHoldsWhatWasAdded) {
   EXPECT_THAT(list.out, HasSubstr("tiled,,bf16,4,"));
   CommandResult show = Client({"kernel", "show", "tiled", "--format", "csv"});
   EXPECT_THAT(show.out, HasSubstr("user.tiled.pad=1.unroll=4,sm_90a,"));
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A run names user variants beside cuBLAS; every task carries their builds (the fake worker, as
+// the real one, refuses a user variant without its code) and every row points at its build.
+TEST_F(KernelsE2E, UserVariantsRunBesideCublasAndEachRowPointsAtItsBuild) {
+  StartDaemon();
+  ASSERT_EQ(AddExample().exit_code, 0);
+  CommandResult run =
+      Client({"run", "--variant", "user.tiled.*", "--variant", "cublas_bf16", "--shape", "256"});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  CommandResult rows = Client({"--format", "json", "results", "latest"});
+  ASSERT_EQ(rows.exit_code, 0) << rows.err;
+  EXPECT_THAT(rows.out, HasSubstr("\"variant\":\"user.tiled.pad=1.unroll=4\""));
+  EXPECT_THAT(rows.out, HasSubstr("\"variant\":\"cublas_bf16\""));
+  // The four user rows point at their builds (ids 1 to 4); cuBLAS's at none.
+  for (const char* id : {"1", "2", "3", "4"})
+    EXPECT_THAT(rows.out, HasSubstr("\"user_build_id\":\"" + std::string(id) + "\""));
+  EXPECT_EQ(Count(rows.out, "\"user_build_id\":\"0\""), 1u) << rows.out;
+  EXPECT_EQ(Count(rows.out, "\"status\":\"MEASUREMENT_STATUS_OK\""), 5u) << rows.out;
+  // A user variant is verified before it is timed even where the run did not ask (no --verify).
+  EXPECT_EQ(Count(rows.out, "\"verification_outcome\":\"VERIFICATION_OUTCOME_PASSED\""), 4u);
+
+  // Removed, the kernel is no longer named by a run; its rows stay.
+  ASSERT_EQ(Client({"kernel", "remove", "tiled"}).exit_code, 0);
+  CommandResult again = Client({"run", "--variant", "user.tiled.*", "--shape", "256"});
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_THAT(again.err, HasSubstr("user.tiled.*"));
+  EXPECT_EQ(Count(Client({"--format", "json", "results", "--variant", "user.tiled.*"}).out,
+                  "\"user_build_id\":\""),
+            4u);
+}
+
+// The manifest's ladder is a preset: listed, run by sweep, drawn by report like a built-in one.
+TEST_F(KernelsE2E, TheKernelsLadderIsAPresetThatSweepRunsAndReportDraws) {
+  StartDaemon();
+  ASSERT_EQ(AddExample().exit_code, 0);
+  CommandResult preset = Client({"presets", "user.tiled"});
+  ASSERT_EQ(preset.exit_code, 0) << preset.err;
+  EXPECT_THAT(preset.out, HasSubstr("user.tiled.pad=1.unroll=1"));
+  CommandResult sweep = Client({"-q", "sweep", "--preset", "user.tiled", "--shape", "256"});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err << sweep.out;
+  CommandResult report = Client({"report", "latest", "--format", "md"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_THAT(report.out, HasSubstr("User kernel tiled: its knobs one at a time"));
+  EXPECT_THAT(report.out, HasSubstr("PAD 0 -> 1 (shared-memory rows padded by one element)"));
+  EXPECT_THAT(report.out, HasSubstr("UNROLL 1 -> 4"));
+  // Removed, the kernel's preset is gone too.
+  ASSERT_EQ(Client({"kernel", "remove", "tiled"}).exit_code, 0);
+  EXPECT_NE(Client({"presets", "user.tiled"}).exit_code, 0);
+}
+
+// No kernel computes faster than the hardware: a figure above the clock-adjusted peak is refused.
+TEST_F(KernelsE2E, AFigureAboveThePeakIsRefused) {
+  StartDaemon("add_role = \"run\"\n", {{"ABLATION_FAKE_SPEEDUP", "user.tiled.pad=1.unroll=4=50"}});
+  ASSERT_EQ(AddExample().exit_code, 0);
+  CommandResult run = Client({"run", "--variant", "user.tiled.pad=1.unroll=4", "--variant",
+                              "user.tiled.pad=0.unroll=1", "--shape", "1024"});
+  CommandResult rows = Client({"--format", "json", "results", "latest"});
+  EXPECT_THAT(rows.out, HasSubstr("refused: "));
+  EXPECT_THAT(rows.out, HasSubstr("of the dense peak at the measured clock"));
+  EXPECT_EQ(Count(rows.out, "\"status\":\"MEASUREMENT_STATUS_OK\""), 1u) << rows.out;
 }
 
 }  // namespace

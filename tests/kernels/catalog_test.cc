@@ -93,7 +93,7 @@ TEST(Catalog, AblationNamesAndParams) {
               EXPECT_TRUE(v->Supports(DType::kFP16));
               EXPECT_FALSE(v->Supports(DType::kFP32));
               EXPECT_FALSE(v->description.empty());
-              EXPECT_EQ(v->launch, nullptr);  // bound only by the CUDA library
+              EXPECT_FALSE(v->launch);  // bound only by the CUDA library
             }
   EXPECT_EQ(names.size(), 128u);
   EXPECT_EQ(r.Find("abl_L1_R1_bl0_s3_sw1_rb0"), nullptr) << "rb0 has no suffix";

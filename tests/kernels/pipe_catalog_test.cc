@@ -77,7 +77,7 @@ TEST(PipeCatalog, ParamsLayoutsAndSharedMemory) {
     EXPECT_EQ(v.b_layout, *dtype == DType::kINT8 ? BLayout::kNK : BLayout::kKN);
     EXPECT_FALSE(v.bit_exact_family);
     EXPECT_NE(v.description.find("bit-identical"), std::string::npos);
-    EXPECT_EQ(v.launch, nullptr);  // bound only by the CUDA library
+    EXPECT_FALSE(v.launch);  // bound only by the CUDA library
     // Shared memory: one buffer (baseline) or two, each an A and a B tile with 16-byte row pads.
     const int eb = *dtype == DType::kINT8 ? 1 : *dtype == DType::kFP16 ? 2 : 4;
     const int64_t a = int64_t(v.tile.m) * (v.tile.k * eb + 16);

@@ -302,6 +302,44 @@ TEST_F(ResidentInputsTest, RotationCopiesAreMadeOncePerLayoutFromTheSameSeeds) {
   EXPECT_EQ(cache_.bytes(), (4 * 32 + 2 * 64) * kMiB);
 }
 
+// A guarded window refreshes every input before each batch (fresh values, no sync), and the
+// entry is written again from its own seed the next time a task prepares it.
+TEST_F(ResidentInputsTest, ARefreshWritesFreshValuesEverywhereAndTheSeedsComeBackAtTheNextPrepare) {
+  ProblemInputs in;
+  ASSERT_EQ(cache_.Prepare({.problem = p4096_, .seed = 5, .need_nk = true}, &in), "");
+  L2Plan plan;
+  std::vector<InputSet> kn, nk;
+  bool reused = true;
+  ASSERT_EQ(cache_.RotationSets(false, false, false, &plan, &kn, &reused), "");
+  ASSERT_EQ(cache_.RotationSets(false, false, true, &plan, &nk, &reused), "");
+  ASSERT_EQ(kn.size(), 2u);
+  const int syncs = ops_.syncs;
+  const std::string fresh_a = FillOf(SeedsFor(77).a, 4096 * 4096);
+  const std::string fresh_b = FillOf(SeedsFor(77).b, 4096 * 4096);
+
+  ASSERT_EQ(cache_.Refresh(77), "");
+  EXPECT_EQ(ops_.syncs, syncs) << "enqueued in the stream, not waited for";
+  EXPECT_EQ(ops_.At(in.a), fresh_a);
+  EXPECT_EQ(ops_.At(in.b_kn), fresh_b);
+  EXPECT_EQ(ops_.At(in.b_nk), "T4096x4096(" + fresh_b + ")");
+  EXPECT_EQ(ops_.At(kn[1].a), fresh_a);
+  EXPECT_EQ(ops_.At(kn[1].b), fresh_b);
+  EXPECT_EQ(ops_.At(nk[1].a), fresh_a);
+  EXPECT_EQ(ops_.At(nk[1].b), "T4096x4096(" + fresh_b + ")") << "the same logical B";
+
+  ProblemInputs again;
+  ASSERT_EQ(cache_.Prepare({.problem = p4096_, .seed = 5, .need_nk = true}, &again), "");
+  EXPECT_FALSE(again.reused) << "the seed's values were written again";
+  EXPECT_EQ(again.a, in.a);
+  const std::string seed_a = FillOf(SeedsFor(5).a, 4096 * 4096);
+  EXPECT_EQ(ops_.At(again.a), seed_a);
+  EXPECT_EQ(ops_.At(kn[1].a), seed_a);
+  EXPECT_EQ(ops_.At(nk[1].b), "T4096x4096(" + FillOf(SeedsFor(5).b, 4096 * 4096) + ")");
+  ProblemInputs third;
+  ASSERT_EQ(cache_.Prepare({.problem = p4096_, .seed = 5, .need_nk = true}, &third), "");
+  EXPECT_TRUE(third.reused) << "written once, resident again";
+}
+
 TEST_F(ResidentInputsTest, ASmallProblemRotatesThroughManyAlignedCopies) {
   ProblemInputs in;
   const k::Problem p = Bf16(512, 512, 512);

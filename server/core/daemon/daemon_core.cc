@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/core/runs/run_recorder.h"
+#include "server/core/setup/user_ladders.h"
 
 namespace ablation::core {
 
@@ -22,21 +23,30 @@ Status DaemonCore::Open(CoreOptions options, const kernels::Registry* registry,
   } catch (const std::exception& e) {
     return FailedPrecondition(std::string("cannot open the result database: ") + e.what());
   }
-  core->profiler_ = std::make_unique<Profiler>(options.profiler, registry, core->store_.get());
-  options.runs.profiler = core->profiler_.get();
-  core->runs_ = std::make_unique<RunManager>(options.runs, core->store_.get(), registry);
-  core->queries_ = std::make_unique<Queries>(core->readers_.get(), core->runs_.get());
-  core->sass_ = std::make_unique<SassInspector>(options.sass, core->runs_.get(), registry);
-  core->user_kernels_ = std::make_unique<UserKernels>(core->store_.get(), options.user_kernels);
+  core->user_kernels_ =
+      std::make_unique<UserKernels>(core->store_.get(), options.user_kernels, registry);
   std::vector<std::string> problems;
   core->user_kernels_->Load(&problems);
   for (const std::string& p : problems) spdlog::warn("{}", p);
+  core->profiler_ = std::make_unique<Profiler>(options.profiler, registry, core->store_.get());
+  options.runs.profiler = core->profiler_.get();
+  // Runs name user variants beside the built-in ones: each is planned against the catalog of
+  // the moment (UserKernels::Catalog), and a user kernel's ladder is a preset.
+  options.runs.catalog = [uk = core->user_kernels_.get()] { return uk->Catalog(); };
+  options.runs.presets_now = [c = core.get()] { return c->presets(); };
+  core->runs_ = std::make_unique<RunManager>(options.runs, core->store_.get(), registry);
+  core->queries_ = std::make_unique<Queries>(core->readers_.get(), core->runs_.get());
+  core->sass_ = std::make_unique<SassInspector>(options.sass, core->runs_.get(), registry);
   core->runs_->Start();
   *out = std::move(core);
   return Status::Ok();
 }
 
 DaemonCore::~DaemonCore() { Shutdown(); }
+
+std::shared_ptr<const Presets> DaemonCore::presets() const {
+  return WithUserLadders(presets_.get(), user_kernels_->Manifests());
+}
 
 std::string CompileArch(const std::string& cc) {
   const size_t dot = cc.find('.');

@@ -41,7 +41,9 @@ class DaemonCore {
   SassInspector& sass() { return *sass_; }
   Profiler& profiler() { return *profiler_; }
   const kernels::Registry& registry() const { return *registry_; }
-  const Presets* presets() const { return presets_.get(); }
+  /// The presets of the moment: the configured ones and every user kernel's ladder
+  /// ("user.<kernel>").
+  std::shared_ptr<const Presets> presets() const;
   UserKernels& user_kernels() { return *user_kernels_; }
 
   /// The RPCs of user kernels, with the caller the rpc layer identified. AddKernel compiles for
@@ -63,12 +65,13 @@ class DaemonCore {
   std::shared_ptr<const Presets> presets_;
   std::unique_ptr<db::Store> store_;
   std::unique_ptr<ReaderPool> readers_;
+  /// Declared before runs_, whose planning reads its catalog: it outlives them.
+  std::unique_ptr<UserKernels> user_kernels_;
   /// Declared before runs_, whose GPU threads use it: it outlives them.
   std::unique_ptr<Profiler> profiler_;
   std::unique_ptr<RunManager> runs_;
   std::unique_ptr<Queries> queries_;
   std::unique_ptr<SassInspector> sass_;
-  std::unique_ptr<UserKernels> user_kernels_;
 };
 
 /// The architecture user kernels are compiled for on a device of compute capability `cc`

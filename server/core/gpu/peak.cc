@@ -1,5 +1,7 @@
 #include "server/core/gpu/peak.h"
 
+#include <cstdio>
+
 namespace ablation::core {
 
 namespace {
@@ -36,6 +38,17 @@ NormalisedThroughput Normalise(double tflops, double sm_mhz, int sm_count,
   out.peak_tflops = *per_clock * double(sm_count) * sm_mhz * 1e6 / 1e12;
   out.peak_share = tflops / *out.peak_tflops;
   return out;
+}
+
+std::string RefuseAbovePeak(double tflops, double sm_mhz, const NormalisedThroughput& n) {
+  if (!n.peak_share || !n.peak_tflops || *n.peak_share <= 1 + kPeakTolerance) return "";
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "refused: %.1f TFLOPS is %.0f%% of the dense peak at the measured clock (%.1f "
+                "TFLOPS at %.0f MHz); no kernel computes faster than the hardware, so the timed "
+                "launches did not all compute the product",
+                tflops, 100 * *n.peak_share, *n.peak_tflops, sm_mhz);
+  return buf;
 }
 
 }  // namespace ablation::core

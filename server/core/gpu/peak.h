@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "kernels/common/problem.h"
@@ -34,5 +35,15 @@ struct NormalisedThroughput {
 /// probes'; <= 0: unknown), on a device of `sm_count` SMs and `compute_capability` ("9.0").
 NormalisedThroughput Normalise(double tflops, double sm_mhz, int sm_count,
                                std::string_view compute_capability, kernels::DType dtype);
+
+/// How far above the clock-adjusted peak a figure may be before it is refused: the median time
+/// and the median clock come from the same samples, but not from the same instant.
+inline constexpr double kPeakTolerance = 0.02;
+
+/// "" when `n` is at most the clock-adjusted peak (or there is none to compare with), else the
+/// sentence that refuses the figure: no kernel computes faster than the hardware can, so a time
+/// that says so measured something other than the product (work skipped, a result kept from an
+/// earlier launch).
+std::string RefuseAbovePeak(double tflops, double sm_mhz, const NormalisedThroughput& n);
 
 }  // namespace ablation::core

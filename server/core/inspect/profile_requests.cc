@@ -11,6 +11,7 @@
 #include "server/core/inspect/profiler.h"
 #include "server/core/plan/verification_policy.h"
 #include "server/core/runs/run_manager.h"
+#include "server/core/workers/user_code.h"
 
 namespace ablation::core {
 namespace {
@@ -185,6 +186,7 @@ void Profiler::ProfileMeasurement(GpuWorker& gpu, const RunPlan& plan,
   task->set_task_id(next_task_++);
   task->set_variant(item.variant->name);
   task->set_dtype(DTypeOf(item.problem));
+  AddUserCode(*item.variant, task->mutable_user_code());
   // A lookup and cudaFuncGetName (as RunManager::Describe allows).
   Worker::CallResult call = gpu.Call(req, std::chrono::seconds(30));
   if (!call.ok || !call.reply.has_describe() || !call.reply.describe().ok()) {
@@ -200,6 +202,7 @@ void Profiler::ProfileMeasurement(GpuWorker& gpu, const RunPlan& plan,
   ProfileTarget target{item.variant->name, DTypeOf(item.problem),    ShapeOf(item.problem),
                        gpu.index(),        d.kernel_symbol(),        d.binary(),
                        d.arch(),           options_.warmup_launches, seed};
+  if (task->user_code_size() > 0) target.user_code = task->user_code(0).SerializeAsString();
   ProfileResult r = ProfileLaunch(target, counters);
   if (IsHostRefusal(r.refusal)) {
     RunRefusal(run_id, r.message);

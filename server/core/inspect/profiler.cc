@@ -98,17 +98,23 @@ std::vector<std::string> NcuArgv(const std::string& tool, const ProfileTarget& t
     if (!c.ncu_name.empty() && c.note.empty()) metrics += (metrics.empty() ? "" : ",") + c.ncu_name;
   const std::string shape = std::to_string(t.shape.m()) + "x" + std::to_string(t.shape.n()) + "x" +
                             std::to_string(t.shape.k());
-  return {tool,
-          // Observe mode: ncu's default would lock the clocks to base for the profile.
-          "--clock-control", "none",
-          // Only the variant's own kernel counts, and only its launch after the warm-up.
-          "--launch-skip", std::to_string(t.warmup), "--launch-count", "1", "--kernel-name-base",
-          "mangled", "--kernel-name", t.symbol,
-          // One row per launch, every value in its base unit (bytes, not Gbytes).
-          "--csv", "--page", "raw", "--print-units", "base", "--metrics", metrics, t.binary,
-          "--profile-once", "--device", std::to_string(t.device), "--variant", t.variant, "--dtype",
-          t.dtype, "--shape", shape, "--warmup", std::to_string(t.warmup), "--seed",
-          std::to_string(t.seed)};
+  std::vector<std::string> argv = {
+      tool,
+      // Observe mode: ncu's default would lock the clocks to base for the profile.
+      "--clock-control", "none",
+      // Only the variant's own kernel counts, and only its launch after the warm-up.
+      "--launch-skip", std::to_string(t.warmup), "--launch-count", "1", "--kernel-name-base",
+      "mangled", "--kernel-name", t.symbol,
+      // One row per launch, every value in its base unit (bytes, not Gbytes).
+      "--csv", "--page", "raw", "--print-units", "base", "--metrics", metrics, t.binary,
+      "--profile-once", "--device", std::to_string(t.device), "--variant", t.variant, "--dtype",
+      t.dtype, "--shape", shape, "--warmup", std::to_string(t.warmup), "--seed",
+      std::to_string(t.seed)};
+  if (!t.user_code_file.empty()) {
+    argv.push_back("--user-code");
+    argv.push_back(t.user_code_file);
+  }
+  return argv;
 }
 
 std::vector<v1::Counter> CountersFromNcu(const NcuOutput& output,
@@ -238,8 +244,27 @@ ProfileResult Profiler::ProfileLaunch(const ProfileTarget& target,
   const std::string version = ToolVersion(tool);
   std::vector<CounterSelection> asked = counters;
   const auto start = std::chrono::steady_clock::now();
+  ProfileTarget t = target;
+  std::string remove;  // the user code's file, removed when the profile is done
+  if (!t.user_code.empty()) {
+    char path[] = "/tmp/ablationd-user-code-XXXXXX";
+    const int fd = ::mkstemp(path);
+    if (fd < 0 ||
+        ::write(fd, t.user_code.data(), t.user_code.size()) != ssize_t(t.user_code.size())) {
+      if (fd >= 0) ::close(fd);
+      return {ProfileRefusal::kFailed, "cannot write the user variant's code for the profiler", {}};
+    }
+    ::close(fd);
+    t.user_code_file = remove = path;
+  }
+  struct Remove {
+    std::string path;
+    ~Remove() {
+      if (!path.empty()) ::unlink(path.c_str());
+    }
+  } cleanup{remove};
   for (int attempt = 0;; ++attempt) {
-    ProcessResult run = RunProcess(NcuArgv(tool, target, asked), options_.timeout);
+    ProcessResult run = RunProcess(NcuArgv(tool, t, asked), options_.timeout);
     NcuOutput output = ParseNcuCsv(run.out + "\n" + run.err);
     ProfileResult result = ClassifyNcuRun(run, output, target);
     // A metric this ncu does not know fails the whole run, naming it: drop it and try once more.

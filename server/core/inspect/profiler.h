@@ -84,6 +84,10 @@ struct ProfileTarget {
   std::string arch;    ///< "sm_90" (Describe)
   int warmup = 3;
   uint64_t seed = 1;
+  /// A user variant's build (a serialized worker.v1.UserCode): the one-shot worker has no code for
+  /// it of its own, and loads it from the file given with --user-code. Empty for built-in ones.
+  std::string user_code;
+  std::string user_code_file;  ///< where ProfileLaunch wrote it (NcuArgv passes it on)
 };
 
 struct ProfileResult {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 
 #include <spdlog/spdlog.h>
@@ -324,7 +325,10 @@ Status SassInspector::Inspect(const v1::SassRequest& request, Done done) {
   if (request.variant().empty()) return InvalidArgument("variant: required (a variant name)");
   if (request.device() < 0) return InvalidArgument("device: must be 0 or more");
   std::vector<const kernels::Variant*> found;
-  Status st = Resolve(*registry_, request.variant(), "variant", &found);
+  // The catalog of the moment: user variants too (their cubins are what is disassembled).
+  const std::shared_ptr<const kernels::Registry> catalog = runs_->Catalog();
+  const kernels::Registry& registry = catalog ? *catalog : *registry_;
+  Status st = Resolve(registry, request.variant(), "variant", &found);
   if (!st.ok()) return st;
   if (found.size() != 1)
     return InvalidArgument("variant: '" + request.variant() + "' names " +
@@ -352,10 +356,23 @@ Status SassInspector::Inspect(const v1::SassRequest& request, Done done) {
                               "); install the CUDA toolkit or set ABLATION_CUOBJDUMP");
 
   std::vector<std::pair<std::string, std::string>> items = {{v.name, dtype}};
-  for (const auto& peer : SassFamily(v, *registry_)) {
-    const kernels::Variant* p = registry_->Find(peer);
+  for (const auto& peer : SassFamily(v, registry)) {
+    const kernels::Variant* p = registry.Find(peer);
     auto d = kernels::ParseDType(dtype);
     if (p && d && p->Supports(*d)) items.emplace_back(peer, dtype);
+  }
+  // A user variant's code is its build's cubin, which the catalog holds: written to a file named
+  // by its SHA-256 (the same build is the same file) and disassembled there.
+  std::string cubin_path;
+  if (v.code) {
+    const char* tmp = std::getenv("TMPDIR");
+    const std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/ablationd-user-cubins";
+    ::mkdir(dir.c_str(), 0700);
+    cubin_path = dir + "/" + v.code->cubin_sha256 + ".cubin";
+    std::ofstream out(cubin_path, std::ios::binary | std::ios::trunc);
+    out.write(v.code->cubin.data(), std::streamsize(v.code->cubin.size()));
+    if (!out)
+      return FailedPrecondition("cannot write the cubin of " + v.name + " to " + cubin_path);
   }
   const auto timeout = options_.timeout;
   std::weak_ptr<State> weak = state_;
@@ -366,14 +383,14 @@ Status SassInspector::Inspect(const v1::SassRequest& request, Done done) {
   const bool expect_tma = mainloop.find("tma") != std::string_view::npos;
   return runs_->Describe(
       request.device(), items,
-      [weak, items, tool, timeout, done, expect_tensor, expect_tma](
+      [weak, items, tool, timeout, done, expect_tensor, expect_tma, cubin_path](
           const Status& st, const std::vector<worker::v1::DescribeResult>& results) {
         if (!st.ok()) {
           done(st, {});
           return;
         }
         // On the GPU's thread: hand the disassembly to the inspector's own thread.
-        auto job = [items, results, tool, timeout, done, expect_tensor, expect_tma] {
+        auto job = [items, results, tool, timeout, done, expect_tensor, expect_tma, cubin_path] {
           std::vector<SassTarget> targets;
           std::string binary, arch, symbols;
           for (size_t i = 0; i < items.size(); ++i) {
@@ -392,7 +409,7 @@ Status SassInspector::Inspect(const v1::SassRequest& request, Done done) {
             } else {
               t.symbol = r->kernel_symbol();
               if (binary.empty()) {
-                binary = r->binary();
+                binary = cubin_path.empty() ? r->binary() : cubin_path;
                 arch = r->arch();
               }
               symbols += (symbols.empty() ? "" : ",") + t.symbol;

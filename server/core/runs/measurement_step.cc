@@ -11,6 +11,7 @@
 #include "common/enum_words.h"
 #include "common/time.h"
 #include "server/core/gpu/peak.h"
+#include "server/core/workers/user_code.h"
 #include "server/worker/timing_stats.h"
 
 namespace ablation::core {
@@ -31,6 +32,9 @@ bool IsReferenceFailure(const v1::VerifyResult& result) {
 }
 
 std::string DescribeFailedVerification(const v1::VerifyResult& v) {
+  // No comparison was made (the worker failed or was killed before it could compare; a
+  // comparison always has its tolerance): what failed is all there is to say.
+  if (v.tolerance() == 0 && !v.error().empty()) return "failed: " + v.error();
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "failed against %s: rel frobenius %.3g, max abs %.3g, %lld mismatches, %lld NaN, "
@@ -55,12 +59,19 @@ v1::VerifyResult MeasurementStep::Verify(const PlannedMeasurement& item,
   task->set_reference(reference.reference);
   task->set_reference_variant(reference.variant);
   task->set_seed(seed);
+  AddUserCode(*item.variant, task->mutable_user_code());
+  AddUserCode(ctx_.registry, reference.variant, task->mutable_user_code());
   std::string failure;
   if (Status st = ctx_.gpu->Ensure(); !st.ok()) {
     failure = st.message();
   } else {
-    // A reference at 2^31 multiply-adds takes minutes on the CPU: the margin covers it.
-    auto call = ctx_.gpu->Call(req, ctx_.hang_margin + std::chrono::seconds(600));
+    // The CPU reference at its limit (kCpuReferenceMaxWork multiply-adds) takes minutes: the
+    // time allowed grows with the work, so that a kernel that hangs on a small shape is found in
+    // half a minute. On the GPU a verification takes seconds: one minute.
+    const double share = Work(item.problem) / kCpuReferenceMaxWork;
+    const auto allowed = std::chrono::seconds(
+        reference.reference == v1::REFERENCE_CPU ? 30 + int64_t(600 * std::min(share, 1.0)) : 60);
+    auto call = ctx_.gpu->Call(req, ctx_.hang_margin + allowed);
     if (!call.ok)
       failure = call.failure;
     else if (!call.reply.has_verify())
@@ -77,6 +88,7 @@ v1::VerifyResult MeasurementStep::Verify(const PlannedMeasurement& item,
   SetShape(item.problem, result.mutable_shape());
   result.set_reference(reference.reference);
   result.set_reference_variant(reference.variant);
+  if (item.variant->code) result.set_user_build_id(item.variant->code->build_id);
   return result;
 }
 
@@ -147,7 +159,10 @@ std::string MeasurementStep::CallWindow(const Call& c, worker::v1::MeasureResult
   worker::v1::WorkerRequest req;
   auto* task = req.mutable_measure();
   task->set_task_id(NextTask());
-  for (const std::string& v : c.variants) task->add_variants(v);
+  for (const std::string& v : c.variants) {
+    task->add_variants(v);
+    AddUserCode(ctx_.registry, v, task->mutable_user_code());
+  }
   task->set_dtype(DTypeText(c.problem));
   SetShape(c.problem, task->mutable_shape());
   *task->mutable_timing() = plan.timing;
@@ -370,7 +385,11 @@ void MeasurementStep::FillRow(const worker::v1::MemberResult& member, const Time
     if (n.tflops_per_ghz) m->set_tflops_per_ghz(*n.tflops_per_ghz);
     if (n.peak_tflops) m->set_peak_tflops(*n.peak_tflops);
     if (n.peak_share) m->set_peak_share(*n.peak_share);
+    if (std::string refused = RefuseAbovePeak(m->tflops(), member.stats().median_sm_mhz(), n);
+        !refused.empty())
+      m->set_error(refused);
   }
+  m->set_checked_launches(member.checked_launches());
   m->set_windows(timed.windows);
   m->set_conditioned(timed.conditioned);
   m->set_regime_note(timed.note);
@@ -413,6 +432,7 @@ MeasurementStep::WindowOutcome MeasurementStep::MeasureWindow(const WindowSlot& 
     m.set_clock_policy(ClockPolicyText(plan.clocks));
     m.set_regime(ToProto(plan.regime));
     m.set_window(slot.window);
+    if (item.variant->code) m.set_user_build_id(item.variant->code->build_id);
     *m.mutable_telemetry() = UnavailableTelemetry("nothing was timed");
   }
   auto finish = [&](const std::string& error, const std::vector<size_t>& timed) {

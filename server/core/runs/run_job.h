@@ -29,6 +29,8 @@ struct Job {
   RunPlan plan;
   RunRecorder recorder;
   std::atomic<bool> cancel{false};
+  /// The catalog the plan was made against (its items point into it); null: the context's.
+  std::shared_ptr<const kernels::Registry> catalog;
 };
 
 /// What executing a job needs from the daemon.

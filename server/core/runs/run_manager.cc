@@ -1,5 +1,7 @@
 #include "server/core/runs/run_manager.h"
 
+#include "server/core/workers/user_code.h"
+
 #include <random>
 
 #include <google/protobuf/util/json_util.h>
@@ -7,6 +9,7 @@
 
 #include "ablation/version.h"
 #include "server/core/gpu/telemetry.h"
+#include "server/core/workers/user_code.h"
 #include "server/core/workers/worker_process.h"
 
 namespace ablation::core {
@@ -38,6 +41,12 @@ RunManager::RunManager(RunManagerOptions options, db::Store* store,
 }
 
 RunManager::~RunManager() { Shutdown(); }
+
+std::shared_ptr<const kernels::Registry> RunManager::Catalog() const {
+  if (options_.catalog) return options_.catalog();
+  // The built-in registry outlives the manager: a snapshot that does not own it.
+  return std::shared_ptr<const kernels::Registry>(std::shared_ptr<void>(), registry_);
+}
 
 std::unique_ptr<Worker> RunManager::MakeWorker(int index) {
   if (options_.worker_factory) return options_.worker_factory(index);
@@ -215,12 +224,16 @@ Status RunManager::SubmitRun(const v1::RunRequest& request, const std::string& p
                              std::shared_ptr<RunObserver> observer, int64_t* run_id) {
   RunPlan plan;
   Status st;
+  // Planned against this snapshot, which the job keeps: its items point into it.
+  std::shared_ptr<const kernels::Registry> catalog = Catalog();
   if (!request.preset().empty()) {
     static const Presets kNoPresets;
-    st = PlanPresetRun(request, options_.presets ? *options_.presets : kNoPresets, *registry_,
-                       Limits(request.device()), options_.timing, &plan);
+    const std::shared_ptr<const Presets> presets =
+        options_.presets_now ? options_.presets_now() : options_.presets;
+    st = PlanPresetRun(request, presets ? *presets : kNoPresets, *catalog, Limits(request.device()),
+                       options_.timing, &plan);
   } else {
-    st = PlanRun(request, *registry_, Limits(request.device()), options_.timing, &plan);
+    st = PlanRun(request, *catalog, Limits(request.device()), options_.timing, &plan);
   }
   if (!st.ok()) return st;
   st = ApplyRounds(request.rounds(), request.preset().empty() ? 1 : kPresetDefaultRounds,
@@ -235,6 +248,7 @@ Status RunManager::SubmitRun(const v1::RunRequest& request, const std::string& p
   if (st = ApplyProfileRequest(request, &plan); !st.ok()) return st;
   auto job =
       std::make_shared<Job>(v1::RUN_KIND_ABLATION, std::move(plan), store_, std::move(observer));
+  job->catalog = std::move(catalog);
   const std::string who =
       request.requested_by().empty() ? peer : request.requested_by() + " (" + peer + ")";
   st = Admit(job, ToJson(request), who, {request.tags().begin(), request.tags().end()});
@@ -245,10 +259,12 @@ Status RunManager::SubmitRun(const v1::RunRequest& request, const std::string& p
 Status RunManager::SubmitVerify(const v1::VerifyRequest& request, const std::string& peer,
                                 std::shared_ptr<RunObserver> observer) {
   RunPlan plan;
-  Status st = PlanVerify(request, *registry_, Limits(request.device()), &plan);
+  std::shared_ptr<const kernels::Registry> catalog = Catalog();
+  Status st = PlanVerify(request, *catalog, Limits(request.device()), &plan);
   if (!st.ok()) return st;
   auto job =
       std::make_shared<Job>(v1::RUN_KIND_VERIFY, std::move(plan), store_, std::move(observer));
+  job->catalog = std::move(catalog);
   return Admit(job, ToJson(request), peer, {request.tags().begin(), request.tags().end()});
 }
 
@@ -347,6 +363,7 @@ void RunManager::ServeDescribes(Gpu* gpu) {
       task->set_task_id(next_task_++);
       task->set_variant(variant);
       task->set_dtype(dtype);
+      AddUserCode(Catalog().get(), variant, task->mutable_user_code());
       // A lookup and cudaFuncGetName: seconds would mean the worker is stuck.
       auto call = gpu->worker.Call(req, std::chrono::seconds(30));
       worker::v1::DescribeResult r;

@@ -40,6 +40,8 @@ struct RunManagerOptions {
   int max_measurements_per_run = 0;
   /// What RunRequest.preset names; null: no presets.
   std::shared_ptr<const Presets> presets;
+  /// The presets of the moment (`presets` and the user kernels' ladders); unset: `presets`.
+  std::function<std::shared_ptr<const Presets>()> presets_now;
   /// Extra time a worker gets beyond twice a task's own time cap before it is considered hung.
   std::chrono::seconds hang_margin{5};
   /// NVML (telemetry, clocks); null where it could not be loaded, nvml_unavailable says why.
@@ -49,6 +51,10 @@ struct RunManagerOptions {
   ClockLockJournal* clock_journal = nullptr;
   /// Reads counters for run --profile (item_profiler.h); null: such runs note that there is none.
   ItemProfiler* profiler = nullptr;
+  /// What a run may name now: the built-in registry and the user kernels' variants
+  /// (UserKernels::Catalog). A run is planned against the snapshot it gets and keeps it to its
+  /// end. Unset: the registry given to the constructor.
+  std::function<std::shared_ptr<const kernels::Registry>()> catalog;
 };
 
 struct DeviceSnapshot {
@@ -94,6 +100,9 @@ class RunManager {
   Status Cancel(int64_t run_id, v1::CancelRunResponse* response);
 
   DeviceSnapshot Device(int index);
+
+  /// What a run may name now (RunManagerOptions::catalog, else the registry given).
+  std::shared_ptr<const kernels::Registry> Catalog() const;
 
   /// Adds an observer to a queued or running run (WatchRun): it hears the run's position or its
   /// Started event, then everything after. NotFound when the run is neither (it ended, or never

@@ -28,6 +28,9 @@ class Presets {
   Status LoadText(const std::string& text, const std::string& origin);
   Status LoadFile(const std::string& path);
 
+  /// Adds one made in code (a user kernel's ladder), replacing one of the same name.
+  void Add(Preset preset) { presets_[preset.name] = std::move(preset); }
+
   const Preset* Find(const std::string& name) const;
   /// In name order.
   std::vector<const Preset*> All() const;

@@ -13,8 +13,48 @@ using kernels::user::Manifest;
 
 }  // namespace
 
-UserKernels::UserKernels(db::Store* store, UserKernelOptions options)
-    : store_(store), options_(std::move(options)) {}
+UserKernels::UserKernels(db::Store* store, UserKernelOptions options,
+                         const kernels::Registry* builtin)
+    : store_(store), options_(std::move(options)), builtin_(builtin) {
+  std::lock_guard lock(mu_);
+  RebuildCatalog();
+}
+
+void UserKernels::RebuildCatalog() {
+  auto catalog = std::make_shared<kernels::Registry>();
+  if (builtin_ != nullptr) *catalog = *builtin_;
+  for (const auto& [name, held] : held_) {
+    // The newest build of each variant (a kernel is compiled once, for GPU 0's architecture).
+    std::map<std::string, db::UserKernelBuild> builds;
+    for (db::UserKernelBuild& b : store_->UserKernelBuilds(held.record.id, true))
+      builds[b.variant] = std::move(b);
+    for (kernels::Variant& v : kernels::user::Variants(held.manifest)) {
+      auto it = builds.find(v.name);
+      if (it == builds.end()) continue;  // no build: nothing a worker could load
+      auto code = std::make_shared<kernels::LoadedCode>();
+      code->manifest = held.record.manifest;
+      code->cubin = std::move(it->second.cubin);
+      code->cubin_sha256 = it->second.cubin_sha256;
+      code->build_id = it->second.id;
+      code->entry = held.manifest->entry;
+      v.code = std::move(code);
+      if (catalog->Find(v.name) == nullptr) catalog->Add(std::move(v));
+    }
+  }
+  catalog_ = std::move(catalog);
+}
+
+std::shared_ptr<const kernels::Registry> UserKernels::Catalog() {
+  std::lock_guard lock(mu_);
+  return catalog_;
+}
+
+std::vector<std::shared_ptr<const Manifest>> UserKernels::Manifests() {
+  std::lock_guard lock(mu_);
+  std::vector<std::shared_ptr<const Manifest>> out;
+  for (const auto& [name, held] : held_) out.push_back(held.manifest);
+  return out;
+}
 
 void UserKernels::Load(std::vector<std::string>* problems) {
   std::lock_guard lock(mu_);
@@ -34,6 +74,7 @@ void UserKernels::Load(std::vector<std::string>* problems) {
     const std::string name = r.name;
     held_[name] = Held{std::move(r), std::move(m)};
   }
+  RebuildCatalog();
 }
 
 Status UserKernels::Add(const KernelCaller& caller, const std::string& source,
@@ -111,6 +152,7 @@ Status UserKernels::Add(const KernelCaller& caller, const std::string& source,
   }
   if (auto stored = store_->GetUserKernel(m->name)) record = *stored;
   Held& held = held_[m->name] = Held{std::move(record), m};
+  RebuildCatalog();
   *added = Summarise(held, false);
   return Status::Ok();
 }
@@ -130,6 +172,7 @@ Status UserKernels::Remove(const KernelCaller& caller, const std::string& name) 
     return StatusFromException(e);
   }
   held_.erase(it);
+  RebuildCatalog();
   return Status::Ok();
 }
 

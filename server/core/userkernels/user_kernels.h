@@ -47,7 +47,9 @@ struct KernelSummary {
 
 class UserKernels {
  public:
-  UserKernels(db::Store* store, UserKernelOptions options);
+  /// `builtin`: the daemon's own catalog, which Catalog() extends (null: user variants only).
+  UserKernels(db::Store* store, UserKernelOptions options,
+              const kernels::Registry* builtin = nullptr);
 
   /// At start: every stored kernel's manifest read again, its variants named. A kernel whose
   /// manifest this daemon no longer accepts is left stored and out of the list, `problems`
@@ -68,17 +70,30 @@ class UserKernels {
   /// The registry entries of every kernel held (launchers are the worker's).
   std::vector<kernels::Variant> Variants();
 
+  /// What a run may name: the built-in catalog and every held kernel's variants, each user
+  /// variant with its build (Variant::code: manifest, cubin, build id). A snapshot, made again
+  /// when a kernel is added or removed: a run keeps the one it was planned with, so that a kernel
+  /// removed meanwhile runs to the end of the runs that named it.
+  std::shared_ptr<const kernels::Registry> Catalog();
+
+  /// The manifests of the kernels held, in name order (their ladders are presets).
+  std::vector<std::shared_ptr<const kernels::user::Manifest>> Manifests();
+
  private:
   struct Held {
     db::UserKernelRecord record;
     std::shared_ptr<const kernels::user::Manifest> manifest;
   };
   KernelSummary Summarise(const Held& held, bool with_text);
+  /// Makes catalog_ again from builtin_ and held_; mu_ held.
+  void RebuildCatalog();
 
   db::Store* store_;
   UserKernelOptions options_;
   std::mutex mu_;
   std::map<std::string, Held> held_;  ///< by name; guarded by mu_
+  const kernels::Registry* builtin_;
+  std::shared_ptr<const kernels::Registry> catalog_;  ///< guarded by mu_
 };
 
 }  // namespace ablation::core

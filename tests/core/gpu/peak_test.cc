@@ -59,5 +59,20 @@ TEST(Peak, UnknownClockOrArchitectureLeavesWhatCannotBeKnownUnset) {
       << "a micro-benchmark does no arithmetic";
 }
 
+TEST(Peak, AFigureAboveTheClockAdjustedPeakIsRefusedAndOneBelowIsNot) {
+  // H200 bf16 at 1500 MHz: 4096 x 132 x 1.5e9 = 811.0 TFLOPS.
+  const NormalisedThroughput cublas = Normalise(730, 1500, 132, "9.0", DType::kBF16);
+  EXPECT_EQ(RefuseAbovePeak(730, 1500, cublas), "");
+  const NormalisedThroughput edge = Normalise(811.0 * 1.015, 1500, 132, "9.0", DType::kBF16);
+  EXPECT_EQ(RefuseAbovePeak(811.0 * 1.015, 1500, edge), "") << "within the tolerance";
+  // A kernel that skipped its work: 2000 TFLOPS.
+  const NormalisedThroughput cheat = Normalise(2000, 1500, 132, "9.0", DType::kBF16);
+  const std::string why = RefuseAbovePeak(2000, 1500, cheat);
+  EXPECT_NE(why.find("refused: 2000.0 TFLOPS is 247% of the dense peak"), std::string::npos) << why;
+  EXPECT_NE(why.find("811.0 TFLOPS at 1500 MHz"), std::string::npos) << why;
+  // No clock, no peak: nothing to compare with, nothing refused.
+  EXPECT_EQ(RefuseAbovePeak(2000, 0, Normalise(2000, 0, 132, "9.0", DType::kBF16)), "");
+}
+
 }  // namespace
 }  // namespace ablation::core

@@ -460,6 +460,21 @@ TEST_F(RunExecutionTest, ShutdownCancelsTheRunningRunAndTellsQueuedOnesTheyWereC
             Code::kUnavailable);
 }
 
+TEST(DescribeFailedVerification, AWorkerThatNeverComparedSaysOnlyWhatFailed) {
+  v1::VerifyResult killed;
+  killed.set_error("worker did not answer within 36 s and was killed (signal 9 (Killed))");
+  EXPECT_EQ(DescribeFailedVerification(killed),
+            "failed: worker did not answer within 36 s and was killed (signal 9 (Killed))");
+  v1::VerifyResult compared;
+  compared.set_reference(v1::REFERENCE_CUBLAS);
+  compared.set_tolerance(0.01);
+  compared.set_rel_frobenius_error(0.5);
+  compared.set_error("a note");
+  EXPECT_EQ(
+      DescribeFailedVerification(compared).rfind("failed against cublas: rel frobenius 0.5", 0),
+      0u);
+}
+
 TEST_F(RunExecutionTest, VerifyThenTimeTimesOnlyWhatPassed) {
   script_->by_variant[kB] = Action::kFailVerification;
   StartManager();

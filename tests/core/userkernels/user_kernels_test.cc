@@ -59,13 +59,21 @@ class UserKernelsTest : public ::testing::Test {
     store_.reset();
     store_ = db::Store::Open((dir_ / "results.db").string());
     options_.compiler_path = COMPILER_PATH;
-    kernels_ = std::make_unique<UserKernels>(store_.get(), options_);
+    kernels_ = std::make_unique<UserKernels>(store_.get(), options_, &builtin_);
     std::vector<std::string> problems;
     kernels_->Load(&problems);
     EXPECT_TRUE(problems.empty());
   }
 
   std::filesystem::path dir_;
+  kernels::Registry builtin_ = [] {
+    kernels::Registry r;
+    kernels::Variant v;
+    v.name = "builtin_one";
+    v.family = "builtin";
+    r.Add(std::move(v));
+    return r;
+  }();
   UserKernelOptions options_;
   std::unique_ptr<db::Store> store_;
   std::unique_ptr<UserKernels> kernels_;
@@ -186,6 +194,41 @@ TEST_F(UserKernelsTest, ARestartHoldsEveryStoredKernelAgain) {
   EXPECT_EQ(held[0].name, "scale");
   EXPECT_EQ(held[0].builds.size(), 4u);
   EXPECT_EQ(kernels_->Variants().size(), 4u);
+}
+
+// What runs are planned against: the built-in catalog and every held kernel's variants, each
+// with its build; a snapshot taken before a removal keeps the removed kernel's variants.
+TEST_F(UserKernelsTest, TheCatalogHoldsBuiltInAndUserVariantsWithTheirBuilds) {
+  EXPECT_EQ(kernels_->Catalog()->All().size(), 1u);
+  KernelSummary added;
+  ASSERT_TRUE(kernels_->Add(admin_, kSource, kManifest, "sm_90a", &added).ok());
+  std::shared_ptr<const kernels::Registry> before = kernels_->Catalog();
+  ASSERT_EQ(before->All().size(), 5u);
+  EXPECT_NE(before->Find("builtin_one"), nullptr);
+  EXPECT_EQ(before->Find("builtin_one")->code, nullptr);
+  const kernels::Variant* v = before->Find("user.scale.factor=2.step=3");
+  ASSERT_NE(v, nullptr);
+  ASSERT_NE(v->code, nullptr);
+  EXPECT_EQ(v->code->entry, "scale_gemm");
+  EXPECT_FALSE(v->code->cubin.empty());
+  EXPECT_EQ(v->code->cubin_sha256, Sha256Hex(v->code->cubin));
+  EXPECT_GT(v->code->build_id, 0);
+  EXPECT_NE(v->code->manifest.find("name = \"scale\""), std::string::npos);
+  // Each variant its own build.
+  EXPECT_NE(before->Find("user.scale.factor=1.step=0")->code->build_id, v->code->build_id);
+
+  ASSERT_TRUE(kernels_->Remove(admin_, "scale").ok());
+  EXPECT_EQ(kernels_->Catalog()->All().size(), 1u);
+  EXPECT_NE(before->Find("user.scale.factor=2.step=3"), nullptr)
+      << "a run planned before the removal keeps its variants";
+
+  // A restart makes the same catalog from the store.
+  ASSERT_TRUE(kernels_->Add(admin_, kSource, kManifest, "sm_90a", &added).ok());
+  Open();
+  const kernels::Variant* again = kernels_->Catalog()->Find("user.scale.factor=2.step=3");
+  ASSERT_NE(again, nullptr);
+  ASSERT_NE(again->code, nullptr);
+  EXPECT_FALSE(again->code->cubin.empty());
 }
 
 }  // namespace

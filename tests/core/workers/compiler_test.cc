@@ -60,6 +60,38 @@ extern "C" __global__ void add(const float* g, float* out) {
   EXPECT_EQ(r.ptxas.static_smem_bytes, 512);
 }
 
+TEST(CompilerProcess, TheHopperEquivalentsAreThereForSm90a) {
+  // mbarrier, the bulk copy engine without a tensor map, wgmma's fence/commit/wait, stmatrix.
+  const char* source = R"cu(
+#include "ablation/ptx_sm90.cuh"
+namespace sm90 = ablation::kernels::sm90;
+extern "C" __global__ void add(const float* g, float* out) {
+  __shared__ __align__(128) float tile[256];
+  __shared__ __align__(8) uint64_t bar;
+  if (threadIdx.x == 0) {
+    sm90::MbarInit(&bar, 1);
+    sm90::FenceBarrierInit();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    sm90::MbarArriveExpectTx(&bar, sizeof(tile));
+    sm90::BulkLoad(tile, g, sizeof(tile), &bar);
+  }
+  sm90::MbarWait(&bar, 0);
+  sm90::WgmmaFence();
+  sm90::WgmmaCommit();
+  sm90::WgmmaWait<0>();
+  out[threadIdx.x] = tile[threadIdx.x] + STEP;
+}
+)cu";
+  auto request = Request(source);
+  request.arch = "sm_90a";
+  const auto r = CompileInChild(COMPILER_PATH, request, CompileLimits{});
+  ASSERT_TRUE(r.ok) << r.log;
+  EXPECT_GT(r.ptxas.registers, 0);
+  EXPECT_GE(r.ptxas.static_smem_bytes, 1024 + 8);
+}
+
 TEST(CompilerProcess, ACompileErrorIsTheCompilersLogWithItsLineNumbers) {
   const auto r = CompileInChild(COMPILER_PATH,
                                 Request("extern \"C\" __global__ void add(int* x) {\n  x[0] += "

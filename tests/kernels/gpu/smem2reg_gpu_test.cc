@@ -122,7 +122,7 @@ TEST_F(Smem2RegGpu, EveryVariantReadsTheGemmsFragments) {
 TEST_F(Smem2RegGpu, RefusesWhatTheAblationFamilyRefuses) {
   const Variant* v = registry_.Find("smem2reg_R1_bl0_sw1");
   ASSERT_NE(v, nullptr);
-  ASSERT_NE(v->launch, nullptr);
+  ASSERT_TRUE(v->launch);
   GemmArgs args;
   args.problem = {4096, 4096, 4010, DType::kBF16};
   EXPECT_NE(v->launch(args).find("K of 32"), std::string::npos);

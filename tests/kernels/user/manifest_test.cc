@@ -101,6 +101,22 @@ TEST(UserManifest, PlansTheLaunchFromTheProblemAndTheKnobs) {
   EXPECT_EQ(g.smem_bytes, 3 * 256 * 32 * 2);
 }
 
+TEST(UserManifest, ABlockOfTwoOrThreeDimensionsIsPlannedAndBoundedAsAWhole) {
+  std::string text = kTiled;
+  text.replace(text.find("block = \"256\""), 13, "block = \"16\"\nblock_y = \"BM / 8\"");
+  const Manifest m = Read(text);
+  LaunchGeometry g;
+  ASSERT_EQ(Plan(m, KnobSet{{128, 128, 3, 1}}, P(4096, 2048, 1024), &g), "");
+  EXPECT_EQ(g.block, 16);
+  EXPECT_EQ(g.block_y, 16);
+  EXPECT_EQ(g.block_z, 1);
+  std::string big = kTiled;
+  big.replace(big.find("block = \"256\""), 13, "block = \"32\"\nblock_y = \"BM / 2\"");
+  const Manifest b = Read(big);
+  EXPECT_EQ(Plan(b, KnobSet{{128, 128, 3, 1}}, P(4096, 2048, 1024), &g),
+            "block: 32 x 64 x 1 = 2048 threads, more than a block may have (1024)");
+}
+
 TEST(UserManifest, AShapeTheConditionsRefuseIsRefusedWithTheirSentence) {
   const Manifest m = Read(kTiled);
   LaunchGeometry g;
@@ -152,6 +168,19 @@ TEST(UserManifest, VariantsJoinTheRegistryWithTheirKnobsAsNumbers) {
   Registry registry;
   for (Variant& each : Variants(m)) registry.Add(std::move(each));
   EXPECT_NE(registry.Find("user.tiled.bm=128.bn=128.stages=4.swizzle=1"), nullptr);
+}
+
+TEST(UserManifest, KnobsThatOnlyMoveDataPromiseBitIdenticalOutputs) {
+  EXPECT_FALSE(Variants(std::make_shared<Manifest>(Read(kTiled)))[0].bit_exact_family);
+  std::string text = kTiled;
+  text.replace(text.find("b_layout = \"kn\""), 15, "b_layout = \"kn\"\nbit_identical = true");
+  for (const Variant& v : Variants(std::make_shared<Manifest>(Read(text))))
+    EXPECT_TRUE(v.bit_exact_family) << v.name;
+  std::string wrong = kTiled;
+  wrong.replace(wrong.find("b_layout = \"kn\""), 15, "b_layout = \"kn\"\nbit_identical = 1");
+  EXPECT_NE(Refusal(wrong).find("contract.bit_identical: expected true or false"),
+            std::string::npos)
+      << Refusal(wrong);
 }
 
 TEST(UserManifest, EveryMistakeIsNamedByItsFileLineAndKey) {
