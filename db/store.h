@@ -92,6 +92,9 @@ class Store {
   // is set). A name that a kernel not removed already has is refused (kInvalidArgument naming it).
   int64_t InsertUserKernel(const UserKernelRecord& kernel,
                            const std::vector<UserKernelBuild>& builds);
+  // More builds of a kernel held (its knob sets compiled again by another compiler), in one
+  // transaction; a build of the same variant, architecture and compiler is refused.
+  void InsertUserKernelBuilds(int64_t kernel_id, const std::vector<UserKernelBuild>& builds);
   // The kernels not removed, by name; sources and manifests included.
   std::vector<UserKernelRecord> ListUserKernels();
   // The kernel of that name not removed, if any.
@@ -126,6 +129,8 @@ class Store {
   void FillTags(v1::Run& run);
   // The counters rows of a measurement being inserted (its transaction is open).
   void WriteMeasurementCounters(int64_t measurement_id, const v1::Measurement& measurement);
+  // A user kernel's builds (its transaction is open; `now` where a build has no time).
+  void InsertBuilds(int64_t kernel_id, const std::vector<UserKernelBuild>& builds, int64_t now);
 
   std::mutex mutex_;  // guards everything below, and the connection's use
   std::unique_ptr<Connection> connection_;

@@ -64,6 +64,21 @@ int64_t Store::InsertUserKernel(const UserKernelRecord& kernel,
     s->Step();
     id = connection_->LastInsertRowid();
   }
+  InsertBuilds(id, builds, now);
+  transaction.Commit();
+  return id;
+}
+
+void Store::InsertUserKernelBuilds(int64_t kernel_id, const std::vector<UserKernelBuild>& builds) {
+  std::lock_guard lock(mutex_);
+  RequireWritable("InsertUserKernelBuilds");
+  Transaction transaction(*connection_);
+  InsertBuilds(kernel_id, builds, internal::NowMs());
+  transaction.Commit();
+}
+
+void Store::InsertBuilds(int64_t kernel_id, const std::vector<UserKernelBuild>& builds,
+                         int64_t now) {
   for (const UserKernelBuild& b : builds) {
     StatementScope s(Prepared(
         "INSERT INTO user_kernel_builds (kernel_id, variant, arch, compiler, options, cubin, "
@@ -71,7 +86,7 @@ int64_t Store::InsertUserKernel(const UserKernelRecord& kernel,
         "static_smem_bytes, log, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
         "?10, ?11, ?12, ?13, ?14)"));
     Binder(*s)
-        .Int(id)
+        .Int(kernel_id)
         .Text(b.variant)
         .Text(b.arch)
         .Text(b.compiler)
@@ -87,8 +102,6 @@ int64_t Store::InsertUserKernel(const UserKernelRecord& kernel,
         .Int(b.created_at_ms != 0 ? b.created_at_ms : now);
     s->Step();
   }
-  transaction.Commit();
-  return id;
 }
 
 std::vector<UserKernelRecord> Store::ListUserKernels() {

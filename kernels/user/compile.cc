@@ -54,11 +54,15 @@ PtxasReport ParsePtxasReport(const std::string& log, const std::string& entry) {
   return r;
 }
 
-CompileResult Compile(const CompileRequest& request, size_t max_log_bytes) {
-  CompileResult out;
+std::string CompilerVersion() {
   int major = 0, minor = 0;
   nvrtcVersion(&major, &minor);
-  out.compiler = "nvrtc " + std::to_string(major) + "." + std::to_string(minor);
+  return "nvrtc " + std::to_string(major) + "." + std::to_string(minor);
+}
+
+CompileResult Compile(const CompileRequest& request, size_t max_log_bytes) {
+  CompileResult out;
+  out.compiler = CompilerVersion();
   const std::vector<std::string> options = CompileOptions(request);
   std::vector<const char*> argv;
   for (const std::string& o : options) {

@@ -45,6 +45,9 @@ struct CompileResult {
 /// information, and ptxas' -v report.
 std::vector<std::string> CompileOptions(const CompileRequest& request);
 
+/// "nvrtc 13.0": what a build made here records as its compiler.
+std::string CompilerVersion();
+
 /// Compiles in this process (the child's side). A log longer than `max_log_bytes` is cut, saying
 /// so. Not ok, with the log, when NVRTC refuses the source or the entry is not in the cubin.
 CompileResult Compile(const CompileRequest& request, size_t max_log_bytes);

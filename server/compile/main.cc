@@ -5,6 +5,7 @@
 //
 //   ablation-compile --source FILE --entry NAME --cubin OUT [--arch sm_90a] [--define NAME=V]...
 //                    [--max-log-bytes N] [--memory-mb N] [--cpu-seconds N]
+//   ablation-compile --version      (prints "compiler nvrtc 13.0")
 //
 // stdout: one "key value" line each (ok, compiler, options, registers, stack_bytes,
 // spill_store_bytes, spill_load_bytes, static_smem_bytes); stderr: the compiler's log.
@@ -36,6 +37,12 @@ void Limit(int resource, rlim_t value) {
 
 int main(int argc, char** argv) {
   using namespace ablation::kernels::user;
+  // `ablation-compile --version`: the compiler a build made now would record ("nvrtc 13.0"), so
+  // that the daemon can tell the builds it holds from another compiler's.
+  if (argc == 2 && std::string(argv[1]) == "--version") {
+    std::cout << "compiler " << CompilerVersion() << "\n";
+    return 0;
+  }
   CLI::App app{"ablation-compile: one knob set of a user kernel, compiled by NVRTC"};
   std::string source_path, cubin_path;
   std::vector<std::string> defines;

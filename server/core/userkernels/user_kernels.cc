@@ -1,6 +1,7 @@
 #include "server/core/userkernels/user_kernels.h"
 
 #include <algorithm>
+#include <set>
 
 #include "db/error.h"
 #include "server/core/base/sha256.h"
@@ -10,6 +11,39 @@ namespace {
 
 using kernels::user::KnobSet;
 using kernels::user::Manifest;
+
+}  // namespace
+
+namespace {
+
+/// One knob set of `m` compiled (in the compiler's child) into a build row; "" or the compile
+/// error with the compiler's log.
+std::string CompileBuild(const std::string& compiler_path, const CompileLimits& limits,
+                         const Manifest& m, const KnobSet& s, const std::string& source,
+                         const std::string& arch, db::UserKernelBuild* b) {
+  kernels::user::CompileRequest request;
+  request.source = source;
+  request.entry = m.entry;
+  request.arch = arch;
+  for (size_t i = 0; i < m.knobs.size(); ++i)
+    request.defines.emplace_back(m.knobs[i].name, s.values[i]);
+  const std::string variant = kernels::user::VariantName(m, s);
+  const kernels::user::CompileResult r = CompileInChild(compiler_path, request, limits);
+  if (!r.ok) return variant + " does not compile (" + r.options + "):\n" + r.log;
+  b->variant = variant;
+  b->arch = arch;
+  b->compiler = r.compiler;
+  b->options = r.options;
+  b->cubin = r.cubin;
+  b->cubin_sha256 = Sha256Hex(r.cubin);
+  b->registers = r.ptxas.registers;
+  b->stack_bytes = r.ptxas.stack_bytes;
+  b->spill_store_bytes = r.ptxas.spill_store_bytes;
+  b->spill_load_bytes = r.ptxas.spill_load_bytes;
+  b->static_smem_bytes = r.ptxas.static_smem_bytes;
+  b->log = r.log;
+  return "";
+}
 
 }  // namespace
 
@@ -24,10 +58,16 @@ void UserKernels::RebuildCatalog() {
   auto catalog = std::make_shared<kernels::Registry>();
   if (builtin_ != nullptr) *catalog = *builtin_;
   for (const auto& [name, held] : held_) {
-    // The newest build of each variant (a kernel is compiled once, for GPU 0's architecture).
+    // Per variant: the newest build of this daemon's compiler, else the newest of any (a
+    // kernel is compiled for GPU 0's architecture; again at start when the compiler changed).
     std::map<std::string, db::UserKernelBuild> builds;
-    for (db::UserKernelBuild& b : store_->UserKernelBuilds(held.record.id, true))
-      builds[b.variant] = std::move(b);
+    for (db::UserKernelBuild& b : store_->UserKernelBuilds(held.record.id, true)) {
+      auto it = builds.find(b.variant);
+      const auto rank = [&](const db::UserKernelBuild& x) {
+        return std::make_pair(!compiler_.empty() && x.compiler == compiler_, x.id);
+      };
+      if (it == builds.end() || rank(b) > rank(it->second)) builds[b.variant] = std::move(b);
+    }
     for (kernels::Variant& v : kernels::user::Variants(held.manifest)) {
       auto it = builds.find(v.name);
       if (it == builds.end()) continue;  // no build: nothing a worker could load
@@ -74,6 +114,46 @@ void UserKernels::Load(std::vector<std::string>* problems) {
     const std::string name = r.name;
     held_[name] = Held{std::move(r), std::move(m)};
   }
+  // A cubin is stored with the compiler that made it: where this daemon's compiler is another,
+  // every knob set is compiled again (for the architecture it was built for) and kept beside the
+  // old builds, which measurements keep pointing at. A kernel the new compiler refuses keeps its
+  // old builds, and `problems` says so.
+  compiler_ = CompilerVersionOf(options_.compiler_path);
+  for (auto& [name, held] : held_) {
+    if (compiler_.empty()) break;
+    const std::vector<db::UserKernelBuild> stored = store_->UserKernelBuilds(held.record.id, false);
+    std::map<std::string, std::string> arch_of;  // variant -> its build's architecture
+    std::set<std::string> current;               // variants with a build of this compiler
+    for (const db::UserKernelBuild& b : stored) {
+      arch_of[b.variant] = b.arch;
+      if (b.compiler == compiler_) current.insert(b.variant);
+    }
+    std::vector<db::UserKernelBuild> rebuilt;
+    std::string why;
+    for (const KnobSet& s : kernels::user::KnobSets(*held.manifest)) {
+      const std::string variant = kernels::user::VariantName(*held.manifest, s);
+      auto arch = arch_of.find(variant);
+      if (current.count(variant) || arch == arch_of.end()) continue;
+      db::UserKernelBuild b;
+      why = CompileBuild(options_.compiler_path, options_.compile, *held.manifest, s,
+                         held.record.source, arch->second, &b);
+      if (!why.empty()) break;
+      rebuilt.push_back(std::move(b));
+    }
+    if (!why.empty()) {
+      problems->push_back("user kernel " + name + " does not compile with " + compiler_ +
+                          "; its earlier builds are kept: " + why);
+      continue;
+    }
+    if (rebuilt.empty()) continue;
+    try {
+      store_->InsertUserKernelBuilds(held.record.id, rebuilt);
+      problems->push_back("user kernel " + name + ": " + std::to_string(rebuilt.size()) +
+                          " knob sets compiled again with " + compiler_);
+    } catch (const std::exception& e) {
+      problems->push_back("user kernel " + name + ": storing its new builds: " + e.what());
+    }
+  }
   RebuildCatalog();
 }
 
@@ -110,29 +190,11 @@ Status UserKernels::Add(const KernelCaller& caller, const std::string& source,
   // Every knob set compiled before anything is stored: a kernel is held whole or not at all.
   std::vector<db::UserKernelBuild> builds;
   for (const KnobSet& s : kernels::user::KnobSets(*m)) {
-    kernels::user::CompileRequest request;
-    request.source = source;
-    request.entry = m->entry;
-    request.arch = arch;
-    for (size_t i = 0; i < m->knobs.size(); ++i)
-      request.defines.emplace_back(m->knobs[i].name, s.values[i]);
-    const std::string variant = kernels::user::VariantName(*m, s);
-    const kernels::user::CompileResult r =
-        CompileInChild(options_.compiler_path, request, options_.compile);
-    if (!r.ok) return InvalidArgument(variant + " does not compile (" + r.options + "):\n" + r.log);
     db::UserKernelBuild b;
-    b.variant = variant;
-    b.arch = arch;
-    b.compiler = r.compiler;
-    b.options = r.options;
-    b.cubin = r.cubin;
-    b.cubin_sha256 = Sha256Hex(r.cubin);
-    b.registers = r.ptxas.registers;
-    b.stack_bytes = r.ptxas.stack_bytes;
-    b.spill_store_bytes = r.ptxas.spill_store_bytes;
-    b.spill_load_bytes = r.ptxas.spill_load_bytes;
-    b.static_smem_bytes = r.ptxas.static_smem_bytes;
-    b.log = r.log;
+    if (std::string why =
+            CompileBuild(options_.compiler_path, options_.compile, *m, s, source, arch, &b);
+        !why.empty())
+      return InvalidArgument(why);
     builds.push_back(std::move(b));
   }
   db::UserKernelRecord record;

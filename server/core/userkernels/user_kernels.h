@@ -53,7 +53,8 @@ class UserKernels {
 
   /// At start: every stored kernel's manifest read again, its variants named. A kernel whose
   /// manifest this daemon no longer accepts is left stored and out of the list, `problems`
-  /// saying why.
+  /// saying why. Builds made by another compiler than this daemon's are made again (kept beside
+  /// the old ones); `problems` says what was rebuilt and what the new compiler refused.
   void Load(std::vector<std::string>* problems);
 
   /// Checks the caller's permission, the source's size, the manifest (InvalidArgument naming the
@@ -93,6 +94,7 @@ class UserKernels {
   std::mutex mu_;
   std::map<std::string, Held> held_;  ///< by name; guarded by mu_
   const kernels::Registry* builtin_;
+  std::string compiler_;  ///< this daemon's compiler ("nvrtc 13.0"), asked at Load; guarded by mu_
   std::shared_ptr<const kernels::Registry> catalog_;  ///< guarded by mu_
 };
 

@@ -105,4 +105,13 @@ kernels::user::CompileResult CompileInChild(const std::string& compiler_path,
   return result;
 }
 
+std::string CompilerVersionOf(const std::string& compiler_path) {
+  if (compiler_path.empty()) return "";
+  const ProcessResult run = RunProcess({compiler_path, "--version"}, std::chrono::seconds(30));
+  if (!run.ok()) return "";
+  const auto report = ReadReport(run.out);
+  auto it = report.find("compiler");
+  return it == report.end() ? "" : it->second;
+}
+
 }  // namespace ablation::core

@@ -20,6 +20,10 @@ struct CompileLimits {
 /// Compiles `request` with the compiler at `compiler_path`. Not ok, with `log` saying why, when
 /// the source does not compile (the compiler's log, its line numbers intact), the child was
 /// killed at the deadline or by a limit, or it could not run at all.
+/// The compiler's version as its builds record it ("nvrtc 13.0"), from `compiler_path
+/// --version`; "" where it cannot say (not there, killed, another program).
+std::string CompilerVersionOf(const std::string& compiler_path);
+
 kernels::user::CompileResult CompileInChild(const std::string& compiler_path,
                                             const kernels::user::CompileRequest& request,
                                             const CompileLimits& limits);

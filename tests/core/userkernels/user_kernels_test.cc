@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include "server/core/base/sha256.h"
+#include "server/core/workers/compiler.h"
+#include "tests/db/db_test_support.h"
 
 namespace ablation::core {
 namespace {
@@ -229,6 +231,36 @@ TEST_F(UserKernelsTest, TheCatalogHoldsBuiltInAndUserVariantsWithTheirBuilds) {
   ASSERT_NE(again, nullptr);
   ASSERT_NE(again->code, nullptr);
   EXPECT_FALSE(again->code->cubin.empty());
+}
+
+// Builds record their compiler: a daemon whose compiler is another compiles every knob set again
+// at start, keeps the old builds (rows point at them) and runs the new ones.
+TEST_F(UserKernelsTest, BuildsOfAnotherCompilerAreMadeAgainAtStartAndTheOldOnesKept) {
+  const std::string compiler = CompilerVersionOf(COMPILER_PATH);
+  ASSERT_EQ(compiler.rfind("nvrtc ", 0), 0u) << compiler;
+  KernelSummary added;
+  ASSERT_TRUE(kernels_->Add(admin_, kSource, kManifest, "sm_90a", &added).ok());
+  const int64_t old_build = kernels_->Catalog()->Find("user.scale.factor=2.step=3")->code->build_id;
+  kernels_.reset();
+  {
+    db::testing::RawDb raw((dir_ / "results.db").string());
+    raw.Exec("UPDATE user_kernel_builds SET compiler = 'nvrtc 12.0'");
+  }
+  kernels_ = std::make_unique<UserKernels>(store_.get(), options_, &builtin_);
+  std::vector<std::string> problems;
+  kernels_->Load(&problems);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0], "user kernel scale: 4 knob sets compiled again with " + compiler);
+  const kernels::Variant* v = kernels_->Catalog()->Find("user.scale.factor=2.step=3");
+  ASSERT_NE(v, nullptr);
+  EXPECT_NE(v->code->build_id, old_build) << "the new compiler's build runs";
+  KernelSummary shown;
+  ASSERT_TRUE(kernels_->Show("scale", &shown).ok());
+  EXPECT_EQ(shown.builds.size(), 8u) << "the old builds are kept beside the new";
+  // Started again with the same compiler: nothing to do.
+  problems.clear();
+  kernels_->Load(&problems);
+  EXPECT_TRUE(problems.empty());
 }
 
 }  // namespace
