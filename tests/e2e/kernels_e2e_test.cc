@@ -167,6 +167,28 @@ TEST_F(KernelsE2E, UserVariantsRunBesideCublasAndEachRowPointsAtItsBuild) {
             4u);
 }
 
+// Every example in the repository is added whole: each knob set compiles, with no spills.
+TEST_F(KernelsE2E, EveryExampleCompilesInEveryKnobSetWithoutSpills) {
+  StartDaemon();
+  for (const auto& [file, added] : std::vector<std::pair<std::string, std::string>>{
+           {"pipe_gemm", "added user kernel pipe: 4 variants compiled"},
+           {"mma_tiled", "added user kernel mma_tiled: 6 variants compiled"},
+           {"tiled_gemm", "added user kernel tiled: 4 variants compiled"}}) {
+    CommandResult add = Client({"kernel", "add", kExamples + "/" + file + ".cu", "--manifest",
+                                kExamples + "/" + file + ".toml"});
+    ASSERT_EQ(add.exit_code, 0) << file << ": " << add.err;
+    EXPECT_THAT(add.err, HasSubstr(added));
+  }
+  for (const char* name : {"pipe", "mma_tiled", "tiled"}) {
+    CommandResult show = Client({"--format", "json", "kernel", "show", name});
+    ASSERT_EQ(show.exit_code, 0) << show.err;
+    EXPECT_EQ(Count(show.out, "\"spill_store_bytes\":\""),
+              Count(show.out, "\"spill_store_bytes\":\"0\""))
+        << name << " spills: " << show.out;
+    EXPECT_GT(Count(show.out, "\"spill_store_bytes\":\"0\""), 3u);
+  }
+}
+
 // The manifest's ladder is a preset: listed, run by sweep, drawn by report like a built-in one.
 TEST_F(KernelsE2E, TheKernelsLadderIsAPresetThatSweepRunsAndReportDraws) {
   StartDaemon();
