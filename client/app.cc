@@ -82,12 +82,19 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
                  "File whose first line is the bearer token (else ABLATION_TOKEN)")
       ->envname("ABLATION_TOKEN_FILE")
       ->type_name("FILE");
-  app.add_flag("--tls", global.tls, "TLS to the daemon (also: an https:// or grpcs:// --server)");
+  app.add_flag("--tls", global.tls, "TLS to the daemon (also: an https:// or grpcs:// --server)")
+      ->envname("ABLATION_TLS");
   app.add_option("--ca", global.ca_file, "PEM CA that signed the daemon's certificate")
+      ->envname("ABLATION_CA")
       ->type_name("FILE");
   app.add_option("--cert", global.cert_file, "PEM client certificate (with --key)")
       ->type_name("FILE");
   app.add_option("--key", global.key_file, "PEM private key of --cert")->type_name("FILE");
+  app.add_option("--tls-server-name", global.tls_server_name,
+                 "Check the daemon's certificate against this name rather than the address's "
+                 "(one pod of a Service, by its IP)")
+      ->envname("ABLATION_TLS_SERVER_NAME")
+      ->type_name("NAME");
   if (const char* token = std::getenv("ABLATION_TOKEN")) global.token = token;
 
   VariantsOptions variants;

@@ -31,6 +31,7 @@ struct GlobalOptions {
   std::string ca_file;     // PEM roots to verify the daemon's certificate (default: the system's)
   std::string cert_file;   // PEM client certificate, with key_file, for tls.client_ca daemons
   std::string key_file;
+  std::string tls_server_name;  // the name to check the daemon's certificate against
 };
 
 // What a subcommand's Execute function gets. Streams and the stub are injected so that tests

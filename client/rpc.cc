@@ -87,6 +87,15 @@ std::shared_ptr<grpc::Channel> MakeChannel(const GlobalOptions& global, std::str
   // hundred small shapes holds tens of thousands of samples per measurement.
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
+  if (!global.tls_server_name.empty()) {
+    if (!tls) {
+      *error = "--tls-server-name needs TLS: use an https:// --server or --tls";
+      return nullptr;
+    }
+    // An address the certificate does not name (one pod of many, by its IP), checked against the
+    // name it does.
+    args.SetSslTargetNameOverride(global.tls_server_name);
+  }
   std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> interceptors;
   if (!token.empty()) interceptors.push_back(std::make_unique<BearerTokenFactory>(token));
   return grpc::experimental::CreateCustomChannelWithInterceptors(target, credentials, args,

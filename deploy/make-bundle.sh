@@ -7,7 +7,8 @@
 #
 #   OUT_DIR/bin/                 ablationd, ablation-worker, ablation-client, ablation-compile
 #                                (user kernels' compiler, NVRTC from the node's CUDA), ablationd-nightly
-#                                (deploy/nightly.sh), and the extra binaries (e.g. test programs)
+#                                (deploy/nightly.sh), ablationd-nightly-fleet (deploy/nightly-fleet.sh:
+#                                every daemon of a fleet), and the extra binaries (e.g. test programs)
 #   OUT_DIR/lib/                 every shared library they need that a host does not have as a
 #                                matter of course: gRPC, absl, protobuf, re2, c-ares, upb,
 #                                spdlog, fmt, sqlite, ssl, ...
@@ -78,6 +79,7 @@ chmod 0644 "$out"/lib/*
 
 # The nightly job and what the host's administrator needs.
 install -m 0755 "$here/nightly.sh" "$out/bin/ablationd-nightly"
+install -m 0755 "$here/nightly-fleet.sh" "$out/bin/ablationd-nightly-fleet"
 install -m 0644 "$here/ablationd.toml" "$here/nightly.env" "$out/share/ablationd/"
 [[ -f $here/presets.toml ]] && install -m 0644 "$here/presets.toml" "$out/share/ablationd/"
 [[ -f $here/README.md ]] && install -m 0644 "$here/README.md" "$out/share/ablationd/"

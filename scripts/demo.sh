@@ -42,7 +42,7 @@ section() {
 # run id on stdout; progress goes to stderr.
 sweep() {
   local status=0
-  client sweep --preset "$1" --shape "$shape" --tag main-job >&2 || status=$?
+  client sweep --preset "$1" --shape "$shape" --tag main-job --tag "$1" >&2 || status=$?
   # 1: the run ended with failed measurements; its report says which. Anything else: no run.
   if ((status > 1)); then
     echo "ablation-client sweep --preset $1 failed (exit $status)" >&2
@@ -81,6 +81,7 @@ if client device --format json | grep -q '"available": *true'; then
 else
   echo "== no GPU here: the daemon serves queries but refuses runs, as it should; the ladders A"
   echo "   and B at $shape need a GPU (on a GPU node: scripts/demo.sh on a bundle, deploy/README.md)"
+  echo "   why: $(client device --format json | sed -n 's/.*"unavailable_reason": *"\([^"]*\)".*/\1/p')"
   client run --variant L0_R1_s1 --shape "$shape" || true
   echo "== variants (first 10 of $(client variants --format csv | tail -n +2 | wc -l))"
   client variants | sed -n '1,11p'  # sed reads it all: no SIGPIPE under pipefail
@@ -93,8 +94,35 @@ else
       curl -fsS "$url" | grep -E '^ablationd_(gpu_usable|queue_length|runs_total\{kind="ablation",state="(succeeded|failed)"\})' || true
     fi
   fi
-  echo "== stored runs"
-  client runs --limit 5
-  echo "== the latest stored run, read back from the database"
-  client show latest || echo "(no run stored yet)"
+  # What the answer looks like: a real main job on an H200, kept in the repository as data (its
+  # database, examples/h200-main-job/), read by a second daemon of this build from a copy and
+  # rendered by this client. Never numbers made up for the occasion.
+  kept=$(dirname "$0")/../examples/h200-main-job
+  if [[ -f $kept/results.db ]]; then
+    copy=$(mktemp -d)
+    cp "$kept/results.db" "$copy/results.db"
+    kept_server=127.0.0.1:$((port + 1))
+    "$bin/ablationd" --listen "$kept_server" --db "$copy/results.db" >"$copy/ablationd.log" 2>&1 &
+    kept_daemon=$!
+    trap 'kill -TERM $daemon $kept_daemon 2>/dev/null; wait $daemon $kept_daemon 2>/dev/null || true; rm -rf "$copy"' EXIT
+    kept_client() { "$bin/ablation-client" --server "$kept_server" "$@"; }
+    for _ in $(seq 1 300); do kept_client runs >/dev/null 2>&1 && break; sleep 0.2; done
+    echo
+    echo "== what a GPU answers: the main job as it ran on an H200 ($(cat "$kept/README.md" | sed -n 's/^Measured: //p')),"
+    echo "   kept in examples/h200-main-job/ as data and rendered now by this build"
+    for preset in ladder-a ladder-b; do
+      id=$(kept_client runs --tag "$preset" --limit 1 --format csv | awk -F, 'NR == 2 { print $1 }')
+      [[ -z $id ]] && continue
+      md=$(kept_client report "$id" --format md)
+      case $preset in ladder-a) title="Ladder A" ;; *) title="Ladder B" ;; esac
+      echo
+      echo "run $id (preset $preset):"
+      echo
+      text=$(section "$title" "$md")
+      if [[ -n $text ]]; then echo "$text"; else echo "$md"; fi
+    done
+  else
+    echo "== stored runs"
+    client runs --limit 5
+  fi
 fi

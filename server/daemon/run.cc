@@ -14,6 +14,7 @@
 #include <grpcpp/health_check_service_interface.h>
 #include <spdlog/spdlog.h>
 
+#include "ablation/v1/ablation.grpc.pb.h"
 #include "ablation/version.h"
 #include "kernels/registry.h"
 #include "server/core/daemon/daemon_core.h"
@@ -35,6 +36,9 @@ constexpr const char* kQueriesHealth = "ablation.v1.Queries";
 void UpdateHealth(grpc::HealthCheckServiceInterface* health, core::DaemonCore& core) {
   const bool gpu = core.runs().Device(0).available;
   health->SetServingStatus(true);  // every service, "" (the daemon as a whole) among them
+  // The gRPC service by its own name (what grpc_health_probe -service= and Kubernetes' grpc probe
+  // with a service ask for): it answers, queries always and runs where a GPU is usable.
+  health->SetServingStatus(v1::Ablation::service_full_name(), true);
   health->SetServingStatus(kQueriesHealth, true);
   health->SetServingStatus(kRunsHealth, gpu);
 }

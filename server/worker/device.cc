@@ -1,5 +1,7 @@
 #include "server/worker/device.h"
 
+#include <dlfcn.h>
+
 #include <library_types.h>
 
 #include <algorithm>
@@ -30,12 +32,28 @@ Device::~Device() {
   if (stream) cudaStreamDestroy(stream);
 }
 
+std::string NoDriverReason(cudaError_t e) {
+  // The runtime reports a machine without any NVIDIA driver as an "insufficient" driver: it could
+  // not load one at all. Say what is really missing, so that nobody upgrades a driver that is
+  // not there.
+  if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice) {
+    void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (driver == nullptr) {
+      const char* why = ::dlerror();
+      return "no NVIDIA driver on this machine (libcuda.so.1 cannot be loaded: " +
+             std::string(why ? why : "not found") + ")";
+    }
+    ::dlclose(driver);
+  }
+  return "cudaGetDeviceCount: " + std::string(cudaGetErrorString(e));
+}
+
 int Device::Open(int dev) {
   index = dev;
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
-    no_device_reason = "no CUDA device: cudaGetDeviceCount: " + std::string(cudaGetErrorString(e));
+    no_device_reason = "no CUDA device: " + NoDriverReason(e);
     return 0;
   }
   if (count == 0) {

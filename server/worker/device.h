@@ -17,6 +17,11 @@
 
 namespace ablation::worker {
 
+/// Why cudaGetDeviceCount failed, in the words a reader can act on: "no NVIDIA driver on this
+/// machine (libcuda.so.1 cannot be loaded: ...)" where the runtime says "insufficient driver" only
+/// because there is none, else the runtime's own text.
+std::string NoDriverReason(cudaError_t e);
+
 struct Device {
   Device() = default;
   ~Device();

@@ -428,6 +428,8 @@ TEST_F(E2E, HealthIsPerServiceRunsNeedAUsableGpu) {
   StartDaemon({{"ABLATION_FAKE_NO_DEVICE", "no CUDA device (test)"}});
   EXPECT_EQ(HealthOf(daemon_->address(), "ablation.v1.Runs"), "NOT_SERVING");
   EXPECT_EQ(HealthOf(daemon_->address(), "ablation.v1.Queries"), "SERVING");
+  EXPECT_EQ(HealthOf(daemon_->address(), "ablation.v1.Ablation"), "SERVING")
+      << "the gRPC service by its own name";
   EXPECT_EQ(HealthOf(daemon_->address(), ""), "SERVING");
 }
 

@@ -1,5 +1,6 @@
 // The ablation-worker binary as the daemon sees it, on any machine: without a GPU it must still
 // say hello, answer every request with the reason, and exit 0 at EOF.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include "tests/support/test_paths.h"
@@ -167,6 +168,28 @@ TEST(WorkerProcess, VerifyWithoutAReferenceNamesTheField) {
   w.CloseStdin();
   int st = w.Wait();
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
+}
+
+// A machine with no NVIDIA driver at all: the runtime calls that an "insufficient" driver; the
+// worker names what is really missing.
+TEST(WorkerProcess, AMachineWithoutADriverIsToldSoNotToUpgradeIt) {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver != nullptr) {
+    dlclose(driver);
+    GTEST_SKIP() << "this machine has an NVIDIA driver (libcuda.so.1 loads)";
+  }
+  WorkerClient w;
+  ASSERT_TRUE(w.Start(ablation::testing::TestBinary(ABLATION_WORKER_BIN), {}));
+  v1::Hello hello = ReadHello(w);
+  EXPECT_FALSE(hello.device_present());
+  EXPECT_EQ(
+      hello.no_device_reason().rfind(
+          "no CUDA device: no NVIDIA driver on this machine (libcuda.so.1 cannot be loaded: ", 0),
+      0u)
+      << hello.no_device_reason();
+  EXPECT_EQ(hello.no_device_reason().find("insufficient"), std::string::npos);
+  w.CloseStdin();
+  w.Wait();
 }
 
 TEST(WorkerProcess, DeviceOutOfRangeIsNoDevice) {
