@@ -81,7 +81,6 @@ if client device --format json | grep -q '"available": *true'; then
 else
   echo "== no GPU here: the daemon serves queries but refuses runs, as it should; the ladders A"
   echo "   and B at $shape need a GPU (on a GPU node: scripts/demo.sh on a bundle, deploy/README.md)"
-  echo "   why: $(client device --format json | sed -n 's/.*"unavailable_reason": *"\([^"]*\)".*/\1/p')"
   client run --variant L0_R1_s1 --shape "$shape" || true
   echo "== variants (first 10 of $(client variants --format csv | tail -n +2 | wc -l))"
   client variants | sed -n '1,11p'  # sed reads it all: no SIGPIPE under pipefail

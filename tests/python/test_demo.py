@@ -70,4 +70,18 @@ def test_without_a_gpu_it_says_so_and_the_service_still_answers(bundle, tmp_path
     assert "the ladders A" in done.stdout and "need a GPU" in done.stdout
     assert "== variants (first 10 of" in done.stdout
     assert re.search(r"^ladder-a ", done.stdout, re.M) and re.search(r"^ladder-b ", done.stdout, re.M)
-    assert "no run has been stored yet" in done.stdout + done.stderr
+    # Then what a GPU answers: the real H200 run kept in examples/h200-main-job/, rendered now.
+    out = done.stdout
+    kept = out[out.index("== what a GPU answers: the main job as it ran on an H200 (NVIDIA H200 GPU-"):]
+    assert "kept in examples/h200-main-job/ as data and rendered now by this build" in kept
+    a = kept[kept.index("(preset ladder-a)"):kept.index("(preset ladder-b)")]
+    assert re.search(r"^## \d+\. Ladder A", a, re.M)
+    # Its figures are the database's, not typed in: A3 (ldmatrix) against A2 with an interval.
+    assert re.search(r"^\| A3 \| ldmatrix \| `abl_L1_R1_bl0_s3_sw1` \| bf16 \| \d+\.\d \|.*"
+                     r"\| A2 \| \+\d+\.\d% \[\+\d+\.\d, \+\d+\.\d\]", a, re.M), a
+    b = kept[kept.index("(preset ladder-b)"):]
+    for rung in ("B0", "B3", "B6", "cuBLAS"):
+        assert re.search(rf"^\| {rung} \|", b, re.M), rung
+    # The kept database itself is untouched (the daemon read a copy).
+    kept_db = pathlib.Path(__file__).parents[2] / "examples" / "h200-main-job" / "results.db"
+    assert subprocess.run(["git", "-C", str(kept_db.parent), "diff", "--quiet", "--", kept_db.name]).returncode == 0
