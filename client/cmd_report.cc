@@ -90,6 +90,39 @@ int ExecuteReport(const ReportOptions& options, const CommandContext& context) {
   // The counters too: the sections that show them do so where the run profiled its items.
   if (int code = FetchRunWithSamples(options.run_id, context, &run, true); code != kExitOk)
     return code;
+  if (options.run_id == "latest" && run.run().kind() == v1::RUN_KIND_VERIFY) {
+    // A report is of measurements: 'latest' is the newest run that measured, not a verification
+    // that happens to be newer.
+    std::string next_page;
+    std::int64_t found = 0;
+    do {
+      v1::ListRunsRequest list;
+      list.set_page_size(200);
+      list.set_page_token(next_page);
+      v1::ListRunsResponse listed;
+      grpc::ClientContext call;
+      SetDeadline(call, context.global, kDefaultQueryTimeoutS);
+      if (grpc::Status st = context.stub.ListRuns(&call, list, &listed); !st.ok())
+        return ReportRpcError(st, context);
+      for (const v1::Run& r : listed.runs())
+        if (r.kind() == v1::RUN_KIND_ABLATION) {
+          found = r.id();
+          break;
+        }
+      next_page = listed.next_page_token();
+    } while (found == 0 && !next_page.empty());
+    if (found == 0) {
+      context.err << "error: no run has measured anything yet (the latest, run " << run.run().id()
+                  << ", is a verification: `ablation-client show " << run.run().id()
+                  << "` has its results)\n";
+      return kExitUsage;
+    }
+    if (!context.global.quiet)
+      context.err << "run " << run.run().id() << " (the latest) is a verification; reporting run "
+                  << found << ", the latest that measured\n";
+    if (int code = FetchRunWithSamples(std::to_string(found), context, &run, true); code != kExitOk)
+      return code;
+  }
   std::vector<v1::Preset> presets;
   std::vector<v1::Variant> variants;
   if (int code = FetchCatalog(context, &presets, &variants); code != kExitOk) return code;

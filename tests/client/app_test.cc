@@ -108,6 +108,8 @@ class FakeAblation final : public v1::Ablation::Service {
       v1::Run* run = response->add_runs();
       run->set_id(next);
       run->set_state(v1::RUN_STATE_SUCCEEDED);
+      // With latest_is_verify: runs 5 and 4 verified, the rest measured.
+      run->set_kind(latest_is_verify && next >= 4 ? v1::RUN_KIND_VERIFY : v1::RUN_KIND_ABLATION);
     }
     if (next > 0) response->set_next_page_token(std::to_string(next));
     return grpc::Status::OK;
@@ -118,6 +120,8 @@ class FakeAblation final : public v1::Ablation::Service {
     if (request->run_id() == 404) return grpc::Status(grpc::StatusCode::NOT_FOUND, "no run 404");
     response->mutable_run()->set_id(request->run_id() == 0 ? 9 : request->run_id());
     response->mutable_run()->set_state(v1::RUN_STATE_SUCCEEDED);
+    response->mutable_run()->set_kind(
+        latest_is_verify && request->run_id() == 0 ? v1::RUN_KIND_VERIFY : v1::RUN_KIND_ABLATION);
     response->mutable_run()->add_tags("nightly");
     *response->add_measurements() = MakeMeasurement("abl_L1_R1_bl0_s3_sw1", "ok", 1.5);
     *response->add_measurements() = MakeMeasurement("cublas_default", "ok", 0.75);
@@ -198,6 +202,7 @@ class FakeAblation final : public v1::Ablation::Service {
   std::string last_glob_;
   v1::VerifyRequest last_verify_;
   std::vector<v1::ListRunsRequest> list_runs_requests_;
+  bool latest_is_verify = false;  // the newest runs are verifications
   std::vector<v1::QueryMeasurementsRequest> query_requests_;
   bool wait_for_cancel_ = false;
   std::atomic<bool>* interrupt_ = nullptr;
@@ -582,6 +587,14 @@ TEST_F(AppTest, ReportSectionsComeFromThePresets) {
   EXPECT_NE(out_.find("Reading notes:\n\n- T1 against T0.\n"), std::string::npos) << out_;
   EXPECT_NE(out_.find("## 2. All measurements of the run"), std::string::npos) << out_;
   EXPECT_EQ(out_.find("no-rungs"), std::string::npos) << out_;  // a preset without rungs
+}
+
+TEST_F(AppTest, ReportLatestIsTheLatestRunThatMeasuredNotAVerification) {
+  service_.latest_is_verify = true;
+  ASSERT_EQ(Run({"report", "latest"}), kExitOk) << err_;
+  EXPECT_NE(out_.find("# Ablation report: run 3\n"), std::string::npos) << out_;
+  EXPECT_EQ(err_,
+            "run 9 (the latest) is a verification; reporting run 3, the latest that measured\n");
 }
 
 TEST_F(AppTest, PresetsShowsWhatAPresetsSectionIs) {
