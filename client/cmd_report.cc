@@ -1,5 +1,7 @@
 #include "client/cmd_report.h"
 
+#include <sstream>
+
 #include "client/exit_codes.h"
 #include "client/parse.h"
 #include "client/report/report.h"
@@ -59,6 +61,39 @@ int FetchCatalog(const CommandContext& context, std::vector<v1::Preset>* presets
   variants->assign(known.variants().begin(), known.variants().end());
   return kExitOk;
 }
+
+}  // namespace
+
+int FetchReportCatalog(const CommandContext& context, std::vector<v1::Preset>* presets,
+                       std::vector<v1::Variant>* variants) {
+  return FetchCatalog(context, presets, variants);
+}
+
+std::string LadderAnswer(std::int64_t run_id, const CommandContext& context) {
+  v1::GetRunResponse run;
+  std::ostringstream quiet;
+  const CommandContext silent{context.global, context.stub, quiet, quiet, context.interrupted};
+  if (FetchRunWithSamples(std::to_string(run_id), silent, &run, false) != kExitOk) return "";
+  std::vector<v1::Preset> presets;
+  std::vector<v1::Variant> variants;
+  if (FetchCatalog(silent, &presets, &variants) != kExitOk) return "";
+  const std::string md = report::RenderReportMarkdown(report::BuildReport(run, presets, variants));
+  // Every ladder section ("## N. Title" up to the next "## "), not the run's header nor the
+  // table of all its measurements (which the command has just printed).
+  std::string out;
+  size_t at = md.find("\n## ");
+  while (at != std::string::npos) {
+    const size_t start = at + 1;
+    const size_t next = md.find("\n## ", start);
+    const std::string section =
+        md.substr(start, next == std::string::npos ? std::string::npos : next + 1 - start);
+    if (section.find("All measurements of the run") == std::string::npos) out += section;
+    at = next;
+  }
+  return out;
+}
+
+namespace {
 
 std::string Render(const std::string& format, const v1::Report& report) {
   if (format == "html") return report::RenderReportHtml(report);

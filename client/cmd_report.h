@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <string>
 
 #include "client/options.h"
@@ -16,6 +17,11 @@ struct ReportOptions {
 
 CLI::App* SetupReport(CLI::App& app, ReportOptions& options);
 int ExecuteReport(const ReportOptions& options, const CommandContext& context);
+
+/// The ladder sections of run `run_id`'s report (markdown, as `report` renders them), for the
+/// end of `run` and `sweep`: what the run answers. "" when the run matches no ladder or cannot be
+/// read (the command's own output has said what happened).
+std::string LadderAnswer(std::int64_t run_id, const CommandContext& context);
 
 // GetRun with the raw samples (and the hardware counters, when asked); `run_id` as typed ("5",
 // "latest"). Reports its own errors.

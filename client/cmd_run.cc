@@ -1,5 +1,7 @@
 #include "client/cmd_run.h"
 
+#include "client/cmd_report.h"
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -335,6 +337,14 @@ int ReportRunStream(const RunStreamResult& r, const CommandContext& context) {
                 << std::flush;
   }
   const RunOutcome& outcome = r.outcome;
+  // The answer, for a reader: the ladders the run measured, each rung's change and its interval,
+  // as `report` gives them (tables only; CSV and JSON stay rows for programs).
+  if (outcome.finished_event && r.run_id > 0 && !outcome.interrupted &&
+      (context.global.format == Format::kTable || context.global.format == Format::kMarkdown)) {
+    if (const std::string answer = LadderAnswer(r.run_id, context); !answer.empty())
+      context.out << "\nThe answer (`ablation-client report " << r.run_id << "` has it all):\n\n"
+                  << answer << std::flush;
+  }
   if (outcome.interrupted) {
     context.err << "interrupted: ";
     if (r.run_id > 0) context.err << "run " << r.run_id << " ";

@@ -17,6 +17,7 @@ namespace ablation::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 std::string ReadFile(const std::string& path) {
@@ -97,6 +98,23 @@ TEST_F(CliE2E, ContradictionsAndMixturesAreRefusedBeforeAnythingIsStored) {
   EXPECT_THAT(refused.err, HasSubstr("note: dtype fp16 was inferred from the name cublas_fp16"));
   auto runs = Client({"runs", "--format", "csv"});
   EXPECT_EQ(runs.out.find('\n'), runs.out.size() - 1) << "only the header: " << runs.out;
+}
+
+// A sweep (and a run) ends with what it answers: its ladder's rungs, each change with its
+// interval, as `report` has them; the rows stay the only output in CSV and JSON.
+TEST_F(CliE2E, ASweepEndsWithItsLaddersAnswer) {
+  auto sweep = Client({"-q", "sweep", "--preset", "ladder-a", "--shape", "256"});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  const size_t answer = sweep.out.find("\nThe answer (`ablation-client report 1` has it all):\n");
+  ASSERT_NE(answer, std::string::npos) << sweep.out;
+  const std::string tail = sweep.out.substr(answer);
+  EXPECT_THAT(tail, HasSubstr("Ladder A: smem -> registers"));
+  EXPECT_THAT(tail, ::testing::ContainsRegex(
+                        "\\| A3 \\| ldmatrix \\|.*\\| A[12] \\| [+-][0-9]+\\.[0-9]% \\["));
+  EXPECT_THAT(tail, Not(HasSubstr("All measurements of the run")));
+  auto csv = Client({"-q", "--format", "csv", "sweep", "--preset", "ladder-a", "--shape", "256"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_THAT(csv.out, Not(HasSubstr("The answer")));
 }
 
 TEST_F(CliE2E, RunsAreNamedTheSameWayEverywhere) {
