@@ -1,6 +1,7 @@
 #include "client/cmd_run.h"
 
 #include "client/cmd_report.h"
+#include "client/cmd_sweep.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -274,7 +275,8 @@ int FollowRun(const v1::RunRequest& request, const CommandContext& context,
 
 RunStreamResult ReadRunStream(grpc::ClientContext& call,
                               grpc::ClientReaderInterface<v1::RunEvent>& reader,
-                              const CommandContext& context, const RunProgress& progress) {
+                              const CommandContext& context, const RunProgress& progress,
+                              int seen_before) {
   std::optional<ScopedSigint> sigint;
   if (context.interrupted == nullptr) sigint.emplace();
   const std::atomic<bool>& interrupted =
@@ -284,6 +286,7 @@ RunStreamResult ReadRunStream(grpc::ClientContext& call,
 
   RunStreamResult r;
   int total = 0;
+  auto started_at = std::chrono::steady_clock::now();  // the run's start, once the stream says
   v1::RunEvent event;
   while (reader.Read(&event)) {
     switch (event.event_case()) {
@@ -311,15 +314,26 @@ RunStreamResult ReadRunStream(grpc::ClientContext& call,
       case v1::RunEvent::EVENT_NOT_SET:
         break;
     }
-    const int seen = static_cast<int>(r.measurements.size());
+    const int seen = seen_before + static_cast<int>(r.measurements.size());
+    if (event.event_case() == v1::RunEvent::kStarted) started_at = std::chrono::steady_clock::now();
     if (progress) {
       progress(event, seen, total);
     } else if (!context.global.quiet) {
       std::string line = ProgressLine(event, seen, total);
+      // The time so far and what is left at this pace, counted from the measurements this stream
+      // saw (a watch that joined late has not seen the earlier ones take their time).
+      const int timed = seen - seen_before;
+      if (event.event_case() == v1::RunEvent::kMeasurement && total > 0 && timed > 0) {
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count();
+        line += " | " + FormatDuration(elapsed) + " elapsed, ETA " +
+                FormatDuration(elapsed / timed * std::max(total - seen, 0));
+      }
       if (!line.empty()) context.err << line << '\n' << std::flush;
     }
   }
-  if (progress) progress(v1::RunEvent(), static_cast<int>(r.measurements.size()), total);
+  if (progress)
+    progress(v1::RunEvent(), seen_before + static_cast<int>(r.measurements.size()), total);
   r.status = reader.Finish();
   canceller.Stop();
   r.outcome.interrupted = canceller.fired();

@@ -63,10 +63,13 @@ struct RunStreamResult {
   std::string failed_reason;
   grpc::Status status;
 };
-// Reads the stream to its end, with progress; Ctrl-C sends CancelRun for the run.
+// Reads the stream to its end, with progress; Ctrl-C sends CancelRun for the run. `seen_before`:
+// measurements the run had stored before the stream began (a watch that joins late counts on
+// from there).
 RunStreamResult ReadRunStream(grpc::ClientContext& call,
                               grpc::ClientReaderInterface<ablation::v1::RunEvent>& reader,
-                              const CommandContext& context, const RunProgress& progress);
+                              const CommandContext& context, const RunProgress& progress,
+                              int seen_before = 0);
 // Prints the measurements and what became of the run; returns the exit code.
 int ReportRunStream(const RunStreamResult& result, const CommandContext& context);
 

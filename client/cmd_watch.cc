@@ -21,10 +21,21 @@ int ExecuteWatch(const WatchOptions& options, const CommandContext& context) {
   std::int64_t run_id = 0;
   ParseRunId(options.run_id, &run_id, false);
   request.set_run_id(run_id);
+  // What the run has stored already: a watch that joins late counts on from there ([65/128],
+  // not [1/128]).
+  int seen_before = 0;
+  {
+    v1::GetRunRequest get;
+    get.set_run_id(run_id);
+    v1::GetRunResponse stored;
+    grpc::ClientContext get_call;
+    SetDeadline(get_call, context.global, kDefaultQueryTimeoutS);
+    if (context.stub.GetRun(&get_call, get, &stored).ok()) seen_before = stored.measurements_size();
+  }
   // No deadline: the run may wait in the queue and then measure for a long time.
   grpc::ClientContext call;
   auto reader = context.stub.WatchRun(&call, request);
-  RunStreamResult result = ReadRunStream(call, *reader, context, nullptr);
+  RunStreamResult result = ReadRunStream(call, *reader, context, nullptr, seen_before);
   if (result.outcome.finished_event && result.status.ok()) {
     // The stream carried only what happened after the watch began: the table shows the whole
     // run, as stored.

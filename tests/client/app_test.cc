@@ -115,6 +115,18 @@ class FakeAblation final : public v1::Ablation::Service {
     return grpc::Status::OK;
   }
 
+  // The queued events, as for RunAblation: what a watch sees after it joins.
+  grpc::Status WatchRun(grpc::ServerContext*, const v1::WatchRunRequest*,
+                        grpc::ServerWriter<v1::RunEvent>* writer) override {
+    std::vector<v1::RunEvent> events;
+    {
+      std::lock_guard lock(mutex_);
+      events = run_events_;
+    }
+    for (const v1::RunEvent& event : events) writer->Write(event);
+    return grpc::Status::OK;
+  }
+
   grpc::Status GetRun(grpc::ServerContext*, const v1::GetRunRequest* request,
                       v1::GetRunResponse* response) override {
     if (request->run_id() == 404) return grpc::Status(grpc::StatusCode::NOT_FOUND, "no run 404");
@@ -336,6 +348,28 @@ TEST_F(AppTest, RunShowsProgressThenTable) {
   EXPECT_TRUE(request.timing().hot_l2());
   // Who asked is the daemon's to say, from the caller's credentials.
   EXPECT_TRUE(request.requested_by().empty());
+}
+
+TEST_F(AppTest, RunProgressSaysTheTimeSoFarAndWhatIsLeft) {
+  QueueEvents({Started(2), Measured("abl_L1_R1_bl0_s3_sw1", "ok", 1.25),
+               Measured("abl_L1_R1_bl0_s4_sw1", "ok", 1.125),
+               Finished(v1::RUN_STATE_SUCCEEDED, 2, 0)});
+  ASSERT_EQ(Run({"run", "--variant", "L1_R1_s3", "-v", "L1_R1_s4"}), kExitOk) << err_;
+  EXPECT_THAT(err_, ::testing::ContainsRegex("\\[1/2\\] abl_L1_R1_bl0_s3_sw1 .* \\| [0-9]+s "
+                                             "elapsed, ETA [0-9]+s\n"));
+  EXPECT_THAT(err_, ::testing::ContainsRegex("\\[2/2\\] .* elapsed, ETA 0s\n"));
+}
+
+// A watch that joins a run half-way counts on from what the run has stored (the fake's GetRun
+// holds 2 measurements), not from 1.
+TEST_F(AppTest, AWatchThatJoinsLateCountsOnFromWhatIsStored) {
+  QueueEvents({Started(4), Measured("abl_L1_R1_bl0_s3_sw1", "ok", 1.25),
+               Measured("abl_L1_R1_bl0_s4_sw1", "ok", 1.125),
+               Finished(v1::RUN_STATE_SUCCEEDED, 4, 0)});
+  ASSERT_EQ(Run({"watch", "7"}), kExitOk) << err_;
+  EXPECT_NE(err_.find("[3/4] abl_L1_R1_bl0_s3_sw1"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("[4/4] abl_L1_R1_bl0_s4_sw1"), std::string::npos) << err_;
+  EXPECT_EQ(err_.find("[1/4]"), std::string::npos) << err_;
 }
 
 TEST_F(AppTest, RunQuietPrintsNoProgress) {
