@@ -92,6 +92,13 @@ int ExecuteCompare(const CompareOptions& options, const CommandContext& context)
   // regression in what both have.
   for (const std::string& why : comparison.incomplete())
     context.err << "error: " << why << "; compare needs two complete runs\n";
+  // Nothing in common compared nothing: that is no "no regression", and a nightly check that
+  // swept another preset must not pass for it.
+  if (comparison.rows().empty()) {
+    context.err << "error: runs " << comparison.run_a() << " and " << comparison.run_b()
+                << " have no successful measurement in common: nothing was compared\n";
+    return kExitUsage;
+  }
   return comparison.regressions() > 0 || !comparison.incomplete().empty() ? kExitFailed : kExitOk;
 }
 

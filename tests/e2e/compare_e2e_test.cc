@@ -92,6 +92,17 @@ TEST_F(CompareE2E, AThrottledSlowerRunIsExplainedAndNotCounted) {
   EXPECT_NEAR(row.cycles_change().estimate(), 0, 1e-4);
 }
 
+// Two complete runs with nothing in common compared nothing: not a pass.
+TEST_F(CompareE2E, RunsWithNothingInCommonAreNoPass) {
+  StartDaemon();
+  ASSERT_EQ(Client({"run", "--variant", "cublas_bf16", "--shape", "256"}).exit_code, 0);
+  ASSERT_EQ(Client({"run", "--variant", "L1_R1_s3", "--shape", "256"}).exit_code, 0);
+  auto compare = Client({"compare", "1", "2"});
+  EXPECT_EQ(compare.exit_code, 2) << compare.out << compare.err;
+  EXPECT_THAT(compare.err, HasSubstr("error: runs 1 and 2 have no successful measurement in "
+                                     "common: nothing was compared"));
+}
+
 TEST_F(CompareE2E, LowClockSamplesAreShownAndExplainTheSlowdown) {
   // Windows of the 10 cycles min_samples asks for (30 over 3 rounds), nothing longer.
   const std::vector<std::string> ten = {"--min-samples", "30", "--window-seconds", "0.000001"};
