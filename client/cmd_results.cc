@@ -1,6 +1,7 @@
 #include "client/cmd_results.h"
 
 #include <algorithm>
+#include <map>
 
 #include "client/dtype.h"
 #include "client/enum_words.h"
@@ -33,6 +34,8 @@ CLI::App* SetupResults(CLI::App& app, ResultsOptions& options) {
   sub->add_option("--limit,-n", options.limit, "At most this many measurements (0: all)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--oldest-first", options.oldest_first,
+                "Oldest first (default: newest first, so that --limit keeps the latest)");
   sub->add_flag("--samples", options.samples, "Include the raw samples (JSON output only)");
   sub->add_flag("--metrics", options.metrics,
                 "Include the hardware counters (run --profile, profile) as columns");
@@ -53,6 +56,7 @@ v1::QueryMeasurementsRequest BuildResultsRequest(const ResultsOptions& options) 
   request.set_status(options.status);
   request.set_include_samples(options.samples);
   request.set_include_counters(options.metrics);
+  request.set_newest_first(!options.oldest_first);
   request.set_page_size(options.limit == 0 ? kMaxPageSize : std::min(kMaxPageSize, options.limit));
   return request;
 }
@@ -91,11 +95,32 @@ int ExecuteResults(const ResultsOptions& options, const CommandContext& context)
       [](const v1::QueryMeasurementsResponse& response) { return response.measurements(); },
       &measurements, &more);
   if (!status.ok()) return ReportRpcError(status, context);
-  context.out << RenderList(context.global.format, measurements,
-                            context.global.format == Format::kCsv ? &MeasurementsWithAllCounters
-                                                                  : &MeasurementsWithCounters);
-  if (more && context.global.format == Format::kTable) {
-    context.err << "showing the first " << options.limit << " measurements; --limit 0 for all\n";
+  if (context.global.format == Format::kCsv) {
+    // Every identifying column: the run, its round and window, the time, and the device (the
+    // run's, asked once per run).
+    std::map<std::int64_t, std::string> device_of;
+    for (const v1::Measurement& m : measurements) {
+      if (device_of.count(m.run_id())) continue;
+      v1::GetRunRequest get;
+      get.set_run_id(m.run_id());
+      v1::GetRunResponse run;
+      grpc::ClientContext call;
+      SetDeadline(call, context.global, kDefaultQueryTimeoutS);
+      device_of[m.run_id()] =
+          context.stub.GetRun(&call, get, &run).ok() ? run.run().device().uuid() : "";
+    }
+    Table table = MeasurementsWithAllCounters(measurements);
+    table.columns.insert(table.columns.begin() + 1, Column{"device_uuid", "device"});
+    for (size_t i = 0; i < table.rows.size(); ++i)
+      table.rows[i].insert(table.rows[i].begin() + 1, Cell(device_of[measurements[i].run_id()]));
+    context.out << RenderTableAs(Format::kCsv, table);
+  } else {
+    context.out << RenderList(context.global.format, measurements, &MeasurementsWithCounters);
+  }
+  // Cut short by the limit: said on stderr whatever the format (CSV and JSON stay the data).
+  if (more) {
+    context.err << "showing the " << (options.oldest_first ? "first " : "latest ") << options.limit
+                << " measurements; --limit 0 for all\n";
   }
   return kExitOk;
 }

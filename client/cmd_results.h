@@ -18,6 +18,7 @@ struct ResultsOptions {
   std::string until;
   ablation::v1::MeasurementStatus status = ablation::v1::MEASUREMENT_STATUS_UNSPECIFIED;  // any
   int limit = 100;                                                                        // 0: all
+  bool oldest_first = false;  // default: newest first
   bool samples = false;
   bool metrics = false;  // the hardware counters of each measurement, as columns
 };

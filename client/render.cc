@@ -69,28 +69,43 @@ Table VariantsTable(const std::vector<v1::Variant>& variants) {
   return table;
 }
 
-Table MeasurementsTable(const std::vector<v1::Measurement>& measurements) {
-  const bool any_verified =
-      std::any_of(measurements.begin(), measurements.end(),
-                  [](const v1::Measurement& m) { return !Verification(m).empty(); });
+Table MeasurementsTable(const std::vector<v1::Measurement>& measurements, bool every_column) {
+  // A table shows the columns its rows use; CSV (every_column) has the same columns whatever the
+  // rows hold, with what identifies each row first, so that a script reads every file alike.
+  const bool any_verified = every_column || std::any_of(measurements.begin(), measurements.end(),
+                                                        [](const v1::Measurement& m) {
+                                                          return !Verification(m).empty();
+                                                        });
   // Rates only micro-benchmarks model (smem2reg): their columns appear when a row has them.
-  const bool any_bytes =
-      std::any_of(measurements.begin(), measurements.end(),
-                  [](const v1::Measurement& m) { return m.bytes_per_second() > 0; });
-  const bool any_loads =
-      std::any_of(measurements.begin(), measurements.end(),
-                  [](const v1::Measurement& m) { return m.fragment_loads_per_second() > 0; });
+  const bool any_bytes = every_column || std::any_of(measurements.begin(), measurements.end(),
+                                                     [](const v1::Measurement& m) {
+                                                       return m.bytes_per_second() > 0;
+                                                     });
+  const bool any_loads = every_column || std::any_of(measurements.begin(), measurements.end(),
+                                                     [](const v1::Measurement& m) {
+                                                       return m.fragment_loads_per_second() > 0;
+                                                     });
   // The regime and the clock beside every figure (rows stored before regimes have neither).
-  const bool any_regime =
-      std::any_of(measurements.begin(), measurements.end(),
-                  [](const v1::Measurement& m) { return m.regime() != v1::REGIME_UNSPECIFIED; });
-  const bool any_clock =
-      std::any_of(measurements.begin(), measurements.end(),
-                  [](const v1::Measurement& m) { return m.stats().has_median_sm_mhz(); });
-  const bool any_peak = std::any_of(measurements.begin(), measurements.end(),
-                                    [](const v1::Measurement& m) { return m.has_peak_share(); });
+  const bool any_regime = every_column || std::any_of(measurements.begin(), measurements.end(),
+                                                      [](const v1::Measurement& m) {
+                                                        return m.regime() != v1::REGIME_UNSPECIFIED;
+                                                      });
+  const bool any_clock = every_column || std::any_of(measurements.begin(), measurements.end(),
+                                                     [](const v1::Measurement& m) {
+                                                       return m.stats().has_median_sm_mhz();
+                                                     });
+  const bool any_peak =
+      every_column || std::any_of(measurements.begin(), measurements.end(),
+                                  [](const v1::Measurement& m) { return m.has_peak_share(); });
   Table table;
-  table.columns = {{"variant", "variant"}, {"dtype", "dtype"}, {"shape", "shape"}};
+  if (every_column)
+    table.columns = {{"run_id", "run", Align::kRight},
+                     {"round", "round", Align::kRight},
+                     {"window", "window", Align::kRight},
+                     {"created_at", "created"}};
+  for (Column c :
+       std::vector<Column>{{"variant", "variant"}, {"dtype", "dtype"}, {"shape", "shape"}})
+    table.columns.push_back(c);
   if (any_regime) table.columns.push_back({"regime", "regime"});
   table.columns.push_back({"median_ms", "median ms", Align::kRight});
   table.columns.push_back({"noise_pct", "noise %", Align::kRight});
@@ -106,9 +121,15 @@ Table MeasurementsTable(const std::vector<v1::Measurement>& measurements) {
   table.columns.push_back({"status", "status"});
   if (any_verified) table.columns.push_back({"verification", "verified"});
   table.columns.push_back({"error", "error"});
+  if (every_column) table.columns.push_back({"user_build_id", "build", Align::kRight});
   for (const v1::Measurement& m : measurements) {
     const bool timed = m.stats().samples() > 0;
-    std::vector<Cell> row = {m.variant(), m.dtype(), FormatShape(m.shape())};
+    std::vector<Cell> row;
+    if (every_column) {
+      row = {Cell(Int(m.run_id()), Int(m.run_id())), Cell(Int(m.round()), Int(m.round())),
+             Cell(Int(m.window()), Int(m.window())), Cell(FormatTimeMs(m.created_at_ms()))};
+    }
+    row.insert(row.end(), {Cell(m.variant()), Cell(m.dtype()), Cell(FormatShape(m.shape()))});
     if (any_regime) row.emplace_back(RegimeLabel(m));
     row.push_back(Number(timed, FormatMs(m.stats().median_ms()), m.stats().median_ms()));
     row.push_back(Number(timed, FormatFixed(m.stats().noise() * 100, 2), m.stats().noise() * 100));
@@ -135,6 +156,7 @@ Table MeasurementsTable(const std::vector<v1::Measurement>& measurements) {
     row.emplace_back(EnumWord(m.status()));
     if (any_verified) row.emplace_back(Verification(m));
     row.emplace_back(m.error());
+    if (every_column) row.push_back(Cell(Int(m.user_build_id()), Int(m.user_build_id())));
     table.rows.push_back(std::move(row));
   }
   return table;

@@ -16,7 +16,8 @@ namespace ablation::client {
 
 // ---- the API's messages as tables
 Table VariantsTable(const std::vector<ablation::v1::Variant>& variants);
-Table MeasurementsTable(const std::vector<ablation::v1::Measurement>& measurements);
+Table MeasurementsTable(const std::vector<ablation::v1::Measurement>& measurements,
+                        bool every_column = false);
 // "sustained", "burst (not settled)" where the regime's condition did not hold; "-" for a row
 // stored before regimes.
 std::string RegimeLabel(const ablation::v1::Measurement& m);

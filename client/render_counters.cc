@@ -111,7 +111,8 @@ void AppendCounterColumns(Table& table, const std::vector<Counters>& rows,
 }
 
 Table WithCounters(const std::vector<v1::Measurement>& measurements, bool all) {
-  Table table = MeasurementsTable(measurements);
+  // `all` is CSV's form: every column, whatever the rows hold.
+  Table table = MeasurementsTable(measurements, all);
   const bool any = std::any_of(measurements.begin(), measurements.end(), [](const auto& m) {
     return !m.counters().empty() || !m.counters_note().empty();
   });

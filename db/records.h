@@ -79,10 +79,11 @@ struct MeasurementFilter {
   int32_t page_size = 0;   // <= 0: 100; at most 1000
   std::string page_token;  // from a previous MeasurementPage with the same filter
   bool include_samples = false;
+  bool newest_first = false;  // id descending (a limit keeps the latest rows)
 };
 
 struct MeasurementPage {
-  std::vector<v1::Measurement> measurements;  // oldest first (id ascending)
+  std::vector<v1::Measurement> measurements;  // oldest first (id ascending), or newest first
   std::string next_page_token;                // empty: no more
 };
 

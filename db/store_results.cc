@@ -136,13 +136,20 @@ MeasurementPage Store::QueryMeasurements(const MeasurementFilter& f) {
       f.status == v1::MEASUREMENT_STATUS_UNSPECIFIED ? "" : StatusText(f.status);
   const int32_t page_size = internal::PageSize(f.page_size, internal::kDefaultMeasurementPageSize);
   // The status's text, as when statuses were strings: tokens handed out before stay valid.
+  // Newest first is another order: its tokens are its own (and the oldest-first tokens handed
+  // out before it existed stay valid).
+  const std::string m = std::to_string(f.m), n = std::to_string(f.n), k = std::to_string(f.k),
+                    run = std::to_string(f.run_id), since = std::to_string(f.since_ms),
+                    until = std::to_string(f.until_ms);
   const uint64_t fingerprint =
-      FilterFingerprint({f.variant_glob, f.dtype, std::to_string(f.m), std::to_string(f.n),
-                         std::to_string(f.k), std::to_string(f.run_id), f.tag,
-                         std::to_string(f.since_ms), std::to_string(f.until_ms), status});
+      f.newest_first
+          ? FilterFingerprint({f.variant_glob, f.dtype, m, n, k, run, f.tag, since, until, status,
+                               "newest first"})
+          : FilterFingerprint({f.variant_glob, f.dtype, m, n, k, run, f.tag, since, until, status});
   Where where;
   if (!f.page_token.empty()) {
-    where.Add("measurements.id > ?", DecodePageToken(f.page_token, 'm', fingerprint));
+    where.Add(f.newest_first ? "measurements.id < ?" : "measurements.id > ?",
+              DecodePageToken(f.page_token, 'm', fingerprint));
   }
   // A pattern is matched against the few hundred names ever measured (measured_variants, v8),
   // not against every row: one that matches none of them ends here, before any scan.
@@ -167,8 +174,9 @@ MeasurementPage Store::QueryMeasurements(const MeasurementFilter& f) {
   if (!status.empty()) where.Add("measurements.status = ?", status);
   // Each combination of filters is its own SQL text and so its own cached statement: at most
   // 2^11, in practice a handful; each gets a plan that uses the index its filters allow.
-  const std::string sql =
-      MeasurementSelect(f.include_samples) + where.Sql() + " ORDER BY measurements.id LIMIT ?";
+  const std::string sql = MeasurementSelect(f.include_samples) + where.Sql() +
+                          (f.newest_first ? " ORDER BY measurements.id DESC LIMIT ?"
+                                          : " ORDER BY measurements.id LIMIT ?");
 
   std::lock_guard lock(mutex_);
   MeasurementPage page;

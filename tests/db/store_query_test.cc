@@ -1,6 +1,8 @@
 // The Store's measurement queries: each filter, pagination, and the refusals, over a data set
 // across three runs, variants, dtypes, shapes, statuses and times.
 #include <gmock/gmock.h>
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -77,7 +79,9 @@ class QueryTest : public StoreTest {
       const MeasurementPage page = store_->QueryMeasurements(filter);
       EXPECT_LE(static_cast<int32_t>(page.measurements.size()), page_size);
       for (const auto& x : page.measurements) {
-        EXPECT_TRUE(ids.empty() || x.id() > ids.back()) << "ids out of order or repeated";
+        EXPECT_TRUE(ids.empty() ||
+                    (filter.newest_first ? x.id() < ids.back() : x.id() > ids.back()))
+            << "ids out of order or repeated";
         ids.push_back(x.id());
       }
       if (page.next_page_token.empty()) return ids;
@@ -103,6 +107,26 @@ class QueryTest : public StoreTest {
 
 TEST_F(QueryTest, NoFilterReturnsEverythingInIdOrder) {
   EXPECT_EQ(QueryAll({}), Expected([](auto&) { return true; }));
+}
+
+// Newest first, page after page, with a filter: the same rows in the reverse order, and its page
+// tokens are its own (an oldest-first token is refused, not misread).
+TEST_F(QueryTest, NewestFirstPagesThroughTheSameRowsInReverse) {
+  MeasurementFilter f;
+  f.variant_glob = "abl_*_s3_*";
+  std::vector<int64_t> expected = Expected([](const v1::Measurement& x) {
+    return x.variant().starts_with("abl_") && x.variant().find("_s3_") != std::string::npos;
+  });
+  std::reverse(expected.begin(), expected.end());
+  f.newest_first = true;
+  EXPECT_EQ(QueryAll(f, 5), expected);
+  MeasurementFilter oldest = f;
+  oldest.newest_first = false;
+  oldest.page_size = 5;
+  const auto page = store_->QueryMeasurements(oldest);
+  ASSERT_FALSE(page.next_page_token.empty());
+  f.page_token = page.next_page_token;
+  EXPECT_THROW(store_->QueryMeasurements(f), std::exception);
 }
 
 TEST_F(QueryTest, VariantGlob) {

@@ -4,6 +4,7 @@
 // with a warning); -o FILE; the bash completion offers the daemon's own variant names.
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -47,11 +48,19 @@ class CliE2E : public ::testing::Test {
     std::vector<std::string> dtypes;
     std::istringstream in(r.out);
     std::string line;
-    std::getline(in, line);  // header: variant,dtype,...
+    auto fields = [](const std::string& text) {
+      std::vector<std::string> out;
+      std::istringstream cells(text);
+      std::string cell;
+      while (std::getline(cells, cell, ',')) out.push_back(cell);
+      return out;
+    };
+    std::getline(in, line);  // the header: the column named dtype
+    const std::vector<std::string> header = fields(line.substr(0, line.find('\r')));
+    const size_t column = size_t(std::find(header.begin(), header.end(), "dtype") - header.begin());
     while (std::getline(in, line)) {
-      const std::size_t a = line.find(','), b = line.find(',', a + 1);
-      if (a != std::string::npos && b != std::string::npos)
-        dtypes.push_back(line.substr(a + 1, b - a - 1));
+      const std::vector<std::string> row = fields(line);
+      if (column < row.size()) dtypes.push_back(row[column]);
     }
     return dtypes;
   }
@@ -117,6 +126,28 @@ TEST_F(CliE2E, ASweepEndsWithItsLaddersAnswer) {
   EXPECT_THAT(csv.out, Not(HasSubstr("The answer")));
 }
 
+// CSV for scripts: the same columns whatever the rows hold, what identifies each row first, the
+// newest rows first (a limit keeps the latest), and a notice on stderr when the limit cut it.
+TEST_F(CliE2E, ResultsCsvHasEveryIdentifyingColumnNewestFirstAndSaysWhenCut) {
+  ASSERT_EQ(Client({"-q", "run", "-v", "cublas_bf16", "-s", "256"}).exit_code, 0);
+  ASSERT_EQ(Client({"-q", "run", "-v", "L1_R1_s3", "-s", "256", "--verify"}).exit_code, 0);
+  auto latest = Client({"--format", "csv", "results", "--limit", "1"});
+  ASSERT_EQ(latest.exit_code, 0) << latest.err;
+  const std::string header = latest.out.substr(0, latest.out.find("\r\n"));
+  EXPECT_THAT(header, StartsWith("run_id,device_uuid,round,window,created_at,variant,dtype,shape,"
+                                 "regime,"));
+  EXPECT_THAT(latest.out, HasSubstr("\r\n2,"));  // run 2's row: the newest
+  EXPECT_THAT(latest.out, HasSubstr(",abl_L1_R1_bl0_s3_sw1,"));
+  EXPECT_THAT(latest.err, HasSubstr("showing the latest 1 measurements; --limit 0 for all"));
+  // The other run's rows (no verification) have the same columns.
+  auto first = Client({"--format", "csv", "results", "1"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(first.out.substr(0, first.out.find("\r\n")), header);
+  auto oldest = Client({"--format", "csv", "results", "--limit", "1", "--oldest-first"});
+  EXPECT_THAT(oldest.out, HasSubstr("\r\n1,"));
+  EXPECT_THAT(oldest.err, HasSubstr("showing the first 1 measurements"));
+}
+
 TEST_F(CliE2E, RunsAreNamedTheSameWayEverywhere) {
   ASSERT_EQ(Client({"-q", "run", "-v", "cublas_bf16", "-s", "256", "--tag", "first"}).exit_code, 0);
   auto show = Client({"show", "1"});
@@ -144,7 +175,8 @@ TEST_F(CliE2E, OutputFileAndFormatFlag) {
   EXPECT_THAT(ReadFile(html), StartsWith("<!DOCTYPE html>"));
   const std::string csv = dir_ + "/results.csv";
   ASSERT_EQ(Client({"results", "-f", "csv", "-o", csv}).exit_code, 0);
-  EXPECT_THAT(ReadFile(csv), StartsWith("variant,dtype,"));
+  EXPECT_THAT(ReadFile(csv),
+              StartsWith("run_id,device_uuid,round,window,created_at,variant,dtype,"));
   EXPECT_EQ(Client({"results", "-f", "html"}).exit_code, 2);
 }
 

@@ -45,6 +45,7 @@ Status ToMeasurementFilter(const v1::QueryMeasurementsRequest& r, db::Measuremen
   f->page_size = r.page_size();
   f->page_token = r.page_token();
   f->include_samples = r.include_samples();
+  f->newest_first = r.newest_first();
   return Status::Ok();
 }
 
