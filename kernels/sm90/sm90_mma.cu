@@ -5,20 +5,19 @@
 namespace ablation::kernels::sm90 {
 namespace {
 
-template <class Cfg>
+template <Knobs K>
 const void* MmaKernel(DType d) {
-  return d == DType::kBF16 ? reinterpret_cast<const void*>(&Sm90MmaKernel<Cfg>) : nullptr;
+  return d == DType::kBF16 ? reinterpret_cast<const void*>(&Sm90MmaKernel<K>) : nullptr;
 }
 
-// The ladder's mma.sync rungs: 2x4 warps of 64x64, fragments loaded across stages (measured
-// against the plain order and other warp layouts in notes/gpu-runs.md).
+// The ladder's mma.sync rungs: the knobs' defaults, 2x4 warps of 64x64, fragments loaded across
+// stages (measured against the plain order and other warp layouts in notes/gpu-runs.md).
 template <int kIndex>
 void Bind(Registry& registry) {
   constexpr Rung R = kRungs[kIndex];
-  using Cfg = MmaConfig<R.mainloop == Mainloop::kMmaTma, 2, 4, true, R.epilogue == Epilogue::kWide>;
   if (Variant* v = registry.FindMutable(R.name)) {
-    v->launch = &LaunchMma<Cfg>;
-    v->kernel = &MmaKernel<Cfg>;
+    v->launch = &LaunchMma<R.knobs>;
+    v->kernel = &MmaKernel<R.knobs>;
   }
 }
 

@@ -5,20 +5,17 @@
 namespace ablation::kernels::sm90 {
 namespace {
 
-template <class Cfg>
+template <Knobs K>
 const void* WgmmaKernel(DType d) {
-  return d == DType::kBF16 ? reinterpret_cast<const void*>(&Sm90WgmmaKernel<Cfg>) : nullptr;
+  return d == DType::kBF16 ? reinterpret_cast<const void*>(&Sm90WgmmaKernel<K>) : nullptr;
 }
 
 template <int kIndex>
 void Bind(Registry& registry) {
   constexpr Rung R = kRungs[kIndex];
-  using Cfg =
-      WgmmaConfig<R.warp_specialized, R.persistent, R.cluster_m, R.grouped_order, R.pending,
-                  R.epilogue, R.stream_k, R.cluster_n, kStreamKMaxFullQuarters, R.overlap_epilogue>;
   if (Variant* v = registry.FindMutable(R.name)) {
-    v->launch = &LaunchWgmma<Cfg>;
-    v->kernel = &WgmmaKernel<Cfg>;
+    v->launch = &LaunchWgmma<R.knobs>;
+    v->kernel = &WgmmaKernel<R.knobs>;
   }
 }
 
