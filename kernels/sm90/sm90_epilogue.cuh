@@ -4,7 +4,8 @@
 // and one for overlap_epilogue; EpilogueOf<K> picks it. Every policy has the same face:
 //   Store(d, m0, n0)            the tile's accumulators are final: write (or hold) them;
 //   OverlapWithKTiles(kt, ke, f)  at a tile's start, before its k-tile loop (f(kt) runs k-tile kt);
-//   Finish()                    once, after the last tile.
+//   Finish(t)                   once, after the last tile (t: the thread's index in the
+//                               warpgroup).
 // Used by Sm90WgmmaKernel (sm90_wgmma.cuh).
 #pragma once
 
@@ -65,7 +66,7 @@ struct WideStoreEpilogue {
     }
   }
 
-  __device__ __forceinline__ void Finish() {}
+  __device__ __forceinline__ void Finish(int) {}
 
   /// One of four words by a run-time index, as selects.
   __device__ __forceinline__ static uint32_t Pick(const uint32_t (&w)[4], int i) {
@@ -98,8 +99,8 @@ struct TmaStoreEpilogue {
     StoreAll(w, buffers + cw * 2 * kStoreChunkBytes, map_c, m0, n0, cw);
   }
 
-  __device__ __forceinline__ void Finish() {
-    if ((threadIdx.x & 127) == 0) TmaStoreWaitAll();  // the buffers outlive the last store
+  __device__ __forceinline__ void Finish(int t) {
+    if (t == 0) TmaStoreWaitAll();  // the buffers outlive the last store
   }
 
   /// The accumulators packed two by two: w[i] = bf16x2(d[2i], d[2i+1]).
@@ -186,9 +187,9 @@ struct OverlappedTmaStoreEpilogue {
     held_n0 = n0;
   }
 
-  __device__ __forceinline__ void Finish() {
+  __device__ __forceinline__ void Finish(int t) {
     if (holding) TmaStoreEpilogue::StoreAll(held, mine, map_c, held_m0, held_n0, cw);
-    if ((threadIdx.x & 127) == 0) TmaStoreWaitAll();  // the buffers outlive the last store
+    if (t == 0) TmaStoreWaitAll();  // the buffers outlive the last store
   }
 };
 

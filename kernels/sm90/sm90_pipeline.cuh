@@ -17,9 +17,11 @@ namespace ablation::kernels::sm90 {
 
 /// A k-tile's place in the ring of stages: the stage, and the parity of the ring's round (the
 /// mbarrier phase its wait names). Producer and consumers each keep one and advance it per k-tile.
+/// The order of the fields and of Advance's updates is the one the ladder's kernels were measured
+/// with: it decides the order of the compiler's phis and selects (tools/sm90_ptx_compare.py).
 struct PipelineState {
-  int stage = 0;
   uint32_t phase = 0;
+  int stage = 0;
 
   __device__ __forceinline__ void Advance() {
     if (++stage == kStages) {
@@ -106,10 +108,10 @@ struct ConsumerPipeline {
   uint32_t full_at;
   uint32_t empty_remote[kWriters];
   int lane;
-  int held = -1;  ///< the stage of the batch left running (pending 1), or -1
 
-  __device__ __forceinline__ explicit ConsumerPipeline(const TmaPipeline<K>& p)
-      : empty(p.empty), full_at(SmemAddr(p.full)), lane(threadIdx.x & 31) {
+  /// `lane_`: this thread's lane in its warp.
+  __device__ __forceinline__ ConsumerPipeline(const TmaPipeline<K>& p, int lane_)
+      : empty(p.empty), full_at(SmemAddr(p.full)), lane(lane_) {
     const uint32_t empty_at = SmemAddr(p.empty);
     if constexpr (K.cluster_n == 2) {
       const uint32_t r = ClusterCtaRank();
@@ -127,23 +129,29 @@ struct ConsumerPipeline {
     MbarWaitAt(full_at + st.stage * 8, st.phase);
   }
 
+  /// A tile's release lag (pending 1): the stage whose wgmma batch is still running, or -1.
+  /// Made at the tile's start (BeginTile) and kept in the tile's scope.
+  struct Lag {
+    int held = -1;
+  };
+
+  /// At a tile's start: no batch of it is running yet.
+  __device__ __forceinline__ Lag BeginTile() const { return Lag{}; }
+
   /// After the batch reading the stage of `st` is issued: releases the stage no batch reads any
   /// more, this one's (pending 0) or the one before's (pending 1: that batch has finished).
-  __device__ __forceinline__ void ReleaseAfterIssue(const PipelineState& st) {
+  __device__ __forceinline__ void ReleaseAfterIssue(const PipelineState& st, Lag& lag) const {
     if constexpr (K.pending == 0) {
       Release(st.stage);
     } else {
-      if (held >= 0) Release(held);
-      held = st.stage;
+      if (lag.held >= 0) Release(lag.held);
+      lag.held = st.stage;
     }
   }
 
   /// After a tile's last batch has finished (pending 1: WgmmaMainloop::Finish): releases its stage.
-  __device__ __forceinline__ void ReleaseHeld() {
-    if constexpr (K.pending > 0) {
-      Release(held);
-      held = -1;
-    }
+  __device__ __forceinline__ void ReleaseHeld(const Lag& lag) const {
+    if constexpr (K.pending > 0) Release(lag.held);
   }
 
   /// Releases stage `rs` once this warp's wgmma have read it, to every producer that writes into

@@ -203,11 +203,10 @@ struct TileScheduler {
   /// stream-K unit `sku` (-1: a whole unit, nothing to do). Not the unit's last k-tiles: leaves
   /// the partial sum for the cluster that has them and returns false (nothing to store). Else
   /// adds the partials of the k-tiles before kb, in the order of the clusters, and returns true.
-  __device__ __forceinline__ bool FixUp(float (&d)[128], int sku, int kb, int ke, int rank,
-                                        int cw) const {
+  __device__ __forceinline__ bool FixUp(float (&d)[128], int sku, int kb, int ke, int rank, int cw,
+                                        int t) const {
     if constexpr (K.stream_k) {
       if (sku >= 0) {
-        const int t = threadIdx.x & 127;
         const int slot = ScheduleOf().SlotOf(sku, kb);
         if (ke < kt_count) {
           const int64_t at = PartialIndex(sku, rank, slot, cw);

@@ -135,39 +135,44 @@ __global__ void __launch_bounds__(K.Threads(), 1)
       sched.ForEachWork([&](int unit, int kb, int ke, int) {
         int m0, n0;
         sched.TileOf(unit, rank, &m0, &n0);
-        for (int kt = kb; kt < ke; ++kt) {
+        // One k-tile per call, as the consumers' k_tile below (it keeps the compiled code the
+        // rungs were measured with).
+        auto load = [&](int kt) {
           pipe.ProducerAcquire(st);
           pipe.ProducerLoad(st, &map_a, &map_b, kt, m0, n0, rank);
           st.Advance();
-        }
+        };
+        for (int kt = kb; kt < ke; ++kt) load(kt);
       });
     }
   } else {
     // The two consumer warpgroups: wgmma on each full stage, the epilogue per tile.
     SetMaxNRegInc<232>();
     const int cw = WarpUniform(wg) - 1;
+    const int t = threadIdx.x & 127, lane = threadIdx.x & 31;
     const WgmmaMainloop<K> mainloop(smem, cw);
-    ConsumerPipeline<K> consumer(pipe);
+    const ConsumerPipeline<K> consumer(pipe, lane);
     Epilogue epilogue(c, n, store_buffers, &map_c, cw);
     float d[128] = {};
     PipelineState st;
     sched.ForEachWork([&](int unit, int kb, int ke, int sku) {
       int m0, n0;
       sched.TileOf(unit, rank, &m0, &n0);
+      auto lag = consumer.BeginTile();
       auto k_tile = [&](int kt) {
         consumer.Wait(st);
         mainloop.Mma(d, st.stage, kt > kb);
-        consumer.ReleaseAfterIssue(st);
+        consumer.ReleaseAfterIssue(st, lag);
         st.Advance();
       };
       int kt = kb;
       epilogue.OverlapWithKTiles(kt, ke, k_tile);
       for (; kt < ke; ++kt) k_tile(kt);
       mainloop.Finish(d);
-      consumer.ReleaseHeld();
-      if (sched.FixUp(d, sku, kb, ke, rank, cw)) epilogue.Store(d, m0, n0);
+      consumer.ReleaseHeld(lag);
+      if (sched.FixUp(d, sku, kb, ke, rank, cw, t)) epilogue.Store(d, m0, n0);
     });
-    epilogue.Finish();
+    epilogue.Finish(t);
   }
   if constexpr (K.cluster_m > 1) {
     ClusterSync();  // no CTA leaves while its peer may still write into it or arrive on it
