@@ -197,3 +197,12 @@ inline constexpr int64_t SmemBytes(Epilogue e) {
 }
 
 }  // namespace ablation::kernels::sm90
+
+// nvcc 13.0's host stubs of a kernel with a class-type template argument (Sm90MmaKernel<K>,
+// Sm90WgmmaKernel<K>) spell that argument's type by its mangled name, which nvcc declares only for
+// the types of kernel parameters; without this alias every object build of a kernel taking Knobs
+// fails in the stub ("_ZN8ablation7kernels4sm905KnobsE was not declared"). Host pass only: the
+// device code (and its PTX) does not see it.
+#if defined(__CUDACC__) && !defined(__CUDA_ARCH__)
+using _ZN8ablation7kernels4sm905KnobsE = ::ablation::kernels::sm90::Knobs;
+#endif
