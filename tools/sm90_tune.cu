@@ -25,16 +25,8 @@ namespace {
 
 using Launch = ablation::kernels::LaunchFn;
 using sm90::Knobs;
-
-/// `base` with the changes `change` makes to a copy of it.
-template <class F>
-consteval Knobs With(Knobs base, F change) {
-  change(base);
-  return base;
-}
-
-/// The rung's knobs by id.
-consteval Knobs Of(std::string_view id) { return sm90::RungById(id).knobs; }
+using sm90::With;
+namespace rung = sm90::rung_knobs;
 
 /// True when `k` is no rung's knobs (a configuration that only the tuning tool times).
 consteval bool NotARung(const Knobs& k) {
@@ -60,23 +52,24 @@ struct Config {
 };
 
 constexpr Config kConfigs[] = {
-    {"M1 with 3 stages", With(Of("M1"), [](Knobs& k) { k.stages = 3; })},
-    {"M1 as 128x128, 3 stages, 2 CTAs/SM", With(Of("M1"), kTile128)},
-    {"H1 as 128x128, 3 stages, 2 CTAs/SM", With(Of("H1"), kTile128)},
-    {"H8 with 2x2 clusters", With(Of("H8"), [](Knobs& k) { k.cluster_n = 2; })},
+    {"M1 with 3 stages", With(rung::kM1, [](Knobs& k) { k.stages = 3; })},
+    {"M1 as 128x128, 3 stages, 2 CTAs/SM", With(rung::kM1, kTile128)},
+    {"H1 as 128x128, 3 stages, 2 CTAs/SM", With(rung::kH1, kTile128)},
+    {"H8 with 2x2 clusters", With(rung::kH8, [](Knobs& k) { k.cluster_n = 2; })},
     {"H8 + epilogue overlapped with the next tile",
-     With(Of("H8"), [](Knobs& k) { k.overlap_epilogue = true; })},
+     With(rung::kH8, [](Knobs& k) { k.overlap_epilogue = true; })},
     {"H9 with stream-K whatever the last round",
-     With(Of("H9"), [](Knobs& k) { k.sk_max_full_quarters = 4; })},
-    {"H9 with 2x2 clusters (A multicast too)", With(Of("H9"), [](Knobs& k) { k.cluster_n = 2; })},
+     With(rung::kH9, [](Knobs& k) { k.sk_max_full_quarters = 4; })},
+    {"H9 with 2x2 clusters (A multicast too)", With(rung::kH9, [](Knobs& k) { k.cluster_n = 2; })},
     {"H10 with stream-K whatever the last round",
-     With(Of("H10"), [](Knobs& k) { k.sk_max_full_quarters = 4; })},
-    {"H10 with groups of 4 unit rows", With(Of("H10"), [](Knobs& k) { k.group_rows = 4; })},
-    {"H10 with groups of 16 unit rows", With(Of("H10"), [](Knobs& k) { k.group_rows = 16; })},
-    {"H10 with groups of 2 unit rows", With(Of("H10"), [](Knobs& k) { k.group_rows = 2; })},
-    {"H10 on 128 CTAs (64 clusters)", With(Of("H10"), [](Knobs& k) { k.max_ctas = 128; })},
-    {"H10 with row order", With(Of("H10"), [](Knobs& k) { k.grouped_order = false; })},
-    {"H10 with 2x2 clusters (A multicast too)", With(Of("H10"), [](Knobs& k) { k.cluster_n = 2; })},
+     With(rung::kH10, [](Knobs& k) { k.sk_max_full_quarters = 4; })},
+    {"H10 with groups of 4 unit rows", With(rung::kH10, [](Knobs& k) { k.group_rows = 4; })},
+    {"H10 with groups of 16 unit rows", With(rung::kH10, [](Knobs& k) { k.group_rows = 16; })},
+    {"H10 with groups of 2 unit rows", With(rung::kH10, [](Knobs& k) { k.group_rows = 2; })},
+    {"H10 on 128 CTAs (64 clusters)", With(rung::kH10, [](Knobs& k) { k.max_ctas = 128; })},
+    {"H10 with row order", With(rung::kH10, [](Knobs& k) { k.grouped_order = false; })},
+    {"H10 with 2x2 clusters (A multicast too)",
+     With(rung::kH10, [](Knobs& k) { k.cluster_n = 2; })},
 };
 
 /// No configuration is a rung (the rungs are timed through the registry) or another one.

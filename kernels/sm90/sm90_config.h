@@ -83,6 +83,29 @@ struct Knobs {
   }
 };
 
+/// `base` with the changes `change` makes to a copy of it: a rung's knobs from the rung before's,
+/// a configuration of the tuning tool from a rung's.
+template <class F>
+consteval Knobs With(Knobs base, F change) {
+  change(base);
+  return base;
+}
+
+/// The rungs' knobs, each the rung before's with its one change (kRungs below).
+namespace rung_knobs {
+inline constexpr Knobs kM1 = {.mainloop = Mainloop::kMmaCpAsync};
+inline constexpr Knobs kH1 = With(kM1, [](Knobs& k) { k.mainloop = Mainloop::kMmaTma; });
+inline constexpr Knobs kH2 = With(kH1, [](Knobs& k) { k.mainloop = Mainloop::kWgmma; });
+inline constexpr Knobs kH3 = With(kH2, [](Knobs& k) { k.warp_specialized = true; });
+inline constexpr Knobs kH4 = With(kH3, [](Knobs& k) { k.persistent = true; });
+inline constexpr Knobs kH5 = With(kH4, [](Knobs& k) { k.cluster_m = 2; });
+inline constexpr Knobs kH6 = With(kH5, [](Knobs& k) { k.pending = 1; });
+inline constexpr Knobs kH7 = With(kH6, [](Knobs& k) { k.grouped_order = true; });
+inline constexpr Knobs kH8 = With(kH7, [](Knobs& k) { k.epilogue = Epilogue::kTmaStore; });
+inline constexpr Knobs kH9 = With(kH8, [](Knobs& k) { k.stream_k = true; });
+inline constexpr Knobs kH10 = With(kH9, [](Knobs& k) { k.overlap_epilogue = true; });
+}  // namespace rung_knobs
+
 struct Rung {
   std::string_view name;  ///< canonical variant name
   std::string_view id;    ///< ladder id: M1, H1, ...
@@ -95,82 +118,47 @@ struct Rung {
 // writes C with 16-byte stores (part of the mma.sync ceiling, kept so that no later rung changes
 // two things). kernels/sm90/README.md says where each rung's change is in the code.
 inline constexpr std::array<Rung, 11> kRungs = {{
-    {"sm90_m1_mma",
-     "M1",
+    {"sm90_m1_mma", "M1",
      "mma.sync ceiling: 128x256x64 tile, 8 warps of 64x64, 4 cp.async stages (each thread's "
      "copy addresses planned once per block), ldmatrix fragments double-buffered in registers "
      "across k-steps and into the next stage, 16-byte epilogue stores (a 4x4 transpose by "
      "shuffles in each lane quad)",
-     {.mainloop = Mainloop::kMmaCpAsync}},
-    {"sm90_h1_tma",
-     "H1",
-     "TMA loads on an mbarrier replace cp.async (mma.sync kept)",
-     {.mainloop = Mainloop::kMmaTma}},
-    {"sm90_h2_wgmma",
-     "H2",
+     rung_knobs::kM1},
+    {"sm90_h1_tma", "H1", "TMA loads on an mbarrier replace cp.async (mma.sync kept)",
+     rung_knobs::kH1},
+    {"sm90_h2_wgmma", "H2",
      "wgmma m64n256k16 from shared memory replaces ldmatrix + mma.sync (two warpgroups)",
-     {.mainloop = Mainloop::kWgmma}},
-    {"sm90_h3_ws",
-     "H3",
+     rung_knobs::kH2},
+    {"sm90_h3_ws", "H3",
      "warp specialisation: a producer warpgroup (setmaxnreg 40) issues TMA, two consumer "
      "warpgroups (setmaxnreg 232) compute; full/empty mbarriers replace __syncthreads",
-     {.warp_specialized = true}},
-    {"sm90_h4_persistent",
-     "H4",
+     rung_knobs::kH3},
+    {"sm90_h4_persistent", "H4",
      "persistent grid: one CTA per SM walks the tiles, the next tile's loads overlap the "
      "epilogue",
-     {.warp_specialized = true, .persistent = true}},
-    {"sm90_h5_mc2",
-     "H5",
+     rung_knobs::kH4},
+    {"sm90_h5_mc2", "H5",
      "2x1 clusters: the two CTAs of a cluster share B, each loading half with TMA multicast",
-     {.warp_specialized = true, .persistent = true, .cluster_m = 2}},
-    {"sm90_h6_async_release",
-     "H6",
+     rung_knobs::kH5},
+    {"sm90_h6_async_release", "H6",
      "one wgmma batch left running: a stage is released when the next k-tile's batch is issued",
-     {.warp_specialized = true, .persistent = true, .cluster_m = 2, .pending = 1}},
-    {"sm90_h7_l2order",
-     "H7",
-     "L2-friendly tile order: groups of 8 tile rows walked column by column",
-     {.warp_specialized = true,
-      .persistent = true,
-      .cluster_m = 2,
-      .pending = 1,
-      .grouped_order = true}},
-    {"sm90_h8_tma_store",
-     "H8",
+     rung_knobs::kH6},
+    {"sm90_h7_l2order", "H7",
+     "L2-friendly tile order: groups of 8 tile rows walked column by column", rung_knobs::kH7},
+    {"sm90_h8_tma_store", "H8",
      "TMA-store epilogue: stmatrix into 128-byte-swizzled shared memory (64x64 chunks, two "
      "buffers per consumer), bulk tensor stores that run on while the next tile computes",
-     {.warp_specialized = true,
-      .persistent = true,
-      .cluster_m = 2,
-      .pending = 1,
-      .grouped_order = true,
-      .epilogue = Epilogue::kTmaStore}},
-    {"sm90_h9_stream_k",
-     "H9",
+     rung_knobs::kH8},
+    {"sm90_h9_stream_k", "H9",
      "stream-K tail: when the last round is at most 3/4 full, its units are cut along K into one "
      "equal range per cluster, partial sums fixed up in fp32 through global memory in a fixed "
      "order",
-     {.warp_specialized = true,
-      .persistent = true,
-      .cluster_m = 2,
-      .pending = 1,
-      .grouped_order = true,
-      .epilogue = Epilogue::kTmaStore,
-      .stream_k = true}},
-    {"sm90_h10_epilogue_overlap",
-     "H10",
+     rung_knobs::kH9},
+    {"sm90_h10_epilogue_overlap", "H10",
      "epilogue overlapped with the next tile: the accumulators wait packed to bf16 in registers, "
      "and each 64x64 chunk's stmatrix and TMA store is issued after one of the next tile's first "
      "four k-tile batches, while it runs, so the tensor cores no longer idle through the stores",
-     {.warp_specialized = true,
-      .persistent = true,
-      .cluster_m = 2,
-      .pending = 1,
-      .grouped_order = true,
-      .epilogue = Epilogue::kTmaStore,
-      .stream_k = true,
-      .overlap_epilogue = true}},
+     rung_knobs::kH10},
 }};
 
 /// The rung whose id is `id` (M1, H1, ..., H10); a compile-time error when there is none.
