@@ -1,14 +1,17 @@
 // Tuning tool of the sm90 family (not a test; the daemon's measurements are the reference): times
-// the rungs and configurations that are not rungs (other mma.sync orders and tiles, stream-K on
-// every shape), to choose the rungs from measurement. Random inputs, 3 warm-up launches, CUDA
-// events around each sample, L2 flushed before every sample (a 256 MB write), median; cuBLAS bf16
-// in the same run. Usage: sm90_tune [M N K] [samples] [only: entries whose name contains this, and
-// cuBLAS]
+// the rungs and configurations that are not rungs (kConfigs: each a rung's knobs with one change,
+// such as other mma.sync tiles, 2x2 clusters, stream-K on every shape, other tile groups), to
+// choose the rungs from measurement. Random inputs, 3 warm-up launches, CUDA events around each
+// sample, L2 flushed before every sample (a 256 MB write), median; cuBLAS bf16 in the same run.
+// Usage: sm90_tune [M N K] [samples] [only: entries whose name contains this, and cuBLAS]
 #include <cuda_runtime.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kernels/reference.h"
@@ -21,12 +24,89 @@ using namespace ablation::kernels;
 namespace {
 
 using Launch = ablation::kernels::LaunchFn;
+using sm90::Knobs;
+using sm90::With;
+namespace rung = sm90::rung_knobs;
 
-template <class Cfg>
-std::string Name(const char* what) {
-  return std::string(what) + " warps " + std::to_string(Cfg::kWarpsM) + "x" +
-         std::to_string(Cfg::kWarpsN) + " (warp tile " + std::to_string(Cfg::kWarpM) + "x" +
-         std::to_string(Cfg::kWarpN) + ")";
+/// True when `k` is no rung's knobs (a configuration that only the tuning tool times).
+consteval bool NotARung(const Knobs& k) {
+  for (const sm90::Rung& r : sm90::kRungs) {
+    if (r.knobs == k) return false;
+  }
+  return true;
+}
+
+/// The 128x128 mma.sync tile: one change of four fields (the warp layout for the tile, three
+/// stages and the two CTAs per SM that then fit).
+constexpr auto kTile128 = [](Knobs& k) {
+  k.warps_n = 2;
+  k.block_n = 128;
+  k.stages = 3;
+  k.min_blocks = 2;
+};
+
+/// A configuration that is not a rung: a rung's knobs with one change.
+struct Config {
+  std::string_view name;
+  Knobs knobs;
+};
+
+constexpr Config kConfigs[] = {
+    {"M1 with 3 stages", With(rung::kM1, [](Knobs& k) { k.stages = 3; })},
+    {"M1 as 128x128, 3 stages, 2 CTAs/SM", With(rung::kM1, kTile128)},
+    {"H1 as 128x128, 3 stages, 2 CTAs/SM", With(rung::kH1, kTile128)},
+    {"H8 with 2x2 clusters", With(rung::kH8, [](Knobs& k) { k.cluster_n = 2; })},
+    {"H8 + epilogue overlapped with the next tile",
+     With(rung::kH8, [](Knobs& k) { k.overlap_epilogue = true; })},
+    {"H9 with stream-K whatever the last round",
+     With(rung::kH9, [](Knobs& k) { k.sk_max_full_quarters = 4; })},
+    {"H9 with 2x2 clusters (A multicast too)", With(rung::kH9, [](Knobs& k) { k.cluster_n = 2; })},
+    {"H10 with stream-K whatever the last round",
+     With(rung::kH10, [](Knobs& k) { k.sk_max_full_quarters = 4; })},
+    {"H10 with groups of 4 unit rows", With(rung::kH10, [](Knobs& k) { k.group_rows = 4; })},
+    {"H10 with groups of 16 unit rows", With(rung::kH10, [](Knobs& k) { k.group_rows = 16; })},
+    {"H10 with groups of 2 unit rows", With(rung::kH10, [](Knobs& k) { k.group_rows = 2; })},
+    {"H10 on 128 CTAs (64 clusters)", With(rung::kH10, [](Knobs& k) { k.max_ctas = 128; })},
+    {"H10 with row order", With(rung::kH10, [](Knobs& k) { k.grouped_order = false; })},
+    {"H10 with 2x2 clusters (A multicast too)",
+     With(rung::kH10, [](Knobs& k) { k.cluster_n = 2; })},
+};
+
+/// No configuration is a rung (the rungs are timed through the registry) or another one.
+consteval bool AllDistinct() {
+  for (size_t i = 0; i < std::size(kConfigs); ++i) {
+    if (!NotARung(kConfigs[i].knobs)) return false;
+    for (size_t j = 0; j < i; ++j) {
+      if (kConfigs[i].knobs == kConfigs[j].knobs) return false;
+    }
+  }
+  return true;
+}
+static_assert(AllDistinct(), "a tuning configuration repeats a rung or another configuration");
+
+struct Entry {
+  std::string name;
+  Launch launch;
+  bool nk;  ///< B given N x K (the sm90 family), not K x N (cuBLAS's reference run)
+};
+
+/// The launcher of knobs K: the wgmma kernel's or the mma.sync kernel's.
+template <Knobs K>
+Launch LauncherOf() {
+  if constexpr (K.mainloop == sm90::Mainloop::kWgmma) {
+    return &sm90::LaunchWgmma<K>;
+  } else {
+    return &sm90::LaunchMma<K>;
+  }
+}
+
+/// An entry per configuration of kConfigs, in its order.
+std::vector<Entry> ConfigEntries() {
+  return []<size_t... I>(std::index_sequence<I...>) {
+    return std::vector<Entry>{
+        {std::string(kConfigs[I].name), LauncherOf<kConfigs[I].knobs>(), true}...};
+  }
+  (std::make_index_sequence<std::size(kConfigs)>{});
 }
 
 }  // namespace
@@ -58,73 +138,14 @@ int main(int argc, char** argv) {
   std::printf("# %lldx%lldx%lld bf16, %d samples, L2 flushed, median\n", (long long)m, (long long)n,
               (long long)k, samples);
   double cublas_tflops = 0;
-  struct Entry {
-    std::string name;
-    Launch launch;
-    bool nk;
-  };
   const Variant* cb = registry.Find("cublas_bf16");
-  using sm90::MmaConfig;
-  using sm90::WgmmaConfig;
-  constexpr sm90::Epilogue kTma = sm90::Epilogue::kTmaStore;
   // The ladder's rungs through their registry launchers, then configurations that are not rungs.
   std::vector<Entry> entries = {{"cublas_bf16", cb->launch, false}};
   for (const sm90::Rung& r : sm90::kRungs) {
     entries.push_back(
         {std::string(r.id) + " " + std::string(r.name), registry.Find(r.name)->launch, true});
   }
-  const std::vector<Entry> others = {
-      {Name<MmaConfig<false, 2, 4>>("mma.sync cp.async, no cross-stage, 4B stores,"),
-       &sm90::LaunchMma<MmaConfig<false, 2, 4>>, true},
-      {"mma.sync cp.async + cross-stage, 4B stores", &sm90::LaunchMma<MmaConfig<false, 2, 4, true>>,
-       true},
-      {"M1 with 3 stages", &sm90::LaunchMma<MmaConfig<false, 2, 4, true, true, 256, 3, 1>>, true},
-      {"M1 as 128x128, 3 stages, 2 CTAs/SM",
-       &sm90::LaunchMma<MmaConfig<false, 2, 2, true, true, 128, 3, 2>>, true},
-      {"H1 as 128x128, 3 stages, 2 CTAs/SM",
-       &sm90::LaunchMma<MmaConfig<true, 2, 2, true, true, 128, 3, 2>>, true},
-      {"H8 with stream-K whatever the last round",
-       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true, 1, 4>>, true},
-      {"H9 with 2x2 clusters (A multicast too)",
-       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true, 2>>, true},
-      {"H8 with 2x2 clusters",
-       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, false, 2>>, true},
-      {"H9 + epilogue overlapped with the next tile",
-       &sm90::LaunchWgmma<
-           WgmmaConfig<true, true, 2, true, 1, kTma, true, 1, sm90::kStreamKMaxFullQuarters, true>>,
-       true},
-      {"H8 + epilogue overlapped with the next tile",
-       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, false, 1,
-                                      sm90::kStreamKMaxFullQuarters, true>>,
-       true},
-      {"H9 overlapped, stream-K whatever the last round",
-       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true, 1, 4, true>>, true},
-      {"H10 with groups of 4 unit rows",
-       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true, 1,
-                                      sm90::kStreamKMaxFullQuarters, true, 4>>,
-       true},
-      {"H10 with groups of 16 unit rows",
-       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true, 1,
-                                      sm90::kStreamKMaxFullQuarters, true, 16>>,
-       true},
-      {"H10 with groups of 2 unit rows",
-       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, true, 1, kTma, true, 1,
-                                      sm90::kStreamKMaxFullQuarters, true, 2>>,
-       true},
-      {"H10 on 128 CTAs (64 clusters)",
-       &sm90::LaunchWgmma<
-           WgmmaConfig<true, true, 2, true, 1, kTma, true, 1, sm90::kStreamKMaxFullQuarters, true>,
-           128>,
-       true},
-      {"H10 with row order",
-       &sm90::LaunchWgmma<WgmmaConfig<true, true, 2, false, 1, kTma, true, 1,
-                                      sm90::kStreamKMaxFullQuarters, true>>,
-       true},
-      {"H10 with 2x2 clusters (A multicast too)",
-       &sm90::LaunchWgmma<
-           WgmmaConfig<true, true, 2, true, 1, kTma, true, 2, sm90::kStreamKMaxFullQuarters, true>>,
-       true},
-  };
+  const std::vector<Entry> others = ConfigEntries();
   entries.insert(entries.end(), others.begin(), others.end());
   std::vector<double> reference;
   for (const Entry& e : entries) {

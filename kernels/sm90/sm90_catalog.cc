@@ -12,12 +12,13 @@ using namespace sm90;
 std::string Describe(const Rung& r) {
   std::string d = std::string(r.id) + ": " + std::string(r.adds) + ".";
   d += " bf16 in, fp32 accumulate, bf16 out; B is N x K; 128x256x64 tile, 4 stages";
-  d += r.mainloop == Mainloop::kWgmma ? ", wgmma (HGMMA)" : ", mma.sync (HMMA)";
-  d += r.mainloop == Mainloop::kMmaCpAsync ? ", cp.async loads" : ", TMA loads";
+  d += r.knobs.mainloop == Mainloop::kWgmma ? ", wgmma (HGMMA)" : ", mma.sync (HMMA)";
+  d += r.knobs.mainloop == Mainloop::kMmaCpAsync ? ", cp.async loads" : ", TMA loads";
   d += ". Runs on compute capability 9.0 only (sm_90a).";
   d += " Verified against cuBLAS within the bf16 tolerance; not bit-identical to the abl_ family";
-  if (r.mainloop == Mainloop::kWgmma) d += " (wgmma accumulates in another order than mma.sync)";
-  if (r.stream_k) {
+  if (r.knobs.mainloop == Mainloop::kWgmma)
+    d += " (wgmma accumulates in another order than mma.sync)";
+  if (r.knobs.stream_k) {
     d += ". Stream-K adds the partial sums in a fixed order, so a result repeats bit for bit; the "
          "partials take 512 KiB of device memory per cluster of the grid, kept by the process";
   }
@@ -38,8 +39,6 @@ const char* MainloopName(Mainloop m) {
 
 const char* EpilogueName(Epilogue e) {
   switch (e) {
-    case Epilogue::kDirect:
-      return "4B";
     case Epilogue::kWide:
       return "16B";
     case Epilogue::kTmaStore:
@@ -90,26 +89,26 @@ void RegisterSm90(Registry& registry) {
     v.family = "sm90";
     v.description = Describe(r);
     v.params = {{"rung", std::string(r.id)},
-                {"mainloop", MainloopName(r.mainloop)},
-                {"warp_specialized", r.warp_specialized},
-                {"persistent", r.persistent},
-                {"cluster_m", r.cluster_m},
-                {"cluster_n", r.cluster_n},
-                {"pending", r.pending},
-                {"tile_order", r.grouped_order ? "grouped8" : "row"},
-                {"epilogue", EpilogueName(r.epilogue)},
-                {"schedule", r.stream_k ? "stream_k" : "static"},
-                {"epilogue_overlap", r.overlap_epilogue ? "next_tile" : "none"},
+                {"mainloop", MainloopName(r.knobs.mainloop)},
+                {"warp_specialized", r.knobs.warp_specialized},
+                {"persistent", r.knobs.persistent},
+                {"cluster_m", r.knobs.cluster_m},
+                {"cluster_n", r.knobs.cluster_n},
+                {"pending", r.knobs.pending},
+                {"tile_order", r.knobs.grouped_order ? "grouped8" : "row"},
+                {"epilogue", EpilogueName(r.knobs.epilogue)},
+                {"schedule", r.knobs.stream_k ? "stream_k" : "static"},
+                {"epilogue_overlap", r.knobs.overlap_epilogue ? "next_tile" : "none"},
                 {"stages", kStages},
                 {"arch", "sm_90a"}};
     v.dtypes = {DType::kBF16};
     v.tile = {kBlockM, kBlockN, kBlockK};
     v.threads = Threads(r);
-    v.smem_bytes = SmemBytes(r.epilogue);
+    v.smem_bytes = SmemBytes(r.knobs.epilogue);
     v.b_layout = BLayout::kNK;
     v.bit_exact_family = false;
-    const int cluster_m = r.cluster_m;
-    const int cluster_n = r.cluster_n;
+    const int cluster_m = r.knobs.cluster_m;
+    const int cluster_n = r.knobs.cluster_n;
     v.can_implement = [cluster_m, cluster_n](const Problem& p) {
       return Sm90CanImplement(cluster_m, cluster_n, p);
     };

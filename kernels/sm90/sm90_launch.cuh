@@ -1,4 +1,4 @@
-// Launchers of the sm90 rungs. Included by sm90_mma.cu (M1, H1) and sm90_wgmma.cu (H2..H6).
+// Launchers of the sm90 rungs. Included by sm90_mma.cu (M1, H1) and sm90_wgmma.cu (H2..H10).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -7,12 +7,25 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "kernels/registry.h"
 #include "kernels/sm90/sm90_config.h"
 #include "kernels/sm90/sm90_tma.h"
 
 namespace ablation::kernels::sm90 {
+
+/// Points the variant `name`, when the registry holds it, at `launch` and at `kernel`, the
+/// address of its bf16 kernel (none for another dtype). sm90_mma.cu and sm90_wgmma.cu bind their
+/// rungs with it.
+inline void BindRung(Registry& registry, std::string_view name, LaunchFn launch,
+                     const void* kernel) {
+  if (Variant* v = registry.FindMutable(name)) {
+    v->launch = std::move(launch);
+    v->kernel = [kernel](DType d) { return d == DType::kBF16 ? kernel : nullptr; };
+  }
+}
 
 /// What every rung refuses before launching: another device, another dtype, a shape off the
 /// tile, a misaligned pointer. can_implement has been asked by the caller; these guard against

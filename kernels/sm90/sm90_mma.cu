@@ -1,32 +1,20 @@
-// M1 and H1: the mma.sync rungs (sm_90a build).
+// M1 and H1: the mma.sync rungs (sm_90a build). Their knobs are the defaults: 2x4 warps of 64x64,
+// fragments loaded across stages (measured against the plain order and other warp layouts in
+// notes/gpu-runs.md).
+#include <utility>
+
 #include "kernels/sm90/sm90_launchers.h"
 #include "kernels/sm90/sm90_mma_launch.cuh"
 
 namespace ablation::kernels::sm90 {
-namespace {
-
-template <class Cfg>
-const void* MmaKernel(DType d) {
-  return d == DType::kBF16 ? reinterpret_cast<const void*>(&Sm90MmaKernel<Cfg>) : nullptr;
-}
-
-// The ladder's mma.sync rungs: 2x4 warps of 64x64, fragments loaded across stages (measured
-// against the plain order and other warp layouts in notes/gpu-runs.md).
-template <int kIndex>
-void Bind(Registry& registry) {
-  constexpr Rung R = kRungs[kIndex];
-  using Cfg = MmaConfig<R.mainloop == Mainloop::kMmaTma, 2, 4, true, R.epilogue == Epilogue::kWide>;
-  if (Variant* v = registry.FindMutable(R.name)) {
-    v->launch = &LaunchMma<Cfg>;
-    v->kernel = &MmaKernel<Cfg>;
-  }
-}
-
-}  // namespace
 
 void BindSm90Mma(Registry& registry) {
-  Bind<0>(registry);
-  Bind<1>(registry);
+  [&]<int... kIndex>(std::integer_sequence<int, kIndex...>) {
+    (BindRung(registry, kRungs[kIndex].name, &LaunchMma<kRungs[kIndex].knobs>,
+              reinterpret_cast<const void*>(&Sm90MmaKernel<kRungs[kIndex].knobs>)),
+     ...);
+  }
+  (std::integer_sequence<int, 0, 1>{});
 }
 
 }  // namespace ablation::kernels::sm90

@@ -1,8 +1,11 @@
 // The mma.sync rungs of the Hopper ladder (M1, H1): 128x256x64 block tile, 8 warps in 2 x 4, each
 // a 64x64 warp tile (4 x 8 mma.sync m16n8k16 per k16 step), 4 shared-memory stages, ldmatrix.x4
-// fragments double-buffered in registers. Tiles are stored as 128-byte rows with the 128-byte
-// swizzle (16-byte chunk c of row r at chunk c ^ (r & 7)): the layout TMA writes, so M1 and H1
-// differ only in who fills a stage. B is N x K (K-major).
+// fragments double-buffered in registers, 16-byte epilogue stores (QuadTranspose, sm90_common.cuh).
+// Tiles are stored as 128-byte rows with the 128-byte swizzle (16-byte chunk c of row r at chunk
+// c ^ (r & 7)): the layout TMA writes, so M1 and H1 differ only in who fills a stage (the
+// `issue` and `wait_tile` of Sm90MmaKernel). B is N x K (K-major). The template argument is a
+// Knobs value (sm90_config.h); the tuning tool varies the warp layout, the tile, the stages and
+// the cross-stage fragments.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -10,65 +13,29 @@
 #include <cstdint>
 
 #include "kernels/common/ptx.cuh"
+#include "kernels/sm90/sm90_common.cuh"
 #include "kernels/sm90/sm90_config.h"
 #include "kernels/sm90/sm90_ptx.cuh"
 
 namespace ablation::kernels::sm90 {
 
-/// The stages start 1024-byte aligned in shared memory (the swizzle repeats every 1024 bytes).
-__device__ __forceinline__ uint8_t* AlignSmem1024(uint8_t* p) {
-  const uint32_t a = ptx::SmemAddr(p);
-  return p + ((1024 - (a & 1023)) & 1023);
-}
-
-/// Byte offset of 16-byte chunk `chunk` (0..7) of row `row` in a tile of 128-byte swizzled rows.
-__device__ __forceinline__ uint32_t Swizzled(int row, int chunk) {
-  return uint32_t(row * 128 + ((chunk ^ (row & 7)) << 4));
-}
-
-/// Stores two fp32 accumulators as one bf16x2 at c[row * n + col].
-__device__ __forceinline__ void StoreBf16x2(__nv_bfloat16* c, int64_t n, int row, int col, float x,
-                                            float y) {
-  *reinterpret_cast<__nv_bfloat162*>(c + int64_t(row) * n + col) = __floats2bfloat162_rn(x, y);
-}
-
-/// Packs two fp32 accumulators into one bf16x2 word.
-__device__ __forceinline__ uint32_t PackBf16x2(float x, float y) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
-  return *reinterpret_cast<const uint32_t*>(&v);
-}
-
-/// One thread: fills the stage at `stage` (A tile, then B tile) with k-tile `kt` of A rows m0..
-/// and B rows n0.. by TMA, both completing on `full`.
-__device__ __forceinline__ void TmaStage(uint8_t* stage, const CUtensorMap* map_a,
-                                         const CUtensorMap* map_b, uint64_t* full, int kt, int m0,
-                                         int n0, int stage_bytes = kStageBytes) {
-  MbarArriveExpectTx(full, stage_bytes);
-  TmaLoad2d(stage, map_a, full, kt * kBlockK, m0);
-  TmaLoad2d(stage + kATileBytes, map_b, full, kt * kBlockK, n0);
-}
-
-/// One rung of the mma.sync pair.
-template <bool kTma_, int kWarpsM_ = 2, int kWarpsN_ = 4, bool kCrossStage_ = false,
-          bool kWideStores_ = false, int kBlockN_ = kBlockN, int kStages_ = kStages,
-          int kMinBlocks_ = 1>
-struct MmaConfig {
+/// The constants of the mma.sync kernel derived from its knobs (Knobs, sm90_config.h: mainloop,
+/// warps_m, warps_n, cross_stage, block_n, stages, min_blocks).
+template <Knobs K>
+struct MmaTraits {
+  static_assert(K.mainloop != Mainloop::kWgmma && K.epilogue == Epilogue::kWide,
+                "the mma.sync rungs: cp.async or TMA loads, 16-byte stores");
   /// Block tile 128 x kBN x 64 in kSt stages; kMinBlocks CTAs per SM (launch bounds).
-  static constexpr int kBN = kBlockN_;
-  static constexpr int kSt = kStages_;
-  static constexpr int kMinBlocks = kMinBlocks_;
+  static constexpr int kBN = K.block_n;
+  static constexpr int kSt = K.stages;
+  static constexpr int kMinBlocks = K.min_blocks;
   static constexpr int kStageB = kATileBytes + kBN * kBlockK * 2;
   static constexpr int64_t kSmemBytes = int64_t(kSt) * kStageB + 1024 + 2 * 8 * kSt;
-  /// The next stage is waited for during the last k16 step of this one, so its first fragments
-  /// load while that step's mma issue (no exposed ldmatrix latency at each k-tile).
-  static constexpr bool kCrossStage = kCrossStage_;
-  /// Epilogue: a 4x4 transpose by shuffles in each lane quad, then 16-byte stores.
-  static constexpr bool kWideStores = kWideStores_;
+  static constexpr bool kCrossStage = K.cross_stage;
   /// TMA loads (one thread, completing on an mbarrier) instead of cp.async by every thread.
-  static constexpr bool kTma = kTma_;
-  /// Warps along M and N; the warp tile is (128 / kWarpsM) x (256 / kWarpsN).
-  static constexpr int kWarpsM = kWarpsM_;
-  static constexpr int kWarpsN = kWarpsN_;
+  static constexpr bool kTma = K.mainloop == Mainloop::kMmaTma;
+  static constexpr int kWarpsM = K.warps_m;
+  static constexpr int kWarpsN = K.warps_n;
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
   static constexpr int kWarpM = kBlockM / kWarpsM;
   static constexpr int kWarpN = kBN / kWarpsN;
@@ -158,8 +125,8 @@ __device__ __forceinline__ void MmaStep(float (&acc)[Cfg::kMi][Cfg::kNi][4], con
 }
 
 /// 16-byte stores of a warp tile: for each m16 tile and each group of four n8 tiles, the four
-/// lanes of a quad exchange their bf16x2 words (a 4x4 transpose by shuffles) so that lane q holds
-/// the 8 columns of n8 tile 4g+q, one 16-byte store per row.
+/// lanes of a quad exchange their bf16x2 words (QuadTranspose) so that lane q holds the 8 columns
+/// of n8 tile 4g+q, one 16-byte store per row.
 template <class Cfg>
 __device__ __forceinline__ void StoreWarpTileWide(const float (&acc)[Cfg::kMi][Cfg::kNi][4],
                                                   __nv_bfloat16* c, int64_t n, int row0, int col0,
@@ -177,21 +144,7 @@ __device__ __forceinline__ void StoreWarpTileWide(const float (&acc)[Cfg::kMi][C
         for (int b = 0; b < 4; ++b) {
           mine[b] = PackBf16x2(acc[mi][4 * g + b][2 * half], acc[mi][4 * g + b][2 * half + 1]);
         }
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          // Lane q ^ i sends its words of n8 tile q (selects: no run-time register index).
-          const int want = q ^ i;
-          const uint32_t send = want == 0   ? mine[0]
-                                : want == 1 ? mine[1]
-                                : want == 2 ? mine[2]
-                                            : mine[3];
-          const uint32_t got = i == 0 ? send : __shfl_xor_sync(0xffffffffu, send, i);
-          // `got` is lane (q ^ i)'s two columns of tile q: word q ^ i of the 16 bytes.
-          out[0] = want == 0 ? got : out[0];
-          out[1] = want == 1 ? got : out[1];
-          out[2] = want == 2 ? got : out[2];
-          out[3] = want == 3 ? got : out[3];
-        }
+        QuadTranspose(mine, q, out);
         const int row = row0 + mi * 16 + 8 * half;
         const int col = col0 + (4 * g + q) * 8;
         *reinterpret_cast<uint4*>(c + int64_t(row) * n + col) =
@@ -220,13 +173,14 @@ __device__ __forceinline__ void ComputeStage(float (&acc)[Cfg::kMi][Cfg::kNi][4]
 
 /// C = A * B^T for one 128x256 tile per block (1-D grid, tiles row-major). Shapes are checked by
 /// the launcher: M % 128, N % 256, K % 64 == 0.
-template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
+template <Knobs K>
+__global__ void __launch_bounds__(MmaTraits<K>::kThreads, MmaTraits<K>::kMinBlocks)
     Sm90MmaKernel(const __grid_constant__ CUtensorMap map_a,
                   const __grid_constant__ CUtensorMap map_b, const __nv_bfloat16* __restrict__ a,
                   const __nv_bfloat16* __restrict__ b, __nv_bfloat16* __restrict__ c, int m, int n,
                   int k) {
   using namespace mma_detail;
+  using Cfg = MmaTraits<K>;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = AlignSmem1024(smem_raw);
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + Cfg::kSt * Cfg::kStageB);
@@ -323,18 +277,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   }
 
   const int row0 = m0 + wm * Cfg::kWarpM + (lane >> 2);
-  const int col0 = n0 + wn * Cfg::kWarpN + (lane & 3) * 2;
-  if constexpr (Cfg::kWideStores) {
-    StoreWarpTileWide<Cfg>(acc, c, n, row0, n0 + wn * Cfg::kWarpN, lane);
-  } else {
-#pragma unroll
-    for (int mi = 0; mi < Cfg::kMi; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < Cfg::kNi; ++ni) {
-        StoreBf16x2(c, n, row0 + mi * 16, col0 + ni * 8, acc[mi][ni][0], acc[mi][ni][1]);
-        StoreBf16x2(c, n, row0 + mi * 16 + 8, col0 + ni * 8, acc[mi][ni][2], acc[mi][ni][3]);
-      }
-  }
+  StoreWarpTileWide<Cfg>(acc, c, n, row0, n0 + wn * Cfg::kWarpN, lane);
 }
 
 }  // namespace ablation::kernels::sm90

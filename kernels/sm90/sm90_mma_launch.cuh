@@ -7,8 +7,9 @@
 
 namespace ablation::kernels::sm90 {
 
-template <class Cfg>
+template <Knobs K>
 std::string LaunchMma(const GemmArgs& args) {
+  using Cfg = MmaTraits<K>;
   if (std::string e = CheckLaunch(args, 1); !e.empty()) return e;
   const Problem& p = args.problem;
   CUtensorMap ma, mb;
@@ -18,11 +19,11 @@ std::string LaunchMma(const GemmArgs& args) {
     std::memset(&ma, 0, sizeof ma);  // unused by the cp.async rung
     std::memset(&mb, 0, sizeof mb);
   }
-  if (cudaError_t e = ConfigureSmemOnce<Sm90MmaKernel<Cfg>>(Cfg::kSmemBytes); e != cudaSuccess) {
+  if (cudaError_t e = ConfigureSmemOnce<Sm90MmaKernel<K>>(Cfg::kSmemBytes); e != cudaSuccess) {
     return LaunchError("cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", e);
   }
   const dim3 grid(unsigned((p.m / kBlockM) * (p.n / Cfg::kBN)));
-  Sm90MmaKernel<Cfg>
+  Sm90MmaKernel<K>
       <<<grid, Cfg::kThreads, Cfg::kSmemBytes, static_cast<cudaStream_t>(args.stream)>>>(
           ma, mb, static_cast<const __nv_bfloat16*>(args.a),
           static_cast<const __nv_bfloat16*>(args.b), static_cast<__nv_bfloat16*>(args.c), int(p.m),

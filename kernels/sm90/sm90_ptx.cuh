@@ -39,21 +39,6 @@ __device__ __forceinline__ void MbarArrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(SmemAddr(bar)) : "memory");
 }
 
-/// Arrives once on the barrier at the same shared-memory offset in CTA `cta_rank` of the cluster
-/// (this CTA included). Plain arrive: it orders nothing but the barrier (the consumer's smem reads
-/// by wgmma have completed at wgmma.wait_group); an explicit .release.cluster made every release
-/// a cluster-scope fence.
-__device__ __forceinline__ void MbarArriveCluster(uint64_t* bar, uint32_t cta_rank) {
-  asm volatile(
-      "{\n"
-      ".reg .b32 remote;\n"
-      "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
-      "}\n" ::"r"(SmemAddr(bar)),
-      "r"(cta_rank)
-      : "memory");
-}
-
 /// The shared::cluster address of the variable at shared address `addr` in CTA `cta_rank` of the
 /// cluster (this CTA included).
 __device__ __forceinline__ uint32_t MapaShared(uint32_t addr, uint32_t cta_rank) {
@@ -62,7 +47,10 @@ __device__ __forceinline__ uint32_t MapaShared(uint32_t addr, uint32_t cta_rank)
   return remote;
 }
 
-/// Arrives once on the barrier at shared::cluster address `remote` (from MapaShared).
+/// Arrives once on the barrier at shared::cluster address `remote` (from MapaShared). Plain
+/// arrive: it orders nothing but the barrier (the consumer's shared-memory reads by wgmma have
+/// completed at wgmma.wait_group); an explicit .release.cluster made every release a cluster-scope
+/// fence.
 __device__ __forceinline__ void MbarArriveRemote(uint32_t remote) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
 }

@@ -1,39 +1,18 @@
 // H2..H10: the wgmma rungs (sm_90a build).
+#include <utility>
+
 #include "kernels/sm90/sm90_launchers.h"
 #include "kernels/sm90/sm90_wgmma_launch.cuh"
 
 namespace ablation::kernels::sm90 {
-namespace {
-
-template <class Cfg>
-const void* WgmmaKernel(DType d) {
-  return d == DType::kBF16 ? reinterpret_cast<const void*>(&Sm90WgmmaKernel<Cfg>) : nullptr;
-}
-
-template <int kIndex>
-void Bind(Registry& registry) {
-  constexpr Rung R = kRungs[kIndex];
-  using Cfg =
-      WgmmaConfig<R.warp_specialized, R.persistent, R.cluster_m, R.grouped_order, R.pending,
-                  R.epilogue, R.stream_k, R.cluster_n, kStreamKMaxFullQuarters, R.overlap_epilogue>;
-  if (Variant* v = registry.FindMutable(R.name)) {
-    v->launch = &LaunchWgmma<Cfg>;
-    v->kernel = &WgmmaKernel<Cfg>;
-  }
-}
-
-}  // namespace
 
 void BindSm90Wgmma(Registry& registry) {
-  Bind<2>(registry);
-  Bind<3>(registry);
-  Bind<4>(registry);
-  Bind<5>(registry);
-  Bind<6>(registry);
-  Bind<7>(registry);
-  Bind<8>(registry);
-  Bind<9>(registry);
-  Bind<10>(registry);
+  [&]<int... kIndex>(std::integer_sequence<int, kIndex...>) {
+    (BindRung(registry, kRungs[kIndex].name, &LaunchWgmma<kRungs[kIndex].knobs>,
+              reinterpret_cast<const void*>(&Sm90WgmmaKernel<kRungs[kIndex].knobs>)),
+     ...);
+  }
+  (std::integer_sequence<int, 2, 3, 4, 5, 6, 7, 8, 9, 10>{});
 }
 
 }  // namespace ablation::kernels::sm90

@@ -11,6 +11,7 @@
 #include "kernels/registry.h"
 #include "kernels/sm90/sm90_catalog.h"
 #include "kernels/sm90/sm90_config.h"
+#include "kernels/sm90/sm90_schedule.h"
 
 namespace ablation::kernels {
 namespace {
@@ -40,10 +41,13 @@ TEST_F(Sm90Catalog, ElevenRungsOneChangeEach) {
     const sm90::Rung& a = sm90::kRungs[i - 1];
     const sm90::Rung& b = sm90::kRungs[i];
     const int changes =
-        (a.mainloop != b.mainloop) + (a.warp_specialized != b.warp_specialized) +
-        (a.persistent != b.persistent) + (a.cluster_m != b.cluster_m) + (a.pending != b.pending) +
-        (a.epilogue != b.epilogue) + (a.stream_k != b.stream_k) + (a.cluster_n != b.cluster_n) +
-        (a.grouped_order != b.grouped_order) + (a.overlap_epilogue != b.overlap_epilogue);
+        (a.knobs.mainloop != b.knobs.mainloop) +
+        (a.knobs.warp_specialized != b.knobs.warp_specialized) +
+        (a.knobs.persistent != b.knobs.persistent) + (a.knobs.cluster_m != b.knobs.cluster_m) +
+        (a.knobs.pending != b.knobs.pending) + (a.knobs.epilogue != b.knobs.epilogue) +
+        (a.knobs.stream_k != b.knobs.stream_k) + (a.knobs.cluster_n != b.knobs.cluster_n) +
+        (a.knobs.grouped_order != b.knobs.grouped_order) +
+        (a.knobs.overlap_epilogue != b.knobs.overlap_epilogue);
     EXPECT_EQ(changes, 1) << a.name << " -> " << b.name;
   }
   std::set<std::string> ids;

@@ -1,0 +1,202 @@
+// Epilogue policies of the wgmma rungs: how a consumer warpgroup writes its 64x256 half of a
+// tile of C from wgmma's accumulator layout (warp w holds rows 16w..16w+15, register 4j+{0,1}
+// row l/4, 4j+{2,3} row l/4+8, columns 8j + 2(l%4) + {0,1}). One policy per Epilogue knob value,
+// and one for overlap_epilogue; EpilogueOf<K> picks it. Every policy has the same face:
+//   Store(d, m0, n0)            the tile's accumulators are final: write (or hold) them;
+//   OverlapWithKTiles(kt, ke, f)  at a tile's start, before its k-tile loop (f(kt) runs k-tile kt);
+//   Finish(t)                   once, after the last tile (t: the thread's index in the
+//                               warpgroup).
+// Used by Sm90WgmmaKernel (sm90_wgmma.cuh).
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/sm90/sm90_common.cuh"
+#include "kernels/sm90/sm90_config.h"
+#include "kernels/sm90/sm90_ptx.cuh"
+
+namespace ablation::kernels::sm90 {
+
+/// Epilogue::kWide: 16-byte global stores after a transpose in each lane quad (QuadTranspose):
+/// a warp's store writes 8 rows x 64 contiguous bytes instead of 8 rows x 16 scattered ones.
+struct WideStoreEpilogue {
+  __nv_bfloat16* c;
+  int64_t n;
+  int cw;  ///< the consumer warpgroup: rows cw*64.. of the tile
+
+  __device__ __forceinline__ WideStoreEpilogue(__nv_bfloat16* c_, int64_t n_, uint8_t*,
+                                               const CUtensorMap*, int cw_)
+      : c(c_), n(n_), cw(cw_) {}
+
+  template <class KTile>
+  __device__ __forceinline__ void OverlapWithKTiles(int&, int, KTile&&) {}
+
+  __device__ __forceinline__ void Store(const float (&d)[128], int m0, int n0) {
+    const int t = threadIdx.x & 127, warp = t >> 5, lane = t & 31, q = lane & 3;
+    const int row = m0 + cw * 64 + warp * 16 + (lane >> 2);
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+#pragma unroll
+      for (int g = 0; g < 8; ++g) {
+        uint32_t mine[4], out[4];
+#pragma unroll
+        for (int b = 0; b < 4; ++b) {
+          const int j = 4 * g + b;
+          mine[b] = PackBf16x2(d[4 * j + 2 * half], d[4 * j + 2 * half + 1]);
+        }
+        out[0] = mine[0];  // placeholders; set below by source lane
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          // From lane q ^ i: its two columns of block q (lane q ^ i sent Pick(mine, q)).
+          const uint32_t got =
+              i == 0 ? Pick(mine, q) : __shfl_xor_sync(0xffffffffu, Pick(mine, q ^ i), i);
+          const int src = q ^ i;
+          out[0] = src == 0 ? got : out[0];
+          out[1] = src == 1 ? got : out[1];
+          out[2] = src == 2 ? got : out[2];
+          out[3] = src == 3 ? got : out[3];
+        }
+        const int col = n0 + 8 * (4 * g + q);
+        *reinterpret_cast<uint4*>(c + int64_t(row + 8 * half) * n + col) =
+            make_uint4(out[0], out[1], out[2], out[3]);
+      }
+    }
+  }
+
+  __device__ __forceinline__ void Finish(int) {}
+
+  /// One of four words by a run-time index, as selects.
+  __device__ __forceinline__ static uint32_t Pick(const uint32_t (&w)[4], int i) {
+    return i == 0 ? w[0] : i == 1 ? w[1] : i == 2 ? w[2] : w[3];
+  }
+};
+
+/// Epilogue::kTmaStore: through shared memory and TMA. The warpgroup's 64x256 half goes out in
+/// four 64x64 chunks. Each chunk is written with stmatrix (the accumulator layout is stmatrix's,
+/// so no shuffles) into one of the warpgroup's two 8 KiB buffers in the 128-byte-swizzled layout
+/// the map of C names (the 16-byte column chunk c of row r sits at c ^ (r % 8): the eight rows of
+/// one stmatrix phase fall in eight different bank groups), then one thread stores it with a
+/// bulk tensor copy. A buffer is rewritten once the store issued from it two chunks before has
+/// read it, so the last stores of a tile run on while the next tile computes.
+struct TmaStoreEpilogue {
+  uint8_t* buffers;  ///< all consumers' (kStoreBufferBytes); this one's are at cw * 2 chunks
+  const CUtensorMap* map_c;
+  int cw;
+
+  __device__ __forceinline__ TmaStoreEpilogue(__nv_bfloat16*, int64_t, uint8_t* store_buffers,
+                                              const CUtensorMap* map, int cw_)
+      : buffers(store_buffers), map_c(map), cw(cw_) {}
+
+  template <class KTile>
+  __device__ __forceinline__ void OverlapWithKTiles(int&, int, KTile&&) {}
+
+  __device__ __forceinline__ void Store(const float (&d)[128], int m0, int n0) {
+    uint32_t w[64];
+    Pack(d, w);
+    StoreAll(w, buffers + cw * 2 * kStoreChunkBytes, map_c, m0, n0, cw);
+  }
+
+  __device__ __forceinline__ void Finish(int t) {
+    if (t == 0) TmaStoreWaitAll();  // the buffers outlive the last store
+  }
+
+  /// The accumulators packed two by two: w[i] = bf16x2(d[2i], d[2i+1]).
+  __device__ __forceinline__ static void Pack(const float (&d)[128], uint32_t (&w)[64]) {
+#pragma unroll
+    for (int i = 0; i < 64; ++i) w[i] = PackBf16x2(d[2 * i], d[2 * i + 1]);
+  }
+
+  /// Chunk p (columns 64p..64p+63 of the half) from the packed accumulators, through the buffers
+  /// of this warpgroup at `mine`.
+  template <int kP>
+  __device__ __forceinline__ static void StoreChunk(const uint32_t (&w)[64], uint8_t* mine,
+                                                    const CUtensorMap* map_c, int m0, int n0,
+                                                    int cw) {
+    const int t = threadIdx.x & 127, warp = t >> 5, lane = t & 31;
+    const int mi = lane >> 3;                               // the matrix this lane addresses
+    const int row = warp * 16 + (mi & 1) * 8 + (lane & 7);  // its row within the 64 of the half
+    uint8_t* buf = mine + (kP & 1) * kStoreChunkBytes;
+    if (t == 0) TmaStoreWaitRead<1>();
+    NamedBarrierSync(1 + cw, 128);  // the buffer is free for all 128 threads
+#pragma unroll
+    for (int jj = 0; jj < 8; jj += 2) {
+      const int j = 8 * kP + jj;  // 8-column block of the 256
+      const int c16 = jj + (mi >> 1);
+      StMatrixX4(buf + row * 128 + ((c16 ^ (row & 7)) << 4), w[2 * j], w[2 * j + 1], w[2 * j + 2],
+                 w[2 * j + 3]);
+    }
+    FenceProxyAsyncShared();
+    NamedBarrierSync(1 + cw, 128);  // every lane's chunk is written and visible to TMA
+    if (t == 0) {
+      TmaStore2d(map_c, buf, n0 + 64 * kP, m0 + cw * 64);
+      TmaStoreCommit();
+    }
+  }
+
+  __device__ __forceinline__ static void StoreAll(const uint32_t (&w)[64], uint8_t* mine,
+                                                  const CUtensorMap* map_c, int m0, int n0,
+                                                  int cw) {
+    StoreChunk<0>(w, mine, map_c, m0, n0, cw);
+    StoreChunk<1>(w, mine, map_c, m0, n0, cw);
+    StoreChunk<2>(w, mine, map_c, m0, n0, cw);
+    StoreChunk<3>(w, mine, map_c, m0, n0, cw);
+  }
+};
+
+/// overlap_epilogue: the TMA-store epilogue run during the next tile's first k-tiles. Store only
+/// packs the accumulators to bf16 and holds them in registers; the next tile then issues one
+/// 64x64 chunk after each of its first four k-tile batches, while that batch runs, so the tensor
+/// cores no longer idle through the stores.
+struct OverlappedTmaStoreEpilogue {
+  uint8_t* mine;  ///< this warpgroup's two chunk buffers
+  const CUtensorMap* map_c;
+  int cw;
+  uint32_t held[64];  ///< the tile waiting to be stored, packed
+  bool holding = false;
+  int held_m0 = 0, held_n0 = 0;
+
+  __device__ __forceinline__ OverlappedTmaStoreEpilogue(__nv_bfloat16*, int64_t,
+                                                        uint8_t* store_buffers,
+                                                        const CUtensorMap* map, int cw_)
+      : mine(store_buffers + cw_ * 2 * kStoreChunkBytes), map_c(map), cw(cw_) {}
+
+  /// Runs k-tiles kt.. of the tile (at most four, up to ke) and stores the held tile one chunk
+  /// after each (all four chunks even when the range is shorter).
+  template <class KTile>
+  __device__ __forceinline__ void OverlapWithKTiles(int& kt, int ke, KTile&& k_tile) {
+    auto chunk = [&](auto p) {
+      if (kt < ke) k_tile(kt++);
+      if (holding) {
+        TmaStoreEpilogue::StoreChunk<decltype(p)::value>(held, mine, map_c, held_m0, held_n0, cw);
+      }
+    };
+    chunk(std::integral_constant<int, 0>{});
+    chunk(std::integral_constant<int, 1>{});
+    chunk(std::integral_constant<int, 2>{});
+    chunk(std::integral_constant<int, 3>{});
+    holding = false;
+  }
+
+  __device__ __forceinline__ void Store(const float (&d)[128], int m0, int n0) {
+    TmaStoreEpilogue::Pack(d, held);
+    holding = true;
+    held_m0 = m0;
+    held_n0 = n0;
+  }
+
+  __device__ __forceinline__ void Finish(int t) {
+    if (holding) TmaStoreEpilogue::StoreAll(held, mine, map_c, held_m0, held_n0, cw);
+    if (t == 0) TmaStoreWaitAll();  // the buffers outlive the last store
+  }
+};
+
+/// The epilogue policy of the knobs.
+template <Knobs K>
+using EpilogueOf = std::conditional_t<
+    K.overlap_epilogue, OverlappedTmaStoreEpilogue,
+    std::conditional_t<K.epilogue == Epilogue::kTmaStore, TmaStoreEpilogue, WideStoreEpilogue>>;
+
+}  // namespace ablation::kernels::sm90
