@@ -38,6 +38,19 @@ section() {
     inside { print }' <<<"$2"
 }
 
+# Prints the ladder section of run $2's report (preset $1), read through the client function $3.
+# A report without that heading (the preset's title changed): the whole report, not nothing.
+answer() {
+  local preset=$1 id=$2 via=$3 md text title
+  case $preset in ladder-a) title="Ladder A" ;; *) title="Ladder B" ;; esac
+  md=$("$via" report "$id" --format md)
+  echo
+  echo "run $id (preset $preset):"
+  echo
+  text=$(section "$title" "$md")
+  if [[ -n $text ]]; then echo "$text"; else echo "$md"; fi
+}
+
 # Sweeps one preset; its run is the newest (this script's own daemon makes no other). Prints the
 # run id on stdout; progress goes to stderr.
 sweep() {
@@ -53,7 +66,7 @@ sweep() {
 
 if client device --format json | grep -q '"available": *true'; then
   mkdir -p "$report_dir"
-  declare -A runs=() titles=([ladder-a]="Ladder A" [ladder-b]="Ladder B")
+  declare -A runs=()
   for preset in ladder-a ladder-b; do
     echo "== sweeping $preset at $shape (bf16, L2 cold, 3 rounds in shuffled orders)"
     runs[$preset]=$(sweep "$preset")
@@ -66,15 +79,7 @@ if client device --format json | grep -q '"available": *true'; then
   done
   echo
   echo "== the answer: ladders A and B at $shape"
-  for preset in ladder-a ladder-b; do
-    md=$(client report "${runs[$preset]}" --format md)
-    echo
-    echo "run ${runs[$preset]} (preset $preset):"
-    echo
-    text=$(section "${titles[$preset]}" "$md")
-    # A report without that heading (the preset's title changed): the whole report, not nothing.
-    if [[ -n $text ]]; then echo "$text"; else echo "$md"; fi
-  done
+  for preset in ladder-a ladder-b; do answer "$preset" "${runs[$preset]}" client; done
   echo
   echo "HTML reports written:"
   printf '  %s\n' "${reports[@]}"
@@ -111,14 +116,7 @@ else
     echo "   kept in examples/h200-main-job/ as data and rendered now by this build"
     for preset in ladder-a ladder-b; do
       id=$(kept_client runs --tag "$preset" --limit 1 --format csv | awk -F, 'NR == 2 { print $1 }')
-      [[ -z $id ]] && continue
-      md=$(kept_client report "$id" --format md)
-      case $preset in ladder-a) title="Ladder A" ;; *) title="Ladder B" ;; esac
-      echo
-      echo "run $id (preset $preset):"
-      echo
-      text=$(section "$title" "$md")
-      if [[ -n $text ]]; then echo "$text"; else echo "$md"; fi
+      [[ -n $id ]] && answer "$preset" "$id" kept_client
     done
   else
     echo "== stored runs"

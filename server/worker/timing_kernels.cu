@@ -52,6 +52,17 @@ __device__ __forceinline__ double AsDouble(__half v) {
   return double(__half2float(v));
 }
 
+// The value an output element holds, or NaN where it is not a value: float outputs as they are,
+// int32 outputs (int8 GEMMs) with their poison INT32_MIN, which no product of the inputs' range
+// reaches, as not finite.
+__device__ __forceinline__ double OutputValue(int32_t v) {
+  return v == INT32_MIN ? nan("") : double(v);
+}
+template <typename T>
+__device__ __forceinline__ double OutputValue(T v) {
+  return AsDouble(v);
+}
+
 // A grid-stride sum in double, reduced per warp and added once per warp: the comparison is
 // outside every timed interval, so plainness wins over speed.
 template <typename T>
@@ -59,38 +70,11 @@ __global__ void ErrorSumsKernel(const T* out, const T* ref, size_t count, double
   double diff = 0, norm = 0, bad = 0;
   for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
        i += size_t(gridDim.x) * blockDim.x) {
-    const double o = AsDouble(out[i]), r = AsDouble(ref[i]);
+    const double o = OutputValue(out[i]), r = OutputValue(ref[i]);
     if (!isfinite(o)) {
       bad += 1;
       continue;
     }
-    diff += (o - r) * (o - r);
-    norm += r * r;
-  }
-  for (int offset = 16; offset > 0; offset /= 2) {
-    diff += __shfl_down_sync(0xffffffffu, diff, offset);
-    norm += __shfl_down_sync(0xffffffffu, norm, offset);
-    bad += __shfl_down_sync(0xffffffffu, bad, offset);
-  }
-  if ((threadIdx.x & 31) == 0) {
-    atomicAdd(&sums[0], diff);
-    atomicAdd(&sums[1], norm);
-    atomicAdd(&sums[2], bad);
-  }
-}
-
-// int32 outputs (int8 GEMMs): the poison is INT32_MIN, which no product of the inputs' range
-// reaches, so it counts as not finite.
-__global__ void ErrorSumsInt32Kernel(const int32_t* out, const int32_t* ref, size_t count,
-                                     double* sums) {
-  double diff = 0, norm = 0, bad = 0;
-  for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += size_t(gridDim.x) * blockDim.x) {
-    if (out[i] == INT32_MIN) {
-      bad += 1;
-      continue;
-    }
-    const double o = double(out[i]), r = double(ref[i]);
     diff += (o - r) * (o - r);
     norm += r * r;
   }
@@ -142,8 +126,8 @@ std::string EnqueueErrorSums(void* stream, const void* out, const void* ref, siz
                                                   static_cast<const __half*>(ref), count, sums);
       break;
     case kernels::DType::kINT8:
-      ErrorSumsInt32Kernel<<<blocks, threads, 0, st>>>(
-          static_cast<const int32_t*>(out), static_cast<const int32_t*>(ref), count, sums);
+      ErrorSumsKernel<<<blocks, threads, 0, st>>>(static_cast<const int32_t*>(out),
+                                                  static_cast<const int32_t*>(ref), count, sums);
       break;
     default:  // fp32 and tf32 write fp32
       ErrorSumsKernel<<<blocks, threads, 0, st>>>(static_cast<const float*>(out),

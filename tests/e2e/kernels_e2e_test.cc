@@ -189,6 +189,33 @@ TEST_F(KernelsE2E, EveryExampleCompilesInEveryKnobSetWithoutSpills) {
   }
 }
 
+// The planted kernels the GPU session checks are caught (a forgotten epilogue, a kept result, a
+// hang) are added like any other: they compile. The forgotten epilogue is made from the example,
+// two lines fewer.
+TEST_F(KernelsE2E, ThePlantedKernelsCompileAndTheForgottenEpilogueIsTheExampleLessItsEpilogue) {
+  StartDaemon();
+  const std::string planted = std::string(SOURCE_DIR) + "/tests/e2e/gpu/user_kernels";
+  const std::string made = dir_ + "/forgot_epilogue.cu";
+  CommandResult make =
+      RunCommand({"/bin/sh", "-c",
+                  planted + "/make_forgot_epilogue.sh " + kExamples + "/pipe_gemm.cu > " + made});
+  ASSERT_EQ(make.exit_code, 0) << make.err;
+  std::ifstream example_in(kExamples + "/pipe_gemm.cu"), made_in(made);
+  const std::string example((std::istreambuf_iterator<char>(example_in)), {});
+  const std::string forgot((std::istreambuf_iterator<char>(made_in)), {});
+  EXPECT_EQ(Count(example, "compute((k_tiles - 1) & 1);"), 2u);
+  EXPECT_EQ(Count(forgot, "compute((k_tiles - 1) & 1);"), 0u);
+  EXPECT_EQ(example.size() - forgot.size(),
+            2 * std::string("  compute((k_tiles - 1) & 1);\n").size());
+  for (const auto& [source, manifest] : std::vector<std::pair<std::string, std::string>>{
+           {made, planted + "/forgot_epilogue.toml"},
+           {planted + "/keeps_result.cu", planted + "/keeps_result.toml"},
+           {planted + "/hangs.cu", planted + "/hangs.toml"}}) {
+    CommandResult add = Client({"kernel", "add", source, "--manifest", manifest});
+    EXPECT_EQ(add.exit_code, 0) << source << ": " << add.err;
+  }
+}
+
 // The manifest's ladder is a preset: listed, run by sweep, drawn by report like a built-in one.
 TEST_F(KernelsE2E, TheKernelsLadderIsAPresetThatSweepRunsAndReportDraws) {
   StartDaemon();
