@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The figures that only a GPU node can give, in phases (below) that each fit one device call, over
 # a bundle made by
-#   deploy/make-bundle.sh build/default bundle <test binaries>
+#   cmake --build build/default --target device-tools     (kernels_timing, sm90_tune)
+#   deploy/make-bundle.sh build/default bundle <test binaries and tools>
 # Observe mode only: nothing here asks for a clock lock, and nothing changes GPU settings.
 #   scripts/gpu-session.sh BUNDLE OUT PHASE...
 # Phases:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One pass on a GPU machine over a carried build dir: GPU tests, timing table, SASS check.
-# Usage: scripts/kernels_device_run.sh BUILD_DIR OUT_DIR
+# Usage: scripts/kernels_device_run.sh BUILD_DIR OUT_DIR   (BUILD_DIR built with --target device-tools too)
 set -u
 build=${1:-build/kern}
 out=${2:-/tmp/kernels_out}

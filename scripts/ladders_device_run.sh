@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One pass on a GPU machine for the simt / tf32 / cublas-per-dtype work: GPU tests, SASS
 # instruction counts of the simt and tf32 instances, standalone timing at 4096^3, 2048^3 and
-# 8192^3, sanitizers on the small shapes (last: what a time limit cuts).
+# 8192^3, sanitizers on the small shapes (last: what a time limit cuts). The build dir needs
+# --target device-tools (kernels_timing) too.
 # Usage: scripts/ladders_device_run.sh DIR OUT_DIR, where DIR holds bin/ (ladders_gpu_tests and
 # kernels_timing) and obj/ (simt_launchers.cu.o, tf32_launchers.cu.o).
 set -u

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One pass of the pipe_ family on a GPU machine over a carried build dir: GPU tests, the 4096^3
 # timing table of every type, and (where the machine has cuobjdump) the SASS of the instances.
-# Usage: scripts/pipe_device_run.sh BUILD_DIR OUT_DIR
+# Usage: scripts/pipe_device_run.sh BUILD_DIR OUT_DIR   (BUILD_DIR built with --target device-tools too)
 set -u
 build=${1:-build/pipe}
 out=${2:-/tmp/pipe_out}
