@@ -1,6 +1,8 @@
 // Helpers of the kernels' GPU tests and timing tool: inputs for a problem, one checked launch.
 #pragma once
 
+#include <dlfcn.h>
+
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -13,10 +15,23 @@
 
 namespace ablation::kernels::testing {
 
-/// "" if a CUDA device is usable, else "no CUDA device: <reason>".
+/// "" if a CUDA device is usable, else "no CUDA device: <reason>". The runtime calls a machine
+/// with no NVIDIA driver at all one with an "insufficient" driver: that case is named for what it
+/// is, as the worker does (server/worker/device.h NoDriverReason).
 inline std::string NoDeviceReason() {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
+  if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice) {
+    if (void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
+      ::dlclose(driver);
+    } else {
+      const char* why = ::dlerror();
+      return std::string(
+                 "no CUDA device: no NVIDIA driver on this machine (libcuda.so.1 cannot be "
+                 "loaded: ") +
+             (why ? why : "not found") + ")";
+    }
+  }
   if (e != cudaSuccess) return std::string("no CUDA device: ") + cudaGetErrorString(e);
   if (count == 0) return "no CUDA device: cudaGetDeviceCount returned 0";
   return "";

@@ -28,7 +28,7 @@ class GpuE2E : public ::testing::Test {
     v1::GetDeviceRequest req;
     v1::GetDeviceResponse resp;
     ASSERT_TRUE(daemon_->Stub()->GetDevice(&ctx, req, &resp).ok());
-    if (!resp.available()) GTEST_SKIP() << "no CUDA device: " << resp.unavailable_reason();
+    if (!resp.available()) GTEST_SKIP() << resp.unavailable_reason();
   }
   void TearDown() override {
     if (daemon_) daemon_->Stop(SIGTERM);

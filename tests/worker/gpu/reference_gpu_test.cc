@@ -12,22 +12,15 @@
 
 #include "kernels/common/buffers.h"
 #include "kernels/reference.h"
+#include "kernels/testing/gpu_util.h"
 
 namespace ablation::kernels {
 namespace {
 
-std::string NoDeviceReason() {
-  int count = 0;
-  cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) return std::string("no CUDA device: ") + cudaGetErrorString(e);
-  if (count == 0) return "no CUDA device: cudaGetDeviceCount returned 0";
-  return "";
-}
-
 class GpuReference : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (std::string why = NoDeviceReason(); !why.empty()) GTEST_SKIP() << why;
+    if (std::string why = testing::NoDeviceReason(); !why.empty()) GTEST_SKIP() << why;
   }
 
   /// Inputs from FillRandom (as the worker makes them), both references, compared.
