@@ -242,13 +242,20 @@ DaemonMetrics::DaemonMetrics()
           "1 while a run holds the GPU's clocks locked (clocks.mode=lock), 0 when observed",
           {"gpu"})),
       clock_target_(registry_.AddGauge(
-          "ablationd_clock_lock_target_mhz",
-          "The clock a lock holds (clock=sm or mem); 0 when not locked", {"gpu", "clock"})),
+          "ablationd_clock_lock_target_hertz",
+          "The clock a lock holds (clock=sm or mem), in Hz; 0 when not locked", {"gpu", "clock"})),
       tflops_(registry_.AddGauge(
-          "ablationd_latest_tflops",
-          "TFLOPS of the latest successful measurement of each device, variant, dtype and shape "
-          "(MxNxK); at most 2000 series, the least recently measured dropped first",
-          {"device_uuid", "variant", "dtype", "shape"})) {
+          "ablationd_latest_operations_per_second",
+          "Arithmetic operations per second (FLOP, OPS for int8; a multiply-add counting two) of "
+          "the latest successful measurement of each device, variant, dtype and shape (MxNxK); "
+          "at most 2000 series, the least recently measured dropped first",
+          {"device_uuid", "variant", "dtype", "shape"})),
+      gpu_info_(registry_.AddGauge(
+          "ablationd_gpu_info",
+          "Always 1: each GPU index's identity (UUID as nvidia-smi and DCGM print it), to join "
+          "the per-GPU series: * on(instance, gpu) group_left(uuid) ablationd_gpu_info; DCGM's "
+          "exporter calls the label UUID (label_replace renames it)",
+          {"gpu", "uuid", "model_name"})) {
   build_info_.Set({kDaemonVersion, kGitRevision}, 1);
   tflops_.LimitSeries(kMaxTflopsSeries, &evicted_);
   evicted_.Touch({tflops_.name()});
@@ -272,10 +279,12 @@ void DaemonMetrics::TouchGpuLocked(const std::string& gpu) {
   hangs_.Touch({gpu});
 }
 
-void DaemonMetrics::GpuAdopted(int gpu, bool usable) {
+void DaemonMetrics::GpuAdopted(int gpu, bool usable, const std::string& uuid,
+                               const std::string& name) {
   std::lock_guard lock(mu_);
   TouchGpuLocked(Gpu(gpu));
   gpu_usable_.Set({Gpu(gpu)}, usable ? 1 : 0);
+  if (!uuid.empty()) gpu_info_.Set({Gpu(gpu), uuid, name}, 1);
 }
 
 void DaemonMetrics::WorkerRestarted(int gpu) { restarts_.Inc({Gpu(gpu)}); }
@@ -307,8 +316,8 @@ void DaemonMetrics::RunStarted(int64_t run_id, const v1::DeviceIdentity& device,
   if (clocks_locked) {
     run.locked = true;
     clock_locked_.Set({gpu}, 1);
-    clock_target_.Set({gpu, "sm"}, sm_mhz);
-    clock_target_.Set({gpu, "mem"}, mem_mhz);
+    clock_target_.Set({gpu, "sm"}, sm_mhz * 1e6);
+    clock_target_.Set({gpu, "mem"}, mem_mhz * 1e6);
   }
 }
 
@@ -326,7 +335,7 @@ void DaemonMetrics::Measured(int64_t run_id, const v1::Measurement& m) {
   if (m.status() == v1::MEASUREMENT_STATUS_SKIPPED) return;  // never held the GPU
   if (!gpu.empty()) wall_seconds_.Observe({gpu}, m.wall_seconds());
   if (m.status() == v1::MEASUREMENT_STATUS_OK && m.tflops() > 0)
-    tflops_.Set({uuid, m.variant(), m.dtype(), ShapeText(m.shape())}, m.tflops());
+    tflops_.Set({uuid, m.variant(), m.dtype(), ShapeText(m.shape())}, m.tflops() * 1e12);
 }
 
 void DaemonMetrics::Verified(const v1::VerifyResult& result) {

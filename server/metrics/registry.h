@@ -144,8 +144,9 @@ class DaemonMetrics {
 
   Registry& registry() { return registry_; }
 
-  /// A GPU's worker was started (or restarted): whether it can run.
-  void GpuAdopted(int gpu, bool usable);
+  /// A GPU's worker was started (or restarted): whether it can run, and the device it saw (its
+  /// UUID as nvidia-smi and DCGM print it, and its name; empty where there is none).
+  void GpuAdopted(int gpu, bool usable, const std::string& uuid = "", const std::string& name = "");
   void WorkerRestarted(int gpu);
   /// A call to the worker got no answer within its time and the worker was killed.
   void WorkerHung(int gpu);
@@ -182,7 +183,8 @@ class DaemonMetrics {
   Histogram& wall_seconds_;
   Gauge& clock_locked_;
   Gauge& clock_target_;
-  Gauge& tflops_;
+  Gauge& tflops_;  ///< ablationd_latest_operations_per_second
+  Gauge& gpu_info_;
 
   std::mutex mu_;
   std::map<int64_t, LiveRun> live_;  ///< guarded by mu_: runs created and not yet ended

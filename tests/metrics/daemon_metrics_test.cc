@@ -70,8 +70,8 @@ TEST(DaemonMetricsTest, ARunMovesFromTheQueueToRunningToItsEndState) {
   EXPECT_EQ(Value(m, "ablationd_queue_length", {"1"}), 1);
   EXPECT_EQ(Value(m, "ablationd_runs_running", {"1"}), 1);
   EXPECT_EQ(Value(m, "ablationd_clock_locked", {"1"}), 1);
-  EXPECT_EQ(Value(m, "ablationd_clock_lock_target_mhz", {"1", "sm"}), 1980);
-  EXPECT_EQ(Value(m, "ablationd_clock_lock_target_mhz", {"1", "mem"}), 3201);
+  EXPECT_EQ(Value(m, "ablationd_clock_lock_target_hertz", {"1", "sm"}), 1980e6);  // base units
+  EXPECT_EQ(Value(m, "ablationd_clock_lock_target_hertz", {"1", "mem"}), 3201e6);
 
   m.Measured(7, Row(v1::MEASUREMENT_STATUS_OK, 612.5, 1.2));
   m.Measured(7, Row(v1::MEASUREMENT_STATUS_FAILED, 0, 0.3));
@@ -81,16 +81,16 @@ TEST(DaemonMetricsTest, ARunMovesFromTheQueueToRunningToItsEndState) {
   EXPECT_EQ(Value(m, "ablationd_measurements_total", {"skipped"}), 1);
   // The skipped row never held the GPU: two observations, not three.
   EXPECT_EQ(Value(m, "ablationd_measurement_wall_seconds", {"1"}), 2);
-  EXPECT_EQ(Value(m, "ablationd_latest_tflops",
+  EXPECT_EQ(Value(m, "ablationd_latest_operations_per_second",
                   {"GPU-abc", "abl_L1_R1_bl0_s3_sw1", "bf16", "4096x4096x2048"}),
-            612.5);
+            612.5e12);  // base units: operations per second, not TFLOPS
 
   m.RunEnded(7, v1::RUN_STATE_PARTIAL);
   m.RunEnded(7, v1::RUN_STATE_PARTIAL);  // a run ends once
   EXPECT_EQ(Value(m, "ablationd_runs_total", {"ablation", "partial"}), 1);
   EXPECT_EQ(Value(m, "ablationd_runs_running", {"1"}), 0);
   EXPECT_EQ(Value(m, "ablationd_clock_locked", {"1"}), 0);
-  EXPECT_EQ(Value(m, "ablationd_clock_lock_target_mhz", {"1", "sm"}), 0);
+  EXPECT_EQ(Value(m, "ablationd_clock_lock_target_hertz", {"1", "sm"}), 0);
 
   m.RunEnded(8, v1::RUN_STATE_CANCELLED);  // cancelled while queued
   EXPECT_EQ(Value(m, "ablationd_queue_length", {"1"}), 0);
@@ -122,17 +122,19 @@ TEST(DaemonMetricsTest, LatestTflopsKeepsAtMostItsCap) {
     m.Measured(1, row);
   }
   auto all = m.registry().Collect();
-  EXPECT_EQ(Find(all, "ablationd_latest_tflops")->series.size(), DaemonMetrics::kMaxTflopsSeries);
-  EXPECT_EQ(Value(m, "ablationd_metric_series_evicted_total", {"ablationd_latest_tflops"}),
-            double(extra));
-  // The oldest went first: shape 1x... is gone, the newest is there.
+  EXPECT_EQ(Find(all, "ablationd_latest_operations_per_second")->series.size(),
+            DaemonMetrics::kMaxTflopsSeries);
   EXPECT_EQ(
-      Value(m, "ablationd_latest_tflops", {"GPU-x", "abl_L1_R1_bl0_s3_sw1", "bf16", "1x4096x2048"}),
-      0);
-  EXPECT_EQ(Value(m, "ablationd_latest_tflops",
+      Value(m, "ablationd_metric_series_evicted_total", {"ablationd_latest_operations_per_second"}),
+      double(extra));
+  // The oldest went first: shape 1x... is gone, the newest is there.
+  EXPECT_EQ(Value(m, "ablationd_latest_operations_per_second",
+                  {"GPU-x", "abl_L1_R1_bl0_s3_sw1", "bf16", "1x4096x2048"}),
+            0);
+  EXPECT_EQ(Value(m, "ablationd_latest_operations_per_second",
                   {"GPU-x", "abl_L1_R1_bl0_s3_sw1", "bf16",
                    std::to_string(DaemonMetrics::kMaxTflopsSeries + extra) + "x4096x2048"}),
-            100);
+            100e12);
 }
 
 // A worker whose calls either hang (no answer until the timeout) or die at once.
@@ -225,7 +227,7 @@ TEST(DaemonMetricsHooksTest, TheRecorderCountsARunAndItsMeasurements) {
   EXPECT_EQ(Value(m, "ablationd_measurement_wall_seconds", {"0"}) - wall0, 4);
   EXPECT_EQ(Value(m, "ablationd_queue_length", {"0"}), 0);
   EXPECT_EQ(Value(m, "ablationd_runs_running", {"0"}), 0);
-  EXPECT_GT(Value(m, "ablationd_latest_tflops",
+  EXPECT_GT(Value(m, "ablationd_latest_operations_per_second",
                   {"GPU-test-0000", "abl_L1_R1_bl0_s3_sw1", "bf16", "256x256x256"}),
             0);
   store.reset();

@@ -96,8 +96,8 @@ def test_a_locked_run_then_a_queued_one_then_their_ends(daemon):
     text = wait_for(daemon, lambda t: value(t, "ablationd_runs_running", gpu="0") == 1,
                     "the first run was not seen running")
     assert value(text, "ablationd_clock_locked", gpu="0") == 1
-    assert value(text, "ablationd_clock_lock_target_mhz", gpu="0", clock="sm") == 1980
-    assert value(text, "ablationd_clock_lock_target_mhz", gpu="0", clock="mem") == 3201
+    assert value(text, "ablationd_clock_lock_target_hertz", gpu="0", clock="sm") == 1980e6
+    assert value(text, "ablationd_clock_lock_target_hertz", gpu="0", clock="mem") == 3201e6
 
     second = threading.Thread(target=run, args=("crash",),
                               kwargs=dict(variants=[SLOW, CRASH], shapes=["128"]))
@@ -112,7 +112,7 @@ def test_a_locked_run_then_a_queued_one_then_their_ends(daemon):
                     "the runs did not end")
     assert value(text, "ablationd_queue_length", gpu="0") == 0
     assert value(text, "ablationd_clock_locked", gpu="0") == 0
-    assert value(text, "ablationd_clock_lock_target_mhz", gpu="0", clock="sm") == 0
+    assert value(text, "ablationd_clock_lock_target_hertz", gpu="0", clock="sm") == 0
     assert value(text, "ablationd_runs_total", kind="ablation", state="queued") == 2
     assert value(text, "ablationd_runs_total", kind="ablation", state="running") == 2
     assert value(text, "ablationd_runs_total", kind="ablation", state="succeeded") == 1
@@ -126,9 +126,17 @@ def test_a_locked_run_then_a_queued_one_then_their_ends(daemon):
     assert value(text, "ablationd_measurement_wall_seconds_sum", gpu="0") >= 9 * 0.25
     assert value(text, "ablationd_measurement_wall_seconds_bucket", gpu="0", le="0.1") <= 1
     assert value(text, "ablationd_measurement_wall_seconds_bucket", gpu="0", le="+Inf") == 10
-    tflops = value(text, "ablationd_latest_tflops", device_uuid="GPU-00000000-0000-0000-0000-000000000000",
+    tflops = value(text, "ablationd_latest_operations_per_second", device_uuid="GPU-00000000-0000-0000-0000-000000000000",
                    variant=SLOW, dtype="bf16", shape="512x512x512")
     assert tflops and tflops > 0
+
+
+def test_each_gpu_has_an_info_series_to_join_with_dcgm(daemon):
+    # ablationd_gpu_info{gpu, uuid, model_name} 1: `* on(instance, gpu) group_left(uuid)
+    # ablationd_gpu_info` gives every per-GPU series the UUID DCGM's exporter has (as UUID).
+    text = scrape(daemon)
+    assert value(text, "ablationd_gpu_info", gpu="0", uuid="GPU-00000000-0000-0000-0000-000000000000",
+                 model_name="Fake GPU (test double)") == 1
 
 
 def test_a_dead_worker_is_restarted_and_counted(daemon):

@@ -119,7 +119,7 @@ def test_prometheus_scrapes_a_run_and_answers_queries(stack):
     assert running and running[0][1] == 1, "no scrape saw the run running"
     assert prometheus.query('ablationd_queue_length{gpu="0"}')[0][1] == 0
 
-    tflops = prometheus.query('ablationd_latest_tflops{variant="cublas_bf16"}')
+    tflops = prometheus.query('ablationd_latest_operations_per_second{variant="cublas_bf16"}')
     assert sorted(m["shape"] for m, _ in tflops) == ["128x128x128", "256x256x256"]
     assert all(m["dtype"] == "bf16" and m["device_uuid"].startswith("GPU-") and v > 0
                for m, v in tflops)

@@ -15,7 +15,8 @@ Status GpuWorker::Adopt(Status started) {
   if (started.ok() && !hello_.device_present())
     started = FailedPrecondition(hello_.no_device_reason());
   usable_ = started;
-  metrics::Daemon().GpuAdopted(index_, started.ok());
+  metrics::Daemon().GpuAdopted(index_, started.ok(), hello_.device().uuid(),
+                               hello_.device().name());
   return started;
 }
 
