@@ -135,9 +135,9 @@ class Registry {
 /// through, and the numbers describe the process anyway.
 class DaemonMetrics {
  public:
-  /// Series of ablationd_latest_tflops at most: one per device x variant x dtype x shape ever
-  /// measured would grow without end over months of sweeps, so the least recently measured is
-  /// dropped (and ablationd_metric_series_evicted_total counts it).
+  /// Series of ablationd_latest_operations_per_second at most: one per device x variant x dtype x
+  /// shape ever measured would grow without end over months of sweeps, so the least recently
+  /// measured is dropped (and ablationd_metric_series_evicted_total counts it).
   static constexpr size_t kMaxTflopsSeries = 2000;
 
   DaemonMetrics();
