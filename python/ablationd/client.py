@@ -8,6 +8,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 
 import grpc
 from google.protobuf import json_format
@@ -109,6 +110,10 @@ class Client:
         self.address = address
         self.timeout = timeout
         self._cli = cli
+        # Kept for the CLI that renders reports (report_text): it calls with the same credentials.
+        self._token = token
+        self._tls = bool(tls or root_certificates)
+        self._root_certificates = root_certificates
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
         if tls or root_certificates:
             credentials = grpc.ssl_channel_credentials(root_certificates=root_certificates)
@@ -354,11 +359,25 @@ class Client:
 
         The report is the CLI's, not rebuilt here: its model (the presets' rungs, the cuBLAS
         share, bootstrap intervals with a fixed seed) lives in client/report/, and a second
-        implementation would be a second report that can disagree with the first. The CLI
-        talks plain gRPC to the same address: a token or TLS set here does not reach it."""
+        implementation would be a second report that can disagree with the first. The CLI calls
+        with this client's credentials: its token (ABLATION_TOKEN) and TLS with its roots
+        (ABLATION_TLS, ABLATION_CA, written to a private file for the call)."""
         argv = [self.cli_path(), "--server", self.address, "-q", "report", str(run),
                 "--format", format]
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("ABLATION_TOKEN", "ABLATION_TOKEN_FILE", "ABLATION_TLS", "ABLATION_CA")}
+        if self._token:
+            env["ABLATION_TOKEN"] = self._token
+        with tempfile.TemporaryDirectory(prefix="ablationd-report-") as private:
+            if self._tls:
+                env["ABLATION_TLS"] = "1"
+                if self._root_certificates:
+                    ca = os.path.join(private, "ca.pem")
+                    with open(ca, "wb") as f:
+                        f.write(self._root_certificates)
+                    env["ABLATION_CA"] = ca
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False,
+                                  env=env)
         if done.returncode != 0:
             raise AblationError("report", f"exit {done.returncode}", done.stderr.strip())
         return done.stdout

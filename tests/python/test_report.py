@@ -71,3 +71,37 @@ def test_the_readme_notebook_lines_run_as_written(daemon, run_id):
     namespace = {}
     exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - our own README
     assert "df" in namespace and not namespace["df"].empty
+
+
+def test_a_report_travels_with_the_callers_token_and_tls(tmp_path):
+    """Against a daemon that wants a token and speaks TLS, the report (rendered by the CLI) is
+    fetched with the notebook's own credentials; without the token it is refused."""
+    import subprocess
+
+    from ablation_testing import Daemon, required_env
+
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-keyout", str(tmp_path / "server.key"), "-out", str(tmp_path / "server.pem"),
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    token = "notebook-token-0123456789"
+    line = subprocess.run([required_env("ABLATIOND"), "--hash-token", "alice:run"], input=token,
+                          capture_output=True, text=True, check=True).stdout
+    (tmp_path / "tokens").write_text(line)
+    config = tmp_path / "ablationd.toml"
+    config.write_text(f'[auth]\ntokens = "{tmp_path / "tokens"}"\n'
+                      f'[tls]\ncert = "{tmp_path / "server.pem"}"\nkey = "{tmp_path / "server.key"}"\n')
+    d = Daemon(extra_args=("--config", str(config)))
+    try:
+        roots = (tmp_path / "server.pem").read_bytes()
+        with ablationd.connect(d.address, token=token, tls=True, root_certificates=roots) as c:
+            summary = c.run(variants=["cublas_bf16"], shapes=["256"])
+            text = c.report_text(summary.run_id)
+            assert text.startswith(f"# Ablation report: run {summary.run_id}")
+            assert c.report(summary.run_id).run.id == summary.run_id
+        with ablationd.connect(d.address, tls=True, root_certificates=roots) as c:
+            with pytest.raises(ablationd.AblationError) as refused:
+                c.report_text(summary.run_id)
+            assert "UNAUTHENTICATED" in str(refused.value) or "PERMISSION_DENIED" in str(refused.value)
+    finally:
+        d.stop()
