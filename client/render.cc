@@ -106,6 +106,11 @@ Table MeasurementsTable(const std::vector<v1::Measurement>& measurements, bool e
   for (Column c :
        std::vector<Column>{{"variant", "variant"}, {"dtype", "dtype"}, {"shape", "shape"}})
     table.columns.push_back(c);
+  // A run of several rounds shows which round each row is (CSV has it among its first columns).
+  const bool any_round =
+      !every_column && std::any_of(measurements.begin(), measurements.end(),
+                                   [](const v1::Measurement& m) { return m.round() > 0; });
+  if (any_round) table.columns.push_back({"round", "round", Align::kRight});
   if (any_regime) table.columns.push_back({"regime", "regime"});
   table.columns.push_back({"median_ms", "median ms", Align::kRight});
   table.columns.push_back({"noise_pct", "noise %", Align::kRight});
@@ -130,6 +135,7 @@ Table MeasurementsTable(const std::vector<v1::Measurement>& measurements, bool e
              Cell(Int(m.window()), Int(m.window())), Cell(FormatTimeMs(m.created_at_ms()))};
     }
     row.insert(row.end(), {Cell(m.variant()), Cell(m.dtype()), Cell(FormatShape(m.shape()))});
+    if (any_round) row.push_back(Cell(Int(m.round()), Int(m.round())));
     if (any_regime) row.emplace_back(RegimeLabel(m));
     row.push_back(Number(timed, FormatMs(m.stats().median_ms()), m.stats().median_ms()));
     row.push_back(Number(timed, FormatFixed(m.stats().noise() * 100, 2), m.stats().noise() * 100));

@@ -117,6 +117,10 @@ TEST_F(CliE2E, ASweepEndsWithItsLaddersAnswer) {
   const size_t answer = sweep.out.find("\nThe answer (`ablation-client report 1` has it all):\n");
   ASSERT_NE(answer, std::string::npos) << sweep.out;
   const std::string tail = sweep.out.substr(answer);
+  // The rows before it say their round (the preset runs 3).
+  const std::string rows = sweep.out.substr(0, answer);
+  EXPECT_THAT(rows.substr(0, rows.find('\n')), ::testing::ContainsRegex("shape +round"));
+  EXPECT_THAT(rows, ::testing::ContainsRegex("256x256x256 +2 "));
   EXPECT_THAT(tail, HasSubstr("Ladder A: smem -> registers"));
   EXPECT_THAT(tail, ::testing::ContainsRegex(
                         "\\| A3 \\| ldmatrix \\|.*\\| A[12] \\| [+-][0-9]+\\.[0-9]% \\["));
