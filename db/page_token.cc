@@ -3,45 +3,20 @@
 #include <charconv>
 #include <string>
 
+#include "absl/strings/escaping.h"
 #include "db/error.h"
 
 namespace ablation::db {
 namespace {
 
-constexpr std::string_view kAlphabet =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-// Base64url without padding: tokens travel in URLs and shell arguments unquoted.
+// Base64url without padding (abseil's web-safe alphabet): tokens travel in URLs and shell
+// arguments unquoted.
 std::string Base64UrlEncode(std::string_view in) {
-  std::string out;
-  uint32_t buffer = 0;
-  int bits = 0;
-  for (unsigned char c : in) {
-    buffer = (buffer << 8) | c;
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out.push_back(kAlphabet[(buffer >> bits) & 0x3F]);
-    }
-  }
-  if (bits > 0) out.push_back(kAlphabet[(buffer << (6 - bits)) & 0x3F]);
-  return out;
+  return absl::WebSafeBase64Escape(absl::string_view(in.data(), in.size()));
 }
 
 bool Base64UrlDecode(std::string_view in, std::string& out) {
-  uint32_t buffer = 0;
-  int bits = 0;
-  for (char c : in) {
-    const auto value = kAlphabet.find(c);
-    if (value == std::string_view::npos) return false;
-    buffer = (buffer << 6) | static_cast<uint32_t>(value);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buffer >> bits) & 0xFF));
-    }
-  }
-  return true;
+  return absl::WebSafeBase64Unescape(absl::string_view(in.data(), in.size()), &out);
 }
 
 [[noreturn]] void Refuse(std::string_view token, std::string_view why) {

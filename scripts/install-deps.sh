@@ -18,6 +18,7 @@ packages=(
   zsh  # the test of `ablation-client completion zsh` (zsh -n and what the script completes)
   libcivetweb-dev  # the HTTP server of the daemon's Prometheus /metrics endpoint
   libmuparser-dev  # the expressions of a user kernel's launch geometry (kernels/user)
+  libboost-math-dev  # Student's t and the incomplete beta of the report's intervals (header-only)
   # The Python package (python/): its stubs come from protoc + grpc_python_plugin (above)
   python3-grpcio python3-protobuf python3-pandas
   # Tests: pytest; Prometheus itself (and promtool) scraping the daemon, its text parser; the

@@ -1,5 +1,8 @@
 #include "client/report/stats.h"
 
+#include <boost/math/distributions/students_t.hpp>
+#include <boost/math/special_functions/beta.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -224,45 +227,12 @@ void FromSamples(const ItemRounds& num, const ItemRounds& den, std::uint64_t see
   SetInterval(Apart(sn, sd, seed, resamples), Basis::kSamples, c->rounds, c);
 }
 
-// Continued fraction of the incomplete beta function (modified Lentz).
-double BetaContinuedFraction(double a, double b, double x) {
-  constexpr double kTiny = 1e-300, kEps = 1e-15;
-  const double qab = a + b, qap = a + 1, qam = a - 1;
-  double c = 1, d = 1 - qab * x / qap;
-  if (std::fabs(d) < kTiny) d = kTiny;
-  d = 1 / d;
-  double h = d;
-  for (int m = 1; m <= 1000; ++m) {
-    const int m2 = 2 * m;
-    double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-    d = 1 + aa * d;
-    if (std::fabs(d) < kTiny) d = kTiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < kTiny) c = kTiny;
-    d = 1 / d;
-    h *= d * c;
-    aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-    d = 1 + aa * d;
-    if (std::fabs(d) < kTiny) d = kTiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < kTiny) c = kTiny;
-    d = 1 / d;
-    const double del = d * c;
-    h *= del;
-    if (std::fabs(del - 1) < kEps) break;
-  }
-  return h;
-}
-
-// Regularized incomplete beta I_x(a, b).
+// The regularized incomplete beta I_x(a, b): Boost.Math's (libboost-math-dev), rather than a
+// continued fraction of our own.
 double IncompleteBeta(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
-  const double log_front =
-      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
-  const double front = std::exp(log_front);
-  if (x < (a + 1) / (a + b + 2)) return front * BetaContinuedFraction(a, b, x) / a;
-  return 1 - front * BetaContinuedFraction(b, a, 1 - x) / b;
+  return boost::math::ibeta(a, b, x);
 }
 
 struct LogMoments {
@@ -424,19 +394,12 @@ Change TimeChange(const ItemRounds& a, const ItemRounds& b, double floor, std::u
 double StudentTCdf(double t, double df) {
   if (!(df > 0)) return std::numeric_limits<double>::quiet_NaN();
   if (std::isinf(t)) return t > 0 ? 1 : 0;
-  const double x = df / (df + t * t);
-  const double tail = 0.5 * IncompleteBeta(df / 2, 0.5, x);  // P(T > |t|)
-  return t >= 0 ? 1 - tail : tail;
+  return boost::math::cdf(boost::math::students_t(df), t);
 }
 
 double StudentTQuantile(double p, double df) {
-  // Bisection: the CDF is monotone; 200 halvings are far more than double precision needs.
-  double lo = -1e3, hi = 1e3;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = (lo + hi) / 2;
-    (StudentTCdf(mid, df) < p ? lo : hi) = mid;
-  }
-  return (lo + hi) / 2;
+  if (!(df > 0) || !(p > 0 && p < 1)) return std::numeric_limits<double>::quiet_NaN();
+  return boost::math::quantile(boost::math::students_t(df), p);
 }
 
 std::vector<double> PairedLogRatios(const PairedRound& round) {

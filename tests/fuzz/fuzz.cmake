@@ -22,7 +22,7 @@ file(MAKE_DIRECTORY ${FUZZ_DIR})
 set(FUZZ_LIBS
   $<TARGET_FILE:ablation_core> $<TARGET_FILE:ablation_db> $<TARGET_FILE:ablation_ipc>
   $<TARGET_FILE:ablation_kernel_catalog> $<TARGET_FILE:ablation_proto>
-  -lgrpc++ -lgrpc -lgpr -lprotobuf -lspdlog -lfmt -lsqlite3 -lcrypto -ldl -lpthread)
+  -lgrpc++ -lgrpc -lgpr -lprotobuf -lspdlog -lfmt -lsqlite3 -lcrypto -labsl_strings -ldl -lpthread)
 # NDEBUG as in the daemon's Release build: toml++ 3.3 has a debug-only assertion in parse_key
 # that fires on a table header starting with '#' ("[# x]"), an input its release build refuses
 # with a proper parse error (found by fuzz_toml; the daemon is never built with it).
