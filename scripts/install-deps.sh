@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   lld  # the linker the build prefers (CMakeLists.txt); GNU ld links without it
   libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev  # gRPC's abseil, also the base64url of page tokens (db/page_token.cc)
   libsqlite3-dev sqlite3 libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev
   libssl-dev openssl  # SHA-256 of tokens; the security test makes its CA with openssl
   libgtest-dev libgmock-dev
