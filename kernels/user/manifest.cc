@@ -368,4 +368,13 @@ std::vector<Variant> Variants(std::shared_ptr<const Manifest> m) {
   return out;
 }
 
+std::string CompileArch(const std::string& cc) {
+  const size_t dot = cc.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 >= cc.size()) return "";
+  std::string digits = cc.substr(0, dot) + cc.substr(dot + 1);
+  for (char c : digits)
+    if (c < '0' || c > '9') return "";
+  return "sm_" + digits + (digits == "90" ? "a" : "");
+}
+
 }  // namespace ablation::kernels::user

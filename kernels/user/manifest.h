@@ -25,6 +25,16 @@ struct ManifestLimits {
   int max_knob_sets = 64;  ///< the product of the knobs' value counts
   size_t max_expression_chars = 256;
   int max_conditions = 16;
+
+  /// No bounds worth the name: for reading a manifest already accepted under the limits of its
+  /// day (a stored kernel at start, a build a task carries to the worker).
+  static ManifestLimits Unbounded() {
+    ManifestLimits l;
+    l.max_source_bytes = size_t(1) << 30;
+    l.max_knobs = l.max_values_per_knob = l.max_knob_sets = l.max_conditions = 1 << 20;
+    l.max_expression_chars = size_t(1) << 20;
+    return l;
+  }
 };
 
 /// One knob axis: a macro the source reads (-DNAME=value), and the values to build it with.
@@ -59,6 +69,11 @@ struct Manifest {
   std::vector<Condition> conditions;
   std::vector<Knob> knobs;  ///< in the order given: the ladder's order
 };
+
+/// The architecture user kernels are compiled for on a device of compute capability `cc`
+/// ("9.0" -> "sm_90a", whose wgmma and TMA the Hopper helpers need; "8.0" -> "sm_80"); "" for
+/// a malformed one. The daemon compiles for it, and the worker names it for the disassembler.
+std::string CompileArch(const std::string& cc);
 
 /// Reads a manifest. "" on success, else what is wrong, naming the origin, the line where TOML
 /// knows it, and the key: "tiled.toml:7: knob[1].values: expected whole numbers".

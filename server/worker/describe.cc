@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "kernels/user/manifest.h"
 #include "server/worker/diagnostics.h"
 
 namespace ablation::worker {
@@ -28,8 +29,9 @@ std::string RunDescribe(const Device& d, const k::Registry& registry,
     if (n <= 0) return "cannot read /proc/self/exe";
     result->set_kernel_symbol(v->code->entry);
     result->set_binary(std::string(exe, size_t(n)));
-    const std::string arch = "sm_" + std::to_string(d.prop.major) + std::to_string(d.prop.minor);
-    result->set_arch(arch == "sm_90" ? "sm_90a" : arch);  // as the daemon compiled it
+    // As the daemon compiled it.
+    result->set_arch(kernels::user::CompileArch(std::to_string(d.prop.major) + "." +
+                                                std::to_string(d.prop.minor)));
     return "";
   }
   const void* fn = v->kernel ? v->kernel(*dtype) : nullptr;

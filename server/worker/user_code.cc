@@ -52,10 +52,7 @@ std::string UserCode::Load(const google::protobuf::RepeatedPtrField<wpb::UserCod
     loaded->cubin_sha256 = c.cubin_sha256();
     loaded->manifest = std::make_shared<ku::Manifest>();
     // The daemon accepted the manifest under its limits; here it is only read again.
-    ku::ManifestLimits unbounded;
-    unbounded.max_knob_sets = unbounded.max_knobs = unbounded.max_values_per_knob = 1 << 20;
-    unbounded.max_conditions = 1 << 20;
-    unbounded.max_expression_chars = size_t(1) << 20;
+    const ku::ManifestLimits unbounded = ku::ManifestLimits::Unbounded();
     if (std::string why =
             ku::ParseManifest(c.manifest(), c.variant(), unbounded, loaded->manifest.get());
         !why.empty())

@@ -48,15 +48,6 @@ std::shared_ptr<const Presets> DaemonCore::presets() const {
   return WithUserLadders(presets_.get(), user_kernels_->Manifests());
 }
 
-std::string CompileArch(const std::string& cc) {
-  const size_t dot = cc.find('.');
-  if (dot == std::string::npos || dot == 0 || dot + 1 >= cc.size()) return "";
-  std::string digits = cc.substr(0, dot) + cc.substr(dot + 1);
-  for (char c : digits)
-    if (c < '0' || c > '9') return "";
-  return "sm_" + digits + (digits == "90" ? "a" : "");
-}
-
 v1::UserKernel ToProto(const KernelSummary& s) {
   v1::UserKernel k;
   k.set_name(s.name);
@@ -91,7 +82,7 @@ Status DaemonCore::AddKernel(const KernelCaller& caller, const v1::AddKernelRequ
                              v1::AddKernelResponse* response) {
   const DeviceSnapshot device = runs_->Device(0);
   const std::string cc = device.identity.compute_capability();
-  const std::string arch = CompileArch(cc);
+  const std::string arch = kernels::user::CompileArch(cc);
   if (arch.empty())
     return FailedPrecondition(
         "user kernels are compiled for the GPU's architecture, and GPU 0's is not known" +

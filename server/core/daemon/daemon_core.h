@@ -74,11 +74,6 @@ class DaemonCore {
   std::unique_ptr<SassInspector> sass_;
 };
 
-/// The architecture user kernels are compiled for on a device of compute capability `cc`
-/// ("9.0" -> "sm_90a", whose wgmma and TMA the Hopper helpers need; "8.0" -> "sm_80"); "" for
-/// a malformed one.
-std::string CompileArch(const std::string& cc);
-
 /// The API's form of a held kernel.
 v1::UserKernel ToProto(const KernelSummary& summary);
 

@@ -102,10 +102,7 @@ void UserKernels::Load(std::vector<std::string>* problems) {
   for (db::UserKernelRecord& r : store_->ListUserKernels()) {
     auto m = std::make_shared<Manifest>();
     // Stored kernels were accepted under the limits of their day: read them with none.
-    kernels::user::ManifestLimits unbounded;
-    unbounded.max_knob_sets = unbounded.max_knobs = unbounded.max_values_per_knob = 1 << 20;
-    unbounded.max_conditions = 1 << 20;
-    unbounded.max_expression_chars = size_t(1) << 20;
+    const kernels::user::ManifestLimits unbounded = kernels::user::ManifestLimits::Unbounded();
     const std::string why = ParseManifest(r.manifest, r.name + ".toml", unbounded, m.get());
     if (!why.empty()) {
       problems->push_back("user kernel " + r.name + " was not loaded: " + why);

@@ -183,6 +183,14 @@ TEST(UserManifest, KnobsThatOnlyMoveDataPromiseBitIdenticalOutputs) {
       << Refusal(wrong);
 }
 
+TEST(UserManifest, TheArchitectureOfACompileIsTheDevicesWithHoppersOwnSuffix) {
+  EXPECT_EQ(CompileArch("9.0"), "sm_90a");  // wgmma and TMA need the arch-specific target
+  EXPECT_EQ(CompileArch("8.0"), "sm_80");
+  EXPECT_EQ(CompileArch("8.9"), "sm_89");
+  EXPECT_EQ(CompileArch("9"), "");
+  EXPECT_EQ(CompileArch("x.0"), "");
+}
+
 TEST(UserManifest, EveryMistakeIsNamedByItsFileLineAndKey) {
   const struct {
     std::string from, to, says;
