@@ -16,6 +16,10 @@
 #   metrics a Prometheus scrape (/metrics over HTTP) of the daemon during a ladder-b sweep, and after
 #   profiled the full preset with --profile: every item's counters, and the report with them (md, html)
 #   hopper  the Hopper ladder (ladder-h, 3 rounds) with its report, and the SASS checks of every rung
+#   shapes  the sm90 family at every shape: each rung verified at the shapes preset's 10 shapes and 5
+#           ragged ones against cuBLAS and at 5 small ragged ones against the CPU's FP64 reference
+#           (PASS/FAIL lines), then every rung and cuBLAS timed at the 15 (3 rounds), and what the
+#           padded rows cost (H10 and cuBLAS at 4096^3, K 4088 and 4089, N 4095)
 #   user    user kernels: the pipelining example beside the built-in pipe_ ladder and cuBLAS (3
 #           rounds), mma_tiled, and the planted kernels (forgotten epilogue, a kept result, a hang),
 #           each outcome checked (PASS/FAIL lines in user.txt)
@@ -98,6 +102,43 @@ for phase in "$@"; do
       c --format json results "$(latest)" >"$out/user-after-hang.json" 2>&1
       check "after the hang the daemon measures normally" grep -q 'MEASUREMENT_STATUS_OK' "$out/user-after-hang.json"
       say "user kernels done ($(elapsed))"
+      stop_daemon
+      ;;
+    shapes)
+      start_daemon "$out/shapes.db" || continue
+      check() {  # check NAME COMMAND...: PASS when the command succeeds
+        if "${@:2}" >>"$log" 2>&1; then say "PASS $1"; else say "FAIL $1"; fi
+      }
+      big=(); small=()
+      for s in 512x512x256 512x512x512 512x512x1024 512x512x4096 512x512x8192 4096x4096x256 \
+        4096x4096x512 4096x4096x1024 4096x4096x4096 4096x4096x8192 4000x4000x4000 \
+        4096x4096x4000 128x8192x8192 1x4096x4096 4097x4095x4099; do big+=(--shape "$s"); done
+      for s in 1x1x1 7x9x13 129x257x65 1000x999x997 128x1000x1000; do small+=(--shape "$s"); done
+      say "verify every sm90 rung at 15 shapes against cuBLAS ($(elapsed))"
+      c verify --variant 'sm90_*' "${big[@]}" --against cublas --format csv \
+        >"$out/shapes-verify-cublas.csv" 2>&1
+      say "verify exit $? ($(elapsed))"
+      check "165 verifications against cuBLAS, every one passed" \
+        bash -c "awk -F, 'NR > 1 && \$12 == \"true\"' '$out/shapes-verify-cublas.csv' | wc -l | grep -qx 165"
+      say "verify every sm90 rung at 5 small ragged shapes against the FP64 reference ($(elapsed))"
+      c verify --variant 'sm90_*' "${small[@]}" --against cpu --format csv \
+        >"$out/shapes-verify-cpu.csv" 2>&1
+      say "verify exit $? ($(elapsed))"
+      check "55 verifications against FP64, every one passed" \
+        bash -c "awk -F, 'NR > 1 && \$12 == \"true\"' '$out/shapes-verify-cpu.csv' | wc -l | grep -qx 55"
+      if [[ ${SHAPES_TIME:-1} == 1 ]]; then
+        say "every rung and cuBLAS at 15 shapes, 3 rounds ($(elapsed))"
+        c -q run --variant 'sm90_*' --variant cublas_bf16 "${big[@]}" --rounds 3 --tag shapes \
+          >>"$log" 2>&1
+        say "run exit $? ($(elapsed))"
+        c show "$(latest)" >"$out/shapes-show.txt" 2>&1
+        c --format csv results "$(latest)" --limit 1000 >"$out/shapes-results.csv" 2>&1
+        say "what padded rows cost: H10 and cuBLAS at 4096^3, K 4088 (guarded), K 4089 (A, B padded), N 4095 (C padded) ($(elapsed))"
+        c -q run --variant sm90_h10_epilogue_overlap --variant cublas_bf16 --shape 4096 \
+          --shape 4096x4096x4088 --shape 4096x4096x4089 --shape 4096x4095x4096 --rounds 3 \
+          --tag padding >>"$log" 2>&1
+        c show "$(latest)" >"$out/shapes-padding.txt" 2>&1
+      fi
       stop_daemon
       ;;
     main)

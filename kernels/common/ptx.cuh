@@ -18,6 +18,15 @@ __device__ __forceinline__ void CpAsyncCg16(uint32_t smem_dst, const void* gmem_
                : "memory");
 }
 
+/// As CpAsyncCg16, reading `src_bytes` (0 or 16) of the source and filling the rest with zeros:
+/// a chunk past a matrix's edge is copied as zeros from an address inside it.
+__device__ __forceinline__ void CpAsyncCg16ZeroFill(uint32_t smem_dst, const void* gmem_src,
+                                                    uint32_t src_bytes) {
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(smem_dst),
+               "l"(gmem_src), "r"(src_bytes)
+               : "memory");
+}
+
 /// Closes the group of cp.async issued since the last commit.
 __device__ __forceinline__ void CpAsyncCommitGroup() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");

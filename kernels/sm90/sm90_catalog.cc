@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "kernels/sm90/sm90_config.h"
+#include "kernels/sm90/sm90_shapes.h"
 
 namespace ablation::kernels {
 namespace {
@@ -15,6 +16,10 @@ std::string Describe(const Rung& r) {
   d += r.knobs.mainloop == Mainloop::kWgmma ? ", wgmma (HGMMA)" : ", mma.sync (HMMA)";
   d += r.knobs.mainloop == Mainloop::kMmaCpAsync ? ", cp.async loads" : ", TMA loads";
   d += ". Runs on compute capability 9.0 only (sm_90a).";
+  d += " Any M, N, K of at least 1: off the 128x256x64 tile its bounds-checked build runs (loads "
+       "past the matrices read zeros, stores past them are skipped); where K or N is not a "
+       "multiple of 8 (rows that are not whole 16-byte chunks, which TMA cannot address) the "
+       "operands are first copied into padded rows and C copied back, inside the timed launch.";
   d += " Verified against cuBLAS within the bf16 tolerance; not bit-identical to the abl_ family";
   if (r.knobs.mainloop == Mainloop::kWgmma)
     d += " (wgmma accumulates in another order than mma.sync)";
@@ -49,38 +54,29 @@ const char* EpilogueName(Epilogue e) {
 
 }  // namespace
 
-std::string Sm90CanImplement(int cluster_m, int cluster_n, const Problem& p) {
+namespace sm90 {
+
+std::string ShapeError(const Problem& p) {
   if (p.dtype != DType::kBF16) {
     return "dtype must be bf16 for the sm90 family, got " + std::string(ToString(p.dtype));
   }
+  // Coordinates and the tile count are 32-bit in the kernels (TMA takes int32 coordinates); K
+  // and N are rounded up to 8 where their rows are padded (sm90_shapes.h).
+  constexpr int64_t kLimit = INT32_MAX - 7;
   for (auto [field, v] : {std::pair{"m", p.m}, std::pair{"n", p.n}, std::pair{"k", p.k}}) {
     if (v <= 0) return std::string(field) + " must be positive, got " + std::to_string(v);
+    if (v > kLimit) {
+      return std::string(field) + " must be at most " + std::to_string(kLimit) +
+             " (32-bit coordinates), got " + std::to_string(v);
+    }
   }
-  const int bm = kBlockM * cluster_m;
-  if (p.m % bm != 0) {
-    return "m must be a multiple of " + std::to_string(bm) +
-           (cluster_m > 1 ? " (two 128-row tiles per cluster)" : " (the block tile BM)") +
-           ", got " + std::to_string(p.m);
-  }
-  const int bn = kBlockN * cluster_n;
-  if (p.n % bn != 0) {
-    return "n must be a multiple of " + std::to_string(bn) +
-           (cluster_n > 1 ? " (two 256-column tiles per cluster)" : " (the block tile BN)") +
-           ", got " + std::to_string(p.n);
-  }
-  if (p.k % kBlockK != 0) {
-    return "k must be a multiple of 64 (the block tile BK), got " + std::to_string(p.k);
-  }
-  // Coordinates and the tile count are 32-bit in the kernels (TMA takes int32 coordinates).
-  constexpr int64_t kLimit = INT32_MAX;
-  for (auto [field, v] : {std::pair{"m", p.m}, std::pair{"n", p.n}, std::pair{"k", p.k}}) {
-    if (v > kLimit) return std::string(field) + " must fit in int32, got " + std::to_string(v);
-  }
-  if ((p.m / kBlockM) * (p.n / kBlockN) > kLimit) {
+  if (((p.m + kBlockM - 1) / kBlockM) * ((p.n + kBlockN - 1) / kBlockN) > INT32_MAX) {
     return "m*n must be below 2^31 tiles of 128x256";
   }
   return "";
 }
+
+}  // namespace sm90
 
 void RegisterSm90(Registry& registry) {
   for (const Rung& r : kRungs) {
@@ -107,11 +103,7 @@ void RegisterSm90(Registry& registry) {
     v.smem_bytes = SmemBytes(r.knobs.epilogue);
     v.b_layout = BLayout::kNK;
     v.bit_exact_family = false;
-    const int cluster_m = r.knobs.cluster_m;
-    const int cluster_n = r.knobs.cluster_n;
-    v.can_implement = [cluster_m, cluster_n](const Problem& p) {
-      return Sm90CanImplement(cluster_m, cluster_n, p);
-    };
+    v.can_implement = ShapeError;
     registry.Add(std::move(v));
   }
 }

@@ -5,8 +5,9 @@
 // README.md in this folder maps each rung to the code it changes.
 //
 // Contract (every rung): bf16 A (M x K, row-major) and B (N x K, row-major, i.e. K-major like the
-// ablation family's bl1 layout), fp32 accumulation, bf16 C (M x N, row-major). Block tile
-// 128 x 256 x 64, 4 shared-memory stages of A 128x64 and B 256x64 with the 128-byte swizzle.
+// ablation family's bl1 layout), fp32 accumulation, bf16 C (M x N, row-major), any M, N, K of
+// at least 1 (sm90_shapes.h says how a shape off the tile runs). Block tile 128 x 256 x 64,
+// 4 shared-memory stages of A 128x64 and B 256x64 with the 128-byte swizzle.
 #pragma once
 
 #include <array>
@@ -74,6 +75,14 @@ struct Knobs {
   int block_n = kBlockN;
   int stages = kStages;
   int min_blocks = 1;  ///< CTAs per SM the launch bounds ask for
+  // ---- shapes (both kernels; not a rung's knob) ----
+  /// Bounds checked: M, N and K need not be multiples of the tile. Rows and columns past the
+  /// matrices read as zeros (TMA fills them; cp.async copies zero bytes of them) and are not
+  /// written (TMA clips its stores; the 16-byte stores past M or N are skipped). N and K must be
+  /// multiples of 8 (rows of whole 16-byte chunks), which the launcher arranges (sm90_shapes.h).
+  /// Every launcher runs Guarded(rung) at a shape off its tile and the rung itself on it, so the
+  /// code the ladder was measured with is what runs at the shapes it was measured at.
+  bool guarded = false;
 
   constexpr bool operator==(const Knobs&) const = default;
   /// CTAs of a cluster, rank r at (r % cluster_m, r / cluster_m) of its unit of tiles.
@@ -89,6 +98,12 @@ template <class F>
 consteval Knobs With(Knobs base, F change) {
   change(base);
   return base;
+}
+
+/// `k` with bounds checks (Knobs::guarded): what a launcher runs at a shape off the tile.
+consteval Knobs Guarded(Knobs k) {
+  k.guarded = true;
+  return k;
 }
 
 /// The rungs' knobs, each the rung before's with its one change (kRungs below).

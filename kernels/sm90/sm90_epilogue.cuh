@@ -1,7 +1,9 @@
 // Epilogue policies of the wgmma rungs: how a consumer warpgroup writes its 64x256 half of a
 // tile of C from wgmma's accumulator layout (warp w holds rows 16w..16w+15, register 4j+{0,1}
 // row l/4, 4j+{2,3} row l/4+8, columns 8j + 2(l%4) + {0,1}). One policy per Epilogue knob value,
-// and one for overlap_epilogue; EpilogueOf<K> picks it. Every policy has the same face:
+// and one for overlap_epilogue; EpilogueOf<K> picks it. Off the tile (Knobs::guarded) nothing
+// past M or N is written: TMA clips its stores, the 16-byte stores check their row and column.
+// Every policy has the same face:
 //   Store(d, m0, n0)            the tile's accumulators are final: write (or hold) them;
 //   OverlapWithKTiles(kt, ke, f)  at a tile's start, before its k-tile loop (f(kt) runs k-tile kt);
 //   Finish(t)                   once, after the last tile (t: the thread's index in the
@@ -22,14 +24,18 @@ namespace ablation::kernels::sm90 {
 
 /// Epilogue::kWide: 16-byte global stores after a transpose in each lane quad (QuadTranspose):
 /// a warp's store writes 8 rows x 64 contiguous bytes instead of 8 rows x 16 scattered ones.
+/// kGuarded: a store past row M or column N is skipped (N is a multiple of 8, so a 16-byte
+/// chunk is all in or all out).
+template <bool kGuarded>
 struct WideStoreEpilogue {
   __nv_bfloat16* c;
+  int m;
   int64_t n;
   int cw;  ///< the consumer warpgroup: rows cw*64.. of the tile
 
-  __device__ __forceinline__ WideStoreEpilogue(__nv_bfloat16* c_, int64_t n_, uint8_t*,
+  __device__ __forceinline__ WideStoreEpilogue(__nv_bfloat16* c_, int m_, int64_t n_, uint8_t*,
                                                const CUtensorMap*, int cw_)
-      : c(c_), n(n_), cw(cw_) {}
+      : c(c_), m(m_), n(n_), cw(cw_) {}
 
   template <class KTile>
   __device__ __forceinline__ void OverlapWithKTiles(int&, int, KTile&&) {}
@@ -60,6 +66,7 @@ struct WideStoreEpilogue {
           out[3] = src == 3 ? got : out[3];
         }
         const int col = n0 + 8 * (4 * g + q);
+        if (kGuarded && (row + 8 * half >= m || col >= n)) continue;
         *reinterpret_cast<uint4*>(c + int64_t(row + 8 * half) * n + col) =
             make_uint4(out[0], out[1], out[2], out[3]);
       }
@@ -86,7 +93,7 @@ struct TmaStoreEpilogue {
   const CUtensorMap* map_c;
   int cw;
 
-  __device__ __forceinline__ TmaStoreEpilogue(__nv_bfloat16*, int64_t, uint8_t* store_buffers,
+  __device__ __forceinline__ TmaStoreEpilogue(__nv_bfloat16*, int, int64_t, uint8_t* store_buffers,
                                               const CUtensorMap* map, int cw_)
       : buffers(store_buffers), map_c(map), cw(cw_) {}
 
@@ -158,7 +165,7 @@ struct OverlappedTmaStoreEpilogue {
   bool holding = false;
   int held_m0 = 0, held_n0 = 0;
 
-  __device__ __forceinline__ OverlappedTmaStoreEpilogue(__nv_bfloat16*, int64_t,
+  __device__ __forceinline__ OverlappedTmaStoreEpilogue(__nv_bfloat16*, int, int64_t,
                                                         uint8_t* store_buffers,
                                                         const CUtensorMap* map, int cw_)
       : mine(store_buffers + cw_ * 2 * kStoreChunkBytes), map_c(map), cw(cw_) {}
@@ -195,8 +202,9 @@ struct OverlappedTmaStoreEpilogue {
 
 /// The epilogue policy of the knobs.
 template <Knobs K>
-using EpilogueOf = std::conditional_t<
-    K.overlap_epilogue, OverlappedTmaStoreEpilogue,
-    std::conditional_t<K.epilogue == Epilogue::kTmaStore, TmaStoreEpilogue, WideStoreEpilogue>>;
+using EpilogueOf =
+    std::conditional_t<K.overlap_epilogue, OverlappedTmaStoreEpilogue,
+                       std::conditional_t<K.epilogue == Epilogue::kTmaStore, TmaStoreEpilogue,
+                                          WideStoreEpilogue<K.guarded>>>;
 
 }  // namespace ablation::kernels::sm90

@@ -12,6 +12,7 @@
 
 #include "kernels/registry.h"
 #include "kernels/sm90/sm90_config.h"
+#include "kernels/sm90/sm90_shapes.h"
 #include "kernels/sm90/sm90_tma.h"
 
 namespace ablation::kernels::sm90 {
@@ -27,25 +28,38 @@ inline void BindRung(Registry& registry, std::string_view name, LaunchFn launch,
   }
 }
 
-/// What every rung refuses before launching: another device, another dtype, a shape off the
-/// tile, a misaligned pointer. can_implement has been asked by the caller; these guard against
-/// misuse all the same, since a violated precondition would read or write out of bounds.
-inline std::string CheckLaunch(const GemmArgs& args, int cluster_m, int cluster_n = 1) {
+/// What every rung refuses before launching: another device, another dtype, a shape outside the
+/// kernels' 32-bit coordinates. can_implement has been asked by the caller; these guard against
+/// misuse all the same.
+inline std::string CheckLaunch(const GemmArgs& args) {
   if (const std::string& e = Sm90DeviceError(); !e.empty()) return e;
-  const Problem& p = args.problem;
-  if (p.dtype != DType::kBF16) return "sm90 family: bf16 only";
-  if (p.m <= 0 || p.n <= 0 || p.k <= 0 || p.m % (kBlockM * cluster_m) != 0 ||
-      p.n % (kBlockN * cluster_n) != 0 || p.k % kBlockK != 0) {
-    return "sm90 kernel: problem shape not supported (M a multiple of " +
-           std::to_string(kBlockM * cluster_m) + ", N of " + std::to_string(kBlockN * cluster_n) +
-           ", K of 64)";
-  }
-  for (const void* ptr : {args.a, args.b, static_cast<const void*>(args.c)}) {
-    if ((reinterpret_cast<uintptr_t>(ptr) & 15) != 0) {
-      return "sm90 kernel: A, B and C must be 16-byte aligned";
-    }
-  }
+  if (args.problem.dtype != DType::kBF16) return "sm90 family: bf16 only";
+  if (std::string e = ShapeError(args.problem); !e.empty()) return "sm90 kernel: " + e;
   return "";
+}
+
+/// What a build for shapes on the tile only says of one off it.
+inline std::string OffTileRefusal() {
+  return "sm90 kernel: this build runs shapes on its tile only (M a multiple of 128 x cluster_m, "
+         "N of 256 x cluster_n, K of 64, 16-byte aligned operands)";
+}
+
+/// Runs a rung at any shape (sm90_shapes.h): `launch(args, guarded, b_rows)` launches the rung's
+/// own build (guarded false) or Guarded(rung) on `args`, whose B has `b_rows` rows (fewer than
+/// args.problem.n when only C is padded: TMA reads zeros past them).
+template <class Launch>
+std::string LaunchAnyShape(const GemmArgs& args, const Knobs& knobs, Launch&& launch) {
+  if (std::string e = CheckLaunch(args); !e.empty()) return e;
+  const ShapePlan plan =
+      PlanShape(args.problem, knobs, reinterpret_cast<uintptr_t>(args.a),
+                reinterpret_cast<uintptr_t>(args.b), reinterpret_cast<uintptr_t>(args.c));
+  if (!plan.Pads()) return launch(args, !plan.on_tile, args.problem.n);
+  GemmArgs padded;
+  if (std::string e = PadOperands(args, plan, &padded); !e.empty()) return e;
+  if (std::string e = launch(padded, true, plan.pad_b ? plan.n : args.problem.n); !e.empty()) {
+    return e;
+  }
+  return UnpadC(args, plan, padded);
 }
 
 /// Opts `Kernel` in to its dynamic shared memory, once per kernel and process (a function-local
@@ -61,12 +75,13 @@ inline std::string LaunchError(const char* what, cudaError_t e) {
   return std::string(what) + ": " + cudaGetErrorString(e);
 }
 
-/// The maps of A (box `a_rows` rows) and B (box `b_rows`), or what failed.
-inline std::string EncodeMaps(const GemmArgs& args, int b_rows, CUtensorMap* ma, CUtensorMap* mb,
-                              int a_rows = kBlockM) {
+/// The maps of A (box `a_rows` rows) and B (`b_rows` rows of the matrix, box `b_box` rows), or
+/// what failed.
+inline std::string EncodeMaps(const GemmArgs& args, int64_t b_rows, int b_box, CUtensorMap* ma,
+                              CUtensorMap* mb, int a_rows = kBlockM) {
   const Problem& p = args.problem;
   if (std::string e = EncodeKMajorBf16(ma, args.a, p.m, p.k, a_rows); !e.empty()) return e;
-  return EncodeKMajorBf16(mb, args.b, p.n, p.k, b_rows);
+  return EncodeKMajorBf16(mb, args.b, b_rows, p.k, b_box);
 }
 
 }  // namespace ablation::kernels::sm90

@@ -1,12 +1,17 @@
 // Binds the sm90 family's launchers (CUDA library only).
 #pragma once
 
+#include <cstddef>
+
 #include "kernels/registry.h"
 
 namespace ablation::kernels {
 namespace sm90 {
 void BindSm90Mma(Registry& registry);
 void BindSm90Wgmma(Registry& registry);
+/// The kernel of kRungs[rung]'s guarded build (what runs at shapes off the tile), for the
+/// occupancy and local-memory checks; nullptr past the last rung.
+const void* Sm90GuardedKernel(size_t rung);
 }  // namespace sm90
 
 inline void BindSm90Launchers(Registry& registry) {

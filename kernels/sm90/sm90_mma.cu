@@ -3,6 +3,7 @@
 // notes/gpu-runs.md).
 #include <utility>
 
+#include "kernels/sm90/sm90_guarded.h"
 #include "kernels/sm90/sm90_launchers.h"
 #include "kernels/sm90/sm90_mma_launch.cuh"
 

@@ -11,6 +11,7 @@
 #include <cuda_bf16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/common/ptx.cuh"
 #include "kernels/sm90/sm90_common.cuh"
@@ -65,8 +66,9 @@ struct CpAsyncPlan {
   int64_t pass_bytes;  ///< global bytes between passes: kRowsPerPass rows of K
   uint32_t soff;       ///< this thread's chunk in the first pass of a tile in shared memory
 
+  /// (m and n: the guarded plan's.)
   __device__ __forceinline__ CpAsyncPlan(const __nv_bfloat16* a, const __nv_bfloat16* b, int64_t k,
-                                         int m0, int n0) {
+                                         int m0, int n0, int, int) {
     const int row = threadIdx.x >> 3, chunk = threadIdx.x & 7;
     ga = reinterpret_cast<const char*>(a + (m0 + row) * k + chunk * 8);
     gb = reinterpret_cast<const char*>(b + (n0 + row) * k + chunk * 8);
@@ -86,6 +88,42 @@ struct CpAsyncPlan {
     for (int i = 0; i < kPassesB; ++i, pb += pass_bytes) {
       ptx::CpAsyncCg16(sb + soff + i * kPassBytes, pb);
     }
+  }
+};
+
+/// The plan off the tile (Knobs::guarded; K a multiple of 8): a chunk past row M or N or past
+/// column K is copied with no source bytes, which fills it with zeros, from an address inside
+/// the matrix.
+template <int kThreads, int kBN>
+struct GuardedCpAsyncPlan : CpAsyncPlan<kThreads, kBN> {
+  using Plan = CpAsyncPlan<kThreads, kBN>;
+  /// Rows of A and B from this thread's first one to the matrix's end, columns of K from its
+  /// chunk's first one.
+  int rows_a, rows_b, cols_k;
+  const char* a_in;  ///< addresses inside the matrices, for the chunks that copy nothing
+  const char* b_in;
+
+  __device__ __forceinline__ GuardedCpAsyncPlan(const __nv_bfloat16* a, const __nv_bfloat16* b,
+                                                int64_t k, int m0, int n0, int m, int n)
+      : Plan(a, b, k, m0, n0, m, n),
+        rows_a(m - m0 - int(threadIdx.x >> 3)),
+        rows_b(n - n0 - int(threadIdx.x >> 3)),
+        cols_k(int(k) - int(threadIdx.x & 7) * 8),
+        a_in(reinterpret_cast<const char*>(a)),
+        b_in(reinterpret_cast<const char*>(b)) {}
+
+  __device__ __forceinline__ void Issue(uint32_t sa, uint32_t sb, int kt) const {
+    const bool k_in = kt * kBlockK < cols_k;
+    auto copy = [&](uint32_t s, const char* g, int rows, const char* inside, int passes) {
+#pragma unroll
+      for (int i = 0; i < passes; ++i, g += this->pass_bytes) {
+        const bool in = k_in && i * Plan::kRowsPerPass < rows;
+        ptx::CpAsyncCg16ZeroFill(s + this->soff + i * Plan::kPassBytes, in ? g : inside,
+                                 in ? 16 : 0);
+      }
+    };
+    copy(sa, this->ga + int64_t(kt) * (kBlockK * 2), rows_a, a_in, Plan::kPassesA);
+    copy(sb, this->gb + int64_t(kt) * (kBlockK * 2), rows_b, b_in, Plan::kPassesB);
   }
 };
 
@@ -126,11 +164,12 @@ __device__ __forceinline__ void MmaStep(float (&acc)[Cfg::kMi][Cfg::kNi][4], con
 
 /// 16-byte stores of a warp tile: for each m16 tile and each group of four n8 tiles, the four
 /// lanes of a quad exchange their bf16x2 words (QuadTranspose) so that lane q holds the 8 columns
-/// of n8 tile 4g+q, one 16-byte store per row.
-template <class Cfg>
+/// of n8 tile 4g+q, one 16-byte store per row. kGuarded: stores past row m or column n are
+/// skipped (n a multiple of 8).
+template <class Cfg, bool kGuarded = false>
 __device__ __forceinline__ void StoreWarpTileWide(const float (&acc)[Cfg::kMi][Cfg::kNi][4],
-                                                  __nv_bfloat16* c, int64_t n, int row0, int col0,
-                                                  int lane) {
+                                                  __nv_bfloat16* c, int m, int64_t n, int row0,
+                                                  int col0, int lane) {
   static_assert(Cfg::kNi % 4 == 0, "groups of four n8 tiles");
   const int q = lane & 3;
 #pragma unroll
@@ -147,6 +186,7 @@ __device__ __forceinline__ void StoreWarpTileWide(const float (&acc)[Cfg::kMi][C
         QuadTranspose(mine, q, out);
         const int row = row0 + mi * 16 + 8 * half;
         const int col = col0 + (4 * g + q) * 8;
+        if (kGuarded && (row >= m || col >= n)) continue;
         *reinterpret_cast<uint4*>(c + int64_t(row) * n + col) =
             make_uint4(out[0], out[1], out[2], out[3]);
       }
@@ -171,8 +211,9 @@ __device__ __forceinline__ void ComputeStage(float (&acc)[Cfg::kMi][Cfg::kNi][4]
 
 }  // namespace mma_detail
 
-/// C = A * B^T for one 128x256 tile per block (1-D grid, tiles row-major). Shapes are checked by
-/// the launcher: M % 128, N % 256, K % 64 == 0.
+/// C = A * B^T for one 128x256 tile per block (1-D grid, tiles row-major). On the tile (the
+/// launcher's plan, sm90_shapes.h) M % 128, N % 256, K % 64 == 0; off it K.guarded, N and K
+/// multiples of 8.
 template <Knobs K>
 __global__ void __launch_bounds__(MmaTraits<K>::kThreads, MmaTraits<K>::kMinBlocks)
     Sm90MmaKernel(const __grid_constant__ CUtensorMap map_a,
@@ -185,16 +226,19 @@ __global__ void __launch_bounds__(MmaTraits<K>::kThreads, MmaTraits<K>::kMinBloc
   uint8_t* smem = AlignSmem1024(smem_raw);
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + Cfg::kSt * Cfg::kStageB);
 
-  const int n_tiles = n / Cfg::kBN;
+  const int n_tiles = K.guarded ? (n + Cfg::kBN - 1) / Cfg::kBN : n / Cfg::kBN;
   const int m0 = int(blockIdx.x / n_tiles) * kBlockM;
   const int n0 = int(blockIdx.x % n_tiles) * Cfg::kBN;
-  const int kt_count = k / kBlockK;
+  const int kt_count = K.guarded ? (k + kBlockK - 1) / kBlockK : k / kBlockK;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int wm = warp / Cfg::kWarpsN, wn = warp % Cfg::kWarpsN;
   auto stage_a = [&](int s) { return smem + s * Cfg::kStageB; };
   auto stage_b = [&](int s) { return smem + s * Cfg::kStageB + kATileBytes; };
 
-  const CpAsyncPlan<Cfg::kThreads, Cfg::kBN> plan(a, b, k, m0, n0);  // unused with TMA
+  // The cp.async plan (unused with TMA).
+  const std::conditional_t<K.guarded, GuardedCpAsyncPlan<Cfg::kThreads, Cfg::kBN>,
+                           CpAsyncPlan<Cfg::kThreads, Cfg::kBN>>
+      plan(a, b, k, m0, n0, m, n);
 
   // Fills stage s with k-tile kt (TMA: thread 0 only; cp.async: every thread, one group).
   auto issue = [&](int s, int kt) {
@@ -277,7 +321,7 @@ __global__ void __launch_bounds__(MmaTraits<K>::kThreads, MmaTraits<K>::kMinBloc
   }
 
   const int row0 = m0 + wm * Cfg::kWarpM + (lane >> 2);
-  StoreWarpTileWide<Cfg>(acc, c, n, row0, n0 + wn * Cfg::kWarpN, lane);
+  StoreWarpTileWide<Cfg, K.guarded>(acc, c, m, n, row0, n0 + wn * Cfg::kWarpN, lane);
 }
 
 }  // namespace ablation::kernels::sm90

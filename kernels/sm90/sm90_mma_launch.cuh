@@ -7,14 +7,14 @@
 
 namespace ablation::kernels::sm90 {
 
+/// Launches the build K on `args` (on its tile, or K.guarded), B with `b_rows` rows.
 template <Knobs K>
-std::string LaunchMma(const GemmArgs& args) {
+std::string LaunchMmaBuild(const GemmArgs& args, int64_t b_rows) {
   using Cfg = MmaTraits<K>;
-  if (std::string e = CheckLaunch(args, 1); !e.empty()) return e;
   const Problem& p = args.problem;
   CUtensorMap ma, mb;
   if constexpr (Cfg::kTma) {
-    if (std::string e = EncodeMaps(args, Cfg::kBN, &ma, &mb); !e.empty()) return e;
+    if (std::string e = EncodeMaps(args, b_rows, Cfg::kBN, &ma, &mb); !e.empty()) return e;
   } else {
     std::memset(&ma, 0, sizeof ma);  // unused by the cp.async rung
     std::memset(&mb, 0, sizeof mb);
@@ -22,7 +22,7 @@ std::string LaunchMma(const GemmArgs& args) {
   if (cudaError_t e = ConfigureSmemOnce<Sm90MmaKernel<K>>(Cfg::kSmemBytes); e != cudaSuccess) {
     return LaunchError("cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", e);
   }
-  const dim3 grid(unsigned((p.m / kBlockM) * (p.n / Cfg::kBN)));
+  const dim3 grid(unsigned(((p.m + kBlockM - 1) / kBlockM) * ((p.n + Cfg::kBN - 1) / Cfg::kBN)));
   Sm90MmaKernel<K>
       <<<grid, Cfg::kThreads, Cfg::kSmemBytes, static_cast<cudaStream_t>(args.stream)>>>(
           ma, mb, static_cast<const __nv_bfloat16*>(args.a),
@@ -30,6 +30,20 @@ std::string LaunchMma(const GemmArgs& args) {
           int(p.n), int(p.k));
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return LaunchError("sm90 launch", e);
   return "";
+}
+
+/// Launches the rung at any shape (sm90_shapes.h): its own build on its tile, Guarded(K) off it.
+/// kAnyShape false (the tuning tool, which times shapes on the tile): no guarded build, a shape
+/// off the tile refused.
+template <Knobs K, bool kAnyShape = true>
+std::string LaunchMma(const GemmArgs& args) {
+  return LaunchAnyShape(args, K, [](const GemmArgs& a, bool guarded, int64_t b_rows) {
+    if constexpr (kAnyShape) {
+      return guarded ? LaunchMmaBuild<Guarded(K)>(a, b_rows) : LaunchMmaBuild<K>(a, b_rows);
+    } else {
+      return guarded ? OffTileRefusal() : LaunchMmaBuild<K>(a, b_rows);
+    }
+  });
 }
 
 }  // namespace ablation::kernels::sm90

@@ -41,9 +41,10 @@ struct StreamKArgs {
 inline constexpr int64_t kPartialBytesPerCta = 4 * 64 * 256 * 4;
 
 /// Work units of an m x n problem: a unit is cluster_m x cluster_n adjacent tiles, one per CTA
-/// of a cluster.
+/// of a cluster (off the tile, the last unit of a row or column reaches past the matrix).
 inline constexpr int64_t UnitsOf(const Knobs& k, int64_t m, int64_t n) {
-  return (m / (kBlockM * k.cluster_m)) * (n / (kBlockN * k.cluster_n));
+  const int64_t um = kBlockM * k.cluster_m, un = kBlockN * k.cluster_n;
+  return ((m + um - 1) / um) * ((n + un - 1) / un);
 }
 
 /// The stream-K schedule of `units` units of `kt_count` k-tiles on `clusters` clusters. When the
@@ -138,18 +139,24 @@ struct TileScheduler {
   int kt_count;  ///< k-tiles of a unit
   const StreamKArgs& sk;
 
+  /// Off the tile (K.guarded) the counts round up: the last tiles and k-tile reach past the
+  /// matrices, whose loads read zeros there.
   __device__ __forceinline__ TileScheduler(int m, int n, int k, const StreamKArgs& sk_args)
-      : m_tiles(m / kBlockM),
-        n_tiles(n / kBlockN),
-        units((m_tiles / K.cluster_m) * (n_tiles / K.cluster_n)),
-        kt_count(k / kBlockK),
+      : m_tiles(K.guarded ? (m + kBlockM - 1) / kBlockM : m / kBlockM),
+        n_tiles(K.guarded ? (n + kBlockN - 1) / kBlockN : n / kBlockN),
+        units(K.guarded ? ((m_tiles + K.cluster_m - 1) / K.cluster_m) *
+                              ((n_tiles + K.cluster_n - 1) / K.cluster_n)
+                        : (m_tiles / K.cluster_m) * (n_tiles / K.cluster_n)),
+        kt_count(K.guarded ? (k + kBlockK - 1) / kBlockK : k / kBlockK),
         sk(sk_args) {}
 
   /// Tile (m0, n0) of work unit `unit` for the CTA of cluster rank `rank`: units row by row, or
   /// (grouped_order) in groups of group_rows unit rows walked down, then right (L2 reuse).
   __device__ __forceinline__ void TileOf(int unit, int rank, int* m0, int* n0) const {
-    const int units_m = m_tiles / K.cluster_m;
-    const int units_n = n_tiles / K.cluster_n;
+    const int units_m =
+        K.guarded ? (m_tiles + K.cluster_m - 1) / K.cluster_m : m_tiles / K.cluster_m;
+    const int units_n =
+        K.guarded ? (n_tiles + K.cluster_n - 1) / K.cluster_n : n_tiles / K.cluster_n;
     int um, un;
     if constexpr (K.grouped_order) {
       const int per_group = K.group_rows * units_n;

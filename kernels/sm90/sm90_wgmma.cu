@@ -1,6 +1,7 @@
 // H2..H10: the wgmma rungs (sm_90a build).
 #include <utility>
 
+#include "kernels/sm90/sm90_guarded.h"
 #include "kernels/sm90/sm90_launchers.h"
 #include "kernels/sm90/sm90_wgmma_launch.cuh"
 

@@ -74,9 +74,9 @@ struct WgmmaMainloop {
   }
 };
 
-/// C = A * B^T, B given N x K. Shapes are checked by the launcher: M % (128 * cluster_m),
-/// N % (256 * cluster_n), K % 64 == 0. Non-persistent rungs: one unit per cluster; persistent:
-/// gridDim.x CTAs.
+/// C = A * B^T, B given N x K. On the tile (the launcher's plan, sm90_shapes.h) M % (128 *
+/// cluster_m), N % (256 * cluster_n), K % 64 == 0; off it K.guarded, N and K multiples of 8.
+/// Non-persistent rungs: one unit per cluster; persistent: gridDim.x CTAs.
 template <Knobs K>
 __global__ void __launch_bounds__(K.Threads(), 1)
     Sm90WgmmaKernel(const __grid_constant__ CUtensorMap map_a,
@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(K.Threads(), 1)
       issue((kt + kStages - 1) % kStages, kt + kStages - 1);
       mainloop.Mma(d, s, kt > 0);
     }
-    Epilogue(c, n, store_buffers, &map_c, cw).Store(d, m0, n0);
+    Epilogue(c, m, n, store_buffers, &map_c, cw).Store(d, m0, n0);
   } else if (const int wg = threadIdx.x / 128; wg == 0) {
     // The producer warpgroup: one thread loads every k-tile of the schedule.
     SetMaxNRegDec<40>();
@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(K.Threads(), 1)
     const int t = threadIdx.x & 127, lane = threadIdx.x & 31;
     const WgmmaMainloop<K> mainloop(smem, cw);
     const ConsumerPipeline<K> consumer(pipe, lane);
-    Epilogue epilogue(c, n, store_buffers, &map_c, cw);
+    Epilogue epilogue(c, m, n, store_buffers, &map_c, cw);
     float d[128] = {};
     PipelineState st;
     sched.ForEachWork([&](int unit, int kb, int ke, int sku) {

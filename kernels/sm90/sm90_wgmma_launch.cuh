@@ -56,17 +56,17 @@ std::string PersistentCtas(int units, cudaStream_t stream, int* ctas) {
   }
 }
 
-/// Launches the rung; a persistent grid gets K.max_ctas CTAs at most when it is not 0 (the tuning
-/// tool's knob; the rungs leave it 0: as many as fit).
+/// Launches the build K on `args` (on its tile, or K.guarded), B with `b_rows` rows; a persistent
+/// grid gets K.max_ctas CTAs at most when it is not 0 (the tuning tool's knob; the rungs leave it
+/// 0: as many as fit).
 template <Knobs K>
-std::string LaunchWgmma(const GemmArgs& args) {
-  if (std::string e = CheckLaunch(args, K.cluster_m, K.cluster_n); !e.empty()) return e;
+std::string LaunchWgmmaBuild(const GemmArgs& args, int64_t b_rows) {
   const Problem& p = args.problem;
   CUtensorMap ma, mb;
   // Each CTA of a cluster loads the half of a tile it shares with a partner.
   const int a_rows = K.cluster_n == 2 ? kBlockM / 2 : kBlockM;
-  const int b_rows = K.cluster_m == 2 ? kBlockN / 2 : kBlockN;
-  if (std::string e = EncodeMaps(args, b_rows, &ma, &mb, a_rows); !e.empty()) return e;
+  const int b_box = K.cluster_m == 2 ? kBlockN / 2 : kBlockN;
+  if (std::string e = EncodeMaps(args, b_rows, b_box, &ma, &mb, a_rows); !e.empty()) return e;
   CUtensorMap mc;
   if constexpr (K.epilogue == Epilogue::kTmaStore) {
     // C as 64x64 boxes with the 128-byte swizzle the epilogue writes its chunks in.
@@ -87,7 +87,8 @@ std::string LaunchWgmma(const GemmArgs& args) {
   }
   StreamKArgs sk;
   if constexpr (K.stream_k) {
-    StreamKPlan(units, int(p.k / kBlockK), ctas / K.Ctas(), &sk, K.sk_max_full_quarters);
+    StreamKPlan(units, int((p.k + kBlockK - 1) / kBlockK), ctas / K.Ctas(), &sk,
+                K.sk_max_full_quarters);
     if (sk.sk_clusters > 0) {  // else every unit goes whole: no partials, no flags
       // Partials (and 4 flags) per CTA of each unit of the shared round.
       const int64_t sk_ctas = int64_t(units - sk.dp_units) * K.Ctas();
@@ -110,6 +111,20 @@ std::string LaunchWgmma(const GemmArgs& args) {
   }
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return LaunchError("sm90 launch", e);
   return "";
+}
+
+/// Launches the rung at any shape (sm90_shapes.h): its own build on its tile, Guarded(K) off it.
+/// kAnyShape false (the tuning tool, which times shapes on the tile): no guarded build, a shape
+/// off the tile refused.
+template <Knobs K, bool kAnyShape = true>
+std::string LaunchWgmma(const GemmArgs& args) {
+  return LaunchAnyShape(args, K, [](const GemmArgs& a, bool guarded, int64_t b_rows) {
+    if constexpr (kAnyShape) {
+      return guarded ? LaunchWgmmaBuild<Guarded(K)>(a, b_rows) : LaunchWgmmaBuild<K>(a, b_rows);
+    } else {
+      return guarded ? OffTileRefusal() : LaunchWgmmaBuild<K>(a, b_rows);
+    }
+  });
 }
 
 }  // namespace ablation::kernels::sm90

@@ -12,6 +12,7 @@
 #include "kernels/sm90/sm90_catalog.h"
 #include "kernels/sm90/sm90_config.h"
 #include "kernels/sm90/sm90_schedule.h"
+#include "kernels/sm90/sm90_shapes.h"
 
 namespace ablation::kernels {
 namespace {
@@ -187,31 +188,95 @@ TEST(Sm90StreamK, EveryKTileOnceAtMostTwoPartialsNoWaitBeforeASignal) {
   EXPECT_EQ(at8192.sk_iters, 34u * 128);
 }
 
-TEST_F(Sm90Catalog, RefusalsNameTheField) {
-  const Variant& h2 = Get("sm90_h2_wgmma");
-  EXPECT_EQ(h2.can_implement({4096, 4096, 4096, DType::kBF16}), "");
-  EXPECT_EQ(h2.can_implement({128, 256, 64, DType::kBF16}), "");
-  EXPECT_NE(h2.can_implement({4096, 4096, 4096, DType::kFP16}).find("dtype must be bf16"),
+// Every rung takes every bf16 shape cuBLAS takes; what it refuses names the field.
+TEST_F(Sm90Catalog, TakesEveryShapeAndNamesWhatItRefuses) {
+  for (const sm90::Rung& r : sm90::kRungs) {
+    const Variant& v = Get(std::string(r.name));
+    SCOPED_TRACE(v.name);
+    for (Problem p : {Problem{4096, 4096, 4096}, Problem{128, 256, 64}, Problem{1, 1, 1},
+                      Problem{4000, 4000, 4000}, Problem{4096, 4096, 4000},
+                      Problem{128, 8192, 8192}, Problem{1, 4096, 4096}, Problem{4097, 4095, 4099},
+                      Problem{384, 256, 64}, Problem{100, 200, 96}}) {
+      p.dtype = DType::kBF16;
+      EXPECT_EQ(v.can_implement(p), "") << p.m << "x" << p.n << "x" << p.k;
+    }
+    EXPECT_NE(v.can_implement({4096, 4096, 4096, DType::kFP16}).find("dtype must be bf16"),
+              std::string::npos);
+    EXPECT_NE(v.can_implement({0, 256, 64, DType::kBF16}).find("m must be positive"),
+              std::string::npos);
+    EXPECT_NE(v.can_implement({128, -1, 64, DType::kBF16}).find("n must be positive"),
+              std::string::npos);
+    EXPECT_NE(v.can_implement({128, 256, int64_t(1) << 31, DType::kBF16}).find("k must be at most"),
+              std::string::npos);
+  }
+  EXPECT_NE(sm90::ShapeError({int64_t(1) << 30, int64_t(1) << 30, 64, DType::kBF16})
+                .find("below 2^31 tiles"),
             std::string::npos);
-  EXPECT_NE(h2.can_implement({100, 256, 64, DType::kBF16}).find("m must be a multiple of 128"),
-            std::string::npos);
-  EXPECT_NE(h2.can_implement({128, 384, 64, DType::kBF16}).find("n must be a multiple of 256"),
-            std::string::npos);
-  EXPECT_NE(h2.can_implement({128, 256, 96, DType::kBF16}).find("k must be a multiple of 64"),
-            std::string::npos);
-  EXPECT_NE(h2.can_implement({0, 256, 64, DType::kBF16}).find("m must be positive"),
-            std::string::npos);
-  // The cluster rungs pair two 128-row tiles along M.
-  const Variant& h5 = Get("sm90_h5_mc2");
-  EXPECT_NE(h5.can_implement({384, 256, 64, DType::kBF16}).find("m must be a multiple of 256"),
-            std::string::npos);
-  EXPECT_EQ(h5.can_implement({512, 256, 64, DType::kBF16}), "");
-  EXPECT_EQ(Param(h5, "cluster_n"), "1");
-  // A 2x2 cluster (no rung; the tuning tool's) pairs two 256-column tiles along N as well.
-  EXPECT_NE(
-      Sm90CanImplement(2, 2, {512, 768, 64, DType::kBF16}).find("n must be a multiple of 512"),
-      std::string::npos);
-  EXPECT_EQ(Sm90CanImplement(2, 2, {512, 1024, 64, DType::kBF16}), "");
+}
+
+uintptr_t Aligned(int i) { return uintptr_t(0x7f0000000000) + uintptr_t(i) * (uintptr_t(1) << 30); }
+
+// How a launch runs a shape: the rung's own build on its tile, its guarded build off it, and
+// padded rows where TMA cannot address the operands' rows.
+TEST_F(Sm90Catalog, ShapePlanPicksTheBuildAndThePadding) {
+  using sm90::PlanShape;
+  const sm90::Knobs h10 = sm90::rung_knobs::kH10, h4 = sm90::rung_knobs::kH4,
+                    m1 = sm90::rung_knobs::kM1, h1 = sm90::rung_knobs::kH1;
+  const uintptr_t a = Aligned(0), b = Aligned(1), c = Aligned(2);
+  auto plan = [&](const sm90::Knobs& k, int64_t m, int64_t n, int64_t kk, uintptr_t pa = 0,
+                  uintptr_t pb = 0, uintptr_t pc = 0) {
+    return PlanShape({m, n, kk, DType::kBF16}, k, pa ? pa : a, pb ? pb : b, pc ? pc : c);
+  };
+  // On the tile: the measured build, nothing padded. The cluster rungs' tile is two tiles tall.
+  for (const sm90::Knobs& k : {h10, h4, m1, h1}) {
+    const sm90::ShapePlan s = plan(k, 4096, 4096, 4096);
+    EXPECT_TRUE(s.on_tile);
+    EXPECT_FALSE(s.Pads());
+    EXPECT_EQ(s.n, 4096);
+    EXPECT_EQ(s.k, 4096);
+  }
+  EXPECT_TRUE(plan(h4, 128, 256, 64).on_tile);
+  EXPECT_FALSE(plan(h10, 128, 256, 64).on_tile) << "2x1 clusters pair 128-row tiles";
+  EXPECT_TRUE(plan(h10, 256, 256, 64).on_tile);
+  // Off the tile, rows of whole 16-byte chunks: the guarded build on the caller's operands.
+  for (auto [m, n, k] : {std::tuple{4000, 4000, 4000}, std::tuple{4096, 4096, 4000},
+                         std::tuple{128, 8192, 8192}, std::tuple{1, 4096, 4096}}) {
+    const sm90::ShapePlan s = plan(h10, m, n, k);
+    EXPECT_FALSE(s.on_tile) << m << "x" << n << "x" << k;
+    EXPECT_FALSE(s.Pads()) << m << "x" << n << "x" << k;
+    EXPECT_EQ(s.n, n);
+    EXPECT_EQ(s.k, k);
+  }
+  // K not a multiple of 8: A and B padded to the rounded K; N not: C padded, and B too for the
+  // cp.async rung, which reads B's rows up to the kernel's N (TMA reads zeros past them).
+  const sm90::ShapePlan ragged = plan(h10, 4097, 4095, 4099);
+  EXPECT_TRUE(ragged.pad_a && ragged.pad_b && ragged.pad_c);
+  EXPECT_EQ(ragged.k, 4104);
+  EXPECT_EQ(ragged.n, 4096);
+  const sm90::ShapePlan n_only = plan(h10, 4096, 4095, 4096);
+  EXPECT_FALSE(n_only.pad_a || n_only.pad_b);
+  EXPECT_TRUE(n_only.pad_c);
+  EXPECT_EQ(n_only.k, 4096);
+  const sm90::ShapePlan n_only_m1 = plan(m1, 4096, 4095, 4096);
+  EXPECT_TRUE(n_only_m1.pad_b && n_only_m1.pad_c);
+  EXPECT_FALSE(n_only_m1.pad_a);
+  EXPECT_FALSE(plan(h1, 4096, 4095, 4096).pad_b) << "TMA reads zeros past B's rows";
+  // A pointer TMA cannot take (not 16-byte aligned) pads that operand alone.
+  const sm90::ShapePlan odd_a = plan(h10, 4096, 4096, 4096, a + 2);
+  EXPECT_TRUE(odd_a.pad_a);
+  EXPECT_FALSE(odd_a.pad_b || odd_a.pad_c || odd_a.on_tile);
+  EXPECT_EQ(odd_a.k, 4096);
+  EXPECT_TRUE(plan(h10, 4096, 4096, 4096, 0, 0, c + 8).pad_c);
+  EXPECT_TRUE(plan(h10, 4096, 4096, 4096, 0, b + 4).pad_b);
+}
+
+// Off the tile, work units round up: the last row and column of units reach past the matrix.
+TEST_F(Sm90Catalog, UnitsRoundUpOffTheTile) {
+  EXPECT_EQ(sm90::UnitsOf(sm90::rung_knobs::kH10, 4096, 4096), 16 * 16);
+  EXPECT_EQ(sm90::UnitsOf(sm90::rung_knobs::kH10, 4000, 4000), 16 * 16);
+  EXPECT_EQ(sm90::UnitsOf(sm90::rung_knobs::kH10, 128, 8192), 1 * 32);
+  EXPECT_EQ(sm90::UnitsOf(sm90::rung_knobs::kH4, 129, 257), 2 * 2);
+  EXPECT_EQ(sm90::UnitsOf(sm90::rung_knobs::kH10, 1, 1), 1);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "kernels/reference.h"
 #include "kernels/sm90/sm90_config.h"
+#include "kernels/sm90/sm90_launchers.h"
 #include "kernels/sm90/sm90_tma.h"
 #include "kernels/testing/gpu_util.h"
 
@@ -189,12 +190,109 @@ TEST_F(Sm90Gpu, StreamKWorkspaceKeepsItsLayoutForSmallerRequests) {
   EXPECT_EQ(small_epoch, big_epoch + 1);
 }
 
+// Every shape cuBLAS takes: small shapes off the tile in every way (M, N, K below, between and
+// past tiles; K and N not multiples of 8, so that the operands are padded) against the FP64
+// reference. Every rung runs each of them.
+TEST_F(Sm90Gpu, EveryShapeAgainstFp64Reference) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  for (Problem p : {Problem{1, 1, 1}, Problem{1, 256, 64}, Problem{7, 9, 13}, Problem{100, 200, 96},
+                    Problem{129, 257, 65}, Problem{255, 511, 127}, Problem{384, 520, 200},
+                    Problem{640, 264, 8}, Problem{2304, 2056, 328}}) {
+    ExpectMatchesFp64(p, 21);
+  }
+  EXPECT_EQ(ran_.size(), sm90::kRungs.size());
+}
+
+// The shapes users have that the ladder once refused, against cuBLAS on the same inputs: a
+// decode-sized M, one row, K and M/N off the tile, and every dimension odd.
+TEST_F(Sm90Gpu, RaggedShapesAgainstCublas) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  for (Problem p : {Problem{4000, 4000, 4000}, Problem{4096, 4096, 4000}, Problem{128, 8192, 8192},
+                    Problem{1, 4096, 4096}, Problem{4097, 4095, 4099}}) {
+    ExpectMatchesCublas(p, 31);
+  }
+  EXPECT_EQ(ran_.size(), sm90::kRungs.size());
+}
+
+// Operands TMA cannot take (pointers 2 bytes off 16-byte alignment) are padded, C is copied
+// back, and nothing around the caller's C is written: the bytes before and after it keep their
+// poison.
+TEST_F(Sm90Gpu, MisalignedOperandsArePaddedAndNothingAroundCIsWritten) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  const Problem p{300, 264, 136, DType::kBF16};
+  GemmBuffers buf;
+  ASSERT_EQ(buf.Init(p, 5), "");
+  ASSERT_EQ(testing::CheckedLaunch(Get("cublas_bf16"), buf, cublas_), "");
+  const std::vector<double> ref = Output(buf);
+  constexpr size_t kOff = 2, kSlack = 64;
+  const size_t a_bytes = size_t(p.m * p.k) * 2, b_bytes = size_t(p.n * p.k) * 2,
+               c_bytes = size_t(p.m * p.n) * 2;
+  DeviceBuffer a, b, c;
+  ASSERT_EQ(a.Allocate(a_bytes + 16), "");
+  ASSERT_EQ(b.Allocate(b_bytes + 16), "");
+  ASSERT_EQ(c.Allocate(c_bytes + 2 * kSlack), "");
+  char* a_at = static_cast<char*>(a.data()) + kOff;
+  char* b_at = static_cast<char*>(b.data()) + kOff;
+  char* c_at = static_cast<char*>(c.data()) + kSlack + kOff;
+  ASSERT_EQ(cudaMemcpy(a_at, buf.a.data(), a_bytes, cudaMemcpyDeviceToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(b_at, buf.b_nk.data(), b_bytes, cudaMemcpyDeviceToDevice), cudaSuccess);
+  for (const std::string& name : RungNames()) {
+    SCOPED_TRACE(name);
+    ASSERT_EQ(cudaMemset(c.data(), 0x7b, c_bytes + 2 * kSlack), cudaSuccess);
+    GemmArgs args;
+    args.problem = p;
+    args.a = a_at;
+    args.b = b_at;
+    args.c = c_at;
+    ASSERT_EQ(Get(name).launch(args), "");
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<unsigned char> all(c_bytes + 2 * kSlack);
+    ASSERT_EQ(cudaMemcpy(all.data(), c.data(), all.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    for (size_t i = 0; i < kSlack + kOff; ++i) EXPECT_EQ(all[i], 0x7b) << "byte " << i;
+    for (size_t i = kSlack + kOff + c_bytes; i < all.size(); ++i) {
+      EXPECT_EQ(all[i], 0x7b) << "byte " << i << " past C";
+    }
+    std::vector<double> out;
+    ASSERT_EQ(CopyToHostAsDouble(c_at, size_t(p.m * p.n), p.dtype, true, &out), "");
+    const Comparison cmp = Compare(out, ref, DType::kBF16, DefaultTolerance(DType::kBF16));
+    EXPECT_TRUE(cmp.passed) << "rel_frobenius " << cmp.rel_frobenius_error << " unwritten "
+                            << cmp.unwritten_count;
+  }
+}
+
+// Off the tile nothing past C is written: C is allocated exactly M x N and followed by poison.
+TEST_F(Sm90Gpu, GuardedBuildsWriteNothingPastC) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  for (const Problem& p : {Problem{130, 264, 72, DType::kBF16}, Problem{1, 8, 8, DType::kBF16}}) {
+    GemmBuffers buf;
+    ASSERT_EQ(buf.Init(p, 6), "");
+    const size_t c_bytes = size_t(p.m * p.n) * 2, slack = size_t(1) << 20;
+    DeviceBuffer c;
+    ASSERT_EQ(c.Allocate(c_bytes + slack), "");
+    for (const std::string& name : RungNames()) {
+      SCOPED_TRACE(name + " " + std::to_string(p.m) + "x" + std::to_string(p.n));
+      ASSERT_EQ(cudaMemset(c.data(), 0x5a, c_bytes + slack), cudaSuccess);
+      GemmArgs args = buf.Args(Get(name), cublas_);
+      args.c = c.data();
+      ASSERT_EQ(Get(name).launch(args), "");
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      std::vector<unsigned char> tail(slack);
+      ASSERT_EQ(cudaMemcpy(tail.data(), static_cast<char*>(c.data()) + c_bytes, slack,
+                           cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      size_t written = 0;
+      for (unsigned char x : tail) written += x != 0x5a;
+      EXPECT_EQ(written, 0u) << "bytes written past C";
+    }
+  }
+}
+
 TEST_F(Sm90Gpu, RefusesWhatItCannotRunAndDoesNotSpill) {
   if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
-  for (const std::string& name : RungNames()) {
+  for (size_t i = 0; i < sm90::kRungs.size(); ++i) {
+    const std::string name(sm90::kRungs[i].name);
     const Variant& v = Get(name);
-    for (Problem p : {Problem{128, 256, 96}, Problem{128, 200, 64}, Problem{100, 256, 64}}) {
-      p.dtype = DType::kBF16;
+    for (Problem p : {Problem{0, 256, 64, DType::kBF16}, Problem{128, 256, 64, DType::kFP16}}) {
       GemmArgs args;
       args.problem = p;
       EXPECT_NE(v.launch(args), "") << name << " launched " << p.m << "x" << p.n << "x" << p.k;
@@ -203,9 +301,13 @@ TEST_F(Sm90Gpu, RefusesWhatItCannotRunAndDoesNotSpill) {
     const void* fn = v.kernel(DType::kBF16);
     ASSERT_NE(fn, nullptr) << name;
     EXPECT_EQ(v.kernel(DType::kFP16), nullptr) << name;
-    cudaFuncAttributes attr{};
-    ASSERT_EQ(cudaFuncGetAttributes(&attr, fn), cudaSuccess) << name;
-    EXPECT_EQ(attr.localSizeBytes, 0u) << name << " uses local memory";
+    // The rung's own build and its guarded build (shapes off the tile).
+    for (const void* f : {fn, sm90::Sm90GuardedKernel(i)}) {
+      ASSERT_NE(f, nullptr) << name;
+      cudaFuncAttributes attr{};
+      ASSERT_EQ(cudaFuncGetAttributes(&attr, f), cudaSuccess) << name;
+      EXPECT_EQ(attr.localSizeBytes, 0u) << name << " uses local memory";
+    }
   }
 }
 

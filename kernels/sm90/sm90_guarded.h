@@ -1,0 +1,35 @@
+// The rungs' guarded builds (Guarded(rung), sm90_shapes.h: what runs at a shape off the tile) are
+// compiled in a translation unit of their own, sm90_guarded.cu: beside the rungs' own builds in
+// sm90_mma.cu they changed the order of M1's prologue instructions (the compiler's scheduling
+// over the whole unit), and the rungs must keep the code they were measured with
+// (tools/sm90_ptx_compare.py); apart, the two units also compile in parallel. This header names
+// them: with PREFIX `extern` a declaration that keeps a unit from instantiating them, with PREFIX
+// empty their definition.
+#pragma once
+
+#include "kernels/sm90/sm90_mma_launch.cuh"
+#include "kernels/sm90/sm90_wgmma_launch.cuh"
+
+#define ABLATION_SM90_GUARDED_MMA(PREFIX, RUNG) \
+  PREFIX template std::string LaunchMmaBuild<Guarded(rung_knobs::RUNG)>(const GemmArgs&, int64_t);
+#define ABLATION_SM90_GUARDED_WGMMA(PREFIX, RUNG) \
+  PREFIX template std::string LaunchWgmmaBuild<Guarded(rung_knobs::RUNG)>(const GemmArgs&, int64_t);
+/// Every rung's guarded build, in the order of kRungs.
+#define ABLATION_SM90_GUARDED_BUILDS(PREFIX) \
+  ABLATION_SM90_GUARDED_MMA(PREFIX, kM1)     \
+  ABLATION_SM90_GUARDED_MMA(PREFIX, kH1)     \
+  ABLATION_SM90_GUARDED_WGMMA(PREFIX, kH2)   \
+  ABLATION_SM90_GUARDED_WGMMA(PREFIX, kH3)   \
+  ABLATION_SM90_GUARDED_WGMMA(PREFIX, kH4)   \
+  ABLATION_SM90_GUARDED_WGMMA(PREFIX, kH5)   \
+  ABLATION_SM90_GUARDED_WGMMA(PREFIX, kH6)   \
+  ABLATION_SM90_GUARDED_WGMMA(PREFIX, kH7)   \
+  ABLATION_SM90_GUARDED_WGMMA(PREFIX, kH8)   \
+  ABLATION_SM90_GUARDED_WGMMA(PREFIX, kH9)   \
+  ABLATION_SM90_GUARDED_WGMMA(PREFIX, kH10)
+
+namespace ablation::kernels::sm90 {
+#define ABLATION_SM90_EXTERN extern
+ABLATION_SM90_GUARDED_BUILDS(ABLATION_SM90_EXTERN)
+#undef ABLATION_SM90_EXTERN
+}  // namespace ablation::kernels::sm90
