@@ -18,8 +18,10 @@
 #   hopper  the Hopper ladder (ladder-h, 3 rounds) with its report, and the SASS checks of every rung
 #   shapes  the sm90 family at every shape: each rung verified at the shapes preset's 10 shapes and 5
 #           ragged ones against cuBLAS and at 5 small ragged ones against the CPU's FP64 reference
-#           (PASS/FAIL lines), then every rung and cuBLAS timed at the 15 (3 rounds), and what the
-#           padded rows cost (H10 and cuBLAS at 4096^3, K 4088 and 4089, N 4095)
+#           (PASS/FAIL lines), then every rung and cuBLAS timed at the 15 (3 rounds; SHAPES_TIME=0:
+#           verification only)
+#   padding what padded rows cost (H10 and cuBLAS at 4096^3, K 4088, K 4089, N 4095), and the
+#           stream-K rungs beside H8 and cuBLAS where there are fewer units than clusters (3 rounds)
 #   user    user kernels: the pipelining example beside the built-in pipe_ ladder and cuBLAS (3
 #           rounds), mma_tiled, and the planted kernels (forgotten epilogue, a kept result, a hang),
 #           each outcome checked (PASS/FAIL lines in user.txt)
@@ -133,12 +135,26 @@ for phase in "$@"; do
         say "run exit $? ($(elapsed))"
         c show "$(latest)" >"$out/shapes-show.txt" 2>&1
         c --format csv results "$(latest)" --limit 1000 >"$out/shapes-results.csv" 2>&1
-        say "what padded rows cost: H10 and cuBLAS at 4096^3, K 4088 (guarded), K 4089 (A, B padded), N 4095 (C padded) ($(elapsed))"
-        c -q run --variant sm90_h10_epilogue_overlap --variant cublas_bf16 --shape 4096 \
-          --shape 4096x4096x4088 --shape 4096x4096x4089 --shape 4096x4095x4096 --rounds 3 \
-          --tag padding >>"$log" 2>&1
-        c show "$(latest)" >"$out/shapes-padding.txt" 2>&1
       fi
+      stop_daemon
+      ;;
+    padding)
+      start_daemon "$out/padding.db" || continue
+      say "what padded rows cost: H10 and cuBLAS at 4096^3, K 4088 (guarded), K 4089 (A, B padded), N 4095 (C padded) ($(elapsed))"
+      c -q run --variant sm90_h10_epilogue_overlap --variant cublas_bf16 --shape 4096 \
+        --shape 4096x4096x4088 --shape 4096x4096x4089 --shape 4096x4095x4096 --rounds 3 \
+        --tag padding >>"$log" 2>&1
+      say "run exit $? ($(elapsed))"
+      c show "$(latest)" >"$out/padding-show.txt" 2>&1
+      c --format csv results "$(latest)" --limit 1000 >"$out/padding-results.csv" 2>&1
+      say "stream-K with fewer units than clusters: H8, H9, H10, cuBLAS ($(elapsed))"
+      c -q run --variant sm90_h8_tma_store --variant sm90_h9_stream_k \
+        --variant sm90_h10_epilogue_overlap --variant cublas_bf16 --shape 128x8192x8192 \
+        --shape 1x4096x4096 --shape 512x512x1024 --shape 512x512x4096 --shape 512x512x8192 \
+        --shape 4096 --rounds 3 --tag few-units >>"$log" 2>&1
+      say "run exit $? ($(elapsed))"
+      c show "$(latest)" >"$out/few-units-show.txt" 2>&1
+      c --format csv results "$(latest)" --limit 1000 >"$out/few-units-results.csv" 2>&1
       stop_daemon
       ;;
     main)

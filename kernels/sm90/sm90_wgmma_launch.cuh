@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <climits>
 
 #include "kernels/sm90/sm90_launch.cuh"
 #include "kernels/sm90/sm90_wgmma.cuh"
@@ -82,13 +83,20 @@ std::string LaunchWgmmaBuild(const GemmArgs& args, int64_t b_rows) {
   const int units = int(UnitsOf(K, p.m, p.n));
   int ctas = units * K.Ctas();
   if constexpr (K.persistent) {
-    if (std::string e = PersistentCtas<K>(units, stream, &ctas); !e.empty()) return e;
+    // Stream-K may share the units' k-tiles with every cluster that fits, also when there are
+    // fewer units than clusters (a small M or N: one partial round); the grid is trimmed back to
+    // the units below when the plan shares nothing.
+    if (std::string e = PersistentCtas<K>(K.stream_k ? INT_MAX : units, stream, &ctas);
+        !e.empty()) {
+      return e;
+    }
     if (K.max_ctas > 0) ctas = std::min(ctas, K.max_ctas);
   }
   StreamKArgs sk;
   if constexpr (K.stream_k) {
     StreamKPlan(units, int((p.k + kBlockK - 1) / kBlockK), ctas / K.Ctas(), &sk,
                 K.sk_max_full_quarters);
+    if (sk.sk_clusters == 0) ctas = std::min(ctas, units * K.Ctas());
     if (sk.sk_clusters > 0) {  // else every unit goes whole: no partials, no flags
       // Partials (and 4 flags) per CTA of each unit of the shared round.
       const int64_t sk_ctas = int64_t(units - sk.dp_units) * K.Ctas();

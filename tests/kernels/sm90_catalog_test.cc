@@ -186,6 +186,14 @@ TEST(Sm90StreamK, EveryKTileOnceAtMostTwoPartialsNoWaitBeforeASignal) {
   EXPECT_EQ(at8192.dp_units, 990);
   EXPECT_EQ(at8192.sk_clusters, 66u);
   EXPECT_EQ(at8192.sk_iters, 34u * 128);
+  // Fewer units than clusters (a decode-sized M: 128x8192x8192 is 32 units of 2x1 clusters, 128
+  // k-tiles each): one partial round, shared by 63 of the 66 clusters (ranges longer than half a
+  // unit), where the grid once had only the 32 clusters the units filled.
+  sm90::StreamKArgs decode;
+  sm90::StreamKPlan(int(sm90::UnitsOf(sm90::rung_knobs::kH10, 128, 8192)), 128, 66, &decode);
+  EXPECT_EQ(decode.dp_units, 0);
+  EXPECT_EQ(decode.sk_clusters, 63u);
+  EXPECT_EQ(decode.sk_iters, 32u * 128);
 }
 
 // Every rung takes every bf16 shape cuBLAS takes; what it refuses names the field.

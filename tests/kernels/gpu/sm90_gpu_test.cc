@@ -155,7 +155,8 @@ TEST_F(Sm90Gpu, StreamKRepeatsBitForBit) {
   if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
   for (const char* name : {"sm90_h9_stream_k", "sm90_h10_epilogue_overlap"})
     for (const Problem& p :
-         {Problem{8192, 8192, 256, DType::kBF16}, Problem{2304, 2048, 320, DType::kBF16}}) {
+         {Problem{8192, 8192, 256, DType::kBF16}, Problem{2304, 2048, 320, DType::kBF16},
+          Problem{128, 8192, 4096, DType::kBF16}}) {
       SCOPED_TRACE(name);
       GemmBuffers buf;
       ASSERT_EQ(buf.Init(p, 9), "");
@@ -192,12 +193,14 @@ TEST_F(Sm90Gpu, StreamKWorkspaceKeepsItsLayoutForSmallerRequests) {
 
 // Every shape cuBLAS takes: small shapes off the tile in every way (M, N, K below, between and
 // past tiles; K and N not multiples of 8, so that the operands are padded) against the FP64
-// reference. Every rung runs each of them.
+// reference. Every rung runs each of them. 256x512x2048 and 1x512x4104 have fewer units than
+// the grid has clusters and long K: the stream-K rungs share their k-tiles among 3 clusters.
 TEST_F(Sm90Gpu, EveryShapeAgainstFp64Reference) {
   if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
-  for (Problem p : {Problem{1, 1, 1}, Problem{1, 256, 64}, Problem{7, 9, 13}, Problem{100, 200, 96},
-                    Problem{129, 257, 65}, Problem{255, 511, 127}, Problem{384, 520, 200},
-                    Problem{640, 264, 8}, Problem{2304, 2056, 328}}) {
+  for (Problem p :
+       {Problem{1, 1, 1}, Problem{1, 256, 64}, Problem{7, 9, 13}, Problem{100, 200, 96},
+        Problem{129, 257, 65}, Problem{255, 511, 127}, Problem{384, 520, 200}, Problem{640, 264, 8},
+        Problem{2304, 2056, 328}, Problem{256, 512, 2048}, Problem{1, 512, 4104}}) {
     ExpectMatchesFp64(p, 21);
   }
   EXPECT_EQ(ran_.size(), sm90::kRungs.size());
