@@ -150,8 +150,8 @@ for phase in "$@"; do
       say "stream-K with fewer units than clusters: H8, H9, H10, cuBLAS ($(elapsed))"
       c -q run --variant sm90_h8_tma_store --variant sm90_h9_stream_k \
         --variant sm90_h10_epilogue_overlap --variant cublas_bf16 --shape 128x8192x8192 \
-        --shape 1x4096x4096 --shape 512x512x1024 --shape 512x512x4096 --shape 512x512x8192 \
-        --shape 4096 --rounds 3 --tag few-units >>"$log" 2>&1
+        --shape 1x4096x4096 --shape 512x512x1024 --shape 512x512x2048 --shape 512x512x4096 \
+        --shape 512x512x8192 --rounds 3 --tag few-units >>"$log" 2>&1
       say "run exit $? ($(elapsed))"
       c show "$(latest)" >"$out/few-units-show.txt" 2>&1
       c --format csv results "$(latest)" --limit 1000 >"$out/few-units-results.csv" 2>&1

@@ -43,6 +43,12 @@ enum class Epilogue : int {
 /// to pay for the fix-up (on the H200 at 4096^3, 58 of 66 clusters busy, sharing measured 2%
 /// slower; at 8192^3, 34 of 66, 1.7% faster; notes/gpu-runs.md).
 inline constexpr int kStreamKMaxFullQuarters = 3;
+/// With fewer units than clusters (a small M or N: one partial round and nothing else), stream-K
+/// shares the units only when they have at least this many k-tiles: shorter, the fix-up costs
+/// more than the clusters it adds save (on the H200 at 512x512x1024, 16 k-tiles, sharing measured
+/// 10% slower; at 512x512x4096, 64 k-tiles, 25% faster, and 37% at 128x8192x8192;
+/// notes/gpu-runs.md has 32).
+inline constexpr int kStreamKMinKTilesAlone = 32;
 
 /// Every knob of the family, one literal type: a rung is a Knobs value (kRungs below), the kernels
 /// take one as their template argument (Sm90MmaKernel<K>, Sm90WgmmaKernel<K>), and the tuning tool

@@ -51,7 +51,8 @@ inline constexpr int64_t UnitsOf(const Knobs& k, int64_t m, int64_t n) {
 /// last round is at most max_full_quarters/4 full, the units left after the last whole round are
 /// laid out as one line of k-tiles and cut into equal ranges longer than half a unit, one per
 /// sharing cluster, so that a unit meets at most three ranges. Left whole (sk_clusters 0) when
-/// nothing is left over, when the last round is fuller, or when the line is too long for the
+/// nothing is left over, when the last round is fuller, when there are fewer units than clusters
+/// and they have fewer than kStreamKMinKTilesAlone k-tiles, or when the line is too long for the
 /// kernel's 32-bit arithmetic (beyond 2^32 / 133 k-tiles, far past any matrix that fits).
 inline void StreamKPlan(int units, int kt_count, int clusters, StreamKArgs* sk,
                         int max_full_quarters = kStreamKMaxFullQuarters) {
@@ -60,6 +61,7 @@ inline void StreamKPlan(int units, int kt_count, int clusters, StreamKArgs* sk,
   sk->sk_iters = 0;
   if (clusters <= 0 || kt_count <= 0 || units % clusters == 0) return;
   if (4 * (units % clusters) > max_full_quarters * clusters) return;
+  if (units < clusters && kt_count < kStreamKMinKTilesAlone) return;
   const int dp = units / clusters * clusters;
   const int64_t iters = int64_t(units - dp) * kt_count;
   const int64_t shared =

@@ -194,6 +194,15 @@ TEST(Sm90StreamK, EveryKTileOnceAtMostTwoPartialsNoWaitBeforeASignal) {
   EXPECT_EQ(decode.dp_units, 0);
   EXPECT_EQ(decode.sk_clusters, 63u);
   EXPECT_EQ(decode.sk_iters, 32u * 128);
+  // Alone (no whole round) and short along K, the units are not shared: 512x512x1024 is 4 units
+  // of 16 k-tiles; 512x512x2048 (32 k-tiles) is.
+  sm90::StreamKArgs short_k, long_k;
+  sm90::StreamKPlan(4, 16, 66, &short_k);
+  EXPECT_EQ(short_k.sk_clusters, 0u);
+  EXPECT_EQ(short_k.dp_units, 4);
+  sm90::StreamKPlan(4, 32, 66, &long_k);
+  EXPECT_EQ(long_k.sk_clusters, 7u);
+  EXPECT_EQ(long_k.dp_units, 0);
 }
 
 // Every rung takes every bf16 shape cuBLAS takes; what it refuses names the field.
