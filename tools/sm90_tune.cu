@@ -94,9 +94,9 @@ struct Entry {
 template <Knobs K>
 Launch LauncherOf() {
   if constexpr (K.mainloop == sm90::Mainloop::kWgmma) {
-    return &sm90::LaunchWgmma<K, false>;
+    return &sm90::LaunchRung<sm90::WgmmaBuild, K, false>;
   } else {
-    return &sm90::LaunchMma<K, false>;
+    return &sm90::LaunchRung<sm90::MmaBuild, K, false>;
   }
 }
 

@@ -11,9 +11,9 @@
 #include "kernels/sm90/sm90_wgmma_launch.cuh"
 
 #define ABLATION_SM90_GUARDED_MMA(PREFIX, RUNG) \
-  PREFIX template std::string LaunchMmaBuild<Guarded(rung_knobs::RUNG)>(const GemmArgs&, int64_t);
+  PREFIX template struct MmaBuild<Guarded(rung_knobs::RUNG)>;
 #define ABLATION_SM90_GUARDED_WGMMA(PREFIX, RUNG) \
-  PREFIX template std::string LaunchWgmmaBuild<Guarded(rung_knobs::RUNG)>(const GemmArgs&, int64_t);
+  PREFIX template struct WgmmaBuild<Guarded(rung_knobs::RUNG)>;
 /// Every rung's guarded build, in the order of kRungs.
 #define ABLATION_SM90_GUARDED_BUILDS(PREFIX) \
   ABLATION_SM90_GUARDED_MMA(PREFIX, kM1)     \

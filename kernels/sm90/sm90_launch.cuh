@@ -62,6 +62,20 @@ std::string LaunchAnyShape(const GemmArgs& args, const Knobs& knobs, Launch&& la
   return UnpadC(args, plan, padded);
 }
 
+/// Launches rung K at any shape (sm90_shapes.h): Build<K> (its own build) on its tile,
+/// Build<Guarded(K)> off it. kAnyShape false (the tuning tool, which times shapes on the tile):
+/// no guarded build is compiled, and a shape off the tile is refused.
+template <template <Knobs> class Build, Knobs K, bool kAnyShape>
+std::string LaunchRung(const GemmArgs& args) {
+  return LaunchAnyShape(args, K, [](const GemmArgs& a, bool guarded, int64_t b_rows) {
+    if constexpr (kAnyShape) {
+      return guarded ? Build<Guarded(K)>::Launch(a, b_rows) : Build<K>::Launch(a, b_rows);
+    } else {
+      return guarded ? OffTileRefusal() : Build<K>::Launch(a, b_rows);
+    }
+  });
+}
+
 /// Opts `Kernel` in to its dynamic shared memory, once per kernel and process (a function-local
 /// static per template instance, so each kernel gets its own).
 template <auto Kernel>

@@ -11,7 +11,7 @@ namespace ablation::kernels::sm90 {
 
 void BindSm90Mma(Registry& registry) {
   [&]<int... kIndex>(std::integer_sequence<int, kIndex...>) {
-    (BindRung(registry, kRungs[kIndex].name, &LaunchMma<kRungs[kIndex].knobs>,
+    (BindRung(registry, kRungs[kIndex].name, &LaunchRung<MmaBuild, kRungs[kIndex].knobs, true>,
               reinterpret_cast<const void*>(&Sm90MmaKernel<kRungs[kIndex].knobs>)),
      ...);
   }

@@ -9,7 +9,14 @@ namespace ablation::kernels::sm90 {
 
 /// Launches the build K on `args` (on its tile, or K.guarded), B with `b_rows` rows.
 template <Knobs K>
-std::string LaunchMmaBuild(const GemmArgs& args, int64_t b_rows) {
+struct MmaBuild {
+  static std::string Launch(const GemmArgs& args, int64_t b_rows);
+};
+
+// Defined outside the class so that it is not inline: sm90_guarded.h's explicit instantiation
+// declarations then keep a unit from instantiating the guarded builds.
+template <Knobs K>
+std::string MmaBuild<K>::Launch(const GemmArgs& args, int64_t b_rows) {
   using Cfg = MmaTraits<K>;
   const Problem& p = args.problem;
   CUtensorMap ma, mb;
@@ -30,20 +37,6 @@ std::string LaunchMmaBuild(const GemmArgs& args, int64_t b_rows) {
           int(p.n), int(p.k));
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return LaunchError("sm90 launch", e);
   return "";
-}
-
-/// Launches the rung at any shape (sm90_shapes.h): its own build on its tile, Guarded(K) off it.
-/// kAnyShape false (the tuning tool, which times shapes on the tile): no guarded build, a shape
-/// off the tile refused.
-template <Knobs K, bool kAnyShape = true>
-std::string LaunchMma(const GemmArgs& args) {
-  return LaunchAnyShape(args, K, [](const GemmArgs& a, bool guarded, int64_t b_rows) {
-    if constexpr (kAnyShape) {
-      return guarded ? LaunchMmaBuild<Guarded(K)>(a, b_rows) : LaunchMmaBuild<K>(a, b_rows);
-    } else {
-      return guarded ? OffTileRefusal() : LaunchMmaBuild<K>(a, b_rows);
-    }
-  });
 }
 
 }  // namespace ablation::kernels::sm90

@@ -9,7 +9,7 @@ namespace ablation::kernels::sm90 {
 
 void BindSm90Wgmma(Registry& registry) {
   [&]<int... kIndex>(std::integer_sequence<int, kIndex...>) {
-    (BindRung(registry, kRungs[kIndex].name, &LaunchWgmma<kRungs[kIndex].knobs>,
+    (BindRung(registry, kRungs[kIndex].name, &LaunchRung<WgmmaBuild, kRungs[kIndex].knobs, true>,
               reinterpret_cast<const void*>(&Sm90WgmmaKernel<kRungs[kIndex].knobs>)),
      ...);
   }

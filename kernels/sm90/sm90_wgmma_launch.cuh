@@ -61,7 +61,14 @@ std::string PersistentCtas(int units, cudaStream_t stream, int* ctas) {
 /// grid gets K.max_ctas CTAs at most when it is not 0 (the tuning tool's knob; the rungs leave it
 /// 0: as many as fit).
 template <Knobs K>
-std::string LaunchWgmmaBuild(const GemmArgs& args, int64_t b_rows) {
+struct WgmmaBuild {
+  static std::string Launch(const GemmArgs& args, int64_t b_rows);
+};
+
+// Defined outside the class so that it is not inline: sm90_guarded.h's explicit instantiation
+// declarations then keep a unit from instantiating the guarded builds.
+template <Knobs K>
+std::string WgmmaBuild<K>::Launch(const GemmArgs& args, int64_t b_rows) {
   const Problem& p = args.problem;
   CUtensorMap ma, mb;
   // Each CTA of a cluster loads the half of a tile it shares with a partner.
@@ -119,20 +126,6 @@ std::string LaunchWgmmaBuild(const GemmArgs& args, int64_t b_rows) {
   }
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return LaunchError("sm90 launch", e);
   return "";
-}
-
-/// Launches the rung at any shape (sm90_shapes.h): its own build on its tile, Guarded(K) off it.
-/// kAnyShape false (the tuning tool, which times shapes on the tile): no guarded build, a shape
-/// off the tile refused.
-template <Knobs K, bool kAnyShape = true>
-std::string LaunchWgmma(const GemmArgs& args) {
-  return LaunchAnyShape(args, K, [](const GemmArgs& a, bool guarded, int64_t b_rows) {
-    if constexpr (kAnyShape) {
-      return guarded ? LaunchWgmmaBuild<Guarded(K)>(a, b_rows) : LaunchWgmmaBuild<K>(a, b_rows);
-    } else {
-      return guarded ? OffTileRefusal() : LaunchWgmmaBuild<K>(a, b_rows);
-    }
-  });
 }
 
 }  // namespace ablation::kernels::sm90

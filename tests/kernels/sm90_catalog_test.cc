@@ -106,7 +106,7 @@ TEST(Sm90StreamK, EveryKTileOnceAtMostTwoPartialsNoWaitBeforeASignal) {
   int planned_sk = 0;
   for (int quarters : {4, 3})
     for (int clusters : {1, 2, 7, 64, 66}) {
-      for (int kt : {1, 2, 3, 5, 17, 64, 128}) {
+      for (int kt : {1, 2, 3, 5, 17, 31, 32, 64, 128}) {
         for (int units = 1; units <= 3 * clusters + 5; ++units) {
           SCOPED_TRACE(std::to_string(units) + " units, " + std::to_string(kt) + " k-tiles, " +
                        std::to_string(clusters) + " clusters, stream-K up to " +
@@ -114,7 +114,10 @@ TEST(Sm90StreamK, EveryKTileOnceAtMostTwoPartialsNoWaitBeforeASignal) {
           sm90::StreamKArgs sk;
           sm90::StreamKPlan(units, kt, clusters, &sk, quarters);
           ASSERT_LE(sk.dp_units, units);
-          if (units % clusters == 0 || 4 * (units % clusters) > quarters * clusters) {
+          // Left whole: nothing left over, a last round too full, or a lone round (fewer units
+          // than clusters) too short along K.
+          if (units % clusters == 0 || 4 * (units % clusters) > quarters * clusters ||
+              (units < clusters && kt < sm90::kStreamKMinKTilesAlone)) {
             EXPECT_EQ(sk.sk_clusters, 0u);
             EXPECT_EQ(sk.dp_units, units);
           } else {
