@@ -21,6 +21,7 @@ packages=(
   libmuparser-dev  # the expressions of a user kernel's launch geometry (kernels/user)
   libboost-math-dev  # Student's t and the incomplete beta of the report's intervals (header-only)
   # The Python package (python/): its stubs come from protoc + grpc_python_plugin (above)
+  nlohmann-json3-dev  # the client's --format json envelope (client/json.cc; header-only)
   python3-grpcio python3-protobuf python3-pandas
   # Tests: pytest; Prometheus itself (and promtool) scraping the daemon, its text parser; the
   # YAML parser that checks deploy/k8s/. (Where systemd runs, Debian also starts its own

@@ -3,7 +3,6 @@
 import dataclasses
 import datetime
 import getpass
-import json
 import os
 import shutil
 import socket
@@ -13,7 +12,8 @@ import tempfile
 import grpc
 from google.protobuf import json_format
 
-from ablationd._proto import ablation_pb2, ablation_pb2_grpc, enum_word, parse_shape, report_pb2
+from ablationd._proto import (ablation_pb2, ablation_pb2_grpc, enum_word, envelope_items,
+                              parse_shape, report_pb2, words_to_names)
 from ablationd.frames import measurements_frame, samples_frame
 
 DEFAULT_SERVER = "127.0.0.1:50051"
@@ -386,12 +386,21 @@ class Client:
         """The report of a run as its model, a report_pb2.Report (report.proto): sections with
         rows, each with TFLOPS, share of cuBLAS and change [95% interval]. frames.report_frame
         makes a DataFrame of it."""
-        text = self.report_text(run, "json")
+        item = self.report_json(run)
         try:
-            return json_format.Parse(text, report_pb2.Report(), ignore_unknown_fields=True)
+            return json_format.ParseDict(words_to_names(item, report_pb2.Report.DESCRIPTOR),
+                                         report_pb2.Report(), ignore_unknown_fields=True)
         except json_format.ParseError as e:
-            raise AblationError("report", "bad JSON", f"{e}: {text[:200]!r}") from None
+            raise AblationError("report", "bad JSON", f"{e}") from None
 
     def report_json(self, run="latest"):
-        """The same report as plain dicts and lists (json.loads of --format json)."""
-        return json.loads(self.report_text(run, "json"))
+        """The same report as plain dicts and lists: the one item of `report --format json`'s
+        envelope, enum values as words ("succeeded", "missing") as in the CSV."""
+        text = self.report_text(run, "json")
+        try:
+            items = envelope_items(text, "report")
+        except ValueError as e:
+            raise AblationError("report", "bad JSON", str(e)) from None
+        if len(items) != 1:
+            raise AblationError("report", "bad JSON", f"{len(items)} reports, not 1")
+        return items[0]

@@ -112,9 +112,10 @@ TEST_F(ReportE2E, PresetsSweepReportCompare) {
   auto json = Client({"report", "--format", "json"});  // latest: run 2
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_TRUE(IsJson(json.out)) << json.out;
-  EXPECT_THAT(json.out, HasSubstr("\"id\": \"2\""));
-  EXPECT_THAT(json.out, HasSubstr("\"id\": \"ladder-a\""));
-  EXPECT_THAT(json.out, HasSubstr("\"id\": \"pipelining\""));
+  EXPECT_THAT(json.out, HasSubstr("\"kind\": \"report\""));
+  EXPECT_THAT(json.out, HasSubstr("\"id\":\"2\""));
+  EXPECT_THAT(json.out, HasSubstr("\"id\":\"ladder-a\""));
+  EXPECT_THAT(json.out, HasSubstr("\"id\":\"pipelining\""));
   auto global_json = Client({"--format", "json", "report", "1"});
   EXPECT_TRUE(IsJson(global_json.out)) << global_json.out << global_json.err;
   auto csv = Client({"report", "--format", "csv"});
@@ -127,7 +128,7 @@ TEST_F(ReportE2E, PresetsSweepReportCompare) {
   auto compare_json = Client({"compare", "1", "latest", "--threshold", "5%", "--format", "json"});
   EXPECT_EQ(compare_json.exit_code, 0) << compare_json.err;
   EXPECT_TRUE(IsJson(compare_json.out)) << compare_json.out;
-  EXPECT_THAT(compare_json.out, HasSubstr("\"regressions\": 0"));
+  EXPECT_THAT(compare_json.out, HasSubstr("\"regressions\":0"));
   auto bad_threshold = Client({"compare", "1", "2", "--threshold", "lots"});
   EXPECT_EQ(bad_threshold.exit_code, 2);
   auto no_run = Client({"compare", "1", "99"});
@@ -161,9 +162,9 @@ TEST_F(ReportE2E, TheReportTakesItemsOverRoundsWithTheirClocks) {
 
   auto json = Client({"report", "--format", "json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
-  EXPECT_THAT(json.out, HasSubstr("\"rounds\": 3"));
-  EXPECT_THAT(json.out, HasSubstr("\"basis\": \"CHANGE_BASIS_PAIRED_ROUNDS\""));
-  EXPECT_THAT(json.out, HasSubstr("\"low_clock_share\": 0.2"));
+  EXPECT_THAT(json.out, HasSubstr("\"rounds\":3"));
+  EXPECT_THAT(json.out, HasSubstr("\"basis\":\"paired_rounds\""));
+  EXPECT_THAT(json.out, HasSubstr("\"low_clock_share\":0.2"));
 }
 
 TEST_F(ReportE2E, MissingPresetEntriesAreNamedAndNeedAllowMissing) {
