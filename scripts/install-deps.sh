@@ -23,6 +23,7 @@ packages=(
   # The Python package (python/): its stubs come from protoc + grpc_python_plugin (above)
   nlohmann-json3-dev  # the client's --format json envelope (client/json.cc; header-only)
   python3-grpcio python3-protobuf python3-pandas
+  python3-matplotlib python3-tqdm  # ablationd.plot, and the progress bar (ablationd.progress)
   # Tests: pytest; Prometheus itself (and promtool) scraping the daemon, its text parser; the
   # YAML parser that checks deploy/k8s/. (Where systemd runs, Debian also starts its own
   # prometheus service on :9090; the tests start theirs on a free loopback port.)
