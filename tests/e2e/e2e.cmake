@@ -15,9 +15,12 @@ target_compile_definitions(e2e_tests PRIVATE
   CLIENT_PATH="$<TARGET_FILE:ablation-client>"
   FAKE_WORKER_PATH="$<TARGET_FILE:fake-worker>"
   REAL_WORKER_PATH="$<TARGET_FILE:ablation-worker>"
-  SASS_TESTDATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/core/testdata/sass")
+  SASS_TESTDATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/core/testdata/sass"
+  NCU_TESTDATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/core/testdata/ncu")
 add_dependencies(e2e_tests ablationd ablation-client fake-worker)
-gtest_discover_tests(e2e_tests DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
+# A test that skips (the report's in Chromium, where chromium is not installed) shows as skipped.
+gtest_discover_tests(e2e_tests DISCOVERY_TIMEOUT 60
+  PROPERTIES TIMEOUT 300 SKIP_REGULAR_EXPRESSION "${ABLATION_SKIP_REGEX}")
 
 # ---- every command's --format json envelope (client/json.h), against the fake worker with
 # stand-ins for ncu and cuobjdump and the real NVRTC compiler
