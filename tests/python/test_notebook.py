@@ -99,7 +99,8 @@ def test_compare_puts_two_runs_side_by_side(reports):
 def test_the_progress_bar_reaches_the_runs_total(daemon):
     bar = ablationd.ProgressBar(file=io.StringIO())
     with ablationd.connect(daemon.address) as d:
-        summary = d.run(preset="ladder-a", shapes=["128"], rounds=2, on_event=bar)
+        summary = d.run(preset="ladder-a", shapes=["128"], rounds=2, window_seconds=1e-6,
+                        on_event=bar)
     assert summary.state == "succeeded"
     assert bar.total == 8 and bar.n == bar.total  # 4 entries x 2 rounds
     assert bar.bar is not None and bar.bar.n == bar.total  # tqdm's own count (python3-tqdm)
@@ -109,7 +110,8 @@ def test_the_text_line_when_tqdm_is_absent(daemon):
     out = io.StringIO()
     bar = ablationd.ProgressBar(file=out, use_tqdm=False)
     with ablationd.connect(daemon.address) as d:
-        d.run(variants=["L1_R1_s3", "cublas_bf16"], shapes=["128"], on_event=bar)
+        d.run(variants=["L1_R1_s3", "cublas_bf16"], shapes=["128"], window_seconds=1e-6,
+              on_event=bar)
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("[0/2] ")
     assert lines[-1].startswith("[2/2] |") and "elapsed, ETA 0s" in lines[-1]
@@ -135,12 +137,14 @@ def _detach(daemon, *args):
     return int(done.stdout.strip())
 
 
-def test_a_bar_that_follows_a_running_run_counts_on_from_its_stored_rows(slow_daemon):
+def test_a_bar_that_follows_a_running_run_counts_on_from_its_stored_rows(daemon):
     """The watch stream drives the bar: it joins a running run after some rows, starts there (not
     at 0) and ends at the run's total."""
-    run_id = _detach(slow_daemon, "-v", "L1_R1_s3", "-v", "cublas_bf16", "-s", "128", "-s", "256",
-                     "--rounds", "3")
-    with ablationd.connect(slow_daemon.address) as d:
+    # Each row takes a few tenths of a second (the sustained regime settles first): time enough
+    # to join midway.
+    run_id = _detach(daemon, "-v", "L1_R1_s3", "-v", "cublas_bf16", "-s", "128", "--rounds", "3",
+                     "--window-seconds", "0.000001")
+    with ablationd.connect(daemon.address) as d:
         deadline = time.monotonic() + 30
         while not d.get_run(run_id).measurements:  # a row or more before the watch begins
             assert time.monotonic() < deadline, "the run stored no row"
@@ -152,13 +156,13 @@ def test_a_bar_that_follows_a_running_run_counts_on_from_its_stored_rows(slow_da
         again = ablationd.ProgressBar(file=io.StringIO())
         assert d.follow(run_id, progress=again).state == "succeeded"
     assert summary.state == "succeeded" and summary.run_id == run_id
-    assert bar.total == 12 and bar.n == 12  # 2 variants x 2 shapes x 3 rounds
-    assert 0 < bar._initial < 12, "the watch joined before the first or after the last row"
-    assert bar.bar.n == 12
+    assert bar.total == 6 and bar.n == 6  # 2 variants x 3 rounds
+    assert 0 < bar._initial < 6, "the watch joined before the first or after the last row"
+    assert bar.bar.n == 6
     kinds = [e.WhichOneof("event") for e in events]
     assert kinds[0] == "started" and kinds[-1] == "finished"
-    assert 0 < kinds.count("measurement") <= 12 - bar._initial
-    assert (again.n, again.total) == (12, 12)
+    assert 0 < kinds.count("measurement") <= 6 - bar._initial
+    assert (again.n, again.total) == (6, 6)
 
 
 def test_the_async_client_answers_as_the_blocking_one(daemon):
@@ -166,7 +170,7 @@ def test_the_async_client_answers_as_the_blocking_one(daemon):
         async with await ablationd.aio.connect(daemon.address) as a:
             events = []
             summary = await a.run(variants=["L1_R1_s3", "cublas_bf16"], shapes=["128", "256"],
-                                  tags=["aio"], on_event=events.append)
+                                  tags=["aio"], window_seconds=1e-6, on_event=events.append)
             results = await a.results(run=summary.run_id)
             tagged = await a.results(tag="aio", variant="abl_*")
             runs = await a.runs(tag="aio")
