@@ -41,7 +41,7 @@ int ExecuteAdvise(const AdviseOptions& options, const CommandContext& context) {
   if (!status.ok()) return ReportRpcError(status, context);
   switch (context.global.format) {
     case Format::kJson:
-      context.out << JsonObject(response) << '\n';
+      context.out << JsonEnvelope("advice", response);
       break;
     case Format::kTable:
       context.out << RenderAdvice(request, response);

@@ -38,7 +38,7 @@ int ExecuteBudget(const BudgetOptions& options, const CommandContext& context) {
   grpc::Status status = context.stub.GetBudget(&call, request, &response);
   if (!status.ok()) return ReportRpcError(status, context);
   if (context.global.format == Format::kJson) {
-    context.out << JsonObject(response) << '\n';
+    context.out << JsonEnvelope("budget", response);
     return kExitOk;
   }
   Table table;

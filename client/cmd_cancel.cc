@@ -29,7 +29,7 @@ int ExecuteCancel(const CancelOptions& options, const CommandContext& context) {
   // A running run stops at its next measurement boundary: until then it is "cancelling".
   const std::string state = response.cancelling() ? "cancelling" : EnumWord(response.state());
   if (context.global.format == Format::kJson) {
-    context.out << JsonObject(response) << '\n';
+    context.out << JsonEnvelope("cancellation", response, {{"run_id", run_id}});
   } else if (context.global.format == Format::kTable) {
     context.out << "run " << run_id << ": " << state << '\n';
   } else {

@@ -83,7 +83,7 @@ int ExecuteCompare(const CompareOptions& options, const CommandContext& context)
     (on_top ? context.out : context.err) << "warning: " << w << '\n';
   if (on_top && !comparison.warnings().empty()) context.out << '\n';
   if (format == Format::kJson) {
-    context.out << JsonDocument(comparison);
+    context.out << JsonEnvelope("comparison", comparison);
   } else {
     context.out << RenderTableAs(format, report::CompareTable(comparison, format == Format::kCsv));
   }

@@ -23,7 +23,7 @@ int ExecuteDevice(const DeviceOptions& options, const CommandContext& context) {
   grpc::Status status = context.stub.GetDevice(&call, request, &response);
   if (!status.ok()) return ReportRpcError(status, context);
   if (context.global.format == Format::kJson) {
-    context.out << JsonObject(response) << '\n';
+    context.out << JsonEnvelope("device", response);
   } else if (!response.available() && context.global.format == Format::kTable) {
     // The daemon answered; an unavailable GPU (no driver, index out of range) is its answer.
     context.out << "GPU " << options.device << " unavailable: " << response.unavailable_reason()

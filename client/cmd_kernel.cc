@@ -44,7 +44,7 @@ Table BuildsTable(const v1::UserKernel& k) {
 
 void ShowKernel(const v1::UserKernel& k, bool with_source, const CommandContext& context) {
   if (context.global.format == Format::kJson) {
-    context.out << JsonObject(k) << '\n';
+    context.out << JsonEnvelope("kernel", k);
     return;
   }
   if (context.global.format == Format::kTable) {
@@ -111,7 +111,7 @@ int ExecuteKernel(const KernelOptions& options, const KernelCommands& commands,
     grpc::Status status = context.stub.ListKernels(&call, v1::ListKernelsRequest(), &response);
     if (!status.ok()) return ReportRpcError(status, context);
     std::vector<v1::UserKernel> kernels(response.kernels().begin(), response.kernels().end());
-    context.out << RenderList(context.global.format, kernels, &KernelsTable);
+    context.out << RenderList(context.global.format, "kernels", kernels, &KernelsTable);
     return kExitOk;
   }
   if (*commands.show) {

@@ -79,7 +79,7 @@ int ExecutePresets(const PresetsOptions& options, const CommandContext& context)
   if (!status.ok()) return ReportRpcError(status, context);
   const std::vector<v1::Preset> presets(response.presets().begin(), response.presets().end());
   if (context.global.format == Format::kJson) {
-    context.out << JsonArray(presets);
+    context.out << JsonEnvelope("presets", presets);
   } else if (options.name.empty()) {
     context.out << RenderTableAs(context.global.format, PresetsTable(presets));
   } else if (!presets.empty()) {

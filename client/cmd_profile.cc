@@ -56,7 +56,7 @@ int ExecuteProfile(const ProfileOptions& options, const CommandContext& context)
   if (!status.ok()) return ReportSelectionError(status, dtype, context);
   switch (context.global.format) {
     case Format::kJson:
-      context.out << JsonObject(response) << '\n';
+      context.out << JsonEnvelope("profile", response);
       break;
     case Format::kTable:
       context.out << RenderProfile(response);

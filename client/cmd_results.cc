@@ -95,6 +95,10 @@ int ExecuteResults(const ResultsOptions& options, const CommandContext& context)
       [](const v1::QueryMeasurementsResponse& response) { return response.measurements(); },
       &measurements, &more);
   if (!status.ok()) return ReportRpcError(status, context);
+  const std::string notice =
+      more ? "showing the " + std::string(options.oldest_first ? "first " : "latest ") +
+                 std::to_string(options.limit) + " measurements; --limit 0 for all"
+           : "";
   if (context.global.format == Format::kCsv) {
     // Every identifying column: the run, its round and window, the time, and the device (the
     // run's, asked once per run).
@@ -115,13 +119,14 @@ int ExecuteResults(const ResultsOptions& options, const CommandContext& context)
       table.rows[i].insert(table.rows[i].begin() + 1, Cell(device_of[measurements[i].run_id()]));
     context.out << RenderTableAs(Format::kCsv, table);
   } else {
-    context.out << RenderList(context.global.format, measurements, &MeasurementsWithCounters);
+    std::vector<JsonField> fields = {{"truncated", more}};
+    if (more) fields.push_back({"notice", notice});
+    context.out << RenderList(context.global.format, "measurements", measurements,
+                              &MeasurementsWithCounters, fields);
   }
-  // Cut short by the limit: said on stderr whatever the format (CSV and JSON stay the data).
-  if (more) {
-    context.err << "showing the " << (options.oldest_first ? "first " : "latest ") << options.limit
-                << " measurements; --limit 0 for all\n";
-  }
+  // Cut short by the limit: said on stderr whatever the format (CSV and JSON stay the data; the
+  // JSON says it beside the items too).
+  if (more) context.err << notice << '\n';
   return kExitOk;
 }
 

@@ -345,9 +345,14 @@ RunStreamResult ReadRunStream(grpc::ClientContext& call,
 int ReportRunStream(const RunStreamResult& r, const CommandContext& context) {
   // What arrived is printed even when the run ends badly: every measurement is already stored.
   if (!r.measurements.empty() || r.outcome.finished_event) {
-    context.out << RenderList(context.global.format, r.measurements,
+    // JSON: the run's id and how it ended ("" while it has not) beside its rows.
+    const std::string state = r.outcome.finished_event ? EnumWord(r.outcome.finished_state)
+                              : r.outcome.failed_event ? EnumWord(v1::RUN_STATE_FAILED)
+                                                       : "";
+    context.out << RenderList(context.global.format, "measurements", r.measurements,
                               context.global.format == Format::kCsv ? &MeasurementsWithAllCounters
-                                                                    : &MeasurementsWithCounters)
+                                                                    : &MeasurementsWithCounters,
+                              {{"run_id", r.run_id}, {"state", state}})
                 << std::flush;
   }
   const RunOutcome& outcome = r.outcome;

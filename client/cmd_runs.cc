@@ -34,10 +34,15 @@ int ExecuteRuns(const RunsOptions& options, const CommandContext& context) {
       },
       [](const v1::ListRunsResponse& response) { return response.runs(); }, &runs, &more);
   if (!status.ok()) return ReportRpcError(status, context);
-  context.out << RenderList(context.global.format, runs, &RunsTable);
-  if (more && context.global.format == Format::kTable) {
-    context.err << "showing the newest " << options.limit << " runs; --limit 0 for all\n";
-  }
+  const std::string notice =
+      more ? "showing the newest " + std::to_string(options.limit) + " runs; --limit 0 for all"
+           : "";
+  std::vector<JsonField> fields = {{"truncated", more}};
+  if (more) fields.push_back({"notice", notice});
+  context.out << RenderList(context.global.format, "runs", runs, &RunsTable, fields);
+  // Cut short by the limit: said on stderr whatever the format (CSV and JSON stay the data; the
+  // JSON says it beside the items too).
+  if (more) context.err << notice << '\n';
   return kExitOk;
 }
 

@@ -42,7 +42,7 @@ int ExecuteSass(const SassOptions& options, const CommandContext& context) {
   if (!status.ok()) return ReportRpcError(status, context);
   switch (context.global.format) {
     case Format::kJson:
-      context.out << JsonObject(response) << '\n';
+      context.out << JsonEnvelope("sass", response);
       break;
     case Format::kTable:
       context.out << RenderSass(response);

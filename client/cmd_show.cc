@@ -37,7 +37,7 @@ int ExecuteShow(const ShowOptions& options, const CommandContext& context) {
                                                     response.verifications().end());
   switch (context.global.format) {
     case Format::kJson:
-      context.out << JsonObject(response) << '\n';
+      context.out << JsonEnvelope("run", response);
       break;
     case Format::kCsv:
       // CSV holds one table: a verify run's results, else the measurements.

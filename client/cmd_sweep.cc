@@ -179,10 +179,23 @@ int SweepAllDevices(const SweepOptions& options, const CommandContext& context) 
   }
   for (auto& t : threads) t.join();
   int code = kExitOk;
+  for (int d = 0; d < count; ++d) code = std::max(code, codes[size_t(d)]);
+  if (context.global.format == Format::kJson) {
+    // One envelope for the programs that read it: every GPU's rows (each names its run), with
+    // the tag that holds the runs together.
+    std::vector<std::string> items;
+    for (int d = 0; d < count; ++d) {
+      ParsedEnvelope parsed;
+      if (ParseJsonEnvelope(outs[size_t(d)].str(), &parsed).empty())
+        items.insert(items.end(), parsed.items.begin(), parsed.items.end());
+      context.err << errs[size_t(d)].str();
+    }
+    context.out << JsonEnvelopeOfText("measurements", items, {{"tag", tag}});
+    return code;
+  }
   for (int d = 0; d < count; ++d) {
     context.out << "== GPU " << d << " (tag " << tag << ")\n" << outs[size_t(d)].str();
     context.err << errs[size_t(d)].str();
-    code = std::max(code, codes[size_t(d)]);
   }
   return code;
 }

@@ -23,7 +23,7 @@ int ExecuteVariants(const VariantsOptions& options, const CommandContext& contex
   grpc::Status status = context.stub.ListVariants(&call, request, &response);
   if (!status.ok()) return ReportRpcError(status, context);
   std::vector<v1::Variant> variants(response.variants().begin(), response.variants().end());
-  context.out << RenderList(context.global.format, variants, &VariantsTable);
+  context.out << RenderList(context.global.format, "variants", variants, &VariantsTable);
   if (variants.empty() && context.global.format == Format::kTable) {
     context.err << "no variant matches '" << options.glob << "'\n";
   }

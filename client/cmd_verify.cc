@@ -60,7 +60,8 @@ int ExecuteVerify(const VerifyOptions& options, const CommandContext& context) {
   grpc::Status status = context.stub.Verify(&call, request, &response);
   if (!status.ok()) return ReportSelectionError(status, dtype, context);
   std::vector<v1::VerifyResult> results(response.results().begin(), response.results().end());
-  context.out << RenderList(context.global.format, results, &VerifyTable);
+  context.out << RenderList(context.global.format, "verifications", results, &VerifyTable,
+                            {{"run_id", response.run_id()}});
   const auto failed = std::count_if(results.begin(), results.end(),
                                     [](const v1::VerifyResult& r) { return !r.passed(); });
   if (context.global.format == Format::kTable) {

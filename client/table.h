@@ -56,11 +56,13 @@ std::string RenderTableAs(Format format, const Table& table);
 // A row of a two-column field / value table.
 void AddField(Table& table, std::string key, std::string title, std::string value);
 
-// Renders items as JSON from the messages, or in any other format through `to_table`.
+// Renders items as JSON from the messages (the envelope of `kind`, with `fields` beside the
+// items), or in any other format through `to_table`.
 template <class M>
-std::string RenderList(Format format, const std::vector<M>& items,
-                       Table (*to_table)(const std::vector<M>&)) {
-  if (format == Format::kJson) return JsonArray(items);
+std::string RenderList(Format format, std::string_view kind, const std::vector<M>& items,
+                       Table (*to_table)(const std::vector<M>&),
+                       const std::vector<JsonField>& fields = {}) {
+  if (format == Format::kJson) return JsonEnvelope(kind, items, fields);
   return RenderTableAs(format, to_table(items));
 }
 

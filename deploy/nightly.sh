@@ -60,26 +60,23 @@ fi
 command -v "$json_tool" >/dev/null || die "reading the client's JSON needs jq or python3; found neither"
 
 # Prints "ID STATE REGIME" per run tagged $TAG, newest first (the order `runs` lists them in).
-# The JSON names the state and the regime as the API's enum values (RUN_STATE_SUCCEEDED,
-# REGIME_SUSTAINED); STATE and REGIME are their words (succeeded, sustained; "none" for a run
-# stored before regimes).
+# The JSON is the client's envelope ({"schema_version": 2, "kind": "runs", "items": [...]}), whose
+# runs name the state and the regime in the words of the database (succeeded, sustained; "" for
+# a run stored before regimes, printed "none").
 nightly_runs() {
   local json
   json=$("$client" -q runs --tag "$TAG" --limit 0 --format json) ||
     die "ablation-client runs failed (is the daemon at ${ABLATION_SERVER:-127.0.0.1:50051} up?)"
   case $json_tool in
-    jq) jq -r '.[] | "\(.id) \(.state | ascii_downcase | sub("^run_state_"; "")) \((.regime // "") | ascii_downcase | sub("^regime_"; "") | if . == "" or . == "unspecified" then "none" else . end)"' <<<"$json" ;;
+    jq) jq -r 'if .kind != "runs" then error("not a list of runs: \(.kind)") else .items[] end | "\(.id) \(.state) \(if (.regime // "") == "" then "none" else .regime end)"' <<<"$json" ;;
     python3)
       python3 -c '
 import json, sys
-for run in json.load(sys.stdin):
-    state = run["state"].lower()
-    if state.startswith("run_state_"):
-        state = state[len("run_state_"):]
-    regime = run.get("regime", "").lower()
-    if regime.startswith("regime_"):
-        regime = regime[len("regime_"):]
-    print(run["id"], state, regime if regime not in ("", "unspecified") else "none")' <<<"$json"
+doc = json.load(sys.stdin)
+if doc.get("kind") != "runs":
+    sys.exit("not a list of runs: %r" % doc.get("kind"))
+for run in doc["items"]:
+    print(run["id"], run["state"], run.get("regime") or "none")' <<<"$json"
       ;;
     *) die "NIGHTLY_JSON=$json_tool: use jq or python3" ;;
   esac || die "cannot read the run list the client printed"

@@ -62,7 +62,7 @@ if start_daemon hang ABLATION_WORKER_TEST_FAULT="hang-on-variant:$hung"; then
   # The failed measurement's wall_seconds: how long it held the GPU until it was declared hung.
   read -r wall error < <(python3 - "$out/hang.json" "$hung" <<'EOF'
 import json, sys
-rows = json.load(open(sys.argv[1]))
+rows = json.load(open(sys.argv[1]))["items"]  # the client's envelope of kind "measurements"
 row = next((r for r in rows if r.get("variant") == sys.argv[2]), {})
 print(row.get("wall_seconds", row.get("wallSeconds", -1)), repr(row.get("error", "")))
 EOF

@@ -69,7 +69,7 @@ for phase in "$@"; do
       pipe_run=$(latest)
       c show "$pipe_run" >"$out/user-pipe.txt" 2>&1
       c --format json results "$pipe_run" >"$out/user-pipe.json" 2>&1
-      check "pipe: every row ok and verified" bash -c "! grep -q '\"status\":\"MEASUREMENT_STATUS_FAILED\"' '$out/user-pipe.json' && grep -q 'checked_launches' '$out/user-pipe.json'"
+      check "pipe: every row ok and verified" bash -c "! grep -q '\"status\":\"failed\"' '$out/user-pipe.json' && grep -q 'checked_launches' '$out/user-pipe.json'"
       c sass 'user.pipe.buffers=2.cpasync=1' --dtype fp16 >"$out/user-sass.txt" 2>&1
       say "sass of the user cpasync variant: exit $? ($(head -c 300 "$out/user-sass.txt" | tr '\n' ' '))"
       say "bit identity across the pipe knobs, against the baseline ($(elapsed))"
@@ -90,19 +90,19 @@ for phase in "$@"; do
       c run --variant 'user.forgot_epilogue.*' --dtype fp16 --shape 1024 --tag planted >>"$u" 2>&1
       c --format json results "$(latest)" >"$out/user-epilogue.json" 2>&1
       check "forgotten epilogue: caught by verification, not timed" \
-        bash -c "grep -q 'verification failed' '$out/user-epilogue.json' && ! grep -q 'MEASUREMENT_STATUS_OK' '$out/user-epilogue.json'"
+        bash -c "grep -q 'verification failed' '$out/user-epilogue.json' && ! grep -q '\"status\":\"ok\"' '$out/user-epilogue.json'"
       say "planted: a result kept from an earlier launch ($(elapsed))"
       c run --variant user.keeps_result --shape 1024 --tag planted >>"$u" 2>&1
       c --format json results "$(latest)" >"$out/user-kept.json" 2>&1
       check "kept result: caught by the timed-launch check" \
-        bash -c "grep -q 'differs from cublas_bf16' '$out/user-kept.json' && ! grep -q 'MEASUREMENT_STATUS_OK' '$out/user-kept.json'"
+        bash -c "grep -q 'differs from cublas_bf16' '$out/user-kept.json' && ! grep -q '\"status\":\"ok\"' '$out/user-kept.json'"
       say "planted: a kernel that never ends ($(elapsed))"
       c run --variant user.hangs --shape 256 --tag planted >>"$u" 2>&1
       c --format json results "$(latest)" >"$out/user-hang.json" 2>&1
-      check "hang: recorded as failed" bash -c "grep -q 'MEASUREMENT_STATUS_FAILED' '$out/user-hang.json'"
+      check "hang: recorded as failed" bash -c "grep -q '\"status\":\"failed\"' '$out/user-hang.json'"
       c run --variant cublas_bf16 --shape 4096 --tag after-hang >>"$u" 2>&1
       c --format json results "$(latest)" >"$out/user-after-hang.json" 2>&1
-      check "after the hang the daemon measures normally" grep -q 'MEASUREMENT_STATUS_OK' "$out/user-after-hang.json"
+      check "after the hang the daemon measures normally" grep -q '"status":"ok"' "$out/user-after-hang.json"
       say "user kernels done ($(elapsed))"
       stop_daemon
       ;;

@@ -18,10 +18,13 @@ packages=(
   systemd shellcheck  # systemd-analyze verify/security and shellcheck in the deploy tests
   zsh  # the test of `ablation-client completion zsh` (zsh -n and what the script completes)
   libcivetweb-dev  # the HTTP server of the daemon's Prometheus /metrics endpoint
+  prometheus-cpp-dev  # the daemon's metrics registry and their text format (prometheus-cpp core)
   libmuparser-dev  # the expressions of a user kernel's launch geometry (kernels/user)
   libboost-math-dev  # Student's t and the incomplete beta of the report's intervals (header-only)
+  nlohmann-json3-dev  # the client's --format json envelope (client/json.cc; header-only)
   # The Python package (python/): its stubs come from protoc + grpc_python_plugin (above)
   python3-grpcio python3-protobuf python3-pandas
+  python3-matplotlib python3-tqdm  # ablationd.plot, and the progress bar (ablationd.progress)
   # Tests: pytest; Prometheus itself (and promtool) scraping the daemon, its text parser; the
   # YAML parser that checks deploy/k8s/. (Where systemd runs, Debian also starts its own
   # prometheus service on :9090; the tests start theirs on a free loopback port.)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "client/escape.h"
@@ -22,9 +23,15 @@ std::string Ellipsis(std::string text, std::size_t most) {
 
 std::string TflopsTick(double v) { return Num(v); }
 
+// "+0.5%", "-12%", "+0.05%": as many decimals as the value needs, at most two.
 std::string PercentTick(double v) {
-  const std::string text = Num(v * 100) + "%";
-  return v > 0 ? "+" + text : text;
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2f", v * 100);
+  std::string text = buffer;
+  while (text.back() == '0') text.pop_back();
+  if (text.back() == '.') text.pop_back();
+  if (text == "-0") text = "0";
+  return (v > 0 ? "+" : "") + text + "%";
 }
 
 // A horizontal interval [lo, hi] at height y with caps.
@@ -83,27 +90,41 @@ std::string Legend(const std::string& id, std::string (*colour)(double), double 
 
 }  // namespace
 
+double PeakTflops(const std::vector<const v1::ReportRow*>& rows) {
+  std::vector<double> peaks;
+  for (const v1::ReportRow* r : rows)
+    if (r->has_peak_tflops() && r->peak_tflops() > 0) peaks.push_back(r->peak_tflops());
+  if (peaks.empty()) return 0;
+  std::nth_element(peaks.begin(), peaks.begin() + std::ptrdiff_t(peaks.size() / 2), peaks.end());
+  return peaks[peaks.size() / 2];
+}
+
 std::string BarChart(const v1::ReportSection& s) {
   const std::vector<const v1::ReportRow*> rows = MeasuredRows(s);
   if (rows.empty()) return "";
-  const int left = 310, plot = 440, right = 80, top = 40, row_h = 24, axis_h = 48;
+  const int left = 300, plot = 470, right = 70, top = 44, row_h = 26, axis_h = 56, legend_h = 30;
   const int n = int(rows.size());
-  const int width = left + plot + right, height = top + n * row_h + axis_h;
-  double lo = 0, hi = 0;
-  for (const v1::ReportRow* r : rows)
+  const int width = left + plot + right, height = top + n * row_h + axis_h + legend_h;
+  // The ceiling: the dtype's dense peak at the clock the rows ran at (their median).
+  const double peak = PeakTflops(rows);
+  double lo = 0, hi = peak;
+  bool reference = false;
+  for (const v1::ReportRow* r : rows) {
     hi = std::max({hi, r->tflops(), r->has_tflops_interval() ? r->tflops_interval().high() : 0.0});
+    reference = reference || r->baseline();
+  }
   const std::vector<double> ticks = svg::Ticks(&lo, &hi, 5);
   const svg::Scale x{lo, hi, double(left), double(left + plot)};
   const double bottom = top + n * row_h;
   std::string out = svg::Open("chart", "chart-" + s.id(), width, height, s.title() + ", TFLOPS");
-  out += svg::Text(left, 16, "TFLOPS (median over the rounds); whiskers: 95% interval", "start",
+  out += svg::Text(left, 18, "TFLOPS (median over the rounds); whiskers: 95% interval", "start",
                    "chart-title");
   out += svg::XAxis(x, ticks, bottom, top, "TFLOPS", TflopsTick);
   out += svg::YAxis(left, top, bottom, top - 8, "rung");
   for (int i = 0; i < n; ++i) {
     const v1::ReportRow& r = *rows[std::size_t(i)];
     const double y = top + row_h * i, mid = y + row_h / 2.0;
-    out += svg::Text(left - 8, mid + 4, Ellipsis(r.rung() + "  " + r.variant(), 46), "end",
+    out += svg::Text(left - 8, mid + 4, Ellipsis(r.rung() + "  " + r.variant(), 40), "end",
                      "row-label");
     out +=
         svg::Rect(left, y + 4, x(r.tflops()) - left, row_h - 8, r.baseline() ? "bar cublas" : "bar",
@@ -118,6 +139,27 @@ std::string BarChart(const v1::ReportSection& s) {
     }
     out += svg::Text(end + 6, mid + 4, Fixed(r.tflops(), 1), "start", "value");
   }
+  if (peak > 0) {
+    out += "<g class=\"peak\"><title>dense peak at the rows' measured clock: " + Fixed(peak, 1) +
+           " TFLOPS</title>\n" + svg::Line(x(peak), top - 4, x(peak), bottom, "peak") + "</g>\n";
+    out += svg::Text(x(peak) - 4, top - 8, "peak " + Fixed(peak, 0), "end", "peak-label");
+  }
+  // The legend: what the colours and the dashed line are.
+  const double ly = bottom + axis_h + 6;
+  double lx = left;
+  auto swatch = [&](const std::string& cls, const std::string& text) {
+    out +=
+        svg::Rect(lx, ly, 18, 12, cls) + svg::Text(lx + 24, ly + 11, text, "start", "legend-text");
+    lx += 24 + double(text.size()) * 7.5 + 24;
+  };
+  out += "<g class=\"legend\">\n";
+  swatch("swatch bar", "rung");
+  if (reference) swatch("swatch bar cublas", "cuBLAS (reference)");
+  if (peak > 0) {
+    out += svg::Line(lx, ly + 6, lx + 18, ly + 6, "peak") +
+           svg::Text(lx + 24, ly + 11, "dense peak at the measured clock", "start", "legend-text");
+  }
+  out += "</g>\n";
   return out + "</svg>\n";
 }
 
@@ -126,7 +168,7 @@ std::string ChangeChart(const v1::ReportSection& s, double floor) {
   for (const v1::ReportRow* r : MeasuredRows(s))
     if (r->has_change()) rows.push_back(r);
   if (rows.empty()) return "";
-  const int left = 310, plot = 360, right = 230, top = 40, row_h = 24, axis_h = 48;
+  const int left = 300, plot = 420, right = 200, top = 44, row_h = 26, axis_h = 56;
   const int n = int(rows.size());
   double lo = -floor, hi = floor;
   for (const v1::ReportRow* r : rows) {
@@ -136,12 +178,12 @@ std::string ChangeChart(const v1::ReportSection& s, double floor) {
   }
   const double pad = std::max(0.005, (hi - lo) * 0.05);
   lo -= pad, hi += pad;
-  const std::vector<double> ticks = svg::Ticks(&lo, &hi, 6);
+  const std::vector<double> ticks = svg::Ticks(&lo, &hi, 5);
   const svg::Scale x{lo, hi, double(left), double(left + plot)};
   const double bottom = top + n * row_h;
   std::string out = svg::Open("chart forest", "change-" + s.id(), left + plot + right,
                               top + n * row_h + axis_h, s.title() + ", speed changes");
-  out += svg::Text(left, 16,
+  out += svg::Text(8, 18,
                    "Speed change against the rung compared with; 95% interval; hollow: within "
                    "noise" +
                        std::string(floor > 0 ? "; band: the run's noise floor" : ""),
@@ -157,7 +199,7 @@ std::string ChangeChart(const v1::ReportSection& s, double floor) {
     const v1::ReportRow& r = *rows[std::size_t(i)];
     const v1::Change& c = r.change();
     const double mid = top + row_h * i + row_h / 2.0;
-    out += svg::Text(left - 8, mid + 4, Ellipsis(ComparisonLabel(r), 46), "end", "row-label");
+    out += svg::Text(left - 8, mid + 4, Ellipsis(ComparisonLabel(r), 40), "end", "row-label");
     if (c.has_interval())
       out += Whisker(x, c.interval().low(), c.interval().high(), mid,
                      ComparisonLabel(r) + ": 95% interval");

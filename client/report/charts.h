@@ -11,7 +11,9 @@
 namespace ablation::client::report {
 
 // Horizontal TFLOPS bars of a ladder's measured rows on a TFLOPS axis from 0, each with the
-// whisker of its 95% interval (tflops_interval) and its value; cuBLAS rows grey.
+// whisker of its 95% interval (tflops_interval) and its value; cuBLAS rows grey; the dtype's
+// dense peak at the clock the rows ran at (the median of their peak_tflops) as a dashed line the
+// axis reaches; a legend of the three.
 std::string BarChart(const v1::ReportSection& section);
 
 // A forest plot of the rows' changes, each labelled with its own comparison ("A3 vs A2"): the

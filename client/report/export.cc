@@ -84,6 +84,6 @@ std::string RenderReportCsv(const v1::Report& report) {
   return csv;
 }
 
-std::string RenderReportJson(const v1::Report& report) { return JsonDocument(report); }
+std::string RenderReportJson(const v1::Report& report) { return JsonEnvelope("report", report); }
 
 }  // namespace ablation::client::report

@@ -15,15 +15,21 @@ namespace {
 std::string E(const std::string& text) { return HtmlEscape(text); }
 
 constexpr const char* kStyle = R"css(
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto;
-       max-width: 1200px; padding: 0 1em; color: #1d2330; }
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto;
+       max-width: 1360px; padding: 0 1em; color: #1d2330; }
 h1 { font-size: 1.6em; margin-bottom: .2em; }
 h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #d8dce4; padding-bottom: .2em; }
 .scope, .summary { color: #566; }
-table { border-collapse: collapse; margin: .8em 0; font-variant-numeric: tabular-nums; }
-th, td { border: 1px solid #d8dce4; padding: .25em .6em; text-align: left; }
-th { background: #f1f3f7; }
-td.num { text-align: right; white-space: nowrap; }
+/* Every column stays on the page, on screen, in print and in a PDF: a table takes the width
+   there is and its cells wrap (at spaces, variant names after their underscores, a word too long
+   for its cell anywhere), rather than scrolling. */
+table { border-collapse: collapse; margin: .8em 0; font-variant-numeric: tabular-nums;
+        table-layout: auto; max-width: 100%; font-size: 13px; }
+table.rows, table.conditions { width: 100%; }
+th, td { border: 1px solid #d8dce4; padding: .25em .45em; text-align: left; vertical-align: top;
+         overflow-wrap: break-word; }
+th { background: #f1f3f7; font-weight: 600; }
+td.num { text-align: right; }
 tr.missing td { color: #99a; font-style: italic; }
 tr.failed td { color: #b02a2a; }
 td.noise { text-align: center; color: #8a6d00; }
@@ -31,22 +37,28 @@ code { font: 12px ui-monospace, "SFMono-Regular", Menlo, monospace; }
 .notes { background: #f7f8fb; border-left: 3px solid #9aa7c7; padding: .4em 1em; }
 .notes li { margin: .2em 0; }
 caption { text-align: left; font-weight: 600; padding: .3em 0; }
+table.header { font-size: 14px; }
 table.header th { background: none; font-weight: 600; border: none; padding: .1em 1.2em .1em 0; }
 table.header td { border: none; padding: .1em 0; }
 .unmeasured, .left-out, .legend-text { color: #566; font-style: italic; }
-.wide { overflow-x: auto; }
-.figures { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
-svg { display: block; margin: .6em 0 1em; background: #fff; }
-svg text { font: 12px system-ui, sans-serif; fill: #1d2330; }
-svg text.chart-title { font-weight: 600; }
-svg text.axis-label { font-size: 12px; fill: #333; }
-svg text.tick-label { font-size: 11px; fill: #444; }
+.figures { display: flex; flex-wrap: wrap; gap: .5em 2em; align-items: flex-start; }
+/* A chart is drawn at its own size (its text 12 px and up) and only shrinks, whole, where the
+   page is narrower than it (print). */
+svg { display: block; margin: .6em 0 1em; background: #fff; max-width: 100%; height: auto; }
+svg text { font: 13px system-ui, sans-serif; fill: #1d2330; }
+svg text.chart-title { font-size: 14px; font-weight: 600; }
+svg text.axis-label { font-size: 13px; fill: #333; }
+svg text.tick-label, svg text.value, svg text.legend-text, svg text.peak-label {
+  font-size: 12px; fill: #333; }
+svg text.legend-text { font-style: normal; }
 svg .axis-line, svg .tick { stroke: #333; stroke-width: 1; shape-rendering: crispEdges; }
 svg .grid { stroke: #e3e6ec; stroke-width: 1; shape-rendering: crispEdges; }
 svg .bar { fill: #4c72b0; }
 svg .bar.cublas { fill: #8c8c8c; }
 svg .whisker { stroke: #1d2330; stroke-width: 1.4; }
 svg .zero { stroke: #333; stroke-width: 1; stroke-dasharray: 3 2; }
+svg line.peak { stroke: #b02a2a; stroke-width: 1.6; stroke-dasharray: 6 3; }
+svg text.peak-label { fill: #b02a2a; }
 svg .floor { fill: #f3e8c8; }
 svg circle.estimate { fill: #1d2330; stroke: #1d2330; stroke-width: 1.5; }
 svg circle.estimate.noise { fill: #fff; }
@@ -54,7 +66,24 @@ svg text.value.on-dark { fill: #fff; }
 svg text.missing { fill: #99a; font-style: italic; }
 svg .cell-missing { fill: #eceef2; }
 svg .legend-bar { stroke: #999; stroke-width: .5; }
+@media print {
+  body { max-width: none; margin: 0; font-size: 12px; }
+  table { font-size: 10px; }
+  code { font-size: 10px; }
+  section, svg, tr { break-inside: avoid; }
+}
 )css";
+
+// A variant's name as code that may wrap after each underscore (<wbr>), so that a long name
+// wraps in its column rather than widening the table.
+std::string Code(const std::string& name) {
+  std::string html = "<code>";
+  for (char c : E(name)) {
+    html += c;
+    if (c == '_') html += "<wbr>";
+  }
+  return html + "</code>";
+}
 
 std::string Cells(const std::vector<std::string>& cells, const std::vector<std::string>& classes) {
   std::string html;
@@ -119,14 +148,14 @@ std::string RowTable(const v1::ReportSection& s) {
   if (clock) titles.insert(titles.end(), {"clock change", "source"});
   if (low) titles.push_back("low clock");
   if (all) titles.push_back("status");
-  std::string html = "<div class=\"wide\"><table class=\"rows\">\n" + Headers(titles);
+  std::string html = "<table class=\"rows\">\n" + Headers(titles);
   for (const v1::ReportRow* row : rows) {
     const v1::ReportRow& r = *row;
     const std::string cls = r.status() == v1::ROW_STATUS_MISSING ? "missing"
                             : Measured(r)                        ? ""
                                                                  : "failed";
     html += "<tr" + (cls.empty() ? std::string() : " class=\"" + cls + "\"") + ">";
-    const std::string variant = "<code>" + E(r.variant()) + "</code>";
+    const std::string variant = Code(r.variant());
     std::vector<std::string> cells, classes;
     if (all) {
       cells = {E(r.rung()), variant, E(r.dtype()), FormatShape(r.shape()), E(TflopsText(r))};
@@ -156,7 +185,7 @@ std::string RowTable(const v1::ReportSection& s) {
     if (all) cells.push_back(E(StatusAndError(r)));
     html += Cells(cells, classes) + "</tr>\n";
   }
-  html += "</table></div>\n";
+  html += "</table>\n";
   if (AnyOneRound(s)) html += "<p class=\"scope\">" + E(OneRoundLegends(s)) + "</p>\n";
   return html;
 }
@@ -166,7 +195,7 @@ std::string ConditionsTable(const v1::ReportSection& s) {
   const Grid grid = ConditionsGrid(s);
   if (grid.titles.empty()) return "";
   std::string html =
-      "<div class=\"wide\"><table class=\"conditions\">\n<caption>How each row ran: clocks, power, "
+      "<table class=\"conditions\">\n<caption>How each row ran: clocks, power, "
       "occupancy" +
       std::string(CountersLegend(s).empty() ? "" : ", hardware counters") + "</caption>\n" +
       Headers(grid.titles);
@@ -174,11 +203,10 @@ std::string ConditionsTable(const v1::ReportSection& s) {
   for (bool numeric : grid.numeric) classes.push_back(numeric ? "num" : "");
   for (const auto& row : grid.rows) {
     std::vector<std::string> cells;
-    for (std::size_t i = 0; i < row.size(); ++i)
-      cells.push_back(i == 1 ? "<code>" + E(row[i]) + "</code>" : E(row[i]));
+    for (std::size_t i = 0; i < row.size(); ++i) cells.push_back(i == 1 ? Code(row[i]) : E(row[i]));
     html += "<tr>" + Cells(cells, classes) + "</tr>\n";
   }
-  html += "</table></div>\n";
+  html += "</table>\n";
   if (const std::string legend = CountersLegend(s); !legend.empty())
     html += "<p class=\"legend-text\">Counters: " + E(legend) + ".</p>\n";
   return html;

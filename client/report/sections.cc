@@ -100,6 +100,10 @@ void SetRegime(const Item& item, v1::ReportRow* row) {
       item, [](const auto& m) { return m.has_peak_share(); },
       [](const auto& m) { return m.peak_share(); });
   if (std::isfinite(peak)) row->set_peak_share(peak);
+  const double ceiling = RoundsMedian(
+      item, [](const auto& m) { return m.has_peak_tflops(); },
+      [](const auto& m) { return m.peak_tflops(); });
+  if (std::isfinite(ceiling)) row->set_peak_tflops(ceiling);
 }
 
 // A row of an item (null: missing): its numbers over its successful rounds, its clocks, counters

@@ -36,7 +36,8 @@ std::vector<double> Ticks(double* lo, double* hi, int count = 5);
 
 // A horizontal axis at `y` along `scale`: the axis line, a tick and its label per value, light
 // grid lines up to `grid_top` (none when grid_top >= y), and the axis title under the labels,
-// all in <g class="axis x">. `format` writes a tick label.
+// all in <g class="axis x">. `format` writes a tick label. Where the labels would run together
+// (about 7.5 px a character at 12 px, 12 px apart), only every k-th tick is drawn, 0 among them.
 std::string XAxis(const Scale& scale, const std::vector<double>& ticks, double y, double grid_top,
                   const std::string& title, std::string (*format)(double));
 // The vertical axis line at x from top to bottom (none when top >= bottom), with its title at

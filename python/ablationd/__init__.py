@@ -7,14 +7,20 @@ DataFrames, and the report of ``ablation-client report``.
         df = daemon.results(run=summary.run_id)
         samples = daemon.samples(run=summary.run_id)
         report = daemon.report(run=summary.run_id)   # the CLI's report model (report.proto)
+        ablationd.plot.ladder(report)                 # matplotlib: bars, intervals, cuBLAS
+        daemon.follow(run_id, progress=True)          # a running run's progress bar (tqdm)
+
+``ablationd.aio`` has the same calls for asyncio (grpc.aio).
 
 The gRPC stubs (package ``ablation.v1``) are generated from proto/ at build time into the build
 tree next to this package (build/default/python); put that folder on ``sys.path``.
 """
 
+from ablationd import plot
 from ablationd.client import AblationError, Client, RunSummary, connect
 from ablationd.events import describe_event, print_event
 from ablationd.frames import measurements_frame, report_frame, samples_frame
+from ablationd.progress import ProgressBar, progress_bar
 
 __all__ = [
     "AblationError",
@@ -26,4 +32,7 @@ __all__ = [
     "measurements_frame",
     "samples_frame",
     "report_frame",
+    "plot",
+    "ProgressBar",
+    "progress_bar",
 ]

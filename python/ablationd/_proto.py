@@ -1,5 +1,7 @@
 """The generated stubs, imported in one place so that their absence says what to do."""
 
+import json
+
 try:
     from ablation.v1 import ablation_pb2, ablation_pb2_grpc, report_pb2  # noqa: F401
 except ImportError as e:  # pragma: no cover - exercised only on a broken setup
@@ -13,9 +15,74 @@ except ImportError as e:  # pragma: no cover - exercised only on a broken setup
 def enum_word(enum_type, value: int) -> str:
     """RUN_STATE_SUCCEEDED -> "succeeded": the words the database and the CLI use."""
     # Every enum of the API starts with its X_UNSPECIFIED = 0, which names the prefix.
-    prefix = enum_type.DESCRIPTOR.values[0].name[: -len("UNSPECIFIED")]
-    word = enum_type.Name(value)[len(prefix):]
+    return enum_word_of(enum_type.DESCRIPTOR.values_by_number[value])
+
+
+def word_to_name(enum_descriptor, word):
+    """"succeeded" -> "RUN_STATE_SUCCEEDED" (enum_word's inverse; "" -> the zero value). A word the
+    enum does not have is returned as it is, for the parser to name."""
+    if isinstance(word, str):
+        for value in enum_descriptor.values:
+            if enum_word_of(value) == word.lower():
+                return value.name
+    return word
+
+
+def enum_word_of(value_descriptor) -> str:
+    """The word of one value (an EnumValueDescriptor)."""
+    prefix = value_descriptor.type.values[0].name[: -len("UNSPECIFIED")]
+    word = value_descriptor.name[len(prefix):]
     return "" if word == "UNSPECIFIED" else word.lower()
+
+
+def words_to_names(obj, descriptor):
+    """The JSON of a message of type `descriptor` as the client prints it (enum values as words),
+    with the words back into protobuf's value names, so that json_format can parse it. In place;
+    returns obj."""
+    if not isinstance(obj, dict):
+        return obj
+    for key, value in obj.items():
+        field = descriptor.fields_by_name.get(key)
+        if field is None:
+            continue
+        is_map = (field.message_type is not None
+                  and field.message_type.GetOptions().map_entry)
+        element = field.message_type.fields_by_name["value"] if is_map else field
+
+        def one(v):
+            if element.enum_type is not None:
+                return word_to_name(element.enum_type, v)
+            if element.message_type is not None:
+                return words_to_names(v, element.message_type)
+            return v
+
+        if is_map and isinstance(value, dict):
+            obj[key] = {k: one(v) for k, v in value.items()}
+        elif isinstance(value, list):
+            obj[key] = [one(v) for v in value]
+        else:
+            obj[key] = one(value)
+    return obj
+
+
+JSON_SCHEMA_VERSION = 2  # client/json.h's kJsonSchemaVersion
+
+
+def envelope_items(text, kind):
+    """The items of `ablation-client --format json`'s envelope of `kind`, as dicts (enum values
+    as words). ValueError when the text is no such envelope."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not JSON: {e}: {text[:200]!r}") from None
+    if not isinstance(doc, dict) or "items" not in doc or "kind" not in doc:
+        raise ValueError(f"not the client's JSON envelope: {text[:200]!r}")
+    if doc.get("schema_version") != JSON_SCHEMA_VERSION:
+        raise ValueError(f"JSON schema_version {doc.get('schema_version')!r}; this package reads "
+                         f"{JSON_SCHEMA_VERSION}")
+    if doc["kind"] != kind:
+        raise ValueError(f"the JSON holds {doc['kind']!r}, not {kind!r}")
+    return doc["items"]
 
 
 def parse_shape(shape) -> "ablation_pb2.Shape":

@@ -1,23 +1,21 @@
 """The connection to ablationd and what a notebook asks of it."""
 
 import dataclasses
-import datetime
-import getpass
-import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 
 import grpc
 from google.protobuf import json_format
 
-from ablationd._proto import ablation_pb2, ablation_pb2_grpc, enum_word, parse_shape, report_pb2
+from ablationd import _calls
+from ablationd._proto import (ablation_pb2, ablation_pb2_grpc, envelope_items, report_pb2,
+                              words_to_names)
 from ablationd.frames import measurements_frame, samples_frame
+from ablationd.progress import as_bar, chain
 
 DEFAULT_SERVER = "127.0.0.1:50051"
-_PAGE = 1000  # the most a page of ListRuns / QueryMeasurements holds
 
 
 class AblationError(RuntimeError):
@@ -70,38 +68,6 @@ def connect(address=None, token=None, tls=False, root_certificates=None, cli=Non
     return client
 
 
-def _ms(t):
-    if t is None:
-        return 0
-    if isinstance(t, (int, float)):
-        return int(t)
-    if isinstance(t, datetime.datetime):  # pandas.Timestamp is one too
-        if t.tzinfo is None:
-            t = t.replace(tzinfo=datetime.timezone.utc)
-        return int(t.timestamp() * 1000)
-    raise TypeError(f"a time must be unix milliseconds or a datetime, not {type(t).__name__}")
-
-
-def _status(word):
-    if not word:
-        return ablation_pb2.MEASUREMENT_STATUS_UNSPECIFIED
-    name = "MEASUREMENT_STATUS_" + word.upper()
-    if name not in ablation_pb2.MeasurementStatus.keys():
-        raise ValueError(f"status {word!r} is not ok, failed or skipped")
-    return ablation_pb2.MeasurementStatus.Value(name)
-
-
-def _list(value):
-    if value is None:
-        return []
-    return [value] if isinstance(value, (str, int)) else list(value)
-
-
-def _shapes(value):
-    # A tuple is one shape (m, n, k), as parse_shape takes it; a list is a list of shapes.
-    return [parse_shape(s) for s in ([value] if isinstance(value, tuple) else _list(value))]
-
-
 class Client:
     """Use connect(). A context manager: `with ablationd.connect() as daemon: ...`."""
 
@@ -137,6 +103,15 @@ class Client:
         except grpc.RpcError as e:
             raise AblationError.from_rpc(name, e) from None
 
+    def _drive(self, plan):
+        """Runs a plan of _calls with blocking calls; returns what it returns."""
+        try:
+            method, request = next(plan)
+            while True:
+                method, request = plan.send(self._call(method, request))
+        except StopIteration as done:
+            return done.value
+
     # ---------------------------------------------------------------- queries
 
     def device(self, index=0):
@@ -152,22 +127,11 @@ class Client:
 
     def runs(self, tag=None, state=None, limit=50):
         """Runs, newest first (Run messages). state: a word (succeeded, ...). limit None: all."""
-        request = ablation_pb2.ListRunsRequest(tag=tag or "", page_size=_PAGE)
-        if state:
-            request.state = ablation_pb2.RunState.Value("RUN_STATE_" + state.upper())
-        out = []
-        while True:
-            page = self._call("ListRuns", request)
-            out.extend(page.runs)
-            if (limit and len(out) >= limit) or not page.next_page_token:
-                return out[:limit] if limit else out
-            request.page_token = page.next_page_token
+        return self._drive(_calls.runs_plan(tag, state, limit))
 
     def get_run(self, run="latest", include_samples=False):
         """GetRunResponse of run `run` (an id or "latest")."""
-        run_id = 0 if run in (None, "latest") else int(run)
-        return self._call("GetRun", ablation_pb2.GetRunRequest(run_id=run_id,
-                                                                include_samples=include_samples))
+        return self._call("GetRun", _calls.get_run_request(run, include_samples))
 
     def cancel(self, run_id):
         return self._call("CancelRun", ablation_pb2.CancelRunRequest(run_id=int(run_id)))
@@ -213,26 +177,14 @@ class Client:
         """The RunRequest these arguments make (what run() and stream() send). regime:
         "sustained" (the daemon's default), "burst" or "locked"; unpaired: each item in a
         window of its own instead of the items of a shape interleaved."""
-        request = ablation_pb2.RunRequest(
-            variants=_list(variants), shapes=_shapes(shapes), dtype=dtype,
-            preset=preset, tags=_list(tags), rounds=rounds, order_seed=order_seed, verify=verify,
-            device=device, allow_missing=allow_missing,
-            requested_by=requested_by or f"{getpass.getuser()}@{socket.gethostname()} (python)")
-        timing = request.timing
-        timing.hot_l2, timing.flush_l2 = hot_l2, flush_l2
-        timing.min_samples, timing.max_seconds, timing.target_noise = (min_samples, max_seconds,
-                                                                       target_noise)
-        timing.window_seconds, timing.burst_seconds = window_seconds, burst_seconds
-        if regime:
-            name = "REGIME_" + str(regime).upper()
-            if name not in ablation_pb2.Regime.keys() or name == "REGIME_UNSPECIFIED":
-                raise ValueError(f"regime: {regime!r} is not sustained, burst or locked")
-            request.regime = ablation_pb2.Regime.Value(name)
-        request.unpaired = bool(unpaired)
-        if lock_sm_clock or lock_mem_clock:
-            request.clocks.mode = ablation_pb2.CLOCK_MODE_LOCK
-            request.clocks.sm_mhz, request.clocks.mem_mhz = str(lock_sm_clock), str(lock_mem_clock)
-        return request
+        return _calls.run_request(
+            variants=variants, shapes_=shapes, dtype=dtype, preset=preset, tags=tags,
+            rounds=rounds, order_seed=order_seed, verify=verify, device=device,
+            allow_missing=allow_missing, hot_l2=hot_l2, flush_l2=flush_l2,
+            min_samples=min_samples, max_seconds=max_seconds, target_noise=target_noise,
+            lock_sm_clock=lock_sm_clock, lock_mem_clock=lock_mem_clock,
+            requested_by=requested_by, regime=regime, unpaired=unpaired,
+            window_seconds=window_seconds, burst_seconds=burst_seconds)
 
     def stream(self, request=None, **kwargs):
         """RunAblation's events as they come (RunEvent messages): queued, started, one per
@@ -258,66 +210,52 @@ class Client:
                 self.cancel(run_id)
             call.cancel()  # no-op once the stream has ended
 
-    def run(self, on_event=None, request=None, **kwargs) -> RunSummary:
+    def run(self, on_event=None, request=None, progress=False, **kwargs) -> RunSummary:
         """Runs and waits for the end; on_event(event) is called for each event (print_event
-        shows progress). Returns the RunSummary; an error status raises AblationError."""
+        shows progress lines). progress=True draws a progress bar (ProgressBar: tqdm's where
+        installed, else a text line) on stderr; a ProgressBar of your own draws where it says.
+        Returns the RunSummary; an error status raises AblationError."""
         summary = RunSummary()
+        callback = chain(on_event, as_bar(progress))
         events = self.stream(request, **kwargs)
         try:
             for event in events:
-                kind = event.WhichOneof("event")
-                if kind == "queued":
-                    summary.run_id = event.queued.run_id
-                    summary.state = "queued"
-                elif kind == "started":
-                    summary.state, summary.planned = "running", event.started.total
-                elif kind == "finished":
-                    f = event.finished
-                    summary.state = enum_word(ablation_pb2.RunState, f.state)
-                    summary.ok, summary.failed = f.ok, f.failed
-                elif kind == "failed":
-                    summary.state, summary.reason = "failed", event.failed.reason
-                if on_event:
-                    on_event(event)
+                _calls.note_event(summary, event)
+                if callback:
+                    callback(event)
         finally:
             events.close()  # at once, not when collected: an interrupted run stops now
         return summary
 
+    def watch(self, run_id):
+        """WatchRun's events of a queued or running run (after `run --detach`, or another
+        client's run): its Started event again, then its measurements from now on, then finished
+        (a run that has ended: finished alone). Leaving the loop stops watching, not the run."""
+        call = self._stub.WatchRun(ablation_pb2.WatchRunRequest(run_id=int(run_id)),
+                                   metadata=self._metadata)
+        try:
+            yield from call
+        except grpc.RpcError as e:
+            raise AblationError.from_rpc("WatchRun", e) from None
+        finally:
+            call.cancel()
+
+    def follow(self, run_id, on_event=None, progress=False) -> RunSummary:
+        """Watches run `run_id` to its end, as run() does a new one: on_event for each event,
+        progress=True a progress bar that counts on from the measurements already stored (a
+        bar that joins at 64 of 128 starts there). Returns the RunSummary."""
+        summary = RunSummary(run_id=int(run_id))
+        bar = as_bar(progress)
+        if bar is not None:
+            bar.count_from(*self._drive(_calls.stored_count_plan(run_id)))
+        callback = chain(on_event, bar)
+        for event in self.watch(run_id):
+            _calls.note_event(summary, event)
+            if callback:
+                callback(event)
+        return summary
+
     # ---------------------------------------------------------------- results
-
-    def _measurements(self, include_samples, run, variant, dtype, shape, tag, status, since,
-                      until):
-        filters = (variant, dtype, shape, tag, status, since, until)
-        if run is not None and all(f is None for f in filters):
-            response = self.get_run(run, include_samples=include_samples)
-            return list(response.measurements), {response.run.id: response.run}
-        request = ablation_pb2.QueryMeasurementsRequest(
-            variant_glob=variant or "", dtype=dtype or "", tag=tag or "", status=_status(status),
-            since_ms=_ms(since), until_ms=_ms(until), page_size=_PAGE,
-            include_samples=include_samples)
-        if shape is not None:
-            request.shape.CopyFrom(parse_shape(shape))
-        if run is not None:
-            request.run_id = self.get_run(run).run.id if run == "latest" else int(run)
-        rows = []
-        while True:
-            page = self._call("QueryMeasurements", request)
-            rows.extend(page.measurements)
-            if not page.next_page_token:
-                break
-            request.page_token = page.next_page_token
-        return rows, self._runs_by_id({m.run_id for m in rows})
-
-    def _runs_by_id(self, ids):
-        # ListRuns pages newest first: stop once the oldest id wanted has been passed.
-        found, request = {}, ablation_pb2.ListRunsRequest(page_size=_PAGE)
-        while ids - found.keys():
-            page = self._call("ListRuns", request)
-            found.update({r.id: r for r in page.runs if r.id in ids})
-            if not page.next_page_token or (page.runs and page.runs[-1].id <= min(ids)):
-                break
-            request.page_token = page.next_page_token
-        return found
 
     def results(self, run=None, variant=None, dtype=None, shape=None, tag=None, status=None,
                 since=None, until=None):
@@ -325,14 +263,15 @@ class Client:
         run: an id or "latest"; the other filters as `ablation-client results` takes them
         (variant: a glob; shape: "4096" or "MxNxK"; status: ok, failed, skipped; since/until:
         datetimes or unix ms). No filter at all: every stored measurement."""
-        rows, runs = self._measurements(False, run, variant, dtype, shape, tag, status, since,
-                                        until)
+        rows, runs = self._drive(_calls.measurements_plan(False, run, variant, dtype, shape, tag,
+                                                          status, since, until))
         return measurements_frame(rows, runs)
 
     def samples(self, run=None, variant=None, dtype=None, shape=None, tag=None, status=None,
                 since=None, until=None):
         """The raw samples of the same measurements as results(), long (frames.SAMPLE_COLUMNS)."""
-        rows, _ = self._measurements(True, run, variant, dtype, shape, tag, status, since, until)
+        rows, _ = self._drive(_calls.measurements_plan(True, run, variant, dtype, shape, tag,
+                                                       status, since, until))
         return samples_frame(rows)
 
     # ---------------------------------------------------------------- report
@@ -386,12 +325,21 @@ class Client:
         """The report of a run as its model, a report_pb2.Report (report.proto): sections with
         rows, each with TFLOPS, share of cuBLAS and change [95% interval]. frames.report_frame
         makes a DataFrame of it."""
-        text = self.report_text(run, "json")
+        item = self.report_json(run)
         try:
-            return json_format.Parse(text, report_pb2.Report(), ignore_unknown_fields=True)
+            return json_format.ParseDict(words_to_names(item, report_pb2.Report.DESCRIPTOR),
+                                         report_pb2.Report(), ignore_unknown_fields=True)
         except json_format.ParseError as e:
-            raise AblationError("report", "bad JSON", f"{e}: {text[:200]!r}") from None
+            raise AblationError("report", "bad JSON", f"{e}") from None
 
     def report_json(self, run="latest"):
-        """The same report as plain dicts and lists (json.loads of --format json)."""
-        return json.loads(self.report_text(run, "json"))
+        """The same report as plain dicts and lists: the one item of `report --format json`'s
+        envelope, enum values as words ("succeeded", "missing") as in the CSV."""
+        text = self.report_text(run, "json")
+        try:
+            items = envelope_items(text, "report")
+        except ValueError as e:
+            raise AblationError("report", "bad JSON", str(e)) from None
+        if len(items) != 1:
+            raise AblationError("report", "bad JSON", f"{len(items)} reports, not 1")
+        return items[0]

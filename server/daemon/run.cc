@@ -12,6 +12,7 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
 
 #include "ablation/v1/ablation.grpc.pb.h"
@@ -22,6 +23,7 @@
 #include "server/core/gpu/nvml.h"
 #include "server/core/setup/auth.h"
 #include "server/metrics/endpoint.h"
+#include "server/metrics/registry.h"
 #include "server/rpc/listener.h"
 #include "server/rpc/reflection_v1.h"
 #include "server/rpc/service.h"

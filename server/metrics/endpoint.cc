@@ -48,7 +48,7 @@ std::string CheckListenAddress(const std::string& listen, std::string* host, int
 }
 
 core::Status MetricsEndpoint::Start(const std::string& listen,
-                                    const core::metrics::Registry* registry,
+                                    const prometheus::Collectable* registry,
                                     std::unique_ptr<MetricsEndpoint>* out) {
   std::string host;
   int port = 0;
@@ -103,7 +103,7 @@ int MetricsEndpoint::Serve(mg_connection* conn, void* self) {
     return 405;
   }
   const auto* endpoint = static_cast<const MetricsEndpoint*>(self);
-  const std::string body = WriteText(endpoint->registry_->Collect());
+  const std::string body = WriteText(*endpoint->registry_);
   mg_send_http_ok(conn, kTextContentType, static_cast<long long>(body.size()));
   if (!head) mg_write(conn, body.data(), body.size());
   return 200;

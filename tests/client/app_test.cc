@@ -2,8 +2,6 @@
 // the real gRPC calls, and what the user sees on stdout and stderr.
 #include "client/app.h"
 
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -16,6 +14,7 @@
 #include "ablation/v1/ablation.grpc.pb.h"
 #include "ablation/v1/report.pb.h"
 #include "client/exit_codes.h"
+#include "client/json.h"
 
 namespace ablation::client {
 namespace {
@@ -299,11 +298,10 @@ TEST_F(AppTest, VariantsPrintsTable) {
 
 TEST_F(AppTest, VariantsAsJsonAndCsv) {
   EXPECT_EQ(Run({"--format", "json", "variants"}), kExitOk);
-  google::protobuf::ListValue list;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out_, &list).ok()) << out_;
-  ASSERT_EQ(list.values_size(), 2);
-  EXPECT_EQ(list.values(0).struct_value().fields().at("name").string_value(),
-            "abl_L1_R1_bl0_s3_sw1");
+  std::vector<v1::Variant> variants;
+  ASSERT_EQ(ReadJsonEnvelope(out_, "variants", &variants), "") << out_;
+  ASSERT_EQ(variants.size(), 2u);
+  EXPECT_EQ(variants[0].name(), "abl_L1_R1_bl0_s3_sw1");
   // Global options also after the subcommand, case-insensitive.
   EXPECT_EQ(Run({"variants", "--format", "CSV"}), kExitOk);
   EXPECT_EQ(out_.substr(0, out_.find('\r')), "name,family,dtypes,tile,threads,smem_bytes");
@@ -448,13 +446,18 @@ TEST_F(AppTest, RunInterruptSendsCancelRunForTheRun) {
       << err_;
 }
 
-TEST_F(AppTest, RunJsonIsAnArrayOfMeasurements) {
+TEST_F(AppTest, RunJsonIsTheEnvelopeOfItsMeasurements) {
   QueueEvents({Started(1), Measured("a", "ok", 2), Finished(v1::RUN_STATE_SUCCEEDED, 1, 0)});
   EXPECT_EQ(Run({"run", "-v", "a", "--format", "json"}), kExitOk);
-  google::protobuf::ListValue list;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out_, &list).ok()) << out_;
-  ASSERT_EQ(list.values_size(), 1);
-  EXPECT_EQ(list.values(0).struct_value().fields().at("variant").string_value(), "a");
+  std::vector<v1::Measurement> measurements;
+  ParsedEnvelope envelope;
+  ASSERT_EQ(ReadJsonEnvelope(out_, "measurements", &measurements, &envelope), "") << out_;
+  ASSERT_EQ(measurements.size(), 1u);
+  EXPECT_EQ(measurements[0].variant(), "a");
+  EXPECT_EQ(measurements[0].status(), v1::MEASUREMENT_STATUS_OK);
+  EXPECT_NE(out_.find("\"status\":\"ok\""), std::string::npos) << out_;
+  // How the run ended, beside its rows, in the CSV's words.
+  EXPECT_EQ(envelope.Field("state"), "\"succeeded\"");
 }
 
 TEST_F(AppTest, BadShapeIsRefusedBeforeAnyCall) {
@@ -642,8 +645,10 @@ TEST_F(AppTest, PresetsShowsWhatAPresetsSectionIs) {
 
 TEST_F(AppTest, ReportJsonParsesBackIntoTheModel) {
   ASSERT_EQ(Run({"report", "--run", "5", "--format", "json"}), kExitOk) << err_;
-  v1::Report report;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out_, &report).ok()) << out_;
+  std::vector<v1::Report> reports;
+  ASSERT_EQ(ReadJsonEnvelope(out_, "report", &reports), "") << out_;
+  ASSERT_EQ(reports.size(), 1u);
+  const v1::Report& report = reports[0];
   EXPECT_EQ(report.schema_version(), 1);
   EXPECT_EQ(report.run().id(), 5);
   EXPECT_EQ(report.run().state(), v1::RUN_STATE_SUCCEEDED);
@@ -669,8 +674,10 @@ TEST_F(AppTest, ReportJsonParsesBackIntoTheModel) {
 
 TEST_F(AppTest, CompareJsonParsesBackIntoTheModel) {
   ASSERT_EQ(Run({"compare", "5", "6", "--format", "json"}), kExitOk) << err_;
-  v1::Comparison comparison;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out_, &comparison).ok()) << out_;
+  std::vector<v1::Comparison> comparisons;
+  ASSERT_EQ(ReadJsonEnvelope(out_, "comparison", &comparisons), "") << out_;
+  ASSERT_EQ(comparisons.size(), 1u);
+  const v1::Comparison& comparison = comparisons[0];
   EXPECT_EQ(comparison.schema_version(), 1);
   EXPECT_EQ(comparison.run_a(), 5);
   EXPECT_EQ(comparison.run_b(), 6);

@@ -8,6 +8,7 @@ add_executable(ablation_client_test
   ${CMAKE_CURRENT_SOURCE_DIR}/client/dtype_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/client/enum_words_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/client/escape_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/client/json_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/client/exit_codes_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/client/parse_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/client/render_test.cc

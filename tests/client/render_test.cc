@@ -1,7 +1,6 @@
 #include "client/render.h"
 
 #include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -29,14 +28,6 @@ v1::Measurement MakeMeasurement(std::string variant, double median_ms, double tf
   m.mutable_stats()->set_samples(57);
   m.set_tflops(tflops);
   return m;
-}
-
-// Parses JSON with protobuf's own parser: a failure means the text is not valid JSON.
-google::protobuf::ListValue ParseJsonArray(const std::string& json) {
-  google::protobuf::ListValue list;
-  auto status = google::protobuf::util::JsonStringToMessage(json, &list);
-  EXPECT_TRUE(status.ok()) << status.ToString() << "\n" << json;
-  return list;
 }
 
 TEST(RenderTextTest, AlignsColumnsAndRightAlignsNumbers) {
@@ -184,49 +175,6 @@ TEST(MeasurementsTableTest, RateColumnsOnlyWhenARowHasThem) {
       ProgressLine(e, 2, 2),
       "[2/2] smem2reg_R1_bl0_sw1 bf16 4096x4096x4096: 0.1000 ms, 12884.9 GB/s, 209.72 Gloads/s, "
       "noise 0.31%, 57 samples");
-}
-
-TEST(JsonTest, ArrayIsValidWithStableKeys) {
-  std::vector<v1::Measurement> ms = {MakeMeasurement("a", 1.5, 100), MakeMeasurement("b", 2.5, 50)};
-  ms[1].clear_tflops();
-  google::protobuf::ListValue list = ParseJsonArray(JsonArray(ms));
-  ASSERT_EQ(list.values_size(), 2);
-  for (const auto& value : list.values()) {
-    const auto& fields = value.struct_value().fields();
-    // Defaults are printed, so every object has every key, named as in the .proto.
-    for (const char* key : {"variant", "dtype", "shape", "status", "error", "stats", "tflops",
-                            "verification", "created_at_ms"}) {
-      EXPECT_TRUE(fields.contains(key)) << key;
-    }
-  }
-  EXPECT_EQ(list.values(1).struct_value().fields().at("tflops").number_value(), 0);
-  EXPECT_EQ(list.values(0)
-                .struct_value()
-                .fields()
-                .at("stats")
-                .struct_value()
-                .fields()
-                .at("median_ms")
-                .number_value(),
-            1.5);
-}
-
-TEST(JsonTest, EscapesStrings) {
-  v1::Variant v;
-  const std::string nasty =
-      "quote\" backslash\\ newline\n tab\t ctrl\x01 unicode \xc3\xa9 </script>";
-  v.set_name(nasty);
-  v.set_description("line1\r\nline2");
-  google::protobuf::ListValue list = ParseJsonArray(JsonArray(std::vector<v1::Variant>{v}));
-  ASSERT_EQ(list.values_size(), 1);
-  EXPECT_EQ(list.values(0).struct_value().fields().at("name").string_value(), nasty);
-  EXPECT_EQ(list.values(0).struct_value().fields().at("description").string_value(),
-            "line1\r\nline2");
-}
-
-TEST(JsonTest, EmptyArray) {
-  EXPECT_EQ(JsonArray(std::vector<v1::Run>{}), "[]\n");
-  EXPECT_EQ(ParseJsonArray("[]\n").values_size(), 0);
 }
 
 TEST(VariantsTableTest, Columns) {

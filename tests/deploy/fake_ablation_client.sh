@@ -19,21 +19,18 @@ case $cmd in
     [[ "$*" == *"--format json"* ]] || { echo "fake: runs wants --format json" >&2; exit 2; }
     tag=nightly
     [[ "$*" =~ --tag\ ([^ ]+) ]] && tag=${BASH_REMATCH[1]}
-    # As the real client prints it: newest first, one object per line, int64 as strings, the
-    # state and the regime as their enum values (succeeded: RUN_STATE_SUCCEEDED; burst:
-    # REGIME_BURST).
+    # As the real client prints it: the envelope, runs newest first, one object per line, int64
+    # as strings, the state and the regime in the database's words (succeeded, burst).
     mapfile -t lines < <(tac "$state/runs")
-    echo "["
+    printf '{\n  "schema_version": 2,\n  "kind": "runs",\n  "truncated": false,\n  "items": [\n'
     for i in "${!lines[@]}"; do
       read -r id st regime <<<"${lines[$i]}"
-      st="RUN_STATE_${st^^}"
-      regime="REGIME_${regime^^}"
       sep=","
       ((i + 1 == ${#lines[@]})) && sep=""
-      printf '  {"id":"%s","state":"%s","regime":"%s","device":{"name":"Fake GPU"},"tags":["%s"],"planned":4,"ok":4}%s\n' \
+      printf '    {"id":"%s","state":"%s","regime":"%s","device":{"name":"Fake GPU"},"tags":["%s"],"planned":4,"ok":4}%s\n' \
         "$id" "$st" "$regime" "$tag" "$sep"
     done
-    echo "]"
+    printf '  ]\n}\n'
     ;;
   sweep)
     rc=${FAKE_SWEEP_RC:-0}

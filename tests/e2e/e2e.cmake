@@ -3,21 +3,28 @@
 # Included from tests/CMakeLists.txt: paths are relative to tests/.
 
 # ---- daemon + client end to end over real gRPC and SQLite (CPU, fake worker)
+# json_e2e_test: every command's --format json envelope (client/json.h), with stand-ins for ncu and
+# cuobjdump and the real NVRTC compiler.
 add_executable(e2e_tests e2e/daemon_e2e_test.cc e2e/cli_e2e_test.cc e2e/report_e2e_test.cc e2e/multi_gpu_e2e_test.cc e2e/compare_e2e_test.cc e2e/faults_e2e_test.cc
-  e2e/advise_sass_e2e_test.cc e2e/harness.cc e2e/png.cc)
+  e2e/advise_sass_e2e_test.cc e2e/json_e2e_test.cc e2e/harness.cc e2e/png.cc)
 # zlib: the report test decodes headless Chromium's screenshot (e2e/png.h).
 find_package(ZLIB REQUIRED)
-target_link_libraries(e2e_tests PRIVATE ablation_proto ablation_db GTest::gmock GTest::gtest_main Threads::Threads
-  ZLIB::ZLIB)
+target_link_libraries(e2e_tests PRIVATE ablation_proto ablation_db ablation_client_lib GTest::gmock
+  GTest::gtest_main Threads::Threads ZLIB::ZLIB)
 target_include_directories(e2e_tests PRIVATE ${CMAKE_SOURCE_DIR})
 target_compile_definitions(e2e_tests PRIVATE
   ABLATIOND_PATH="$<TARGET_FILE:ablationd>"
   CLIENT_PATH="$<TARGET_FILE:ablation-client>"
   FAKE_WORKER_PATH="$<TARGET_FILE:fake-worker>"
   REAL_WORKER_PATH="$<TARGET_FILE:ablation-worker>"
-  SASS_TESTDATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/core/testdata/sass")
-add_dependencies(e2e_tests ablationd ablation-client fake-worker)
-gtest_discover_tests(e2e_tests DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
+  COMPILER_PATH="$<TARGET_FILE:ablation-compile>"
+  SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+  SASS_TESTDATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/core/testdata/sass"
+  NCU_TESTDATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/core/testdata/ncu")
+add_dependencies(e2e_tests ablationd ablation-client fake-worker ablation-compile)
+# A test that skips (the report's in Chromium, where chromium is not installed) shows as skipped.
+gtest_discover_tests(e2e_tests DISCOVERY_TIMEOUT 60
+  PROPERTIES TIMEOUT 300 SKIP_REGULAR_EXPRESSION "${ABLATION_SKIP_REGEX}")
 
 # ---- the full path on a real GPU: client -> daemon -> real worker -> SQLite
 add_executable(gpu_e2e_tests e2e/gpu/daemon_gpu_test.cc e2e/harness.cc)

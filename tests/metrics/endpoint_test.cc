@@ -10,9 +10,11 @@
 #include <memory>
 #include <string>
 
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+
 #include "server/metrics/endpoint.h"
 #include "server/metrics/exposition.h"
-#include "server/metrics/registry.h"
 
 namespace ablation::metrics {
 namespace {
@@ -41,8 +43,13 @@ std::string Http(int port, const std::string& request_line) {
 class EndpointTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    registry_ = new core::metrics::Registry;
-    registry_->AddGauge("t_value", "A value", {"name"}).Set({"a \"quoted\" one"}, 2);
+    registry_ = new prometheus::Registry;
+    prometheus::BuildGauge()
+        .Name("t_value")
+        .Help("A value")
+        .Register(*registry_)
+        .Add({{"name", "a \"quoted\" one"}})
+        .Set(2);
     core::Status st = MetricsEndpoint::Start("127.0.0.1:0", registry_, &endpoint_);
     ASSERT_TRUE(st.ok()) << st.message();
   }
@@ -51,10 +58,10 @@ class EndpointTest : public ::testing::Test {
     delete registry_;
   }
   void SetUp() override { ASSERT_TRUE(endpoint_ && endpoint_->port() > 0); }
-  static core::metrics::Registry* registry_;
+  static prometheus::Registry* registry_;
   static std::unique_ptr<MetricsEndpoint> endpoint_;
 };
-core::metrics::Registry* EndpointTest::registry_ = nullptr;
+prometheus::Registry* EndpointTest::registry_ = nullptr;
 std::unique_ptr<MetricsEndpoint> EndpointTest::endpoint_;
 
 TEST_F(EndpointTest, GetMetricsAnswersTheTextFormat) {
@@ -112,7 +119,7 @@ TEST(ListenAddressTest, SaysWhatIsWrong) {
             std::string::npos);
   EXPECT_NE(CheckListenAddress("[zz]:1", &host, &port).find("not an IPv6"), std::string::npos);
   std::unique_ptr<MetricsEndpoint> e;
-  core::metrics::Registry registry;
+  prometheus::Registry registry;
   core::Status st = MetricsEndpoint::Start("nonsense", &registry, &e);
   EXPECT_EQ(st.code(), core::Code::kInvalidArgument);
   EXPECT_NE(st.message().find("--metrics-listen 'nonsense'"), std::string::npos) << st.message();

@@ -5,6 +5,7 @@
 set(ABLATION_PYTEST_ENV
   "PYTHONPATH=${CMAKE_BINARY_DIR}/python:${CMAKE_CURRENT_SOURCE_DIR}/python"
   "PYTHONDONTWRITEBYTECODE=1"
+  "MPLBACKEND=Agg"
   "ABLATIOND=$<TARGET_FILE:ablationd>"
   "ABLATION_CLIENT=$<TARGET_FILE:ablation-client>"
   "FAKE_WORKER=$<TARGET_FILE:fake-worker>"
@@ -12,7 +13,7 @@ set(ABLATION_PYTEST_ENV
   "ABLATION_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
 
 # One ctest per file: pytest -q prints its own "N passed" line, and a failure names its file.
-foreach(name frames client report demo install)
+foreach(name frames client report notebook demo install)
   add_test(NAME python.${name}
     COMMAND ${ABLATION_PYTHON} -m pytest -q -p no:cacheprovider
             ${CMAKE_CURRENT_SOURCE_DIR}/python/test_${name}.py

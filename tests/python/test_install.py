@@ -24,16 +24,20 @@ def test_pip_installs_the_package_into_a_fresh_environment(tmp_path):
                           capture_output=True, text=True, env=clean, cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     probe = ("import ablationd, ablation.v1.ablation_pb2 as pb, ablation.v1.ablation_pb2_grpc\n"
+             "import ablationd.aio, ablationd.plot, ablationd.progress, importlib.metadata\n"
              "print(ablationd.__file__)\n"
              "print(pb.RunRequest(variants=['cublas_bf16']).variants[0])\n"
-             "print(hasattr(ablationd, 'Client'))\n")
+             "print(hasattr(ablationd, 'Client') and hasattr(ablationd.aio, 'Client'))\n"
+             "print(','.join(sorted(importlib.metadata.metadata('ablationd')"
+             ".get_all('Provides-Extra'))))\n")
     done = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, env=clean,
                           cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    where, variant, has_client = done.stdout.split()
+    where, variant, has_client, extras = done.stdout.split()
     assert pathlib.Path(where).is_relative_to(env_dir), f"imported from {where}, not the environment"
     assert variant == "cublas_bf16"
     assert has_client == "True"
+    assert extras == "pandas,plot,progress"  # matplotlib and tqdm: pip install 'ablationd[plot]'
     shown = subprocess.run([str(python), "-m", "pip", "show", "ablationd"], capture_output=True,
                            text=True, env=clean)
     assert "Name: ablationd" in shown.stdout

@@ -30,6 +30,10 @@ def test_report_is_the_clis_model(daemon, run_id):
     b2 = next(r for r in ladder_b.rows if r.rung == "B2")
     assert b2.vs == "B0" and b2.change.HasField("interval")
     assert [s["id"] for s in as_dicts["sections"]] == [s.id for s in report.sections]
+    # The envelope's item, in the words of the CSV and the database.
+    assert as_dicts["run"]["state"] == "succeeded" and as_dicts["run"]["kind"] == "ablation"
+    statuses = {r["status"] for s in as_dicts["sections"] for r in s["rows"]}
+    assert "ok" in statuses and statuses <= {"ok", "failed", "skipped", "missing"}
 
     df = ablationd.report_frame(report)
     rows = df[df["section"] == "ladder-b"]

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <regex>
+#include <set>
 
 #include "client/report/report.h"
 #include "client/report/svg.h"
@@ -134,6 +135,91 @@ TEST(Charts, BarsHaveAxesUnitsAndWhiskersFromTheIntervals) {
   EXPECT_EQ(Count(chart, "<rect class=\"bar"), 7);
   EXPECT_EQ(Count(chart, "<g class=\"whisker\">"), 7);
   EXPECT_THAT(chart, Not(HasSubstr("B6")));
+}
+
+TEST(Charts, BarsHaveALegendAndThePeakAtTheMeasuredClock) {
+  v1::GetRunResponse run = LadderBRun();
+  // The rows' clock-adjusted peak (server/core/gpu/peak.h): 900 TFLOPS for most, one at 880.
+  for (int i = 0; i < run.measurements_size(); ++i)
+    run.mutable_measurements(i)->set_peak_tflops(i == 0 ? 880 : 900);
+  const v1::Report report = Build(run);
+  const v1::ReportSection& b = Section(report, "ladder-b");
+  EXPECT_DOUBLE_EQ(b.rows(0).peak_tflops(), 900);  // the median over the item's rounds
+  const std::string chart = BarChart(b);
+  EXPECT_THAT(chart, HasSubstr("<g class=\"legend\">"));
+  EXPECT_THAT(chart, HasSubstr(">rung</text>"));
+  EXPECT_THAT(chart, HasSubstr("<rect class=\"swatch bar cublas\""));
+  EXPECT_THAT(chart, HasSubstr(">cuBLAS (reference)</text>"));
+  EXPECT_THAT(chart, HasSubstr(">dense peak at the measured clock</text>"));
+  EXPECT_THAT(chart, HasSubstr(">peak 900</text>"));
+  EXPECT_EQ(Count(chart, "<line class=\"peak\""), 2);  // the line and its legend's sample
+  EXPECT_THAT(chart, HasSubstr(">1000</text>"));       // the axis reaches past the peak
+  EXPECT_EQ(Count(chart, "<rect class=\"bar"), 7);     // the legend's swatches are no bars
+  // Rows without a peak (an architecture the table lacks): no line, no legend entry for it.
+  const v1::Report plain = Build(LadderBRun());
+  const std::string without = BarChart(Section(plain, "ladder-b"));
+  EXPECT_THAT(without, Not(HasSubstr("class=\"peak\"")));
+  EXPECT_THAT(without, HasSubstr(">cuBLAS (reference)</text>"));
+}
+
+TEST(Svg, TickLabelsThatWouldRunTogetherAreThinnedKeepingZero) {
+  // 21 ticks of "+0.05%"-wide labels over 300 px: about 15 px apart, far less than a label.
+  std::vector<double> ticks;
+  for (int i = -10; i <= 10; ++i) ticks.push_back(i * 0.0005);
+  const svg::Scale x{-0.005, 0.005, 0, 300};
+  const std::string axis = svg::XAxis(x, ticks, 100, 0, "change", [](double v) {
+    return std::string(v > 0 ? "+" : "") + std::to_string(int(std::lround(v * 1e4))) + "bp";
+  });
+  const int labels = Count(axis, "class=\"tick-label\"");
+  EXPECT_GE(labels, 3);
+  EXPECT_LE(labels, 7);
+  EXPECT_THAT(axis, HasSubstr(">0bp</text>"));
+  // Labelled ticks at least a label's width apart: their x positions.
+  std::vector<double> xs;
+  const std::regex label("<text class=\"tick-label\" x=\"([-0-9.]+)\"");
+  for (auto it = std::sregex_iterator(axis.begin(), axis.end(), label);
+       it != std::sregex_iterator(); ++it)
+    xs.push_back(std::stod((*it)[1]));
+  for (std::size_t i = 1; i < xs.size(); ++i) EXPECT_GE(xs[i] - xs[i - 1], 5 * 7.5) << axis;
+  // Few ticks far apart keep every label.
+  EXPECT_EQ(
+      Count(svg::XAxis(x, {-0.005, 0, 0.005}, 100, 0, "t", [](double) { return std::string("x"); }),
+            "class=\"tick-label\""),
+      3);
+}
+
+TEST(Charts, TheForestPlotsTickLabelsAreDistinctAndApart) {
+  // Changes of a few hundredths of a percent to ten percent: every label names its own value
+  // (none rounded into its neighbour's), 0 among them, at least a label's width apart.
+  for (double scale : {0.0003, 0.004, 0.05}) {
+    v1::ReportSection s;
+    s.set_id("ladder");
+    for (int i = 0; i < 3; ++i) {
+      v1::ReportRow* r = s.add_rows();
+      r->set_rung("T" + std::to_string(i));
+      r->set_status(v1::ROW_STATUS_OK);
+      r->set_tflops(100);
+      r->set_vs("T0");
+      r->mutable_change()->set_estimate(scale * i);
+      r->mutable_change()->mutable_interval()->set_low(scale * (i - 0.7));
+      r->mutable_change()->mutable_interval()->set_high(scale * (i + 0.7));
+    }
+    const std::string forest = ChangeChart(s, 0);
+    std::vector<std::string> labels;
+    std::vector<double> xs;
+    const std::regex tick("<text class=\"tick-label\" x=\"([-0-9.]+)\"[^>]*>([^<]*)</text>");
+    for (auto it = std::sregex_iterator(forest.begin(), forest.end(), tick);
+         it != std::sregex_iterator(); ++it) {
+      xs.push_back(std::stod((*it)[1]));
+      labels.push_back((*it)[2]);
+    }
+    ASSERT_GE(labels.size(), 3u) << forest;
+    EXPECT_EQ(std::set<std::string>(labels.begin(), labels.end()).size(), labels.size())
+        << scale << ": " << forest;
+    EXPECT_NE(std::find(labels.begin(), labels.end(), "0%"), labels.end()) << forest;
+    for (std::size_t i = 1; i < xs.size(); ++i)
+      EXPECT_GE(xs[i] - xs[i - 1], labels[i].size() * 7.5) << scale << ": " << forest;
+  }
 }
 
 TEST(Charts, EachChangeSitsBesideItsOwnComparison) {
