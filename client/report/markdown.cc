@@ -52,7 +52,12 @@ std::string LadderTable(const v1::ReportSection& s) {
   if (has.clock) columns.insert(columns.end(), {{"clock change", "---:"}, {"source", "---"}});
   if (has.low) columns.push_back({"low clock", "---:"});
   std::string md = TableHead(columns);
+  std::string missing;  // named under the table, not tabled
   for (const v1::ReportRow& r : s.rows()) {
+    if (r.status() == v1::ROW_STATUS_MISSING) {
+      missing += (missing.empty() ? "" : ", ") + MarkdownCell(r.rung());
+      continue;
+    }
     const bool noise = r.has_change() && r.change().within_noise();
     std::vector<std::string> cells = {MarkdownCell(r.rung()), MarkdownCell(r.what()),
                                       Code(r.variant()), MarkdownCell(r.dtype()), TflopsText(r)};
@@ -65,6 +70,7 @@ std::string LadderTable(const v1::ReportSection& s) {
     if (has.low) cells.push_back(LowClockCell(r));
     md += Cells(cells);
   }
+  if (!missing.empty()) md += "\nNot measured in this run: " + missing + ".\n";
   return md;
 }
 

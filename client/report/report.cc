@@ -97,7 +97,14 @@ v1::Report BuildReport(const v1::GetRunResponse& run, const std::vector<v1::Pres
   std::sort(sections.begin(), sections.end(), [](const v1::Preset* a, const v1::Preset* b) {
     return std::tuple(a->report().order(), a->name()) < std::tuple(b->report().order(), b->name());
   });
-  for (const v1::Preset* p : sections) *report.add_sections() = PresetSection(*p, index, reference);
+  // The sections the run measured whole come first, in their order; those it measured in part
+  // after them (a ladder-a run opens with ladder A, not with the 2 of 12 architecture rows it
+  // also has); "all" last.
+  std::vector<v1::ReportSection> built;
+  for (const v1::Preset* p : sections) built.push_back(PresetSection(*p, index, reference));
+  std::stable_partition(built.begin(), built.end(),
+                        [](const v1::ReportSection& s) { return s.missing() == 0; });
+  for (v1::ReportSection& s : built) *report.add_sections() = std::move(s);
   *report.add_sections() = AllSection(index);
   report.mutable_run()->set_counters_tool(CountersTool(report));
   return report;
