@@ -23,6 +23,7 @@
 #include "server/core/gpu/nvml.h"
 #include "server/core/setup/auth.h"
 #include "server/metrics/endpoint.h"
+#include "server/metrics/process.h"
 #include "server/metrics/registry.h"
 #include "server/rpc/listener.h"
 #include "server/rpc/reflection_v1.h"
@@ -177,10 +178,13 @@ int RunDaemon(const DaemonSettings& settings) {
   UpdateHealth(health, *core);
   // The default port taken (a second daemon on the host) costs only the metrics; an address
   // given on purpose that cannot be served is an error.
+  // The daemon's metrics and the process's own (process_resident_memory_bytes, ...), declared
+  // before the endpoint that reads them so that they outlive it.
+  const metrics::ProcessCollector process_metrics;
+  const metrics::Collectables scraped({&core::metrics::Daemon().registry(), &process_metrics});
   std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint;
   if (!metrics_listen.empty()) {
-    core::Status st = metrics::MetricsEndpoint::Start(
-        metrics_listen, &core::metrics::Daemon().registry(), &metrics_endpoint);
+    core::Status st = metrics::MetricsEndpoint::Start(metrics_listen, &scraped, &metrics_endpoint);
     if (st.ok()) {
       spdlog::info("metrics on http://{}/metrics (port {})", metrics_listen,
                    metrics_endpoint->port());

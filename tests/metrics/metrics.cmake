@@ -5,7 +5,8 @@
 add_executable(metrics_tests
   ${CMAKE_CURRENT_SOURCE_DIR}/metrics/metrics_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/metrics/daemon_metrics_test.cc
-  ${CMAKE_CURRENT_SOURCE_DIR}/metrics/endpoint_test.cc)
+  ${CMAKE_CURRENT_SOURCE_DIR}/metrics/endpoint_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/metrics/process_test.cc)
 target_link_libraries(metrics_tests PRIVATE ablation_metrics GTest::gtest_main)
 target_include_directories(metrics_tests PRIVATE ${CMAKE_SOURCE_DIR})
 gtest_discover_tests(metrics_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS metrics TIMEOUT 120)
