@@ -6,7 +6,7 @@
 # json_e2e_test: every command's --format json envelope (client/json.h), with stand-ins for ncu and
 # cuobjdump and the real NVRTC compiler.
 add_executable(e2e_tests e2e/daemon_e2e_test.cc e2e/cli_e2e_test.cc e2e/report_e2e_test.cc e2e/multi_gpu_e2e_test.cc e2e/compare_e2e_test.cc e2e/faults_e2e_test.cc
-  e2e/advise_sass_e2e_test.cc e2e/json_e2e_test.cc e2e/harness.cc e2e/png.cc)
+  e2e/advise_sass_e2e_test.cc e2e/json_e2e_test.cc e2e/history_e2e_test.cc e2e/harness.cc e2e/png.cc)
 # zlib: the report test decodes headless Chromium's screenshot (e2e/png.h).
 find_package(ZLIB REQUIRED)
 target_link_libraries(e2e_tests PRIVATE ablation_proto ablation_db ablation_client_lib GTest::gmock
