@@ -19,6 +19,7 @@ target_compile_definitions(e2e_tests PRIVATE
   REAL_WORKER_PATH="$<TARGET_FILE:ablation-worker>"
   COMPILER_PATH="$<TARGET_FILE:ablation-compile>"
   SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+  NIGHTLY_SH="${CMAKE_SOURCE_DIR}/deploy/nightly.sh"
   SASS_TESTDATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/core/testdata/sass"
   NCU_TESTDATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/core/testdata/ncu")
 add_dependencies(e2e_tests ablationd ablation-client fake-worker ablation-compile)
