@@ -14,6 +14,7 @@
 #include "client/cmd_cancel.h"
 #include "client/cmd_compare.h"
 #include "client/cmd_device.h"
+#include "client/cmd_history.h"
 #include "client/cmd_kernel.h"
 #include "client/cmd_presets.h"
 #include "client/cmd_profile.h"
@@ -103,6 +104,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   RunsOptions runs;
   ShowOptions show;
   ResultsOptions results;
+  HistoryOptions history;
   CancelOptions cancel;
   VerifyOptions verify;
   AdviseOptions advise;
@@ -123,6 +125,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   CLI::App* runs_cmd = SetupRuns(app, runs);
   CLI::App* show_cmd = SetupShow(app, show);
   CLI::App* results_cmd = SetupResults(app, results);
+  CLI::App* history_cmd = SetupHistory(app, history);
   CLI::App* cancel_cmd = SetupCancel(app, cancel);
   CLI::App* verify_cmd = SetupVerify(app, verify);
   CLI::App* advise_cmd = SetupAdvise(app, advise);
@@ -153,6 +156,7 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
     if (*runs_cmd) return ExecuteRuns(runs, context);
     if (*show_cmd) return ExecuteShow(show, context);
     if (*results_cmd) return ExecuteResults(results, context);
+    if (*history_cmd) return ExecuteHistory(history, context);
     if (*cancel_cmd) return ExecuteCancel(cancel, context);
     if (*verify_cmd) return ExecuteVerify(verify, context);
     if (*advise_cmd) return ExecuteAdvise(advise, context);

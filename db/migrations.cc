@@ -784,6 +784,23 @@ PRAGMA user_version = 14;
 )sql");
 }
 
+// v15: provenance on every run (ablation.v1.Run and its DeviceIdentity): the GPU's VBIOS, enforced
+// power limit and ECC mode, the hardware fingerprint that keys a series, the daemon's host name
+// and node labels, and the built-in kernels' revision. Older rows keep '' (NULL for the power
+// limit: not recorded), so they form series of their own, never mixed with fingerprinted ones.
+void MigrateV15(Connection& c) {
+  c.Exec(R"sql(
+ALTER TABLE runs ADD COLUMN vbios_version TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN power_limit_w REAL;
+ALTER TABLE runs ADD COLUMN ecc_mode TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN hardware_fingerprint TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN host_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN node_labels TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN kernel_revision TEXT NOT NULL DEFAULT '';
+PRAGMA user_version = 15;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -823,6 +840,7 @@ void Migrate(Connection& connection) {
   if (version < 12) MigrateV12(connection);
   if (version < 13) MigrateV13(connection);
   if (version < 14) MigrateV14(connection);
+  if (version < 15) MigrateV15(connection);
   transaction.Commit();
 }
 

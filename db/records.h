@@ -87,4 +87,23 @@ struct MeasurementPage {
   std::string next_page_token;                // empty: no more
 };
 
+// History (store_history.cc): the ok measurements of a variant as series points.
+struct SeriesFilter {
+  std::string variant_glob;  // required; SQLite GLOB or a name
+  std::string dtype;
+  int64_t m = 0, n = 0, k = 0;  // 0: any
+  std::string device;           // a GPU UUID or an index as text; '' any
+  std::string regime;           // stored text ('sustained'); '' any
+  int64_t since_ms = 0;         // the run started at or after; 0 no bound
+  std::string tag;              // runs with this tag; '' any
+  int64_t run_id = 0;           // only series with a point in this run; 0 any
+};
+
+struct SeriesRow {
+  std::string fingerprint, variant, dtype, regime, device_name, device_uuid;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t run_id = 0, measurement_id = 0, time_ms = 0;
+  double median_ms = 0, noise = 0, tflops = 0;
+};
+
 }  // namespace ablation::db

@@ -75,6 +75,11 @@ class Store {
   // In run order (sequence, then id).
   std::vector<v1::Measurement> MeasurementsOfRun(int64_t run_id, bool include_samples);
   std::vector<v1::VerifyResult> VerificationsOfRun(int64_t run_id);
+  // The ok measurements that match, ordered by series (fingerprint, variant, dtype, shape,
+  // regime), then by the run's start and id (store_history.cc). Only ablation runs that started.
+  std::vector<SeriesRow> SeriesRows(const SeriesFilter& filter);
+  // Whether any measurement was ever stored of a variant matching the name or glob.
+  bool VariantMeasured(const std::string& variant_glob);
 
   // ---- hardware counters (store_counters.cc). A measurement's counters and counters_note are
   // written by InsertMeasurement, in its transaction.

@@ -21,6 +21,7 @@
 #include "server/core/daemon/daemon_core.h"
 #include "server/core/gpu/clock_lock.h"
 #include "server/core/gpu/nvml.h"
+#include "server/core/history/series.h"
 #include "server/core/setup/auth.h"
 #include "server/metrics/endpoint.h"
 #include "server/metrics/process.h"
@@ -138,6 +139,8 @@ int RunDaemon(const DaemonSettings& settings) {
   options.runs.nvml_unavailable = nvml ? "" : nvml_why;
   options.runs.clock_journal = &journal;
   options.user_kernels = config.user_kernels;
+  options.runs.host_name = config.node_name;
+  options.runs.node_labels = core::FormatNodeLabels(config.node_labels);
   // The compiler of user kernels sits beside the worker (both are the daemon's child processes)
   // unless the configuration names one.
   if (options.user_kernels.compiler_path.empty())

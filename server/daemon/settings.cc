@@ -4,12 +4,14 @@
 
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include <CLI/CLI.hpp>
 
 #include "ablation/version.h"
 #include "server/core/gpu/clock_lock.h"
+#include "server/core/history/series.h"
 #include "server/metrics/endpoint.h"
 
 namespace ablation::daemon {
@@ -30,6 +32,19 @@ bool Refuse(const core::Status& st, int* exit_code) {
 }
 
 }  // namespace
+
+core::Status ApplyNodeEnvironment(core::DaemonConfig* config) {
+  if (const char* labels = std::getenv("ABLATION_NODE_LABELS")) {
+    core::Status st = core::ParseNodeLabels(labels, &config->node_labels);
+    if (!st.ok()) return core::InvalidArgument("ABLATION_NODE_LABELS: " + st.message());
+  }
+  if (const char* name = std::getenv("ABLATION_NODE_NAME"); name && *name) config->node_name = name;
+  if (config->node_name.empty()) {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) == 0) config->node_name = host;
+  }
+  return core::Status::Ok();
+}
 
 void ResolvePaths(const std::string& config_path, core::DaemonConfig* config) {
   const std::filesystem::path dir = std::filesystem::path(config_path).parent_path();
@@ -105,6 +120,7 @@ bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_cod
   ResolvePaths(config_path, &config);
   if (!presets_path.empty()) config.presets_path = presets_path;
   if (config.worker_path.empty()) config.worker_path = SelfDirectory() + "/ablation-worker";
+  if (core::Status st = ApplyNodeEnvironment(&config); !st.ok()) return Refuse(st, exit_code);
 
   settings->presets = std::make_shared<core::Presets>();
   if (core::Status st =

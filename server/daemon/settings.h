@@ -30,4 +30,9 @@ bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_cod
 /// clock journal defaults to one beside the database. Applied by ReadSettings.
 void ResolvePaths(const std::string& config_path, core::DaemonConfig* config);
 
+/// ABLATION_NODE_LABELS (key=value,...) over the configured node labels, ABLATION_NODE_NAME over
+/// the node's name, and the host name where neither names it. Applied by ReadSettings; an error
+/// names the bad label.
+core::Status ApplyNodeEnvironment(core::DaemonConfig* config);
+
 }  // namespace ablation::daemon

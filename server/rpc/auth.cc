@@ -21,6 +21,7 @@ constexpr MethodRole kMethodRoles[] = {
     {"ListRuns", Role::kRead},
     {"GetRun", Role::kRead},
     {"QueryMeasurements", Role::kRead},
+    {"GetHistory", Role::kRead},
     {"GetBudget", Role::kRead},
     {"ListPresets", Role::kRead},
     {"Advise", Role::kRead},

@@ -255,6 +255,13 @@ grpc::ServerUnaryReactor* AblationService::QueryMeasurements(
                [&](auto done) { core_->queries().QueryMeasurements(*request, std::move(done)); });
 }
 
+grpc::ServerUnaryReactor* AblationService::GetHistory(grpc::CallbackServerContext* context,
+                                                      const v1::HistoryRequest* request,
+                                                      v1::HistoryResponse* response) {
+  return Later(context, Bounds(*request), response,
+               [&](auto done) { core_->queries().GetHistory(*request, std::move(done)); });
+}
+
 grpc::ServerUnaryReactor* AblationService::Advise(grpc::CallbackServerContext* context,
                                                   const v1::AdviseRequest* request,
                                                   v1::AdviseResponse* response) {

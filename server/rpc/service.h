@@ -52,6 +52,7 @@ class AblationService final : public v1::Ablation::CallbackService {
   UnaryHandler<v1::GetRunRequest, v1::GetRunResponse> GetRun;
   UnaryHandler<v1::QueryMeasurementsRequest, v1::QueryMeasurementsResponse> QueryMeasurements;
   UnaryHandler<v1::AdviseRequest, v1::AdviseResponse> Advise;
+  UnaryHandler<v1::HistoryRequest, v1::HistoryResponse> GetHistory;
   // In-memory answers: inline.
   UnaryHandler<v1::ListVariantsRequest, v1::ListVariantsResponse> ListVariants;
   UnaryHandler<v1::GetDeviceRequest, v1::GetDeviceResponse> GetDevice;

@@ -107,3 +107,37 @@ TEST_F(SettingsTest, VersionAndHashTokenStopOrGoOnWithoutReadingTheConfig) {
 
 }  // namespace
 }  // namespace ablation::daemon
+
+namespace ablation::daemon {
+namespace {
+
+// The node's provenance: ABLATION_NODE_LABELS adds to (and replaces) the file's labels,
+// ABLATION_NODE_NAME wins over the file's name, the host name stands in for none; a bad label
+// stops the daemon naming it.
+TEST(NodeEnvironment, EnvironmentOverTheFileAndTheHostNameLast) {
+  core::DaemonConfig config;
+  config.node_labels = {{"zone", "a"}, {"pool", "h100"}};
+  ::setenv("ABLATION_NODE_LABELS", "pool=h200,rack=r7", 1);
+  ::unsetenv("ABLATION_NODE_NAME");
+  ASSERT_TRUE(ApplyNodeEnvironment(&config).ok());
+  EXPECT_EQ(config.node_labels.at("pool"), "h200");
+  EXPECT_EQ(config.node_labels.at("rack"), "r7");
+  EXPECT_EQ(config.node_labels.at("zone"), "a");
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  EXPECT_EQ(config.node_name, host);
+  ::setenv("ABLATION_NODE_NAME", "gpu-node-7", 1);
+  ASSERT_TRUE(ApplyNodeEnvironment(&config).ok());
+  EXPECT_EQ(config.node_name, "gpu-node-7");
+  ::setenv("ABLATION_NODE_LABELS", "pool", 1);
+  const core::Status st = ApplyNodeEnvironment(&config);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("ABLATION_NODE_LABELS: node label 'pool' is not key=value"),
+            std::string::npos)
+      << st.message();
+  ::unsetenv("ABLATION_NODE_LABELS");
+  ::unsetenv("ABLATION_NODE_NAME");
+}
+
+}  // namespace
+}  // namespace ablation::daemon

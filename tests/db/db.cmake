@@ -28,6 +28,7 @@ add_executable(db_tests
   ${CMAKE_CURRENT_SOURCE_DIR}/db/store_query_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/db/store_results_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/db/store_runs_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/db/store_history_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/db/store_user_kernels_test.cc
   ${DB_TESTDATA_OUT}.pb.cc)
 target_include_directories(db_tests PRIVATE ${DB_TESTDATA_GEN})

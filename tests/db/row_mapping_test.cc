@@ -420,13 +420,16 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
       ElementsAre("state", "kind", "device_index", "device_name", "device_uuid",
                   "compute_capability", "sm_count", "driver_version", "cuda_runtime_version",
                   "cublas_version", "memory_bytes", "l2_bytes", "smem_per_block_optin",
-                  "smem_per_sm", "daemon_version", "git_revision", "request_json", "requested_by",
-                  "created_at_ms", "started_at_ms", "finished_at_ms", "error", "planned",
-                  "clock_policy", "rounds", "order_seed", "regime", "paired"));
+                  "smem_per_sm", "vbios_version", "power_limit_w", "ecc_mode",
+                  "hardware_fingerprint", "daemon_version", "git_revision", "request_json",
+                  "requested_by", "created_at_ms", "started_at_ms", "finished_at_ms", "error",
+                  "planned", "clock_policy", "rounds", "order_seed", "regime", "paired",
+                  "host_name", "node_labels", "kernel_revision"));
   EXPECT_THAT(RowMapping::Of<v1::DeviceIdentity>().ColumnNames(),
               ElementsAre("device_index", "device_name", "device_uuid", "compute_capability",
                           "sm_count", "driver_version", "cuda_runtime_version", "cublas_version",
-                          "memory_bytes", "l2_bytes", "smem_per_block_optin", "smem_per_sm"));
+                          "memory_bytes", "l2_bytes", "smem_per_block_optin", "smem_per_sm",
+                          "vbios_version", "power_limit_w", "ecc_mode", "hardware_fingerprint"));
   EXPECT_EQ(RowMapping::Of<v1::DeviceIdentity>().key(), nullptr);
   EXPECT_THAT(RowMapping::Of<v1::VerifyResult>().ColumnNames(),
               ElementsAre("run_id", "created_at_ms", "variant", "dtype", "m", "n", "k", "reference",

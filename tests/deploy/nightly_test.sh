@@ -47,11 +47,15 @@ called "compare 1 2 --threshold 5%" || fail "no regression: compare 1 2 --thresh
 compgen -G "$reports/nightly-*-run2-compare.txt" >/dev/null || fail "no regression: no compare text"
 [[ $(readlink "$reports/latest.html") == nightly-*-run2.html ]] || fail "latest.html is not run 2's"
 
-# 3. A regression: exit 1, the report is still written.
-night "regression" 1 FAKE_COMPARE_RC=1
-report_of 3 || fail "regression: no report of run 3"
-called "compare 2 3" || fail "regression: compare 2 3 not called"
-grep -q REGRESSION "$work/out" || fail "regression: not said"
+# 3. compare flags a slowdown that no series calls a candidate: logged, the verdict decides (no
+# candidate: exit 0); the report and the verdict are still written.
+night "compare alone" 0 FAKE_COMPARE_RC=1
+report_of 3 || fail "compare alone: no report of run 3"
+called "compare 2 3" || fail "compare alone: compare 2 3 not called"
+grep -q "the verdict decides" "$work/out" || fail "compare alone: not said"
+called "history \* --in-run 3 --tag nightly --format json" || fail "compare alone: no history of run 3"
+called " run " && fail "compare alone: a rerun without a candidate"
+grep -q '"verdict": "ok"' "$reports/latest-verdict.json" || fail "compare alone: verdict not ok"
 
 # 4. A failed night is never the baseline: after run 4 failed, run 5 is compared with run 3.
 night "failed sweep run" 3 FAKE_SWEEP_RC=1 FAKE_SWEEP_STATE=failed
@@ -74,6 +78,44 @@ night "sustained between" 0
 called "compare 6 8" || fail "sustained between: compare 6 8 not called"
 night "second burst night" 0 REGIME=burst NIGHTLY_JSON=python3
 called "compare 7 9" || fail "second burst night: compare 7 9 not called (python3 JSON path)"
+
+# 5c. A candidate that its rerun confirms: exit 1, the verdict and the metrics say so.
+metrics=$work/metrics/ablationd_nightly.prom
+mkdir -p "$work/metrics"
+night "confirmed regression" 1 FAKE_CANDIDATE="abl_x bf16 4096 4096 4096 1.0 1.1" \
+  FAKE_RERUN_MEDIAN=1.09 METRICS_TEXTFILE="$metrics"
+called "run --variant abl_x --dtype bf16 --shape 4096x4096x4096 --tag nightly-rerun --regime sustained" ||
+  fail "confirmed: no rerun of the candidate"
+called "history abl_x --dtype bf16 --shape 4096x4096x4096 --in-run 11 --format json" ||
+  fail "confirmed: the rerun's point was not read"
+grep -q "REGRESSION confirmed by rerun 11" "$work/out" || fail "confirmed: not said"
+grep -q '"verdict": "regression"' "$reports/latest-verdict.json" || fail "confirmed: verdict"
+grep -q '"confirmed": true' "$reports/latest-verdict.json" || fail "confirmed: item not confirmed"
+grep -qx 'ablationd_regressions{variant="abl_x",shape="4096x4096x4096",dtype="bf16",device="GPU-fake",regime="sustained"} 1' \
+  "$metrics" || fail "confirmed: no ablationd_regressions sample in $metrics"
+grep -q '^ablationd_nightly_candidates{tag="nightly"} 1$' "$metrics" || fail "confirmed: candidates"
+if command -v promtool >/dev/null; then
+  promtool check metrics <"$metrics" || fail "confirmed: promtool check metrics"
+fi
+
+# 5d. A one-night outlier: the rerun measures the usual time, so it is not confirmed: exit 0,
+# the verdict lists it unconfirmed and the metric has no sample.
+night "one-night outlier" 0 FAKE_CANDIDATE="abl_x bf16 4096 4096 4096 1.0 1.1" \
+  FAKE_RERUN_MEDIAN=1.001 METRICS_TEXTFILE="$metrics" VERDICT_FILE="$work/verdict.json"
+grep -q "not confirmed: the rerun 13 of abl_x" "$work/out" || fail "outlier: not said"
+grep -q '"verdict": "ok"' "$work/verdict.json" || fail "outlier: verdict not ok"
+grep -q '"confirmed": false' "$work/verdict.json" || fail "outlier: item not listed unconfirmed"
+grep -q '"candidates": 1' "$work/verdict.json" || fail "outlier: candidate not counted"
+grep -q '^ablationd_regressions{' "$metrics" && fail "outlier: a regression sample in $metrics"
+# A faster night is never a regression, and neither is one below THRESHOLD.
+night "faster night" 0 FAKE_CANDIDATE="abl_x bf16 4096 4096 4096 1.0 0.9"
+called " run " && fail "faster night: rerun of an improvement"
+night "below THRESHOLD" 0 FAKE_CANDIDATE="abl_x bf16 4096 4096 4096 1.0 1.04" THRESHOLD=5%
+called " run " && fail "below THRESHOLD: rerun of a 4 % change at THRESHOLD 5 %"
+# A rerun that fails confirms nothing (and says so).
+night "rerun fails" 0 FAKE_CANDIDATE="abl_x bf16 4096 4096 4096 1.0 1.1" FAKE_RUN_RC=2
+grep -q "not confirmed: the rerun of abl_x bf16 4096x4096x4096 failed" "$work/out" ||
+  fail "rerun fails: not said"
 
 # 6. The job cannot be done: exit 2, with a reason.
 night "daemon down" 2 FAKE_SWEEP_RC=2

@@ -6,7 +6,7 @@
 # json_e2e_test: every command's --format json envelope (client/json.h), with stand-ins for ncu and
 # cuobjdump and the real NVRTC compiler.
 add_executable(e2e_tests e2e/daemon_e2e_test.cc e2e/cli_e2e_test.cc e2e/report_e2e_test.cc e2e/multi_gpu_e2e_test.cc e2e/compare_e2e_test.cc e2e/faults_e2e_test.cc
-  e2e/advise_sass_e2e_test.cc e2e/json_e2e_test.cc e2e/harness.cc e2e/png.cc)
+  e2e/advise_sass_e2e_test.cc e2e/json_e2e_test.cc e2e/history_e2e_test.cc e2e/harness.cc e2e/png.cc)
 # zlib: the report test decodes headless Chromium's screenshot (e2e/png.h).
 find_package(ZLIB REQUIRED)
 target_link_libraries(e2e_tests PRIVATE ablation_proto ablation_db ablation_client_lib GTest::gmock
@@ -19,6 +19,7 @@ target_compile_definitions(e2e_tests PRIVATE
   REAL_WORKER_PATH="$<TARGET_FILE:ablation-worker>"
   COMPILER_PATH="$<TARGET_FILE:ablation-compile>"
   SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+  NIGHTLY_SH="${CMAKE_SOURCE_DIR}/deploy/nightly.sh"
   SASS_TESTDATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/core/testdata/sass"
   NCU_TESTDATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/core/testdata/ncu")
 add_dependencies(e2e_tests ablationd ablation-client fake-worker ablation-compile)

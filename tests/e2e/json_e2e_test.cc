@@ -179,6 +179,9 @@ TEST_F(JsonE2E, EveryCommandPrintsOneEnvelopeInTheWordsOfTheCsv) {
   EXPECT_THAT(show.items[0], HasSubstr("\"state\":\"succeeded\""));
   auto results = Envelope("results", {"--limit", "2"}, "measurements", 2);
   EXPECT_EQ(results.Field("truncated"), "true");
+  auto history = Envelope("history", {"L1_R1_s3"}, "history");
+  EXPECT_THAT(history.items[0], HasSubstr("\"variant\":\"abl_L1_R1_bl0_s3_sw1\""));
+  EXPECT_EQ(history.Field("significance"), "\"0.01\"");
   auto report = Envelope("report", {"2"}, "report");
   EXPECT_THAT(report.items[0], HasSubstr("\"layout\":\"ladder\""));
   auto compare = Envelope("compare", {"1", "1"}, "comparison");

@@ -494,9 +494,11 @@ def test_the_image_holds_the_programs_the_manifests_run():
 
 
 def exported_metrics():
-    """The metric names the daemon registers (server/metrics/registry.cc), histograms' series too."""
+    """The metric names the daemon registers (server/metrics/registry.cc), histograms' series too,
+    and those the nightly job writes for node-exporter's textfile collector (deploy/nightly.sh)."""
     text = (ROOT / "server" / "metrics" / "registry.cc").read_text()
     names = set(re.findall(r'"(ablationd_[a-z_]+)"', text))
+    names |= set(re.findall(r'(ablationd_[a-z_]+)\{', (ROOT / "deploy" / "nightly.sh").read_text()))
     for n in list(names):
         names |= {n + "_bucket", n + "_sum", n + "_count"}
     return names | {"up"}

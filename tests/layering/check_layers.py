@@ -13,7 +13,7 @@ import re
 import sys
 
 # Lowest first. What each holds is in server/core/README.md.
-LAYERS = ["base", "gpu", "plan", "workers", "userkernels", "setup", "runs", "inspect", "queries",
+LAYERS = ["base", "gpu", "history", "plan", "workers", "userkernels", "setup", "runs", "inspect", "queries",
           "daemon"]
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]', re.M)
 SOURCES = ("*.h", "*.cc", "*.cu", "*.cuh", "*.in")

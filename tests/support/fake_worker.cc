@@ -15,6 +15,11 @@
 //                                    maximum (990 MHz): throttled, low_clock_samples = n
 //   ABLATION_FAKE_REFERENCE_FAIL=variant  the reference fails when verifying this variant
 //   ABLATION_FAKE_SPEEDUP=variant=x[,variant=x]  these variants run x times as fast as the rest
+//   ABLATION_FAKE_ONCE=path          where the file exists and holds "variant=x[,...] [N]" (as
+//                                    ABLATION_FAKE_SPEEDUP, then a count, default 1), the next N
+//                                    windows that measure such a variant run it x times as fast;
+//                                    the file counts down and is removed at 0: a one-night outlier
+//                                    (the nightly job's rerun test; a night's rounds are windows)
 //   ABLATION_FAKE_POWER=settled_mhz:tau_s  a power cap: the clock falls from the maximum towards
 //                                    settled_mhz as exp(-busy / tau) over the GPU time the fake
 //                                    has been busy since it last idled (a pause of 0.1 s or more
@@ -33,6 +38,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -140,6 +147,7 @@ int main(int argc, char** argv) {
   // have found them so: those of the problem and seed it last measured (until a release).
   std::string resident;
   const std::string speedup = Env("ABLATION_FAKE_SPEEDUP");
+  const std::string once_path = Env("ABLATION_FAKE_ONCE");
   const PowerModel power = ParsePower(Env("ABLATION_FAKE_POWER"));
   double busy_s = 0;  // GPU time since the fake GPU last idled
   auto last_task_end = std::chrono::steady_clock::now();
@@ -189,9 +197,23 @@ int main(int argc, char** argv) {
         const double rate = t.dtype() == "fp32" ? 20e12 : 100e12;
         std::vector<double> base;  // ms per variant at the maximum clock
         double cycle_ms = 0;
+        std::string once;
+        int once_left = 0;
+        if (!once_path.empty()) {
+          std::ifstream file(once_path);
+          if (file >> once && !(file >> once_left)) once_left = 1;
+        }
+        bool once_used = false;
         for (const std::string& v : t.variants()) {
-          base.push_back(flops / rate * 1e3 / Speedup(speedup, v));
+          const double factor = Speedup(once, v);
+          once_used |= factor != 1;
+          base.push_back(flops / rate * 1e3 / Speedup(speedup, v) / factor);
           cycle_ms += base.back();
+        }
+        if (once_used && --once_left <= 0) {
+          std::filesystem::remove(once_path);
+        } else if (once_used) {
+          std::ofstream(once_path) << once << ' ' << once_left << '\n';
         }
         // Cycles the window "runs": enough for its GPU time and min_cycles, within max_cycles.
         int64_t cycles = std::max<int64_t>(t.min_cycles(), 1);

@@ -55,6 +55,9 @@ struct Nvml::Api {
   nvmlReturn_t (*ResetGpuLockedClocks)(nvmlDevice_t) = nullptr;
   nvmlReturn_t (*SetMemoryLockedClocks)(nvmlDevice_t, unsigned, unsigned) = nullptr;
   nvmlReturn_t (*ResetMemoryLockedClocks)(nvmlDevice_t) = nullptr;
+  nvmlReturn_t (*GetVbiosVersion)(nvmlDevice_t, char*, unsigned) = nullptr;
+  nvmlReturn_t (*GetEnforcedPowerLimit)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*GetEccMode)(nvmlDevice_t, int*, int*) = nullptr;  // nvmlEnableState_t: 0 / 1
 };
 
 namespace {
@@ -138,6 +141,9 @@ std::unique_ptr<Nvml> Nvml::Load(const std::string& library_path, std::string* w
   Resolve(library, "nvmlDeviceResetGpuLockedClocks", &api->ResetGpuLockedClocks);
   Resolve(library, "nvmlDeviceSetMemoryLockedClocks", &api->SetMemoryLockedClocks);
   Resolve(library, "nvmlDeviceResetMemoryLockedClocks", &api->ResetMemoryLockedClocks);
+  Resolve(library, "nvmlDeviceGetVbiosVersion", &api->GetVbiosVersion);
+  Resolve(library, "nvmlDeviceGetEnforcedPowerLimit", &api->GetEnforcedPowerLimit);
+  Resolve(library, "nvmlDeviceGetEccMode", &api->GetEccMode);
 
   // Without these nothing works; the rest are checked where used.
   for (auto [fn, name] : {std::pair<bool, const char*>{api->Init != nullptr, "nvmlInit_v2"},
@@ -192,6 +198,25 @@ std::string Nvml::DriverVersion() {
     return "";
   }
   return buf;
+}
+
+Nvml::Provenance Nvml::DeviceProvenance(const std::string& uuid) {
+  Provenance out;
+  nvmlDevice_t device;
+  if (!Handle(uuid, &device).ok()) return out;
+  char vbios[96] = {};
+  if (CallOptional(api_->GetVbiosVersion, device, vbios, unsigned{sizeof vbios}) == NVML_SUCCESS) {
+    out.vbios_version = vbios;
+  }
+  unsigned mw = 0;
+  if (CallOptional(api_->GetEnforcedPowerLimit, device, &mw) == NVML_SUCCESS) {
+    out.power_limit_w = mw / 1000.0;  // NVML reports milliwatts
+  }
+  int current = 0, pending = 0;
+  if (CallOptional(api_->GetEccMode, device, &current, &pending) == NVML_SUCCESS) {
+    out.ecc_mode = current ? "on" : "off";
+  }
+  return out;
 }
 
 Status Nvml::Handle(const std::string& uuid, nvmlDevice_t* device) {

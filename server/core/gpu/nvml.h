@@ -105,6 +105,15 @@ class Nvml {
   /// The driver version ("550.54.15"), or "" where NVML cannot tell.
   std::string DriverVersion();
 
+  /// What a run's provenance records of the board: VBIOS, enforced power limit, ECC mode. Each
+  /// left empty / unset where this NVML or this board cannot tell (never an error).
+  struct Provenance {
+    std::string vbios_version;
+    std::optional<double> power_limit_w;
+    std::string ecc_mode;  ///< "on", "off", or ""
+  };
+  Provenance DeviceProvenance(const std::string& uuid);
+
   /// Reads clocks, power, temperature and clock-event reasons. Fails only when the device cannot
   /// be found or nothing at all could be read.
   Status Sample(const std::string& uuid, NvmlSample* out);

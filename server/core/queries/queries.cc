@@ -1,5 +1,6 @@
 #include "server/core/queries/queries.h"
 
+#include "server/core/history/history.h"
 #include "server/core/plan/variant_names.h"
 #include "server/core/queries/advise.h"
 
@@ -178,6 +179,48 @@ void Queries::QueryMeasurements(const v1::QueryMeasurementsRequest& request,
     if (counters) reader.FillCounters(page.measurements);
     for (auto& m : page.measurements) *response->add_measurements() = std::move(m);
     response->set_next_page_token(page.next_page_token);
+    return Status::Ok();
+  });
+}
+
+void Queries::GetHistory(const v1::HistoryRequest& request, Done<v1::HistoryResponse> done) {
+  db::SeriesFilter f;
+  f.variant_glob = request.variant_glob();
+  if (f.variant_glob.empty())
+    return done(InvalidArgument("variant: required (a name or glob)"), {});
+  if (!IsGlob(f.variant_glob)) {
+    if (auto parsed = ParseAblationName(f.variant_glob)) f.variant_glob = parsed->Canonical();
+  }
+  if (!request.dtype().empty() && !kernels::ParseDType(request.dtype()))
+    return done(InvalidArgument("dtype: unknown dtype '" + request.dtype() +
+                                "'; known: bf16, fp16, fp32, tf32, int8"),
+                {});
+  const auto& shape = request.shape();
+  if (shape.m() < 0 || shape.n() < 0 || shape.k() < 0)
+    return done(InvalidArgument("shape: M, N and K cannot be negative"), {});
+  if (request.since_ms() < 0) return done(InvalidArgument("since_ms: cannot be negative"), {});
+  if (request.run_id() < 0) return done(InvalidArgument("run_id: cannot be negative"), {});
+  if (!v1::Regime_IsValid(request.regime()))
+    return done(InvalidArgument("regime: unknown regime " + std::to_string(request.regime())), {});
+  const std::string& device = request.device();
+  if (device.find_first_not_of("0123456789") == std::string::npos && device.size() > 4)
+    return done(InvalidArgument("device: '" + device + "' is neither a GPU index nor a UUID"), {});
+  f.dtype = request.dtype();
+  f.m = shape.m();
+  f.n = shape.n();
+  f.k = shape.k();
+  f.device = device;
+  if (request.regime() != v1::REGIME_UNSPECIFIED) f.regime = db::EnumText(request.regime());
+  f.since_ms = request.since_ms();
+  f.tag = request.tag();
+  f.run_id = request.run_id();
+  OnReader(std::move(done), [f](db::Store& reader, v1::HistoryResponse* response) {
+    // A name never measured is a mistake worth saying; a glob that matches nothing is no series.
+    if (!IsGlob(f.variant_glob) && !reader.VariantMeasured(f.variant_glob)) {
+      return NotFound("variant: no measurement of '" + f.variant_glob +
+                      "' was ever stored (ablation-client variants lists the names)");
+    }
+    *response = BuildHistory(reader.SeriesRows(f));
     return Status::Ok();
   });
 }

@@ -29,6 +29,9 @@ class Queries {
   void QueryMeasurements(const v1::QueryMeasurementsRequest& request,
                          Done<v1::QueryMeasurementsResponse> done);
   void Advise(const v1::AdviseRequest& request, Done<v1::AdviseResponse> done);
+  /// Series and their change points (server/core/history/). NotFound when the variant was never
+  /// measured; InvalidArgument naming a bad field.
+  void GetHistory(const v1::HistoryRequest& request, Done<v1::HistoryResponse> done);
 
  private:
   /// Runs `answer` on a reader with a fresh response; store errors become statuses.

@@ -4,6 +4,7 @@
 
 #include "common/time.h"
 #include "server/core/base/status.h"
+#include "server/core/history/series.h"
 #include "server/core/plan/verification_policy.h"
 #include "server/core/runs/item_profiler.h"
 #include "server/core/runs/measurement_step.h"
@@ -24,7 +25,15 @@ class JobExecution {
     if (Status st = gpu_.Ensure(); !st.ok()) return job_.recorder.Failed(st);
     v1::DeviceIdentity identity = gpu_.identity();
     // NVML knows the driver's own version (580.x); the worker only the CUDA API level it offers.
-    if (ctx_.nvml) identity.set_driver_version(ctx_.nvml->DriverVersion());
+    if (ctx_.nvml) {
+      identity.set_driver_version(ctx_.nvml->DriverVersion());
+      const Nvml::Provenance board = ctx_.nvml->DeviceProvenance(identity.uuid());
+      identity.set_vbios_version(board.vbios_version);
+      if (board.power_limit_w) identity.set_power_limit_w(*board.power_limit_w);
+      identity.set_ecc_mode(board.ecc_mode);
+    }
+    identity.set_hardware_fingerprint(
+        HardwareFingerprint(identity, ClockPolicyText(job_.plan.clocks)));
     job_.recorder.Started(identity, job_.plan, Schedule());
     spdlog::info("run {} started on GPU {}: {} items", job_.id(), gpu_.index(),
                  job_.plan.items.size());

@@ -197,6 +197,9 @@ Status RunManager::Admit(std::shared_ptr<Job> job, const std::string& request_js
   run.mutable_device()->set_index(job->plan.device);
   run.set_daemon_version(kDaemonVersion);
   run.set_git_revision(kGitRevision);
+  run.set_kernel_revision(kKernelRevision);
+  run.set_host_name(options_.host_name);
+  run.set_node_labels(options_.node_labels);
   run.set_request_json(request_json);
   run.set_requested_by(requested_by);
   for (const auto& tag : tags) run.add_tags(tag);

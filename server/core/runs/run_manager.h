@@ -55,6 +55,9 @@ struct RunManagerOptions {
   /// (UserKernels::Catalog). A run is planned against the snapshot it gets and keeps it to its
   /// end. Unset: the registry given to the constructor.
   std::function<std::shared_ptr<const kernels::Registry>()> catalog;
+  /// Provenance stamped on every run: the daemon's host and its node labels ("k=v,..." sorted).
+  std::string host_name;
+  std::string node_labels;
 };
 
 struct DeviceSnapshot {

@@ -1,5 +1,7 @@
 #include "server/core/setup/config.h"
 
+#include "server/core/history/series.h"
+
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -160,7 +162,7 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
   Status st = CheckKeys(
       root, origin, "",
       {"listen", "db", "worker", "log_level", "presets", "nvml_library", "clock_journal", "timing",
-       "queue", "readers", "hang_margin_seconds", "limits", "auth", "tls", "user_kernels"});
+       "queue", "readers", "hang_margin_seconds", "limits", "auth", "tls", "user_kernels", "node"});
   if (!st.ok()) return st;
   if (!(st = Read(root, origin, "", "listen", &c->listen)).ok()) return st;
   if (!(st = Read(root, origin, "", "db", &c->db_path)).ok()) return st;
@@ -279,6 +281,23 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
     u.compile.cpu_seconds = timeout;
     u.manifest.max_knob_sets = sets;
     u.manifest.max_source_bytes = source;
+  }
+  if (const toml::node* n = root.get("node")) {
+    const toml::table* t = n->as_table();
+    if (!t) return KeyError(origin, "node", "expected a table");
+    if (!(st = CheckKeys(*t, origin, "node.", {"name", "labels"})).ok()) return st;
+    if (!(st = Read(*t, origin, "node.", "name", &c->node_name)).ok()) return st;
+    if (const toml::node* l = t->get("labels")) {
+      const toml::table* labels = l->as_table();
+      if (!labels) return KeyError(origin, "node.labels", "expected a table of key = \"value\"");
+      for (const auto& [key, value] : *labels) {
+        const auto* text = value.as_string();
+        const std::string name = "node.labels." + std::string(key.str());
+        if (!text) return KeyError(origin, name, "expected a string");
+        st = ParseNodeLabels(std::string(key.str()) + "=" + text->get(), &c->node_labels);
+        if (!st.ok()) return KeyError(origin, name, st.message());
+      }
+    }
   }
   if (const toml::node* n = root.get("queue")) {
     const toml::table* t = n->as_table();

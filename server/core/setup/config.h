@@ -1,6 +1,7 @@
 // The daemon's settings: defaults, then a TOML file (--config), then command-line flags.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -48,6 +49,11 @@ struct DaemonConfig {
   /// [user_kernels]: who may add one besides admin, and the bounds of one (the compiler's path
   /// is set by ablationd: ablation-compile beside the worker).
   UserKernelOptions user_kernels;
+  /// [node]: the name a run records as its host (default: the host name; ABLATION_NODE_NAME
+  /// wins, e.g. Kubernetes' spec.nodeName, since a pod's host name is the pod's) and labels
+  /// (ABLATION_NODE_LABELS=key=value,... adds to and replaces them).
+  std::string node_name;
+  std::map<std::string, std::string> node_labels;
 };
 
 /// Reads a TOML file over `config`. Unknown keys and wrong types are errors naming the key.

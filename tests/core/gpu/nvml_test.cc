@@ -81,6 +81,20 @@ TEST_F(NvmlTest, SampleReadsClocksPowerTemperatureAndReasons) {
   EXPECT_THAT(Calls(), ElementsAre("init", "sample"));
 }
 
+TEST_F(NvmlTest, DeviceProvenanceReadsVbiosPowerLimitAndEcc) {
+  auto nvml = LoadFake();
+  ASSERT_NE(nvml, nullptr);
+  const Nvml::Provenance p = nvml->DeviceProvenance(kFakeUuid);
+  EXPECT_EQ(p.vbios_version, "96.00.FA.KE.01");
+  EXPECT_DOUBLE_EQ(p.power_limit_w.value_or(0), 700.0);  // from milliwatts
+  EXPECT_EQ(p.ecc_mode, "on");
+  // An unknown board: nothing known, no error.
+  const Nvml::Provenance none = nvml->DeviceProvenance("GPU-ffffffff-0000-0000-0000-000000000000");
+  EXPECT_EQ(none.vbios_version, "");
+  EXPECT_FALSE(none.power_limit_w.has_value());
+  EXPECT_EQ(none.ecc_mode, "");
+}
+
 TEST_F(NvmlTest, DevicesAreFoundByUuidOnly) {
   auto nvml = LoadFake();
   ASSERT_NE(nvml, nullptr);

@@ -132,3 +132,32 @@ require_client_cert = true
 
 }  // namespace
 }  // namespace ablation::core
+
+namespace ablation::core {
+namespace {
+
+TEST(Config, ReadsTheNodeNameAndLabels) {
+  DaemonConfig c;
+  Status st = LoadConfigText(R"(
+[node]
+name = "gpu-node-7"
+labels = { zone = "eu-1", "nvidia.com/gpu.product" = "H200" }
+)",
+                             "test.toml", &c);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(c.node_name, "gpu-node-7");
+  ASSERT_EQ(c.node_labels.size(), 2u);
+  EXPECT_EQ(c.node_labels.at("zone"), "eu-1");
+  EXPECT_EQ(c.node_labels.at("nvidia.com/gpu.product"), "H200");
+  DaemonConfig bad;
+  st = LoadConfigText("[node]\nlabels = { \"bad key\" = \"x\" }\n", "test.toml", &bad);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("node.labels.bad key"), std::string::npos) << st.message();
+  st = LoadConfigText("[node]\nlabels = { zone = 3 }\n", "test.toml", &bad);
+  EXPECT_NE(st.message().find("expected a string"), std::string::npos) << st.message();
+  st = LoadConfigText("[node]\nowner = \"me\"\n", "test.toml", &bad);
+  EXPECT_NE(st.message().find("node.owner"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace ablation::core

@@ -1,0 +1,173 @@
+#include "client/cmd_history.h"
+
+#include "client/dtype.h"
+#include "client/enum_words.h"
+#include "client/exit_codes.h"
+#include "client/format.h"
+#include "client/parse.h"
+#include "client/rpc.h"
+#include "client/table.h"
+#include "client/validators.h"
+
+namespace ablation::client {
+namespace {
+
+std::string Percent(double relative) {
+  return (relative >= 0 ? "+" : "") + FormatFixed(100 * relative, 2) + "%";
+}
+
+std::string SeriesTitle(const v1::Series& s) {
+  std::string regime = EnumWord(s.regime());
+  return s.variant() + "  " + s.dtype() + "  " + FormatShape(s.shape()) + "  " +
+         (regime.empty() ? "no regime" : regime) + "  on " +
+         (s.device_name().empty() ? "?" : s.device_name()) + " (fingerprint " +
+         (s.hardware_fingerprint().empty() ? "none: stored before v15" : s.hardware_fingerprint()) +
+         ")";
+}
+
+Table SeriesTable(const v1::Series& s) {
+  Table t;
+  t.columns = {{"run_id", "run", Align::kRight},          {"time", "date"},
+               {"median_ms", "median ms", Align::kRight}, {"noise", "noise", Align::kRight},
+               {"tflops", "TFLOPS", Align::kRight},       {"change", "change"}};
+  int next_change = 0;
+  for (const v1::HistoryPoint& p : s.points()) {
+    std::string change;
+    if (p.change_point() && next_change < s.change_points_size()) {
+      const v1::ChangePoint& c = s.change_points(next_change++);
+      change = std::string(c.relative_change() > 0 ? "^ slower " : "v faster ") +
+               Percent(c.relative_change()) + " (p " + FormatSignificant(c.p_value(), 2) + ")";
+    }
+    t.rows.push_back({Cell(std::to_string(p.run_id())), Cell(FormatTimeMs(p.time_ms())),
+                      Cell(FormatSignificant(p.median_ms(), 4), FormatExact(p.median_ms())),
+                      Cell(Percent(p.noise()).substr(1), FormatExact(p.noise())),
+                      Cell(FormatFixed(p.tflops(), 1), FormatExact(p.tflops())), Cell(change)});
+  }
+  return t;
+}
+
+std::string HistoryText(const v1::HistoryResponse& h, Format format) {
+  std::string out;
+  for (const v1::Series& s : h.series()) {
+    if (!out.empty()) out += "\n";
+    out += (format == Format::kMarkdown ? "### " : "") + SeriesTitle(s) + "\n";
+    if (format == Format::kMarkdown) out += "\n";
+    out += RenderTableAs(format, SeriesTable(s));
+    const v1::NewestShift& n = s.newest();
+    if (n.candidate()) {
+      out += "newest run " + Percent(n.relative_change()) + " against the " +
+             std::to_string(n.baseline_points()) + " before it (beyond " +
+             Percent(n.threshold()).substr(1) + "): a candidate change, to confirm by a rerun\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+CLI::App* SetupHistory(CLI::App& app, HistoryOptions& options) {
+  CLI::App* sub = app.add_subcommand(
+      "history", "A variant's series over stored runs, with change points (E-divisive means)");
+  sub->add_option("variant", options.variant, "Variant name, short name or glob")
+      ->required()
+      ->type_name("VARIANT");
+  sub->add_option("--dtype", options.dtype, "Only this dtype: " + DTypeWordsHelp())
+      ->transform(DTypeTransformer());
+  sub->add_option("--shape", options.shape, "MxNxK, or N for NxNxN")->check(ShapeValidator());
+  sub->add_option("--device", options.device, "Only runs on this GPU (an index or a UUID)");
+  sub->add_option("--regime", options.regime, "Only this power regime: sustained, burst, locked")
+      ->check([](const std::string& text) -> std::string {
+        v1::Regime regime;
+        return ParseEnumWord("", text, &regime);
+      });
+  sub->add_option("--since", options.since,
+                  "Runs started from this time on: 2026-11-30, 2026-11-30T12:00:00Z or unix ms")
+      ->check(TimeValidator());
+  sub->add_option("--tag", options.tag, "Only runs with this tag (nightly)");
+  sub->add_option("--in-run", options.run_id, "Only the series that have a point in this run")
+      ->check(CLI::PositiveNumber);
+  return sub;
+}
+
+v1::HistoryRequest BuildHistoryRequest(const HistoryOptions& options) {
+  v1::HistoryRequest request;
+  request.set_variant_glob(options.variant);
+  request.set_dtype(options.dtype);
+  if (!options.shape.empty()) *request.mutable_shape() = ParseShapeOrThrow(options.shape);
+  request.set_device(options.device);
+  if (!options.regime.empty()) {
+    v1::Regime regime = v1::REGIME_UNSPECIFIED;
+    ParseEnumWord("--regime", options.regime, &regime);  // checked by the option's validator
+    request.set_regime(regime);
+  }
+  if (!options.since.empty()) request.set_since_ms(ParseTimeMsOrThrow(options.since));
+  request.set_tag(options.tag);
+  request.set_run_id(options.run_id);
+  return request;
+}
+
+std::string HistoryCsv(const v1::HistoryResponse& history) {
+  Table t;
+  t.columns = {{"hardware_fingerprint", ""},
+               {"variant", ""},
+               {"dtype", ""},
+               {"m", ""},
+               {"n", ""},
+               {"k", ""},
+               {"regime", ""},
+               {"device_uuid", ""},
+               {"run_id", ""},
+               {"time", ""},
+               {"median_ms", ""},
+               {"noise", ""},
+               {"tflops", ""},
+               {"change_point", ""},
+               {"relative_change", ""}};
+  for (auto& c : t.columns) c.title = c.key;
+  for (const v1::Series& s : history.series()) {
+    int next_change = 0;
+    for (const v1::HistoryPoint& p : s.points()) {
+      std::string relative;
+      if (p.change_point() && next_change < s.change_points_size())
+        relative = FormatExact(s.change_points(next_change++).relative_change());
+      t.rows.push_back({s.hardware_fingerprint(), s.variant(), s.dtype(),
+                        std::to_string(s.shape().m()), std::to_string(s.shape().n()),
+                        std::to_string(s.shape().k()), EnumWord(s.regime()), s.device_uuid(),
+                        std::to_string(p.run_id()), FormatTimeMs(p.time_ms()),
+                        FormatExact(p.median_ms()), FormatExact(p.noise()), FormatExact(p.tflops()),
+                        p.change_point() ? "1" : "0", relative});
+    }
+  }
+  return RenderCsv(t);
+}
+
+int ExecuteHistory(const HistoryOptions& options, const CommandContext& context) {
+  const v1::HistoryRequest request = BuildHistoryRequest(options);
+  v1::HistoryResponse history;
+  grpc::ClientContext call;
+  SetDeadline(call, context.global, kDefaultQueryTimeoutS);
+  grpc::Status status = context.stub.GetHistory(&call, request, &history);
+  if (!status.ok()) return ReportRpcError(status, context);
+  switch (context.global.format) {
+    case Format::kJson: {
+      std::vector<v1::Series> series(history.series().begin(), history.series().end());
+      context.out << JsonEnvelope(
+          "history", series,
+          {{"min_relative_change", FormatExact(history.min_relative_change())},
+           {"significance", FormatExact(history.significance())}});
+      break;
+    }
+    case Format::kCsv:
+      context.out << HistoryCsv(history);
+      break;
+    default:
+      if (history.series().empty()) {
+        context.err << "no ok measurements of " << options.variant << " match\n";
+      } else {
+        context.out << HistoryText(history, context.global.format);
+      }
+  }
+  return kExitOk;
+}
+
+}  // namespace ablation::client

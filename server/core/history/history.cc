@@ -1,0 +1,106 @@
+#include "server/core/history/history.h"
+
+#include <algorithm>
+#include <cctype>
+#include <tuple>
+
+namespace ablation::core {
+namespace {
+
+auto SeriesKey(const db::SeriesRow& r) {
+  return std::tie(r.fingerprint, r.variant, r.dtype, r.m, r.n, r.k, r.regime);
+}
+
+v1::Regime RegimeOf(const std::string& text) {
+  std::string name = "REGIME_";
+  for (char c : text) name += char(std::toupper(static_cast<unsigned char>(c)));
+  v1::Regime regime = v1::REGIME_UNSPECIFIED;
+  return v1::Regime_Parse(name, &regime) ? regime : v1::REGIME_UNSPECIFIED;
+}
+
+double MedianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+}
+
+// Rows [begin, end) of one series and one run into a point.
+v1::HistoryPoint Point(const std::vector<db::SeriesRow>& rows, size_t begin, size_t end) {
+  v1::HistoryPoint p;
+  p.set_run_id(rows[begin].run_id);
+  p.set_measurement_id(rows[begin].measurement_id);
+  p.set_time_ms(rows[begin].time_ms);
+  std::vector<double> medians;
+  double noise = 0, tflops = 0;
+  for (size_t i = begin; i < end; ++i) {
+    medians.push_back(rows[i].median_ms);
+    noise += rows[i].noise;
+    tflops += rows[i].tflops;
+  }
+  const double count = double(end - begin);
+  p.set_median_ms(MedianOf(medians));
+  p.set_noise(noise / count);
+  p.set_tflops(tflops / count);
+  return p;
+}
+
+void FindChanges(v1::Series* series, const ChangePointOptions& options) {
+  std::vector<double> medians, noise;
+  for (const auto& p : series->points()) {
+    medians.push_back(p.median_ms());
+    noise.push_back(p.noise());
+  }
+  const std::vector<ChangePoint> changes = FindChangePoints(medians, options, noise);
+  for (const ChangePoint& c : changes) {
+    v1::ChangePoint* out = series->add_change_points();
+    out->set_index(c.index);
+    out->set_before_median_ms(c.before_mean);
+    out->set_after_median_ms(c.after_mean);
+    out->set_relative_change(c.relative_change);
+    out->set_p_value(c.p_value);
+    series->mutable_points(c.index)->set_change_point(true);
+  }
+  const NewestShift shift = NewestPointShift(medians, changes, options, noise);
+  v1::NewestShift* newest = series->mutable_newest();
+  newest->set_candidate(shift.candidate);
+  newest->set_baseline_median_ms(shift.baseline);
+  newest->set_relative_change(shift.relative_change);
+  newest->set_threshold(shift.threshold);
+  newest->set_baseline_points(shift.baseline_points);
+}
+
+}  // namespace
+
+v1::HistoryResponse BuildHistory(const std::vector<db::SeriesRow>& rows,
+                                 const ChangePointOptions& options) {
+  v1::HistoryResponse response;
+  response.set_min_relative_change(options.min_relative_change);
+  response.set_significance(options.significance);
+  size_t i = 0;
+  while (i < rows.size()) {
+    size_t end = i;
+    while (end < rows.size() && SeriesKey(rows[end]) == SeriesKey(rows[i])) ++end;
+    v1::Series* series = response.add_series();
+    const db::SeriesRow& first = rows[i];
+    series->set_hardware_fingerprint(first.fingerprint);
+    series->set_variant(first.variant);
+    series->set_dtype(first.dtype);
+    series->mutable_shape()->set_m(first.m);
+    series->mutable_shape()->set_n(first.n);
+    series->mutable_shape()->set_k(first.k);
+    series->set_regime(RegimeOf(first.regime));
+    series->set_device_name(rows[end - 1].device_name);
+    series->set_device_uuid(rows[end - 1].device_uuid);
+    for (size_t run = i; run < end;) {
+      size_t next = run;
+      while (next < end && rows[next].run_id == rows[run].run_id) ++next;
+      *series->add_points() = Point(rows, run, next);
+      run = next;
+    }
+    FindChanges(series, options);
+    i = end;
+  }
+  return response;
+}
+
+}  // namespace ablation::core

@@ -1,0 +1,71 @@
+#include "server/core/history/history.h"
+
+#include <gtest/gtest.h>
+
+namespace ablation::core {
+namespace {
+
+db::SeriesRow Row(const std::string& fingerprint, int64_t run, double median,
+                  const std::string& variant = "abl_a") {
+  db::SeriesRow r;
+  r.fingerprint = fingerprint;
+  r.variant = variant;
+  r.dtype = "bf16";
+  r.regime = "sustained";
+  r.m = r.n = r.k = 4096;
+  r.device_name = "NVIDIA H200";
+  r.device_uuid = "GPU-1";
+  r.run_id = run;
+  r.measurement_id = run * 10;
+  r.time_ms = run * 1000;
+  r.median_ms = median;
+  r.noise = 0.001;
+  r.tflops = 100 / median;
+  return r;
+}
+
+TEST(BuildHistory, OneSeriesPerFingerprintOnePointPerRunWithItsChangePoint) {
+  std::vector<db::SeriesRow> rows;
+  for (int run = 1; run <= 8; ++run) rows.push_back(Row("fp-a", run, 1.0));
+  for (int run = 9; run <= 16; ++run) rows.push_back(Row("fp-a", run, 1.05));
+  rows.push_back(Row("fp-a", 16, 1.07));  // a second round of run 16: one point, their median
+  rows.push_back(Row("fp-a", 16, 1.03));
+  rows.push_back(Row("fp-b", 3, 2.0));  // another fingerprint: never mixed in
+  const v1::HistoryResponse h = BuildHistory(rows);
+  ASSERT_EQ(h.series_size(), 2);
+  const v1::Series& a = h.series(0);
+  EXPECT_EQ(a.hardware_fingerprint(), "fp-a");
+  EXPECT_EQ(a.regime(), v1::REGIME_SUSTAINED);
+  EXPECT_EQ(a.shape().m(), 4096);
+  ASSERT_EQ(a.points_size(), 16);
+  EXPECT_DOUBLE_EQ(a.points(15).median_ms(), 1.05);
+  EXPECT_EQ(a.points(15).run_id(), 16);
+  ASSERT_EQ(a.change_points_size(), 1);
+  EXPECT_EQ(a.change_points(0).index(), 8);
+  EXPECT_NEAR(a.change_points(0).relative_change(), 0.05, 1e-9);
+  EXPECT_TRUE(a.points(8).change_point());
+  EXPECT_FALSE(a.points(7).change_point());
+  EXPECT_FALSE(a.newest().candidate());
+  EXPECT_EQ(a.newest().baseline_points(), 7);  // the nights since the change, before the newest
+  const v1::Series& b = h.series(1);
+  EXPECT_EQ(b.hardware_fingerprint(), "fp-b");
+  EXPECT_EQ(b.points_size(), 1);
+  EXPECT_EQ(b.change_points_size(), 0);
+  EXPECT_DOUBLE_EQ(h.min_relative_change(), 0.01);
+}
+
+TEST(BuildHistory, NewestNightOutsideTheSpreadIsACandidate) {
+  std::vector<db::SeriesRow> rows;
+  for (int run = 1; run <= 10; ++run) rows.push_back(Row("fp", run, 1.0 + 0.001 * (run % 2)));
+  rows.push_back(Row("fp", 11, 1.08));
+  const v1::HistoryResponse h = BuildHistory(rows);
+  ASSERT_EQ(h.series_size(), 1);
+  const v1::NewestShift& n = h.series(0).newest();
+  EXPECT_TRUE(n.candidate());
+  EXPECT_NEAR(n.relative_change(), 0.08 / 1.0005, 0.001);
+  EXPECT_EQ(n.baseline_points(), 10);
+  EXPECT_TRUE(BuildHistory({}).series().empty());
+}
+
+}  // namespace
+}  // namespace ablation::core
