@@ -784,6 +784,14 @@ PRAGMA user_version = 14;
 )sql");
 }
 
+// v15: who cancelled a run (the audit trail's question "who stopped it"); old rows: nobody known.
+void MigrateV15(Connection& c) {
+  c.Exec(R"sql(
+ALTER TABLE runs ADD COLUMN cancelled_by TEXT NOT NULL DEFAULT '';
+PRAGMA user_version = 15;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -823,6 +831,7 @@ void Migrate(Connection& connection) {
   if (version < 12) MigrateV12(connection);
   if (version < 13) MigrateV13(connection);
   if (version < 14) MigrateV14(connection);
+  if (version < 15) MigrateV15(connection);
   transaction.Commit();
 }
 

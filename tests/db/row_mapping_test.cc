@@ -422,7 +422,7 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
                   "cublas_version", "memory_bytes", "l2_bytes", "smem_per_block_optin",
                   "smem_per_sm", "daemon_version", "git_revision", "request_json", "requested_by",
                   "created_at_ms", "started_at_ms", "finished_at_ms", "error", "planned",
-                  "clock_policy", "rounds", "order_seed", "regime", "paired"));
+                  "clock_policy", "rounds", "order_seed", "regime", "paired", "cancelled_by"));
   EXPECT_THAT(RowMapping::Of<v1::DeviceIdentity>().ColumnNames(),
               ElementsAre("device_index", "device_name", "device_uuid", "compute_capability",
                           "sm_count", "driver_version", "cuda_runtime_version", "cublas_version",
