@@ -1,5 +1,7 @@
 #include "client/escape.h"
 
+#include <cstdio>
+
 namespace ablation::client {
 
 namespace {
@@ -15,12 +17,45 @@ void AppendEscaped(std::string& out, unsigned char c) {
 
 bool IsControl(unsigned char c) { return c < 0x20 || c == 0x7f; }
 
+// Written by hand, not with a Unicode library: the set is a fixed handful of code points (the
+// bidirectional overrides, embeddings, isolates and marks, which reorder what a terminal or a
+// spreadsheet shows so that a tag can read as another, "Trojan Source"; the C1 controls; the
+// line and paragraph separators), each a fixed UTF-8 sequence. Returns the bytes of the one at
+// `i` (appending it to `out` as \u{XXXX}), or 0 when there is none.
+size_t AppendUnicodeControl(std::string& out, std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) {
+    return k < text.size() ? static_cast<unsigned char>(text[k]) : 0;
+  };
+  unsigned code = 0;
+  size_t length = 0;
+  const unsigned char b0 = byte(i), b1 = byte(i + 1), b2 = byte(i + 2);
+  if (b0 == 0xC2 && b1 >= 0x80 && b1 <= 0x9F) {
+    code = b1, length = 2;  // C1 controls U+0080..U+009F
+  } else if (b0 == 0xD8 && b1 == 0x9C) {
+    code = 0x061C, length = 2;  // arabic letter mark
+  } else if (b0 == 0xE2 && b1 == 0x80 && (b2 == 0x8E || b2 == 0x8F || (b2 >= 0xA8 && b2 <= 0xAE))) {
+    code = 0x2000 + (b2 - 0x80), length = 3;  // LRM, RLM, U+2028..U+202E
+  } else if (b0 == 0xE2 && b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9) {
+    code = 0x2040 + (b2 - 0x80), length = 3;  // isolates U+2066..U+2069
+  }
+  if (length == 0) return 0;
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "\\u{%04X}", code);
+  out += buf;
+  return length;
+}
+
 }  // namespace
 
 std::string OneLine(std::string_view text) {
   std::string line;
   line.reserve(text.size());
-  for (char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (const size_t n = AppendUnicodeControl(line, text, i)) {
+      i += n - 1;
+      continue;
+    }
+    const char c = text[i];
     if (c == '\r') continue;
     if (c == '\n' || c == '\t') {
       line += ' ';
@@ -36,7 +71,12 @@ std::string OneLine(std::string_view text) {
 std::string Printable(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (const size_t n = AppendUnicodeControl(out, text, i)) {
+      i += n - 1;
+      continue;
+    }
+    const char c = text[i];
     if (c != '\n' && c != '\t' && IsControl(static_cast<unsigned char>(c)))
       AppendEscaped(out, static_cast<unsigned char>(c));
     else
@@ -57,7 +97,12 @@ std::string MarkdownCell(std::string_view text) {
 std::string CsvField(std::string_view raw) {
   // Line breaks are CSV's own (quoted); other control characters are escaped as elsewhere.
   std::string text;
-  for (char c : raw) {
+  for (size_t i = 0; i < raw.size(); ++i) {
+    if (const size_t n = AppendUnicodeControl(text, raw, i)) {
+      i += n - 1;
+      continue;
+    }
+    const char c = raw[i];
     if (c != '\r' && c != '\n' && c != '\t' && IsControl(static_cast<unsigned char>(c)))
       AppendEscaped(text, static_cast<unsigned char>(c));
     else

@@ -8,7 +8,9 @@
 namespace ablation::client {
 
 // One line: newlines and tabs become spaces, carriage returns go, other control characters
-// (what a hostile name could use to drive the terminal) become \xNN.
+// (what a hostile name could use to drive the terminal) become \xNN, and Unicode's
+// bidirectional overrides, isolates and marks, C1 controls and line separators (which reorder
+// or break what is shown) \u{XXXX}. Printable and CsvField escape those the same way.
 std::string OneLine(std::string_view text);
 // Text from the daemon for the terminal: lines kept, other control characters as \xNN.
 std::string Printable(std::string_view text);

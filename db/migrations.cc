@@ -801,6 +801,14 @@ PRAGMA user_version = 15;
 )sql");
 }
 
+// v16: who cancelled a run (the audit trail's question "who stopped it"); old rows: nobody known.
+void MigrateV16(Connection& c) {
+  c.Exec(R"sql(
+ALTER TABLE runs ADD COLUMN cancelled_by TEXT NOT NULL DEFAULT '';
+PRAGMA user_version = 16;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -841,6 +849,7 @@ void Migrate(Connection& connection) {
   if (version < 13) MigrateV13(connection);
   if (version < 14) MigrateV14(connection);
   if (version < 15) MigrateV15(connection);
+  if (version < 16) MigrateV16(connection);
   transaction.Commit();
 }
 

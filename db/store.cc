@@ -2,6 +2,12 @@
 // (measurements, verifications) in store_results.cc.
 #include "db/store.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include "db/migrations.h"
@@ -22,17 +28,50 @@ void RequireRowColumns(Connection& connection) {
   RowMapping::Of<v1::VerifyResult>().RequireColumns(connection, "verifications");
 }
 
+// A new database file is made 0640 whatever the umask (0644 under umask 022 before: every local
+// user could read every result and request); the group keeps read access, as the dashboards read
+// the file as members of the daemon's group (deploy/systemd). SQLite gives its -wal and -shm
+// files the database file's permissions. An existing file keeps the mode its operator gave it.
+void CreatePrivate(const std::string& path) {
+  if (path.empty() || path == ":memory:" || path.rfind("file:", 0) == 0) return;
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+  if (fd >= 0) {
+    ::fchmod(fd, 0640);  // O_CREAT's mode is masked by the umask: a umask of 077 would drop g+r
+    ::close(fd);
+  } else if (errno != EEXIST) {
+    throw Error("cannot create database '" + path + "': " + std::strerror(errno));
+  }
+}
+
+// Every page read once (PRAGMA quick_check: the b-trees and free list, not the indexes'
+// contents): corruption in a late page is seen at start, naming the file, rather than as an
+// internal error of whichever query first reads it.
+void RequireIntact(Connection& connection) {
+  std::string result;
+  try {
+    result = connection.QueryText("PRAGMA quick_check(1)");
+  } catch (const Error& e) {  // a page so damaged that the check itself fails
+    result = e.what();
+  }
+  if (result != "ok")
+    throw Error("database '" + connection.path() + "' is damaged (PRAGMA quick_check: " + result +
+                "): the daemon will not write to it; restore it from a backup, or move it aside "
+                "and start with a new one (sqlite3 '.recover' may save what is readable)");
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- open
 
 std::unique_ptr<Store> Store::Open(const std::string& path) {
+  CreatePrivate(path);
   auto connection = std::make_unique<Connection>(path, Connection::Mode::kReadWrite);
   connection->Exec("PRAGMA busy_timeout = 5000");
   static_assert(kBusyTimeoutMs == 5000, "keep the PRAGMA above in step");
   // Before anything that writes (journal_mode=WAL rewrites the header): a newer database must
   // be left exactly as it was.
   RefuseNewerSchema(*connection);
+  RequireIntact(*connection);
   if (const std::string mode = connection->QueryText("PRAGMA journal_mode = WAL"); mode != "wal") {
     throw Error("database '" + path + "': cannot switch to WAL journal mode (got '" + mode +
                 "'); WAL is needed so that readers do not block the daemon's writes");

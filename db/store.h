@@ -52,6 +52,8 @@ class Store {
   void FinishRun(int64_t run_id, v1::RunState state, std::string_view error,
                  int64_t finished_at_ms);
   void UpdateRunState(int64_t run_id, v1::RunState state);
+  // Who asked for the run to be cancelled (v15), recorded when they ask.
+  void SetCancelledBy(int64_t run_id, std::string_view who);
 
   // ---- results. Each is its own committed transaction before returning (synchronous FULL):
   // a result is on disk as soon as it is measured, whatever happens next.

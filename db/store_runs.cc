@@ -115,6 +115,15 @@ void Store::FinishRun(int64_t run_id, v1::RunState state, std::string_view error
   UpdateOneRun(run_id, "finish it");
 }
 
+void Store::SetCancelledBy(int64_t run_id, std::string_view who) {
+  std::lock_guard lock(mutex_);
+  RequireWritable("SetCancelledBy");
+  StatementScope s(Prepared("UPDATE runs SET cancelled_by = ? WHERE id = ?"));
+  Binder(*s).Text(who).Int(run_id);
+  s->Step();
+  UpdateOneRun(run_id, "record who cancelled it");
+}
+
 void Store::UpdateRunState(int64_t run_id, v1::RunState state) {
   const std::string text = RunStateText(state, kAnyRunState);
   std::lock_guard lock(mutex_);

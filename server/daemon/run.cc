@@ -12,6 +12,7 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/resource_quota.h>
 #include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
 
@@ -23,9 +24,11 @@
 #include "server/core/gpu/nvml.h"
 #include "server/core/history/series.h"
 #include "server/core/setup/auth.h"
+#include "server/daemon/settings.h"
 #include "server/metrics/endpoint.h"
 #include "server/metrics/process.h"
 #include "server/metrics/registry.h"
+#include "server/rpc/audit.h"
 #include "server/rpc/listener.h"
 #include "server/rpc/reflection_v1.h"
 #include "server/rpc/service.h"
@@ -45,6 +48,40 @@ void UpdateHealth(grpc::HealthCheckServiceInterface* health, core::DaemonCore& c
   health->SetServingStatus(v1::Ablation::service_full_name(), true);
   health->SetServingStatus(kQueriesHealth, true);
   health->SetServingStatus(kRunsHealth, gpu);
+}
+
+// SIGHUP: the configuration file and its token file read again. Tokens take effect at once for
+// new calls; a mistake in either file keeps what is in force (and says so). Other settings
+// (listen address, database, limits) need a restart: they shape what already runs.
+void Reload(const DaemonSettings& settings, const rpc::Listener& listener) {
+  core::DaemonConfig config = settings.config;
+  core::Status st;
+  if (!settings.config_path.empty()) {
+    core::DaemonConfig fresh;
+    st = core::LoadConfigFile(settings.config_path, &fresh);
+    if (st.ok()) {
+      ResolvePaths(settings.config_path, &fresh);
+      config.auth.tokens_path = fresh.auth.tokens_path;
+    }
+  }
+  core::TokenTable tokens;
+  if (st.ok() && !config.auth.tokens_path.empty())
+    st = core::TokenTable::Load(config.auth.tokens_path, &tokens);
+  if (st.ok() && config.auth.tokens_path.empty() && !settings.config.auth.tokens_path.empty())
+    st = core::FailedPrecondition(
+        "the configuration no longer names a token file; dropping every token needs a restart");
+  if (st.ok() && !listener.authorizer)
+    st = core::FailedPrecondition("this listener checks no tokens");
+  if (!st.ok()) {
+    spdlog::error("SIGHUP: reload refused, the tokens in force stay: {}", st.message());
+    rpc::AuditLog::Get().Daemon("config_reload", "refused: " + st.message());
+    return;
+  }
+  const size_t n = tokens.size();
+  listener.authorizer->ReplaceTokens(std::move(tokens));
+  spdlog::info("SIGHUP: {} token(s) reloaded from {}", n, config.auth.tokens_path);
+  rpc::AuditLog::Get().Daemon("config_reload",
+                              std::to_string(n) + " token(s) from " + config.auth.tokens_path);
 }
 
 }  // namespace
@@ -83,6 +120,10 @@ int RunDaemon(const DaemonSettings& settings) {
     return 2;
   }
   for (const auto& warning : listener.warnings) spdlog::warn("{}", warning);
+  if (core::Status st = rpc::AuditLog::Get().OpenFile(settings.audit_log); !st.ok()) {
+    std::fprintf(stderr, "ablationd: %s\n", st.message().c_str());
+    return 2;
+  }
 
   // Clock locking may be granted through an ambient capability (systemd AmbientCapabilities=):
   // the daemon keeps it in its own effective set, but its workers (which run user kernels) must
@@ -94,6 +135,7 @@ int RunDaemon(const DaemonSettings& settings) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);  // reload, not the default end (which left clocks locked)
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
@@ -132,6 +174,8 @@ int RunDaemon(const DaemonSettings& settings) {
   options.runs.timing = config.timing;
   options.runs.max_queued_per_gpu = config.max_queued_per_gpu;
   options.runs.max_measurements_per_run = config.limits.max_measurements_per_run;
+  options.runs.max_samples_per_measurement = config.limits.max_samples_per_measurement;
+  options.profiler.max_items = config.limits.max_measurements_per_run;
   options.runs.hang_margin = std::chrono::seconds(config.hang_margin_seconds);
   options.readers = config.readers;
   options.runs.presets = settings.presets;
@@ -165,10 +209,20 @@ int RunDaemon(const DaemonSettings& settings) {
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(config.listen, listener.credentials, &port);
-  // Requests are small; a larger one is refused by gRPC before it is parsed. Answers may be
-  // large (a run's raw samples), so sending stays unbounded.
+  // Requests are small; a larger one is refused by gRPC before it is parsed. Answers are bounded
+  // too (a run's raw samples): GetRun refuses a larger one by name first (service.cc), and this
+  // is the backstop for every other reply.
   builder.SetMaxReceiveMessageSize(config.limits.max_message_bytes);
-  builder.SetMaxSendMessageSize(-1);
+  builder.SetMaxSendMessageSize(config.limits.max_reply_bytes);
+  // gRPC's own bounds on what clients can make it hold: a memory quota over every connection
+  // and call (past it, new calls and reads wait or are refused instead of the daemon growing:
+  // 10,000 unread calls on one connection took 2.95 GB, 60,000 opened-and-reset streams 1.24 GB),
+  // a thread cap, and the streams one connection may keep open at once.
+  grpc::ResourceQuota quota("ablationd");
+  quota.Resize(size_t(config.limits.grpc_memory_bytes));
+  quota.SetMaxThreads(64);
+  builder.SetResourceQuota(quota);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config.limits.max_concurrent_streams);
   builder.RegisterService(&service);
   builder.RegisterService(&reflection_v1);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -187,7 +241,16 @@ int RunDaemon(const DaemonSettings& settings) {
   const metrics::Collectables scraped({&core::metrics::Daemon().registry(), &process_metrics});
   std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint;
   if (!metrics_listen.empty()) {
-    core::Status st = metrics::MetricsEndpoint::Start(metrics_listen, &scraped, &metrics_endpoint);
+    metrics::EndpointOptions endpoint_options;
+    endpoint_options.allow_remote = settings.metrics_allow_remote;
+    if (const rpc::Authorizer* authorizer = listener.authorizer.get()) {
+      // With tokens (now or after a reload), a scrape needs a read token as a gRPC read does.
+      endpoint_options.authorize = [authorizer](std::string_view header) {
+        return authorizer->MetricsRefusal(header);
+      };
+    }
+    core::Status st = metrics::MetricsEndpoint::Start(metrics_listen, &scraped, &metrics_endpoint,
+                                                      std::move(endpoint_options));
     if (st.ok()) {
       spdlog::info("metrics on http://{}/metrics (port {})", metrics_listen,
                    metrics_endpoint->port());
@@ -208,10 +271,14 @@ int RunDaemon(const DaemonSettings& settings) {
   }
   spdlog::info("listening on {} (port {}): {}", config.listen, port, listener.description);
 
-  // The GPU's worker may die and come back: health follows it every few seconds.
+  // The GPU's worker may die and come back: health follows it every few seconds. SIGHUP reads
+  // the configuration's token file again; SIGTERM and SIGINT end the daemon.
   int sig = -1;
   const timespec every{2, 0};
-  while ((sig = sigtimedwait(&signals, nullptr, &every)) < 0) UpdateHealth(health, *core);
+  while ((sig = sigtimedwait(&signals, nullptr, &every)) < 0 || sig == SIGHUP) {
+    if (sig == SIGHUP) Reload(settings, listener);
+    UpdateHealth(health, *core);
+  }
   spdlog::info("signal {}: shutting down", sig);
   health->Shutdown();
   core->Shutdown();

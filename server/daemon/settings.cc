@@ -81,19 +81,25 @@ bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_cod
                "systemd ExecStopPost=");
   auto* metrics_flag =
       app.add_option("--metrics-listen", settings->metrics_listen,
-                     "serve Prometheus metrics at http://ADDRESS/metrics; '' turns it off "
-                     "(default 127.0.0.1:9464)")
+                     "serve Prometheus metrics at http://ADDRESS/metrics (and /healthz); '' turns "
+                     "it off (default 127.0.0.1:9464)")
           ->check([](const std::string& value) {  // refused before any GPU work starts
             std::string host;
             int port = 0;
             return value.empty() ? std::string() : metrics::CheckListenAddress(value, &host, &port);
           });
+  app.add_flag("--metrics-allow-remote", settings->metrics_allow_remote,
+               "serve --metrics-listen on an address other machines reach (plain HTTP; with "
+               "[auth] tokens a scrape needs a read token)");
   app.add_option("--hash-token", settings->hash_token,
                  "print the token-file line (sha256 name role) for the token on stdin (a new "
                  "one when stdin is empty) and exit; NAME:ROLE, role read, run or admin");
   app.add_flag("--insecure-remote", insecure_remote,
                "serve a non-loopback --listen address without TLS or authentication (warned "
                "at every start)");
+  app.add_option("--audit-log", settings->audit_log,
+                 "append the audit trail (JSON lines: authentication failures, cancels, kernel "
+                 "changes, clock locks, reloads) to FILE, created 0600; default: the daemon's log");
   app.set_version_flag("--version", std::string(kDaemonVersion) + " (" + kGitRevision + ")");
   try {
     app.parse(argc, argv);
@@ -102,9 +108,20 @@ bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_cod
     return false;
   }
   settings->metrics_listen_given = metrics_flag->count() > 0;
+  if (std::string host; !settings->metrics_listen.empty()) {
+    int port = 0;
+    if (metrics::CheckListenAddress(settings->metrics_listen, &host, &port).empty() &&
+        !metrics::IsLoopbackHost(host) && !settings->metrics_allow_remote)
+      return Refuse(
+          core::InvalidArgument("--metrics-listen " + settings->metrics_listen +
+                                " can be reached from other machines over plain HTTP: listen on "
+                                "127.0.0.1, or pass --metrics-allow-remote to accept that"),
+          exit_code);
+  }
   if (!settings->hash_token.empty()) return true;
 
   core::DaemonConfig& config = settings->config;
+  settings->config_path = config_path;
   if (!config_path.empty()) {
     if (core::Status st = core::LoadConfigFile(config_path, &config); !st.ok())
       return Refuse(st, exit_code);

@@ -19,6 +19,9 @@ struct DaemonSettings {
                                       ///< is an error rather than a warning
   bool reset_clocks = false;          ///< --reset-clocks: reset the journal's locks and exit
   std::string hash_token;             ///< --hash-token NAME:ROLE: print a token line and exit
+  bool metrics_allow_remote = false;  ///< --metrics-allow-remote: serve a non-loopback address
+  std::string config_path;            ///< --config, read again on SIGHUP; "" when none
+  std::string audit_log;              ///< --audit-log FILE; "": audit lines go to the log
 };
 
 /// Parses the command line and reads the configuration. Returns true with `settings` filled when

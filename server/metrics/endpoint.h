@@ -9,8 +9,10 @@
 // (exposer_request_latencies in microseconds, not base units).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "server/core/base/status.h"
 
@@ -23,14 +25,24 @@ struct mg_connection;
 
 namespace ablation::metrics {
 
+struct EndpointOptions {
+  /// Serving an address other machines reach (not 127.0.0.0/8, ::1): refused unless set, as the
+  /// gRPC listener refuses one without TLS (--metrics-allow-remote).
+  bool allow_remote = false;
+  /// Decides on a request's Authorization header ("" when it has none): "" lets it read the
+  /// metrics, else why not (answered 401 with WWW-Authenticate: Bearer). Unset: no credentials
+  /// are asked (a daemon without tokens). /healthz never asks.
+  std::function<std::string(std::string_view authorization)> authorize;
+};
+
 class MetricsEndpoint {
  public:
   /// Checks `listen` ("127.0.0.1:9464", "[::1]:9464", "0.0.0.0:9464"; port 0 picks a free one)
   /// and starts serving `registry` (a prometheus::Registry), which must outlive the endpoint.
-  /// InvalidArgument for a malformed address, FailedPrecondition (with civetweb's reason) when it
-  /// cannot be bound.
+  /// InvalidArgument for a malformed address or a remote one without options.allow_remote,
+  /// FailedPrecondition (with civetweb's reason) when it cannot be bound.
   static core::Status Start(const std::string& listen, const prometheus::Collectable* registry,
-                            std::unique_ptr<MetricsEndpoint>* out);
+                            std::unique_ptr<MetricsEndpoint>* out, EndpointOptions options = {});
   ~MetricsEndpoint();
   MetricsEndpoint(const MetricsEndpoint&) = delete;
   MetricsEndpoint& operator=(const MetricsEndpoint&) = delete;
@@ -39,13 +51,22 @@ class MetricsEndpoint {
   int port() const { return port_; }
 
  private:
-  explicit MetricsEndpoint(const prometheus::Collectable* registry) : registry_(registry) {}
+  MetricsEndpoint(const prometheus::Collectable* registry, EndpointOptions options)
+      : registry_(registry), options_(std::move(options)) {}
   static int Serve(mg_connection* conn, void* self);
+  static int ServeHealth(mg_connection* conn, void* self);
 
   const prometheus::Collectable* registry_;
+  EndpointOptions options_;
   mg_context* context_ = nullptr;
   int port_ = 0;
 };
+
+/// Whether the linked civetweb can bind IPv6 addresses (Debian 12's cannot).
+bool ServesIpv6();
+
+/// True for 127.0.0.0/8 and ::1 (a host as CheckListenAddress splits it: "[::1]" bracketed).
+bool IsLoopbackHost(const std::string& host);
 
 /// Splits "HOST:PORT" with an IPv4 literal or a bracketed IPv6 literal as host. Empty on
 /// success, else what is wrong with it.

@@ -118,6 +118,9 @@ struct DaemonMetrics::Impl {
   Family<Counter>& hangs =
       AddCounter(registry, "ablationd_worker_hangs_total",
                  "Worker calls that got no answer within their time; the worker was killed");
+  Family<Counter>& idle_deaths =
+      AddCounter(registry, "ablationd_worker_idle_deaths_total",
+                 "Workers that died while the GPU was idle (noticed between runs, restarted)");
   Family<Histogram>& wall_seconds =
       prometheus::BuildHistogram()
           .Name("ablationd_measurement_wall_seconds")
@@ -174,6 +177,7 @@ struct DaemonMetrics::Impl {
     clock_target.Add({{"gpu", gpu}, {"clock", "mem"}});
     restarts.Add({{"gpu", gpu}});
     hangs.Add({{"gpu", gpu}});
+    idle_deaths.Add({{"gpu", gpu}});
   }
 };
 
@@ -197,6 +201,10 @@ void DaemonMetrics::WorkerRestarted(int gpu) {
 }
 
 void DaemonMetrics::WorkerHung(int gpu) { impl_->hangs.Add({{"gpu", Gpu(gpu)}}).Increment(); }
+
+void DaemonMetrics::WorkerDiedIdle(int gpu) {
+  impl_->idle_deaths.Add({{"gpu", Gpu(gpu)}}).Increment();
+}
 
 void DaemonMetrics::RunCreated(int64_t run_id, v1::RunKind kind, int gpu) {
   std::lock_guard lock(impl_->mu);

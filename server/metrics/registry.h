@@ -44,6 +44,8 @@ class DaemonMetrics {
   void WorkerRestarted(int gpu);
   /// A call to the worker got no answer within its time and the worker was killed.
   void WorkerHung(int gpu);
+  /// The worker died while no task was running (killed, crashed between runs).
+  void WorkerDiedIdle(int gpu);
 
   void RunCreated(int64_t run_id, v1::RunKind kind, int gpu);
   void RunStarted(int64_t run_id, const v1::DeviceIdentity& device, bool clocks_locked, int sm_mhz,

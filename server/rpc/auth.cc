@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "server/rpc/audit.h"
+
 namespace ablation::rpc {
 namespace {
 
@@ -87,7 +89,16 @@ class TokenProcessor final : public grpc::AuthMetadataProcessor {
                        OutputMetadata* consumed, OutputMetadata* response) override {
     (void)consumed;
     (void)response;
-    return authorizer_->Check(Find(metadata, ":path"), metadata, context);
+    const std::string_view method = Find(metadata, ":path");
+    grpc::Status st = authorizer_->Check(method, metadata, context);
+    if (st.error_code() != grpc::StatusCode::UNAUTHENTICATED) return st;
+    // Every authentication failure is audited, up to a rate; past it the caller is told to slow
+    // down and the failures are counted, not logged one by one (audit.h).
+    if (AuditLog::Get().AuthFailure(MethodName(method), st.error_message())) return st;
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+            "too many failed authentications (more than " +
+                std::to_string(AuditLog::kMaxAuthFailuresPerSecond) +
+                " a second): this call was not checked; wait and use a valid token"};
   }
 
  private:
@@ -102,7 +113,7 @@ std::string_view MethodName(std::string_view path) {
 }
 
 Authorizer::Authorizer(core::TokenTable tokens, Role anonymous_role, Role client_cert_role)
-    : tokens_(std::move(tokens)),
+    : tokens_(std::make_shared<const core::TokenTable>(std::move(tokens))),
       anonymous_role_(anonymous_role),
       client_cert_role_(client_cert_role) {}
 
@@ -125,11 +136,15 @@ Role Authorizer::RequiredRole(Action action) {
 core::Identity Authorizer::IdentityOf(const Metadata& metadata, const grpc::AuthContext* auth,
                                       std::string* bad_token) const {
   const std::string_view header = Find(metadata, "authorization");
-  if (!header.empty()) {
+  if (metadata.count(grpc::string_ref("authorization")) > 1) {
+    // Which one counts would be up to whoever reads them (the first, here before): a proxy that
+    // adds its own header behind the client's must not decide who the caller is.
+    *bad_token = "the call carries more than one authorization header: send exactly one";
+  } else if (!header.empty()) {
     constexpr std::string_view kBearer = "Bearer ";
     if (header.substr(0, kBearer.size()) != kBearer) {
       *bad_token = "the authorization header must be 'Bearer <token>'";
-    } else if (auto identity = tokens_.Lookup(header.substr(kBearer.size()))) {
+    } else if (auto identity = Tokens()->Lookup(header.substr(kBearer.size()))) {
       return *identity;
     } else {
       *bad_token = "the bearer token is not one of this daemon's tokens (auth.tokens)";
@@ -168,6 +183,37 @@ grpc::Status Authorizer::Allow(Action action, const core::Identity& caller) cons
   const Role needed = RequiredRole(action);
   if (caller.role >= needed) return grpc::Status::OK;
   return Refuse(caller, ActionText(action), needed);
+}
+
+std::string Authorizer::MetricsRefusal(std::string_view authorization) const {
+  const std::shared_ptr<const core::TokenTable> tokens = Tokens();
+  if (tokens->empty()) return "";
+  constexpr std::string_view kBearer = "Bearer ";
+  std::string why;
+  if (authorization.empty()) {
+    why =
+        "the metrics need a token of the read role (Authorization: Bearer <token>; Prometheus: "
+        "`authorization` in the scrape config)";
+  } else if (authorization.substr(0, kBearer.size()) != kBearer) {
+    why = "the Authorization header must be 'Bearer <token>'";
+  } else if (auto identity = tokens->Lookup(authorization.substr(kBearer.size())); !identity) {
+    why = "the bearer token is not one of this daemon's tokens (auth.tokens)";
+  } else if (identity->role < Role::kRead) {
+    why = identity->name + " has no role that may read the metrics";
+  }
+  if (!why.empty()) (void)AuditLog::Get().AuthFailure("GET /metrics", why);
+  return why;
+}
+
+std::shared_ptr<const core::TokenTable> Authorizer::Tokens() const {
+  std::lock_guard lock(tokens_mu_);
+  return tokens_;
+}
+
+void Authorizer::ReplaceTokens(core::TokenTable tokens) {
+  auto next = std::make_shared<const core::TokenTable>(std::move(tokens));
+  std::lock_guard lock(tokens_mu_);
+  tokens_ = std::move(next);
 }
 
 std::shared_ptr<grpc::AuthMetadataProcessor> Authorizer::Processor() const {

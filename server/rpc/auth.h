@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -51,8 +52,19 @@ class Authorizer {
   /// The processor to set on the listener's credentials; it calls Check for every call.
   std::shared_ptr<grpc::AuthMetadataProcessor> Processor() const;
 
+  /// For the metrics endpoint: "" when a request with this Authorization header may read the
+  /// metrics (no tokens configured, or a token of the read role or above), else why not.
+  std::string MetricsRefusal(std::string_view authorization) const;
+
+  /// The token file read again (SIGHUP): calls from now on are checked against `tokens`. The
+  /// anonymous role stays what it was decided at start.
+  void ReplaceTokens(core::TokenTable tokens);
+
  private:
-  core::TokenTable tokens_;
+  std::shared_ptr<const core::TokenTable> Tokens() const;
+
+  mutable std::mutex tokens_mu_;
+  std::shared_ptr<const core::TokenTable> tokens_;  ///< guarded by tokens_mu_; never null
   core::Role anonymous_role_;
   core::Role client_cert_role_;
 };

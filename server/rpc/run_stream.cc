@@ -67,6 +67,7 @@ RunStream* RunStream::Refuse(const grpc::Status& status) {
 RunStream* RunStream::Watch(core::RunManager* runs, core::Queries* queries, int64_t run_id) {
   auto* stream = new RunStream();
   stream->observer_ = std::make_shared<Observer>(stream, nullptr);
+  stream->run_id_ = run_id;  // a watcher joins after the Queued event that names it
   if (run_id <= 0) {
     std::lock_guard lock(stream->mu_);
     stream->FinishOnce({grpc::StatusCode::INVALID_ARGUMENT, "run_id: must be a positive run id"});
@@ -108,8 +109,28 @@ void RunStream::AnswerFromStore(std::shared_ptr<Observer> observer, core::RunMan
 
 void RunStream::Event(const v1::RunEvent& event) {
   std::lock_guard lock(mu_);
-  if (finished_) return;
+  if (finished_) {
+    ++dropped_;
+    return;
+  }
+  if (event.has_queued()) run_id_ = event.queued().run_id();
+  if (event.has_finished()) run_id_ = event.finished().run_id();
   if (event.has_finished() || event.has_failed()) told_end_ = true;
+  if (pending_.size() >= kMaxPendingEvents) {
+    // The client does not read as fast as the run reports: keep the event being written (gRPC
+    // holds a pointer to it) and end the stream; the run goes on and is stored as it runs.
+    dropped_ = pending_.size();  // those waiting behind the one out, and this one
+    pending_.erase(pending_.begin() + 1, pending_.end());
+    const std::string run = run_id_ > 0 ? std::to_string(run_id_) : "RUN_ID";
+    spdlog::warn("run {}: a watcher fell behind by {} events; its stream is ended", run,
+                 kMaxPendingEvents);
+    FinishOnce({grpc::StatusCode::RESOURCE_EXHAUSTED,
+                "watcher fell behind: " + std::to_string(dropped_) +
+                    " events undelivered (at most " + std::to_string(kMaxPendingEvents) +
+                    " wait per stream); resume with WatchRun(run_id=" + run +
+                    ") (ablation-client watch " + run + "), whose rows so far are in GetRun"});
+    return;
+  }
   pending_.push_back(event);
   if (!writing_) {
     writing_ = true;
@@ -129,6 +150,12 @@ void RunStream::End(const core::Status& status) {
 void RunStream::OnWriteDone(bool ok) {
   std::lock_guard lock(mu_);
   pending_.pop_front();
+  if (finished_) {
+    // Ended while this write was out (fell behind): the status follows it; nothing else goes.
+    pending_.clear();
+    writing_ = false;
+    return;
+  }
   if (!ok) {
     // The client is gone; the run goes on (it is stored as it runs, and WatchRun re-attaches).
     writing_ = false;

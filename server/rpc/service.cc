@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/core/queries/listings.h"
+#include "server/rpc/audit.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/run_stream.h"
 
@@ -23,17 +24,29 @@ grpc::ServerUnaryReactor* Inline(grpc::CallbackServerContext* context, const cor
   return reactor;
 }
 
+// A reply larger than limits.max_reply_bytes is refused here, by name, rather than by gRPC's
+// send limit with a generic message (a run's raw samples made one 732 MB reply before).
+grpc::Status ReplyTooLarge(size_t bytes, int max_bytes) {
+  return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+          "the reply would be " + std::to_string(bytes) + " bytes, more than " +
+              std::to_string(max_bytes) +
+              " (limits.max_reply_bytes): ask without samples (include_samples=false) or page "
+              "through them with QueryMeasurements (page_size, page_token)"};
+}
+
 // A handler the core answers later, from one of its threads: `start` hands the core a callback
 // that fills the response and finishes the call.
 template <typename Response, typename Start>
 grpc::ServerUnaryReactor* Later(grpc::CallbackServerContext* context, const core::Status& bounds,
-                                Response* response, Start&& start) {
+                                int max_reply_bytes, Response* response, Start&& start) {
   auto* reactor = context->DefaultReactor();
   if (!bounds.ok()) {
     reactor->Finish(ToGrpc(bounds));
     return reactor;
   }
-  start([reactor, response](const core::Status& s, const Response& r) {
+  start([reactor, response, max_reply_bytes](const core::Status& s, const Response& r) {
+    if (const size_t bytes = r.ByteSizeLong(); s.ok() && bytes > size_t(max_reply_bytes))
+      return reactor->Finish(ReplyTooLarge(bytes, max_reply_bytes));
     *response = r;
     reactor->Finish(ToGrpc(s));
   });
@@ -132,8 +145,12 @@ grpc::ServerWriteReactor<v1::RunEvent>* AblationService::RunAblation(
   const core::Identity caller = auth_->Caller(*context);
   if (core::Status st = Bounds(*request); !st.ok()) return RunStream::Refuse(ToGrpc(st));
   if (request->clocks().mode() == v1::CLOCK_MODE_LOCK) {
-    if (grpc::Status st = auth_->Allow(Action::kLockClocks, caller); !st.ok())
-      return RunStream::Refuse(st);
+    grpc::Status st = auth_->Allow(Action::kLockClocks, caller);
+    AuditLog::Get().Action(
+        "lock_clocks", caller, context->peer(),
+        "sm=" + request->clocks().sm_mhz() + " mem=" + request->clocks().mem_mhz(),
+        st.ok() ? "allowed" : st.error_message());
+    if (!st.ok()) return RunStream::Refuse(st);
   }
   if (core::Status st = quota_.Reserve(caller.name); !st.ok()) return RunStream::Refuse(ToGrpc(st));
   // Who asked is who authenticated; a requested_by in the request is not believed or stored.
@@ -217,19 +234,28 @@ grpc::ServerUnaryReactor* AblationService::CancelRun(grpc::CallbackServerContext
   core::Status bounds =
       run_id > 0 ? core::Status::Ok() : core::InvalidArgument("run_id: must be a positive run id");
   grpc::Status others = auth_->Allow(Action::kCancelOthersRun, caller);
+  const std::string target = "run " + std::to_string(run_id);
+  auto audited = [caller, target, peer = context->peer()](const core::Status& st) {
+    AuditLog::Get().Action("cancel_run", caller, peer, target, st.ok() ? "ok" : st.message());
+    return st;
+  };
   if (others.ok() || !bounds.ok())
-    return Inline(context, bounds,
-                  [&] { return Guarded([&] { return core_->runs().Cancel(run_id, response); }); });
+    return Inline(context, bounds, [&] {
+      return audited(Guarded([&] { return core_->runs().Cancel(run_id, response, caller.name); }));
+    });
   // Not an admin: the run must be the caller's own. Who asked for it is in the store, read on
   // the reader pool (requested_by never changes once a run exists).
   auto* reactor = context->DefaultReactor();
-  core_->queries().FindRun(run_id, [this, reactor, response, caller, run_id, others](
+  core_->queries().FindRun(run_id, [this, reactor, response, caller, run_id, others, audited](
                                        const core::Status& st, const v1::Run& run) {
     if (!st.ok()) return reactor->Finish(ToGrpc(st));
-    if (run.requested_by() != caller.name)
-      return reactor->Finish({others.error_code(), "run " + std::to_string(run_id) +
-                                                       " is not yours: " + others.error_message()});
-    reactor->Finish(ToGrpc(core_->runs().Cancel(run_id, response)));
+    if (run.requested_by() != caller.name) {
+      const std::string why =
+          "run " + std::to_string(run_id) + " is not yours: " + others.error_message();
+      audited(core::FailedPrecondition(why));
+      return reactor->Finish({others.error_code(), why});
+    }
+    reactor->Finish(ToGrpc(audited(core_->runs().Cancel(run_id, response, caller.name))));
   });
   return reactor;
 }
@@ -237,21 +263,21 @@ grpc::ServerUnaryReactor* AblationService::CancelRun(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* AblationService::ListRuns(grpc::CallbackServerContext* context,
                                                     const v1::ListRunsRequest* request,
                                                     v1::ListRunsResponse* response) {
-  return Later(context, Bounds(*request), response,
+  return Later(context, Bounds(*request), limits_.max_reply_bytes, response,
                [&](auto done) { core_->queries().ListRuns(*request, std::move(done)); });
 }
 
 grpc::ServerUnaryReactor* AblationService::GetRun(grpc::CallbackServerContext* context,
                                                   const v1::GetRunRequest* request,
                                                   v1::GetRunResponse* response) {
-  return Later(context, Bounds(*request), response,
+  return Later(context, Bounds(*request), limits_.max_reply_bytes, response,
                [&](auto done) { core_->queries().GetRun(*request, std::move(done)); });
 }
 
 grpc::ServerUnaryReactor* AblationService::QueryMeasurements(
     grpc::CallbackServerContext* context, const v1::QueryMeasurementsRequest* request,
     v1::QueryMeasurementsResponse* response) {
-  return Later(context, Bounds(*request), response,
+  return Later(context, Bounds(*request), limits_.max_reply_bytes, response,
                [&](auto done) { core_->queries().QueryMeasurements(*request, std::move(done)); });
 }
 
@@ -265,7 +291,7 @@ grpc::ServerUnaryReactor* AblationService::GetHistory(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* AblationService::Advise(grpc::CallbackServerContext* context,
                                                   const v1::AdviseRequest* request,
                                                   v1::AdviseResponse* response) {
-  return Later(context, Bounds(*request), response,
+  return Later(context, Bounds(*request), limits_.max_reply_bytes, response,
                [&](auto done) { core_->queries().Advise(*request, std::move(done)); });
 }
 
@@ -274,7 +300,7 @@ grpc::ServerUnaryReactor* AblationService::InspectSass(grpc::CallbackServerConte
                                                        v1::SassResponse* response) {
   // The worker names the kernel on the GPU's thread, cuobjdump runs on the inspector's thread,
   // and that thread finishes the call.
-  return Later(context, Bounds(*request), response, [&](auto done) {
+  return Later(context, Bounds(*request), limits_.max_reply_bytes, response, [&](auto done) {
     if (core::Status st = core_->sass().Inspect(*request, done); !st.ok()) done(st, {});
   });
 }
@@ -283,10 +309,19 @@ grpc::ServerUnaryReactor* AblationService::Profile(grpc::CallbackServerContext* 
                                                    const v1::ProfileRequest* request,
                                                    v1::ProfileResponse* response) {
   // ncu runs on the GPU's thread (the GPU is held, nothing is timed meanwhile); that thread
-  // finishes the call.
-  return Later(context, Bounds(*request), response, [&](auto done) {
-    if (core::Status st = core_->profiler().Profile(core_->runs(), *request, done); !st.ok())
-      done(st, {});
+  // finishes the call. A profile holds the GPU as a run does: it takes a share of the caller's
+  // quota of runs in flight, given back when it is answered.
+  const core::Identity caller = auth_->Caller(*context);
+  core::Status bounds = Bounds(*request);
+  if (bounds.ok()) bounds = quota_.Reserve(caller.name);
+  return Later(context, bounds, limits_.max_reply_bytes, response, [&](auto done) {
+    auto release = [this, name = caller.name, done](const core::Status& st,
+                                                    const v1::ProfileResponse& r) {
+      quota_.Release(name);
+      done(st, r);
+    };
+    if (core::Status st = core_->profiler().Profile(core_->runs(), *request, release); !st.ok())
+      release(st, {});
   });
 }
 
@@ -317,8 +352,12 @@ grpc::ServerUnaryReactor* AblationService::AddKernel(grpc::CallbackServerContext
   // gRPC's threads, on one of its own that finishes the call.
   const core::KernelCaller caller = KernelCallerOf(context);
   std::lock_guard lock(compiling_mu_);
-  compiling_.emplace_back([this, reactor, request, response, caller] {
-    reactor->Finish(ToGrpc(Guarded([&] { return core_->AddKernel(caller, *request, response); })));
+  compiling_.emplace_back([this, reactor, request, response, caller, who = auth_->Caller(*context),
+                           peer = context->peer()] {
+    const core::Status st = Guarded([&] { return core_->AddKernel(caller, *request, response); });
+    AuditLog::Get().Action("add_kernel", who, peer, response->kernel().name(),
+                           st.ok() ? "ok" : st.message());
+    reactor->Finish(ToGrpc(st));
   });
   return reactor;
 }
@@ -341,8 +380,12 @@ grpc::ServerUnaryReactor* AblationService::RemoveKernel(grpc::CallbackServerCont
                                                         const v1::RemoveKernelRequest* request,
                                                         v1::RemoveKernelResponse*) {
   const core::KernelCaller caller = KernelCallerOf(context);
-  return Inline(context, Bounds(*request),
-                [&] { return Guarded([&] { return core_->RemoveKernel(caller, *request); }); });
+  return Inline(context, Bounds(*request), [&] {
+    const core::Status st = Guarded([&] { return core_->RemoveKernel(caller, *request); });
+    AuditLog::Get().Action("remove_kernel", auth_->Caller(*context), context->peer(),
+                           request->name(), st.ok() ? "ok" : st.message());
+    return st;
+  });
 }
 
 }  // namespace ablation::rpc

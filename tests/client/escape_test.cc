@@ -44,5 +44,30 @@ TEST(EscapeTest, ControlCharactersFromTheDaemonNeverReachTheTerminalRaw) {
   EXPECT_EQ(MarkdownCell("\x1b"), "\\x1b");
 }
 
+// A tag with a right-to-left override reads as another in a table or a spreadsheet ("Trojan
+// Source"); every one of the reordering characters is shown as its code point instead.
+TEST(EscapeTest, BidirectionalOverridesAndOtherUnicodeControlsAreShownAsCodePoints) {
+  const std::string rlo = "nightly\xE2\x80\xAEgnp.exe";  // U+202E RIGHT-TO-LEFT OVERRIDE
+  EXPECT_EQ(OneLine(rlo), "nightly\\u{202E}gnp.exe");
+  EXPECT_EQ(MarkdownCell(rlo), "nightly\\u{202E}gnp.exe");
+  EXPECT_EQ(CsvField(rlo), "nightly\\u{202E}gnp.exe");
+  EXPECT_EQ(Printable(rlo), "nightly\\u{202E}gnp.exe");
+  EXPECT_EQ(OneLine("a\xE2\x81\xA6"
+                    "b\xE2\x81\xA9"),
+            "a\\u{2066}b\\u{2069}");  // isolates
+  EXPECT_EQ(OneLine("\xE2\x80\x8F"
+                    "x\xD8\x9C"),
+            "\\u{200F}x\\u{061C}");  // marks
+  EXPECT_EQ(OneLine("c1\xC2\x9B"
+                    "2J"),
+            "c1\\u{009B}2J");  // C1 CSI: a terminal escape too
+  EXPECT_EQ(OneLine("line\xE2\x80\xA8sep"), "line\\u{2028}sep");
+  // Ordinary non-ASCII text is left alone.
+  EXPECT_EQ(OneLine("caf\xC3\xA9 \xE2\x80\x94 \xE2\x82\xAC"),
+            "caf\xC3\xA9 \xE2\x80\x94 \xE2\x82\xAC");
+  // A sequence cut short at the end of the text is not read past it.
+  EXPECT_EQ(OneLine("x\xE2\x80"), "x\xE2\x80");
+}
+
 }  // namespace
 }  // namespace ablation::client

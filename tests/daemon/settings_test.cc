@@ -105,6 +105,23 @@ TEST_F(SettingsTest, VersionAndHashTokenStopOrGoOnWithoutReadingTheConfig) {
   EXPECT_FALSE(h.metrics_listen_given);
 }
 
+// A metrics address other machines reach is refused before anything starts, as the gRPC listener
+// refuses one without TLS, unless --metrics-allow-remote says it is meant.
+TEST_F(SettingsTest, ARemoteMetricsAddressNeedsMetricsAllowRemote) {
+  DaemonSettings s;
+  int code = -1;
+  EXPECT_FALSE(Read({"--metrics-listen", "0.0.0.0:9464"}, &s, &code));
+  EXPECT_EQ(code, 2);
+  DaemonSettings allowed;
+  EXPECT_TRUE(
+      Read({"--metrics-listen", "0.0.0.0:9464", "--metrics-allow-remote"}, &allowed, &code));
+  EXPECT_TRUE(allowed.metrics_allow_remote);
+  DaemonSettings loopback;
+  EXPECT_TRUE(
+      Read({"--metrics-listen", "127.0.0.1:9464", "--audit-log", "/tmp/a"}, &loopback, &code));
+  EXPECT_EQ(loopback.audit_log, "/tmp/a");
+}
+
 }  // namespace
 }  // namespace ablation::daemon
 

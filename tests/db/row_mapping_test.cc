@@ -424,7 +424,7 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
                   "hardware_fingerprint", "daemon_version", "git_revision", "request_json",
                   "requested_by", "created_at_ms", "started_at_ms", "finished_at_ms", "error",
                   "planned", "clock_policy", "rounds", "order_seed", "regime", "paired",
-                  "host_name", "node_labels", "kernel_revision"));
+                  "host_name", "node_labels", "kernel_revision", "cancelled_by"));
   EXPECT_THAT(RowMapping::Of<v1::DeviceIdentity>().ColumnNames(),
               ElementsAre("device_index", "device_name", "device_uuid", "compute_capability",
                           "sm_count", "driver_version", "cuda_runtime_version", "cublas_version",

@@ -139,21 +139,22 @@ TEST_F(StoreHistoryTest, VariantMeasuredByNameOrGlob) {
   EXPECT_FALSE(store_->VariantMeasured("cublas_default"));
 }
 
-// v14 -> v15: the provenance columns arrive with '' (NULL for the power limit), the rows stay.
+// v14 -> v16: the provenance columns (v15) arrive with '' (NULL for the power limit), and who
+// cancelled (v16); the rows stay.
 TEST_F(StoreHistoryTest, V14DatabaseGainsProvenanceKeepingItsRows) {
   const int64_t id = Night("fp-a", testing::kBaseMs, 1.0);
   store_.reset();
   {
     testing::RawDb raw(path_);
     for (const char* column : {"vbios_version", "power_limit_w", "ecc_mode", "hardware_fingerprint",
-                               "host_name", "node_labels", "kernel_revision"}) {
+                               "host_name", "node_labels", "kernel_revision", "cancelled_by"}) {
       raw.Exec(std::string("ALTER TABLE runs DROP COLUMN ") + column);
     }
     raw.Exec("PRAGMA user_version = 14");
   }
   store_ = Store::Open(path_);
   testing::RawDb raw(path_);
-  EXPECT_EQ(raw.Int("PRAGMA user_version"), 15);
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), 16);
   const auto run = store_->GetRun(id);
   ASSERT_TRUE(run.has_value());
   EXPECT_EQ(run->device().hardware_fingerprint(), "");

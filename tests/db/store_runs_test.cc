@@ -2,7 +2,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -26,6 +30,7 @@ using testing::MakeRun;
 using testing::RawDb;
 using testing::SameMessage;
 using testing::StoreTest;
+using testing::TempDirTest;
 
 TEST_F(StoreTest, RunRoundTripsWithTagsAndDeviceThroughItsLifecycle) {
   v1::Run run = MakeRun({"nightly", "h200", "nightly"});
@@ -305,4 +310,51 @@ TEST_F(StoreTest, InterruptedRunsAreMarkedFailedNeverDeleted) {
 }
 
 }  // namespace
+
+// v16: who cancelled a run is stored with it.
+TEST_F(StoreTest, WhoCancelledARunIsStoredWithIt) {
+  const int64_t id = store_->CreateRun(MakeRun());
+  EXPECT_EQ(store_->GetRun(id)->cancelled_by(), "");
+  store_->SetCancelledBy(id, "root");
+  EXPECT_EQ(store_->GetRun(id)->cancelled_by(), "root");
+}
+
+// A new database is the daemon's and its group's whatever the umask (it was 0644 under 022).
+TEST_F(TempDirTest, ANewDatabaseIsCreated0640WhateverTheUmask) {
+  const mode_t old = ::umask(022);
+  const std::string path = PathOf("private.db");
+  { auto store = Store::Open(path); }
+  ::umask(old);
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640);
+}
+
+// Corruption in a late page is seen when the daemon opens the file, named, not as a generic
+// internal error of whichever query first reads that page.
+TEST_F(TempDirTest, CorruptionInALatePageIsSeenAtOpenNamingTheFile) {
+  const std::string path = PathOf("late.db");
+  {
+    auto store = Store::Open(path);
+    v1::Run run = MakeRun();
+    run.set_request_json(std::string(400, 'r'));
+    for (int i = 0; i < 2000; ++i) store->CreateRun(run);
+  }  // the last connection checkpoints the WAL into the file
+  const auto size = std::filesystem::file_size(path);
+  ASSERT_GT(size, 64u * 4096);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(std::streamoff(size - 4096));
+    const std::string garbage(4096, '\xff');
+    f.write(garbage.data(), std::streamsize(garbage.size()));
+  }
+  try {
+    Store::Open(path);
+    ADD_FAILURE() << "a damaged database was opened";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("database '" + path + "' is damaged"));
+    EXPECT_THAT(e.what(), HasSubstr("restore it from a backup"));
+  }
+}
+
 }  // namespace ablation::db

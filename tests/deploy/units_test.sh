@@ -86,7 +86,8 @@ require ablationd.service \
   "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6" "SystemCallArchitectures=native" \
   "LockPersonality=yes" "RestrictRealtime=yes" "ProtectKernelModules=yes" \
   "ProtectKernelTunables=yes" "ProtectControlGroups=yes" \
-  "CapabilityBoundingSet=CAP_SYS_ADMIN" "AmbientCapabilities=CAP_SYS_ADMIN"
+  "CapabilityBoundingSet=CAP_SYS_ADMIN" "AmbientCapabilities=CAP_SYS_ADMIN" \
+  "ExecReload=/bin/kill -HUP \$MAINPID" "MemoryMax=8G"
 require ablationd.service.d/observe-only.conf "CapabilityBoundingSet=" "AmbientCapabilities="
 require ablationd-nightly.service "Type=oneshot" "EnvironmentFile=-/etc/ablationd/nightly.env" \
   "ExecStart=/opt/ablationd/bin/ablationd-nightly" "CapabilityBoundingSet="

@@ -156,5 +156,45 @@ TEST_F(Faults, VerifyWhoseClientLeavesIsCancelled) {
   EXPECT_LT(store->VerificationsOfRun(run_id).size(), 24u);
 }
 
+// A worker killed while the GPU is idle is noticed, recorded and restarted before the next run:
+// that run's first measurement no longer fails with "worker died (signal 9)" (a fault outside
+// the run was charged to it before).
+TEST_F(Faults, AWorkerKilledWhileIdleIsRestartedBeforeTheNextRun) {
+  StartDaemon({});
+  auto workers = ChildrenNamed(daemon_->pid(), "fake-worker");
+  ASSERT_EQ(workers.size(), 1u);
+  ASSERT_EQ(::kill(workers[0], SIGKILL), 0);
+  // Noticed within the idle check's second, without any call: a new worker, and the log says so.
+  std::vector<pid_t> now;
+  for (int i = 0; i < 50; ++i) {
+    now = ChildrenNamed(daemon_->pid(), "fake-worker");
+    if (now.size() == 1 && now[0] != workers[0]) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(now.size(), 1u);
+  EXPECT_NE(now[0], workers[0]);
+  std::ifstream out(dir_ + "/daemon.out");  // spdlog writes to stdout
+  EXPECT_THAT(std::string(std::istreambuf_iterator<char>(out), {}),
+              HasSubstr("the worker died while the GPU was idle (signal 9"));
+  // The next run has nothing to do with it: every measurement succeeds.
+  CommandResult run = daemon_->Client({"run", "--variant", "cublas_bf16", "--shape", "256"});
+  EXPECT_EQ(run.exit_code, 0) << run.err << run.out;
+  auto stored = db::Store::OpenReadOnly(daemon_->db_path())->LatestRun();
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->state(), v1::RUN_STATE_SUCCEEDED);
+  EXPECT_EQ(stored->failed(), 0);
+}
+
+// The same when the death falls between the idle check and the run: the run's start looks first.
+TEST_F(Faults, AWorkerKilledJustBeforeARunIsRestartedByThatRunsStart) {
+  StartDaemon({});
+  auto workers = ChildrenNamed(daemon_->pid(), "fake-worker");
+  ASSERT_EQ(workers.size(), 1u);
+  ASSERT_EQ(::kill(workers[0], SIGKILL), 0);
+  CommandResult run = daemon_->Client({"run", "--variant", "cublas_bf16", "--shape", "256"});
+  EXPECT_EQ(run.exit_code, 0) << run.err << run.out;
+  EXPECT_EQ(db::Store::OpenReadOnly(daemon_->db_path())->LatestRun()->failed(), 0);
+}
+
 }  // namespace
 }  // namespace ablation::testing

@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 import time
 import tomllib
+import urllib.error
 import urllib.request
 
 import pytest
@@ -69,10 +70,22 @@ def container(workload, name=None):
     return pod, next(c for c in containers if name is None or c["name"] == name)
 
 
+# The daemon's flags that take no value.
+BARE_FLAGS = {"--metrics-allow-remote"}
+
+
 def flags(args):
-    """{--flag: value} of an argument list of --flag value pairs."""
-    assert len(args) % 2 == 0 and all(a.startswith("--") for a in args[::2]), args
-    return dict(zip(args[::2], args[1::2]))
+    """{--flag: value} of an argument list of --flag value pairs (True for a bare flag)."""
+    out, i = {}, 0
+    while i < len(args):
+        assert args[i].startswith("--"), args
+        if args[i] in BARE_FLAGS:
+            out[args[i]] = True
+            i += 1
+        else:
+            out[args[i]] = args[i + 1]
+            i += 2
+    return out
 
 
 def port_of(address):
@@ -147,9 +160,12 @@ def test_the_daemonsets_flags_are_the_daemons_and_its_ports_agree():
     # Reachable from the kubelet's probes and the Services: not loopback.
     assert args["--listen"] == f"0.0.0.0:{ports['grpc']}"
     assert args["--metrics-listen"] == f"0.0.0.0:{ports['metrics']}"
-    # The kubelet's grpc probes cannot speak TLS: they ask the metrics endpoint.
+    assert args["--metrics-allow-remote"] is True  # refused without it, on purpose here
+    # The kubelet's grpc probes cannot speak TLS, its HTTP probes carry no token: /healthz.
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-        assert c[probe]["httpGet"] == {"path": "/metrics", "port": "metrics"}, probe
+        assert c[probe]["httpGet"] == {"path": "/healthz", "port": "metrics"}, probe
+    # A memory limit, so that the node's OOM killer never chooses for the daemon.
+    assert c["resources"]["limits"]["memory"].endswith("Gi")
     # The database (and its WAL and clock journal beside it) on the pod's volume.
     mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
     db_dir = os.path.dirname(args["--db"])
@@ -341,10 +357,18 @@ def test_the_daemon_starts_with_exactly_the_manifests_arguments_and_configuratio
             # The probes' answer: the metrics endpoint serves.
             def metrics_answer():
                 assert daemon.poll() is None, "ablationd exited: " + (tmp / "ablationd.log").read_text()
-                with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=2) as r:
+                with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/healthz", timeout=2) as r:
                     return r.status == 200
 
             wait_for(metrics_answer, 60, "the metrics endpoint (the probes) answers")
+            # /metrics itself needs a token of this daemon (it has tokens).
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=2)
+            assert refused.value.code == 401
+            request = urllib.request.Request(f"http://127.0.0.1:{metrics_port}/metrics",
+                                             headers={"Authorization": f"Bearer {token}"})
+            with urllib.request.urlopen(request, timeout=2) as r:
+                assert r.status == 200
             assert daemon.poll() is None, (tmp / "ablationd.log").read_text()
             # TLS on the gRPC listener, with the certificate the Service's name verifies.
             context = ssl.create_default_context(cafile=str(tls / "tls.crt"))
@@ -416,6 +440,7 @@ def test_the_servicemonitor_scrapes_the_metrics_port_of_one_service():
     names = {p["name"] for p in selected[0]["spec"]["ports"]}
     for endpoint in sm["spec"]["endpoints"]:
         assert endpoint["port"] in names and endpoint["path"] == "/metrics"
+        assert endpoint["authorization"]["type"] == "Bearer"  # /metrics needs a read token
 
 
 def test_the_plain_scrape_config_finds_the_headless_service():
@@ -427,10 +452,15 @@ def test_the_plain_scrape_config_finds_the_headless_service():
     assert sd["names"] == [f"ablationd-metrics.{namespace}.svc.cluster.local"]
     assert sd["port"] == headless["spec"]["ports"][0]["port"]
     assert job["metrics_path"] == "/metrics"
+    assert job["authorization"]["type"] == "Bearer"
     if shutil.which("promtool") is None:
         pytest.skip("promtool (package prometheus) is not installed: the config's syntax is unchecked")
-    done = subprocess.run(["promtool", "check", "config", str(K8S / "prometheus" / "scrape-config.yaml")],
-                          capture_output=True, text=True, check=False)
+    # promtool checks that the token file it names exists: beside a copy of the config.
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copy(K8S / "prometheus" / "scrape-config.yaml", tmp)
+        (pathlib.Path(tmp) / job["authorization"]["credentials_file"]).write_text("token\n")
+        done = subprocess.run(["promtool", "check", "config", str(pathlib.Path(tmp) / "scrape-config.yaml")],
+                              capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
 
 

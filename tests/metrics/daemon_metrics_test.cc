@@ -36,6 +36,7 @@ const std::map<std::string, std::vector<std::string>> kLabelNames = {
     {"ablationd_measurements_total", {"status"}},
     {"ablationd_worker_restarts_total", {"gpu"}},
     {"ablationd_worker_hangs_total", {"gpu"}},
+    {"ablationd_worker_idle_deaths_total", {"gpu"}},
     {"ablationd_measurement_wall_seconds", {"gpu"}},
     {"ablationd_clock_locked", {"gpu"}},
     {"ablationd_clock_lock_target_hertz", {"gpu", "clock"}},

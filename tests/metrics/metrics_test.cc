@@ -62,6 +62,7 @@ TEST(ExpositionTest, EveryFamilyHasItsHelpAndType) {
            {"ablationd_verifications_total", "counter"},
            {"ablationd_worker_restarts_total", "counter"},
            {"ablationd_worker_hangs_total", "counter"},
+           {"ablationd_worker_idle_deaths_total", "counter"},
            {"ablationd_measurement_wall_seconds", "histogram"},
            {"ablationd_clock_locked", "gauge"},
            {"ablationd_clock_lock_target_hertz", "gauge"},
@@ -71,7 +72,7 @@ TEST(ExpositionTest, EveryFamilyHasItsHelpAndType) {
     EXPECT_EQ(Lines(text, "# TYPE " + name + " " + type).size(), 1u) << name << "\n" << text;
     EXPECT_EQ(Lines(text, "# HELP " + name + " ").size(), 1u) << name;
   }
-  EXPECT_EQ(Lines(text, "# TYPE ").size(), 15u) << text;
+  EXPECT_EQ(Lines(text, "# TYPE ").size(), 16u) << text;
 }
 
 TEST(ExpositionTest, HelpTextsAreOneLineWithoutBackslashes) {

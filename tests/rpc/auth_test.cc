@@ -48,6 +48,43 @@ TEST(Authorizer, ChecksTokensAndRolesWithSentences) {
             "the authorization header must be 'Bearer <token>'");
 }
 
+// The metrics endpoint asks for what a read asks for, once tokens are configured; a reload
+// (SIGHUP) changes which tokens those are.
+TEST(Authorizer, MetricsNeedAReadTokenOnceTokensAreConfiguredAndFollowAReload) {
+  Authorizer open_daemon(core::TokenTable(), Role::kAdmin, Role::kAdmin);
+  EXPECT_EQ(open_daemon.MetricsRefusal(""), "");
+  std::string line;
+  ASSERT_TRUE(core::TokenLine("reader-token-0123456789", "reader:read", &line).ok());
+  core::TokenTable tokens;
+  ASSERT_TRUE(core::TokenTable::Parse(line, "t", &tokens).ok());
+  Authorizer auth(std::move(tokens), Role::kNone, Role::kRun);
+  EXPECT_NE(auth.MetricsRefusal("").find("need a token of the read role"), std::string::npos);
+  EXPECT_NE(auth.MetricsRefusal("Bearer wrong").find("not one of this daemon's tokens"),
+            std::string::npos);
+  EXPECT_EQ(auth.MetricsRefusal("Bearer reader-token-0123456789"), "");
+  ASSERT_TRUE(core::TokenLine("other-token-0123456789", "other:read", &line).ok());
+  core::TokenTable next;
+  ASSERT_TRUE(core::TokenTable::Parse(line, "t", &next).ok());
+  auth.ReplaceTokens(std::move(next));
+  EXPECT_NE(auth.MetricsRefusal("Bearer reader-token-0123456789"), "");
+  EXPECT_EQ(auth.MetricsRefusal("Bearer other-token-0123456789"), "");
+}
+
+TEST(Authorizer, TwoAuthorizationHeadersAreRefused) {
+  std::string line;
+  ASSERT_TRUE(core::TokenLine("reader-token-0123456789", "reader:read", &line).ok());
+  core::TokenTable tokens;
+  ASSERT_TRUE(core::TokenTable::Parse(line, "t", &tokens).ok());
+  Authorizer auth(std::move(tokens), Role::kNone, Role::kRun);
+  const std::string header = "Bearer reader-token-0123456789";
+  Authorizer::Metadata twice;
+  twice.insert({"authorization", header});
+  twice.insert({"authorization", header});
+  grpc::Status st = auth.Check("/ablation.v1.Ablation/ListRuns", twice, nullptr);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_NE(st.error_message().find("more than one authorization header"), std::string::npos);
+}
+
 TEST(Listener, LoopbackIsTellingApartWhatOthersReach) {
   EXPECT_TRUE(IsLoopbackAddress("127.0.0.1:50051"));
   EXPECT_TRUE(IsLoopbackAddress("localhost:1"));

@@ -90,6 +90,8 @@ TEST_F(ServiceTest, RunAblationStreamsEveryEventAndTheQueriesSeeTheStoredRun) {
   EXPECT_EQ(events[1].started().device().uuid(), "GPU-test-0000");
   EXPECT_EQ(events[2].measurement().variant(), "abl_L1_R1_bl0_s3_sw1");
   EXPECT_EQ(events[2].measurement().sample_ms_size(), 0);  // the stream carries no samples
+  EXPECT_EQ(events[2].measurement().sample_cycles_size(), 0);
+  EXPECT_EQ(events[2].measurement().sample_sm_mhz_size(), 0);
   EXPECT_EQ(events[4].finished().state(), v1::RUN_STATE_SUCCEEDED);
   const int64_t id = events[0].queued().run_id();
 

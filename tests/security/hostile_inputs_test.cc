@@ -9,8 +9,11 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <mutex>
+#include <thread>
 
 #include <gmock/gmock.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -200,6 +203,190 @@ TEST_F(Hostile, RunsInFlightPerCallerAreLimitedWithoutARace) {
   EXPECT_EQ(refused, 4);
   // Places come back when runs end.
   EXPECT_TRUE(Run(Valid()).ok());
+}
+
+// One plan limit for every kind of run: Verify and Profile are held to the limit RunAblation is
+// (Verify over abl_* x 1024 shapes planned 131,072 items before), and Verify refuses the tags
+// RunAblation refuses.
+TEST_F(Hostile, VerifyAndProfileMeetTheSamePlanLimitAndTags) {
+  StartDaemon("[limits]\nmax_measurements_per_run = 100\n");
+  auto stub = daemon_->Stub();
+  v1::VerifyRequest verify;
+  verify.add_variants("abl_*");  // 128 variants x 1 shape: over 100
+  auto* s = verify.add_shapes();
+  s->set_m(256);
+  s->set_n(256);
+  s->set_k(256);
+  v1::VerifyResponse verified;
+  grpc::ClientContext c1;
+  grpc::Status st = stub->Verify(&c1, verify, &verified);
+  ExpectRefused(st, grpc::StatusCode::INVALID_ARGUMENT, "max_measurements_per_run");
+  EXPECT_THAT(st.error_message(), HasSubstr("128 verifications"));
+
+  v1::VerifyRequest tagged;
+  tagged.add_variants("cublas_bf16");
+  *tagged.add_shapes() = *s;
+  tagged.add_tags(std::string(100, 't'));  // within the 128-character name bound, over 64
+  grpc::ClientContext c2;
+  ExpectRefused(stub->Verify(&c2, tagged, &verified), grpc::StatusCode::INVALID_ARGUMENT,
+                "tags[0]: a tag has 1 to 64 characters");
+  v1::RunRequest run = Valid();
+  run.add_tags(std::string(100, 't'));
+  ExpectRefused(Run(run), grpc::StatusCode::INVALID_ARGUMENT,
+                "tags[0]: a tag has 1 to 64 characters");
+
+  v1::ProfileRequest profile;
+  profile.add_variants("abl_*");
+  *profile.add_shapes() = *s;
+  v1::ProfileResponse profiled;
+  grpc::ClientContext c3;
+  st = stub->Profile(&c3, profile, &profiled);
+  ExpectRefused(st, grpc::StatusCode::INVALID_ARGUMENT, "max_measurements_per_run");
+  EXPECT_THAT(st.error_message(), HasSubstr("128 profiles"));
+  ExpectNothingWritten();
+}
+
+// A Profile holds the GPU as a run does: it takes a place of the caller's quota.
+TEST_F(Hostile, ProfileTakesAShareOfTheCallersQuota) {
+  StartDaemon("[limits]\nmax_runs_per_identity = 1\n", {{"ABLATION_FAKE_SLEEP_MS", "300"}});
+  auto stub = daemon_->Stub();
+  grpc::ClientContext run_ctx;
+  v1::RunRequest long_run = Valid();
+  long_run.set_rounds(20);
+  auto reader = stub->RunAblation(&run_ctx, long_run);
+  v1::RunEvent event;
+  ASSERT_TRUE(reader->Read(&event));  // queued: the caller's one place is taken
+  v1::ProfileRequest profile;
+  profile.add_variants("cublas_bf16");
+  v1::ProfileResponse profiled;
+  grpc::ClientContext c;
+  grpc::Status st = stub->Profile(&c, profile, &profiled);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << st.error_message();
+  EXPECT_THAT(st.error_message(), HasSubstr("max_runs_per_identity"));
+  run_ctx.TryCancel();
+  while (reader->Read(&event)) {
+  }
+  (void)reader->Finish();
+}
+
+// Samples are bounded per measurement (a million was 22.9 MB stored per measurement).
+TEST_F(Hostile, SamplesPerMeasurementAreBoundedByALimitNamedInTheError) {
+  StartDaemon("[limits]\nmax_samples_per_measurement = 5000\n");
+  v1::RunRequest request = Valid();
+  request.mutable_timing()->set_min_samples(50000);
+  grpc::Status st = Run(request);
+  ExpectRefused(st, grpc::StatusCode::INVALID_ARGUMENT, "timing.min_samples: 50000 samples");
+  EXPECT_THAT(st.error_message(), HasSubstr("limits.max_samples_per_measurement"));
+  request.mutable_timing()->set_min_samples(10);
+  request.mutable_timing()->set_max_samples(900000);
+  ExpectRefused(Run(request), grpc::StatusCode::INVALID_ARGUMENT, "timing.max_samples");
+  ExpectNothingWritten();
+}
+
+// A reply over limits.max_reply_bytes (GetRun with every raw sample) is refused by name; the same
+// run without samples answers.
+TEST_F(Hostile, AGetRunReplyOverTheByteCapIsRefusedWithWhatToDoInstead) {
+  StartDaemon("[limits]\nmax_reply_bytes = 16384\n");
+  v1::RunRequest request = Valid();
+  request.mutable_timing()->set_min_samples(3000);
+  int64_t run_id = 0;
+  ASSERT_TRUE(Run(request, &run_id).ok());
+  auto stub = daemon_->Stub();
+  v1::GetRunRequest get;
+  get.set_run_id(run_id);
+  get.set_include_samples(true);
+  v1::GetRunResponse response;
+  grpc::ClientContext c1;
+  grpc::Status st = stub->GetRun(&c1, get, &response);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << st.error_message();
+  EXPECT_THAT(st.error_message(), HasSubstr("limits.max_reply_bytes"));
+  EXPECT_THAT(st.error_message(), HasSubstr("QueryMeasurements"));
+  get.set_include_samples(false);
+  grpc::ClientContext c2;
+  EXPECT_TRUE(stub->GetRun(&c2, get, &response).ok());
+}
+
+// The queue's check and push happen under one count: many submissions at once never overfill it.
+TEST_F(Hostile, AFullQueueAdmitsNoMoreThanItsSizeUnderARace) {
+  constexpr int kQueue = 16, kSubmissions = 60;
+  StartDaemon("[queue]\nmax_queued_per_gpu = " + std::to_string(kQueue) +
+                  "\n[limits]\nmax_runs_per_identity = 500\n",
+              {{"ABLATION_FAKE_SLEEP_MS", "1000"}});
+  auto stub = daemon_->Stub();
+  // One run holds the GPU (started, so off the queue) while the others race for places.
+  grpc::ClientContext first_ctx;
+  v1::RunRequest long_run = Valid();
+  long_run.set_rounds(30);
+  auto first = stub->RunAblation(&first_ctx, long_run);
+  v1::RunEvent event;
+  while (first->Read(&event) && !event.has_started()) {
+  }
+  std::vector<std::thread> threads;
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts(kSubmissions);
+  std::mutex mu;
+  int queued = 0, refused = 0;
+  for (int i = 0; i < kSubmissions; ++i) {
+    contexts[i] = std::make_unique<grpc::ClientContext>();
+    threads.emplace_back([&, ctx = contexts[i].get()] {
+      auto reader = stub->RunAblation(ctx, Valid());
+      v1::RunEvent e;
+      const bool got = reader->Read(&e);
+      {
+        std::lock_guard lock(mu);
+        if (got && e.has_queued()) ++queued;
+      }
+      if (got) ctx->TryCancel();  // leave; the queued run stays until the daemon stops
+      while (reader->Read(&e)) {
+      }
+      grpc::Status st = reader->Finish();
+      std::lock_guard lock(mu);
+      if (!got && st.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+          st.error_message().find("runs queued") != std::string::npos)
+        ++refused;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(queued, kQueue);
+  EXPECT_EQ(refused, kSubmissions - kQueue);
+  first_ctx.TryCancel();
+  while (first->Read(&event)) {
+  }
+  (void)first->Finish();
+}
+
+// Bytes that are no ListRunsRequest: refused, and the daemon goes on answering. gRPC 1.51's
+// callback handler answers such a call itself, before any code of the daemon runs, with
+// UNIMPLEMENTED and no message (server_callback_handlers.h: a failed Deserialize makes an
+// UnimplementedUnaryReactor); the daemon cannot put a sentence there short of parsing every
+// request itself (raw methods), so this pins what can be held: a refusal, never a crash.
+TEST_F(Hostile, AnUnparsableRequestIsRefusedAndTheDaemonGoesOn) {
+  StartDaemon();
+  auto channel = grpc::CreateChannel(daemon_->address(), grpc::InsecureChannelCredentials());
+  grpc::GenericStub generic(channel);
+  grpc::CompletionQueue cq;
+  grpc::ClientContext ctx;
+  const std::string garbage = "\xff\xff\xff\xff\x0f garbage that is no protobuf";
+  grpc::Slice slice(garbage);
+  grpc::ByteBuffer request(&slice, 1);
+  auto call = generic.PrepareUnaryCall(&ctx, "/ablation.v1.Ablation/ListRuns", request, &cq);
+  call->StartCall();
+  grpc::ByteBuffer response;
+  grpc::Status st;
+  call->Finish(&response, &st, reinterpret_cast<void*>(1));
+  void* tag = nullptr;
+  bool ok = false;
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  EXPECT_FALSE(st.ok());
+  EXPECT_TRUE(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
+              st.error_code() == grpc::StatusCode::UNIMPLEMENTED)
+      << st.error_code() << " " << st.error_message();
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  auto stub = daemon_->Stub();
+  grpc::ClientContext after;
+  v1::ListRunsResponse runs;
+  EXPECT_TRUE(stub->ListRuns(&after, v1::ListRunsRequest(), &runs).ok());
 }
 
 }  // namespace

@@ -2,9 +2,11 @@
 // with a wrong one or with too low a role; a spoofed requested_by; TLS with a CA made here with
 // openssl; a listener other machines could reach. The fake worker stands in for the GPU.
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
@@ -52,10 +54,12 @@ class Security : public ::testing::Test {
   }
 
   // A daemon with the token file (and `extra` config), anonymous callers allowed nothing.
-  void StartDaemon(const std::string& extra = "", std::map<std::string, std::string> env = {}) {
+  void StartDaemon(const std::string& extra = "", std::map<std::string, std::string> env = {},
+                   std::vector<std::string> more_args = {}) {
     WriteFile(dir_ + "/ablationd.toml", "[auth]\ntokens = \"tokens\"\n" + extra);
     daemon_ = std::make_unique<Daemon>(dir_, FAKE_WORKER_PATH, std::move(env));
-    daemon_->set_extra_args({"--config", dir_ + "/ablationd.toml"});
+    more_args.insert(more_args.begin(), {"--config", dir_ + "/ablationd.toml"});
+    daemon_->set_extra_args(std::move(more_args));
     ASSERT_EQ(daemon_->Start(), "");
   }
 
@@ -256,6 +260,134 @@ TEST_F(Security, InsecureRemoteWarnsAtEveryStart) {
                           "/w.port ] && break; sleep 0.1; done; kill -TERM $pid; wait $pid";
   CommandResult r = RunCommand({"/bin/sh", "-c", cmd}, {}, 60);
   EXPECT_THAT(r.out, HasSubstr("--insecure-remote: 0.0.0.0:0 is served without TLS"));
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST_F(Security, TwoAuthorizationHeadersAreRefused) {
+  StartDaemon();
+  auto stub = daemon_->Stub();
+  grpc::ClientContext ctx;
+  ctx.AddMetadata("authorization", std::string("Bearer ") + kReadToken);
+  ctx.AddMetadata("authorization", std::string("Bearer ") + kAdminToken);
+  v1::ListRunsResponse runs;
+  grpc::Status st = stub->ListRuns(&ctx, v1::ListRunsRequest(), &runs);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(st.error_message(), HasSubstr("more than one authorization header"));
+}
+
+// Wrong tokens are audited one line each up to the rate limit; past it they are answered
+// RESOURCE_EXHAUSTED and summed up in one line, and a valid token still gets through meanwhile.
+TEST_F(Security, AuthenticationFailuresAreAuditedAndRateLimited) {
+  StartDaemon("", {}, {"--audit-log", dir_ + "/audit"});
+  auto stub = daemon_->Stub();
+  int unauthenticated = 0, exhausted = 0;
+  for (int i = 0; i < 200; ++i) {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", "Bearer guess-" + std::to_string(i));
+    v1::ListRunsResponse runs;
+    grpc::Status st = stub->ListRuns(&ctx, v1::ListRunsRequest(), &runs);
+    if (st.error_code() == grpc::StatusCode::UNAUTHENTICATED) ++unauthenticated;
+    if (st.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      ++exhausted;
+      EXPECT_THAT(st.error_message(), HasSubstr("too many failed authentications"));
+    }
+  }
+  EXPECT_GE(unauthenticated, 20);
+  EXPECT_GT(exhausted, 0);
+  EXPECT_EQ(unauthenticated + exhausted, 200);
+  grpc::ClientContext ok_ctx;
+  ok_ctx.AddMetadata("authorization", std::string("Bearer ") + kReadToken);
+  v1::ListRunsResponse runs;
+  EXPECT_TRUE(stub->ListRuns(&ok_ctx, v1::ListRunsRequest(), &runs).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  {  // a failure in the next window closes the last one with its summary
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", "Bearer late-guess");
+    (void)stub->ListRuns(&ctx, v1::ListRunsRequest(), &runs);
+  }
+  const std::string audit = ReadAll(dir_ + "/audit");
+  EXPECT_THAT(audit, HasSubstr(R"("audit":"auth_failure")"));
+  EXPECT_THAT(audit, HasSubstr(R"("method":"ListRuns")"));
+  EXPECT_THAT(audit, HasSubstr(R"("audit":"auth_failures_rate_limited")"));
+  EXPECT_THAT(audit, Not(HasSubstr("guess-1")));  // tokens are never written
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_ + "/audit").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600);
+}
+
+// Who cancelled a run is stored with it, and the audit log has who, from where and what.
+TEST_F(Security, ACancelIsAuditedAndStoredWithTheRun) {
+  StartDaemon("", {{"ABLATION_FAKE_SLEEP_MS", "500"}}, {"--audit-log", dir_ + "/audit"});
+  v1::RunRequest request = SmallRun();
+  request.set_rounds(20);
+  auto stub = daemon_->Stub();
+  grpc::ClientContext ctx;
+  ctx.AddMetadata("authorization", std::string("Bearer ") + kRunToken);
+  auto reader = stub->RunAblation(&ctx, request);
+  v1::RunEvent event;
+  ASSERT_TRUE(reader->Read(&event));
+  const int64_t run_id = event.queued().run_id();
+  grpc::ClientContext c;
+  c.AddMetadata("authorization", std::string("Bearer ") + kAdminToken);
+  v1::CancelRunRequest cancel;
+  cancel.set_run_id(run_id);
+  v1::CancelRunResponse response;
+  ASSERT_TRUE(stub->CancelRun(&c, cancel, &response).ok());
+  while (reader->Read(&event)) {
+  }
+  EXPECT_TRUE(reader->Finish().ok());
+  auto run = db::Store::OpenReadOnly(daemon_->db_path())->GetRun(run_id);
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->state(), v1::RUN_STATE_CANCELLED);
+  EXPECT_EQ(run->requested_by(), "alice");
+  EXPECT_EQ(run->cancelled_by(), "root");
+  const std::string audit = ReadAll(dir_ + "/audit");
+  EXPECT_THAT(audit, HasSubstr(R"("audit":"cancel_run")"));
+  EXPECT_THAT(audit, HasSubstr(R"("who":"root")"));
+  EXPECT_THAT(audit, HasSubstr(R"("role":"admin")"));
+  EXPECT_THAT(audit, HasSubstr(R"("peer":"ipv4:127.0.0.1:)"));
+  EXPECT_THAT(audit, HasSubstr(R"("target":"run )" + std::to_string(run_id) + "\""));
+}
+
+// SIGHUP reads the token file again instead of ending the daemon: the old token is refused, the
+// new one accepted, and the reload is audited.
+TEST_F(Security, SighupReloadsTheTokensInsteadOfKillingTheDaemon) {
+  StartDaemon("", {}, {"--audit-log", dir_ + "/audit"});
+  auto list = [&](const std::string& token) {
+    auto stub = daemon_->Stub();
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", "Bearer " + token);
+    v1::ListRunsResponse runs;
+    return stub->ListRuns(&ctx, v1::ListRunsRequest(), &runs);
+  };
+  ASSERT_TRUE(list(kReadToken).ok());
+  const std::string fresh = "fresh-token-0123456789abcdef";
+  WriteFile(dir_ + "/token.in", fresh + "\n");
+  CommandResult line =
+      RunCommand({"/bin/sh", "-c",
+                  TestBinary(ABLATIOND_PATH) + " --hash-token carol:read < " + dir_ + "/token.in"});
+  ASSERT_EQ(line.exit_code, 0) << line.err;
+  WriteFile(dir_ + "/tokens", line.out);  // only carol now
+  ASSERT_EQ(::kill(daemon_->pid(), SIGHUP), 0);
+  bool reloaded = false;
+  for (int i = 0; i < 50 && !reloaded; ++i) {
+    reloaded = list(fresh).ok();
+    if (!reloaded) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(reloaded);
+  EXPECT_EQ(list(kReadToken).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(::kill(daemon_->pid(), 0), 0) << "SIGHUP ended the daemon";
+  EXPECT_THAT(ReadAll(dir_ + "/audit"), HasSubstr(R"("audit":"config_reload")"));
+  // A broken token file keeps the tokens in force.
+  WriteFile(dir_ + "/tokens", "not a token line\n");
+  ASSERT_EQ(::kill(daemon_->pid(), SIGHUP), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_TRUE(list(fresh).ok());
+  EXPECT_THAT(ReadAll(dir_ + "/audit"), HasSubstr("refused"));
 }
 
 }  // namespace

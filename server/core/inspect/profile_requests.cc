@@ -134,6 +134,10 @@ Status Profiler::Profile(RunManager& runs, const v1::ProfileRequest& request, Do
   // Memory is the one-shot worker's to check, as it is for a measurement.
   if (Status st = PlanRun(as_run, *registry_, DeviceLimits{}, TimingDefaults{}, &plan); !st.ok())
     return st;
+  if (Status st = CheckPlanSize(int64_t(plan.items.size()), options_.max_items,
+                                "profiles (variants x shapes)");
+      !st.ok())
+    return st;
   auto call = std::make_shared<ProfileCall>();
   call->words.assign(request.metrics().begin(), request.metrics().end());
   std::vector<CounterSelection> unused;

@@ -58,6 +58,8 @@ struct ProfilerOptions {
   /// times the passes of a long metric list is the case this bounds.
   std::chrono::seconds timeout{300};
   int warmup_launches = 3;
+  /// Most kernels x shapes one Profile call may plan (limits.max_measurements_per_run); 0: none.
+  int max_items = 0;
 };
 
 /// The ncu to run, or "" with `looked` saying where it looked.

@@ -31,6 +31,17 @@ struct RequestLimits {
   size_t max_text_length = 1024;
   /// Entries of any repeated field of a request (variants, shapes, tags).
   int max_repeated = 1024;
+  /// Largest reply the server sends, in bytes: a GetRun with every raw sample of a large run is
+  /// refused with RESOURCE_EXHAUSTED naming this limit (QueryMeasurements pages instead).
+  int max_reply_bytes = 64 << 20;
+  /// Samples one measurement may ask for (timing.min_samples and max_samples): about 24 bytes
+  /// each stored, so 100,000 is at most ~2.4 MB a measurement (a million was 22.9 MB).
+  int max_samples_per_measurement = 100000;
+  /// HTTP/2 streams one connection may have open at once (gRPC's MAX_CONCURRENT_STREAMS).
+  int max_concurrent_streams = 100;
+  /// The memory gRPC may use for its connections and calls (its resource quota), in bytes;
+  /// past it, new calls are refused rather than the daemon growing.
+  int64_t grpc_memory_bytes = 128ll << 20;
 };
 
 /// Refuses a request whose text or lists are out of bounds, naming the field: every string field

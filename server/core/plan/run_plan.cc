@@ -306,11 +306,7 @@ Status PlanRun(const v1::RunRequest& request, const kernels::Registry& registry,
                const DeviceLimits& device, const TimingDefaults& d, RunPlan* plan) {
   Status st = PlanSelection(request, registry, plan);
   if (!st.ok()) return st;
-  for (int i = 0; i < request.tags_size(); ++i) {
-    const std::string& t = request.tags(i);
-    if (t.empty() || t.size() > 64)
-      return InvalidArgument("tags[" + std::to_string(i) + "]: a tag has 1 to 64 characters");
-  }
+  if (!(st = CheckTags(request.tags())).ok()) return st;
 
   // Timing: unset fields take the defaults; set ones must make sense.
   const auto& t = request.timing();
@@ -363,10 +359,27 @@ Status PlanRun(const v1::RunRequest& request, const kernels::Registry& registry,
   return CheckFits(*plan, device, plan->verify);
 }
 
+Status CheckTags(const google::protobuf::RepeatedPtrField<std::string>& tags) {
+  for (int i = 0; i < tags.size(); ++i) {
+    const std::string& t = tags.Get(i);
+    if (t.empty() || t.size() > 64)
+      return InvalidArgument("tags[" + std::to_string(i) + "]: a tag has 1 to 64 characters");
+  }
+  return Status::Ok();
+}
+
+Status CheckPlanSize(int64_t planned, int max, const char* what) {
+  if (max <= 0 || planned <= max) return Status::Ok();
+  return InvalidArgument("the request plans " + std::to_string(planned) + " " + what +
+                         "; at most " + std::to_string(max) +
+                         " per run (limits.max_measurements_per_run): split it into runs");
+}
+
 Status PlanVerify(const v1::VerifyRequest& request, const kernels::Registry& registry,
                   const DeviceLimits& device, RunPlan* plan) {
   Status st = PlanSelection(request, registry, plan);
   if (!st.ok()) return st;
+  if (!(st = CheckTags(request.tags())).ok()) return st;
   plan->verify = true;
   plan->reference = request.reference();
   if (!v1::Reference_IsValid(plan->reference))

@@ -118,6 +118,14 @@ Status PlanRun(const v1::RunRequest& request, const kernels::Registry& registry,
 Status PlanVerify(const v1::VerifyRequest& request, const kernels::Registry& registry,
                   const DeviceLimits& device, RunPlan* plan);
 
+/// The one plan-size limit of every kind of run (RunAblation, Verify, Profile): `planned`
+/// measurements (items x rounds) at most `max` (0: no limit), else InvalidArgument naming
+/// limits.max_measurements_per_run and `what` was planned.
+Status CheckPlanSize(int64_t planned, int max, const char* what);
+
+/// Tags as every kind of run takes them: 1 to 64 characters each.
+Status CheckTags(const google::protobuf::RepeatedPtrField<std::string>& tags);
+
 /// Parses "bf16" etc.; empty means bf16. The error names `field` and the known types.
 Status ParseDTypeField(const std::string& text, const std::string& field, kernels::DType* out);
 

@@ -173,11 +173,21 @@ Status RunManager::Admit(std::shared_ptr<Job> job, const std::string& request_js
   if (Status st = LookUpGpu(job->plan.device, "no GPU to run on: ", &gpu); !st.ok()) return st;
   {
     std::lock_guard lock(gpu->mu);
-    if (int(gpu->queue.size()) >= options_.max_queued_per_gpu)
+    if (int(gpu->queue.size()) + gpu->admitting >= options_.max_queued_per_gpu)
       return FailedPrecondition("GPU " + std::to_string(gpu->worker.index()) + " already has " +
-                                std::to_string(gpu->queue.size()) +
+                                std::to_string(gpu->queue.size() + gpu->admitting) +
                                 " runs queued; try again later");
+    ++gpu->admitting;  // the place is ours until the push below (or a refusal gives it back)
   }
+  struct Place {
+    Gpu* gpu;
+    bool held = true;
+    ~Place() {
+      if (!held) return;
+      std::lock_guard lock(gpu->mu);
+      --gpu->admitting;
+    }
+  } place{gpu};
   ClockPolicy& clocks = job->plan.clocks;
   if (clocks.lock) {
     // Resolved against this GPU now, so a bad value is refused before anything is written; the
@@ -217,6 +227,8 @@ Status RunManager::Admit(std::shared_ptr<Job> job, const std::string& request_js
   job->recorder.Create(run);
 
   std::lock_guard lock(gpu->mu);
+  --gpu->admitting;
+  place.held = false;
   gpu->queue.push_back(job);
   job->recorder.Queued(int(gpu->queue.size()) - 1);
   gpu->cv.notify_all();
@@ -243,11 +255,22 @@ Status RunManager::SubmitRun(const v1::RunRequest& request, const std::string& p
                    request.order_seed(), &plan);
   if (!st.ok()) return st;
   const int64_t planned = int64_t(plan.items.size()) * plan.rounds;
-  if (options_.max_measurements_per_run > 0 && planned > options_.max_measurements_per_run)
-    return InvalidArgument("the request plans " + std::to_string(planned) +
-                           " measurements (variants x shapes x rounds); at most " +
-                           std::to_string(options_.max_measurements_per_run) +
-                           " per run (limits.max_measurements_per_run): split it into runs");
+  if (st = CheckPlanSize(planned, options_.max_measurements_per_run,
+                         "measurements (variants x shapes x rounds)");
+      !st.ok())
+    return st;
+  // Samples are stored raw (about 24 bytes each): what one measurement may ask for is bounded,
+  // so a run's storage and its GetRun reply are too.
+  if (const int max = options_.max_samples_per_measurement; max > 0) {
+    for (const auto& [value, field] : {std::pair{request.timing().min_samples(), "min_samples"},
+                                       std::pair{request.timing().max_samples(), "max_samples"}})
+      if (value > max)
+        return InvalidArgument("timing." + std::string(field) + ": " + std::to_string(value) +
+                               " samples per measurement; at most " + std::to_string(max) +
+                               " (limits.max_samples_per_measurement; ~24 bytes each stored)");
+    if (plan.timing.max_samples() > max) plan.timing.set_max_samples(max);
+    if (plan.timing.min_samples() > max) plan.timing.set_min_samples(max);
+  }
   if (st = ApplyProfileRequest(request, &plan); !st.ok()) return st;
   auto job =
       std::make_shared<Job>(v1::RUN_KIND_ABLATION, std::move(plan), store_, std::move(observer));
@@ -265,15 +288,19 @@ Status RunManager::SubmitVerify(const v1::VerifyRequest& request, const std::str
   std::shared_ptr<const kernels::Registry> catalog = Catalog();
   Status st = PlanVerify(request, *catalog, Limits(request.device()), &plan);
   if (!st.ok()) return st;
+  st = CheckPlanSize(int64_t(plan.items.size()), options_.max_measurements_per_run,
+                     "verifications (variants x shapes)");
+  if (!st.ok()) return st;
   auto job =
       std::make_shared<Job>(v1::RUN_KIND_VERIFY, std::move(plan), store_, std::move(observer));
   job->catalog = std::move(catalog);
   return Admit(job, ToJson(request), peer, {request.tags().begin(), request.tags().end()});
 }
 
-Status RunManager::Cancel(int64_t run_id, v1::CancelRunResponse* response) {
+Status RunManager::Cancel(int64_t run_id, v1::CancelRunResponse* response, const std::string& who) {
   for (Gpu* gpu : Gpus()) {
     std::shared_ptr<Job> removed;
+    bool cancelling = false;
     {
       std::lock_guard lock(gpu->mu);
       // A run that has ended but whose thread has not let go of it yet is finished: the store
@@ -282,7 +309,7 @@ Status RunManager::Cancel(int64_t run_id, v1::CancelRunResponse* response) {
         gpu->running->cancel = true;
         response->set_state(v1::RUN_STATE_RUNNING);
         response->set_cancelling(true);
-        return Status::Ok();
+        cancelling = true;
       }
       for (auto it = gpu->queue.begin(); it != gpu->queue.end(); ++it) {
         if ((*it)->id() == run_id) {
@@ -292,6 +319,15 @@ Status RunManager::Cancel(int64_t run_id, v1::CancelRunResponse* response) {
         }
       }
     }
+    if ((cancelling || removed) && !who.empty()) {
+      try {
+        store_->SetCancelledBy(run_id, who);
+      } catch (const std::exception& e) {
+        // The cancel itself stands; only its record is missing (the audit log still has it).
+        spdlog::error("run {}: cannot record who cancelled it: {}", run_id, e.what());
+      }
+    }
+    if (cancelling) return Status::Ok();
     if (removed) {
       removed->recorder.CancelledInQueue("cancelled before it started",
                                          {Code::kUnavailable, "run cancelled before it started"});
@@ -389,9 +425,17 @@ void RunManager::GpuLoop(Gpu* gpu) {
     std::shared_ptr<Job> job;
     {
       std::unique_lock lock(gpu->mu);
-      gpu->cv.wait(lock,
-                   [&] { return stopping_ || !gpu->queue.empty() || !gpu->describes.empty(); });
+      // Idle, the worker is looked at every second: one that died between runs is noticed,
+      // recorded and restarted now, not charged to the next run's first measurement.
+      const bool work = gpu->cv.wait_for(lock, std::chrono::seconds(1), [&] {
+        return stopping_ || !gpu->queue.empty() || !gpu->describes.empty();
+      });
       if (stopping_) return;
+      if (!work) {
+        lock.unlock();
+        gpu->worker.Supervise();
+        continue;
+      }
       if (gpu->queue.empty()) {
         lock.unlock();
         ServeDescribes(gpu);

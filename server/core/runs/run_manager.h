@@ -38,6 +38,8 @@ struct RunManagerOptions {
   int max_queued_per_gpu = 256;
   /// Most measurements (items x rounds) one run may plan; 0: no limit.
   int max_measurements_per_run = 0;
+  /// Most samples one measurement may ask for (timing.min_samples, max_samples); 0: no limit.
+  int max_samples_per_measurement = 0;
   /// What RunRequest.preset names; null: no presets.
   std::shared_ptr<const Presets> presets;
   /// The presets of the moment (`presets` and the user kernels' ladders); unset: `presets`.
@@ -100,7 +102,9 @@ class RunManager {
                   DescribeDone done);
 
   /// Cancels a queued run at once or a running one at its next measurement boundary.
-  Status Cancel(int64_t run_id, v1::CancelRunResponse* response);
+  /// `who` (the caller's identity) is stored with the run (runs.cancelled_by) when it is one to
+  /// cancel; empty: the daemon itself (its client left).
+  Status Cancel(int64_t run_id, v1::CancelRunResponse* response, const std::string& who = "");
 
   DeviceSnapshot Device(int index);
 
@@ -123,8 +127,11 @@ class RunManager {
     std::mutex mu;
     std::condition_variable cv;
     std::deque<std::shared_ptr<Job>> queue;  ///< guarded by mu
-    std::deque<DescribeJob> describes;       ///< guarded by mu; served before the next item
-    std::shared_ptr<Job> running;            ///< guarded by mu
+    /// Places taken by submissions between the check and the push (the run's row is written in
+    /// between, outside mu): counted with the queue, so 300 at once cannot overfill it.
+    int admitting = 0;                  ///< guarded by mu
+    std::deque<DescribeJob> describes;  ///< guarded by mu; served before the next item
+    std::shared_ptr<Job> running;       ///< guarded by mu
     std::thread thread;
   };
 

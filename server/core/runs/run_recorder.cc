@@ -94,7 +94,11 @@ int64_t RunRecorder::Measured(v1::Measurement measurement) {
   metrics::Daemon().Measured(run_id_, measurement);
   v1::RunEvent ev;
   *ev.mutable_measurement() = std::move(measurement);
-  ev.mutable_measurement()->clear_sample_ms();  // the stream carries statistics, not samples
+  // The stream carries statistics, not samples (GetRun and QueryMeasurements have them): a
+  // sustained window's thousands of samples made each event tens of KB, times every watcher.
+  ev.mutable_measurement()->clear_sample_ms();
+  ev.mutable_measurement()->clear_sample_cycles();
+  ev.mutable_measurement()->clear_sample_sm_mhz();
   Emit(ev);
   return ev.measurement().id();
 }

@@ -80,10 +80,12 @@ Status SubTable(const toml::table& root, const std::string& origin, const char* 
 
 Status ReadLimits(const toml::table& root, const std::string& origin, RequestLimits* l) {
   const toml::table* t = nullptr;
-  Status st = SubTable(root, origin, "limits",
-                       {"max_measurements_per_run", "max_runs_per_identity", "max_runs_total",
-                        "max_message_bytes", "max_name_length", "max_text_length", "max_repeated"},
-                       &t);
+  Status st = SubTable(
+      root, origin, "limits",
+      {"max_measurements_per_run", "max_runs_per_identity", "max_runs_total", "max_message_bytes",
+       "max_name_length", "max_text_length", "max_repeated", "max_reply_bytes",
+       "max_samples_per_measurement", "max_concurrent_streams", "grpc_memory_bytes"},
+      &t);
   if (!st.ok() || !t) return st;
   const std::string p = "limits.";
   const std::pair<const char*, int*> ints[] = {
@@ -91,7 +93,10 @@ Status ReadLimits(const toml::table& root, const std::string& origin, RequestLim
       {"max_runs_per_identity", &l->max_runs_per_identity},
       {"max_runs_total", &l->max_runs_total},
       {"max_message_bytes", &l->max_message_bytes},
-      {"max_repeated", &l->max_repeated}};
+      {"max_repeated", &l->max_repeated},
+      {"max_reply_bytes", &l->max_reply_bytes},
+      {"max_samples_per_measurement", &l->max_samples_per_measurement},
+      {"max_concurrent_streams", &l->max_concurrent_streams}};
   for (const auto& [key, value] : ints) {
     if (!(st = Read(*t, origin, p, key, value)).ok()) return st;
     if (*value < 1) return KeyError(origin, p + key, "must be at least 1");
@@ -101,8 +106,13 @@ Status ReadLimits(const toml::table& root, const std::string& origin, RequestLim
     if (!(st = Read(*t, origin, p, key, value)).ok()) return st;
     if (*value < 16) return KeyError(origin, p + key, "must be at least 16");
   }
+  if (!(st = Read(*t, origin, p, "grpc_memory_bytes", &l->grpc_memory_bytes)).ok()) return st;
   if (l->max_message_bytes < 4096)
     return KeyError(origin, "limits.max_message_bytes", "must be at least 4096");
+  if (l->max_reply_bytes < 4096)
+    return KeyError(origin, "limits.max_reply_bytes", "must be at least 4096");
+  if (l->grpc_memory_bytes < (8 << 20))
+    return KeyError(origin, "limits.grpc_memory_bytes", "must be at least 8388608 (8 MiB)");
   return Status::Ok();
 }
 

@@ -22,7 +22,24 @@ Status GpuWorker::Adopt(Status started) {
 
 Status GpuWorker::Start() { return Adopt(worker_->Start()); }
 
+std::string GpuWorker::Supervise() {
+  const std::string how = worker_->CheckExited();
+  if (how.empty()) return "";
+  // Not the next run's fault: said now, and healed before that run asks for the worker.
+  spdlog::error("GPU {}: the worker died while the GPU was idle ({}); starting a new one", index_,
+                how);
+  metrics::Daemon().WorkerDiedIdle(index_);
+  (void)Ensure();
+  return how;
+}
+
 Status GpuWorker::Ensure() {
+  if (worker_->running()) {
+    if (const std::string how = worker_->CheckExited(); !how.empty()) {
+      spdlog::error("GPU {}: the worker had died before this task ({})", index_, how);
+      metrics::Daemon().WorkerDiedIdle(index_);
+    }
+  }
   if (worker_->running()) return usable();
   spdlog::warn("GPU {}: starting a new worker", index_);
   metrics::Daemon().WorkerRestarted(index_);

@@ -23,8 +23,13 @@ class GpuWorker {
 
   /// Starts the worker (daemon start). Not ok: the GPU cannot run (no worker, or no device).
   Status Start();
-  /// Restarts the worker if it died (GPU thread only). Ok, or why it cannot run now.
+  /// Restarts the worker if it died (GPU thread only), also one that died while idle and was not
+  /// noticed yet. Ok, or why it cannot run now.
   Status Ensure();
+  /// Between runs (GPU thread only, every few seconds while idle): a worker that died is noticed,
+  /// logged, counted (ablationd_worker_idle_deaths_total) and started
+  /// again, so that the next run finds a live one. Returns how it had ended, "" when it lives.
+  std::string Supervise();
   /// One request to the worker (GPU thread only).
   Worker::CallResult Call(const worker::v1::WorkerRequest& request,
                           std::chrono::milliseconds timeout);

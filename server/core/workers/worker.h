@@ -34,6 +34,10 @@ class Worker {
   virtual CallResult Call(const worker::v1::WorkerRequest& request,
                           std::chrono::milliseconds timeout) = 0;
   virtual void Stop() = 0;
+  /// Looks, without waiting, whether a worker that is running() has ended on its own (killed,
+  /// crashed) while nobody called it: then it is reaped, running() turns false, and the answer
+  /// says how it ended; "" while it lives (or when this worker cannot die on its own).
+  virtual std::string CheckExited() { return ""; }
 };
 
 /// Makes the worker of GPU `device_index` (not yet started).

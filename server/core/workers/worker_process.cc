@@ -161,6 +161,21 @@ std::string WorkerProcess::Reap(bool kill) {
   return r < 0 ? std::string("waitpid: ") + std::strerror(errno) : DescribeExit(st);
 }
 
+std::string WorkerProcess::CheckExited() {
+  if (pid_ <= 0) return "";
+  int st = 0;
+  pid_t r;
+  do {
+    r = ::waitpid(pid_, &st, WNOHANG);
+  } while (r < 0 && errno == EINTR);
+  if (r == 0) return "";  // alive
+  pid_ = -1;
+  CloseFds();
+  if (stderr_thread_.joinable()) stderr_thread_.join();
+  return (r < 0 ? std::string("waitpid: ") + std::strerror(errno) : DescribeExit(st)) +
+         LastStderr();
+}
+
 WorkerProcess::CallResult WorkerProcess::Call(const worker::v1::WorkerRequest& request,
                                               std::chrono::milliseconds timeout) {
   CallResult result;

@@ -40,6 +40,10 @@ class WorkerProcess final : public Worker {
   /// Closes the worker's stdin (it exits on EOF), waits a moment, then kills it.
   void Stop() override;
 
+  /// waitpid(WNOHANG): a worker that died while idle is reaped here, not left a zombie until the
+  /// next run's first call fails on it.
+  std::string CheckExited() override;
+
  private:
   /// Reaps the process (killing it first if `kill`), returns how it ended.
   std::string Reap(bool kill);
