@@ -22,6 +22,9 @@
 #           verification only)
 #   padding what padded rows cost (H10 and cuBLAS at 4096^3, K 4088, K 4089, N 4095), and the
 #           stream-K rungs beside H8 and cuBLAS where there are fewer units than clusters (3 rounds)
+#   idle    a worker killed while the GPU is idle (SIGKILL, as the OOM killer would): the daemon
+#           must notice and restart it, and the next run must succeed with no failed measurement
+#           (PASS/FAIL lines)
 #   user    user kernels: the pipelining example beside the built-in pipe_ ladder and cuBLAS (3
 #           rounds), mma_tiled, and the planted kernels (forgotten epilogue, a kept result, a hang),
 #           each outcome checked (PASS/FAIL lines in user.txt)
@@ -155,6 +158,25 @@ for phase in "$@"; do
       say "run exit $? ($(elapsed))"
       c show "$(latest)" >"$out/few-units-show.txt" 2>&1
       c --format csv results "$(latest)" --limit 1000 >"$out/few-units-results.csv" 2>&1
+      stop_daemon
+      ;;
+    idle)
+      start_daemon "$out/idle.db" || continue
+      c run --variant cublas_bf16 --shape 1024 --tag before-kill >"$out/idle.txt" 2>&1
+      worker=$(pgrep -f -n ablation-worker)
+      say "killing the idle worker (pid ${worker:-none}) ($(elapsed))"
+      [[ -n $worker ]] && kill -KILL "$worker"
+      sleep 3
+      grep -i "worker" "$out/ablationd.log" | tail -3 >>"$out/idle.txt"
+      c run --variant cublas_bf16 --variant sm90_h10_epilogue_overlap --shape 4096 --tag after-kill \
+        >>"$out/idle.txt" 2>&1
+      rc=$?
+      c --format csv results "$(latest)" >"$out/idle-results.csv" 2>&1
+      if [[ $rc == 0 ]] && ! grep -q ',failed,' "$out/idle-results.csv"; then
+        say "PASS the run after an idle worker's death succeeded (exit $rc)"
+      else
+        say "FAIL the run after an idle worker's death (exit $rc)"
+      fi
       stop_daemon
       ;;
     main)

@@ -284,7 +284,7 @@ grpc::ServerUnaryReactor* AblationService::QueryMeasurements(
 grpc::ServerUnaryReactor* AblationService::GetHistory(grpc::CallbackServerContext* context,
                                                       const v1::HistoryRequest* request,
                                                       v1::HistoryResponse* response) {
-  return Later(context, Bounds(*request), response,
+  return Later(context, Bounds(*request), limits_.max_reply_bytes, response,
                [&](auto done) { core_->queries().GetHistory(*request, std::move(done)); });
 }
 
