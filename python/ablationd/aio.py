@@ -138,15 +138,7 @@ class Client:
         """Runs and waits for the end; as ablationd.Client.run."""
         summary = RunSummary()
         callback = chain(on_event, as_bar(progress))
-        events = self.stream(request, **kwargs)
-        try:
-            async for event in events:
-                _calls.note_event(summary, event)
-                if callback:
-                    callback(event)
-        finally:
-            await events.aclose()
-        return summary
+        return await _consume(self.stream(request, **kwargs), summary, callback)
 
     async def watch(self, run_id):
         """WatchRun's events (an async generator); leaving it stops watching, not the run."""
@@ -167,15 +159,7 @@ class Client:
         if bar is not None:
             bar.count_from(*await self._drive(_calls.stored_count_plan(run_id)))
         callback = chain(on_event, bar)
-        events = self.watch(run_id)
-        try:
-            async for event in events:
-                _calls.note_event(summary, event)
-                if callback:
-                    callback(event)
-        finally:
-            await events.aclose()
-        return summary
+        return await _consume(self.watch(run_id), summary, callback)
 
     # ---------------------------------------------------------------- results
 
@@ -200,3 +184,16 @@ class Client:
 
     async def report_text(self, run="latest", format="md"):
         return await asyncio.to_thread(self._reports.report_text, run, format)
+
+
+async def _consume(events, summary, callback):
+    """Notes each event of the async generator `events` in `summary` and hands it to `callback`,
+    to the stream's end (run and follow); the generator is closed however the loop ends."""
+    try:
+        async for event in events:
+            _calls.note_event(summary, event)
+            if callback:
+                callback(event)
+    finally:
+        await events.aclose()
+    return summary
