@@ -13,9 +13,10 @@ CLI::App* SetupSass(CLI::App& app, SassOptions& options) {
   sub->add_option("variant", options.variant, "Variant name or short name (L1_R1_s3)")
       ->type_name("VARIANT")
       ->required();
-  sub->add_option("--dtype", options.dtype,
-                  "bf16, fp16 (f16), fp32 (f32), tf32 or int8 (i8); default: the dtype in the "
-                  "variant's name, else its first")
+  sub->add_option(
+         "--dtype", options.dtype,
+         "bf16, fp16 (f16), fp32 (f32), tf32, int8 (i8) or fp8 (e4m3); default: the dtype in the "
+         "variant's name, else its first")
       ->transform(DTypeTransformer());
   sub->add_option("--device,-d", options.device, "GPU whose worker names the kernel")
       ->capture_default_str()

@@ -20,9 +20,9 @@ struct DTypeWord {
 
 // The daemon's words first, in the order of RunRequest.dtype's comment, then the short forms of
 // variant names (kernels/pipe/pipe_config.h: DTypeTag).
-constexpr DTypeWord kWords[] = {{"bf16", "bf16"}, {"fp16", "fp16"}, {"fp32", "fp32"},
-                                {"tf32", "tf32"}, {"int8", "int8"}, {"f16", "fp16"},
-                                {"f32", "fp32"},  {"i8", "int8"}};
+constexpr DTypeWord kWords[] = {
+    {"bf16", "bf16"}, {"fp16", "fp16"}, {"fp32", "fp32"}, {"tf32", "tf32"}, {"int8", "int8"},
+    {"fp8", "fp8"},   {"f16", "fp16"},  {"f32", "fp32"},  {"i8", "int8"},   {"e4m3", "fp8"}};
 
 bool HasWildcard(std::string_view field) {
   return field.find_first_of("*?[]") != std::string_view::npos;
@@ -37,7 +37,9 @@ std::string CanonicalDType(std::string_view text) {
   return {};
 }
 
-std::string DTypeWordsHelp() { return "bf16, fp16 (f16), fp32 (f32), tf32 or int8 (i8)"; }
+std::string DTypeWordsHelp() {
+  return "bf16, fp16 (f16), fp32 (f32), tf32, int8 (i8) or fp8 (e4m3)";
+}
 
 CLI::Validator DTypeTransformer() {
   return CLI::Validator(
@@ -47,7 +49,7 @@ CLI::Validator DTypeTransformer() {
         text = canon;
         return {};
       },
-      "bf16|fp16|fp32|tf32|int8", "dtype");
+      "bf16|fp16|fp32|tf32|int8|fp8", "dtype");
 }
 
 std::string DTypeNamedBy(std::string_view selector) {

@@ -1,5 +1,5 @@
 // Data types as users type them, and the dtype of a run inferred from the variants it names.
-// The canonical words are the daemon's (bf16, fp16, fp32, tf32, int8); the short forms that
+// The canonical words are the daemon's (bf16, fp16, fp32, tf32, int8, fp8); the short forms that
 // variant names carry (f16, f32, i8: pipe_cpasync_f16_128x128x32) are accepted for them
 // wherever the client takes a dtype.
 #pragma once
@@ -15,7 +15,7 @@ namespace ablation::client {
 
 // The canonical word of a dtype or its alias, any case ("F16" -> "fp16"); "" when it is none.
 std::string CanonicalDType(std::string_view text);
-// "bf16, fp16 (f16), fp32 (f32), tf32 or int8 (i8)": what --dtype takes, for messages.
+// "bf16, fp16 (f16), fp32 (f32), tf32, int8 (i8) or fp8 (e4m3)": what --dtype takes, for messages.
 std::string DTypeWordsHelp();
 // A CLI11 transformer: an alias becomes its canonical word; anything else is refused.
 CLI::Validator DTypeTransformer();

@@ -27,9 +27,10 @@ void AddSelectionOptions(CLI::App* sub, Selection& selection, VariantsAs as) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(ShapeValidator());
-  sub->add_option("--dtype", selection.dtype,
-                  "bf16, fp16 (f16), fp32 (f32), tf32 or int8 (i8); default: the dtype in the "
-                  "variants' names (cublas_fp16, pipe_*_i8_*), else their only one, else bf16")
+  sub->add_option(
+         "--dtype", selection.dtype,
+         "bf16, fp16 (f16), fp32 (f32), tf32, int8 (i8) or fp8 (e4m3); default: the dtype in the "
+         "variants' names (cublas_fp16, pipe_*_i8_*), else their only one, else bf16")
       ->transform(DTypeTransformer());
 }
 

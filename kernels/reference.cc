@@ -72,6 +72,12 @@ Tolerance DefaultTolerance(DType dtype) {
       return {.rel_frobenius = 5e-3, .abs = 5e-3, .rel = 5e-3};
     case DType::kINT8:
       return {.rel_frobenius = 0.1, .abs = 0.5, .rel = 0.1};
+    case DType::kFP8:
+      // Against the FP64 product of the dequantised e4m3 inputs: the products are exact, so
+      // the error is bf16's output rounding (2^-9) plus the tensor cores' fp8 accumulation,
+      // which keeps fewer bits than fp32 (notes/gpu-runs.md measures it: below 2e-3 at K = 8192).
+      // Missing one k-tile of 128 at K = 8192 moves the output by 12% of its RMS.
+      return {.rel_frobenius = 1e-2, .abs = 1e-2, .rel = 1e-2};
   }
   return {};
 }

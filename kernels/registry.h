@@ -30,6 +30,10 @@ struct GemmArgs {
   void* cublaslt = nullptr;  ///< cublasLtHandle_t owned by the worker
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
+  /// fp8 only: one device float each, the per-tensor scales of A and B (C = scale_a * scale_b *
+  /// A * B^T; kernels/common/problem.h). Null for the other dtypes.
+  const float* scale_a = nullptr;
+  const float* scale_b = nullptr;
 };
 
 /// "" on success, else what failed (a CUDA or cuBLAS error string). A function, not a pointer:

@@ -25,6 +25,13 @@
 #   idle    a worker killed while the GPU is idle (SIGKILL, as the OOM killer would): the daemon
 #           must notice and restart it, and the next run must succeed with no failed measurement
 #           (PASS/FAIL lines)
+#   fp8     the fp8 ladder: every fp8 rung and cublas_fp8 verified at 4096^3 and 8192^3 against
+#           cuBLAS and at small ragged shapes against the CPU's FP64 reference of the dequantised
+#           inputs; ladder-f8 and ladder-h (3 rounds each) in the sustained and the burst regime,
+#           their reports; the SASS of every fp8 rung (QGMMA)
+#   ncu     Nsight Compute counters (observe mode) of the last rungs against cuBLAS at 4096^3:
+#           F8 and cublas_fp8, H10 and cublas_bf16, M1 (the profile command's default, tensor,
+#           memory and stalls sets)
 #   user    user kernels: the pipelining example beside the built-in pipe_ ladder and cuBLAS (3
 #           rounds), mma_tiled, and the planted kernels (forgotten epilogue, a kept result, a hang),
 #           each outcome checked (PASS/FAIL lines in user.txt)
@@ -303,6 +310,47 @@ PY
         sm90_h10_epilogue_overlap; do
         c sass "$v" >"$out/sass-$v.txt" 2>&1
         say "sass $v exit $?"
+      done
+      stop_daemon
+      ;;
+    fp8)
+      start_daemon "$out/fp8.db" || continue
+      f8='sm90_fp8_*'
+      say "fp8 verify against cuBLAS at 4096^3 and 8192^3 ($(elapsed))"
+      c verify --variant "$f8" --dtype fp8 --shape 4096 --shape 8192 --shape 4000 \
+        --against cublas --format csv >"$out/fp8-verify-cublas.csv" 2>&1
+      say "exit $?: $(grep -c ',passed,\|,true,' "$out/fp8-verify-cublas.csv") lines passed"
+      c verify --variant "$f8" --variant cublas_fp8 --dtype fp8 --shape 512x384x1024 \
+        --shape 129x257x144 --shape 300x264x4104 --against cpu --format csv \
+        >"$out/fp8-verify-cpu.csv" 2>&1
+      say "exit $?: $(grep -c ',passed,\|,true,' "$out/fp8-verify-cpu.csv") lines passed"
+      for regime in sustained burst; do
+        for preset in ladder-f8 ladder-h; do
+          say "$preset, 3 rounds, $regime ($(elapsed))"
+          c -q sweep --preset "$preset" --rounds 3 --regime "$regime" --tag "$preset-$regime" \
+            >>"$log" 2>&1
+          say "$preset $regime exit $? ($(elapsed))"
+          id=$(latest)
+          c report --run "$id" --format md >"$out/$preset-$regime.md" 2>>"$log"
+          c --format csv results "$id" >"$out/$preset-$regime.csv" 2>>"$log"
+        done
+      done
+      for v in sm90_fp8_f1_ws sm90_fp8_f8_epilogue_overlap; do
+        c sass "$v" >"$out/sass-$v.txt" 2>&1
+        say "sass $v exit $?: $(grep -o 'QGMMA[^ ]*' "$out/sass-$v.txt" | sort | uniq -c | head -3 | tr '\n' ' ')"
+      done
+      stop_daemon
+      ;;
+    ncu)
+      start_daemon "$out/ncu.db" || continue
+      for pair in "fp8 sm90_fp8_f8_epilogue_overlap cublas_fp8" \
+        "bf16 sm90_h10_epilogue_overlap cublas_bf16 sm90_m1_mma"; do
+        read -r dt vs <<<"$pair"
+        say "profile $vs at 4096^3 ($(elapsed))"
+        # shellcheck disable=SC2086
+        c profile $vs --dtype "$dt" --shape 4096 -m default,tensor,memory,stalls \
+          >"$out/profile-$dt.txt" 2>&1
+        say "profile $dt exit $?"
       done
       stop_daemon
       ;;

@@ -1,5 +1,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -57,6 +58,11 @@ __global__ void FillKernel(void* dst, size_t count, DType dtype, uint64_t seed) 
         break;
       case DType::kINT8:
         static_cast<int8_t*>(dst)[i] = int8_t(int(h % 17) - 8);  // [-8, 8]
+        break;
+      case DType::kFP8:
+        // [-1, 1) scaled so that its largest magnitude is e4m3's largest finite value (the
+        // dequantising scales are kFp8ScaleA and kFp8ScaleB), rounded to nearest.
+        static_cast<__nv_fp8_e4m3*>(dst)[i] = __nv_fp8_e4m3(Uniform(h) * 448.0f);
         break;
     }
   }
@@ -137,6 +143,7 @@ std::string Poison(void* dst, size_t count, DType dtype, void* stream) {
   cudaStream_t s = AsStream(stream);
   switch (dtype) {
     case DType::kBF16:
+    case DType::kFP8:  // bf16 C
       SetKernel<uint16_t><<<grid, 256, 0, s>>>(static_cast<uint16_t*>(dst), count, kPoisonBf16);
       break;
     case DType::kFP16:
@@ -192,7 +199,9 @@ std::string CopyToHostAsDouble(const void* src, size_t count, DType dtype, bool 
   for (size_t i = 0; i < count; ++i) {
     const uint8_t* p = raw.data() + i * size_t(bytes);
     double v = 0;
-    if (dtype == DType::kBF16 || dtype == DType::kFP16) {
+    if (dtype == DType::kFP8) {
+      v = output ? Bf16BitsToDouble(uint16_t(p[0] | (p[1] << 8))) : E4m3BitsToDouble(p[0]);
+    } else if (dtype == DType::kBF16 || dtype == DType::kFP16) {
       uint16_t h;
       std::memcpy(&h, p, 2);
       v = dtype == DType::kBF16 ? Bf16BitsToDouble(h) : Fp16BitsToDouble(h);
@@ -209,6 +218,32 @@ std::string CopyToHostAsDouble(const void* src, size_t count, DType dtype, bool 
     }
     (*out)[i] = v;
   }
+  return "";
+}
+
+std::string Fp8ScalePointers(const float** scale_a, const float** scale_b) {
+  // One device allocation for the process, written once: the scales never change.
+  static float* scales = nullptr;
+  static std::string error;
+  static const bool made = [] {
+    void* p = nullptr;
+    if (cudaError_t e = cudaMalloc(&p, 2 * sizeof(float)); e != cudaSuccess) {
+      error = CudaError("cudaMalloc (fp8 scales)", e);
+      return false;
+    }
+    const float host[2] = {kFp8ScaleA, kFp8ScaleB};
+    if (cudaError_t e = cudaMemcpy(p, host, sizeof host, cudaMemcpyHostToDevice);
+        e != cudaSuccess) {
+      error = CudaError("cudaMemcpy (fp8 scales)", e);
+      cudaFree(p);
+      return false;
+    }
+    scales = static_cast<float*>(p);
+    return true;
+  }();
+  if (!made) return error;
+  *scale_a = scales;
+  *scale_b = scales + 1;
   return "";
 }
 

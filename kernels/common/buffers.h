@@ -32,7 +32,8 @@ class DeviceBuffer {
 };
 
 /// Fills `count` elements of `dtype` with deterministic random values from `seed`, never zeros
-/// as a whole: floats uniform in [-1, 1) (rounded to the type), int8 uniform integers in [-8, 8].
+/// as a whole: floats uniform in [-1, 1) (rounded to the type), int8 uniform integers in [-8, 8],
+/// fp8 e4m3 values of [-1, 1) times 448 (its dequantised values: times kFp8ScaleA or B).
 /// Element i depends only on (seed, i), so the same seed gives the same matrix on any device.
 std::string FillRandom(void* dst, size_t count, DType dtype, uint64_t seed, void* stream = nullptr);
 
@@ -45,10 +46,15 @@ std::string Poison(void* dst, size_t count, DType dtype, void* stream = nullptr)
 std::string Transpose(const void* src, void* dst, int64_t rows, int64_t cols, DType dtype,
                       void* stream = nullptr);
 
-/// Copies device elements to host as doubles. `output` selects the output type of dtype
-/// (OutputBytes) instead of the input type.
+/// Copies device elements to host as doubles (fp8 inputs: their e4m3 values, not dequantised).
+/// `output` selects the output type of dtype (OutputBytes) instead of the input type.
 std::string CopyToHostAsDouble(const void* src, size_t count, DType dtype, bool output,
                                std::vector<double>* out);
+
+/// Device pointers to one float each holding kFp8ScaleA and kFp8ScaleB, the scales of every fp8
+/// problem (GemmArgs::scale_a, scale_b); allocated on the current device at the first call and
+/// kept for the process. "" or what failed.
+std::string Fp8ScalePointers(const float** scale_a, const float** scale_b);
 
 /// Host-side value of the poison pattern's check: true if the value is the poison of dtype's
 /// output.

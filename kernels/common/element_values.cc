@@ -24,11 +24,21 @@ double Fp16BitsToDouble(uint16_t h) {
   return sign ? -v : v;
 }
 
+double E4m3BitsToDouble(uint8_t v) {
+  const bool negative = (v & 0x80) != 0;
+  const int exp = (v >> 3) & 0xF, man = v & 0x7;
+  if (exp == 0xF && man == 0x7) return std::nan("");
+  // Subnormals (exp 0): man * 2^-9; normals: (8 + man) * 2^(exp - 10).
+  const double x = exp == 0 ? std::ldexp(double(man), -9) : std::ldexp(double(8 + man), exp - 10);
+  return negative ? -x : x;
+}
+
 // Declared in buffers.h, defined here (host-only) so that Compare works without CUDA.
 bool IsPoison(double value, DType dtype) {
   double expected;
   switch (dtype) {
     case DType::kBF16:
+    case DType::kFP8:  // bf16 C
       expected = Bf16BitsToDouble(kPoisonBf16);
       break;
     case DType::kFP16:

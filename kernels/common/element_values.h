@@ -18,5 +18,8 @@ inline constexpr int32_t kPoisonInt32 = INT32_MIN;
 double Bf16BitsToDouble(uint16_t v);
 double Fp16BitsToDouble(uint16_t v);
 double Fp32BitsToDouble(uint32_t v);
+/// e4m3 (fp8: 1 sign, 4 exponent bits of bias 7, 3 mantissa bits; no infinities; S.1111.111 is
+/// NaN): exact.
+double E4m3BitsToDouble(uint8_t v);
 
 }  // namespace ablation::kernels

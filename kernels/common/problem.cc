@@ -14,12 +14,14 @@ std::string_view ToString(DType d) {
       return "tf32";
     case DType::kINT8:
       return "int8";
+    case DType::kFP8:
+      return "fp8";
   }
   return "unknown";
 }
 
 std::optional<DType> ParseDType(std::string_view s) {
-  for (DType d : {DType::kBF16, DType::kFP16, DType::kFP32, DType::kTF32, DType::kINT8}) {
+  for (DType d : kAllDTypes) {
     if (s == ToString(d)) return d;
   }
   return std::nullopt;
@@ -34,6 +36,7 @@ int ElementBytes(DType d) {
     case DType::kTF32:
       return 4;
     case DType::kINT8:
+    case DType::kFP8:
       return 1;
   }
   return 0;
@@ -43,6 +46,7 @@ int OutputBytes(DType d) {
   switch (d) {
     case DType::kBF16:
     case DType::kFP16:
+    case DType::kFP8:  // bf16 C
       return 2;
     case DType::kFP32:
     case DType::kTF32:

@@ -52,6 +52,24 @@ std::string CublasInt8CanImplement(const Problem& p) {
   return "";
 }
 
+/// cuBLASLt's fp8 GEMM: "TN" operands (as int8), leading dimensions of 16 bytes: k (A and B,
+/// e4m3) a multiple of 16 and n (the bf16 C) a multiple of 8.
+std::string CublasFp8CanImplement(const Problem& p) {
+  if (std::string e = DTypeIs(DType::kFP8, p); !e.empty()) return e;
+  if (std::string e = Positive(p); !e.empty()) return e;
+  if (p.k % 16 != 0) {
+    return "k must be a multiple of 16 (cuBLASLt fp8: k is the leading dimension of the e4m3 A "
+           "and B, in rows of 16 bytes), got " +
+           std::to_string(p.k);
+  }
+  if (p.n % 8 != 0) {
+    return "n must be a multiple of 8 (cuBLASLt fp8: n is the leading dimension of the bf16 C, "
+           "in rows of 16 bytes), got " +
+           std::to_string(p.n);
+  }
+  return "";
+}
+
 /// One cuBLAS entry: every field but these is the family's.
 void AddEntry(Registry& registry, const char* name, DType dtype, std::string description,
               std::vector<std::pair<std::string, ParamValue>> params,
@@ -113,6 +131,23 @@ void AddInt8(Registry& registry) {
            &CublasInt8CanImplement, BLayout::kNK);
 }
 
+/// e4m3 inputs with per-tensor scales, FP32 accumulation, bf16 output, through cuBLASLt: "TN"
+/// as int8 (B given N x K). Fast accumulation, as the sm90 fp8 rungs' wgmma accumulate.
+void AddFp8(Registry& registry) {
+  AddEntry(registry, "cublas_fp8", DType::kFP8,
+           "cuBLASLt cublasLtMatmul, fp8 e4m3 inputs with per-tensor scales (A and B scale "
+           "pointers), FP32 accumulation in the tensor cores (CUBLASLT_MATMUL_DESC_FAST_ACCUM), "
+           "bf16 output, TN operands (B given N x K), best heuristic algorithm for the worker's "
+           "workspace",
+           {{"api", "cublasLtMatmul"},
+            {"compute", "CUBLAS_COMPUTE_32F"},
+            {"inputs", "CUDA_R_8F_E4M3"},
+            {"output", "CUDA_R_16BF"},
+            {"fast_accum", 1},
+            {"operands", "TN (C^T = op_T(B_nk) * A^T)"}},
+           &CublasFp8CanImplement, BLayout::kNK);
+}
+
 }  // namespace
 
 void RegisterCublas(Registry& registry) {
@@ -121,6 +156,7 @@ void RegisterCublas(Registry& registry) {
   AddFp32(registry);
   AddTf32(registry);
   AddInt8(registry);
+  AddFp8(registry);
 }
 
 }  // namespace ablation::kernels

@@ -61,7 +61,7 @@ std::string LaunchFp32(const GemmArgs& args) {
   return CublasGemm(args, DType::kFP32, CUDA_R_32F, CUBLAS_COMPUTE_32F);
 }
 
-// ---- cuBLASLt int8 (IMMA)
+// ---- cuBLASLt: int8 (IMMA) and fp8 (e4m3, QMMA)
 
 std::string LtText(const char* what, cublasStatus_t s) {
   return std::string(what) + ": " + cublasGetStatusString(s);
@@ -75,10 +75,11 @@ uint32_t Alignment(const void* p) {
   return align;
 }
 
-/// Descriptors and the heuristic's algorithm for one (handle, shape, workspace, alignments). Made
-/// once and kept for the life of the process: building them costs far more host time than an
-/// int8 GEMM of a few thousand cubed takes on the device, and a timed launch must not include it.
-struct LtInt8Plan {
+/// Descriptors and the heuristic's algorithm for one (handle, dtype, shape, workspace, alignments,
+/// scales). Made once and kept for the life of the process: building them costs far more host
+/// time than an int8 or fp8 GEMM of a few thousand cubed takes on the device, and a timed launch
+/// must not include it.
+struct LtPlan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t b_nk = nullptr;  // cuBLAS's A: k x n column-major (ld k), op T
   cublasLtMatrixLayout_t a = nullptr;     // cuBLAS's B: k x m column-major (ld k), op N
@@ -86,14 +87,47 @@ struct LtInt8Plan {
   cublasLtMatmulAlgo_t algo{};
 };
 
-using LtKey = std::tuple<void*, int64_t, int64_t, int64_t, size_t, uint32_t, uint32_t, uint32_t>;
+using LtKey = std::tuple<void*, DType, int64_t, int64_t, int64_t, size_t, uint32_t, uint32_t,
+                         uint32_t, const float*, const float*>;
 
-std::string MakeInt8Plan(cublasLtHandle_t handle, const Problem& p, size_t workspace_bytes,
-                         const uint32_t (&align)[3], LtInt8Plan* plan) {
+/// The types of a cuBLASLt entry: int8 (int32 arithmetic and C), or fp8 (e4m3 A and B with their
+/// scales, FP32 arithmetic, bf16 C).
+struct LtTypes {
+  cublasComputeType_t compute;
+  cudaDataType_t scale, ab, c;
+};
+
+LtTypes LtTypesOf(DType d) {
+  if (d == DType::kFP8) return {CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_8F_E4M3, CUDA_R_16BF};
+  return {CUBLAS_COMPUTE_32I, CUDA_R_32I, CUDA_R_8I, CUDA_R_32I};
+}
+
+std::string MakeLtPlan(cublasLtHandle_t handle, const GemmArgs& args, const uint32_t (&align)[3],
+                       LtPlan* plan) {
+  const Problem& p = args.problem;
+  const size_t workspace_bytes = args.workspace_bytes;
+  const LtTypes types = LtTypesOf(p.dtype);
   cublasStatus_t s;
-  if ((s = cublasLtMatmulDescCreate(&plan->desc, CUBLAS_COMPUTE_32I, CUDA_R_32I)) !=
+  if ((s = cublasLtMatmulDescCreate(&plan->desc, types.compute, types.scale)) !=
       CUBLAS_STATUS_SUCCESS) {
     return LtText("cublasLtMatmulDescCreate", s);
+  }
+  if (p.dtype == DType::kFP8) {
+    // cuBLAS's A is our B: its scale is scale_b. Fast accumulation: the products are summed in
+    // the tensor cores' fp8 accumulation as wgmma does for the sm90 fp8 rungs, not promoted to
+    // FP32 every few k-steps, so both sides of a comparison sum the same way.
+    const int8_t fast_accum = 1;
+    if ((s = cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                                            &args.scale_b, sizeof(args.scale_b))) !=
+            CUBLAS_STATUS_SUCCESS ||
+        (s = cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                                            &args.scale_a, sizeof(args.scale_a))) !=
+            CUBLAS_STATUS_SUCCESS ||
+        (s = cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                                            &fast_accum, sizeof(fast_accum))) !=
+            CUBLAS_STATUS_SUCCESS) {
+      return LtText("cublasLtMatmulDescSetAttribute(scales, fast accumulation)", s);
+    }
   }
   const cublasOperation_t op_t = CUBLAS_OP_T, op_n = CUBLAS_OP_N;
   if ((s = cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_t,
@@ -103,11 +137,11 @@ std::string MakeInt8Plan(cublasLtHandle_t handle, const Problem& p, size_t works
     return LtText("cublasLtMatmulDescSetAttribute(TRANSA/TRANSB)", s);
   }
   const uint64_t m = uint64_t(p.m), n = uint64_t(p.n), k = uint64_t(p.k);
-  if ((s = cublasLtMatrixLayoutCreate(&plan->b_nk, CUDA_R_8I, k, n, int64_t(k))) !=
+  if ((s = cublasLtMatrixLayoutCreate(&plan->b_nk, types.ab, k, n, int64_t(k))) !=
           CUBLAS_STATUS_SUCCESS ||
-      (s = cublasLtMatrixLayoutCreate(&plan->a, CUDA_R_8I, k, m, int64_t(k))) !=
+      (s = cublasLtMatrixLayoutCreate(&plan->a, types.ab, k, m, int64_t(k))) !=
           CUBLAS_STATUS_SUCCESS ||
-      (s = cublasLtMatrixLayoutCreate(&plan->c, CUDA_R_32I, n, m, int64_t(n))) !=
+      (s = cublasLtMatrixLayoutCreate(&plan->c, types.c, n, m, int64_t(n))) !=
           CUBLAS_STATUS_SUCCESS) {
     return LtText("cublasLtMatrixLayoutCreate", s);
   }
@@ -137,56 +171,71 @@ std::string MakeInt8Plan(cublasLtHandle_t handle, const Problem& p, size_t works
   cublasLtMatmulPreferenceDestroy(pref);
   if (!err.empty()) return err;
   if (found == 0) {
-    return "cuBLASLt has no int8 algorithm for " + std::to_string(p.m) + "x" + std::to_string(p.n) +
-           "x" + std::to_string(p.k) + " with " + std::to_string(workspace_bytes) +
-           " bytes of workspace";
+    return "cuBLASLt has no " + std::string(ToString(p.dtype)) + " algorithm for " +
+           std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) + " with " +
+           std::to_string(workspace_bytes) + " bytes of workspace";
   }
   plan->algo = result.algo;
   return "";
 }
 
-std::string LaunchInt8(const GemmArgs& args) {
+/// int8 or fp8 through cuBLASLt, "TN" (B given N x K).
+std::string LaunchLt(const GemmArgs& args, DType want) {
   const Problem& p = args.problem;
-  if (p.dtype != DType::kINT8) return "cuBLAS entry: dtype mismatch";
-  if (args.cublaslt == nullptr) return "cublas_int8: no cublasLtHandle_t in GemmArgs::cublaslt";
+  const std::string name = "cublas_" + std::string(ToString(want));
+  if (p.dtype != want) return "cuBLAS entry: dtype mismatch";
+  if (args.cublaslt == nullptr) return name + ": no cublasLtHandle_t in GemmArgs::cublaslt";
   if (args.workspace_bytes != 0 && args.workspace == nullptr) {
-    return "cublas_int8: GemmArgs::workspace_bytes without a workspace";
+    return name + ": GemmArgs::workspace_bytes without a workspace";
   }
-  // IMMA in the regular data order wants 4-byte aligned pointers (16 for its fast paths).
+  if (want == DType::kFP8 && (args.scale_a == nullptr || args.scale_b == nullptr)) {
+    return name + ": fp8 needs the scales of A and B (GemmArgs::scale_a, scale_b)";
+  }
+  // IMMA in the regular data order wants 4-byte aligned pointers (16 for its fast paths); fp8
+  // wants 16 bytes.
   const uint32_t align[3] = {Alignment(args.b), Alignment(args.a), Alignment(args.c)};
-  if (align[0] < 4 || align[1] < 4 || align[2] < 4) {
-    return "cublas_int8: A, B and C must be at least 4-byte aligned (cuBLASLt IMMA)";
+  const uint32_t need = want == DType::kFP8 ? 16 : 4;
+  if (align[0] < need || align[1] < need || align[2] < need) {
+    return name + ": A, B and C must be at least " + std::to_string(need) +
+           "-byte aligned (cuBLASLt " + (want == DType::kFP8 ? "fp8" : "IMMA") + ")";
   }
   auto handle = static_cast<cublasLtHandle_t>(args.cublaslt);
   static std::mutex mu;
-  static std::map<LtKey, LtInt8Plan> plans;
-  const LtInt8Plan* plan = nullptr;
+  static std::map<LtKey, LtPlan> plans;
+  const LtPlan* plan = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu);
-    const LtKey key{args.cublaslt,        p.m,      p.n,      p.k,
-                    args.workspace_bytes, align[0], align[1], align[2]};
+    const LtKey key{args.cublaslt,        p.dtype,  p.m,      p.n,      p.k,
+                    args.workspace_bytes, align[0], align[1], align[2], args.scale_a,
+                    args.scale_b};
     auto it = plans.find(key);
     if (it == plans.end()) {
-      LtInt8Plan made;
-      if (std::string e = MakeInt8Plan(handle, p, args.workspace_bytes, align, &made); !e.empty()) {
+      LtPlan made;
+      if (std::string e = MakeLtPlan(handle, args, align, &made); !e.empty()) {
         if (made.desc) cublasLtMatmulDescDestroy(made.desc);
         if (made.b_nk) cublasLtMatrixLayoutDestroy(made.b_nk);
         if (made.a) cublasLtMatrixLayoutDestroy(made.a);
         if (made.c) cublasLtMatrixLayoutDestroy(made.c);
-        return "cublas_int8: " + e;
+        return name + ": " + e;
       }
       it = plans.emplace(key, made).first;
     }
     plan = &it->second;  // std::map nodes are stable
   }
-  const int32_t alpha = 1, beta = 0;
-  const cublasStatus_t s =
-      cublasLtMatmul(handle, plan->desc, &alpha, args.b, plan->b_nk, args.a, plan->a, &beta, args.c,
-                     plan->c, args.c, plan->c, &plan->algo, args.workspace, args.workspace_bytes,
-                     static_cast<cudaStream_t>(args.stream));
+  const int32_t alpha_i = 1, beta_i = 0;
+  const float alpha_f = 1.0f, beta_f = 0.0f;
+  const bool fp8 = want == DType::kFP8;
+  const cublasStatus_t s = cublasLtMatmul(
+      handle, plan->desc, fp8 ? static_cast<const void*>(&alpha_f) : &alpha_i, args.b, plan->b_nk,
+      args.a, plan->a, fp8 ? static_cast<const void*>(&beta_f) : &beta_i, args.c, plan->c, args.c,
+      plan->c, &plan->algo, args.workspace, args.workspace_bytes,
+      static_cast<cudaStream_t>(args.stream));
   if (s != CUBLAS_STATUS_SUCCESS) return LtText("cublasLtMatmul", s);
   return "";
 }
+
+std::string LaunchInt8(const GemmArgs& args) { return LaunchLt(args, DType::kINT8); }
+std::string LaunchFp8(const GemmArgs& args) { return LaunchLt(args, DType::kFP8); }
 
 const void* NoKernel(DType) { return nullptr; }
 
@@ -211,6 +260,10 @@ void BindCublasLaunchers(Registry& registry) {
   }
   if (Variant* v = registry.FindMutable("cublas_int8")) {
     v->launch = &LaunchInt8;
+    v->kernel = &NoKernel;
+  }
+  if (Variant* v = registry.FindMutable("cublas_fp8")) {
+    v->launch = &LaunchFp8;
     v->kernel = &NoKernel;
   }
 }

@@ -2,6 +2,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -30,6 +31,10 @@ __device__ __forceinline__ Acc ToAcc(__half x) {
 template <typename Acc>
 __device__ __forceinline__ Acc ToAcc(float x) {
   return Acc(x);
+}
+template <typename Acc>
+__device__ __forceinline__ Acc ToAcc(__nv_fp8_e4m3 x) {
+  return Acc(float(x));
 }
 template <typename Acc>
 __device__ __forceinline__ Acc ToAcc(int8_t x) {
@@ -126,6 +131,8 @@ std::string ReferenceGemmGpu(const void* a, const void* b, void* c, const Proble
       return Launch<float, double, float>(a, b, c, p, s);
     case DType::kINT8:
       return Launch<int8_t, int32_t, int32_t>(a, b, c, p, s);
+    case DType::kFP8:  // the e4m3 values' product: the caller applies the scales
+      return Launch<__nv_fp8_e4m3, float, float>(a, b, c, p, s);
   }
   return "the GPU reference does not know this dtype";
 }

@@ -20,7 +20,9 @@ DType GpuReferenceOutputType(DType input);
 
 /// Enqueues C = A * B on `stream` (a cudaStream_t). Accumulation: FP32 for bf16, fp16 and tf32
 /// inputs (every product exact in FP32, summed in ascending k with FMA), FP64 for fp32 inputs,
-/// int32 for int8 (exact). Returns "" or the launch error; the caller synchronises.
+/// int32 for int8 (exact); fp8: the product of the e4m3 values in FP32 (every product exact), the
+/// per-tensor scales not applied (the caller multiplies by them). Returns "" or the launch error;
+/// the caller synchronises.
 std::string ReferenceGemmGpu(const void* a, const void* b, void* c, const Problem& p,
                              void* stream = nullptr);
 

@@ -1,6 +1,7 @@
 #include "kernels/sm90/sm90_catalog.h"
 
 #include <cstdint>
+#include <vector>
 
 #include "kernels/sm90/sm90_config.h"
 #include "kernels/sm90/sm90_shapes.h"
@@ -12,6 +13,16 @@ using namespace sm90;
 
 std::string Describe(const Rung& r) {
   std::string d = std::string(r.id) + ": " + std::string(r.adds) + ".";
+  if (r.knobs.fp8) {
+    d += " fp8: e4m3 in with per-tensor scales (C = scale_a * scale_b * A * B^T), fp32 "
+         "accumulate, bf16 out; B is N x K; 128x256x128 tile, 4 stages, wgmma (QGMMA), TMA loads."
+         " Runs on compute capability 9.0 only (sm_90a). Any M, N, K of at least 1, as the bf16 "
+         "rungs (K not a multiple of 16 or N not of 8: padded copies inside the timed launch)."
+         " Verified against the FP64 product of the dequantised inputs within the fp8 tolerance "
+         "and against cublas_fp8";
+    if (r.knobs.stream_k) d += ". Stream-K adds the partial sums in a fixed order";
+    return d;
+  }
   d += " bf16 in, fp32 accumulate, bf16 out; B is N x K; 128x256x64 tile, 4 stages";
   d += r.knobs.mainloop == Mainloop::kWgmma ? ", wgmma (HGMMA)" : ", mma.sync (HMMA)";
   d += r.knobs.mainloop == Mainloop::kMmaCpAsync ? ", cp.async loads" : ", TMA loads";
@@ -56,13 +67,15 @@ const char* EpilogueName(Epilogue e) {
 
 namespace sm90 {
 
-std::string ShapeError(const Problem& p) {
-  if (p.dtype != DType::kBF16) {
-    return "dtype must be bf16 for the sm90 family, got " + std::string(ToString(p.dtype));
+std::string ShapeError(const Problem& p, DType dtype) {
+  if (p.dtype != dtype) {
+    return "dtype must be " + std::string(ToString(dtype)) + " for this sm90 rung, got " +
+           std::string(ToString(p.dtype));
   }
   // Coordinates and the tile count are 32-bit in the kernels (TMA takes int32 coordinates); K
-  // and N are rounded up to 8 where their rows are padded (sm90_shapes.h).
-  constexpr int64_t kLimit = INT32_MAX - 7;
+  // and N are rounded up to a 16-byte chunk where their rows are padded (sm90_shapes.h): 8 bf16,
+  // 16 e4m3.
+  const int64_t kLimit = dtype == DType::kFP8 ? INT32_MAX - 15 : INT32_MAX - 7;
   for (auto [field, v] : {std::pair{"m", p.m}, std::pair{"n", p.n}, std::pair{"k", p.k}}) {
     if (v <= 0) return std::string(field) + " must be positive, got " + std::to_string(v);
     if (v > kLimit) {
@@ -79,7 +92,12 @@ std::string ShapeError(const Problem& p) {
 }  // namespace sm90
 
 void RegisterSm90(Registry& registry) {
-  for (const Rung& r : kRungs) {
+  std::vector<const Rung*> rungs;
+  for (const Rung& r : kRungs) rungs.push_back(&r);
+  for (const Rung& r : kFp8Rungs) rungs.push_back(&r);
+  for (const Rung* rp : rungs) {
+    const Rung& r = *rp;
+    const DType dtype = RungDType(r.knobs);
     Variant v;
     v.name = std::string(r.name);
     v.family = "sm90";
@@ -97,13 +115,13 @@ void RegisterSm90(Registry& registry) {
                 {"epilogue_overlap", r.knobs.overlap_epilogue ? "next_tile" : "none"},
                 {"stages", kStages},
                 {"arch", "sm_90a"}};
-    v.dtypes = {DType::kBF16};
-    v.tile = {kBlockM, kBlockN, kBlockK};
+    v.dtypes = {dtype};
+    v.tile = {kBlockM, kBlockN, BlockK(r.knobs)};
     v.threads = Threads(r);
     v.smem_bytes = SmemBytes(r.knobs.epilogue);
     v.b_layout = BLayout::kNK;
     v.bit_exact_family = false;
-    v.can_implement = ShapeError;
+    v.can_implement = [dtype](const Problem& p) { return sm90::ShapeError(p, dtype); };
     registry.Add(std::move(v));
   }
 }

@@ -18,7 +18,8 @@ namespace ablation::kernels::sm90 {
 
 inline constexpr int kBlockM = 128;
 inline constexpr int kBlockN = 256;
-inline constexpr int kBlockK = 64;
+inline constexpr int kBlockK = 64;  ///< bf16 elements; a k-tile row is 128 bytes in every dtype
+inline constexpr int kBlockKBytes = 128;
 inline constexpr int kStages = 4;
 inline constexpr int kATileBytes = kBlockM * kBlockK * 2;  // 16 KiB
 inline constexpr int kBTileBytes = kBlockN * kBlockK * 2;  // 32 KiB
@@ -72,6 +73,11 @@ struct Knobs {
   int sk_max_full_quarters = kStreamKMaxFullQuarters;
   bool overlap_epilogue = false;  ///< a tile's TMA stores issued during the next tile's k-tiles
   int max_ctas = 0;               ///< a cap on the persistent grid (0: as many as fit)
+  /// fp8 operands (DType::kFP8): A and B in e4m3, wgmma m64n256k32 (4 per k-tile, as bf16's
+  /// k16), k-tiles of 128 elements (the same 128-byte rows, so stages, swizzle and descriptors
+  /// are bf16's), the per-tensor scales applied to the accumulators before the epilogue, C in
+  /// bf16. Warp-specialised rungs only.
+  bool fp8 = false;
   // ---- the mma.sync kernel (sm90_mma.cuh) ----
   int warps_m = 2;  ///< warps along M and N; the warp tile is (128 / warps_m) x (block_n /
   int warps_n = 4;  ///< warps_n)
@@ -97,6 +103,18 @@ struct Knobs {
     return mainloop == Mainloop::kWgmma ? (warp_specialized ? 384 : 256) : 32 * warps_m * warps_n;
   }
 };
+
+// The two below are called from the kernels and from host code (the catalog is plain C++).
+#if defined(__CUDACC__)
+#define ABLATION_SM90_HD __host__ __device__
+#else
+#define ABLATION_SM90_HD
+#endif
+/// Bytes of one element of A and B.
+ABLATION_SM90_HD constexpr int OperandBytes(const Knobs& k) { return k.fp8 ? 1 : 2; }
+/// Elements of K in one k-tile: a 128-byte row of A and of B (64 bf16, 128 e4m3).
+ABLATION_SM90_HD constexpr int BlockK(const Knobs& k) { return kBlockKBytes / OperandBytes(k); }
+#undef ABLATION_SM90_HD
 
 /// `base` with the changes `change` makes to a copy of it: a rung's knobs from the rung before's,
 /// a configuration of the tuning tool from a rung's.
@@ -182,9 +200,55 @@ inline constexpr std::array<Rung, 11> kRungs = {{
      rung_knobs::kH10},
 }};
 
-/// The rung whose id is `id` (M1, H1, ..., H10); a compile-time error when there is none.
+/// The fp8 ladder (DType::kFP8: e4m3 A and B with per-tensor scales, fp32 accumulation, bf16 C):
+/// the wgmma kernel on the same seams with e4m3 operands, from warp specialisation on, each rung
+/// adding one thing to the one before, as H3..H10 do for bf16 (rung_knobs::kF1 is kH3 with
+/// fp8). notes/gpu-runs.md (2026-12-02, "the fp8 ladder") has what each step measured.
+namespace rung_knobs {
+inline constexpr Knobs kF1 = With(kH3, [](Knobs& k) { k.fp8 = true; });
+inline constexpr Knobs kF2 = With(kF1, [](Knobs& k) { k.persistent = true; });
+inline constexpr Knobs kF3 = With(kF2, [](Knobs& k) { k.cluster_m = 2; });
+inline constexpr Knobs kF4 = With(kF3, [](Knobs& k) { k.pending = 1; });
+inline constexpr Knobs kF5 = With(kF4, [](Knobs& k) { k.grouped_order = true; });
+inline constexpr Knobs kF6 = With(kF5, [](Knobs& k) { k.epilogue = Epilogue::kTmaStore; });
+inline constexpr Knobs kF7 = With(kF6, [](Knobs& k) { k.stream_k = true; });
+inline constexpr Knobs kF8 = With(kF7, [](Knobs& k) { k.overlap_epilogue = true; });
+}  // namespace rung_knobs
+
+inline constexpr std::array<Rung, 8> kFp8Rungs = {{
+    {"sm90_fp8_f1_ws", "F1",
+     "fp8 base: H3's kernel with e4m3 operands, wgmma m64n256k32 (QGMMA) on 128x256x128 tiles "
+     "(128-byte rows, as bf16's 64), a producer warpgroup issuing TMA and two consumer "
+     "warpgroups, the per-tensor scales applied to the accumulators before the 16-byte stores",
+     rung_knobs::kF1},
+    {"sm90_fp8_f2_persistent", "F2", "persistent grid: one CTA per SM walks the tiles",
+     rung_knobs::kF2},
+    {"sm90_fp8_f3_mc2", "F3",
+     "2x1 clusters: the two CTAs of a cluster share B, each loading half with TMA multicast",
+     rung_knobs::kF3},
+    {"sm90_fp8_f4_async_release", "F4",
+     "one wgmma batch left running: a stage is released when the next k-tile's batch is issued",
+     rung_knobs::kF4},
+    {"sm90_fp8_f5_l2order", "F5",
+     "L2-friendly tile order: groups of 8 tile rows walked column by column", rung_knobs::kF5},
+    {"sm90_fp8_f6_tma_store", "F6",
+     "TMA-store epilogue: stmatrix into 128-byte-swizzled shared memory, bulk tensor stores",
+     rung_knobs::kF6},
+    {"sm90_fp8_f7_stream_k", "F7",
+     "stream-K tail: a last round at most 3/4 full shared along K, partials fixed up in a fixed "
+     "order",
+     rung_knobs::kF7},
+    {"sm90_fp8_f8_epilogue_overlap", "F8",
+     "epilogue overlapped with the next tile's first four k-tile batches", rung_knobs::kF8},
+}};
+
+/// The rung whose id is `id` (M1, H1, ..., H10, F1, ..., F8); a compile-time error when there is
+/// none.
 consteval const Rung& RungById(std::string_view id) {
   for (const Rung& r : kRungs) {
+    if (r.id == id) return r;
+  }
+  for (const Rung& r : kFp8Rungs) {
     if (r.id == id) return r;
   }
   throw "no rung with this id";

@@ -18,23 +18,31 @@
 namespace ablation::kernels::sm90 {
 
 /// Points the variant `name`, when the registry holds it, at `launch` and at `kernel`, the
-/// address of its bf16 kernel (none for another dtype). sm90_mma.cu and sm90_wgmma.cu bind their
-/// rungs with it.
-inline void BindRung(Registry& registry, std::string_view name, LaunchFn launch,
-                     const void* kernel) {
+/// address of its kernel for `dtype` (none for another dtype). sm90_mma.cu and sm90_wgmma.cu bind
+/// their rungs with it.
+inline void BindRung(Registry& registry, std::string_view name, LaunchFn launch, const void* kernel,
+                     DType dtype = DType::kBF16) {
   if (Variant* v = registry.FindMutable(name)) {
     v->launch = std::move(launch);
-    v->kernel = [kernel](DType d) { return d == DType::kBF16 ? kernel : nullptr; };
+    v->kernel = [kernel, dtype](DType d) { return d == dtype ? kernel : nullptr; };
   }
 }
 
 /// What every rung refuses before launching: another device, another dtype, a shape outside the
 /// kernels' 32-bit coordinates. can_implement has been asked by the caller; these guard against
 /// misuse all the same.
-inline std::string CheckLaunch(const GemmArgs& args) {
+inline std::string CheckLaunch(const GemmArgs& args, const Knobs& knobs) {
   if (const std::string& e = Sm90DeviceError(); !e.empty()) return e;
-  if (args.problem.dtype != DType::kBF16) return "sm90 family: bf16 only";
-  if (std::string e = ShapeError(args.problem); !e.empty()) return "sm90 kernel: " + e;
+  if (args.problem.dtype != RungDType(knobs)) {
+    return std::string("sm90 family: this rung runs ") + std::string(ToString(RungDType(knobs))) +
+           " only";
+  }
+  if (knobs.fp8 && (args.scale_a == nullptr || args.scale_b == nullptr)) {
+    return "sm90 fp8 rung: the scales of A and B are missing (GemmArgs::scale_a, scale_b)";
+  }
+  if (std::string e = ShapeError(args.problem, RungDType(knobs)); !e.empty()) {
+    return "sm90 kernel: " + e;
+  }
   return "";
 }
 
@@ -49,7 +57,7 @@ inline std::string OffTileRefusal() {
 /// args.problem.n when only C is padded: TMA reads zeros past them).
 template <class Launch>
 std::string LaunchAnyShape(const GemmArgs& args, const Knobs& knobs, Launch&& launch) {
-  if (std::string e = CheckLaunch(args); !e.empty()) return e;
+  if (std::string e = CheckLaunch(args, knobs); !e.empty()) return e;
   const ShapePlan plan =
       PlanShape(args.problem, knobs, reinterpret_cast<uintptr_t>(args.a),
                 reinterpret_cast<uintptr_t>(args.b), reinterpret_cast<uintptr_t>(args.c));
@@ -94,8 +102,9 @@ inline std::string LaunchError(const char* what, cudaError_t e) {
 inline std::string EncodeMaps(const GemmArgs& args, int64_t b_rows, int b_box, CUtensorMap* ma,
                               CUtensorMap* mb, int a_rows = kBlockM) {
   const Problem& p = args.problem;
-  if (std::string e = EncodeKMajorBf16(ma, args.a, p.m, p.k, a_rows); !e.empty()) return e;
-  return EncodeKMajorBf16(mb, args.b, b_rows, p.k, b_box);
+  const int bytes = ElementBytes(p.dtype);
+  if (std::string e = EncodeKMajor(ma, args.a, p.m, p.k, a_rows, bytes); !e.empty()) return e;
+  return EncodeKMajor(mb, args.b, b_rows, p.k, b_box, bytes);
 }
 
 }  // namespace ablation::kernels::sm90

@@ -12,11 +12,15 @@ void BindSm90Wgmma(Registry& registry);
 /// The kernel of kRungs[rung]'s guarded build (what runs at shapes off the tile), for the
 /// occupancy and local-memory checks; nullptr past the last rung.
 const void* Sm90GuardedKernel(size_t rung);
+/// The fp8 rungs (kFp8Rungs): their binding and their guarded builds' kernels.
+void BindSm90Fp8(Registry& registry);
+const void* Sm90Fp8GuardedKernel(size_t rung);
 }  // namespace sm90
 
 inline void BindSm90Launchers(Registry& registry) {
   sm90::BindSm90Mma(registry);
   sm90::BindSm90Wgmma(registry);
+  sm90::BindSm90Fp8(registry);
 }
 
 }  // namespace ablation::kernels

@@ -81,18 +81,18 @@ struct TmaPipeline {
       // again here rather than kept: the producer has 40 registers.
       const uint32_t r = ClusterCtaRank(), rm = r & 1, rn = r >> 1;
       MbarArriveExpectTx(&full[s], kStageBytes);
-      TmaLoad2dMulticast(StageA(s) + rn * (kATileBytes / 2), map_a, &full[s], kt * kBlockK,
+      TmaLoad2dMulticast(StageA(s) + rn * (kATileBytes / 2), map_a, &full[s], kt * BlockK(K),
                          m0 + int(rn) * (kBlockM / 2), uint16_t((1u << r) | (1u << (r ^ 2))));
-      TmaLoad2dMulticast(StageB(s) + rm * (kBTileBytes / 2), map_b, &full[s], kt * kBlockK,
+      TmaLoad2dMulticast(StageB(s) + rm * (kBTileBytes / 2), map_b, &full[s], kt * BlockK(K),
                          n0 + int(rm) * (kBlockN / 2), uint16_t((1u << r) | (1u << (r ^ 1))));
     } else if constexpr (K.cluster_m == 2) {
       // Each CTA loads its A and its half of the shared B tile, into both CTAs.
       MbarArriveExpectTx(&full[s], kStageBytes);
-      TmaLoad2d(StageA(s), map_a, &full[s], kt * kBlockK, m0);
-      TmaLoad2dMulticast(StageB(s) + rank * (kBTileBytes / 2), map_b, &full[s], kt * kBlockK,
+      TmaLoad2d(StageA(s), map_a, &full[s], kt * BlockK(K), m0);
+      TmaLoad2dMulticast(StageB(s) + rank * (kBTileBytes / 2), map_b, &full[s], kt * BlockK(K),
                          n0 + rank * (kBlockN / 2), uint16_t(0x3));
     } else {
-      TmaStage(StageA(s), map_a, map_b, &full[s], kt, m0, n0);
+      TmaStage(StageA(s), map_a, map_b, &full[s], kt, m0, n0, kStageBytes, BlockK(K));
     }
   }
 };

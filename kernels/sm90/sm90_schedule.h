@@ -149,7 +149,7 @@ struct TileScheduler {
         units(K.guarded ? ((m_tiles + K.cluster_m - 1) / K.cluster_m) *
                               ((n_tiles + K.cluster_n - 1) / K.cluster_n)
                         : (m_tiles / K.cluster_m) * (n_tiles / K.cluster_n)),
-        kt_count(K.guarded ? (k + kBlockK - 1) / kBlockK : k / kBlockK),
+        kt_count(K.guarded ? (k + BlockK(K) - 1) / BlockK(K) : k / BlockK(K)),
         sk(sk_args) {}
 
   /// Tile (m0, n0) of work unit `unit` for the CTA of cluster rank `rank`: units row by row, or

@@ -13,20 +13,31 @@
 namespace ablation::kernels::sm90 {
 namespace {
 
-/// dst (rows_out x ld, ld a multiple of 8) from src (rows x cols, any alignment): row r's first
-/// cols elements, then zeros; rows from `rows` on all zeros. A block copies whole rows (blocks
-/// stride over them), its threads 16-byte chunks of a row: each chunk is 8 two-byte loads, which
-/// a misaligned or odd-length source row allows, and one 16-byte store.
-__global__ void PadRowsKernel(const __nv_bfloat16* __restrict__ src, int64_t rows, int64_t cols,
-                              __nv_bfloat16* __restrict__ dst, int64_t rows_out, int64_t ld) {
+/// dst (rows_out x ld, ld a whole number of 16-byte chunks) from src (rows x cols, any
+/// alignment): row r's first cols elements, then zeros; rows from `rows` on all zeros. A block
+/// copies whole rows (blocks stride over them), its threads 16-byte chunks of a row: each chunk
+/// is 8 two-byte (16 one-byte) loads, which a misaligned or odd-length source row allows, and
+/// one 16-byte store.
+template <typename T>
+__device__ __forceinline__ T Zero() {
+  if constexpr (sizeof(T) == 1) {
+    return T(0);
+  } else {
+    return __float2bfloat16(0.0f);
+  }
+}
+
+/// T: the element as copied (bf16, or e4m3 as bytes: 16 per chunk).
+template <typename T>
+__global__ void PadRowsKernel(const T* __restrict__ src, int64_t rows, int64_t cols,
+                              T* __restrict__ dst, int64_t rows_out, int64_t ld) {
+  constexpr int kPer = 16 / sizeof(T);
   for (int64_t r = blockIdx.x; r < rows_out; r += gridDim.x) {
-    const __nv_bfloat16* in = src + r * cols;
-    for (int64_t c0 = int64_t(threadIdx.x) * 8; c0 < ld; c0 += int64_t(blockDim.x) * 8) {
-      alignas(16) __nv_bfloat16 v[8];
+    const T* in = src + r * cols;
+    for (int64_t c0 = int64_t(threadIdx.x) * kPer; c0 < ld; c0 += int64_t(blockDim.x) * kPer) {
+      alignas(16) T v[kPer];
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        v[j] = r < rows && c0 + j < cols ? in[c0 + j] : __float2bfloat16(0.0f);
-      }
+      for (int j = 0; j < kPer; ++j) v[j] = r < rows && c0 + j < cols ? in[c0 + j] : Zero<T>();
       *reinterpret_cast<uint4*>(dst + r * ld + c0) = *reinterpret_cast<const uint4*>(v);
     }
   }
@@ -95,10 +106,17 @@ std::string PadOperands(const GemmArgs& args, const ShapePlan& plan, GemmArgs* o
   auto pad = [&](Slot slot, const void* src, int64_t rows, int64_t rows_out,
                  const void** dst) -> std::string {
     void* buf = nullptr;
-    if (std::string e = Buffer(slot, rows_out * plan.k * 2, &buf); !e.empty()) return e;
-    PadRowsKernel<<<CopyGrid(rows_out), 256, 0, stream>>>(
-        static_cast<const __nv_bfloat16*>(src), rows, p.k, static_cast<__nv_bfloat16*>(buf),
-        rows_out, plan.k);
+    const int bytes = ElementBytes(p.dtype);
+    if (std::string e = Buffer(slot, rows_out * plan.k * bytes, &buf); !e.empty()) return e;
+    if (bytes == 1) {  // e4m3, copied as bytes (zero bytes are e4m3's +0)
+      PadRowsKernel<uint8_t>
+          <<<CopyGrid(rows_out), 256, 0, stream>>>(static_cast<const uint8_t*>(src), rows, p.k,
+                                                   static_cast<uint8_t*>(buf), rows_out, plan.k);
+    } else {
+      PadRowsKernel<__nv_bfloat16><<<CopyGrid(rows_out), 256, 0, stream>>>(
+          static_cast<const __nv_bfloat16*>(src), rows, p.k, static_cast<__nv_bfloat16*>(buf),
+          rows_out, plan.k);
+    }
     *dst = buf;
     return Launched("padding an operand");
   };

@@ -38,36 +38,44 @@ struct ShapePlan {
   bool pad_b = false;    ///< B copied into `n` rows of `k` elements (zeros past N and K)
   bool pad_c = false;    ///< C computed into rows of `n` elements, then copied out
   int64_t n = 0;         ///< N as the kernel sees it: rounded up to 8 when C is padded
-  int64_t k = 0;         ///< K as the kernel sees it: rounded up to 8 when A and B are padded
+  int64_t k =
+      0;  ///< K as the kernel sees it: rounded up to a 16-byte chunk when A and B are padded
 
   bool Pads() const { return pad_a || pad_b || pad_c; }
 };
 
 inline constexpr int64_t RoundUp8(int64_t v) { return (v + 7) / 8 * 8; }
+inline constexpr int64_t RoundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+/// The dtype a rung's knobs compute: bf16, or fp8 (Knobs::fp8).
+constexpr DType RungDType(const Knobs& k) { return k.fp8 ? DType::kFP8 : DType::kBF16; }
 
 /// The plan of knobs `knobs` at problem `p` with operands at addresses a, b and c.
 inline ShapePlan PlanShape(const Problem& p, const Knobs& knobs, uintptr_t a, uintptr_t b,
                            uintptr_t c) {
   ShapePlan s;
-  const bool k_rows = p.k % 8 == 0;  // A's and B's rows are whole 16-byte chunks
-  const bool n_rows = p.n % 8 == 0;  // C's rows are
+  // Elements of A's and B's in a 16-byte chunk: 8 bf16, 16 e4m3.
+  const int64_t chunk = 16 / OperandBytes(knobs);
+  const bool k_rows = p.k % chunk == 0;  // A's and B's rows are whole 16-byte chunks
+  const bool n_rows = p.n % 8 == 0;      // C's (bf16) rows are
   // K not a multiple of 8 pads both A and B (they share the rounded K); otherwise each operand
   // is padded only when its pointer is misaligned.
   s.pad_a = !k_rows || a % 16 != 0;
   // The cp.async rung reads B's rows up to the kernel's N: when that is rounded up, B is too.
   s.pad_b = !k_rows || b % 16 != 0 || (knobs.mainloop == Mainloop::kMmaCpAsync && !n_rows);
   s.pad_c = !n_rows || c % 16 != 0;
-  s.k = k_rows ? p.k : RoundUp8(p.k);
+  s.k = k_rows ? p.k : RoundUp(p.k, chunk);
   s.n = n_rows ? p.n : RoundUp8(p.n);
   const int block_n = knobs.mainloop == Mainloop::kWgmma ? kBlockN : knobs.block_n;
   s.on_tile = !s.Pads() && p.m % (int64_t(kBlockM) * knobs.cluster_m) == 0 &&
-              p.n % (int64_t(block_n) * knobs.cluster_n) == 0 && p.k % kBlockK == 0;
+              p.n % (int64_t(block_n) * knobs.cluster_n) == 0 && p.k % BlockK(knobs) == 0;
   return s;
 }
 
-/// "" when the family can run `p` at all (bf16, M, N, K from 1 to the kernels' 32-bit
-/// coordinates, the tile count in 32 bits), else the sentence naming the field.
-std::string ShapeError(const Problem& p);
+/// "" when a rung of `dtype` (bf16, or fp8 for the fp8 ladder) can run `p` at all (that dtype,
+/// M, N, K from 1 to the kernels' 32-bit coordinates, the tile count in 32 bits), else the
+/// sentence naming the field.
+std::string ShapeError(const Problem& p, DType dtype = DType::kBF16);
 
 /// Copies the operands `plan` pads into buffers of the process (kept and grown, as the stream-K
 /// workspace: the worker launches from one thread) on args.stream, and sets `out` to the

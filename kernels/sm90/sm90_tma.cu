@@ -26,17 +26,25 @@ PFN_cuTensorMapEncodeTiled_v12000 EncodeFn() {
 
 std::string EncodeKMajorBf16(CUtensorMap* map, const void* base, int64_t rows, int64_t k,
                              int box_rows) {
+  return EncodeKMajor(map, base, rows, k, box_rows, 2);
+}
+
+std::string EncodeKMajor(CUtensorMap* map, const void* base, int64_t rows, int64_t k, int box_rows,
+                         int element_bytes) {
   PFN_cuTensorMapEncodeTiled_v12000 encode = EncodeFn();
   if (encode == nullptr) {
     return "sm90 family: the driver does not provide cuTensorMapEncodeTiled (needs CUDA 12.0+)";
   }
   const cuuint64_t dims[2] = {cuuint64_t(k), cuuint64_t(rows)};
-  const cuuint64_t strides[1] = {cuuint64_t(k) * 2};  // bytes between rows
-  const cuuint32_t box[2] = {64, cuuint32_t(box_rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(k) * cuuint64_t(element_bytes)};  // between rows
+  const cuuint32_t box[2] = {cuuint32_t(128 / element_bytes), cuuint32_t(box_rows)};
   const cuuint32_t element_strides[2] = {1, 1};
+  // e4m3 travels as bytes: TMA only copies it (zeros past the matrix are zero bytes, e4m3's +0).
+  const CUtensorMapDataType type =
+      element_bytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const CUresult r =
-      encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box,
-             element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      encode(map, type, 2, const_cast<void*>(base), dims, strides, box, element_strides,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     return "sm90 family: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) +

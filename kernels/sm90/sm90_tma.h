@@ -14,6 +14,10 @@ namespace ablation::kernels::sm90 {
 /// 64 elements (128 bytes) with the 128-byte swizzle. "" or what failed.
 std::string EncodeKMajorBf16(CUtensorMap* map, const void* base, int64_t rows, int64_t k,
                              int box_rows);
+/// The same for elements of `element_bytes` (2: bf16; 1: e4m3, as bytes): boxes of 128 bytes of
+/// a row (128 / element_bytes elements) by `box_rows` rows.
+std::string EncodeKMajor(CUtensorMap* map, const void* base, int64_t rows, int64_t k, int box_rows,
+                         int element_bytes);
 
 /// "" when this process's current device can run sm_90a code (compute capability 9.0), else a
 /// sentence naming the device's capability. Cached: the worker owns one device.

@@ -29,7 +29,8 @@ consteval bool ValidWgmmaKnobs(const Knobs& k) {
          (k.warp_specialized ||
           (!k.persistent && k.cluster_m == 1 && k.epilogue != Epilogue::kTmaStore)) &&
          (!k.stream_k || k.persistent) &&
-         (!k.overlap_epilogue || (k.persistent && k.epilogue == Epilogue::kTmaStore));
+         (!k.overlap_epilogue || (k.persistent && k.epilogue == Epilogue::kTmaStore)) &&
+         (!k.fp8 || k.warp_specialized);
 }
 
 /// A consumer warpgroup's main loop: the four wgmma of a k-tile from a stage, on its 64 rows of
@@ -56,7 +57,11 @@ struct WgmmaMainloop {
     const uint64_t da = desc_a + s * kStageDesc, db = desc_b + s * kStageDesc;
 #pragma unroll
     for (int kk = 0; kk < kBlockK / 16; ++kk) {  // a k-step is 32 bytes into the swizzled rows
-      WgmmaM64N256K16Bf16(d, da + kk * 2, db + kk * 2, (accumulate || kk > 0) ? 1 : 0);
+      if constexpr (K.fp8) {
+        WgmmaM64N256K32E4m3(d, da + kk * 2, db + kk * 2, (accumulate || kk > 0) ? 1 : 0);
+      } else {
+        WgmmaM64N256K16Bf16(d, da + kk * 2, db + kk * 2, (accumulate || kk > 0) ? 1 : 0);
+      }
     }
     WgmmaCommit();
     WgmmaWait<K.pending>();
@@ -74,15 +79,18 @@ struct WgmmaMainloop {
   }
 };
 
-/// C = A * B^T, B given N x K. On the tile (the launcher's plan, sm90_shapes.h) M % (128 *
-/// cluster_m), N % (256 * cluster_n), K % 64 == 0; off it K.guarded, N and K multiples of 8.
+/// C = A * B^T, B given N x K (fp8: times scale_a * scale_b, which the other rungs do not read).
+/// On the tile (the launcher's plan, sm90_shapes.h) M % (128 * cluster_m), N % (256 *
+/// cluster_n), K % BlockK(K) == 0; off it K.guarded, N a multiple of 8, K's rows whole 16-byte
+/// chunks.
 /// Non-persistent rungs: one unit per cluster; persistent: gridDim.x CTAs.
 template <Knobs K>
 __global__ void __launch_bounds__(K.Threads(), 1)
     Sm90WgmmaKernel(const __grid_constant__ CUtensorMap map_a,
                     const __grid_constant__ CUtensorMap map_b,
                     const __grid_constant__ CUtensorMap map_c, __nv_bfloat16* __restrict__ c, int m,
-                    int n, int k, const __grid_constant__ StreamKArgs sk) {
+                    int n, int k, const __grid_constant__ StreamKArgs sk,
+                    const float* __restrict__ scale_a, const float* __restrict__ scale_b) {
   static_assert(ValidWgmmaKnobs(K), "the persistent, cluster and TMA-store rungs build on H3");
   constexpr bool kTmaStore = K.epilogue == Epilogue::kTmaStore;
   extern __shared__ uint8_t smem_raw[];
@@ -153,6 +161,9 @@ __global__ void __launch_bounds__(K.Threads(), 1)
     const WgmmaMainloop<K> mainloop(smem, cw);
     const ConsumerPipeline<K> consumer(pipe, lane);
     Epilogue epilogue(c, m, n, store_buffers, &map_c, cw);
+    // fp8: C = scale_a * scale_b * (A * B^T), one product for the kernel.
+    float alpha = 1.0f;
+    if constexpr (K.fp8) alpha = *scale_a * *scale_b;
     float d[128] = {};
     PipelineState st;
     sched.ForEachWork([&](int unit, int kb, int ke, int sku) {
@@ -170,7 +181,13 @@ __global__ void __launch_bounds__(K.Threads(), 1)
       for (; kt < ke; ++kt) k_tile(kt);
       mainloop.Finish(d);
       consumer.ReleaseHeld(lag);
-      if (sched.FixUp(d, sku, kb, ke, rank, cw, t)) epilogue.Store(d, m0, n0);
+      if (sched.FixUp(d, sku, kb, ke, rank, cw, t)) {
+        if constexpr (K.fp8) {
+#pragma unroll
+          for (int i = 0; i < 128; ++i) d[i] *= alpha;
+        }
+        epilogue.Store(d, m0, n0);
+      }
     });
     epilogue.Finish(t);
   }

@@ -101,7 +101,7 @@ std::string WgmmaBuild<K>::Launch(const GemmArgs& args, int64_t b_rows) {
   }
   StreamKArgs sk;
   if constexpr (K.stream_k) {
-    StreamKPlan(units, int((p.k + kBlockK - 1) / kBlockK), ctas / K.Ctas(), &sk,
+    StreamKPlan(units, int((p.k + BlockK(K) - 1) / BlockK(K)), ctas / K.Ctas(), &sk,
                 K.sk_max_full_quarters);
     if (sk.sk_clusters == 0) ctas = std::min(ctas, units * K.Ctas());
     if (sk.sk_clusters > 0) {  // else every unit goes whole: no partials, no flags
@@ -120,7 +120,7 @@ std::string WgmmaBuild<K>::Launch(const GemmArgs& args, int64_t b_rows) {
   const cudaLaunchConfig_t cfg = LaunchConfig<K>(ctas, stream, &attr);
   auto* c = static_cast<__nv_bfloat16*>(args.c);
   if (cudaError_t e = cudaLaunchKernelEx(&cfg, Sm90WgmmaKernel<K>, ma, mb, mc, c, int(p.m),
-                                         int(p.n), int(p.k), sk);
+                                         int(p.n), int(p.k), sk, args.scale_a, args.scale_b);
       e != cudaSuccess) {
     return LaunchError("sm90 launch", e);
   }

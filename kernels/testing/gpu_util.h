@@ -102,6 +102,7 @@ struct GemmBuffers {
     args.c = c.data();
     args.stream = stream;
     args.cublas = cublas;
+    if (problem.dtype == DType::kFP8) (void)Fp8ScalePointers(&args.scale_a, &args.scale_b);
     return args;
   }
 };

@@ -1,5 +1,6 @@
 #include "server/worker/launch.h"
 
+#include "kernels/common/buffers.h"
 #include "server/worker/diagnostics.h"
 
 namespace ablation::worker {
@@ -17,6 +18,10 @@ k::GemmArgs ArgsFor(const Device& d, const Ready& r, const ProblemInputs& in, vo
   args.cublaslt = d.cublaslt;
   args.workspace = d.workspace.data();
   args.workspace_bytes = d.workspace.bytes();
+  if (r.problem.dtype == k::DType::kFP8) {
+    // On failure the scales stay null and the launcher refuses with its own sentence.
+    (void)k::Fp8ScalePointers(&args.scale_a, &args.scale_b);
+  }
   return args;
 }
 

@@ -117,6 +117,7 @@ std::string EnqueueErrorSums(void* stream, const void* out, const void* ref, siz
   const int blocks = int(std::min<size_t>((count + threads - 1) / threads, 1024));
   switch (dtype) {
     case kernels::DType::kBF16:
+    case kernels::DType::kFP8:  // bf16 C
       ErrorSumsKernel<<<blocks, threads, 0, st>>>(static_cast<const __nv_bfloat16*>(out),
                                                   static_cast<const __nv_bfloat16*>(ref), count,
                                                   sums);

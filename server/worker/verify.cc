@@ -108,10 +108,22 @@ std::string ReferenceOutput(Device& d, Resident& res, const Reference& ref, cons
         !(err = k::CopyToHostAsDouble(b.b_kn, size_t(p.k * p.n), p.dtype, false, &hb)).empty()) {
       return d.Failed(kRef + std::string("copying the inputs to the host: ") + err);
     }
+    if (p.dtype == k::DType::kFP8) {  // the dequantised inputs (exact in double)
+      for (double& x : ha) x *= double(k::kFp8ScaleA);
+      for (double& x : hb) x *= double(k::kFp8ScaleB);
+    }
     *out = k::ReferenceGemm(ha, hb, p.m, p.n, p.k);
     return "";
   }
-  if (ref.kind == Reference::Kind::kGpu) return GpuReferenceOutput(d, res, p, b, out);
+  if (ref.kind == Reference::Kind::kGpu) {
+    err = GpuReferenceOutput(d, res, p, b, out);
+    // The GPU reference sums the e4m3 values' products: the dequantised product is that times
+    // both scales.
+    if (err.empty() && p.dtype == k::DType::kFP8) {
+      for (double& x : *out) x *= double(k::kFp8ScaleA) * double(k::kFp8ScaleB);
+    }
+    return err;
+  }
   const size_t mn = size_t(p.m * p.n);
   const std::string& name = ref.variant.variant->name;
   if (!(err = k::Poison(b.c_ref, mn, p.dtype, d.stream)).empty()) {

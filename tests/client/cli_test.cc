@@ -254,8 +254,8 @@ TEST_F(CliTest, DtypeAliasesAreAcceptedWhereverADtypeIs) {
   ASSERT_EQ(Run({"results", "--dtype", "f16"}), kExitOk) << err_;
   EXPECT_EQ(service_.queries_.back().dtype(), "fp16");
   EXPECT_EQ(Run({"run", "-v", "L1_R1_s3", "--dtype", "f8"}), kExitUsage);
-  EXPECT_NE(err_.find("--dtype: 'f8' is not a dtype; use bf16, fp16 (f16), fp32 (f32), tf32 or "
-                      "int8 (i8)"),
+  EXPECT_NE(err_.find("--dtype: 'f8' is not a dtype; use bf16, fp16 (f16), fp32 (f32), tf32, "
+                      "int8 (i8) or fp8 (e4m3)"),
             std::string::npos)
       << err_;
 }

@@ -11,8 +11,9 @@ TEST(DTypeTest, AliasesBecomeTheDaemonsWords) {
   EXPECT_EQ(CanonicalDType("FP16"), "fp16");
   EXPECT_EQ(CanonicalDType("i8"), "int8");
   EXPECT_EQ(CanonicalDType("f32"), "fp32");
-  for (const char* word : {"bf16", "fp16", "fp32", "tf32", "int8"})
+  for (const char* word : {"bf16", "fp16", "fp32", "tf32", "int8", "fp8"})
     EXPECT_EQ(CanonicalDType(word), word);
+  EXPECT_EQ(CanonicalDType("e4m3"), "fp8");
   EXPECT_EQ(CanonicalDType("f8"), "");
   EXPECT_EQ(CanonicalDType(""), "");
 }
@@ -23,13 +24,17 @@ TEST(DTypeTest, TheTransformerRewritesAndRefuses) {
   EXPECT_EQ(v(text), "");
   EXPECT_EQ(text, "int8");
   text = "half";
-  EXPECT_EQ(v(text), "'half' is not a dtype; use bf16, fp16 (f16), fp32 (f32), tf32 or int8 (i8)");
+  EXPECT_EQ(v(text),
+            "'half' is not a dtype; use bf16, fp16 (f16), fp32 (f32), tf32, int8 (i8) or fp8 "
+            "(e4m3)");
 }
 
 TEST(DTypeTest, NamesThatCarryADtype) {
   EXPECT_EQ(DTypeNamedBy("cublas_fp16"), "fp16");
   EXPECT_EQ(DTypeNamedBy("cublas_bf16"), "bf16");
   EXPECT_EQ(DTypeNamedBy("cublas_int8"), "int8");
+  EXPECT_EQ(DTypeNamedBy("cublas_fp8"), "fp8");
+  EXPECT_EQ(DTypeNamedBy("sm90_fp8_f8_epilogue_overlap"), "fp8");
   EXPECT_EQ(DTypeNamedBy("pipe_cpasync_f16_128x128x32"), "fp16");
   EXPECT_EQ(DTypeNamedBy("pipe_ldg_i8_64x64x32"), "int8");
   EXPECT_EQ(DTypeNamedBy("pipe_baseline_f32_64x64x8"), "fp32");

@@ -71,10 +71,10 @@ TEST_F(AdviseSassE2E, AdviseFromTheNumbersWithNothingMeasured) {
   EXPECT_THAT(r.out, HasSubstr("not measured on this GPU yet"));
 
   auto bad = daemon_->Client(
-      {"advise", "--bm", "64", "--bn", "64", "--bk", "16", "--dtype", "fp8", "--arch", "sm_90"});
+      {"advise", "--bm", "64", "--bn", "64", "--bk", "16", "--dtype", "fp4", "--arch", "sm_90"});
   EXPECT_EQ(bad.exit_code, 2);
   // The client knows the dtypes (and their aliases): refused before any call.
-  EXPECT_THAT(bad.err, HasSubstr("--dtype: 'fp8' is not a dtype; use bf16, fp16 (f16)"));
+  EXPECT_THAT(bad.err, HasSubstr("--dtype: 'fp4' is not a dtype; use bf16, fp16 (f16)"));
   bad = daemon_->Client(
       {"advise", "--bm", "64", "--bn", "64", "--bk", "16", "--dtype", "fp16", "--arch", "sm_75"});
   EXPECT_THAT(bad.err, HasSubstr("arch: unknown architecture 'sm_75'"));
@@ -143,9 +143,13 @@ TEST_F(AdviseSassE2E, SassRefusesBadInputNamingTheField) {
   auto r = daemon_->Client({"sass", "abl_nope"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT: variant"));
+  r = daemon_->Client({"sass", "L1_R1_s3", "--dtype", "fp4"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--dtype: 'fp4' is not a dtype"));
+  // A dtype the variant has no kernel of is the daemon's refusal, naming both.
   r = daemon_->Client({"sass", "L1_R1_s3", "--dtype", "fp8"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("--dtype: 'fp8' is not a dtype"));
+  EXPECT_THAT(r.err, HasSubstr("has no fp8 kernel"));
   r = daemon_->Client({"sass", "abl_*"});
   EXPECT_THAT(r.err, HasSubstr("give one"));
 }

@@ -58,7 +58,7 @@ TEST(Catalog, HasAllAblationVariantsAndCublas) {
     if (v.family == "cublas") ++cublas;
   }
   EXPECT_EQ(ablation, 128);
-  EXPECT_EQ(cublas, 5);  // one per dtype
+  EXPECT_EQ(cublas, 6);  // one per dtype
   ASSERT_NE(r.Find("cublas_bf16"), nullptr);
   ASSERT_NE(r.Find("cublas_fp16"), nullptr);
   EXPECT_TRUE(r.Find("cublas_bf16")->Supports(DType::kBF16));
@@ -156,7 +156,8 @@ TEST(Registry, DuplicateNameThrowsAndFindWorks) {
 }
 
 TEST(Problem, DTypeNamesRoundTrip) {
-  for (DType d : {DType::kBF16, DType::kFP16, DType::kFP32, DType::kTF32, DType::kINT8}) {
+  EXPECT_EQ(std::size(kAllDTypes), 6u);
+  for (DType d : kAllDTypes) {
     auto parsed = ParseDType(ToString(d));
     ASSERT_TRUE(parsed.has_value());
     EXPECT_EQ(*parsed, d);
@@ -170,6 +171,10 @@ TEST(Problem, DTypeNamesRoundTrip) {
   EXPECT_EQ(OutputBytes(DType::kFP16), 2);
   EXPECT_EQ(OutputBytes(DType::kINT8), 4);
   EXPECT_EQ(OutputBytes(DType::kTF32), 4);
+  // fp8: e4m3 A and B, bf16 C.
+  EXPECT_EQ(ToString(DType::kFP8), "fp8");
+  EXPECT_EQ(ElementBytes(DType::kFP8), 1);
+  EXPECT_EQ(OutputBytes(DType::kFP8), 2);
 }
 
 }  // namespace

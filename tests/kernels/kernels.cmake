@@ -19,7 +19,7 @@ gtest_discover_tests(kernels_gpu_tests DISCOVERY_TIMEOUT 60
   PROPERTIES LABELS gpu TIMEOUT 600 SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 
 # The Hopper ladder (sm90 family): skipped where the device is not compute capability 9.0.
-add_executable(sm90_gpu_tests kernels/gpu/sm90_gpu_test.cc)
+add_executable(sm90_gpu_tests kernels/gpu/sm90_gpu_test.cc kernels/gpu/sm90_fp8_gpu_test.cc)
 target_link_libraries(sm90_gpu_tests PRIVATE ablation_kernels GTest::gtest_main)
 target_include_directories(sm90_gpu_tests PRIVATE ${CMAKE_SOURCE_DIR})
 gtest_discover_tests(sm90_gpu_tests DISCOVERY_TIMEOUT 60

@@ -33,27 +33,90 @@ class Sm90Catalog : public ::testing::Test {
   Registry registry_;
 };
 
+/// Knobs in which two rungs differ.
+int Changes(const sm90::Knobs& a, const sm90::Knobs& b) {
+  return (a.mainloop != b.mainloop) + (a.warp_specialized != b.warp_specialized) +
+         (a.persistent != b.persistent) + (a.cluster_m != b.cluster_m) + (a.pending != b.pending) +
+         (a.epilogue != b.epilogue) + (a.stream_k != b.stream_k) + (a.cluster_n != b.cluster_n) +
+         (a.grouped_order != b.grouped_order) + (a.overlap_epilogue != b.overlap_epilogue) +
+         (a.fp8 != b.fp8);
+}
+
 TEST_F(Sm90Catalog, ElevenRungsOneChangeEach) {
   int count = 0;
-  for (const Variant& v : registry_.All()) count += v.family == "sm90";
+  for (const Variant& v : registry_.All()) count += v.family == "sm90" && v.Supports(DType::kBF16);
   EXPECT_EQ(count, 11);
   // Each rung differs from the one before it in exactly one knob.
   for (size_t i = 1; i < sm90::kRungs.size(); ++i) {
     const sm90::Rung& a = sm90::kRungs[i - 1];
     const sm90::Rung& b = sm90::kRungs[i];
-    const int changes =
-        (a.knobs.mainloop != b.knobs.mainloop) +
-        (a.knobs.warp_specialized != b.knobs.warp_specialized) +
-        (a.knobs.persistent != b.knobs.persistent) + (a.knobs.cluster_m != b.knobs.cluster_m) +
-        (a.knobs.pending != b.knobs.pending) + (a.knobs.epilogue != b.knobs.epilogue) +
-        (a.knobs.stream_k != b.knobs.stream_k) + (a.knobs.cluster_n != b.knobs.cluster_n) +
-        (a.knobs.grouped_order != b.knobs.grouped_order) +
-        (a.knobs.overlap_epilogue != b.knobs.overlap_epilogue);
-    EXPECT_EQ(changes, 1) << a.name << " -> " << b.name;
+    EXPECT_EQ(Changes(a.knobs, b.knobs), 1) << a.name << " -> " << b.name;
   }
   std::set<std::string> ids;
   for (const sm90::Rung& r : sm90::kRungs) ids.insert(std::string(r.id));
   EXPECT_EQ(ids.size(), sm90::kRungs.size());
+}
+
+// The fp8 ladder: F1 is H3 with e4m3 operands, and each rung after it adds one knob, the same
+// steps as H4..H10 take.
+TEST_F(Sm90Catalog, Fp8LadderOneChangeEach) {
+  int count = 0;
+  for (const Variant& v : registry_.All()) count += v.family == "sm90" && v.Supports(DType::kFP8);
+  EXPECT_EQ(count, int(sm90::kFp8Rungs.size()));
+  EXPECT_EQ(Changes(sm90::rung_knobs::kH3, sm90::kFp8Rungs[0].knobs), 1);
+  EXPECT_TRUE(sm90::kFp8Rungs[0].knobs.fp8);
+  for (size_t i = 1; i < sm90::kFp8Rungs.size(); ++i) {
+    const sm90::Rung& a = sm90::kFp8Rungs[i - 1];
+    const sm90::Rung& b = sm90::kFp8Rungs[i];
+    EXPECT_EQ(Changes(a.knobs, b.knobs), 1) << a.name << " -> " << b.name;
+    // The same step as the bf16 ladder's H(i+3) -> H(i+4).
+    EXPECT_EQ(Changes(sm90::kRungs[i + 2].knobs, sm90::kRungs[i + 3].knobs), 1);
+    sm90::Knobs bf16 = b.knobs;
+    bf16.fp8 = false;
+    EXPECT_EQ(bf16, sm90::kRungs[i + 3].knobs) << b.name;
+  }
+  const Variant& f8 = Get("sm90_fp8_f8_epilogue_overlap");
+  EXPECT_EQ(f8.dtypes, std::vector<DType>{DType::kFP8});
+  EXPECT_EQ(f8.tile.k, 128);
+  EXPECT_EQ(f8.b_layout, BLayout::kNK);
+  EXPECT_NE(f8.description.find("e4m3"), std::string::npos);
+  EXPECT_EQ(f8.can_implement({4096, 4096, 4096, DType::kFP8}), "");
+  EXPECT_EQ(f8.can_implement({7, 9, 13, DType::kFP8}), "");
+  EXPECT_NE(f8.can_implement({4096, 4096, 4096, DType::kBF16}).find("dtype must be fp8"),
+            std::string::npos);
+  EXPECT_NE(Get("sm90_h10_epilogue_overlap")
+                .can_implement({4096, 4096, 4096, DType::kFP8})
+                .find("dtype must be bf16"),
+            std::string::npos);
+  const Variant& lt = Get("cublas_fp8");
+  EXPECT_EQ(lt.dtypes, std::vector<DType>{DType::kFP8});
+  EXPECT_EQ(lt.b_layout, BLayout::kNK);
+  EXPECT_EQ(lt.can_implement({4096, 4096, 4096, DType::kFP8}), "");
+  EXPECT_NE(lt.can_implement({64, 64, 40, DType::kFP8}).find("k must be a multiple of 16"),
+            std::string::npos);
+  EXPECT_NE(lt.can_implement({64, 60, 64, DType::kFP8}).find("n must be a multiple of 8"),
+            std::string::npos);
+}
+
+// fp8 rows are 16-byte chunks of 16 elements and k-tiles 128 elements.
+TEST_F(Sm90Catalog, Fp8ShapePlan) {
+  const sm90::Knobs f8 = sm90::rung_knobs::kF8;
+  auto plan = [&](int64_t m, int64_t n, int64_t k) {
+    return sm90::PlanShape({m, n, k, DType::kFP8}, f8, 0, 0, 0);
+  };
+  EXPECT_TRUE(plan(4096, 4096, 4096).on_tile);
+  EXPECT_FALSE(plan(4096, 4096, 4096 + 64).on_tile);  // a bf16 k-tile, half an fp8 one
+  EXPECT_FALSE(plan(4096, 4096, 4096 + 64).Pads());
+  EXPECT_FALSE(plan(4096, 4096, 4096 + 16).Pads());
+  const sm90::ShapePlan padded = plan(4096, 4096, 4100);
+  EXPECT_TRUE(padded.pad_a && padded.pad_b);
+  EXPECT_EQ(padded.k, 4112);
+  EXPECT_TRUE(plan(4096, 4095, 4096).pad_c);
+  // bf16 keeps its own rules: K a multiple of 8 is a whole chunk there.
+  EXPECT_FALSE(
+      sm90::PlanShape({4096, 4096, 4104, DType::kBF16}, sm90::rung_knobs::kH10, 0, 0, 0).Pads());
+  EXPECT_EQ(sm90::BlockK(f8), 128);
+  EXPECT_EQ(sm90::BlockK(sm90::rung_knobs::kH10), 64);
 }
 
 TEST_F(Sm90Catalog, EntriesDescribeTheContract) {

@@ -18,6 +18,7 @@ constexpr PeakRow kPeaks[] = {
     {"8.0", kernels::DType::kFP32, 128},  {"9.0", kernels::DType::kBF16, 4096},
     {"9.0", kernels::DType::kFP16, 4096}, {"9.0", kernels::DType::kTF32, 2048},
     {"9.0", kernels::DType::kINT8, 8192}, {"9.0", kernels::DType::kFP32, 256},
+    {"9.0", kernels::DType::kFP8, 8192},
 };
 
 }  // namespace

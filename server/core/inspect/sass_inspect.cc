@@ -377,9 +377,11 @@ Status SassInspector::Inspect(const v1::SassRequest& request, Done done) {
   const auto timeout = options_.timeout;
   std::weak_ptr<State> weak = state_;
   const std::string mainloop = v.Param("mainloop");
-  const std::string expect_tensor = mainloop.empty()                  ? ""
-                                    : mainloop.rfind("wgmma", 0) == 0 ? "HGMMA"
-                                                                      : "HMMA";
+  // wgmma is HGMMA for 16-bit operands and QGMMA for fp8 (e4m3) ones.
+  const bool wgmma = mainloop.rfind("wgmma", 0) == 0;
+  const std::string expect_tensor = mainloop.empty() ? ""
+                                    : wgmma ? (v.Supports(kernels::DType::kFP8) ? "QGMMA" : "HGMMA")
+                                            : "HMMA";
   const bool expect_tma = mainloop.find("tma") != std::string_view::npos;
   return runs_->Describe(
       request.device(), items,

@@ -24,6 +24,8 @@ TEST(Peak, TheTableReproducesTheDatasheets) {
   EXPECT_NEAR(h100(DType::kBF16, 1830), 989.4, 0.5);
   EXPECT_NEAR(h100(DType::kTF32, 1830), 494.7, 0.5);
   EXPECT_NEAR(h100(DType::kINT8, 1830), 1978.9, 0.5);
+  EXPECT_NEAR(h100(DType::kFP8, 1830), 1978.9, 0.5);  // dense fp8 (e4m3) tensor cores
+  EXPECT_FALSE(DenseOpsPerClockPerSm("8.0", DType::kFP8)) << "Ampere has no fp8 tensor cores";
   EXPECT_NEAR(h100(DType::kFP32, 1980), 66.9, 0.05);
   EXPECT_FALSE(DenseOpsPerClockPerSm("8.6", DType::kBF16)) << "not guessed";
   EXPECT_FALSE(DenseOpsPerClockPerSm("", DType::kBF16));

@@ -106,7 +106,7 @@ TEST(AdviseTest, BadInputNamesTheField) {
   expect({64, -1, 16, "fp16", "sm_90"}, "bn");
   expect({64, 64, 0, "fp16", "sm_90"}, "bk");
   expect({64, 64, 1 << 20, "fp16", "sm_90"}, "bk");
-  expect({64, 64, 16, "fp8", "sm_90"}, "dtype");
+  expect({64, 64, 16, "fp4", "sm_90"}, "dtype");
   expect({64, 64, 16, "fp16", "sm_75"}, "arch");
   expect({64, 64, 16, "fp16", ""}, "arch");
   Status st = Advise({64, 64, 16, "fp16", "sm_75"}, &a);

@@ -171,7 +171,8 @@ TEST(PresetReport, BuiltInSectionsAreThePlansTables) {
       sections,
       ElementsAre(std::pair(1, std::string("arch")), std::pair(2, std::string("ladder-a")),
                   std::pair(3, std::string("ladder-b")), std::pair(4, std::string("shapes")),
-                  std::pair(5, std::string("pipelining")), std::pair(6, std::string("ladder-h"))));
+                  std::pair(5, std::string("pipelining")), std::pair(6, std::string("ladder-h")),
+                  std::pair(7, std::string("ladder-f8"))));
 
   const v1::Preset a = ToProto(*presets.Find("ladder-a"), registry);
   ASSERT_TRUE(a.has_report());
@@ -308,8 +309,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "bad.toml:4: p.shapes[0]: '4096x0x1': sizes must be positive"},
         BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\nshapes = [\"big\"]\n",
                 "bad.toml:4: p.shapes[0]: 'big' is not a shape"},
-        BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\ndtype = \"fp8\"\n",
-                "bad.toml:4: p.dtype: unknown dtype 'fp8'"},
+        BadCase{"[p]\ndescription = \"d\"\nvariants = [\"a\"]\ndtype = \"fp4\"\n",
+                "bad.toml:4: p.dtype: unknown dtype 'fp4'"},
         BadCase{"[p]\ndescription = \"d\"\nvariant = [\"a\"]\n",
                 "bad.toml:3: p.variant: unknown key"},
         BadCase{"[p]\nvariants = [\"a\"]\n", "bad.toml:1: p.description: missing"},

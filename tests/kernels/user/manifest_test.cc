@@ -200,6 +200,8 @@ TEST(UserManifest, EveryMistakeIsNamedByItsFileLineAndKey) {
        "bad.toml:3: entry: 'tiled-gemm' is not a C identifier"},
       {"dtype = \"bf16\"", "dtype = \"bf17\"",
        "bad.toml:7: contract.dtype: 'bf17' is not bf16, fp16, fp32, tf32 or int8"},
+      {"dtype = \"bf16\"", "dtype = \"fp8\"",
+       "bad.toml:7: contract.dtype: fp8 is not open to user kernels yet"},
       {"b_layout = \"kn\"", "b_layout = \"mk\"", "bad.toml:8: contract.b_layout: 'mk': kn"},
       {"grid = \"ceil(M / BM) * ceil(N / BN)\"", "grid = \"ceil(M / BM) * \"",
        "bad.toml:12: launch.grid: 'ceil(M / BM) * ': "},
