@@ -222,16 +222,22 @@ std::string CopyToHostAsDouble(const void* src, size_t count, DType dtype, bool 
 }
 
 std::string Fp8ScalePointers(const float** scale_a, const float** scale_b) {
-  // One device allocation for the process, written once: the scales never change.
+  // One device allocation for the process, written once: the scales never change. Each scale on
+  // a 256-byte boundary of its own, as separate allocations would be: cuBLASLt 13.1 refused
+  // scale pointers a float apart ("the requested functionality is not supported"; H200,
+  // 2026-12-02, notes/gpu-runs.md).
+  constexpr size_t kApart = 256 / sizeof(float);
   static float* scales = nullptr;
   static std::string error;
   static const bool made = [] {
     void* p = nullptr;
-    if (cudaError_t e = cudaMalloc(&p, 2 * sizeof(float)); e != cudaSuccess) {
+    if (cudaError_t e = cudaMalloc(&p, 2 * kApart * sizeof(float)); e != cudaSuccess) {
       error = CudaError("cudaMalloc (fp8 scales)", e);
       return false;
     }
-    const float host[2] = {kFp8ScaleA, kFp8ScaleB};
+    float host[2 * kApart] = {};
+    host[0] = kFp8ScaleA;
+    host[kApart] = kFp8ScaleB;
     if (cudaError_t e = cudaMemcpy(p, host, sizeof host, cudaMemcpyHostToDevice);
         e != cudaSuccess) {
       error = CudaError("cudaMemcpy (fp8 scales)", e);
@@ -243,7 +249,7 @@ std::string Fp8ScalePointers(const float** scale_a, const float** scale_b) {
   }();
   if (!made) return error;
   *scale_a = scales;
-  *scale_b = scales + 1;
+  *scale_b = scales + kApart;
   return "";
 }
 

@@ -191,6 +191,11 @@ std::string LaunchLt(const GemmArgs& args, DType want) {
   if (want == DType::kFP8 && (args.scale_a == nullptr || args.scale_b == nullptr)) {
     return name + ": fp8 needs the scales of A and B (GemmArgs::scale_a, scale_b)";
   }
+  if (want == DType::kFP8 && (Alignment(args.scale_a) < 16 || Alignment(args.scale_b) < 16)) {
+    return name +
+           ": the scales of A and B must each be 16-byte aligned (cuBLASLt refuses scale "
+           "pointers a float apart)";
+  }
   // IMMA in the regular data order wants 4-byte aligned pointers (16 for its fast paths); fp8
   // wants 16 bytes.
   const uint32_t align[3] = {Alignment(args.b), Alignment(args.a), Alignment(args.c)};

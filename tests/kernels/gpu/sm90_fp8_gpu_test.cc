@@ -166,9 +166,11 @@ TEST_F(Sm90Fp8Gpu, EachScaleIsAppliedOnce) {
   GemmBuffers buf;
   ASSERT_EQ(buf.Init({256, 512, 256, DType::kFP8}, 3), "");
   const std::vector<double> ref = Reference(buf);
-  DeviceBuffer scales;
-  ASSERT_EQ(scales.Allocate(2 * sizeof(float)), "");
-  const float host[2] = {2 * kFp8ScaleA, kFp8ScaleB};
+  DeviceBuffer scales;  // A's at 0, B's 256 bytes on (cuBLASLt wants each 16-byte aligned)
+  ASSERT_EQ(scales.Allocate(128 * sizeof(float)), "");
+  float host[128] = {};
+  host[0] = 2 * kFp8ScaleA;
+  host[64] = kFp8ScaleB;
   ASSERT_EQ(cudaMemcpy(scales.data(), host, sizeof host, cudaMemcpyHostToDevice), cudaSuccess);
   std::vector<double> doubled = ref;
   for (double& x : doubled) x *= 2;
@@ -180,7 +182,7 @@ TEST_F(Sm90Fp8Gpu, EachScaleIsAppliedOnce) {
     args.workspace = workspace_.data();
     args.workspace_bytes = workspace_.bytes();
     args.scale_a = static_cast<const float*>(scales.data());
-    args.scale_b = static_cast<const float*>(scales.data()) + 1;
+    args.scale_b = static_cast<const float*>(scales.data()) + 64;
     ASSERT_EQ(v.launch(args), "");
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     EXPECT_TRUE(Compare(Output(buf), doubled, DType::kFP8, DefaultTolerance(DType::kFP8)).passed);
