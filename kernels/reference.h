@@ -24,7 +24,7 @@ struct Tolerance {
   double rel = 0;
 };
 
-/// The dtype's tolerance: fp16/bf16/fp8 1e-2, fp32 1e-3, tf32 5e-3, int8 0.5 abs / 0.1 rel.
+/// The dtype's tolerance: fp16/bf16 1e-2, fp8 1e-2 (norm) and 2e-2 (element), fp32 1e-3, tf32 5e-3, int8 0.5 abs / 0.1 rel.
 Tolerance DefaultTolerance(DType dtype);
 /// Bit-exact: every tolerance 0 (variants that promise identical outputs).
 Tolerance ExactTolerance();

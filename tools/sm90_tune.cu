@@ -3,12 +3,15 @@
 // such as other mma.sync tiles, 2x2 clusters, stream-K on every shape, other tile groups), to
 // choose the rungs from measurement. Random inputs, 3 warm-up launches, CUDA events around each
 // sample, L2 flushed before every sample (a 256 MB write), median; cuBLAS bf16 in the same run.
-// Usage: sm90_tune [M N K] [samples] [only: entries whose name contains this, and cuBLAS]
+// Usage: sm90_tune [M N K] [samples] [only: entries whose name contains this, and cuBLAS] [fp8]
+// (fp8: the fp8 ladder, its configurations and cublas_fp8; an empty `only` takes every entry)
+#include <cublasLt.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,6 +34,9 @@ namespace rung = sm90::rung_knobs;
 /// True when `k` is no rung's knobs (a configuration that only the tuning tool times).
 consteval bool NotARung(const Knobs& k) {
   for (const sm90::Rung& r : sm90::kRungs) {
+    if (r.knobs == k) return false;
+  }
+  for (const sm90::Rung& r : sm90::kFp8Rungs) {
     if (r.knobs == k) return false;
   }
   return true;
@@ -72,6 +78,18 @@ constexpr Config kConfigs[] = {
      With(rung::kH10, [](Knobs& k) { k.cluster_n = 2; })},
 };
 
+/// The fp8 ladder's configurations (dtype fp8): F8's knobs with one change each.
+constexpr Config kFp8Configs[] = {
+    {"F8 on 128 CTAs (64 clusters)", With(rung::kF8, [](Knobs& k) { k.max_ctas = 128; })},
+    {"F8 with stream-K whatever the last round",
+     With(rung::kF8, [](Knobs& k) { k.sk_max_full_quarters = 4; })},
+    {"F8 with groups of 4 unit rows", With(rung::kF8, [](Knobs& k) { k.group_rows = 4; })},
+    {"F8 with groups of 16 unit rows", With(rung::kF8, [](Knobs& k) { k.group_rows = 16; })},
+    {"F8 with 2x2 clusters (A multicast too)", With(rung::kF8, [](Knobs& k) { k.cluster_n = 2; })},
+    {"F8 without clusters (no multicast)", With(rung::kF8, [](Knobs& k) { k.cluster_m = 1; })},
+    {"F8 with no batch left running (pending 0)", With(rung::kF8, [](Knobs& k) { k.pending = 0; })},
+};
+
 /// No configuration is a rung (the rungs are timed through the registry) or another one.
 consteval bool AllDistinct() {
   for (size_t i = 0; i < std::size(kConfigs); ++i) {
@@ -83,6 +101,17 @@ consteval bool AllDistinct() {
   return true;
 }
 static_assert(AllDistinct(), "a tuning configuration repeats a rung or another configuration");
+
+consteval bool AllFp8Distinct() {
+  for (size_t i = 0; i < std::size(kFp8Configs); ++i) {
+    if (!NotARung(kFp8Configs[i].knobs) || !kFp8Configs[i].knobs.fp8) return false;
+    for (size_t j = 0; j < i; ++j) {
+      if (kFp8Configs[i].knobs == kFp8Configs[j].knobs) return false;
+    }
+  }
+  return true;
+}
+static_assert(AllFp8Distinct(), "an fp8 configuration repeats a rung or another configuration");
 
 struct Entry {
   std::string name;
@@ -100,8 +129,15 @@ Launch LauncherOf() {
   }
 }
 
-/// An entry per configuration of kConfigs, in its order.
-std::vector<Entry> ConfigEntries() {
+/// An entry per configuration of kConfigs (bf16) or kFp8Configs (fp8), in its order.
+std::vector<Entry> ConfigEntries(bool fp8) {
+  if (fp8) {
+    return []<size_t... I>(std::index_sequence<I...>) {
+      return std::vector<Entry>{
+          {std::string(kFp8Configs[I].name), LauncherOf<kFp8Configs[I].knobs>(), true}...};
+    }
+    (std::make_index_sequence<std::size(kFp8Configs)>{});
+  }
   return []<size_t... I>(std::index_sequence<I...>) {
     return std::vector<Entry>{
         {std::string(kConfigs[I].name), LauncherOf<kConfigs[I].knobs>(), true}...};
@@ -116,6 +152,10 @@ int main(int argc, char** argv) {
                 k = argc > 3 ? atoll(argv[3]) : 4096;
   const int samples = argc > 4 ? atoi(argv[4]) : 20;
   const std::string only = argc > 5 ? argv[5] : "";
+  // bf16 (the default) or fp8: the fp8 ladder, its configurations and cuBLASLt's fp8 GEMM.
+  const DType dtype = argc > 6 && std::string_view(argv[6]) == "fp8" ? DType::kFP8 : DType::kBF16;
+  const bool fp8 = dtype == DType::kFP8;
+  const std::string reference_name = fp8 ? "cublas_fp8" : "cublas_bf16";
   setvbuf(stdout, nullptr, _IOLBF, 0);  // each line out before the next launch
   if (std::string why = testing::NoDeviceReason(); !why.empty()) {
     std::printf("skipped: %s\n", why.c_str());
@@ -125,7 +165,7 @@ int main(int argc, char** argv) {
   RegisterCatalog(registry);
   BindLaunchers(registry);
   testing::GemmBuffers buf;
-  if (std::string e = buf.Init({m, n, k, DType::kBF16}, 5); !e.empty()) {
+  if (std::string e = buf.Init({m, n, k, dtype}, 5); !e.empty()) {
     std::printf("inputs: %s\n", e.c_str());
     return 1;
   }
@@ -134,22 +174,35 @@ int main(int argc, char** argv) {
   if (std::string e = flush.Allocate(flush_bytes); !e.empty()) return 1;
   cublasHandle_t cublas;
   cublasCreate(&cublas);
+  cublasLtHandle_t lt;
+  cublasLtCreate(&lt);
+  DeviceBuffer workspace;
+  if (std::string e = workspace.Allocate(size_t(32) << 20); !e.empty()) return 1;
+  const float *scale_a = nullptr, *scale_b = nullptr;
+  if (fp8) {
+    if (std::string e = Fp8ScalePointers(&scale_a, &scale_b); !e.empty()) {
+      std::printf("fp8 scales: %s\n", e.c_str());
+      return 1;
+    }
+  }
   const double flops = 2.0 * double(m) * double(n) * double(k);
-  std::printf("# %lldx%lldx%lld bf16, %d samples, L2 flushed, median\n", (long long)m, (long long)n,
-              (long long)k, samples);
+  std::printf("# %lldx%lldx%lld %s, %d samples, L2 flushed, median\n", (long long)m, (long long)n,
+              (long long)k, std::string(ToString(dtype)).c_str(), samples);
   double cublas_tflops = 0;
-  const Variant* cb = registry.Find("cublas_bf16");
+  const Variant* cb = registry.Find(reference_name);
   // The ladder's rungs through their registry launchers, then configurations that are not rungs.
-  std::vector<Entry> entries = {{"cublas_bf16", cb->launch, false}};
-  for (const sm90::Rung& r : sm90::kRungs) {
+  // cuBLASLt's fp8 takes B as N x K.
+  std::vector<Entry> entries = {{reference_name, cb->launch, fp8}};
+  for (const sm90::Rung& r : fp8 ? std::span<const sm90::Rung>(sm90::kFp8Rungs)
+                                 : std::span<const sm90::Rung>(sm90::kRungs)) {
     entries.push_back(
         {std::string(r.id) + " " + std::string(r.name), registry.Find(r.name)->launch, true});
   }
-  const std::vector<Entry> others = ConfigEntries();
+  const std::vector<Entry> others = ConfigEntries(fp8);
   entries.insert(entries.end(), others.begin(), others.end());
   std::vector<double> reference;
   for (const Entry& e : entries) {
-    if (!only.empty() && e.name != "cublas_bf16" && e.name.find(only) == std::string::npos)
+    if (!only.empty() && e.name != reference_name && e.name.find(only) == std::string::npos)
       continue;
     GemmArgs args;
     args.problem = buf.problem;
@@ -157,6 +210,11 @@ int main(int argc, char** argv) {
     args.b = e.nk ? buf.b_nk.data() : buf.b_kn.data();
     args.c = buf.c.data();
     args.cublas = cublas;
+    args.cublaslt = lt;
+    args.workspace = workspace.data();
+    args.workspace_bytes = workspace.bytes();
+    args.scale_a = scale_a;
+    args.scale_b = scale_b;
     std::string error;
     const double ms = testing::MedianEventMs([&] { return e.launch(args); }, flush.data(),
                                              flush_bytes, samples, &error);
@@ -168,7 +226,7 @@ int main(int argc, char** argv) {
     if (cublas_tflops == 0) cublas_tflops = tflops;
     // The last sample's output against cuBLAS's (the first entry), bf16 tolerance.
     std::vector<double> out;
-    if (std::string ce = CopyToHostAsDouble(buf.c.data(), size_t(m * n), DType::kBF16, true, &out);
+    if (std::string ce = CopyToHostAsDouble(buf.c.data(), size_t(m * n), dtype, true, &out);
         !ce.empty()) {
       std::printf("%-48s error: %s\n", e.name.c_str(), ce.c_str());
       continue;
@@ -177,7 +235,7 @@ int main(int argc, char** argv) {
     if (reference.empty()) {
       reference = std::move(out);
     } else {
-      const Comparison cmp = Compare(out, reference, DType::kBF16, DefaultTolerance(DType::kBF16));
+      const Comparison cmp = Compare(out, reference, dtype, DefaultTolerance(dtype));
       check =
           cmp.passed ? "matches cuBLAS" : "MISMATCH rel " + std::to_string(cmp.rel_frobenius_error);
     }
@@ -185,5 +243,6 @@ int main(int argc, char** argv) {
                 100.0 * tflops / cublas_tflops, check.c_str());
   }
   cublasDestroy(cublas);
+  cublasLtDestroy(lt);
   return 0;
 }

@@ -162,6 +162,7 @@ TEST(Tolerance, Defaults) {
   EXPECT_DOUBLE_EQ(DefaultTolerance(DType::kINT8).abs, 0.5);
   EXPECT_DOUBLE_EQ(DefaultTolerance(DType::kINT8).rel, 0.1);
   EXPECT_DOUBLE_EQ(DefaultTolerance(DType::kFP8).rel_frobenius, 1e-2);
+  EXPECT_DOUBLE_EQ(DefaultTolerance(DType::kFP8).rel, 2e-2);
   Tolerance e = ExactTolerance();
   EXPECT_EQ(e.rel_frobenius, 0);
   EXPECT_EQ(e.abs, 0);
