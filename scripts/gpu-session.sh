@@ -341,7 +341,7 @@ PY
           c --format csv results "$id" >"$out/$preset-$regime.csv" 2>>"$log"
         done
       done
-      for v in sm90_fp8_f1_ws sm90_fp8_f8_epilogue_overlap; do
+      for v in sm90_fp8_f1_ws sm90_fp8_f7_epilogue_overlap; do
         c sass "$v" >"$out/sass-$v.txt" 2>&1
         say "sass $v exit $?: $(grep -o 'QGMMA[^ ]*' "$out/sass-$v.txt" | sort | uniq -c | head -3 | tr '\n' ' ')"
       done
@@ -349,7 +349,7 @@ PY
       ;;
     ncu)
       start_daemon "$out/ncu.db" || continue
-      for pair in "fp8 sm90_fp8_f8_epilogue_overlap cublas_fp8" \
+      for pair in "fp8 sm90_fp8_f7_epilogue_overlap cublas_fp8" \
         "bf16 sm90_h10_epilogue_overlap cublas_bf16 sm90_m1_mma"; do
         read -r dt vs <<<"$pair"
         say "profile $vs at 4096^3 ($(elapsed))"

@@ -202,20 +202,22 @@ inline constexpr std::array<Rung, 11> kRungs = {{
 
 /// The fp8 ladder (DType::kFP8: e4m3 A and B with per-tensor scales, fp32 accumulation, bf16 C):
 /// the wgmma kernel on the same seams with e4m3 operands, from warp specialisation on, each rung
-/// adding one thing to the one before, as H3..H10 do for bf16 (rung_knobs::kF1 is kH3 with
-/// fp8). notes/gpu-runs.md (2026-12-02, "the fp8 ladder") has what each step measured.
+/// adding one thing to the one before. Its steps are the bf16 ladder's (H4, H6..H10) but for one,
+/// chosen from measurement: 2x1 clusters sharing B by multicast (H5) made the fp8 kernel slower
+/// at every step it was measured at (the daemon, sustained: -0.5% at 4096^3 and -0.2% at 8192^3
+/// on top of persistence; the tuning tool, on top of everything else: -1.4% and -1.3%), so no
+/// fp8 rung has it (notes/gpu-runs.md, 2026-12-02, "the fp8 ladder").
 namespace rung_knobs {
 inline constexpr Knobs kF1 = With(kH3, [](Knobs& k) { k.fp8 = true; });
 inline constexpr Knobs kF2 = With(kF1, [](Knobs& k) { k.persistent = true; });
-inline constexpr Knobs kF3 = With(kF2, [](Knobs& k) { k.cluster_m = 2; });
-inline constexpr Knobs kF4 = With(kF3, [](Knobs& k) { k.pending = 1; });
-inline constexpr Knobs kF5 = With(kF4, [](Knobs& k) { k.grouped_order = true; });
-inline constexpr Knobs kF6 = With(kF5, [](Knobs& k) { k.epilogue = Epilogue::kTmaStore; });
-inline constexpr Knobs kF7 = With(kF6, [](Knobs& k) { k.stream_k = true; });
-inline constexpr Knobs kF8 = With(kF7, [](Knobs& k) { k.overlap_epilogue = true; });
+inline constexpr Knobs kF3 = With(kF2, [](Knobs& k) { k.pending = 1; });
+inline constexpr Knobs kF4 = With(kF3, [](Knobs& k) { k.grouped_order = true; });
+inline constexpr Knobs kF5 = With(kF4, [](Knobs& k) { k.epilogue = Epilogue::kTmaStore; });
+inline constexpr Knobs kF6 = With(kF5, [](Knobs& k) { k.stream_k = true; });
+inline constexpr Knobs kF7 = With(kF6, [](Knobs& k) { k.overlap_epilogue = true; });
 }  // namespace rung_knobs
 
-inline constexpr std::array<Rung, 8> kFp8Rungs = {{
+inline constexpr std::array<Rung, 7> kFp8Rungs = {{
     {"sm90_fp8_f1_ws", "F1",
      "fp8 base: H3's kernel with e4m3 operands, wgmma m64n256k32 (QGMMA) on 128x256x128 tiles "
      "(128-byte rows, as bf16's 64), a producer warpgroup issuing TMA and two consumer "
@@ -223,26 +225,23 @@ inline constexpr std::array<Rung, 8> kFp8Rungs = {{
      rung_knobs::kF1},
     {"sm90_fp8_f2_persistent", "F2", "persistent grid: one CTA per SM walks the tiles",
      rung_knobs::kF2},
-    {"sm90_fp8_f3_mc2", "F3",
-     "2x1 clusters: the two CTAs of a cluster share B, each loading half with TMA multicast",
-     rung_knobs::kF3},
-    {"sm90_fp8_f4_async_release", "F4",
+    {"sm90_fp8_f3_async_release", "F3",
      "one wgmma batch left running: a stage is released when the next k-tile's batch is issued",
-     rung_knobs::kF4},
-    {"sm90_fp8_f5_l2order", "F5",
-     "L2-friendly tile order: groups of 8 tile rows walked column by column", rung_knobs::kF5},
-    {"sm90_fp8_f6_tma_store", "F6",
+     rung_knobs::kF3},
+    {"sm90_fp8_f4_l2order", "F4",
+     "L2-friendly tile order: groups of 8 tile rows walked column by column", rung_knobs::kF4},
+    {"sm90_fp8_f5_tma_store", "F5",
      "TMA-store epilogue: stmatrix into 128-byte-swizzled shared memory, bulk tensor stores",
-     rung_knobs::kF6},
-    {"sm90_fp8_f7_stream_k", "F7",
+     rung_knobs::kF5},
+    {"sm90_fp8_f6_stream_k", "F6",
      "stream-K tail: a last round at most 3/4 full shared along K, partials fixed up in a fixed "
      "order",
-     rung_knobs::kF7},
-    {"sm90_fp8_f8_epilogue_overlap", "F8",
-     "epilogue overlapped with the next tile's first four k-tile batches", rung_knobs::kF8},
+     rung_knobs::kF6},
+    {"sm90_fp8_f7_epilogue_overlap", "F7",
+     "epilogue overlapped with the next tile's first four k-tile batches", rung_knobs::kF7},
 }};
 
-/// The rung whose id is `id` (M1, H1, ..., H10, F1, ..., F8); a compile-time error when there is
+/// The rung whose id is `id` (M1, H1, ..., H10, F1, ..., F7); a compile-time error when there is
 /// none.
 consteval const Rung& RungById(std::string_view id) {
   for (const Rung& r : kRungs) {

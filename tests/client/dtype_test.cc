@@ -34,7 +34,7 @@ TEST(DTypeTest, NamesThatCarryADtype) {
   EXPECT_EQ(DTypeNamedBy("cublas_bf16"), "bf16");
   EXPECT_EQ(DTypeNamedBy("cublas_int8"), "int8");
   EXPECT_EQ(DTypeNamedBy("cublas_fp8"), "fp8");
-  EXPECT_EQ(DTypeNamedBy("sm90_fp8_f8_epilogue_overlap"), "fp8");
+  EXPECT_EQ(DTypeNamedBy("sm90_fp8_f7_epilogue_overlap"), "fp8");
   EXPECT_EQ(DTypeNamedBy("pipe_cpasync_f16_128x128x32"), "fp16");
   EXPECT_EQ(DTypeNamedBy("pipe_ldg_i8_64x64x32"), "int8");
   EXPECT_EQ(DTypeNamedBy("pipe_baseline_f32_64x64x8"), "fp32");

@@ -174,7 +174,7 @@ TEST_F(Sm90Fp8Gpu, EachScaleIsAppliedOnce) {
   ASSERT_EQ(cudaMemcpy(scales.data(), host, sizeof host, cudaMemcpyHostToDevice), cudaSuccess);
   std::vector<double> doubled = ref;
   for (double& x : doubled) x *= 2;
-  for (const char* name : {"sm90_fp8_f1_ws", "sm90_fp8_f8_epilogue_overlap", "cublas_fp8"}) {
+  for (const char* name : {"sm90_fp8_f1_ws", "sm90_fp8_f7_epilogue_overlap", "cublas_fp8"}) {
     SCOPED_TRACE(name);
     const Variant& v = Get(name);
     GemmArgs args = buf.Args(v, cublas_);
