@@ -64,7 +64,7 @@ expect "run runs" ablation-client ru
 expect "report results" ablation-client re
 expect "compare completion" ablation-client comp
 expect "cancelled failed partial queued running succeeded" ablation-client runs --state ""
-expect "fp16 fp32" ablation-client run --dtype fp
+expect "fp16 fp32 fp8" ablation-client run --dtype fp
 expect "bash zsh" ablation-client completion ""
 expect "latest" ablation-client show l
 expect "latest" ablation-client report ""
@@ -132,7 +132,7 @@ for want in "run:Run variants x shapes on a GPU" "runs:List runs, newest first" 
 done
 out=$(zsh_run argument run)
 for want in "spec: *--variant[" ":variant:_ablation_client_variants" \
-  "spec: --dtype[" ":dtype:(bf16 fp16 fp32 tf32 int8)" "spec: --lock-sm-clock[" \
+  "spec: --dtype[" ":dtype:(bf16 fp16 fp32 tf32 int8 fp8)" "spec: --lock-sm-clock[" \
   ":lock-sm-clock:(base max)" "spec: --format[" ":format:(table json csv markdown md html)" \
   "spec: --output[" ":output:_files"; do
   grep -qF -- "$want" <<<"$out" || { echo "FAIL: zsh 'run' specs lack '$want'"; fail=1; }
