@@ -294,7 +294,8 @@ TEST(Page, OnlyMeasuredSectionsAreDrawnTheRestListedInOneLine) {
           "Pipelining: baseline vs LDG-register vs cp.async double buffer "
           "(`ablation-client sweep --preset pipelining`), "
           "Hopper ladder: mma.sync to TMA + wgmma, one change per rung (`ablation-client sweep "
-          "--preset ladder-h`).</p>"));
+          "--preset ladder-h`), FP8 ladder: e4m3 wgmma, one change per rung, against cuBLASLt "
+          "fp8 (`ablation-client sweep --preset ladder-f8`).</p>"));
   EXPECT_THAT(html, HasSubstr("<section id=\"ladder-a\">"));  // A3 is ladder B's B4
   EXPECT_THAT(html, Not(HasSubstr("<section id=\"pipelining\">")));
   EXPECT_THAT(html, HasSubstr("<section id=\"ladder-b\">"));
