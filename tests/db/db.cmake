@@ -29,6 +29,7 @@ add_executable(db_tests
   ${CMAKE_CURRENT_SOURCE_DIR}/db/store_results_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/db/store_runs_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/db/store_history_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/db/store_fleet_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/db/store_user_kernels_test.cc
   ${DB_TESTDATA_OUT}.pb.cc)
 target_include_directories(db_tests PRIVATE ${DB_TESTDATA_GEN})
@@ -48,3 +49,9 @@ add_executable(counters_db_tests ${CMAKE_CURRENT_SOURCE_DIR}/db/store_counters_t
 target_link_libraries(counters_db_tests PRIVATE ablation_db GTest::gtest_main GTest::gmock
   SQLite::SQLite3)
 gtest_discover_tests(counters_db_tests TEST_PREFIX "counters." PROPERTIES LABELS db)
+
+# ---- the fleet database's client side without a server (db/fleet/); the server's end to end is
+# tests/e2e/fleet_e2e_test.cc.
+add_executable(fleet_tests ${CMAKE_CURRENT_SOURCE_DIR}/db/fleet_conninfo_test.cc)
+target_link_libraries(fleet_tests PRIVATE ablation_fleet GTest::gtest_main GTest::gmock)
+gtest_discover_tests(fleet_tests TEST_PREFIX "fleet." PROPERTIES LABELS db)

@@ -154,7 +154,7 @@ TEST_F(StoreHistoryTest, V14DatabaseGainsProvenanceKeepingItsRows) {
   }
   store_ = Store::Open(path_);
   testing::RawDb raw(path_);
-  EXPECT_EQ(raw.Int("PRAGMA user_version"), 16);
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), kSchemaVersion);
   const auto run = store_->GetRun(id);
   ASSERT_TRUE(run.has_value());
   EXPECT_EQ(run->device().hardware_fingerprint(), "");

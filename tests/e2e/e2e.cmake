@@ -81,3 +81,19 @@ target_compile_definitions(kernels_e2e_tests PRIVATE
 add_dependencies(kernels_e2e_tests ablationd ablation-client fake-worker ablation-compile)
 gtest_discover_tests(kernels_e2e_tests TEST_PREFIX "user." DISCOVERY_TIMEOUT 60
   PROPERTIES TIMEOUT 300)
+
+# ---- a fleet's export: Debian's real PostgreSQL started by the test (e2e/postgres_server.h), two
+# daemons with the fake worker, the client's --fleet-db reads. Skips when the server is missing.
+add_executable(fleet_e2e_tests e2e/fleet_e2e_test.cc e2e/postgres_server.cc e2e/harness.cc)
+find_package(nlohmann_json 3 CONFIG REQUIRED)
+target_link_libraries(fleet_e2e_tests PRIVATE ablation_proto ablation_fleet ablation_client_lib
+  GTest::gmock GTest::gtest_main Threads::Threads nlohmann_json::nlohmann_json)
+target_include_directories(fleet_e2e_tests PRIVATE ${CMAKE_SOURCE_DIR})
+target_compile_definitions(fleet_e2e_tests PRIVATE
+  ABLATIOND_PATH="$<TARGET_FILE:ablationd>"
+  CLIENT_PATH="$<TARGET_FILE:ablation-client>"
+  FAKE_WORKER_PATH="$<TARGET_FILE:fake-worker>"
+  SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+add_dependencies(fleet_e2e_tests ablationd ablation-client fake-worker)
+gtest_discover_tests(fleet_e2e_tests TEST_PREFIX "fleet." DISCOVERY_TIMEOUT 60
+  PROPERTIES TIMEOUT 180 SKIP_REGULAR_EXPRESSION "PostgreSQL's server is not installed")

@@ -13,8 +13,8 @@ import re
 import sys
 
 # Lowest first. What each holds is in server/core/README.md.
-LAYERS = ["base", "gpu", "history", "plan", "workers", "userkernels", "setup", "runs", "inspect", "queries",
-          "daemon"]
+LAYERS = ["base", "gpu", "history", "plan", "workers", "userkernels", "setup", "fleet", "runs", "inspect",
+          "queries", "daemon"]
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]', re.M)
 SOURCES = ("*.h", "*.cc", "*.cu", "*.cuh", "*.in")
 # What the core builds on, which so never includes it.

@@ -13,7 +13,7 @@
 #include <span>
 #include <vector>
 
-namespace ablation::core {
+namespace ablation::history {
 
 struct ChangePointOptions {
   /// A split is kept when its permutation p-value is at most this.
@@ -66,4 +66,4 @@ NewestShift NewestPointShift(std::span<const double> values, std::span<const Cha
                              const ChangePointOptions& options = {},
                              std::span<const double> noise = {});
 
-}  // namespace ablation::core
+}  // namespace ablation::history
