@@ -28,7 +28,8 @@ CLI::App* SetupCompare(CLI::App& app, CompareOptions& options) {
                   "The earlier run (the reference); with --fleet-db NODE:RUN_ID")
       ->required()
       ->check(run_or_node_run);
-  sub->add_option("RUN_B", options.run_b, "The run to check, or 'latest'; with --fleet-db NODE:RUN_ID")
+  sub->add_option("RUN_B", options.run_b,
+                  "The run to check, or 'latest'; with --fleet-db NODE:RUN_ID")
       ->required()
       ->check(run_or_node_run);
   sub->add_option("--threshold", options.threshold,

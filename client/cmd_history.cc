@@ -115,6 +115,8 @@ v1::HistoryRequest BuildHistoryRequest(const HistoryOptions& options) {
 }
 
 std::string HistoryCsv(const v1::HistoryResponse& history) {
+  // `node` (a fleet's daemon, '' from one daemon) is last, so readers of the older columns keep
+  // theirs.
   Table t;
   t.columns = {{"hardware_fingerprint", ""},
                {"variant", ""},
@@ -131,7 +133,7 @@ std::string HistoryCsv(const v1::HistoryResponse& history) {
                {"tflops", ""},
                {"change_point", ""},
                {"relative_change", ""},
-               {"node", ""}};  // last, so older readers keep their columns: a fleet daemon, or empty
+               {"node", ""}};
   for (auto& c : t.columns) c.title = c.key;
   for (const v1::Series& s : history.series()) {
     int next_change = 0;

@@ -20,9 +20,9 @@ std::string Store::DaemonId() {
 std::vector<OutboxEntry> Store::PendingExports(int limit) {
   std::lock_guard lock(mutex_);
   std::vector<OutboxEntry> entries;
-  StatementScope s(Prepared(
-      "SELECT run_id, enqueued_at_ms, attempts, last_error FROM fleet_outbox "
-      "ORDER BY enqueued_at_ms, run_id LIMIT ?"));
+  StatementScope s(
+      Prepared("SELECT run_id, enqueued_at_ms, attempts, last_error FROM fleet_outbox "
+               "ORDER BY enqueued_at_ms, run_id LIMIT ?"));
   s->BindInt64(1, limit);
   while (s->Step()) {
     Reader r(*s);
@@ -58,8 +58,8 @@ void Store::MarkExported(int64_t run_id) {
 void Store::RecordExportFailure(int64_t run_id, std::string_view error) {
   std::lock_guard lock(mutex_);
   RequireWritable("RecordExportFailure");
-  StatementScope s(Prepared(
-      "UPDATE fleet_outbox SET attempts = attempts + 1, last_error = ? WHERE run_id = ?"));
+  StatementScope s(
+      Prepared("UPDATE fleet_outbox SET attempts = attempts + 1, last_error = ? WHERE run_id = ?"));
   Binder(*s).Text(error).Int(run_id);
   s->Step();
 }

@@ -65,8 +65,7 @@ std::string RedactConnInfo(const std::string& conninfo) {
 std::string RedactPasswords(std::string text, const std::string& conninfo) {
   const std::string password = PasswordOf(conninfo);
   if (password.empty()) return text;
-  for (size_t at = text.find(password); at != std::string::npos;
-       at = text.find(password, at + 3)) {
+  for (size_t at = text.find(password); at != std::string::npos; at = text.find(password, at + 3)) {
     text.replace(at, password.size(), "***");
   }
   return text;

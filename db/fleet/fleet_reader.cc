@@ -49,8 +49,8 @@ void FromJson(const std::string& json, M* message, const std::string& what) {
   options.ignore_unknown_fields = true;  // rows written by a newer daemon
   const auto status = google::protobuf::util::JsonStringToMessage(json, message, options);
   if (!status.ok()) {
-    throw FleetError("the fleet database's " + what + " is not a " + message->GetTypeName() +
-                     ": " + std::string(status.message()));
+    throw FleetError("the fleet database's " + what + " is not a " + message->GetTypeName() + ": " +
+                     std::string(status.message()));
   }
 }
 
@@ -141,7 +141,7 @@ std::vector<history::SeriesRow> FleetReader::SeriesRows(const FleetSeriesFilter&
 }
 
 std::vector<FleetMeasurement> FleetReader::Measurements(const FleetMeasurementFilter& f,
-                                                         bool* more) {
+                                                        bool* more) {
   Where where;
   AddVariant(where, f.variant_glob, "x.variant");
   if (!f.dtype.empty()) where.Add("x.dtype = ?", f.dtype);
@@ -162,8 +162,9 @@ std::vector<FleetMeasurement> FleetReader::Measurements(const FleetMeasurementFi
   where.AddNode(f.node, "r.daemon_id", "r.host_name");
   const char* order = f.newest_first ? "DESC" : "ASC";
   std::string sql = std::string("SELECT r.host_name, r.daemon_id, ") +
-                    (f.samples ? "x.measurement" : "x.measurement - 'sample_ms' - 'sample_cycles' "
-                                                   "- 'sample_sm_mhz'") +
+                    (f.samples ? "x.measurement"
+                               : "x.measurement - 'sample_ms' - 'sample_cycles' "
+                                 "- 'sample_sm_mhz'") +
                     " FROM measurements x JOIN runs r USING (daemon_id, run_id)" + where.sql() +
                     " ORDER BY x.created_at " + order + ", r.daemon_id " + order +
                     ", x.measurement_id " + order;

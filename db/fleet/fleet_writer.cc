@@ -15,8 +15,8 @@ std::string Json(const google::protobuf::Message& message) {
   std::string json;
   const auto status = google::protobuf::util::MessageToJsonString(message, &json, options);
   if (!status.ok()) {
-    throw FleetError("cannot write " + message.GetTypeName() + " as JSON: " +
-                     std::string(status.message()));
+    throw FleetError("cannot write " + message.GetTypeName() +
+                     " as JSON: " + std::string(status.message()));
   }
   return json;
 }
@@ -47,7 +47,6 @@ std::string Real(double v) {
   std::snprintf(buffer, sizeof buffer, "%.17g", v);
   return buffer;
 }
-
 
 }  // namespace
 

@@ -59,7 +59,8 @@ PgConnection::PgConnection(const std::string& conninfo, int connect_timeout_s)
                      RedactPasswords(why, conninfo));
   }
   // Quiet NOTICEs ("relation already exists, skipping") stay out of the daemon's stderr.
-  PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      conn_, [](void*, const char*) {}, nullptr);
 }
 
 PgConnection::~PgConnection() {

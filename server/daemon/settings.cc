@@ -63,10 +63,9 @@ core::Status ResolveFleetDb(core::FleetConfig* fleet) {
 
 void ResolvePaths(const std::string& config_path, core::DaemonConfig* config) {
   const std::filesystem::path dir = std::filesystem::path(config_path).parent_path();
-  for (std::string* path :
-       {&config->auth.tokens_path, &config->auth.tls_cert, &config->auth.tls_key,
-        &config->auth.client_ca, &config->presets_path, &config->user_kernels.compiler_path,
-        &config->fleet.db_file}) {
+  for (std::string* path : {&config->auth.tokens_path, &config->auth.tls_cert,
+                            &config->auth.tls_key, &config->auth.client_ca, &config->presets_path,
+                            &config->user_kernels.compiler_path, &config->fleet.db_file}) {
     if (!path->empty() && !config_path.empty() && std::filesystem::path(*path).is_relative())
       *path = (dir / *path).string();
   }

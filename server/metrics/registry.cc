@@ -154,9 +154,9 @@ struct DaemonMetrics::Impl {
   Family<Gauge>& fleet_oldest = AddGauge(
       registry, "ablationd_fleet_outbox_oldest_enqueued_timestamp_seconds",
       "When the oldest run waiting in the outbox finished (unix seconds); 0 when none waits");
-  Family<Gauge>& fleet_up = AddGauge(
-      registry, "ablationd_fleet_database_up",
-      "1 when the last attempt to reach the fleet database succeeded, 0 when it failed");
+  Family<Gauge>& fleet_up =
+      AddGauge(registry, "ablationd_fleet_database_up",
+               "1 when the last attempt to reach the fleet database succeeded, 0 when it failed");
   Family<Counter>& fleet_exports = AddCounter(
       registry, "ablationd_fleet_exports_total",
       "Runs the exporter handed to the fleet database, by result: exported, or already_there (an "

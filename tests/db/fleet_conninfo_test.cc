@@ -24,7 +24,8 @@ TEST(ConnInfo, PasswordsAreNeverShown) {
             "host=db user=ablation password=*** dbname=fleet");
   EXPECT_EQ(RedactConnInfo("host=db password = 'two words' dbname=fleet"),
             "host=db password = *** dbname=fleet");
-  EXPECT_EQ(RedactConnInfo("host=/tmp/pg port=5439 user=fleet"), "host=/tmp/pg port=5439 user=fleet");
+  EXPECT_EQ(RedactConnInfo("host=/tmp/pg port=5439 user=fleet"),
+            "host=/tmp/pg port=5439 user=fleet");
   EXPECT_EQ(RedactPasswords("FATAL: password s3cret rejected", "host=db password=s3cret"),
             "FATAL: password *** rejected");
 }

@@ -309,15 +309,16 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
 
   // Every PostgreSQL panel of the fleet dashboard runs against this database and returns rows
   // (Grafana's $__timeFilter(column) as a condition that keeps every row).
-  std::ifstream file(std::string(SOURCE_DIR) + "/deploy/k8s/grafana/ablationd-fleet-dashboard.json");
+  std::ifstream file(std::string(SOURCE_DIR) +
+                     "/deploy/k8s/grafana/ablationd-fleet-dashboard.json");
   const nlohmann::json dashboard = nlohmann::json::parse(file);
   int checked = 0;
   for (const auto& panel : dashboard["panels"]) {
     for (const auto& target : panel["targets"]) {
       if (!target.contains("rawSql")) continue;
-      const std::string sql = std::regex_replace(target["rawSql"].get<std::string>(),
-                                                 std::regex(R"(\$__timeFilter\((\w+)\))"),
-                                                 "($1 IS NOT NULL)");
+      const std::string sql =
+          std::regex_replace(target["rawSql"].get<std::string>(),
+                             std::regex(R"(\$__timeFilter\((\w+)\))"), "($1 IS NOT NULL)");
       fleet::PgResult rows = c.Query(sql, {}, panel["title"].get<std::string>());
       EXPECT_GT(rows.rows(), 0) << panel["title"] << ": " << sql;
       ++checked;
@@ -327,7 +328,8 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
 
   // Bad input is named: a connection string libpq cannot read, a run with no daemon, a fleet
   // flag on a command that does not read it.
-  auto bad = RunCommand({TestBinary(CLIENT_PATH), "--fleet-db", "host='unclosed", "history", kVariant});
+  auto bad =
+      RunCommand({TestBinary(CLIENT_PATH), "--fleet-db", "host='unclosed", "history", kVariant});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("--fleet-db"));
   auto nobody = FleetClient({"compare", "gpu-nosuch:1", "gpu-z:7"});

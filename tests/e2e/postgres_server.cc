@@ -76,11 +76,10 @@ std::string PostgresServer::Create(const std::string& bin_dir) {
 }
 
 std::string PostgresServer::Start() {
-  const std::string options = "-c listen_addresses='' -k " + dir_ + " -p " +
-                              std::to_string(kPort) + " -c fsync=off";
-  std::string error =
-      Run("pg_ctl", {"-D", dir_ + "/data", "-l", dir_ + "/server.log", "-o", options, "-w",
-                     "-t", "60", "start"});
+  const std::string options =
+      "-c listen_addresses='' -k " + dir_ + " -p " + std::to_string(kPort) + " -c fsync=off";
+  std::string error = Run("pg_ctl", {"-D", dir_ + "/data", "-l", dir_ + "/server.log", "-o",
+                                     options, "-w", "-t", "60", "start"});
   running_ = error.empty();
   return error;
 }

@@ -169,11 +169,10 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
        << e.description();
     return InvalidArgument(os.str());
   }
-  Status st = CheckKeys(
-      root, origin, "",
-      {"listen", "db", "worker", "log_level", "presets", "nvml_library", "clock_journal", "timing",
-       "queue", "readers", "hang_margin_seconds", "limits", "auth", "tls", "user_kernels", "node",
-       "fleet"});
+  Status st = CheckKeys(root, origin, "",
+                        {"listen", "db", "worker", "log_level", "presets", "nvml_library",
+                         "clock_journal", "timing", "queue", "readers", "hang_margin_seconds",
+                         "limits", "auth", "tls", "user_kernels", "node", "fleet"});
   if (!st.ok()) return st;
   if (!(st = Read(root, origin, "", "listen", &c->listen)).ok()) return st;
   if (!(st = Read(root, origin, "", "db", &c->db_path)).ok()) return st;

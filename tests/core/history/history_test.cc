@@ -6,7 +6,7 @@ namespace ablation::history {
 namespace {
 
 SeriesRow Row(const std::string& fingerprint, int64_t run, double median,
-                  const std::string& variant = "abl_a") {
+              const std::string& variant = "abl_a") {
   SeriesRow r;
   r.fingerprint = fingerprint;
   r.variant = variant;
