@@ -69,6 +69,14 @@ PgConnection::~PgConnection() {
 
 bool PgConnection::ok() const { return conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK; }
 
+bool PgConnection::Ping() {
+  if (!ok()) return false;
+  pg_result* r = PQexec(conn_, "SELECT 1");
+  const bool answered = r != nullptr && PQresultStatus(r) == PGRES_TUPLES_OK;
+  if (r != nullptr) PQclear(r);
+  return answered;
+}
+
 void PgConnection::Fail(std::string_view what, pg_result* result) const {
   std::string why = result ? Trimmed(PQresultErrorMessage(result)) : "";
   if (why.empty()) why = Trimmed(PQerrorMessage(conn_));

@@ -55,6 +55,9 @@ class PgConnection {
 
   /// False once the server went away (a failed statement tells; the caller reconnects).
   bool ok() const;
+  /// Whether the server answers a trivial statement now: after a failed statement, tells a
+  /// refusal (it answers) from a lost server (libpq may not have noticed the socket closed).
+  bool Ping();
   /// Runs SQL that binds nothing (DDL, BEGIN, COMMIT); several statements allowed.
   void Exec(std::string_view sql, std::string_view what);
   /// One statement with parameters; its rows if it returns any.

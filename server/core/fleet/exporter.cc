@@ -99,7 +99,7 @@ int FleetExporter::ExportBatch() {
     } catch (const fleet::FleetError& e) {
       metrics::Daemon().FleetExportFailed();
       store_->RecordExportFailure(entry.run_id, e.what());
-      if (connection_ && connection_->ok()) {
+      if (connection_ && connection_->Ping()) {
         // PostgreSQL answered and refused this run: log it and go on with the others, so that
         // one bad row does not hold the fleet's view back; it is retried on the next pass.
         spdlog::error("fleet export: run {} refused (attempt {}): {}", entry.run_id,
