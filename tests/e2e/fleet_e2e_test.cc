@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -122,9 +123,16 @@ class FleetE2E : public ::testing::Test {
       ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     }
   }
-  int MetricsPort(const Daemon& d) {
+  // The daemon's log: spdlog writes to stdout (daemon.out), the harness keeps stderr apart.
+  std::string Log(int which) {
+    std::ifstream in(dir_ + "/" + (which == 0 ? "gpu-a" : "gpu-b") + "/daemon.out");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str() + daemons_[which]->log();
+  }
+  int MetricsPort(int which) {
     std::smatch m;
-    const std::string log = d.log();
+    const std::string log = Log(which);
     if (std::regex_search(log, m, std::regex(R"(metrics on http://\S+ \(port (\d+)\))")))
       return std::stoi(m[1]);
     return 0;
@@ -167,22 +175,22 @@ class FleetE2E : public ::testing::Test {
 TEST_F(FleetE2E, TwoDaemonsExportEveryRunOnceThroughAnOutageAndHistorySpansThem) {
   Daemon& a = StartDaemon(0);
   Runs(a, 3);
-  ASSERT_TRUE(Eventually("gpu-a", {1, 2, 3})) << a.log();
-  EXPECT_THAT(a.log(), HasSubstr("fleet export to host=")) << a.log();
-  EXPECT_THAT(a.log(), ::testing::Not(HasSubstr("password")));
+  ASSERT_TRUE(Eventually("gpu-a", {1, 2, 3})) << Log(0);
+  EXPECT_THAT(Log(0), HasSubstr("fleet export to host=")) << Log(0);
+  EXPECT_THAT(Log(0), ::testing::Not(HasSubstr("password")));
 
   // B measures while the database is away: its runs wait in the outbox, said in the log and the
   // metrics; then B is killed (no shutdown) and started again before the database returns.
   ASSERT_EQ(pg_->Stop(), "");
   Daemon* b = &StartDaemon(1);
   Runs(*b, 2);
-  for (int i = 0; i < 100 && b->log().find("wait in the outbox") == std::string::npos; ++i)
+  for (int i = 0; i < 100 && Log(1).find("wait in the outbox") == std::string::npos; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_THAT(b->log(), HasSubstr("finished run(s) wait in the outbox")) << b->log();
+  EXPECT_THAT(Log(1), HasSubstr("finished run(s) wait in the outbox")) << Log(1);
   // The gauge follows the outbox at each of the exporter's attempts (at most 1 s apart here).
   std::string scrape;
   for (int i = 0; i < 50; ++i) {
-    scrape = Scrape(MetricsPort(*b));
+    scrape = Scrape(MetricsPort(1));
     if (Metric(scrape, "ablationd_fleet_outbox_runs") == 2) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -192,11 +200,11 @@ TEST_F(FleetE2E, TwoDaemonsExportEveryRunOnceThroughAnOutageAndHistorySpansThem)
   b = &StartDaemon(1);
   Runs(*b, 1);
   ASSERT_EQ(pg_->Start(), "");
-  ASSERT_TRUE(Eventually("gpu-b", {1, 2, 3})) << b->log();
-  for (int i = 0; i < 100 && b->log().find("caught up") == std::string::npos; ++i)
+  ASSERT_TRUE(Eventually("gpu-b", {1, 2, 3})) << Log(1);
+  for (int i = 0; i < 100 && Log(1).find("caught up") == std::string::npos; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_THAT(b->log(), HasSubstr("caught up (3 run(s))")) << b->log();
-  const std::string after = Scrape(MetricsPort(*b));
+  EXPECT_THAT(Log(1), HasSubstr("caught up (3 run(s))")) << Log(1);
+  const std::string after = Scrape(MetricsPort(1));
   EXPECT_EQ(Metric(after, "ablationd_fleet_outbox_runs"), 0) << after;
   EXPECT_EQ(Metric(after, "ablationd_fleet_database_up"), 1) << after;
   EXPECT_TRUE(Eventually("gpu-a", {1, 2, 3}));  // A's exporter lived through the outage
