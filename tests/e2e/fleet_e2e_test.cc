@@ -321,6 +321,27 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
   EXPECT_EQ(series[0].change_points(0).index(), 6);
   EXPECT_NEAR(series[0].change_points(0).relative_change(), 0.10, 0.001);
 
+  // Another daemon on another setup (another fingerprint: a driver, say), the same item: its own
+  // series, never mixed into gpu-z's.
+  const fleet::DaemonIdentity other_setup{"0badc0de0badc0de0badc0de0badc0de", "gpu-y", ""};
+  run.run.set_id(7);
+  run.run.mutable_device()->set_hardware_fingerprint("fedcba9876543210");
+  run.measurements[0].set_id(70);
+  run.measurements[0].set_run_id(7);
+  run.measurements[0].mutable_stats()->set_median_ms(2.0);
+  ASSERT_EQ(fleet::ExportRun(c, other_setup, run), fleet::ExportOutcome::kExported);
+  auto both = FleetClient({"--format", "json", "history", "abl_L1_*"});
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  series.clear();
+  ASSERT_EQ(client::ReadJsonEnvelope(both.out, "history", &series), "");
+  ASSERT_EQ(series.size(), 2u) << both.out;
+  EXPECT_EQ(series[0].hardware_fingerprint(), "0123456789abcdef");
+  EXPECT_EQ(series[0].points_size(), 12);
+  EXPECT_EQ(series[1].hardware_fingerprint(), "fedcba9876543210");
+  ASSERT_EQ(series[1].points_size(), 1);
+  EXPECT_EQ(series[1].points(0).node(), "gpu-y/0badc0de");
+  EXPECT_EQ(series[1].points(0).median_ms(), 2.0);
+
   // Every PostgreSQL panel of the fleet dashboard runs against this database and returns rows
   // (Grafana's $__timeFilter(column) as a condition that keeps every row).
   std::ifstream file(std::string(SOURCE_DIR) +
