@@ -11,8 +11,8 @@
 namespace ablation::core {
 
 FleetExporter::FleetExporter(FleetExportOptions options, db::Store* store)
-    : options_(std::move(options)), store_(store) {
-  identity_.daemon_id = store_->DaemonId();
+    : options_(std::move(options)), store_(store), reader_(db::Store::OpenReadOnly(store->path())) {
+  identity_.daemon_id = reader_->DaemonId();
   identity_.host_name = options_.host_name;
   identity_.node_labels = options_.node_labels;
   spdlog::info("fleet export to {} as daemon {} ({})", fleet::RedactConnInfo(options_.conninfo),
@@ -39,7 +39,7 @@ void FleetExporter::Wait(std::chrono::milliseconds how_long) {
 void FleetExporter::NoteFailure(const std::string& error) {
   metrics::Daemon().FleetDatabaseUp(false);
   if (!down_) {
-    const db::OutboxBacklog backlog = store_->ExportBacklog();
+    const db::OutboxBacklog backlog = reader_->ExportBacklog();
     spdlog::warn(
         "fleet export: {}; {} finished run(s) wait in the outbox and are kept until it "
         "answers (retrying up to every {} s)",
@@ -66,7 +66,7 @@ bool FleetExporter::Connect() {
 }
 
 int FleetExporter::ExportBatch() {
-  const std::vector<db::OutboxEntry> entries = store_->PendingExports(options_.batch);
+  const std::vector<db::OutboxEntry> entries = reader_->PendingExports(options_.batch);
   int exported = 0;
   for (const db::OutboxEntry& entry : entries) {
     {
@@ -76,15 +76,15 @@ int FleetExporter::ExportBatch() {
     if (!Connect()) return -1;
     fleet::RunExport run;
     try {
-      std::optional<v1::Run> stored = store_->GetRun(entry.run_id);
+      std::optional<v1::Run> stored = reader_->GetRun(entry.run_id);
       if (!stored) {  // cannot happen: the outbox's key references runs
         store_->MarkExported(entry.run_id);
         continue;
       }
       run.run = std::move(*stored);
-      run.measurements = store_->MeasurementsOfRun(entry.run_id, /*include_samples=*/true);
-      store_->FillCounters(run.measurements);
-      run.verifications = store_->VerificationsOfRun(entry.run_id);
+      run.measurements = reader_->MeasurementsOfRun(entry.run_id, /*include_samples=*/true);
+      reader_->FillCounters(run.measurements);
+      run.verifications = reader_->VerificationsOfRun(entry.run_id);
     } catch (const db::Error& e) {
       spdlog::error("fleet export: cannot read run {} from the store: {}", entry.run_id, e.what());
       return -1;
@@ -123,7 +123,7 @@ void FleetExporter::Loop() {
     }
     db::OutboxBacklog backlog;
     try {
-      backlog = store_->ExportBacklog();
+      backlog = reader_->ExportBacklog();
     } catch (const db::Error& e) {
       spdlog::error("fleet export: cannot read the outbox: {}", e.what());
       Wait(options_.max_backoff);

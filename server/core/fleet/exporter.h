@@ -31,8 +31,10 @@ struct FleetExportOptions {
 
 class FleetExporter {
  public:
-  /// Starts the thread; `store` must outlive the exporter. The database is not reached here:
-  /// a fleet database that is away at start is an outage like any other.
+  /// Starts the thread; `store` (the daemon's writer: the outbox's deletes) must outlive the
+  /// exporter. Runs are read through a read-only connection of the exporter's own, so that
+  /// reading a large run never holds the writer's lock against the run path. The fleet database
+  /// is not reached here: one that is away at start is an outage like any other.
   FleetExporter(FleetExportOptions options, db::Store* store);
   ~FleetExporter();  ///< Stop()
   FleetExporter(const FleetExporter&) = delete;
@@ -50,7 +52,8 @@ class FleetExporter {
   void NoteFailure(const std::string& error);
 
   const FleetExportOptions options_;
-  db::Store* store_;
+  db::Store* store_;                   // writes: MarkExported, RecordExportFailure
+  std::unique_ptr<db::Store> reader_;  // reads: the outbox, the runs
   fleet::DaemonIdentity identity_;
   std::unique_ptr<fleet::PgConnection> connection_;  // only the thread touches it
   bool down_ = false;                                // an outage is being reported
