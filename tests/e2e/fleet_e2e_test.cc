@@ -342,6 +342,20 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
   EXPECT_EQ(series[1].points(0).node(), "gpu-y/0badc0de");
   EXPECT_EQ(series[1].points(0).median_ms(), 2.0);
 
+  // A role that may only read is enough for the client (its reads are READ ONLY transactions).
+  c.Exec("CREATE ROLE reader LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader",
+         "make a reader");
+  std::string as_reader = pg_->conninfo();
+  as_reader.replace(as_reader.find("user=fleet"), 10, "user=reader");
+  auto read_only = RunCommand({TestBinary(CLIENT_PATH), "--fleet-db", as_reader, "--format", "csv",
+                               "results", "--node", "gpu-y"});
+  ASSERT_EQ(read_only.exit_code, 0) << read_only.err;
+  EXPECT_EQ(std::count(read_only.out.begin(), read_only.out.end(), '\n'), 2) << read_only.out;
+  {
+    fleet::PgConnection reader(as_reader);
+    EXPECT_THROW(reader.Exec("DELETE FROM runs", "delete"), fleet::FleetError);
+  }
+
   // Every PostgreSQL panel of the fleet dashboard runs against this database and returns rows
   // (Grafana's $__timeFilter(column) as a condition that keeps every row).
   std::ifstream file(std::string(SOURCE_DIR) +
