@@ -140,7 +140,15 @@ void FleetExporter::Loop() {
       continue;
     }
     // Progress: on at once. The database away (-1), or every run of the batch refused (0): wait.
-    if (ExportBatch() > 0) {
+    int exported = -1;
+    try {
+      exported = ExportBatch();
+    } catch (const std::exception& e) {
+      // The SQLite side failed (busy past its timeout, a full disk): the outbox keeps the runs;
+      // the thread must not die with an exception, which would end the daemon.
+      spdlog::error("fleet export: {}", e.what());
+    }
+    if (exported > 0) {
       backoff = options_.min_backoff;
       continue;
     }
