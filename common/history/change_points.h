@@ -6,7 +6,7 @@
 // No Debian package offers E-divisive (R's ecp is not packaged; Otava is Python): this is a small
 // O(n^2)-per-split implementation, written for series of nightly medians (tens to hundreds of
 // points). Pure functions, no I/O: tested against worked examples in
-// tests/core/history/change_points_test.cc.
+// tests/common/change_points_test.cc.
 #pragma once
 
 #include <cstdint>
