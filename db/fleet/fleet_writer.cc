@@ -2,6 +2,8 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include <cstdio>
+
 #include "common/enum_words.h"
 
 namespace ablation::fleet {
