@@ -96,6 +96,11 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
                  "(one pod of a Service, by its IP)")
       ->envname("ABLATION_TLS_SERVER_NAME")
       ->type_name("NAME");
+  app.add_option("--fleet-db", global.fleet_db,
+                 "history, results and compare read this fleet database (PostgreSQL, "
+                 "postgresql://USER@HOST/DB; read-only) across its daemons instead of asking one; "
+                 "also ABLATION_FLEET_DB, which only those commands read")
+      ->type_name("CONNINFO");
   if (const char* token = std::getenv("ABLATION_TOKEN")) global.token = token;
 
   VariantsOptions variants;
@@ -175,6 +180,15 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
 
   if (!global.quiet)
     for (const std::string& warning : DeprecationWarnings(app)) err << warning << '\n';
+  const bool reads_fleet = *history_cmd || *results_cmd || *compare_cmd;
+  if (!global.fleet_db.empty() && !reads_fleet) {
+    err << "error: --fleet-db is read by history, results and compare only\n";
+    return kExitUsage;
+  }
+  // The environment's fleet database serves those commands and is no error for the others.
+  if (const char* fleet_db = std::getenv("ABLATION_FLEET_DB");
+      global.fleet_db.empty() && reads_fleet && fleet_db != nullptr)
+    global.fleet_db = fleet_db;
   if (global.format == Format::kHtml && !*report_cmd) {
     err << "error: --format html is for report; use table, json, csv or markdown\n";
     return kExitUsage;

@@ -2,6 +2,8 @@
 
 #include "client/cmd_report.h"
 #include "client/exit_codes.h"
+#include "client/fleet.h"
+#include "client/parse.h"
 #include "client/render.h"
 #include "client/report/compare.h"
 #include "client/validators.h"
@@ -13,12 +15,23 @@ CLI::App* SetupCompare(CLI::App& app, CompareOptions& options) {
       "compare",
       "Compare two runs per variant and shape over their rounds, beside their clocks; exit 1 on "
       "a slowdown beyond --threshold that is not within noise, or when a run is not complete");
-  sub->add_option("RUN_A", options.run_a, "The earlier run (the reference)")
+  // A run id, 'latest', or with --fleet-db NODE:ID (one daemon's run in the fleet database).
+  const CLI::Validator run_or_node_run(
+      [](std::string& text) {
+        std::int64_t id = 0;
+        std::string node;
+        if (text.find(':') != std::string::npos) return ParseNodeRun(text, &node, &id);
+        return ParseRunId(text, &id, true);
+      },
+      "RUN_ID|latest|NODE:RUN_ID", "run id");
+  sub->add_option("RUN_A", options.run_a,
+                  "The earlier run (the reference); with --fleet-db NODE:RUN_ID")
       ->required()
-      ->check(RunIdValidator(true));
-  sub->add_option("RUN_B", options.run_b, "The run to check, or 'latest'")
+      ->check(run_or_node_run);
+  sub->add_option("RUN_B", options.run_b,
+                  "The run to check, or 'latest'; with --fleet-db NODE:RUN_ID")
       ->required()
-      ->check(RunIdValidator(true));
+      ->check(run_or_node_run);
   sub->add_option("--threshold", options.threshold,
                   "Slowdown that counts as a regression when not within noise (default 3%)")
       ->check(CLI::Validator(
@@ -67,8 +80,21 @@ int ExecuteCompare(const CompareOptions& options, const CommandContext& context)
     return kExitUsage;
   }
   v1::GetRunResponse a, b;
-  if (int code = FetchRunWithSamples(options.run_a, context, &a); code != kExitOk) return code;
-  if (int code = FetchRunWithSamples(options.run_b, context, &b); code != kExitOk) return code;
+  if (!context.global.fleet_db.empty()) {
+    // Two daemons' runs from the fleet database, each named NODE:ID.
+    if (int code = FleetRun(options.run_a, context, &a); code != kExitOk) return code;
+    if (int code = FleetRun(options.run_b, context, &b); code != kExitOk) return code;
+  } else {
+    for (const std::string* run : {&options.run_a, &options.run_b}) {
+      if (run->find(':') != std::string::npos) {
+        context.err << "error: '" << *run
+                    << "' names a daemon's run in a fleet database: give --fleet-db\n";
+        return kExitUsage;
+      }
+    }
+    if (int code = FetchRunWithSamples(options.run_a, context, &a); code != kExitOk) return code;
+    if (int code = FetchRunWithSamples(options.run_b, context, &b); code != kExitOk) return code;
+  }
   const std::vector<std::string> refusals = report::Refusals(
       a.run(), b.run(), options.allow_different_device, options.allow_different_regime);
   if (!refusals.empty()) {

@@ -3,6 +3,7 @@
 #include "client/dtype.h"
 #include "client/enum_words.h"
 #include "client/exit_codes.h"
+#include "client/fleet.h"
 #include "client/format.h"
 #include "client/parse.h"
 #include "client/rpc.h"
@@ -26,6 +27,8 @@ std::string SeriesTitle(const v1::Series& s) {
 }
 
 Table SeriesTable(const v1::Series& s) {
+  // A fleet's series names each point's daemon: run ids are each daemon's own.
+  const bool fleet = !s.points().empty() && !s.points(0).node().empty();
   Table t;
   t.columns = {{"run_id", "run", Align::kRight},          {"time", "date"},
                {"median_ms", "median ms", Align::kRight}, {"noise", "noise", Align::kRight},
@@ -42,7 +45,9 @@ Table SeriesTable(const v1::Series& s) {
                       Cell(FormatSignificant(p.median_ms(), 4), FormatExact(p.median_ms())),
                       Cell(Percent(p.noise()).substr(1), FormatExact(p.noise())),
                       Cell(FormatFixed(p.tflops(), 1), FormatExact(p.tflops())), Cell(change)});
+    if (fleet) t.rows.back().insert(t.rows.back().begin(), Cell(p.node()));
   }
+  if (fleet) t.columns.insert(t.columns.begin(), Column{"node", "node"});
   return t;
 }
 
@@ -86,6 +91,9 @@ CLI::App* SetupHistory(CLI::App& app, HistoryOptions& options) {
   sub->add_option("--tag", options.tag, "Only runs with this tag (nightly)");
   sub->add_option("--in-run", options.run_id, "Only the series that have a point in this run")
       ->check(CLI::PositiveNumber);
+  sub->add_option("--node", options.node,
+                  "With --fleet-db: only this daemon's points (a host name, HOST/ID-PREFIX or a "
+                  "daemon id's prefix)");
   return sub;
 }
 
@@ -107,6 +115,8 @@ v1::HistoryRequest BuildHistoryRequest(const HistoryOptions& options) {
 }
 
 std::string HistoryCsv(const v1::HistoryResponse& history) {
+  // `node` (a fleet's daemon, '' from one daemon) is last, so readers of the older columns keep
+  // theirs.
   Table t;
   t.columns = {{"hardware_fingerprint", ""},
                {"variant", ""},
@@ -122,7 +132,8 @@ std::string HistoryCsv(const v1::HistoryResponse& history) {
                {"noise", ""},
                {"tflops", ""},
                {"change_point", ""},
-               {"relative_change", ""}};
+               {"relative_change", ""},
+               {"node", ""}};
   for (auto& c : t.columns) c.title = c.key;
   for (const v1::Series& s : history.series()) {
     int next_change = 0;
@@ -135,7 +146,7 @@ std::string HistoryCsv(const v1::HistoryResponse& history) {
                         std::to_string(s.shape().k()), EnumWord(s.regime()), s.device_uuid(),
                         std::to_string(p.run_id()), FormatTimeMs(p.time_ms()),
                         FormatExact(p.median_ms()), FormatExact(p.noise()), FormatExact(p.tflops()),
-                        p.change_point() ? "1" : "0", relative});
+                        p.change_point() ? "1" : "0", relative, p.node()});
     }
   }
   return RenderCsv(t);
@@ -144,10 +155,19 @@ std::string HistoryCsv(const v1::HistoryResponse& history) {
 int ExecuteHistory(const HistoryOptions& options, const CommandContext& context) {
   const v1::HistoryRequest request = BuildHistoryRequest(options);
   v1::HistoryResponse history;
-  grpc::ClientContext call;
-  SetDeadline(call, context.global, kDefaultQueryTimeoutS);
-  grpc::Status status = context.stub.GetHistory(&call, request, &history);
-  if (!status.ok()) return ReportRpcError(status, context);
+  if (!context.global.fleet_db.empty()) {
+    if (int code = FleetHistory(request, options.node, context, &history); code != kExitOk)
+      return code;
+  } else {
+    if (!options.node.empty()) {
+      context.err << "error: --node reads a fleet database's daemons: give --fleet-db\n";
+      return kExitUsage;
+    }
+    grpc::ClientContext call;
+    SetDeadline(call, context.global, kDefaultQueryTimeoutS);
+    grpc::Status status = context.stub.GetHistory(&call, request, &history);
+    if (!status.ok()) return ReportRpcError(status, context);
+  }
   switch (context.global.format) {
     case Format::kJson: {
       std::vector<v1::Series> series(history.series().begin(), history.series().end());

@@ -18,6 +18,7 @@ struct HistoryOptions {
   std::string since;
   std::string tag;
   std::int64_t run_id = 0;  // only the series with a point in this run
+  std::string node;         // --fleet-db only: one daemon's points (client/fleet.h)
 };
 
 CLI::App* SetupHistory(CLI::App& app, HistoryOptions& options);

@@ -6,6 +6,7 @@
 #include "client/dtype.h"
 #include "client/enum_words.h"
 #include "client/exit_codes.h"
+#include "client/fleet.h"
 #include "client/paging.h"
 #include "client/parse.h"
 #include "client/render.h"
@@ -39,6 +40,9 @@ CLI::App* SetupResults(CLI::App& app, ResultsOptions& options) {
   sub->add_flag("--samples", options.samples, "Include the raw samples (JSON output only)");
   sub->add_flag("--metrics", options.metrics,
                 "Include the hardware counters (run --profile, profile) as columns");
+  sub->add_option("--node", options.node,
+                  "With --fleet-db: only this daemon's measurements (a host name, HOST/ID-PREFIX "
+                  "or a daemon id's prefix)");
   return sub;
 }
 
@@ -61,11 +65,62 @@ v1::QueryMeasurementsRequest BuildResultsRequest(const ResultsOptions& options) 
   return request;
 }
 
+namespace {
+
+// results --fleet-db: the measurements of every daemon, each row naming its daemon (a column in
+// tables and CSV; "nodes" beside the items in JSON, one per item in order).
+int ExecuteFleetResults(const ResultsOptions& options, const v1::QueryMeasurementsRequest& request,
+                        const CommandContext& context) {
+  if (options.run_id == "latest") {
+    context.err << "error: --run latest names one daemon's run; with --fleet-db give an id and "
+                   "--node\n";
+    return kExitUsage;
+  }
+  if (options.metrics) {
+    context.err << "error: --metrics is not read from a fleet database (the daemon has them)\n";
+    return kExitUsage;
+  }
+  std::vector<v1::Measurement> measurements;
+  std::vector<std::string> nodes;
+  bool more = false;
+  if (int code = FleetMeasurements(request, options.limit, options.oldest_first, options.node,
+                                   context, &measurements, &nodes, &more);
+      code != kExitOk)
+    return code;
+  const std::string notice =
+      more ? "showing the " + std::string(options.oldest_first ? "first " : "latest ") +
+                 std::to_string(options.limit) + " measurements; --limit 0 for all"
+           : "";
+  if (context.global.format == Format::kJson) {
+    std::string joined;
+    for (const std::string& n : nodes) joined += (joined.empty() ? "" : ",") + n;
+    std::vector<JsonField> fields = {{"truncated", more}, {"nodes", joined}};
+    if (more) fields.push_back({"notice", notice});
+    context.out << JsonEnvelope("measurements", measurements, fields);
+  } else {
+    Table table = context.global.format == Format::kCsv ? MeasurementsWithAllCounters(measurements)
+                                                        : MeasurementsWithCounters(measurements);
+    table.columns.insert(table.columns.begin(), Column{"node", "node"});
+    for (size_t i = 0; i < table.rows.size(); ++i)
+      table.rows[i].insert(table.rows[i].begin(), Cell(nodes[i]));
+    context.out << RenderTableAs(context.global.format, table);
+  }
+  if (more) context.err << notice << '\n';
+  return kExitOk;
+}
+
+}  // namespace
+
 int ExecuteResults(const ResultsOptions& options, const CommandContext& context) {
   v1::QueryMeasurementsRequest request = BuildResultsRequest(options);
   if (request.since_ms() > 0 && request.until_ms() > 0 &&
       request.until_ms() <= request.since_ms()) {
     context.err << "error: --until must be later than --since\n";
+    return kExitUsage;
+  }
+  if (!context.global.fleet_db.empty()) return ExecuteFleetResults(options, request, context);
+  if (!options.node.empty()) {
+    context.err << "error: --node reads a fleet database's daemons: give --fleet-db\n";
     return kExitUsage;
   }
   if (options.run_id == "latest") {

@@ -21,6 +21,7 @@ struct ResultsOptions {
   bool oldest_first = false;  // default: newest first
   bool samples = false;
   bool metrics = false;  // the hardware counters of each measurement, as columns
+  std::string node;      // --fleet-db only: one daemon's measurements (client/fleet.h)
 };
 
 CLI::App* SetupResults(CLI::App& app, ResultsOptions& options);

@@ -32,6 +32,9 @@ struct GlobalOptions {
   std::string cert_file;   // PEM client certificate, with key_file, for tls.client_ca daemons
   std::string key_file;
   std::string tls_server_name;  // the name to check the daemon's certificate against
+  // --fleet-db / ABLATION_FLEET_DB: history, results and compare read a fleet's PostgreSQL
+  // (client/fleet.h), read-only, instead of asking the daemon.
+  std::string fleet_db;
 };
 
 // What a subcommand's Execute function gets. Streams and the stub are injected so that tests

@@ -809,6 +809,49 @@ PRAGMA user_version = 16;
 )sql");
 }
 
+// v17: a fleet's export (db/fleet/). The daemon's identity, made once per database, names its
+// runs in a fleet's PostgreSQL, where run ids are each daemon's own. The outbox holds the runs
+// to export: a trigger enqueues a run in the statement that makes it final (FinishRun, a crash's
+// MarkInterruptedRuns, a run created final), so in the same transaction, and no path can finish
+// a run without it; the exporter deletes a row only after PostgreSQL committed the run. Runs
+// finished before v17 are enqueued here, so a fleet database gets the whole history.
+void MigrateV17(Connection& c) {
+  c.Exec(R"sql(
+CREATE TABLE daemon_identity (
+  only_row      INTEGER PRIMARY KEY CHECK (only_row = 1),
+  daemon_id     TEXT    NOT NULL,
+  created_at_ms INTEGER NOT NULL
+);
+INSERT INTO daemon_identity (only_row, daemon_id, created_at_ms)
+  VALUES (1, lower(hex(randomblob(16))),
+          CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+CREATE TABLE fleet_outbox (
+  run_id         INTEGER PRIMARY KEY REFERENCES runs (id),
+  enqueued_at_ms INTEGER NOT NULL,
+  attempts       INTEGER NOT NULL DEFAULT 0,
+  last_error     TEXT    NOT NULL DEFAULT ''
+);
+INSERT INTO fleet_outbox (run_id, enqueued_at_ms)
+  SELECT id, coalesce(finished_at_ms, created_at_ms) FROM runs
+  WHERE state IN ('succeeded', 'partial', 'failed', 'cancelled');
+CREATE TRIGGER runs_final_to_outbox AFTER UPDATE OF state ON runs
+WHEN NEW.state IN ('succeeded', 'partial', 'failed', 'cancelled')
+ AND OLD.state NOT IN ('succeeded', 'partial', 'failed', 'cancelled')
+BEGIN
+  INSERT OR IGNORE INTO fleet_outbox (run_id, enqueued_at_ms)
+    VALUES (NEW.id, coalesce(NEW.finished_at_ms,
+                             CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)));
+END;
+CREATE TRIGGER runs_created_final_to_outbox AFTER INSERT ON runs
+WHEN NEW.state IN ('succeeded', 'partial', 'failed', 'cancelled')
+BEGIN
+  INSERT OR IGNORE INTO fleet_outbox (run_id, enqueued_at_ms)
+    VALUES (NEW.id, coalesce(NEW.finished_at_ms, NEW.created_at_ms));
+END;
+PRAGMA user_version = 17;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -850,6 +893,7 @@ void Migrate(Connection& connection) {
   if (version < 14) MigrateV14(connection);
   if (version < 15) MigrateV15(connection);
   if (version < 16) MigrateV16(connection);
+  if (version < 17) MigrateV17(connection);
   transaction.Commit();
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ablation/v1/ablation.pb.h"
+#include "common/history/series_row.h"
 
 namespace ablation::db {
 
@@ -99,11 +100,20 @@ struct SeriesFilter {
   int64_t run_id = 0;           // only series with a point in this run; 0 any
 };
 
-struct SeriesRow {
-  std::string fingerprint, variant, dtype, regime, device_name, device_uuid;
-  int64_t m = 0, n = 0, k = 0;
-  int64_t run_id = 0, measurement_id = 0, time_ms = 0;
-  double median_ms = 0, noise = 0, tflops = 0;
+// A run waiting in the fleet outbox (v17).
+struct OutboxEntry {
+  int64_t run_id = 0;
+  int64_t enqueued_at_ms = 0;
+  int64_t attempts = 0;
+  std::string last_error;
 };
+
+struct OutboxBacklog {
+  int64_t runs = 0;
+  int64_t oldest_enqueued_at_ms = 0;  // 0 when empty
+};
+
+// A point as the history module reads it (common/history/series_row.h).
+using SeriesRow = history::SeriesRow;
 
 }  // namespace ablation::db

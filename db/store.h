@@ -112,6 +112,20 @@ class Store {
   // builds); false when there is none.
   bool RemoveUserKernel(std::string_view name, int64_t removed_at_ms);
 
+  // ---- a fleet's export (store_fleet.cc; schema v17). A run is enqueued in the outbox by the
+  // statement that makes it final (a trigger: db/schema.md), so in that same transaction.
+
+  // This database's daemon identity: 32 hex digits made once, when it was migrated to v17.
+  std::string DaemonId();
+  // Up to `limit` runs waiting to be exported, oldest enqueued first.
+  std::vector<OutboxEntry> PendingExports(int limit);
+  // Rows in the outbox, and the oldest one's enqueue time (0 when empty).
+  OutboxBacklog ExportBacklog();
+  // The run reached the fleet database (after its commit there): its row leaves the outbox.
+  void MarkExported(int64_t run_id);
+  // An attempt failed: the row stays, counting attempts and keeping the last error.
+  void RecordExportFailure(int64_t run_id, std::string_view error);
+
   // ---- recovery.
 
   std::vector<int64_t> RunsInState(v1::RunState state);  // ascending ids

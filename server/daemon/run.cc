@@ -185,6 +185,10 @@ int RunDaemon(const DaemonSettings& settings) {
   options.user_kernels = config.user_kernels;
   options.runs.host_name = config.node_name;
   options.runs.node_labels = core::FormatNodeLabels(config.node_labels);
+  options.fleet.conninfo = config.fleet.db;
+  options.fleet.host_name = config.node_name;
+  options.fleet.node_labels = options.runs.node_labels;
+  options.fleet.max_backoff = std::chrono::seconds(config.fleet.retry_max_seconds);
   // The compiler of user kernels sits beside the worker (both are the daemon's child processes)
   // unless the configuration names one.
   if (options.user_kernels.compiler_path.empty())

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ablation/version.h"
+#include "db/fleet/conninfo.h"
 #include "server/core/gpu/clock_lock.h"
 #include "server/core/history/series.h"
 #include "server/metrics/endpoint.h"
@@ -46,11 +47,25 @@ core::Status ApplyNodeEnvironment(core::DaemonConfig* config) {
   return core::Status::Ok();
 }
 
+core::Status ResolveFleetDb(core::FleetConfig* fleet) {
+  if (fleet->db.empty() && !fleet->db_file.empty()) {
+    std::string error;
+    fleet->db = fleet::ReadConnInfoFile(fleet->db_file, &error);
+    if (!error.empty()) return core::InvalidArgument("fleet.db_file: " + error);
+  }
+  if (const char* env = std::getenv("ABLATION_FLEET_DB"); fleet->db.empty() && env && *env)
+    fleet->db = env;
+  if (fleet->db.empty()) return core::Status::Ok();
+  if (std::string error = fleet::CheckConnInfo(fleet->db); !error.empty())
+    return core::InvalidArgument(error);
+  return core::Status::Ok();
+}
+
 void ResolvePaths(const std::string& config_path, core::DaemonConfig* config) {
   const std::filesystem::path dir = std::filesystem::path(config_path).parent_path();
-  for (std::string* path :
-       {&config->auth.tokens_path, &config->auth.tls_cert, &config->auth.tls_key,
-        &config->auth.client_ca, &config->presets_path, &config->user_kernels.compiler_path}) {
+  for (std::string* path : {&config->auth.tokens_path, &config->auth.tls_cert,
+                            &config->auth.tls_key, &config->auth.client_ca, &config->presets_path,
+                            &config->user_kernels.compiler_path, &config->fleet.db_file}) {
     if (!path->empty() && !config_path.empty() && std::filesystem::path(*path).is_relative())
       *path = (dir / *path).string();
   }
@@ -61,7 +76,7 @@ void ResolvePaths(const std::string& config_path, core::DaemonConfig* config) {
 bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_code) {
   CLI::App app{"ablationd: GEMM kernel ablation benchmarking daemon"};
   std::string config_path, listen, db_path, worker_path, log_level, port_file, presets_path;
-  std::string nvml_library;
+  std::string nvml_library, fleet_db, fleet_db_file;
   bool insecure_remote = false;
   app.add_option("--config", config_path, "TOML configuration file")->check(CLI::ExistingFile);
   app.add_option("--listen", listen, "address to serve gRPC on (default 127.0.0.1:50051)");
@@ -100,6 +115,13 @@ bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_cod
   app.add_option("--audit-log", settings->audit_log,
                  "append the audit trail (JSON lines: authentication failures, cancels, kernel "
                  "changes, clock locks, reloads) to FILE, created 0600; default: the daemon's log");
+  app.add_option("--fleet-db", fleet_db,
+                 "export finished runs to this PostgreSQL (postgresql://USER@HOST/DB); a password "
+                 "is better kept in --fleet-db-file, ABLATION_FLEET_DB or ~/.pgpass (config key "
+                 "fleet.db)");
+  app.add_option("--fleet-db-file", fleet_db_file,
+                 "read the fleet database's connection string from the first line of FILE (a "
+                 "mounted secret; config key fleet.db_file)");
   app.set_version_flag("--version", std::string(kDaemonVersion) + " (" + kGitRevision + ")");
   try {
     app.parse(argc, argv);
@@ -134,7 +156,10 @@ bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_cod
   if (!port_file.empty()) config.port_file = port_file;
   if (!nvml_library.empty()) config.nvml_library = nvml_library;
   if (insecure_remote) config.auth.insecure_remote = true;
+  if (!fleet_db.empty()) config.fleet.db = fleet_db;
+  if (!fleet_db_file.empty()) config.fleet.db_file = fleet_db_file;
   ResolvePaths(config_path, &config);
+  if (core::Status st = ResolveFleetDb(&config.fleet); !st.ok()) return Refuse(st, exit_code);
   if (!presets_path.empty()) config.presets_path = presets_path;
   if (config.worker_path.empty()) config.worker_path = SelfDirectory() + "/ablation-worker";
   if (core::Status st = ApplyNodeEnvironment(&config); !st.ok()) return Refuse(st, exit_code);

@@ -33,6 +33,11 @@ bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_cod
 /// clock journal defaults to one beside the database. Applied by ReadSettings.
 void ResolvePaths(const std::string& config_path, core::DaemonConfig* config);
 
+/// The fleet database's connection string: fleet.db (or --fleet-db), else the first line of
+/// fleet.db_file, else ABLATION_FLEET_DB; checked by libpq's parser (an error names what is wrong,
+/// never the password). Applied by ReadSettings.
+core::Status ResolveFleetDb(core::FleetConfig* fleet);
+
 /// ABLATION_NODE_LABELS (key=value,...) over the configured node labels, ABLATION_NODE_NAME over
 /// the node's name, and the host name where neither names it. Applied by ReadSettings; an error
 /// names the bad label.

@@ -146,6 +146,24 @@ struct DaemonMetrics::Impl {
       "Always 1: each GPU index's identity (UUID as nvidia-smi and DCGM print it), to join the "
       "per-GPU series: * on(instance, gpu) group_left(uuid) ablationd_gpu_info; DCGM's exporter "
       "calls the label UUID (label_replace renames it)");
+  // A fleet's export (server/core/fleet/exporter.h); absent from a scrape until it starts.
+  Family<Gauge>& fleet_outbox = AddGauge(
+      registry, "ablationd_fleet_outbox_runs",
+      "Finished runs in the outbox not yet in the fleet database (PostgreSQL); grows while it is "
+      "away, back to 0 once caught up");
+  Family<Gauge>& fleet_oldest = AddGauge(
+      registry, "ablationd_fleet_outbox_oldest_enqueued_timestamp_seconds",
+      "When the oldest run waiting in the outbox finished (unix seconds); 0 when none waits");
+  Family<Gauge>& fleet_up =
+      AddGauge(registry, "ablationd_fleet_database_up",
+               "1 when the last attempt to reach the fleet database succeeded, 0 when it failed");
+  Family<Counter>& fleet_exports = AddCounter(
+      registry, "ablationd_fleet_exports_total",
+      "Runs the exporter handed to the fleet database, by result: exported, or already_there (an "
+      "earlier attempt had committed it)");
+  Family<Counter>& fleet_failures = AddCounter(
+      registry, "ablationd_fleet_export_failures_total",
+      "Attempts to export a run that failed (the database away or refusing); each is retried");
   CappedGauge latest{tflops, kMaxTflopsSeries,
                      evicted.Add({{"metric", "ablationd_latest_operations_per_second"}})};
 
@@ -261,6 +279,19 @@ void DaemonMetrics::Measured(int64_t run_id, const v1::Measurement& m) {
 void DaemonMetrics::Verified(const v1::VerifyResult& result) {
   impl_->verifications.Add({{"result", result.passed() ? "passed" : "failed"}}).Increment();
 }
+
+void DaemonMetrics::FleetBacklog(int64_t runs, int64_t oldest_enqueued_at_ms) {
+  impl_->fleet_outbox.Add({}).Set(double(runs));
+  impl_->fleet_oldest.Add({}).Set(double(oldest_enqueued_at_ms) / 1000);
+}
+
+void DaemonMetrics::FleetDatabaseUp(bool up) { impl_->fleet_up.Add({}).Set(up ? 1 : 0); }
+
+void DaemonMetrics::FleetExported(bool already_there) {
+  impl_->fleet_exports.Add({{"result", already_there ? "already_there" : "exported"}}).Increment();
+}
+
+void DaemonMetrics::FleetExportFailed() { impl_->fleet_failures.Add({}).Increment(); }
 
 void DaemonMetrics::RunEnded(int64_t run_id, v1::RunState state) {
   std::lock_guard lock(impl_->mu);

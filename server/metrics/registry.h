@@ -55,6 +55,13 @@ class DaemonMetrics {
   /// Any end: succeeded, partial, failed or cancelled (in the queue or running).
   void RunEnded(int64_t run_id, v1::RunState state);
 
+  /// A fleet's export (server/core/fleet/exporter.h): the outbox's size and oldest row, whether
+  /// the database answered, and each run exported (or found already there) or failed.
+  void FleetBacklog(int64_t runs, int64_t oldest_enqueued_at_ms);
+  void FleetDatabaseUp(bool up);
+  void FleetExported(bool already_there);
+  void FleetExportFailed();
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -21,9 +21,8 @@ add_executable(core_tests
   core/runs/multi_gpu_test.cc
   core/plan/limits_test.cc
   core/setup/auth_test.cc
-  core/history/change_points_test.cc
   core/history/series_test.cc
-  core/history/history_test.cc)
+  core/fleet/exporter_test.cc)
 target_link_libraries(core_tests PRIVATE ablation_core GTest::gtest_main)
 target_include_directories(core_tests PRIVATE ${CMAKE_SOURCE_DIR})
 target_compile_definitions(core_tests PRIVATE

@@ -128,6 +128,47 @@ TEST_F(SettingsTest, ARemoteMetricsAddressNeedsMetricsAllowRemote) {
 namespace ablation::daemon {
 namespace {
 
+// The fleet database: the flag over the file's db_file (relative to the file) over the
+// environment; a string libpq cannot read stops the daemon naming it, never its password.
+TEST_F(SettingsTest, TheFleetDatabaseFromAFlagAFileOrTheEnvironmentIsChecked) {
+  Write("etc/fleet-db", "postgresql://ablationd:s3cret@fleet-db/fleet\n");
+  const std::string config =
+      Write("etc/ablationd.toml", "[fleet]\ndb_file = \"fleet-db\"\nretry_max_seconds = 5\n");
+  ::unsetenv("ABLATION_FLEET_DB");
+  DaemonSettings from_file;
+  int code = -1;
+  ASSERT_TRUE(Read({"--config", config, "--metrics-listen", ""}, &from_file, &code));
+  EXPECT_EQ(from_file.config.fleet.db, "postgresql://ablationd:s3cret@fleet-db/fleet");
+  EXPECT_EQ(from_file.config.fleet.retry_max_seconds, 5);
+  DaemonSettings from_flag;
+  ASSERT_TRUE(
+      Read({"--config", config, "--fleet-db", "host=/run/pg dbname=fleet"}, &from_flag, &code));
+  EXPECT_EQ(from_flag.config.fleet.db, "host=/run/pg dbname=fleet");
+  ::setenv("ABLATION_FLEET_DB", "postgresql://env@fleet-db/fleet", 1);
+  DaemonSettings from_env;
+  ASSERT_TRUE(Read({}, &from_env, &code));
+  EXPECT_EQ(from_env.config.fleet.db, "postgresql://env@fleet-db/fleet");
+  ::unsetenv("ABLATION_FLEET_DB");
+  DaemonSettings none;
+  ASSERT_TRUE(Read({}, &none, &code));
+  EXPECT_EQ(none.config.fleet.db, "");
+
+  core::FleetConfig bad;
+  bad.db = "host=db password=s3cret nosuchkey=1";
+  const core::Status st = ResolveFleetDb(&bad);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("nosuchkey"), std::string::npos) << st.message();
+  EXPECT_EQ(st.message().find("s3cret"), std::string::npos) << st.message();
+  core::FleetConfig missing;
+  missing.db_file = (dir_ / "nosuch").string();
+  EXPECT_NE(ResolveFleetDb(&missing).message().find("fleet.db_file: cannot read"),
+            std::string::npos);
+  DaemonSettings refused;
+  code = -1;
+  EXPECT_FALSE(Read({"--fleet-db", "host='unclosed"}, &refused, &code));
+  EXPECT_EQ(code, 2);
+}
+
 // The node's provenance: ABLATION_NODE_LABELS adds to (and replaces) the file's labels,
 // ABLATION_NODE_NAME wins over the file's name, the host name stands in for none; a bad label
 // stops the daemon naming it.

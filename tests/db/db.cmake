@@ -29,11 +29,16 @@ add_executable(db_tests
   ${CMAKE_CURRENT_SOURCE_DIR}/db/store_results_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/db/store_runs_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/db/store_history_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/db/store_fleet_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/db/fleet_conninfo_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/db/store_user_kernels_test.cc
   ${DB_TESTDATA_OUT}.pb.cc)
 target_include_directories(db_tests PRIVATE ${DB_TESTDATA_GEN})
 # SQLite directly too: the tests build old databases by hand and look at what is on disk.
-target_link_libraries(db_tests PRIVATE ablation_db GTest::gtest_main GTest::gmock SQLite::SQLite3)
+# ablation_fleet: the fleet database's connection strings and globs (fleet_conninfo_test.cc; no
+# server: tests/e2e/fleet_e2e_test.cc has one).
+target_link_libraries(db_tests PRIVATE ablation_db ablation_fleet GTest::gtest_main GTest::gmock
+  SQLite::SQLite3)
 gtest_discover_tests(db_tests PROPERTIES LABELS db)
 
 # The dashboard views over rows written through db::Store, on their own: tests/deploy/deploy.cmake builds
@@ -48,3 +53,4 @@ add_executable(counters_db_tests ${CMAKE_CURRENT_SOURCE_DIR}/db/store_counters_t
 target_link_libraries(counters_db_tests PRIVATE ablation_db GTest::gtest_main GTest::gmock
   SQLite::SQLite3)
 gtest_discover_tests(counters_db_tests TEST_PREFIX "counters." PROPERTIES LABELS db)
+

@@ -139,7 +139,7 @@ TEST_F(StoreHistoryTest, VariantMeasuredByNameOrGlob) {
   EXPECT_FALSE(store_->VariantMeasured("cublas_default"));
 }
 
-// v14 -> v16: the provenance columns (v15) arrive with '' (NULL for the power limit), and who
+// v14 -> v17: the provenance columns (v15) arrive with '' (NULL for the power limit), and who
 // cancelled (v16); the rows stay.
 TEST_F(StoreHistoryTest, V14DatabaseGainsProvenanceKeepingItsRows) {
   const int64_t id = Night("fp-a", testing::kBaseMs, 1.0);
@@ -150,11 +150,16 @@ TEST_F(StoreHistoryTest, V14DatabaseGainsProvenanceKeepingItsRows) {
                                "host_name", "node_labels", "kernel_revision", "cancelled_by"}) {
       raw.Exec(std::string("ALTER TABLE runs DROP COLUMN ") + column);
     }
+    // v17's objects too (they were made by the fresh database's migration).
+    for (const char* sql :
+         {"DROP TRIGGER runs_final_to_outbox", "DROP TRIGGER runs_created_final_to_outbox",
+          "DROP TABLE fleet_outbox", "DROP TABLE daemon_identity"})
+      raw.Exec(sql);
     raw.Exec("PRAGMA user_version = 14");
   }
   store_ = Store::Open(path_);
   testing::RawDb raw(path_);
-  EXPECT_EQ(raw.Int("PRAGMA user_version"), 16);
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), kSchemaVersion);
   const auto run = store_->GetRun(id);
   ASSERT_TRUE(run.has_value());
   EXPECT_EQ(run->device().hardware_fingerprint(), "");

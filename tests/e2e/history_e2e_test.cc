@@ -81,7 +81,7 @@ TEST_F(HistoryE2E, ASlowerClockFromTheNinthNightIsOneChangePoint) {
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   EXPECT_THAT(csv.out, ::testing::StartsWith(
                            "hardware_fingerprint,variant,dtype,m,n,k,regime,device_uuid,run_id,"
-                           "time,median_ms,noise,tflops,change_point,relative_change\r\n"));
+                           "time,median_ms,noise,tflops,change_point,relative_change,node\r\n"));
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 17);
 
   // The series of one run, and nothing of a run that measured something else.

@@ -190,6 +190,18 @@ def test_the_daemonsets_flags_are_the_daemons_and_its_ports_agree():
     assert not list(added_capabilities(objects())), "the base adds a capability"
 
 
+def test_the_fleet_database_comes_from_an_optional_secret_never_from_the_manifests():
+    _, c = container(one("DaemonSet", "ablationd"), "ablationd")
+    (env,) = [e for e in c["env"] if e["name"] == "ABLATION_FLEET_DB"]
+    assert "value" not in env, "a connection string may hold a password: only from a Secret"
+    ref = env["valueFrom"]["secretKeyRef"]
+    assert ref == {"name": "ablationd-fleet-db", "key": "conninfo", "optional": True}
+    with open(BASE / "ablationd.toml", "rb") as f:
+        fleet = tomllib.load(f)["fleet"]
+    assert "db" not in fleet and "db_file" not in fleet
+    assert 1 <= fleet["retry_max_seconds"] <= 3600
+
+
 def test_the_services_select_the_daemon_and_name_its_ports():
     ds = one("DaemonSet", "ablationd")
     pod, c = container(ds, "ablationd")
@@ -562,11 +574,14 @@ def test_the_alert_rules_parse_and_fire_when_they_should():
         assert alerts == tested_alerts, "every alert has a test"
 
 
-def test_the_dashboard_reads_only_what_the_daemon_exports():
+@pytest.mark.parametrize("name, least", [("ablationd-dashboard.json", 9), ("ablationd-fleet-dashboard.json", 4)])
+def test_the_dashboard_reads_only_what_the_daemon_exports(name, least):
+    """Prometheus panels only (the fleet dashboard's PostgreSQL panels run against a real server in
+    tests/e2e/fleet_e2e_test.cc)."""
     import json
-    dash = json.loads((K8S / "grafana" / "ablationd-dashboard.json").read_text())
-    exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
-    assert len(exprs) >= 9
+    dash = json.loads((K8S / "grafana" / name).read_text())
+    exprs = [t["expr"] for p in dash["panels"] for t in p["targets"] if "expr" in t]
+    assert len(exprs) >= least
     ids = [p["id"] for p in dash["panels"]]
     assert len(ids) == len(set(ids)), "panel ids are unique"
     for e in exprs:

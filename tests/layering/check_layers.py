@@ -13,8 +13,8 @@ import re
 import sys
 
 # Lowest first. What each holds is in server/core/README.md.
-LAYERS = ["base", "gpu", "history", "plan", "workers", "userkernels", "setup", "runs", "inspect", "queries",
-          "daemon"]
+LAYERS = ["base", "gpu", "history", "plan", "workers", "userkernels", "setup", "fleet", "runs", "inspect",
+          "queries", "daemon"]
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]', re.M)
 SOURCES = ("*.h", "*.cc", "*.cu", "*.cuh", "*.in")
 # What the core builds on, which so never includes it.
@@ -62,6 +62,15 @@ def check(root):
             if rel.startswith("common/") and '"' in line and not target.startswith(
                     COMMON_MAY_INCLUDE):
                 problems.append(f"{where}: the common library includes only common/ and the API")
+            # The fleet's PostgreSQL code stands apart from the SQLite store (the client links
+            # it without the store), and the client reaches storage only through it.
+            if rel.startswith("db/fleet/") and (
+                    (target.startswith("db/") and not target.startswith("db/fleet/"))
+                    or target == "sqlite3.h"):
+                problems.append(f"{where}: db/fleet/ knows nothing of the SQLite store")
+            if rel.startswith("client/") and target.startswith("db/") and not target.startswith(
+                    "db/fleet/"):
+                problems.append(f"{where}: the client reads storage only through db/fleet/")
             if here is None and there is not None:
                 for prefix, who in OUTSIDE.items():
                     if rel.startswith(prefix):

@@ -57,6 +57,17 @@ def test_the_common_library_stands_on_nothing_but_the_api(tmp_path):
                         "includes only common/ and the API"]
 
 
+def test_the_fleet_code_and_the_client_stay_off_the_sqlite_store(tmp_path):
+    write(tmp_path, "db/fleet/fleet_reader.cc", '#include "db/fleet/pg.h"\n#include "db/store.h"\n')
+    write(tmp_path, "db/fleet/pg.cc", '#include <sqlite3.h>\n')
+    write(tmp_path, "client/fleet.cc", '#include "db/fleet/fleet_reader.h"\n#include "db/records.h"\n')
+    problems = check_layers.check(tmp_path)
+    assert problems == [
+        "client/fleet.cc:2: includes db/records.h: the client reads storage only through db/fleet/",
+        "db/fleet/fleet_reader.cc:2: includes db/store.h: db/fleet/ knows nothing of the SQLite store",
+        "db/fleet/pg.cc:1: includes sqlite3.h: db/fleet/ knows nothing of the SQLite store"]
+
+
 def test_the_folder_graph_counts_includes_and_marks_one_that_runs_back_up(tmp_path):
     write(tmp_path, "server/core/runs/run_job.cc", '#include "server/core/plan/run_plan.h"\n'
                                                    '#include "server/core/plan/limits.h"\n')

@@ -38,6 +38,13 @@ Status DaemonCore::Open(CoreOptions options, const kernels::Registry* registry,
   core->queries_ = std::make_unique<Queries>(core->readers_.get(), core->runs_.get());
   core->sass_ = std::make_unique<SassInspector>(options.sass, core->runs_.get(), registry);
   core->runs_->Start();
+  if (!options.fleet.conninfo.empty()) {
+    try {
+      core->fleet_ = std::make_unique<FleetExporter>(options.fleet, core->store_.get());
+    } catch (const std::exception& e) {
+      return FailedPrecondition(std::string("cannot start the fleet export: ") + e.what());
+    }
+  }
   *out = std::move(core);
   return Status::Ok();
 }
@@ -116,6 +123,9 @@ Status DaemonCore::RemoveKernel(const KernelCaller& caller,
 
 void DaemonCore::Shutdown() {
   if (runs_) runs_->Shutdown();
+  // After the runs: a run finished while shutting down is exported now if the database answers,
+  // else it waits in the outbox for the next start.
+  if (fleet_) fleet_->Stop();
   if (readers_) readers_->Stop();
 }
 

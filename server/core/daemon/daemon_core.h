@@ -9,6 +9,7 @@
 #include "db/store.h"
 #include "kernels/registry.h"
 #include "server/core/base/status.h"
+#include "server/core/fleet/exporter.h"
 #include "server/core/inspect/profiler.h"
 #include "server/core/inspect/sass_inspect.h"
 #include "server/core/queries/queries.h"
@@ -26,6 +27,7 @@ struct CoreOptions {
   SassInspectorOptions sass;
   ProfilerOptions profiler;
   UserKernelOptions user_kernels;
+  FleetExportOptions fleet;  ///< conninfo '' : no export (runs wait in the outbox)
 };
 
 class DaemonCore {
@@ -72,6 +74,8 @@ class DaemonCore {
   std::unique_ptr<RunManager> runs_;
   std::unique_ptr<Queries> queries_;
   std::unique_ptr<SassInspector> sass_;
+  /// Reads the store from its own thread; stopped before the store closes.
+  std::unique_ptr<FleetExporter> fleet_;
 };
 
 /// The API's form of a held kernel.

@@ -1,6 +1,6 @@
 #include "server/core/queries/queries.h"
 
-#include "server/core/history/history.h"
+#include "common/history/history.h"
 #include "server/core/plan/variant_names.h"
 #include "server/core/queries/advise.h"
 
@@ -220,7 +220,7 @@ void Queries::GetHistory(const v1::HistoryRequest& request, Done<v1::HistoryResp
       return NotFound("variant: no measurement of '" + f.variant_glob +
                       "' was ever stored (ablation-client variants lists the names)");
     }
-    *response = BuildHistory(reader.SeriesRows(f));
+    *response = history::BuildHistory(reader.SeriesRows(f));
     return Status::Ok();
   });
 }

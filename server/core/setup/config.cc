@@ -169,10 +169,10 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
        << e.description();
     return InvalidArgument(os.str());
   }
-  Status st = CheckKeys(
-      root, origin, "",
-      {"listen", "db", "worker", "log_level", "presets", "nvml_library", "clock_journal", "timing",
-       "queue", "readers", "hang_margin_seconds", "limits", "auth", "tls", "user_kernels", "node"});
+  Status st = CheckKeys(root, origin, "",
+                        {"listen", "db", "worker", "log_level", "presets", "nvml_library",
+                         "clock_journal", "timing", "queue", "readers", "hang_margin_seconds",
+                         "limits", "auth", "tls", "user_kernels", "node", "fleet"});
   if (!st.ok()) return st;
   if (!(st = Read(root, origin, "", "listen", &c->listen)).ok()) return st;
   if (!(st = Read(root, origin, "", "db", &c->db_path)).ok()) return st;
@@ -308,6 +308,18 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
         if (!st.ok()) return KeyError(origin, name, st.message());
       }
     }
+  }
+  if (const toml::node* n = root.get("fleet")) {
+    const toml::table* t = n->as_table();
+    if (!t) return KeyError(origin, "fleet", "expected a table");
+    if (!(st = CheckKeys(*t, origin, "fleet.", {"db", "db_file", "retry_max_seconds"})).ok())
+      return st;
+    if (!(st = Read(*t, origin, "fleet.", "db", &c->fleet.db)).ok()) return st;
+    if (!(st = Read(*t, origin, "fleet.", "db_file", &c->fleet.db_file)).ok()) return st;
+    if (!(st = Read(*t, origin, "fleet.", "retry_max_seconds", &c->fleet.retry_max_seconds)).ok())
+      return st;
+    if (c->fleet.retry_max_seconds < 1 || c->fleet.retry_max_seconds > 3600)
+      return KeyError(origin, "fleet.retry_max_seconds", "must be 1 to 3600");
   }
   if (const toml::node* n = root.get("queue")) {
     const toml::table* t = n->as_table();

@@ -29,6 +29,17 @@ struct AuthConfig {
   bool insecure_remote = false;
 };
 
+/// [fleet]: the fleet database the daemon exports finished runs to (db/fleet/, through the outbox
+/// of its SQLite). The connection string is a secret (it may hold a password): from `db`, or the
+/// first line of `db_file` (a mounted Kubernetes Secret), or ABLATION_FLEET_DB; never logged
+/// with its password. Empty: no export (runs still wait in the outbox for a later one).
+struct FleetConfig {
+  std::string db;
+  std::string db_file;
+  /// The longest wait between attempts while the database is away (the backoff doubles to it).
+  int retry_max_seconds = 60;
+};
+
 struct DaemonConfig {
   std::string listen = "127.0.0.1:50051";
   std::string db_path = "ablationd.db";
@@ -54,6 +65,7 @@ struct DaemonConfig {
   /// (ABLATION_NODE_LABELS=key=value,... adds to and replaces them).
   std::string node_name;
   std::map<std::string, std::string> node_labels;
+  FleetConfig fleet;
 };
 
 /// Reads a TOML file over `config`. Unknown keys and wrong types are errors naming the key.

@@ -161,3 +161,29 @@ labels = { zone = "eu-1", "nvidia.com/gpu.product" = "H200" }
 
 }  // namespace
 }  // namespace ablation::core
+
+namespace ablation::core {
+namespace {
+
+TEST(Config, ReadsTheFleetTableAndNamesWhatIsWrong) {
+  DaemonConfig c;
+  Status st = LoadConfigText(
+      "[fleet]\ndb_file = \"/etc/ablationd/fleet-db\"\nretry_max_seconds = 30\n", "test.toml", &c);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(c.fleet.db_file, "/etc/ablationd/fleet-db");
+  EXPECT_EQ(c.fleet.db, "");
+  EXPECT_EQ(c.fleet.retry_max_seconds, 30);
+  for (const auto& [text, expect] : std::vector<std::pair<std::string, std::string>>{
+           {"[fleet]\nretry_max_seconds = 0\n", "fleet.retry_max_seconds"},
+           {"[fleet]\ndb = 5\n", "fleet.db"},
+           {"[fleet]\nurl = \"x\"\n", "fleet.url"},
+           {"fleet = 1\n", "fleet"}}) {
+    DaemonConfig d;
+    st = LoadConfigText(text, "b.toml", &d);
+    ASSERT_FALSE(st.ok()) << text;
+    EXPECT_NE(st.message().find(expect), std::string::npos) << text << " -> " << st.message();
+  }
+}
+
+}  // namespace
+}  // namespace ablation::core

@@ -1,13 +1,13 @@
-#include "server/core/history/history.h"
+#include "common/history/history.h"
 
 #include <gtest/gtest.h>
 
-namespace ablation::core {
+namespace ablation::history {
 namespace {
 
-db::SeriesRow Row(const std::string& fingerprint, int64_t run, double median,
-                  const std::string& variant = "abl_a") {
-  db::SeriesRow r;
+SeriesRow Row(const std::string& fingerprint, int64_t run, double median,
+              const std::string& variant = "abl_a") {
+  SeriesRow r;
   r.fingerprint = fingerprint;
   r.variant = variant;
   r.dtype = "bf16";
@@ -25,7 +25,7 @@ db::SeriesRow Row(const std::string& fingerprint, int64_t run, double median,
 }
 
 TEST(BuildHistory, OneSeriesPerFingerprintOnePointPerRunWithItsChangePoint) {
-  std::vector<db::SeriesRow> rows;
+  std::vector<SeriesRow> rows;
   for (int run = 1; run <= 8; ++run) rows.push_back(Row("fp-a", run, 1.0));
   for (int run = 9; run <= 16; ++run) rows.push_back(Row("fp-a", run, 1.05));
   rows.push_back(Row("fp-a", 16, 1.07));  // a second round of run 16: one point, their median
@@ -55,7 +55,7 @@ TEST(BuildHistory, OneSeriesPerFingerprintOnePointPerRunWithItsChangePoint) {
 }
 
 TEST(BuildHistory, NewestNightOutsideTheSpreadIsACandidate) {
-  std::vector<db::SeriesRow> rows;
+  std::vector<SeriesRow> rows;
   for (int run = 1; run <= 10; ++run) rows.push_back(Row("fp", run, 1.0 + 0.001 * (run % 2)));
   rows.push_back(Row("fp", 11, 1.08));
   const v1::HistoryResponse h = BuildHistory(rows);
@@ -67,5 +67,24 @@ TEST(BuildHistory, NewestNightOutsideTheSpreadIsACandidate) {
   EXPECT_TRUE(BuildHistory({}).series().empty());
 }
 
+// A fleet's rows: two daemons each with a run 1 and 2 of one fingerprint are four points, each
+// naming its daemon, never one point of two daemons' rows.
+TEST(BuildHistory, RunsOfTwoDaemonsWithTheSameIdsAreSeparatePoints) {
+  std::vector<SeriesRow> rows;
+  for (int run = 1; run <= 2; ++run) {
+    for (const char* node : {"gpu-a/1111aaaa", "gpu-b/2222bbbb"}) {
+      SeriesRow r = Row("fp", run, 1.0);
+      r.node = node;
+      rows.push_back(r);
+    }
+  }
+  const v1::HistoryResponse h = BuildHistory(rows);
+  ASSERT_EQ(h.series_size(), 1);
+  ASSERT_EQ(h.series(0).points_size(), 4);
+  EXPECT_EQ(h.series(0).points(0).node(), "gpu-a/1111aaaa");
+  EXPECT_EQ(h.series(0).points(1).node(), "gpu-b/2222bbbb");
+  EXPECT_EQ(h.series(0).points(1).run_id(), 1);
+}
+
 }  // namespace
-}  // namespace ablation::core
+}  // namespace ablation::history

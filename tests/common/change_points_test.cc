@@ -1,11 +1,11 @@
-#include "server/core/history/change_points.h"
+#include "common/history/change_points.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 #include <vector>
 
-namespace ablation::core {
+namespace ablation::history {
 namespace {
 
 // Nights of a median around `level` with relative Gaussian noise; from `step_at` on, the level
@@ -157,4 +157,4 @@ TEST(ChangePoints, NewestPointShiftIsACandidateOnlyBeyondTheSpread) {
 }
 
 }  // namespace
-}  // namespace ablation::core
+}  // namespace ablation::history

@@ -1,13 +1,13 @@
-#include "server/core/history/history.h"
+#include "common/history/history.h"
 
 #include <algorithm>
 #include <cctype>
 #include <tuple>
 
-namespace ablation::core {
+namespace ablation::history {
 namespace {
 
-auto SeriesKey(const db::SeriesRow& r) {
+auto SeriesKey(const SeriesRow& r) {
   return std::tie(r.fingerprint, r.variant, r.dtype, r.m, r.n, r.k, r.regime);
 }
 
@@ -25,11 +25,12 @@ double MedianOf(std::vector<double> v) {
 }
 
 // Rows [begin, end) of one series and one run into a point.
-v1::HistoryPoint Point(const std::vector<db::SeriesRow>& rows, size_t begin, size_t end) {
+v1::HistoryPoint Point(const std::vector<SeriesRow>& rows, size_t begin, size_t end) {
   v1::HistoryPoint p;
   p.set_run_id(rows[begin].run_id);
   p.set_measurement_id(rows[begin].measurement_id);
   p.set_time_ms(rows[begin].time_ms);
+  p.set_node(rows[begin].node);
   std::vector<double> medians;
   double noise = 0, tflops = 0;
   for (size_t i = begin; i < end; ++i) {
@@ -71,7 +72,7 @@ void FindChanges(v1::Series* series, const ChangePointOptions& options) {
 
 }  // namespace
 
-v1::HistoryResponse BuildHistory(const std::vector<db::SeriesRow>& rows,
+v1::HistoryResponse BuildHistory(const std::vector<SeriesRow>& rows,
                                  const ChangePointOptions& options) {
   v1::HistoryResponse response;
   response.set_min_relative_change(options.min_relative_change);
@@ -81,7 +82,7 @@ v1::HistoryResponse BuildHistory(const std::vector<db::SeriesRow>& rows,
     size_t end = i;
     while (end < rows.size() && SeriesKey(rows[end]) == SeriesKey(rows[i])) ++end;
     v1::Series* series = response.add_series();
-    const db::SeriesRow& first = rows[i];
+    const SeriesRow& first = rows[i];
     series->set_hardware_fingerprint(first.fingerprint);
     series->set_variant(first.variant);
     series->set_dtype(first.dtype);
@@ -93,7 +94,10 @@ v1::HistoryResponse BuildHistory(const std::vector<db::SeriesRow>& rows,
     series->set_device_uuid(rows[end - 1].device_uuid);
     for (size_t run = i; run < end;) {
       size_t next = run;
-      while (next < end && rows[next].run_id == rows[run].run_id) ++next;
+      // A run is one daemon's: in a fleet's rows two daemons may each have a run 7.
+      while (next < end && rows[next].run_id == rows[run].run_id &&
+             rows[next].node == rows[run].node)
+        ++next;
       *series->add_points() = Point(rows, run, next);
       run = next;
     }
@@ -103,4 +107,4 @@ v1::HistoryResponse BuildHistory(const std::vector<db::SeriesRow>& rows,
   return response;
 }
 
-}  // namespace ablation::core
+}  // namespace ablation::history

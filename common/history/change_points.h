@@ -6,14 +6,14 @@
 // No Debian package offers E-divisive (R's ecp is not packaged; Otava is Python): this is a small
 // O(n^2)-per-split implementation, written for series of nightly medians (tens to hundreds of
 // points). Pure functions, no I/O: tested against worked examples in
-// tests/core/history/change_points_test.cc.
+// tests/common/change_points_test.cc.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
-namespace ablation::core {
+namespace ablation::history {
 
 struct ChangePointOptions {
   /// A split is kept when its permutation p-value is at most this.
@@ -66,4 +66,4 @@ NewestShift NewestPointShift(std::span<const double> values, std::span<const Cha
                              const ChangePointOptions& options = {},
                              std::span<const double> noise = {});
 
-}  // namespace ablation::core
+}  // namespace ablation::history

@@ -1,10 +1,10 @@
-#include "server/core/history/change_points.h"
+#include "common/history/change_points.h"
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 
-namespace ablation::core {
+namespace ablation::history {
 namespace {
 
 // Q(tau) for every tau of `y` in [lo, hi], from the row sums of the distance matrix: O(n^2) for
@@ -180,4 +180,4 @@ NewestShift NewestPointShift(std::span<const double> values, std::span<const Cha
   return shift;
 }
 
-}  // namespace ablation::core
+}  // namespace ablation::history

@@ -1,0 +1,20 @@
+// One stored ok measurement as a point of a series: what BuildHistory (history.h) reads. The
+// daemon reads these from its SQLite (db::Store::SeriesRows), the client from a fleet's
+// PostgreSQL (db/fleet/fleet_reader.h); both hand them over ordered by series, then by time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ablation::history {
+
+struct SeriesRow {
+  std::string fingerprint, variant, dtype, regime, device_name, device_uuid;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t run_id = 0, measurement_id = 0, time_ms = 0;
+  double median_ms = 0, noise = 0, tflops = 0;
+  /// The daemon that measured it, where rows come from several ("" from one daemon's store).
+  std::string node;
+};
+
+}  // namespace ablation::history

@@ -1,0 +1,68 @@
+// Reads of the fleet database for ablation-client (history, results, compare --fleet-db), each
+// in a READ ONLY transaction: the client can look across a fleet's daemons and never write.
+// A daemon is named in its rows as "host/abcd1234" (host name, the first 8 hex digits of its
+// identity), since run ids are each daemon's own.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ablation/v1/ablation.pb.h"
+#include "common/history/series_row.h"
+#include "db/fleet/pg.h"
+
+namespace ablation::fleet {
+
+struct FleetSeriesFilter {
+  std::string variant_glob;  // required: a name or a glob (*, ?, [...])
+  std::string dtype;         // '' any
+  int64_t m = 0, n = 0, k = 0;
+  std::string regime;  // stored word ('burst'); '' any
+  std::string tag;
+  int64_t since_ms = 0;
+  std::string node;  // a host name or a daemon id's prefix; '' every daemon
+};
+
+struct FleetMeasurementFilter {
+  std::string variant_glob;  // '' any
+  std::string dtype;
+  int64_t m = 0, n = 0, k = 0;
+  std::string tag;
+  int64_t since_ms = 0, until_ms = 0;
+  std::string status;  // stored word ('ok'); '' any
+  std::string node;
+  int64_t run_id = 0;  // with node: that daemon's run
+  int limit = 100;     // 0: all
+  bool newest_first = true;
+  bool samples = false;
+};
+
+struct FleetMeasurement {
+  std::string node;
+  v1::Measurement measurement;
+};
+
+class FleetReader {
+ public:
+  /// Connects and checks the schema version; throws FleetError saying what is wrong.
+  explicit FleetReader(const std::string& conninfo);
+
+  /// Ok measurements of ablation runs ordered by series (fingerprint, variant, dtype, shape,
+  /// regime), then by the run's start, daemon and id: as history::BuildHistory reads them.
+  std::vector<history::SeriesRow> SeriesRows(const FleetSeriesFilter& filter);
+  /// `more` tells whether the limit cut the answer short.
+  std::vector<FleetMeasurement> Measurements(const FleetMeasurementFilter& filter, bool* more);
+  /// One daemon's run with its measurements (samples included) and verifications; `node` as in
+  /// the filters. Throws FleetError when no daemon, or more than one, matches, or no such run.
+  v1::GetRunResponse Run(const std::string& node, int64_t run_id);
+
+ private:
+  std::unique_ptr<PgConnection> connection_;
+};
+
+/// A glob as a PostgreSQL regular expression anchored at both ends ('abl_*' -> '^abl_.*$').
+std::string GlobToRegex(const std::string& glob);
+
+}  // namespace ablation::fleet

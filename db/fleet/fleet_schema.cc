@@ -1,0 +1,164 @@
+#include "db/fleet/fleet_schema.h"
+
+#include <string>
+
+namespace ablation::fleet {
+namespace {
+
+// pg_advisory_xact_lock's key: "abl" "fleet" as a number, shared by every exporter.
+constexpr const char* kMigrationLock = "SELECT pg_advisory_xact_lock(4242170917)";
+
+// v1: daemons, their runs, measurements and verifications (each row's full message as jsonb,
+// with the columns that filters and dashboards use beside it), and the views the client and the
+// dashboards read (deploy/k8s/grafana/).
+void MigrateV1(PgConnection& c) {
+  c.Exec(R"sql(
+CREATE TABLE daemons (
+  daemon_id       text        PRIMARY KEY,
+  host_name       text        NOT NULL,
+  node_labels     text        NOT NULL DEFAULT '',
+  first_export_at timestamptz NOT NULL DEFAULT now(),
+  last_export_at  timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE runs (
+  daemon_id            text        NOT NULL REFERENCES daemons (daemon_id),
+  run_id               bigint      NOT NULL,
+  host_name            text        NOT NULL,
+  kind                 text        NOT NULL,
+  state                text        NOT NULL,
+  tags                 text[]      NOT NULL DEFAULT '{}',
+  created_at           timestamptz,
+  started_at           timestamptz,
+  finished_at          timestamptz,
+  device_name          text        NOT NULL DEFAULT '',
+  device_uuid          text        NOT NULL DEFAULT '',
+  hardware_fingerprint text        NOT NULL DEFAULT '',
+  regime               text        NOT NULL DEFAULT '',
+  node_labels          text        NOT NULL DEFAULT '',
+  run                  jsonb       NOT NULL,
+  exported_at          timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (daemon_id, run_id)
+);
+CREATE TABLE measurements (
+  daemon_id      text             NOT NULL,
+  run_id         bigint           NOT NULL,
+  measurement_id bigint           NOT NULL,
+  variant        text             NOT NULL,
+  dtype          text             NOT NULL,
+  m              bigint           NOT NULL,
+  n              bigint           NOT NULL,
+  k              bigint           NOT NULL,
+  regime         text             NOT NULL DEFAULT '',
+  status         text             NOT NULL,
+  median_ms      double precision,
+  noise          double precision,
+  tflops         double precision,
+  created_at     timestamptz,
+  measurement    jsonb            NOT NULL,
+  PRIMARY KEY (daemon_id, measurement_id),
+  FOREIGN KEY (daemon_id, run_id) REFERENCES runs (daemon_id, run_id)
+);
+CREATE INDEX measurements_series ON measurements (variant, dtype, m, n, k, regime);
+CREATE INDEX measurements_run ON measurements (daemon_id, run_id);
+CREATE TABLE verifications (
+  daemon_id       text    NOT NULL,
+  run_id          bigint  NOT NULL,
+  verification_id bigint  NOT NULL,
+  variant         text    NOT NULL,
+  passed          boolean NOT NULL,
+  verification    jsonb   NOT NULL,
+  PRIMARY KEY (daemon_id, verification_id),
+  FOREIGN KEY (daemon_id, run_id) REFERENCES runs (daemon_id, run_id)
+);
+
+-- Series points: ok measurements of ablation runs, with what keys a series (db/schema.md).
+CREATE VIEW fleet_points AS
+SELECT r.daemon_id, r.host_name, r.hardware_fingerprint, r.device_name, r.device_uuid,
+       x.run_id, x.measurement_id, x.variant, x.dtype, x.m, x.n, x.k, x.regime,
+       coalesce(r.started_at, r.created_at) AS time, x.median_ms, x.noise, x.tflops, r.tags
+FROM measurements x JOIN runs r USING (daemon_id, run_id)
+WHERE x.status = 'ok' AND r.kind = 'ablation';
+
+-- Throughput per device model and variant per day (the dashboards' main panel).
+CREATE VIEW fleet_throughput AS
+SELECT date_trunc('day', time) AS day, device_name, variant, dtype, m, n, k, regime,
+       count(*) AS points, count(DISTINCT daemon_id) AS daemons,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY tflops) AS median_tflops,
+       max(tflops) AS max_tflops
+FROM fleet_points
+GROUP BY 1, device_name, variant, dtype, m, n, k, regime;
+
+-- Each point against the median of up to seven points before it in its series (one
+-- fingerprint, never mixed): the dashboards' quick view of steps. The change points proper
+-- (E-divisive means with a permutation test) are `ablation-client history --fleet-db`.
+CREATE VIEW fleet_steps AS
+SELECT *, CASE WHEN previous_median_ms > 0 THEN median_ms / previous_median_ms - 1 END
+            AS relative_step
+FROM (
+  SELECT p.*,
+         (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY q.median_ms)
+          FROM (SELECT b.median_ms FROM fleet_points b
+                WHERE b.hardware_fingerprint = p.hardware_fingerprint AND b.variant = p.variant
+                  AND b.dtype = p.dtype AND b.m = p.m AND b.n = p.n AND b.k = p.k
+                  AND b.regime = p.regime
+                  AND (b.time, b.daemon_id, b.measurement_id) < (p.time, p.daemon_id,
+                                                                  p.measurement_id)
+                ORDER BY b.time DESC LIMIT 7) q) AS previous_median_ms
+  FROM fleet_points p) s;
+
+-- The daemons and how recently each exported: a node that went quiet shows.
+CREATE VIEW fleet_daemons AS
+SELECT d.daemon_id, d.host_name, d.node_labels, d.first_export_at, d.last_export_at,
+       count(r.run_id) AS runs, max(r.finished_at) AS last_run_finished_at,
+       count(*) FILTER (WHERE r.state = 'failed') AS failed_runs
+FROM daemons d LEFT JOIN runs r USING (daemon_id)
+GROUP BY d.daemon_id;
+)sql",
+         "create the fleet schema v1");
+}
+
+}  // namespace
+
+int FleetSchemaVersion(PgConnection& connection) {
+  PgResult exists = connection.Query("SELECT to_regclass('fleet_schema') IS NOT NULL", {},
+                                     "look for fleet_schema");
+  if (exists.Text(0, 0) != "t") return 0;
+  PgResult v = connection.Query("SELECT max(version) FROM fleet_schema", {}, "read its version");
+  return static_cast<int>(v.Int(0, 0));
+}
+
+void MigrateFleet(PgConnection& connection) {
+  PgTransaction transaction(connection);
+  connection.Exec(kMigrationLock, "take the migration lock");
+  connection.Exec("CREATE TABLE IF NOT EXISTS fleet_schema (version integer NOT NULL)",
+                  "create fleet_schema");
+  const int version = FleetSchemaVersion(connection);
+  if (version > kFleetSchemaVersion) {
+    throw FleetError("the fleet database has schema version " + std::to_string(version) +
+                     ", newer than version " + std::to_string(kFleetSchemaVersion) +
+                     " that this ablationd knows; nothing was exported: upgrade ablationd");
+  }
+  if (version == kFleetSchemaVersion) return;  // the destructor rolls back the empty work
+  if (version < 1) MigrateV1(connection);
+  connection.Query("DELETE FROM fleet_schema", {}, "clear the version");
+  connection.Query("INSERT INTO fleet_schema (version) VALUES ($1)",
+                   {std::to_string(kFleetSchemaVersion)}, "record the version");
+  transaction.Commit();
+}
+
+void RequireFleetSchema(PgConnection& connection) {
+  const int version = FleetSchemaVersion(connection);
+  if (version == 0) {
+    throw FleetError(
+        "the fleet database has no fleet schema yet: no daemon has exported to it (ablationd "
+        "--fleet-db creates it)");
+  }
+  if (version != kFleetSchemaVersion) {
+    throw FleetError("the fleet database has schema version " + std::to_string(version) +
+                     "; this client reads version " + std::to_string(kFleetSchemaVersion) +
+                     (version > kFleetSchemaVersion ? ": upgrade ablation-client"
+                                                    : ": upgrade the daemons that export to it"));
+  }
+}
+
+}  // namespace ablation::fleet

@@ -1,0 +1,393 @@
+// A fleet's export end to end: Debian's real PostgreSQL (initdb in a temporary folder), two real
+// daemons with the fake worker exporting to it through their outboxes, one of them while the
+// database is stopped (and killed meanwhile, then started again), and the real client reading
+// history, results and compare across both from the fleet database. Every run must arrive
+// exactly once: the test counts ids, not just rows.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "client/json.h"
+#include "db/fleet/fleet_schema.h"
+#include "db/fleet/fleet_writer.h"
+#include "db/fleet/pg.h"
+#include "tests/e2e/harness.h"
+#include "tests/e2e/postgres_server.h"
+#include "tests/support/test_paths.h"
+
+namespace ablation::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kVariant = "abl_L1_R1_bl0_s3_sw1";
+
+// GET http://127.0.0.1:port/metrics, the body (or "" when it cannot).
+std::string Scrape(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string reply;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    const std::string request = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (write(fd, request.data(), request.size()) == ssize_t(request.size())) {
+      char buffer[8192];
+      for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) reply.append(buffer, size_t(n));
+    }
+  }
+  close(fd);
+  return reply;
+}
+
+// The value of an unlabelled metric in a scrape; -1 when absent.
+double Metric(const std::string& scrape, const std::string& name) {
+  std::smatch m;
+  if (std::regex_search(scrape, m, std::regex("\n" + name + " ([0-9.e+-]+)"))) {
+    return std::stod(m[1]);
+  }
+  return -1;
+}
+
+class FleetE2E : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const std::string bin = PostgresServer::FindBinDir();
+    if (bin.empty()) {
+      skip_ =
+          "PostgreSQL's server is not installed (no /usr/lib/postgresql/*/bin/initdb): "
+          "scripts/install-deps.sh installs postgresql";
+      return;
+    }
+    pg_ = new PostgresServer();
+    const std::string error = pg_->Create(bin);
+    if (!error.empty()) failed_ = "cannot start PostgreSQL: " + error;
+  }
+  static void TearDownTestSuite() {
+    delete pg_;
+    pg_ = nullptr;
+  }
+  void SetUp() override {
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
+    ASSERT_EQ(failed_, "");
+    dir_ = MakeTempDir();
+    ASSERT_FALSE(dir_.empty());
+  }
+  void TearDown() override {
+    for (auto& d : daemons_)
+      if (d) d->Stop(SIGTERM);
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  // A daemon on `node` exporting to the test's database: A through --fleet-db, B through the
+  // configuration's db_file (a mounted secret's form). Metrics on a port of its own.
+  Daemon& StartDaemon(int which) {
+    const std::string node = which == 0 ? "gpu-a" : "gpu-b";
+    const std::string home = dir_ + "/" + node;
+    std::filesystem::create_directories(home);
+    const std::string config = home + "/ablationd.toml";
+    {
+      std::ofstream out(config);
+      out << "[fleet]\nretry_max_seconds = 1\n";
+      if (which == 1) out << "db_file = \"" << home << "/fleet-db\"\n";
+    }
+    if (which == 1) std::ofstream(home + "/fleet-db") << pg_->conninfo() << "\n";
+    if (daemons_[which]) daemons_[which]->Stop(SIGTERM);
+    daemons_[which] = std::make_unique<Daemon>(
+        home, FAKE_WORKER_PATH, std::map<std::string, std::string>{{"ABLATION_NODE_NAME", node}});
+    std::vector<std::string> args = {"--config", config, "--metrics-listen", "127.0.0.1:0"};
+    if (which == 0) args.insert(args.end(), {"--fleet-db", pg_->conninfo()});
+    daemons_[which]->set_extra_args(args);
+    EXPECT_EQ(daemons_[which]->Start(), "");
+    return *daemons_[which];
+  }
+  void Runs(Daemon& d, int count) {
+    for (int i = 0; i < count; ++i) {
+      auto r = d.Client({"run", "--variant", "L1_R1_s3", "--shape", "256", "--regime", "burst",
+                         "--burst-seconds", "0.05", "--tag", "nightly"});
+      ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    }
+  }
+  // The daemon's log: spdlog writes to stdout (daemon.out), the harness keeps stderr apart.
+  std::string Log(int which) {
+    std::ifstream in(dir_ + "/" + (which == 0 ? "gpu-a" : "gpu-b") + "/daemon.out");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str() + daemons_[which]->log();
+  }
+  int MetricsPort(int which) {
+    std::smatch m;
+    const std::string log = Log(which);
+    if (std::regex_search(log, m, std::regex(R"(metrics on http://\S+ \(port (\d+)\))")))
+      return std::stoi(m[1]);
+    return 0;
+  }
+  // The run ids of a host in the fleet database, ascending.
+  std::vector<int64_t> FleetRunIds(const std::string& host) {
+    fleet::PgConnection c(pg_->conninfo());
+    fleet::PgResult r =
+        c.Query("SELECT run_id FROM runs WHERE host_name = $1 ORDER BY run_id", {host}, "ids");
+    std::vector<int64_t> ids;
+    for (int i = 0; i < r.rows(); ++i) ids.push_back(r.Int(i, 0));
+    return ids;
+  }
+  long long Count(const std::string& sql) {
+    fleet::PgConnection c(pg_->conninfo());
+    return c.Query(sql, {}, "count").Int(0, 0);
+  }
+  // Waits up to 30 s for the host's exported runs to be `expected`.
+  ::testing::AssertionResult Eventually(const std::string& host, std::vector<int64_t> expected) {
+    std::vector<int64_t> ids;
+    for (int i = 0; i < 300; ++i) {
+      ids = FleetRunIds(host);
+      if (ids == expected) return ::testing::AssertionSuccess();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return ::testing::AssertionFailure() << host << " exported " << ids.size() << " runs";
+  }
+  CommandResult FleetClient(std::vector<std::string> args) {
+    std::vector<std::string> argv = {TestBinary(CLIENT_PATH), "--fleet-db", pg_->conninfo()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunCommand(argv);
+  }
+
+  static inline PostgresServer* pg_ = nullptr;
+  static inline std::string skip_, failed_;
+  std::string dir_;
+  std::unique_ptr<Daemon> daemons_[2];
+};
+
+TEST_F(FleetE2E, TwoDaemonsExportEveryRunOnceThroughAnOutageAndHistorySpansThem) {
+  Daemon& a = StartDaemon(0);
+  Runs(a, 3);
+  ASSERT_TRUE(Eventually("gpu-a", {1, 2, 3})) << Log(0);
+  EXPECT_THAT(Log(0), HasSubstr("fleet export to host=")) << Log(0);
+  EXPECT_THAT(Log(0), ::testing::Not(HasSubstr("password")));
+
+  // B measures while the database is away: its runs wait in the outbox, said in the log and the
+  // metrics; then B is killed (no shutdown) and started again before the database returns.
+  ASSERT_EQ(pg_->Stop(), "");
+  Daemon* b = &StartDaemon(1);
+  Runs(*b, 2);
+  for (int i = 0; i < 100 && Log(1).find("wait in the outbox") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_THAT(Log(1), HasSubstr("finished run(s) wait in the outbox")) << Log(1);
+  // The gauge follows the outbox at each of the exporter's attempts (at most 1 s apart here).
+  std::string scrape;
+  for (int i = 0; i < 50; ++i) {
+    scrape = Scrape(MetricsPort(1));
+    if (Metric(scrape, "ablationd_fleet_outbox_runs") == 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(Metric(scrape, "ablationd_fleet_outbox_runs"), 2) << scrape;
+  EXPECT_EQ(Metric(scrape, "ablationd_fleet_database_up"), 0) << scrape;
+  b->Stop(SIGKILL);
+  b = &StartDaemon(1);
+  Runs(*b, 1);
+  ASSERT_EQ(pg_->Start(), "");
+  ASSERT_TRUE(Eventually("gpu-b", {1, 2, 3})) << Log(1);
+  for (int i = 0; i < 100 && Log(1).find("caught up") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_THAT(Log(1), HasSubstr("caught up (3 run(s))")) << Log(1);
+  const std::string after = Scrape(MetricsPort(1));
+  EXPECT_EQ(Metric(after, "ablationd_fleet_outbox_runs"), 0) << after;
+  EXPECT_EQ(Metric(after, "ablationd_fleet_database_up"), 1) << after;
+  EXPECT_TRUE(Eventually("gpu-a", {1, 2, 3}));  // A's exporter lived through the outage
+
+  // Exactly once: six runs of two daemons, each measurement once, as many as each daemon holds.
+  EXPECT_EQ(Count("SELECT count(*) FROM runs"), 6);
+  EXPECT_EQ(Count("SELECT count(DISTINCT daemon_id) FROM runs"), 2);
+  EXPECT_EQ(Count("SELECT count(*) FROM daemons"), 2);
+  size_t held_total = 0;
+  for (Daemon* d : {&a, b}) {
+    auto held = d->Client({"--format", "json", "results", "--limit", "0"});
+    ASSERT_EQ(held.exit_code, 0) << held.err;
+    std::vector<v1::Measurement> local;
+    ASSERT_EQ(client::ReadJsonEnvelope(held.out, "measurements", &local), "");
+    ASSERT_GE(local.size(), 3u);  // at least one per run
+    held_total += local.size();
+    const std::string host = d == &a ? "gpu-a" : "gpu-b";
+    EXPECT_EQ(Count("SELECT count(*) FROM measurements m JOIN runs r USING (daemon_id, run_id) "
+                    "WHERE r.host_name = '" +
+                    host + "'"),
+              static_cast<long long>(local.size()));
+  }
+  EXPECT_EQ(Count("SELECT count(*) - count(DISTINCT (daemon_id, measurement_id)) FROM "
+                  "measurements"),
+            0);
+
+  // history across both daemons: one series (the fake GPUs share a fingerprint), six points,
+  // three of each daemon, each named.
+  auto json = FleetClient({"--format", "json", "history", kVariant, "--tag", "nightly"});
+  ASSERT_EQ(json.exit_code, 0) << json.out << json.err;
+  std::vector<v1::Series> series;
+  ASSERT_EQ(client::ReadJsonEnvelope(json.out, "history", &series), "") << json.out;
+  ASSERT_EQ(series.size(), 1u) << json.out;
+  ASSERT_EQ(series[0].points_size(), 6);
+  int of_a = 0, of_b = 0;
+  for (const v1::HistoryPoint& p : series[0].points()) {
+    of_a += p.node().rfind("gpu-a/", 0) == 0;
+    of_b += p.node().rfind("gpu-b/", 0) == 0;
+  }
+  EXPECT_EQ(of_a, 3);
+  EXPECT_EQ(of_b, 3);
+  auto table = FleetClient({"history", "abl_L1_*", "--node", "gpu-b"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("gpu-b/"));
+  EXPECT_THAT(table.out, ::testing::Not(HasSubstr("gpu-a/")));
+
+  // results and compare read the same rows; compare names each run by its daemon.
+  auto results = FleetClient({"--format", "csv", "results", "--limit", "0"});
+  ASSERT_EQ(results.exit_code, 0) << results.err;
+  EXPECT_EQ(std::count(results.out.begin(), results.out.end(), '\n'), 1 + long(held_total))
+      << results.out;
+  EXPECT_THAT(results.out, ::testing::StartsWith("node,"));
+  auto compare = FleetClient({"compare", "gpu-a:1", "gpu-b:3"});
+  EXPECT_EQ(compare.exit_code, 0) << compare.out << compare.err;
+  EXPECT_THAT(compare.out, HasSubstr(kVariant));
+}
+
+// The export's key is (daemon, run): a run written twice (PostgreSQL committed, then the daemon
+// died before its outbox row went) is there once; and another fingerprint is another series.
+TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
+  fleet::PgConnection c(pg_->conninfo());
+  fleet::MigrateFleet(c);
+  fleet::MigrateFleet(c);  // a second daemon's start: nothing to do
+  EXPECT_EQ(fleet::FleetSchemaVersion(c), fleet::kFleetSchemaVersion);
+  const fleet::DaemonIdentity daemon{"feedfacefeedfacefeedfacefeedface", "gpu-z", ""};
+  fleet::RunExport run;
+  run.run.set_id(7);
+  run.run.set_kind(v1::RUN_KIND_ABLATION);
+  run.run.set_state(v1::RUN_STATE_SUCCEEDED);
+  run.run.set_started_at_ms(1'700'000'000'000);
+  run.run.mutable_device()->set_name("NVIDIA H200");
+  run.run.mutable_device()->set_hardware_fingerprint("0123456789abcdef");
+  run.run.add_tags("nightly");
+  v1::Measurement m;
+  m.set_id(70);
+  m.set_run_id(7);
+  m.set_variant(kVariant);
+  m.set_dtype("bf16");
+  m.mutable_shape()->set_m(256);
+  m.mutable_shape()->set_n(256);
+  m.mutable_shape()->set_k(256);
+  m.set_status(v1::MEASUREMENT_STATUS_OK);
+  m.set_regime(v1::REGIME_BURST);
+  m.mutable_stats()->set_median_ms(1.0);
+  run.measurements.push_back(m);
+  EXPECT_EQ(fleet::ExportRun(c, daemon, run), fleet::ExportOutcome::kExported);
+  EXPECT_EQ(fleet::ExportRun(c, daemon, run), fleet::ExportOutcome::kAlreadyThere);
+  EXPECT_EQ(Count("SELECT count(*) FROM runs WHERE daemon_id = 'feedfacefeedfacefeedfacefeedface'"),
+            1);
+  EXPECT_EQ(Count("SELECT count(*) FROM measurements WHERE daemon_id = "
+                  "'feedfacefeedfacefeedfacefeedface'"),
+            1);
+
+  // Eleven nights more, the last six 10% slower: the client finds the change point over the
+  // fleet's rows as the daemon would over its own.
+  for (int night = 1; night <= 11; ++night) {
+    run.run.set_id(10 + night);
+    run.run.set_started_at_ms(1'700'000'000'000 + night * 86'400'000LL);
+    run.measurements[0].set_id(100 + night);
+    run.measurements[0].set_run_id(10 + night);
+    run.measurements[0].mutable_stats()->set_median_ms(night <= 5 ? 1.0 : 1.1);
+    run.measurements[0].set_tflops(night <= 5 ? 100 : 91);
+    ASSERT_EQ(fleet::ExportRun(c, daemon, run), fleet::ExportOutcome::kExported);
+  }
+  auto json = FleetClient({"--format", "json", "history", kVariant, "--node", "gpu-z"});
+  ASSERT_EQ(json.exit_code, 0) << json.out << json.err;
+  std::vector<v1::Series> series;
+  ASSERT_EQ(client::ReadJsonEnvelope(json.out, "history", &series), "");
+  ASSERT_EQ(series.size(), 1u);
+  EXPECT_EQ(series[0].hardware_fingerprint(), "0123456789abcdef");
+  ASSERT_EQ(series[0].points_size(), 12);
+  EXPECT_EQ(series[0].points(0).node(), "gpu-z/feedface");
+  ASSERT_EQ(series[0].change_points_size(), 1) << json.out;
+  EXPECT_EQ(series[0].change_points(0).index(), 6);
+  EXPECT_NEAR(series[0].change_points(0).relative_change(), 0.10, 0.001);
+
+  // Another daemon on another setup (another fingerprint: a driver, say), the same item: its own
+  // series, never mixed into gpu-z's.
+  const fleet::DaemonIdentity other_setup{"0badc0de0badc0de0badc0de0badc0de", "gpu-y", ""};
+  run.run.set_id(7);
+  run.run.mutable_device()->set_hardware_fingerprint("fedcba9876543210");
+  run.measurements[0].set_id(70);
+  run.measurements[0].set_run_id(7);
+  run.measurements[0].mutable_stats()->set_median_ms(2.0);
+  ASSERT_EQ(fleet::ExportRun(c, other_setup, run), fleet::ExportOutcome::kExported);
+  auto both = FleetClient({"--format", "json", "history", "abl_L1_*"});
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  series.clear();
+  ASSERT_EQ(client::ReadJsonEnvelope(both.out, "history", &series), "");
+  ASSERT_EQ(series.size(), 2u) << both.out;
+  EXPECT_EQ(series[0].hardware_fingerprint(), "0123456789abcdef");
+  EXPECT_EQ(series[0].points_size(), 12);
+  EXPECT_EQ(series[1].hardware_fingerprint(), "fedcba9876543210");
+  ASSERT_EQ(series[1].points_size(), 1);
+  EXPECT_EQ(series[1].points(0).node(), "gpu-y/0badc0de");
+  EXPECT_EQ(series[1].points(0).median_ms(), 2.0);
+
+  // A role that may only read is enough for the client (its reads are READ ONLY transactions).
+  c.Exec("CREATE ROLE reader LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader",
+         "make a reader");
+  std::string as_reader = pg_->conninfo();
+  as_reader.replace(as_reader.find("user=fleet"), 10, "user=reader");
+  auto read_only = RunCommand({TestBinary(CLIENT_PATH), "--fleet-db", as_reader, "--format", "csv",
+                               "results", "--node", "gpu-y"});
+  ASSERT_EQ(read_only.exit_code, 0) << read_only.err;
+  EXPECT_EQ(std::count(read_only.out.begin(), read_only.out.end(), '\n'), 2) << read_only.out;
+  {
+    fleet::PgConnection reader(as_reader);
+    EXPECT_THROW(reader.Exec("DELETE FROM runs", "delete"), fleet::FleetError);
+  }
+
+  // Every PostgreSQL panel of the fleet dashboard runs against this database and returns rows
+  // (Grafana's $__timeFilter(column) as a condition that keeps every row).
+  std::ifstream file(std::string(SOURCE_DIR) +
+                     "/deploy/k8s/grafana/ablationd-fleet-dashboard.json");
+  const nlohmann::json dashboard = nlohmann::json::parse(file);
+  int checked = 0;
+  for (const auto& panel : dashboard["panels"]) {
+    for (const auto& target : panel["targets"]) {
+      if (!target.contains("rawSql")) continue;
+      const std::string sql =
+          std::regex_replace(target["rawSql"].get<std::string>(),
+                             std::regex(R"(\$__timeFilter\((\w+)\))"), "($1 IS NOT NULL)");
+      fleet::PgResult rows = c.Query(sql, {}, panel["title"].get<std::string>());
+      EXPECT_GT(rows.rows(), 0) << panel["title"] << ": " << sql;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 4);
+
+  // Bad input is named: a connection string libpq cannot read, a run with no daemon, a fleet
+  // flag on a command that does not read it.
+  auto bad =
+      RunCommand({TestBinary(CLIENT_PATH), "--fleet-db", "host='unclosed", "history", kVariant});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--fleet-db"));
+  auto nobody = FleetClient({"compare", "gpu-nosuch:1", "gpu-z:7"});
+  EXPECT_NE(nobody.exit_code, 0);
+  EXPECT_THAT(nobody.err, HasSubstr("no daemon 'gpu-nosuch'"));
+  auto other = FleetClient({"runs"});
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_THAT(other.err, HasSubstr("--fleet-db is read by history, results and compare only"));
+}
+
+}  // namespace
+}  // namespace ablation::testing
