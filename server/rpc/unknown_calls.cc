@@ -1,0 +1,95 @@
+#include "server/rpc/unknown_calls.h"
+
+#include <google/protobuf/descriptor.h>
+
+#include "ablation/v1/ablation.grpc.pb.h"
+
+namespace ablation::rpc {
+namespace {
+
+const google::protobuf::MethodDescriptor* AblationMethod(std::string_view path) {
+  const std::string prefix = "/" + std::string(v1::Ablation::service_full_name()) + "/";
+  if (path.substr(0, prefix.size()) != prefix) return nullptr;
+  const google::protobuf::ServiceDescriptor* service =
+      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+          v1::Ablation::service_full_name());
+  return service ? service->FindMethodByName(std::string(path.substr(prefix.size()))) : nullptr;
+}
+
+// Printable ASCII of at most 96 characters: the path is the caller's text.
+std::string Quoted(std::string_view text) {
+  std::string out;
+  for (char c : text.substr(0, 96)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  if (text.size() > 96) out += "...";
+  return "'" + out + "'";
+}
+
+class Refusal final : public grpc::ServerGenericBidiReactor {
+ public:
+  explicit Refusal(grpc::Status status) { Finish(status); }
+  void OnDone() override { delete this; }
+};
+
+class Namer final : public grpc::experimental::Interceptor {
+ public:
+  explicit Namer(grpc::experimental::ServerRpcInfo* info) : info_(info) {}
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    using grpc::experimental::InterceptionHookPoints;
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
+      const grpc::Status st = methods->GetSendStatus();
+      if (st.error_code() == grpc::StatusCode::UNIMPLEMENTED && st.error_message().empty()) {
+        if (std::string why = UnparsableRequestMessage(info_->method() ? info_->method() : "");
+            !why.empty())
+          methods->ModifySendStatus({grpc::StatusCode::INVALID_ARGUMENT, why});
+      }
+    }
+    methods->Proceed();
+  }
+
+ private:
+  grpc::experimental::ServerRpcInfo* info_;
+};
+
+class NamerFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    return new Namer(info);
+  }
+};
+
+}  // namespace
+
+std::string UnknownMethodMessage(std::string_view method,
+                                 const std::vector<std::string>& services) {
+  const std::string ablation(v1::Ablation::service_full_name());
+  if (method.substr(0, ablation.size() + 2) == "/" + ablation + "/") {
+    return "ablation.v1.Ablation has no method " + Quoted(method.substr(ablation.size() + 2)) +
+           " in this daemon (a client built from a newer .proto? `ablationd --version` says which "
+           "this is; grpc.reflection lists its methods)";
+  }
+  std::string served;
+  for (const auto& s : services) served += (served.empty() ? "" : ", ") + s;
+  return "unknown method " + Quoted(method) + ": this daemon serves " + served +
+         " (a method is called as /SERVICE/METHOD)";
+}
+
+std::string UnparsableRequestMessage(std::string_view method) {
+  const google::protobuf::MethodDescriptor* m = AblationMethod(method);
+  if (!m) return "";
+  return "the request of " + std::string(method) + " does not parse as " +
+         m->input_type()->full_name() +
+         " (corrupt bytes, or a message of another type or .proto): nothing was done";
+}
+
+grpc::ServerGenericBidiReactor* UnknownMethods::CreateReactor(
+    grpc::GenericCallbackServerContext* ctx) {
+  return new Refusal(
+      {grpc::StatusCode::UNIMPLEMENTED, UnknownMethodMessage(ctx->method(), services_)});
+}
+
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> UnparsableRequestNamer() {
+  return std::make_unique<NamerFactory>();
+}
+
+}  // namespace ablation::rpc
