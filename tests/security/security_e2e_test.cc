@@ -390,5 +390,64 @@ TEST_F(Security, SighupReloadsTheTokensInsteadOfKillingTheDaemon) {
   EXPECT_THAT(ReadAll(dir_ + "/audit"), HasSubstr("refused"));
 }
 
+// SIGHUP reads the whole configuration again, not only the tokens: the limits of new calls and
+// the log level take effect; a setting that needs a restart (here readers) is named in the log and
+// stays; the audit log is reopened (logrotate moved it); a configuration that does not load keeps
+// everything in force and says why.
+TEST_F(Security, SighupReloadsTheLimitsAndNamesWhatNeedsARestart) {
+  StartDaemon("[limits]\nmax_measurements_per_run = 100\n", {}, {"--audit-log", dir_ + "/audit"});
+  auto profile_all = [&] {
+    auto stub = daemon_->Stub();
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", std::string("Bearer ") + kRunToken);
+    v1::ProfileRequest request;
+    request.add_variants("abl_*");  // 128 profiles
+    v1::ProfileResponse response;
+    return stub->Profile(&ctx, request, &response);
+  };
+  auto reload = [&](int n) {  // the n-th reload's line (or refusal) in the log
+    EXPECT_EQ(::kill(daemon_->pid(), SIGHUP), 0);
+    for (int i = 0; i < 50; ++i) {
+      const std::string log = ReadAll(dir_ + "/daemon.out");  // spdlog's lines: stdout
+      size_t seen = 0;
+      for (size_t at = 0; (at = log.find("SIGHUP: ", at)) != std::string::npos; ++at)
+        if (log.compare(at, 30, "SIGHUP: configuration reloaded") == 0 ||
+            log.compare(at, 22, "SIGHUP: reload refused") == 0)
+          ++seen;
+      if (int(seen) >= n) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "no reload in the log:\n" << ReadAll(dir_ + "/daemon.out");
+  };
+  grpc::Status st = profile_all();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+  EXPECT_THAT(st.error_message(), HasSubstr("max_measurements_per_run"));
+
+  std::filesystem::rename(dir_ + "/audit", dir_ + "/audit.1");  // as logrotate does
+  WriteFile(dir_ + "/ablationd.toml",
+            "log_level = \"debug\"\nreaders = 2\n[auth]\ntokens = \"tokens\"\n"
+            "[limits]\nmax_measurements_per_run = 1000\nmax_runs_per_identity = 5\n");
+  reload(1);
+  st = profile_all();  // within the limit now: refused later, for want of ncu here
+  EXPECT_NE(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+  const std::string log = ReadAll(dir_ + "/daemon.out");
+  EXPECT_THAT(log, HasSubstr("SIGHUP: readers (4 -> 2) changed and needs a restart; the running "
+                             "value stays"));
+  EXPECT_THAT(log, HasSubstr("log level debug, limits: 1000 measurements"));
+  EXPECT_THAT(log, HasSubstr("5 runs per caller"));
+  EXPECT_THAT(ReadAll(dir_ + "/audit"), HasSubstr(R"("audit":"config_reload")"));
+
+  // A configuration that does not load: refused as a whole, the limits in force stay.
+  WriteFile(dir_ + "/ablationd.toml",
+            "[auth]\ntokens = \"tokens\"\n[limits]\nmax_measurements_per_run = 0\n");
+  reload(2);
+  EXPECT_THAT(ReadAll(dir_ + "/daemon.out"),
+              HasSubstr("SIGHUP: reload refused, the configuration in force stays: "));
+  EXPECT_THAT(ReadAll(dir_ + "/daemon.out"), HasSubstr("limits.max_measurements_per_run"));
+  st = profile_all();
+  EXPECT_NE(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+  EXPECT_EQ(::kill(daemon_->pid(), 0), 0);
+}
+
 }  // namespace
 }  // namespace ablation::testing
