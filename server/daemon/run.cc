@@ -259,7 +259,7 @@ int RunDaemon(const DaemonSettings& settings) {
   builder.RegisterCallbackGenericService(&unknown_methods);
   {
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> namers;
-    namers.push_back(rpc::UnparsableRequestNamer());
+    namers.push_back(rpc::UnparsableRequestNamer(listener.authorizer.get()));
     builder.experimental().SetInterceptorCreators(std::move(namers));
   }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

@@ -104,7 +104,8 @@ class AblationService final : public v1::Ablation::CallbackService {
   core::KernelCaller KernelCallerOf(grpc::CallbackServerContext* context) const;
   /// The reactor of a unary call, counted against its connection (limits.max_concurrent_streams
   /// calls in flight at most); a call past the bound gets a reactor to refuse it with.
-  Admitted Admit(grpc::CallbackServerContext* context);
+  /// `method`: the handler's name (__func__), for the authentication it checks first.
+  Admitted Admit(grpc::CallbackServerContext* context, std::string_view method);
   core::Status Bounds(const google::protobuf::Message& request) const {
     return core::CheckRequestBounds(request, Limits());
   }

@@ -1,8 +1,10 @@
 #include "server/rpc/unknown_calls.h"
 
 #include <google/protobuf/descriptor.h>
+#include <spdlog/spdlog.h>
 
 #include "ablation/v1/ablation.grpc.pb.h"
+#include "server/rpc/auth.h"
 
 namespace ablation::rpc {
 namespace {
@@ -32,12 +34,29 @@ class Refusal final : public grpc::ServerGenericBidiReactor {
 
 class Namer final : public grpc::experimental::Interceptor {
  public:
-  explicit Namer(grpc::experimental::ServerRpcInfo* info) : info_(info) {}
+  Namer(grpc::experimental::ServerRpcInfo* info, const Authorizer* authorizer)
+      : info_(info), authorizer_(authorizer) {}
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     using grpc::experimental::InterceptionHookPoints;
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
       const grpc::Status st = methods->GetSendStatus();
-      if (st.error_code() == grpc::StatusCode::UNIMPLEMENTED && st.error_message().empty()) {
+      // A call of the service that does not authenticate (let through by the processor for its
+      // handler to refuse, auth.h Refusal) is answered with that refusal, whatever else would be
+      // said: its handler refuses it first, and where the body did not parse no handler ran.
+      const std::string_view path = info_->method() ? info_->method() : "";
+      grpc::Status refused;
+      if (authorizer_ && st.error_code() != grpc::StatusCode::UNAUTHENTICATED &&
+          st.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED && AblationMethod(path)) {
+        const grpc::ServerContextBase* context = info_->server_context();
+        refused =
+            authorizer_->Check(path, context->client_metadata(), context->auth_context().get());
+      }
+      if (refused.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+        if (st.error_code() != grpc::StatusCode::UNIMPLEMENTED || !st.error_message().empty())
+          spdlog::error("{}: an unauthenticated call was answered {} by its handler; refused", path,
+                        int(st.error_code()));
+        methods->ModifySendStatus(refused);
+      } else if (st.error_code() == grpc::StatusCode::UNIMPLEMENTED && st.error_message().empty()) {
         if (std::string why = UnparsableRequestMessage(info_->method() ? info_->method() : "");
             !why.empty())
           methods->ModifySendStatus({grpc::StatusCode::INVALID_ARGUMENT, why});
@@ -48,14 +67,19 @@ class Namer final : public grpc::experimental::Interceptor {
 
  private:
   grpc::experimental::ServerRpcInfo* info_;
+  const Authorizer* authorizer_;
 };
 
 class NamerFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
+  explicit NamerFactory(const Authorizer* authorizer) : authorizer_(authorizer) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override {
-    return new Namer(info);
+    return new Namer(info, authorizer_);
   }
+
+ private:
+  const Authorizer* authorizer_;
 };
 
 }  // namespace
@@ -88,8 +112,9 @@ grpc::ServerGenericBidiReactor* UnknownMethods::CreateReactor(
       {grpc::StatusCode::UNIMPLEMENTED, UnknownMethodMessage(ctx->method(), services_)});
 }
 
-std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> UnparsableRequestNamer() {
-  return std::make_unique<NamerFactory>();
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> UnparsableRequestNamer(
+    const Authorizer* authorizer) {
+  return std::make_unique<NamerFactory>(authorizer);
 }
 
 }  // namespace ablation::rpc

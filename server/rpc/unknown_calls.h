@@ -2,6 +2,8 @@
 // - a method this daemon does not serve (a typo, another service, a client built from a newer
 //   .proto): a generic service registered for every unmatched method answers UNIMPLEMENTED naming
 //   the method and the services this daemon does serve;
+// - a call that failed authentication (auth.h) is answered with that refusal whatever its
+//   handler said (it refuses it first; a body that does not parse runs no handler);
 // - a known method whose body does not parse as its request message: gRPC 1.51's callback
 //   handler answers such a call itself, before any handler runs (server_callback_handlers.h: a
 //   failed Deserialize makes an UnimplementedUnaryReactor with an empty message). An interceptor
@@ -17,6 +19,8 @@
 
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/support/server_interceptor.h>
+
+#include "server/rpc/auth.h"
 
 namespace ablation::rpc {
 
@@ -38,7 +42,9 @@ class UnknownMethods final : public grpc::CallbackGenericService {
 };
 
 /// The interceptor (for ServerBuilder::experimental().SetInterceptorCreators) that names an
-/// unparsable request.
-std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> UnparsableRequestNamer();
+/// unparsable request, and answers a call that does not authenticate (checked with `authorizer`;
+/// null: none checked) with its refusal whatever else was to be said.
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> UnparsableRequestNamer(
+    const Authorizer* authorizer);
 
 }  // namespace ablation::rpc
