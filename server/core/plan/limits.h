@@ -39,8 +39,8 @@ struct RequestLimits {
   int max_samples_per_measurement = 100000;
   /// Bytes one run may plan to store (plan_storage.h): measurements x (their most samples x 24
   /// bytes + ~1 KB of rows), checked up front for RunAblation, Verify and Profile alike. 4 GiB:
-  /// the largest built-in preset (full, 3 rounds) plans ~1.5 GB at worst; 20,000 measurements x
-  /// 100,000 samples would be 48 GB.
+  /// the largest built-in preset (sm90-shapes, 3 rounds: 1,620 measurements) could store 3.6 GiB
+  /// at worst; 20,000 measurements x 100,000 samples would be 45 GiB.
   int64_t max_stored_bytes_per_run = 4ll << 30;
   /// HTTP/2 streams one connection may have open at once (gRPC's MAX_CONCURRENT_STREAMS).
   int max_concurrent_streams = 100;
