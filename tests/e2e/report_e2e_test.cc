@@ -492,5 +492,44 @@ TEST_F(ReportE2E, HtmlReportRendersInHeadlessChromium) {
   EXPECT_GE(std::stod(layout.substr(at + 20)), 12.0) << layout;
 }
 
+// The history page (`history --format html`, charts.h HistoryChart) in headless Chromium at
+// 1400 px: its chart with the change point marked and its table are laid out whole, with text
+// of 12 px or more and no tick labels running together.
+TEST_F(ReportE2E, HistoryHtmlRendersWholeInHeadlessChromium) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty())
+    GTEST_SKIP() << "chromium is not installed, so the history page cannot be rendered: run "
+                    "scripts/install-deps.sh";
+  const std::string once_dir = MakeTempDir();
+  const std::string once = once_dir + "/once";
+  StartDaemon({}, "", {{"ABLATION_FAKE_ONCE", once}});
+  ASSERT_EQ(start_error_, "");
+  for (int night = 0; night < 12; ++night) {
+    if (night == 6)  // from the seventh night on, 10% slower
+      std::ofstream(once) << "abl_L1_R1_bl0_s3_sw1=0.9090909 1000\n";
+    auto r = Client({"run", "--variant", "L1_R1_s3", "--shape", "256", "--tag", "nightly",
+                     "--regime", "burst", "--burst-seconds", "0.05"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  std::filesystem::remove_all(once_dir);
+  const std::string html = dir_ + "/history.html";
+  auto written = Client({"--format", "html", "-o", html, "history", "L1_R1_s3"});
+  ASSERT_EQ(written.exit_code, 0) << written.err;
+  EXPECT_THAT(ReadFile(html), HasSubstr("<g class=\"change-point\" data-index=\"6\">"));
+  const std::string checked_page = dir_ + "/history-checked.html";
+  std::ofstream(checked_page) << WithLayoutCheck(ReadFile(html));
+  const CommandResult checked = Render(chromium, checked_page, dir_);
+  ASSERT_EQ(checked.exit_code, 0) << checked.err;
+  EXPECT_THAT(SvgOf(checked.out, "history-1"), HasSubstr("<line class=\"change-point\""));
+  const std::string layout = LayoutCheck(checked.out);
+  ASSERT_THAT(layout, HasSubstr("table 0 rows")) << checked.out;
+  EXPECT_THAT(layout, Not(HasSubstr("CLIPPED"))) << layout;
+  EXPECT_THAT(layout, HasSubstr("page within the window of 1400px")) << layout;
+  EXPECT_THAT(layout, HasSubstr("overlapping tick labels 0")) << layout;
+  const std::size_t at = layout.find("smallest chart text ");
+  ASSERT_NE(at, std::string::npos) << layout;
+  EXPECT_GE(std::stod(layout.substr(at + 20)), 12.0) << layout;
+}
+
 }  // namespace
 }  // namespace ablation::testing
