@@ -386,7 +386,10 @@ std::string HistoryChart(const v1::Series& series, const std::string& id) {
            HtmlEscape("change point at run " + std::to_string(c.index() + 1) + " (run id " +
                       std::to_string(series.points(c.index()).run_id()) + "): " + label) +
            "</title>" + svg::Line(cx, top - 4, cx, bottom, "change-point") +
-           svg::Text(cx, top - 8, label, cx > left + plot * 0.75 ? "end" : "middle",
+           svg::Text(cx, top - 8, label,
+                     cx > left + plot * 0.75   ? "end"
+                     : cx < left + plot * 0.25 ? "start"
+                                               : "middle",
                      slower ? "change-label slower" : "change-label faster") +
            "</g>\n";
   }

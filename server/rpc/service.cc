@@ -26,13 +26,6 @@ void ConnectionCalls::Leave(const std::string& peer) {
   if (it != calls_.end() && --it->second <= 0) calls_.erase(it);
 }
 
-int ConnectionCalls::Total() const {
-  std::lock_guard lock(mu_);
-  int total = 0;
-  for (const auto& [peer, n] : calls_) total += n;
-  return total;
-}
-
 namespace {
 
 // A unary call's reactor that holds its place among its connection's calls until gRPC is done
@@ -173,11 +166,11 @@ Admitted AblationService::Admit(grpc::CallbackServerContext* context, std::strin
   const int max = Limits().max_concurrent_streams;
   const ConnectionCalls::Entered entered = calls_.Enter(peer, max);
   auto* reactor = new CountedReactor(&calls_, std::move(peer));
-  if (!refused.ok()) return {reactor, refused};
-  if (entered.ok) return {reactor, grpc::Status::OK};
   // Far past the bound, the client reads nothing: the call is reset rather than answered, since
   // an answer it does not read would wait in the daemon with the call's memory (~20 KB a call).
-  if (entered.calls > 2 * max) context->TryCancel();
+  if (max > 0 && entered.calls > 2 * max) context->TryCancel();
+  if (!refused.ok()) return {reactor, refused};
+  if (entered.ok) return {reactor, grpc::Status::OK};
   return {reactor,
           grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                        "this connection has " + std::to_string(entered.calls - 1) +

@@ -45,7 +45,6 @@ class ConnectionCalls {
   /// Counts a call (Leave when gRPC is done with it, admitted or not).
   Entered Enter(const std::string& peer, int max);
   void Leave(const std::string& peer);
-  int Total() const;
 
  private:
   mutable std::mutex mu_;
