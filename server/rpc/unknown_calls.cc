@@ -38,24 +38,27 @@ class Namer final : public grpc::experimental::Interceptor {
       : info_(info), authorizer_(authorizer) {}
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     using grpc::experimental::InterceptionHookPoints;
+    const std::string_view path = info_->method() ? info_->method() : "";
+    // A call of the service that does not authenticate (let through by the processor for its
+    // handler to refuse, auth.h Refusal) is answered with that refusal, whatever else would be
+    // said: its handler refuses it first, and where the body did not parse no handler ran.
+    // Checked as the call starts (a token revoked by SIGHUP during a long run does not turn the
+    // run's end into a refusal).
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_INITIAL_METADATA) &&
+        authorizer_ && AblationMethod(path)) {
+      if (const auto* metadata = methods->GetRecvInitialMetadata())
+        refused_ =
+            authorizer_->Check(path, *metadata, info_->server_context()->auth_context().get());
+    }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
       const grpc::Status st = methods->GetSendStatus();
-      // A call of the service that does not authenticate (let through by the processor for its
-      // handler to refuse, auth.h Refusal) is answered with that refusal, whatever else would be
-      // said: its handler refuses it first, and where the body did not parse no handler ran.
-      const std::string_view path = info_->method() ? info_->method() : "";
-      grpc::Status refused;
-      if (authorizer_ && st.error_code() != grpc::StatusCode::UNAUTHENTICATED &&
-          st.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED && AblationMethod(path)) {
-        const grpc::ServerContextBase* context = info_->server_context();
-        refused =
-            authorizer_->Check(path, context->client_metadata(), context->auth_context().get());
-      }
-      if (refused.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+      if (refused_.error_code() == grpc::StatusCode::UNAUTHENTICATED &&
+          st.error_code() != grpc::StatusCode::UNAUTHENTICATED &&
+          st.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) {
         if (st.error_code() != grpc::StatusCode::UNIMPLEMENTED || !st.error_message().empty())
           spdlog::error("{}: an unauthenticated call was answered {} by its handler; refused", path,
                         int(st.error_code()));
-        methods->ModifySendStatus(refused);
+        methods->ModifySendStatus(refused_);
       } else if (st.error_code() == grpc::StatusCode::UNIMPLEMENTED && st.error_message().empty()) {
         if (std::string why = UnparsableRequestMessage(info_->method() ? info_->method() : "");
             !why.empty())
@@ -68,6 +71,7 @@ class Namer final : public grpc::experimental::Interceptor {
  private:
   grpc::experimental::ServerRpcInfo* info_;
   const Authorizer* authorizer_;
+  grpc::Status refused_;  ///< the call's authentication as it started
 };
 
 class NamerFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
