@@ -189,8 +189,8 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (const char* fleet_db = std::getenv("ABLATION_FLEET_DB");
       global.fleet_db.empty() && reads_fleet && fleet_db != nullptr)
     global.fleet_db = fleet_db;
-  if (global.format == Format::kHtml && !*report_cmd) {
-    err << "error: --format html is for report; use table, json, csv or markdown\n";
+  if (global.format == Format::kHtml && !*report_cmd && !*history_cmd) {
+    err << "error: --format html is for report and history; use table, json, csv or markdown\n";
     return kExitUsage;
   }
   // -o FILE: checked before anything runs (a long run should not end in "cannot write"), then

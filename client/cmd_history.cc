@@ -6,6 +6,7 @@
 #include "client/fleet.h"
 #include "client/format.h"
 #include "client/parse.h"
+#include "client/report/report.h"
 #include "client/rpc.h"
 #include "client/table.h"
 #include "client/validators.h"
@@ -69,6 +70,17 @@ std::string HistoryText(const v1::HistoryResponse& h, Format format) {
 }
 
 }  // namespace
+
+std::string HistoryTitle(const HistoryOptions& options) {
+  std::string what = options.variant;
+  for (const auto& [flag, value] :
+       {std::pair{"dtype", options.dtype}, std::pair{"shape", options.shape},
+        std::pair{"device", options.device}, std::pair{"regime", options.regime},
+        std::pair{"since", options.since}, std::pair{"tag", options.tag}})
+    if (!value.empty()) what += std::string(", ") + flag + " " + value;
+  if (options.run_id > 0) what += ", in run " + std::to_string(options.run_id);
+  return what;
+}
 
 CLI::App* SetupHistory(CLI::App& app, HistoryOptions& options) {
   CLI::App* sub = app.add_subcommand(
@@ -179,6 +191,9 @@ int ExecuteHistory(const HistoryOptions& options, const CommandContext& context)
     }
     case Format::kCsv:
       context.out << HistoryCsv(history);
+      break;
+    case Format::kHtml:  // a page of its own, as `report --format html` is: charts and tables
+      context.out << report::RenderHistoryHtml(history, HistoryTitle(options));
       break;
     default:
       if (history.series().empty()) {

@@ -26,6 +26,8 @@ CLI::App* SetupHistory(CLI::App& app, HistoryOptions& options);
 ablation::v1::HistoryRequest BuildHistoryRequest(const HistoryOptions& options);
 // The CSV: one row per point, fixed columns.
 std::string HistoryCsv(const ablation::v1::HistoryResponse& history);
+// The request in words, the HTML page's title: "L1_R1_s3, shape 4096, tag nightly".
+std::string HistoryTitle(const HistoryOptions& options);
 int ExecuteHistory(const HistoryOptions& options, const CommandContext& context);
 
 }  // namespace ablation::client

@@ -318,4 +318,89 @@ std::string ChangeHeatmap(const v1::ReportSection& s, const ShapeView& view) {
   return out + "</svg>\n";
 }
 
+std::string HistoryChart(const v1::Series& series, const std::string& id) {
+  const int n = series.points_size();
+  if (n == 0) return "";
+  const int left = 90, plot = 760, right = 30, top = 64, height = 260, axis_h = 56;
+  double lo = series.points(0).median_ms(), hi = lo;
+  for (const v1::HistoryPoint& p : series.points()) {
+    lo = std::min(lo, p.median_ms());
+    hi = std::max(hi, p.median_ms());
+  }
+  const double pad = std::max(hi * 0.01, (hi - lo) * 0.1);
+  lo = std::max(0.0, lo - pad), hi += pad;
+  const std::vector<double> y_ticks = svg::Ticks(&lo, &hi, 5);
+  const svg::Scale y{lo, hi, double(top + height), double(top)};
+  // Runs 1..n, a point each, half a step of margin at both ends.
+  double x_lo = 0.5, x_hi = n + 0.5;
+  std::vector<double> x_ticks;
+  const int step = std::max(1, int(std::ceil(n / 12.0)));
+  for (int i = 1; i <= n; i += step) x_ticks.push_back(i);
+  const svg::Scale x{x_lo, x_hi, double(left), double(left + plot)};
+  const double bottom = top + height;
+  std::string out = svg::Open("chart history", id, left + plot + right, top + height + axis_h,
+                              series.variant() + " history, change points marked");
+  out += svg::Text(
+      8, 18,
+      series.variant() + " " + series.dtype() + " " + std::to_string(series.shape().m()) + "x" +
+          std::to_string(series.shape().n()) + "x" + std::to_string(series.shape().k()) +
+          ": median time per run; lines: segment means; dashed: change points",
+      "start", "chart-title");
+  // The y axis: grid lines and labels in ms.
+  out += "<g class=\"axis y\">\n";
+  for (double v : y_ticks) {
+    out += svg::Line(left, y(v), left + plot, y(v), "grid");
+    out += svg::Text(left - 6, y(v) + 4, FormatSignificant(v, 4), "end", "tick-label");
+  }
+  out += svg::Line(left, top, left, bottom, "axis-line");
+  out += svg::Text(8, top - 10, "median ms", "start", "axis-label");
+  out += "</g>\n";
+  out += svg::XAxis(x, x_ticks, bottom, bottom, "run, oldest first",
+                    [](double v) { return std::to_string(int(v)); });
+  // Segments: from each change point (and the start) to the next, at the mean of its medians.
+  std::vector<int> starts = {0};
+  for (const v1::ChangePoint& c : series.change_points())
+    if (c.index() > 0 && c.index() < n) starts.push_back(c.index());
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const int from = starts[i], to = i + 1 < starts.size() ? starts[i + 1] : n;
+    double sum = 0;
+    for (int j = from; j < to; ++j) sum += series.points(j).median_ms();
+    const double mean = sum / (to - from);
+    out += "<g class=\"segment\"><title>" +
+           HtmlEscape("runs " + std::to_string(from + 1) + " to " + std::to_string(to) + ": mean " +
+                      FormatSignificant(mean, 4) + " ms") +
+           "</title>" + svg::Line(x(from + 0.6), y(mean), x(to + 0.4), y(mean), "segment") +
+           "</g>\n";
+  }
+  // Change points: a dashed line before the first point of the new segment, its change on top.
+  for (const v1::ChangePoint& c : series.change_points()) {
+    if (c.index() <= 0 || c.index() >= n) continue;
+    const double cx = x(c.index() + 0.5);
+    const bool slower = c.relative_change() > 0;
+    const std::string label = std::string(slower ? "▲ slower " : "▼ faster ") +
+                              PercentTick(c.relative_change()) + " (p " +
+                              FormatSignificant(c.p_value(), 2) + ")";
+    out += "<g class=\"change-point\" data-index=\"" + std::to_string(c.index()) + "\"><title>" +
+           HtmlEscape("change point at run " + std::to_string(c.index() + 1) + " (run id " +
+                      std::to_string(series.points(c.index()).run_id()) + "): " + label) +
+           "</title>" + svg::Line(cx, top - 4, cx, bottom, "change-point") +
+           svg::Text(cx, top - 8, label,
+                     cx > left + plot * 0.75   ? "end"
+                     : cx < left + plot * 0.25 ? "start"
+                                               : "middle",
+                     slower ? "change-label slower" : "change-label faster") +
+           "</g>\n";
+  }
+  for (int i = 0; i < n; ++i) {
+    const v1::HistoryPoint& p = series.points(i);
+    out += svg::Circle(x(i + 1), y(p.median_ms()), 3.5, p.change_point() ? "point first" : "point",
+                       "run " + std::to_string(p.run_id()) + ", " + FormatTimeMs(p.time_ms()) +
+                           ": " + FormatSignificant(p.median_ms(), 4) + " ms, " +
+                           FormatFixed(p.tflops(), 1) + " TFLOPS, noise " + Percent(p.noise(), 2));
+  }
+  return out + "</svg>\n";
+}
+
 }  // namespace ablation::client::report

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "ablation/v1/ablation.pb.h"
 #include "ablation/v1/report.pb.h"
 #include "client/report/text.h"
 
@@ -27,5 +28,12 @@ std::string ChangeChart(const v1::ReportSection& section, double floor);
 // compared with another).
 std::string TflopsHeatmap(const v1::ReportSection& section, const ShapeView& view);
 std::string ChangeHeatmap(const v1::ReportSection& section, const ShapeView& view);
+
+// A series' history (`history --format html`): each run's median time as a point on a run axis
+// (oldest first), the mean of each segment between change points as a line over it, and each
+// change point as a dashed line before its first point with its change ("▲ +10.0%" slower,
+// "▼ -5.0%" faster) and p-value at the top; a point's tooltip names its run, date and values.
+// `id` names the <svg>.
+std::string HistoryChart(const v1::Series& series, const std::string& id);
 
 }  // namespace ablation::client::report

@@ -66,6 +66,13 @@ svg text.value.on-dark { fill: #fff; }
 svg text.missing { fill: #99a; font-style: italic; }
 svg .cell-missing { fill: #eceef2; }
 svg .legend-bar { stroke: #999; stroke-width: .5; }
+svg circle.point { fill: #4c72b0; stroke: #fff; stroke-width: 1; }
+svg circle.point.first { fill: #b02a2a; }
+svg line.segment { stroke: #1d2330; stroke-width: 2; opacity: .55; }
+svg line.change-point { stroke: #b02a2a; stroke-width: 1.6; stroke-dasharray: 5 3; }
+svg text.change-label { font-size: 12px; font-weight: 600; }
+svg text.change-label.slower { fill: #b02a2a; }
+svg text.change-label.faster { fill: #2a6fb0; }
 @media print {
   body { max-width: none; margin: 0; font-size: 12px; }
   table { font-size: 10px; }
@@ -283,6 +290,62 @@ std::string RenderReportHtml(const v1::Report& report) {
       html += "</ul>\n";
     }
     html += "</section>\n";
+  }
+  return html + "</body>\n</html>\n";
+}
+
+std::string RenderHistoryHtml(const v1::HistoryResponse& history, const std::string& what) {
+  std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>History: " +
+      E(what) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
+  html += "<h1>History: " + E(what) + "</h1>\n<p class=\"summary\">" +
+          std::to_string(history.series_size()) +
+          " series (one per hardware fingerprint, variant, dtype, shape and regime); change "
+          "points by E-divisive means, a permutation test at p &lt; " +
+          E(FormatSignificant(history.significance(), 2)) + ", none smaller than " +
+          E(Percent(history.min_relative_change(), 1)) + "</p>\n";
+  if (history.series().empty()) html += "<p class=\"unmeasured\">No ok measurements match.</p>\n";
+  int number = 0;
+  for (const v1::Series& s : history.series()) {
+    ++number;
+    const std::string shape = std::to_string(s.shape().m()) + "x" + std::to_string(s.shape().n()) +
+                              "x" + std::to_string(s.shape().k());
+    html += "<section id=\"series-" + std::to_string(number) + "\">\n<h2>" +
+            std::to_string(number) + ". " + Code(s.variant()) + " " + E(s.dtype()) + " " +
+            E(shape) + " " + E(EnumWord(s.regime())) + "</h2>\n<p class=\"scope\">on " +
+            E(s.device_name().empty() ? "?" : s.device_name()) + ", fingerprint " +
+            E(s.hardware_fingerprint().empty() ? "none (stored before v15)"
+                                               : s.hardware_fingerprint()) +
+            "</p>\n";
+    html += "<div class=\"figures\">\n" + HistoryChart(s, "history-" + std::to_string(number)) +
+            "</div>\n";
+    if (s.newest().candidate())
+      html += "<p class=\"notes\">The newest run is " +
+              E(Percent(s.newest().relative_change(), 1)) + " against the " +
+              std::to_string(s.newest().baseline_points()) + " before it (beyond " +
+              E(Percent(s.newest().threshold(), 1)) +
+              "): a candidate change, to confirm by a rerun.</p>\n";
+    html += "<table class=\"rows\">\n" +
+            Headers({"#", "run", "date", "median ms", "noise", "TFLOPS", "change"});
+    int next_change = 0;
+    for (int i = 0; i < s.points_size(); ++i) {
+      const v1::HistoryPoint& p = s.points(i);
+      std::string change;
+      if (p.change_point() && next_change < s.change_points_size()) {
+        const v1::ChangePoint& c = s.change_points(next_change++);
+        change = std::string(c.relative_change() > 0 ? "▲ slower " : "▼ faster ") +
+                 Percent(c.relative_change(), 1) + " (p " + FormatSignificant(c.p_value(), 2) + ")";
+      }
+      html += std::string(p.change_point() ? "<tr class=\"change\">" : "<tr>") +
+              Cells({std::to_string(i + 1), std::to_string(p.run_id()),
+                     E(FormatTimeMs(p.time_ms())), E(FormatSignificant(p.median_ms(), 4)),
+                     E(Percent(p.noise(), 2)), E(FormatFixed(p.tflops(), 1)), E(change)},
+                    {"num", "num", "", "num", "num", "num", ""}) +
+              "</tr>\n";
+    }
+    html += "</table>\n</section>\n";
   }
   return html + "</body>\n</html>\n";
 }

@@ -35,5 +35,10 @@ std::string RenderReportJson(const ablation::v1::Report& report);
 // One self-contained HTML file: inline CSS, tables, SVG bar charts and the shape heatmap; no
 // scripts, no network.
 std::string RenderReportHtml(const ablation::v1::Report& report);
+// `history --format html`: one self-contained page of the series GetHistory answered, each with
+// its chart (change points marked, charts.h HistoryChart) and its table of points; `what` is the
+// request in words (the page's title).
+std::string RenderHistoryHtml(const ablation::v1::HistoryResponse& history,
+                              const std::string& what);
 
 }  // namespace ablation::client::report

@@ -9,6 +9,7 @@ DataFrames, and the report of ``ablation-client report``.
         report = daemon.report(run=summary.run_id)   # the CLI's report model (report.proto)
         ablationd.plot.ladder(report)                 # matplotlib: bars, intervals, cuBLAS
         daemon.follow(run_id, progress=True)          # a running run's progress bar (tqdm)
+        series = daemon.history("L1_R1_s3", tag="nightly")  # typed rows, change points marked
 
 ``ablationd.aio`` has the same calls for asyncio (grpc.aio).
 
@@ -16,7 +17,7 @@ The gRPC stubs (package ``ablation.v1``) are generated from proto/ at build time
 tree next to this package (build/default/python); put that folder on ``sys.path``.
 """
 
-from ablationd import plot
+from ablationd import history, plot
 from ablationd.client import AblationError, Client, RunSummary, connect
 from ablationd.events import describe_event, print_event
 from ablationd.frames import measurements_frame, report_frame, samples_frame
@@ -33,6 +34,7 @@ __all__ = [
     "samples_frame",
     "report_frame",
     "plot",
+    "history",
     "ProgressBar",
     "progress_bar",
 ]

@@ -15,7 +15,7 @@ import os
 
 import grpc
 
-from ablationd import _calls
+from ablationd import _calls, history
 from ablationd._proto import ablation_pb2, ablation_pb2_grpc
 from ablationd.client import DEFAULT_SERVER, AblationError, RunSummary
 from ablationd.client import Client as _BlockingClient
@@ -105,6 +105,12 @@ class Client:
 
     async def cancel(self, run_id):
         return await self._call("CancelRun", ablation_pb2.CancelRunRequest(run_id=int(run_id)))
+
+    async def history(self, variant, dtype=None, shape=None, device=None, regime=None,
+                      since=None, tag=None, run=None):
+        """As ablationd.Client.history: a list of history.Series."""
+        return history.series_of(await self._call("GetHistory", history.history_request(
+            variant, dtype, shape, device, regime, since, tag, run)))
 
     # ---------------------------------------------------------------- runs
 

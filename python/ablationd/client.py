@@ -9,7 +9,7 @@ import tempfile
 import grpc
 from google.protobuf import json_format
 
-from ablationd import _calls
+from ablationd import _calls, history
 from ablationd._proto import (ablation_pb2, ablation_pb2_grpc, envelope_items, report_pb2,
                               words_to_names)
 from ablationd.frames import measurements_frame, samples_frame
@@ -273,6 +273,18 @@ class Client:
         rows, _ = self._drive(_calls.measurements_plan(True, run, variant, dtype, shape, tag,
                                                        status, since, until))
         return samples_frame(rows)
+
+    # ---------------------------------------------------------------- history
+
+    def history(self, variant, dtype=None, shape=None, device=None, regime=None, since=None,
+                tag=None, run=None):
+        """The series of `variant` (a name, short name or glob) as `ablation-client history`
+        shows them: a list of history.Series, each with its points, its change points and the
+        newest point against the segment before it. dtype, shape ("4096", "MxNxK"), device (a
+        UUID or an index), regime (sustained, burst, locked), since (a datetime or unix ms), tag
+        and run (only series with a point in that run) narrow it."""
+        return history.series_of(self._call("GetHistory", history.history_request(
+            variant, dtype, shape, device, regime, since, tag, run)))
 
     # ---------------------------------------------------------------- report
 

@@ -32,6 +32,7 @@
 #include "server/rpc/listener.h"
 #include "server/rpc/reflection_v1.h"
 #include "server/rpc/service.h"
+#include "server/rpc/unknown_calls.h"
 
 namespace ablation::daemon {
 namespace {
@@ -50,38 +51,59 @@ void UpdateHealth(grpc::HealthCheckServiceInterface* health, core::DaemonCore& c
   health->SetServingStatus(kRunsHealth, gpu);
 }
 
-// SIGHUP: the configuration file and its token file read again. Tokens take effect at once for
-// new calls; a mistake in either file keeps what is in force (and says so). Other settings
-// (listen address, database, limits) need a restart: they shape what already runs.
-void Reload(const DaemonSettings& settings, const rpc::Listener& listener) {
-  core::DaemonConfig config = settings.config;
-  core::Status st;
-  if (!settings.config_path.empty()) {
-    core::DaemonConfig fresh;
-    st = core::LoadConfigFile(settings.config_path, &fresh);
-    if (st.ok()) {
-      ResolvePaths(settings.config_path, &fresh);
-      config.auth.tokens_path = fresh.auth.tokens_path;
-    }
-  }
+// SIGHUP: the configuration file (the flags over it) and its token file read again. What can
+// change under calls takes effect for new calls: tokens, the log level, the request and plan
+// limits, the runs in flight per caller; the audit log file is reopened (logrotate). What shapes
+// what already runs (listen address, database, TLS, gRPC's own limits, ...) is named in a log
+// line as needing a restart and stays. A mistake in either file keeps everything in force and
+// says why. `running` is the configuration in force, updated here.
+void Reload(const DaemonSettings& settings, core::DaemonConfig* running,
+            const rpc::Listener& listener, core::DaemonCore& core, rpc::AblationService& service) {
+  core::DaemonConfig fresh;
+  core::Status st = ReloadConfig(settings, *running, &fresh);
   core::TokenTable tokens;
-  if (st.ok() && !config.auth.tokens_path.empty())
-    st = core::TokenTable::Load(config.auth.tokens_path, &tokens);
-  if (st.ok() && config.auth.tokens_path.empty() && !settings.config.auth.tokens_path.empty())
+  if (st.ok() && !fresh.auth.tokens_path.empty())
+    st = core::TokenTable::Load(fresh.auth.tokens_path, &tokens);
+  if (st.ok() && fresh.auth.tokens_path.empty() && !running->auth.tokens_path.empty())
     st = core::FailedPrecondition(
         "the configuration no longer names a token file; dropping every token needs a restart");
   if (st.ok() && !listener.authorizer)
     st = core::FailedPrecondition("this listener checks no tokens");
   if (!st.ok()) {
-    spdlog::error("SIGHUP: reload refused, the tokens in force stay: {}", st.message());
+    spdlog::error("SIGHUP: reload refused, the configuration in force stays: {}", st.message());
     rpc::AuditLog::Get().Daemon("config_reload", "refused: " + st.message());
     return;
   }
+  if (core::Status reopened = rpc::AuditLog::Get().OpenFile(settings.audit_log); !reopened.ok())
+    spdlog::error("SIGHUP: {}; audit lines go to this log", reopened.message());
+  for (const std::string& change : NeedRestart(*running, fresh))
+    spdlog::warn("SIGHUP: {} changed and needs a restart; the running value stays", change);
+
   const size_t n = tokens.size();
-  listener.authorizer->ReplaceTokens(std::move(tokens));
-  spdlog::info("SIGHUP: {} token(s) reloaded from {}", n, config.auth.tokens_path);
-  rpc::AuditLog::Get().Daemon("config_reload",
-                              std::to_string(n) + " token(s) from " + config.auth.tokens_path);
+  if (!fresh.auth.tokens_path.empty()) listener.authorizer->ReplaceTokens(std::move(tokens));
+  running->auth.tokens_path = fresh.auth.tokens_path;
+  running->log_level = fresh.log_level;
+  spdlog::set_level(spdlog::level::from_str(running->log_level));
+  // The limits that are read per call; gRPC's own were fixed when the server was built.
+  core::RequestLimits limits = fresh.limits;
+  limits.max_message_bytes = running->limits.max_message_bytes;
+  limits.max_concurrent_streams = running->limits.max_concurrent_streams;
+  limits.grpc_memory_bytes = running->limits.grpc_memory_bytes;
+  running->limits = limits;
+  service.SetLimits(limits);
+  core.runs().SetPlanLimits(limits.max_measurements_per_run, limits.max_samples_per_measurement,
+                            limits.max_stored_bytes_per_run);
+  core.profiler().SetPlanLimits(limits.max_measurements_per_run, limits.max_stored_bytes_per_run);
+  const std::string what =
+      std::to_string(n) + " token(s)" +
+      (fresh.auth.tokens_path.empty() ? "" : " from " + fresh.auth.tokens_path) + ", log level " +
+      running->log_level + ", limits: " + std::to_string(limits.max_measurements_per_run) +
+      " measurements, " + std::to_string(limits.max_samples_per_measurement) + " samples, " +
+      std::to_string(limits.max_stored_bytes_per_run) + " bytes per run, " +
+      std::to_string(limits.max_runs_per_identity) + " runs per caller";
+  spdlog::info("SIGHUP: configuration reloaded{}: {}",
+               settings.config_path.empty() ? "" : " from " + settings.config_path, what);
+  rpc::AuditLog::Get().Daemon("config_reload", what);
 }
 
 }  // namespace
@@ -146,6 +168,9 @@ int RunDaemon(const DaemonSettings& settings) {
     spdlog::info("NVML {} loaded: driver {}", config.nvml_library, nvml->DriverVersion());
   else
     spdlog::warn("NVML unavailable ({}): no telemetry, no clock locking", nvml_why);
+  // A fatal signal resets the locks held then, best effort, before the process dies
+  // (clock_lock.h); the journal below covers what it cannot.
+  core::InstallFatalSignalClockReset();
   // Locks left by a daemon that died (recorded before they were taken) are reset first.
   core::ClockLockJournal journal(config.clock_journal);
   {
@@ -176,6 +201,8 @@ int RunDaemon(const DaemonSettings& settings) {
   options.runs.max_measurements_per_run = config.limits.max_measurements_per_run;
   options.runs.max_samples_per_measurement = config.limits.max_samples_per_measurement;
   options.profiler.max_items = config.limits.max_measurements_per_run;
+  options.runs.max_stored_bytes_per_run = config.limits.max_stored_bytes_per_run;
+  options.profiler.max_stored_bytes = config.limits.max_stored_bytes_per_run;
   options.runs.hang_margin = std::chrono::seconds(config.hang_margin_seconds);
   options.readers = config.readers;
   options.runs.presets = settings.presets;
@@ -207,9 +234,13 @@ int RunDaemon(const DaemonSettings& settings) {
   grpc::EnableDefaultHealthCheckService(true);
   // Debian's grpc++_reflection (1.51) serves grpc.reflection.v1alpha only; v1 is ours.
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  rpc::ReflectionV1 reflection_v1({"ablation.v1.Ablation", "grpc.health.v1.Health",
-                                   "grpc.reflection.v1alpha.ServerReflection",
-                                   "grpc.reflection.v1.ServerReflection"});
+  const std::vector<std::string> served = {"ablation.v1.Ablation", "grpc.health.v1.Health",
+                                           "grpc.reflection.v1alpha.ServerReflection",
+                                           "grpc.reflection.v1.ServerReflection"};
+  rpc::ReflectionV1 reflection_v1(served);
+  // A method none of these serves, and a request that does not parse, get a sentence rather than
+  // gRPC's UNIMPLEMENTED with no message (unknown_calls.h).
+  rpc::UnknownMethods unknown_methods(served);
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(config.listen, listener.credentials, &port);
@@ -229,6 +260,12 @@ int RunDaemon(const DaemonSettings& settings) {
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config.limits.max_concurrent_streams);
   builder.RegisterService(&service);
   builder.RegisterService(&reflection_v1);
+  builder.RegisterCallbackGenericService(&unknown_methods);
+  {
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> namers;
+    namers.push_back(rpc::UnparsableRequestNamer(listener.authorizer.get()));
+    builder.experimental().SetInterceptorCreators(std::move(namers));
+  }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     spdlog::error("cannot listen on {} (address in use or malformed?)", config.listen);
@@ -276,11 +313,12 @@ int RunDaemon(const DaemonSettings& settings) {
   spdlog::info("listening on {} (port {}): {}", config.listen, port, listener.description);
 
   // The GPU's worker may die and come back: health follows it every few seconds. SIGHUP reads
-  // the configuration's token file again; SIGTERM and SIGINT end the daemon.
+  // the configuration again (Reload); SIGTERM and SIGINT end the daemon.
+  core::DaemonConfig running = config;
   int sig = -1;
   const timespec every{2, 0};
   while ((sig = sigtimedwait(&signals, nullptr, &every)) < 0 || sig == SIGHUP) {
-    if (sig == SIGHUP) Reload(settings, listener);
+    if (sig == SIGHUP) Reload(settings, &running, listener, *core, service);
     UpdateHealth(health, *core);
   }
   spdlog::info("signal {}: shutting down", sig);

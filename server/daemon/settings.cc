@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 
 #include <CLI/CLI.hpp>
 
@@ -78,6 +80,7 @@ bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_cod
   std::string config_path, listen, db_path, worker_path, log_level, port_file, presets_path;
   std::string nvml_library, fleet_db, fleet_db_file;
   bool insecure_remote = false;
+  int64_t max_stored_bytes_per_run = 0;
   app.add_option("--config", config_path, "TOML configuration file")->check(CLI::ExistingFile);
   app.add_option("--listen", listen, "address to serve gRPC on (default 127.0.0.1:50051)");
   app.add_option("--db", db_path, "SQLite result database (default ./ablationd.db)");
@@ -122,6 +125,11 @@ bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_cod
   app.add_option("--fleet-db-file", fleet_db_file,
                  "read the fleet database's connection string from the first line of FILE (a "
                  "mounted secret; config key fleet.db_file)");
+  app.add_option("--max-stored-bytes-per-run", max_stored_bytes_per_run,
+                 "most bytes one run may plan to store: measurements x (max_samples x 24 + 1024); "
+                 "refused up front past it (config key limits.max_stored_bytes_per_run, default "
+                 "4 GiB)")
+      ->check(CLI::Range(int64_t(1) << 20, std::numeric_limits<int64_t>::max()));
   app.set_version_flag("--version", std::string(kDaemonVersion) + " (" + kGitRevision + ")");
   try {
     app.parse(argc, argv);
@@ -158,6 +166,20 @@ bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_cod
   if (insecure_remote) config.auth.insecure_remote = true;
   if (!fleet_db.empty()) config.fleet.db = fleet_db;
   if (!fleet_db_file.empty()) config.fleet.db_file = fleet_db_file;
+  if (max_stored_bytes_per_run > 0)
+    config.limits.max_stored_bytes_per_run = max_stored_bytes_per_run;
+  settings->apply_flags = [=](core::DaemonConfig* c) {
+    if (!listen.empty()) c->listen = listen;
+    if (!db_path.empty()) c->db_path = db_path;
+    if (!worker_path.empty()) c->worker_path = worker_path;
+    if (!log_level.empty()) c->log_level = log_level;
+    if (!port_file.empty()) c->port_file = port_file;
+    if (!nvml_library.empty()) c->nvml_library = nvml_library;
+    if (insecure_remote) c->auth.insecure_remote = true;
+    if (max_stored_bytes_per_run > 0) c->limits.max_stored_bytes_per_run = max_stored_bytes_per_run;
+    if (!fleet_db.empty()) c->fleet.db = fleet_db;
+    if (!fleet_db_file.empty()) c->fleet.db_file = fleet_db_file;
+  };
   ResolvePaths(config_path, &config);
   if (core::Status st = ResolveFleetDb(&config.fleet); !st.ok()) return Refuse(st, exit_code);
   if (!presets_path.empty()) config.presets_path = presets_path;
@@ -174,6 +196,73 @@ bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_cod
       return Refuse(st, exit_code);
   }
   return true;
+}
+
+core::Status ReloadConfig(const DaemonSettings& settings, const core::DaemonConfig& current,
+                          core::DaemonConfig* out) {
+  if (settings.config_path.empty()) {
+    *out = current;  // no file: only the token file can be read again
+    return core::Status::Ok();
+  }
+  core::DaemonConfig fresh;
+  if (core::Status st = core::LoadConfigFile(settings.config_path, &fresh); !st.ok()) return st;
+  settings.apply_flags(&fresh);
+  ResolvePaths(settings.config_path, &fresh);
+  if (core::Status st = ResolveFleetDb(&fresh.fleet); !st.ok()) return st;
+  if (fresh.worker_path.empty()) fresh.worker_path = current.worker_path;
+  if (core::Status st = ApplyNodeEnvironment(&fresh); !st.ok()) return st;
+  static const char* const kLevels[] = {"trace", "debug", "info", "warn", "error"};
+  if (std::find(std::begin(kLevels), std::end(kLevels), fresh.log_level) == std::end(kLevels))
+    return core::InvalidArgument(settings.config_path + ": log_level: '" + fresh.log_level +
+                                 "' is not one of trace, debug, info, warn, error");
+  *out = std::move(fresh);
+  return core::Status::Ok();
+}
+
+std::vector<std::string> NeedRestart(const core::DaemonConfig& running,
+                                     const core::DaemonConfig& fresh) {
+  std::vector<std::string> out;
+  auto text = [&](const char* key, const std::string& a, const std::string& b) {
+    if (a != b) out.push_back(std::string(key) + " ('" + a + "' -> '" + b + "')");
+  };
+  auto number = [&](const char* key, int64_t a, int64_t b) {
+    if (a != b)
+      out.push_back(std::string(key) + " (" + std::to_string(a) + " -> " + std::to_string(b) + ")");
+  };
+  auto role = [](const std::optional<core::Role>& r) {
+    return r ? std::string(core::RoleName(*r)) : std::string("default");
+  };
+  text("listen", running.listen, fresh.listen);
+  text("db", running.db_path, fresh.db_path);
+  // The fleet database's connection string may hold a password: named, never printed.
+  if (running.fleet.db != fresh.fleet.db) out.push_back("fleet.db (the connection string)");
+  text("worker", running.worker_path, fresh.worker_path);
+  text("port_file", running.port_file, fresh.port_file);
+  text("nvml_library", running.nvml_library, fresh.nvml_library);
+  text("clock_journal", running.clock_journal, fresh.clock_journal);
+  text("presets", running.presets_path, fresh.presets_path);
+  text("tls.cert", running.auth.tls_cert, fresh.auth.tls_cert);
+  text("tls.key", running.auth.tls_key, fresh.auth.tls_key);
+  text("tls.client_ca", running.auth.client_ca, fresh.auth.client_ca);
+  number("tls.require_client_cert", running.auth.require_client_cert,
+         fresh.auth.require_client_cert);
+  text("auth.anonymous_role", role(running.auth.anonymous_role), role(fresh.auth.anonymous_role));
+  text("auth.client_cert_role", role(running.auth.client_cert_role),
+       role(fresh.auth.client_cert_role));
+  number("insecure_remote", running.auth.insecure_remote, fresh.auth.insecure_remote);
+  number("queue.max_queued_per_gpu", running.max_queued_per_gpu, fresh.max_queued_per_gpu);
+  number("readers", running.readers, fresh.readers);
+  number("hang_margin_seconds", running.hang_margin_seconds, fresh.hang_margin_seconds);
+  number("limits.max_message_bytes", running.limits.max_message_bytes,
+         fresh.limits.max_message_bytes);
+  number("limits.max_concurrent_streams", running.limits.max_concurrent_streams,
+         fresh.limits.max_concurrent_streams);
+  number("limits.grpc_memory_bytes", running.limits.grpc_memory_bytes,
+         fresh.limits.grpc_memory_bytes);
+  text("node.name", running.node_name, fresh.node_name);
+  text("node.labels", core::FormatNodeLabels(running.node_labels),
+       core::FormatNodeLabels(fresh.node_labels));
+  return out;
 }
 
 }  // namespace ablation::daemon

@@ -3,8 +3,10 @@
 // thread, opens the database or touches a GPU, so every mistake is reported before anything runs.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "server/core/setup/config.h"
 #include "server/core/setup/presets.h"
@@ -22,7 +24,20 @@ struct DaemonSettings {
   bool metrics_allow_remote = false;  ///< --metrics-allow-remote: serve a non-loopback address
   std::string config_path;            ///< --config, read again on SIGHUP; "" when none
   std::string audit_log;              ///< --audit-log FILE; "": audit lines go to the log
+  /// The command line's settings put over a configuration read again (SIGHUP): flags win over
+  /// the file then as at start. Set by ReadSettings; never null after it.
+  std::function<void(core::DaemonConfig*)> apply_flags = [](core::DaemonConfig*) {};
 };
+
+/// The configuration as SIGHUP reads it again: the file (when there is one; else `current`),
+/// the flags over it, paths resolved, the node environment applied. An error names the key.
+core::Status ReloadConfig(const DaemonSettings& settings, const core::DaemonConfig& current,
+                          core::DaemonConfig* out);
+
+/// The settings that differ between `running` and `fresh` and take effect only at a restart
+/// (listen address, database, TLS, gRPC's own limits, ...), each as "key (running -> fresh)".
+std::vector<std::string> NeedRestart(const core::DaemonConfig& running,
+                                     const core::DaemonConfig& fresh);
 
 /// Parses the command line and reads the configuration. Returns true with `settings` filled when
 /// the daemon should go on; false with `exit_code` set when it should stop now (--help or

@@ -94,27 +94,41 @@ void AuditLog::CloseWindowLocked(std::chrono::steady_clock::time_point now) {
     j["refused_unlogged"] = window_refused_;
     j["window_seconds"] = 1;
     j["limit_per_second"] = kMaxAuthFailuresPerSecond;
+    j["limit_per_peer_per_second"] = kMaxAuthFailuresPerPeerPerSecond;
     Write(Dump(j));
   }
   window_start_ = now;
   window_failures_ = 0;
   window_refused_ = 0;
+  window_peers_.clear();
 }
 
-bool AuditLog::AuthFailure(std::string_view method, std::string_view reason) {
+AuditLog::AuthVerdict AuditLog::AuthFailure(std::string_view method, std::string_view reason,
+                                            std::string_view peer_address) {
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard lock(mu_);
   if (now - window_start_ >= std::chrono::seconds(1)) CloseWindowLocked(now);
+  if (!peer_address.empty()) {
+    // One entry per address that failed this second; the map is emptied every second.
+    auto it = window_peers_.find(peer_address);
+    if (it == window_peers_.end()) it = window_peers_.emplace(std::string(peer_address), 0).first;
+    if (it->second >= kMaxAuthFailuresPerPeerPerSecond) {
+      ++window_refused_;
+      return AuthVerdict::kPeerLimited;
+    }
+    ++it->second;
+  }
   if (window_failures_ >= kMaxAuthFailuresPerSecond) {
     ++window_refused_;
-    return false;
+    return AuthVerdict::kLimited;
   }
   ++window_failures_;
   nlohmann::json j = Line("auth_failure");
   j["method"] = std::string(method);
   j["reason"] = std::string(reason);
+  if (!peer_address.empty()) j["peer"] = std::string(peer_address);
   Write(Dump(j));
-  return true;
+  return AuthVerdict::kLogged;
 }
 
 void AuditLog::ResetWindow() {
@@ -122,6 +136,7 @@ void AuditLog::ResetWindow() {
   window_start_ = {};
   window_failures_ = 0;
   window_refused_ = 0;
+  window_peers_.clear();
 }
 
 }  // namespace ablation::rpc

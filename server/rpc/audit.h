@@ -6,14 +6,17 @@
 // summed up in one line when the second is over (24,450 wrong tokens in 4 s were all answered and
 // none logged before).
 //
-// gRPC's AuthMetadataProcessor, where tokens are checked, is not told the caller's address, so a
-// failure's line names the method and why, not the peer; and the limit counts every peer's
-// failures together. A caller with a valid token never meets it: only failing calls are counted
-// and only failing calls are refused.
+// The limit is per peer address first (kMaxAuthFailuresPerPeerPerSecond: one caller guessing
+// tokens is slowed without slowing another who mistyped one), then for all peers together
+// (kMaxAuthFailuresPerSecond, a backstop against guesses from many addresses). A call refused by
+// its peer's limit does not count against the backstop. A caller with a valid token never meets
+// either: only failing calls are counted and only failing calls are refused.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -26,6 +29,13 @@ namespace ablation::rpc {
 class AuditLog {
  public:
   static constexpr int kMaxAuthFailuresPerSecond = 20;
+  static constexpr int kMaxAuthFailuresPerPeerPerSecond = 5;
+
+  enum class AuthVerdict {
+    kLogged,       ///< audited; answer the failure as it is
+    kPeerLimited,  ///< over its address's limit: answer RESOURCE_EXHAUSTED
+    kLimited       ///< over the limit of all peers together: answer RESOURCE_EXHAUSTED
+  };
 
   /// The daemon's one audit log.
   static AuditLog& Get();
@@ -40,9 +50,11 @@ class AuditLog {
   /// An event of the daemon itself (a reload, a worker that died).
   void Daemon(std::string_view event, std::string_view detail);
 
-  /// An authentication failure of a call to `method`. False when the call is over the rate
-  /// limit and is to be answered RESOURCE_EXHAUSTED instead (not logged one by one).
-  bool AuthFailure(std::string_view method, std::string_view reason);
+  /// An authentication failure of a call to `method` from `peer_address` ("ipv4:127.0.0.1", no
+  /// port; "" where it is not known, counted only together). Past a limit the call is to be
+  /// answered RESOURCE_EXHAUSTED instead and is not logged one by one.
+  AuthVerdict AuthFailure(std::string_view method, std::string_view reason,
+                          std::string_view peer_address = "");
 
   /// For tests: forget the current window.
   void ResetWindow();
@@ -57,6 +69,7 @@ class AuditLog {
   std::chrono::steady_clock::time_point window_start_{};  ///< guarded by mu_
   int window_failures_ = 0;                               ///< guarded by mu_
   int64_t window_refused_ = 0;                            ///< guarded by mu_
+  std::map<std::string, int, std::less<>> window_peers_;  ///< failures per address; mu_
 };
 
 }  // namespace ablation::rpc

@@ -80,6 +80,28 @@ grpc::Status Refuse(const core::Identity& caller, std::string_view what, Role ne
               "with that role)"};
 }
 
+// What a caller past an authentication-failure limit is told (audit.h).
+grpc::Status TooManyFailures(AuditLog::AuthVerdict verdict, std::string_view address) {
+  if (verdict == AuditLog::AuthVerdict::kPeerLimited)
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+            "too many failed authentications from " + std::string(address) + " (more than " +
+                std::to_string(AuditLog::kMaxAuthFailuresPerPeerPerSecond) +
+                " a second): this call was not checked; wait and use a valid token"};
+  return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+          "too many failed authentications (more than " +
+              std::to_string(AuditLog::kMaxAuthFailuresPerSecond) +
+              " a second from all callers): this call was not checked; wait and use a valid token"};
+}
+
+// A method of the method table: its handler refuses an unauthenticated call itself, where the
+// peer is known (Authorizer::Refusal); every other path is refused here.
+bool InMethodTable(std::string_view method) {
+  if (method.substr(0, kService.size()) != kService) return false;
+  for (const auto& entry : kMethodRoles)
+    if (MethodName(method) == entry.method) return true;
+  return false;
+}
+
 class TokenProcessor final : public grpc::AuthMetadataProcessor {
  public:
   explicit TokenProcessor(const Authorizer* authorizer) : authorizer_(authorizer) {}
@@ -92,13 +114,18 @@ class TokenProcessor final : public grpc::AuthMetadataProcessor {
     const std::string_view method = Find(metadata, ":path");
     grpc::Status st = authorizer_->Check(method, metadata, context);
     if (st.error_code() != grpc::StatusCode::UNAUTHENTICATED) return st;
+    // gRPC 1.51 tells a processor nothing of the peer, so a call of the method table that
+    // fails is let through to its handler, which checks it again knowing the peer and refuses
+    // it first thing: the rate limit is then per address (Authorizer::Refusal). (Marking the
+    // call on its auth context does not work: the processor's context is the connection's,
+    // shared by its later calls.) A status guard (unknown_calls.cc) checks it once more on the
+    // way out, and a test calls every method without credentials.
+    if (InMethodTable(method)) return grpc::Status::OK;
     // Every authentication failure is audited, up to a rate; past it the caller is told to slow
     // down and the failures are counted, not logged one by one (audit.h).
-    if (AuditLog::Get().AuthFailure(MethodName(method), st.error_message())) return st;
-    return {grpc::StatusCode::RESOURCE_EXHAUSTED,
-            "too many failed authentications (more than " +
-                std::to_string(AuditLog::kMaxAuthFailuresPerSecond) +
-                " a second): this call was not checked; wait and use a valid token"};
+    const AuditLog::AuthVerdict verdict =
+        AuditLog::Get().AuthFailure(MethodName(method), st.error_message());
+    return verdict == AuditLog::AuthVerdict::kLogged ? st : TooManyFailures(verdict, "");
   }
 
  private:
@@ -106,6 +133,27 @@ class TokenProcessor final : public grpc::AuthMetadataProcessor {
 };
 
 }  // namespace
+
+std::string PeerAddress(std::string_view peer) {
+  // "ipv4:127.0.0.1:54321" -> "ipv4:127.0.0.1", "ipv6:[::1]:54321" -> "ipv6:[::1]"; a Unix
+  // socket's peer ("unix:...") is one local address.
+  if (peer.substr(0, 5) == "unix:") return "unix";
+  const size_t colon = peer.rfind(':');
+  if (colon == std::string_view::npos || colon < 5) return std::string(peer);
+  return std::string(peer.substr(0, colon));
+}
+
+grpc::Status Authorizer::Refusal(const grpc::ServerContextBase& context,
+                                 std::string_view method) const {
+  const std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  grpc::Status st =
+      Check(std::string(kService) + std::string(method), context.client_metadata(), auth.get());
+  if (st.error_code() != grpc::StatusCode::UNAUTHENTICATED) return grpc::Status::OK;
+  const std::string address = PeerAddress(context.peer());
+  const AuditLog::AuthVerdict verdict =
+      AuditLog::Get().AuthFailure(method, st.error_message(), address);
+  return verdict == AuditLog::AuthVerdict::kLogged ? st : TooManyFailures(verdict, address);
+}
 
 std::string_view MethodName(std::string_view path) {
   const size_t slash = path.rfind('/');
@@ -201,7 +249,7 @@ std::string Authorizer::MetricsRefusal(std::string_view authorization) const {
   } else if (identity->role < Role::kRead) {
     why = identity->name + " has no role that may read the metrics";
   }
-  if (!why.empty()) (void)AuditLog::Get().AuthFailure("GET /metrics", why);
+  if (!why.empty()) (void)AuditLog::Get().AuthFailure("GET /metrics", why);  // refused anyway
   return why;
 }
 

@@ -49,6 +49,13 @@ class Authorizer {
                      const grpc::AuthContext* auth) const;
   grpc::Status Allow(Action action, const core::Identity& caller) const;
 
+  /// OK for a call of ablation.v1.Ablation's `method` ("ListRuns") that authenticates (a role
+  /// too low is Check's, refused by the processor already); else UNAUTHENTICATED saying why, or
+  /// RESOURCE_EXHAUSTED past the failures its peer address (then all peers) may have a second
+  /// (audit.h). The processor lets such calls through for this, since it is not told the peer:
+  /// every handler of the service asks it first, before anything else.
+  grpc::Status Refusal(const grpc::ServerContextBase& context, std::string_view method) const;
+
   /// The processor to set on the listener's credentials; it calls Check for every call.
   std::shared_ptr<grpc::AuthMetadataProcessor> Processor() const;
 
@@ -68,6 +75,10 @@ class Authorizer {
   core::Role anonymous_role_;
   core::Role client_cert_role_;
 };
+
+/// A peer's address without its port, the key of the per-peer limits: "ipv4:127.0.0.1:54321" ->
+/// "ipv4:127.0.0.1"; every Unix-socket peer is "unix".
+std::string PeerAddress(std::string_view peer);
 
 /// The method name of a call's full path: "/ablation.v1.Ablation/CancelRun" -> "CancelRun".
 std::string_view MethodName(std::string_view path);

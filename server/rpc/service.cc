@@ -13,15 +13,43 @@
 #include "server/rpc/run_stream.h"
 
 namespace ablation::rpc {
+
+ConnectionCalls::Entered ConnectionCalls::Enter(const std::string& peer, int max) {
+  std::lock_guard lock(mu_);
+  const int n = ++calls_[peer];
+  return {max <= 0 || n <= max, n};
+}
+
+void ConnectionCalls::Leave(const std::string& peer) {
+  std::lock_guard lock(mu_);
+  auto it = calls_.find(peer);
+  if (it != calls_.end() && --it->second <= 0) calls_.erase(it);
+}
+
 namespace {
 
-// A handler the core answers inline (in-memory lookups), once the request is within bounds.
+// A unary call's reactor that holds its place among its connection's calls until gRPC is done
+// with it (OnDone: the reply and status written out, or the call cancelled).
+class CountedReactor final : public grpc::ServerUnaryReactor {
+ public:
+  CountedReactor(ConnectionCalls* calls, std::string peer)
+      : calls_(calls), peer_(std::move(peer)) {}
+  void OnDone() override {
+    calls_->Leave(peer_);
+    delete this;
+  }
+
+ private:
+  ConnectionCalls* calls_;
+  std::string peer_;
+};
+
+// A handler the core answers inline (in-memory lookups), once the call is admitted (its
+// connection under its bound of calls in flight) and the request within bounds.
 template <typename Body>
-grpc::ServerUnaryReactor* Inline(grpc::CallbackServerContext* context, const core::Status& bounds,
-                                 Body&& body) {
-  auto* reactor = context->DefaultReactor();
-  reactor->Finish(ToGrpc(bounds.ok() ? body() : bounds));
-  return reactor;
+grpc::ServerUnaryReactor* Inline(const Admitted& call, const core::Status& bounds, Body&& body) {
+  call.reactor->Finish(!call.status.ok() ? call.status : ToGrpc(bounds.ok() ? body() : bounds));
+  return call.reactor;
 }
 
 // A reply larger than limits.max_reply_bytes is refused here, by name, rather than by gRPC's
@@ -37,11 +65,11 @@ grpc::Status ReplyTooLarge(size_t bytes, int max_bytes) {
 // A handler the core answers later, from one of its threads: `start` hands the core a callback
 // that fills the response and finishes the call.
 template <typename Response, typename Start>
-grpc::ServerUnaryReactor* Later(grpc::CallbackServerContext* context, const core::Status& bounds,
+grpc::ServerUnaryReactor* Later(const Admitted& call, const core::Status& bounds,
                                 int max_reply_bytes, Response* response, Start&& start) {
-  auto* reactor = context->DefaultReactor();
-  if (!bounds.ok()) {
-    reactor->Finish(ToGrpc(bounds));
+  auto* reactor = call.reactor;
+  if (!call.status.ok() || !bounds.ok()) {
+    reactor->Finish(!call.status.ok() ? call.status : ToGrpc(bounds));
     return reactor;
   }
   start([reactor, response, max_reply_bytes](const core::Status& s, const Response& r) {
@@ -131,6 +159,33 @@ void VerifyCall::OnEnd(const core::Status& status) {
 
 }  // namespace
 
+Admitted AblationService::Admit(grpc::CallbackServerContext* context, std::string_view method) {
+  // First: an unauthenticated call does nothing.
+  grpc::Status refused = auth_->Refusal(*context, method);
+  std::string peer = context->peer();
+  const int max = Limits().max_concurrent_streams;
+  const ConnectionCalls::Entered entered = calls_.Enter(peer, max);
+  auto* reactor = new CountedReactor(&calls_, std::move(peer));
+  // Far past the bound, the client reads nothing: the call is reset rather than answered, since
+  // an answer it does not read would wait in the daemon with the call's memory (~20 KB a call).
+  if (max > 0 && entered.calls > 2 * max) context->TryCancel();
+  if (!refused.ok()) return {reactor, refused};
+  if (entered.ok) return {reactor, grpc::Status::OK};
+  return {reactor,
+          grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                       "this connection has " + std::to_string(entered.calls - 1) +
+                           " calls whose replies it has not read yet, the most one may have "
+                           "(limits.max_concurrent_streams): read them before asking more")};
+}
+
+void AblationService::SetLimits(const core::RequestLimits& limits) {
+  {
+    std::lock_guard lock(limits_mu_);
+    limits_ = limits;
+  }
+  quota_.SetLimits(limits);
+}
+
 AblationService::AblationService(core::DaemonCore* core, ServiceOptions options)
     : core_(core), auth_(options.authorizer), limits_(options.limits), quota_(options.limits) {
   if (!auth_) {
@@ -142,6 +197,8 @@ AblationService::AblationService(core::DaemonCore* core, ServiceOptions options)
 
 grpc::ServerWriteReactor<v1::RunEvent>* AblationService::RunAblation(
     grpc::CallbackServerContext* context, const v1::RunRequest* request) {
+  if (grpc::Status refused = auth_->Refusal(*context, __func__); !refused.ok())
+    return RunStream::Refuse(refused);
   const core::Identity caller = auth_->Caller(*context);
   if (core::Status st = Bounds(*request); !st.ok()) return RunStream::Refuse(ToGrpc(st));
   if (request->clocks().mode() == v1::CLOCK_MODE_LOCK) {
@@ -162,15 +219,21 @@ grpc::ServerWriteReactor<v1::RunEvent>* AblationService::RunAblation(
 
 grpc::ServerWriteReactor<v1::RunEvent>* AblationService::WatchRun(
     grpc::CallbackServerContext* context, const v1::WatchRunRequest* request) {
-  (void)context;
+  if (grpc::Status refused = auth_->Refusal(*context, __func__); !refused.ok())
+    return RunStream::Refuse(refused);
   return RunStream::Watch(&core_->runs(), &core_->queries(), request->run_id());
 }
 
 grpc::ServerUnaryReactor* AblationService::Verify(grpc::CallbackServerContext* context,
                                                   const v1::VerifyRequest* request,
                                                   v1::VerifyResponse* response) {
-  const core::Identity caller = auth_->Caller(*context);
   auto* reactor = new VerifyReactor(&core_->runs());
+  if (grpc::Status refused = auth_->Refusal(*context, __func__); !refused.ok()) {
+    reactor->set_call(std::make_shared<VerifyCall>(reactor, response, nullptr));
+    reactor->Finish(refused);
+    return reactor;
+  }
+  const core::Identity caller = auth_->Caller(*context);
   core::Status st = Bounds(*request);
   if (st.ok()) st = quota_.Reserve(caller.name);
   if (!st.ok()) {
@@ -196,7 +259,7 @@ grpc::ServerUnaryReactor* AblationService::Verify(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* AblationService::ListVariants(grpc::CallbackServerContext* context,
                                                         const v1::ListVariantsRequest* request,
                                                         v1::ListVariantsResponse* response) {
-  return Inline(context, Bounds(*request), [&] {
+  return Inline(Admit(context, __func__), Bounds(*request), [&] {
     return core::ListVariants(core_->registry(), core_->user_kernels().Variants(), *request,
                               response);
   });
@@ -205,21 +268,21 @@ grpc::ServerUnaryReactor* AblationService::ListVariants(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* AblationService::GetDevice(grpc::CallbackServerContext* context,
                                                      const v1::GetDeviceRequest* request,
                                                      v1::GetDeviceResponse* response) {
-  return Inline(context, Bounds(*request),
+  return Inline(Admit(context, __func__), Bounds(*request),
                 [&] { return core::GetDevice(core_->runs(), *request, response); });
 }
 
 grpc::ServerUnaryReactor* AblationService::GetBudget(grpc::CallbackServerContext* context,
                                                      const v1::BudgetRequest* request,
                                                      v1::BudgetResponse* response) {
-  return Inline(context, Bounds(*request),
+  return Inline(Admit(context, __func__), Bounds(*request),
                 [&] { return core::GetBudget(core_->registry(), *request, response); });
 }
 
 grpc::ServerUnaryReactor* AblationService::ListPresets(grpc::CallbackServerContext* context,
                                                        const v1::ListPresetsRequest* request,
                                                        v1::ListPresetsResponse* response) {
-  return Inline(context, Bounds(*request), [&] {
+  return Inline(Admit(context, __func__), Bounds(*request), [&] {
     const std::shared_ptr<const core::Presets> presets = core_->presets();
     const std::shared_ptr<const kernels::Registry> catalog = core_->runs().Catalog();
     return core::ListPresets(presets.get(), *catalog, *request, response);
@@ -240,12 +303,17 @@ grpc::ServerUnaryReactor* AblationService::CancelRun(grpc::CallbackServerContext
     return st;
   };
   if (others.ok() || !bounds.ok())
-    return Inline(context, bounds, [&] {
+    return Inline(Admit(context, __func__), bounds, [&] {
       return audited(Guarded([&] { return core_->runs().Cancel(run_id, response, caller.name); }));
     });
   // Not an admin: the run must be the caller's own. Who asked for it is in the store, read on
   // the reader pool (requested_by never changes once a run exists).
-  auto* reactor = context->DefaultReactor();
+  const Admitted call = Admit(context, __func__);
+  auto* reactor = call.reactor;
+  if (!call.status.ok()) {
+    reactor->Finish(call.status);
+    return reactor;
+  }
   core_->queries().FindRun(run_id, [this, reactor, response, caller, run_id, others, audited](
                                        const core::Status& st, const v1::Run& run) {
     if (!st.ok()) return reactor->Finish(ToGrpc(st));
@@ -263,35 +331,35 @@ grpc::ServerUnaryReactor* AblationService::CancelRun(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* AblationService::ListRuns(grpc::CallbackServerContext* context,
                                                     const v1::ListRunsRequest* request,
                                                     v1::ListRunsResponse* response) {
-  return Later(context, Bounds(*request), limits_.max_reply_bytes, response,
+  return Later(Admit(context, __func__), Bounds(*request), Limits().max_reply_bytes, response,
                [&](auto done) { core_->queries().ListRuns(*request, std::move(done)); });
 }
 
 grpc::ServerUnaryReactor* AblationService::GetRun(grpc::CallbackServerContext* context,
                                                   const v1::GetRunRequest* request,
                                                   v1::GetRunResponse* response) {
-  return Later(context, Bounds(*request), limits_.max_reply_bytes, response,
+  return Later(Admit(context, __func__), Bounds(*request), Limits().max_reply_bytes, response,
                [&](auto done) { core_->queries().GetRun(*request, std::move(done)); });
 }
 
 grpc::ServerUnaryReactor* AblationService::QueryMeasurements(
     grpc::CallbackServerContext* context, const v1::QueryMeasurementsRequest* request,
     v1::QueryMeasurementsResponse* response) {
-  return Later(context, Bounds(*request), limits_.max_reply_bytes, response,
+  return Later(Admit(context, __func__), Bounds(*request), Limits().max_reply_bytes, response,
                [&](auto done) { core_->queries().QueryMeasurements(*request, std::move(done)); });
 }
 
 grpc::ServerUnaryReactor* AblationService::GetHistory(grpc::CallbackServerContext* context,
                                                       const v1::HistoryRequest* request,
                                                       v1::HistoryResponse* response) {
-  return Later(context, Bounds(*request), limits_.max_reply_bytes, response,
+  return Later(Admit(context, __func__), Bounds(*request), Limits().max_reply_bytes, response,
                [&](auto done) { core_->queries().GetHistory(*request, std::move(done)); });
 }
 
 grpc::ServerUnaryReactor* AblationService::Advise(grpc::CallbackServerContext* context,
                                                   const v1::AdviseRequest* request,
                                                   v1::AdviseResponse* response) {
-  return Later(context, Bounds(*request), limits_.max_reply_bytes, response,
+  return Later(Admit(context, __func__), Bounds(*request), Limits().max_reply_bytes, response,
                [&](auto done) { core_->queries().Advise(*request, std::move(done)); });
 }
 
@@ -300,9 +368,11 @@ grpc::ServerUnaryReactor* AblationService::InspectSass(grpc::CallbackServerConte
                                                        v1::SassResponse* response) {
   // The worker names the kernel on the GPU's thread, cuobjdump runs on the inspector's thread,
   // and that thread finishes the call.
-  return Later(context, Bounds(*request), limits_.max_reply_bytes, response, [&](auto done) {
-    if (core::Status st = core_->sass().Inspect(*request, done); !st.ok()) done(st, {});
-  });
+  return Later(Admit(context, __func__), Bounds(*request), Limits().max_reply_bytes, response,
+               [&](auto done) {
+                 if (core::Status st = core_->sass().Inspect(*request, done); !st.ok())
+                   done(st, {});
+               });
 }
 
 grpc::ServerUnaryReactor* AblationService::Profile(grpc::CallbackServerContext* context,
@@ -311,10 +381,11 @@ grpc::ServerUnaryReactor* AblationService::Profile(grpc::CallbackServerContext* 
   // ncu runs on the GPU's thread (the GPU is held, nothing is timed meanwhile); that thread
   // finishes the call. A profile holds the GPU as a run does: it takes a share of the caller's
   // quota of runs in flight, given back when it is answered.
+  const Admitted call = Admit(context, __func__);  // first: nothing is reserved for a refused call
   const core::Identity caller = auth_->Caller(*context);
   core::Status bounds = Bounds(*request);
-  if (bounds.ok()) bounds = quota_.Reserve(caller.name);
-  return Later(context, bounds, limits_.max_reply_bytes, response, [&](auto done) {
+  if (call.status.ok() && bounds.ok()) bounds = quota_.Reserve(caller.name);
+  return Later(call, bounds, Limits().max_reply_bytes, response, [&](auto done) {
     auto release = [this, name = caller.name, done](const core::Status& st,
                                                     const v1::ProfileResponse& r) {
       quota_.Release(name);
@@ -343,7 +414,12 @@ core::KernelCaller AblationService::KernelCallerOf(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* AblationService::AddKernel(grpc::CallbackServerContext* context,
                                                      const v1::AddKernelRequest* request,
                                                      v1::AddKernelResponse* response) {
-  auto* reactor = context->DefaultReactor();
+  const Admitted call = Admit(context, __func__);
+  auto* reactor = call.reactor;
+  if (!call.status.ok()) {
+    reactor->Finish(call.status);
+    return reactor;
+  }
   if (core::Status st = Bounds(*request); !st.ok()) {
     reactor->Finish(ToGrpc(st));
     return reactor;
@@ -365,14 +441,14 @@ grpc::ServerUnaryReactor* AblationService::AddKernel(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* AblationService::ListKernels(grpc::CallbackServerContext* context,
                                                        const v1::ListKernelsRequest* request,
                                                        v1::ListKernelsResponse* response) {
-  return Inline(context, Bounds(*request),
+  return Inline(Admit(context, __func__), Bounds(*request),
                 [&] { return Guarded([&] { return core_->ListKernels(*request, response); }); });
 }
 
 grpc::ServerUnaryReactor* AblationService::GetKernel(grpc::CallbackServerContext* context,
                                                      const v1::GetKernelRequest* request,
                                                      v1::GetKernelResponse* response) {
-  return Inline(context, Bounds(*request),
+  return Inline(Admit(context, __func__), Bounds(*request),
                 [&] { return Guarded([&] { return core_->GetKernel(*request, response); }); });
 }
 
@@ -380,7 +456,7 @@ grpc::ServerUnaryReactor* AblationService::RemoveKernel(grpc::CallbackServerCont
                                                         const v1::RemoveKernelRequest* request,
                                                         v1::RemoveKernelResponse*) {
   const core::KernelCaller caller = KernelCallerOf(context);
-  return Inline(context, Bounds(*request), [&] {
+  return Inline(Admit(context, __func__), Bounds(*request), [&] {
     const core::Status st = Guarded([&] { return core_->RemoveKernel(caller, *request); });
     AuditLog::Get().Action("remove_kernel", auth_->Caller(*context), context->peer(),
                            request->name(), st.ok() ? "ok" : st.message());

@@ -6,8 +6,10 @@
 // SASS inspection on its own thread, and those threads finish the calls.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -30,6 +32,31 @@ template <typename Request>
 using StreamHandler = grpc::ServerWriteReactor<v1::RunEvent>*(grpc::CallbackServerContext* context,
                                                               const Request* request);
 
+/// The unary calls of each connection (ServerContext::peer(), one per connection) that gRPC has
+/// not finished yet: a reply a client does not read stays in the daemon until it does (10,000
+/// unread ListVariants calls on one connection took 1.77 GB, since gRPC 1.51 does not hold a
+/// finished call's stream against MAX_CONCURRENT_STREAMS while its reply waits on flow control).
+class ConnectionCalls {
+ public:
+  struct Entered {
+    bool ok;    ///< within the bound; false: the connection already had `max`
+    int calls;  ///< the connection's calls in flight, this one included
+  };
+  /// Counts a call (Leave when gRPC is done with it, admitted or not).
+  Entered Enter(const std::string& peer, int max);
+  void Leave(const std::string& peer);
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, int> calls_;  ///< guarded by mu_
+};
+
+/// A unary call's reactor and whether the call was admitted (its connection under the bound).
+struct Admitted {
+  grpc::ServerUnaryReactor* reactor;
+  grpc::Status status;  ///< ok, or RESOURCE_EXHAUSTED naming the bound
+};
+
 struct ServiceOptions {
   /// Who the callers are; null: everyone is an anonymous admin (in-process tests).
   const Authorizer* authorizer = nullptr;
@@ -41,6 +68,10 @@ class AblationService final : public v1::Ablation::CallbackService {
   explicit AblationService(core::DaemonCore* core, ServiceOptions options = {});
   /// Waits for the AddKernel calls still compiling.
   ~AblationService() override;
+
+  /// The limits of calls from now on (SIGHUP): request bounds, reply cap, runs in flight. Those
+  /// gRPC was built with (message size, streams, memory) are not changed here.
+  void SetLimits(const core::RequestLimits& limits);
 
   // Runs: on the GPUs' threads.
   StreamHandler<v1::RunRequest> RunAblation;
@@ -70,15 +101,25 @@ class AblationService final : public v1::Ablation::CallbackService {
 
  private:
   core::KernelCaller KernelCallerOf(grpc::CallbackServerContext* context) const;
+  /// The reactor of a unary call, counted against its connection (limits.max_concurrent_streams
+  /// calls in flight at most); a call past the bound gets a reactor to refuse it with.
+  /// `method`: the handler's name (__func__), for the authentication it checks first.
+  Admitted Admit(grpc::CallbackServerContext* context, std::string_view method);
   core::Status Bounds(const google::protobuf::Message& request) const {
-    return core::CheckRequestBounds(request, limits_);
+    return core::CheckRequestBounds(request, Limits());
+  }
+  core::RequestLimits Limits() const {
+    std::lock_guard lock(limits_mu_);
+    return limits_;
   }
 
   core::DaemonCore* core_;
   std::unique_ptr<Authorizer> own_authorizer_;  ///< when none was given
   const Authorizer* auth_;
-  core::RequestLimits limits_;
+  mutable std::mutex limits_mu_;
+  core::RequestLimits limits_;  ///< guarded by limits_mu_
   core::RunQuota quota_;
+  ConnectionCalls calls_;
   std::mutex compiling_mu_;
   std::vector<std::thread> compiling_;  ///< AddKernel calls' threads; guarded by compiling_mu_
 };

@@ -484,7 +484,8 @@ TEST_F(CliTest, FormatIsOneFlagWithOneMeaning) {
   ASSERT_EQ(Run({"report", "5", "-f", "json"}), kExitOk);
   EXPECT_EQ(out_.front(), '{');
   EXPECT_EQ(Run({"runs", "-f", "html"}), kExitUsage);
-  EXPECT_EQ(err_, "error: --format html is for report; use table, json, csv or markdown\n");
+  EXPECT_EQ(err_,
+            "error: --format html is for report and history; use table, json, csv or markdown\n");
 }
 
 TEST_F(CliTest, VersionNamesTheClientAndItsRevision) {

@@ -172,6 +172,46 @@ TEST_F(SettingsTest, TheFleetDatabaseFromAFlagAFileOrTheEnvironmentIsChecked) {
 // The node's provenance: ABLATION_NODE_LABELS adds to (and replaces) the file's labels,
 // ABLATION_NODE_NAME wins over the file's name, the host name stands in for none; a bad label
 // stops the daemon naming it.
+// The bytes-per-run bound: config key and flag (the flag wins), its floor; and SIGHUP's reading
+// of the file again keeps the flags over it and names what needs a restart.
+TEST_F(SettingsTest, TheBytesPerRunBoundAndAReloadThatKeepsTheFlags) {
+  const std::string config =
+      Write("etc/ablationd.toml", "readers = 4\n[limits]\nmax_stored_bytes_per_run = 8388608\n");
+  DaemonSettings s;
+  int code = -1;
+  ASSERT_TRUE(Read({"--config", config, "--metrics-listen", ""}, &s, &code));
+  EXPECT_EQ(s.config.limits.max_stored_bytes_per_run, 8388608);
+  DaemonSettings by_flag;
+  ASSERT_TRUE(Read({"--config", config, "--metrics-listen", "", "--db", "/tmp/z.db",
+                    "--max-stored-bytes-per-run", "16777216"},
+                   &by_flag, &code));
+  EXPECT_EQ(by_flag.config.limits.max_stored_bytes_per_run, 16777216);
+  DaemonSettings too_small;
+  EXPECT_FALSE(Read({"--max-stored-bytes-per-run", "1000"}, &too_small, &code));
+  EXPECT_NE(code, 0);  // CLI11's code for a value out of range
+  Write("etc/small.toml", "[limits]\nmax_stored_bytes_per_run = 1000\n");
+  EXPECT_FALSE(Read({"--config", (dir_ / "etc/small.toml").string()}, &too_small, &code));
+  EXPECT_EQ(code, 2);
+
+  // Read again: the file's new values, the flags still over them, the changes that need a
+  // restart named.
+  Write("etc/ablationd.toml",
+        "readers = 2\ndb = \"/var/lib/other.db\"\n[limits]\n"
+        "max_stored_bytes_per_run = 4194304\nmax_runs_per_identity = 3\n");
+  core::DaemonConfig fresh;
+  ASSERT_TRUE(ReloadConfig(by_flag, by_flag.config, &fresh).ok());
+  EXPECT_EQ(fresh.limits.max_runs_per_identity, 3);
+  EXPECT_EQ(fresh.limits.max_stored_bytes_per_run, 16777216);  // the flag still wins
+  EXPECT_EQ(fresh.db_path, "/tmp/z.db");                       // so does --db
+  const std::vector<std::string> restart = NeedRestart(by_flag.config, fresh);
+  ASSERT_EQ(restart.size(), 1u);
+  EXPECT_EQ(restart[0], "readers (4 -> 2)");
+  Write("etc/ablationd.toml", "log_level = \"loud\"\n");
+  const core::Status bad = ReloadConfig(by_flag, by_flag.config, &fresh);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("log_level: 'loud'"), std::string::npos) << bad.message();
+}
+
 TEST(NodeEnvironment, EnvironmentOverTheFileAndTheHostNameLast) {
   core::DaemonConfig config;
   config.node_labels = {{"zone", "a"}, {"pool", "h100"}};

@@ -3,6 +3,10 @@
 // on every way out of a run. No test here can reach a real GPU's clock controls: the daemon is
 // always pointed at the stand-in with --nvml-library.
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <cstring>
 
 #include <chrono>
 #include <filesystem>
@@ -195,6 +199,34 @@ TEST_F(Clocks, SigtermDuringALockedRunResetsTheLock) {
   streamer.join();
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   ExpectEveryLockReset();
+}
+
+// A fatal signal while a lock is held (abort, a segfault, a bus error, a floating-point trap:
+// sent from outside here, which runs the same handler as the fault itself) resets the lock before
+// the daemon dies, best effort (clock_lock.h), then dies of that signal as it would have; the
+// journal entry stays for the next start, whose second reset is harmless.
+TEST_F(Clocks, AFatalSignalResetsTheLockBeforeTheDaemonDies) {
+  const rlimit no_core{0, 0};  // the daemon inherits it: no core files from this test
+  ASSERT_EQ(::setrlimit(RLIMIT_CORE, &no_core), 0);
+  for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE}) {
+    SCOPED_TRACE(strsignal(sig));
+    StartDaemon({{"ABLATION_FAKE_SLEEP_MS", "400"}});
+    std::thread streamer([&] {
+      std::vector<v1::RunEvent> events;
+      Stream(LockRequest(), &events);
+    });
+    for (int i = 0; i < 100 && !HasLock(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(HasLock());
+    const int st = daemon_->Stop(sig);
+    streamer.join();
+    EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == sig) << st;
+    ExpectEveryLockReset();
+    EXPECT_THAT(daemon_->log(), HasSubstr("1 clock lock(s) reset before exiting"));
+    daemon_.reset();
+    std::filesystem::remove(log_path());
+    std::filesystem::remove(dir_ + "/daemon.log");
+  }
 }
 
 TEST_F(Clocks, DaemonKilledWithALockResetsItAtTheNextStartAndOnDemand) {

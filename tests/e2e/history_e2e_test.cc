@@ -84,6 +84,19 @@ TEST_F(HistoryE2E, ASlowerClockFromTheNinthNightIsOneChangePoint) {
                            "time,median_ms,noise,tflops,change_point,relative_change,node\r\n"));
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 17);
 
+  // The HTML page: the series' chart with its change point marked before the ninth run, and its
+  // table (charts.h HistoryChart).
+  auto html = Client({"--format", "html", "history", "L1_R1_s3", "--tag", "nightly"});
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  EXPECT_THAT(html.out, HasSubstr("<title>History: L1_R1_s3, tag nightly</title>"));
+  EXPECT_THAT(html.out, HasSubstr("<svg class=\"chart history\" id=\"history-1\""));
+  EXPECT_THAT(html.out, HasSubstr("<g class=\"change-point\" data-index=\"8\">"));
+  EXPECT_THAT(html.out, HasSubstr("▲ slower +"));
+  size_t points = 0;
+  for (size_t at = 0; (at = html.out.find("<circle class=\"point", at)) != std::string::npos; ++at)
+    ++points;
+  EXPECT_EQ(points, 16u);
+
   // The series of one run, and nothing of a run that measured something else.
   auto of_run = Client({"--format", "json", "history", "abl_*", "--in-run", "16"});
   ASSERT_EQ(of_run.exit_code, 0) << of_run.err;

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
+#include "client/report/report.h"
 #include "tests/e2e/harness.h"
 #include "tests/e2e/png.h"
 
@@ -484,6 +487,70 @@ TEST_F(ReportE2E, HtmlReportRendersInHeadlessChromium) {
   const std::string layout = LayoutCheck(checked.out);
   ASSERT_THAT(layout, HasSubstr("table 0 ")) << checked.out;
   EXPECT_THAT(layout, HasSubstr(" conditions ")) << "no conditions table to check:\n" << layout;
+  EXPECT_THAT(layout, Not(HasSubstr("CLIPPED"))) << layout;
+  EXPECT_THAT(layout, HasSubstr("page within the window of 1400px")) << layout;
+  EXPECT_THAT(layout, HasSubstr("overlapping tick labels 0")) << layout;
+  const std::size_t at = layout.find("smallest chart text ");
+  ASSERT_NE(at, std::string::npos) << layout;
+  EXPECT_GE(std::stod(layout.substr(at + 20)), 12.0) << layout;
+}
+
+// The history page (`history --format html`, charts.h HistoryChart) in headless Chromium at
+// 1400 px: two series, one of 40 runs with a change point near each end (the labels' worst
+// places) and one of 3 runs, laid out whole, with text of 12 px or more and no tick labels
+// running together. Drawn from a HistoryResponse made here (the page from a real daemon is
+// HistoryE2E's), so that only Chromium's time is spent.
+TEST_F(ReportE2E, HistoryHtmlRendersWholeInHeadlessChromium) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty())
+    GTEST_SKIP() << "chromium is not installed, so the history page cannot be rendered: run "
+                    "scripts/install-deps.sh";
+  dir_ = MakeTempDir();
+  v1::HistoryResponse history;
+  history.set_min_relative_change(0.01);
+  history.set_significance(0.01);
+  auto add = [&](const std::string& variant, int points, std::vector<int> changes) {
+    v1::Series* s = history.add_series();
+    s->set_variant(variant);
+    s->set_dtype("bf16");
+    s->mutable_shape()->set_m(4096);
+    s->mutable_shape()->set_n(4096);
+    s->mutable_shape()->set_k(4096);
+    s->set_regime(v1::REGIME_SUSTAINED);
+    s->set_device_name("NVIDIA H200");
+    s->set_hardware_fingerprint("0123456789abcdef");
+    double level = 1.0;
+    for (int i = 0; i < points; ++i) {
+      for (int c : changes)
+        if (c == i) level *= 1.08;
+      v1::HistoryPoint* p = s->add_points();
+      p->set_run_id(1000 + i);
+      p->set_time_ms(1764633600000 + i * 86400000ll);
+      p->set_median_ms(level * (1 + 0.003 * std::sin(i * 1.3)));
+      p->set_tflops(137.4 / p->median_ms());
+      p->set_noise(0.004);
+      p->set_change_point(std::find(changes.begin(), changes.end(), i) != changes.end());
+    }
+    for (int c : changes) {
+      v1::ChangePoint* cp = s->add_change_points();
+      cp->set_index(c);
+      cp->set_before_median_ms(1.0);
+      cp->set_after_median_ms(1.08);
+      cp->set_relative_change(0.08);
+      cp->set_p_value(0.005);
+    }
+  };
+  add("sm90_h10_epilogue_overlap_with_a_long_name", 40, {2, 38});
+  add("abl_L1_R1_bl0_s3_sw1", 3, {});
+  const std::string checked_page = dir_ + "/history-checked.html";
+  std::ofstream(checked_page) << WithLayoutCheck(
+      client::report::RenderHistoryHtml(history, "sm90_h10*, tag nightly"));
+  const CommandResult checked = Render(chromium, checked_page, dir_);
+  ASSERT_EQ(checked.exit_code, 0) << checked.err;
+  EXPECT_THAT(SvgOf(checked.out, "history-1"), HasSubstr("<line class=\"change-point\""));
+  EXPECT_THAT(SvgOf(checked.out, "history-2"), HasSubstr("<circle class=\"point\""));
+  const std::string layout = LayoutCheck(checked.out);
+  ASSERT_THAT(layout, HasSubstr("table 1 rows")) << checked.out;
   EXPECT_THAT(layout, Not(HasSubstr("CLIPPED"))) << layout;
   EXPECT_THAT(layout, HasSubstr("page within the window of 1400px")) << layout;
   EXPECT_THAT(layout, HasSubstr("overlapping tick labels 0")) << layout;

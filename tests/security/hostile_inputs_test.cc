@@ -283,6 +283,53 @@ TEST_F(Hostile, SamplesPerMeasurementAreBoundedByALimitNamedInTheError) {
   ExpectNothingWritten();
 }
 
+// Bytes per run are bounded up front (a 20,000-measurement run of 100,000 samples each would
+// store 48 GB): the refusal names the limit and the figures, for RunAblation, Verify and Profile
+// alike, before anything is queued or written.
+TEST_F(Hostile, ARunThatCouldStoreMoreThanTheByteBoundIsRefusedUpFront) {
+  StartDaemon("[limits]\nmax_stored_bytes_per_run = 2097152\n");  // 2 MiB
+  v1::RunRequest request = Valid();
+  request.clear_variants();
+  request.add_variants("abl_*");  // 128 measurements x 100,000 samples (the default) x 24 bytes
+  request.set_unpaired(true);
+  grpc::Status st = Run(request);
+  ExpectRefused(st, grpc::StatusCode::INVALID_ARGUMENT, "limits.max_stored_bytes_per_run");
+  EXPECT_THAT(st.error_message(), HasSubstr("128 measurements x up to 100000 samples x 24 bytes"));
+  EXPECT_THAT(st.error_message(), HasSubstr("could store 293.1 MiB"));
+  EXPECT_THAT(st.error_message(), HasSubstr("at most 2.0 MiB"));
+  // One measurement of up to 100,000 samples does not fit either (2.3 MiB); of up to 50,000 it
+  // does, and runs.
+  v1::RunRequest one = Valid();
+  one.mutable_timing()->set_max_samples(100000);
+  ExpectRefused(Run(one), grpc::StatusCode::INVALID_ARGUMENT, "could store 2.3 MiB");
+  one.mutable_timing()->set_max_samples(50000);
+  EXPECT_TRUE(Run(one).ok());
+
+  // Verify and Profile store no samples, only rows: 128 x 16 shapes x 1024 bytes = 2 MiB and more.
+  v1::VerifyRequest verify;
+  verify.add_variants("abl_*");
+  for (int i = 0; i < 17; ++i) {
+    auto* s = verify.add_shapes();
+    s->set_m(256 + 128 * i);
+    s->set_n(256);
+    s->set_k(256);
+  }
+  auto stub = daemon_->Stub();
+  v1::VerifyResponse verified;
+  grpc::ClientContext c1;
+  st = stub->Verify(&c1, verify, &verified);
+  ExpectRefused(st, grpc::StatusCode::INVALID_ARGUMENT, "limits.max_stored_bytes_per_run");
+  EXPECT_THAT(st.error_message(), HasSubstr("2176 verifications (+ 1024 bytes of rows each)"));
+  v1::ProfileRequest profile;
+  profile.add_variants("abl_*");
+  *profile.mutable_shapes() = verify.shapes();
+  v1::ProfileResponse profiled;
+  grpc::ClientContext c2;
+  st = stub->Profile(&c2, profile, &profiled);
+  ExpectRefused(st, grpc::StatusCode::INVALID_ARGUMENT, "limits.max_stored_bytes_per_run");
+  EXPECT_THAT(st.error_message(), HasSubstr("2176 profiles"));
+}
+
 // A reply over limits.max_reply_bytes (GetRun with every raw sample) is refused by name; the same
 // run without samples answers.
 TEST_F(Hostile, AGetRunReplyOverTheByteCapIsRefusedWithWhatToDoInstead) {
@@ -354,35 +401,59 @@ TEST_F(Hostile, AFullQueueAdmitsNoMoreThanItsSizeUnderARace) {
   (void)first->Finish();
 }
 
-// Bytes that are no ListRunsRequest: refused, and the daemon goes on answering. gRPC 1.51's
-// callback handler answers such a call itself, before any code of the daemon runs, with
-// UNIMPLEMENTED and no message (server_callback_handlers.h: a failed Deserialize makes an
-// UnimplementedUnaryReactor); the daemon cannot put a sentence there short of parsing every
-// request itself (raw methods), so this pins what can be held: a refusal, never a crash.
-TEST_F(Hostile, AnUnparsableRequestIsRefusedAndTheDaemonGoesOn) {
-  StartDaemon();
-  auto channel = grpc::CreateChannel(daemon_->address(), grpc::InsecureChannelCredentials());
+// A unary call through the generic stub: `path` with `body` as its bytes; the status.
+grpc::Status CallRaw(const std::string& address, const std::string& path, const std::string& body) {
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
   grpc::GenericStub generic(channel);
   grpc::CompletionQueue cq;
   grpc::ClientContext ctx;
-  const std::string garbage = "\xff\xff\xff\xff\x0f garbage that is no protobuf";
-  grpc::Slice slice(garbage);
+  grpc::Slice slice(body);
   grpc::ByteBuffer request(&slice, 1);
-  auto call = generic.PrepareUnaryCall(&ctx, "/ablation.v1.Ablation/ListRuns", request, &cq);
+  auto call = generic.PrepareUnaryCall(&ctx, path, request, &cq);
   call->StartCall();
   grpc::ByteBuffer response;
   grpc::Status st;
   call->Finish(&response, &st, reinterpret_cast<void*>(1));
   void* tag = nullptr;
   bool ok = false;
-  ASSERT_TRUE(cq.Next(&tag, &ok));
-  EXPECT_FALSE(st.ok());
-  EXPECT_TRUE(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
-              st.error_code() == grpc::StatusCode::UNIMPLEMENTED)
-      << st.error_code() << " " << st.error_message();
+  EXPECT_TRUE(cq.Next(&tag, &ok));
   cq.Shutdown();
   while (cq.Next(&tag, &ok)) {
   }
+  return st;
+}
+
+// Bytes that are no ListRunsRequest: gRPC 1.51's callback handler answers such a call itself,
+// before any handler of the daemon runs, with UNIMPLEMENTED and no message
+// (server_callback_handlers.h: a failed Deserialize makes an UnimplementedUnaryReactor); an
+// interceptor (unknown_calls.h) turns that into INVALID_ARGUMENT naming the message expected.
+// The daemon goes on answering.
+TEST_F(Hostile, AnUnparsableRequestIsRefusedByNameAndTheDaemonGoesOn) {
+  StartDaemon();
+  grpc::Status st = CallRaw(daemon_->address(), "/ablation.v1.Ablation/ListRuns",
+                            "\xff\xff\xff\xff\x0f garbage that is no protobuf");
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+  EXPECT_THAT(st.error_message(),
+              HasSubstr("the request of /ablation.v1.Ablation/ListRuns does not parse as "
+                        "ablation.v1.ListRunsRequest"));
+  auto stub = daemon_->Stub();
+  grpc::ClientContext after;
+  v1::ListRunsResponse runs;
+  EXPECT_TRUE(stub->ListRuns(&after, v1::ListRunsRequest(), &runs).ok());
+}
+
+// A method nobody serves gets UNIMPLEMENTED with a sentence naming it and what is served, rather
+// than gRPC's empty message; a method missing from ablation.v1.Ablation says so.
+TEST_F(Hostile, AnUnknownMethodIsNamedWithTheServicesThisDaemonServes) {
+  StartDaemon();
+  grpc::Status st = CallRaw(daemon_->address(), "/x.Y/Z", "");
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_THAT(st.error_message(), HasSubstr("unknown method '/x.Y/Z': this daemon serves "
+                                            "ablation.v1.Ablation, grpc.health.v1.Health"));
+  st = CallRaw(daemon_->address(), "/ablation.v1.Ablation/RunEverything", "");
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_THAT(st.error_message(),
+              HasSubstr("ablation.v1.Ablation has no method 'RunEverything' in this daemon"));
   auto stub = daemon_->Stub();
   grpc::ClientContext after;
   v1::ListRunsResponse runs;

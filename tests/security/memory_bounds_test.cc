@@ -3,7 +3,11 @@
 // daemon's VmRSS (/proc/PID/status) against a bound, the counts scaled down from the hostile
 // probe's (500 watchers, 60,000 resets) so that each test runs in seconds and still shows the
 // bound: before, each unread watcher queued ~1.5 KB per event without a cap.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -154,6 +158,102 @@ TEST_F(MemoryBounds, StreamsOpenedAndResetByTheThousandLeaveTheDaemonBounded) {
   std::printf("[memory] %d opened-and-reset streams: daemon RSS %.1f MB -> %.1f MB\n", kStreams,
               rss_start / 1e6, rss_end / 1e6);
   EXPECT_LT(rss_end, kBoundBytes);
+}
+
+// One HTTP/2 frame: 9 bytes of header (length, type, flags, stream), then the payload.
+std::string Frame(uint8_t type, uint8_t flags, uint32_t stream, const std::string& payload) {
+  std::string f;
+  const uint32_t n = uint32_t(payload.size());
+  f += char(n >> 16);
+  f += char(n >> 8);
+  f += char(n);
+  f += char(type);
+  f += char(flags);
+  f += char(stream >> 24 & 0x7f);
+  f += char(stream >> 16);
+  f += char(stream >> 8);
+  f += char(stream);
+  return f + payload;
+}
+
+// HPACK's "literal header field without indexing, new name", no Huffman: every name and value
+// here is shorter than 127 bytes, so each length is one byte.
+std::string Literal(const std::string& name, const std::string& value) {
+  return std::string(1, '\0') + char(name.size()) + name + char(value.size()) + value;
+}
+
+// 10,000 ListVariants calls on one connection from a client that never reads a byte of what the
+// daemon answers (the hostile probe's: 2.95 GB before the quota and the stream limit). Spoken in
+// raw HTTP/2 over a socket, since a gRPC client reads its socket whatever its application does.
+// The daemon's replies wait on a connection window that is never opened; past the streams one
+// connection may keep open (limits.max_concurrent_streams) further calls are refused, so what it
+// holds is bounded by streams x reply, whatever the number of calls.
+TEST_F(MemoryBounds, TenThousandUnreadListVariantsCallsOnOneConnectionLeaveTheDaemonBounded) {
+  StartDaemon();
+  const int64_t rss_start = RssBytes(daemon_->pid());
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  const int small = 4096;  // as little as the kernel allows taken off the daemon's hands
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  const timeval send_timeout{2, 0};  // a daemon that stops reading us ends the sending
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(uint16_t(daemon_->port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  auto send_all = [fd](const std::string& bytes) {
+    size_t sent = 0;
+    while (sent < bytes.size()) {
+      const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      sent += size_t(n);
+    }
+    return true;
+  };
+  // The preface, our (empty) settings, and the acknowledgement of the daemon's, so that its
+  // stream limit is in force for this connection.
+  ASSERT_TRUE(send_all(std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 24) + Frame(4, 0, 0, "") +
+                       Frame(4, 1, 0, "")));
+  const std::string headers =
+      Literal(":method", "POST") + Literal(":scheme", "http") +
+      Literal(":path", "/ablation.v1.Ablation/ListVariants") + Literal(":authority", "localhost") +
+      Literal("content-type", "application/grpc") + Literal("te", "trailers");
+  const std::string empty_message(5, '\0');  // not compressed, 0 bytes: a ListVariantsRequest
+  constexpr int kCalls = 10000;
+  int sent = 0;
+  int64_t rss_max = 0;
+  for (; sent < kCalls; ++sent) {
+    const uint32_t stream = uint32_t(2 * sent + 1);
+    if (!send_all(Frame(1, 4, stream, headers) + Frame(0, 1, stream, empty_message))) break;
+    if (sent % 500 == 0) rss_max = std::max(rss_max, RssBytes(daemon_->pid()));
+  }
+  // Time for the daemon to answer what it took, into a window that never opens.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  rss_max = std::max(rss_max, RssBytes(daemon_->pid()));
+  std::printf(
+      "[memory] %d unread ListVariants calls sent on one connection (of %d): daemon RSS %.1f MB "
+      "at start, %.1f MB at most\n",
+      sent, kCalls, rss_start / 1e6, rss_max / 1e6);
+  EXPECT_GT(sent, 1000);  // the calls did reach the daemon's connection
+  EXPECT_LT(rss_max, kBoundBytes);
+  // Another client is answered meanwhile, and after the first one leaves.
+  {
+    auto stub = OwnStub(daemon_->address(), 1);
+    grpc::ClientContext ctx;
+    v1::ListVariantsResponse variants;
+    grpc::Status st = stub->ListVariants(&ctx, v1::ListVariantsRequest(), &variants);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    EXPECT_GT(variants.variants_size(), 100);
+  }
+  ::close(fd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto stub = daemon_->Stub();
+  grpc::ClientContext ctx;
+  v1::ListRunsResponse runs;
+  EXPECT_TRUE(stub->ListRuns(&ctx, v1::ListRunsRequest(), &runs).ok());
+  std::printf("[memory] after the client left: daemon RSS %.1f MB\n",
+              RssBytes(daemon_->pid()) / 1e6);
 }
 
 }  // namespace

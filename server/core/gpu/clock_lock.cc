@@ -1,13 +1,16 @@
 #include "server/core/gpu/clock_lock.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -301,6 +304,78 @@ std::string ClockPolicyString(const ClockTarget* locked) {
   return s;
 }
 
+// ---- The locks held, for a fatal signal's handler
+
+namespace {
+
+// A fixed table (no allocation, no lock in the handler): a slot is free (0), being filled or
+// emptied (1), held (2), or being reset by the handler (3). The uuid is written before the slot
+// is marked held and read only while it is, so the handler never sees half of one.
+struct HeldLock {
+  std::atomic<int> state{0};
+  Nvml* nvml = nullptr;
+  std::string uuid;
+};
+constexpr int kHeldSlots = 16;
+HeldLock g_held[kHeldSlots];
+
+int HoldSlot(Nvml& nvml, const std::string& uuid) {
+  for (int i = 0; i < kHeldSlots; ++i) {
+    int expected = 0;
+    if (g_held[i].state.compare_exchange_strong(expected, 1)) {
+      g_held[i].nvml = &nvml;
+      g_held[i].uuid = uuid;
+      g_held[i].state.store(2, std::memory_order_release);
+      return i;
+    }
+  }
+  return -1;  // more locks than slots (GPUs): the journal still covers the rest
+}
+
+void FreeSlot(int slot) {
+  if (slot < 0) return;
+  int expected = 2;
+  if (!g_held[slot].state.compare_exchange_strong(expected, 1)) return;  // the handler has it
+  g_held[slot].uuid.clear();
+  g_held[slot].nvml = nullptr;
+  g_held[slot].state.store(0, std::memory_order_release);
+}
+
+void WriteStderr(const char* text) {
+  ssize_t ignored = ::write(2, text, std::strlen(text));
+  (void)ignored;
+}
+
+extern "C" void ResetClocksOnFatalSignal(int sig) {
+  // The handler runs once per signal (SA_RESETHAND); a reset that hangs ends at the alarm.
+  ::alarm(2);
+  int reset = 0;
+  for (HeldLock& held : g_held) {
+    int expected = 2;
+    if (!held.state.compare_exchange_strong(expected, 3, std::memory_order_acquire)) continue;
+    if (held.nvml && held.nvml->ResetClocks(held.uuid).ok()) ++reset;
+  }
+  char line[160];
+  std::snprintf(line, sizeof line,
+                "ablationd: fatal signal %d (%s): %d clock lock(s) reset before exiting\n", sig,
+                strsignal(sig), reset);
+  WriteStderr(line);
+  ::raise(sig);  // the default action now (SA_RESETHAND), unblocked (SA_NODEFER)
+}
+
+}  // namespace
+
+void InstallFatalSignalClockReset() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction action {};
+    action.sa_handler = ResetClocksOnFatalSignal;
+    action.sa_flags = SA_RESETHAND | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) ::sigaction(sig, &action, nullptr);
+  });
+}
+
 // ---- ScopedClockLock
 
 Status ScopedClockLock::Acquire(Nvml& nvml, ClockLockJournal& journal, const std::string& uuid,
@@ -313,14 +388,17 @@ Status ScopedClockLock::Acquire(Nvml& nvml, ClockLockJournal& journal, const std
   if (Status s = journal.RecordIntent(uuid, target.sm_mhz, target.mem_mhz); !s.ok()) {
     return {s.code(), "not locking clocks: " + s.message()};
   }
+  // Known to the fatal-signal handler before it is taken, as the journal knows it.
+  const int slot = HoldSlot(nvml, uuid);
   if (Status s = nvml.LockClocks(uuid, target.sm_mhz, target.mem_mhz); !s.ok()) {
+    FreeSlot(slot);
     // LockClocks undid any half of the lock it took; nothing is locked.
     if (Status c = journal.Clear(uuid); !c.ok()) {
       spdlog::warn("after a failed clock lock: {}", c.message());
     }
     return s;
   }
-  out->reset(new ScopedClockLock(nvml, journal, uuid, target));
+  out->reset(new ScopedClockLock(nvml, journal, uuid, target, slot));
   return Status::Ok();
 }
 
@@ -328,6 +406,7 @@ Status ScopedClockLock::Release() {
   if (released_) return Status::Ok();
   released_ = true;
   Status s = nvml_.ResetClocks(uuid_);
+  FreeSlot(held_slot_);  // after the reset: a crash during it still has the handler reset it
   if (!s.ok()) {
     // Keep the journal entry: the next daemon start (or --reset-clocks) tries again.
     return {s.code(), "cannot reset the clocks of " + uuid_ + ": " + s.message() +

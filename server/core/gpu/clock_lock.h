@@ -4,8 +4,12 @@
 // its last; its destructor resets the clocks, so every way out of the run's scope (end, cancel,
 // error, an exception, a dead worker: the daemon owns the clocks, not the worker) resets them.
 // SIGTERM/SIGINT: the daemon's shutdown path ends the runs and so destroys the lock; nothing is
-// done in the signal handler itself. SIGKILL, a crash or a power cut cannot run any destructor:
-// for those the lock is written to a journal file (and fsynced) BEFORE it is taken, and the next
+// done in the signal handler itself. A fatal signal (abort, SIGSEGV, SIGBUS, SIGFPE, SIGILL)
+// cannot unwind: InstallFatalSignalClockReset's handler resets every lock held at that moment,
+// then re-raises the signal. That is best effort: NVML is not async-signal-safe (a crash inside
+// NVML or malloc may deadlock the reset; an alarm ends the process after 2 s then), and a stack
+// overflow leaves the handler no stack. SIGKILL or a power cut cannot run anything: for all of
+// these the lock is written to a journal file (and fsynced) BEFORE it is taken, and the next
 // daemon start (or `ablationd --reset-clocks`, e.g. as a systemd ExecStopPost=) resets every
 // lock the journal lists.
 #pragma once
@@ -63,6 +67,11 @@ class ClockLockJournal {
   std::mutex mu_;
 };
 
+/// Installs the fatal-signal handler (SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL) that resets the
+/// clock locks ScopedClockLock holds at that moment (best effort, see above), says so on stderr
+/// and re-raises the signal with its default action (core dump and all). Once per process.
+void InstallFatalSignalClockReset();
+
 /// The resolved clocks of a lock request.
 struct ClockTarget {
   int sm_mhz = 0;   ///< 0: leave the SM clock alone
@@ -112,14 +121,20 @@ class ScopedClockLock {
   std::string PolicyString() const { return ClockPolicyString(&target_); }
 
  private:
-  ScopedClockLock(Nvml& nvml, ClockLockJournal& journal, std::string uuid, ClockTarget target)
-      : nvml_(nvml), journal_(journal), uuid_(std::move(uuid)), target_(target) {}
+  ScopedClockLock(Nvml& nvml, ClockLockJournal& journal, std::string uuid, ClockTarget target,
+                  int held_slot)
+      : nvml_(nvml),
+        journal_(journal),
+        uuid_(std::move(uuid)),
+        target_(target),
+        held_slot_(held_slot) {}
 
   Nvml& nvml_;
   ClockLockJournal& journal_;
   std::string uuid_;
   ClockTarget target_;
   bool released_ = false;
+  int held_slot_ = -1;  ///< its place in the fatal-signal handler's table; -1: none
 };
 
 }  // namespace ablation::core

@@ -134,8 +134,18 @@ Status Profiler::Profile(RunManager& runs, const v1::ProfileRequest& request, Do
   // Memory is the one-shot worker's to check, as it is for a measurement.
   if (Status st = PlanRun(as_run, *registry_, DeviceLimits{}, TimingDefaults{}, &plan); !st.ok())
     return st;
-  if (Status st = CheckPlanSize(int64_t(plan.items.size()), options_.max_items,
-                                "profiles (variants x shapes)");
+  int max_items = 0;
+  int64_t max_stored_bytes = 0;
+  {
+    std::lock_guard lock(mu_);
+    max_items = options_.max_items;
+    max_stored_bytes = options_.max_stored_bytes;
+  }
+  if (Status st =
+          CheckPlanSize(int64_t(plan.items.size()), max_items, "profiles (variants x shapes)");
+      !st.ok())
+    return st;
+  if (Status st = CheckPlanBytes(int64_t(plan.items.size()), 0, max_stored_bytes, "profiles");
       !st.ok())
     return st;
   auto call = std::make_shared<ProfileCall>();
@@ -214,6 +224,12 @@ void Profiler::ProfileMeasurement(GpuWorker& gpu, const RunPlan& plan,
   }
   if (r.refusal != ProfileRefusal::kNone) return m->set_counters_note("not profiled: " + r.message);
   for (auto& c : r.counters) *m->add_counters() = std::move(c);
+}
+
+void Profiler::SetPlanLimits(int max_items, int64_t max_stored_bytes) {
+  std::lock_guard lock(mu_);
+  options_.max_items = max_items;
+  options_.max_stored_bytes = max_stored_bytes;
 }
 
 }  // namespace ablation::core

@@ -60,6 +60,8 @@ struct ProfilerOptions {
   int warmup_launches = 3;
   /// Most kernels x shapes one Profile call may plan (limits.max_measurements_per_run); 0: none.
   int max_items = 0;
+  /// Most bytes one Profile call may plan to store (limits.max_stored_bytes_per_run); 0: none.
+  int64_t max_stored_bytes = 0;
 };
 
 /// The ncu to run, or "" with `looked` saying where it looked.
@@ -140,6 +142,9 @@ class Profiler : public ItemProfiler {
   ProfileResult ProfileLaunch(const ProfileTarget& target,
                               const std::vector<CounterSelection>& counters);
 
+  /// The plan limits of Profile calls from now on (SIGHUP); 0: none.
+  void SetPlanLimits(int max_items, int64_t max_stored_bytes);
+
   /// The ncu this profiler runs ("" with `looked` saying where it looked), and its version.
   std::string Tool(std::string* looked) const;
   std::string ToolVersion(const std::string& tool);
@@ -148,7 +153,7 @@ class Profiler : public ItemProfiler {
   /// Remembers (or recalls, with an empty `why`) that the host refused profiling for a run.
   std::string RunRefusal(int64_t run_id, const std::string& why);
 
-  ProfilerOptions options_;
+  ProfilerOptions options_;  ///< max_items and max_stored_bytes guarded by mu_
   const kernels::Registry* registry_;
   db::Store* store_;
   std::mutex mu_;

@@ -156,4 +156,9 @@ int RunQuota::InFlight(const std::string& identity) const {
   return it == in_flight_.end() ? 0 : it->second;
 }
 
+void RunQuota::SetLimits(const RequestLimits& limits) {
+  std::lock_guard lock(mu_);
+  limits_ = limits;
+}
+
 }  // namespace ablation::core

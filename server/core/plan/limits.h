@@ -37,6 +37,11 @@ struct RequestLimits {
   /// Samples one measurement may ask for (timing.min_samples and max_samples): about 24 bytes
   /// each stored, so 100,000 is at most ~2.4 MB a measurement (a million was 22.9 MB).
   int max_samples_per_measurement = 100000;
+  /// Bytes one run may plan to store (plan_storage.h): measurements x (their most samples x 24
+  /// bytes + ~1 KB of rows), checked up front for RunAblation, Verify and Profile alike. 4 GiB:
+  /// the largest built-in preset (sm90-shapes, 3 rounds: 1,620 measurements) could store 3.6 GiB
+  /// at worst; 20,000 measurements x 100,000 samples would be 45 GiB.
+  int64_t max_stored_bytes_per_run = 4ll << 30;
   /// HTTP/2 streams one connection may have open at once (gRPC's MAX_CONCURRENT_STREAMS).
   int max_concurrent_streams = 100;
   /// The memory gRPC may use for its connections and calls (its resource quota), in bytes;
@@ -70,6 +75,8 @@ class RunQuota {
   /// Ok and counted, or FailedPrecondition saying which limit is reached.
   Status Reserve(const std::string& identity);
   void Release(const std::string& identity);
+  /// The limits of reservations from now on; those held stay.
+  void SetLimits(const RequestLimits& limits);
   int InFlight(const std::string& identity) const;
 
  private:

@@ -375,6 +375,33 @@ Status CheckPlanSize(int64_t planned, int max, const char* what) {
                          " per run (limits.max_measurements_per_run): split it into runs");
 }
 
+namespace {
+std::string Mebibytes(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / double(1 << 20));
+  return text;
+}
+}  // namespace
+
+Status CheckPlanBytes(int64_t measurements, int64_t samples_per_measurement, int64_t max_bytes,
+                      const char* what) {
+  int64_t per = 0, bytes = 0;
+  const bool fits = CheckedMultiply(samples_per_measurement, kStoredBytesPerSample, &per) &&
+                    per <= std::numeric_limits<int64_t>::max() - kStoredBytesPerRow &&
+                    CheckedMultiply(measurements, per + kStoredBytesPerRow, &bytes);
+  if (max_bytes <= 0 || (fits && bytes <= max_bytes)) return Status::Ok();
+  std::string figures = std::to_string(measurements) + " " + what;
+  if (samples_per_measurement > 0)
+    figures += " x up to " + std::to_string(samples_per_measurement) + " samples x " +
+               std::to_string(kStoredBytesPerSample) + " bytes";
+  figures += " (+ " + std::to_string(kStoredBytesPerRow) + " bytes of rows each)";
+  return InvalidArgument("the request could store " +
+                         (fits ? Mebibytes(bytes) : std::string("more than 8 EiB")) + ": " +
+                         figures + "; at most " + Mebibytes(max_bytes) +
+                         " per run (limits.max_stored_bytes_per_run): lower timing.max_samples "
+                         "or split it into runs");
+}
+
 Status PlanVerify(const v1::VerifyRequest& request, const kernels::Registry& registry,
                   const DeviceLimits& device, RunPlan* plan) {
   Status st = PlanSelection(request, registry, plan);

@@ -235,6 +235,20 @@ Status RunManager::Admit(std::shared_ptr<Job> job, const std::string& request_js
   return Status::Ok();
 }
 
+void RunManager::SetPlanLimits(int max_measurements_per_run, int max_samples_per_measurement,
+                               int64_t max_stored_bytes_per_run) {
+  std::lock_guard lock(plan_limits_mu_);
+  options_.max_measurements_per_run = max_measurements_per_run;
+  options_.max_samples_per_measurement = max_samples_per_measurement;
+  options_.max_stored_bytes_per_run = max_stored_bytes_per_run;
+}
+
+RunManager::PlanLimits RunManager::CurrentPlanLimits() const {
+  std::lock_guard lock(plan_limits_mu_);
+  return {options_.max_measurements_per_run, options_.max_samples_per_measurement,
+          options_.max_stored_bytes_per_run};
+}
+
 Status RunManager::SubmitRun(const v1::RunRequest& request, const std::string& peer,
                              std::shared_ptr<RunObserver> observer, int64_t* run_id) {
   RunPlan plan;
@@ -254,14 +268,14 @@ Status RunManager::SubmitRun(const v1::RunRequest& request, const std::string& p
   st = ApplyRounds(request.rounds(), request.preset().empty() ? 1 : kPresetDefaultRounds,
                    request.order_seed(), &plan);
   if (!st.ok()) return st;
+  const PlanLimits limits = CurrentPlanLimits();
   const int64_t planned = int64_t(plan.items.size()) * plan.rounds;
-  if (st = CheckPlanSize(planned, options_.max_measurements_per_run,
-                         "measurements (variants x shapes x rounds)");
+  if (st = CheckPlanSize(planned, limits.measurements, "measurements (variants x shapes x rounds)");
       !st.ok())
     return st;
   // Samples are stored raw (about 24 bytes each): what one measurement may ask for is bounded,
   // so a run's storage and its GetRun reply are too.
-  if (const int max = options_.max_samples_per_measurement; max > 0) {
+  if (const int max = limits.samples; max > 0) {
     for (const auto& [value, field] : {std::pair{request.timing().min_samples(), "min_samples"},
                                        std::pair{request.timing().max_samples(), "max_samples"}})
       if (value > max)
@@ -271,6 +285,10 @@ Status RunManager::SubmitRun(const v1::RunRequest& request, const std::string& p
     if (plan.timing.max_samples() > max) plan.timing.set_max_samples(max);
     if (plan.timing.min_samples() > max) plan.timing.set_min_samples(max);
   }
+  // What the run could store, at its most samples: refused up front rather than found out on disk.
+  if (st = CheckPlanBytes(planned, plan.timing.max_samples(), limits.bytes, "measurements");
+      !st.ok())
+    return st;
   if (st = ApplyProfileRequest(request, &plan); !st.ok()) return st;
   auto job =
       std::make_shared<Job>(v1::RUN_KIND_ABLATION, std::move(plan), store_, std::move(observer));
@@ -288,8 +306,11 @@ Status RunManager::SubmitVerify(const v1::VerifyRequest& request, const std::str
   std::shared_ptr<const kernels::Registry> catalog = Catalog();
   Status st = PlanVerify(request, *catalog, Limits(request.device()), &plan);
   if (!st.ok()) return st;
-  st = CheckPlanSize(int64_t(plan.items.size()), options_.max_measurements_per_run,
+  const PlanLimits limits = CurrentPlanLimits();
+  st = CheckPlanSize(int64_t(plan.items.size()), limits.measurements,
                      "verifications (variants x shapes)");
+  if (!st.ok()) return st;
+  st = CheckPlanBytes(int64_t(plan.items.size()), 0, limits.bytes, "verifications");
   if (!st.ok()) return st;
   auto job =
       std::make_shared<Job>(v1::RUN_KIND_VERIFY, std::move(plan), store_, std::move(observer));

@@ -40,6 +40,8 @@ struct RunManagerOptions {
   int max_measurements_per_run = 0;
   /// Most samples one measurement may ask for (timing.min_samples, max_samples); 0: no limit.
   int max_samples_per_measurement = 0;
+  /// Most bytes one run may plan to store (CheckPlanBytes); 0: no limit.
+  int64_t max_stored_bytes_per_run = 0;
   /// What RunRequest.preset names; null: no presets.
   std::shared_ptr<const Presets> presets;
   /// The presets of the moment (`presets` and the user kernels' ladders); unset: `presets`.
@@ -111,6 +113,11 @@ class RunManager {
   /// What a run may name now (RunManagerOptions::catalog, else the registry given).
   std::shared_ptr<const kernels::Registry> Catalog() const;
 
+  /// The plan limits of runs submitted from now on (SIGHUP): measurements per run, samples per
+  /// measurement, bytes per run; 0: no limit. Runs already queued keep theirs.
+  void SetPlanLimits(int max_measurements_per_run, int max_samples_per_measurement,
+                     int64_t max_stored_bytes_per_run);
+
   /// Adds an observer to a queued or running run (WatchRun): it hears the run's position or its
   /// Started event, then everything after. NotFound when the run is neither (it ended, or never
   /// existed): the store has what became of it.
@@ -146,7 +153,16 @@ class RunManager {
   void BroadcastPositions(Gpu* gpu);
   std::unique_ptr<Worker> MakeWorker(int index);
 
-  RunManagerOptions options_;
+  /// The plan limits of options_ as they are now (SetPlanLimits).
+  struct PlanLimits {
+    int measurements = 0;
+    int samples = 0;
+    int64_t bytes = 0;
+  };
+  PlanLimits CurrentPlanLimits() const;
+
+  RunManagerOptions options_;  ///< its three plan limits guarded by plan_limits_mu_
+  mutable std::mutex plan_limits_mu_;
   db::Store* store_;
   const kernels::Registry* registry_;
   ExecutionContext execution_;

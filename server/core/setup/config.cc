@@ -80,12 +80,12 @@ Status SubTable(const toml::table& root, const std::string& origin, const char* 
 
 Status ReadLimits(const toml::table& root, const std::string& origin, RequestLimits* l) {
   const toml::table* t = nullptr;
-  Status st = SubTable(
-      root, origin, "limits",
-      {"max_measurements_per_run", "max_runs_per_identity", "max_runs_total", "max_message_bytes",
-       "max_name_length", "max_text_length", "max_repeated", "max_reply_bytes",
-       "max_samples_per_measurement", "max_concurrent_streams", "grpc_memory_bytes"},
-      &t);
+  Status st = SubTable(root, origin, "limits",
+                       {"max_measurements_per_run", "max_runs_per_identity", "max_runs_total",
+                        "max_message_bytes", "max_name_length", "max_text_length", "max_repeated",
+                        "max_reply_bytes", "max_samples_per_measurement", "max_concurrent_streams",
+                        "grpc_memory_bytes", "max_stored_bytes_per_run"},
+                       &t);
   if (!st.ok() || !t) return st;
   const std::string p = "limits.";
   const std::pair<const char*, int*> ints[] = {
@@ -107,6 +107,10 @@ Status ReadLimits(const toml::table& root, const std::string& origin, RequestLim
     if (*value < 16) return KeyError(origin, p + key, "must be at least 16");
   }
   if (!(st = Read(*t, origin, p, "grpc_memory_bytes", &l->grpc_memory_bytes)).ok()) return st;
+  if (!(st = Read(*t, origin, p, "max_stored_bytes_per_run", &l->max_stored_bytes_per_run)).ok())
+    return st;
+  if (l->max_stored_bytes_per_run < (1 << 20))
+    return KeyError(origin, "limits.max_stored_bytes_per_run", "must be at least 1048576 (1 MiB)");
   if (l->max_message_bytes < 4096)
     return KeyError(origin, "limits.max_message_bytes", "must be at least 4096");
   if (l->max_reply_bytes < 4096)

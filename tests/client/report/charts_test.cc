@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <regex>
 #include <set>
@@ -319,6 +320,85 @@ TEST(Page, TheHeaderSaysWhenWhereAndWithWhat) {
         "<tr><th>tags</th><td>nightly</td></tr>", "<tr><th>rounds</th><td>3</td></tr>"})
     EXPECT_THAT(html, HasSubstr(row));
   EXPECT_THAT(html, HasSubstr("<th>TFLOPS 95% CI</th>"));
+}
+
+// A series of 10 runs, 10% slower from the sixth: its chart has a point per run, a segment
+// line per side of the change, and the change point marked before the sixth point with its
+// change and p-value; the page around it has the chart and a table row marked per change.
+v1::Series TenNights() {
+  v1::Series s;
+  s.set_variant("abl_L1_R1_bl0_s3_sw1");
+  s.set_dtype("bf16");
+  s.mutable_shape()->set_m(4096);
+  s.mutable_shape()->set_n(4096);
+  s.mutable_shape()->set_k(4096);
+  s.set_regime(v1::REGIME_BURST);
+  s.set_device_name("NVIDIA H200");
+  s.set_hardware_fingerprint("0123456789abcdef");
+  for (int i = 0; i < 10; ++i) {
+    v1::HistoryPoint* p = s.add_points();
+    p->set_run_id(100 + i);
+    p->set_time_ms(1764633600000 + i * 86400000ll);
+    p->set_median_ms((i < 5 ? 1.0 : 1.1) * (1 + 0.002 * std::sin(i)));
+    p->set_tflops(137.4 / p->median_ms());
+    p->set_noise(0.004);
+    p->set_change_point(i == 5);
+  }
+  v1::ChangePoint* c = s.add_change_points();
+  c->set_index(5);
+  c->set_before_median_ms(1.0);
+  c->set_after_median_ms(1.1);
+  c->set_relative_change(0.1);
+  c->set_p_value(0.002);
+  return s;
+}
+
+TEST(HistoryChart, DrawsEveryRunAndMarksTheChangePoint) {
+  const std::string svg = HistoryChart(TenNights(), "history-1");
+  EXPECT_THAT(svg, HasSubstr("<svg class=\"chart history\" id=\"history-1\""));
+  EXPECT_EQ(Count(svg, "<circle class=\"point"), 10);
+  EXPECT_EQ(Count(svg, "<circle class=\"point first\""), 1);  // the change's first point
+  EXPECT_EQ(Count(svg, "<line class=\"segment\""), 2);
+  EXPECT_EQ(Count(svg, "<g class=\"change-point\" data-index=\"5\">"), 1);
+  EXPECT_THAT(svg, HasSubstr("▲ slower +10% (p 0.0020)"));
+  EXPECT_THAT(svg, HasSubstr("change point at run 6 (run id 105)"));
+  EXPECT_THAT(svg, HasSubstr("run 105, 2025-12-07T00:00:00Z"));
+  EXPECT_THAT(svg, HasSubstr(">median ms</text>"));
+  EXPECT_THAT(svg, HasSubstr(">run, oldest first</text>"));
+  // The dashed line sits between the fifth and the sixth point.
+  const std::regex dashed("<line class=\"change-point\" x1=\"([0-9.]+)\"");
+  const std::regex point("<circle class=\"point[^\"]*\" cx=\"([0-9.]+)\"");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(svg, m, dashed));
+  const double x_change = std::stod(m[1]);
+  std::vector<double> xs;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), point); it != std::sregex_iterator();
+       ++it)
+    xs.push_back(std::stod((*it)[1]));
+  ASSERT_EQ(xs.size(), 10u);
+  EXPECT_GT(x_change, xs[4]);
+  EXPECT_LT(x_change, xs[5]);
+  // Within the drawing: no coordinate past the viewBox.
+  EXPECT_LT(*std::max_element(xs.begin(), xs.end()), 880);
+
+  v1::Series none = TenNights();
+  none.clear_points();
+  EXPECT_EQ(HistoryChart(none, "empty"), "");
+}
+
+TEST(HistoryChart, ThePageHasTheChartAndATableRowPerRun) {
+  v1::HistoryResponse h;
+  *h.add_series() = TenNights();
+  h.set_min_relative_change(0.01);
+  h.set_significance(0.05);
+  const std::string html = RenderHistoryHtml(h, "L1_R1_s3, tag nightly");
+  EXPECT_THAT(html, HasSubstr("<title>History: L1_R1_s3, tag nightly</title>"));
+  EXPECT_THAT(html, HasSubstr("id=\"history-1\""));
+  EXPECT_EQ(Count(html, "<tr class=\"change\">"), 1);
+  EXPECT_EQ(Count(html, "<tr"), 11);  // a heading and 10 runs
+  EXPECT_THAT(html, HasSubstr("fingerprint 0123456789abcdef"));
+  EXPECT_THAT(html, Not(HasSubstr("<script")));
+  EXPECT_THAT(RenderHistoryHtml(v1::HistoryResponse(), "x"), HasSubstr("No ok measurements match"));
 }
 
 }  // namespace
