@@ -33,6 +33,11 @@
 #   ncu     Nsight Compute counters (observe mode) of the last rungs against cuBLAS at 4096^3:
 #           F8 and cublas_fp8, H10 and cublas_bf16, M1 (the profile command's default, tensor,
 #           memory and stalls sets)
+#   nightly a series of nightly-style runs (deploy/nightly.sh: ladder-b, one round, sustained) on
+#           one database, NIGHTS quiet ones (default 8), then one under a background GPU load
+#           (a bf16 matmul loop in torch, kept through the night's rerun) and one quiet again;
+#           every night's verdict JSON and Prometheus text, then `history` of the series (table,
+#           CSV, HTML with the change points)
 #   user    user kernels: the pipelining example beside the built-in pipe_ ladder and cuBLAS (3
 #           rounds), mma_tiled, and the planted kernels (forgotten epilogue, a kept result, a hang),
 #           each outcome checked (PASS/FAIL lines in user.txt)
@@ -357,6 +362,40 @@ PY
         c profile $vs --dtype "$dt" --shape 4096 -m default,tensor,memory,stalls \
           >"$out/profile-$dt.txt" 2>&1
         say "profile $dt exit $?"
+      done
+      stop_daemon
+      ;;
+    nightly)
+      start_daemon "$out/nightly.db" || continue
+      nd=$out/nightly
+      mkdir -p "$nd"
+      night() {  # night I: the nightly job as its unit runs it, bounded; prints its exit status
+        ABLATION_SERVER=127.0.0.1:$port REPORT_DIR=$nd PRESET=ladder-b TAG=nightly \
+          REGIME=sustained VERDICT_FILE=$nd/verdict-$1.json \
+          METRICS_TEXTFILE=$nd/regressions-$1.prom \
+          timeout 120 "$bundle/bin/ablationd-nightly" >"$nd/night-$1.log" 2>&1
+        echo $?
+      }
+      n=${NIGHTS:-8}
+      for i in $(seq 1 "$n"); do say "night $i, quiet: exit $(night "$i") ($(elapsed))"; done
+      # The load: another process's bf16 GEMMs on the same GPU, as a co-tenant would run.
+      timeout 300 python3 -c 'import torch
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+while True:
+    b = a @ a
+    torch.cuda.synchronize()' >"$nd/load.log" 2>&1 &
+      load=$!
+      sleep 3
+      say "night $((n + 1)), a background GPU load: exit $(night $((n + 1))) ($(elapsed))"
+      kill "$load" 2>/dev/null
+      wait "$load" 2>/dev/null
+      say "night $((n + 2)), quiet again: exit $(night $((n + 2))) ($(elapsed))"
+      c history 'abl_*' --tag nightly >"$nd/history.txt" 2>&1
+      c --format csv history 'abl_*' --tag nightly >"$nd/history.csv" 2>&1
+      c --format html history 'abl_L1_R1_bl0_s3_sw1' --tag nightly -o "$nd/history.html" \
+        >>"$log" 2>&1
+      for f in "$nd"/verdict-*.json; do
+        say "$(basename "$f"): $(python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); print({k: v[k] for k in v if k in ("verdict","confirmed","candidates","not_confirmed")})' "$f" 2>&1 | head -c 300)"
       done
       stop_daemon
       ;;
