@@ -31,6 +31,12 @@
 #                    $REPORT_DIR/nightly-DATE-runID-verdict.json; latest-verdict.json points at it)
 #   METRICS_TEXTFILE optional: a .prom file for node-exporter's textfile collector (e.g.
 #                    /var/lib/prometheus/node-exporter/ablationd_nightly.prom), replaced whole
+#   PUSHGATEWAY_URL  optional: a Prometheus Pushgateway (http://pushgateway:9091) to PUT the same
+#                    text to, as job "ablationd_nightly", instance $ABLATION_SERVER (a Kubernetes
+#                    CronJob has no node-exporter). PUT replaces the group whole, so a night
+#                    without a regression clears the last night's samples. A failed push is
+#                    logged; the exit status stays the verdict's, and the alert
+#                    AblationdNightlyVerdictMissing fires when no verdict arrives for two days.
 #   The verdict needs python3.
 #
 # Exit status (non-zero fails the unit):
@@ -283,9 +289,10 @@ mv -f "$vtmp" "$verdict"
 if [[ -z ${VERDICT_FILE:-} ]]; then ln -sfn "$(basename "$verdict")" "$REPORT_DIR/latest-verdict.json"; fi
 log "verdict: $verdict ($confirmed confirmed of ${#verdict_rows[@]} candidates)"
 
-if [[ -n ${METRICS_TEXTFILE:-} ]]; then
-  mtmp=$(mktemp "$(dirname "$METRICS_TEXTFILE")/.ablationd_nightly.XXXXXX") ||
-    die "cannot write beside METRICS_TEXTFILE $METRICS_TEXTFILE"
+if [[ -n ${METRICS_TEXTFILE:-} || -n ${PUSHGATEWAY_URL:-} ]]; then
+  mdir=$(dirname "${METRICS_TEXTFILE:-$verdict}")
+  mtmp=$(mktemp "$mdir/.ablationd_nightly.XXXXXX") ||
+    die "cannot write beside ${METRICS_TEXTFILE:-the verdict} (the metrics text)"
   python3 -c '
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -305,8 +312,28 @@ print("# TYPE ablationd_nightly_candidates gauge")
 print("ablationd_nightly_candidates{tag=\"%s\"} %d" % (esc(doc["tag"]), doc["candidates"]))
 ' "$verdict" >"$mtmp" || { rm -f "$mtmp"; die "cannot write the metrics text"; }
   chmod 0644 "$mtmp"
-  mv -f "$mtmp" "$METRICS_TEXTFILE"
-  log "metrics: $METRICS_TEXTFILE"
+  if [[ -n ${PUSHGATEWAY_URL:-} ]]; then
+    instance=${ABLATION_SERVER:-127.0.0.1:50051}
+    if python3 -c '
+import sys, urllib.parse, urllib.request
+base, instance, path = sys.argv[1].rstrip("/"), sys.argv[2], sys.argv[3]
+url = "%s/metrics/job/ablationd_nightly/instance/%s" % (base, urllib.parse.quote(instance, safe=""))
+req = urllib.request.Request(url, data=open(path, "rb").read(), method="PUT",
+                             headers={"Content-Type": "text/plain; version=0.0.4"})
+urllib.request.urlopen(req, timeout=10).read()
+' "$PUSHGATEWAY_URL" "$instance" "$mtmp" 2>"$mtmp.err"; then
+      log "metrics: pushed to $PUSHGATEWAY_URL (job ablationd_nightly, instance $instance)"
+    else
+      log "error: the push to $PUSHGATEWAY_URL failed: $(tail -n 1 "$mtmp.err"); the verdict stands"
+    fi
+    rm -f "$mtmp.err"
+  fi
+  if [[ -n ${METRICS_TEXTFILE:-} ]]; then
+    mv -f "$mtmp" "$METRICS_TEXTFILE"
+    log "metrics: $METRICS_TEXTFILE"
+  else
+    rm -f "$mtmp"
+  fi
 fi
 
 if ((confirmed)); then regression=1; fi

@@ -117,6 +117,40 @@ night "rerun fails" 0 FAKE_CANDIDATE="abl_x bf16 4096 4096 4096 1.0 1.1" FAKE_RU
 grep -q "not confirmed: the rerun of abl_x bf16 4096x4096x4096 failed" "$work/out" ||
   fail "rerun fails: not said"
 
+# 5e. A Pushgateway (the Kubernetes CronJob's way to Prometheus): the night's metrics text is PUT
+# to job ablationd_nightly, instance ABLATION_SERVER; a confirmed regression is in it, and a
+# gateway that does not answer is logged without changing the verdict's exit status.
+gateway_log=$work/gateway.log
+python3 -c '
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_PUT(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        with open(sys.argv[1], "ab") as f:
+            f.write(b"PUT " + self.path.encode() + b"\n" + body)
+        self.send_response(200)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[2], "w").write(str(s.server_address[1]))
+s.serve_forever()
+' "$gateway_log" "$work/gateway.port" &
+gateway=$!
+for _ in $(seq 1 50); do [[ -s $work/gateway.port ]] && break; sleep 0.1; done
+night "pushed regression" 1 FAKE_CANDIDATE="abl_x bf16 4096 4096 4096 1.0 1.1" \
+  FAKE_RERUN_MEDIAN=1.09 PUSHGATEWAY_URL="http://127.0.0.1:$(cat "$work/gateway.port")/"
+kill "$gateway" 2>/dev/null
+grep -q '^PUT /metrics/job/ablationd_nightly/instance/127.0.0.1%3A7777$' "$gateway_log" ||
+  fail "pushed: no PUT to the job's group of this daemon"
+grep -q '^ablationd_regressions{variant="abl_x",shape="4096x4096x4096"' "$gateway_log" ||
+  fail "pushed: the regression is not in the pushed text"
+grep -q "metrics: pushed to http://127.0.0.1:" "$work/out" || fail "pushed: not said"
+night "gateway away" 1 FAKE_CANDIDATE="abl_x bf16 4096 4096 4096 1.0 1.1" \
+  FAKE_RERUN_MEDIAN=1.09 PUSHGATEWAY_URL="http://127.0.0.1:9/"
+grep -q "error: the push to http://127.0.0.1:9/ failed" "$work/out" || fail "gateway away: not said"
+compgen -G "$reports/.ablationd_nightly.*" >/dev/null && fail "gateway away: metrics text left behind"
+
 # 6. The job cannot be done: exit 2, with a reason.
 night "daemon down" 2 FAKE_SWEEP_RC=2
 grep -q "sweep failed" "$work/out" || fail "daemon down: reason not given"
