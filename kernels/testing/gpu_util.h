@@ -37,6 +37,15 @@ inline std::string NoDeviceReason() {
   return "";
 }
 
+/// True when the current device is compute capability 9.0 (what the sm90 family runs on).
+inline bool IsSm90() {
+  int dev = 0, major = 0, minor = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+  return major == 9 && minor == 0;
+}
+
 /// The timing tools' measurement: 3 warm-up launches (also the one-time shared-memory opt-ins and
 /// plans), then `samples` launches, each after a write of `flush_bytes` to `flush` that evicts
 /// the inputs from L2 and timed by CUDA events around it; their median in ms. `launch` returns ""

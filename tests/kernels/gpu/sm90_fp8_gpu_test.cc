@@ -20,15 +20,8 @@ namespace ablation::kernels {
 namespace {
 
 using testing::GemmBuffers;
+using testing::IsSm90;
 using testing::NoDeviceReason;
-
-bool IsSm90() {
-  int dev = 0, major = 0, minor = 0;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-  return major == 9 && minor == 0;
-}
 
 class Sm90Fp8Gpu : public ::testing::Test {
  protected:
