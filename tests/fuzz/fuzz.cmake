@@ -6,7 +6,7 @@
 # Included from tests/CMakeLists.txt; paths relative to tests/.
 find_program(ABLATION_CLANGXX NAMES clang++ clang++-14)
 option(ABLATION_FUZZ "Build the libFuzzer targets (needs clang++)" ON)
-set(ABLATION_FUZZ_SECONDS 8 CACHE STRING "Seconds each fuzz target runs in the test suite (a smoke run: the 2-core CI keeps build and tests under 15 minutes; run longer by hand)")
+set(ABLATION_FUZZ_SECONDS 6 CACHE STRING "Seconds each fuzz target runs in the test suite (a smoke run: the 2-core CI keeps build and tests under 15 minutes; run longer by hand)")
 if(NOT ABLATION_FUZZ)
   return()
 endif()
