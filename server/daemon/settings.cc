@@ -1,5 +1,7 @@
 #include "server/daemon/settings.h"
 
+#include <fmt/format.h>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -259,6 +261,26 @@ std::vector<std::string> NeedRestart(const core::DaemonConfig& running,
          fresh.limits.max_concurrent_streams);
   number("limits.grpc_memory_bytes", running.limits.grpc_memory_bytes,
          fresh.limits.grpc_memory_bytes);
+  // [timing] and [user_kernels] are read once, into the planner and the kernel store.
+  auto real = [&](const char* key, double a, double b) {
+    if (a != b)
+      out.push_back(std::string(key) + " (" + fmt::format("{}", a) + " -> " + fmt::format("{}", b) +
+                    ")");
+  };
+  const core::TimingDefaults &t0 = running.timing, &t1 = fresh.timing;
+  number("timing.min_samples", t0.min_samples, t1.min_samples);
+  number("timing.max_samples", t0.max_samples, t1.max_samples);
+  real("timing.min_seconds", t0.min_seconds, t1.min_seconds);
+  real("timing.max_seconds", t0.max_seconds, t1.max_seconds);
+  real("timing.target_noise", t0.target_noise, t1.target_noise);
+  number("timing.warmup_count", t0.warmup_count, t1.warmup_count);
+  real("timing.warmup_seconds", t0.warmup_seconds, t1.warmup_seconds);
+  number("timing.regime", int(t0.regime), int(t1.regime));
+  text("user_kernels.compiler", running.user_kernels.compiler_path,
+       fresh.user_kernels.compiler_path);
+  text("user_kernels.add_role", running.user_kernels.add_role, fresh.user_kernels.add_role);
+  number("user_kernels.max_kernels_per_owner", running.user_kernels.max_kernels_per_owner,
+         fresh.user_kernels.max_kernels_per_owner);
   text("node.name", running.node_name, fresh.node_name);
   text("node.labels", core::FormatNodeLabels(running.node_labels),
        core::FormatNodeLabels(fresh.node_labels));

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace ablation::daemon {
 namespace {
 
@@ -206,6 +208,13 @@ TEST_F(SettingsTest, TheBytesPerRunBoundAndAReloadThatKeepsTheFlags) {
   const std::vector<std::string> restart = NeedRestart(by_flag.config, fresh);
   ASSERT_EQ(restart.size(), 1u);
   EXPECT_EQ(restart[0], "readers (4 -> 2)");
+  // [timing] and [user_kernels] are read at the start only: a change is named, not applied.
+  Write("etc/ablationd.toml", "[timing]\nmin_samples = 20\n[user_kernels]\nadd_role = \"run\"\n");
+  ASSERT_TRUE(ReloadConfig(by_flag, by_flag.config, &fresh).ok());
+  const std::vector<std::string> later = NeedRestart(by_flag.config, fresh);
+  EXPECT_NE(std::find(later.begin(), later.end(), "timing.min_samples (10 -> 20)"), later.end());
+  EXPECT_NE(std::find(later.begin(), later.end(), "user_kernels.add_role ('' -> 'run')"),
+            later.end());
   Write("etc/ablationd.toml", "log_level = \"loud\"\n");
   const core::Status bad = ReloadConfig(by_flag, by_flag.config, &fresh);
   EXPECT_FALSE(bad.ok());
