@@ -76,9 +76,10 @@ core::Status MetricsEndpoint::Start(const std::string& listen,
   if (!IsLoopbackHost(host) && !endpoint_options.allow_remote)
     return core::InvalidArgument(
         "--metrics-listen " + listen +
-        " can be reached from other machines, over plain HTTP: listen on 127.0.0.1 or [::1], or "
-        "pass --metrics-allow-remote to accept that (with [auth] tokens, a scrape then needs a "
-        "read token: Prometheus' `authorization` in its scrape config)");
+        " can be reached from other machines, over plain HTTP: listen on " +
+        std::string(ServesIpv6() ? "127.0.0.1 or [::1]" : "127.0.0.1") +
+        ", or pass --metrics-allow-remote to accept that (with [auth] tokens, a scrape then needs "
+        "a read token: Prometheus' `authorization` in its scrape config)");
   mg_init_library(0);
   std::unique_ptr<MetricsEndpoint> endpoint(
       new MetricsEndpoint(registry, std::move(endpoint_options)));
