@@ -71,7 +71,7 @@ SeriesChangePoints RecomputeChangePoints(PgConnection& c, const FleetSeriesKey& 
   // series take turns, and each reads the rows committed before it got the lock.
   std::string lock_key;
   for (const PgParam& p : key) lock_key += *p + '\x1f';
-  c.Query("SELECT pg_advisory_xact_lock(hashtextextended($1, 25))", {lock_key},
+  c.Query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", {lock_key},
           "lock the change points of " + name);
   std::vector<std::string> daemon_ids;
   const std::vector<history::SeriesRow> rows = ReadSeriesRows(c, kSeriesWhere, key, &daemon_ids);
