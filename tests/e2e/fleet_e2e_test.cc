@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -377,6 +378,29 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
   EXPECT_EQ(ExportAndCompute(c, daemon, run), fleet::ExportOutcome::kAlreadyThere);
   EXPECT_EQ(Count(std::string("SELECT count(*) FROM fleet_change_points WHERE ") + kZ), 1);
   EXPECT_EQ(Count(std::string("SELECT count(*) FROM fleet_change_point_series WHERE ") + kZ), 1);
+  // Two exporters replacing the series at once take turns (its advisory lock): no error, no
+  // duplicate, the same row.
+  {
+    const std::vector<fleet::FleetSeriesKey> keys = fleet::SeriesOfRun(c, daemon.daemon_id, 21);
+    ASSERT_EQ(keys.size(), 1u);
+    std::atomic<int> failures = 0;
+    auto replace = [&] {
+      try {
+        fleet::PgConnection own(pg_->conninfo());
+        for (int i = 0; i < 10; ++i) fleet::RecomputeChangePoints(own, keys[0]);
+      } catch (const fleet::FleetError& e) {
+        ADD_FAILURE() << e.what();
+        ++failures;
+      }
+    };
+    std::thread other(replace);
+    replace();
+    other.join();
+    EXPECT_EQ(failures, 0);
+    fleet::PgResult r = stored();
+    ASSERT_EQ(r.rows(), 1);
+    EXPECT_EQ(r.Int(0, 1), 16);
+  }
 
   // Another daemon on another setup (another fingerprint: a driver, say), the same item: its own
   // series, never mixed into gpu-z's.
