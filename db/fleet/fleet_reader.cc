@@ -88,33 +88,18 @@ std::string GlobToRegex(const std::string& glob) {
   return out + "$";
 }
 
-FleetReader::FleetReader(const std::string& conninfo)
-    : connection_(std::make_unique<PgConnection>(conninfo)) {
-  RequireFleetSchema(*connection_);
-}
-
-std::vector<history::SeriesRow> FleetReader::SeriesRows(const FleetSeriesFilter& f) {
-  Where where;
-  AddVariant(where, f.variant_glob, "variant");
-  if (!f.dtype.empty()) where.Add("dtype = ?", f.dtype);
-  if (f.m != 0) where.Add("m = ?", std::to_string(f.m));
-  if (f.n != 0) where.Add("n = ?", std::to_string(f.n));
-  if (f.k != 0) where.Add("k = ?", std::to_string(f.k));
-  if (!f.regime.empty()) where.Add("regime = ?", f.regime);
-  if (!f.tag.empty()) where.Add("? = ANY (tags)", f.tag);
-  if (f.since_ms != 0) {
-    where.Add("time >= to_timestamp(?::double precision / 1000)", std::to_string(f.since_ms));
-  }
-  where.AddNode(f.node, "daemon_id", "host_name");
+std::vector<history::SeriesRow> ReadSeriesRows(PgConnection& connection,
+                                               const std::string& where_sql,
+                                               const std::vector<PgParam>& params,
+                                               std::vector<std::string>* daemon_ids) {
   const std::string sql =
       "SELECT hardware_fingerprint, variant, dtype, regime, device_name, device_uuid, m, n, k, "
       "run_id, measurement_id, (extract(epoch FROM time) * 1000)::bigint, median_ms, noise, "
       "tflops, host_name, daemon_id FROM fleet_points" +
-      where.sql() +
+      where_sql +
       " ORDER BY hardware_fingerprint, variant, dtype, m, n, k, regime, time, daemon_id, run_id, "
       "measurement_id";
-  PgTransaction transaction(*connection_, PgTransaction::Kind::kReadOnly);
-  PgResult r = connection_->Query(sql, where.params(), "read the series");
+  PgResult r = connection.Query(sql, params, "read the series");
   std::vector<history::SeriesRow> rows;
   for (int i = 0; i < r.rows(); ++i) {
     history::SeriesRow row;
@@ -134,8 +119,32 @@ std::vector<history::SeriesRow> FleetReader::SeriesRows(const FleetSeriesFilter&
     row.noise = r.Real(i, 13);
     row.tflops = r.Real(i, 14);
     row.node = NodeName(r.Text(i, 15), r.Text(i, 16));
+    if (daemon_ids) daemon_ids->push_back(r.Text(i, 16));
     rows.push_back(std::move(row));
   }
+  return rows;
+}
+
+FleetReader::FleetReader(const std::string& conninfo)
+    : connection_(std::make_unique<PgConnection>(conninfo)) {
+  RequireFleetSchema(*connection_);
+}
+
+std::vector<history::SeriesRow> FleetReader::SeriesRows(const FleetSeriesFilter& f) {
+  Where where;
+  AddVariant(where, f.variant_glob, "variant");
+  if (!f.dtype.empty()) where.Add("dtype = ?", f.dtype);
+  if (f.m != 0) where.Add("m = ?", std::to_string(f.m));
+  if (f.n != 0) where.Add("n = ?", std::to_string(f.n));
+  if (f.k != 0) where.Add("k = ?", std::to_string(f.k));
+  if (!f.regime.empty()) where.Add("regime = ?", f.regime);
+  if (!f.tag.empty()) where.Add("? = ANY (tags)", f.tag);
+  if (f.since_ms != 0) {
+    where.Add("time >= to_timestamp(?::double precision / 1000)", std::to_string(f.since_ms));
+  }
+  where.AddNode(f.node, "daemon_id", "host_name");
+  PgTransaction transaction(*connection_, PgTransaction::Kind::kReadOnly);
+  std::vector<history::SeriesRow> rows = ReadSeriesRows(*connection_, where.sql(), where.params());
   transaction.Commit();
   return rows;
 }

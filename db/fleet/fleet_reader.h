@@ -62,6 +62,15 @@ class FleetReader {
   std::unique_ptr<PgConnection> connection_;
 };
 
+/// The rows of fleet_points that `where_sql` keeps (" WHERE ..." over the view's columns with
+/// $1, $2, ... bound to `params`; "" for all), ordered as FleetReader::SeriesRows orders them, in
+/// the caller's transaction; each row's daemon's full id in `daemon_ids` when given. The client's
+/// history and the exporter's change points (fleet_change_points.h) read series through it alike.
+std::vector<history::SeriesRow> ReadSeriesRows(PgConnection& connection,
+                                               const std::string& where_sql,
+                                               const std::vector<PgParam>& params,
+                                               std::vector<std::string>* daemon_ids = nullptr);
+
 /// A glob as a PostgreSQL regular expression anchored at both ends ('abl_*' -> '^abl_.*$').
 std::string GlobToRegex(const std::string& glob);
 

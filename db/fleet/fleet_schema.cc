@@ -117,6 +117,61 @@ GROUP BY d.daemon_id;
          "create the fleet schema v1");
 }
 
+// v2: the change points of every series (E-divisive means, common/history), computed by the
+// exporters from the fleet's rows after each run they commit (db/fleet/fleet_change_points.h):
+// fleet_change_points holds one row per change (the point where the new segment starts), and
+// fleet_change_point_series one row per series computed, with or without changes, so that a
+// series left behind (a failed computation, a database migrated from v1) is found and computed.
+// A series is one hardware fingerprint's, never mixed, keyed as fleet_points keys it.
+void MigrateV2(PgConnection& c) {
+  c.Exec(R"sql(
+CREATE TABLE fleet_change_point_series (
+  hardware_fingerprint text             NOT NULL,
+  variant              text             NOT NULL,
+  dtype                text             NOT NULL,
+  m                    bigint           NOT NULL,
+  n                    bigint           NOT NULL,
+  k                    bigint           NOT NULL,
+  regime               text             NOT NULL,
+  device_name          text             NOT NULL DEFAULT '',
+  points               integer          NOT NULL,
+  change_points        integer          NOT NULL,
+  last_time            timestamptz,
+  min_relative_change  double precision NOT NULL,
+  significance         double precision NOT NULL,
+  computed_at          timestamptz      NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (hardware_fingerprint, variant, dtype, m, n, k, regime)
+);
+CREATE TABLE fleet_change_points (
+  hardware_fingerprint text             NOT NULL,
+  variant              text             NOT NULL,
+  dtype                text             NOT NULL,
+  m                    bigint           NOT NULL,
+  n                    bigint           NOT NULL,
+  k                    bigint           NOT NULL,
+  regime               text             NOT NULL,
+  daemon_id            text             NOT NULL,
+  run_id               bigint           NOT NULL,
+  measurement_id       bigint           NOT NULL,
+  host_name            text             NOT NULL,
+  device_name          text             NOT NULL DEFAULT '',
+  time                 timestamptz      NOT NULL,
+  point_index          integer          NOT NULL,
+  before_median_ms     double precision NOT NULL,
+  after_median_ms      double precision NOT NULL,
+  relative_change      double precision NOT NULL,
+  p_value              double precision NOT NULL,
+  computed_at          timestamptz      NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (hardware_fingerprint, variant, dtype, m, n, k, regime, daemon_id, run_id),
+  FOREIGN KEY (hardware_fingerprint, variant, dtype, m, n, k, regime)
+    REFERENCES fleet_change_point_series ON DELETE CASCADE,
+  FOREIGN KEY (daemon_id, run_id) REFERENCES runs (daemon_id, run_id)
+);
+CREATE INDEX fleet_change_points_time ON fleet_change_points (time);
+)sql",
+         "create the fleet schema v2 (change points)");
+}
+
 }  // namespace
 
 int FleetSchemaVersion(PgConnection& connection) {
@@ -140,6 +195,7 @@ void MigrateFleet(PgConnection& connection) {
   }
   if (version == kFleetSchemaVersion) return;  // the destructor rolls back the empty work
   if (version < 1) MigrateV1(connection);
+  if (version < 2) MigrateV2(connection);
   connection.Query("DELETE FROM fleet_schema", {}, "clear the version");
   connection.Query("INSERT INTO fleet_schema (version) VALUES ($1)",
                    {std::to_string(kFleetSchemaVersion)}, "record the version");

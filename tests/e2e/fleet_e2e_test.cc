@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "client/json.h"
+#include "db/fleet/fleet_change_points.h"
 #include "db/fleet/fleet_schema.h"
 #include "db/fleet/fleet_writer.h"
 #include "db/fleet/pg.h"
@@ -160,6 +162,15 @@ class FleetE2E : public ::testing::Test {
     }
     return ::testing::AssertionFailure() << host << " exported " << ids.size() << " runs";
   }
+  // What the exporter does after each run it commits: the change points of the run's series.
+  static fleet::ExportOutcome ExportAndCompute(fleet::PgConnection& c,
+                                               const fleet::DaemonIdentity& daemon,
+                                               const fleet::RunExport& run) {
+    const fleet::ExportOutcome outcome = fleet::ExportRun(c, daemon, run);
+    for (const fleet::FleetSeriesKey& key : fleet::SeriesOfRun(c, daemon.daemon_id, run.run.id()))
+      fleet::RecomputeChangePoints(c, key);
+    return outcome;
+  }
   CommandResult FleetClient(std::vector<std::string> args) {
     std::vector<std::string> argv = {TestBinary(CLIENT_PATH), "--fleet-db", pg_->conninfo()};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -246,6 +257,17 @@ TEST_F(FleetE2E, TwoDaemonsExportEveryRunOnceThroughAnOutageAndHistorySpansThem)
   }
   EXPECT_EQ(of_a, 3);
   EXPECT_EQ(of_b, 3);
+  // Each exporter computed the series' change points over the whole fleet after its runs: the
+  // last one over all six points, and none (the fake GPUs are steady), as the client says.
+  long long computed = 0;
+  for (int i = 0; i < 100 && computed != 6; ++i) {
+    computed = Count("SELECT coalesce(max(points), 0) FROM fleet_change_point_series");
+    if (computed != 6) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(computed, 6) << Log(0) << Log(1);
+  EXPECT_EQ(Count("SELECT count(*) FROM fleet_change_point_series"), 1);
+  EXPECT_EQ(series[0].change_points_size(), 0);
+  EXPECT_EQ(Count("SELECT count(*) FROM fleet_change_points"), 0);
   auto table = FleetClient({"history", "abl_L1_*", "--node", "gpu-b"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("gpu-b/"));
@@ -307,7 +329,7 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
     run.measurements[0].set_run_id(10 + night);
     run.measurements[0].mutable_stats()->set_median_ms(night <= 5 ? 1.0 : 1.1);
     run.measurements[0].set_tflops(night <= 5 ? 100 : 91);
-    ASSERT_EQ(fleet::ExportRun(c, daemon, run), fleet::ExportOutcome::kExported);
+    ASSERT_EQ(ExportAndCompute(c, daemon, run), fleet::ExportOutcome::kExported);
   }
   auto json = FleetClient({"--format", "json", "history", kVariant, "--node", "gpu-z"});
   ASSERT_EQ(json.exit_code, 0) << json.out << json.err;
@@ -321,6 +343,65 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
   EXPECT_EQ(series[0].change_points(0).index(), 6);
   EXPECT_NEAR(series[0].change_points(0).relative_change(), 0.10, 0.001);
 
+  // The exports computed the same change point into fleet_change_points: the client's point
+  // (gpu-z's run 16, the sixth night), its relative change and p-value, and only that one.
+  const char* kZ = "hardware_fingerprint = '0123456789abcdef'";
+  auto stored = [&] {
+    return c.Query(std::string("SELECT daemon_id, run_id, point_index, relative_change, p_value, "
+                               "(extract(epoch FROM time) * 1000)::bigint, host_name, variant, "
+                               "dtype, m, regime FROM fleet_change_points WHERE ") +
+                       kZ,
+                   {}, "read the change points");
+  };
+  {
+    fleet::PgResult r = stored();
+    ASSERT_EQ(r.rows(), 1);
+    const v1::HistoryPoint& at = series[0].points(6);
+    EXPECT_EQ(r.Text(0, 0), "feedfacefeedfacefeedfacefeedface");
+    EXPECT_EQ(r.Int(0, 1), at.run_id());
+    EXPECT_EQ(r.Int(0, 1), 16);
+    EXPECT_EQ(r.Int(0, 2), 6);
+    EXPECT_NEAR(r.Real(0, 3), series[0].change_points(0).relative_change(), 1e-9);
+    EXPECT_NEAR(r.Real(0, 4), series[0].change_points(0).p_value(), 1e-9);
+    EXPECT_EQ(r.Int(0, 5), at.time_ms());
+    EXPECT_EQ(r.Text(0, 6), "gpu-z");
+    EXPECT_EQ(r.Text(0, 7), kVariant);
+    EXPECT_EQ(r.Text(0, 8), "bf16");
+    EXPECT_EQ(r.Int(0, 9), 256);
+    EXPECT_EQ(r.Text(0, 10), "burst");
+  }
+  EXPECT_EQ(Count(std::string("SELECT points * 100 + change_points FROM fleet_change_point_series "
+                              "WHERE ") +
+                  kZ),
+            12 * 100 + 1);
+  // Exported again (a retry after a crash) and computed again: replaced, never doubled.
+  EXPECT_EQ(ExportAndCompute(c, daemon, run), fleet::ExportOutcome::kAlreadyThere);
+  EXPECT_EQ(Count(std::string("SELECT count(*) FROM fleet_change_points WHERE ") + kZ), 1);
+  EXPECT_EQ(Count(std::string("SELECT count(*) FROM fleet_change_point_series WHERE ") + kZ), 1);
+  // Two exporters replacing the series at once take turns (its advisory lock): no error, no
+  // duplicate, the same row.
+  {
+    const std::vector<fleet::FleetSeriesKey> keys = fleet::SeriesOfRun(c, daemon.daemon_id, 21);
+    ASSERT_EQ(keys.size(), 1u);
+    std::atomic<int> failures = 0;
+    auto replace = [&] {
+      try {
+        fleet::PgConnection own(pg_->conninfo());
+        for (int i = 0; i < 10; ++i) fleet::RecomputeChangePoints(own, keys[0]);
+      } catch (const fleet::FleetError& e) {
+        ADD_FAILURE() << e.what();
+        ++failures;
+      }
+    };
+    std::thread other(replace);
+    replace();
+    other.join();
+    EXPECT_EQ(failures, 0);
+    fleet::PgResult r = stored();
+    ASSERT_EQ(r.rows(), 1);
+    EXPECT_EQ(r.Int(0, 1), 16);
+  }
+
   // Another daemon on another setup (another fingerprint: a driver, say), the same item: its own
   // series, never mixed into gpu-z's.
   const fleet::DaemonIdentity other_setup{"0badc0de0badc0de0badc0de0badc0de", "gpu-y", ""};
@@ -329,7 +410,41 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
   run.measurements[0].set_id(70);
   run.measurements[0].set_run_id(7);
   run.measurements[0].mutable_stats()->set_median_ms(2.0);
-  ASSERT_EQ(fleet::ExportRun(c, other_setup, run), fleet::ExportOutcome::kExported);
+  ASSERT_EQ(ExportAndCompute(c, other_setup, run), fleet::ExportOutcome::kExported);
+  // Its series flat over eight nights at twice gpu-z's time: no change point (mixed into
+  // gpu-z's series it would make one), and gpu-z's change point stays as it was.
+  for (int night = 1; night <= 7; ++night) {
+    run.run.set_id(7 + night);
+    run.run.set_started_at_ms(1'700'000'000'000 + night * 86'400'000LL);
+    run.measurements[0].set_id(70 + night);
+    run.measurements[0].set_run_id(7 + night);
+    run.measurements[0].mutable_stats()->set_median_ms(night % 2 ? 2.0 : 2.002);
+    ASSERT_EQ(ExportAndCompute(c, other_setup, run), fleet::ExportOutcome::kExported);
+  }
+  EXPECT_EQ(Count("SELECT points * 100 + change_points FROM fleet_change_point_series WHERE "
+                  "hardware_fingerprint = 'fedcba9876543210'"),
+            8 * 100 + 0);
+  EXPECT_EQ(Count("SELECT count(*) FROM fleet_change_points WHERE hardware_fingerprint = "
+                  "'fedcba9876543210'"),
+            0);
+  {
+    fleet::PgResult r = stored();
+    ASSERT_EQ(r.rows(), 1);
+    EXPECT_EQ(r.Int(0, 1), 16);
+  }
+  // A series left behind (its computation failed, or the database came from schema v1) is found
+  // and computed again to the same rows.
+  EXPECT_TRUE(fleet::StaleSeries(c).empty());
+  c.Exec("DELETE FROM fleet_change_point_series", "forget the change points");
+  const std::vector<fleet::FleetSeriesKey> stale = fleet::StaleSeries(c);
+  EXPECT_GE(stale.size(), 2u);
+  for (const fleet::FleetSeriesKey& key : stale) fleet::RecomputeChangePoints(c, key);
+  EXPECT_TRUE(fleet::StaleSeries(c).empty());
+  {
+    fleet::PgResult r = stored();
+    ASSERT_EQ(r.rows(), 1);
+    EXPECT_EQ(r.Int(0, 1), 16);
+  }
   auto both = FleetClient({"--format", "json", "history", "abl_L1_*"});
   ASSERT_EQ(both.exit_code, 0) << both.err;
   series.clear();
@@ -338,9 +453,10 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
   EXPECT_EQ(series[0].hardware_fingerprint(), "0123456789abcdef");
   EXPECT_EQ(series[0].points_size(), 12);
   EXPECT_EQ(series[1].hardware_fingerprint(), "fedcba9876543210");
-  ASSERT_EQ(series[1].points_size(), 1);
+  ASSERT_EQ(series[1].points_size(), 8);
   EXPECT_EQ(series[1].points(0).node(), "gpu-y/0badc0de");
   EXPECT_EQ(series[1].points(0).median_ms(), 2.0);
+  EXPECT_EQ(series[1].change_points_size(), 0);
 
   // A role that may only read is enough for the client (its reads are READ ONLY transactions).
   c.Exec("CREATE ROLE reader LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader",
@@ -350,30 +466,40 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
   auto read_only = RunCommand({TestBinary(CLIENT_PATH), "--fleet-db", as_reader, "--format", "csv",
                                "results", "--node", "gpu-y"});
   ASSERT_EQ(read_only.exit_code, 0) << read_only.err;
-  EXPECT_EQ(std::count(read_only.out.begin(), read_only.out.end(), '\n'), 2) << read_only.out;
+  EXPECT_EQ(std::count(read_only.out.begin(), read_only.out.end(), '\n'), 9) << read_only.out;
   {
     fleet::PgConnection reader(as_reader);
     EXPECT_THROW(reader.Exec("DELETE FROM runs", "delete"), fleet::FleetError);
   }
 
-  // Every PostgreSQL panel of the fleet dashboard runs against this database and returns rows
-  // (Grafana's $__timeFilter(column) as a condition that keeps every row).
+  // Every PostgreSQL panel and annotation of the fleet dashboard runs against this database and
+  // returns rows (Grafana's $__timeFilter(column) as a condition that keeps every row): the
+  // change points' panel and annotation among them, with gpu-z's change.
   std::ifstream file(std::string(SOURCE_DIR) +
                      "/deploy/k8s/grafana/ablationd-fleet-dashboard.json");
   const nlohmann::json dashboard = nlohmann::json::parse(file);
-  int checked = 0;
-  for (const auto& panel : dashboard["panels"]) {
-    for (const auto& target : panel["targets"]) {
-      if (!target.contains("rawSql")) continue;
-      const std::string sql =
-          std::regex_replace(target["rawSql"].get<std::string>(),
-                             std::regex(R"(\$__timeFilter\((\w+)\))"), "($1 IS NOT NULL)");
-      fleet::PgResult rows = c.Query(sql, {}, panel["title"].get<std::string>());
-      EXPECT_GT(rows.rows(), 0) << panel["title"] << ": " << sql;
-      ++checked;
+  int checked = 0, of_change_points = 0;
+  auto check = [&](const nlohmann::json& target, const std::string& title) {
+    if (!target.contains("rawSql")) return;
+    const std::string sql =
+        std::regex_replace(target["rawSql"].get<std::string>(),
+                           std::regex(R"(\$__timeFilter\((\w+)\))"), "($1 IS NOT NULL)");
+    fleet::PgResult rows = c.Query(sql, {}, title);
+    EXPECT_GT(rows.rows(), 0) << title << ": " << sql;
+    ++checked;
+    if (sql.find("fleet_change_points") != std::string::npos) {
+      ++of_change_points;
+      EXPECT_EQ(rows.rows(), 1) << title << ": " << sql;
     }
+  };
+  for (const auto& panel : dashboard["panels"]) {
+    for (const auto& target : panel["targets"]) check(target, panel["title"]);
   }
-  EXPECT_GE(checked, 4);
+  for (const auto& annotation : dashboard["annotations"]["list"]) {
+    check(annotation["target"], annotation["name"]);
+  }
+  EXPECT_GE(checked, 5);
+  EXPECT_EQ(of_change_points, 2);  // the panel and the throughput's annotation
 
   // Bad input is named: a connection string libpq cannot read, a run with no daemon, a fleet
   // flag on a command that does not read it.
@@ -387,6 +513,72 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
   auto other = FleetClient({"runs"});
   EXPECT_EQ(other.exit_code, 2);
   EXPECT_THAT(other.err, HasSubstr("--fleet-db is read by history, results and compare only"));
+}
+
+// Schema v2 (the change points) over a database of v1: the tables added, the series already
+// there found to compute; a version newer than this build's refused, by the exporter and the
+// client alike. In a schema of its own, so the other tests' tables are not touched.
+TEST_F(FleetE2E, AVersionOneDatabaseMigratesAndANewerOneIsRefused) {
+  const std::string legacy = pg_->conninfo() + " options='-c search_path=legacy'";
+  {
+    fleet::PgConnection admin(pg_->conninfo());
+    admin.Exec("DROP SCHEMA IF EXISTS legacy CASCADE; CREATE SCHEMA legacy", "make a schema");
+  }
+  fleet::PgConnection c(legacy);
+  fleet::MigrateFleet(c);
+  // Back to what a v1 daemon left: no change point tables, version 1, and a run exported.
+  c.Exec(
+      "DROP TABLE fleet_change_points, fleet_change_point_series; "
+      "UPDATE fleet_schema SET version = 1",
+      "make it v1");
+  const fleet::DaemonIdentity daemon{"abad1deaabad1deaabad1deaabad1dea", "gpu-old", ""};
+  fleet::RunExport run;
+  run.run.set_id(1);
+  run.run.set_kind(v1::RUN_KIND_ABLATION);
+  run.run.set_state(v1::RUN_STATE_SUCCEEDED);
+  run.run.set_started_at_ms(1'700'000'000'000);
+  run.run.mutable_device()->set_hardware_fingerprint("00000000000000aa");
+  v1::Measurement m;
+  m.set_id(1);
+  m.set_run_id(1);
+  m.set_variant(kVariant);
+  m.set_dtype("bf16");
+  m.mutable_shape()->set_m(128);
+  m.mutable_shape()->set_n(128);
+  m.mutable_shape()->set_k(128);
+  m.set_status(v1::MEASUREMENT_STATUS_OK);
+  m.mutable_stats()->set_median_ms(1.0);
+  run.measurements.push_back(m);
+  ASSERT_EQ(fleet::ExportRun(c, daemon, run), fleet::ExportOutcome::kExported);
+  EXPECT_EQ(fleet::FleetSchemaVersion(c), 1);
+  EXPECT_THROW(fleet::RequireFleetSchema(c), fleet::FleetError);
+
+  fleet::MigrateFleet(c);
+  EXPECT_EQ(fleet::FleetSchemaVersion(c), fleet::kFleetSchemaVersion);
+  EXPECT_EQ(c.Query("SELECT count(*) FROM runs", {}, "runs").Int(0, 0), 1);  // kept
+  const std::vector<fleet::FleetSeriesKey> stale = fleet::StaleSeries(c);
+  ASSERT_EQ(stale.size(), 1u);
+  EXPECT_EQ(stale[0].fingerprint, "00000000000000aa");
+  EXPECT_EQ(stale[0].m, 128);
+  const fleet::SeriesChangePoints computed = fleet::RecomputeChangePoints(c, stale[0]);
+  EXPECT_EQ(computed.points, 1);
+  EXPECT_EQ(computed.change_points, 0);
+  EXPECT_TRUE(fleet::StaleSeries(c).empty());
+
+  c.Exec("UPDATE fleet_schema SET version = 3", "make it newer");
+  try {
+    fleet::MigrateFleet(c);
+    ADD_FAILURE() << "a newer schema was migrated";
+  } catch (const fleet::FleetError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("schema version 3, newer than version 2"));
+  }
+  try {
+    fleet::RequireFleetSchema(c);
+    ADD_FAILURE() << "a newer schema was read";
+  } catch (const fleet::FleetError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("upgrade ablation-client"));
+  }
+  fleet::PgConnection(pg_->conninfo()).Exec("DROP SCHEMA legacy CASCADE", "drop the schema");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "db/fleet/conninfo.h"
+#include "db/fleet/fleet_change_points.h"
 #include "db/fleet/fleet_schema.h"
 #include "server/metrics/registry.h"
 
@@ -58,6 +59,7 @@ bool FleetExporter::Connect() {
     auto c = std::make_unique<fleet::PgConnection>(options_.conninfo);
     fleet::MigrateFleet(*c);
     connection_ = std::move(c);
+    stale_ = true;  // a new connection: series another attempt left behind are looked for
     return true;
   } catch (const fleet::FleetError& e) {
     NoteFailure(e.what());
@@ -110,8 +112,54 @@ int FleetExporter::ExportBatch() {
       NoteFailure(e.what());
       return -1;
     }
+    UpdateChangePoints(entry.run_id);
   }
   return exported;
+}
+
+void FleetExporter::UpdateChangePoints(int64_t run_id) {
+  std::vector<fleet::FleetSeriesKey> series;
+  try {
+    series = fleet::SeriesOfRun(*connection_, identity_.daemon_id, run_id);
+  } catch (const std::exception& e) {
+    spdlog::warn("fleet change points: cannot find the series of run {}: {}; computed later",
+                 run_id, e.what());
+    stale_ = true;
+    return;
+  }
+  for (const fleet::FleetSeriesKey& key : series) {
+    try {
+      fleet::RecomputeChangePoints(*connection_, key);
+    } catch (const std::exception& e) {
+      // The run is in PostgreSQL and out of the outbox: only its series' change points wait.
+      spdlog::warn("fleet change points of {} (run {}) not computed: {}; computed later",
+                   key.Name(), run_id, e.what());
+      stale_ = true;
+      if (!connection_->ok()) return;
+    }
+  }
+}
+
+bool FleetExporter::UpdateStaleChangePoints() {
+  try {
+    const std::vector<fleet::FleetSeriesKey> series = fleet::StaleSeries(*connection_);
+    for (const fleet::FleetSeriesKey& key : series) {
+      {
+        std::lock_guard lock(mu_);
+        if (stop_) return false;
+      }
+      fleet::RecomputeChangePoints(*connection_, key);
+    }
+    if (!series.empty()) {
+      spdlog::info("fleet change points: computed {} series left behind", series.size());
+    }
+    stale_ = series.size() == 1000;  // StaleSeries' limit: more may wait
+    return true;
+  } catch (const std::exception& e) {
+    spdlog::warn("fleet change points: the series left behind not computed: {}; retrying",
+                 e.what());
+    return false;
+  }
 }
 
 void FleetExporter::Loop() {
@@ -130,6 +178,17 @@ void FleetExporter::Loop() {
       continue;
     }
     metrics::Daemon().FleetBacklog(backlog.runs, backlog.oldest_enqueued_at_ms);
+    if (backlog.runs == 0 && stale_) {
+      // Nothing to export: the series whose change points a failure or an older schema left
+      // behind, computed now (a failure waits a backoff, as an outage does).
+      if (!Connect() || !UpdateStaleChangePoints()) {
+        if (connection_ && !connection_->ok()) connection_.reset();
+        Wait(backoff);
+        backoff = std::min(backoff * 2, options_.max_backoff);
+        continue;
+      }
+      backoff = options_.min_backoff;
+    }
     if (backlog.runs == 0) {
       if (down_ && exported_since_down_ > 0) {
         spdlog::info("fleet export: the fleet database answers again; caught up ({} run(s))",

@@ -4,6 +4,12 @@
 // by (daemon id, run id): so at least once, never twice. While the database is away nothing is
 // lost (the rows wait in SQLite, which a restart keeps); the exporter retries with a doubling
 // backoff, logs the outage once (and the catch-up), and keeps ablationd_fleet_* metrics.
+//
+// After a run is committed (or found already there), the exporter recomputes the change points of
+// every series the run has a point in, over the whole fleet (db/fleet/fleet_change_points.h). A
+// failure there never touches the run's export: it is logged, and the series left behind are
+// found (fleet_change_point_series against fleet_points) and computed on a later pass, as they are
+// after every (re)connection: a database migrated from schema v1 is filled so.
 #pragma once
 
 #include <chrono>
@@ -50,6 +56,10 @@ class FleetExporter {
   bool Connect();
   void Wait(std::chrono::milliseconds how_long);
   void NoteFailure(const std::string& error);
+  /// The change points of the run's series; a failure logged, and marks stale_ (never throws).
+  void UpdateChangePoints(int64_t run_id);
+  /// Computes the series left behind (fleet::StaleSeries); false when it failed.
+  bool UpdateStaleChangePoints();
 
   const FleetExportOptions options_;
   db::Store* store_;                   // writes: MarkExported, RecordExportFailure
@@ -58,6 +68,7 @@ class FleetExporter {
   std::unique_ptr<fleet::PgConnection> connection_;  // only the thread touches it
   bool down_ = false;                                // an outage is being reported
   int64_t exported_since_down_ = 0;
+  bool stale_ = true;  // series may be left behind: look for them (each connection, a failure)
 
   std::mutex mu_;
   std::condition_variable wake_;

@@ -1,0 +1,52 @@
+// The change points of the fleet's series, kept in PostgreSQL (fleet_change_points and
+// fleet_change_point_series, schema v2) for the dashboards: computed where the data is, by the
+// exporters, after a run is committed. A series is one hardware fingerprint's (never mixed),
+// variant, dtype, shape and regime, read across every daemon from fleet_points exactly as
+// `ablation-client --fleet-db ... history VARIANT` reads it, and run through the same
+// history::BuildHistory (E-divisive means, permutation test, noise floor: common/history), so the
+// table holds what the client reports for the whole series.
+//
+// A series is replaced in one transaction under an advisory lock of its own: two exporters
+// computing it at once wait for each other, and the later one, reading after the earlier
+// committed, leaves the answer over every committed run. Computing again is idempotent.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/history/change_points.h"
+#include "db/fleet/pg.h"
+
+namespace ablation::fleet {
+
+struct FleetSeriesKey {
+  std::string fingerprint, variant, dtype;
+  int64_t m = 0, n = 0, k = 0;
+  std::string regime;  // stored word ('burst'), '' when none
+
+  bool operator==(const FleetSeriesKey&) const = default;
+  auto operator<=>(const FleetSeriesKey&) const = default;
+  /// "abl_L1_... bf16 256x256x256 burst on 0123456789abcdef" for messages.
+  std::string Name() const;
+};
+
+/// The series that a daemon's run has a point in (its ok measurements of an ablation run).
+std::vector<FleetSeriesKey> SeriesOfRun(PgConnection& connection, const std::string& daemon_id,
+                                        int64_t run_id);
+
+/// Series whose stored change points are missing or older than their points: never computed (a
+/// database migrated from v1, a computation that failed) or computed over another number of runs.
+std::vector<FleetSeriesKey> StaleSeries(PgConnection& connection, int limit = 1000);
+
+struct SeriesChangePoints {
+  int points = 0;         ///< the series' points (runs) read
+  int change_points = 0;  ///< rows written to fleet_change_points
+};
+
+/// Reads the series across the fleet, finds its change points and replaces the series' rows in
+/// one transaction (a series with no points left: its rows removed). Throws FleetError.
+SeriesChangePoints RecomputeChangePoints(PgConnection& connection, const FleetSeriesKey& series,
+                                         const history::ChangePointOptions& options = {});
+
+}  // namespace ablation::fleet
