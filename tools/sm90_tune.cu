@@ -129,20 +129,14 @@ Launch LauncherOf() {
   }
 }
 
-/// An entry per configuration of kConfigs (bf16) or kFp8Configs (fp8), in its order.
-std::vector<Entry> ConfigEntries(bool fp8) {
-  if (fp8) {
-    return []<size_t... I>(std::index_sequence<I...>) {
-      return std::vector<Entry>{
-          {std::string(kFp8Configs[I].name), LauncherOf<kFp8Configs[I].knobs>(), true}...};
-    }
-    (std::make_index_sequence<std::size(kFp8Configs)>{});
-  }
+/// An entry per configuration of kTable (kConfigs or kFp8Configs), in its order.
+template <const auto& kTable>
+std::vector<Entry> ConfigEntries() {
   return []<size_t... I>(std::index_sequence<I...>) {
     return std::vector<Entry>{
-        {std::string(kConfigs[I].name), LauncherOf<kConfigs[I].knobs>(), true}...};
+        {std::string(kTable[I].name), LauncherOf<kTable[I].knobs>(), true}...};
   }
-  (std::make_index_sequence<std::size(kConfigs)>{});
+  (std::make_index_sequence<std::size(kTable)>{});
 }
 
 }  // namespace
@@ -198,7 +192,7 @@ int main(int argc, char** argv) {
     entries.push_back(
         {std::string(r.id) + " " + std::string(r.name), registry.Find(r.name)->launch, true});
   }
-  const std::vector<Entry> others = ConfigEntries(fp8);
+  const std::vector<Entry> others = fp8 ? ConfigEntries<kFp8Configs>() : ConfigEntries<kConfigs>();
   entries.insert(entries.end(), others.begin(), others.end());
   std::vector<double> reference;
   for (const Entry& e : entries) {

@@ -9,18 +9,6 @@ namespace ablation::kernels::sm90 {
 
 ABLATION_SM90_GUARDED_FP8_BUILDS()
 
-const void* Sm90Fp8GuardedKernel(size_t rung) {
-  const void* out = nullptr;
-  [&]<size_t... kIndex>(std::index_sequence<kIndex...>) {
-    auto pick = [&]<size_t kI>(std::integral_constant<size_t, kI>) {
-      if (rung == kI) {
-        out = reinterpret_cast<const void*>(&Sm90WgmmaKernel<Guarded(kFp8Rungs[kI].knobs)>);
-      }
-    };
-    (pick(std::integral_constant<size_t, kIndex>{}), ...);
-  }
-  (std::make_index_sequence<kFp8Rungs.size()>{});
-  return out;
-}
+const void* Sm90Fp8GuardedKernel(size_t rung) { return GuardedKernelOf<kFp8Rungs>(rung); }
 
 }  // namespace ablation::kernels::sm90

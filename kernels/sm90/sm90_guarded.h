@@ -7,6 +7,9 @@
 // empty their definition.
 #pragma once
 
+#include <cstddef>
+#include <utility>
+
 #include "kernels/sm90/sm90_mma_launch.cuh"
 #include "kernels/sm90/sm90_wgmma_launch.cuh"
 
@@ -39,6 +42,28 @@
   ABLATION_SM90_GUARDED_WGMMA(PREFIX, kF7)
 
 namespace ablation::kernels::sm90 {
+
+/// The kernel of the guarded build of kTable[rung] (kRungs or kFp8Rungs), or nullptr past the
+/// table's end; instantiated by the unit that defines that table's guarded builds.
+template <const auto& kTable>
+const void* GuardedKernelOf(size_t rung) {
+  const void* out = nullptr;
+  [&]<size_t... kIndex>(std::index_sequence<kIndex...>) {
+    auto pick = [&]<size_t kI>(std::integral_constant<size_t, kI>) {
+      constexpr Knobs kG = Guarded(kTable[kI].knobs);
+      if (rung != kI) return;
+      if constexpr (kG.mainloop == Mainloop::kWgmma) {
+        out = reinterpret_cast<const void*>(&Sm90WgmmaKernel<kG>);
+      } else {
+        out = reinterpret_cast<const void*>(&Sm90MmaKernel<kG>);
+      }
+    };
+    (pick(std::integral_constant<size_t, kIndex>{}), ...);
+  }
+  (std::make_index_sequence<kTable.size()>{});
+  return out;
+}
+
 #define ABLATION_SM90_EXTERN extern
 ABLATION_SM90_GUARDED_BUILDS(ABLATION_SM90_EXTERN)
 ABLATION_SM90_GUARDED_FP8_BUILDS(ABLATION_SM90_EXTERN)
