@@ -1,10 +1,17 @@
 // ablationd: the GPU kernel benchmarking daemon. Reads what it is asked to do (daemon/settings.h),
 // then runs until a signal (daemon/run.h); everything it serves lives in server/core and
 // server/rpc.
+#include <string_view>
+
+#include "server/core/gpu/clock_guard.h"
 #include "server/daemon/run.h"
 #include "server/daemon/settings.h"
 
 int main(int argc, char** argv) {
+  // The clock guard the daemon starts of itself (server/core/gpu/clock_guard.h): before anything
+  // else, so that it parses, opens and loads nothing the daemon does.
+  if (argc > 1 && std::string_view(argv[1]) == ablation::core::kClockGuardFlag)
+    return ablation::core::RunClockGuard(argc, argv);
   ablation::daemon::DaemonSettings settings;
   int exit_code = 0;
   if (!ablation::daemon::ReadSettings(argc, argv, &settings, &exit_code)) return exit_code;

@@ -20,6 +20,7 @@
 #include "ablation/version.h"
 #include "kernels/registry.h"
 #include "server/core/daemon/daemon_core.h"
+#include "server/core/gpu/clock_guard.h"
 #include "server/core/gpu/clock_lock.h"
 #include "server/core/gpu/nvml.h"
 #include "server/core/history/series.h"
@@ -147,11 +148,6 @@ int RunDaemon(const DaemonSettings& settings) {
     return 2;
   }
 
-  // Clock locking may be granted through an ambient capability (systemd AmbientCapabilities=):
-  // the daemon keeps it in its own effective set, but its workers (which run user kernels) must
-  // not inherit it, so the ambient set is cleared before any worker is spawned.
-  ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-
   // Signals are taken synchronously by the main thread; block them before any thread starts.
   sigset_t signals;
   sigemptyset(&signals);
@@ -188,6 +184,26 @@ int RunDaemon(const DaemonSettings& settings) {
     }
     if (!st.ok()) spdlog::error("clock journal {}: {}", config.clock_journal, st.message());
   }
+  // What no handler here can undo (SIGKILL, the OOM killer, a stack overflow) the guard does, as
+  // soon as this process has ended (clock_guard.h). Without NVML nothing can be locked: no guard.
+  // Declared before the core, so destroyed after it: the core's runs release their locks first.
+  std::unique_ptr<core::ClockGuard> clock_guard;
+  if (nvml) {
+    core::ClockGuardOptions guard_options;
+    guard_options.journal_path = config.clock_journal;
+    guard_options.nvml_library = config.nvml_library;
+    if (core::Status st = core::ClockGuard::Start(guard_options, &clock_guard); !st.ok())
+      spdlog::warn("{}: a lock left by a daemon killed outright is reset at the next start",
+                   st.message());
+    else
+      spdlog::info("clock guard (pid {}) watches journal {}", clock_guard->pid(),
+                   config.clock_journal);
+  }
+  // Clock locking may be granted through an ambient capability (systemd AmbientCapabilities=):
+  // the daemon keeps it in its own effective set, and so does the guard started above (it resets
+  // clocks), but the workers (which run user kernels) must not inherit it, so the ambient set is
+  // cleared here, before any worker is spawned.
+  ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 
   kernels::Registry registry;
   kernels::RegisterCatalog(registry);

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#include <cerrno>
 #include <cstring>
 
 #include <chrono>
@@ -25,6 +26,7 @@ namespace ablation::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class Clocks : public ::testing::Test {
  protected:
@@ -34,9 +36,12 @@ class Clocks : public ::testing::Test {
     daemon_ = std::make_unique<Daemon>(dir_, FAKE_WORKER_PATH, env);
     daemon_->set_extra_args({"--nvml-library", FAKE_NVML_PATH});
     ASSERT_EQ(daemon_->Start(), "");
+    guard_ = GuardPid();
   }
   void TearDown() override {
     if (daemon_) daemon_->Stop(SIGTERM);
+    // The guard may still be resetting, writing into dir_, just after its daemon's end.
+    if (guard_ > 0) GoneWithin10s(guard_);
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
   std::string log_path() const { return dir_ + "/nvml-calls.log"; }
@@ -70,6 +75,47 @@ class Clocks : public ::testing::Test {
     return false;
   }
 
+  // What the daemon (and its guard) logged on stdout (its stderr is daemon_->log()).
+  std::string Out() const {
+    std::ifstream in(dir_ + "/daemon.out");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  // The daemon's clock guard (server/core/gpu/clock_guard.h): its child named ablationd-guard.
+  pid_t GuardPid() const {
+    auto guards = ChildrenNamed(daemon_->pid(), "ablationd-guard");
+    return guards.size() == 1 ? guards[0] : -1;
+  }
+  // Waits (at most 10 s) until no process runs `pid` any more (the guard, once reparented, is
+  // reaped by init or the nearest subreaper, not by this test).
+  static bool GoneWithin10s(pid_t pid) {
+    for (int i = 0; i < 500; ++i) {
+      if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+      std::string stat;
+      std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+      std::getline(in, stat);
+      if (stat.find(") Z") != std::string::npos) return true;  // ended, not yet reaped
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+  int Resets() const {
+    int n = 0;
+    for (const auto& c : ClockCalls()) n += c.rfind("reset_gpu", 0) == 0;
+    return n;
+  }
+  // Starts a locked run on a streaming thread and returns once the lock is held.
+  std::thread LockedRunUnderWay() {
+    std::thread streamer([this] {
+      std::vector<v1::RunEvent> events;
+      Stream(LockRequest(), &events);
+    });
+    for (int i = 0; i < 100 && !HasLock(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return streamer;
+  }
+
   static v1::RunRequest LockRequest(int variants_glob_stages = 4) {
     v1::RunRequest req;
     req.add_variants(variants_glob_stages == 1 ? "abl_L1_R1_bl0_s1_sw1" : "abl_L1_R1_bl0_s*_sw1");
@@ -94,6 +140,7 @@ class Clocks : public ::testing::Test {
 
   std::string dir_;
   std::unique_ptr<Daemon> daemon_;
+  pid_t guard_ = -1;  ///< the last started daemon's clock guard
 };
 
 TEST_F(Clocks, LockedRunLocksBeforeAndResetsAfterAndRecordsPolicyAndTelemetry) {
@@ -186,19 +233,21 @@ TEST_F(Clocks, RunThatFailsEveryMeasurementStillResetsItsLock) {
   ExpectEveryLockReset();
 }
 
+// The daemon resets the lock on its way out; its clock guard finds nothing of it left in the
+// journal, resets nothing a second time and ends with the daemon.
 TEST_F(Clocks, SigtermDuringALockedRunResetsTheLock) {
   StartDaemon({{"ABLATION_FAKE_SLEEP_MS", "400"}});
-  std::thread streamer([&] {
-    std::vector<v1::RunEvent> events;
-    Stream(LockRequest(), &events);
-  });
-  for (int i = 0; i < 100 && !HasLock(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const pid_t guard = GuardPid();
+  ASSERT_GT(guard, 0) << "no ablationd-guard child of the daemon";
+  std::thread streamer = LockedRunUnderWay();
   ASSERT_TRUE(HasLock());
   int st = daemon_->Stop(SIGTERM);
   streamer.join();
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   ExpectEveryLockReset();
+  EXPECT_TRUE(GoneWithin10s(guard)) << "the guard outlived its daemon";
+  EXPECT_EQ(Resets(), 1) << "reset twice";
+  EXPECT_THAT(Out(), Not(HasSubstr("clock lock(s) of daemon pid")));
 }
 
 // A fatal signal while a lock is held (abort, a segfault, a bus error, a floating-point trap:
@@ -211,18 +260,14 @@ TEST_F(Clocks, AFatalSignalResetsTheLockBeforeTheDaemonDies) {
   for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE}) {
     SCOPED_TRACE(strsignal(sig));
     StartDaemon({{"ABLATION_FAKE_SLEEP_MS", "400"}});
-    std::thread streamer([&] {
-      std::vector<v1::RunEvent> events;
-      Stream(LockRequest(), &events);
-    });
-    for (int i = 0; i < 100 && !HasLock(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::thread streamer = LockedRunUnderWay();
     ASSERT_TRUE(HasLock());
     const int st = daemon_->Stop(sig);
     streamer.join();
     EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == sig) << st;
     ExpectEveryLockReset();
     EXPECT_THAT(daemon_->log(), HasSubstr("1 clock lock(s) reset before exiting"));
+    EXPECT_TRUE(GoneWithin10s(guard_));  // it resets the journal's entry too (a harmless second)
     daemon_.reset();
     std::filesystem::remove(log_path());
     std::filesystem::remove(dir_ + "/daemon.log");
@@ -231,13 +276,13 @@ TEST_F(Clocks, AFatalSignalResetsTheLockBeforeTheDaemonDies) {
 
 TEST_F(Clocks, DaemonKilledWithALockResetsItAtTheNextStartAndOnDemand) {
   StartDaemon({{"ABLATION_FAKE_SLEEP_MS", "400"}});
-  std::thread streamer([&] {
-    std::vector<v1::RunEvent> events;
-    Stream(LockRequest(), &events);
-  });
-  for (int i = 0; i < 100 && !HasLock(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::thread streamer = LockedRunUnderWay();
   ASSERT_TRUE(HasLock());
+  // Its guard killed first (as when the daemon is a container's PID 1, whose death takes every
+  // process of the namespace with it): only the journal is left to undo the lock.
+  const pid_t guard = GuardPid();
+  ASSERT_GT(guard, 0);
+  ASSERT_EQ(::kill(guard, SIGKILL), 0);
   daemon_->Stop(SIGKILL);
   streamer.join();
   // The lock is left behind, recorded in the journal.
@@ -258,18 +303,72 @@ TEST_F(Clocks, DaemonKilledWithALockResetsItAtTheNextStartAndOnDemand) {
 
 TEST_F(Clocks, DaemonRestartedAfterSigkillResetsTheLockItLeft) {
   StartDaemon({{"ABLATION_FAKE_SLEEP_MS", "400"}});
-  std::thread streamer([&] {
-    std::vector<v1::RunEvent> events;
-    Stream(LockRequest(), &events);
-  });
-  for (int i = 0; i < 100 && !HasLock(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::thread streamer = LockedRunUnderWay();
   ASSERT_TRUE(HasLock());
+  const pid_t guard = GuardPid();  // killed first: only the journal is left (see above)
+  ASSERT_GT(guard, 0);
+  ASSERT_EQ(::kill(guard, SIGKILL), 0);
   daemon_->Stop(SIGKILL);
   streamer.join();
+  EXPECT_EQ(Resets(), 0);
   StartDaemon();
   ExpectEveryLockReset();
   EXPECT_FALSE(std::filesystem::exists(daemon_->db_path() + ".clocks"));
+}
+
+// SIGKILL (the OOM killer, kill -9) runs nothing in the daemon: its guard, a process of its own
+// waiting for the daemon's end, resets the lock at once, without a restart, and then ends.
+TEST_F(Clocks, ADaemonKilledOutrightHasItsLockResetByItsGuardAtOnce) {
+  StartDaemon({{"ABLATION_FAKE_SLEEP_MS", "400"}});
+  const pid_t guard = GuardPid();
+  ASSERT_GT(guard, 0) << "no ablationd-guard child of the daemon";
+  std::thread streamer = LockedRunUnderWay();
+  ASSERT_TRUE(HasLock());
+  const pid_t daemon_pid = daemon_->pid();
+  const int st = daemon_->Stop(SIGKILL);
+  streamer.join();
+  EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) << st;
+  EXPECT_TRUE(GoneWithin10s(guard)) << "the guard outlived its daemon";
+  ExpectEveryLockReset();
+  EXPECT_EQ(Resets(), 1);
+  EXPECT_FALSE(std::filesystem::exists(daemon_->db_path() + ".clocks"));
+  EXPECT_THAT(Out(),
+              HasSubstr("1 clock lock(s) of daemon pid " + std::to_string(daemon_pid) + " reset"));
+  // The next start finds nothing to reset.
+  StartDaemon();
+  EXPECT_EQ(Resets(), 1);
+}
+
+// A stack overflow leaves the fatal-signal handler no stack to run on: the kernel kills the
+// daemon with SIGSEGV at once. The overflow is real: the stand-in NVML recurses in the daemon's
+// telemetry thread while the run holds its lock. The guard resets the lock.
+TEST_F(Clocks, AStackOverflowInTheDaemonHasItsLockResetByItsGuard) {
+  const rlimit no_core{0, 0};  // the daemon inherits it: no core file from this test
+  ASSERT_EQ(::setrlimit(RLIMIT_CORE, &no_core), 0);
+  dir_ = MakeTempDir();
+  const std::string overflow = dir_ + "/overflow-now";
+  StartDaemon({{"ABLATION_FAKE_SLEEP_MS", "400"}, {"FAKE_NVML_OVERFLOW_FILE", overflow}});
+  const pid_t guard = GuardPid();
+  ASSERT_GT(guard, 0);
+  std::thread streamer = LockedRunUnderWay();
+  ASSERT_TRUE(HasLock());
+  std::ofstream(overflow) << "now\n";
+  const int st = daemon_->Stop(0);  // waits for the daemon to die of its own overflow
+  streamer.join();
+  EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV) << st;
+  EXPECT_THAT(daemon_->log(), Not(HasSubstr("reset before exiting")))
+      << "the handler ran: this was no stack overflow";
+  EXPECT_TRUE(GoneWithin10s(guard));
+  ExpectEveryLockReset();
+  EXPECT_FALSE(std::filesystem::exists(daemon_->db_path() + ".clocks"));
+}
+
+// The guard is the daemon's own executable; run by hand with wrong arguments it says how it is
+// started and does nothing.
+TEST_F(Clocks, TheGuardByHandWithWrongArgumentsSaysWhatItIs) {
+  auto r = RunCommand({ABLATIOND_PATH, "--clock-guard", "x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("started by the daemon itself"));
 }
 
 TEST_F(Clocks, NoPermissionFailsThePreconditionWithASentenceAndNeverFallsBack) {

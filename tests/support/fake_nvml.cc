@@ -15,6 +15,9 @@
 //   FAKE_NVML_WATCH_FILE     a path; each lock call logs whether it exists then ("file=yes"),
 //                            which shows that the clock-lock journal is written before a lock
 //   FAKE_NVML_GPU_LOCK_RC    a return code for nvmlDeviceSetGpuLockedClocks (to fail it alone)
+//   FAKE_NVML_OVERFLOW_FILE  a path; while it exists, nvmlDeviceGetClockInfo (which the daemon's
+//                            telemetry thread calls during a measurement) recurses until the
+//                            calling thread's stack overflows: a real stack overflow in the daemon
 // Everything is read at each call, so a test can change it between calls.
 #include <cstdio>
 #include <cstdlib>
@@ -71,6 +74,17 @@ std::string Watch() {
   FILE* f = std::fopen(path.c_str(), "r");
   if (f) std::fclose(f);
   return f ? " file=yes" : " file=no";
+}
+
+// Recurses until the stack is gone (FAKE_NVML_OVERFLOW_FILE). Each frame's page is written and
+// read back after the call, so the compiler can neither drop it nor make the recursion a loop;
+// the stop depth is a volatile the compiler cannot see through (it is never reached).
+volatile int g_overflow_stop = -1;
+__attribute__((noinline)) int Overflow(int depth) {
+  volatile char frame[4096];
+  frame[depth % 4096] = char(depth);
+  if (depth == g_overflow_stop) return 0;
+  return Overflow(depth + 1) + frame[depth % 4096];
 }
 
 bool NoPermission() { return Env("FAKE_NVML_NO_PERMISSION") == "1"; }
@@ -164,6 +178,11 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetHandleByUUID(co
 
 __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetClockInfo(Device* device, int type,
                                                                            unsigned* clock) {
+  if (const std::string path = Env("FAKE_NVML_OVERFLOW_FILE"); !path.empty())
+    if (FILE* f = std::fopen(path.c_str(), "r")) {
+      std::fclose(f);
+      Overflow(0);
+    }
   std::lock_guard lock(g_mu);
   if (nvmlReturn_t rc = CheckDevice(device)) return rc;
   if (type == 2) {

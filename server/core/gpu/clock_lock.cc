@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,6 +45,28 @@ std::string DirOf(const std::string& path) {
   std::string dir = std::filesystem::path(path).parent_path().string();
   return dir.empty() ? "." : dir;
 }
+
+// The journal's lock between processes, held for one read-modify-write: an flock on
+// "<journal>.lock" (a file of its own, because the journal itself is replaced by rename). When the
+// lock file cannot be made (a read-only directory), the caller goes on unlocked: a write there
+// fails anyway, with its own error.
+class JournalFileLock {
+ public:
+  explicit JournalFileLock(const std::string& journal)
+      : fd_(::open((journal + ".lock").c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0600)) {
+    if (fd_ >= 0)
+      while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+      }
+  }
+  ~JournalFileLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+  }
+  JournalFileLock(const JournalFileLock&) = delete;
+  JournalFileLock& operator=(const JournalFileLock&) = delete;
+
+ private:
+  int fd_;
+};
 
 bool ParseInt(const std::string& text, int64_t* out) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
@@ -131,6 +154,7 @@ Status ClockLockJournal::WriteLocked(const std::vector<JournalEntry>& entries) {
 
 Status ClockLockJournal::RecordIntent(const std::string& uuid, int sm_mhz, int mem_mhz) {
   std::lock_guard lock(mu_);
+  JournalFileLock file_lock(path_);
   std::vector<JournalEntry> entries;
   if (Status s = ReadLocked(&entries); !s.ok()) return s;
   std::erase_if(entries, [&](const JournalEntry& e) { return e.uuid == uuid; });
@@ -140,6 +164,7 @@ Status ClockLockJournal::RecordIntent(const std::string& uuid, int sm_mhz, int m
 
 Status ClockLockJournal::Clear(const std::string& uuid) {
   std::lock_guard lock(mu_);
+  JournalFileLock file_lock(path_);
   std::vector<JournalEntry> entries;
   if (Status s = ReadLocked(&entries); !s.ok()) return s;
   if (std::erase_if(entries, [&](const JournalEntry& e) { return e.uuid == uuid; }) == 0) {
@@ -150,21 +175,24 @@ Status ClockLockJournal::Clear(const std::string& uuid) {
 
 Status ClockLockJournal::Read(std::vector<JournalEntry>* entries) {
   std::lock_guard lock(mu_);
+  JournalFileLock file_lock(path_);
   return ReadLocked(entries);
 }
 
-Status ClockLockJournal::ResetAll(Nvml* nvml, std::vector<std::string>* reset) {
+Status ClockLockJournal::ResetAll(Nvml* nvml, std::vector<std::string>* reset, int64_t only_pid) {
   std::lock_guard lock(mu_);
+  JournalFileLock file_lock(path_);
   if (reset) reset->clear();
-  std::vector<JournalEntry> entries;
-  if (Status s = ReadLocked(&entries); !s.ok()) return s;
+  std::vector<JournalEntry> listed, entries, kept;
+  if (Status s = ReadLocked(&listed); !s.ok()) return s;
+  for (const auto& e : listed) (only_pid == 0 || e.pid == only_pid ? entries : kept).push_back(e);
   if (entries.empty()) return Status::Ok();
   if (!nvml) {
     return FailedPrecondition("the clock-lock journal " + path_ + " lists " +
                               std::to_string(entries.size()) +
                               " locked GPU(s) but NVML is not available to reset them");
   }
-  std::vector<JournalEntry> kept;
+  const size_t others = kept.size();
   std::string errors;
   for (const auto& e : entries) {
     Status s = nvml->ResetClocks(e.uuid);
@@ -185,7 +213,7 @@ Status ClockLockJournal::ResetAll(Nvml* nvml, std::vector<std::string>* reset) {
   }
   if (Status s = WriteLocked(kept); !s.ok()) return s;
   if (!errors.empty()) {
-    return {kept.size() == entries.size() ? Code::kFailedPrecondition : Code::kInternal,
+    return {kept.size() - others == entries.size() ? Code::kFailedPrecondition : Code::kInternal,
             "cannot reset locked clocks (" + errors + "); they stay in " + path_};
   }
   return Status::Ok();

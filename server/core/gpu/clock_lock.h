@@ -9,9 +9,11 @@
 // then re-raises the signal. That is best effort: NVML is not async-signal-safe (a crash inside
 // NVML or malloc may deadlock the reset; an alarm ends the process after 2 s then), and a stack
 // overflow leaves the handler no stack. SIGKILL or a power cut cannot run anything: for all of
-// these the lock is written to a journal file (and fsynced) BEFORE it is taken, and the next
-// daemon start (or `ablationd --reset-clocks`, e.g. as a systemd ExecStopPost=) resets every
-// lock the journal lists.
+// these the lock is written to a journal file (and fsynced) BEFORE it is taken. The daemon's clock
+// guard (clock_guard.h), a process of its own, resets what the journal lists of its daemon as soon
+// as the daemon has ended, however it ended; the next daemon start (or `ablationd --reset-clocks`,
+// e.g. as a systemd ExecStopPost=) resets every lock the journal still lists (a power cut, a
+// guard that was killed too).
 #pragma once
 
 #include <cstdint>
@@ -37,7 +39,9 @@ struct JournalEntry {
 /// The file of locks in force, one line per GPU:
 ///   GPU-8c1f...  sm=1980 mem=3201 pid=4242 time_ms=1718000000000
 /// rewritten whole (temp file, fsync, rename, fsync of the directory) on each change, so that a
-/// crash leaves either the old or the new list, never half of one. Thread-safe within a process.
+/// crash leaves either the old or the new list, never half of one. Thread-safe within a process,
+/// and between processes (the daemon, its clock guard, a restarted daemon, --reset-clocks): each
+/// read-modify-write holds an flock on "<path>.lock".
 class ClockLockJournal {
  public:
   /// The default place: next to the database, "<db_path>.clocks".
@@ -56,8 +60,9 @@ class ClockLockJournal {
   /// Resets the clocks of every listed GPU and removes the entries that were reset, or whose GPU
   /// is no longer there. Entries whose reset failed stay, for the next try; the error names them.
   /// `reset` (optional) receives the UUIDs that were reset. With no NVML (null), fails if the
-  /// journal lists anything, and keeps it.
-  Status ResetAll(Nvml* nvml, std::vector<std::string>* reset = nullptr);
+  /// journal lists anything, and keeps it. `only_pid` (not 0): only the entries that process
+  /// recorded (the clock guard's reset of its daemon's locks); the others are left as they are.
+  Status ResetAll(Nvml* nvml, std::vector<std::string>* reset = nullptr, int64_t only_pid = 0);
 
  private:
   Status ReadLocked(std::vector<JournalEntry>* entries);

@@ -3,6 +3,9 @@
 // the next ResetAll; specs resolve against the supported clocks and wrong numbers are refused.
 #include "server/core/gpu/clock_lock.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -303,6 +306,53 @@ TEST_F(ClockLockTest, ResetAllDropsGpusThatAreGoneAndNeedsNvml) {
   EXPECT_THAT(reset, IsEmpty());
   EXPECT_THAT(Entries(), IsEmpty());
   EXPECT_THAT(ClockCalls(), IsEmpty());
+}
+
+// The clock guard resets only its daemon's entries (only_pid): another daemon's lock on the same
+// journal (a restarted daemon that took a lock already) stays, untouched.
+TEST_F(ClockLockTest, ResetAllOfOneProcessLeavesTheOthersEntries) {
+  const std::string other = "GPU-ffffffff-0000-0000-0000-000000000001";
+  {
+    std::ofstream(journal_path_) << kFakeUuid << " sm=1410 mem=0 pid=111 time_ms=1\n"
+                                 << other << " sm=1980 mem=0 pid=222 time_ms=2\n";
+  }
+  auto nvml = LoadFake();
+  ASSERT_NE(nvml, nullptr);
+  ClockLockJournal journal(journal_path_);
+  std::vector<std::string> reset;
+  ASSERT_TRUE(journal.ResetAll(nvml.get(), &reset, 111).ok());
+  EXPECT_THAT(reset, ElementsAre(kFakeUuid));
+  auto entries = Entries();
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].uuid, other);
+  EXPECT_EQ(entries[0].pid, 222);
+  EXPECT_THAT(ClockCalls(), ElementsAre("reset_gpu rc=0", "reset_mem rc=0"));
+  // Nothing of pid 111 is left: nothing is done, the other entry stays.
+  ASSERT_TRUE(journal.ResetAll(nvml.get(), &reset, 111).ok());
+  EXPECT_THAT(reset, IsEmpty());
+  EXPECT_EQ(Entries().size(), 1u);
+}
+
+// Two processes writing the journal at once (a daemon and its guard, or a daemon restarted while
+// the guard of the one before resets) never lose each other's entries: each read-modify-write
+// holds the journal's file lock.
+TEST_F(ClockLockTest, WritersInTwoProcessesLoseNoEntry) {
+  constexpr int kEach = 40;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ClockLockJournal journal(journal_path_);
+    for (int i = 0; i < kEach; ++i)
+      if (!journal.RecordIntent("GPU-child-" + std::to_string(i), 1410, 0).ok()) _exit(1);
+    _exit(0);
+  }
+  ClockLockJournal journal(journal_path_);
+  for (int i = 0; i < kEach; ++i)
+    ASSERT_TRUE(journal.RecordIntent("GPU-parent-" + std::to_string(i), 1410, 0).ok());
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(Entries().size(), size_t(2 * kEach));
 }
 
 }  // namespace
