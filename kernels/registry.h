@@ -108,6 +108,10 @@ struct Variant {
   bool bit_exact_family = false;
   /// "" if the variant can run this problem, else the reason it cannot (names the field).
   std::function<std::string(const Problem&)> can_implement;
+  /// Device memory a launch allocates at a problem beyond the worker's buffers, per buffer the
+  /// process keeps and grows (the sm90 family's padded copies of A, B and C, for operands whose
+  /// rows are not whole 16-byte chunks); unset: none.
+  std::function<std::vector<int64_t>(const Problem&)> scratch_bytes;
   /// The work of one launch at a problem. Unset means a GEMM: flops = 2*M*N*K, nothing else.
   std::function<WorkModel(const Problem&)> work;
   LaunchFn launch = nullptr;  ///< bound in the worker only (BindLaunchers)

@@ -122,6 +122,14 @@ void RegisterSm90(Registry& registry) {
     v.b_layout = BLayout::kNK;
     v.bit_exact_family = false;
     v.can_implement = [dtype](const Problem& p) { return sm90::ShapeError(p, dtype); };
+    // The padded operands PadOperands keeps (the worker's buffers are aligned, so only K and N
+    // decide): A and B in rows of the rounded K, C in rows of the rounded N.
+    v.scratch_bytes = [knobs = r.knobs](const Problem& p) {
+      const ShapePlan s = PlanShape(p, knobs, 0, 0, 0);
+      const int64_t in = OperandBytes(knobs);
+      return std::vector<int64_t>{s.pad_a ? p.m * s.k * in : 0, s.pad_b ? s.n * s.k * in : 0,
+                                  s.pad_c ? p.m * s.n * 2 : 0};
+    };
     registry.Add(std::move(v));
   }
 }

@@ -122,8 +122,21 @@ Status CheckFits(const RunPlan& plan, const DeviceLimits& device, bool verify) {
     if (std::string why = ArchRefusal(*v, device); !why.empty())
       return FailedPrecondition("variants: " + why);
   }
+  // A kernel's scratch buffers (the sm90 family's padded operands) are kept and grown by the
+  // worker: each one's largest size in the run counts beside every problem, whatever order the
+  // rounds take.
+  std::vector<int64_t> kept;
+  for (const auto& p : plan.problems)
+    for (const auto* v : plan.variants) {
+      if (!v->scratch_bytes) continue;
+      const std::vector<int64_t> bytes = v->scratch_bytes(p);
+      if (kept.size() < bytes.size()) kept.resize(bytes.size());
+      for (size_t i = 0; i < bytes.size(); ++i) kept[i] = std::max(kept[i], bytes[i]);
+    }
+  int64_t scratch = 0;
+  for (int64_t b : kept) scratch += b;
   for (const auto& p : plan.problems) {
-    int64_t need = RequiredDeviceBytes(p, device, verify);
+    int64_t need = RequiredDeviceBytes(p, device, verify) + scratch;
     // Keep a margin for the CUDA context, cuBLAS and fragmentation.
     if (double(need) > 0.9 * double(device.memory_bytes)) {
       return InvalidArgument("shapes: " + ShapeText(p) + " needs " + std::to_string(need >> 20) +

@@ -109,7 +109,8 @@ inline constexpr int kMaxRounds = 100;
 Status ApplyRounds(int requested, int default_rounds, uint64_t order_seed, RunPlan* plan);
 
 /// Device memory a measurement needs (inputs, both B layouts where a transpose is needed, output,
-/// a reference output when verifying, and the L2 flush buffer).
+/// a reference output when verifying, and the L2 flush buffer); CheckFits adds the variants'
+/// scratch (Variant::scratch_bytes).
 int64_t RequiredDeviceBytes(const kernels::Problem& p, const DeviceLimits& device, bool verify);
 
 Status PlanRun(const v1::RunRequest& request, const kernels::Registry& registry,

@@ -107,6 +107,33 @@ TEST_F(RunPlanTest, RefusesBadInputNamingTheField) {
   }
 }
 
+// The sm90 family copies operands whose rows are not whole 16-byte chunks into padded buffers the
+// worker keeps: a shape that fits the device without them is refused when they do not, and the
+// same shape on the tile's grid (K and N multiples of 8) or for cuBLAS fits.
+TEST_F(RunPlanTest, TheMemoryCheckCountsTheSm90PaddedCopies) {
+  device_.compute_capability = "9.0";
+  RunPlan plan;
+  // 36001^3 bf16: A, B (both layouts) and C about 10.4 GB of 12 GiB; padded copies of A, B and C
+  // another 7.8 GB.
+  Status st = Plan(Request({"sm90_h10_epilogue_overlap"}, 36001, 36001, 36001), &plan);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument) << st.message();
+  EXPECT_NE(st.message().find("MiB of device memory"), std::string::npos) << st.message();
+  RunPlan aligned, library;
+  EXPECT_TRUE(Plan(Request({"sm90_h10_epilogue_overlap"}, 36001, 36000, 36000), &aligned).ok());
+  EXPECT_TRUE(Plan(Request({"cublas_bf16"}, 36001, 36001, 36001), &library).ok());
+  const kernels::Variant* h10 = registry_.Find("sm90_h10_epilogue_overlap");
+  ASSERT_NE(h10, nullptr);
+  ASSERT_TRUE(h10->scratch_bytes);
+  kernels::Problem p{.m = 1000, .n = 2001, .k = 3001};
+  // A 1000 x 3008, B 2008 x 3008, C 1000 x 2008, all bf16.
+  EXPECT_EQ(h10->scratch_bytes(p),
+            (std::vector<int64_t>{1000 * 3008 * 2, 2008 * 3008 * 2, 1000 * 2008 * 2}));
+  p.n = 2000, p.k = 3000;  // rows of whole 16-byte chunks: nothing copied
+  EXPECT_EQ(h10->scratch_bytes(p), (std::vector<int64_t>{0, 0, 0}));
+  p.n = 2001;  // only C's rows are not
+  EXPECT_EQ(h10->scratch_bytes(p), (std::vector<int64_t>{0, 0, 1000 * 2008 * 2}));
+}
+
 TEST_F(RunPlanTest, MemoryCheckIsSkippedWhenTheDeviceIsUnknown) {
   device_.known = false;
   RunPlan plan;
