@@ -25,6 +25,10 @@
 #   idle    a worker killed while the GPU is idle (SIGKILL, as the OOM killer would): the daemon
 #           must notice and restart it, and the next run must succeed with no failed measurement
 #           (PASS/FAIL lines)
+#   guard   the clock guard beside the real NVML (observe mode: nothing is locked): the daemon's
+#           ablationd-guard child exists, the daemon is killed with SIGKILL during a run, the guard
+#           ends on its own without touching NVML (nothing to reset), and a daemon started again
+#           on the same database runs (PASS/FAIL lines)
 #   fp8     the fp8 ladder: every fp8 rung and cublas_fp8 verified at 4096^3 and 8192^3 against
 #           cuBLAS and at small ragged shapes against the CPU's FP64 reference of the dequantised
 #           inputs; ladder-f8 and ladder-h (3 rounds each) in the sustained and the burst regime,
@@ -189,6 +193,37 @@ for phase in "$@"; do
         say "PASS the run after an idle worker's death succeeded (exit $rc)"
       else
         say "FAIL the run after an idle worker's death (exit $rc)"
+      fi
+      stop_daemon
+      ;;
+    guard)
+      start_daemon "$out/guard.db" || continue
+      guard=$(pgrep -P "$daemon" -x ablationd-guard)
+      { echo "daemon $daemon, guard ${guard:-none}"; ps -o pid,ppid,comm,args -p "$daemon,${guard:-1}"; } \
+        >"$out/guard.txt" 2>&1
+      c run --variant cublas_bf16 --shape 8192 --tag killed >>"$out/guard.txt" 2>&1 &
+      sleep 4
+      kill -KILL "$daemon"; wait "$daemon" 2>/dev/null; daemon=""
+      for _ in $(seq 1 50); do
+        if [[ -z $guard ]] || ! kill -0 "$guard" 2>/dev/null; then break; fi
+        sleep 0.1
+      done
+      wait
+      grep -i "guard" "$out/ablationd.log" | tail -4 >>"$out/guard.txt"
+      if [[ -z $guard ]]; then
+        say "FAIL no ablationd-guard child of the daemon"
+      elif kill -0 "$guard" 2>/dev/null; then
+        say "FAIL the guard (pid $guard) outlived its daemon by 5 s"
+      elif grep -q "clock lock(s) of daemon pid" "$out/ablationd.log" || [[ -e $out/guard.db.clocks ]]; then
+        say "FAIL the guard reset something in observe mode, or a journal was left"
+      else
+        say "PASS the guard ended with its daemon and touched nothing"
+      fi
+      start_daemon "$out/guard.db" || continue
+      if c run --variant cublas_bf16 --shape 4096 --tag after-kill >>"$out/guard.txt" 2>&1; then
+        say "PASS a daemon started again on the same database runs"
+      else
+        say "FAIL the run after the restart"
       fi
       stop_daemon
       ;;
