@@ -10,6 +10,7 @@
 
 #include "ablation/v1/report.pb.h"
 #include "client/json.h"
+#include "tests/e2e/daemon_fixture.h"
 #include "tests/e2e/harness.h"
 
 namespace ablation::testing {
@@ -29,23 +30,10 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-class CompareE2E : public ::testing::Test {
+class CompareE2E : public DaemonFixture {
  protected:
-  void SetUp() override {
-    dir_ = MakeTempDir();
-    ASSERT_FALSE(dir_.empty());
-  }
-  void TearDown() override {
-    if (daemon_) daemon_->Stop(SIGTERM);
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
   // A daemon on the test's one database, its fake worker set up by `env`; the previous one stops.
-  void StartDaemon(std::map<std::string, std::string> env = {}) {
-    if (daemon_) daemon_->Stop(SIGTERM);
-    daemon_ = std::make_unique<Daemon>(dir_, FAKE_WORKER_PATH, std::move(env));
-    ASSERT_EQ(daemon_->Start(), "");
-  }
-  CommandResult Client(std::vector<std::string> args) { return daemon_->Client(std::move(args)); }
+  void StartDaemon(std::map<std::string, std::string> env = {}) { StartFakeDaemon(std::move(env)); }
   // Two items, 3 rounds each, paired in one window a round.
   CommandResult RunItems(const std::string& device = "0", std::vector<std::string> more = {}) {
     std::vector<std::string> args = {"run",         "--variant", "L1_R1_s3",    "--variant",
@@ -54,9 +42,6 @@ class CompareE2E : public ::testing::Test {
     args.insert(args.end(), more.begin(), more.end());
     return Client(args);
   }
-
-  std::string dir_;
-  std::unique_ptr<Daemon> daemon_;
 };
 
 TEST_F(CompareE2E, AThrottledSlowerRunIsExplainedAndNotCounted) {

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "client/json.h"
+#include "tests/e2e/daemon_fixture.h"
 #include "tests/e2e/harness.h"
 #include "tests/support/test_paths.h"
 
@@ -20,24 +21,13 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class HistoryE2E : public ::testing::Test {
+class HistoryE2E : public DaemonFixture {
  protected:
-  void SetUp() override {
-    dir_ = MakeTempDir();
-    ASSERT_FALSE(dir_.empty());
-  }
-  void TearDown() override {
-    if (daemon_) daemon_->Stop(SIGTERM);
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
   void StartDaemon(std::map<std::string, std::string> env) {
-    if (daemon_) daemon_->Stop(SIGTERM);
     env["ABLATION_NODE_LABELS"] = "pool=h200,zone=eu-1";
     env["ABLATION_NODE_NAME"] = "gpu-node-7";
-    daemon_ = std::make_unique<Daemon>(dir_, FAKE_WORKER_PATH, std::move(env));
-    ASSERT_EQ(daemon_->Start(), "");
+    StartFakeDaemon(std::move(env));
   }
-  CommandResult Client(std::vector<std::string> args) { return daemon_->Client(std::move(args)); }
   void Nights(int count) {
     for (int i = 0; i < count; ++i) {
       auto r = Client({"run", "--variant", "L1_R1_s3", "--shape", "256x256x256", "--tag", "nightly",
@@ -45,9 +35,6 @@ class HistoryE2E : public ::testing::Test {
       ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     }
   }
-
-  std::string dir_;
-  std::unique_ptr<Daemon> daemon_;
 };
 
 TEST_F(HistoryE2E, ASlowerClockFromTheNinthNightIsOneChangePoint) {

@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/e2e/daemon_fixture.h"
 #include "tests/e2e/harness.h"
 
 namespace ablation::testing {
@@ -19,16 +20,8 @@ using ::testing::HasSubstr;
 
 const std::string kExamples = std::string(SOURCE_DIR) + "/examples/user-kernels";
 
-class KernelsE2E : public ::testing::Test {
+class KernelsE2E : public DaemonFixture {
  protected:
-  void SetUp() override {
-    dir_ = MakeTempDir();
-    ASSERT_FALSE(dir_.empty());
-  }
-  void TearDown() override {
-    if (daemon_) daemon_->Stop(SIGTERM);
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
   std::string Write(const std::string& name, const std::string& text) {
     const std::string path = dir_ + "/" + name;
     std::ofstream(path) << text;
@@ -40,18 +33,12 @@ class KernelsE2E : public ::testing::Test {
     if (daemon_) daemon_->Stop(SIGTERM);
     const std::string config = Write(
         "ablationd.toml", "[user_kernels]\ncompiler = \"" COMPILER_PATH "\"\n" + extra_config);
-    daemon_ = std::make_unique<Daemon>(dir_, FAKE_WORKER_PATH, std::move(env));
-    daemon_->set_extra_args({"--config", config});
-    ASSERT_EQ(daemon_->Start(), "");
+    StartFakeDaemon(std::move(env), {"--config", config});
   }
-  CommandResult Client(std::vector<std::string> args) { return daemon_->Client(std::move(args)); }
   CommandResult AddExample() {
     return Client({"kernel", "add", kExamples + "/tiled_gemm.cu", "--manifest",
                    kExamples + "/tiled_gemm.toml"});
   }
-
-  std::string dir_;
-  std::unique_ptr<Daemon> daemon_;
 };
 
 TEST_F(KernelsE2E, TheExampleIsAddedCompiledListedShownAndRemoved) {

@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/e2e/daemon_fixture.h"
 #include "tests/e2e/harness.h"
 
 namespace ablation::testing {
@@ -25,20 +26,11 @@ constexpr const char* kPermissionError =
     "Performance Counters on the target device 0. For instructions on enabling permissions and "
     "to get more information see https://developer.nvidia.com/ERR_NVGPUCTRPERM";
 
-class ProfileE2E : public ::testing::Test {
+class ProfileE2E : public DaemonFixture {
  protected:
-  void SetUp() override {
-    dir_ = MakeTempDir();
-    ASSERT_FALSE(dir_.empty());
-  }
-  void TearDown() override {
-    if (daemon_) daemon_->Stop(SIGTERM);
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
   void StartDaemon(std::map<std::string, std::string> env) {
     env.emplace("ABLATION_FAKE_SLEEP_MS", "1");
-    daemon_ = std::make_unique<Daemon>(dir_, FAKE_WORKER_PATH, std::move(env));
-    ASSERT_EQ(daemon_->Start(), "");
+    StartFakeDaemon(std::move(env));
   }
   // A stand-in ncu: logs its arguments, then prints `body`'s output ($variant is the one asked).
   std::string FakeNcu(const std::string& body) {
@@ -79,9 +71,6 @@ class ProfileE2E : public ::testing::Test {
     sqlite3_close(db);
     return value;
   }
-
-  std::string dir_;
-  std::unique_ptr<Daemon> daemon_;
 };
 
 TEST_F(ProfileE2E, ProfileReadsStoresAndShowsTheCountersOfEachRung) {
