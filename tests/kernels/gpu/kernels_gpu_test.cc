@@ -8,6 +8,7 @@
 
 #include "kernels/reference.h"
 #include "kernels/testing/gpu_util.h"
+#include "tests/kernels/gpu/gpu_test_util.h"
 
 namespace ablation::kernels {
 namespace {
@@ -15,6 +16,8 @@ namespace {
 using testing::CheckedLaunch;
 using testing::GemmBuffers;
 using testing::NoDeviceReason;
+using testing::Output;
+using testing::RawOutput;
 
 class KernelsGpu : public ::testing::Test {
  protected:
@@ -32,22 +35,6 @@ class KernelsGpu : public ::testing::Test {
     const Variant* v = registry_.Find(name);
     EXPECT_NE(v, nullptr) << name;
     return *v;
-  }
-
-  std::vector<double> Output(const GemmBuffers& buf) {
-    std::vector<double> out;
-    EXPECT_EQ(CopyToHostAsDouble(buf.c.data(), size_t(buf.problem.m * buf.problem.n),
-                                 buf.problem.dtype, true, &out),
-              "");
-    return out;
-  }
-
-  std::vector<uint8_t> RawOutput(const GemmBuffers& buf) {
-    std::vector<uint8_t> raw(size_t(buf.problem.m * buf.problem.n) *
-                             size_t(OutputBytes(buf.problem.dtype)));
-    EXPECT_EQ(cudaMemcpy(raw.data(), buf.c.data(), raw.size(), cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    return raw;
   }
 
   Registry registry_;

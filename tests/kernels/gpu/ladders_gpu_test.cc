@@ -12,12 +12,16 @@
 
 #include "kernels/reference.h"
 #include "kernels/testing/gpu_util.h"
+#include "tests/kernels/gpu/gpu_test_util.h"
 
 namespace ablation::kernels {
 namespace {
 
 using testing::GemmBuffers;
+using testing::LaunchLikeTheWorker;
 using testing::NoDeviceReason;
+using testing::Output;
+using testing::RawOutput;
 
 const char* const kSimt[] = {"simt_tiling", "simt_at", "simt_at_swizzle", "simt_at_swizzle_rw",
                              "simt_at_swizzle_dbf_rw"};
@@ -52,35 +56,7 @@ class LaddersGpu : public ::testing::Test {
   /// Poisons C, launches with the worker's arguments (cuBLAS and cuBLASLt handles, workspace),
   /// synchronizes. "" or the error.
   std::string Run(const Variant& v, const GemmBuffers& buf) {
-    if (v.launch == nullptr) return v.name + ": no launcher bound";
-    if (std::string e = v.can_implement(buf.problem); !e.empty()) return v.name + ": " + e;
-    const Problem& p = buf.problem;
-    if (std::string e = Poison(buf.c.data(), size_t(p.m * p.n), p.dtype); !e.empty()) return e;
-    GemmArgs args = buf.Args(v, cublas_);
-    args.cublaslt = cublaslt_;
-    args.workspace = workspace_.data();
-    args.workspace_bytes = workspace_.bytes();
-    if (std::string e = v.launch(args); !e.empty()) return v.name + ": " + e;
-    if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
-      return v.name + ": " + cudaGetErrorString(e);
-    }
-    return "";
-  }
-
-  std::vector<double> Output(const GemmBuffers& buf) {
-    std::vector<double> out;
-    EXPECT_EQ(CopyToHostAsDouble(buf.c.data(), size_t(buf.problem.m * buf.problem.n),
-                                 buf.problem.dtype, true, &out),
-              "");
-    return out;
-  }
-
-  std::vector<uint8_t> RawOutput(const GemmBuffers& buf) {
-    std::vector<uint8_t> raw(size_t(buf.problem.m * buf.problem.n) *
-                             size_t(OutputBytes(buf.problem.dtype)));
-    EXPECT_EQ(cudaMemcpy(raw.data(), buf.c.data(), raw.size(), cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    return raw;
+    return LaunchLikeTheWorker(v, buf, cublas_, cublaslt_, &workspace_);
   }
 
   std::vector<double> Reference(const GemmBuffers& buf) {

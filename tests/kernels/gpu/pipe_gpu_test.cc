@@ -12,6 +12,7 @@
 
 #include "kernels/reference.h"
 #include "kernels/testing/gpu_util.h"
+#include "tests/kernels/gpu/gpu_test_util.h"
 
 namespace ablation::kernels {
 namespace {
@@ -19,6 +20,8 @@ namespace {
 using testing::CheckedLaunch;
 using testing::GemmBuffers;
 using testing::NoDeviceReason;
+using testing::Output;
+using testing::RawOutput;
 
 constexpr DType kTypes[] = {DType::kFP16, DType::kINT8, DType::kFP32};
 
@@ -46,22 +49,6 @@ class PipeGpu : public ::testing::Test {
   static std::string TileKey(const Variant& v) {
     return std::to_string(v.tile.m) + "x" + std::to_string(v.tile.n) + "x" +
            std::to_string(v.tile.k);
-  }
-
-  static std::vector<double> Output(const GemmBuffers& buf) {
-    std::vector<double> out;
-    EXPECT_EQ(CopyToHostAsDouble(buf.c.data(), size_t(buf.problem.m * buf.problem.n),
-                                 buf.problem.dtype, true, &out),
-              "");
-    return out;
-  }
-
-  static std::vector<uint8_t> RawOutput(const GemmBuffers& buf) {
-    std::vector<uint8_t> raw(size_t(buf.problem.m * buf.problem.n) *
-                             size_t(OutputBytes(buf.problem.dtype)));
-    EXPECT_EQ(cudaMemcpy(raw.data(), buf.c.data(), raw.size(), cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    return raw;
   }
 
   /// FP64 reference of the given rows of C (all rows when `rows` is empty), from the device

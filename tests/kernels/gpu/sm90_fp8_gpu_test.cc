@@ -15,13 +15,16 @@
 #include "kernels/sm90/sm90_config.h"
 #include "kernels/sm90/sm90_launchers.h"
 #include "kernels/testing/gpu_util.h"
+#include "tests/kernels/gpu/gpu_test_util.h"
 
 namespace ablation::kernels {
 namespace {
 
 using testing::GemmBuffers;
 using testing::IsSm90;
+using testing::LaunchLikeTheWorker;
 using testing::NoDeviceReason;
+using testing::Output;
 
 class Sm90Fp8Gpu : public ::testing::Test {
  protected:
@@ -47,30 +50,7 @@ class Sm90Fp8Gpu : public ::testing::Test {
 
   /// Poisons C, launches `name` (with cuBLASLt's handle and workspace), synchronises.
   std::string Launch(const std::string& name, const GemmBuffers& buf) {
-    const Variant& v = Get(name);
-    if (std::string e = v.can_implement(buf.problem); !e.empty()) return name + ": " + e;
-    if (std::string e =
-            Poison(buf.c.data(), size_t(buf.problem.m * buf.problem.n), buf.problem.dtype);
-        !e.empty()) {
-      return e;
-    }
-    GemmArgs args = buf.Args(v, cublas_);
-    args.cublaslt = lt_;
-    args.workspace = workspace_.data();
-    args.workspace_bytes = workspace_.bytes();
-    if (std::string e = v.launch(args); !e.empty()) return name + ": " + e;
-    if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
-      return name + ": " + cudaGetErrorString(e);
-    }
-    return "";
-  }
-
-  std::vector<double> Output(const GemmBuffers& buf) {
-    std::vector<double> out;
-    EXPECT_EQ(CopyToHostAsDouble(buf.c.data(), size_t(buf.problem.m * buf.problem.n),
-                                 buf.problem.dtype, true, &out),
-              "");
-    return out;
+    return LaunchLikeTheWorker(Get(name), buf, cublas_, lt_, &workspace_);
   }
 
   /// The FP64 product of the dequantised inputs of `buf`.

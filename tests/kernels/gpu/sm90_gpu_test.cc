@@ -15,6 +15,7 @@
 #include "kernels/sm90/sm90_launchers.h"
 #include "kernels/sm90/sm90_tma.h"
 #include "kernels/testing/gpu_util.h"
+#include "tests/kernels/gpu/gpu_test_util.h"
 
 namespace ablation::kernels {
 namespace {
@@ -22,6 +23,7 @@ namespace {
 using testing::GemmBuffers;
 using testing::IsSm90;
 using testing::NoDeviceReason;
+using testing::Output;
 
 std::vector<std::string> RungNames() {
   std::vector<std::string> out;
@@ -45,14 +47,6 @@ class Sm90Gpu : public ::testing::Test {
     const Variant* v = registry_.Find(name);
     if (v == nullptr) ADD_FAILURE() << "no variant " << name;
     return v != nullptr ? *v : registry_.All().front();
-  }
-
-  std::vector<double> Output(const GemmBuffers& buf) {
-    std::vector<double> out;
-    EXPECT_EQ(CopyToHostAsDouble(buf.c.data(), size_t(buf.problem.m * buf.problem.n),
-                                 buf.problem.dtype, true, &out),
-              "");
-    return out;
   }
 
   /// Every rung that takes the shape, against `ref`; ran_ collects which rungs ran (each must
