@@ -67,15 +67,29 @@ void MetricsEndpoint::Log(void* self, const char* format, va_list args) {
   char text[512];
   std::vsnprintf(text, sizeof text, format, args);
   std::string message = text;
-  while (!message.empty() && (message.back() == '\n' || message.back() == '.'))
-    message.pop_back();
+  while (!message.empty() && (message.back() == '\n' || message.back() == '.')) message.pop_back();
   auto* endpoint = static_cast<MetricsEndpoint*>(self);
-  if (endpoint->serving_.load()) {
-    spdlog::warn("metrics endpoint: {}", message);
+  std::lock_guard lock(endpoint->log_mu_);
+  if (!endpoint->serving_.load()) {
+    endpoint->start_messages_ += (endpoint->start_messages_.empty() ? "" : "; ") + message;
     return;
   }
-  std::lock_guard lock(endpoint->start_messages_mu_);
-  endpoint->start_messages_ += (endpoint->start_messages_.empty() ? "" : "; ") + message;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - endpoint->log_minute_ >= std::chrono::minutes(1)) {
+    endpoint->log_minute_ = now;
+    endpoint->logged_this_minute_ = 0;
+  }
+  if (endpoint->logged_this_minute_ >= kLogsPerMinute) {
+    ++endpoint->not_logged_;
+    return;
+  }
+  ++endpoint->logged_this_minute_;
+  if (endpoint->not_logged_ > 0)
+    spdlog::warn("metrics endpoint: {} ({} messages before it not logged: at most {} a minute)",
+                 message, endpoint->not_logged_, kLogsPerMinute);
+  else
+    spdlog::warn("metrics endpoint: {}", message);
+  endpoint->not_logged_ = 0;
 }
 
 MetricsEndpoint::Answer MetricsEndpoint::Respond(std::string_view method, std::string_view path,
@@ -185,11 +199,11 @@ core::Status MetricsEndpoint::Start(const std::string& listen,
   self->daemon_ = MHD_start_daemon(
       flags, uint16_t(port), nullptr, nullptr, &Handle, self, MHD_OPTION_SOCK_ADDR,
       reinterpret_cast<const sockaddr*>(&address), MHD_OPTION_THREAD_POOL_SIZE, kThreads,
-      MHD_OPTION_CONNECTION_TIMEOUT, kTimeoutSeconds, MHD_OPTION_CONNECTION_LIMIT,
-      kConnectionLimit, MHD_OPTION_PER_IP_CONNECTION_LIMIT, kPerAddressLimit,
-      MHD_OPTION_EXTERNAL_LOGGER, &MetricsEndpoint::Log, self, MHD_OPTION_END);
+      MHD_OPTION_CONNECTION_TIMEOUT, kTimeoutSeconds, MHD_OPTION_CONNECTION_LIMIT, kConnectionLimit,
+      MHD_OPTION_PER_IP_CONNECTION_LIMIT, kPerAddressLimit, MHD_OPTION_EXTERNAL_LOGGER,
+      &MetricsEndpoint::Log, self, MHD_OPTION_END);
   if (!self->daemon_) {
-    std::lock_guard lock(self->start_messages_mu_);
+    std::lock_guard lock(self->log_mu_);
     return core::FailedPrecondition(
         "cannot serve metrics on " + listen + ": " +
         (self->start_messages_.empty() ? "libmicrohttpd could not start" : self->start_messages_) +

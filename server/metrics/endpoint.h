@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdarg>
 #include <functional>
 #include <memory>
@@ -79,10 +80,15 @@ class MetricsEndpoint {
   MHD_Daemon* daemon_ = nullptr;
   int port_ = 0;
   // While Start runs, libmicrohttpd's messages (why it cannot bind) are kept for its status, not
-  // logged; once it serves they go to the log.
+  // logged; once it serves they go to the log, at most kLogsPerMinute a minute: a flood of
+  // connections closed half-way (a message each) must not flood the daemon's log too.
+  static constexpr int kLogsPerMinute = 10;
   std::atomic<bool> serving_{false};
-  std::mutex start_messages_mu_;
+  std::mutex log_mu_;
   std::string start_messages_;
+  std::chrono::steady_clock::time_point log_minute_;
+  int logged_this_minute_ = 0;
+  int not_logged_ = 0;
 };
 
 /// True for 127.0.0.0/8, ::1 and the IPv4-mapped ::ffff:127.0.0.0/104 (a host as
