@@ -16,6 +16,8 @@
 
 #include <prometheus/counter.h>
 #include <prometheus/registry.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "server/metrics/endpoint.h"
 #include "server/metrics/exposition.h"
@@ -178,6 +180,35 @@ TEST_F(Ipv6EndpointTest, OneAddressHoldsAtMost64Connections) {
        std::this_thread::sleep_for(std::chrono::milliseconds(20)))
     status = StatusOf(Http(e->port(), "GET /metrics"));
   EXPECT_EQ(status, 200);
+}
+
+// A flood of connections closed half-way, a message of libmicrohttpd each, puts at most 10 lines a
+// minute in the daemon's log.
+TEST_F(Ipv6EndpointTest, AFloodOfHalfRequestsLogsAtMostTenLinesAMinute) {
+  struct Restore {
+    std::shared_ptr<spdlog::logger> logger = spdlog::default_logger();
+    ~Restore() { spdlog::set_default_logger(logger); }
+  } restore;
+  const auto log = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100);
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", log));
+  auto lines = [&log] { return log->last_formatted().size(); };  // under the sink's mutex
+  {
+    std::unique_ptr<MetricsEndpoint> e;
+    ASSERT_TRUE(MetricsEndpoint::Start("127.0.0.1:0", &registry_, &e).ok());
+    for (int i = 0; i < 20; ++i) {
+      const int fd = Connect(e->port());
+      (void)!::write(fd, "GET /metr", 9);
+      ::close(fd);
+    }
+    for (const auto until = Clock::now() + std::chrono::seconds(2);
+         lines() < 10 && Clock::now() < until;)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the other 10, if any
+    EXPECT_EQ(StatusOf(Http(e->port(), "GET /metrics")), 200);
+  }
+  const std::vector<std::string> logged = log->last_formatted();
+  ASSERT_EQ(logged.size(), 10u);
+  EXPECT_NE(logged[0].find("metrics endpoint: "), std::string::npos) << logged[0];
 }
 
 }  // namespace
