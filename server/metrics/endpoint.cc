@@ -20,8 +20,8 @@ namespace {
 // What the endpoint's threads are told (MHD_start_daemon), and why each value.
 // Two threads, each an epoll loop over its share of the connections: a connection that sends
 // nothing costs a socket and its buffer, never a thread (civetweb's 16 threads were each held by
-// one; two such held a scrape 10 s before), and a scrape's serialization on one thread leaves the
-// other answering /healthz.
+// one; two such held a scrape 10 s before), and while one thread writes a scrape's text the other
+// still accepts and answers.
 constexpr unsigned kThreads = 2;
 // A scrape's request arrives within milliseconds of its connection: 3 s without a byte either way
 // is a dead or hostile client, closed well inside Prometheus' default 10 s scrape timeout. A kept
@@ -33,8 +33,6 @@ constexpr unsigned kConnectionLimit = 128;
 // ...and one address may hold at most half, so a flood from one host leaves room for Prometheus
 // on another (over loopback every client is 127.0.0.1 or ::1, one address: still 64).
 constexpr unsigned kPerAddressLimit = 64;
-
-constexpr const char* kPlainText = "text/plain; charset=utf-8";
 
 MHD_Result Handle(void* self, MHD_Connection* connection, const char* url, const char* method,
                   const char* /*version*/, const char* /*upload_data*/, size_t* upload_data_size,
@@ -180,6 +178,7 @@ core::Status MetricsEndpoint::Start(const std::string& listen,
   // Exactly the address given: an IPv6 one is bound IPv6-only (no MHD_USE_DUAL_STACK), so [::1]
   // or [::] never also takes IPv4 connections.
   sockaddr_storage address{};
+  // MHD_USE_ITC: a stop wakes the threads at once (an eventfd) instead of at their next event.
   unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
   if (host.front() == '[') {
     auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);

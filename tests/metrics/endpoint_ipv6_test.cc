@@ -195,15 +195,18 @@ TEST_F(Ipv6EndpointTest, AFloodOfHalfRequestsLogsAtMostTenLinesAMinute) {
   {
     std::unique_ptr<MetricsEndpoint> e;
     ASSERT_TRUE(MetricsEndpoint::Start("127.0.0.1:0", &registry_, &e).ok());
+    std::vector<int> half;
     for (int i = 0; i < 20; ++i) {
-      const int fd = Connect(e->port());
-      (void)!::write(fd, "GET /metr", 9);
-      ::close(fd);
+      half.push_back(Connect(e->port()));
+      (void)!::write(half.back(), "GET /metr", 9);
     }
+    // Read as half a request before they close (closed at once, some are read with their end).
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    for (int fd : half) ::close(fd);
     for (const auto until = Clock::now() + std::chrono::seconds(2);
          lines() < 10 && Clock::now() < until;)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the other 10, if any
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the other 10, if any
     EXPECT_EQ(StatusOf(Http(e->port(), "GET /metrics")), 200);
   }
   const std::vector<std::string> logged = log->last_formatted();
