@@ -17,7 +17,8 @@ packages=(
   patchelf  # deploy/make-bundle.sh sets the bundle's RPATH
   systemd shellcheck  # systemd-analyze verify/security and shellcheck in the deploy tests
   zsh  # the test of `ablation-client completion zsh` (zsh -n and what the script completes)
-  libcivetweb-dev  # the HTTP server of the daemon's Prometheus /metrics endpoint
+  # the HTTP server of the daemon's Prometheus /metrics endpoint (GNU libmicrohttpd: IPv6 too)
+  libmicrohttpd-dev
   prometheus-cpp-dev  # the daemon's metrics registry and their text format (prometheus-cpp core)
   libmuparser-dev  # the expressions of a user kernel's launch geometry (kernels/user)
   libboost-math-dev  # Student's t and the incomplete beta of the report's intervals (header-only)

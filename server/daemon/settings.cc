@@ -101,8 +101,9 @@ bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_cod
                "systemd ExecStopPost=");
   auto* metrics_flag =
       app.add_option("--metrics-listen", settings->metrics_listen,
-                     "serve Prometheus metrics at http://ADDRESS/metrics (and /healthz); '' turns "
-                     "it off (default 127.0.0.1:9464)")
+                     "serve Prometheus metrics at http://ADDRESS/metrics (and /healthz), ADDRESS "
+                     "an IP literal and port: 127.0.0.1:9464, or [::1]:9464 for IPv6; '' turns it "
+                     "off (default 127.0.0.1:9464)")
           ->check([](const std::string& value) {  // refused before any GPU work starts
             std::string host;
             int port = 0;
@@ -147,7 +148,8 @@ bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_cod
       return Refuse(
           core::InvalidArgument("--metrics-listen " + settings->metrics_listen +
                                 " can be reached from other machines over plain HTTP: listen on "
-                                "127.0.0.1, or pass --metrics-allow-remote to accept that"),
+                                "127.0.0.1 or [::1], or pass --metrics-allow-remote to accept "
+                                "that"),
           exit_code);
   }
   if (!settings->hash_token.empty()) return true;

@@ -1,12 +1,15 @@
 #include "server/metrics/endpoint.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <charconv>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
-#include <vector>
 
-#include <civetweb.h>
+#include <microhttpd.h>
 #include <spdlog/spdlog.h>
 
 #include "server/metrics/exposition.h"
@@ -14,24 +17,117 @@
 namespace ablation::metrics {
 namespace {
 
-int LogMessage(const mg_connection*, const char* message) {
-  spdlog::warn("metrics endpoint: {}", message);
-  return 1;  // logged here: civetweb need not print it to stderr too
+// What the endpoint's threads are told (MHD_start_daemon), and why each value.
+// Two threads, each an epoll loop over its share of the connections: a connection that sends
+// nothing costs a socket and its buffer, never a thread (civetweb's 16 threads were each held by
+// one; two such held a scrape 10 s before), and while one thread writes a scrape's text the other
+// still accepts and answers.
+constexpr unsigned kThreads = 2;
+// A scrape's request arrives within milliseconds of its connection: 3 s without a byte either way
+// is a dead or hostile client, closed well inside Prometheus' default 10 s scrape timeout. A kept
+// alive connection idle between scrapes is closed too; Prometheus reconnects at the next one.
+constexpr unsigned kTimeoutSeconds = 3;
+// At most this many connections at once (one scraper and the kubelet's probes need a few): a flood
+// costs at most 128 sockets of the daemon's descriptors and 128 x 32 KiB of buffers...
+constexpr unsigned kConnectionLimit = 128;
+// ...and one address may hold at most half, so a flood from one host leaves room for Prometheus
+// on another (over loopback every client is 127.0.0.1 or ::1, one address: still 64).
+constexpr unsigned kPerAddressLimit = 64;
+
+MHD_Result Handle(void* self, MHD_Connection* connection, const char* url, const char* method,
+                  const char* /*version*/, const char* /*upload_data*/, size_t* upload_data_size,
+                  void** request_state) {
+  // A body (POST) is answered before it is read; any bytes of it that still come are dropped.
+  static int answered;
+  if (*request_state == &answered) {
+    *upload_data_size = 0;
+    return MHD_YES;
+  }
+  *request_state = &answered;
+  const char* header =
+      MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+  const MetricsEndpoint::Answer answer =
+      static_cast<const MetricsEndpoint*>(self)->Respond(method, url, header ? header : "");
+  // libmicrohttpd sends the Content-Length of this body for HEAD too, and not the body.
+  MHD_Response* response = MHD_create_response_from_buffer(
+      answer.body.size(), const_cast<char*>(answer.body.data()), MHD_RESPMEM_MUST_COPY);
+  if (!response) return MHD_NO;  // out of memory: the connection is closed
+  MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, answer.content_type);
+  if (answer.header) MHD_add_response_header(response, answer.header, answer.header_value.c_str());
+  const MHD_Result queued = MHD_queue_response(connection, answer.status, response);
+  MHD_destroy_response(response);
+  return queued;
 }
 
 }  // namespace
 
-bool ServesIpv6() {
-  mg_init_library(0);
-  const bool yes = mg_check_feature(8) != 0;  // 8: USE_IPV6 (civetweb.h)
-  mg_exit_library();
-  return yes;
+void MetricsEndpoint::Log(void* self, const char* format, va_list args) {
+  char text[512];
+  std::vsnprintf(text, sizeof text, format, args);
+  std::string message = text;
+  while (!message.empty() && (message.back() == '\n' || message.back() == '.')) message.pop_back();
+  auto* endpoint = static_cast<MetricsEndpoint*>(self);
+  std::lock_guard lock(endpoint->log_mu_);
+  if (!endpoint->serving_.load()) {
+    endpoint->start_messages_ += (endpoint->start_messages_.empty() ? "" : "; ") + message;
+    return;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (now - endpoint->log_minute_ >= std::chrono::minutes(1)) {
+    endpoint->log_minute_ = now;
+    endpoint->logged_this_minute_ = 0;
+  }
+  if (endpoint->logged_this_minute_ >= kLogsPerMinute) {
+    ++endpoint->not_logged_;
+    return;
+  }
+  ++endpoint->logged_this_minute_;
+  if (endpoint->not_logged_ > 0)
+    spdlog::warn("metrics endpoint: {} ({} messages before it not logged: at most {} a minute)",
+                 message, endpoint->not_logged_, kLogsPerMinute);
+  else
+    spdlog::warn("metrics endpoint: {}", message);
+  endpoint->not_logged_ = 0;
+}
+
+MetricsEndpoint::Answer MetricsEndpoint::Respond(std::string_view method, std::string_view path,
+                                                 std::string_view authorization) const {
+  Answer answer;
+  // The exact paths only: /metrics/x, /metricsx and / are no endpoint.
+  if (path != "/metrics" && path != "/healthz") {
+    answer.status = 404;
+    answer.body = "not found: the metrics are at /metrics\n";
+    return answer;
+  }
+  if (method != "GET" && method != "HEAD") {
+    answer.status = 405;
+    answer.body = "only GET and HEAD are served here\n";
+    answer.header = "Allow";
+    answer.header_value = "GET, HEAD";
+    return answer;
+  }
+  // For the kubelet's probes, which cannot carry a token: says only that the daemon serves.
+  if (path == "/healthz") {
+    answer.body = "ok\n";
+    return answer;
+  }
+  if (options_.authorize) {
+    if (std::string why = options_.authorize(authorization); !why.empty()) {
+      answer.status = 401;
+      answer.body = std::move(why) + "\n";
+      answer.header = "WWW-Authenticate";
+      answer.header_value = "Bearer realm=\"ablationd\"";
+      return answer;
+    }
+  }
+  answer.content_type = kTextContentType;
+  answer.body = WriteText(*registry_);
+  return answer;
 }
 
 std::string CheckListenAddress(const std::string& listen, std::string* host, int* port) {
   const std::string example =
-      ServesIpv6() ? " (expected HOST:PORT with an IP address, e.g. 127.0.0.1:9464 or [::1]:9464)"
-                   : " (expected HOST:PORT with an IPv4 address, e.g. 127.0.0.1:9464)";
+      " (expected HOST:PORT with an IP address, e.g. 127.0.0.1:9464 or [::1]:9464)";
   const size_t colon = listen.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size())
     return "'" + listen + "' is not HOST:PORT" + example;
@@ -45,15 +141,9 @@ std::string CheckListenAddress(const std::string& listen, std::string* host, int
   if (h.size() > 2 && h.front() == '[' && h.back() == ']') {
     if (inet_pton(AF_INET6, h.substr(1, h.size() - 2).c_str(), buf) != 1)
       return "'" + listen + "': '" + h + "' is not an IPv6 address" + example;
-    // Debian 12's libcivetweb is built without USE_IPV6: it cannot bind any IPv6 address, and
-    // said only "Failed to setup server ports" before. Said here, before anything starts.
-    if (!ServesIpv6())
-      return "'" + listen +
-             "': this build's HTTP server (libcivetweb) has no IPv6 support; use 127.0.0.1:" + p +
-             " (the loopback the same host's Prometheus reaches)";
   } else if (inet_pton(AF_INET, h.c_str(), buf) != 1) {
-    // civetweb binds literals only; a name would need resolving, and which address it then
-    // listens on should not depend on DNS.
+    // Literals only: a name would need resolving, and which address the endpoint then listens on
+    // should not depend on DNS.
     return "'" + listen + "': '" + h + "' is not an IPv4 address" + example;
   }
   *host = h;
@@ -62,7 +152,13 @@ std::string CheckListenAddress(const std::string& listen, std::string* host, int
 }
 
 bool IsLoopbackHost(const std::string& host) {
-  return host == "[::1]" || host.rfind("127.", 0) == 0;
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (host.size() < 3 || host.front() != '[' || host.back() != ']' ||
+      inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), &v6) != 1)
+    return false;
+  return IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
 }
 
 core::Status MetricsEndpoint::Start(const std::string& listen,
@@ -76,97 +172,51 @@ core::Status MetricsEndpoint::Start(const std::string& listen,
   if (!IsLoopbackHost(host) && !endpoint_options.allow_remote)
     return core::InvalidArgument(
         "--metrics-listen " + listen +
-        " can be reached from other machines, over plain HTTP: listen on " +
-        std::string(ServesIpv6() ? "127.0.0.1 or [::1]" : "127.0.0.1") +
-        ", or pass --metrics-allow-remote to accept that (with [auth] tokens, a scrape then needs "
-        "a read token: Prometheus' `authorization` in its scrape config)");
-  mg_init_library(0);
+        " can be reached from other machines, over plain HTTP: listen on 127.0.0.1 or [::1], or "
+        "pass --metrics-allow-remote to accept that (with [auth] tokens, a scrape then needs a "
+        "read token: Prometheus' `authorization` in its scrape config)");
+  // Exactly the address given: an IPv6 one is bound IPv6-only (no MHD_USE_DUAL_STACK), so [::1]
+  // or [::] never also takes IPv4 connections.
+  sockaddr_storage address{};
+  // MHD_USE_ITC: a stop wakes the threads at once (an eventfd) instead of at their next event.
+  unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+  if (host.front() == '[') {
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(uint16_t(port));
+    inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), &v6->sin6_addr);
+    flags |= MHD_USE_IPv6;
+  } else {
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(uint16_t(port));
+    inet_pton(AF_INET, host.c_str(), &v4->sin_addr);
+  }
   std::unique_ptr<MetricsEndpoint> endpoint(
       new MetricsEndpoint(registry, std::move(endpoint_options)));
-  const char* options[] = {"listening_ports", listen.c_str(),
-                           // A scrape is one short request, but a connection that sends nothing
-                           // holds a thread until the timeout: enough threads that a few such
-                           // (two held it 10 s before) never block a scrape, and a short timeout.
-                           "num_threads", "16", "request_timeout_ms", "2000",
-                           "enable_directory_listing", "no", nullptr};
-  mg_callbacks callbacks;
-  std::memset(&callbacks, 0, sizeof callbacks);
-  callbacks.log_message = LogMessage;
-  mg_init_data init{&callbacks, endpoint.get(), options};
-  char error_text[256] = "";
-  unsigned error_code = 0;
-  mg_error_data error{&error_code, error_text, sizeof error_text};
-  endpoint->context_ = mg_start2(&init, &error);
-  if (!endpoint->context_) {
-    mg_exit_library();
-    return core::FailedPrecondition("cannot serve metrics on " + listen + ": " +
-                                    (error_text[0] ? error_text : "civetweb could not start") +
-                                    " (address in use? --metrics-listen '' turns it off)");
+  MetricsEndpoint* self = endpoint.get();
+  self->daemon_ = MHD_start_daemon(
+      flags, uint16_t(port), nullptr, nullptr, &Handle, self, MHD_OPTION_SOCK_ADDR,
+      reinterpret_cast<const sockaddr*>(&address), MHD_OPTION_THREAD_POOL_SIZE, kThreads,
+      MHD_OPTION_CONNECTION_TIMEOUT, kTimeoutSeconds, MHD_OPTION_CONNECTION_LIMIT, kConnectionLimit,
+      MHD_OPTION_PER_IP_CONNECTION_LIMIT, kPerAddressLimit, MHD_OPTION_EXTERNAL_LOGGER,
+      &MetricsEndpoint::Log, self, MHD_OPTION_END);
+  if (!self->daemon_) {
+    std::lock_guard lock(self->log_mu_);
+    return core::FailedPrecondition(
+        "cannot serve metrics on " + listen + ": " +
+        (self->start_messages_.empty() ? "libmicrohttpd could not start" : self->start_messages_) +
+        " (address in use? --metrics-listen '' turns it off)");
   }
-  mg_set_request_handler(endpoint->context_, "/metrics", &MetricsEndpoint::Serve, endpoint.get());
-  mg_set_request_handler(endpoint->context_, "/healthz", &MetricsEndpoint::ServeHealth,
-                         endpoint.get());
-  std::vector<mg_server_port> ports(4);
-  int n = mg_get_server_ports(endpoint->context_, int(ports.size()), ports.data());
-  endpoint->port_ = n > 0 ? ports[0].port : port;
+  self->serving_.store(true);
+  const MHD_DaemonInfo* info = MHD_get_daemon_info(self->daemon_, MHD_DAEMON_INFO_BIND_PORT);
+  self->port_ = info && info->port ? info->port : port;
   *out = std::move(endpoint);
   return core::Status::Ok();
 }
 
 MetricsEndpoint::~MetricsEndpoint() {
-  if (context_) {
-    mg_stop(context_);
-    mg_exit_library();
-  }
-}
-
-int MetricsEndpoint::Serve(mg_connection* conn, void* self) {
-  const mg_request_info* request = mg_get_request_info(conn);
-  // civetweb hands this handler /metrics/anything too: only the exact path is the endpoint.
-  if (!request->local_uri || std::strcmp(request->local_uri, "/metrics") != 0) {
-    mg_send_http_error(conn, 404, "%s", "not found: the metrics are at /metrics\n");
-    return 404;
-  }
-  const bool head = std::strcmp(request->request_method, "HEAD") == 0;
-  if (!head && std::strcmp(request->request_method, "GET") != 0) {
-    mg_send_http_error(conn, 405, "%s", "only GET and HEAD are served here\n");
-    return 405;
-  }
-  const auto* endpoint = static_cast<const MetricsEndpoint*>(self);
-  if (endpoint->options_.authorize) {
-    const char* header = mg_get_header(conn, "Authorization");
-    if (const std::string why = endpoint->options_.authorize(header ? header : ""); !why.empty()) {
-      const std::string body = why + "\n";
-      mg_printf(conn,
-                "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"ablationd\"\r\n"
-                "Content-Type: text/plain; charset=utf-8\r\nContent-Length: %zu\r\n"
-                "Connection: close\r\n\r\n",
-                body.size());
-      if (!head) mg_write(conn, body.data(), body.size());
-      return 401;
-    }
-  }
-  const std::string body = WriteText(*endpoint->registry_);
-  mg_send_http_ok(conn, kTextContentType, static_cast<long long>(body.size()));
-  if (!head) mg_write(conn, body.data(), body.size());
-  return 200;
-}
-
-}  // namespace ablation::metrics
-
-namespace ablation::metrics {
-
-// For the kubelet's probes, which cannot carry a token: says only that the daemon serves.
-int MetricsEndpoint::ServeHealth(mg_connection* conn, void*) {
-  const mg_request_info* request = mg_get_request_info(conn);
-  if (!request->local_uri || std::strcmp(request->local_uri, "/healthz") != 0) {
-    mg_send_http_error(conn, 404, "%s", "not found\n");
-    return 404;
-  }
-  static constexpr std::string_view kBody = "ok\n";
-  mg_send_http_ok(conn, "text/plain; charset=utf-8", static_cast<long long>(kBody.size()));
-  if (std::strcmp(request->request_method, "HEAD") != 0) mg_write(conn, kBody.data(), kBody.size());
-  return 200;
+  if (daemon_) MHD_stop_daemon(daemon_);
 }
 
 }  // namespace ablation::metrics

@@ -122,6 +122,13 @@ TEST_F(SettingsTest, ARemoteMetricsAddressNeedsMetricsAllowRemote) {
   EXPECT_TRUE(
       Read({"--metrics-listen", "127.0.0.1:9464", "--audit-log", "/tmp/a"}, &loopback, &code));
   EXPECT_EQ(loopback.audit_log, "/tmp/a");
+  // IPv6: the loopback is taken as it is, all addresses ([::]) are remote.
+  DaemonSettings v6_loopback;
+  EXPECT_TRUE(Read({"--metrics-listen", "[::1]:9464"}, &v6_loopback, &code));
+  EXPECT_EQ(v6_loopback.metrics_listen, "[::1]:9464");
+  DaemonSettings v6_any;
+  EXPECT_FALSE(Read({"--metrics-listen", "[::]:9464"}, &v6_any, &code));
+  EXPECT_EQ(code, 2);
 }
 
 }  // namespace

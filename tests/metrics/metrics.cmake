@@ -6,6 +6,7 @@ add_executable(metrics_tests
   ${CMAKE_CURRENT_SOURCE_DIR}/metrics/metrics_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/metrics/daemon_metrics_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/metrics/endpoint_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/metrics/endpoint_ipv6_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/metrics/process_test.cc)
 target_link_libraries(metrics_tests PRIVATE ablation_metrics GTest::gtest_main)
 target_include_directories(metrics_tests PRIVATE ${CMAKE_SOURCE_DIR})

@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 
 import ablationd
-from ablation_testing import Daemon, free_port
+from ablation_testing import Daemon, free_port, has_ipv6_loopback
 
 PROMETHEUS = shutil.which("prometheus")
 pytestmark = pytest.mark.skipif(
@@ -30,16 +30,16 @@ scrape_configs:
   - job_name: ablationd
     metrics_path: /metrics
     static_configs:
-      - targets: ["127.0.0.1:{port}"]
+      - targets: ["{host}:{port}"]
 """
 
 
 class Prometheus:
-    def __init__(self, target_port):
+    def __init__(self, target_port, target_host="127.0.0.1"):
         self.dir = tempfile.mkdtemp(prefix="ablation-prometheus-")
         config = os.path.join(self.dir, "prometheus.yml")
         with open(config, "w") as f:
-            f.write(CONFIG.format(port=target_port))
+            f.write(CONFIG.format(host=target_host, port=target_port))
         self.port = free_port()
         self.log_path = os.path.join(self.dir, "prometheus.log")
         self._log = open(self.log_path, "w")
@@ -130,3 +130,21 @@ def test_prometheus_scrapes_a_run_and_answers_queries(stack):
     median = prometheus.query(
         "histogram_quantile(0.5, sum by (le) (ablationd_measurement_wall_seconds_bucket))")
     assert median and 1 <= median[0][1] <= 5, median
+
+
+@pytest.mark.skipif(not has_ipv6_loopback(), reason="no IPv6 loopback (::1) on this machine")
+def test_prometheus_scrapes_the_ipv6_loopback():
+    """--metrics-listen [::1]:PORT, the form the daemon's help names, scraped by Prometheus."""
+    daemon = Daemon(metrics=True, metrics_host="::1")
+    try:
+        prometheus = Prometheus(daemon.metrics_port, target_host="[::1]")
+        try:
+            prometheus.wait('up{job="ablationd"}', lambda r: r and r[0][1] == 1,
+                            "the IPv6 target is not up")
+            prometheus.wait('ablationd_queue_length{gpu="0"}', lambda r: r and r[0][1] == 0,
+                            "the daemon's metrics were not stored")
+        finally:
+            prometheus.stop()
+        assert f"metrics on http://[::1]:{daemon.metrics_port}/metrics" in daemon.log()
+    finally:
+        daemon.stop()

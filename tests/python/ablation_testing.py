@@ -18,25 +18,38 @@ def required_env(name):
     return value
 
 
-def free_port():
-    """A port that was free a moment ago (for servers that cannot report the one they bound)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
+def free_port(host="127.0.0.1"):
+    """A port of `host` (an IPv4 or IPv6 literal) that was free a moment ago (for servers that
+    cannot report the one they bound)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
         return s.getsockname()[1]
 
 
-class Daemon:
-    """ablationd --listen 127.0.0.1:0 (the port read back from --port-file)."""
+def has_ipv6_loopback():
+    """Whether ::1 can be bound here (containers may have no IPv6)."""
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
 
-    def __init__(self, metrics=False, env=None, extra_args=()):
+
+class Daemon:
+    """ablationd --listen 127.0.0.1:0 (the port read back from --port-file); with metrics, served
+    on `metrics_host` ("127.0.0.1", or "::1" for IPv6) at metrics_port."""
+
+    def __init__(self, metrics=False, env=None, extra_args=(), metrics_host="127.0.0.1"):
         self.dir = tempfile.mkdtemp(prefix="ablation-py-")
         self.db = os.path.join(self.dir, "results.db")
         self.log_path = os.path.join(self.dir, "daemon.log")
-        self.metrics_port = free_port() if metrics else 0
+        self.metrics_port = free_port(metrics_host) if metrics else 0
+        bracketed = f"[{metrics_host}]" if ":" in metrics_host else metrics_host
         port_file = os.path.join(self.dir, "port")
         argv = [required_env("ABLATIOND"), "--listen", "127.0.0.1:0", "--port-file", port_file,
                 "--db", self.db, "--worker", required_env("FAKE_WORKER"), "--log-level", "debug",
-                "--metrics-listen", f"127.0.0.1:{self.metrics_port}" if metrics else "",
+                "--metrics-listen", f"{bracketed}:{self.metrics_port}" if metrics else "",
                 *extra_args]
         self._log = open(self.log_path, "w")
         self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log,
