@@ -13,7 +13,8 @@
 #   ragged  a pipe_ variant verified and timed at M, N, K all ragged (K not a multiple of 8)
 #   full    the full preset with rounds, its wall time against its sampled GPU time
 #   cost    all-ablation with 3 rounds: its wall time against its sampled GPU time (run_cost view)
-#   metrics a Prometheus scrape (/metrics over HTTP) of the daemon during a ladder-b sweep, and after
+#   metrics a Prometheus scrape (/metrics over HTTP, the IPv6 loopback where there is one) of the
+#           daemon during a ladder-b sweep, and after
 #   profiled the full preset with --profile: every item's counters, and the report with them (md, html)
 #   hopper  the Hopper ladder (ladder-h, 3 rounds) with its report, and the SASS checks of every rung
 #   shapes  the sm90 family at every shape: each rung verified at the shapes preset's 10 shapes and 5
@@ -295,12 +296,16 @@ PY
       stop_daemon
       ;;
     metrics)
+      # Over the IPv6 loopback where the node has one (the endpoint serves both), else IPv4.
+      host=127.0.0.1
+      grep -q ' lo$' /proc/net/if_inet6 2>/dev/null && host='[::1]'
+      say "metrics endpoint on $host:9465"
       "$bundle/bin/ablationd" --listen 127.0.0.1:$port --db "$out/metrics.db" \
-        --metrics-listen 127.0.0.1:9465 >>"$out/ablationd.log" 2>&1 &
+        --metrics-listen "$host:9465" >>"$out/ablationd.log" 2>&1 &
       daemon=$!
       for _ in $(seq 1 300); do c device >/dev/null 2>&1 && break; sleep 0.2; done
       scrape() {
-        python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:9465/metrics", timeout=5).read().decode())'
+        python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen("http://" + sys.argv[1] + ":9465/metrics", timeout=5).read().decode())' "$host"
       }
       say "ladder-b sweep with a scrape during it ($(elapsed))"
       c -q sweep --preset ladder-b --rounds 3 --tag metrics >>"$log" 2>&1 &
