@@ -54,7 +54,8 @@ void UpdateHealth(grpc::HealthCheckServiceInterface* health, core::DaemonCore& c
 
 // SIGHUP: the configuration file (the flags over it) and its token file read again. What can
 // change under calls takes effect for new calls: tokens, the log level, the request and plan
-// limits, the runs in flight per caller; the audit log file is reopened (logrotate). What shapes
+// limits, the runs in flight per caller, the [timing] defaults of runs planned from then on; the
+// audit log file is reopened (logrotate). What shapes
 // what already runs (listen address, database, TLS, gRPC's own limits, ...) is named in a log
 // line as needing a restart and stays. A mistake in either file keeps everything in force and
 // says why. `running` is the configuration in force, updated here.
@@ -95,13 +96,20 @@ void Reload(const DaemonSettings& settings, core::DaemonConfig* running,
   core.runs().SetPlanLimits(limits.max_measurements_per_run, limits.max_samples_per_measurement,
                             limits.max_stored_bytes_per_run);
   core.profiler().SetPlanLimits(limits.max_measurements_per_run, limits.max_stored_bytes_per_run);
+  // [timing]: the defaults of runs planned from now on (those queued or running keep theirs).
+  const std::vector<std::string> timing_changes = TimingChanges(running->timing, fresh.timing);
+  running->timing = fresh.timing;
+  core.runs().SetTimingDefaults(fresh.timing);
+  for (const std::string& change : timing_changes)
+    spdlog::info("SIGHUP: {} applied to runs planned from now on", change);
   const std::string what =
       std::to_string(n) + " token(s)" +
       (fresh.auth.tokens_path.empty() ? "" : " from " + fresh.auth.tokens_path) + ", log level " +
       running->log_level + ", limits: " + std::to_string(limits.max_measurements_per_run) +
       " measurements, " + std::to_string(limits.max_samples_per_measurement) + " samples, " +
       std::to_string(limits.max_stored_bytes_per_run) + " bytes per run, " +
-      std::to_string(limits.max_runs_per_identity) + " runs per caller";
+      std::to_string(limits.max_runs_per_identity) + " runs per caller, " +
+      std::to_string(timing_changes.size()) + " [timing] change(s)";
   spdlog::info("SIGHUP: configuration reloaded{}: {}",
                settings.config_path.empty() ? "" : " from " + settings.config_path, what);
   rpc::AuditLog::Get().Daemon("config_reload", what);

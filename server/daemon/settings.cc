@@ -223,6 +223,38 @@ core::Status ReloadConfig(const DaemonSettings& settings, const core::DaemonConf
   return core::Status::Ok();
 }
 
+std::vector<std::string> TimingChanges(const core::TimingDefaults& t0,
+                                       const core::TimingDefaults& t1) {
+  std::vector<std::string> out;
+  auto number = [&](const char* key, double a, double b) {
+    if (a != b)
+      out.push_back(std::string(key) + " (" + fmt::format("{}", a) + " -> " + fmt::format("{}", b) +
+                    ")");
+  };
+  number("timing.min_samples", t0.min_samples, t1.min_samples);
+  number("timing.max_samples", t0.max_samples, t1.max_samples);
+  number("timing.min_seconds", t0.min_seconds, t1.min_seconds);
+  number("timing.max_seconds", t0.max_seconds, t1.max_seconds);
+  number("timing.target_noise", t0.target_noise, t1.target_noise);
+  number("timing.warmup_count", t0.warmup_count, t1.warmup_count);
+  number("timing.warmup_seconds", t0.warmup_seconds, t1.warmup_seconds);
+  if (t0.regime != t1.regime)
+    out.push_back(std::string("timing.regime (") + core::RegimeName(t0.regime) + " -> " +
+                  core::RegimeName(t1.regime) + ")");
+  const core::RegimeParams &r0 = t0.regime_params, &r1 = t1.regime_params;
+  number("timing.window_seconds", r0.window_seconds, r1.window_seconds);
+  number("timing.settle_max_seconds", r0.settle_max_seconds, r1.settle_max_seconds);
+  number("timing.burst_seconds", r0.burst_seconds, r1.burst_seconds);
+  number("timing.cool_min_seconds", r0.cool_min_seconds, r1.cool_min_seconds);
+  number("timing.cool_max_seconds", r0.cool_max_seconds, r1.cool_max_seconds);
+  number("timing.settle_min_seconds", r0.settle_min_seconds, r1.settle_min_seconds);
+  number("timing.settle_span_seconds", r0.span_seconds, r1.span_seconds);
+  number("timing.settle_spans", r0.settle_spans, r1.settle_spans);
+  number("timing.settle_clock_tolerance", r0.clock_tolerance, r1.clock_tolerance);
+  number("timing.settle_power_tolerance", r0.power_tolerance, r1.power_tolerance);
+  return out;
+}
+
 std::vector<std::string> NeedRestart(const core::DaemonConfig& running,
                                      const core::DaemonConfig& fresh) {
   std::vector<std::string> out;
@@ -263,21 +295,7 @@ std::vector<std::string> NeedRestart(const core::DaemonConfig& running,
          fresh.limits.max_concurrent_streams);
   number("limits.grpc_memory_bytes", running.limits.grpc_memory_bytes,
          fresh.limits.grpc_memory_bytes);
-  // [timing] and [user_kernels] are read once, into the planner and the kernel store.
-  auto real = [&](const char* key, double a, double b) {
-    if (a != b)
-      out.push_back(std::string(key) + " (" + fmt::format("{}", a) + " -> " + fmt::format("{}", b) +
-                    ")");
-  };
-  const core::TimingDefaults &t0 = running.timing, &t1 = fresh.timing;
-  number("timing.min_samples", t0.min_samples, t1.min_samples);
-  number("timing.max_samples", t0.max_samples, t1.max_samples);
-  real("timing.min_seconds", t0.min_seconds, t1.min_seconds);
-  real("timing.max_seconds", t0.max_seconds, t1.max_seconds);
-  real("timing.target_noise", t0.target_noise, t1.target_noise);
-  number("timing.warmup_count", t0.warmup_count, t1.warmup_count);
-  real("timing.warmup_seconds", t0.warmup_seconds, t1.warmup_seconds);
-  number("timing.regime", int(t0.regime), int(t1.regime));
+  // [user_kernels] is read once, into the kernel store; [timing] is applied (TimingChanges).
   text("user_kernels.compiler", running.user_kernels.compiler_path,
        fresh.user_kernels.compiler_path);
   text("user_kernels.add_role", running.user_kernels.add_role, fresh.user_kernels.add_role);

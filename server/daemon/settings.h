@@ -39,6 +39,11 @@ core::Status ReloadConfig(const DaemonSettings& settings, const core::DaemonConf
 std::vector<std::string> NeedRestart(const core::DaemonConfig& running,
                                      const core::DaemonConfig& fresh);
 
+/// The [timing] settings that differ, each as "timing.key (running -> fresh)": SIGHUP applies them
+/// to runs planned from then on.
+std::vector<std::string> TimingChanges(const core::TimingDefaults& running,
+                                       const core::TimingDefaults& fresh);
+
 /// Parses the command line and reads the configuration. Returns true with `settings` filled when
 /// the daemon should go on; false with `exit_code` set when it should stop now (--help or
 /// --version printed: 0; a bad flag, configuration or presets file, said on stderr: 2).

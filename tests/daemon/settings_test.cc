@@ -215,13 +215,18 @@ TEST_F(SettingsTest, TheBytesPerRunBoundAndAReloadThatKeepsTheFlags) {
   const std::vector<std::string> restart = NeedRestart(by_flag.config, fresh);
   ASSERT_EQ(restart.size(), 1u);
   EXPECT_EQ(restart[0], "readers (4 -> 2)");
-  // [timing] and [user_kernels] are read at the start only: a change is named, not applied.
-  Write("etc/ablationd.toml", "[timing]\nmin_samples = 20\n[user_kernels]\nadd_role = \"run\"\n");
+  // [user_kernels] is read at the start only: a change is named, not applied. [timing] is applied
+  // (TimingChanges names each change), so it needs no restart.
+  Write("etc/ablationd.toml",
+        "[timing]\nmin_samples = 20\nregime = \"burst\"\nwindow_seconds = 5\n"
+        "[user_kernels]\nadd_role = \"run\"\n");
   ASSERT_TRUE(ReloadConfig(by_flag, by_flag.config, &fresh).ok());
   const std::vector<std::string> later = NeedRestart(by_flag.config, fresh);
-  EXPECT_NE(std::find(later.begin(), later.end(), "timing.min_samples (10 -> 20)"), later.end());
-  EXPECT_NE(std::find(later.begin(), later.end(), "user_kernels.add_role ('' -> 'run')"),
-            later.end());
+  EXPECT_EQ(later, std::vector<std::string>{"user_kernels.add_role ('' -> 'run')"});
+  EXPECT_EQ(TimingChanges(by_flag.config.timing, fresh.timing),
+            (std::vector<std::string>{"timing.min_samples (10 -> 20)",
+                                      "timing.regime (sustained -> burst)",
+                                      "timing.window_seconds (3 -> 5)"}));
   Write("etc/ablationd.toml", "log_level = \"loud\"\n");
   const core::Status bad = ReloadConfig(by_flag, by_flag.config, &fresh);
   EXPECT_FALSE(bad.ok());

@@ -35,6 +35,11 @@ constexpr const char* kAdminToken = "admin-token-0123456789abcdef";
 
 void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 class Security : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -90,6 +95,22 @@ class Security : public ::testing::Test {
     shape->set_k(256);
     request.mutable_timing()->set_min_seconds(0.001);
     return request;
+  }
+
+  // Sends SIGHUP and waits for the n-th reload's line (or refusal) in the log.
+  void Reload(int n) {
+    EXPECT_EQ(::kill(daemon_->pid(), SIGHUP), 0);
+    for (int i = 0; i < 50; ++i) {
+      const std::string log = ReadAll(dir_ + "/daemon.out");  // spdlog's lines: stdout
+      size_t seen = 0;
+      for (size_t at = 0; (at = log.find("SIGHUP: ", at)) != std::string::npos; ++at)
+        if (log.compare(at, 30, "SIGHUP: configuration reloaded") == 0 ||
+            log.compare(at, 22, "SIGHUP: reload refused") == 0)
+          ++seen;
+      if (int(seen) >= n) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "no reload in the log:\n" << ReadAll(dir_ + "/daemon.out");
   }
 
   std::string dir_;
@@ -266,11 +287,6 @@ TEST_F(Security, InsecureRemoteWarnsAtEveryStart) {
                           "/w.port ] && break; sleep 0.1; done; kill -TERM $pid; wait $pid";
   CommandResult r = RunCommand({"/bin/sh", "-c", cmd}, {}, 60);
   EXPECT_THAT(r.out, HasSubstr("--insecure-remote: 0.0.0.0:0 is served without TLS"));
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 TEST_F(Security, TwoAuthorizationHeadersAreRefused) {
@@ -589,20 +605,6 @@ TEST_F(Security, SighupReloadsTheLimitsAndNamesWhatNeedsARestart) {
     v1::ProfileResponse response;
     return stub->Profile(&ctx, request, &response);
   };
-  auto reload = [&](int n) {  // the n-th reload's line (or refusal) in the log
-    EXPECT_EQ(::kill(daemon_->pid(), SIGHUP), 0);
-    for (int i = 0; i < 50; ++i) {
-      const std::string log = ReadAll(dir_ + "/daemon.out");  // spdlog's lines: stdout
-      size_t seen = 0;
-      for (size_t at = 0; (at = log.find("SIGHUP: ", at)) != std::string::npos; ++at)
-        if (log.compare(at, 30, "SIGHUP: configuration reloaded") == 0 ||
-            log.compare(at, 22, "SIGHUP: reload refused") == 0)
-          ++seen;
-      if (int(seen) >= n) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ADD_FAILURE() << "no reload in the log:\n" << ReadAll(dir_ + "/daemon.out");
-  };
   grpc::Status st = profile_all();
   EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
   EXPECT_THAT(st.error_message(), HasSubstr("max_measurements_per_run"));
@@ -611,7 +613,7 @@ TEST_F(Security, SighupReloadsTheLimitsAndNamesWhatNeedsARestart) {
   WriteFile(dir_ + "/ablationd.toml",
             "log_level = \"debug\"\nreaders = 2\n[auth]\ntokens = \"tokens\"\n"
             "[limits]\nmax_measurements_per_run = 1000\nmax_runs_per_identity = 5\n");
-  reload(1);
+  Reload(1);
   st = profile_all();  // within the limit now: refused later, for want of ncu here
   EXPECT_NE(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
   const std::string log = ReadAll(dir_ + "/daemon.out");
@@ -624,13 +626,40 @@ TEST_F(Security, SighupReloadsTheLimitsAndNamesWhatNeedsARestart) {
   // A configuration that does not load: refused as a whole, the limits in force stay.
   WriteFile(dir_ + "/ablationd.toml",
             "[auth]\ntokens = \"tokens\"\n[limits]\nmax_measurements_per_run = 0\n");
-  reload(2);
+  Reload(2);
   EXPECT_THAT(ReadAll(dir_ + "/daemon.out"),
               HasSubstr("SIGHUP: reload refused, the configuration in force stays: "));
   EXPECT_THAT(ReadAll(dir_ + "/daemon.out"), HasSubstr("limits.max_measurements_per_run"));
   st = profile_all();
   EXPECT_NE(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
   EXPECT_EQ(::kill(daemon_->pid(), 0), 0);
+}
+
+// [timing] reloads too: a run that names no regime is planned, after the reload, with the new
+// default regime, and the log names each change as applied, not as needing a restart.
+TEST_F(Security, SighupAppliesTheTimingDefaultsToRunsPlannedAfterIt) {
+  StartDaemon("[timing]\nregime = \"sustained\"\n");
+  auto latest_run = [&] {
+    auto store = db::Store::OpenReadOnly(daemon_->db_path());
+    std::optional<v1::Run> run = store ? store->LatestRun() : std::nullopt;
+    EXPECT_TRUE(run.has_value());
+    return run.value_or(v1::Run());
+  };
+  ASSERT_TRUE(RunAs(kRunToken, SmallRun()).ok());
+  EXPECT_EQ(latest_run().regime(), v1::REGIME_SUSTAINED);
+
+  WriteFile(dir_ + "/ablationd.toml",
+            "[auth]\ntokens = \"tokens\"\n[timing]\nregime = \"burst\"\nmin_samples = 37\n");
+  Reload(1);
+  ASSERT_TRUE(RunAs(kRunToken, SmallRun()).ok());
+  EXPECT_EQ(latest_run().regime(), v1::REGIME_BURST);
+  const std::string log = ReadAll(dir_ + "/daemon.out");
+  EXPECT_THAT(log, HasSubstr("SIGHUP: timing.regime (sustained -> burst) applied to runs planned "
+                             "from now on"));
+  EXPECT_THAT(log, HasSubstr("SIGHUP: timing.min_samples (10 -> 37) applied"));
+  EXPECT_THAT(log, HasSubstr("2 [timing] change(s)"));
+  EXPECT_THAT(log,
+              Not(HasSubstr("timing.regime (sustained -> burst) changed and needs a restart")));
 }
 
 }  // namespace

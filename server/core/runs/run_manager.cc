@@ -243,6 +243,16 @@ void RunManager::SetPlanLimits(int max_measurements_per_run, int max_samples_per
   options_.max_stored_bytes_per_run = max_stored_bytes_per_run;
 }
 
+void RunManager::SetTimingDefaults(const TimingDefaults& timing) {
+  std::lock_guard lock(plan_limits_mu_);
+  options_.timing = timing;
+}
+
+TimingDefaults RunManager::CurrentTiming() const {
+  std::lock_guard lock(plan_limits_mu_);
+  return options_.timing;
+}
+
 RunManager::PlanLimits RunManager::CurrentPlanLimits() const {
   std::lock_guard lock(plan_limits_mu_);
   return {options_.max_measurements_per_run, options_.max_samples_per_measurement,
@@ -255,14 +265,15 @@ Status RunManager::SubmitRun(const v1::RunRequest& request, const std::string& p
   Status st;
   // Planned against this snapshot, which the job keeps: its items point into it.
   std::shared_ptr<const kernels::Registry> catalog = Catalog();
+  const TimingDefaults timing = CurrentTiming();
   if (!request.preset().empty()) {
     static const Presets kNoPresets;
     const std::shared_ptr<const Presets> presets =
         options_.presets_now ? options_.presets_now() : options_.presets;
     st = PlanPresetRun(request, presets ? *presets : kNoPresets, *catalog, Limits(request.device()),
-                       options_.timing, &plan);
+                       timing, &plan);
   } else {
-    st = PlanRun(request, *catalog, Limits(request.device()), options_.timing, &plan);
+    st = PlanRun(request, *catalog, Limits(request.device()), timing, &plan);
   }
   if (!st.ok()) return st;
   st = ApplyRounds(request.rounds(), request.preset().empty() ? 1 : kPresetDefaultRounds,

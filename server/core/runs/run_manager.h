@@ -115,6 +115,9 @@ class RunManager {
 
   /// The plan limits of runs submitted from now on (SIGHUP): measurements per run, samples per
   /// measurement, bytes per run; 0: no limit. Runs already queued keep theirs.
+  /// The timing defaults (config [timing]) of runs planned from now on (SIGHUP); runs already
+  /// planned keep theirs.
+  void SetTimingDefaults(const TimingDefaults& timing);
   void SetPlanLimits(int max_measurements_per_run, int max_samples_per_measurement,
                      int64_t max_stored_bytes_per_run);
 
@@ -160,8 +163,9 @@ class RunManager {
     int64_t bytes = 0;
   };
   PlanLimits CurrentPlanLimits() const;
+  TimingDefaults CurrentTiming() const;
 
-  RunManagerOptions options_;  ///< its three plan limits guarded by plan_limits_mu_
+  RunManagerOptions options_;  ///< its plan limits and timing guarded by plan_limits_mu_
   mutable std::mutex plan_limits_mu_;
   db::Store* store_;
   const kernels::Registry* registry_;
