@@ -196,7 +196,16 @@ TEST_F(Clocks, CancelledRunResetsItsLock) {
   StartDaemon({{"ABLATION_FAKE_SLEEP_MS", "300"}});
   auto stub = daemon_->Stub();
   grpc::ClientContext ctx;
-  auto reader = stub->RunAblation(&ctx, LockRequest());
+  // 16 measurements of 300 ms: the cancel sent at the first lands long before the last even on a
+  // loaded machine (with 4, a cancel 0.9 s late found the run done, once, in a full suite run).
+  v1::RunRequest request = LockRequest();
+  for (int k : {512, 768, 1024}) {
+    auto* shape = request.add_shapes();
+    shape->set_m(256);
+    shape->set_n(256);
+    shape->set_k(k);
+  }
+  auto reader = stub->RunAblation(&ctx, request);
   v1::RunEvent ev;
   int64_t run_id = 0;
   while (reader->Read(&ev)) {
