@@ -35,6 +35,9 @@
 #           inputs; ladder-f8 and ladder-h (3 rounds each) in the sustained and the burst regime,
 #           their reports; the SASS of every fp8 rung (QGMMA). PRESETS="ladder-f8" narrows the
 #           sweeps, VERIFY=0 leaves out the verification
+#   last    the last rungs beside their cuBLAS (issue 24's bars): M1, H10, H11 and cublas_bf16;
+#           F7, F8 and cublas_fp8; at 4096^3 and 8192^3, 3 rounds, in the sustained and the burst
+#           regime, RUNS separate runs (default 1); reports, CSVs and the SASS of H11 and F8
 #   ncu     Nsight Compute counters (observe mode) of the last rungs against cuBLAS at 4096^3:
 #           F8 and cublas_fp8, H10 and cublas_bf16, M1 (the profile command's default, tensor,
 #           memory and stalls sets)
@@ -353,7 +356,7 @@ PY
       c show "$id" >"$out/ladder-h-show.txt" 2>&1
       for v in sm90_m1_mma sm90_h1_tma sm90_h2_wgmma sm90_h3_ws sm90_h4_persistent sm90_h5_mc2 \
         sm90_h6_async_release sm90_h7_l2order sm90_h8_tma_store sm90_h9_stream_k \
-        sm90_h10_epilogue_overlap; do
+        sm90_h10_epilogue_overlap sm90_h11_fit_grid; do
         c sass "$v" >"$out/sass-$v.txt" 2>&1
         say "sass $v exit $?"
       done
@@ -386,9 +389,34 @@ PY
           c --format csv results "$id" >"$out/$preset-$regime.csv" 2>>"$log"
         done
       done
-      for v in sm90_fp8_f1_ws sm90_fp8_f7_epilogue_overlap; do
+      for v in sm90_fp8_f1_ws sm90_fp8_f8_fit_grid; do
         c sass "$v" >"$out/sass-$v.txt" 2>&1
         say "sass $v exit $?: $(grep -o 'QGMMA[^ ]*' "$out/sass-$v.txt" | sort | uniq -c | head -3 | tr '\n' ' ')"
+      done
+      stop_daemon
+      ;;
+    last)
+      start_daemon "$out/last.db" || continue
+      for r in $(seq 1 "${RUNS:-1}"); do
+        for regime in sustained burst; do
+          for set in "bf16 sm90_m1_mma sm90_h10_epilogue_overlap sm90_h11_fit_grid cublas_bf16" \
+            "fp8 sm90_fp8_f7_epilogue_overlap sm90_fp8_f8_fit_grid cublas_fp8"; do
+            read -r dt vs <<<"$set"
+            args=()
+            for v in $vs; do args+=(--variant "$v"); done
+            say "last $dt, run $r, $regime, 3 rounds ($(elapsed))"
+            c -q run "${args[@]}" --dtype "$dt" --shape 4096 --shape 8192 --rounds 3 \
+              --regime "$regime" --tag "last-$dt-$regime-$r" >>"$log" 2>&1
+            say "exit $? ($(elapsed))"
+            id=$(latest)
+            c report --run "$id" --format md >"$out/last-$dt-$regime-$r.md" 2>>"$log"
+            c --format csv results "$id" >"$out/last-$dt-$regime-$r.csv" 2>>"$log"
+          done
+        done
+      done
+      for v in sm90_h11_fit_grid sm90_fp8_f8_fit_grid; do
+        c sass "$v" >"$out/sass-$v.txt" 2>&1
+        say "sass $v exit $?: $(grep -o '[HQ]GMMA[^ ]*' "$out/sass-$v.txt" | sort | uniq -c | head -3 | tr '\n' ' ')"
       done
       stop_daemon
       ;;

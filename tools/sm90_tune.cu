@@ -76,6 +76,10 @@ constexpr Config kConfigs[] = {
     {"H10 with row order", With(rung::kH10, [](Knobs& k) { k.grouped_order = false; })},
     {"H10 with 2x2 clusters (A multicast too)",
      With(rung::kH10, [](Knobs& k) { k.cluster_n = 2; })},
+    {"H10 without clusters (no B multicast)", With(rung::kH10, [](Knobs& k) { k.cluster_m = 1; })},
+    {"H11 with groups of 4 unit rows", With(rung::kH11, [](Knobs& k) { k.group_rows = 4; })},
+    {"H11 with groups of 16 unit rows", With(rung::kH11, [](Knobs& k) { k.group_rows = 16; })},
+    {"H11 without clusters (no B multicast)", With(rung::kH11, [](Knobs& k) { k.cluster_m = 1; })},
 };
 
 /// The fp8 ladder's configurations (dtype fp8): F7's knobs with one change each (2x1 clusters:
@@ -88,6 +92,8 @@ constexpr Config kFp8Configs[] = {
     {"F7 with groups of 4 tile rows", With(rung::kF7, [](Knobs& k) { k.group_rows = 4; })},
     {"F7 with groups of 16 tile rows", With(rung::kF7, [](Knobs& k) { k.group_rows = 16; })},
     {"F7 with no batch left running (pending 0)", With(rung::kF7, [](Knobs& k) { k.pending = 0; })},
+    {"F8 with groups of 16 tile rows", With(rung::kF8, [](Knobs& k) { k.group_rows = 16; })},
+    {"F8 with groups of 4 tile rows", With(rung::kF8, [](Knobs& k) { k.group_rows = 4; })},
 };
 
 /// No configuration is a rung (the rungs are timed through the registry) or another one.

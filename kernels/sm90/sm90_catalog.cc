@@ -113,6 +113,9 @@ void RegisterSm90(Registry& registry) {
                 {"epilogue", EpilogueName(r.knobs.epilogue)},
                 {"schedule", r.knobs.stream_k ? "stream_k" : "static"},
                 {"epilogue_overlap", r.knobs.overlap_epilogue ? "next_tile" : "none"},
+                {"grid", !r.knobs.persistent ? "one_per_unit"
+                         : r.knobs.fit_grid  ? "fitted_to_rounds"
+                                             : "all_that_fit"},
                 {"stages", kStages},
                 {"arch", "sm_90a"}};
     v.dtypes = {dtype};

@@ -73,6 +73,10 @@ struct Knobs {
   int sk_max_full_quarters = kStreamKMaxFullQuarters;
   bool overlap_epilogue = false;  ///< a tile's TMA stores issued during the next tile's k-tiles
   int max_ctas = 0;               ///< a cap on the persistent grid (0: as many as fit)
+  /// A persistent grid whose last round stream-K does not share shrinks to the fewest clusters
+  /// that take the same number of rounds (FitGridClusters, sm90_schedule.h): every round full,
+  /// each one the same aligned block of the tile order.
+  bool fit_grid = false;
   /// fp8 operands (DType::kFP8): A and B in e4m3, wgmma m64n256k32 (4 per k-tile, as bf16's
   /// k16), k-tiles of 128 elements (the same 128-byte rows, so stages, swizzle and descriptors
   /// are bf16's), the per-tensor scales applied to the accumulators before the epilogue, C in
@@ -143,6 +147,7 @@ inline constexpr Knobs kH7 = With(kH6, [](Knobs& k) { k.grouped_order = true; })
 inline constexpr Knobs kH8 = With(kH7, [](Knobs& k) { k.epilogue = Epilogue::kTmaStore; });
 inline constexpr Knobs kH9 = With(kH8, [](Knobs& k) { k.stream_k = true; });
 inline constexpr Knobs kH10 = With(kH9, [](Knobs& k) { k.overlap_epilogue = true; });
+inline constexpr Knobs kH11 = With(kH10, [](Knobs& k) { k.fit_grid = true; });
 }  // namespace rung_knobs
 
 struct Rung {
@@ -156,7 +161,7 @@ struct Rung {
 // above it, so each row's change is that thing's worth. Every rung before the TMA-store one
 // writes C with 16-byte stores (part of the mma.sync ceiling, kept so that no later rung changes
 // two things). kernels/sm90/README.md says where each rung's change is in the code.
-inline constexpr std::array<Rung, 11> kRungs = {{
+inline constexpr std::array<Rung, 12> kRungs = {{
     {"sm90_m1_mma", "M1",
      "mma.sync ceiling: 128x256x64 tile, 8 warps of 64x64, 4 cp.async stages (each thread's "
      "copy addresses planned once per block), ldmatrix fragments double-buffered in registers "
@@ -198,6 +203,12 @@ inline constexpr std::array<Rung, 11> kRungs = {{
      "and each 64x64 chunk's stmatrix and TMA store is issued after one of the next tile's first "
      "four k-tile batches, while it runs, so the tensor cores no longer idle through the stores",
      rung_knobs::kH10},
+    {"sm90_h11_fit_grid", "H11",
+     "a grid fitted to its rounds: when stream-K leaves the last round whole, the persistent "
+     "grid shrinks to the fewest clusters that take the same number of rounds (4096^3: 64 "
+     "clusters of 66, four full rounds of 8x8 units), so each round is one square block of the "
+     "grouped order",
+     rung_knobs::kH11},
 }};
 
 /// The fp8 ladder (DType::kFP8: e4m3 A and B with per-tensor scales, fp32 accumulation, bf16 C):
@@ -215,9 +226,10 @@ inline constexpr Knobs kF4 = With(kF3, [](Knobs& k) { k.grouped_order = true; })
 inline constexpr Knobs kF5 = With(kF4, [](Knobs& k) { k.epilogue = Epilogue::kTmaStore; });
 inline constexpr Knobs kF6 = With(kF5, [](Knobs& k) { k.stream_k = true; });
 inline constexpr Knobs kF7 = With(kF6, [](Knobs& k) { k.overlap_epilogue = true; });
+inline constexpr Knobs kF8 = With(kF7, [](Knobs& k) { k.fit_grid = true; });
 }  // namespace rung_knobs
 
-inline constexpr std::array<Rung, 7> kFp8Rungs = {{
+inline constexpr std::array<Rung, 8> kFp8Rungs = {{
     {"sm90_fp8_f1_ws", "F1",
      "fp8 base: H3's kernel with e4m3 operands, wgmma m64n256k32 (QGMMA) on 128x256x128 tiles "
      "(128-byte rows, as bf16's 64), a producer warpgroup issuing TMA and two consumer "
@@ -239,9 +251,14 @@ inline constexpr std::array<Rung, 7> kFp8Rungs = {{
      rung_knobs::kF6},
     {"sm90_fp8_f7_epilogue_overlap", "F7",
      "epilogue overlapped with the next tile's first four k-tile batches", rung_knobs::kF7},
+    {"sm90_fp8_f8_fit_grid", "F8",
+     "a grid fitted to its rounds: when stream-K leaves the last round whole, the persistent "
+     "grid shrinks to the fewest CTAs that take the same number of rounds (4096^3: 128 of 132, "
+     "four full rounds)",
+     rung_knobs::kF8},
 }};
 
-/// The rung whose id is `id` (M1, H1, ..., H10, F1, ..., F7); a compile-time error when there is
+/// The rung whose id is `id` (M1, H1, ..., H11, F1, ..., F8); a compile-time error when there is
 /// none.
 consteval const Rung& RungById(std::string_view id) {
   for (const Rung& r : kRungs) {

@@ -72,6 +72,18 @@ inline void StreamKPlan(int units, int kt_count, int clusters, StreamKArgs* sk,
   sk->sk_iters = uint32_t(iters);
 }
 
+/// Clusters of a persistent grid fitted to its rounds (Knobs::fit_grid): of `clusters` that fit,
+/// the fewest that take the same number of rounds over `units` units, so that every round is
+/// full (the last one short by fewer units than there are rounds) and starts at the same place of
+/// the tile order. 4096^3 in bf16: 256 units of 2x1 tiles on 66 clusters is 4 rounds, the last
+/// 58 units; on 64 clusters 4 full rounds, each an 8x8 block of units (groups of 8 unit rows). A
+/// grid with no more clusters than units is left as it is.
+ABLATION_SM90_HD int FitGridClusters(int units, int clusters) {
+  if (clusters <= 0 || units <= clusters) return clusters;
+  const int rounds = (units + clusters - 1) / clusters;
+  return (units + rounds - 1) / rounds;
+}
+
 /// Which units a cluster computes, and which k-tiles of them. Units 0..dp_units-1 go round-robin
 /// to the clusters whole. With stream-K the rest (fewer than one round) is laid out as one line of
 /// sk_iters k-tiles and cut into sk_clusters equal ranges, one per cluster: a unit is then shared

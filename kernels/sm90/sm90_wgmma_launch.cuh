@@ -116,6 +116,10 @@ std::string WgmmaBuild<K>::Launch(const GemmArgs& args, int64_t b_rows) {
       sk.partials = static_cast<float*>(partials);
     }
   }
+  if constexpr (K.fit_grid) {
+    // Only a last round that stream-K leaves whole: a shared one is what its clusters are for.
+    if (sk.sk_clusters == 0) ctas = FitGridClusters(units, ctas / K.Ctas()) * K.Ctas();
+  }
   cudaLaunchAttribute attr{};
   const cudaLaunchConfig_t cfg = LaunchConfig<K>(ctas, stream, &attr);
   auto* c = static_cast<__nv_bfloat16*>(args.c);

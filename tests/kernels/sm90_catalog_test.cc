@@ -39,13 +39,13 @@ int Changes(const sm90::Knobs& a, const sm90::Knobs& b) {
          (a.persistent != b.persistent) + (a.cluster_m != b.cluster_m) + (a.pending != b.pending) +
          (a.epilogue != b.epilogue) + (a.stream_k != b.stream_k) + (a.cluster_n != b.cluster_n) +
          (a.grouped_order != b.grouped_order) + (a.overlap_epilogue != b.overlap_epilogue) +
-         (a.fp8 != b.fp8);
+         (a.fp8 != b.fp8) + (a.fit_grid != b.fit_grid);
 }
 
-TEST_F(Sm90Catalog, ElevenRungsOneChangeEach) {
+TEST_F(Sm90Catalog, TwelveRungsOneChangeEach) {
   int count = 0;
   for (const Variant& v : registry_.All()) count += v.family == "sm90" && v.Supports(DType::kBF16);
-  EXPECT_EQ(count, 11);
+  EXPECT_EQ(count, 12);
   // Each rung differs from the one before it in exactly one knob.
   for (size_t i = 1; i < sm90::kRungs.size(); ++i) {
     const sm90::Rung& a = sm90::kRungs[i - 1];
@@ -58,15 +58,15 @@ TEST_F(Sm90Catalog, ElevenRungsOneChangeEach) {
 }
 
 // The fp8 ladder: F1 is H3 with e4m3 operands, and each rung after it adds one knob, the same
-// step as one of the bf16 ladder's (H4, H6..H10: H5's clusters left out, from measurement).
+// step as one of the bf16 ladder's (H4, H6..H11: H5's clusters left out, from measurement).
 TEST_F(Sm90Catalog, Fp8LadderOneChangeEach) {
   int count = 0;
   for (const Variant& v : registry_.All()) count += v.family == "sm90" && v.Supports(DType::kFP8);
   EXPECT_EQ(count, int(sm90::kFp8Rungs.size()));
   EXPECT_EQ(Changes(sm90::rung_knobs::kH3, sm90::kFp8Rungs[0].knobs), 1);
   EXPECT_TRUE(sm90::kFp8Rungs[0].knobs.fp8);
-  // The bf16 rung whose step each fp8 rung takes: H3, H4, H6, H7, H8, H9, H10.
-  const size_t kSameStep[] = {3, 4, 6, 7, 8, 9, 10};
+  // The bf16 rung whose step each fp8 rung takes: H3, H4, H6, H7, H8, H9, H10, H11.
+  const size_t kSameStep[] = {3, 4, 6, 7, 8, 9, 10, 11};
   ASSERT_EQ(std::size(kSameStep), sm90::kFp8Rungs.size());
   for (size_t i = 0; i < sm90::kFp8Rungs.size(); ++i) {
     const sm90::Rung& b = sm90::kFp8Rungs[i];
@@ -273,6 +273,42 @@ TEST(Sm90StreamK, EveryKTileOnceAtMostTwoPartialsNoWaitBeforeASignal) {
   sm90::StreamKPlan(4, 32, 66, &long_k);
   EXPECT_EQ(long_k.sk_clusters, 7u);
   EXPECT_EQ(long_k.dp_units, 0);
+}
+
+// H11 and F8 fit the persistent grid to its rounds when stream-K leaves the last round whole:
+// the fewest clusters that take as many rounds, every round full.
+TEST(Sm90FitGrid, TheFewestClustersThatTakeAsManyRounds) {
+  // 4096^3 bf16: 256 units of 2x1 tiles on 66 clusters is 4 rounds (the last 58 units, left
+  // whole by stream-K); 64 clusters take 4 full rounds.
+  sm90::StreamKArgs sk;
+  sm90::StreamKPlan(256, 64, 66, &sk);
+  ASSERT_EQ(sk.sk_clusters, 0u);
+  EXPECT_EQ(sm90::FitGridClusters(256, 66), 64);
+  // 4096^3 fp8: 512 tiles on 132 CTAs, 4 rounds; 128 CTAs.
+  EXPECT_EQ(sm90::FitGridClusters(512, 132), 128);
+  // The rounds never grow, every cluster has work and the last round is short by fewer units
+  // than there are rounds.
+  for (int clusters = 1; clusters <= 140; ++clusters) {
+    for (int units = 1; units <= 3000; units += 7) {
+      const int fit = sm90::FitGridClusters(units, clusters);
+      if (units <= clusters) {
+        EXPECT_EQ(fit, clusters);  // left as it is (the launcher trims it to the units)
+        continue;
+      }
+      const int rounds = (units + clusters - 1) / clusters;
+      ASSERT_LE(fit, clusters);
+      EXPECT_EQ((units + fit - 1) / fit, rounds) << units << " on " << clusters;
+      EXPECT_GT(units, (rounds - 1) * fit) << units << " on " << clusters;
+      EXPECT_LT(rounds * fit - units, rounds) << units << " on " << clusters;
+      // Fewer clusters would take another round.
+      if (fit > 1) EXPECT_GT((units + fit - 2) / (fit - 1), rounds) << units << " on " << clusters;
+    }
+  }
+  // Whole rounds already: nothing changes (8192^3 fp8 on 128 CTAs: 2048 tiles, 16 rounds).
+  EXPECT_EQ(sm90::FitGridClusters(2048, 128), 128);
+  EXPECT_EQ(sm90::FitGridClusters(132 * 3, 132), 132);
+  EXPECT_TRUE(sm90::rung_knobs::kH11.fit_grid && sm90::rung_knobs::kF8.fit_grid);
+  EXPECT_FALSE(sm90::rung_knobs::kH10.fit_grid || sm90::rung_knobs::kF7.fit_grid);
 }
 
 // Every rung takes every bf16 shape cuBLAS takes; what it refuses names the field.

@@ -410,8 +410,8 @@ TEST(Presets, Sm90RungsAreAbsentOnOtherGpus) {
   EXPECT_THAT(st.message(), HasSubstr("runs on compute capability 9.0 only"));
   RunPlan ok;
   ASSERT_TRUE(PlanPresetRun(ladder, presets, registry, hopper, {}, &ok).ok());
-  EXPECT_EQ(ok.variants.size(), 12u);
-  EXPECT_EQ(ok.items.size(), 24u);  // 11 rungs and cuBLAS x 2 shapes
+  EXPECT_EQ(ok.variants.size(), 13u);
+  EXPECT_EQ(ok.items.size(), 26u);  // 12 rungs and cuBLAS x 2 shapes
 }
 
 }  // namespace
