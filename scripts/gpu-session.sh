@@ -35,11 +35,11 @@
 #           inputs; ladder-f8 and ladder-h (3 rounds each) in the sustained and the burst regime,
 #           their reports; the SASS of every fp8 rung (QGMMA). PRESETS="ladder-f8" narrows the
 #           sweeps, VERIFY=0 leaves out the verification
-#   last    the last rungs beside their cuBLAS (issue 24's bars): M1, H10, H11 and cublas_bf16;
+#   last    the last rungs beside their cuBLAS (the bars of 'ahead of cuBLAS'): M1, H10, H11, cublas_bf16;
 #           F7, F8 and cublas_fp8; at 4096^3 and 8192^3, 3 rounds, in the sustained and the burst
 #           regime, RUNS separate runs (default 1); reports, CSVs and the SASS of H11 and F8
 #   ncu     Nsight Compute counters (observe mode) of the last rungs against cuBLAS at 4096^3:
-#           F8 and cublas_fp8, H10 and cublas_bf16, M1 (the profile command's default, tensor,
+#           F8 and cublas_fp8, H11 and cublas_bf16, M1 (the profile command's default, tensor,
 #           memory and stalls sets)
 #   nightly a series of nightly-style runs (deploy/nightly.sh: ladder-b, one round, sustained) on
 #           one database, NIGHTS quiet ones (default 8), then one under a background GPU load
@@ -422,8 +422,8 @@ PY
       ;;
     ncu)
       start_daemon "$out/ncu.db" || continue
-      for pair in "fp8 sm90_fp8_f7_epilogue_overlap cublas_fp8" \
-        "bf16 sm90_h10_epilogue_overlap cublas_bf16 sm90_m1_mma"; do
+      for pair in "fp8 sm90_fp8_f8_fit_grid cublas_fp8" \
+        "bf16 sm90_h11_fit_grid cublas_bf16 sm90_m1_mma"; do
         read -r dt vs <<<"$pair"
         say "profile $vs at 4096^3 ($(elapsed))"
         # shellcheck disable=SC2086

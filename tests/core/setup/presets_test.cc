@@ -398,8 +398,8 @@ TEST(Presets, Sm90RungsAreAbsentOnOtherGpus) {
   RunPlan on_ampere, on_hopper;
   ASSERT_TRUE(PlanPresetRun(shapes, presets, registry, ampere, {}, &on_ampere).ok());
   ASSERT_TRUE(PlanPresetRun(shapes, presets, registry, hopper, {}, &on_hopper).ok());
-  EXPECT_FALSE(has(on_ampere, "sm90_h10_epilogue_overlap"));
-  EXPECT_TRUE(has(on_hopper, "sm90_h10_epilogue_overlap"));
+  EXPECT_FALSE(has(on_ampere, "sm90_h11_fit_grid"));
+  EXPECT_TRUE(has(on_hopper, "sm90_h11_fit_grid"));
   EXPECT_TRUE(has(on_ampere, "abl_L1_R1_bl0_s4_sw1_rb1"));
 
   v1::RunRequest ladder;
