@@ -59,6 +59,28 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/session-common.sh
 . "$here/session-common.sh"
 
+# Runs `ablation-client -q ARGS...` (a run or a sweep) and writes its report and results as
+# OUT/NAME.md and OUT/NAME.csv.
+run_and_report() {
+  local name=$1 id
+  shift
+  say "$name ($(elapsed))"
+  c -q "$@" >>"$log" 2>&1
+  say "$name exit $? ($(elapsed))"
+  id=$(latest)
+  c report --run "$id" --format md >"$out/$name.md" 2>>"$log"
+  c --format csv results "$id" >"$out/$name.csv" 2>>"$log"
+}
+
+# The SASS check of each variant named, into OUT/sass-VARIANT.txt, with its GMMA counts logged.
+sass_of() {
+  local v
+  for v in "$@"; do
+    c sass "$v" >"$out/sass-$v.txt" 2>&1
+    say "sass $v exit $?: $(grep -o '[HQ]GMMA[^ ]*' "$out/sass-$v.txt" | sort | uniq -c | head -3 | tr '\n' ' ')"
+  done
+}
+
 say "GPU $(nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader)"
 for phase in "$@"; do
   case $phase in
@@ -380,19 +402,11 @@ PY
       }
       for regime in sustained burst; do
         for preset in ${PRESETS:-ladder-f8 ladder-h}; do
-          say "$preset, 3 rounds, $regime ($(elapsed))"
-          c -q sweep --preset "$preset" --rounds 3 --regime "$regime" --tag "$preset-$regime" \
-            >>"$log" 2>&1
-          say "$preset $regime exit $? ($(elapsed))"
-          id=$(latest)
-          c report --run "$id" --format md >"$out/$preset-$regime.md" 2>>"$log"
-          c --format csv results "$id" >"$out/$preset-$regime.csv" 2>>"$log"
+          run_and_report "$preset-$regime" sweep --preset "$preset" --rounds 3 --regime "$regime" \
+            --tag "$preset-$regime"
         done
       done
-      for v in sm90_fp8_f1_ws sm90_fp8_f8_fit_grid; do
-        c sass "$v" >"$out/sass-$v.txt" 2>&1
-        say "sass $v exit $?: $(grep -o 'QGMMA[^ ]*' "$out/sass-$v.txt" | sort | uniq -c | head -3 | tr '\n' ' ')"
-      done
+      sass_of sm90_fp8_f1_ws sm90_fp8_f8_fit_grid
       stop_daemon
       ;;
     last)
@@ -404,20 +418,12 @@ PY
             read -r dt vs <<<"$set"
             args=()
             for v in $vs; do args+=(--variant "$v"); done
-            say "last $dt, run $r, $regime, 3 rounds ($(elapsed))"
-            c -q run "${args[@]}" --dtype "$dt" --shape 4096 --shape 8192 --rounds 3 \
-              --regime "$regime" --tag "last-$dt-$regime-$r" >>"$log" 2>&1
-            say "exit $? ($(elapsed))"
-            id=$(latest)
-            c report --run "$id" --format md >"$out/last-$dt-$regime-$r.md" 2>>"$log"
-            c --format csv results "$id" >"$out/last-$dt-$regime-$r.csv" 2>>"$log"
+            run_and_report "last-$dt-$regime-$r" run "${args[@]}" --dtype "$dt" --shape 4096 \
+              --shape 8192 --rounds 3 --regime "$regime" --tag "last-$dt-$regime-$r"
           done
         done
       done
-      for v in sm90_h11_fit_grid sm90_fp8_f8_fit_grid; do
-        c sass "$v" >"$out/sass-$v.txt" 2>&1
-        say "sass $v exit $?: $(grep -o '[HQ]GMMA[^ ]*' "$out/sass-$v.txt" | sort | uniq -c | head -3 | tr '\n' ' ')"
-      done
+      sass_of sm90_h11_fit_grid sm90_fp8_f8_fit_grid
       stop_daemon
       ;;
     ncu)
