@@ -35,11 +35,11 @@
 #           inputs; ladder-f8 and ladder-h (3 rounds each) in the sustained and the burst regime,
 #           their reports; the SASS of every fp8 rung (QGMMA). PRESETS="ladder-f8" narrows the
 #           sweeps, VERIFY=0 leaves out the verification
-#   last    the last rungs beside their cuBLAS (the bars of 'ahead of cuBLAS'): M1, H10, H11, cublas_bf16;
-#           F7, F8 and cublas_fp8; at 4096^3 and 8192^3, 3 rounds, in the sustained and the burst
-#           regime, RUNS separate runs (default 1); reports, CSVs and the SASS of H11 and F8
+#   last    the last rungs beside their cuBLAS (the bars of 'ahead of cuBLAS'): M1, H11, H12, cublas_bf16;
+#           F8 and cublas_fp8; at 4096^3 and 8192^3, 3 rounds, in the sustained and the burst
+#           regime, RUNS separate runs (default 1); reports, CSVs and the SASS of H12 and F8
 #   ncu     Nsight Compute counters (observe mode) of the last rungs against cuBLAS at 4096^3:
-#           F8 and cublas_fp8, H11 and cublas_bf16, M1 (the profile command's default, tensor,
+#           F8 and cublas_fp8, H12, H11 and cublas_bf16, M1 (the profile command's default, tensor,
 #           memory and stalls sets)
 #   nightly a series of nightly-style runs (deploy/nightly.sh: ladder-b, one round, sustained) on
 #           one database, NIGHTS quiet ones (default 8), then one under a background GPU load
@@ -378,7 +378,7 @@ PY
       c show "$id" >"$out/ladder-h-show.txt" 2>&1
       for v in sm90_m1_mma sm90_h1_tma sm90_h2_wgmma sm90_h3_ws sm90_h4_persistent sm90_h5_mc2 \
         sm90_h6_async_release sm90_h7_l2order sm90_h8_tma_store sm90_h9_stream_k \
-        sm90_h10_epilogue_overlap sm90_h11_fit_grid; do
+        sm90_h10_epilogue_overlap sm90_h11_fit_grid sm90_h12_fitted_unclustered; do
         c sass "$v" >"$out/sass-$v.txt" 2>&1
         say "sass $v exit $?"
       done
@@ -413,8 +413,8 @@ PY
       start_daemon "$out/last.db" || continue
       for r in $(seq 1 "${RUNS:-1}"); do
         for regime in sustained burst; do
-          for set in "bf16 sm90_m1_mma sm90_h10_epilogue_overlap sm90_h11_fit_grid cublas_bf16" \
-            "fp8 sm90_fp8_f7_epilogue_overlap sm90_fp8_f8_fit_grid cublas_fp8"; do
+          for set in "bf16 sm90_m1_mma sm90_h11_fit_grid sm90_h12_fitted_unclustered cublas_bf16" \
+            "fp8 sm90_fp8_f8_fit_grid cublas_fp8"; do
             read -r dt vs <<<"$set"
             args=()
             for v in $vs; do args+=(--variant "$v"); done
@@ -423,13 +423,13 @@ PY
           done
         done
       done
-      sass_of sm90_h11_fit_grid sm90_fp8_f8_fit_grid
+      sass_of sm90_h12_fitted_unclustered sm90_fp8_f8_fit_grid
       stop_daemon
       ;;
     ncu)
       start_daemon "$out/ncu.db" || continue
       for pair in "fp8 sm90_fp8_f8_fit_grid cublas_fp8" \
-        "bf16 sm90_h11_fit_grid cublas_bf16 sm90_m1_mma"; do
+        "bf16 sm90_h12_fitted_unclustered sm90_h11_fit_grid cublas_bf16 sm90_m1_mma"; do
         read -r dt vs <<<"$pair"
         say "profile $vs at 4096^3 ($(elapsed))"
         # shellcheck disable=SC2086

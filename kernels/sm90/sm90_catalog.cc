@@ -116,6 +116,9 @@ void RegisterSm90(Registry& registry) {
                 {"grid", !r.knobs.persistent ? "one_per_unit"
                          : r.knobs.fit_grid  ? "fitted_to_rounds"
                                              : "all_that_fit"},
+                {"clusters", r.knobs.Ctas() == 1             ? "none"
+                             : r.knobs.clusters_where_shared ? "where_the_last_round_is_shared"
+                                                             : "always"},
                 {"stages", kStages},
                 {"arch", "sm_90a"}};
     v.dtypes = {dtype};

@@ -77,6 +77,11 @@ struct Knobs {
   /// that take the same number of rounds (FitGridClusters, sm90_schedule.h): every round full,
   /// each one the same aligned block of the tile order.
   bool fit_grid = false;
+  /// With cluster_m 2: where the persistent grid is fitted to its rounds (more units than
+  /// clusters, the last round not shared by stream-K), the same kernel without clusters runs
+  /// instead (Unclustered below: every CTA loads its own B, no pair paced by its slower CTA);
+  /// where stream-K shares the last round, the clusters and their B multicast stay.
+  bool clusters_where_shared = false;
   /// fp8 operands (DType::kFP8): A and B in e4m3, wgmma m64n256k32 (4 per k-tile, as bf16's
   /// k16), k-tiles of 128 elements (the same 128-byte rows, so stages, swizzle and descriptors
   /// are bf16's), the per-tensor scales applied to the accumulators before the epilogue, C in
@@ -134,6 +139,15 @@ consteval Knobs Guarded(Knobs k) {
   return k;
 }
 
+/// `k` without clusters (Knobs::clusters_where_shared): what such a rung runs where its grid is
+/// fitted to its rounds.
+consteval Knobs Unclustered(Knobs k) {
+  k.cluster_m = 1;
+  k.cluster_n = 1;
+  k.clusters_where_shared = false;
+  return k;
+}
+
 /// The rungs' knobs, each the rung before's with its one change (kRungs below).
 namespace rung_knobs {
 inline constexpr Knobs kM1 = {.mainloop = Mainloop::kMmaCpAsync};
@@ -148,6 +162,7 @@ inline constexpr Knobs kH8 = With(kH7, [](Knobs& k) { k.epilogue = Epilogue::kTm
 inline constexpr Knobs kH9 = With(kH8, [](Knobs& k) { k.stream_k = true; });
 inline constexpr Knobs kH10 = With(kH9, [](Knobs& k) { k.overlap_epilogue = true; });
 inline constexpr Knobs kH11 = With(kH10, [](Knobs& k) { k.fit_grid = true; });
+inline constexpr Knobs kH12 = With(kH11, [](Knobs& k) { k.clusters_where_shared = true; });
 }  // namespace rung_knobs
 
 struct Rung {
@@ -161,7 +176,7 @@ struct Rung {
 // above it, so each row's change is that thing's worth. Every rung before the TMA-store one
 // writes C with 16-byte stores (part of the mma.sync ceiling, kept so that no later rung changes
 // two things). kernels/sm90/README.md says where each rung's change is in the code.
-inline constexpr std::array<Rung, 12> kRungs = {{
+inline constexpr std::array<Rung, 13> kRungs = {{
     {"sm90_m1_mma", "M1",
      "mma.sync ceiling: 128x256x64 tile, 8 warps of 64x64, 4 cp.async stages (each thread's "
      "copy addresses planned once per block), ldmatrix fragments double-buffered in registers "
@@ -209,6 +224,12 @@ inline constexpr std::array<Rung, 12> kRungs = {{
      "clusters of 66, four full rounds of 8x8 units), so each round is one square block of the "
      "grouped order",
      rung_knobs::kH11},
+    {"sm90_h12_fitted_unclustered", "H12",
+     "clusters only where the last round is shared: where the grid is fitted to its rounds, the "
+     "kernel runs without 2x1 clusters (4096^3: 128 CTAs, each loading its own B, none paced by "
+     "a partner); where stream-K shares the last round (8192^3) the clusters and their B "
+     "multicast stay",
+     rung_knobs::kH12},
 }};
 
 /// The fp8 ladder (DType::kFP8: e4m3 A and B with per-tensor scales, fp32 accumulation, bf16 C):
@@ -258,7 +279,7 @@ inline constexpr std::array<Rung, 8> kFp8Rungs = {{
      rung_knobs::kF8},
 }};
 
-/// The rung whose id is `id` (M1, H1, ..., H11, F1, ..., F8); a compile-time error when there is
+/// The rung whose id is `id` (M1, H1, ..., H12, F1, ..., F8); a compile-time error when there is
 /// none.
 consteval const Rung& RungById(std::string_view id) {
   for (const Rung& r : kRungs) {

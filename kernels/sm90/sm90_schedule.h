@@ -84,6 +84,15 @@ ABLATION_SM90_HD int FitGridClusters(int units, int clusters) {
   return (units + rounds - 1) / rounds;
 }
 
+/// Knobs::clusters_where_shared: whether a clustered rung whose plan is `sk` (StreamKPlan over
+/// `units` units on `clusters` clusters) runs without its clusters: where stream-K leaves the
+/// last round whole and there are more units than clusters, i.e. where the grid is fitted to its
+/// rounds. 4096^3 bf16 (256 units of 2x1 tiles, 4 rounds on 66 clusters): yes; 8192^3 (1024
+/// units, the last round of 34 shared): no.
+ABLATION_SM90_HD bool RunsWithoutClusters(const StreamKArgs& sk, int units, int clusters) {
+  return sk.sk_clusters == 0 && units > clusters;
+}
+
 /// Which units a cluster computes, and which k-tiles of them. Units 0..dp_units-1 go round-robin
 /// to the clusters whole. With stream-K the rest (fewer than one round) is laid out as one line of
 /// sk_iters k-tiles and cut into sk_clusters equal ranges, one per cluster: a unit is then shared

@@ -1,4 +1,4 @@
-// H2..H11: the wgmma rungs (sm_90a build).
+// H2..H12: the wgmma rungs (sm_90a build).
 #include <utility>
 
 #include "kernels/sm90/sm90_guarded.h"
@@ -13,7 +13,7 @@ void BindSm90Wgmma(Registry& registry) {
               reinterpret_cast<const void*>(&Sm90WgmmaKernel<kRungs[kIndex].knobs>)),
      ...);
   }
-  (std::integer_sequence<int, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11>{});
+  (std::integer_sequence<int, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12>{});
 }
 
 }  // namespace ablation::kernels::sm90

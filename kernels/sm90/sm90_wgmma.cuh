@@ -30,7 +30,8 @@ consteval bool ValidWgmmaKnobs(const Knobs& k) {
           (!k.persistent && k.cluster_m == 1 && k.epilogue != Epilogue::kTmaStore)) &&
          (!k.stream_k || k.persistent) &&
          (!k.overlap_epilogue || (k.persistent && k.epilogue == Epilogue::kTmaStore)) &&
-         (!k.fp8 || k.warp_specialized) && (!k.fit_grid || k.persistent);
+         (!k.fp8 || k.warp_specialized) && (!k.fit_grid || k.persistent) &&
+         (!k.clusters_where_shared || (k.fit_grid && k.cluster_m == 2));
 }
 
 /// A consumer warpgroup's main loop: the four wgmma of a k-tile from a stage, on its 64 rows of

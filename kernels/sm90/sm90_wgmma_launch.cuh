@@ -116,6 +116,13 @@ std::string WgmmaBuild<K>::Launch(const GemmArgs& args, int64_t b_rows) {
       sk.partials = static_cast<float*>(partials);
     }
   }
+  if constexpr (K.clusters_where_shared) {
+    // A last round left whole and more units than clusters: the grid is fitted, and the build
+    // without clusters plans and launches it (its own units, rounds and fitted grid).
+    if (RunsWithoutClusters(sk, units, ctas / K.Ctas())) {
+      return WgmmaBuild<Unclustered(K)>::Launch(args, b_rows);
+    }
+  }
   if constexpr (K.fit_grid) {
     // Only a last round that stream-K leaves whole: a shared one is what its clusters are for.
     if (sk.sk_clusters == 0) ctas = FitGridClusters(units, ctas / K.Ctas()) * K.Ctas();

@@ -39,13 +39,14 @@ int Changes(const sm90::Knobs& a, const sm90::Knobs& b) {
          (a.persistent != b.persistent) + (a.cluster_m != b.cluster_m) + (a.pending != b.pending) +
          (a.epilogue != b.epilogue) + (a.stream_k != b.stream_k) + (a.cluster_n != b.cluster_n) +
          (a.grouped_order != b.grouped_order) + (a.overlap_epilogue != b.overlap_epilogue) +
-         (a.fp8 != b.fp8) + (a.fit_grid != b.fit_grid);
+         (a.fp8 != b.fp8) + (a.fit_grid != b.fit_grid) +
+         (a.clusters_where_shared != b.clusters_where_shared);
 }
 
-TEST_F(Sm90Catalog, TwelveRungsOneChangeEach) {
+TEST_F(Sm90Catalog, ThirteenRungsOneChangeEach) {
   int count = 0;
   for (const Variant& v : registry_.All()) count += v.family == "sm90" && v.Supports(DType::kBF16);
-  EXPECT_EQ(count, 12);
+  EXPECT_EQ(count, 13);
   // Each rung differs from the one before it in exactly one knob.
   for (size_t i = 1; i < sm90::kRungs.size(); ++i) {
     const sm90::Rung& a = sm90::kRungs[i - 1];
@@ -309,6 +310,31 @@ TEST(Sm90FitGrid, TheFewestClustersThatTakeAsManyRounds) {
   EXPECT_EQ(sm90::FitGridClusters(132 * 3, 132), 132);
   EXPECT_TRUE(sm90::rung_knobs::kH11.fit_grid && sm90::rung_knobs::kF8.fit_grid);
   EXPECT_FALSE(sm90::rung_knobs::kH10.fit_grid || sm90::rung_knobs::kF7.fit_grid);
+}
+
+// H12 runs without its clusters where the grid is fitted to its rounds, and keeps them where
+// stream-K shares the last round or where there is one round only.
+TEST(Sm90FitGrid, ClustersOnlyWhereTheLastRoundIsShared) {
+  sm90::StreamKArgs sk;
+  // 4096^3: 256 units of 2x1 tiles, 64 k-tiles, on 66 clusters: the last round (58) left whole.
+  sm90::StreamKPlan(256, 64, 66, &sk);
+  EXPECT_TRUE(sm90::RunsWithoutClusters(sk, 256, 66));
+  // 8192^3: 1024 units, 128 k-tiles: the last round (34 of 66) shared along K.
+  sm90::StreamKPlan(1024, 128, 66, &sk);
+  ASSERT_GT(sk.sk_clusters, 0u);
+  EXPECT_FALSE(sm90::RunsWithoutClusters(sk, 1024, 66));
+  // Whole rounds: 132 units on 66 clusters, nothing shared, the grid fitted (it stays 66).
+  sm90::StreamKPlan(132, 64, 66, &sk);
+  EXPECT_TRUE(sm90::RunsWithoutClusters(sk, 132, 66));
+  // One partial round, too short to share (4 units of 16 k-tiles): the clusters stay.
+  sm90::StreamKPlan(4, 16, 66, &sk);
+  ASSERT_EQ(sk.sk_clusters, 0u);
+  EXPECT_FALSE(sm90::RunsWithoutClusters(sk, 4, 66));
+  constexpr sm90::Knobs kBare = sm90::Unclustered(sm90::rung_knobs::kH12);
+  EXPECT_EQ(kBare.Ctas(), 1);
+  EXPECT_FALSE(kBare.clusters_where_shared);
+  EXPECT_TRUE(kBare.fit_grid && kBare.stream_k && kBare.overlap_epilogue);
+  EXPECT_EQ(Changes(kBare, sm90::rung_knobs::kH11), 1);  // H11 without clusters
 }
 
 // Every rung takes every bf16 shape cuBLAS takes; what it refuses names the field.

@@ -250,10 +250,10 @@ TEST(Charts, HeatmapColourIsTheValueItPrintsAndOnlyMeasuredCellsAreDrawn) {
   ASSERT_EQ(s.shapes_size(), 10);
   const ShapeView view = MeasuredCells(s);
   EXPECT_EQ(view.columns.size(), 2u);  // K = 256 and 4096 at M = N = 4096
-  EXPECT_THAT(view.rungs_left, ElementsAre("B6", "H11"));
+  EXPECT_THAT(view.rungs_left, ElementsAre("B6", "H12"));
   EXPECT_EQ(LeftOutLine(view),
             "Not measured in this run: at 512x512x256, 512x512x512, 512x512x1024, 512x512x4096, "
-            "512x512x8192, 4096x4096x512, 4096x4096x1024, 4096x4096x8192; B6, H11.");
+            "512x512x8192, 4096x4096x512, 4096x4096x1024, 4096x4096x8192; B6, H12.");
   const std::string tflops = TflopsHeatmap(s, view);
   EXPECT_EQ(Count(tflops, "class=\"cell\""), 14);  // 7 rungs x 2 shapes, none missing
   EXPECT_EQ(Count(tflops, "cell-missing"), 0);

@@ -185,10 +185,10 @@ TEST(Report, ShapesMatrixHasThePlanShapesAndMeasuredCells) {
   const v1::ReportSection& s = Table(r, "shapes");
   EXPECT_EQ(s.layout(), v1::SECTION_LAYOUT_SHAPES);
   EXPECT_EQ(s.shapes_size(), 10);
-  EXPECT_EQ(s.rows_size(), 90);  // B0..B6, H11 and cuBLAS, rung-major
+  EXPECT_EQ(s.rows_size(), 90);  // B0..B6, H12 and cuBLAS, rung-major
   EXPECT_EQ(s.rows(0).rung(), "B0");
   EXPECT_EQ(s.rows(10).rung(), "B1");
-  EXPECT_EQ(s.rows(70).rung(), "H11");
+  EXPECT_EQ(s.rows(70).rung(), "H12");
   EXPECT_EQ(s.rows(89).rung(), "cuBLAS");
   EXPECT_EQ(s.measured(), 2 + 5 + 1);  // at 4096^3: B0 B2 B3 B4 B5 and cuBLAS; K=256: B4, cuBLAS
   const std::string md = RenderReportMarkdown(r);

@@ -398,8 +398,8 @@ TEST(Presets, Sm90RungsAreAbsentOnOtherGpus) {
   RunPlan on_ampere, on_hopper;
   ASSERT_TRUE(PlanPresetRun(shapes, presets, registry, ampere, {}, &on_ampere).ok());
   ASSERT_TRUE(PlanPresetRun(shapes, presets, registry, hopper, {}, &on_hopper).ok());
-  EXPECT_FALSE(has(on_ampere, "sm90_h11_fit_grid"));
-  EXPECT_TRUE(has(on_hopper, "sm90_h11_fit_grid"));
+  EXPECT_FALSE(has(on_ampere, "sm90_h12_fitted_unclustered"));
+  EXPECT_TRUE(has(on_hopper, "sm90_h12_fitted_unclustered"));
   EXPECT_TRUE(has(on_ampere, "abl_L1_R1_bl0_s4_sw1_rb1"));
 
   v1::RunRequest ladder;
@@ -410,8 +410,8 @@ TEST(Presets, Sm90RungsAreAbsentOnOtherGpus) {
   EXPECT_THAT(st.message(), HasSubstr("runs on compute capability 9.0 only"));
   RunPlan ok;
   ASSERT_TRUE(PlanPresetRun(ladder, presets, registry, hopper, {}, &ok).ok());
-  EXPECT_EQ(ok.variants.size(), 13u);
-  EXPECT_EQ(ok.items.size(), 26u);  // 12 rungs and cuBLAS x 2 shapes
+  EXPECT_EQ(ok.variants.size(), 14u);
+  EXPECT_EQ(ok.items.size(), 28u);  // 13 rungs and cuBLAS x 2 shapes
 }
 
 }  // namespace
