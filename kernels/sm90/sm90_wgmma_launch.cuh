@@ -70,18 +70,6 @@ struct WgmmaBuild {
 template <Knobs K>
 std::string WgmmaBuild<K>::Launch(const GemmArgs& args, int64_t b_rows) {
   const Problem& p = args.problem;
-  CUtensorMap ma, mb;
-  // Each CTA of a cluster loads the half of a tile it shares with a partner.
-  const int a_rows = K.cluster_n == 2 ? kBlockM / 2 : kBlockM;
-  const int b_box = K.cluster_m == 2 ? kBlockN / 2 : kBlockN;
-  if (std::string e = EncodeMaps(args, b_rows, b_box, &ma, &mb, a_rows); !e.empty()) return e;
-  CUtensorMap mc;
-  if constexpr (K.epilogue == Epilogue::kTmaStore) {
-    // C as 64x64 boxes with the 128-byte swizzle the epilogue writes its chunks in.
-    if (std::string e = EncodeKMajorBf16(&mc, args.c, p.m, p.n, 64); !e.empty()) return e;
-  } else {
-    std::memset(&mc, 0, sizeof mc);  // unused by the other epilogues
-  }
   if (cudaError_t e = ConfigureSmemOnce<Sm90WgmmaKernel<K>>(SmemBytes(K.epilogue));
       e != cudaSuccess) {
     return LaunchError("cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", e);
@@ -126,6 +114,20 @@ std::string WgmmaBuild<K>::Launch(const GemmArgs& args, int64_t b_rows) {
   if constexpr (K.fit_grid) {
     // Only a last round that stream-K leaves whole: a shared one is what its clusters are for.
     if (sk.sk_clusters == 0) ctas = FitGridClusters(units, ctas / K.Ctas()) * K.Ctas();
+  }
+  // The maps once the grid is planned: a launch handed to the build without clusters above
+  // encodes its own (its B box is a whole tile's).
+  CUtensorMap ma, mb;
+  // Each CTA of a cluster loads the half of a tile it shares with a partner.
+  const int a_rows = K.cluster_n == 2 ? kBlockM / 2 : kBlockM;
+  const int b_box = K.cluster_m == 2 ? kBlockN / 2 : kBlockN;
+  if (std::string e = EncodeMaps(args, b_rows, b_box, &ma, &mb, a_rows); !e.empty()) return e;
+  CUtensorMap mc;
+  if constexpr (K.epilogue == Epilogue::kTmaStore) {
+    // C as 64x64 boxes with the 128-byte swizzle the epilogue writes its chunks in.
+    if (std::string e = EncodeKMajorBf16(&mc, args.c, p.m, p.n, 64); !e.empty()) return e;
+  } else {
+    std::memset(&mc, 0, sizeof mc);  // unused by the other epilogues
   }
   cudaLaunchAttribute attr{};
   const cudaLaunchConfig_t cfg = LaunchConfig<K>(ctas, stream, &attr);
