@@ -132,6 +132,14 @@ void AddMeasureOptions(CLI::App* sub, RunOptions& options) {
   sub->add_option("--settle-max-seconds", options.settle_max_seconds,
                   "Sustained/locked: take the window anyway after settling this long (default 30)")
       ->check(CLI::PositiveNumber);
+  sub->add_option("--solo-seconds", options.solo_seconds,
+                  "Sustained/locked: after the paired window each variant runs alone until its "
+                  "own clock and power settle; this much of it is its figure at the cap "
+                  "(default 3)")
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--no-solo", options.no_solo,
+                "Sustained/locked: no solo spans (cheaper; then no TFLOPS alone at the cap, no "
+                "energy per operation, and shares of cuBLAS from the shared windows)");
   sub->add_flag("--verify", options.verify, "Verify each variant before timing it");
   sub->add_flag("--hot-l2", options.hot_l2,
                 "Keep L2 warm between samples (default: cold, rotating input copies)");
@@ -188,6 +196,8 @@ void ApplyMeasureOptions(const RunOptions& options, v1::RunRequest* request) {
   timing->set_window_seconds(options.window_seconds);
   timing->set_burst_seconds(options.burst_seconds);
   timing->set_settle_max_seconds(options.settle_max_seconds);
+  timing->set_solo_seconds(options.solo_seconds);
+  timing->set_no_solo(options.no_solo);
   request->set_verify(options.verify);
   if (!options.regime.empty()) {
     v1::Regime regime = v1::REGIME_UNSPECIFIED;

@@ -36,6 +36,8 @@ struct RunOptions : Selection {
   double window_seconds = 0;      // 0: the daemon's default
   double burst_seconds = 0;       // 0: the daemon's default
   double settle_max_seconds = 0;  // 0: the daemon's default
+  bool no_solo = false;           // no solo spans (the variants alone at the cap)
+  double solo_seconds = 0;        // 0: the daemon's default
 };
 
 CLI::App* SetupRun(CLI::App& app, RunOptions& options);

@@ -97,6 +97,15 @@ Table MeasurementsTable(const std::vector<v1::Measurement>& measurements, bool e
   const bool any_peak =
       every_column || std::any_of(measurements.begin(), measurements.end(),
                                   [](const v1::Measurement& m) { return m.has_peak_share(); });
+  // The figures that do not depend on a row's neighbours (the variant alone at the cap), and
+  // which rows' windows were shared: their TFLOPS are at a clock the neighbours set with them.
+  const bool any_solo = every_column || std::any_of(measurements.begin(), measurements.end(),
+                                                    [](const v1::Measurement& m) {
+                                                      return m.solo().solo_measured();
+                                                    });
+  const bool any_library =
+      every_column || std::any_of(measurements.begin(), measurements.end(),
+                                  [](const v1::Measurement& m) { return m.has_library(); });
   Table table;
   if (every_column)
     table.columns = {{"run_id", "run", Align::kRight},
@@ -112,9 +121,16 @@ Table MeasurementsTable(const std::vector<v1::Measurement>& measurements, bool e
                                    [](const v1::Measurement& m) { return m.round() > 0; });
   if (any_round) table.columns.push_back({"round", "round", Align::kRight});
   if (any_regime) table.columns.push_back({"regime", "regime"});
+  if (any_solo) {
+    table.columns.push_back({"solo_tflops", "TFLOPS alone", Align::kRight});
+    table.columns.push_back({"solo_sm_mhz", "alone MHz", Align::kRight});
+    table.columns.push_back({"solo_joules_per_tflop", "J/TFLOP", Align::kRight});
+    table.columns.push_back({"solo_power_w", "W", Align::kRight});
+    table.columns.push_back({"window_members", "window", Align::kRight});
+  }
   table.columns.push_back({"median_ms", "median ms", Align::kRight});
   table.columns.push_back({"noise_pct", "noise %", Align::kRight});
-  table.columns.push_back({"tflops", "TFLOPS", Align::kRight});
+  table.columns.push_back({"tflops", any_solo ? "window TFLOPS" : "TFLOPS", Align::kRight});
   if (any_clock) {
     table.columns.push_back({"sm_mhz", "SM MHz", Align::kRight});
     table.columns.push_back({"tflops_per_ghz", "TF/GHz", Align::kRight});
@@ -125,6 +141,7 @@ Table MeasurementsTable(const std::vector<v1::Measurement>& measurements, bool e
   table.columns.push_back({"samples", "samples", Align::kRight});
   table.columns.push_back({"status", "status"});
   if (any_verified) table.columns.push_back({"verification", "verified"});
+  if (any_library) table.columns.push_back({"library_config", "library algorithm"});
   table.columns.push_back({"error", "error"});
   if (every_column) table.columns.push_back({"user_build_id", "build", Align::kRight});
   for (const v1::Measurement& m : measurements) {
@@ -137,6 +154,22 @@ Table MeasurementsTable(const std::vector<v1::Measurement>& measurements, bool e
     row.insert(row.end(), {Cell(m.variant()), Cell(m.dtype()), Cell(FormatShape(m.shape()))});
     if (any_round) row.push_back(Cell(Int(m.round()), Int(m.round())));
     if (any_regime) row.emplace_back(RegimeLabel(m));
+    if (any_solo) {
+      const v1::SoloFigures& s = m.solo();
+      const bool solo = s.solo_measured();
+      row.push_back(Number(solo, FormatFixed(s.solo_tflops(), 1), s.solo_tflops()));
+      row.push_back(
+          Number(solo && s.has_solo_sm_mhz(), FormatFixed(s.solo_sm_mhz(), 0), s.solo_sm_mhz()));
+      row.push_back(Number(solo && s.has_solo_joules_per_tflop(),
+                           FormatFixed(s.solo_joules_per_tflop(), 3), s.solo_joules_per_tflop()));
+      row.push_back(
+          Number(solo && s.has_solo_power_w(), FormatFixed(s.solo_power_w(), 0), s.solo_power_w()));
+      // "alone", or how many variants shared the window (its TFLOPS are at their clock).
+      row.push_back(Cell(m.window_members() > 1    ? "shared by " + Int(m.window_members())
+                         : m.window_members() == 1 ? "alone"
+                                                   : Dash(),
+                         Int(m.window_members())));
+    }
     row.push_back(Number(timed, FormatMs(m.stats().median_ms()), m.stats().median_ms()));
     row.push_back(Number(timed, FormatFixed(m.stats().noise() * 100, 2), m.stats().noise() * 100));
     row.push_back(Number(timed && m.tflops() > 0, FormatFixed(m.tflops(), 1), m.tflops()));
@@ -161,6 +194,13 @@ Table MeasurementsTable(const std::vector<v1::Measurement>& measurements, bool e
     row.push_back(Number(timed, Int(m.stats().samples()), m.stats().samples()));
     row.emplace_back(EnumWord(m.status()));
     if (any_verified) row.emplace_back(Verification(m));
+    if (any_library)
+      row.emplace_back(m.library().library_pick().empty()
+                           ? m.library().library_config()
+                           : m.library().library_pick() +
+                                 (m.library().library_config().empty()
+                                      ? ""
+                                      : ": " + m.library().library_config()));
     row.emplace_back(m.error());
     if (every_column) row.push_back(Cell(Int(m.user_build_id()), Int(m.user_build_id())));
     table.rows.push_back(std::move(row));
@@ -399,9 +439,24 @@ std::string ProgressLine(const v1::RunEvent& event, int measurements_seen, int t
       if (total > 0) line += "/" + Int(total);
       line += "] " + m.variant() + " " + m.dtype() + " " + FormatShape(m.shape()) + ": ";
       if (m.status() == v1::MEASUREMENT_STATUS_OK) {
+        // Alone at the cap first (the sustained figure); a window's figure says whose clock.
+        if (m.solo().solo_measured()) {
+          line += "alone " + FormatFixed(m.solo().solo_tflops(), 1) + " TFLOPS";
+          if (m.solo().has_solo_sm_mhz())
+            line += " at " + FormatFixed(m.solo().solo_sm_mhz(), 0) + " MHz";
+          if (m.solo().has_solo_joules_per_tflop())
+            line += ", " + FormatFixed(m.solo().solo_joules_per_tflop(), 3) + " J/TFLOP";
+          line += "; ";
+        }
         line += FormatMs(m.stats().median_ms()) + " ms, ";
         if (m.tflops() > 0 || m.bytes_per_second() <= 0) {
-          line += FormatFixed(m.tflops(), 1) + " TFLOPS, ";
+          line += FormatFixed(m.tflops(), 1) + " TFLOPS";
+          if (m.window_members() > 1) {
+            line += " in a window shared by " + Int(m.window_members());
+            if (m.stats().has_median_sm_mhz())
+              line += " at " + FormatFixed(m.stats().median_sm_mhz(), 0) + " MHz";
+          }
+          line += ", ";
         }
         if (m.bytes_per_second() > 0) {
           line += FormatFixed(m.bytes_per_second() / 1e9, 1) + " GB/s, ";

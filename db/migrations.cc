@@ -852,6 +852,69 @@ PRAGMA user_version = 17;
 )sql");
 }
 
+// v18: figures that do not depend on a row's neighbours. Each measurement of the sustained and
+// locked regimes gets its variant's solo span (ablation.v1.SoloFigures: the variant alone until its
+// clock and power settled; its TFLOPS at the cap, clock, NVML energy and energy per operation),
+// and a library baseline's row names its cuBLASLt algorithm (ablation.v1.LibraryAlgo). The choice
+// of cublas_<dtype>_best (the fastest of the heuristic's candidates, timed once) is kept per
+// device, library version and problem in library_choices, so every later run launches the same
+// algorithm, with what was timed to choose it. The solo span's samples are kept beside the
+// window's (measurement_samples.solo_sample_ms). Rows stored before have no solo figures
+// (solo_measured 0) and no algorithm: nothing was measured for them.
+void MigrateV18(Connection& c) {
+  c.Exec(R"sql(
+ALTER TABLE measurements ADD COLUMN solo_measured INTEGER NOT NULL DEFAULT 0
+  CHECK (solo_measured IN (0, 1));
+ALTER TABLE measurements ADD COLUMN solo_tflops REAL NOT NULL DEFAULT 0;
+ALTER TABLE measurements ADD COLUMN solo_median_ms REAL NOT NULL DEFAULT 0;
+ALTER TABLE measurements ADD COLUMN solo_noise REAL NOT NULL DEFAULT 0;
+ALTER TABLE measurements ADD COLUMN solo_samples INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE measurements ADD COLUMN solo_median_cycles REAL;
+ALTER TABLE measurements ADD COLUMN solo_sm_mhz REAL;
+ALTER TABLE measurements ADD COLUMN solo_peak_share REAL;
+ALTER TABLE measurements ADD COLUMN solo_energy_j REAL;
+ALTER TABLE measurements ADD COLUMN solo_power_w REAL;
+ALTER TABLE measurements ADD COLUMN solo_joules_per_tflop REAL;
+ALTER TABLE measurements ADD COLUMN solo_busy_share REAL;
+ALTER TABLE measurements ADD COLUMN solo_gpu_seconds REAL NOT NULL DEFAULT 0;
+ALTER TABLE measurements ADD COLUMN solo_launches INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE measurements ADD COLUMN solo_conditioned INTEGER NOT NULL DEFAULT 0
+  CHECK (solo_conditioned IN (0, 1));
+ALTER TABLE measurements ADD COLUMN solo_note TEXT NOT NULL DEFAULT '';
+ALTER TABLE measurements ADD COLUMN solo_cost_seconds REAL;
+ALTER TABLE measurements ADD COLUMN library_pick TEXT NOT NULL DEFAULT '';
+ALTER TABLE measurements ADD COLUMN library_algo_id INTEGER;
+ALTER TABLE measurements ADD COLUMN library_tile TEXT NOT NULL DEFAULT '';
+ALTER TABLE measurements ADD COLUMN library_stages TEXT NOT NULL DEFAULT '';
+ALTER TABLE measurements ADD COLUMN library_split_k INTEGER;
+ALTER TABLE measurements ADD COLUMN library_reduction INTEGER;
+ALTER TABLE measurements ADD COLUMN library_swizzle INTEGER;
+ALTER TABLE measurements ADD COLUMN library_custom INTEGER;
+ALTER TABLE measurements ADD COLUMN library_cluster TEXT NOT NULL DEFAULT '';
+ALTER TABLE measurements ADD COLUMN library_candidates INTEGER;
+ALTER TABLE measurements ADD COLUMN library_rank INTEGER;
+ALTER TABLE measurements ADD COLUMN library_config TEXT NOT NULL DEFAULT '';
+CREATE TABLE library_choices (
+  id              INTEGER PRIMARY KEY,
+  device_uuid     TEXT    NOT NULL,
+  library_version TEXT    NOT NULL,
+  variant         TEXT    NOT NULL,
+  dtype           TEXT    NOT NULL,
+  m               INTEGER NOT NULL,
+  n               INTEGER NOT NULL,
+  k               INTEGER NOT NULL,
+  algo            BLOB    NOT NULL,
+  described       BLOB    NOT NULL,
+  tuning          BLOB    NOT NULL,
+  chosen_at_ms    INTEGER NOT NULL,
+  run_id          INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (device_uuid, library_version, variant, dtype, m, n, k)
+);
+ALTER TABLE measurement_samples ADD COLUMN solo_sample_ms BLOB NOT NULL DEFAULT x'';
+PRAGMA user_version = 18;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -894,6 +957,7 @@ void Migrate(Connection& connection) {
   if (version < 15) MigrateV15(connection);
   if (version < 16) MigrateV16(connection);
   if (version < 17) MigrateV17(connection);
+  if (version < 18) MigrateV18(connection);
   transaction.Commit();
 }
 

@@ -36,6 +36,22 @@ struct UserKernelRecord {
   int64_t removed_at_ms = 0;  ///< 0: not removed
 };
 
+// The algorithm chosen for a library baseline (library_choices, v18): on one device and library
+// version, for one variant (cublas_<dtype>_best) at one problem, with what was timed to choose it.
+// The blobs are serialized protobuf messages the core reads (ablation.v1.LibraryAlgo,
+// ablation.worker.v1.LibraryTuning); the store keeps them as bytes.
+struct LibraryChoiceRecord {
+  std::string device_uuid;
+  std::string library_version;  ///< cuBLAS's, as the worker's hello reports it
+  std::string variant, dtype;
+  int64_t m = 0, n = 0, k = 0;
+  std::string algo;          ///< cublasLtMatmulAlgo_t's bytes
+  std::string described;     ///< ablation.v1.LibraryAlgo
+  std::string tuning;        ///< ablation.worker.v1.LibraryTuning
+  int64_t chosen_at_ms = 0;  ///< 0 on insert: now
+  int64_t run_id = 0;        ///< the run whose window chose it
+};
+
 // One compiled variant of a user kernel (user_kernel_builds, v13).
 struct UserKernelBuild {
   int64_t id = 0;

@@ -112,6 +112,15 @@ class Store {
   // builds); false when there is none.
   bool RemoveUserKernel(std::string_view name, int64_t removed_at_ms);
 
+  // ---- library baselines' chosen algorithms (store_library.cc; schema v18).
+
+  // The choice for this device, library version, variant and problem, if one was made.
+  std::optional<LibraryChoiceRecord> FindLibraryChoice(const LibraryChoiceRecord& key);
+  // Keeps a choice; the first one made for a key stays (an equal key is ignored, so two windows
+  // that chose at once cannot make later runs launch different algorithms). Returns whether it
+  // was kept.
+  bool SaveLibraryChoice(const LibraryChoiceRecord& choice);
+
   // ---- a fleet's export (store_fleet.cc; schema v17). A run is enqueued in the outbox by the
   // statement that makes it final (a trigger: db/schema.md), so in that same transaction.
 

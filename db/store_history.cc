@@ -1,5 +1,7 @@
 // The Store's history read: ok measurements as series points, each with the provenance that
-// keys its series (the run's hardware fingerprint, v15) and the run's start as its time.
+// keys its series (the run's hardware fingerprint, v15) and the run's start as its time; a
+// point's figures are its solo span's where it has one (v18), else its window's, and a series is
+// of one kind (SeriesRow::figures).
 #include <string>
 
 #include "db/sqlite.h"
@@ -48,16 +50,21 @@ std::vector<SeriesRow> Store::SeriesRows(const SeriesFilter& f) {
     where.Add(R"sql(EXISTS (SELECT 1 FROM measurements y JOIN runs q ON q.id = y.run_id
         WHERE y.run_id = ? AND y.status = 'ok' AND y.variant = x.variant AND y.dtype = x.dtype
           AND y.m = x.m AND y.n = x.n AND y.k = x.k AND y.regime = x.regime
+          AND y.solo_measured = x.solo_measured
           AND q.hardware_fingerprint = r.hardware_fingerprint))sql",
               f.run_id);
   }
   const std::string sql = R"sql(SELECT r.hardware_fingerprint, x.variant, x.dtype, x.regime,
        r.device_name, r.device_uuid, x.m, x.n, x.k, x.run_id, x.id,
-       coalesce(r.started_at_ms, r.created_at_ms), x.median_ms, x.noise, x.tflops
+       coalesce(r.started_at_ms, r.created_at_ms),
+       CASE WHEN x.solo_measured THEN x.solo_median_ms ELSE x.median_ms END,
+       CASE WHEN x.solo_measured THEN x.solo_noise ELSE x.noise END,
+       CASE WHEN x.solo_measured THEN x.solo_tflops ELSE x.tflops END,
+       CASE WHEN x.solo_measured THEN 'solo' ELSE 'window' END AS figures
 FROM measurements x JOIN runs r ON r.id = x.run_id)sql" +
                           where.Sql() +
                           " AND r.kind = 'ablation' ORDER BY r.hardware_fingerprint, x.variant, "
-                          "x.dtype, x.m, x.n, x.k, x.regime, coalesce(r.started_at_ms, "
+                          "x.dtype, x.m, x.n, x.k, x.regime, figures, coalesce(r.started_at_ms, "
                           "r.created_at_ms), x.run_id, x.id";
   std::lock_guard lock(mutex_);
   std::vector<SeriesRow> out;
@@ -80,6 +87,7 @@ FROM measurements x JOIN runs r ON r.id = x.run_id)sql" +
     row.median_ms = s->ColumnDouble(12);
     row.noise = s->ColumnDouble(13);
     row.tflops = s->ColumnDouble(14);
+    row.figures = s->ColumnText(15);
     out.push_back(std::move(row));
   }
   return out;

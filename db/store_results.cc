@@ -29,7 +29,8 @@ const std::string& MeasurementSelect(bool include_samples) {
   static const std::string with =
       "SELECT " + MeasurementRow().SelectList("measurements.") +
       ", measurement_samples.sample_ms, measurement_samples.sample_cycles, "
-      "measurement_samples.sample_sm_mhz FROM measurements LEFT JOIN measurement_samples "
+      "measurement_samples.sample_sm_mhz, measurement_samples.solo_sample_ms FROM measurements "
+      "LEFT JOIN measurement_samples "
       "ON measurement_samples.measurement_id = measurements.id";
   return include_samples ? with : without;
 }
@@ -41,6 +42,7 @@ v1::Measurement ReadMeasurement(const Statement& s, bool include_samples) {
     DecodeSamples(s.ColumnBlob(next), *x.mutable_sample_ms());
     DecodeSamples(s.ColumnBlob(next + 1), *x.mutable_sample_cycles());
     DecodeSamples(s.ColumnBlob(next + 2), *x.mutable_sample_sm_mhz());
+    DecodeSamples(s.ColumnBlob(next + 3), *x.mutable_solo_sample_ms());
   }
   return x;
 }
@@ -93,7 +95,7 @@ int64_t Store::InsertMeasurement(const v1::Measurement& measurement) {
   if (!measurement.sample_ms().empty()) {
     StatementScope s(
         Prepared("INSERT INTO measurement_samples (measurement_id, sample_count, sample_ms, "
-                 "sample_cycles, sample_sm_mhz) VALUES (?, ?, ?, ?, ?)"));
+                 "sample_cycles, sample_sm_mhz, solo_sample_ms) VALUES (?, ?, ?, ?, ?, ?)"));
     auto blob = [](const google::protobuf::RepeatedField<double>& values) {
       return EncodeSamples(std::span<const double>(values.data(), values.size()));
     };
@@ -103,7 +105,8 @@ int64_t Store::InsertMeasurement(const v1::Measurement& measurement) {
         .Int(measurement.sample_ms_size())
         .Blob(blob(measurement.sample_ms()))
         .Blob(blob(measurement.sample_cycles()))
-        .Blob(blob(measurement.sample_sm_mhz()));
+        .Blob(blob(measurement.sample_sm_mhz()))
+        .Blob(blob(measurement.solo_sample_ms()));
     s->Step();
   }
   WriteMeasurementCounters(id, measurement);

@@ -34,6 +34,9 @@ struct GemmArgs {
   /// A * B^T; kernels/common/problem.h). Null for the other dtypes.
   const float* scale_a = nullptr;
   const float* scale_b = nullptr;
+  /// A cuBLASLt algorithm chosen for this problem (kernels/cublas/cublas_lt.h: kLtAlgoBytes of
+  /// cublasLtMatmulAlgo_t): what a cublas_<dtype>_best entry launches. Null for the others.
+  const void* library_algo = nullptr;
 };
 
 /// "" on success, else what failed (a CUDA or cuBLAS error string). A function, not a pointer:

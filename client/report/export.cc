@@ -16,7 +16,11 @@ std::string RenderReportCsv(const v1::Report& report) {
       "cycles_within_noise,median_cycles,low_clock_share,round_spread,tflops_ci_low,"
       "tflops_ci_high,sm_clock_mhz_mean,sm_clock_mhz_min,power_w_mean,throttled_share,"
       "theoretical_occupancy,shared_load_ratio,counters,change_paired,clock_change,change_source,"
-      "regime,tflops_per_ghz,peak_share\r\n";
+      "regime,tflops_per_ghz,peak_share,shared_window,solo_tflops,solo_tflops_ci_low,"
+      "solo_tflops_ci_high,solo_sm_mhz,solo_joules_per_tflop,solo_power_w,solo_rounds,"
+      "share_basis,cublas_best_variant,cublas_best_share,at_cap_change,at_cap_ci_low,"
+      "at_cap_ci_high,at_cap_within_noise,at_cap_clock_change,at_cap_source,library_pick,"
+      "library_config\r\n";
   auto exact = [](bool present, double v) { return present ? FormatExact(v) : std::string(); };
   auto flag = [](bool present, bool v) { return present ? (v ? "true" : "false") : ""; };
   for (const v1::ReportSection& s : report.sections()) {
@@ -76,7 +80,26 @@ std::string RenderReportCsv(const v1::Report& report) {
           r.change_source(),
           EnumWord(r.regime()),
           exact(r.has_tflops_per_ghz(), r.tflops_per_ghz()),
-          exact(r.has_peak_share(), r.peak_share())};
+          exact(r.has_peak_share(), r.peak_share()),
+          flag(Measured(r), r.shared_window()),
+          exact(r.has_solo(), r.solo().tflops()),
+          exact(r.solo().has_tflops_interval(), r.solo().tflops_interval().low()),
+          exact(r.solo().has_tflops_interval(), r.solo().tflops_interval().high()),
+          exact(r.solo().has_sm_mhz(), r.solo().sm_mhz()),
+          exact(r.solo().has_joules_per_tflop(), r.solo().joules_per_tflop()),
+          exact(r.solo().has_power_w(), r.solo().power_w()),
+          r.has_solo() ? std::to_string(r.solo().rounds()) : "",
+          r.share_basis(),
+          r.cublas_best_variant(),
+          exact(r.has_cublas_best_share(), r.cublas_best_share()),
+          exact(r.has_at_cap_change(), r.at_cap_change().estimate()),
+          exact(r.at_cap_change().has_interval(), r.at_cap_change().interval().low()),
+          exact(r.at_cap_change().has_interval(), r.at_cap_change().interval().high()),
+          flag(r.has_at_cap_change(), r.at_cap_change().within_noise()),
+          exact(r.has_at_cap_clock_change(), r.at_cap_clock_change()),
+          r.at_cap_source(),
+          r.library().library_pick(),
+          r.library().library_config()};
       for (std::size_t i = 0; i < fields.size(); ++i) csv += (i ? "," : "") + CsvField(fields[i]);
       csv += "\r\n";
     }

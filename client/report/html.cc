@@ -137,15 +137,24 @@ std::string RowTable(const v1::ReportSection& s) {
   const bool clock = !all && AnyClockChange(s), per_ghz = AnyTflopsPerGhz(s),
              peak = AnyPeakShare(s);
   const std::vector<const v1::ReportRow*> rows = TableRows(s);
-  const bool ci =
-      std::any_of(rows.begin(), rows.end(), [](const auto* r) { return r->has_tflops_interval(); });
+  const SoloColumns solo(s);
+  // With solo figures the interval shown is theirs (in their cell); the window's is in JSON and
+  // CSV, so that the table keeps to the page.
+  const bool ci = !solo.solo && std::any_of(rows.begin(), rows.end(),
+                                            [](const auto* r) { return r->has_tflops_interval(); });
   std::vector<std::string> titles =
-      all ? std::vector<std::string>{"#", "variant", "dtype", "shape", "TFLOPS"}
-          : std::vector<std::string>{"rung", "what", "variant", "dtype", "shape", "TFLOPS"};
-  if (ci) titles.push_back("TFLOPS 95% CI");
+      all ? std::vector<std::string>{"#", "variant", "dtype", "shape"}
+          : std::vector<std::string>{"rung", "what", "variant", "dtype", "shape"};
+  const auto append = [](std::vector<std::string>* to, const std::vector<std::string>& more) {
+    to->insert(to->end(), more.begin(), more.end());
+  };
+  append(&titles, solo.FrontTitles());
+  titles.push_back(solo.WindowTflopsTitle());
+  if (ci) titles.push_back(solo.WindowTflopsTitle() + " 95% CI");
   if (per_ghz) titles.push_back("TF/GHz");
   if (peak) titles.push_back("% of peak");
-  titles.push_back("share of cuBLAS");
+  titles.push_back(solo.ShareTitle());
+  append(&titles, solo.ShareTitles());
   if (all) {
     titles.push_back("rounds");
   } else {
@@ -153,6 +162,7 @@ std::string RowTable(const v1::ReportSection& s) {
   }
   if (cycles) titles.push_back("cycles change [95% CI]");
   if (clock) titles.insert(titles.end(), {"clock change", "source"});
+  if (!all) append(&titles, solo.ChangeTitles());
   if (low) titles.push_back("low clock");
   if (all) titles.push_back("status");
   std::string html = "<table class=\"rows\">\n" + Headers(titles);
@@ -165,17 +175,22 @@ std::string RowTable(const v1::ReportSection& s) {
     const std::string variant = Code(r.variant());
     std::vector<std::string> cells, classes;
     if (all) {
-      cells = {E(r.rung()), variant, E(r.dtype()), FormatShape(r.shape()), E(TflopsText(r))};
-      classes = {"num", "", "", "", "num"};
+      cells = {E(r.rung()), variant, E(r.dtype()), FormatShape(r.shape())};
+      classes = {"num", "", "", ""};
     } else {
-      cells = {E(r.rung()),     E(r.what()), variant, E(r.dtype()), FormatShape(r.shape()),
-               E(TflopsText(r))};
-      classes = {"", "", "", "", "", "num"};
+      cells = {E(r.rung()), E(r.what()), variant, E(r.dtype()), FormatShape(r.shape())};
+      classes = {"", "", "", "", ""};
     }
+    const auto add = [&](const std::vector<std::string>& more) {
+      for (const std::string& c : more) cells.push_back(E(c)), classes.push_back("num");
+    };
+    add(solo.Front(r));
+    cells.push_back(E(TflopsText(r))), classes.push_back("num");
     if (ci) cells.push_back(E(TflopsInterval(r))), classes.push_back("num");
     if (per_ghz) cells.push_back(E(TflopsPerGhzText(r))), classes.push_back("num");
     if (peak) cells.push_back(E(PeakShareText(r))), classes.push_back("num");
-    cells.push_back(E(ShareText(r))), classes.push_back("num");
+    cells.push_back(E(ShareCell(r, solo.solo))), classes.push_back("num");
+    add(solo.Shares(r));
     if (all) {
       cells.push_back(std::to_string(r.rounds())), classes.push_back("num");
     } else {
@@ -188,11 +203,14 @@ std::string RowTable(const v1::ReportSection& s) {
       cells.insert(cells.end(), {E(ClockChangeCell(r)), E(SourceCell(r))});
       classes.insert(classes.end(), {"num", ""});
     }
+    if (!all) add(solo.Changes(r));
     if (low) cells.push_back(E(LowClockCell(r))), classes.push_back("num");
     if (all) cells.push_back(E(StatusAndError(r)));
     html += Cells(cells, classes) + "</tr>\n";
   }
   html += "</table>\n";
+  if (const std::string legend = solo.Legend(); !legend.empty())
+    html += "<p class=\"scope\">" + E(legend) + "</p>\n";
   if (AnyOneRound(s)) html += "<p class=\"scope\">" + E(OneRoundLegends(s)) + "</p>\n";
   return html;
 }

@@ -38,18 +38,30 @@ std::string TableHead(const std::vector<std::pair<std::string, std::string>>& co
 }
 
 // The rungs, with the optional columns where the section has their values (OptionalColumns).
+void AddTitles(std::vector<std::pair<std::string, std::string>>* columns,
+               const std::vector<std::string>& titles, const char* align = "---:") {
+  for (const std::string& t : titles) columns->push_back({t, align});
+}
+
+void AddCells(std::vector<std::string>* cells, const std::vector<std::string>& more) {
+  for (const std::string& c : more) cells->push_back(MarkdownCell(c));
+}
+
 std::string LadderTable(const v1::ReportSection& s) {
   const OptionalColumns has(s);
+  const SoloColumns solo(s);
   std::vector<std::pair<std::string, std::string>> columns = {
-      {"rung", "---"}, {"what", "---"}, {"variant", "---"}, {"dtype", "---"}, {"TFLOPS", "---:"}};
+      {"rung", "---"}, {"what", "---"}, {"variant", "---"}, {"dtype", "---"}};
+  AddTitles(&columns, solo.FrontTitles());
+  columns.push_back({solo.WindowTflopsTitle(), "---:"});
   if (has.per_ghz) columns.push_back({"TF/GHz", "---:"});
   if (has.peak) columns.push_back({"% of peak", "---:"});
-  columns.insert(columns.end(), {{"share of cuBLAS", "---:"},
-                                 {"vs", "---"},
-                                 {"change [95% CI]", "---:"},
-                                 {"noise", ":---:"}});
+  columns.push_back({solo.ShareTitle(), "---:"});
+  AddTitles(&columns, solo.ShareTitles());
+  columns.insert(columns.end(), {{"vs", "---"}, {"change [95% CI]", "---:"}, {"noise", ":---:"}});
   if (has.cycles) columns.push_back({"cycles change [95% CI]", "---:"});
   if (has.clock) columns.insert(columns.end(), {{"clock change", "---:"}, {"source", "---"}});
+  AddTitles(&columns, solo.ChangeTitles());
   if (has.low) columns.push_back({"low clock", "---:"});
   std::string md = TableHead(columns);
   std::string missing;  // named under the table, not tabled
@@ -60,41 +72,58 @@ std::string LadderTable(const v1::ReportSection& s) {
     }
     const bool noise = r.has_change() && r.change().within_noise();
     std::vector<std::string> cells = {MarkdownCell(r.rung()), MarkdownCell(r.what()),
-                                      Code(r.variant()), MarkdownCell(r.dtype()), TflopsText(r)};
+                                      Code(r.variant()), MarkdownCell(r.dtype())};
+    AddCells(&cells, solo.Front(r));
+    cells.push_back(TflopsText(r));
     if (has.per_ghz) cells.push_back(TflopsPerGhzText(r));
     if (has.peak) cells.push_back(PeakShareText(r));
-    cells.insert(cells.end(),
-                 {ShareText(r), MarkdownCell(VsText(r)), ChangeCell(r), noise ? "≈" : ""});
+    cells.push_back(MarkdownCell(ShareCell(r, solo.solo)));
+    AddCells(&cells, solo.Shares(r));
+    cells.insert(cells.end(), {MarkdownCell(VsText(r)), ChangeCell(r), noise ? "≈" : ""});
     if (has.cycles) cells.push_back(CyclesCell(r));
     if (has.clock) cells.insert(cells.end(), {ClockChangeCell(r), MarkdownCell(SourceCell(r))});
+    AddCells(&cells, solo.Changes(r));
     if (has.low) cells.push_back(LowClockCell(r));
     md += Cells(cells);
   }
   if (!missing.empty()) md += "\nNot measured in this run: " + missing + ".\n";
+  if (const std::string legend = solo.Legend(); !legend.empty())
+    md += "\n" + MarkdownCell(legend) + "\n";
   return md;
 }
 
 std::string AllTable(const v1::ReportSection& s) {
   if (s.rows().empty()) return "No measurements.\n";
   const OptionalColumns has(s);
+  const SoloColumns solo(s);
   std::vector<std::pair<std::string, std::string>> columns = {
-      {"#", "---:"}, {"variant", "---"}, {"dtype", "---"}, {"shape", "---"}, {"TFLOPS", "---:"}};
+      {"#", "---:"}, {"variant", "---"}, {"dtype", "---"}, {"shape", "---"}};
+  AddTitles(&columns, solo.FrontTitles());
+  columns.push_back({solo.WindowTflopsTitle(), "---:"});
   if (has.per_ghz) columns.push_back({"TF/GHz", "---:"});
   if (has.peak) columns.push_back({"% of peak", "---:"});
-  columns.insert(columns.end(), {{"share of cuBLAS", "---:"}, {"rounds", "---:"}});
+  columns.push_back({solo.ShareTitle(), "---:"});
+  AddTitles(&columns, solo.ShareTitles());
+  columns.push_back({"rounds", "---:"});
   if (has.low) columns.push_back({"low clock", "---:"});
   columns.push_back({"status", "---"});
   std::string md = TableHead(columns);
   for (const v1::ReportRow& r : s.rows()) {
     std::vector<std::string> cells = {r.rung(), Code(r.variant()), MarkdownCell(r.dtype()),
-                                      FormatShape(r.shape()), TflopsText(r)};
+                                      FormatShape(r.shape())};
+    AddCells(&cells, solo.Front(r));
+    cells.push_back(TflopsText(r));
     if (has.per_ghz) cells.push_back(TflopsPerGhzText(r));
     if (has.peak) cells.push_back(PeakShareText(r));
-    cells.insert(cells.end(), {ShareText(r), std::to_string(r.rounds())});
+    cells.push_back(MarkdownCell(ShareCell(r, solo.solo)));
+    AddCells(&cells, solo.Shares(r));
+    cells.push_back(std::to_string(r.rounds()));
     if (has.low) cells.push_back(LowClockCell(r));
     cells.push_back(MarkdownCell(StatusAndError(r)));
     md += Cells(cells);
   }
+  if (const std::string legend = solo.Legend(); !legend.empty())
+    md += "\n" + MarkdownCell(legend) + "\n";
   return md;
 }
 
@@ -138,12 +167,17 @@ std::string ShapesTable(const v1::ReportSection& s) {
     rule += " ---: |";
   }
   header += "\n" + rule + "\n";
-  std::string md = "TFLOPS (share of cuBLAS):\n\n" + header;
+  const SoloColumns solo(s);
+  std::string md = std::string(solo.solo ? "TFLOPS alone at the cap (share of cuBLAS)"
+                                         : "TFLOPS (share of cuBLAS)") +
+                   ":\n\n" + header;
   for (int r : view.rungs) {
     md += "| " + MarkdownCell(at(r, 0).rung()) + " " + Code(at(r, 0).variant()) + " |";
     for (int c : view.columns) {
       const v1::ReportRow& row = at(r, c);
-      std::string cell = TflopsText(row);
+      std::string cell = Measured(row) && row.has_solo() ? Fixed(row.solo().tflops(), 1)
+                         : solo.solo && Measured(row)    ? TflopsText(row) + " (window)"
+                                                         : TflopsText(row);
       if (Measured(row) && row.has_cublas_share() && !row.baseline())
         cell += " (" + Percent(row.cublas_share(), 0) + ")";
       md += " " + cell + " |";

@@ -39,7 +39,25 @@ v1::ReportMethod Method(const RunIndex& index) {
                      ? "95% percentile bootstrap over rounds, paired: the same rounds for both rows"
                      : "one round: 95% percentile bootstrap of the samples, drift not included");
   m.set_resamples(kBootstrapResamples);
-  m.set_share("TFLOPS / TFLOPS of the cuBLAS of the same dtype and shape in the run");
+  m.set_share(
+      "TFLOPS / TFLOPS of the cuBLAS of the same dtype and shape in the run: alone at the cap "
+      "(solo) where both rows have solo spans in every round, else in their windows");
+  m.set_shares(
+      "against two cuBLAS baselines where the run measured them: cublas_<dtype>, the pick of "
+      "cuBLASLt's heuristic, and cublas_<dtype>_best, the fastest of its candidates, timed once "
+      "per device, shape and cuBLAS version (each row names its algorithm)");
+  m.set_solo_floor(index.solo_floor());
+  if (std::any_of(index.items().begin(), index.items().end(),
+                  [](const Item& item) { return !SoloTimes(item).empty(); }))
+    m.set_solo(
+        "after each paired window every variant ran alone, from the state the GPU was in, until "
+        "its own clock and board power settled; its last seconds, whose one-second spans agreed, "
+        "are its solo span: TFLOPS alone at the cap, its clock, and NVML's energy over the span "
+        "per 10^12 operations. At the power cap the clock follows the power of what runs, so a "
+        "TFLOPS figure of a shared window is at a clock the neighbours set; a solo figure is the "
+        "kernel's own. The at-cap change is the speed change of the solo spans over the rounds "
+        "(the paired change stays the verdict on the work), with the solo clocks' change and "
+        "which of work and power decided it");
   m.set_floor(index.floor());
   m.set_cycles_floor(index.cycles_floor());
   m.set_floor_definition(

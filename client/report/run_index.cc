@@ -119,6 +119,41 @@ ItemRounds Clocks(const Item& item) {
       });
 }
 
+ItemRounds SoloTimes(const Item& item) {
+  ItemRounds out;
+  for (const v1::Measurement* m : item.ok) {
+    if (!m->solo().solo_measured()) continue;
+    // A window of one variant is its solo span: its samples are the window's.
+    const auto& samples = !m->solo_sample_ms().empty() ? m->solo_sample_ms()
+                          : m->window_members() == 1   ? m->sample_ms()
+                                                       : m->solo_sample_ms();
+    RoundData r{m->round(), Usable(samples), m->solo().solo_median_ms()};
+    if (!(r.median > 0) && !r.samples.empty()) r.median = Median(r.samples);
+    if (r.median > 0) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+ItemRounds SoloClocks(const Item& item) {
+  ItemRounds out;
+  for (const v1::Measurement* m : item.ok)
+    if (m->solo().solo_measured() && m->solo().has_solo_sm_mhz())
+      out.push_back({m->round(), {}, m->solo().solo_sm_mhz()});
+  return out;
+}
+
+bool AllSolo(const Item& item) {
+  return item.measured() && std::all_of(item.ok.begin(), item.ok.end(),
+                                        [](const auto* m) { return m->solo().solo_measured(); });
+}
+
+double SoloTflops(const Item& item, double median_ms) {
+  for (const v1::Measurement* m : item.ok)
+    if (m->solo().solo_measured() && m->solo().solo_median_ms() > 0 && median_ms > 0)
+      return m->solo().solo_tflops() * m->solo().solo_median_ms() / median_ms;
+  return 0;
+}
+
 namespace {
 
 std::vector<double> Raw(const google::protobuf::RepeatedField<double>& values) {
@@ -180,7 +215,7 @@ RunIndex::RunIndex(const v1::GetRunResponse& run, const std::vector<v1::Variant>
     rows_.push_back(&m);
     rounds_ = std::max(rounds_, m.round() + 1);
   }
-  std::vector<double> spreads, cycle_spreads;
+  std::vector<double> spreads, cycle_spreads, solo_spreads;
   for (Item& item : items_) {
     std::stable_sort(item.ok.begin(), item.ok.end(),
                      [](const auto* a, const auto* b) { return a->round() < b->round(); });
@@ -194,9 +229,11 @@ RunIndex::RunIndex(const v1::GetRunResponse& run, const std::vector<v1::Variant>
       }
     spreads.push_back(RoundSpread(times));
     cycle_spreads.push_back(RoundSpread(Cycles(item)));
+    solo_spreads.push_back(RoundSpread(SoloTimes(item)));
   }
   floor_ = NoiseFloor(spreads);
   cycles_floor_ = NoiseFloor(cycle_spreads);
+  solo_floor_ = NoiseFloor(solo_spreads);
   SetPairedFloors();
   for (const v1::Variant& v : variants) {
     variants_.emplace(v.name(), &v);
@@ -305,10 +342,15 @@ const Item* RunIndex::MicroBenchmark(const std::string& variant, const std::stri
   return nullptr;
 }
 
-std::string RunIndex::Cublas(const std::string& dtype) const {
-  for (const v1::Variant* v : cublas_)
-    if (std::find(v->dtypes().begin(), v->dtypes().end(), dtype) != v->dtypes().end())
+std::string RunIndex::Cublas(const std::string& dtype, bool best) const {
+  // Which of the dtype's two baselines an entry is: its "pick" parameter (kernels/cublas).
+  for (const v1::Variant* v : cublas_) {
+    auto pick = v->params().find("pick");
+    const bool is_best = pick != v->params().end() && pick->second == "best";
+    if (is_best == best &&
+        std::find(v->dtypes().begin(), v->dtypes().end(), dtype) != v->dtypes().end())
       return v->name();
+  }
   return "";
 }
 

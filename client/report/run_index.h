@@ -34,6 +34,16 @@ ItemRounds Times(const Item& item);
 ItemRounds Cycles(const Item& item);
 // Its rounds' effective SM clocks (MHz): sample_sm_mhz, or the stored median_sm_mhz.
 ItemRounds Clocks(const Item& item);
+// Its successful rounds' solo spans (Measurement.solo: the variant alone at the cap): their
+// samples (solo_sample_ms; a window of one variant's own samples) and solo_median_ms; rounds
+// without a solo span are left out.
+ItemRounds SoloTimes(const Item& item);
+// Those rounds' solo clocks (solo_sm_mhz), medians only.
+ItemRounds SoloClocks(const Item& item);
+// Every successful round has a solo span (and there is one).
+bool AllSolo(const Item& item);
+// The item's solo TFLOPS at a solo median time (a row's solo_tflops moved to it); 0: no solo span.
+double SoloTflops(const Item& item, double median_ms);
 // low_clock_samples / samples over the successful rounds that count them; < 0 when none does.
 double LowClockShare(const Item& item);
 
@@ -67,8 +77,9 @@ class RunIndex {
 
   // "128x128x32", the variant's tile as the daemon lists it; "" for one without (cuBLAS).
   std::string Tile(const std::string& variant) const;
-  // The variant of the cuBLAS family that takes `dtype`, the first listed; "" if none.
-  std::string Cublas(const std::string& dtype) const;
+  // The variant of the cuBLAS family that takes `dtype`, the first listed; "" if none. With
+  // `best`: its cublas_<dtype>_best (the fastest of cuBLASLt's candidates), where listed.
+  std::string Cublas(const std::string& dtype, bool best = false) const;
   // The measured micro-benchmark (family smem2reg) of `variant` at a dtype and shape: the one
   // whose every parameter (read_mode, b_layout, swizzle) the variant has with the same value,
   // i.e. the same shared memory -> register path without the rest of the GEMM. Null if none.
@@ -82,6 +93,8 @@ class RunIndex {
   // NoiseFloor of the measured items' RoundSpread, of times and of cycles; 0: unknown.
   double floor() const { return floor_; }
   double cycles_floor() const { return cycles_floor_; }
+  // The same of the items' solo spans (SoloTimes); 0: unknown.
+  double solo_floor() const { return solo_floor_; }
   // The paired floors (stats.h): of times and of cycles; 0: unknown.
   double paired_floor() const { return paired_floor_; }
   double paired_cycles_floor() const { return paired_cycles_floor_; }
@@ -98,6 +111,7 @@ class RunIndex {
   int rounds_ = 0;
   double floor_ = 0;
   double cycles_floor_ = 0;
+  double solo_floor_ = 0;
   double paired_floor_ = 0;
   double paired_cycles_floor_ = 0;
   bool paired_ = false;

@@ -106,13 +106,77 @@ void SetRegime(const Item& item, v1::ReportRow* row) {
   if (std::isfinite(ceiling)) row->set_peak_tflops(ceiling);
 }
 
+// The item's solo spans over its rounds (SoloSummary): the variant alone at the cap.
+void SetSolo(const Item& item, v1::ReportRow* row) {
+  const ItemRounds solo = SoloTimes(item);
+  if (solo.empty()) return;
+  v1::SoloSummary* s = row->mutable_solo();
+  s->set_rounds(int(solo.size()));
+  const double median = ItemMedian(solo);
+  s->set_median_ms(median);
+  s->set_tflops(SoloTflops(item, median));
+  double low_ms = 0, high_ms = 0;
+  if (MedianInterval(solo, SeedFor(ItemName(item.first()) + "|solo"), &low_ms, &high_ms) &&
+      low_ms > 0 && high_ms > 0) {
+    s->mutable_tflops_interval()->set_low(s->tflops() * median / high_ms);
+    s->mutable_tflops_interval()->set_high(s->tflops() * median / low_ms);
+  }
+  auto solo_median = [&](auto has, auto get) {
+    return RoundsMedian(
+        item, [&](const v1::Measurement& m) { return m.solo().solo_measured() && has(m.solo()); },
+        [&](const v1::Measurement& m) { return get(m.solo()); });
+  };
+  const double mhz = solo_median([](const auto& x) { return x.has_solo_sm_mhz(); },
+                                 [](const auto& x) { return x.solo_sm_mhz(); });
+  if (std::isfinite(mhz)) s->set_sm_mhz(mhz);
+  const double peak = solo_median([](const auto& x) { return x.has_solo_peak_share(); },
+                                  [](const auto& x) { return x.solo_peak_share(); });
+  if (std::isfinite(peak)) s->set_peak_share(peak);
+  const double joules = solo_median([](const auto& x) { return x.has_solo_joules_per_tflop(); },
+                                    [](const auto& x) { return x.solo_joules_per_tflop(); });
+  if (std::isfinite(joules)) s->set_joules_per_tflop(joules);
+  const double power = solo_median([](const auto& x) { return x.has_solo_power_w(); },
+                                   [](const auto& x) { return x.solo_power_w(); });
+  if (std::isfinite(power)) s->set_power_w(power);
+  s->set_conditioned(std::all_of(item.ok.begin(), item.ok.end(), [](const auto* m) {
+    return !m->solo().solo_measured() || m->solo().solo_conditioned();
+  }));
+}
+
+// The item's TFLOPS as the shares read them: solo (alone at the cap) or its window's.
+double ShareTflops(const Item& item, bool solo) {
+  return solo ? SoloTflops(item, ItemMedian(SoloTimes(item))) : item.tflops;
+}
+
+// The shares of the dtype's two cuBLAS baselines, from solo figures where this item and every
+// measured baseline have them in every round, else from the windows'.
+void SetShares(const RunIndex& index, const Item& item, v1::ReportRow* row) {
+  const v1::Measurement& m = item.first();
+  row->set_cublas_best_variant(index.Cublas(m.dtype(), true));
+  const Item* heuristic = index.Find(row->cublas_variant(), m.dtype(), m.shape());
+  const Item* best = index.Find(row->cublas_best_variant(), m.dtype(), m.shape());
+  if (heuristic && !heuristic->measured()) heuristic = nullptr;
+  if (best && !best->measured()) best = nullptr;
+  if (!heuristic && !best) return;
+  const bool solo =
+      AllSolo(item) && (!heuristic || AllSolo(*heuristic)) && (!best || AllSolo(*best));
+  row->set_share_basis(solo ? "solo" : "window");
+  const double self = ShareTflops(item, solo);
+  if (heuristic && ShareTflops(*heuristic, solo) > 0)
+    row->set_cublas_share(self / ShareTflops(*heuristic, solo));
+  if (best && ShareTflops(*best, solo) > 0)
+    row->set_cublas_best_share(self / ShareTflops(*best, solo));
+}
+
 // A row of an item (null: missing): its numbers over its successful rounds, its clocks, counters
 // and its share of the dtype's cuBLAS. An item no round measured shows its first row's status and
 // error.
 void Fill(const RunIndex& index, const Item* item, const Counters& counters, v1::ReportRow* row) {
   row->set_cublas_variant(index.Cublas(row->dtype()));
   if (item != nullptr) row->set_variant(item->first().variant());
-  row->set_baseline(!row->cublas_variant().empty() && row->variant() == row->cublas_variant());
+  const std::string best = index.Cublas(row->dtype(), true);
+  row->set_baseline((!row->cublas_variant().empty() && row->variant() == row->cublas_variant()) ||
+                    (!best.empty() && row->variant() == best));
   if (item == nullptr) {
     row->set_status(v1::ROW_STATUS_MISSING);
     return;
@@ -138,10 +202,10 @@ void Fill(const RunIndex& index, const Item* item, const Counters& counters, v1:
     row->set_round_spread(spread);
   SetRegime(*item, row);
   FillConditions(*item, counters, row);
-  const v1::Measurement& m = item->first();
-  const Item* cublas = index.Find(row->cublas_variant(), m.dtype(), m.shape());
-  if (cublas && cublas->measured() && cublas->tflops > 0)
-    row->set_cublas_share(item->tflops / cublas->tflops);
+  SetSolo(*item, row);
+  row->set_shared_window(item->ok.front()->window_members() > 1);
+  if (item->ok.front()->has_library()) *row->mutable_library() = item->ok.front()->library();
+  SetShares(index, *item, row);
 }
 
 v1::ReportRow RungRow(const RunIndex& index, Instance& instance, const v1::Shape& shape,
@@ -194,8 +258,44 @@ void SetPairedChange(const RunIndex& index, const Item& self, const Item& vs, co
   if (cycles) row->set_change_source(ChangeSource(time.within_noise(), cycles->estimate, clock));
 }
 
+// "power (clock)", "work" or "work and power": which moved the at-cap change (ChangeSource's
+// verdict in the words of a solo figure, whose clock its own power sets).
+std::string AtCapSource(bool within_noise, double cycles_change, double clock_change) {
+  const std::string source = ChangeSource(within_noise, cycles_change, clock_change);
+  if (source == "clock (power)") return "power (clock)";
+  if (source == "work and clock") return "work and power";
+  return source;
+}
+
+// The at-cap change: the speed change of the solo spans (each alone at the cap) over the rounds
+// both have, beside the paired one; its clock part from the rounds' solo clocks, and which of the
+// work (the paired cycles change) and the power decided it.
+void SetAtCapChange(const RunIndex& index, const Item& self, const Item& vs, const std::string& key,
+                    v1::ReportRow* row) {
+  const ItemRounds a = SoloTimes(vs), b = SoloTimes(self);
+  if (a.empty() || b.empty()) return;
+  const Change change = SpeedChange(a, b, index.solo_floor(), SeedFor(key + "|solo"));
+  *row->mutable_at_cap_change() = ChangeMessage(change);
+  const ItemRounds ca = SoloClocks(vs), cb = SoloClocks(self);
+  double sum = 0;
+  int n = 0;
+  for (const RoundData& x : cb)
+    for (const RoundData& y : ca)
+      if (x.round == y.round && x.median > 0 && y.median > 0) {
+        sum += std::log(x.median / y.median);
+        ++n;
+      }
+  if (n == 0) return;
+  const double clock = std::exp(sum / n) - 1;
+  row->set_at_cap_clock_change(clock);
+  if (row->has_cycles_change())
+    row->set_at_cap_source(
+        AtCapSource(change.within_noise(), row->cycles_change().estimate(), clock));
+}
+
 // The speed change of `row` against `vs_row` (stats.h): paired where the two items shared a
-// window in some round, else over the rounds; in time and, where both have them, in SM cycles.
+// window in some round, else over the rounds; in time and, where both have them, in SM cycles;
+// and at the cap, from the solo spans.
 void SetChange(const std::string& section, const RunIndex& index, const Item& self, const Item& vs,
                const v1::ReportRow& vs_row, v1::ReportRow* row) {
   row->set_vs(vs_row.rung());
@@ -205,11 +305,12 @@ void SetChange(const std::string& section, const RunIndex& index, const Item& se
   if (const std::optional<Change> paired =
           PairedChange(PairedTimes(self, vs), index.paired_floor(), SeedFor(key))) {
     SetPairedChange(index, self, vs, *paired, key, row);
-    return;
+  } else {
+    *row->mutable_change() =
+        ChangeMessage(SpeedChange(Times(vs), Times(self), index.floor(), SeedFor(key)));
+    SetUnpairedCycles(index, self, vs, key, row);
   }
-  *row->mutable_change() =
-      ChangeMessage(SpeedChange(Times(vs), Times(self), index.floor(), SeedFor(key)));
-  SetUnpairedCycles(index, self, vs, key, row);
+  SetAtCapChange(index, self, vs, key, row);
 }
 
 // A block's rows at one shape, each measured one compared with the fastest measured of the rungs

@@ -48,6 +48,85 @@ std::string ShareText(const v1::ReportRow& row) {
   return Percent(row.cublas_share());
 }
 
+std::string ShareCell(const v1::ReportRow& row, bool solo_section) {
+  const std::string text = ShareText(row);
+  return solo_section && row.share_basis() == "window" ? text + " (window)" : text;
+}
+
+SoloColumns::SoloColumns(const v1::ReportSection& s) {
+  for (const v1::ReportRow& r : s.rows()) {
+    solo = solo || r.has_solo();
+    best = best || r.has_cublas_best_share();
+    at_cap = at_cap || r.has_at_cap_change();
+  }
+}
+
+std::vector<std::string> SoloColumns::FrontTitles() const {
+  if (!solo) return {};
+  return {"TFLOPS alone (at cap)", "J/TFLOP (W)"};
+}
+
+std::vector<std::string> SoloColumns::Front(const v1::ReportRow& r) const {
+  if (!solo) return {};
+  if (!Measured(r) || !r.has_solo()) return {"-", "-"};
+  const v1::SoloSummary& s = r.solo();
+  std::string tflops = Fixed(s.tflops(), 1);
+  if (s.has_tflops_interval())
+    tflops += " [" + Fixed(s.tflops_interval().low(), 1) + ", " +
+              Fixed(s.tflops_interval().high(), 1) + "]";
+  if (s.has_sm_mhz()) tflops += " @ " + Fixed(s.sm_mhz(), 0) + " MHz";
+  if (!s.conditioned()) tflops += " (not settled)";
+  std::string energy = s.has_joules_per_tflop() ? Fixed(s.joules_per_tflop(), 3) : "-";
+  if (s.has_power_w()) energy += " (" + Fixed(s.power_w(), 0) + " W)";
+  return {tflops, energy};
+}
+
+std::vector<std::string> SoloColumns::ShareTitles() const {
+  if (!best) return {};
+  return {"share of cuBLAS (best)"};
+}
+
+std::vector<std::string> SoloColumns::Shares(const v1::ReportRow& r) const {
+  if (!best) return {};
+  if (!Measured(r) || !r.has_cublas_best_share()) return {"-"};
+  const std::string text = Percent(r.cublas_best_share());
+  return {solo && r.share_basis() == "window" ? text + " (window)" : text};
+}
+
+std::vector<std::string> SoloColumns::ChangeTitles() const {
+  if (!at_cap) return {};
+  return {"at-cap change [95% CI]", "decided by (solo clock)"};
+}
+
+std::vector<std::string> SoloColumns::Changes(const v1::ReportRow& r) const {
+  if (!at_cap) return {};
+  if (!r.has_at_cap_change()) return {"-", "-"};
+  // Which of work and power decided it ("" within noise), with the solo clocks' change.
+  std::string decided = "-";
+  if (r.has_at_cap_clock_change())
+    decided = (r.at_cap_source().empty() ? "" : r.at_cap_source() + " ") + "(" +
+              SignedPercent(r.at_cap_clock_change()) + "%)";
+  return {ChangeText(r.at_cap_change()) + (r.at_cap_change().within_noise() ? " ≈" : ""), decided};
+}
+
+std::string SoloColumns::WindowTflopsTitle() const { return solo ? "TFLOPS in window" : "TFLOPS"; }
+
+std::string SoloColumns::ShareTitle() const {
+  return best ? "share of cuBLAS (heuristic)" : "share of cuBLAS";
+}
+
+std::string SoloColumns::Legend() const {
+  if (!solo) return "";
+  return "TFLOPS alone (at cap): the variant by itself until its clock and power settled, its "
+         "own power setting its clock (95% interval, clock); J/TFLOP (W): NVML's energy over "
+         "that span per 10^12 operations (its mean board power). TFLOPS in window: at the "
+         "clock of its window, which the variants interleaved there set together. Shares are "
+         "from the solo figures unless marked (window)" +
+         std::string(at_cap ? "; the at-cap change compares the solo figures, the change beside "
+                              "it the paired window's (the work)."
+                            : ".");
+}
+
 std::string VsText(const v1::ReportRow& row) { return row.vs().empty() ? "-" : row.vs(); }
 
 std::string ChangeCell(const v1::ReportRow& row) {

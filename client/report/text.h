@@ -33,6 +33,29 @@ std::string ClockChangeCell(const v1::ReportRow& row);   // "-2.0%", "-"
 std::string SourceCell(const v1::ReportRow& row);        // "clock (power)", "" within noise, "-"
 std::string TflopsPerGhzText(const v1::ReportRow& row);  // "351.2", "-"
 std::string PeakShareText(const v1::ReportRow& row);     // "71.3%", "-"
+// The columns of the figures that do not depend on a row's neighbours, where the section has
+// them, in one order for every printer: before the window's TFLOPS, the variant alone at the cap
+// (TFLOPS, energy per 10^12 operations, board power); after the share of cuBLAS, the share of
+// cuBLAS's best algorithm; after the cycles change, the at-cap change and what decided it.
+struct SoloColumns {
+  bool solo = false, best = false, at_cap = false;
+  explicit SoloColumns(const v1::ReportSection& section);
+  std::vector<std::string> FrontTitles() const;
+  std::vector<std::string> Front(const v1::ReportRow& row) const;
+  std::vector<std::string> ShareTitles() const;
+  std::vector<std::string> Shares(const v1::ReportRow& row) const;
+  std::vector<std::string> ChangeTitles() const;
+  std::vector<std::string> Changes(const v1::ReportRow& row) const;
+  // "TFLOPS", or "TFLOPS in window" where the section has solo figures: a window's figure is at
+  // the clock its neighbours set with it.
+  std::string WindowTflopsTitle() const;
+  // "share of cuBLAS", or "share of cuBLAS (heuristic)" beside the best's.
+  std::string ShareTitle() const;
+  // What the columns mean, a sentence for under the table; "" without solo figures.
+  std::string Legend() const;
+};
+// A share with its basis where it is not the section's: "98.1%", "98.1% (window)".
+std::string ShareCell(const v1::ReportRow& row, bool solo_section);
 // "sustained, paired", "burst, unpaired"; "" for a run without a regime (stored before them).
 std::string RegimeText(const v1::ReportRun& run);
 // Whether any row of the section has a cycles change, a low-clock share, a one-round change: the

@@ -8,7 +8,7 @@ namespace ablation::history {
 namespace {
 
 auto SeriesKey(const SeriesRow& r) {
-  return std::tie(r.fingerprint, r.variant, r.dtype, r.m, r.n, r.k, r.regime);
+  return std::tie(r.fingerprint, r.variant, r.dtype, r.m, r.n, r.k, r.regime, r.figures);
 }
 
 v1::Regime RegimeOf(const std::string& text) {
@@ -90,6 +90,7 @@ v1::HistoryResponse BuildHistory(const std::vector<SeriesRow>& rows,
     series->mutable_shape()->set_n(first.n);
     series->mutable_shape()->set_k(first.k);
     series->set_regime(RegimeOf(first.regime));
+    series->set_figures(first.figures);
     series->set_device_name(rows[end - 1].device_name);
     series->set_device_uuid(rows[end - 1].device_uuid);
     for (size_t run = i; run < end;) {

@@ -13,6 +13,10 @@ struct SeriesRow {
   int64_t m = 0, n = 0, k = 0;
   int64_t run_id = 0, measurement_id = 0, time_ms = 0;
   double median_ms = 0, noise = 0, tflops = 0;
+  /// What the point's figures are: "solo" (the variant alone at the cap: Measurement.solo, v18)
+  /// or "window" (its window's; rows without a solo span). A series never mixes the two: a
+  /// figure taken beside other kernels is not the same quantity as one taken alone.
+  std::string figures = "window";
   /// The daemon that measured it, where rows come from several ("" from one daemon's store).
   std::string node;
 };

@@ -10,11 +10,11 @@ namespace {
 
 constexpr const char* kSeriesWhere =
     " WHERE hardware_fingerprint = $1 AND variant = $2 AND dtype = $3 AND m = $4 AND n = $5 "
-    "AND k = $6 AND regime = $7";
+    "AND k = $6 AND regime = $7 AND figures = $8";
 
 std::vector<PgParam> KeyParams(const FleetSeriesKey& s) {
-  return {s.fingerprint,       s.variant,           s.dtype, std::to_string(s.m),
-          std::to_string(s.n), std::to_string(s.k), s.regime};
+  return {s.fingerprint,       s.variant,           s.dtype,  std::to_string(s.m),
+          std::to_string(s.n), std::to_string(s.k), s.regime, s.figures};
 }
 
 std::string Real(double v) {
@@ -27,7 +27,7 @@ std::vector<FleetSeriesKey> Keys(const PgResult& r) {
   std::vector<FleetSeriesKey> out;
   for (int i = 0; i < r.rows(); ++i) {
     out.push_back({r.Text(i, 0), r.Text(i, 1), r.Text(i, 2), r.Int(i, 3), r.Int(i, 4), r.Int(i, 5),
-                   r.Text(i, 6)});
+                   r.Text(i, 6), r.Text(i, 7)});
   }
   return out;
 }
@@ -36,28 +36,28 @@ std::vector<FleetSeriesKey> Keys(const PgResult& r) {
 
 std::string FleetSeriesKey::Name() const {
   return variant + " " + dtype + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
-         std::to_string(k) + (regime.empty() ? "" : " " + regime) + " on " +
+         std::to_string(k) + (regime.empty() ? "" : " " + regime) + " (" + figures + ") on " +
          (fingerprint.empty() ? "no fingerprint" : fingerprint);
 }
 
 std::vector<FleetSeriesKey> SeriesOfRun(PgConnection& c, const std::string& daemon_id,
                                         int64_t run_id) {
   return Keys(c.Query(
-      "SELECT DISTINCT hardware_fingerprint, variant, dtype, m, n, k, regime FROM fleet_points "
-      "WHERE daemon_id = $1 AND run_id = $2 ORDER BY 1, 2, 3, 4, 5, 6, 7",
+      "SELECT DISTINCT hardware_fingerprint, variant, dtype, m, n, k, regime, figures FROM "
+      "fleet_points WHERE daemon_id = $1 AND run_id = $2 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8",
       {daemon_id, std::to_string(run_id)}, "find the series of run " + std::to_string(run_id)));
 }
 
 std::vector<FleetSeriesKey> StaleSeries(PgConnection& c, int limit) {
   return Keys(c.Query(
-      R"sql(SELECT q.hardware_fingerprint, q.variant, q.dtype, q.m, q.n, q.k, q.regime
-FROM (SELECT hardware_fingerprint, variant, dtype, m, n, k, regime,
+      R"sql(SELECT q.hardware_fingerprint, q.variant, q.dtype, q.m, q.n, q.k, q.regime, q.figures
+FROM (SELECT hardware_fingerprint, variant, dtype, m, n, k, regime, figures,
              count(DISTINCT (daemon_id, run_id)) AS points
-      FROM fleet_points GROUP BY 1, 2, 3, 4, 5, 6, 7) q
+      FROM fleet_points GROUP BY 1, 2, 3, 4, 5, 6, 7, 8) q
 LEFT JOIN fleet_change_point_series s
-  USING (hardware_fingerprint, variant, dtype, m, n, k, regime)
+  USING (hardware_fingerprint, variant, dtype, m, n, k, regime, figures)
 WHERE s.points IS DISTINCT FROM q.points
-ORDER BY 1, 2, 3, 4, 5, 6, 7
+ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
 LIMIT $1)sql",
       {std::to_string(limit)}, "find the series whose change points are not computed"));
 }
@@ -98,9 +98,10 @@ SeriesChangePoints RecomputeChangePoints(PgConnection& c, const FleetSeriesKey& 
                                std::to_string(s.points(s.points_size() - 1).time_ms()),
                                Real(options.min_relative_change), Real(options.significance)});
   c.Query(R"sql(INSERT INTO fleet_change_point_series (hardware_fingerprint, variant, dtype, m, n,
-  k, regime, device_name, points, change_points, last_time, min_relative_change, significance)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, to_timestamp($11::double precision / 1000), $12,
-  $13))sql",
+  k, regime, figures, device_name, points, change_points, last_time, min_relative_change,
+  significance)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, to_timestamp($12::double precision / 1000),
+  $13, $14))sql",
           params, "record the change points of " + name);
   for (const v1::ChangePoint& change : s.change_points()) {
     const v1::HistoryPoint& p = s.points(change.index());
@@ -120,10 +121,10 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, to_timestamp($11::double precis
          std::to_string(change.index()), Real(change.before_median_ms()),
          Real(change.after_median_ms()), Real(change.relative_change()), Real(change.p_value())});
     c.Query(R"sql(INSERT INTO fleet_change_points (hardware_fingerprint, variant, dtype, m, n, k,
-  regime, daemon_id, run_id, measurement_id, host_name, device_name, time, point_index,
+  regime, figures, daemon_id, run_id, measurement_id, host_name, device_name, time, point_index,
   before_median_ms, after_median_ms, relative_change, p_value)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
-  to_timestamp($13::double precision / 1000), $14, $15, $16, $17, $18))sql",
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+  to_timestamp($14::double precision / 1000), $15, $16, $17, $18, $19))sql",
             values, "record a change point of " + name);
   }
   transaction.Commit();

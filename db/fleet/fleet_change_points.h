@@ -23,7 +23,8 @@ namespace ablation::fleet {
 struct FleetSeriesKey {
   std::string fingerprint, variant, dtype;
   int64_t m = 0, n = 0, k = 0;
-  std::string regime;  // stored word ('burst'), '' when none
+  std::string regime;              // stored word ('burst'), '' when none
+  std::string figures = "window";  // 'solo' or 'window' (fleet_points.figures)
 
   bool operator==(const FleetSeriesKey&) const = default;
   auto operator<=>(const FleetSeriesKey&) const = default;

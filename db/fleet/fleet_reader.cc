@@ -95,10 +95,10 @@ std::vector<history::SeriesRow> ReadSeriesRows(PgConnection& connection,
   const std::string sql =
       "SELECT hardware_fingerprint, variant, dtype, regime, device_name, device_uuid, m, n, k, "
       "run_id, measurement_id, (extract(epoch FROM time) * 1000)::bigint, median_ms, noise, "
-      "tflops, host_name, daemon_id FROM fleet_points" +
+      "tflops, host_name, daemon_id, figures FROM fleet_points" +
       where_sql +
-      " ORDER BY hardware_fingerprint, variant, dtype, m, n, k, regime, time, daemon_id, run_id, "
-      "measurement_id";
+      " ORDER BY hardware_fingerprint, variant, dtype, m, n, k, regime, figures, time, daemon_id, "
+      "run_id, measurement_id";
   PgResult r = connection.Query(sql, params, "read the series");
   std::vector<history::SeriesRow> rows;
   for (int i = 0; i < r.rows(); ++i) {
@@ -119,6 +119,7 @@ std::vector<history::SeriesRow> ReadSeriesRows(PgConnection& connection,
     row.noise = r.Real(i, 13);
     row.tflops = r.Real(i, 14);
     row.node = NodeName(r.Text(i, 15), r.Text(i, 16));
+    row.figures = r.Text(i, 17);
     if (daemon_ids) daemon_ids->push_back(r.Text(i, 16));
     rows.push_back(std::move(row));
   }

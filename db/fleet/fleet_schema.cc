@@ -172,6 +172,75 @@ CREATE INDEX fleet_change_points_time ON fleet_change_points (time);
          "create the fleet schema v2 (change points)");
 }
 
+// v3: figures that do not depend on a kernel's neighbours (the daemon's schema v18). Each
+// measurement carries its solo span's median, noise and TFLOPS (the variant alone at the cap)
+// where it has one; a series point takes them, `figures` saying which ('solo' or 'window'), and
+// a series never mixes the two: the change points are keyed by it too. The views are made again
+// with the column (the dashboards read them by name). IF NOT EXISTS: a database taken back to an
+// older version by hand (the migration test) may keep the columns.
+void MigrateV3(PgConnection& c) {
+  c.Exec(R"sql(
+ALTER TABLE measurements ADD COLUMN IF NOT EXISTS solo_median_ms double precision;
+ALTER TABLE measurements ADD COLUMN IF NOT EXISTS solo_noise double precision;
+ALTER TABLE measurements ADD COLUMN IF NOT EXISTS solo_tflops double precision;
+DROP VIEW IF EXISTS fleet_steps;
+DROP VIEW IF EXISTS fleet_throughput;
+DROP VIEW IF EXISTS fleet_points;
+CREATE VIEW fleet_points AS
+SELECT r.daemon_id, r.host_name, r.hardware_fingerprint, r.device_name, r.device_uuid,
+       x.run_id, x.measurement_id, x.variant, x.dtype, x.m, x.n, x.k, x.regime,
+       coalesce(r.started_at, r.created_at) AS time,
+       coalesce(x.solo_median_ms, x.median_ms) AS median_ms,
+       CASE WHEN x.solo_median_ms IS NULL THEN x.noise ELSE x.solo_noise END AS noise,
+       coalesce(x.solo_tflops, x.tflops) AS tflops, r.tags,
+       CASE WHEN x.solo_median_ms IS NULL THEN 'window' ELSE 'solo' END AS figures
+FROM measurements x JOIN runs r USING (daemon_id, run_id)
+WHERE x.status = 'ok' AND r.kind = 'ablation';
+CREATE VIEW fleet_throughput AS
+SELECT date_trunc('day', time) AS day, device_name, variant, dtype, m, n, k, regime, figures,
+       count(*) AS points, count(DISTINCT daemon_id) AS daemons,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY tflops) AS median_tflops,
+       max(tflops) AS max_tflops
+FROM fleet_points
+GROUP BY 1, device_name, variant, dtype, m, n, k, regime, figures;
+CREATE VIEW fleet_steps AS
+SELECT *, CASE WHEN previous_median_ms > 0 THEN median_ms / previous_median_ms - 1 END
+            AS relative_step
+FROM (
+  SELECT p.*,
+         (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY q.median_ms)
+          FROM (SELECT b.median_ms FROM fleet_points b
+                WHERE b.hardware_fingerprint = p.hardware_fingerprint AND b.variant = p.variant
+                  AND b.dtype = p.dtype AND b.m = p.m AND b.n = p.n AND b.k = p.k
+                  AND b.regime = p.regime AND b.figures = p.figures
+                  AND (b.time, b.daemon_id, b.measurement_id) < (p.time, p.daemon_id,
+                                                                  p.measurement_id)
+                ORDER BY b.time DESC LIMIT 7) q) AS previous_median_ms
+  FROM fleet_points p) s;
+ALTER TABLE fleet_change_points DROP CONSTRAINT fleet_change_points_pkey;
+-- The foreign key to the series has a name PostgreSQL made up (and truncated): found by what it
+-- references.
+DO $$
+DECLARE name text;
+BEGIN
+  SELECT conname INTO name FROM pg_constraint
+  WHERE conrelid = 'fleet_change_points'::regclass
+    AND confrelid = 'fleet_change_point_series'::regclass;
+  EXECUTE format('ALTER TABLE fleet_change_points DROP CONSTRAINT %I', name);
+END $$;
+ALTER TABLE fleet_change_point_series DROP CONSTRAINT fleet_change_point_series_pkey;
+ALTER TABLE fleet_change_point_series ADD COLUMN figures text NOT NULL DEFAULT 'window';
+ALTER TABLE fleet_change_points ADD COLUMN figures text NOT NULL DEFAULT 'window';
+ALTER TABLE fleet_change_point_series
+  ADD PRIMARY KEY (hardware_fingerprint, variant, dtype, m, n, k, regime, figures);
+ALTER TABLE fleet_change_points ADD PRIMARY KEY (hardware_fingerprint, variant, dtype, m, n, k,
+  regime, figures, daemon_id, run_id);
+ALTER TABLE fleet_change_points ADD FOREIGN KEY (hardware_fingerprint, variant, dtype, m, n, k,
+  regime, figures) REFERENCES fleet_change_point_series ON DELETE CASCADE;
+)sql",
+         "migrate the fleet schema to v3 (solo figures)");
+}
+
 }  // namespace
 
 int FleetSchemaVersion(PgConnection& connection) {
@@ -196,6 +265,7 @@ void MigrateFleet(PgConnection& connection) {
   if (version == kFleetSchemaVersion) return;  // the destructor rolls back the empty work
   if (version < 1) MigrateV1(connection);
   if (version < 2) MigrateV2(connection);
+  if (version < 3) MigrateV3(connection);
   connection.Query("DELETE FROM fleet_schema", {}, "clear the version");
   connection.Query("INSERT INTO fleet_schema (version) VALUES ($1)",
                    {std::to_string(kFleetSchemaVersion)}, "record the version");

@@ -7,7 +7,7 @@
 
 namespace ablation::fleet {
 
-inline constexpr int kFleetSchemaVersion = 2;
+inline constexpr int kFleetSchemaVersion = 3;
 
 /// The recorded version: 0 when the database has no fleet_schema table yet.
 int FleetSchemaVersion(PgConnection& connection);

@@ -76,17 +76,23 @@ ON CONFLICT (daemon_id, run_id) DO NOTHING RETURNING run_id)sql",
   if (inserted.rows() == 0) return ExportOutcome::kAlreadyThere;  // rolled back: nothing new
 
   for (const v1::Measurement& m : e.measurements) {
-    c.Query(R"sql(INSERT INTO measurements (daemon_id, run_id, measurement_id, variant, dtype, m, n,
-  k, regime, status, median_ms, noise, tflops, created_at, measurement)
+    // The solo span's figures where the row has one (fleet schema v3); NULL else.
+    const bool solo = m.solo().solo_measured();
+    c.Query(
+        R"sql(INSERT INTO measurements (daemon_id, run_id, measurement_id, variant, dtype, m, n,
+  k, regime, status, median_ms, noise, tflops, created_at, measurement, solo_median_ms,
+  solo_noise, solo_tflops)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-  to_timestamp($14::double precision / 1000), $15::jsonb)
+  to_timestamp($14::double precision / 1000), $15::jsonb, $16, $17, $18)
 ON CONFLICT (daemon_id, measurement_id) DO NOTHING)sql",
-            {daemon.daemon_id, run_id, std::to_string(m.id()), m.variant(), m.dtype(),
-             std::to_string(m.shape().m()), std::to_string(m.shape().n()),
-             std::to_string(m.shape().k()), common::EnumWord(m.regime()),
-             common::EnumWord(m.status()), Real(m.stats().median_ms()), Real(m.stats().noise()),
-             Real(m.tflops()), Time(m.created_at_ms()), Json(m)},
-            "insert measurement " + std::to_string(m.id()) + " of run " + run_id);
+        {daemon.daemon_id, run_id, std::to_string(m.id()), m.variant(), m.dtype(),
+         std::to_string(m.shape().m()), std::to_string(m.shape().n()),
+         std::to_string(m.shape().k()), common::EnumWord(m.regime()), common::EnumWord(m.status()),
+         Real(m.stats().median_ms()), Real(m.stats().noise()), Real(m.tflops()),
+         Time(m.created_at_ms()), Json(m), solo ? Real(m.solo().solo_median_ms()) : PgParam(),
+         solo ? Real(m.solo().solo_noise()) : PgParam(),
+         solo ? Real(m.solo().solo_tflops()) : PgParam()},
+        "insert measurement " + std::to_string(m.id()) + " of run " + run_id);
   }
   for (const v1::VerifyResult& v : e.verifications) {
     c.Query(R"sql(INSERT INTO verifications (daemon_id, run_id, verification_id, variant, passed,

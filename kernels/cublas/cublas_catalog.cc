@@ -1,4 +1,5 @@
 #include "kernels/cublas/cublas_catalog.h"
+#include "kernels/cublas/cublas_lt.h"
 
 #include <cstdint>
 #include <functional>
@@ -86,73 +87,99 @@ void AddEntry(Registry& registry, const char* name, DType dtype, std::string des
   registry.Add(std::move(v));
 }
 
-/// bf16 or fp16 in and out, FP32 accumulation.
-void AddHalf(Registry& registry, const char* name, DType dtype) {
-  AddEntry(registry, name, dtype,
-           "cuBLAS cublasGemmEx, " + std::string(ToString(dtype)) +
-               " inputs and output, FP32 accumulation (CUBLAS_COMPUTE_32F), default algorithm",
-           {{"api", "cublasGemmEx"}, {"compute", "CUBLAS_COMPUTE_32F"}},
-           [dtype](const Problem& p) { return CublasCanImplement(dtype, p); });
+/// The two baselines of one dtype: cublas_<dtype>, the heuristic's first algorithm, and
+/// cublas_<dtype>_best, the fastest of the heuristic's candidates (kernels/cublas/cublas_lt.h).
+/// `what` says what is computed and how; `params` are the entries' shared parameters.
+void AddPair(Registry& registry, DType dtype, const std::string& what,
+             std::vector<std::pair<std::string, ParamValue>> params,
+             std::function<std::string(const Problem&)> can_implement, BLayout b_layout) {
+  const std::string name = "cublas_" + std::string(ToString(dtype));
+  auto heuristic = params, best = params;
+  heuristic.emplace_back("pick", "heuristic");
+  best.emplace_back("pick", "best");
+  AddEntry(registry, name.c_str(), dtype,
+           "cuBLASLt cublasLtMatmul, " + what +
+               ", the heuristic's first algorithm for the worker's 32 MiB workspace (cublasGemmEx "
+               "where cuBLASLt offers none for the problem)",
+           std::move(heuristic), can_implement, b_layout);
+  AddEntry(registry, (name + "_best").c_str(), dtype,
+           "cuBLASLt cublasLtMatmul, " + what + ", the fastest of the heuristic's (up to " +
+               std::to_string(kLtCandidates) +
+               ") candidates, each timed once per device, shape and library version; the choice "
+               "is stored and every later run launches it",
+           std::move(best), std::move(can_implement), b_layout);
 }
 
-/// fp32 inputs, output and arithmetic: CUBLAS_COMPUTE_32F on a handle in CUBLAS_DEFAULT_MATH (the
-/// launcher refuses a handle switched to TF32 tensor-op math), so no TF32 is used.
+/// bf16 or fp16 in and out, FP32 accumulation.
+void AddHalf(Registry& registry, DType dtype) {
+  AddPair(
+      registry, dtype,
+      std::string(ToString(dtype)) + " inputs and output, FP32 accumulation (CUBLAS_COMPUTE_32F)",
+      {{"api", "cublasLtMatmul"}, {"compute", "CUBLAS_COMPUTE_32F"}},
+      [dtype](const Problem& p) { return CublasCanImplement(dtype, p); }, BLayout::kKN);
+}
+
+/// fp32 inputs, output and arithmetic: CUBLAS_COMPUTE_32F, which in cuBLASLt is IEEE FP32 (TF32
+/// only with CUBLAS_COMPUTE_32F_FAST_TF32); the cublasGemmEx fallback runs on a handle in
+/// CUBLAS_DEFAULT_MATH (the launcher refuses a handle switched to TF32 tensor-op math).
 void AddFp32(Registry& registry) {
-  AddEntry(registry, "cublas_fp32", DType::kFP32,
-           "cuBLAS cublasGemmEx, fp32 inputs and output, FP32 FFMA arithmetic without TF32 "
-           "(CUBLAS_COMPUTE_32F, handle math mode CUBLAS_DEFAULT_MATH), default algorithm",
-           {{"api", "cublasGemmEx"},
-            {"compute", "CUBLAS_COMPUTE_32F"},
-            {"math_mode", "CUBLAS_DEFAULT_MATH"}},
-           [](const Problem& p) { return CublasCanImplement(DType::kFP32, p); });
+  AddPair(
+      registry, DType::kFP32,
+      "fp32 inputs and output, FP32 FFMA arithmetic without TF32 (CUBLAS_COMPUTE_32F)",
+      {{"api", "cublasLtMatmul"},
+       {"compute", "CUBLAS_COMPUTE_32F"},
+       {"math_mode", "CUBLAS_DEFAULT_MATH"}},
+      [](const Problem& p) { return CublasCanImplement(DType::kFP32, p); }, BLayout::kKN);
 }
 
 /// fp32 words holding tf32 values in, fp32 out, TF32 Tensor Cores with FP32 accumulation.
 void AddTf32(Registry& registry) {
-  AddEntry(registry, "cublas_tf32", DType::kTF32,
-           "cuBLAS cublasGemmEx, fp32 storage, TF32 Tensor Cores with FP32 accumulation "
-           "(CUBLAS_COMPUTE_32F_FAST_TF32), default algorithm",
-           {{"api", "cublasGemmEx"}, {"compute", "CUBLAS_COMPUTE_32F_FAST_TF32"}},
-           [](const Problem& p) { return CublasCanImplement(DType::kTF32, p); });
+  AddPair(
+      registry, DType::kTF32,
+      "fp32 storage, TF32 Tensor Cores with FP32 accumulation (CUBLAS_COMPUTE_32F_FAST_TF32)",
+      {{"api", "cublasLtMatmul"}, {"compute", "CUBLAS_COMPUTE_32F_FAST_TF32"}},
+      [](const Problem& p) { return CublasCanImplement(DType::kTF32, p); }, BLayout::kKN);
 }
 
 /// int8 inputs, int32 accumulation and output, through cuBLASLt. Row-major C = A * B is computed
 /// as column-major C^T = B^T * A^T, and IMMA wants the first operand transposed ("TN"): so B is
 /// given N x K (b_layout kNK), which column-major is the K x N matrix that op T turns into B^T.
 void AddInt8(Registry& registry) {
-  AddEntry(registry, "cublas_int8", DType::kINT8,
-           "cuBLASLt cublasLtMatmul, int8 inputs, int32 accumulation and int32 output "
-           "(CUBLAS_COMPUTE_32I, IMMA Tensor Cores), TN operands (B given N x K), best heuristic "
-           "algorithm for the worker's workspace",
-           {{"api", "cublasLtMatmul"},
-            {"compute", "CUBLAS_COMPUTE_32I"},
-            {"scale", "CUDA_R_32I"},
-            {"operands", "TN (C^T = op_T(B_nk) * A^T)"}},
-           &CublasInt8CanImplement, BLayout::kNK);
+  AddPair(registry, DType::kINT8,
+          "int8 inputs, int32 accumulation and int32 output (CUBLAS_COMPUTE_32I, IMMA Tensor "
+          "Cores), TN operands (B given N x K)",
+          {{"api", "cublasLtMatmul"},
+           {"compute", "CUBLAS_COMPUTE_32I"},
+           {"scale", "CUDA_R_32I"},
+           {"operands", "TN (C^T = op_T(B_nk) * A^T)"}},
+          &CublasInt8CanImplement, BLayout::kNK);
 }
 
 /// e4m3 inputs with per-tensor scales, FP32 accumulation, bf16 output, through cuBLASLt: "TN"
 /// as int8 (B given N x K). Fast accumulation, as the sm90 fp8 rungs' wgmma accumulate.
 void AddFp8(Registry& registry) {
-  AddEntry(registry, "cublas_fp8", DType::kFP8,
-           "cuBLASLt cublasLtMatmul, fp8 e4m3 inputs with per-tensor scales (A and B scale "
-           "pointers), FP32 accumulation in the tensor cores (CUBLASLT_MATMUL_DESC_FAST_ACCUM), "
-           "bf16 output, TN operands (B given N x K), best heuristic algorithm for the worker's "
-           "workspace",
-           {{"api", "cublasLtMatmul"},
-            {"compute", "CUBLAS_COMPUTE_32F"},
-            {"inputs", "CUDA_R_8F_E4M3"},
-            {"output", "CUDA_R_16BF"},
-            {"fast_accum", 1},
-            {"operands", "TN (C^T = op_T(B_nk) * A^T)"}},
-           &CublasFp8CanImplement, BLayout::kNK);
+  AddPair(registry, DType::kFP8,
+          "fp8 e4m3 inputs with per-tensor scales (A and B scale pointers), FP32 accumulation in "
+          "the tensor cores (CUBLASLT_MATMUL_DESC_FAST_ACCUM), bf16 output, TN operands (B given "
+          "N x K)",
+          {{"api", "cublasLtMatmul"},
+           {"compute", "CUBLAS_COMPUTE_32F"},
+           {"inputs", "CUDA_R_8F_E4M3"},
+           {"output", "CUDA_R_16BF"},
+           {"fast_accum", 1},
+           {"operands", "TN (C^T = op_T(B_nk) * A^T)"}},
+          &CublasFp8CanImplement, BLayout::kNK);
 }
 
 }  // namespace
 
+bool LaunchesChosenAlgo(const Variant& v) {
+  return v.family == "cublas" && v.Param("pick") == "best";
+}
+
 void RegisterCublas(Registry& registry) {
-  AddHalf(registry, "cublas_bf16", DType::kBF16);
-  AddHalf(registry, "cublas_fp16", DType::kFP16);
+  AddHalf(registry, DType::kBF16);
+  AddHalf(registry, DType::kFP16);
   AddFp32(registry);
   AddTf32(registry);
   AddInt8(registry);

@@ -1,5 +1,6 @@
-// Catalog entries of the cuBLAS baselines, one per dtype (cublas_bf16, cublas_fp16, cublas_fp32,
-// cublas_tf32, cublas_int8). Host-only.
+// Catalog entries of the cuBLAS baselines, two per dtype (cublas_bf16 and cublas_bf16_best, ...,
+// cublas_fp8 and cublas_fp8_best: the heuristic's pick and the best of its candidates;
+// cublas_lt.h). Host-only.
 #pragma once
 
 #include "kernels/registry.h"

@@ -129,7 +129,7 @@ bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_cod
                  "read the fleet database's connection string from the first line of FILE (a "
                  "mounted secret; config key fleet.db_file)");
   app.add_option("--max-stored-bytes-per-run", max_stored_bytes_per_run,
-                 "most bytes one run may plan to store: measurements x (max_samples x 24 + 1024); "
+                 "most bytes one run may plan to store: measurements x (max_samples x 32 + 1024); "
                  "refused up front past it (config key limits.max_stored_bytes_per_run, default "
                  "4 GiB)")
       ->check(CLI::Range(int64_t(1) << 20, std::numeric_limits<int64_t>::max()));

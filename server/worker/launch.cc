@@ -18,6 +18,7 @@ k::GemmArgs ArgsFor(const Device& d, const Ready& r, const ProblemInputs& in, vo
   args.cublaslt = d.cublaslt;
   args.workspace = d.workspace.data();
   args.workspace_bytes = d.workspace.bytes();
+  if (r.library_algo) args.library_algo = r.library_algo->data();
   if (r.problem.dtype == k::DType::kFP8) {
     // On failure the scales stay null and the launcher refuses with its own sentence.
     (void)k::Fp8ScalePointers(&args.scale_a, &args.scale_b);

@@ -8,10 +8,12 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/cublas/cublas_lt.h"
 #include "server/worker/diagnostics.h"
 #include "server/worker/guard.h"
 #include "server/worker/l2_rotation.h"
 #include "server/worker/launch.h"
+#include "server/worker/library_choice.h"
 #include "server/worker/occupancy.h"
 #include "server/worker/resident.h"
 #include "server/worker/sample_batch.h"
@@ -206,8 +208,21 @@ std::string RunMeasure(Device& d, Resident& res, const k::Registry& registry,
   bool reused = in.reused;
   L2Method method = RequestedL2Method(o.hot_l2, o.flush_l2);
   int64_t most_sets = 1;
-  for (WindowMember& m : members) {
-    if (!err.empty()) break;
+  for (size_t i = 0; i < members.size() && err.empty(); ++i) {
+    WindowMember& m = members[i];
+    // A _best library variant launches the algorithm chosen for this problem: the daemon's stored
+    // choice, or the fastest candidate timed now (the reply carries the timing to store).
+    if (k::LaunchesChosenAlgo(*m.r.variant)) {
+      wpb::LibraryTuning tuning;
+      err = EnsureChosenAlgo(d, res, &task.library_choices(), ArgsFor(d, m.r, in, in.c), &m.r,
+                             &tuning);
+      if (!err.empty()) {
+        result->set_failed_variant(m.r.variant->name);
+        break;
+      }
+      if (tuning.candidates_size() > 0)
+        *result->mutable_members(member_of[i])->mutable_tuning() = std::move(tuning);
+    }
     L2Plan plan;
     bool sets_reused = false;
     err =
@@ -396,6 +411,7 @@ std::string RunMeasure(Device& d, Resident& res, const k::Registry& registry,
     SetSampleClocks(m, mhz);
     SetStatsFromSamples(
         m, {.max_sm_mhz = d.max_sm_khz / 1e3, .low_clock_fraction = o.low_clock_fraction});
+    DescribeLibraryAlgo(members[i].r, ArgsFor(d, members[i].r, in, in.c), m->mutable_library());
     err = Occupancy(d, res, members[i].r, m->mutable_occupancy());
     if (!err.empty()) {
       if (d.fatal) return err;
@@ -408,6 +424,8 @@ std::string RunMeasure(Device& d, Resident& res, const k::Registry& registry,
   cost->set_setup_seconds(setup_s);
   result->set_l2(ToL2Mode(method));
   SetWindowTotals(result);
+  // Every cycle enqueued ran, those of dropped batches too: the launches the energy went into.
+  result->set_launched_cycles(next / n);
   Log("window of %d variants %s %s: %d cycles, %.1f ms of GPU time, %.0f MHz, L2 %s (up to %" PRId64
       " input sets%s), %s, %d batches dropped%s; setup %.1f ms, sampling %.1f ms",
       n, task.dtype().c_str(), ShapeText(task.shape()).c_str(), result->cycles(),

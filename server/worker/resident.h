@@ -5,6 +5,8 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <string>
 
 #include "ablation/v1/ablation.pb.h"
 #include "server/worker/cuda_input_ops.h"
@@ -27,6 +29,9 @@ struct Resident {
   /// By kernel (cudaFuncGetAttributes and the occupancy calculator's answer for it do not change
   /// within a process once the kernel has launched).
   std::map<const void*, ::ablation::v1::Occupancy> occupancy;
+  /// The algorithms chosen for cublas_<dtype>_best variants, by "variant dtype MxNxK"
+  /// (library_choice.h): kept after a failure too, since they are choices, not device state.
+  std::map<std::string, std::shared_ptr<const std::string>> library_algos;
 };
 
 }  // namespace ablation::worker

@@ -3,6 +3,7 @@
 // launcher), before anything is allocated on the device.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "ablation/v1/ablation.pb.h"
@@ -15,6 +16,9 @@ namespace ablation::worker {
 struct Ready {
   const kernels::Variant* variant = nullptr;
   kernels::Problem problem;
+  /// A cublas_<dtype>_best variant's algorithm at this problem (library_choice.h); null before it
+  /// is chosen, and for every other variant. ArgsFor hands it to the launcher.
+  std::shared_ptr<const std::string> library_algo;
 };
 
 /// "" and *out filled, or why the variant cannot run the problem.

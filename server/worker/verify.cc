@@ -5,10 +5,12 @@
 #include <vector>
 
 #include "common/enum_words.h"
+#include "kernels/cublas/cublas_lt.h"
 #include "kernels/reference.h"
 #include "kernels/reference/gpu_reference.h"
 #include "server/worker/diagnostics.h"
 #include "server/worker/launch.h"
+#include "server/worker/library_choice.h"
 #include "server/worker/resident.h"
 #include "server/worker/variant_lookup.h"
 #include "server/worker/verify_reference.h"
@@ -171,6 +173,25 @@ std::string RunVerify(Device& d, Resident& res, const k::Registry& registry,
                             .refill = true},
                            &b);
   if (!err.empty()) return err;
+  // A _best library variant (as the variant or its reference) launches the algorithm chosen for
+  // the problem; choosing it launches the candidates on these buffers, which are then written
+  // again, so that C is poisoned when the variant runs.
+  bool tuned = false;
+  for (Ready* x : {&r, variant_ref ? &ref.variant : nullptr}) {
+    if (x == nullptr || !k::LaunchesChosenAlgo(*x->variant)) continue;
+    wpb::LibraryTuning tuning;
+    if (!(err = EnsureChosenAlgo(d, res, nullptr, ArgsFor(d, *x, b, b.c), x, &tuning)).empty())
+      return x == &r ? err : ReferenceFailed(result, kRef + err);
+    tuned = tuned || tuning.candidates_size() > 0;
+  }
+  if (tuned && !(err = res.inputs.Prepare({.problem = p,
+                                           .seed = task.seed(),
+                                           .need_nk = need_nk,
+                                           .outputs = variant_ref ? 2 : 1,
+                                           .refill = true},
+                                          &b))
+                    .empty())
+    return err;
 
   // C is poisoned: whatever the variant does not write stays visible.
   if (!(err = LaunchChecked(d, r, ArgsFor(d, r, b, b.c))).empty()) return err;

@@ -32,10 +32,10 @@ TEST_F(MigrationsTest, FreshDatabaseEndsAtLatestVersionInWalMode) {
   }
   RawDb raw(path);
   EXPECT_EQ(raw.Int("PRAGMA user_version"), kSchemaVersion);
-  EXPECT_EQ(kSchemaVersion, 17);
+  EXPECT_EQ(kSchemaVersion, 18);
   EXPECT_EQ(raw.Text("PRAGMA journal_mode"), "wal");
-  for (const char* table :
-       {"runs", "measurements", "measurement_samples", "verifications", "run_tags"}) {
+  for (const char* table : {"runs", "measurements", "measurement_samples", "verifications",
+                            "run_tags", "library_choices"}) {
     EXPECT_EQ(raw.Int(std::string("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
                                   "name = '") +
                       table + "'"),

@@ -278,4 +278,21 @@ inline void BuildV4(RawDb& raw) {
   raw.Exec(kV3ToV4);
 }
 
+// What v18 added (solo figures and the library algorithm on every measurement, the library
+// choices), undone: a fresh database taken back to v17, for the tests of older migrations.
+inline void UndoV18(RawDb& raw) {
+  for (const char* column :
+       {"solo_measured",     "solo_tflops",        "solo_median_ms",        "solo_noise",
+        "solo_samples",      "solo_median_cycles", "solo_sm_mhz",           "solo_peak_share",
+        "solo_energy_j",     "solo_power_w",       "solo_joules_per_tflop", "solo_busy_share",
+        "solo_gpu_seconds",  "solo_launches",      "solo_conditioned",      "solo_note",
+        "solo_cost_seconds", "library_pick",       "library_algo_id",       "library_tile",
+        "library_stages",    "library_split_k",    "library_reduction",     "library_swizzle",
+        "library_custom",    "library_cluster",    "library_candidates",    "library_rank",
+        "library_config"})
+    raw.Exec(std::string("ALTER TABLE measurements DROP COLUMN ") + column);
+  raw.Exec("DROP TABLE library_choices");
+  raw.Exec("ALTER TABLE measurement_samples DROP COLUMN solo_sample_ms");
+}
+
 }  // namespace ablation::db::testing

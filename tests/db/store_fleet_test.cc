@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "db/migrations.h"
+#include "tests/db/old_schemas.h"
 #include "tests/db/store_test_support.h"
 
 namespace ablation::db {
@@ -69,6 +70,7 @@ TEST_F(StoreFleetTest, AV16DatabaseEnqueuesItsFinishedRuns) {
   store_.reset();
   {
     testing::RawDb raw(path_);
+    testing::UndoV18(raw);
     raw.Exec("DROP TRIGGER runs_final_to_outbox");
     raw.Exec("DROP TRIGGER runs_created_final_to_outbox");
     raw.Exec("DROP TABLE fleet_outbox");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "db/migrations.h"
+#include "tests/db/old_schemas.h"
 #include "tests/db/store_test_support.h"
 
 namespace ablation::db {
@@ -146,6 +147,7 @@ TEST_F(StoreHistoryTest, V14DatabaseGainsProvenanceKeepingItsRows) {
   store_.reset();
   {
     testing::RawDb raw(path_);
+    testing::UndoV18(raw);
     for (const char* column : {"vbios_version", "power_limit_w", "ecc_mode", "hardware_fingerprint",
                                "host_name", "node_labels", "kernel_revision", "cancelled_by"}) {
       raw.Exec(std::string("ALTER TABLE runs DROP COLUMN ") + column);

@@ -225,7 +225,7 @@ TEST_F(CliE2E, BashCompletionOffersTheDaemonsVariants) {
                        "COMP_CWORD=5; _ablation_client; printf '%s\\n' \"${COMPREPLY[@]}\"",
                        "_", script, CLIENT_PATH, daemon_->address()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "cublas_fp16\n") << r.err;
+  EXPECT_EQ(r.out, "cublas_fp16\ncublas_fp16_best\n") << r.err;
 }
 
 }  // namespace

@@ -565,12 +565,12 @@ TEST_F(FleetE2E, AVersionOneDatabaseMigratesAndANewerOneIsRefused) {
   EXPECT_EQ(computed.change_points, 0);
   EXPECT_TRUE(fleet::StaleSeries(c).empty());
 
-  c.Exec("UPDATE fleet_schema SET version = 3", "make it newer");
+  c.Exec("UPDATE fleet_schema SET version = 4", "make it newer");
   try {
     fleet::MigrateFleet(c);
     ADD_FAILURE() << "a newer schema was migrated";
   } catch (const fleet::FleetError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("schema version 3, newer than version 2"));
+    EXPECT_THAT(e.what(), HasSubstr("schema version 4, newer than version 3"));
   }
   try {
     fleet::RequireFleetSchema(c);

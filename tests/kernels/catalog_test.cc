@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernels/ablation/ablation_catalog.h"
+#include "kernels/cublas/cublas_lt.h"
 #include "kernels/names.h"
 #include "kernels/registry.h"
 
@@ -31,7 +32,8 @@ TEST(Catalog, NumericParametersStayNumbersAndWordsStayWords) {
   EXPECT_EQ(abl->Param("stages"), "3");
   const Variant* cublas = r.Find("cublas_bf16");
   ASSERT_NE(cublas, nullptr);
-  EXPECT_EQ(cublas->Param("api"), "cublasGemmEx");
+  EXPECT_EQ(cublas->Param("api"), "cublasLtMatmul");
+  EXPECT_EQ(cublas->Param("pick"), "heuristic");
   EXPECT_FALSE(cublas->NumberParam("api").has_value());  // a word is never read as a number
   EXPECT_FALSE(cublas->NumberParam("stages").has_value());
   EXPECT_EQ(cublas->Param("stages"), "");
@@ -58,7 +60,18 @@ TEST(Catalog, HasAllAblationVariantsAndCublas) {
     if (v.family == "cublas") ++cublas;
   }
   EXPECT_EQ(ablation, 128);
-  EXPECT_EQ(cublas, 6);  // one per dtype
+  EXPECT_EQ(cublas, 12);  // two per dtype: the heuristic's pick and the best of its candidates
+  for (const char* dtype : {"bf16", "fp16", "fp32", "tf32", "int8", "fp8"}) {
+    const Variant* heuristic = r.Find(std::string("cublas_") + dtype);
+    const Variant* best = r.Find(std::string("cublas_") + dtype + "_best");
+    ASSERT_NE(heuristic, nullptr) << dtype;
+    ASSERT_NE(best, nullptr) << dtype;
+    EXPECT_FALSE(LaunchesChosenAlgo(*heuristic)) << dtype;
+    EXPECT_TRUE(LaunchesChosenAlgo(*best)) << dtype;
+    EXPECT_EQ(best->dtypes, heuristic->dtypes) << dtype;
+    EXPECT_EQ(best->b_layout, heuristic->b_layout) << dtype;
+    EXPECT_NE(best->description.find("fastest of the heuristic's"), std::string::npos);
+  }
   ASSERT_NE(r.Find("cublas_bf16"), nullptr);
   ASSERT_NE(r.Find("cublas_fp16"), nullptr);
   EXPECT_TRUE(r.Find("cublas_bf16")->Supports(DType::kBF16));

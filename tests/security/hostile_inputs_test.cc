@@ -290,18 +290,18 @@ TEST_F(Hostile, ARunThatCouldStoreMoreThanTheByteBoundIsRefusedUpFront) {
   StartDaemon("[limits]\nmax_stored_bytes_per_run = 2097152\n");  // 2 MiB
   v1::RunRequest request = Valid();
   request.clear_variants();
-  request.add_variants("abl_*");  // 128 measurements x 100,000 samples (the default) x 24 bytes
+  request.add_variants("abl_*");  // 128 measurements x 100,000 samples (the default) x 32 bytes
   request.set_unpaired(true);
   grpc::Status st = Run(request);
   ExpectRefused(st, grpc::StatusCode::INVALID_ARGUMENT, "limits.max_stored_bytes_per_run");
-  EXPECT_THAT(st.error_message(), HasSubstr("128 measurements x up to 100000 samples x 24 bytes"));
-  EXPECT_THAT(st.error_message(), HasSubstr("could store 293.1 MiB"));
+  EXPECT_THAT(st.error_message(), HasSubstr("128 measurements x up to 100000 samples x 32 bytes"));
+  EXPECT_THAT(st.error_message(), HasSubstr("could store 390.8 MiB"));
   EXPECT_THAT(st.error_message(), HasSubstr("at most 2.0 MiB"));
   // One measurement of up to 100,000 samples does not fit either (2.3 MiB); of up to 50,000 it
   // does, and runs.
   v1::RunRequest one = Valid();
   one.mutable_timing()->set_max_samples(100000);
-  ExpectRefused(Run(one), grpc::StatusCode::INVALID_ARGUMENT, "could store 2.3 MiB");
+  ExpectRefused(Run(one), grpc::StatusCode::INVALID_ARGUMENT, "could store 3.1 MiB");
   one.mutable_timing()->set_max_samples(50000);
   EXPECT_TRUE(Run(one).ok());
 

@@ -15,15 +15,21 @@
 //   FAKE_NVML_WATCH_FILE     a path; each lock call logs whether it exists then ("file=yes"),
 //                            which shows that the clock-lock journal is written before a lock
 //   FAKE_NVML_GPU_LOCK_RC    a return code for nvmlDeviceSetGpuLockedClocks (to fail it alone)
+//   ABLATION_FAKE_GPU_STATE  the fake worker's board (fake_power.h): while the worker was busy in
+//                            the last 0.1 s, power, SM clock and the power-cap reason are its;
+//                            the energy counter is its always (NOT_SUPPORTED without the file)
 //   FAKE_NVML_OVERFLOW_FILE  a path; while it exists, nvmlDeviceGetClockInfo (which the daemon's
 //                            telemetry thread calls during a measurement) recurses until the
 //                            calling thread's stack overflows: a real stack overflow in the daemon
 // Everything is read at each call, so a test can change it between calls.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
+
+#include "tests/support/fake_power.h"
 
 namespace {
 
@@ -92,6 +98,15 @@ bool NoPermission() { return Env("FAKE_NVML_NO_PERMISSION") == "1"; }
 nvmlReturn_t MemRc() {
   if (Env("FAKE_NVML_MEM_LOCK_UNSUPPORTED") == "1") return kNotSupported;
   return NoPermission() ? kNoPermission : kSuccess;
+}
+
+/// The fake worker's board, when there is one (ABLATION_FAKE_GPU_STATE) and it was busy lately.
+bool BusyBoard(ablation::fake::BoardState* board) {
+  const std::string path = ablation::fake::StatePath();
+  if (path.empty() || !ablation::fake::ReadBoardState(path, board)) return false;
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return board->Busy(now);
 }
 
 nvmlReturn_t CheckDevice(Device* device) {
@@ -185,8 +200,11 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetClockInfo(Devic
     }
   std::lock_guard lock(g_mu);
   if (nvmlReturn_t rc = CheckDevice(device)) return rc;
+  ablation::fake::BoardState board;
   if (type == 2) {
     *clock = kMemClock;
+  } else if (!g_locked_sm && BusyBoard(&board)) {
+    *clock = static_cast<unsigned>(board.sm_mhz + 0.5);
   } else {
     *clock = g_locked_sm ? g_locked_sm
                          : static_cast<unsigned>(std::stoul(Env("FAKE_NVML_SM_MHZ", "1980")));
@@ -243,7 +261,8 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetPowerUsage(Devi
                                                                             unsigned* mw) {
   std::lock_guard lock(g_mu);
   if (nvmlReturn_t rc = CheckDevice(device)) return rc;
-  *mw = 350500;
+  ablation::fake::BoardState board;
+  *mw = BusyBoard(&board) ? static_cast<unsigned>(1e3 * board.power_w) : 350500;
   Log("sample");  // one line per Sample(): power is read once per sample
   return kSuccess;
 }
@@ -264,6 +283,21 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetCurrentClocksEv
   std::lock_guard lock(g_mu);
   if (nvmlReturn_t rc = CheckDevice(device)) return rc;
   *reasons = std::strtoull(Env("FAKE_NVML_THROTTLE", "0").c_str(), nullptr, 16);
+  ablation::fake::BoardState board;
+  if (BusyBoard(&board) && board.capped) *reasons |= 0x4;  // sw_power_cap
+  return kSuccess;
+}
+
+// The fake worker's energy counter; NOT_SUPPORTED where it keeps none, as on boards before Volta.
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(
+    Device* device, unsigned long long* mj) {
+  std::lock_guard lock(g_mu);
+  if (nvmlReturn_t rc = CheckDevice(device)) return rc;
+  ablation::fake::BoardState board;
+  const std::string path = ablation::fake::StatePath();
+  if (path.empty()) return kNotSupported;
+  if (!ablation::fake::ReadBoardState(path, &board)) board = {};  // nothing run yet: 0
+  *mj = static_cast<unsigned long long>(board.energy_mj);
   return kSuccess;
 }
 

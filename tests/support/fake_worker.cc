@@ -24,6 +24,15 @@
 //                                    settled_mhz as exp(-busy / tau) over the GPU time the fake
 //                                    has been busy since it last idled (a pause of 0.1 s or more
 //                                    between tasks: a cool-down), with a small oscillation
+//   ABLATION_FAKE_TUNE_LOG=path      a line appended each time a cublas_<dtype>_best variant's
+//                                    candidates are timed (without a stored choice in the task)
+//   ABLATION_FAKE_POWER_CAP, ABLATION_FAKE_DRAW, ABLATION_FAKE_GPU_STATE  a power cap that
+//                                    follows what runs: each variant's own draw, a controller
+//                                    with a lag, and the board's energy, read by the stand-in
+//                                    NVML (fake_power.h); wins over ABLATION_FAKE_POWER
+// cuBLAS: eight cuBLASLt candidates per problem at fixed speeds (kCandidateSpeeds), the
+// heuristic's first one for cublas_<dtype>, the stored or timed choice (the fastest: the third)
+// for cublas_<dtype>_best, each described on its member as the real worker describes it.
 // Every sample takes the same SM cycles, so a slower clock makes it longer: the fake's samples
 // behave as a kernel does under a power cap. A window runs on virtual time (nothing sleeps but
 // ABLATION_FAKE_SLEEP_MS): it "runs" every cycle its window_seconds ask for, and returns at most
@@ -48,6 +57,7 @@
 #include "server/worker/ipc.h"
 #include "server/worker/timing_stats.h"
 #include "server/worker/verify_reference.h"
+#include "tests/support/fake_power.h"
 
 namespace {
 
@@ -76,7 +86,7 @@ double Speedup(const std::string& spec, const std::string& variant) {
 }
 
 /// The fake device's maximum SM clock (an H200's), what low-clock samples are measured against.
-constexpr double kMaxSmMhz = 1980;
+constexpr double kMaxSmMhz = ablation::fake::kFakeMaxSmMhz;
 /// Most cycles a window returns: a 3 s window of a 64^3 GEMM would be millions.
 constexpr int64_t kMaxCycles = 2000;
 
@@ -90,6 +100,80 @@ struct PowerModel {
     return (settled_mhz + (kMaxSmMhz - settled_mhz) * std::exp(-busy / tau_s)) * wobble;
   }
 };
+
+/// The fake cuBLASLt's candidates, in its heuristic's order: speeds against the first.
+constexpr double kCandidateSpeeds[] = {1.0, 0.97, 1.06, 0.99, 1.02, 0.95, 1.04, 1.01};
+constexpr const char* kCandidateTiles[] = {"256x128", "128x256", "256x128", "128x128",
+                                           "64x256",  "256x64",  "128x192", "192x128"};
+constexpr int kCandidates = 8;
+
+bool IsLibrary(const std::string& v) { return v.rfind("cublas_", 0) == 0; }
+bool IsBest(const std::string& v) {
+  return IsLibrary(v) && v.size() > 5 && v.compare(v.size() - 5, 5, "_best") == 0;
+}
+
+/// A candidate's opaque algorithm: 64 bytes, as cuBLASLt's, naming its index.
+std::string CandidateAlgo(int i) {
+  std::string algo(64, '\0');
+  algo[0] = 'F';
+  algo[1] = char(i);
+  return algo;
+}
+int CandidateOf(const std::string& algo) {
+  if (algo.size() != 64 || algo[0] != 'F' || algo[1] < 0 || algo[1] >= kCandidates) return -1;
+  return algo[1];
+}
+
+void DescribeCandidate(int i, ablation::v1::LibraryAlgo* a) {
+  a->set_library_algo_id(20 + i);
+  a->set_library_tile(kCandidateTiles[i]);
+  a->set_library_stages("64x4");
+  a->set_library_split_k(1);
+  a->set_library_reduction(0);
+  a->set_library_swizzle(i % 2);
+  a->set_library_custom(0);
+  a->set_library_cluster("1x2x1");
+  a->set_library_rank(i);
+  a->set_library_candidates(kCandidates);
+  a->set_library_config("algo " + std::to_string(20 + i) + ", tile " + kCandidateTiles[i] +
+                        ", stages 64x4, split-K 1, reduction 0, swizzle " + std::to_string(i % 2) +
+                        ", custom 0, cluster 1x2x1");
+}
+
+/// What a library variant of the task launches: its candidate (the stored choice, else timed now
+/// into *tuning), and its description. -1 for other variants.
+int LibraryCandidate(const ablation::worker::v1::MeasureTask& t, const std::string& v,
+                     double base_ms, ablation::worker::v1::MemberResult* member,
+                     const std::string& tune_log) {
+  if (!IsLibrary(v)) return -1;
+  if (!IsBest(v)) {
+    DescribeCandidate(0, member->mutable_library());
+    member->mutable_library()->set_library_pick("heuristic");
+    return 0;
+  }
+  int chosen = -1;
+  for (const auto& c : t.library_choices())
+    if (c.variant() == v) chosen = CandidateOf(c.algo());
+  if (chosen < 0) {
+    auto* tuning = member->mutable_tuning();
+    tuning->set_launches(15);
+    for (int i = 0; i < kCandidates; ++i) {
+      auto* c = tuning->add_candidates();
+      DescribeCandidate(i, c->mutable_algo());
+      c->set_algo_data(CandidateAlgo(i));
+      c->set_median_ms(base_ms / kCandidateSpeeds[i]);
+      if (chosen < 0 || kCandidateSpeeds[i] > kCandidateSpeeds[chosen]) chosen = i;
+    }
+    tuning->set_chosen(chosen);
+    if (!tune_log.empty())
+      std::ofstream(tune_log, std::ios::app)
+          << "tuned " << v << " " << t.dtype() << " " << t.shape().m() << "x" << t.shape().n()
+          << "x" << t.shape().k() << "\n";
+  }
+  DescribeCandidate(chosen, member->mutable_library());
+  member->mutable_library()->set_library_pick("best of " + std::to_string(kCandidates) + " timed");
+  return chosen;
+}
 
 PowerModel ParsePower(const std::string& spec) {
   PowerModel m;
@@ -148,8 +232,16 @@ int main(int argc, char** argv) {
   std::string resident;
   const std::string speedup = Env("ABLATION_FAKE_SPEEDUP");
   const std::string once_path = Env("ABLATION_FAKE_ONCE");
+  const std::string tune_log = Env("ABLATION_FAKE_TUNE_LOG");
   const PowerModel power = ParsePower(Env("ABLATION_FAKE_POWER"));
   double busy_s = 0;  // GPU time since the fake GPU last idled
+  // The power cap that follows what runs (fake_power.h), and the board the stand-in NVML reads.
+  const fake::PowerCap cap = fake::ParsePowerCap(Env("ABLATION_FAKE_POWER_CAP"));
+  const std::string draws = Env("ABLATION_FAKE_DRAW");
+  const std::string state_path = fake::StatePath();
+  fake::PowerController controller(cap);
+  fake::BoardState board;
+  if (!state_path.empty()) fake::ReadBoardState(state_path, &board);  // the counter goes on
   auto last_task_end = std::chrono::steady_clock::now();
   while (true) {
     worker::v1::WorkerRequest req;
@@ -172,7 +264,11 @@ int main(int argc, char** argv) {
       }
       const auto started = std::chrono::steady_clock::now();
       // A pause between tasks cools the fake GPU down: its busy time starts again.
-      if (std::chrono::duration<double>(started - last_task_end).count() >= 0.1) busy_s = 0;
+      if (std::chrono::duration<double>(started - last_task_end).count() >=
+          fake::kIdleAfterSeconds) {
+        busy_s = 0;
+        controller.Idle();
+      }
       if (sleep_ms) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
       auto* r = reply.mutable_measure();
       r->set_task_id(t.task_id());
@@ -204,10 +300,15 @@ int main(int argc, char** argv) {
           if (file >> once && !(file >> once_left)) once_left = 1;
         }
         bool once_used = false;
-        for (const std::string& v : t.variants()) {
+        std::vector<worker::v1::MemberResult> library(size_t(t.variants_size()));
+        for (int i = 0; i < t.variants_size(); ++i) {
+          const std::string& v = t.variants(i);
           const double factor = Speedup(once, v);
           once_used |= factor != 1;
-          base.push_back(flops / rate * 1e3 / Speedup(speedup, v) / factor);
+          double ms = flops / rate * 1e3 / Speedup(speedup, v) / factor;
+          const int candidate = LibraryCandidate(t, v, ms, &library[size_t(i)], tune_log);
+          if (candidate >= 0) ms /= kCandidateSpeeds[candidate];
+          base.push_back(ms);
           cycle_ms += base.back();
         }
         if (once_used && --once_left <= 0) {
@@ -223,18 +324,29 @@ int main(int argc, char** argv) {
         if (t.max_cycles() > 0) cycles = std::min<int64_t>(cycles, t.max_cycles());
         const int64_t kept = std::min(cycles, kMaxCycles);
         std::vector<std::vector<double>> clocks(size_t(t.variants_size()));
-        double gpu_s = 0;
-        for (int i = 0; i < t.variants_size(); ++i) r->add_members()->set_variant(t.variants(i));
+        std::vector<double> draw;
+        for (const std::string& v : t.variants()) draw.push_back(fake::DrawOf(draws, v));
+        double gpu_s = 0, energy_j = 0;
+        for (int i = 0; i < t.variants_size(); ++i) {
+          auto* m = r->add_members();
+          *m = library[size_t(i)];
+          m->set_variant(t.variants(i));
+        }
         for (int64_t c = 0, k = 0; c < cycles; ++c) {
           const bool keep = k < kept && c * kept / cycles == k;  // evenly spread
           for (int i = 0; i < t.variants_size(); ++i) {
-            const double mhz =
-                keep && k < low_clock_samples ? kMaxSmMhz / 2 : power.ClockAt(busy_s, sm_mhz);
             // The wobble is the returned cycle's, shared by every variant in it, as a real
             // window's clock is: paired ratios cancel it exactly, and two windows that return as
             // many cycles have the same samples, so the fake's changes are exact.
-            const double ms =
-                base[size_t(i)] * (1.0 + 0.001 * std::sin(double(keep ? k : c))) * kMaxSmMhz / mhz;
+            const double work = base[size_t(i)] * (1.0 + 0.001 * std::sin(double(keep ? k : c)));
+            double mhz, ms;
+            if (cap.enabled()) {
+              mhz = controller.Clock();
+              ms = controller.Step(draw[size_t(i)], work * 1e-3 * kMaxSmMhz * 1e6, &energy_j);
+            } else {
+              mhz = keep && k < low_clock_samples ? kMaxSmMhz / 2 : power.ClockAt(busy_s, sm_mhz);
+              ms = work * kMaxSmMhz / mhz;
+            }
             busy_s += ms / 1e3;
             gpu_s += ms / 1e3;
             if (keep) {
@@ -263,8 +375,15 @@ int main(int argc, char** argv) {
           m->mutable_occupancy()->set_threads_per_block(256);
         }
         worker::SetWindowTotals(r);
-        // The whole window's GPU time, not only the samples returned.
+        // The whole window's GPU time and cycles, not only the samples returned.
         r->set_gpu_seconds(gpu_s);
+        r->set_launched_cycles(cycles);
+        if (cap.enabled() && !state_path.empty()) {
+          board.energy_mj += 1e3 * energy_j;
+          board.power_w = gpu_s > 0 ? energy_j / gpu_s : fake::kIdlePowerW;
+          board.sm_mhz = controller.Clock();
+          board.capped = controller.Capped();
+        }
         // Synthetic too: the sleep as the sampling, nothing for the rest.
         r->mutable_cost()->set_setup_seconds(0);
         r->mutable_cost()->set_warmup_seconds(0);
@@ -274,6 +393,13 @@ int main(int argc, char** argv) {
       r->mutable_cost()->set_worker_seconds(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
       last_task_end = std::chrono::steady_clock::now();
+      // Before the reply: the daemon reads the energy counter as soon as it has it.
+      if (cap.enabled() && !state_path.empty()) {
+        board.ended_unix =
+            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        fake::WriteBoardState(state_path, board);
+      }
     } else if (req.has_describe()) {
       // Names a kernel that a stand-in disassembler (ABLATION_CUOBJDUMP in the e2e tests) knows.
       const auto& t = req.describe();

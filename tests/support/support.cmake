@@ -10,6 +10,7 @@ set_target_properties(fake-worker PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BI
 
 # The stand-in library, loaded by path exactly as the daemon loads libnvidia-ml.so.1.
 add_library(fake-nvml SHARED ${CMAKE_CURRENT_SOURCE_DIR}/support/fake_nvml.cc)
+target_include_directories(fake-nvml PRIVATE ${PROJECT_SOURCE_DIR})  # tests/support/fake_power.h
 set_target_properties(fake-nvml PROPERTIES
   LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests
   CXX_VISIBILITY_PRESET hidden)

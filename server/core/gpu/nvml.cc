@@ -45,6 +45,7 @@ struct Nvml::Api {
   nvmlReturn_t (*GetMaxClockInfo)(nvmlDevice_t, nvmlClockType_t, unsigned*) = nullptr;
   nvmlReturn_t (*GetDefaultApplicationsClock)(nvmlDevice_t, nvmlClockType_t, unsigned*) = nullptr;
   nvmlReturn_t (*GetPowerUsage)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*GetTotalEnergyConsumption)(nvmlDevice_t, unsigned long long*) = nullptr;
   nvmlReturn_t (*GetTemperature)(nvmlDevice_t, nvmlTemperatureSensors_t, unsigned*) = nullptr;
   nvmlReturn_t (*GetClocksEventReasons)(nvmlDevice_t, unsigned long long*) = nullptr;
   const char* clocks_event_reasons_name = "nvmlDeviceGetCurrentClocksEventReasons";
@@ -128,6 +129,7 @@ std::unique_ptr<Nvml> Nvml::Load(const std::string& library_path, std::string* w
   Resolve(library, "nvmlDeviceGetMaxClockInfo", &api->GetMaxClockInfo);
   Resolve(library, "nvmlDeviceGetDefaultApplicationsClock", &api->GetDefaultApplicationsClock);
   Resolve(library, "nvmlDeviceGetPowerUsage", &api->GetPowerUsage);
+  Resolve(library, "nvmlDeviceGetTotalEnergyConsumption", &api->GetTotalEnergyConsumption);
   Resolve(library, "nvmlDeviceGetTemperature", &api->GetTemperature);
   // Renamed in R535; drivers before it only have the throttle-reasons name (same signature).
   Resolve(library, "nvmlDeviceGetCurrentClocksEventReasons", &api->GetClocksEventReasons);
@@ -265,6 +267,18 @@ Status Nvml::Sample(const std::string& uuid, NvmlSample* out) {
   if (!out->sm_mhz && !out->mem_mhz && !out->power_w && !out->temp_c && !out->reasons) {
     return first_error;
   }
+  return Status::Ok();
+}
+
+Status Nvml::TotalEnergyMj(const std::string& uuid, uint64_t* millijoules) {
+  nvmlDevice_t device;
+  if (Status s = Handle(uuid, &device); !s.ok()) return s;
+  unsigned long long mj = 0;
+  if (Status s = Check(CallOptional(api_->GetTotalEnergyConsumption, device, &mj),
+                       "nvmlDeviceGetTotalEnergyConsumption");
+      !s.ok())
+    return s;
+  *millijoules = mj;
   return Status::Ok();
 }
 

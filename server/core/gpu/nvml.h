@@ -117,6 +117,11 @@ class Nvml {
   /// Reads clocks, power, temperature and clock-event reasons. Fails only when the device cannot
   /// be found or nothing at all could be read.
   Status Sample(const std::string& uuid, NvmlSample* out);
+  /// The board's energy since the driver was loaded, in millijoules
+  /// (nvmlDeviceGetTotalEnergyConsumption, Volta and later): the difference of two readings is
+  /// the energy between them, however the power moved meanwhile, which a power sampled every few
+  /// tens of milliseconds cannot give. Fails where the device or this NVML cannot tell.
+  Status TotalEnergyMj(const std::string& uuid, uint64_t* millijoules);
   Status GetSupportedClocks(const std::string& uuid, SupportedClocks* out);
   Status MaxClocks(const std::string& uuid, ClockPair* out);
   /// The default application clocks, used as "base". NVML exposes no other base clock; note that

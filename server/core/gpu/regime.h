@@ -41,6 +41,10 @@ struct RegimeParams {
   double clock_tolerance = 0.004;    ///< max / min - 1 of the last spans' mean clocks
   double power_tolerance = 0.02;     ///< the same of the board power, where NVML reads it
   double window_seconds = 3.0;       ///< GPU time of the measured window
+  /// GPU time of a variant's solo span: after the paired window each variant runs alone, from the
+  /// state the GPU is in, until the settle test passes on its own chunks; the last this many
+  /// seconds (whose spans agreed) are its figures at the cap.
+  double solo_seconds = 3.0;
   // Burst.
   double burst_seconds = 0.02;      ///< GPU time of one short window
   double cool_min_seconds = 0.3;    ///< idle at least this long before a short window

@@ -34,10 +34,10 @@ struct RequestLimits {
   /// Largest reply the server sends, in bytes: a GetRun with every raw sample of a large run is
   /// refused with RESOURCE_EXHAUSTED naming this limit (QueryMeasurements pages instead).
   int max_reply_bytes = 64 << 20;
-  /// Samples one measurement may ask for (timing.min_samples and max_samples): about 24 bytes
+  /// Samples one measurement may ask for (timing.min_samples and max_samples): about 32 bytes
   /// each stored, so 100,000 is at most ~2.4 MB a measurement (a million was 22.9 MB).
   int max_samples_per_measurement = 100000;
-  /// Bytes one run may plan to store (plan_storage.h): measurements x (their most samples x 24
+  /// Bytes one run may plan to store (plan_storage.h): measurements x (their most samples x 32
   /// bytes + ~1 KB of rows), checked up front for RunAblation, Verify and Profile alike. 4 GiB:
   /// the largest built-in preset (sm90-shapes, 3 rounds: 1,620 measurements) could store 3.6 GiB
   /// at worst; 20,000 measurements x 100,000 samples would be 45 GiB.

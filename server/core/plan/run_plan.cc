@@ -43,6 +43,7 @@ Status CheckTimingRanges(const v1::TimingOptions& t) {
       {t.window_seconds(), 0, 600, "window_seconds"},
       {t.settle_max_seconds(), 0, 3600, "settle_max_seconds"},
       {t.burst_seconds(), 0, 10, "burst_seconds"},
+      {t.solo_seconds(), 0, 600, "solo_seconds"},
   };
   for (const auto& r : ranges)
     if (Status st = CheckRange(r.value, r.lo, r.hi, r.field); !st.ok()) return st;
@@ -259,9 +260,11 @@ static Status PlanRegime(const v1::RunRequest& request, const TimingDefaults& d,
   if (t.window_seconds() > 0) p.window_seconds = t.window_seconds();
   if (t.settle_max_seconds() > 0) p.settle_max_seconds = t.settle_max_seconds();
   if (t.burst_seconds() > 0) p.burst_seconds = t.burst_seconds();
+  if (t.solo_seconds() > 0) p.solo_seconds = t.solo_seconds();
   plan->timing.set_window_seconds(p.window_seconds);
   plan->timing.set_settle_max_seconds(p.settle_max_seconds);
   plan->timing.set_burst_seconds(p.burst_seconds);
+  plan->timing.set_solo_seconds(p.solo_seconds);
   plan->paired = !request.unpaired();
   return Status::Ok();
 }
@@ -334,6 +337,7 @@ Status PlanRun(const v1::RunRequest& request, const kernels::Registry& registry,
   o.set_warmup_seconds(t.warmup_seconds() > 0 ? t.warmup_seconds() : d.warmup_seconds);
   o.set_hot_l2(t.hot_l2());
   o.set_flush_l2(t.flush_l2());
+  o.set_no_solo(t.no_solo());
   if (t.hot_l2() && t.flush_l2())
     return InvalidArgument("timing.flush_l2: a flushed L2 is cold; it cannot go with hot_l2");
   if (!(t.low_clock_fraction() >= 0 && t.low_clock_fraction() < 1))

@@ -124,9 +124,9 @@ Status PlanVerify(const v1::VerifyRequest& request, const kernels::Registry& reg
 /// limits.max_measurements_per_run and `what` was planned.
 Status CheckPlanSize(int64_t planned, int max, const char* what);
 
-/// Bytes a stored sample takes: its time, cycles and SM clock, a little-endian double each
-/// (db/schema.md, measurement_samples).
-constexpr int64_t kStoredBytesPerSample = 24;
+/// Bytes a stored sample takes: its time, cycles and SM clock, and the time of a sample of its
+/// solo span, a little-endian double each (db/schema.md, measurement_samples).
+constexpr int64_t kStoredBytesPerSample = 32;
 /// Bytes of rows beside the samples per measurement, verification or profile (the measurement
 /// row with its telemetry and occupancy, or the verification's, or the counters'), rounded up.
 constexpr int64_t kStoredBytesPerRow = 1024;

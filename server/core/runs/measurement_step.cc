@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/time.h"
+#include "kernels/cublas/cublas_lt.h"
 #include "server/core/gpu/peak.h"
 #include "server/core/workers/user_code.h"
 #include "server/worker/timing_stats.h"
@@ -41,9 +42,30 @@ std::string ThrottleSeen(const std::vector<NvmlSample>& samples) {
 
 }  // namespace
 
+std::optional<double> MeasurementStep::EnergyJ() {
+  uint64_t mj = 0;
+  if (ctx_.nvml == nullptr || !ctx_.nvml->TotalEnergyMj(ctx_.uuid, &mj).ok()) return std::nullopt;
+  return double(mj) / 1e3;
+}
+
+void MeasurementStep::AddLibraryChoices(const Call& c, worker::v1::MeasureTask* task) {
+  if (ctx_.library == nullptr || ctx_.registry == nullptr) return;
+  for (const std::string& v : c.variants) {
+    const kernels::Variant* variant = ctx_.registry->Find(v);
+    if (variant == nullptr || !kernels::LaunchesChosenAlgo(*variant)) continue;
+    if (auto choice = ctx_.library->Find(v, c.problem)) *task->add_library_choices() = *choice;
+  }
+}
+
+void MeasurementStep::KeepLibraryChoices(const Call& c, const worker::v1::MeasureResult& r) {
+  if (ctx_.library == nullptr) return;
+  for (const auto& m : r.members())
+    if (m.has_tuning()) ctx_.library->Keep(m.variant(), c.problem, m.tuning());
+}
+
 std::string MeasurementStep::CallWindow(const Call& c, worker::v1::MeasureResult* out,
-                                        std::vector<NvmlSample>* nvml,
-                                        std::string* failed_variant) {
+                                        std::vector<NvmlSample>* nvml, std::string* failed_variant,
+                                        std::optional<double>* energy_j) {
   const RunPlan& plan = *ctx_.plan;
   worker::v1::WorkerRequest req;
   auto* task = req.mutable_measure();
@@ -52,6 +74,7 @@ std::string MeasurementStep::CallWindow(const Call& c, worker::v1::MeasureResult
     task->add_variants(v);
     AddUserCode(ctx_.registry, v, task->mutable_user_code());
   }
+  AddLibraryChoices(c, task);
   task->set_dtype(DTypeText(c.problem));
   SetShape(c.problem, task->mutable_shape());
   *task->mutable_timing() = plan.timing;
@@ -64,14 +87,23 @@ std::string MeasurementStep::CallWindow(const Call& c, worker::v1::MeasureResult
   // (seconds, not minutes: the worker's start-up is timed apart, in GpuWorker::Ensure).
   const double budget = 3 * c.window_seconds + 1 + (c.warmup ? plan.timing.max_seconds() : 0);
   const auto timeout = std::chrono::milliseconds(int64_t(2e3 * budget)) + ctx_.hang_margin;
+  // The energy counter around the whole call: what the board drew while the window ran (the
+  // call's setup too, milliseconds with resident inputs).
+  const std::optional<double> energy0 = energy_j ? EnergyJ() : std::nullopt;
   sampler_.Start(ctx_.nvml, ctx_.uuid, ctx_.expected_sm_mhz, ctx_.nvml_unavailable);
   auto call = ctx_.gpu->Call(req, timeout);
   std::vector<NvmlSample> readings = sampler_.StopSamples();
   last_busy_ = std::chrono::steady_clock::now();
+  if (energy_j) {
+    const std::optional<double> energy1 = EnergyJ();
+    *energy_j = energy0 && energy1 && *energy1 >= *energy0 ? std::optional(*energy1 - *energy0)
+                                                           : std::nullopt;
+  }
   if (nvml) nvml->insert(nvml->end(), readings.begin(), readings.end());
   if (!call.ok) return call.failure;
   if (!call.reply.has_measure()) return "worker sent an unexpected reply";
   *out = call.reply.measure();
+  KeepLibraryChoices(c, *out);
   if (!out->ok()) {
     *failed_variant = out->failed_variant();
     return out->error().empty() ? "the worker failed the window without saying why" : out->error();
@@ -111,7 +143,8 @@ std::string MeasurementStep::TimeSustained(const Call& base, Timed* out) {
   window.window_seconds = p.window_seconds;
   window.min_cycles = std::max(1, ctx_.plan->timing.min_samples());
   window.warmup = false;
-  const std::string err = CallWindow(window, &out->window, &out->nvml, &out->failed_variant);
+  const std::string err =
+      CallWindow(window, &out->window, &out->nvml, &out->failed_variant, &out->window_energy_j);
   AddCost(out->window.cost(), &out->worker_cost);
   if (!err.empty()) return err;
   out->windows = 1;
@@ -125,6 +158,138 @@ std::string MeasurementStep::TimeSustained(const Call& base, Timed* out) {
     out->note += buf;
   }
   return "";
+}
+
+void MeasurementStep::TimeSolo(const Call& base, const std::string& variant, Solo* out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  RegimeParams p = ctx_.plan->regime_params;
+  // Its spans must cover the solo span before they may agree.
+  p.settle_min_seconds = std::max(p.settle_min_seconds, p.solo_seconds);
+  SettleDetector settle(p);
+  struct Chunk {
+    worker::v1::MemberResult member;
+    std::optional<double> energy_j;
+    double sampling_seconds = 0, gpu_seconds = 0;
+    int64_t launches = 0;
+  };
+  std::vector<Chunk> chunks;
+  Call chunk = base;
+  chunk.variants = {variant};
+  chunk.window_seconds = p.chunk_seconds;
+  chunk.min_cycles = 1;
+  chunk.warmup = false;  // warmed up in the paired window a moment ago
+  for (;;) {
+    if (Stopping()) {
+      out->error = "cancelled before its solo span";
+      out->wall_seconds = common::SecondsSince(t0);
+      return;
+    }
+    worker::v1::MeasureResult r;
+    std::vector<NvmlSample> readings;
+    std::string failed;
+    Chunk c;
+    const std::string err = CallWindow(chunk, &r, &readings, &failed, &c.energy_j);
+    if (err.empty() && (r.members_size() != 1 || !r.members(0).ok())) {
+      out->error =
+          r.members_size() == 1 ? r.members(0).error() : "the worker's reply has no member";
+    } else if (!err.empty()) {
+      out->error = err;
+    }
+    if (!out->error.empty()) {
+      out->error = "its solo span failed: " + out->error;
+      out->wall_seconds = common::SecondsSince(t0);
+      return;
+    }
+    const v1::Telemetry power = AggregateTelemetry(readings, 0);
+    settle.Add({r.cost().sampling_seconds(), r.sm_mhz(),
+                power.has_power_w_mean() ? std::optional(power.power_w_mean()) : std::nullopt});
+    AddCost(r.cost(), &out->worker_cost);
+    c.member = r.members(0);
+    c.sampling_seconds = r.cost().sampling_seconds();
+    c.gpu_seconds = r.gpu_seconds();
+    c.launches = r.launched_cycles();
+    chunks.push_back(std::move(c));
+    if (settle.settled() || common::SecondsSince(t0) >= p.settle_max_seconds) break;
+  }
+  // The span: the last chunks that together make solo_seconds of sampling time.
+  size_t first = chunks.size();
+  for (double span = 0; first > 0 && span < p.solo_seconds - 1e-9;)
+    span += chunks[--first].sampling_seconds;
+  const worker::ClockBounds bounds{.max_sm_mhz = ctx_.expected_sm_mhz,
+                                   .low_clock_fraction = ctx_.plan->timing.low_clock_fraction()};
+  out->member.set_variant(variant);
+  out->member.set_ok(true);
+  bool energy = true;
+  double joules = 0;
+  for (size_t i = first; i < chunks.size(); ++i) {
+    const Chunk& c = chunks[i];
+    worker::AppendSamples(c.member, &out->member, bounds);
+    out->sampling_seconds += c.sampling_seconds;
+    out->gpu_seconds += c.gpu_seconds;
+    out->launches += c.launches;
+    energy = energy && c.energy_j.has_value();
+    if (c.energy_j) joules += *c.energy_j;
+  }
+  if (energy) out->energy_j = joules;
+  out->conditioned = settle.settled();
+  out->note = settle.Describe();
+  out->wall_seconds = common::SecondsSince(t0);
+}
+
+MeasurementStep::Solo MeasurementStep::SoloOfWindow(const Timed& t) const {
+  Solo solo;
+  if (t.window.members_size() != 1) {
+    solo.error = "the window has no single member";
+    return solo;
+  }
+  solo.member = t.window.members(0);
+  solo.energy_j = t.window_energy_j;
+  solo.sampling_seconds = t.window.cost().sampling_seconds();
+  solo.gpu_seconds = t.window.gpu_seconds();
+  solo.launches = t.window.launched_cycles();
+  solo.conditioned = t.conditioned;
+  solo.note = "measured alone in its window: " + t.note;
+  return solo;
+}
+
+void MeasurementStep::FillSolo(const Solo& solo, const kernels::Variant& variant,
+                               const kernels::Problem& problem, v1::SoloFigures* out) const {
+  out->set_solo_note(solo.error.empty() ? solo.note : solo.error);
+  const worker::v1::MemberResult& m = solo.member;
+  if (!solo.error.empty() || m.sample_ms_size() == 0 || !(m.stats().median_ms() > 0)) {
+    if (solo.error.empty()) out->set_solo_note("its solo span returned no samples");
+    return;
+  }
+  const kernels::WorkModel work = variant.Work(problem);
+  const double tflops = work.flops / (m.stats().median_ms() * 1e-3) / 1e12;
+  if (m.stats().has_median_sm_mhz()) {
+    const NormalisedThroughput n = Normalise(tflops, m.stats().median_sm_mhz(), ctx_.sm_count,
+                                             ctx_.compute_capability, problem.dtype);
+    if (std::string refused = RefuseAbovePeak(tflops, m.stats().median_sm_mhz(), n);
+        !refused.empty()) {
+      out->set_solo_note("its solo span was refused: " + refused);
+      return;
+    }
+    out->set_solo_sm_mhz(m.stats().median_sm_mhz());
+    if (n.peak_share) out->set_solo_peak_share(*n.peak_share);
+  }
+  out->set_solo_measured(true);
+  out->set_solo_tflops(tflops);
+  out->set_solo_median_ms(m.stats().median_ms());
+  out->set_solo_noise(m.stats().noise());
+  out->set_solo_samples(m.stats().samples());
+  if (m.stats().has_median_cycles()) out->set_solo_median_cycles(m.stats().median_cycles());
+  out->set_solo_gpu_seconds(solo.gpu_seconds);
+  out->set_solo_launches(solo.launches);
+  out->set_solo_conditioned(solo.conditioned);
+  if (solo.sampling_seconds > 0)
+    out->set_solo_busy_share(std::min(1.0, solo.gpu_seconds / solo.sampling_seconds));
+  if (solo.energy_j) {
+    out->set_solo_energy_j(*solo.energy_j);
+    if (solo.sampling_seconds > 0) out->set_solo_power_w(*solo.energy_j / solo.sampling_seconds);
+    if (work.flops > 0 && solo.launches > 0)
+      out->set_solo_joules_per_tflop(*solo.energy_j / (double(solo.launches) * work.flops / 1e12));
+  }
 }
 
 std::string MeasurementStep::CoolDown(bool* cool, double* seconds) {
@@ -279,6 +444,7 @@ void MeasurementStep::FillRow(const worker::v1::MemberResult& member, const Time
       m->set_error(refused);
   }
   m->set_checked_launches(member.checked_launches());
+  if (member.has_library()) *m->mutable_library() = member.library();
   m->set_windows(timed.windows);
   m->set_conditioned(timed.conditioned);
   m->set_regime_note(timed.note);
@@ -324,19 +490,22 @@ MeasurementStep::WindowOutcome MeasurementStep::MeasureWindow(const WindowSlot& 
     if (item.variant->code) m.set_user_build_id(item.variant->code->build_id);
     *m.mutable_telemetry() = UnavailableTelemetry("nothing was timed");
   }
+  // Each row's own solo step (its variant alone), apart from the window's shared time.
+  std::vector<double> solo_seconds(n, 0);
   auto finish = [&](const std::string& error, const std::vector<size_t>& timed) {
     for (size_t i : timed) {
       if (!error.empty() && out.rows[i].error().empty()) out.rows[i].set_error(error);
     }
-    double verify_total = 0;
-    for (double v : verify_seconds) verify_total += v;
-    const double shared = std::max(common::SecondsSince(started) - verify_total, 0.0) /
+    double own_total = 0;
+    for (size_t i = 0; i < n; ++i) own_total += verify_seconds[i] + solo_seconds[i];
+    const double shared = std::max(common::SecondsSince(started) - own_total, 0.0) /
                           double(std::max<size_t>(timed.size(), 1));
     for (size_t i = 0; i < n; ++i) {
       v1::Measurement& m = out.rows[i];
       m.set_status(m.error().empty() ? v1::MEASUREMENT_STATUS_OK : v1::MEASUREMENT_STATUS_FAILED);
       const bool was_timed = std::find(timed.begin(), timed.end(), i) != timed.end();
-      m.set_wall_seconds(verify_seconds[i] + (was_timed ? shared : 0));
+      m.set_wall_seconds(verify_seconds[i] + (was_timed ? shared : 0) + solo_seconds[i]);
+      if (solo_seconds[i] > 0) m.mutable_cost()->set_solo_seconds(solo_seconds[i]);
     }
   };
 
@@ -387,6 +556,7 @@ MeasurementStep::WindowOutcome MeasurementStep::MeasureWindow(const WindowSlot& 
   }
   int interleaved = 0;
   for (const auto& member : t.window.members()) interleaved += member.ok() ? 1 : 0;
+  const std::vector<Solo> solos = MeasureSolos(base, t, timed, &solo_seconds);
   for (size_t k = 0; k < timed.size(); ++k) {
     const size_t i = timed[k];
     const PlannedMeasurement& item = plan.items[size_t(slot.items[i])];
@@ -402,10 +572,47 @@ MeasurementStep::WindowOutcome MeasurementStep::MeasureWindow(const WindowSlot& 
       m.set_error("the worker returned no samples");
     } else {
       FillRow(*member, t, interleaved, *item.variant, item.problem, &m);
+      FillSolo(solos[k], *item.variant, item.problem, m.mutable_solo());
+      if (m.solo().solo_measured() && !(t.window.members_size() == 1))
+        m.mutable_solo_sample_ms()->CopyFrom(solos[k].member.sample_ms());
+      // The worker's time for the row's own solo chunks is the row's alone.
+      if (solos[k].worker_cost.has_worker_seconds())
+        AddCost(solos[k].worker_cost, m.mutable_cost());
     }
   }
   finish("", timed);
   return out;
+}
+
+std::vector<MeasurementStep::Solo> MeasurementStep::MeasureSolos(
+    const Call& base, const Timed& t, const std::vector<size_t>& timed,
+    std::vector<double>* solo_seconds) {
+  std::vector<Solo> solos(timed.size());
+  std::string none;
+  if (ctx_.plan->regime == Regime::kBurst) {
+    none = "burst: no solo span (its short windows end before the power cap engages)";
+  } else if (ctx_.plan->timing.no_solo()) {
+    none = "no solo span: the run asked for none (no_solo)";
+  } else if (t.window.members_size() == 1) {
+    solos[0] = SoloOfWindow(t);
+    return solos;
+  }
+  for (size_t k = 0; k < timed.size(); ++k) {
+    Solo& solo = solos[k];
+    if (!none.empty()) {
+      solo.error = none;
+      continue;
+    }
+    if (int(k) >= t.window.members_size() || !t.window.members(int(k)).ok()) {
+      solo.error = "no solo span: the variant was left out of its window";
+      continue;
+    }
+    TimeSolo(base, base.variants[k], &solo);
+    (*solo_seconds)[timed[k]] = solo.wall_seconds;
+    // A worker that failed or a run that stops: the window's other variants go without.
+    if (!solo.error.empty()) none = "no solo span: " + base.variants[k] + "'s " + solo.error;
+  }
+  return solos;
 }
 
 void MeasurementStep::ReleaseInputs() {

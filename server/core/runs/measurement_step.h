@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "server/core/gpu/telemetry.h"
 #include "server/core/plan/run_plan.h"
 #include "server/core/plan/verification_policy.h"
+#include "server/core/runs/library_choices.h"
 #include "server/core/workers/gpu_worker.h"
 
 namespace ablation::core {
@@ -43,6 +45,9 @@ struct StepContext {
   /// The device, for the clock-normalised figures (peak.h): from the worker's hello.
   int sm_count = 0;
   std::string compute_capability;
+  /// The library baselines' chosen algorithms (library_choices.h); null: none are kept, and a
+  /// _best variant is timed again in every window.
+  LibraryChoices* library = nullptr;
 };
 
 class MeasurementStep {
@@ -91,7 +96,10 @@ class MeasurementStep {
     bool warmup = false;
   };
   std::string CallWindow(const Call& call, worker::v1::MeasureResult* out,
-                         std::vector<NvmlSample>* nvml, std::string* failed_variant);
+                         std::vector<NvmlSample>* nvml, std::string* failed_variant,
+                         std::optional<double>* energy_j = nullptr);
+  /// NVML's energy counter in joules; unset where it cannot be read.
+  std::optional<double> EnergyJ();
 
   /// What the regime produced for the window's variants: their pooled samples and statistics,
   /// the NVML readings of the measured spans, and what conditioning cost and found.
@@ -106,8 +114,42 @@ class MeasurementStep {
     v1::Cost worker_cost;  ///< summed over the window tasks, conditioning's included
     bool cancelled = false;
     std::string failed_variant;
+    std::optional<double> window_energy_j;  ///< the measured window's (sustained, locked)
   };
   std::string TimeSustained(const Call& base, Timed* out);
+
+  /// One variant alone (SoloFigures): its pooled samples over the solo span, and what the span
+  /// cost and drew.
+  struct Solo {
+    worker::v1::MemberResult member;
+    std::optional<double> energy_j;  ///< over the span's worker calls; unset: NVML could not say
+    double sampling_seconds = 0;     ///< the span's sampling time
+    double gpu_seconds = 0;          ///< the span's GPU time of launches
+    int64_t launches = 0;
+    bool conditioned = false;
+    std::string note;
+    std::string error;        ///< why there are no figures
+    double wall_seconds = 0;  ///< the whole solo step's, settling included
+    v1::Cost worker_cost;     ///< the worker's, summed over the solo chunks
+  };
+  /// Runs `variant` of `base` alone from the state the GPU is in, in chunks, until the settle test
+  /// passes on its own chunks (or settle_max_seconds), and pools the last solo_seconds.
+  void TimeSolo(const Call& base, const std::string& variant, Solo* out);
+  /// The window's own figures as the solo span of its one variant (a window of one variant is
+  /// measured alone already).
+  Solo SoloOfWindow(const Timed& timed) const;
+  /// The solo spans of a window's timed variants (in base.variants' order), after its paired
+  /// window; *solo_seconds gets each row's wall time for its own (by slot index).
+  std::vector<Solo> MeasureSolos(const Call& base, const Timed& timed,
+                                 const std::vector<size_t>& timed_slots,
+                                 std::vector<double>* solo_seconds);
+  /// The solo figures of a row from its span.
+  void FillSolo(const Solo& solo, const kernels::Variant& variant, const kernels::Problem& problem,
+                v1::SoloFigures* out) const;
+  /// Adds the stored algorithm of every _best library variant of the call to the task, and keeps
+  /// what a reply chose.
+  void AddLibraryChoices(const Call& call, worker::v1::MeasureTask* task);
+  void KeepLibraryChoices(const Call& call, const worker::v1::MeasureResult& result);
   std::string TimeBurst(const Call& base, Timed* out);
   /// Idles until CoolDetector says cool (or gives up); returns its description.
   std::string CoolDown(bool* cool, double* seconds);

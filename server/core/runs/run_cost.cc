@@ -16,6 +16,7 @@ void RunCost::Add(const v1::Measurement& m) {
   verify_ += c.verify_seconds();
   settle_ += c.settle_seconds();
   cool_ += c.cool_seconds();
+  solo_ += c.solo_seconds();
   reused_ += c.inputs_reused() ? 1 : 0;
 }
 
@@ -29,11 +30,12 @@ std::string RunCost::Summary(double run_seconds) const {
   char buf[640];
   std::snprintf(buf, sizeof buf,
                 "%d measurements: %.1f s of wall time for %.1f s of sampled GPU time (%s); the "
-                "regime: settling %.2f s, cooling %.2f s; in the worker: setup %.2f s, warm-up "
+                "regime: settling %.2f s, cooling %.2f s, solo spans %.2f s; in the worker: setup "
+                "%.2f s, warm-up "
                 "%.2f s, sampling %.2f s, other %.2f s; in the daemon: verification %.2f s, "
                 "telemetry and worker calls %.2f s, storing %.2f s, profiling %.2f s, the rest "
                 "%.2f s; %d of %d on resident inputs",
-                measurements_, run_seconds, sampled_, ratio, settle_, cool_, setup_, warmup_,
+                measurements_, run_seconds, sampled_, ratio, settle_, cool_, solo_, setup_, warmup_,
                 sampling_, worker_other, verify_, calls, storing_, profiling_, rest, reused_,
                 measurements_);
   return buf;

@@ -207,7 +207,11 @@ class JobExecution {
       }
       spdlog::info("run {}: clocks locked ({})", job_.id(), clock_lock->PolicyString());
     }
-    MeasurementStep step(Step(device, ExpectedSmMhz(uuid, clock_lock.get())));
+    // The _best library baselines' algorithms, chosen once per device, problem and cuBLAS.
+    StoredLibraryChoices library(job_.recorder.store(), uuid, device.cublas_version(), job_.id());
+    StepContext context = Step(device, ExpectedSmMhz(uuid, clock_lock.get()));
+    if (job_.recorder.store()) context.library = &library;
+    MeasurementStep step(std::move(context));
     int ok = 0, failed = 0, sequence = 0;
     int64_t next_window = 0;
     RunCost cost;

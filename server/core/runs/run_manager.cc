@@ -284,7 +284,7 @@ Status RunManager::SubmitRun(const v1::RunRequest& request, const std::string& p
   if (st = CheckPlanSize(planned, limits.measurements, "measurements (variants x shapes x rounds)");
       !st.ok())
     return st;
-  // Samples are stored raw (about 24 bytes each): what one measurement may ask for is bounded,
+  // Samples are stored raw (about 32 bytes each): what one measurement may ask for is bounded,
   // so a run's storage and its GetRun reply are too.
   if (const int max = limits.samples; max > 0) {
     for (const auto& [value, field] : {std::pair{request.timing().min_samples(), "min_samples"},
@@ -292,7 +292,7 @@ Status RunManager::SubmitRun(const v1::RunRequest& request, const std::string& p
       if (value > max)
         return InvalidArgument("timing." + std::string(field) + ": " + std::to_string(value) +
                                " samples per measurement; at most " + std::to_string(max) +
-                               " (limits.max_samples_per_measurement; ~24 bytes each stored)");
+                               " (limits.max_samples_per_measurement; ~32 bytes each stored)");
     if (plan.timing.max_samples() > max) plan.timing.set_max_samples(max);
     if (plan.timing.min_samples() > max) plan.timing.set_min_samples(max);
   }

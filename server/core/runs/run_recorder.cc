@@ -99,6 +99,7 @@ int64_t RunRecorder::Measured(v1::Measurement measurement) {
   ev.mutable_measurement()->clear_sample_ms();
   ev.mutable_measurement()->clear_sample_cycles();
   ev.mutable_measurement()->clear_sample_sm_mhz();
+  ev.mutable_measurement()->clear_solo_sample_ms();
   Emit(ev);
   return ev.measurement().id();
 }

@@ -31,6 +31,8 @@ class RunRecorder {
   /// Stores the run as queued and remembers its id. Throws (a db error) if the store refuses.
   int64_t Create(const v1::Run& run);
   int64_t run_id() const { return run_id_; }
+  /// The store the run is recorded in (what else of the run it keeps: library choices).
+  db::Store* store() const { return store_; }
 
   void Queued(int position);
   /// `schedule` is what will run, in order: (item index, round).

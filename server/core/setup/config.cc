@@ -201,7 +201,7 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
                     "warmup_seconds", "max_samples", "regime", "window_seconds",
                     "settle_max_seconds", "burst_seconds", "cool_min_seconds", "cool_max_seconds",
                     "settle_min_seconds", "settle_span_seconds", "settle_spans",
-                    "settle_clock_tolerance", "settle_power_tolerance"});
+                    "settle_clock_tolerance", "settle_power_tolerance", "solo_seconds"});
     if (!st.ok()) return st;
     auto& d = c->timing;
     if (!(st = Read(*t, origin, "timing.", "min_samples", &d.min_samples)).ok()) return st;
@@ -237,6 +237,7 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
       double* value;
       double lo, hi;
     } knobs[] = {{"window_seconds", &r.window_seconds, 0.01, 600},
+                 {"solo_seconds", &r.solo_seconds, 0.05, 600},
                  {"settle_max_seconds", &r.settle_max_seconds, 0, 3600},
                  {"burst_seconds", &r.burst_seconds, 1e-4, 10},
                  {"cool_min_seconds", &r.cool_min_seconds, 0, 600},

@@ -124,9 +124,10 @@ TEST(Compare, TheChangeAndItsIntervalAreWorkedOutByHand) {
   EXPECT_THAT(text, HasSubstr("time change [95% CI]"));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("SM MHz")));  // no row has clocks: no column
   const std::string csv = RenderCsv(CompareTable(c, true));
-  EXPECT_THAT(csv, HasSubstr("variant,dtype,shape,median_a_ms,median_b_ms,time_change,"
+  EXPECT_THAT(csv, HasSubstr("variant,dtype,shape,figures,median_a_ms,median_b_ms,time_change,"
                              "cycles_change,ci_low,ci_high,within_noise,basis,floor,"));
-  EXPECT_THAT(csv, HasSubstr("\r\nabl_x,bf16,4096x4096x4096,1,1.75,0.75,,0.5,1,false,rounds,"));
+  EXPECT_THAT(csv,
+              HasSubstr("\r\nabl_x,bf16,4096x4096x4096,window,1,1.75,0.75,,0.5,1,false,rounds,"));
   EXPECT_THAT(csv, HasSubstr(",REGRESSION\r\n"));
 }
 

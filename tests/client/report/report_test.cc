@@ -305,7 +305,7 @@ TEST(Report, JsonParsesBackIntoTheModelAndCsvHasEveryRow) {
                              "ok,"));
   EXPECT_THAT(csv, HasSubstr("\r\nladder-b,B1,\"cp.async, 1 stage\",abl_L1_R1_bl0_s1_sw1,bf16,"
                              "4096,4096,4096,missing,,,,cublas_bf16,,,,,,,,,,,,,,,,,,,,,,,,,,,,"
-                             ",,,,,,\r\n"));
+                             ",,,,,,,,,,,,,,,,,,,,,,,,,\r\n"));
 }
 
 TEST(Report, HtmlIsSelfContainedWithCharts) {

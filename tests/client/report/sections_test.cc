@@ -1,5 +1,5 @@
-// The report's sections are the presets' (ListPresets): a made-up set of presets gives its own tables,
-// labels, comparisons and notes, and nothing of the built-in ones.
+// The report's sections are the presets' (ListPresets): a made-up set of presets gives its own
+// tables, labels, comparisons and notes, and nothing of the built-in ones.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -505,7 +505,7 @@ TEST(Sections, APairedChangeIsSplitIntoWorkAndClock) {
   EXPECT_THAT(html, HasSubstr("<td class=\"num\">-2.0%</td><td>clock (power)</td>"));
   const std::string csv = RenderReportCsv(report);
   EXPECT_THAT(csv, HasSubstr(",change_paired,clock_change,change_source,regime,tflops_per_ghz,"
-                             "peak_share\r\n"));
+                             "peak_share,shared_window,solo_tflops,"));
   EXPECT_THAT(csv, HasSubstr(",paired_rounds,"));
   EXPECT_THAT(csv, HasSubstr(",true,-0.0"));
   EXPECT_THAT(csv, HasSubstr(",clock (power),sustained,"));

@@ -50,8 +50,9 @@ TEST_F(RunPlanTest, GlobsKeepOnlyVariantsWithTheDtype) {
   auto r = Request({"cublas_*"}, 256, 256, 256);
   r.set_dtype("fp16");
   ASSERT_TRUE(Plan(r, &plan).ok());
-  ASSERT_EQ(plan.variants.size(), 1u);
+  ASSERT_EQ(plan.variants.size(), 2u);
   EXPECT_EQ(plan.variants[0]->name, "cublas_fp16");
+  EXPECT_EQ(plan.variants[1]->name, "cublas_fp16_best");
 }
 
 TEST_F(RunPlanTest, RefusesBadInputNamingTheField) {

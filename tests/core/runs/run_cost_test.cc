@@ -43,7 +43,8 @@ TEST(RunCostTest, SumsWhereTheWallTimeWentAgainstTheSampledGpuTime) {
   // of the rows: 2.0 - 1.47 - 0.2 (verification) = 0.33.
   EXPECT_EQ(cost.Summary(2.56),
             "4 measurements: 2.6 s of wall time for 1.2 s of sampled GPU time (2.133x); the "
-            "regime: settling 0.00 s, cooling 0.00 s; in the worker: setup 0.02 s, warm-up "
+            "regime: settling 0.00 s, cooling 0.00 s, solo spans 0.00 s; in the worker: setup 0.02 "
+            "s, warm-up "
             "0.03 s, sampling 1.23 s, other 0.19 s; in the daemon: verification 0.20 s, "
             "telemetry and worker calls 0.33 s, storing 0.01 s, profiling 0.50 s, the rest "
             "0.05 s; 2 of 4 on resident inputs");
@@ -67,7 +68,8 @@ TEST(RunCostTest, TheRegimesSettlingAndCoolingAreNamedAndCoolingIsTheDaemons) {
   // worker time beyond its sampling); the daemon's: 7.0 - 4.44 - 2.5 (cooling) = 0.06.
   EXPECT_EQ(cost.Summary(7.0),
             "2 measurements: 7.0 s of wall time for 1.6 s of sampled GPU time (4.375x); the "
-            "regime: settling 2.00 s, cooling 2.50 s; in the worker: setup 0.00 s, warm-up "
+            "regime: settling 2.00 s, cooling 2.50 s, solo spans 0.00 s; in the worker: setup 0.00 "
+            "s, warm-up "
             "0.01 s, sampling 1.91 s, other 2.52 s; in the daemon: verification 0.00 s, "
             "telemetry and worker calls 0.06 s, storing 0.00 s, profiling 0.00 s, the rest "
             "0.00 s; 1 of 2 on resident inputs");

@@ -130,6 +130,9 @@ class RunExecutionTest : public ::testing::Test {
   // three spans of 0.5 s, so a window at a constant clock is 6 chunks (the first with the
   // warm-up) and then the measured window.
   static constexpr int kCallsPerWindow = 7;
+  // Then each variant alone (its solo span) from that state: chunks until three spans agree over
+  // solo_seconds (3 s) of GPU time: 12 chunks at a constant clock.
+  static constexpr int kSoloChunks = 12;
   void StartManager() {
     RunManagerOptions options;
     options.worker_factory = InProcessWorkers(script_, log_);
@@ -239,13 +242,34 @@ TEST_F(RunExecutionTest, StoresEachMeasurementBeforeItsEventAndFinishes) {
   EXPECT_EQ(run->regime(), v1::REGIME_SUSTAINED);
   EXPECT_TRUE(run->paired());
   // What the worker was asked: settling chunks (the first warms up), then one window of all
-  // three interleaved in plan order.
-  ASSERT_EQ(log_->windows.size(), size_t(kCallsPerWindow));
+  // three interleaved in plan order, then each alone in chunks (its solo span).
+  ASSERT_EQ(log_->windows.size(), size_t(kCallsPerWindow + 3 * kSoloChunks));
   EXPECT_TRUE(log_->windows[0].warmup);
   EXPECT_DOUBLE_EQ(log_->windows[0].seconds, 0.25);
-  EXPECT_FALSE(log_->windows.back().warmup);
-  EXPECT_DOUBLE_EQ(log_->windows.back().seconds, 3.0);
-  EXPECT_EQ(log_->windows.back().variants, (std::vector<std::string>{kA, kB, kC}));
+  const auto& paired = log_->windows[kCallsPerWindow - 1];
+  EXPECT_FALSE(paired.warmup);
+  EXPECT_DOUBLE_EQ(paired.seconds, 3.0);
+  EXPECT_EQ(paired.variants, (std::vector<std::string>{kA, kB, kC}));
+  const std::string order[] = {kA, kB, kC};
+  for (int i = 0; i < 3 * kSoloChunks; ++i) {
+    const auto& chunk = log_->windows[size_t(kCallsPerWindow + i)];
+    EXPECT_EQ(chunk.variants, std::vector<std::string>{order[i / kSoloChunks]});
+    EXPECT_FALSE(chunk.warmup) << "warmed up in the paired window";
+    EXPECT_DOUBLE_EQ(chunk.seconds, 0.25);
+  }
+  // Alone at the same constant clock, each gives its window's figure, and says how it settled.
+  for (const auto& row : rows) {
+    const v1::SoloFigures& solo = row.solo();
+    EXPECT_TRUE(solo.solo_measured()) << solo.solo_note();
+    EXPECT_DOUBLE_EQ(solo.solo_tflops(), row.tflops());
+    EXPECT_DOUBLE_EQ(solo.solo_sm_mhz(), 1980);
+    EXPECT_TRUE(solo.solo_conditioned());
+    EXPECT_EQ(solo.solo_note().rfind("settled after 3.00 s of GPU time: clock 1980 MHz", 0), 0u)
+        << solo.solo_note();
+    EXPECT_DOUBLE_EQ(solo.solo_gpu_seconds(), 12 * 0.010) << "the chunks' samples";
+    EXPECT_GT(row.cost().solo_seconds(), 0);
+    EXPECT_FALSE(solo.has_solo_energy_j()) << "no NVML in this test: no energy";
+  }
   // The input seed: the run's and the problem's, the same for every item of the problem.
   ASSERT_FALSE(log_->seeds.empty());
   for (uint64_t seed : log_->seeds)
@@ -259,17 +283,27 @@ TEST_F(RunExecutionTest, EachRowSaysWhereItsWallTimeWentAndTheRunReleasesItsInpu
   ASSERT_TRUE(rec->WaitEnd());
   auto rows = store_->MeasurementsOfRun(id, false);
   ASSERT_EQ(rows.size(), 2u);
-  // The window's cost is shared equally by its two rows, so that the rows add up to what the
-  // worker reported for every task of the window: settling chunks and the window itself.
-  double worker = 0, sampling = 0;
-  for (const auto& w : log_->windows) {
-    worker += 0.012 + w.seconds;
+  // The window's cost is shared equally by its two rows and each row's solo span is its own,
+  // so that the rows add up to what the worker reported for every task of the window: settling
+  // chunks, the window itself, and the solo chunks.
+  double worker = 0, sampling = 0, solo_worker = 0;
+  for (size_t i = 0; i < log_->windows.size(); ++i) {
+    const auto& w = log_->windows[i];
+    (i < size_t(kCallsPerWindow) ? worker : solo_worker) += 0.012 + w.seconds;
     sampling += w.seconds;
   }
+  EXPECT_EQ(log_->windows.size(), size_t(kCallsPerWindow + 2 * kSoloChunks));
+  double row_worker = 0, row_sampling = 0;
+  for (const auto& row : rows) {
+    row_worker += row.cost().worker_seconds();
+    row_sampling += row.cost().sampling_seconds();
+    EXPECT_NEAR(row.cost().worker_seconds(), worker / 2 + solo_worker / 2, 1e-9)
+        << "its share of the window and its own solo chunks (as many as the other's)";
+  }
+  EXPECT_NEAR(row_worker, worker + solo_worker, 1e-9);
+  EXPECT_NEAR(row_sampling, sampling, 1e-9);
   for (const auto& row : rows) {
     const v1::Cost& c = row.cost();
-    EXPECT_DOUBLE_EQ(c.worker_seconds(), worker / 2);
-    EXPECT_DOUBLE_EQ(c.sampling_seconds(), sampling / 2);
     EXPECT_DOUBLE_EQ(c.warmup_seconds(), 0.001 / 2) << "one warm-up, with the first chunk";
     EXPECT_DOUBLE_EQ(c.setup_seconds(), 0.001 / 2) << "the inputs made once, for the first task";
     EXPECT_FALSE(c.inputs_reused()) << "made for this window";
@@ -552,9 +586,10 @@ TEST_F(RunExecutionTest, SustainedSettlesUntilTheClockHoldsThenMeasures) {
   ASSERT_TRUE(rec->WaitEnd());
   auto rows = store_->MeasurementsOfRun(id, false);
   ASSERT_EQ(rows.size(), 2u);
-  // Chunks 0-5 fall; the first three spans of two chunks at 1500 are 6-11: settled at 11.
-  ASSERT_EQ(log_->windows.size(), 13u);
-  EXPECT_DOUBLE_EQ(log_->windows.back().seconds, 3.0);
+  // Chunks 0-5 fall; the first three spans of two chunks at 1500 are 6-11: settled at 11; the
+  // window; then each variant alone, at the settled clock already: 12 chunks each.
+  ASSERT_EQ(log_->windows.size(), 13u + 2 * kSoloChunks);
+  EXPECT_DOUBLE_EQ(log_->windows[12].seconds, 3.0);
   for (const auto& row : rows) {
     EXPECT_TRUE(row.conditioned());
     EXPECT_EQ(row.regime_note().rfind("settled after 3.00 s of GPU time: clock 1500 MHz (3 spans "
