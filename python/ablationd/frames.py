@@ -13,6 +13,11 @@ MEASUREMENT_COLUMNS = [
     "run_id", "measurement_id", "created", "device_uuid", "device_name", "variant", "dtype",
     "m", "n", "k", "round", "sequence", "status", "regime", "conditioned", "window",
     "median_ms", "tflops", "tflops_per_ghz", "peak_share", "noise", "samples",
+    # The variant alone at the cap (schema v18): not its window's figure, which depends on
+    # what it was interleaved with (window_members > 1).
+    "window_members", "solo_tflops", "solo_median_ms", "solo_noise", "solo_sm_mhz",
+    "solo_peak_share", "solo_joules_per_tflop", "solo_power_w", "solo_energy_j",
+    "solo_conditioned", "library_pick", "library_config",
     "sm_clock_mhz_mean", "sm_clock_mhz_min", "throttled_share", "low_clock_share",
     "median_cycles", "median_sm_mhz", "wall_seconds", "sampled_gpu_seconds", "worker_seconds",
     "setup_seconds", "warmup_seconds", "sampling_seconds", "verify_seconds", "inputs_reused",
@@ -30,6 +35,10 @@ REPORT_COLUMNS = [
     "failed_rounds", "tflops", "median_ms", "samples", "cublas_share", "vs", "change",
     "change_low", "change_high", "within_noise", "change_basis", "cycles_change",
     "low_clock_share", "round_spread",
+    # Alone at the cap (solo spans) and against both cuBLAS baselines; the at-cap change beside the
+    # paired one, with what decided it.
+    "shared_window", "solo_tflops", "solo_sm_mhz", "solo_joules_per_tflop", "share_basis",
+    "cublas_best_share", "at_cap_change", "at_cap_source",
 ]
 
 _NAN = math.nan
@@ -43,6 +52,18 @@ def _share(part_message, part_field, whole):
     if not part_message.HasField(part_field) or whole <= 0:
         return _NAN
     return getattr(part_message, part_field) / whole
+
+
+def _solo_columns(m):
+    """window_members through library_config of MEASUREMENT_COLUMNS: NaN where no solo span."""
+    s = m.solo
+    if not s.solo_measured:
+        solo = [_NAN] * 8 + [None]
+    else:
+        solo = [s.solo_tflops, s.solo_median_ms, s.solo_noise, _optional(s, "solo_sm_mhz"),
+                _optional(s, "solo_peak_share"), _optional(s, "solo_joules_per_tflop"),
+                _optional(s, "solo_power_w"), _optional(s, "solo_energy_j"), s.solo_conditioned]
+    return [m.window_members, *solo, m.library.library_pick, m.library.library_config]
 
 
 def _frame(rows, columns, ints=()):
@@ -72,6 +93,7 @@ def measurements_frame(measurements, runs=None) -> pd.DataFrame:
             _optional(m, "tflops_per_ghz"), _optional(m, "peak_share"),
             stats.noise if stats.samples else _NAN,
             stats.samples,
+            *_solo_columns(m),
             _optional(telemetry, "sm_clock_mhz_mean"), _optional(telemetry, "sm_clock_mhz_min"),
             _share(telemetry, "throttled_samples", stats.samples),
             _share(stats, "low_clock_samples", stats.samples),
@@ -87,7 +109,7 @@ def measurements_frame(measurements, runs=None) -> pd.DataFrame:
         ])
     frame = _frame(rows, MEASUREMENT_COLUMNS,
                    ints=("run_id", "measurement_id", "m", "n", "k", "round", "sequence", "samples",
-                         "window"))
+                         "window", "window_members"))
     frame["created"] = pd.to_datetime(frame["created"], utc=True)
     return frame
 
@@ -127,5 +149,10 @@ def report_frame(report) -> pd.DataFrame:
                 enum_word(report_pb2.ChangeBasis, r.change.basis) if has_change else "",
                 r.cycles_change.estimate if r.HasField("cycles_change") else _NAN,
                 _optional(r, "low_clock_share"), _optional(r, "round_spread"),
+                r.shared_window, r.solo.tflops if r.HasField("solo") else _NAN,
+                _optional(r.solo, "sm_mhz"), _optional(r.solo, "joules_per_tflop"), r.share_basis,
+                _optional(r, "cublas_best_share"),
+                r.at_cap_change.estimate if r.HasField("at_cap_change") else _NAN,
+                r.at_cap_source,
             ])
     return _frame(rows, REPORT_COLUMNS, ints=("m", "n", "k", "rounds", "failed_rounds"))

@@ -60,6 +60,9 @@ class Series:
     dtype: str
     shape: Tuple[int, int, int]
     regime: str  # sustained, burst or locked
+    # "solo": the variant alone at the cap (what it gives whatever it was measured beside);
+    # "window": its windows' figure (burst, runs without solo spans, rows before schema v18)
+    figures: str
     device_name: str
     device_uuid: str
     points: List[HistoryPoint]
@@ -109,7 +112,7 @@ def series_of(response) -> List[Series]:
         n = s.newest
         out.append(Series(s.hardware_fingerprint, s.variant, s.dtype,
                           (s.shape.m, s.shape.n, s.shape.k), enum_word(ablation_pb2.Regime, s.regime),
-                          s.device_name, s.device_uuid, points, changes,
+                          s.figures or "window", s.device_name, s.device_uuid, points, changes,
                           NewestShift(n.candidate, n.baseline_median_ms, n.relative_change,
                                       n.threshold, n.baseline_points)))
     return out

@@ -139,8 +139,20 @@ struct DaemonMetrics::Impl {
   Family<Gauge>& tflops = AddGauge(
       registry, "ablationd_latest_operations_per_second",
       "Arithmetic operations per second (FLOP, OPS for int8; a multiply-add counting two) of the "
-      "latest successful measurement of each device, variant, dtype and shape (MxNxK); at most "
-      "2000 series, the least recently measured dropped first");
+      "latest successful measurement of each device, variant, dtype and shape (MxNxK), in its "
+      "window: at the clock the variants interleaved there set together (see "
+      "ablationd_latest_solo_operations_per_second for the variant alone); at most 2000 series, "
+      "the least recently measured dropped first");
+  Family<Gauge>& solo_tflops = AddGauge(
+      registry, "ablationd_latest_solo_operations_per_second",
+      "Operations per second of the latest solo span of each device, variant, dtype and shape: "
+      "the variant alone until its clock and power settled (sustained, locked), what it gives "
+      "at the cap whatever it was measured beside; at most 2000 series");
+  Family<Gauge>& joules = AddGauge(
+      registry, "ablationd_latest_joules_per_operation",
+      "NVML's energy over the latest solo span per operation of each device, variant, dtype and "
+      "shape (joules; per FLOP, per OP for int8), where NVML reads the energy counter; at most "
+      "2000 series");
   Family<Gauge>& gpu_info = AddGauge(
       registry, "ablationd_gpu_info",
       "Always 1: each GPU index's identity (UUID as nvidia-smi and DCGM print it), to join the "
@@ -166,6 +178,11 @@ struct DaemonMetrics::Impl {
       "Attempts to export a run that failed (the database away or refusing); each is retried");
   CappedGauge latest{tflops, kMaxTflopsSeries,
                      evicted.Add({{"metric", "ablationd_latest_operations_per_second"}})};
+  CappedGauge latest_solo{
+      solo_tflops, kMaxTflopsSeries,
+      evicted.Add({{"metric", "ablationd_latest_solo_operations_per_second"}})};
+  CappedGauge latest_joules{joules, kMaxTflopsSeries,
+                            evicted.Add({{"metric", "ablationd_latest_joules_per_operation"}})};
 
   std::mutex mu;
   std::map<int64_t, LiveRun> live;  // guarded by mu: runs created and not yet ended
@@ -268,12 +285,17 @@ void DaemonMetrics::Measured(int64_t run_id, const v1::Measurement& m) {
   if (m.status() == v1::MEASUREMENT_STATUS_SKIPPED) return;  // never held the GPU
   if (!gpu.empty())
     impl_->wall_seconds.Add({{"gpu", gpu}}, impl_->wall_bounds).Observe(m.wall_seconds());
-  if (m.status() == v1::MEASUREMENT_STATUS_OK && m.tflops() > 0)
-    impl_->latest.Set({{"device_uuid", uuid},
-                       {"variant", m.variant()},
-                       {"dtype", m.dtype()},
-                       {"shape", ShapeText(m.shape())}},
-                      m.tflops() * 1e12);
+  if (m.status() != v1::MEASUREMENT_STATUS_OK) return;
+  const Labels labels{{"device_uuid", uuid},
+                      {"variant", m.variant()},
+                      {"dtype", m.dtype()},
+                      {"shape", ShapeText(m.shape())}};
+  if (m.tflops() > 0) impl_->latest.Set(labels, m.tflops() * 1e12);
+  const v1::SoloFigures& solo = m.solo();
+  if (solo.solo_measured() && solo.solo_tflops() > 0)
+    impl_->latest_solo.Set(labels, solo.solo_tflops() * 1e12);
+  if (solo.solo_measured() && solo.has_solo_joules_per_tflop())
+    impl_->latest_joules.Set(labels, solo.solo_joules_per_tflop() / 1e12);
 }
 
 void DaemonMetrics::Verified(const v1::VerifyResult& result) {

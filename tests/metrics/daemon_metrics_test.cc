@@ -41,6 +41,8 @@ const std::map<std::string, std::vector<std::string>> kLabelNames = {
     {"ablationd_clock_locked", {"gpu"}},
     {"ablationd_clock_lock_target_hertz", {"gpu", "clock"}},
     {"ablationd_latest_operations_per_second", {"device_uuid", "variant", "dtype", "shape"}},
+    {"ablationd_latest_solo_operations_per_second", {"device_uuid", "variant", "dtype", "shape"}},
+    {"ablationd_latest_joules_per_operation", {"device_uuid", "variant", "dtype", "shape"}},
     {"ablationd_metric_series_evicted_total", {"metric"}},
     {"ablationd_build_info", {"version", "revision"}},
     {"ablationd_verifications_total", {"result"}},
@@ -127,6 +129,22 @@ TEST(DaemonMetricsTest, ARunMovesFromTheQueueToRunningToItsEndState) {
   EXPECT_EQ(Value(m, "ablationd_latest_operations_per_second",
                   {"GPU-abc", "abl_L1_R1_bl0_s3_sw1", "bf16", "4096x4096x2048"}),
             612.5e12);  // base units: operations per second, not TFLOPS
+  // A row with a solo span: the variant alone at the cap, and its energy per operation, beside
+  // its window's figure.
+  v1::Measurement solo = Row(v1::MEASUREMENT_STATUS_OK, 700.0, 1.0);
+  solo.mutable_solo()->set_solo_measured(true);
+  solo.mutable_solo()->set_solo_tflops(650.0);
+  solo.mutable_solo()->set_solo_joules_per_tflop(1.07);
+  m.Measured(7, solo);
+  EXPECT_EQ(Value(m, "ablationd_latest_operations_per_second",
+                  {"GPU-abc", "abl_L1_R1_bl0_s3_sw1", "bf16", "4096x4096x2048"}),
+            700e12);
+  EXPECT_EQ(Value(m, "ablationd_latest_solo_operations_per_second",
+                  {"GPU-abc", "abl_L1_R1_bl0_s3_sw1", "bf16", "4096x4096x2048"}),
+            650e12);
+  EXPECT_DOUBLE_EQ(Value(m, "ablationd_latest_joules_per_operation",
+                         {"GPU-abc", "abl_L1_R1_bl0_s3_sw1", "bf16", "4096x4096x2048"}),
+                   1.07e-12);
 
   m.RunEnded(7, v1::RUN_STATE_PARTIAL);
   m.RunEnded(7, v1::RUN_STATE_PARTIAL);  // a run ends once

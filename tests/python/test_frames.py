@@ -62,6 +62,23 @@ def test_the_cost_columns_say_where_the_wall_time_went():
     assert math.isnan(old.setup_seconds) and math.isnan(old.inputs_reused)
 
 
+def test_the_solo_columns_are_the_variant_alone_at_the_cap_beside_its_window():
+    m = measurement(window_members=3)
+    m.solo.solo_measured, m.solo.solo_tflops, m.solo.solo_median_ms = True, 560.0, 0.55
+    m.solo.solo_sm_mhz, m.solo.solo_joules_per_tflop, m.solo.solo_power_w = 1480.0, 1.25, 700.0
+    m.solo.solo_conditioned = True
+    m.library.library_pick, m.library.library_config = "heuristic", "algo 66, tile 256x128"
+    row = ablationd.measurements_frame([m]).iloc[0]
+    assert (row.tflops, row.window_members) == (612.5, 3)  # its window's, shared by three
+    assert (row.solo_tflops, row.solo_sm_mhz, row.solo_joules_per_tflop) == (560.0, 1480.0, 1.25)
+    assert (row.solo_power_w, bool(row.solo_conditioned)) == (700.0, True)
+    assert math.isnan(row.solo_energy_j)  # not given
+    assert (row.library_pick, row.library_config) == ("heuristic", "algo 66, tile 256x128")
+    burst = ablationd.measurements_frame([measurement()]).iloc[0]  # no solo span
+    for column in ("solo_tflops", "solo_median_ms", "solo_sm_mhz", "solo_joules_per_tflop"):
+        assert math.isnan(burst[column]), column
+
+
 def test_what_was_not_measured_is_nan_never_zero():
     m = measurement(status=ablation_pb2.MEASUREMENT_STATUS_FAILED, error="worker died")
     row = ablationd.measurements_frame([m]).iloc[0]
