@@ -91,8 +91,8 @@ gtest_discover_tests(kernels_e2e_tests TEST_PREFIX "user." DISCOVERY_TIMEOUT 60
 # ---- figures that do not depend on a kernel's neighbours, against a GPU at its power cap: the
 # fake worker's controller and the stand-in NVML's energy counter (tests/support/fake_power.h)
 add_executable(power_e2e_tests e2e/power_cap_e2e_test.cc e2e/harness.cc)
-target_link_libraries(power_e2e_tests PRIVATE ablation_proto ablation_db GTest::gmock GTest::gtest_main
-  Threads::Threads)
+target_link_libraries(power_e2e_tests PRIVATE ablation_proto ablation_db ablation_client_lib
+  GTest::gmock GTest::gtest_main Threads::Threads)
 target_include_directories(power_e2e_tests PRIVATE ${CMAKE_SOURCE_DIR})
 target_compile_definitions(power_e2e_tests PRIVATE
   ABLATIOND_PATH="$<TARGET_FILE:ablationd>"

@@ -18,6 +18,8 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include "client/report/compare.h"
+#include "client/report/report.h"
 #include "db/records.h"
 #include "db/store.h"
 #include "tests/e2e/harness.h"
@@ -97,6 +99,17 @@ class PowerCap : public ::testing::Test {
     return rows;
   }
 
+  /// The run (with its samples) as the client reads it.
+  v1::GetRunResponse GetRun(int64_t run_id) {
+    v1::GetRunRequest req;
+    req.set_run_id(run_id);
+    req.set_include_samples(true);
+    v1::GetRunResponse out;
+    grpc::ClientContext ctx;
+    EXPECT_TRUE(daemon_->Stub()->GetRun(&ctx, req, &out).ok());
+    return out;
+  }
+
   std::string dir_;
   std::unique_ptr<Daemon> daemon_;
 };
@@ -133,6 +146,31 @@ TEST_F(PowerCap, CublasAloneIsTheSameWhateverItsNeighboursWhileItsSharedFigureFo
   EXPECT_LT(h.tflops(), 0.92 * a.solo().solo_tflops()) << "shared with heavy rungs: slower";
   EXPECT_NEAR(l.tflops() / h.tflops(), light_clock / heavy_clock,
               0.005 * light_clock / heavy_clock);
+
+  // compare reads the solo figures: cuBLAS beside light rungs against beside heavy ones is the
+  // same kernel at the cap (its windows' figures are 40% apart).
+  const v1::Comparison c = client::report::Compare(GetRun(l.run_id()), GetRun(h.run_id()), 0.03);
+  bool compared = false;
+  for (const v1::ComparisonRow& row : c.rows()) {
+    if (row.variant() != kCublas) continue;
+    compared = true;
+    EXPECT_EQ(row.figures(), "solo");
+    EXPECT_NEAR(row.time_change().estimate(), 0, 0.005);
+    EXPECT_FALSE(row.regression()) << row.verdict();
+  }
+  EXPECT_TRUE(compared);
+  // history: one series of solo points, which agree within 0.5%.
+  v1::HistoryRequest hr;
+  hr.set_variant_glob(kCublas);
+  v1::HistoryResponse history;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(daemon_->Stub()->GetHistory(&ctx, hr, &history).ok());
+  ASSERT_EQ(history.series_size(), 1);
+  EXPECT_EQ(history.series(0).figures(), "solo");
+  ASSERT_EQ(history.series(0).points_size(), 3);
+  for (const v1::HistoryPoint& p : history.series(0).points())
+    EXPECT_NEAR(p.tflops() / a.solo().solo_tflops(), 1, 0.005);
+  EXPECT_EQ(history.series(0).change_points_size(), 0);
 }
 
 TEST_F(PowerCap, AVariantThatNeedsMorePowerLosesAtTheCapWhatThePairHidesAndItsEnergyIsTheModels) {
@@ -172,6 +210,34 @@ TEST_F(PowerCap, AVariantThatNeedsMorePowerLosesAtTheCapWhatThePairHidesAndItsEn
   }
   EXPECT_LT(c.solo().solo_joules_per_tflop(), f.solo().solo_joules_per_tflop())
       << "the faster kernel spends more energy per operation";
+
+  // The report: its share of cuBLAS is the at-cap ratio, from the solo figures, and beside them the
+  // window's TFLOPS are labelled as a shared window's.
+  std::vector<v1::Variant> variants(2);
+  variants[0].set_name(kCublas);
+  variants[0].set_family("cublas");
+  variants[0].add_dtypes("bf16");
+  variants[1].set_name(kFast);
+  variants[1].set_family("ablation");
+  const v1::Report report = client::report::BuildReport(GetRun(c.run_id()), {}, variants);
+  const v1::ReportSection& all = report.sections(report.sections_size() - 1);
+  bool found = false;
+  for (const v1::ReportRow& row : all.rows()) {
+    if (row.variant() != kFast) continue;
+    found = true;
+    EXPECT_EQ(row.share_basis(), "solo");
+    EXPECT_TRUE(row.shared_window());
+    EXPECT_NEAR(row.cublas_share(), predicted, 0.002 * predicted);
+    // In the window the clock follows the pair's mean draw (each weighted by its time: cuBLAS's
+    // launches take 5% longer), above the faster kernel's own clock at the cap.
+    const double pair_draw = (kCublasDraw * kFastSpeedup + kFastDraw) / (kFastSpeedup + 1);
+    EXPECT_NEAR(row.tflops() / row.solo().tflops(),
+                ModelClock(pair_draw) / ModelClock(kFastDraw), 0.003)
+        << "the window's figure, above the solo one";
+    EXPECT_NEAR(row.solo().joules_per_tflop(), f.solo().solo_joules_per_tflop(), 1e-9);
+  }
+  EXPECT_TRUE(found);
+  EXPECT_THAT(report.method().solo(), HasSubstr("solo span"));
 }
 
 TEST_F(PowerCap, TheBestCublasAlgorithmIsChosenOnceStoredAndNamed) {
