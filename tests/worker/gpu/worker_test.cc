@@ -12,6 +12,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "server/worker/library_choice.h"
 #include "tests/worker/gpu/worker_gpu_fixture.h"
 
 namespace ablation::worker {
@@ -152,6 +153,62 @@ TEST_F(WorkerGpu, VerifyAgainstTheGpuReference) {
     SCOPED_TRACE(std::string(dtype) + " 97x83x61");
     apb::VerifyResult r =
         Verify("cublas_" + std::string(dtype), 97, 83, 61, apb::REFERENCE_GPU, dtype);
+    EXPECT_EQ(r.error(), "");
+    EXPECT_TRUE(r.passed()) << "rel frobenius " << r.rel_frobenius_error();
+  }
+}
+
+// The two cuBLAS baselines through cuBLASLt: the heuristic's first pick named on its member, the
+// best of at least 8 candidates timed, chosen and named, and a stored choice launched as given.
+// Both compute what the GPU reference computes, on every dtype.
+TEST_F(WorkerGpu, TheBestCublasAlgorithmIsTimedChosenAndNamed) {
+  Timed heuristic = Measure(kCublas, 4096);
+  ASSERT_TRUE(heuristic.ok()) << heuristic.error();
+  const apb::LibraryAlgo& h = heuristic.member().library();
+  EXPECT_EQ(h.library_pick(), "heuristic");
+  EXPECT_GE(h.library_algo_id(), 0);
+  EXPECT_EQ(h.library_rank(), 0);
+  EXPECT_FALSE(h.library_tile().empty()) << h.library_config();
+  EXPECT_GE(heuristic.window.launched_cycles(), heuristic.window.cycles());
+
+  Timed best = Measure("cublas_bf16_best", 4096);
+  ASSERT_TRUE(best.ok()) << best.error();
+  const v1::LibraryTuning& tuning = best.member().tuning();
+  ASSERT_GE(tuning.candidates_size(), 8) << "cuBLASLt offered fewer than 8 candidates";
+  EXPECT_EQ(tuning.launches(), kTuningLaunches);
+  int timed = 0;
+  for (const auto& c : tuning.candidates()) {
+    EXPECT_EQ(c.algo_data().size(), 64u);
+    timed += c.median_ms() > 0 ? 1 : 0;
+    if (c.median_ms() > 0)
+      EXPECT_LE(tuning.candidates(tuning.chosen()).median_ms(), c.median_ms());
+  }
+  EXPECT_GE(timed, 8);
+  const apb::LibraryAlgo& b = best.member().library();
+  EXPECT_EQ(b.library_pick(), "best of " + std::to_string(tuning.candidates_size()) + " timed");
+  EXPECT_EQ(b.library_rank(), tuning.chosen());
+  std::printf("cublas_bf16 4096^3: heuristic %s; best %s (candidate %d of %d)\n",
+              h.library_config().c_str(), b.library_config().c_str(), tuning.chosen(),
+              tuning.candidates_size());
+  // The chosen algorithm resident: not timed again in this worker.
+  Timed again = Measure("cublas_bf16_best", 4096);
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(again.member().tuning().candidates_size(), 0);
+  // A stored choice is launched as given: the heuristic's last candidate, whatever was timed.
+  v1::MeasureTask task = Task("cublas_bf16_best", 2048, 2048, 2048);
+  Timed first = Measure(task);
+  ASSERT_TRUE(first.ok()) << first.error();
+  const auto& last = first.member().tuning().candidates(first.member().tuning().candidates_size() - 1);
+  auto* stored = task.add_library_choices();
+  stored->set_variant("cublas_bf16_best");
+  stored->set_algo(last.algo_data());
+  Timed given = Measure(task);
+  ASSERT_TRUE(given.ok()) << given.error();
+  EXPECT_EQ(given.member().library().library_algo_id(), last.algo().library_algo_id());
+  for (const char* dtype : {"bf16", "fp16", "fp32", "tf32", "int8"}) {
+    SCOPED_TRACE(dtype);
+    apb::VerifyResult r =
+        Verify("cublas_" + std::string(dtype) + "_best", 136, 72, 40, apb::REFERENCE_GPU, dtype);
     EXPECT_EQ(r.error(), "");
     EXPECT_TRUE(r.passed()) << "rel frobenius " << r.rel_frobenius_error();
   }
