@@ -231,8 +231,8 @@ TEST_F(PowerCap, AVariantThatNeedsMorePowerLosesAtTheCapWhatThePairHidesAndItsEn
     // In the window the clock follows the pair's mean draw (each weighted by its time: cuBLAS's
     // launches take 5% longer), above the faster kernel's own clock at the cap.
     const double pair_draw = (kCublasDraw * kFastSpeedup + kFastDraw) / (kFastSpeedup + 1);
-    EXPECT_NEAR(row.tflops() / row.solo().tflops(),
-                ModelClock(pair_draw) / ModelClock(kFastDraw), 0.003)
+    EXPECT_NEAR(row.tflops() / row.solo().tflops(), ModelClock(pair_draw) / ModelClock(kFastDraw),
+                0.003)
         << "the window's figure, above the solo one";
     EXPECT_NEAR(row.solo().joules_per_tflop(), f.solo().solo_joules_per_tflop(), 1e-9);
   }

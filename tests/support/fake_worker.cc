@@ -332,8 +332,20 @@ int main(int argc, char** argv) {
           *m = library[size_t(i)];
           m->set_variant(t.variants(i));
         }
+        // At a constant clock the cycles not returned only add their time: counted whole, so
+        // that a window of a small kernel (millions of cycles) costs what its returned ones do.
+        const bool constant = !cap.enabled() && power.settled_mhz <= 0;
+        if (constant && cycles > kept) {
+          const double skipped_s = double(cycles - kept) * cycle_ms * kMaxSmMhz / sm_mhz / 1e3;
+          busy_s += skipped_s;
+          gpu_s += skipped_s;
+        }
         for (int64_t c = 0, k = 0; c < cycles; ++c) {
           const bool keep = k < kept && c * kept / cycles == k;  // evenly spread
+          if (constant && !keep) {
+            c = (k * cycles + kept - 1) / kept - 1;  // the next returned cycle
+            continue;
+          }
           for (int i = 0; i < t.variants_size(); ++i) {
             // The wobble is the returned cycle's, shared by every variant in it, as a real
             // window's clock is: paired ratios cancel it exactly, and two windows that return as

@@ -180,8 +180,7 @@ TEST_F(WorkerGpu, TheBestCublasAlgorithmIsTimedChosenAndNamed) {
   for (const auto& c : tuning.candidates()) {
     EXPECT_EQ(c.algo_data().size(), 64u);
     timed += c.median_ms() > 0 ? 1 : 0;
-    if (c.median_ms() > 0)
-      EXPECT_LE(tuning.candidates(tuning.chosen()).median_ms(), c.median_ms());
+    if (c.median_ms() > 0) EXPECT_LE(tuning.candidates(tuning.chosen()).median_ms(), c.median_ms());
   }
   EXPECT_GE(timed, 8);
   const apb::LibraryAlgo& b = best.member().library();
@@ -198,7 +197,8 @@ TEST_F(WorkerGpu, TheBestCublasAlgorithmIsTimedChosenAndNamed) {
   v1::MeasureTask task = Task("cublas_bf16_best", 2048, 2048, 2048);
   Timed first = Measure(task);
   ASSERT_TRUE(first.ok()) << first.error();
-  const auto& last = first.member().tuning().candidates(first.member().tuning().candidates_size() - 1);
+  const auto& last =
+      first.member().tuning().candidates(first.member().tuning().candidates_size() - 1);
   auto* stored = task.add_library_choices();
   stored->set_variant("cublas_bf16_best");
   stored->set_algo(last.algo_data());
