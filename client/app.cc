@@ -2,40 +2,38 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
-#include <grpcpp/create_channel.h>
-#include <grpcpp/security/credentials.h>
-
 #include "ablation/version.h"
-#include "client/cmd_advise.h"
-#include "client/cmd_budget.h"
-#include "client/cmd_cancel.h"
-#include "client/cmd_compare.h"
-#include "client/cmd_device.h"
-#include "client/cmd_history.h"
-#include "client/cmd_kernel.h"
-#include "client/cmd_presets.h"
-#include "client/cmd_profile.h"
-#include "client/cmd_report.h"
-#include "client/cmd_results.h"
-#include "client/cmd_run.h"
-#include "client/cmd_runs.h"
-#include "client/cmd_sass.h"
-#include "client/cmd_show.h"
-#include "client/cmd_sweep.h"
-#include "client/cmd_variants.h"
-#include "client/cmd_verify.h"
-#include "client/cmd_watch.h"
-#include "client/completion.h"
-#include "client/exit_codes.h"
-#include "client/options.h"
-#include "client/output.h"
-#include "client/rpc.h"
-#include "client/run_arg.h"
-#include "client/table.h"
-#include "client/validators.h"
+#include "client/cli/completion.h"
+#include "client/cli/exit_codes.h"
+#include "client/cli/options.h"
+#include "client/cli/run_arg.h"
+#include "client/cli/validators.h"
+#include "client/commands/cmd_advise.h"
+#include "client/commands/cmd_budget.h"
+#include "client/commands/cmd_cancel.h"
+#include "client/commands/cmd_compare.h"
+#include "client/commands/cmd_device.h"
+#include "client/commands/cmd_history.h"
+#include "client/commands/cmd_kernel.h"
+#include "client/commands/cmd_presets.h"
+#include "client/commands/cmd_profile.h"
+#include "client/commands/cmd_report.h"
+#include "client/commands/cmd_results.h"
+#include "client/commands/cmd_run.h"
+#include "client/commands/cmd_runs.h"
+#include "client/commands/cmd_sass.h"
+#include "client/commands/cmd_show.h"
+#include "client/commands/cmd_sweep.h"
+#include "client/commands/cmd_variants.h"
+#include "client/commands/cmd_verify.h"
+#include "client/commands/cmd_watch.h"
+#include "client/output/output.h"
+#include "client/output/table.h"
+#include "client/sources/channel.h"
 
 namespace ablation::client {
 namespace {
@@ -48,24 +46,98 @@ std::string VersionText() {
          (revision == "unknown" ? " (git revision unknown)" : " (git " + revision + ")");
 }
 
-}  // namespace
+// What a command may take beside its own options.
+struct Traits {
+  bool results = false;  // reads stored results: --fleet-db (ABLATION_FLEET_DB) serves it too
+  bool html = false;     // --format html
+};
 
-int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
-           const std::atomic<bool>* interrupted) {
-  CLI::App app("ablation-client: run and query GEMM kernel ablations on an ablationd daemon",
-               args.empty() ? "ablation-client" : args[0]);
-  app.footer(std::string(ExitCodesHelp()));
-  app.require_subcommand(1);
-  // Global options also after the subcommand: `ablation-client runs --format json`.
-  app.fallthrough();
-  app.set_version_flag("--version", VersionText());
+// One subcommand: its parser and what runs it.
+struct Command {
+  CLI::App* parser = nullptr;
+  std::function<int(const CommandContext&)> execute;
+  Traits traits;
+};
 
-  GlobalOptions global;
+// Every subcommand with its options, in the order `--help` lists them. The options live here, so
+// that each command's function reads what the parser filled in.
+class Commands {
+ public:
+  explicit Commands(CLI::App& app) {
+    Add(app, variants_, SetupVariants, ExecuteVariants);
+    Add(app, device_, SetupDevice, ExecuteDevice);
+    Add(app, run_, SetupRun, ExecuteRun);
+    Add(app, runs_, SetupRuns, ExecuteRuns, {.results = true});
+    Add(app, show_, SetupShow, ExecuteShow, {.results = true});
+    Add(app, results_, SetupResults, ExecuteResults, {.results = true});
+    Add(app, history_, SetupHistory, ExecuteHistory, {.results = true, .html = true});
+    Add(app, cancel_, SetupCancel, ExecuteCancel);
+    Add(app, verify_, SetupVerify, ExecuteVerify);
+    Add(app, advise_, SetupAdvise, ExecuteAdvise);
+    Add(app, sass_, SetupSass, ExecuteSass);
+    Add(app, presets_, SetupPresets, ExecutePresets);
+    Add(app, sweep_, SetupSweep, ExecuteSweep);
+    Add(app, report_, SetupReport, ExecuteReport, {.results = true, .html = true});
+    Add(app, compare_, SetupCompare, ExecuteCompare, {.results = true});
+    Add(app, budget_, SetupBudget, ExecuteBudget);
+    Add(app, watch_, SetupWatch, ExecuteWatch);
+    Add(app, profile_, SetupProfile, ExecuteProfile);
+    commands_.push_back(
+        {SetupKernel(app, kernel_, &kernel_commands_),
+         [this](const CommandContext& c) { return ExecuteKernel(kernel_, kernel_commands_, c); },
+         {}});
+    completion_ = SetupCompletion(app, completion_options_);
+  }
+
+  // The command the command line chose; null for `completion` (which needs no daemon).
+  const Command* Chosen() const {
+    for (const Command& c : commands_)
+      if (*c.parser) return &c;
+    return nullptr;
+  }
+  bool completion() const { return completion_ != nullptr && *completion_; }
+  const CompletionOptions& completion_options() const { return completion_options_; }
+
+ private:
+  template <class Options, class Setup, class Execute>
+  void Add(CLI::App& app, Options& options, Setup setup, Execute execute, Traits traits = {}) {
+    commands_.push_back(
+        {setup(app, options),
+         [&options, execute](const CommandContext& c) { return execute(options, c); }, traits});
+  }
+
+  VariantsOptions variants_;
+  DeviceOptions device_;
+  RunOptions run_;
+  RunsOptions runs_;
+  ShowOptions show_;
+  ResultsOptions results_;
+  HistoryOptions history_;
+  CancelOptions cancel_;
+  VerifyOptions verify_;
+  AdviseOptions advise_;
+  SassOptions sass_;
+  PresetsOptions presets_;
+  SweepOptions sweep_;
+  ReportOptions report_;
+  CompareOptions compare_;
+  BudgetOptions budget_;
+  WatchOptions watch_;
+  ProfileOptions profile_;
+  KernelOptions kernel_;
+  KernelCommands kernel_commands_;
+  CompletionOptions completion_options_;
+  CLI::App* completion_ = nullptr;
+  std::vector<Command> commands_;
+};
+
+// The options every command takes (before or after its name).
+void AddGlobalOptions(CLI::App& app, GlobalOptions& global) {
   app.add_option("--server", global.server, "Daemon address HOST:PORT")
       ->envname("ABLATION_SERVER")
       ->capture_default_str();
   app.add_option("--format,-f", global.format,
-                 "Output format: table, json, csv, markdown (md); html for report")
+                 "Output format: table, json, csv, markdown (md); html for report and history")
       ->transform(FormatTransformer())
       ->default_str("table");
   app.add_option("--output,-o", global.output,
@@ -97,54 +169,65 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
       ->envname("ABLATION_TLS_SERVER_NAME")
       ->type_name("NAME");
   app.add_option("--fleet-db", global.fleet_db,
-                 "history, results and compare read this fleet database (PostgreSQL, "
-                 "postgresql://USER@HOST/DB; read-only) across its daemons instead of asking one; "
-                 "also ABLATION_FLEET_DB, which only those commands read")
+                 "runs, show, results, history, compare and report read this fleet database "
+                 "(PostgreSQL, postgresql://USER@HOST/DB; read-only) across its daemons instead "
+                 "of asking one; also ABLATION_FLEET_DB, which only those commands read")
       ->type_name("CONNINFO");
   if (const char* token = std::getenv("ABLATION_TOKEN")) global.token = token;
+}
 
-  VariantsOptions variants;
-  DeviceOptions device;
-  RunOptions run;
-  RunsOptions runs;
-  ShowOptions show;
-  ResultsOptions results;
-  HistoryOptions history;
-  CancelOptions cancel;
-  VerifyOptions verify;
-  AdviseOptions advise;
-  SassOptions sass;
-  PresetsOptions presets;
-  SweepOptions sweep;
-  ReportOptions report;
-  CompareOptions compare;
-  BudgetOptions budget;
-  WatchOptions watch;
-  ProfileOptions profile;
-  KernelOptions kernel;
-  KernelCommands kernel_commands;
-  CompletionOptions completion;
-  CLI::App* variants_cmd = SetupVariants(app, variants);
-  CLI::App* device_cmd = SetupDevice(app, device);
-  CLI::App* run_cmd = SetupRun(app, run);
-  CLI::App* runs_cmd = SetupRuns(app, runs);
-  CLI::App* show_cmd = SetupShow(app, show);
-  CLI::App* results_cmd = SetupResults(app, results);
-  CLI::App* history_cmd = SetupHistory(app, history);
-  CLI::App* cancel_cmd = SetupCancel(app, cancel);
-  CLI::App* verify_cmd = SetupVerify(app, verify);
-  CLI::App* advise_cmd = SetupAdvise(app, advise);
-  CLI::App* sass_cmd = SetupSass(app, sass);
-  CLI::App* presets_cmd = SetupPresets(app, presets);
-  CLI::App* sweep_cmd = SetupSweep(app, sweep);
-  CLI::App* report_cmd = SetupReport(app, report);
-  CLI::App* compare_cmd = SetupCompare(app, compare);
-  CLI::App* budget_cmd = SetupBudget(app, budget);
-  CLI::App* watch_cmd = SetupWatch(app, watch);
-  CLI::App* profile_cmd = SetupProfile(app, profile);
-  CLI::App* kernel_cmd = SetupKernel(app, kernel, &kernel_commands);
-  CLI::App* completion_cmd = SetupCompletion(app, completion);
+// What the chosen command cannot take of the global options: "" when it takes them all. The
+// environment's fleet database serves the commands that read results and is no error for others.
+std::string CheckGlobalOptions(const Command* chosen, GlobalOptions& global) {
+  const bool results = chosen != nullptr && chosen->traits.results;
+  if (!global.fleet_db.empty() && !results)
+    return "--fleet-db is read by runs, show, results, history, compare and report only";
+  if (const char* fleet_db = std::getenv("ABLATION_FLEET_DB");
+      global.fleet_db.empty() && results && fleet_db != nullptr)
+    global.fleet_db = fleet_db;
+  if (global.format == Format::kHtml && (chosen == nullptr || !chosen->traits.html))
+    return "--format html is for report and history; use table, json, csv or markdown";
+  if (!global.output.empty() && global.output != "-")
+    if (std::string why = CheckOutputPath(global.output); !why.empty()) return "-o: " + why;
+  return "";
+}
 
+// The chosen command against the daemon (or its source of results), its output into `target`.
+int Execute(const Commands& commands, CLI::App& app, const GlobalOptions& global,
+            std::ostream& target, std::ostream& err, const std::atomic<bool>* interrupted) {
+  if (commands.completion()) {  // from the parser alone: no daemon needed
+    target << CompletionScript(app, commands.completion_options().shell, "ablation-client");
+    return kExitOk;
+  }
+  const Command* chosen = commands.Chosen();
+  if (chosen == nullptr) {
+    err << "error: no subcommand\n";
+    return kExitUsage;
+  }
+  std::string channel_error;
+  std::shared_ptr<grpc::Channel> channel = MakeChannel(global, &channel_error);
+  if (!channel) {
+    err << "error: " << channel_error << '\n';
+    return kExitUsage;
+  }
+  std::unique_ptr<v1::Ablation::Stub> stub = v1::Ablation::NewStub(channel);
+  return chosen->execute(CommandContext{global, *stub, target, err, interrupted});
+}
+
+}  // namespace
+
+int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+           const std::atomic<bool>* interrupted) {
+  CLI::App app("ablation-client: run and query GEMM kernel ablations on an ablationd daemon",
+               args.empty() ? "ablation-client" : args[0]);
+  app.footer(std::string(ExitCodesHelp()));
+  app.require_subcommand(1);
+  // Global options also after the subcommand: `ablation-client runs --format json`.
+  app.fallthrough();
+  app.set_version_flag("--version", VersionText());
+  GlobalOptions global;
+  AddGlobalOptions(app, global);
+  const Commands commands(app);
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
     app.parse(reversed);  // CLI11 takes the arguments reversed, without the program name
@@ -153,75 +236,19 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
     // --help and --version are successes; every other parse error is bad usage.
     return code == static_cast<int>(CLI::ExitCodes::Success) ? kExitOk : kExitUsage;
   }
-
-  auto execute = [&](const CommandContext& context) {
-    if (*variants_cmd) return ExecuteVariants(variants, context);
-    if (*device_cmd) return ExecuteDevice(device, context);
-    if (*run_cmd) return ExecuteRun(run, context);
-    if (*runs_cmd) return ExecuteRuns(runs, context);
-    if (*show_cmd) return ExecuteShow(show, context);
-    if (*results_cmd) return ExecuteResults(results, context);
-    if (*history_cmd) return ExecuteHistory(history, context);
-    if (*cancel_cmd) return ExecuteCancel(cancel, context);
-    if (*verify_cmd) return ExecuteVerify(verify, context);
-    if (*advise_cmd) return ExecuteAdvise(advise, context);
-    if (*sass_cmd) return ExecuteSass(sass, context);
-    if (*presets_cmd) return ExecutePresets(presets, context);
-    if (*sweep_cmd) return ExecuteSweep(sweep, context);
-    if (*report_cmd) return ExecuteReport(report, context);
-    if (*compare_cmd) return ExecuteCompare(compare, context);
-    if (*budget_cmd) return ExecuteBudget(budget, context);
-    if (*watch_cmd) return ExecuteWatch(watch, context);
-    if (*profile_cmd) return ExecuteProfile(profile, context);
-    if (*kernel_cmd) return ExecuteKernel(kernel, kernel_commands, context);
-    context.err << "error: no subcommand\n";
-    return kExitUsage;
-  };
-
   if (!global.quiet)
     for (const std::string& warning : DeprecationWarnings(app)) err << warning << '\n';
-  const bool reads_fleet = *history_cmd || *results_cmd || *compare_cmd;
-  if (!global.fleet_db.empty() && !reads_fleet) {
-    err << "error: --fleet-db is read by history, results and compare only\n";
-    return kExitUsage;
-  }
-  // The environment's fleet database serves those commands and is no error for the others.
-  if (const char* fleet_db = std::getenv("ABLATION_FLEET_DB");
-      global.fleet_db.empty() && reads_fleet && fleet_db != nullptr)
-    global.fleet_db = fleet_db;
-  if (global.format == Format::kHtml && !*report_cmd && !*history_cmd) {
-    err << "error: --format html is for report and history; use table, json, csv or markdown\n";
+  if (std::string why = CheckGlobalOptions(commands.Chosen(), global); !why.empty()) {
+    err << "error: " << why << '\n';
     return kExitUsage;
   }
   // -o FILE: checked before anything runs (a long run should not end in "cannot write"), then
   // written whole once the command is done.
   const bool to_file = !global.output.empty() && global.output != "-";
-  if (to_file) {
-    if (std::string why = CheckOutputPath(global.output); !why.empty()) {
-      err << "error: -o: " << why << '\n';
-      return kExitUsage;
-    }
-  }
   std::ostringstream buffered;
   std::ostream& target = to_file ? buffered : out;
   SetTextWidth(OutputWidth(global.width, !to_file && &out == &std::cout));
-
-  int code = kExitUsage;
-  if (*completion_cmd) {
-    // From the parser alone: no daemon needed.
-    target << CompletionScript(app, completion.shell, "ablation-client");
-    code = kExitOk;
-  } else {
-    std::string channel_error;
-    std::shared_ptr<grpc::Channel> channel = MakeChannel(global, &channel_error);
-    if (!channel) {
-      err << "error: " << channel_error << '\n';
-      return kExitUsage;
-    }
-    std::unique_ptr<v1::Ablation::Stub> stub = v1::Ablation::NewStub(channel);
-    const CommandContext context{global, *stub, target, err, interrupted};
-    code = execute(context);
-  }
+  const int code = Execute(commands, app, global, target, err, interrupted);
   // What a failed command printed is still its output (a run's table before a failure); a
   // command refused before it printed anything leaves the file as it was.
   if (to_file && (code != kExitUsage || !buffered.str().empty())) {

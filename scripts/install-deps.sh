@@ -22,7 +22,7 @@ packages=(
   prometheus-cpp-dev  # the daemon's metrics registry and their text format (prometheus-cpp core)
   libmuparser-dev  # the expressions of a user kernel's launch geometry (kernels/user)
   libboost-math-dev  # Student's t and the incomplete beta of the report's intervals (header-only)
-  nlohmann-json3-dev  # the client's --format json envelope (client/json.cc; header-only)
+  nlohmann-json3-dev  # the client's --format json envelope (client/output/json.cc; header-only)
   libpq-dev  # libpq: a fleet's PostgreSQL, exported to by the daemon and read by the client (db/fleet/)
   # PostgreSQL's server: the fleet tests start their own on a Unix socket in a temporary folder
   # (tests/e2e/postgres_server.h; initdb and pg_ctl from /usr/lib/postgresql/15/bin)

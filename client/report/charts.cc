@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "client/escape.h"
-#include "client/format.h"
+#include "client/output/escape.h"
+#include "client/output/format.h"
 #include "client/report/svg.h"
 
 namespace ablation::client::report {

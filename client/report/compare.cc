@@ -7,8 +7,8 @@
 #include <set>
 #include <tuple>
 
-#include "client/enum_words.h"
-#include "client/format.h"
+#include "client/output/enum_words.h"
+#include "client/output/format.h"
 #include "client/report/conditions.h"
 #include "client/report/run_index.h"
 #include "client/report/stats.h"

@@ -31,7 +31,7 @@
 
 #include "ablation/v1/ablation.pb.h"
 #include "ablation/v1/report.pb.h"
-#include "client/table.h"
+#include "client/output/table.h"
 
 namespace ablation::client::report {
 

@@ -1,8 +1,8 @@
 // `report --format csv | json`: every row of every section in one long CSV, or the model itself.
-#include "client/enum_words.h"
-#include "client/escape.h"
-#include "client/format.h"
-#include "client/json.h"
+#include "client/output/enum_words.h"
+#include "client/output/escape.h"
+#include "client/output/format.h"
+#include "client/output/json.h"
 #include "client/report/report.h"
 #include "client/report/text.h"
 

@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <functional>
 
-#include "client/format.h"
-#include "client/render_counters.h"
+#include "client/output/format.h"
+#include "client/output/render_counters.h"
 #include "client/report/text.h"
 
 namespace ablation::client::report {

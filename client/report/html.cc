@@ -2,9 +2,9 @@
 // scripts, fonts or images from the network.
 #include <algorithm>
 
-#include "client/enum_words.h"
-#include "client/escape.h"
-#include "client/format.h"
+#include "client/output/enum_words.h"
+#include "client/output/escape.h"
+#include "client/output/format.h"
 #include "client/report/charts.h"
 #include "client/report/report.h"
 #include "client/report/text.h"

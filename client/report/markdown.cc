@@ -1,6 +1,6 @@
 // `report --format md`: the model as GitHub-flavoured Markdown.
-#include "client/escape.h"
-#include "client/format.h"
+#include "client/output/escape.h"
+#include "client/output/format.h"
 #include "client/report/report.h"
 #include "client/report/text.h"
 

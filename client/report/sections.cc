@@ -6,7 +6,7 @@
 #include <set>
 #include <tuple>
 
-#include "client/format.h"
+#include "client/output/format.h"
 #include "client/report/conditions.h"
 #include "client/report/stats.h"
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "client/escape.h"
+#include "client/output/escape.h"
 
 namespace ablation::client::report::svg {
 namespace {

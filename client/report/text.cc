@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "client/enum_words.h"
-#include "client/format.h"
+#include "client/output/enum_words.h"
+#include "client/output/format.h"
 #include "client/report/stats.h"
 
 namespace ablation::client::report {

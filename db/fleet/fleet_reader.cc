@@ -174,7 +174,7 @@ std::vector<FleetMeasurement> FleetReader::Measurements(const FleetMeasurementFi
   std::string sql = std::string("SELECT r.host_name, r.daemon_id, ") +
                     (f.samples ? "x.measurement"
                                : "x.measurement - 'sample_ms' - 'sample_cycles' "
-                                 "- 'sample_sm_mhz'") +
+                                 "- 'sample_sm_mhz' - 'solo_sample_ms'") +
                     " FROM measurements x JOIN runs r USING (daemon_id, run_id)" + where.sql() +
                     " ORDER BY x.created_at " + order + ", r.daemon_id " + order +
                     ", x.measurement_id " + order;
@@ -187,6 +187,29 @@ std::vector<FleetMeasurement> FleetReader::Measurements(const FleetMeasurementFi
     m.node = NodeName(r.Text(i, 0), r.Text(i, 1));
     FromJson(r.Text(i, 2), &m.measurement, "measurement");
     out.push_back(std::move(m));
+  }
+  transaction.Commit();
+  *more = f.limit > 0 && static_cast<int>(out.size()) > f.limit;
+  if (*more) out.resize(static_cast<size_t>(f.limit));
+  return out;
+}
+
+std::vector<FleetRun> FleetReader::Runs(const FleetRunFilter& f, bool* more) {
+  Where where;
+  if (!f.tag.empty()) where.Add("? = ANY (tags)", f.tag);
+  if (!f.state.empty()) where.Add("state = ?", f.state);
+  where.AddNode(f.node, "daemon_id", "host_name");
+  std::string sql = "SELECT host_name, daemon_id, run FROM runs" + where.sql() +
+                    " ORDER BY coalesce(started_at, created_at) DESC, daemon_id, run_id DESC";
+  if (f.limit > 0) sql += " LIMIT " + std::to_string(f.limit + 1);
+  PgTransaction transaction(*connection_, PgTransaction::Kind::kReadOnly);
+  PgResult r = connection_->Query(sql, where.params(), "read the runs");
+  std::vector<FleetRun> out;
+  for (int i = 0; i < r.rows(); ++i) {
+    FleetRun run;
+    run.node = NodeName(r.Text(i, 0), r.Text(i, 1));
+    FromJson(r.Text(i, 2), &run.run, "run");
+    out.push_back(std::move(run));
   }
   transaction.Commit();
   *more = f.limit > 0 && static_cast<int>(out.size()) > f.limit;

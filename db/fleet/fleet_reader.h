@@ -44,6 +44,18 @@ struct FleetMeasurement {
   v1::Measurement measurement;
 };
 
+struct FleetRunFilter {
+  std::string tag;
+  std::string state;  // stored word ('succeeded'); '' any
+  std::string node;
+  int limit = 50;  // 0: all
+};
+
+struct FleetRun {
+  std::string node;
+  v1::Run run;  // as the daemon exported it (its ok / failed counts included)
+};
+
 class FleetReader {
  public:
   /// Connects and checks the schema version; throws FleetError saying what is wrong.
@@ -57,6 +69,9 @@ class FleetReader {
   /// One daemon's run with its measurements (samples included) and verifications; `node` as in
   /// the filters. Throws FleetError when no daemon, or more than one, matches, or no such run.
   v1::GetRunResponse Run(const std::string& node, int64_t run_id);
+  /// Every daemon's runs, newest first (by their start, else their creation); `more` tells
+  /// whether the limit cut the answer short.
+  std::vector<FleetRun> Runs(const FleetRunFilter& filter, bool* more);
 
  private:
   std::unique_ptr<PgConnection> connection_;

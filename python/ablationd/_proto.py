@@ -65,7 +65,7 @@ def words_to_names(obj, descriptor):
     return obj
 
 
-JSON_SCHEMA_VERSION = 2  # client/json.h's kJsonSchemaVersion
+JSON_SCHEMA_VERSION = 2  # client/output/json.h's kJsonSchemaVersion
 
 
 def envelope_items(text, kind):

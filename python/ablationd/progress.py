@@ -11,7 +11,7 @@ from ablationd._proto import shape_text
 
 
 def _duration(seconds):
-    """As the CLI writes it (client/cmd_sweep.cc FormatDuration): 42s, 3m07s, 1h05m."""
+    """As the CLI writes it (client/output/format.cc FormatDuration): 42s, 3m07s, 1h05m."""
     s = max(0, round(seconds))
     if s < 60:
         return f"{s}s"

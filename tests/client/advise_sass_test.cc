@@ -8,7 +8,7 @@
 
 #include "ablation/v1/ablation.grpc.pb.h"
 #include "client/app.h"
-#include "client/exit_codes.h"
+#include "client/cli/exit_codes.h"
 
 namespace ablation::client {
 namespace {

@@ -13,8 +13,8 @@
 
 #include "ablation/v1/ablation.grpc.pb.h"
 #include "ablation/v1/report.pb.h"
-#include "client/exit_codes.h"
-#include "client/json.h"
+#include "client/cli/exit_codes.h"
+#include "client/output/json.h"
 
 namespace ablation::client {
 namespace {

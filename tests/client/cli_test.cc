@@ -18,9 +18,9 @@
 
 #include "ablation/v1/ablation.grpc.pb.h"
 #include "client/app.h"
-#include "client/cmd_run.h"
-#include "client/cmd_sweep.h"
-#include "client/exit_codes.h"
+#include "client/cli/exit_codes.h"
+#include "client/commands/cmd_run.h"
+#include "client/commands/cmd_sweep.h"
 
 namespace ablation::client {
 namespace {

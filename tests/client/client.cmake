@@ -5,14 +5,14 @@ add_executable(ablation_client_test
   ${CMAKE_CURRENT_SOURCE_DIR}/client/advise_sass_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/client/app_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/client/cli_test.cc
-  ${CMAKE_CURRENT_SOURCE_DIR}/client/dtype_test.cc
-  ${CMAKE_CURRENT_SOURCE_DIR}/client/enum_words_test.cc
-  ${CMAKE_CURRENT_SOURCE_DIR}/client/escape_test.cc
-  ${CMAKE_CURRENT_SOURCE_DIR}/client/json_test.cc
-  ${CMAKE_CURRENT_SOURCE_DIR}/client/exit_codes_test.cc
-  ${CMAKE_CURRENT_SOURCE_DIR}/client/parse_test.cc
-  ${CMAKE_CURRENT_SOURCE_DIR}/client/render_test.cc
-  ${CMAKE_CURRENT_SOURCE_DIR}/client/table_test.cc)
+  ${CMAKE_CURRENT_SOURCE_DIR}/client/cli/dtype_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/client/output/enum_words_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/client/output/escape_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/client/output/json_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/client/cli/exit_codes_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/client/cli/parse_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/client/output/render_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/client/output/table_test.cc)
 target_link_libraries(ablation_client_test PRIVATE ablation_client_lib GTest::gmock GTest::gtest_main)
 gtest_discover_tests(ablation_client_test
   TEST_PREFIX "client."
@@ -22,7 +22,7 @@ gtest_discover_tests(ablation_client_test
 # The bash and zsh completion scripts the client prints (`completion bash|zsh`): syntax, and what
 # they complete (bash through COMP_WORDS/COMPREPLY, zsh through stand-ins for _arguments).
 add_test(NAME client.completion
-  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/client/completion_test.sh $<TARGET_FILE:ablation-client>)
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/client/cli/completion_test.sh $<TARGET_FILE:ablation-client>)
 set_tests_properties(client.completion PROPERTIES LABELS client SKIP_RETURN_CODE 77 TIMEOUT 120)
 
 # The `client` preset configured and ablation-client (and the Python package) built with the CUDA
@@ -37,6 +37,6 @@ if(NOT ABLATION_CLIENT_ONLY)
 endif()
 
 # ---- the counters' columns
-add_executable(counters_client_tests ${CMAKE_CURRENT_SOURCE_DIR}/client/render_counters_test.cc)
+add_executable(counters_client_tests ${CMAKE_CURRENT_SOURCE_DIR}/client/output/render_counters_test.cc)
 target_link_libraries(counters_client_tests PRIVATE ablation_client_lib GTest::gtest_main)
 gtest_discover_tests(counters_client_tests TEST_PREFIX "counters." PROPERTIES LABELS client)

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "ablation/v1/report.pb.h"
-#include "client/json.h"
+#include "client/output/json.h"
 #include "tests/e2e/daemon_fixture.h"
 #include "tests/e2e/harness.h"
 

@@ -3,7 +3,7 @@
 # Included from tests/CMakeLists.txt: paths are relative to tests/.
 
 # ---- daemon + client end to end over real gRPC and SQLite (CPU, fake worker)
-# json_e2e_test: every command's --format json envelope (client/json.h), with stand-ins for ncu and
+# json_e2e_test: every command's --format json envelope (client/output/json.h), with stand-ins for ncu and
 # cuobjdump and the real NVRTC compiler.
 add_executable(e2e_tests e2e/daemon_e2e_test.cc e2e/cli_e2e_test.cc e2e/report_e2e_test.cc e2e/multi_gpu_e2e_test.cc e2e/compare_e2e_test.cc e2e/faults_e2e_test.cc
   e2e/advise_sass_e2e_test.cc e2e/json_e2e_test.cc e2e/history_e2e_test.cc e2e/harness.cc e2e/png.cc

@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "client/json.h"
+#include "client/output/json.h"
 #include "db/fleet/fleet_change_points.h"
 #include "db/fleet/fleet_schema.h"
 #include "db/fleet/fleet_writer.h"
@@ -282,6 +282,26 @@ TEST_F(FleetE2E, TwoDaemonsExportEveryRunOnceThroughAnOutageAndHistorySpansThem)
   auto compare = FleetClient({"compare", "gpu-a:1", "gpu-b:3"});
   EXPECT_EQ(compare.exit_code, 0) << compare.out << compare.err;
   EXPECT_THAT(compare.out, HasSubstr(kVariant));
+  // runs, show and report read the fleet too (client/sources/source.h): every daemon's runs,
+  // each naming its node; one run by NODE:ID, as from its daemon.
+  auto runs = FleetClient({"--format", "csv", "runs", "--limit", "0"});
+  ASSERT_EQ(runs.exit_code, 0) << runs.err;
+  EXPECT_THAT(runs.out, ::testing::StartsWith("node,"));
+  EXPECT_EQ(std::count(runs.out.begin(), runs.out.end(), '\n'), 1 + 6) << runs.out;
+  auto only_b = FleetClient({"runs", "--node", "gpu-b"});
+  ASSERT_EQ(only_b.exit_code, 0) << only_b.err;
+  EXPECT_THAT(only_b.out, HasSubstr("gpu-b/"));
+  EXPECT_THAT(only_b.out, ::testing::Not(HasSubstr("gpu-a/")));
+  auto show = FleetClient({"show", "gpu-b:3"});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr(kVariant));
+  auto report = FleetClient({"report", "gpu-a:1", "--format", "md"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_THAT(report.out, HasSubstr("# Ablation report: run 1"));
+  EXPECT_THAT(report.out, HasSubstr("All measurements of the run"));
+  auto bare = FleetClient({"show", "3"});
+  EXPECT_EQ(bare.exit_code, 2);
+  EXPECT_THAT(bare.err, HasSubstr("names no fleet run; use NODE:RUN_ID"));
 }
 
 // The export's key is (daemon, run): a run written twice (PostgreSQL committed, then the daemon
@@ -510,9 +530,10 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
   auto nobody = FleetClient({"compare", "gpu-nosuch:1", "gpu-z:7"});
   EXPECT_NE(nobody.exit_code, 0);
   EXPECT_THAT(nobody.err, HasSubstr("no daemon 'gpu-nosuch'"));
-  auto other = FleetClient({"runs"});
+  auto other = FleetClient({"variants"});
   EXPECT_EQ(other.exit_code, 2);
-  EXPECT_THAT(other.err, HasSubstr("--fleet-db is read by history, results and compare only"));
+  EXPECT_THAT(other.err, HasSubstr("--fleet-db is read by runs, show, results, history, compare "
+                                   "and report only"));
 }
 
 // Schema v2 (the change points) over a database of v1: the tables added, the series already

@@ -11,7 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "client/json.h"
+#include "client/output/json.h"
 #include "tests/e2e/daemon_fixture.h"
 #include "tests/e2e/harness.h"
 #include "tests/support/test_paths.h"

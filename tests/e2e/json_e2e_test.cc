@@ -16,7 +16,7 @@
 
 #include "ablation/v1/ablation.pb.h"
 #include "ablation/v1/report.pb.h"
-#include "client/json.h"
+#include "client/output/json.h"
 #include "tests/e2e/harness.h"
 
 namespace ablation::testing {

@@ -54,7 +54,7 @@ endfunction()
 ablation_fuzz_target(fuzz_variant_names server/core/plan/variant_names.cc server/core/plan/limits.cc)
 ablation_fuzz_target(fuzz_run_plan server/core/plan/run_plan.cc server/core/plan/limits.cc
   server/core/plan/variant_names.cc)
-ablation_fuzz_target(fuzz_client_parse client/parse.cc)
+ablation_fuzz_target(fuzz_client_parse client/cli/parse.cc)
 ablation_fuzz_target(fuzz_page_token db/page_token.cc)
 ablation_fuzz_target(fuzz_toml server/core/setup/config.cc server/core/setup/presets.cc
   server/core/setup/presets_parse.cc server/core/setup/auth.cc)

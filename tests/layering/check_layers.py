@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""The walls of server/core: no include runs from a lower folder to a higher one.
+"""The walls of server/core and client/: no include runs from a lower folder to a higher one.
 
-server/core's folders stand in one order, lowest first (LAYERS). A file may include headers of its
-own folder and of the folders below it, never above; the core never includes the rpc layer or
-gRPC; the kernels, the worker process and the database never include the core. Reads the
+server/core's folders stand in one order, lowest first (LAYERS), and so do client/'s
+(CLIENT_LAYERS, client/README.md). A file may include headers of its own folder and of the folders
+below it, never above; a client command includes no other command (what two commands share lives
+below them); the core never includes the rpc layer or gRPC; the kernels, the worker process and
+the database never include the core. Reads the
 #include lines of the tree as text, prints every include that breaks a rule, and exits 1 when
 there is one. Run from anywhere: check_layers.py [REPO_ROOT]; with --dot it prints the folders'
 include graph, generated from the code, as Graphviz (an include that runs back up in red).
@@ -15,6 +17,8 @@ import sys
 # Lowest first. What each holds is in server/core/README.md.
 LAYERS = ["base", "gpu", "history", "plan", "workers", "userkernels", "setup", "fleet", "runs", "inspect",
           "queries", "daemon"]
+# client/'s folders, lowest first; app.cc and main.cc stand above them all, at client/'s root.
+CLIENT_LAYERS = ["output", "report", "cli", "sources", "runs", "commands"]
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]', re.M)
 SOURCES = ("*.h", "*.cc", "*.cu", "*.cuh", "*.in")
 # What the core builds on, which so never includes it.
@@ -31,6 +35,35 @@ def layer_of(path):
     if len(parts) >= 4 and parts[:2] == ("server", "core"):
         return parts[2]
     return None
+
+
+def client_layer_of(path):
+    """The folder of a client path ("client/cli/parse.h" -> "cli"); "" for client/'s root files;
+    None outside client/."""
+    parts = pathlib.PurePosixPath(path).parts
+    if not parts or parts[0] != "client":
+        return None
+    return parts[1] if len(parts) >= 3 else ""
+
+
+def client_problems(rel, target, where):
+    """The client's walls for one include of a client file."""
+    here, there = client_layer_of(rel), client_layer_of(target)
+    if here is None or there is None:
+        return []
+    if here != "" and here not in CLIENT_LAYERS:
+        return [f"{rel}: client/ files live at its root or in one of the folders {CLIENT_LAYERS}"]
+    if there == "" and here != "":
+        return [f"{where}: {here}/ may not include client/'s root (app, main)"]
+    if here == "" or there not in CLIENT_LAYERS:
+        return []
+    if CLIENT_LAYERS.index(there) > CLIENT_LAYERS.index(here):
+        return [f"{where}: client/{here}/ is below client/{there}/ and may not include it"]
+    own = pathlib.PurePosixPath(rel).stem
+    if here == "commands" and there == "commands" and pathlib.PurePosixPath(target).stem != own:
+        return [f"{where}: a command includes no other command (what they share lives below "
+                "client/commands/)"]
+    return []
 
 
 def check(root):
@@ -71,6 +104,7 @@ def check(root):
             if rel.startswith("client/") and target.startswith("db/") and not target.startswith(
                     "db/fleet/"):
                 problems.append(f"{where}: the client reads storage only through db/fleet/")
+            problems += client_problems(rel, target, where)
             if here is None and there is not None:
                 for prefix, who in OUTSIDE.items():
                     if rel.startswith(prefix):
@@ -117,7 +151,8 @@ def main(argv):
     problems = check(root)
     for p in problems:
         print(p)
-    print(f"{len(problems)} include(s) against the layers {' < '.join(LAYERS)}")
+    print(f"{len(problems)} include(s) against the layers {' < '.join(LAYERS)} (server/core/) "
+          f"and {' < '.join(CLIENT_LAYERS)} < its root (client/)")
     return 1 if problems else 0
 
 

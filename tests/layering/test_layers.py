@@ -51,9 +51,9 @@ def test_files_outside_the_folders_and_unknown_folders_are_refused(tmp_path):
 def test_the_common_library_stands_on_nothing_but_the_api(tmp_path):
     write(tmp_path, "common/stats.cc", '#include "common/stats.h"\n#include <vector>\n'
                                        '#include "ablation/v1/ablation.pb.h"\n')
-    write(tmp_path, "common/enum_words.cc", '#include "client/format.h"\n')
+    write(tmp_path, "common/enum_words.cc", '#include "client/output/format.h"\n')
     problems = check_layers.check(tmp_path)
-    assert problems == ["common/enum_words.cc:1: includes client/format.h: the common library "
+    assert problems == ["common/enum_words.cc:1: includes client/output/format.h: the common library "
                         "includes only common/ and the API"]
 
 
@@ -76,3 +76,35 @@ def test_the_folder_graph_counts_includes_and_marks_one_that_runs_back_up(tmp_pa
     graph = check_layers.dot(tmp_path)
     assert '"runs" -> "plan" [label=2];' in graph
     assert '"gpu" -> "runs" [label=1 color=red penwidth=2];' in graph
+
+
+def test_the_clients_folders_keep_their_order(tmp_path):
+    write(tmp_path, "client/output/table.cc", '#include "client/cli/options.h"\n')
+    write(tmp_path, "client/cli/dtype.cc", '#include "client/sources/channel.h"\n')
+    write(tmp_path, "client/report/report.cc", '#include "client/output/format.h"\n'
+                                               '#include "client/runs/follow.h"\n')
+    write(tmp_path, "client/sources/source.cc", '#include "client/cli/calls.h"\n'
+                                                '#include "client/app.h"\n')
+    write(tmp_path, "client/app.cc", '#include "client/commands/cmd_run.h"\n')
+    problems = check_layers.check(tmp_path)
+    assert problems == [
+        "client/cli/dtype.cc:1: includes client/sources/channel.h: client/cli/ is below "
+        "client/sources/ and may not include it",
+        "client/output/table.cc:1: includes client/cli/options.h: client/output/ is below "
+        "client/cli/ and may not include it",
+        "client/report/report.cc:2: includes client/runs/follow.h: client/report/ is below "
+        "client/runs/ and may not include it",
+        "client/sources/source.cc:2: includes client/app.h: sources/ may not include client/'s "
+        "root (app, main)"]
+
+
+def test_a_command_includes_no_other_command_and_folders_are_known(tmp_path):
+    write(tmp_path, "client/commands/cmd_run.cc", '#include "client/commands/cmd_run.h"\n'
+                                                  '#include "client/commands/cmd_sweep.h"\n')
+    write(tmp_path, "client/misc/helper.cc", '#include "client/output/format.h"\n')
+    problems = check_layers.check(tmp_path)
+    assert problems == [
+        "client/commands/cmd_run.cc:2: includes client/commands/cmd_sweep.h: a command includes "
+        "no other command (what they share lives below client/commands/)",
+        "client/misc/helper.cc: client/ files live at its root or in one of the folders "
+        "['output', 'report', 'cli', 'sources', 'runs', 'commands']"]

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <map>
 
-#include "client/json.h"
+#include "client/output/json.h"
 
 namespace ablation::client::report {
 namespace {

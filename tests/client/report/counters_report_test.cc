@@ -1,8 +1,8 @@
 // The report of a stored run with hardware counters: ladder A's shared-load instructions, bank
 // conflicts, LSU and the ratio beside the smem -> register micro-benchmark, ladder B's tensor pipe
 // and stall mix, the architecture table's achieved occupancy. The counters are what the daemon
-// makes of real H200 ncu output (tests/core/testdata/ncu, through its own parser and counter table),
-// written to and read back from a real store, as GetRun with include_counters gives them.
+// makes of real H200 ncu output (tests/core/testdata/ncu, through its own parser and counter
+// table), written to and read back from a real store, as GetRun with include_counters gives them.
 #include <unistd.h>
 
 #include <gmock/gmock.h>
@@ -13,7 +13,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "client/render_counters.h"
+#include "client/output/render_counters.h"
 #include "client/report/report.h"
 #include "db/store.h"
 #include "server/core/inspect/ncu_csv.h"

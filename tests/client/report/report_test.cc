@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "client/json.h"
+#include "client/output/json.h"
 #include "tests/client/support/served_catalog.h"
 
 namespace ablation::client::report {

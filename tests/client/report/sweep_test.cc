@@ -2,8 +2,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "client/cmd_presets.h"
-#include "client/cmd_sweep.h"
+#include "client/commands/cmd_presets.h"
+#include "client/commands/cmd_sweep.h"
+#include "client/output/format.h"
+#include "client/output/render_presets.h"
+#include "client/output/table.h"
 
 namespace ablation::client {
 namespace {

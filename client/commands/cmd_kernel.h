@@ -1,0 +1,30 @@
+// `kernel add FILE.cu --manifest FILE.toml | list | show NAME [--source] | remove NAME`: the
+// user kernels a daemon holds (kernels/user/README.md has the manifest's format).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "client/cli/options.h"
+
+namespace ablation::client {
+
+struct KernelOptions {
+  std::string source_path;    // add
+  std::string manifest_path;  // add
+  std::string name;           // show, remove
+  bool with_source = false;   // show
+};
+
+struct KernelCommands {
+  CLI::App* add = nullptr;
+  CLI::App* list = nullptr;
+  CLI::App* show = nullptr;
+  CLI::App* remove = nullptr;
+};
+
+CLI::App* SetupKernel(CLI::App& app, KernelOptions& options, KernelCommands* commands);
+int ExecuteKernel(const KernelOptions& options, const KernelCommands& commands,
+                  const CommandContext& context);
+
+}  // namespace ablation::client

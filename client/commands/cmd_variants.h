@@ -1,0 +1,18 @@
+// `variants [GLOB]`: the kernel variants the daemon has (ListVariants).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "client/cli/options.h"
+
+namespace ablation::client {
+
+struct VariantsOptions {
+  std::string glob;
+};
+
+CLI::App* SetupVariants(CLI::App& app, VariantsOptions& options);
+int ExecuteVariants(const VariantsOptions& options, const CommandContext& context);
+
+}  // namespace ablation::client
