@@ -254,142 +254,167 @@ std::vector<SassLoop> FindLoops(const SassFunction& f) {
   return loops;
 }
 
-SassVerdict InspectFunction(const SassFunction& f) {
-  SassVerdict v;
-  const auto& ins = f.instructions;
-  for (const auto& i : ins) {
-    v.local_loads += i.mnemonic == "LDL";
-    v.local_stores += i.mnemonic == "STL";
-  }
-  bool tensor = std::any_of(ins.begin(), ins.end(), [](const SassInstruction& i) {
-    return i.cls == SassClass::kTensorCore;
-  });
-  std::vector<SassLoop> loops = FindLoops(f);
-  const SassLoop* main = nullptr;
-  auto count = [&](const SassLoop& l) { return tensor ? l.tensor : l.ffma; };
-  for (const auto& l : loops) {
-    if (count(l) == 0) continue;
-    // Most compute wins; on a tie the larger loop (the K-tile loop around an inner k-step loop).
-    if (!main || count(l) > count(*main) ||
-        (count(l) == count(*main) && l.tail - l.head > main->tail - main->head))
-      main = &l;
-  }
-  if (!main) return v;
+namespace {
 
-  v.loop_found = true;
-  v.loop_start = ins[main->head].offset;
-  v.loop_end = ins[main->tail].offset;
-  v.loop_instructions = int(main->tail - main->head + 1);
-  v.compute_per_iteration = count(*main);
-  const size_t head = main->head, tail = main->tail, n = tail - head + 1;
-  std::vector<bool> inner(ins.size(), false);
-  for (const auto& l : loops) {
-    if (&l == main || l.head < head || l.tail > tail) continue;
-    for (size_t j = l.head; j <= l.tail; ++j) inner[j] = true;
+// The verdict on one function, step by step: its main loop found (most compute; on a tie the
+// larger loop, the K-tile loop around an inner k-step loop), its body counted, each global load
+// walked to the next compute (a barrier between them: the load does not overlap), the barriers
+// after the compute and before each refill, and the excerpt of the loop as `sass` prints it.
+class LoopInspector {
+ public:
+  explicit LoopInspector(const SassFunction& f) : ins_(f.instructions), loops_(FindLoops(f)) {
+    tensor_ = std::any_of(ins_.begin(), ins_.end(),
+                          [](const SassInstruction& i) { return i.cls == SassClass::kTensorCore; });
   }
-  std::map<std::string, int> compute_ops;
-  bool ldg = false, ldgsts = false;
-  std::string other_load;
-  for (size_t j = head; j <= tail; ++j) {
-    const auto& i = ins[j];
-    if (IsCompute(i.cls, tensor)) {
-      ++compute_ops[i.mnemonic];
-      if (inner[j]) ++v.compute_in_inner_loops;
-    }
-    if (i.cls == SassClass::kGlobalLoad) {
-      ++v.loads;
-      if (i.mnemonic == "LDG")
-        ldg = true;
-      else if (i.mnemonic == "LDGSTS")
-        ldgsts = true;
-      else
-        other_load = i.mnemonic;
-    }
-    if (i.cls == SassClass::kLocal) ++v.local_in_loop;
-  }
-  for (const auto& [op, c] : compute_ops)
-    if (v.compute_opcode.empty() || c > compute_ops[v.compute_opcode]) v.compute_opcode = op;
-  v.load_opcode = ldg && ldgsts ? "LDG+LDGSTS" : ldg ? "LDG" : ldgsts ? "LDGSTS" : other_load;
 
-  // Walks the loop body cyclically (the back branch leads to the head) from `from`, stopping at
-  // the first compute instruction; reports it and the first barrier met before it.
+  SassVerdict Inspect() {
+    for (const auto& i : ins_) {
+      v_.local_loads += i.mnemonic == "LDL";
+      v_.local_stores += i.mnemonic == "STL";
+    }
+    if (!FindMain()) return v_;
+    CountBody();
+    FindOverlaps();
+    FindBarriers();
+    Excerpt();
+    return v_;
+  }
+
+ private:
   struct Walk {
     size_t compute = SIZE_MAX;
     size_t barrier = SIZE_MAX;
   };
-  auto walk = [&](size_t from) {
+
+  int Count(const SassLoop& l) const { return tensor_ ? l.tensor : l.ffma; }
+  bool Compute(size_t j) const { return IsCompute(ins_[j].cls, tensor_); }
+  bool Inner(const SassLoop& l) const { return &l != main_ && l.head >= head_ && l.tail <= tail_; }
+
+  bool FindMain() {
+    for (const auto& l : loops_) {
+      if (Count(l) == 0) continue;
+      if (!main_ || Count(l) > Count(*main_) ||
+          (Count(l) == Count(*main_) && l.tail - l.head > main_->tail - main_->head))
+        main_ = &l;
+    }
+    if (!main_) return false;
+    head_ = main_->head;
+    tail_ = main_->tail;
+    n_ = tail_ - head_ + 1;
+    v_.loop_found = true;
+    v_.loop_start = ins_[head_].offset;
+    v_.loop_end = ins_[tail_].offset;
+    v_.loop_instructions = int(n_);
+    v_.compute_per_iteration = Count(*main_);
+    return true;
+  }
+
+  // The body's compute (its most frequent opcode; in inner loops), loads and local accesses.
+  void CountBody() {
+    std::vector<bool> inner(ins_.size(), false);
+    for (const auto& l : loops_)
+      if (Inner(l))
+        for (size_t j = l.head; j <= l.tail; ++j) inner[j] = true;
+    std::map<std::string, int> compute_ops;
+    bool ldg = false, ldgsts = false;
+    std::string other_load;
+    for (size_t j = head_; j <= tail_; ++j) {
+      const auto& i = ins_[j];
+      if (Compute(j)) {
+        ++compute_ops[i.mnemonic];
+        if (inner[j]) ++v_.compute_in_inner_loops;
+      }
+      if (i.cls == SassClass::kGlobalLoad) {
+        ++v_.loads;
+        if (i.mnemonic == "LDG")
+          ldg = true;
+        else if (i.mnemonic == "LDGSTS")
+          ldgsts = true;
+        else
+          other_load = i.mnemonic;
+      }
+      if (i.cls == SassClass::kLocal) ++v_.local_in_loop;
+    }
+    for (const auto& [op, c] : compute_ops)
+      if (v_.compute_opcode.empty() || c > compute_ops[v_.compute_opcode]) v_.compute_opcode = op;
+    v_.load_opcode = ldg && ldgsts ? "LDG+LDGSTS" : ldg ? "LDG" : ldgsts ? "LDGSTS" : other_load;
+  }
+
+  // Walks the loop body cyclically (the back branch leads to the head) from `from`, stopping at
+  // the first compute instruction; reports it and the first barrier met before it.
+  Walk WalkFrom(size_t from) const {
     Walk w;
-    for (size_t step = 1; step <= n; ++step) {
-      size_t j = head + (from - head + step) % n;
-      if (IsCompute(ins[j].cls, tensor)) {
+    for (size_t step = 1; step <= n_; ++step) {
+      size_t j = head_ + (from - head_ + step) % n_;
+      if (Compute(j)) {
         w.compute = j;
         break;
       }
-      if (ins[j].cls == SassClass::kBarrier && w.barrier == SIZE_MAX) w.barrier = j;
+      if (ins_[j].cls == SassClass::kBarrier && w.barrier == SIZE_MAX) w.barrier = j;
     }
     return w;
-  };
-  std::vector<bool> overlaps(ins.size(), false);
-  for (size_t j = head; j <= tail; ++j) {
-    if (ins[j].cls != SassClass::kGlobalLoad) continue;
-    Walk w = walk(j);
-    if (w.compute == SIZE_MAX) continue;
-    if (w.barrier == SIZE_MAX) {
-      overlaps[j] = true;
-      ++v.overlapping_loads;
-      if (v.first_overlap_load < 0) {
-        v.first_overlap_load = ins[j].offset;
-        v.overlap_compute = ins[w.compute].offset;
-      }
-    } else if (v.blocking_barrier < 0) {
-      v.blocking_barrier = ins[w.barrier].offset;
-    }
   }
-  v.overlap = v.overlapping_loads > 0;
-  size_t last_compute = head;
-  for (size_t j = head; j <= tail; ++j)
-    if (IsCompute(ins[j].cls, tensor)) last_compute = j;
-  Walk after = walk(last_compute);
-  if (after.barrier != SIZE_MAX) {
-    v.barrier_after_compute = true;
-    v.barrier_after = ins[after.barrier].offset;
-  }
-  // From each refill back around the loop: a barrier must come before any shared load.
-  bool any_refill = false, refills_fenced = true;
-  for (size_t j = head; j <= tail && refills_fenced; ++j) {
-    if (ins[j].mnemonic != "LDGSTS" && ins[j].cls != SassClass::kSharedStore) continue;
-    any_refill = true;
-    bool fenced = false;
-    for (size_t step = 1; step < n; ++step) {
-      const size_t b = head + (j - head + n - step) % n;
-      if (ins[b].cls == SassClass::kBarrier) {
-        fenced = true;
-        if (v.refill_barrier < 0) v.refill_barrier = ins[b].offset;
-        break;
-      }
-      if (ins[b].cls == SassClass::kSharedLoad) break;
-    }
-    refills_fenced = fenced;
-  }
-  v.barrier_before_refill = any_refill && refills_fenced;
-  if (!v.barrier_before_refill) v.refill_barrier = -1;
 
-  // The excerpt: every marked instruction; runs of compute or unmarked ones shortened.
-  std::vector<int64_t> inner_heads, inner_tails;
-  for (const auto& l : loops) {
-    if (&l == main || l.head < head || l.tail > tail) continue;
-    inner_heads.push_back(ins[l.head].offset);
-    inner_tails.push_back(ins[l.tail].offset);
+  void FindOverlaps() {
+    overlaps_.assign(ins_.size(), false);
+    for (size_t j = head_; j <= tail_; ++j) {
+      if (ins_[j].cls != SassClass::kGlobalLoad) continue;
+      const Walk w = WalkFrom(j);
+      if (w.compute == SIZE_MAX) continue;
+      if (w.barrier == SIZE_MAX) {
+        overlaps_[j] = true;
+        ++v_.overlapping_loads;
+        if (v_.first_overlap_load < 0) {
+          v_.first_overlap_load = ins_[j].offset;
+          v_.overlap_compute = ins_[w.compute].offset;
+        }
+      } else if (v_.blocking_barrier < 0) {
+        v_.blocking_barrier = ins_[w.barrier].offset;
+      }
+    }
+    v_.overlap = v_.overlapping_loads > 0;
   }
-  auto marker = [&](size_t j) -> std::string {
-    const auto& i = ins[j];
+
+  // A barrier after the last compute, and before each refill (from the refill back around the
+  // loop, a barrier must come before any shared load).
+  void FindBarriers() {
+    size_t last_compute = head_;
+    for (size_t j = head_; j <= tail_; ++j)
+      if (Compute(j)) last_compute = j;
+    const Walk after = WalkFrom(last_compute);
+    if (after.barrier != SIZE_MAX) {
+      v_.barrier_after_compute = true;
+      v_.barrier_after = ins_[after.barrier].offset;
+    }
+    bool any_refill = false, refills_fenced = true;
+    for (size_t j = head_; j <= tail_ && refills_fenced; ++j) {
+      if (ins_[j].mnemonic != "LDGSTS" && ins_[j].cls != SassClass::kSharedStore) continue;
+      any_refill = true;
+      bool fenced = false;
+      for (size_t step = 1; step < n_; ++step) {
+        const size_t b = head_ + (j - head_ + n_ - step) % n_;
+        if (ins_[b].cls == SassClass::kBarrier) {
+          fenced = true;
+          if (v_.refill_barrier < 0) v_.refill_barrier = ins_[b].offset;
+          break;
+        }
+        if (ins_[b].cls == SassClass::kSharedLoad) break;
+      }
+      refills_fenced = fenced;
+    }
+    v_.barrier_before_refill = any_refill && refills_fenced;
+    if (!v_.barrier_before_refill) v_.refill_barrier = -1;
+  }
+
+  std::string Marker(size_t j) const {
+    const auto& i = ins_[j];
     switch (i.cls) {
       case SassClass::kGlobalLoad:
-        return overlaps[j] ? "LOAD>" : "LOAD";
+        return overlaps_[j] ? "LOAD>" : "LOAD";
       case SassClass::kTensorCore:
         return "MMA";
       case SassClass::kFfma:
-        return tensor ? "" : "FFMA";
+        return tensor_ ? "" : "FFMA";
       case SassClass::kBarrier:
         return "BAR";
       case SassClass::kAsyncWait:
@@ -401,36 +426,57 @@ SassVerdict InspectFunction(const SassFunction& f) {
       case SassClass::kLocal:
         return "LOCAL!";
       case SassClass::kBranch:
-        if (j == tail) return "LOOP^";
-        if (std::count(inner_tails.begin(), inner_tails.end(), i.offset)) return "LOOP^";
+        if (j == tail_) return "LOOP^";
+        if (std::count(inner_tails_.begin(), inner_tails_.end(), i.offset)) return "LOOP^";
         return "";
       default:
         break;
     }
-    if (std::count(inner_heads.begin(), inner_heads.end(), i.offset)) return "LOOP";
+    if (std::count(inner_heads_.begin(), inner_heads_.end(), i.offset)) return "LOOP";
     return "";
-  };
-  constexpr size_t kKeepRun = 4;  // runs longer than this keep their first 2 and last 1 lines
-  size_t j = head;
-  while (j <= tail) {
-    std::string m = marker(j);
-    bool foldable = m.empty() || m == "MMA" || m == "FFMA" || m == "LDS";
-    size_t end = j;
-    while (foldable && end + 1 <= tail && marker(end + 1) == m) ++end;
-    size_t len = end - j + 1;
-    if (foldable && len > kKeepRun) {
-      for (size_t k = j; k < j + 2; ++k) v.excerpt.push_back({ins[k].offset, m, ins[k].text});
-      std::string what = m.empty() ? "other instructions" : ins[j].mnemonic;
-      v.excerpt.push_back({-1, m, "... " + std::to_string(len - 3) + " more " + what});
-      v.excerpt.push_back({ins[end].offset, m, ins[end].text});
-    } else {
-      for (size_t k = j; k <= end; ++k)
-        v.excerpt.push_back({ins[k].offset, marker(k), ins[k].text});
-    }
-    j = end + 1;
   }
-  return v;
-}
+
+  // Every marked instruction; runs of compute or unmarked ones shortened.
+  void Excerpt() {
+    for (const auto& l : loops_) {
+      if (!Inner(l)) continue;
+      inner_heads_.push_back(ins_[l.head].offset);
+      inner_tails_.push_back(ins_[l.tail].offset);
+    }
+    constexpr size_t kKeepRun = 4;  // runs longer than this keep their first 2 and last 1 lines
+    size_t j = head_;
+    while (j <= tail_) {
+      const std::string m = Marker(j);
+      const bool foldable = m.empty() || m == "MMA" || m == "FFMA" || m == "LDS";
+      size_t end = j;
+      while (foldable && end + 1 <= tail_ && Marker(end + 1) == m) ++end;
+      const size_t len = end - j + 1;
+      if (foldable && len > kKeepRun) {
+        for (size_t k = j; k < j + 2; ++k) v_.excerpt.push_back({ins_[k].offset, m, ins_[k].text});
+        const std::string what = m.empty() ? "other instructions" : ins_[j].mnemonic;
+        v_.excerpt.push_back({-1, m, "... " + std::to_string(len - 3) + " more " + what});
+        v_.excerpt.push_back({ins_[end].offset, m, ins_[end].text});
+      } else {
+        for (size_t k = j; k <= end; ++k)
+          v_.excerpt.push_back({ins_[k].offset, Marker(k), ins_[k].text});
+      }
+      j = end + 1;
+    }
+  }
+
+  const std::vector<SassInstruction>& ins_;
+  const std::vector<SassLoop> loops_;
+  bool tensor_ = false;
+  const SassLoop* main_ = nullptr;
+  size_t head_ = 0, tail_ = 0, n_ = 0;
+  std::vector<bool> overlaps_;
+  std::vector<int64_t> inner_heads_, inner_tails_;
+  SassVerdict v_;
+};
+
+}  // namespace
+
+SassVerdict InspectFunction(const SassFunction& f) { return LoopInspector(f).Inspect(); }
 
 std::string DescribeVerdict(const SassVerdict& v) {
   if (!v.loop_found) return "no loop with tensor-core or FFMA instructions found";

@@ -321,127 +321,157 @@ SassInspector::~SassInspector() {
   if (thread_.joinable()) thread_.join();
 }
 
-Status SassInspector::Inspect(const v1::SassRequest& request, Done done) {
-  if (request.variant().empty()) return InvalidArgument("variant: required (a variant name)");
-  if (request.device() < 0) return InvalidArgument("device: must be 0 or more");
+namespace {
+
+// The one variant a request names, and the dtype of its kernel to disassemble.
+Status ChooseKernel(const v1::SassRequest& request, const kernels::Registry& registry,
+                    const kernels::Variant** variant, std::string* dtype) {
   std::vector<const kernels::Variant*> found;
-  // The catalog of the moment: user variants too (their cubins are what is disassembled).
-  const std::shared_ptr<const kernels::Registry> catalog = runs_->Catalog();
-  const kernels::Registry& registry = catalog ? *catalog : *registry_;
   Status st = Resolve(registry, request.variant(), "variant", &found);
   if (!st.ok()) return st;
   if (found.size() != 1)
     return InvalidArgument("variant: '" + request.variant() + "' names " +
                            std::to_string(found.size()) + " variants; give one");
   const kernels::Variant& v = *found.front();
-  std::string dtype = request.dtype();
-  if (dtype.empty()) {
+  *variant = &v;
+  *dtype = request.dtype();
+  if (dtype->empty()) {
     if (v.dtypes.empty()) return InvalidArgument("dtype: " + v.name + " lists no dtype");
-    dtype = std::string(kernels::ToString(v.dtypes.front()));
+    *dtype = std::string(kernels::ToString(v.dtypes.front()));
   } else {
-    auto d = kernels::ParseDType(dtype);
+    auto d = kernels::ParseDType(*dtype);
     if (!d)
-      return InvalidArgument("dtype: unknown dtype '" + dtype +
+      return InvalidArgument("dtype: unknown dtype '" + *dtype +
                              "'; known: bf16, fp16, fp32, tf32, int8");
     if (!v.Supports(*d))
-      return InvalidArgument("dtype: " + v.name + " has no " + dtype + " kernel");
+      return InvalidArgument("dtype: " + v.name + " has no " + *dtype + " kernel");
   }
   if (v.family == "cublas")
     return FailedPrecondition("variant: " + v.name +
                               " runs cuBLAS; there is no kernel of ours to disassemble");
+  return Status::Ok();
+}
+
+// A user variant's code is its build's cubin, which the catalog holds: written to a file named by
+// its SHA-256 (the same build is the same file) and disassembled there. "" for a built-in one.
+Status WriteUserCubin(const kernels::Variant& v, std::string* path) {
+  if (!v.code) return Status::Ok();
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/ablationd-user-cubins";
+  ::mkdir(dir.c_str(), 0700);
+  *path = dir + "/" + v.code->cubin_sha256 + ".cubin";
+  std::ofstream out(*path, std::ios::binary | std::ios::trunc);
+  out.write(v.code->cubin.data(), std::streamsize(v.code->cubin.size()));
+  if (!out) return FailedPrecondition("cannot write the cubin of " + v.name + " to " + *path);
+  return Status::Ok();
+}
+
+// The disassembly of the worker's kernels, on the inspector's thread: the worker named each
+// kernel's symbol and binary, cuobjdump lists them, the listing becomes the response.
+struct Disassembly {
+  std::vector<std::pair<std::string, std::string>> items;  // variant, dtype: the first asked for
+  std::string tool;
+  std::chrono::seconds timeout;
+  SassInspector::Done done;
+  std::string expect_tensor;  // the first item's tensor-core instruction (HMMA, HGMMA, QGMMA)
+  bool expect_tma = false;
+  std::string cubin_path;  // a user variant's cubin, else "" (the worker's own binary)
+
+  void operator()(const std::vector<worker::v1::DescribeResult>& results) const {
+    std::vector<SassTarget> targets;
+    std::string binary, arch, symbols;
+    for (size_t i = 0; i < items.size(); ++i) {
+      SassTarget t;
+      t.variant = items[i].first;
+      t.dtype = items[i].second;
+      if (i == 0) {
+        t.expect_tensor = expect_tensor;
+        t.expect_tma = expect_tma;
+      }
+      const auto* r = i < results.size() ? &results[i] : nullptr;
+      if (!r) {
+        t.error = "no answer from the worker";
+      } else if (!r->ok()) {
+        t.error = r->error();
+      } else {
+        t.symbol = r->kernel_symbol();
+        if (binary.empty()) {
+          binary = cubin_path.empty() ? r->binary() : cubin_path;
+          arch = r->arch();
+        }
+        symbols += (symbols.empty() ? "" : ",") + t.symbol;
+      }
+      targets.push_back(std::move(t));
+    }
+    if (!targets[0].error.empty()) {
+      done(FailedPrecondition("the worker cannot name the kernel of " + targets[0].variant + ": " +
+                              targets[0].error),
+           {});
+      return;
+    }
+    std::string listing;
+    if (std::string err =
+            RunTool({tool, "-sass", "-arch", arch, "-fun", symbols, binary}, timeout, &listing);
+        !err.empty()) {
+      done(FailedPrecondition("disassembling " + binary + ": " + err), {});
+      return;
+    }
+    v1::SassResponse response = BuildSassResponse(listing, targets);
+    response.set_tool(tool);
+    response.set_binary(binary);
+    if (response.arch().empty()) response.set_arch(arch);
+    spdlog::info("sass {} {}: {}", targets[0].variant, targets[0].dtype,
+                 response.kernel().summary());
+    done(Status::Ok(), response);
+  }
+};
+
+}  // namespace
+
+Status SassInspector::Inspect(const v1::SassRequest& request, Done done) {
+  if (request.variant().empty()) return InvalidArgument("variant: required (a variant name)");
+  if (request.device() < 0) return InvalidArgument("device: must be 0 or more");
+  // The catalog of the moment: user variants too (their cubins are what is disassembled).
+  const std::shared_ptr<const kernels::Registry> catalog = runs_->Catalog();
+  const kernels::Registry& registry = catalog ? *catalog : *registry_;
+  const kernels::Variant* found = nullptr;
+  std::string dtype;
+  if (Status st = ChooseKernel(request, registry, &found, &dtype); !st.ok()) return st;
+  const kernels::Variant& v = *found;
   std::string looked;
-  const std::string tool = FindCuobjdump(options_.tool, &looked);
-  if (tool.empty())
+  Disassembly job;
+  job.tool = FindCuobjdump(options_.tool, &looked);
+  if (job.tool.empty())
     return FailedPrecondition("no cuobjdump on the daemon's host (looked in " + looked +
                               "); install the CUDA toolkit or set ABLATION_CUOBJDUMP");
-
-  std::vector<std::pair<std::string, std::string>> items = {{v.name, dtype}};
+  job.items = {{v.name, dtype}};
   for (const auto& peer : SassFamily(v, registry)) {
     const kernels::Variant* p = registry.Find(peer);
     auto d = kernels::ParseDType(dtype);
-    if (p && d && p->Supports(*d)) items.emplace_back(peer, dtype);
+    if (p && d && p->Supports(*d)) job.items.emplace_back(peer, dtype);
   }
-  // A user variant's code is its build's cubin, which the catalog holds: written to a file named
-  // by its SHA-256 (the same build is the same file) and disassembled there.
-  std::string cubin_path;
-  if (v.code) {
-    const char* tmp = std::getenv("TMPDIR");
-    const std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/ablationd-user-cubins";
-    ::mkdir(dir.c_str(), 0700);
-    cubin_path = dir + "/" + v.code->cubin_sha256 + ".cubin";
-    std::ofstream out(cubin_path, std::ios::binary | std::ios::trunc);
-    out.write(v.code->cubin.data(), std::streamsize(v.code->cubin.size()));
-    if (!out)
-      return FailedPrecondition("cannot write the cubin of " + v.name + " to " + cubin_path);
-  }
-  const auto timeout = options_.timeout;
-  std::weak_ptr<State> weak = state_;
+  if (Status st = WriteUserCubin(v, &job.cubin_path); !st.ok()) return st;
+  job.timeout = options_.timeout;
+  job.done = done;
   const std::string mainloop = v.Param("mainloop");
   // wgmma is HGMMA for 16-bit operands and QGMMA for fp8 (e4m3) ones.
   const bool wgmma = mainloop.rfind("wgmma", 0) == 0;
-  const std::string expect_tensor = mainloop.empty() ? ""
-                                    : wgmma ? (v.Supports(kernels::DType::kFP8) ? "QGMMA" : "HGMMA")
-                                            : "HMMA";
-  const bool expect_tma = mainloop.find("tma") != std::string_view::npos;
+  job.expect_tensor = mainloop.empty() ? ""
+                      : wgmma          ? (v.Supports(kernels::DType::kFP8) ? "QGMMA" : "HGMMA")
+                                       : "HMMA";
+  job.expect_tma = mainloop.find("tma") != std::string_view::npos;
+  std::weak_ptr<State> weak = state_;
   return runs_->Describe(
-      request.device(), items,
-      [weak, items, tool, timeout, done, expect_tensor, expect_tma, cubin_path](
-          const Status& st, const std::vector<worker::v1::DescribeResult>& results) {
+      request.device(), job.items,
+      [weak, job](const Status& st, const std::vector<worker::v1::DescribeResult>& results) {
         if (!st.ok()) {
-          done(st, {});
+          job.done(st, {});
           return;
         }
         // On the GPU's thread: hand the disassembly to the inspector's own thread.
-        auto job = [items, results, tool, timeout, done, expect_tensor, expect_tma, cubin_path] {
-          std::vector<SassTarget> targets;
-          std::string binary, arch, symbols;
-          for (size_t i = 0; i < items.size(); ++i) {
-            SassTarget t;
-            t.variant = items[i].first;
-            t.dtype = items[i].second;
-            if (i == 0) {
-              t.expect_tensor = expect_tensor;
-              t.expect_tma = expect_tma;
-            }
-            const auto* r = i < results.size() ? &results[i] : nullptr;
-            if (!r) {
-              t.error = "no answer from the worker";
-            } else if (!r->ok()) {
-              t.error = r->error();
-            } else {
-              t.symbol = r->kernel_symbol();
-              if (binary.empty()) {
-                binary = cubin_path.empty() ? r->binary() : cubin_path;
-                arch = r->arch();
-              }
-              symbols += (symbols.empty() ? "" : ",") + t.symbol;
-            }
-            targets.push_back(std::move(t));
-          }
-          if (!targets[0].error.empty()) {
-            done(FailedPrecondition("the worker cannot name the kernel of " + targets[0].variant +
-                                    ": " + targets[0].error),
-                 {});
-            return;
-          }
-          std::string listing;
-          std::string err =
-              RunTool({tool, "-sass", "-arch", arch, "-fun", symbols, binary}, timeout, &listing);
-          if (!err.empty()) {
-            done(FailedPrecondition("disassembling " + binary + ": " + err), {});
-            return;
-          }
-          v1::SassResponse response = BuildSassResponse(listing, targets);
-          response.set_tool(tool);
-          response.set_binary(binary);
-          if (response.arch().empty()) response.set_arch(arch);
-          spdlog::info("sass {} {}: {}", targets[0].variant, targets[0].dtype,
-                       response.kernel().summary());
-          done(Status::Ok(), response);
-        };
         auto state = weak.lock();
-        if (!state || !state->Post(job))
-          done(Status(Code::kUnavailable, "the daemon is shutting down"), {});
+        if (!state || !state->Post([job, results] { job(results); }))
+          job.done(Status(Code::kUnavailable, "the daemon is shutting down"), {});
       });
 }
 
