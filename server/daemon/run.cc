@@ -217,7 +217,11 @@ int RunDaemon(const DaemonSettings& settings) {
   kernels::RegisterCatalog(registry);
   spdlog::info("{} variants registered", registry.All().size());
 
+  // The metrics hear the core's events (server/core/base/events.h); declared before the core,
+  // which reports to them until it is gone.
+  metrics::DaemonMetrics daemon_metrics;
   core::CoreOptions options;
+  options.events = &daemon_metrics;
   options.db_path = config.db_path;
   options.runs.worker_path = config.worker_path;
   options.runs.timing = config.timing;
@@ -303,7 +307,7 @@ int RunDaemon(const DaemonSettings& settings) {
   // The daemon's metrics and the process's own (process_resident_memory_bytes, ...), declared
   // before the endpoint that reads them so that they outlive it.
   const metrics::ProcessCollector process_metrics;
-  const metrics::Collectables scraped({&core::metrics::Daemon().registry(), &process_metrics});
+  const metrics::Collectables scraped({&daemon_metrics.registry(), &process_metrics});
   std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint;
   if (!metrics_listen.empty()) {
     metrics::EndpointOptions endpoint_options;

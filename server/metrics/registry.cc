@@ -10,9 +10,9 @@
 #include <mutex>
 
 #include "ablation/version.h"
-#include "db/records.h"
+#include "common/enum_words.h"
 
-namespace ablation::core::metrics {
+namespace ablation::metrics {
 namespace {
 
 using prometheus::Counter;
@@ -178,9 +178,8 @@ struct DaemonMetrics::Impl {
       "Attempts to export a run that failed (the database away or refusing); each is retried");
   CappedGauge latest{tflops, kMaxTflopsSeries,
                      evicted.Add({{"metric", "ablationd_latest_operations_per_second"}})};
-  CappedGauge latest_solo{
-      solo_tflops, kMaxTflopsSeries,
-      evicted.Add({{"metric", "ablationd_latest_solo_operations_per_second"}})};
+  CappedGauge latest_solo{solo_tflops, kMaxTflopsSeries,
+                          evicted.Add({{"metric", "ablationd_latest_solo_operations_per_second"}})};
   CappedGauge latest_joules{joules, kMaxTflopsSeries,
                             evicted.Add({{"metric", "ablationd_latest_joules_per_operation"}})};
 
@@ -194,13 +193,13 @@ struct DaemonMetrics::Impl {
     for (auto kind : {v1::RUN_KIND_ABLATION, v1::RUN_KIND_VERIFY})
       for (int s = v1::RunState_MIN + 1; s <= v1::RunState_MAX; ++s) RunsOf(kind, v1::RunState(s));
     for (int s = v1::MeasurementStatus_MIN + 1; s <= v1::MeasurementStatus_MAX; ++s)
-      measurements.Add({{"status", db::EnumText(v1::MeasurementStatus(s))}});
+      measurements.Add({{"status", common::EnumWord(v1::MeasurementStatus(s))}});
     verifications.Add({{"result", "passed"}});
     verifications.Add({{"result", "failed"}});
   }
 
   Counter& RunsOf(v1::RunKind kind, v1::RunState state) {
-    return runs.Add({{"kind", db::EnumText(kind)}, {"state", db::EnumText(state)}});
+    return runs.Add({{"kind", common::EnumWord(kind)}, {"state", common::EnumWord(state)}});
   }
 
   // Every per-GPU series exists from the GPU's start, so dashboards see 0 rather than nothing.
@@ -272,7 +271,7 @@ void DaemonMetrics::RunStarted(int64_t run_id, const v1::DeviceIdentity& device,
 }
 
 void DaemonMetrics::Measured(int64_t run_id, const v1::Measurement& m) {
-  impl_->measurements.Add({{"status", db::EnumText(m.status())}}).Increment();
+  impl_->measurements.Add({{"status", common::EnumWord(m.status())}}).Increment();
   std::string gpu, uuid;
   {
     std::lock_guard lock(impl_->mu);
@@ -334,9 +333,4 @@ void DaemonMetrics::RunEnded(int64_t run_id, v1::RunState state) {
   impl_->live.erase(it);
 }
 
-DaemonMetrics& Daemon() {
-  static DaemonMetrics metrics;
-  return metrics;
-}
-
-}  // namespace ablation::core::metrics
+}  // namespace ablation::metrics

@@ -96,11 +96,11 @@ std::string Device::CreateResources() {
   }
   const size_t probe_count = size_t(2) * kMaxBatch * kBatchSlots;
   void* host = nullptr;
-  if ((e = cudaHostAlloc(&host, probe_count * sizeof(ClockProbe), cudaHostAllocDefault)) !=
-      cudaSuccess) {
+  if ((e = cudaHostAlloc(&host, probe_count * sizeof(protocol::ClockProbe),
+                         cudaHostAllocDefault)) != cudaSuccess) {
     return "allocating the clock probes' host copy: " + CudaText(e);
   }
-  probes_host = static_cast<ClockProbe*>(host);
+  probes_host = static_cast<protocol::ClockProbe*>(host);
   // Read by the gate kernels while they spin: host memory the device reads in place.
   if ((e = cudaHostAlloc(&host, 2 * kBatchSlots * sizeof(int), cudaHostAllocMapped)) !=
       cudaSuccess) {
@@ -124,7 +124,7 @@ std::string Device::CreateResources() {
   if ((s = cublasLtCreate(&cublaslt)) != CUBLAS_STATUS_SUCCESS) {
     return "cublasLtCreate: " + CublasText(s);
   }
-  std::string err = probes.Allocate(probe_count * sizeof(ClockProbe));
+  std::string err = probes.Allocate(probe_count * sizeof(protocol::ClockProbe));
   if (!err.empty()) return "allocating the clock probes: " + err;
   err = workspace.Allocate(kWorkspaceBytes);
   if (!err.empty()) return "allocating the cuBLAS workspace: " + err;
@@ -135,7 +135,7 @@ std::string Device::CreateResources() {
   // The gate and probe kernels run once now: a module loads on its kernel's first launch (lazy
   // loading), and that must never happen while a batch is held behind a closed gate.
   if (!(err = EnqueueGate(stream, gate_device, 0)).empty() ||
-      !(err = EnqueueProbe(stream, static_cast<ClockProbe*>(probes.data()))).empty()) {
+      !(err = EnqueueProbe(stream, static_cast<protocol::ClockProbe*>(probes.data()))).empty()) {
     return err;
   }
   if ((e = cudaStreamSynchronize(stream)) != cudaSuccess) {

@@ -13,7 +13,7 @@
 
 #include "ablation/v1/ablation.pb.h"
 #include "kernels/common/buffers.h"
-#include "server/worker/clocks.h"
+#include "server/protocol/clocks.h"
 
 namespace ablation::worker {
 
@@ -55,8 +55,8 @@ struct Device {
   // the host enqueues it.
   std::vector<cudaEvent_t> sample_events;  // 2 * kMaxBatch per slot
   std::vector<cudaEvent_t> batch_done;     // one per slot (no timing)
-  kernels::DeviceBuffer probes;            // ClockProbe[2 * kMaxBatch] per slot, by the probes
-  ClockProbe* probes_host = nullptr;       // pinned, the same, read back once per batch
+  kernels::DeviceBuffer probes;  // protocol::ClockProbe[2 * kMaxBatch] per slot, by the probes
+  protocol::ClockProbe* probes_host = nullptr;  // pinned, the same, read back once per batch
   volatile int* gate = nullptr;  // pinned and mapped, per slot s: [2s] open, [2s+1] timed out
   volatile int* gate_device = nullptr;  // the same, as the device addresses it
   cublasHandle_t cublas = nullptr;

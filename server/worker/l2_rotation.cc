@@ -5,8 +5,8 @@ namespace ablation::worker {
 namespace k = ::ablation::kernels;
 
 std::string MakeInputSets(ResidentInputs& inputs, const Ready& r, const k::GemmArgs& base,
-                          const SamplingOptions& o, L2Plan* plan, std::vector<k::GemmArgs>* sets,
-                          bool* reused) {
+                          const protocol::SamplingOptions& o, L2Plan* plan,
+                          std::vector<k::GemmArgs>* sets, bool* reused) {
   std::vector<InputSet> pointers;
   const bool nk = r.variant->b_layout == k::BLayout::kNK;
   std::string err = inputs.RotationSets(o.hot_l2, o.flush_l2, nk, plan, &pointers, reused);

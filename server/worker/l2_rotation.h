@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "kernels/registry.h"
+#include "server/protocol/sampling.h"
 #include "server/worker/resident_inputs.h"
 #include "server/worker/sample_plan.h"
-#include "server/worker/sampling.h"
 #include "server/worker/variant_lookup.h"
 
 namespace ablation::worker {
@@ -21,7 +21,7 @@ namespace ablation::worker {
 /// A rotation whose copies cannot be allocated falls back to the flush, as one that does not fit
 /// does; plan->note says why. *reused: the copies were resident already.
 std::string MakeInputSets(ResidentInputs& inputs, const Ready& r, const kernels::GemmArgs& base,
-                          const SamplingOptions& o, L2Plan* plan,
+                          const protocol::SamplingOptions& o, L2Plan* plan,
                           std::vector<kernels::GemmArgs>* sets, bool* reused);
 
 }  // namespace ablation::worker

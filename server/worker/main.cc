@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "ablation/v1/worker.pb.h"
-#include "server/worker/ipc.h"
+#include "server/protocol/framing.h"
 #include "server/worker/profile.h"
 #include "server/worker/worker.h"
 
@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
   Worker worker;
   ablation::worker::v1::WorkerReply hello;
   *hello.mutable_hello() = worker.Open(device);
-  std::string err = WriteMessage(out_fd, hello);
+  std::string err = ablation::protocol::WriteMessage(out_fd, hello);
   if (!err.empty()) {
     std::fprintf(stderr, "ablation-worker: writing Hello: %s\n", err.c_str());
     return kExitProtocol;
@@ -127,9 +127,9 @@ int main(int argc, char** argv) {
 
   for (;;) {
     ablation::worker::v1::WorkerRequest request;
-    ReadStatus st = ReadMessage(0, &request, &err);
-    if (st == ReadStatus::kEof) return 0;
-    if (st == ReadStatus::kError) {
+    ablation::protocol::ReadStatus st = ablation::protocol::ReadMessage(0, &request, &err);
+    if (st == ablation::protocol::ReadStatus::kEof) return 0;
+    if (st == ablation::protocol::ReadStatus::kError) {
       std::fprintf(stderr, "ablation-worker: reading a request: %s\n", err.c_str());
       return kExitProtocol;
     }
@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
         reply.mutable_measure()->set_error("unknown request kind");
         break;
     }
-    err = WriteMessage(out_fd, reply);
+    err = ablation::protocol::WriteMessage(out_fd, reply);
     if (!err.empty()) {
       std::fprintf(stderr, "ablation-worker: writing a reply: %s\n", err.c_str());
       return kExitProtocol;

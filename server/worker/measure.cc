@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "kernels/cublas/cublas_lt.h"
+#include "server/protocol/sampling.h"
+#include "server/protocol/window_stats.h"
 #include "server/worker/diagnostics.h"
 #include "server/worker/guard.h"
 #include "server/worker/l2_rotation.h"
@@ -18,8 +20,6 @@
 #include "server/worker/resident.h"
 #include "server/worker/sample_batch.h"
 #include "server/worker/sample_plan.h"
-#include "server/worker/sampling.h"
-#include "server/worker/timing_stats.h"
 #include "server/worker/variant_lookup.h"
 
 namespace ablation::worker {
@@ -29,6 +29,20 @@ namespace apb = ::ablation::v1;
 namespace wpb = ::ablation::worker::v1;
 
 namespace {
+
+/// The proto's name of the worker's L2 method (the protocol's RequestedL2Mode names what was
+/// asked).
+::ablation::v1::L2Mode ToL2Mode(L2Method method) {
+  switch (method) {
+    case L2Method::kRotate:
+      return ::ablation::v1::L2_MODE_COLD_ROTATED;
+    case L2Method::kFlush:
+      return ::ablation::v1::L2_MODE_COLD;
+    case L2Method::kHot:
+      return ::ablation::v1::L2_MODE_HOT;
+  }
+  return ::ablation::v1::L2_MODE_UNSPECIFIED;
+}
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
@@ -40,8 +54,8 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 /// samples. The clocks are the regime's business (the daemon settles or cools the GPU around the
 /// windows). *cycle_ms: the wall time of the last cycle, the first batch's estimate (high for
 /// small kernels, whose launches the synchronisation dominates, which only makes it short).
-std::string WarmUp(Device& d, const std::vector<WindowMember>& members, const SamplingOptions& o,
-                   double* cycle_ms) {
+std::string WarmUp(Device& d, const std::vector<WindowMember>& members,
+                   const protocol::SamplingOptions& o, double* cycle_ms) {
   const auto warm0 = std::chrono::steady_clock::now();
   for (int c = 0;; ++c) {
     if (c >= std::max(o.warmup_count, 1) &&
@@ -230,9 +244,9 @@ class WindowSampler {
     }
     if (members_.empty()) return refusals;
     const apb::TimingOptions& t = task_.timing();
-    o_ = ResolveOptions(t.min_samples(), t.min_seconds(), t.max_seconds(), t.target_noise(),
-                        t.warmup_count(), t.warmup_seconds(), t.hot_l2(), t.max_samples(),
-                        t.flush_l2(), t.low_clock_fraction());
+    o_ = protocol::ResolveOptions(
+        t.min_samples(), t.min_seconds(), t.max_seconds(), t.target_noise(), t.warmup_count(),
+        t.warmup_seconds(), t.hot_l2(), t.max_samples(), t.flush_l2(), t.low_clock_fraction());
     n_ = int(members_.size());
     samples_ = WindowSamples(n_);
     return "";
@@ -453,8 +467,8 @@ class WindowSampler {
       m->set_checked_launches(guard_.checked(int(i)));
       std::vector<double> mhz;
       samples_.Member(int(i), m, &mhz);
-      SetSampleClocks(m, mhz);
-      SetStatsFromSamples(
+      protocol::SetSampleClocks(m, mhz);
+      protocol::SetStatsFromSamples(
           m, {.max_sm_mhz = d_.max_sm_khz / 1e3, .low_clock_fraction = o_.low_clock_fraction});
       DescribeLibraryAlgo(members_[i].r, ArgsFor(d_, members_[i].r, in_, in_.c),
                           m->mutable_library());
@@ -472,7 +486,7 @@ class WindowSampler {
   void Finish() {
     cost_->set_setup_seconds(setup_s_);
     result_->set_l2(ToL2Mode(method_));
-    SetWindowTotals(result_);
+    protocol::SetWindowTotals(result_);
     // Every cycle enqueued ran, those of dropped batches too: the launches the energy went into.
     result_->set_launched_cycles(next_ / n_);
     Log("window of %d variants %s %s: %d cycles, %.1f ms of GPU time, %.0f MHz, L2 %s (up to "
@@ -497,7 +511,7 @@ class WindowSampler {
   std::vector<WindowMember> members_;
   std::vector<int> member_of_;  // the task's index of each member
   int n_ = 0;
-  SamplingOptions o_;
+  protocol::SamplingOptions o_;
   ProblemInputs in_;
   L2Method method_ = L2Method::kRotate;
   int64_t most_sets_ = 1;

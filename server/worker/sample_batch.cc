@@ -2,7 +2,7 @@
 
 #include <atomic>
 
-#include "server/worker/clocks.h"
+#include "server/protocol/clocks.h"
 #include "server/worker/launch.h"
 #include "server/worker/sample_plan.h"
 #include "server/worker/timing_kernels.h"
@@ -40,7 +40,7 @@ std::string EnqueueBatch(Device& d, const std::vector<WindowMember>& members, in
     if (m.sets.empty()) return "internal error: no input sets for " + m.r.variant->name;
   // The slot's own events, probes and gate: the other slot's batch may be running meanwhile.
   cudaEvent_t* events = d.sample_events.data() + size_t(slot) * 2 * kMaxBatch;
-  auto* probes = static_cast<ClockProbe*>(d.probes.data()) + size_t(slot) * 2 * kMaxBatch;
+  auto* probes = static_cast<protocol::ClockProbe*>(d.probes.data()) + size_t(slot) * 2 * kMaxBatch;
   volatile int* gate = d.gate + 2 * slot;
   gate[0] = 0;
   gate[1] = 0;
@@ -75,8 +75,8 @@ std::string EnqueueBatch(Device& d, const std::vector<WindowMember>& members, in
     if (after_sample && !(err = after_sample(s)).empty()) return err;
     if (!(err = EnqueueProbe(d.stream, probes + s + 1)).empty()) return d.Failed(err);
   }
-  ClockProbe* host = d.probes_host + size_t(slot) * 2 * kMaxBatch;
-  err = d.Check(cudaMemcpyAsync(host, probes, (size_t(count) + 1) * sizeof(ClockProbe),
+  protocol::ClockProbe* host = d.probes_host + size_t(slot) * 2 * kMaxBatch;
+  err = d.Check(cudaMemcpyAsync(host, probes, (size_t(count) + 1) * sizeof(protocol::ClockProbe),
                                 cudaMemcpyDeviceToHost, d.stream),
                 "copying the clock probes");
   if (!err.empty()) return err;
@@ -97,14 +97,14 @@ std::string CollectBatch(Device& d, int slot, int count, std::vector<BatchSample
   if (!err.empty()) return err;
   *gate_timed_out = d.gate[2 * slot + 1] != 0;
   const cudaEvent_t* events = d.sample_events.data() + size_t(slot) * 2 * kMaxBatch;
-  const ClockProbe* host = d.probes_host + size_t(slot) * 2 * kMaxBatch;
+  const protocol::ClockProbe* host = d.probes_host + size_t(slot) * 2 * kMaxBatch;
   out->resize(size_t(count));
   for (int s = 0; s < count; ++s) {
     BatchSample& x = (*out)[size_t(s)];
     err = d.Check(cudaEventElapsedTime(&x.ms, events[2 * s], events[2 * s + 1]),
                   "cudaEventElapsedTime");
     if (!err.empty()) return err;
-    x.sm_mhz = EffectiveSmMhz(host[s], host[s + 1]);
+    x.sm_mhz = protocol::EffectiveSmMhz(host[s], host[s + 1]);
   }
   return "";
 }

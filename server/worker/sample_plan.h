@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "server/worker/sampling.h"
+#include "server/protocol/sampling.h"
 
 namespace ablation::worker {
 

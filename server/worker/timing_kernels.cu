@@ -16,7 +16,7 @@ __device__ __forceinline__ uint64_t GlobalTimer() {
   return t;
 }
 
-__global__ void ProbeKernel(ClockProbe* out) {
+__global__ void ProbeKernel(protocol::ClockProbe* out) {
   // Bounded: a timer that never ticks must not hang the stream (the pair is then unusable).
   const uint64_t t0 = GlobalTimer();
   uint64_t t = t0;
@@ -98,7 +98,7 @@ std::string LaunchError(const char* what) {
 
 }  // namespace
 
-std::string EnqueueProbe(void* stream, ClockProbe* out) {
+std::string EnqueueProbe(void* stream, protocol::ClockProbe* out) {
   ProbeKernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(out);
   return LaunchError("clock probe kernel");
 }

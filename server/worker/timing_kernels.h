@@ -6,7 +6,7 @@
 #include <string>
 
 #include "kernels/common/problem.h"
-#include "server/worker/clocks.h"
+#include "server/protocol/clocks.h"
 
 namespace ablation::worker {
 
@@ -14,7 +14,7 @@ namespace ablation::worker {
 /// waits for the timer to tick (the timer may advance only every microsecond or so) and reads the
 /// cycle counter right after the tick, so that the timer's granularity does not enter the clock
 /// computed from two probes (EffectiveSmMhz); the wait is at most one tick. `out` is device memory.
-std::string EnqueueProbe(void* stream, ClockProbe* out);
+std::string EnqueueProbe(void* stream, protocol::ClockProbe* out);
 
 /// Enqueues a one-thread kernel that holds the stream until the host writes a non-zero `gate[0]`
 /// (host memory mapped for the device, cudaHostAllocMapped), so that a whole batch of samples is

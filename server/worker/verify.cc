@@ -8,12 +8,12 @@
 #include "kernels/cublas/cublas_lt.h"
 #include "kernels/reference.h"
 #include "kernels/reference/gpu_reference.h"
+#include "server/protocol/verify_reference.h"
 #include "server/worker/diagnostics.h"
 #include "server/worker/launch.h"
 #include "server/worker/library_choice.h"
 #include "server/worker/resident.h"
 #include "server/worker/variant_lookup.h"
-#include "server/worker/verify_reference.h"
 
 namespace ablation::worker {
 
@@ -45,7 +45,8 @@ std::string ChooseReference(const k::Registry& registry, const wpb::VerifyTask& 
   const k::Problem& p = r.problem;
   ref->tolerance = k::DefaultTolerance(p.dtype);
   if (task.reference() == apb::REFERENCE_CPU) {
-    if (std::string refused = CpuReferenceRefusal(task.shape()); !refused.empty()) return refused;
+    if (std::string refused = protocol::CpuReferenceRefusal(task.shape()); !refused.empty())
+      return refused;
     ref->kind = Reference::Kind::kCpu;
     return "";
   }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "server/protocol/verify_reference.h"
 #include "server/worker/describe.h"
 #include "server/worker/device.h"
 #include "server/worker/diagnostics.h"
@@ -18,7 +19,6 @@
 #include "server/worker/resident.h"
 #include "server/worker/user_code.h"
 #include "server/worker/verify.h"
-#include "server/worker/verify_reference.h"
 
 namespace ablation::worker {
 
@@ -124,7 +124,7 @@ apb::VerifyResult Worker::Verify(const wpb::VerifyTask& task) {
   result.set_reference_variant(task.reference_variant());
   // The reference is checked first, device or not: a task without one is the daemon's mistake,
   // and it should show the same on every machine.
-  std::string err = CheckReference(task);
+  std::string err = protocol::CheckReference(task);
   if (err.empty()) {
     err = Guarded(s.device, [&] {
       if (std::string e = s.user_code.Load(task.user_code(), s.registry); !e.empty()) return e;

@@ -5,7 +5,10 @@ server/core's folders stand in one order, lowest first (LAYERS), and so do clien
 (CLIENT_LAYERS, client/README.md). A file may include headers of its own folder and of the folders
 below it, never above; a client command includes no other command (what two commands share lives
 below them); the core never includes the rpc layer or gRPC; the kernels, the worker process and
-the database never include the core. Reads the
+the database never include the core. What the daemon and the worker share lives in
+server/protocol/ (PROTOCOL_MAY_INCLUDE), which includes neither of them, and the core and the
+worker never include each other. The metrics stand above the core (an observer the daemon wires
+in): the core never includes server/metrics/ (ABOVE_THE_CORE). Reads the
 #include lines of the tree as text, prints every include that breaks a rule, and exits 1 when
 there is one. Run from anywhere: check_layers.py [REPO_ROOT]; with --dot it prints the folders'
 include graph, generated from the code, as Graphviz (an include that runs back up in red).
@@ -27,6 +30,12 @@ OUTSIDE = {"kernels/": "the kernels' code", "db/": "the database layer",
            "common/": "the common library"}
 # The common library is the bottom of every process: it includes only itself and the generated API.
 COMMON_MAY_INCLUDE = ("common/", "ablation/")
+# What the daemon and the worker share (server/protocol/README.md): it builds on the common library
+# and the API only.
+PROTOCOL_MAY_INCLUDE = ("server/protocol/", "common/", "ablation/")
+# What stands above the core besides the rpc layer (the gRPC rule keeps that one out), never
+# included by it.
+ABOVE_THE_CORE = {"server/metrics/": "the metrics", "server/daemon/": "the daemon's start-up"}
 
 
 def layer_of(path):
@@ -95,6 +104,21 @@ def check(root):
             if rel.startswith("common/") and '"' in line and not target.startswith(
                     COMMON_MAY_INCLUDE):
                 problems.append(f"{where}: the common library includes only common/ and the API")
+            if rel.startswith("server/protocol/") and '"' in line and not target.startswith(
+                    PROTOCOL_MAY_INCLUDE):
+                problems.append(f"{where}: server/protocol/ (what the daemon and the worker "
+                                "share) includes only itself, common/ and the API")
+            if rel.startswith("server/worker/") and target.startswith(
+                    tuple(ABOVE_THE_CORE) + ("server/rpc/",)):
+                problems.append(f"{where}: the worker process includes nothing of the daemon")
+            if here is not None:
+                if target.startswith("server/worker/"):
+                    problems.append(f"{where}: the core never includes the worker process (what "
+                                    "they share is in server/protocol/)")
+                for prefix, who in ABOVE_THE_CORE.items():
+                    if target.startswith(prefix):
+                        problems.append(f"{where}: {who} stand above the core, which never "
+                                        "includes them (it reports to DaemonEvents)")
             # The fleet's PostgreSQL code stands apart from the SQLite store (the client links
             # it without the store), and the client reaches storage only through it.
             if rel.startswith("db/fleet/") and (
@@ -151,8 +175,9 @@ def main(argv):
     problems = check(root)
     for p in problems:
         print(p)
-    print(f"{len(problems)} include(s) against the layers {' < '.join(LAYERS)} (server/core/) "
-          f"and {' < '.join(CLIENT_LAYERS)} < its root (client/)")
+    print(f"{len(problems)} include(s) against the layers {' < '.join(LAYERS)} (server/core/), "
+          f"{' < '.join(CLIENT_LAYERS)} < its root (client/), and server/protocol/ below the "
+          "core and the worker, server/metrics/ above the core")
     return 1 if problems else 0
 
 

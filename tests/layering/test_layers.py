@@ -40,6 +40,42 @@ def test_grpc_in_the_core_and_the_core_in_the_worker_are_refused(tmp_path):
     assert "measure.cc:1: includes server/core/gpu/regime.h: the worker process never" in text
 
 
+def test_the_shared_protocol_includes_neither_process(tmp_path):
+    write(tmp_path, "server/protocol/window_stats.cc",
+          '#include "server/protocol/window_stats.h"\n#include "common/stats.h"\n'
+          '#include "ablation/v1/worker.pb.h"\n#include <vector>\n')
+    write(tmp_path, "server/protocol/framing.cc", '#include "server/worker/device.h"\n')
+    write(tmp_path, "server/protocol/clocks.cc", '#include "server/core/base/status.h"\n')
+    problems = check_layers.check(tmp_path)
+    assert len(problems) == 2, problems
+    text = "\n".join(problems)
+    assert ("framing.cc:1: includes server/worker/device.h: server/protocol/ (what the daemon and "
+            "the worker share) includes only itself, common/ and the API") in text
+    assert "clocks.cc:1: includes server/core/base/status.h: server/protocol/" in text
+
+
+def test_the_core_and_the_worker_never_include_each_other(tmp_path):
+    write(tmp_path, "server/core/runs/measurement_step.cc",
+          '#include "server/protocol/window_stats.h"\n#include "server/worker/timing_stats.h"\n')
+    problems = check_layers.check(tmp_path)
+    assert problems == ["server/core/runs/measurement_step.cc:2: includes "
+                        "server/worker/timing_stats.h: the core never includes the worker process "
+                        "(what they share is in server/protocol/)"]
+
+
+def test_the_metrics_stand_above_the_core(tmp_path):
+    write(tmp_path, "server/core/runs/run_recorder.cc", '#include "server/metrics/registry.h"\n')
+    write(tmp_path, "server/core/base/events.h", '#pragma once\n')
+    write(tmp_path, "server/metrics/registry.h", '#include "server/core/base/events.h"\n')
+    write(tmp_path, "server/worker/worker.cc", '#include "server/metrics/registry.h"\n')
+    problems = check_layers.check(tmp_path)
+    assert problems == [
+        "server/core/runs/run_recorder.cc:1: includes server/metrics/registry.h: the metrics "
+        "stand above the core, which never includes them (it reports to DaemonEvents)",
+        "server/worker/worker.cc:1: includes server/metrics/registry.h: the worker process "
+        "includes nothing of the daemon"]
+
+
 def test_files_outside_the_folders_and_unknown_folders_are_refused(tmp_path):
     write(tmp_path, "server/core/loose.h", "#pragma once\n")
     write(tmp_path, "server/core/runs/a.cc", '#include "server/core/misc/b.h"\n')

@@ -1,6 +1,6 @@
-// ablationd's own metrics: the transitions of DaemonMetrics on a fresh instance, then the hooks
-// where the core moves them (run_recorder.cc, gpu_worker.cc) through the process's instance,
-// read as differences because other tests in the process move it too.
+// ablationd's own metrics: the transitions of DaemonMetrics on a fresh instance, then the events
+// the core reports where they happen (run_recorder.cc, gpu_worker.cc), heard by an instance wired
+// in as the daemon wires its own (CoreOptions::events, server/core/base/events.h).
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
@@ -20,7 +20,13 @@
 #include "server/metrics/registry.h"
 #include "tests/support/in_process_worker.h"
 
-namespace ablation::core::metrics {
+namespace ablation::metrics {
+
+using core::GpuWorker;
+using core::RunManager;
+using core::RunManagerOptions;
+using core::Status;
+using core::Worker;
 namespace {
 
 using testing::InProcessWorkers;
@@ -101,7 +107,7 @@ v1::Measurement Row(v1::MeasurementStatus status, double tflops, double wall) {
 
 TEST(DaemonMetricsTest, ARunMovesFromTheQueueToRunningToItsEndState) {
   DaemonMetrics m;
-  m.GpuAdopted(1, true);
+  m.GpuAdopted(1, true, "", "");
   EXPECT_EQ(Value(m, "ablationd_gpu_usable", {"1"}), 1);
   EXPECT_EQ(Value(m, "ablationd_queue_length", {"1"}), 0);
   m.RunCreated(7, v1::RUN_KIND_ABLATION, 1);
@@ -228,9 +234,9 @@ TEST(DaemonMetricsHooksTest, GpuWorkerCountsHangsApartFromDeathsAndRestarts) {
   auto worker = std::make_unique<ScriptedWorker>();
   ScriptedWorker* w = worker.get();
   const int gpu = 41;  // a GPU no other test has
-  GpuWorker g(gpu, std::move(worker));
+  DaemonMetrics m;
+  GpuWorker g(gpu, std::move(worker), &m);
   ASSERT_TRUE(g.Start().ok());
-  DaemonMetrics& m = Daemon();
   EXPECT_EQ(Value(m, "ablationd_gpu_usable", {"41"}), 1);
   EXPECT_EQ(Value(m, "ablationd_worker_restarts_total", {"41"}), 0);
 
@@ -259,11 +265,8 @@ TEST(DaemonMetricsHooksTest, TheRecorderCountsARunAndItsMeasurements) {
   options.worker_factory = InProcessWorkers(script, std::make_shared<WorkerLog>());
   options.timing.min_seconds = 0.01;
   options.timing.max_seconds = 1;
-  DaemonMetrics& m = Daemon();
-  const double ok0 = Value(m, "ablationd_measurements_total", {"ok"});
-  const double failed0 = Value(m, "ablationd_measurements_total", {"failed"});
-  const double partial0 = Value(m, "ablationd_runs_total", {"ablation", "partial"});
-  const double wall0 = Value(m, "ablationd_measurement_wall_seconds", {"0"});
+  DaemonMetrics m;
+  options.events = &m;
   {
     RunManager runs(options, store.get(), &registry);
     runs.Start();
@@ -282,10 +285,11 @@ TEST(DaemonMetricsHooksTest, TheRecorderCountsARunAndItsMeasurements) {
     ASSERT_EQ(store->GetRun(id)->state(), v1::RUN_STATE_PARTIAL);
     runs.Shutdown();
   }
-  EXPECT_EQ(Value(m, "ablationd_measurements_total", {"ok"}) - ok0, 2);  // one per round
-  EXPECT_EQ(Value(m, "ablationd_measurements_total", {"failed"}) - failed0, 2);
-  EXPECT_EQ(Value(m, "ablationd_runs_total", {"ablation", "partial"}) - partial0, 1);
-  EXPECT_EQ(Value(m, "ablationd_measurement_wall_seconds", {"0"}) - wall0, 4);
+  EXPECT_EQ(Value(m, "ablationd_measurements_total", {"ok"}), 2);  // one per round
+  EXPECT_EQ(Value(m, "ablationd_measurements_total", {"failed"}), 2);
+  EXPECT_EQ(Value(m, "ablationd_runs_total", {"ablation", "partial"}), 1);
+  EXPECT_EQ(Value(m, "ablationd_measurement_wall_seconds", {"0"}), 4);
+  EXPECT_EQ(Value(m, "ablationd_gpu_usable", {"0"}), 1);
   EXPECT_EQ(Value(m, "ablationd_queue_length", {"0"}), 0);
   EXPECT_EQ(Value(m, "ablationd_runs_running", {"0"}), 0);
   EXPECT_GT(Value(m, "ablationd_latest_operations_per_second",
@@ -296,4 +300,4 @@ TEST(DaemonMetricsHooksTest, TheRecorderCountsARunAndItsMeasurements) {
 }
 
 }  // namespace
-}  // namespace ablation::core::metrics
+}  // namespace ablation::metrics

@@ -18,7 +18,7 @@
 namespace ablation::metrics {
 namespace {
 
-using core::metrics::DaemonMetrics;
+using metrics::DaemonMetrics;
 
 // The lines of `text` that start with `prefix`.
 std::vector<std::string> Lines(const std::string& text, const std::string& prefix) {

@@ -54,9 +54,9 @@
 #include <vector>
 
 #include "ablation/v1/worker.pb.h"
-#include "server/worker/ipc.h"
-#include "server/worker/timing_stats.h"
-#include "server/worker/verify_reference.h"
+#include "server/protocol/framing.h"
+#include "server/protocol/verify_reference.h"
+#include "server/protocol/window_stats.h"
 #include "tests/support/fake_power.h"
 
 namespace {
@@ -217,7 +217,7 @@ int main(int argc, char** argv) {
     d->set_memory_bytes(mb << 20);
     d->set_l2_bytes(int64_t(8) << 20);
   }
-  if (!worker::WriteMessage(1, hello_reply).empty()) return 1;
+  if (!protocol::WriteMessage(1, hello_reply).empty()) return 1;
 
   const std::string crash_on = Env("ABLATION_FAKE_CRASH_ON");
   const std::string hang_on = Env("ABLATION_FAKE_HANG_ON");
@@ -246,9 +246,9 @@ int main(int argc, char** argv) {
   while (true) {
     worker::v1::WorkerRequest req;
     std::string error;
-    auto st = worker::ReadMessage(0, &req, &error);
-    if (st == worker::ReadStatus::kEof) return 0;
-    if (st != worker::ReadStatus::kOk) return 3;
+    auto st = protocol::ReadMessage(0, &req, &error);
+    if (st == protocol::ReadStatus::kEof) return 0;
+    if (st != protocol::ReadStatus::kOk) return 3;
     worker::v1::WorkerReply reply;
     if (req.has_measure()) {
       const auto& t = req.measure();
@@ -285,7 +285,7 @@ int main(int argc, char** argv) {
         r->set_error("the window names no variant");
       } else {
         r->set_ok(true);
-        r->set_l2(worker::RequestedL2Mode(t.timing()));
+        r->set_l2(protocol::RequestedL2Mode(t.timing()));
         const double flops =
             2.0 * double(t.shape().m()) * double(t.shape().n()) * double(t.shape().k());
         // 100 TFLOPS at the maximum clock; fp32's FFMA peak (66.9 on its fake H200) is lower, and a
@@ -381,12 +381,12 @@ int main(int argc, char** argv) {
           }
           m->set_ok(true);
           // Stored as they come: the real worker's computation of the statistics.
-          worker::SetSampleClocks(m, clocks[size_t(i)]);
-          worker::SetStatsFromSamples(
+          protocol::SetSampleClocks(m, clocks[size_t(i)]);
+          protocol::SetStatsFromSamples(
               m, {.max_sm_mhz = kMaxSmMhz, .low_clock_fraction = t.timing().low_clock_fraction()});
           m->mutable_occupancy()->set_threads_per_block(256);
         }
-        worker::SetWindowTotals(r);
+        protocol::SetWindowTotals(r);
         // The whole window's GPU time and cycles, not only the samples returned.
         r->set_gpu_seconds(gpu_s);
         r->set_launched_cycles(cycles);
@@ -441,9 +441,9 @@ int main(int argc, char** argv) {
       r->set_reference(t.reference());
       r->set_reference_variant(t.reference_variant());
       // A task without a reference is refused as the real worker refuses it, with its words.
-      std::string bad = worker::CheckReference(t);
+      std::string bad = protocol::CheckReference(t);
       if (bad.empty() && t.reference() == v1::REFERENCE_CPU) {
-        bad = worker::CpuReferenceRefusal(t.shape());
+        bad = protocol::CpuReferenceRefusal(t.shape());
         r->set_reference_failed(!bad.empty());
       }
       if (bad.empty() && t.variant() == reference_fail) {
@@ -461,6 +461,6 @@ int main(int argc, char** argv) {
         r->set_tolerance(0.01);
       }
     }
-    if (!worker::WriteMessage(1, reply).empty()) return 1;
+    if (!protocol::WriteMessage(1, reply).empty()) return 1;
   }
 }

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "server/core/workers/worker.h"
-#include "server/worker/timing_stats.h"
+#include "server/protocol/window_stats.h"
 
 namespace ablation::testing {
 
@@ -215,12 +215,12 @@ class InProcessWorker final : public core::Worker {
       if (script_->cap_after_seconds > 0 && task.window_seconds() > script_->cap_after_seconds)
         for (size_t i = clocks.size() / 2; i < clocks.size(); ++i) clocks[i] = 0.9 * mhz;
       // The statistics as the real worker computes them ({1, 2, 3, 4}: median 2.5).
-      worker::SetSampleClocks(member, clocks);
-      worker::SetStatsFromSamples(member, {.max_sm_mhz = 1980});
+      protocol::SetSampleClocks(member, clocks);
+      protocol::SetStatsFromSamples(member, {.max_sm_mhz = 1980});
       member->mutable_occupancy()->set_registers_per_thread(128);
       member->mutable_occupancy()->set_limiter("registers");
     }
-    worker::SetWindowTotals(m);
+    protocol::SetWindowTotals(m);
     // Where the worker's time went, as the real one reports it; the sampling loop spans the
     // window asked for.
     auto* cost = m->mutable_cost();

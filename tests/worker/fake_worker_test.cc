@@ -9,9 +9,9 @@
 #include <thread>
 #include <vector>
 
-#include "server/worker/clocks.h"
-#include "server/worker/timing_stats.h"
-#include "server/worker/verify_reference.h"
+#include "server/protocol/clocks.h"
+#include "server/protocol/verify_reference.h"
+#include "server/protocol/window_stats.h"
 #include "tests/support/test_paths.h"
 #include "tests/worker/worker_client.h"
 
@@ -34,7 +34,7 @@ class FakeWorker : public ::testing::Test {
     ASSERT_TRUE(w_.Start(ablation::testing::TestBinary(FAKE_WORKER_BIN), {}, env));
     v1::WorkerReply reply;
     std::string err;
-    ASSERT_EQ(w_.Receive(&reply, &err), ReadStatus::kOk) << err;
+    ASSERT_EQ(w_.Receive(&reply, &err), protocol::ReadStatus::kOk) << err;
     ASSERT_TRUE(reply.has_hello());
     ASSERT_TRUE(reply.hello().device_present());
   }
@@ -53,7 +53,7 @@ class FakeWorker : public ::testing::Test {
     v1::WorkerReply reply;
     std::string err = w_.Send(req);
     EXPECT_EQ(err, "");
-    EXPECT_EQ(w_.Receive(&reply, &err), ReadStatus::kOk) << err;
+    EXPECT_EQ(w_.Receive(&reply, &err), protocol::ReadStatus::kOk) << err;
     return reply;
   }
 
@@ -114,12 +114,12 @@ TEST_F(FakeWorker, MeasureStatsAreTheWorkersOwn) {
   std::vector<double> clocks(r.sample_sm_mhz().begin(), r.sample_sm_mhz().end());
   for (int i = 0; i < 12; ++i) {
     EXPECT_EQ(r.sample_sm_mhz(i), 1980);
-    EXPECT_EQ(r.sample_cycles(i), SampleCycles(r.sample_ms(i), 1980));
+    EXPECT_EQ(r.sample_cycles(i), protocol::SampleCycles(r.sample_ms(i), 1980));
   }
   v1::MemberResult expected;
   *expected.mutable_sample_ms() = r.sample_ms();
-  SetSampleClocks(&expected, clocks);
-  SetStatsFromSamples(&expected, {.max_sm_mhz = 1980});
+  protocol::SetSampleClocks(&expected, clocks);
+  protocol::SetStatsFromSamples(&expected, {.max_sm_mhz = 1980});
   EXPECT_EQ(r.stats().SerializeAsString(), expected.stats().SerializeAsString())
       << "got " << r.stats().ShortDebugString() << "\nwant " << expected.stats().ShortDebugString();
   EXPECT_EQ(r.stats().samples(), 12);
@@ -231,7 +231,7 @@ TEST_F(FakeWorker, AReferenceThatCannotRunSaysSo) {
   task.mutable_shape()->set_m(4096);
   task.mutable_shape()->set_n(4096);
   task.mutable_shape()->set_k(4096);
-  EXPECT_EQ(r.error(), CpuReferenceRefusal(task.shape()));
+  EXPECT_EQ(r.error(), protocol::CpuReferenceRefusal(task.shape()));
   EXPECT_EQ(r.error().rfind("reference: ", 0), 0u) << r.error();
   EXPECT_TRUE(Verify(apb::REFERENCE_CPU, "", 2048).passed()) << "2^33 multiply-adds: allowed";
   Restart({"ABLATION_FAKE_REFERENCE_FAIL=abl_L0_R1_bl0_s1_sw1"});
@@ -244,7 +244,7 @@ TEST_F(FakeWorker, VerifyWithoutAReferenceIsRefusedAsByTheWorker) {
   const apb::VerifyResult r = Verify(apb::REFERENCE_UNSPECIFIED);
   EXPECT_FALSE(r.passed());
   v1::VerifyTask task;
-  EXPECT_EQ(r.error(), CheckReference(task));
+  EXPECT_EQ(r.error(), protocol::CheckReference(task));
   EXPECT_EQ(r.error().rfind("VerifyTask.reference is unspecified", 0), 0u) << r.error();
 }
 

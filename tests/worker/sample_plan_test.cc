@@ -9,7 +9,7 @@
 #include <set>
 #include <vector>
 
-#include "server/worker/sampling.h"
+#include "server/protocol/sampling.h"
 
 namespace ablation::worker {
 namespace {

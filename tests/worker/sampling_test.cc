@@ -1,4 +1,4 @@
-#include "server/worker/sampling.h"
+#include "server/protocol/sampling.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@ namespace ablation::worker {
 namespace {
 
 TEST(Sampling, StatsOfKnownSamples) {
-  SampleStats s = ComputeStats({5, 1, 4, 2, 3});
+  protocol::SampleStats s = protocol::ComputeStats({5, 1, 4, 2, 3});
   EXPECT_EQ(s.count, 5);
   EXPECT_DOUBLE_EQ(s.sum_ms, 15);
   EXPECT_DOUBLE_EQ(s.mean_ms, 3);
@@ -23,32 +23,32 @@ TEST(Sampling, StatsOfKnownSamples) {
 }
 
 TEST(Sampling, QuartilesInterpolate) {
-  SampleStats s = ComputeStats({4, 3, 2, 1});
+  protocol::SampleStats s = protocol::ComputeStats({4, 3, 2, 1});
   EXPECT_DOUBLE_EQ(s.median_ms, 2.5);
   EXPECT_DOUBLE_EQ(s.q1_ms, 1.75);
   EXPECT_DOUBLE_EQ(s.q3_ms, 3.25);
 }
 
 TEST(Sampling, EmptyAndSingleHaveUnknownNoise) {
-  EXPECT_EQ(ComputeStats({}).count, 0);
-  EXPECT_TRUE(std::isinf(ComputeStats({}).noise));
-  SampleStats one = ComputeStats({2});
+  EXPECT_EQ(protocol::ComputeStats({}).count, 0);
+  EXPECT_TRUE(std::isinf(protocol::ComputeStats({}).noise));
+  protocol::SampleStats one = protocol::ComputeStats({2});
   EXPECT_DOUBLE_EQ(one.median_ms, 2);
   EXPECT_DOUBLE_EQ(one.stddev_ms, 0);
   EXPECT_TRUE(std::isinf(one.noise));
-  EXPECT_TRUE(std::isinf(RelativeNoise({1})));
+  EXPECT_TRUE(std::isinf(protocol::RelativeNoise({1})));
 }
 
 TEST(Sampling, RunningStatsMatchTwoPass) {
   std::mt19937 rng(1);
   std::normal_distribution<double> d(0.2, 0.01);
   std::vector<double> xs;
-  RunningStats r;
+  protocol::RunningStats r;
   for (int i = 0; i < 1000; ++i) {
     xs.push_back(d(rng));
     r.Add(xs.back());
   }
-  SampleStats s = ComputeStats(xs);
+  protocol::SampleStats s = protocol::ComputeStats(xs);
   EXPECT_NEAR(r.mean(), s.mean_ms, 1e-12);
   EXPECT_NEAR(std::sqrt(r.variance()), s.stddev_ms, 1e-12);
   EXPECT_NEAR(r.noise(), s.noise, 1e-12);
@@ -56,7 +56,7 @@ TEST(Sampling, RunningStatsMatchTwoPass) {
 }
 
 TEST(Sampling, ResolveOptionsFillsDefaults) {
-  SamplingOptions o = ResolveOptions(0, 0, 0, 0, 0, 0, false, 0);
+  protocol::SamplingOptions o = protocol::ResolveOptions(0, 0, 0, 0, 0, 0, false, 0);
   EXPECT_EQ(o.min_samples, 10);
   EXPECT_DOUBLE_EQ(o.min_seconds, 0.5);
   EXPECT_DOUBLE_EQ(o.max_seconds, 10);
@@ -67,7 +67,8 @@ TEST(Sampling, ResolveOptionsFillsDefaults) {
   EXPECT_EQ(o.max_samples, 100000);
   EXPECT_FALSE(o.flush_l2);
   EXPECT_DOUBLE_EQ(o.low_clock_fraction, 0.75);
-  SamplingOptions p = ResolveOptions(20, 1, 3, 0.01, 5, 0.2, true, 50, true, 0.5);
+  protocol::SamplingOptions p =
+      protocol::ResolveOptions(20, 1, 3, 0.01, 5, 0.2, true, 50, true, 0.5);
   EXPECT_EQ(p.min_samples, 20);
   EXPECT_DOUBLE_EQ(p.max_seconds, 3);
   EXPECT_TRUE(p.hot_l2);

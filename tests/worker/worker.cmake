@@ -5,12 +5,12 @@
 # probes, the statistics and reference check of replies, occupancy limiter, identity formatting,
 # the worker binary itself (with or without a device) and its test double.
 add_executable(worker_cpu_tests
-  worker/ipc_test.cc
+  worker/framing_test.cc
   worker/sampling_test.cc
   worker/sample_plan_test.cc
   worker/resident_inputs_test.cc
   worker/clocks_test.cc
-  worker/timing_stats_test.cc
+  worker/window_stats_test.cc
   worker/verify_reference_test.cc
   worker/occupancy_limits_test.cc
   worker/identity_test.cc
@@ -18,7 +18,7 @@ add_executable(worker_cpu_tests
   worker/fake_worker_test.cc)
 target_include_directories(worker_cpu_tests PRIVATE ${CMAKE_SOURCE_DIR})
 target_link_libraries(worker_cpu_tests PRIVATE
-  ablation_ipc ablation_worker_replies ablation_worker_resident ablation_worker_stats
+  ablation_protocol ablation_worker_resident ablation_worker_stats
   ablation_proto CUDA::cudart_static GTest::gtest_main)
 target_compile_definitions(worker_cpu_tests PRIVATE
   ABLATION_WORKER_BIN="$<TARGET_FILE:ablation-worker>"
@@ -27,7 +27,7 @@ add_dependencies(worker_cpu_tests ablation-worker fake-worker)
 gtest_discover_tests(worker_cpu_tests DISCOVERY_MODE PRE_TEST PROPERTIES TIMEOUT 120)
 
 # The test double (defined in tests/CMakeLists.txt) fills its replies with the worker's own code.
-target_link_libraries(fake-worker PRIVATE ablation_worker_replies)
+target_link_libraries(fake-worker PRIVATE ablation_protocol)
 
 # worker_gpu_tests need a device (label gpu); without one each test skips with the reason. The
 # worker through its binary, and the GPU reference GEMM it verifies against, directly.
@@ -35,7 +35,7 @@ add_executable(worker_gpu_tests worker/gpu/worker_test.cc worker/gpu/worker_timi
   worker/gpu/reference_gpu_test.cc)
 target_include_directories(worker_gpu_tests PRIVATE ${CMAKE_SOURCE_DIR})
 target_link_libraries(worker_gpu_tests PRIVATE
-  ablation_ipc ablation_worker_replies ablation_worker_stats ablation_proto ablation_kernels
+  ablation_protocol ablation_worker_stats ablation_proto ablation_kernels
   CUDA::cudart_static GTest::gtest_main)
 target_compile_definitions(worker_gpu_tests PRIVATE
   ABLATION_WORKER_BIN="$<TARGET_FILE:ablation-worker>")

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "ablation/v1/worker.pb.h"
-#include "server/worker/ipc.h"
+#include "server/protocol/framing.h"
 
 extern char** environ;
 
@@ -65,14 +65,14 @@ class WorkerClient {
     return true;
   }
 
-  std::string Send(const v1::WorkerRequest& req) { return WriteMessage(to_, req); }
+  std::string Send(const v1::WorkerRequest& req) { return protocol::WriteMessage(to_, req); }
   /// Writes raw bytes on the worker's stdin (malformed frames).
   bool SendRaw(const std::string& bytes) {
     return ::write(to_, bytes.data(), bytes.size()) == ssize_t(bytes.size());
   }
 
   /// Waits up to timeout_ms for one reply. kEof when the worker closed stdout (exited).
-  ReadStatus Receive(v1::WorkerReply* reply, std::string* error, int timeout_ms = 60000) {
+  protocol::ReadStatus Receive(v1::WorkerReply* reply, std::string* error, int timeout_ms = 60000) {
     pollfd pfd{from_, POLLIN, 0};
     int pr;
     do {
@@ -80,9 +80,9 @@ class WorkerClient {
     } while (pr < 0 && errno == EINTR);
     if (pr == 0) {
       *error = "timed out";
-      return ReadStatus::kError;
+      return protocol::ReadStatus::kError;
     }
-    return ReadMessage(from_, reply, error);
+    return protocol::ReadMessage(from_, reply, error);
   }
 
   void CloseStdin() {

@@ -31,7 +31,7 @@ bool MachineHasDevice() {
 v1::Hello ReadHello(WorkerClient& w) {
   v1::WorkerReply reply;
   std::string err;
-  EXPECT_EQ(w.Receive(&reply, &err), ReadStatus::kOk) << err;
+  EXPECT_EQ(w.Receive(&reply, &err), protocol::ReadStatus::kOk) << err;
   EXPECT_TRUE(reply.has_hello());
   return reply.hello();
 }
@@ -96,7 +96,7 @@ TEST(WorkerProcess, HelloRequestsAndExitOnEof) {
   ASSERT_EQ(w.Send(MeasureRequest("no_such_variant")), "");
   v1::WorkerReply reply;
   std::string err;
-  ASSERT_EQ(w.Receive(&reply, &err), ReadStatus::kOk) << err;
+  ASSERT_EQ(w.Receive(&reply, &err), protocol::ReadStatus::kOk) << err;
   ASSERT_TRUE(reply.has_measure());
   EXPECT_EQ(reply.measure().task_id(), 11u);
   EXPECT_FALSE(reply.measure().ok());
@@ -120,7 +120,7 @@ TEST(WorkerProcess, HelloRequestsAndExitOnEof) {
   }
 
   ASSERT_EQ(w.Send(VerifyRequest("no_such_variant", apb::REFERENCE_CPU)), "");
-  ASSERT_EQ(w.Receive(&reply, &err), ReadStatus::kOk) << err;
+  ASSERT_EQ(w.Receive(&reply, &err), protocol::ReadStatus::kOk) << err;
   ASSERT_TRUE(reply.has_verify());
   EXPECT_FALSE(reply.verify().passed());
   EXPECT_EQ(reply.verify().variant(), "no_such_variant");
@@ -135,7 +135,7 @@ TEST(WorkerProcess, HelloRequestsAndExitOnEof) {
 
   // An empty request is answered, not ignored.
   ASSERT_EQ(w.Send(v1::WorkerRequest()), "");
-  ASSERT_EQ(w.Receive(&reply, &err), ReadStatus::kOk) << err;
+  ASSERT_EQ(w.Receive(&reply, &err), protocol::ReadStatus::kOk) << err;
   EXPECT_FALSE(reply.measure().ok());
 
   w.CloseStdin();
@@ -152,7 +152,7 @@ TEST(WorkerProcess, VerifyWithoutAReferenceNamesTheField) {
   v1::WorkerReply reply;
   std::string err;
   ASSERT_EQ(w.Send(VerifyRequest("abl_L0_R1_bl0_s1_sw1", apb::REFERENCE_UNSPECIFIED)), "");
-  ASSERT_EQ(w.Receive(&reply, &err), ReadStatus::kOk) << err;
+  ASSERT_EQ(w.Receive(&reply, &err), protocol::ReadStatus::kOk) << err;
   ASSERT_TRUE(reply.has_verify());
   EXPECT_FALSE(reply.verify().passed());
   EXPECT_EQ(reply.verify().reference(), apb::REFERENCE_UNSPECIFIED);
@@ -160,7 +160,7 @@ TEST(WorkerProcess, VerifyWithoutAReferenceNamesTheField) {
       << reply.verify().error();
 
   ASSERT_EQ(w.Send(VerifyRequest("abl_L0_R1_bl0_s1_sw1", apb::REFERENCE_VARIANT)), "");
-  ASSERT_EQ(w.Receive(&reply, &err), ReadStatus::kOk) << err;
+  ASSERT_EQ(w.Receive(&reply, &err), protocol::ReadStatus::kOk) << err;
   EXPECT_FALSE(reply.verify().passed());
   EXPECT_EQ(reply.verify().error().rfind("VerifyTask.reference_variant is empty", 0), 0u)
       << reply.verify().error();
@@ -225,11 +225,11 @@ TEST(WorkerProcess, TestFaultCrashesOnTheNamedVariantOnly) {
   v1::WorkerReply reply;
   std::string err;
   ASSERT_EQ(w.Send(MeasureRequest("abl_other")), "");
-  ASSERT_EQ(w.Receive(&reply, &err), ReadStatus::kOk) << err;
+  ASSERT_EQ(w.Receive(&reply, &err), protocol::ReadStatus::kOk) << err;
   EXPECT_FALSE(reply.measure().ok());  // unknown variant, or no device: but still alive
 
   ASSERT_EQ(w.Send(MeasureRequest("abl_crash_me")), "");
-  EXPECT_EQ(w.Receive(&reply, &err), ReadStatus::kEof);
+  EXPECT_EQ(w.Receive(&reply, &err), protocol::ReadStatus::kEof);
   int st = w.Wait();
   EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT) << st;
 }

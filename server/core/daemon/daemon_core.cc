@@ -34,13 +34,15 @@ Status DaemonCore::Open(CoreOptions options, const kernels::Registry* registry,
   // the moment (UserKernels::Catalog), and a user kernel's ladder is a preset.
   options.runs.catalog = [uk = core->user_kernels_.get()] { return uk->Catalog(); };
   options.runs.presets_now = [c = core.get()] { return c->presets(); };
+  options.runs.events = options.events;
   core->runs_ = std::make_unique<RunManager>(options.runs, core->store_.get(), registry);
   core->queries_ = std::make_unique<Queries>(core->readers_.get(), core->runs_.get());
   core->sass_ = std::make_unique<SassInspector>(options.sass, core->runs_.get(), registry);
   core->runs_->Start();
   if (!options.fleet.conninfo.empty()) {
     try {
-      core->fleet_ = std::make_unique<FleetExporter>(options.fleet, core->store_.get());
+      core->fleet_ =
+          std::make_unique<FleetExporter>(options.fleet, core->store_.get(), options.events);
     } catch (const std::exception& e) {
       return FailedPrecondition(std::string("cannot start the fleet export: ") + e.what());
     }

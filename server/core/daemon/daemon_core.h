@@ -28,6 +28,9 @@ struct CoreOptions {
   ProfilerOptions profiler;
   UserKernelOptions user_kernels;
   FleetExportOptions fleet;  ///< conninfo '' : no export (runs wait in the outbox)
+  /// Hears what happens (the daemon wires in its metrics, server/metrics/registry.h); null:
+  /// nothing listens. Outlives the core.
+  DaemonEvents* events = nullptr;
 };
 
 class DaemonCore {

@@ -7,12 +7,14 @@
 #include "db/fleet/conninfo.h"
 #include "db/fleet/fleet_change_points.h"
 #include "db/fleet/fleet_schema.h"
-#include "server/metrics/registry.h"
 
 namespace ablation::core {
 
-FleetExporter::FleetExporter(FleetExportOptions options, db::Store* store)
-    : options_(std::move(options)), store_(store), reader_(db::Store::OpenReadOnly(store->path())) {
+FleetExporter::FleetExporter(FleetExportOptions options, db::Store* store, DaemonEvents* events)
+    : options_(std::move(options)),
+      store_(store),
+      events_(events ? *events : NoEvents()),
+      reader_(db::Store::OpenReadOnly(store->path())) {
   identity_.daemon_id = reader_->DaemonId();
   identity_.host_name = options_.host_name;
   identity_.node_labels = options_.node_labels;
@@ -38,7 +40,7 @@ void FleetExporter::Wait(std::chrono::milliseconds how_long) {
 }
 
 void FleetExporter::NoteFailure(const std::string& error) {
-  metrics::Daemon().FleetDatabaseUp(false);
+  events_.FleetDatabaseUp(false);
   if (!down_) {
     const db::OutboxBacklog backlog = reader_->ExportBacklog();
     spdlog::warn(
@@ -94,12 +96,12 @@ int FleetExporter::ExportBatch() {
     try {
       const fleet::ExportOutcome outcome = fleet::ExportRun(*connection_, identity_, run);
       store_->MarkExported(entry.run_id);  // after PostgreSQL's commit: at least once
-      metrics::Daemon().FleetExported(outcome == fleet::ExportOutcome::kAlreadyThere);
-      metrics::Daemon().FleetDatabaseUp(true);
+      events_.FleetExported(outcome == fleet::ExportOutcome::kAlreadyThere);
+      events_.FleetDatabaseUp(true);
       ++exported_since_down_;
       ++exported;
     } catch (const fleet::FleetError& e) {
-      metrics::Daemon().FleetExportFailed();
+      events_.FleetExportFailed();
       store_->RecordExportFailure(entry.run_id, e.what());
       if (connection_ && connection_->Ping()) {
         // PostgreSQL answered and refused this run: log it and go on with the others, so that
@@ -177,7 +179,7 @@ void FleetExporter::Loop() {
       Wait(options_.max_backoff);
       continue;
     }
-    metrics::Daemon().FleetBacklog(backlog.runs, backlog.oldest_enqueued_at_ms);
+    events_.FleetBacklog(backlog.runs, backlog.oldest_enqueued_at_ms);
     if (backlog.runs == 0 && stale_) {
       // Nothing to export: the series whose change points a failure or an older schema left
       // behind, computed now (a failure waits a backoff, as an outage does).

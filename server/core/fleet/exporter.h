@@ -21,6 +21,7 @@
 
 #include "db/fleet/fleet_writer.h"
 #include "db/store.h"
+#include "server/core/base/events.h"
 
 namespace ablation::core {
 
@@ -41,7 +42,8 @@ class FleetExporter {
   /// exporter. Runs are read through a read-only connection of the exporter's own, so that
   /// reading a large run never holds the writer's lock against the run path. The fleet database
   /// is not reached here: one that is away at start is an outage like any other.
-  FleetExporter(FleetExportOptions options, db::Store* store);
+  /// `events` hears the outbox's size and each export (the daemon's metrics); null: NoEvents().
+  FleetExporter(FleetExportOptions options, db::Store* store, DaemonEvents* events = nullptr);
   ~FleetExporter();  ///< Stop()
   FleetExporter(const FleetExporter&) = delete;
   FleetExporter& operator=(const FleetExporter&) = delete;
@@ -62,7 +64,8 @@ class FleetExporter {
   bool UpdateStaleChangePoints();
 
   const FleetExportOptions options_;
-  db::Store* store_;                   // writes: MarkExported, RecordExportFailure
+  db::Store* store_;  // writes: MarkExported, RecordExportFailure
+  DaemonEvents& events_;
   std::unique_ptr<db::Store> reader_;  // reads: the outbox, the runs
   fleet::DaemonIdentity identity_;
   std::unique_ptr<fleet::PgConnection> connection_;  // only the thread touches it

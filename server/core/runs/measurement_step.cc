@@ -13,7 +13,7 @@
 #include "kernels/cublas/cublas_lt.h"
 #include "server/core/gpu/peak.h"
 #include "server/core/workers/user_code.h"
-#include "server/worker/timing_stats.h"
+#include "server/protocol/window_stats.h"
 
 namespace ablation::core {
 
@@ -215,15 +215,15 @@ void MeasurementStep::TimeSolo(const Call& base, const std::string& variant, Sol
   size_t first = chunks.size();
   for (double span = 0; first > 0 && span < p.solo_seconds - 1e-9;)
     span += chunks[--first].sampling_seconds;
-  const worker::ClockBounds bounds{.max_sm_mhz = ctx_.expected_sm_mhz,
-                                   .low_clock_fraction = ctx_.plan->timing.low_clock_fraction()};
+  const protocol::ClockBounds bounds{.max_sm_mhz = ctx_.expected_sm_mhz,
+                                     .low_clock_fraction = ctx_.plan->timing.low_clock_fraction()};
   out->member.set_variant(variant);
   out->member.set_ok(true);
   bool energy = true;
   double joules = 0;
   for (size_t i = first; i < chunks.size(); ++i) {
     const Chunk& c = chunks[i];
-    worker::AppendSamples(c.member, &out->member, bounds);
+    protocol::AppendSamples(c.member, &out->member, bounds);
     out->sampling_seconds += c.sampling_seconds;
     out->gpu_seconds += c.gpu_seconds;
     out->launches += c.launches;
@@ -337,8 +337,8 @@ std::string MeasurementStep::TimeBurst(const Call& base, Timed* out) {
     m->set_variant(v);
     m->set_ok(true);
   }
-  const worker::ClockBounds bounds{.max_sm_mhz = ctx_.expected_sm_mhz,
-                                   .low_clock_fraction = t.low_clock_fraction()};
+  const protocol::ClockBounds bounds{.max_sm_mhz = ctx_.expected_sm_mhz,
+                                     .low_clock_fraction = t.low_clock_fraction()};
   double burst = p.burst_seconds;
   int kept = 0, rejected = 0;
   bool all_cool = true, forced = false;
@@ -383,7 +383,7 @@ std::string MeasurementStep::TimeBurst(const Call& base, Timed* out) {
         out->window.mutable_members(i)->set_error(r.members(i).error());
         continue;
       }
-      worker::AppendSamples(r.members(i), out->window.mutable_members(i), bounds);
+      protocol::AppendSamples(r.members(i), out->window.mutable_members(i), bounds);
       if (r.members(i).has_occupancy())
         *out->window.mutable_members(i)->mutable_occupancy() = r.members(i).occupancy();
     }
@@ -402,7 +402,7 @@ std::string MeasurementStep::TimeBurst(const Call& base, Timed* out) {
     }
     if (enough || kept + rejected >= p.burst_max_windows || gpu_s >= t.max_seconds()) break;
   }
-  worker::SetWindowTotals(&out->window);
+  protocol::SetWindowTotals(&out->window);
   out->windows = kept;
   out->conditioned = all_cool && !forced;
   char buf[200];

@@ -21,8 +21,9 @@ namespace ablation::core {
 class ItemProfiler;
 
 struct Job {
-  Job(v1::RunKind kind_, RunPlan plan_, db::Store* store, std::shared_ptr<RunObserver> observer)
-      : kind(kind_), plan(std::move(plan_)), recorder(store, std::move(observer)) {}
+  Job(v1::RunKind kind_, RunPlan plan_, db::Store* store, std::shared_ptr<RunObserver> observer,
+      DaemonEvents* events = nullptr)
+      : kind(kind_), plan(std::move(plan_)), recorder(store, std::move(observer), events) {}
   int64_t id() const { return recorder.run_id(); }
 
   const v1::RunKind kind;

@@ -54,7 +54,7 @@ std::unique_ptr<Worker> RunManager::MakeWorker(int index) {
 }
 
 void RunManager::Start() {
-  auto gpu0 = std::make_unique<Gpu>(0, MakeWorker(0));
+  auto gpu0 = std::make_unique<Gpu>(0, MakeWorker(0), options_.events);
   Status st = gpu0->worker.Start();
   int count = 1;
   if (st.ok()) {
@@ -65,7 +65,7 @@ void RunManager::Start() {
   std::lock_guard lock(gpus_mu_);
   gpus_.push_back(std::move(gpu0));
   for (int i = 1; i < count; ++i) {
-    auto gpu = std::make_unique<Gpu>(i, MakeWorker(i));
+    auto gpu = std::make_unique<Gpu>(i, MakeWorker(i), options_.events);
     if (Status s = gpu->worker.Start(); !s.ok()) spdlog::error("GPU {}: {}", i, s.message());
     gpus_.push_back(std::move(gpu));
   }
@@ -301,8 +301,8 @@ Status RunManager::SubmitRun(const v1::RunRequest& request, const std::string& p
       !st.ok())
     return st;
   if (st = ApplyProfileRequest(request, &plan); !st.ok()) return st;
-  auto job =
-      std::make_shared<Job>(v1::RUN_KIND_ABLATION, std::move(plan), store_, std::move(observer));
+  auto job = std::make_shared<Job>(v1::RUN_KIND_ABLATION, std::move(plan), store_,
+                                   std::move(observer), options_.events);
   job->catalog = std::move(catalog);
   const std::string who =
       request.requested_by().empty() ? peer : request.requested_by() + " (" + peer + ")";
@@ -323,8 +323,8 @@ Status RunManager::SubmitVerify(const v1::VerifyRequest& request, const std::str
   if (!st.ok()) return st;
   st = CheckPlanBytes(int64_t(plan.items.size()), 0, limits.bytes, "verifications");
   if (!st.ok()) return st;
-  auto job =
-      std::make_shared<Job>(v1::RUN_KIND_VERIFY, std::move(plan), store_, std::move(observer));
+  auto job = std::make_shared<Job>(v1::RUN_KIND_VERIFY, std::move(plan), store_,
+                                   std::move(observer), options_.events);
   job->catalog = std::move(catalog);
   return Admit(job, ToJson(request), peer, {request.tags().begin(), request.tags().end()});
 }

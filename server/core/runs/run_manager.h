@@ -31,6 +31,9 @@
 namespace ablation::core {
 
 struct RunManagerOptions {
+  /// Hears the runs' and the workers' events (the daemon's metrics); null: NoEvents(). Outlives
+  /// the manager.
+  DaemonEvents* events = nullptr;
   /// Makes each GPU's worker; by default a WorkerProcess of worker_path.
   WorkerFactory worker_factory;
   std::string worker_path;
@@ -132,7 +135,8 @@ class RunManager {
     DescribeDone done;
   };
   struct Gpu {
-    explicit Gpu(int index, std::unique_ptr<Worker> w) : worker(index, std::move(w)) {}
+    Gpu(int index, std::unique_ptr<Worker> w, DaemonEvents* events)
+        : worker(index, std::move(w), events) {}
     GpuWorker worker;
     std::mutex mu;
     std::condition_variable cv;

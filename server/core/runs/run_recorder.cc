@@ -2,13 +2,11 @@
 
 #include <chrono>
 
-#include "server/metrics/registry.h"
-
 namespace ablation::core {
 
 int64_t RunRecorder::Create(const v1::Run& run) {
   run_id_ = store_->CreateRun(run);
-  metrics::Daemon().RunCreated(run_id_, run.kind(), run.device().index());
+  events_.RunCreated(run_id_, run.kind(), run.device().index());
   return run_id_;
 }
 
@@ -64,8 +62,8 @@ void RunRecorder::Queued(int position) {
 void RunRecorder::Started(const v1::DeviceIdentity& device, const RunPlan& plan,
                           const std::vector<std::pair<int, int>>& schedule) {
   store_->MarkRunStarted(run_id_, device, NowMs());
-  metrics::Daemon().RunStarted(run_id_, device, plan.clocks.lock, plan.clocks.target.sm_mhz,
-                               plan.clocks.target.mem_mhz);
+  events_.RunStarted(run_id_, device, plan.clocks.lock, plan.clocks.target.sm_mhz,
+                     plan.clocks.target.mem_mhz);
   v1::RunEvent ev;
   auto* started = ev.mutable_started();
   started->set_run_id(run_id_);
@@ -91,7 +89,7 @@ int64_t RunRecorder::Measured(v1::Measurement measurement) {
   measurement.set_run_id(run_id_);
   if (measurement.created_at_ms() == 0) measurement.set_created_at_ms(NowMs());
   measurement.set_id(store_->InsertMeasurement(measurement));
-  metrics::Daemon().Measured(run_id_, measurement);
+  events_.Measured(run_id_, measurement);
   v1::RunEvent ev;
   *ev.mutable_measurement() = std::move(measurement);
   // The stream carries statistics, not samples (GetRun and QueryMeasurements have them): a
@@ -108,14 +106,14 @@ void RunRecorder::Verified(v1::VerifyResult result) {
   result.set_run_id(run_id_);
   if (result.created_at_ms() == 0) result.set_created_at_ms(NowMs());
   result.set_id(store_->InsertVerification(result));
-  metrics::Daemon().Verified(result);
+  events_.Verified(result);
   EmitVerified(result);
 }
 
 void RunRecorder::Finished(v1::RunState state, int ok, int failed, const std::string& error) {
   if (!EndOnce()) return;
   store_->FinishRun(run_id_, state, error, NowMs());
-  metrics::Daemon().RunEnded(run_id_, state);
+  events_.RunEnded(run_id_, state);
   v1::RunEvent ev;
   auto* fin = ev.mutable_finished();
   fin->set_run_id(run_id_);
@@ -129,7 +127,7 @@ void RunRecorder::Finished(v1::RunState state, int ok, int failed, const std::st
 void RunRecorder::VerifyFinished(v1::RunState state, const Status& status) {
   if (!EndOnce()) return;
   store_->FinishRun(run_id_, state, status.ok() ? "" : status.message(), NowMs());
-  metrics::Daemon().RunEnded(run_id_, state);
+  events_.RunEnded(run_id_, state);
   EmitEnd(status);
 }
 
@@ -140,7 +138,7 @@ void RunRecorder::Failed(const Status& why) {
     store_->FinishRun(run_id_, v1::RUN_STATE_FAILED, why.message(), NowMs());
   } catch (...) {
   }
-  metrics::Daemon().RunEnded(run_id_, v1::RUN_STATE_FAILED);
+  events_.RunEnded(run_id_, v1::RUN_STATE_FAILED);
   v1::RunEvent ev;
   ev.mutable_failed()->set_run_id(run_id_);
   ev.mutable_failed()->set_reason(why.message());
@@ -151,14 +149,14 @@ void RunRecorder::Failed(const Status& why) {
 void RunRecorder::Aborted(const Status& why) {
   if (!EndOnce()) return;
   store_->FinishRun(run_id_, v1::RUN_STATE_FAILED, why.message(), NowMs());
-  metrics::Daemon().RunEnded(run_id_, v1::RUN_STATE_FAILED);
+  events_.RunEnded(run_id_, v1::RUN_STATE_FAILED);
   EmitEnd(why);
 }
 
 void RunRecorder::CancelledInQueue(const std::string& reason, const Status& why) {
   if (!EndOnce()) return;
   store_->FinishRun(run_id_, v1::RUN_STATE_CANCELLED, reason, NowMs());
-  metrics::Daemon().RunEnded(run_id_, v1::RUN_STATE_CANCELLED);
+  events_.RunEnded(run_id_, v1::RUN_STATE_CANCELLED);
   v1::RunEvent ev;
   ev.mutable_finished()->set_run_id(run_id_);
   ev.mutable_finished()->set_state(v1::RUN_STATE_CANCELLED);

@@ -14,6 +14,7 @@
 #include "ablation/v1/ablation.pb.h"
 #include "common/time.h"
 #include "db/store.h"
+#include "server/core/base/events.h"
 #include "server/core/base/status.h"
 #include "server/core/plan/run_plan.h"
 #include "server/core/runs/run_observer.h"
@@ -24,7 +25,11 @@ using common::NowMs;  // wall-clock milliseconds since the epoch (common/time.h)
 
 class RunRecorder {
  public:
-  RunRecorder(db::Store* store, std::shared_ptr<RunObserver> observer) : store_(store) {
+  /// `events` hears the run's creation, start, measurements and end (the daemon's metrics);
+  /// null: NoEvents().
+  RunRecorder(db::Store* store, std::shared_ptr<RunObserver> observer,
+              DaemonEvents* events = nullptr)
+      : store_(store), events_(events ? *events : NoEvents()) {
     if (observer) observers_.push_back(std::move(observer));
   }
 
@@ -71,6 +76,7 @@ class RunRecorder {
   bool EndOnce();
 
   db::Store* store_;
+  DaemonEvents& events_;
   int64_t run_id_ = 0;
   mutable std::mutex mu_;
   bool ended_ = false;                                   ///< guarded by mu_

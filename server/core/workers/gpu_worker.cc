@@ -2,12 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include "server/metrics/registry.h"
-
 namespace ablation::core {
 
-GpuWorker::GpuWorker(int index, std::unique_ptr<Worker> worker)
-    : index_(index), worker_(std::move(worker)) {}
+GpuWorker::GpuWorker(int index, std::unique_ptr<Worker> worker, DaemonEvents* events)
+    : index_(index), worker_(std::move(worker)), events_(events ? *events : NoEvents()) {}
 
 Status GpuWorker::Adopt(Status started) {
   std::lock_guard lock(mu_);
@@ -15,8 +13,7 @@ Status GpuWorker::Adopt(Status started) {
   if (started.ok() && !hello_.device_present())
     started = FailedPrecondition(hello_.no_device_reason());
   usable_ = started;
-  metrics::Daemon().GpuAdopted(index_, started.ok(), hello_.device().uuid(),
-                               hello_.device().name());
+  events_.GpuAdopted(index_, started.ok(), hello_.device().uuid(), hello_.device().name());
   return started;
 }
 
@@ -28,7 +25,7 @@ std::string GpuWorker::Supervise() {
   // Not the next run's fault: said now, and healed before that run asks for the worker.
   spdlog::error("GPU {}: the worker died while the GPU was idle ({}); starting a new one", index_,
                 how);
-  metrics::Daemon().WorkerDiedIdle(index_);
+  events_.WorkerDiedIdle(index_);
   (void)Ensure();
   return how;
 }
@@ -37,12 +34,12 @@ Status GpuWorker::Ensure() {
   if (worker_->running()) {
     if (const std::string how = worker_->CheckExited(); !how.empty()) {
       spdlog::error("GPU {}: the worker had died before this task ({})", index_, how);
-      metrics::Daemon().WorkerDiedIdle(index_);
+      events_.WorkerDiedIdle(index_);
     }
   }
   if (worker_->running()) return usable();
   spdlog::warn("GPU {}: starting a new worker", index_);
-  metrics::Daemon().WorkerRestarted(index_);
+  events_.WorkerRestarted(index_);
   Status st = Adopt(worker_->Start());
   if (st.ok()) return st;
   return FailedPrecondition("GPU " + std::to_string(index_) +
@@ -55,7 +52,7 @@ Worker::CallResult GpuWorker::Call(const worker::v1::WorkerRequest& request,
   Worker::CallResult result = worker_->Call(request, timeout);
   // No reply after the whole time: the worker was killed as hung (a death comes back sooner).
   if (!result.ok && std::chrono::steady_clock::now() - started >= timeout)
-    metrics::Daemon().WorkerHung(index_);
+    events_.WorkerHung(index_);
   return result;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ablation/v1/ablation.pb.h"
+#include "server/core/base/events.h"
 #include "server/core/base/status.h"
 #include "server/core/plan/run_plan.h"
 #include "server/core/workers/worker.h"
@@ -17,7 +18,8 @@ namespace ablation::core {
 
 class GpuWorker {
  public:
-  GpuWorker(int index, std::unique_ptr<Worker> worker);
+  /// `events` hears the worker's starts, deaths and hangs (null: NoEvents()); it outlives this.
+  GpuWorker(int index, std::unique_ptr<Worker> worker, DaemonEvents* events = nullptr);
 
   int index() const { return index_; }
 
@@ -50,6 +52,7 @@ class GpuWorker {
 
   const int index_;
   std::unique_ptr<Worker> worker_;
+  DaemonEvents& events_;
   mutable std::mutex mu_;
   Status usable_ = FailedPrecondition("the worker has not been started");  ///< guarded by mu_
   worker::v1::Hello hello_;                                                ///< guarded by mu_

@@ -12,7 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "server/worker/ipc.h"
+#include "server/protocol/framing.h"
 
 extern char** environ;
 
@@ -122,8 +122,8 @@ Status WorkerProcess::Start(std::chrono::milliseconds timeout) {
   }
   worker::v1::WorkerReply reply;
   std::string error;
-  auto rs = worker::ReadMessage(from_worker_, &reply, &error);
-  if (rs != worker::ReadStatus::kOk || !reply.has_hello()) {
+  auto rs = protocol::ReadMessage(from_worker_, &reply, &error);
+  if (rs != protocol::ReadStatus::kOk || !reply.has_hello()) {
     std::string how = Reap(true);
     return FailedPrecondition("worker " + path_ + " failed before its hello: " + how +
                               LastStderr());
@@ -183,7 +183,7 @@ WorkerProcess::CallResult WorkerProcess::Call(const worker::v1::WorkerRequest& r
     result.failure = "worker is not running";
     return result;
   }
-  std::string err = worker::WriteMessage(to_worker_, request);
+  std::string err = protocol::WriteMessage(to_worker_, request);
   if (!err.empty()) {
     std::string how = Reap(true);
     result.failure = "worker died (" + how + ")" + LastStderr();
@@ -206,10 +206,10 @@ WorkerProcess::CallResult WorkerProcess::Call(const worker::v1::WorkerRequest& r
     break;
   }
   std::string error;
-  auto rs = worker::ReadMessage(from_worker_, &result.reply, &error);
-  if (rs != worker::ReadStatus::kOk) {
+  auto rs = protocol::ReadMessage(from_worker_, &result.reply, &error);
+  if (rs != protocol::ReadStatus::kOk) {
     // EOF or a torn frame: the worker is gone or going; wait for it and say how it ended.
-    std::string how = Reap(rs != worker::ReadStatus::kEof);
+    std::string how = Reap(rs != protocol::ReadStatus::kEof);
     result.failure = "worker died during the task (" + how + ")" + LastStderr();
     return result;
   }

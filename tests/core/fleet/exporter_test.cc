@@ -1,28 +1,32 @@
 // The fleet exporter with its database away (no PostgreSQL needed: a socket folder that does not
-// exist): finished runs stay in the outbox, the metrics say so, and Stop() is prompt. The
-// exporter against a real server: tests/e2e/fleet_e2e_test.cc.
+// exist): finished runs stay in the outbox, the events say so (what the metrics hear), and Stop()
+// is prompt. The exporter against a real server: tests/e2e/fleet_e2e_test.cc.
 #include "server/core/fleet/exporter.h"
 
 #include <gtest/gtest.h>
-#include <prometheus/registry.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <thread>
 
-#include "server/metrics/registry.h"
+#include "server/core/base/events.h"
 
 namespace ablation::core {
 namespace {
 
-// An unlabelled gauge of the daemon's registry; -1 when it has no series yet.
-double Gauge(const std::string& name) {
-  for (const prometheus::MetricFamily& f : metrics::Daemon().registry().Collect()) {
-    if (f.name == name && !f.metric.empty()) return f.metric[0].gauge.value;
+// What the exporter reported last (-1: nothing yet).
+struct Heard : DaemonEvents {
+  std::atomic<int> database_up{-1};
+  std::atomic<int64_t> outbox_runs{-1};
+  std::atomic<int64_t> oldest_ms{-1};
+  void FleetDatabaseUp(bool up) override { database_up = up ? 1 : 0; }
+  void FleetBacklog(int64_t runs, int64_t oldest_enqueued_at_ms) override {
+    outbox_runs = runs;
+    oldest_ms = oldest_enqueued_at_ms;
   }
-  return -1;
-}
+};
 
 TEST(FleetExporter, RunsWaitInTheOutboxWhileTheDatabaseIsAwayAndStopIsPrompt) {
   const std::filesystem::path dir =
@@ -42,12 +46,13 @@ TEST(FleetExporter, RunsWaitInTheOutboxWhileTheDatabaseIsAwayAndStopIsPrompt) {
     options.poll = std::chrono::milliseconds(10);
     options.min_backoff = std::chrono::milliseconds(10);
     options.max_backoff = std::chrono::milliseconds(40);
-    auto exporter = std::make_unique<FleetExporter>(options, store.get());
-    for (int i = 0; i < 200 && Gauge("ablationd_fleet_database_up") != 0; ++i)
+    Heard heard;
+    auto exporter = std::make_unique<FleetExporter>(options, store.get(), &heard);
+    for (int i = 0; i < 200 && (heard.database_up != 0 || heard.outbox_runs < 0); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    EXPECT_EQ(Gauge("ablationd_fleet_database_up"), 0);
-    EXPECT_EQ(Gauge("ablationd_fleet_outbox_runs"), 1);
-    EXPECT_EQ(Gauge("ablationd_fleet_outbox_oldest_enqueued_timestamp_seconds"), 1'700'000'000);
+    EXPECT_EQ(heard.database_up, 0);
+    EXPECT_EQ(heard.outbox_runs, 1);
+    EXPECT_EQ(heard.oldest_ms, 1'700'000'000'000);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // several attempts
     const std::vector<db::OutboxEntry> waiting = store->PendingExports(10);
     ASSERT_EQ(waiting.size(), 1u);  // nothing lost, nothing marked exported

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "server/worker/sampling.h"
-#include "server/worker/timing_stats.h"
+#include "server/protocol/sampling.h"
+#include "server/protocol/window_stats.h"
 #include "tests/support/test_paths.h"
 #include "tests/worker/worker_client.h"
 
@@ -65,7 +65,7 @@ class WorkerGpu : public ::testing::Test {
     }
     v1::WorkerReply reply;
     std::string err;
-    if (worker_->Receive(&reply, &err, 120000) != ReadStatus::kOk || !reply.has_hello()) {
+    if (worker_->Receive(&reply, &err, 120000) != protocol::ReadStatus::kOk || !reply.has_hello()) {
       setup_error_ = "no hello from the worker: " + err;
       return;
     }
@@ -96,7 +96,7 @@ class WorkerGpu : public ::testing::Test {
     const auto t0 = std::chrono::steady_clock::now();
     std::string err = worker_->Send(req);
     EXPECT_EQ(err, "");
-    EXPECT_EQ(worker_->Receive(&reply, &err, 300000), ReadStatus::kOk) << err;
+    EXPECT_EQ(worker_->Receive(&reply, &err, 300000), protocol::ReadStatus::kOk) << err;
     if (wall_s) {
       *wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
@@ -184,7 +184,7 @@ class WorkerGpu : public ::testing::Test {
     ASSERT_TRUE(r.ok()) << r.error();
     EXPECT_GE(r.sample_ms_size(), 10);
     std::vector<double> xs(r.sample_ms().begin(), r.sample_ms().end());
-    SampleStats s = ComputeStats(xs);
+    protocol::SampleStats s = protocol::ComputeStats(xs);
     EXPECT_GT(s.min_ms, 0);
     EXPECT_TRUE(std::isfinite(s.noise));
     // Every sample has its clock (a probe pair on two SMs would be NaN: rare for <<<1,1>>>).
@@ -196,9 +196,9 @@ class WorkerGpu : public ::testing::Test {
     // The daemon stores the reply's statistics as they are: exactly those of its samples.
     v1::MemberResult expected;
     *expected.mutable_sample_ms() = r.sample_ms();
-    SetSampleClocks(&expected,
-                    std::vector<double>(r.sample_sm_mhz().begin(), r.sample_sm_mhz().end()));
-    SetStatsFromSamples(&expected, {.max_sm_mhz = max_mhz_});
+    protocol::SetSampleClocks(
+        &expected, std::vector<double>(r.sample_sm_mhz().begin(), r.sample_sm_mhz().end()));
+    protocol::SetStatsFromSamples(&expected, {.max_sm_mhz = max_mhz_});
     EXPECT_EQ(r.stats().SerializeAsString(), expected.stats().SerializeAsString())
         << r.stats().ShortDebugString();
     EXPECT_EQ(r.stats().samples(), r.sample_ms_size());

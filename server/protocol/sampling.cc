@@ -1,10 +1,10 @@
-#include "server/worker/sampling.h"
+#include "server/protocol/sampling.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-namespace ablation::worker {
+namespace ablation::protocol {
 
 SamplingOptions ResolveOptions(int min_samples, double min_seconds, double max_seconds,
                                double target_noise, int warmup_count, double warmup_seconds,
@@ -64,4 +64,4 @@ double RelativeNoise(const std::vector<double>& samples_ms) {
   return r.noise();
 }
 
-}  // namespace ablation::worker
+}  // namespace ablation::protocol

@@ -8,7 +8,7 @@
 #include "ablation/v1/worker.pb.h"
 #include "common/limits.h"
 
-namespace ablation::worker {
+namespace ablation::protocol {
 
 /// "" when the task names a reference the worker can look for, else the error reply's text,
 /// naming the field: reference unspecified or not a known value, or REFERENCE_VARIANT without a
@@ -23,4 +23,4 @@ inline constexpr double kMaxCpuReferenceBytes = double(8ull << 30);
 /// of a reference's own does (the daemon then reports the variant as not checked).
 std::string CpuReferenceRefusal(const ::ablation::v1::Shape& shape);
 
-}  // namespace ablation::worker
+}  // namespace ablation::protocol

@@ -1,4 +1,4 @@
-#include "server/worker/ipc.h"
+#include "server/protocol/framing.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -55,19 +55,19 @@ TEST(Ipc, SeveralMessagesRoundTripThenEof) {
 
   const std::vector<v1::WorkerReply> sent = {hello, measure, empty, verify};
   std::thread writer([&] {
-    for (const auto& m : sent) EXPECT_EQ(WriteMessage(p.w, m), "");
+    for (const auto& m : sent) EXPECT_EQ(protocol::WriteMessage(p.w, m), "");
     p.CloseWrite();
   });
   for (const auto& want : sent) {
     v1::WorkerReply got;
     std::string err;
-    ASSERT_EQ(ReadMessage(p.r, &got, &err), ReadStatus::kOk) << err;
+    ASSERT_EQ(protocol::ReadMessage(p.r, &got, &err), protocol::ReadStatus::kOk) << err;
     EXPECT_EQ(got.SerializeAsString(), want.SerializeAsString());
   }
   writer.join();
   v1::WorkerReply after;
   std::string err;
-  EXPECT_EQ(ReadMessage(p.r, &after, &err), ReadStatus::kEof);
+  EXPECT_EQ(protocol::ReadMessage(p.r, &after, &err), protocol::ReadStatus::kEof);
 }
 
 TEST(Ipc, TruncatedHeaderIsAnError) {
@@ -76,7 +76,7 @@ TEST(Ipc, TruncatedHeaderIsAnError) {
   p.CloseWrite();
   v1::WorkerRequest m;
   std::string err;
-  EXPECT_EQ(ReadMessage(p.r, &m, &err), ReadStatus::kError);
+  EXPECT_EQ(protocol::ReadMessage(p.r, &m, &err), protocol::ReadStatus::kError);
   EXPECT_EQ(err, "truncated frame header");
 }
 
@@ -86,7 +86,7 @@ TEST(Ipc, TruncatedBodyIsAnError) {
   p.CloseWrite();
   v1::WorkerRequest m;
   std::string err;
-  EXPECT_EQ(ReadMessage(p.r, &m, &err), ReadStatus::kError);
+  EXPECT_EQ(protocol::ReadMessage(p.r, &m, &err), protocol::ReadStatus::kError);
   EXPECT_EQ(err, "truncated frame body");
 }
 
@@ -95,15 +95,15 @@ TEST(Ipc, OversizedLengthIsRefusedBeforeAllocating) {
   p.Raw(Header(0xffffffffu));
   v1::WorkerRequest m;
   std::string err;
-  EXPECT_EQ(ReadMessage(p.r, &m, &err), ReadStatus::kError);
+  EXPECT_EQ(protocol::ReadMessage(p.r, &m, &err), protocol::ReadStatus::kError);
   EXPECT_EQ(err, "frame too large: 4294967295");
 }
 
 TEST(Ipc, OversizedMessageIsNotWritten) {
   Pipe p;
   v1::WorkerReply big;
-  big.mutable_hello()->set_no_device_reason(std::string(kMaxMessageBytes + 1, 'x'));
-  std::string err = WriteMessage(p.w, big);
+  big.mutable_hello()->set_no_device_reason(std::string(protocol::kMaxMessageBytes + 1, 'x'));
+  std::string err = protocol::WriteMessage(p.w, big);
   EXPECT_NE(err.find("message too large"), std::string::npos) << err;
 }
 
@@ -113,7 +113,7 @@ TEST(Ipc, MalformedBodyIsAnError) {
   p.Raw(Header(2) + std::string("\x00\x01", 2));
   v1::WorkerRequest m;
   std::string err;
-  EXPECT_EQ(ReadMessage(p.r, &m, &err), ReadStatus::kError);
+  EXPECT_EQ(protocol::ReadMessage(p.r, &m, &err), protocol::ReadStatus::kError);
   EXPECT_EQ(err, "malformed message");
 }
 
@@ -124,7 +124,7 @@ TEST(Ipc, ClosedReaderIsAWriteError) {
   signal(SIGPIPE, SIG_IGN);
   v1::WorkerRequest m;
   m.mutable_measure()->add_variants("x");
-  std::string err = WriteMessage(p.w, m);
+  std::string err = protocol::WriteMessage(p.w, m);
   EXPECT_NE(err.find("write:"), std::string::npos) << err;
 }
 

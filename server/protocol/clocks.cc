@@ -1,14 +1,14 @@
-#include "server/worker/clocks.h"
+#include "server/protocol/clocks.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "server/worker/sampling.h"
+#include "server/protocol/sampling.h"
 
 #include "common/stats.h"
 
-namespace ablation::worker {
+namespace ablation::protocol {
 
 double EffectiveSmMhz(const ClockProbe& before, const ClockProbe& after) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -42,4 +42,4 @@ ClockStats ComputeClockStats(const std::vector<double>& cycles, const std::vecto
   return s;
 }
 
-}  // namespace ablation::worker
+}  // namespace ablation::protocol

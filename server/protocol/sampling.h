@@ -1,5 +1,5 @@
 // The statistics of a timed window's samples, as pure functions of them, so that they are tested
-// without a GPU. The reply's statistics come from here (timing_stats.h),
+// without a GPU. The reply's statistics come from here (window_stats.h),
 // in the worker and in its test double alike.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 #include "common/stats.h"
 
-namespace ablation::worker {
+namespace ablation::protocol {
 
 /// The timing options with every default resolved (the proto's 0 / false mean "default"). A
 /// window ends on its span and cycles (sample_plan.h); of these the worker uses the warm-up's
@@ -78,4 +78,4 @@ class RunningStats {
   double m2_ = 0;
 };
 
-}  // namespace ablation::worker
+}  // namespace ablation::protocol

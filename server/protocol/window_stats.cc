@@ -1,30 +1,19 @@
-#include "server/worker/timing_stats.h"
+#include "server/protocol/window_stats.h"
 
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "server/worker/clocks.h"
-#include "server/worker/sampling.h"
+#include "server/protocol/clocks.h"
+#include "server/protocol/sampling.h"
 
-namespace ablation::worker {
+namespace ablation::protocol {
 
 namespace apb = ::ablation::v1;
 
-apb::L2Mode ToL2Mode(L2Method method) {
-  switch (method) {
-    case L2Method::kRotate:
-      return apb::L2_MODE_COLD_ROTATED;
-    case L2Method::kFlush:
-      return apb::L2_MODE_COLD;
-    case L2Method::kHot:
-      return apb::L2_MODE_HOT;
-  }
-  return apb::L2_MODE_UNSPECIFIED;
-}
-
 apb::L2Mode RequestedL2Mode(const apb::TimingOptions& timing) {
-  return ToL2Mode(RequestedL2Method(timing.hot_l2(), timing.flush_l2()));
+  if (timing.hot_l2()) return apb::L2_MODE_HOT;
+  return timing.flush_l2() ? apb::L2_MODE_COLD : apb::L2_MODE_COLD_ROTATED;
 }
 
 void SetSampleClocks(::ablation::worker::v1::MemberResult* result,
@@ -109,4 +98,4 @@ void SetWindowTotals(::ablation::worker::v1::MeasureResult* result) {
   result->set_sm_mhz(clocked_ms > 0 ? weighted / clocked_ms : 0);
 }
 
-}  // namespace ablation::worker
+}  // namespace ablation::protocol

@@ -1,4 +1,4 @@
-#include "server/worker/ipc.h"
+#include "server/protocol/framing.h"
 
 #include <cerrno>
 #include <cstdint>
@@ -7,7 +7,7 @@
 
 #include <unistd.h>
 
-namespace ablation::worker {
+namespace ablation::protocol {
 namespace {
 
 std::string WriteAll(int fd, const char* data, size_t n) {
@@ -83,4 +83,4 @@ ReadStatus ReadMessage(int fd, google::protobuf::MessageLite* msg, std::string* 
   return ReadStatus::kOk;
 }
 
-}  // namespace ablation::worker
+}  // namespace ablation::protocol

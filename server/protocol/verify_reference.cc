@@ -1,6 +1,6 @@
-#include "server/worker/verify_reference.h"
+#include "server/protocol/verify_reference.h"
 
-namespace ablation::worker {
+namespace ablation::protocol {
 
 namespace apb = ::ablation::v1;
 
@@ -44,4 +44,4 @@ std::string CpuReferenceRefusal(const apb::Shape& shape) {
   return "";
 }
 
-}  // namespace ablation::worker
+}  // namespace ablation::protocol

@@ -2,20 +2,18 @@
 // variant's statistics (MemberResult.stats, ComputeStats of sampling.h), each sample's SM cycles
 // and clock (clocks.h), the window's clock and the L2 mode. The real worker and its test double
 // both fill them here, and the daemon pools the short windows of a burst with the same functions,
-// so nothing else computes them.
+// so nothing else computes them (server/protocol/README.md).
 #pragma once
 
 #include <vector>
 
 #include "ablation/v1/worker.pb.h"
-#include "server/worker/sample_plan.h"
 
-namespace ablation::worker {
+namespace ablation::protocol {
 
-/// The proto's name of a method: L2_MODE_COLD_ROTATED, L2_MODE_COLD (flush) or L2_MODE_HOT.
-::ablation::v1::L2Mode ToL2Mode(L2Method method);
-/// The mode the task's options ask for (RequestedL2Method); the real worker reports L2_MODE_COLD
-/// instead of L2_MODE_COLD_ROTATED where the copies do not fit (PlanL2).
+/// The mode the task's options ask for: hot_l2 L2_MODE_HOT, flush_l2 L2_MODE_COLD, else
+/// L2_MODE_COLD_ROTATED (the worker's RequestedL2Method, sample_plan.h, says the same); the real
+/// worker reports L2_MODE_COLD instead of L2_MODE_COLD_ROTATED where the copies do not fit.
 ::ablation::v1::L2Mode RequestedL2Mode(const ::ablation::v1::TimingOptions& timing);
 
 /// Sets result->sample_sm_mhz to `sm_mhz` (one per sample, NaN where that sample's probes were
@@ -51,4 +49,4 @@ void AppendSamples(const ::ablation::worker::v1::MemberResult& more,
 /// clocks; 0 where none).
 void SetWindowTotals(::ablation::worker::v1::MeasureResult* result);
 
-}  // namespace ablation::worker
+}  // namespace ablation::protocol

@@ -6,7 +6,7 @@
 
 #include <google/protobuf/message_lite.h>
 
-namespace ablation::worker {
+namespace ablation::protocol {
 
 /// Largest message accepted (raw samples of a long measurement fit easily).
 inline constexpr uint32_t kMaxMessageBytes = 64u << 20;
@@ -19,4 +19,4 @@ enum class ReadStatus { kOk, kEof, kError };
 /// Reads one framed message, blocking. kEof: the peer closed the pipe before a new frame began.
 ReadStatus ReadMessage(int fd, google::protobuf::MessageLite* msg, std::string* error);
 
-}  // namespace ablation::worker
+}  // namespace ablation::protocol

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace ablation::worker {
+namespace ablation::protocol {
 
 /// Below this fraction of the device's maximum SM clock a sample counts as low-clock, where the
 /// task leaves TimingOptions.low_clock_fraction unset (0). nvbench flags throttling at the same.
@@ -45,4 +45,4 @@ struct ClockStats {
 ClockStats ComputeClockStats(const std::vector<double>& cycles, const std::vector<double>& sm_mhz,
                              double max_sm_mhz, double low_clock_fraction);
 
-}  // namespace ablation::worker
+}  // namespace ablation::protocol

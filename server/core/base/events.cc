@@ -1,0 +1,10 @@
+#include "server/core/base/events.h"
+
+namespace ablation::core {
+
+DaemonEvents& NoEvents() {
+  static DaemonEvents none;
+  return none;
+}
+
+}  // namespace ablation::core
