@@ -21,6 +21,11 @@ std::optional<int64_t> Variant::NumberParam(std::string_view key) const {
   return std::nullopt;
 }
 
+const void* Variant::KernelAt(const Problem& p) const {
+  if (kernel_at) return kernel_at(p);
+  return kernel ? kernel(p.dtype) : nullptr;
+}
+
 WorkModel Variant::Work(const Problem& p) const {
   if (work) return work(p);
   WorkModel gemm;

@@ -97,6 +97,14 @@ class ParamValue {
   std::string text_;
 };
 
+/// What a device holds of a persistent grid at once: CTAs of one per SM (its SM count) and
+/// clusters of two CTAs (the occupancy calculator's count: two free SMs of one GPC). An H200:
+/// 132 and 66. Zeros: unknown (no device), where a plan assumes one cluster.
+struct Residency {
+  int sms = 0;
+  int pair_clusters = 0;
+};
+
 struct Variant {
   std::string name;    ///< canonical name, the key everywhere
   std::string family;  ///< "ablation", "cublas", "pipe", "simt", "tf32", "smem2reg", ...
@@ -119,6 +127,13 @@ struct Variant {
   std::function<WorkModel(const Problem&)> work;
   LaunchFn launch = nullptr;  ///< bound in the worker only (BindLaunchers)
   KernelFn kernel = nullptr;  ///< bound in the worker only
+  /// The kernel a launch at a problem runs, where that depends on more than the dtype (the sm90
+  /// family: its guarded build off the tile, the build without clusters where the grid is fitted
+  /// to its rounds); bound in the worker only. Unset: kernel(p.dtype). Read through KernelAt.
+  std::function<const void*(const Problem&)> kernel_at;
+  /// The build that runs a problem on a device holding `r`, in words (the sm90 family's plan,
+  /// sm90_plan.h: own, guarded or padded, its grid); unset: the variant has one build.
+  std::function<std::string(const Problem&, const Residency&)> build;
   /// Set for a user kernel's variant: the build it runs. Null for the built-in families.
   std::shared_ptr<const LoadedCode> code;
 
@@ -129,6 +144,9 @@ struct Variant {
   std::optional<int64_t> NumberParam(std::string_view key) const;
   /// `work` at `p`, or the GEMM default when unset.
   WorkModel Work(const Problem& p) const;
+  /// The kernel a launch at `p` runs (kernel_at, else kernel(p.dtype)); nullptr for library
+  /// entries and where nothing is bound.
+  const void* KernelAt(const Problem& p) const;
 };
 
 class Registry {

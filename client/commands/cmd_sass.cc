@@ -3,6 +3,7 @@
 #include "client/cli/calls.h"
 #include "client/cli/dtype.h"
 #include "client/cli/exit_codes.h"
+#include "client/cli/parse.h"
 #include "client/output/render.h"
 
 namespace ablation::client {
@@ -21,6 +22,11 @@ CLI::App* SetupSass(CLI::App& app, SassOptions& options) {
   sub->add_option("--device,-d", options.device, "GPU whose worker names the kernel")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  sub->add_option("--shape", options.shape,
+                  "Disassemble the build that runs this problem (the sm90 family runs its guarded "
+                  "build off the tile and H12 runs without clusters where its grid is fitted); "
+                  "default: the variant's own build")
+      ->type_name("MxNxK");
   return sub;
 }
 
@@ -35,6 +41,12 @@ int ExecuteSass(const SassOptions& options, const CommandContext& context) {
   request.set_variant(options.variant);
   request.set_dtype(dtype.dtype);
   request.set_device(options.device);
+  if (!options.shape.empty()) {
+    if (std::string e = ParseShape(options.shape, request.mutable_shape()); !e.empty()) {
+      context.err << "error: --shape: " << e << '\n';
+      return kExitUsage;
+    }
+  }
   v1::SassResponse response;
   grpc::ClientContext call;
   // Waits for the GPU's worker between measurements, then for cuobjdump: longer than a query.

@@ -12,6 +12,7 @@ struct SassOptions {
   std::string variant;
   std::string dtype;
   int device = 0;
+  std::string shape;  ///< MxNxK: the build that runs this problem (default: the variant's own)
 };
 
 CLI::App* SetupSass(CLI::App& app, SassOptions& options);

@@ -10,6 +10,8 @@ namespace ablation::client {
 
 struct VariantsOptions {
   std::string glob;
+  std::string shape;  ///< MxNxK: name the build each variant runs there
+  std::string dtype;
 };
 
 CLI::App* SetupVariants(CLI::App& app, VariantsOptions& options);

@@ -60,11 +60,22 @@ Table VariantsTable(const std::vector<v1::Variant>& variants) {
                    {"tile", "tile"},
                    {"threads", "threads", Align::kRight},
                    {"smem_bytes", "smem", Align::kRight}};
+  // Asked with a shape: the build each variant runs there (or why it cannot run it), where any
+  // variant listed has more than one build.
+  bool builds = false;
+  for (const v1::Variant& v : variants)
+    builds = builds || !v.build().empty() || !v.build_refused().empty();
+  if (builds) table.columns.push_back({"build", "build at the shape"});
   for (const v1::Variant& v : variants) {
     std::vector<std::string> dtypes(v.dtypes().begin(), v.dtypes().end());
     std::string tile = Int(v.tile_m()) + "x" + Int(v.tile_n()) + "x" + Int(v.tile_k());
     table.rows.push_back({v.name(), v.family(), Join(dtypes, ","), tile, Int(v.threads()),
                           Cell(FormatBytes(v.smem_bytes()), Int(v.smem_bytes()))});
+    if (builds) {
+      table.rows.back().push_back(!v.build_refused().empty() ? "cannot run it: " + v.build_refused()
+                                  : !v.build().empty()       ? v.build()
+                                                             : "its one build");
+    }
   }
   return table;
 }

@@ -107,6 +107,7 @@ std::string RenderSass(const v1::SassResponse& r) {
   for (char& c : verdict) c = char(std::toupper(static_cast<unsigned char>(c)));
   out += verdict + "\n";
   out += "  kernel  " + k.symbol() + "\n";
+  if (!k.build().empty()) out += "  build   " + k.build() + "\n";
   out += "  from    " + r.binary() + " (" + r.tool() + ")\n";
   if (!k.error().empty()) return out + "  error   " + k.error() + "\n";
   if (!k.loop_found()) return out + "  " + k.summary() + "\n";

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/sm90/sm90_config.h"
+#include "kernels/sm90/sm90_plan.h"
 #include "kernels/sm90/sm90_shapes.h"
 
 namespace ablation::kernels {
@@ -67,6 +68,41 @@ const char* EpilogueName(Epilogue e) {
 
 namespace sm90 {
 
+std::string DescribeLaunch(const LaunchPlan& l) {
+  std::string d = !l.guarded ? "own build" : "guarded build";
+  if (l.shape.Pads()) {
+    std::string what;
+    for (auto [pads, name] : {std::pair{l.shape.pad_a, "A"}, std::pair{l.shape.pad_b, "B"},
+                              std::pair{l.shape.pad_c, "C"}}) {
+      if (pads) what += what.empty() ? name : std::string(", ") + name;
+    }
+    d += " on padded copies of " + what;
+  }
+  const GridPlan& g = l.grid;
+  const Knobs& k = g.build;
+  const bool unknown = k.persistent && (k.Ctas() == 1 ? l.device.sms : l.device.pair_clusters) <= 0;
+  if (unknown) {
+    d += "; a persistent grid of as many CTAs as the device holds (no device known here)";
+    if (l.grid.clusters_dropped) d += ", without clusters";
+    return d;
+  }
+  d += "; " + std::to_string(g.ctas) + " CTAs";
+  if (k.Ctas() > 1)
+    d += " in " + std::to_string(g.Clusters()) + " clusters of " + std::to_string(k.Ctas());
+  if (g.clusters_dropped) {
+    d += " without clusters (the rung's clusters dropped: the grid is fitted to its rounds)";
+  }
+  if (!k.persistent) return d + ", one per unit";
+  d += ", " + std::to_string(g.Rounds()) + (g.Rounds() == 1 ? " round" : " rounds");
+  if (g.fitted) d += " (fitted)";
+  if (g.sk.sk_clusters > 0) {
+    d += ", stream-K: " + std::to_string(g.sk.dp_units) + " units whole, the last " +
+         std::to_string(g.units - g.sk.dp_units) + " shared by " +
+         std::to_string(g.sk.sk_clusters) + " clusters";
+  }
+  return d;
+}
+
 std::string ShapeError(const Problem& p, DType dtype) {
   if (p.dtype != dtype) {
     return "dtype must be " + std::string(ToString(dtype)) + " for this sm90 rung, got " +
@@ -128,6 +164,9 @@ void RegisterSm90(Registry& registry) {
     v.b_layout = BLayout::kNK;
     v.bit_exact_family = false;
     v.can_implement = [dtype](const Problem& p) { return sm90::ShapeError(p, dtype); };
+    v.build = [knobs = r.knobs](const Problem& p, const Residency& device) {
+      return sm90::DescribeLaunch(sm90::PlanLaunch(knobs, p, device));
+    };
     // The padded operands PadOperands keeps (the worker's buffers are aligned, so only K and N
     // decide): A and B in rows of the rounded K, C in rows of the rounded N.
     v.scratch_bytes = [knobs = r.knobs](const Problem& p) {

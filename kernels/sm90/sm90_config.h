@@ -79,8 +79,8 @@ struct Knobs {
   bool fit_grid = false;
   /// With cluster_m 2: where the persistent grid is fitted to its rounds (more units than
   /// clusters, the last round not shared by stream-K), the same kernel without clusters runs
-  /// instead (Unclustered below: every CTA loads its own B, no pair paced by its slower CTA);
-  /// where stream-K shares the last round, the clusters and their B multicast stay.
+  /// instead (Unclustered, sm90_plan.h: every CTA loads its own B, no pair paced by its slower
+  /// CTA); where stream-K shares the last round, the clusters and their B multicast stay.
   bool clusters_where_shared = false;
   /// fp8 operands (DType::kFP8): A and B in e4m3, wgmma m64n256k32 (4 per k-tile, as bf16's
   /// k16), k-tiles of 128 elements (the same 128-byte rows, so stages, swizzle and descriptors
@@ -136,15 +136,6 @@ consteval Knobs With(Knobs base, F change) {
 /// `k` with bounds checks (Knobs::guarded): what a launcher runs at a shape off the tile.
 consteval Knobs Guarded(Knobs k) {
   k.guarded = true;
-  return k;
-}
-
-/// `k` without clusters (Knobs::clusters_where_shared): what such a rung runs where its grid is
-/// fitted to its rounds.
-consteval Knobs Unclustered(Knobs k) {
-  k.cluster_m = 1;
-  k.cluster_n = 1;
-  k.clusters_where_shared = false;
   return k;
 }
 

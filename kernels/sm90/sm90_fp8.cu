@@ -16,6 +16,12 @@ void BindSm90Fp8(Registry& registry) {
      ...);
   }
   (std::make_index_sequence<kFp8Rungs.size()>{});
+  [&]<size_t... kIndex>(std::index_sequence<kIndex...>) {
+    (BindKernelAt<kFp8Rungs[kIndex].knobs>(registry, kFp8Rungs[kIndex].name, &Sm90Fp8GuardedKernel,
+                                           kIndex),
+     ...);
+  }
+  (std::make_index_sequence<kFp8Rungs.size()>{});
 }
 
 }  // namespace ablation::kernels::sm90

@@ -9,6 +9,8 @@ namespace ablation::kernels::sm90 {
 
 ABLATION_SM90_GUARDED_FP8_BUILDS()
 
-const void* Sm90Fp8GuardedKernel(size_t rung) { return GuardedKernelOf<kFp8Rungs>(rung); }
+const void* Sm90Fp8GuardedKernel(size_t rung, bool unclustered) {
+  return GuardedKernelOf<kFp8Rungs>(rung, unclustered);
+}
 
 }  // namespace ablation::kernels::sm90

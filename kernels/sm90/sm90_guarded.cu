@@ -9,6 +9,8 @@ namespace ablation::kernels::sm90 {
 
 ABLATION_SM90_GUARDED_BUILDS()
 
-const void* Sm90GuardedKernel(size_t rung) { return GuardedKernelOf<kRungs>(rung); }
+const void* Sm90GuardedKernel(size_t rung, bool unclustered) {
+  return GuardedKernelOf<kRungs>(rung, unclustered);
+}
 
 }  // namespace ablation::kernels::sm90

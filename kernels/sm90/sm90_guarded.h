@@ -47,14 +47,22 @@
 namespace ablation::kernels::sm90 {
 
 /// The kernel of the guarded build of kTable[rung] (kRungs or kFp8Rungs), or nullptr past the
-/// table's end; instantiated by the unit that defines that table's guarded builds.
+/// table's end; `unclustered`: of that build without clusters, where the rung drops them
+/// (Knobs::clusters_where_shared; the guarded build itself elsewhere). Instantiated by the unit
+/// that defines that table's guarded builds, whose launches instantiate both kernels.
 template <const auto& kTable>
-const void* GuardedKernelOf(size_t rung) {
+const void* GuardedKernelOf(size_t rung, bool unclustered = false) {
   const void* out = nullptr;
   [&]<size_t... kIndex>(std::index_sequence<kIndex...>) {
     auto pick = [&]<size_t kI>(std::integral_constant<size_t, kI>) {
       constexpr Knobs kG = Guarded(kTable[kI].knobs);
       if (rung != kI) return;
+      if constexpr (kG.clusters_where_shared) {
+        if (unclustered) {
+          out = reinterpret_cast<const void*>(&Sm90WgmmaKernel<Unclustered(kG)>);
+          return;
+        }
+      }
       if constexpr (kG.mainloop == Mainloop::kWgmma) {
         out = reinterpret_cast<const void*>(&Sm90WgmmaKernel<kG>);
       } else {

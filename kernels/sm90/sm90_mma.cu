@@ -16,6 +16,21 @@ void BindSm90Mma(Registry& registry) {
      ...);
   }
   (std::integer_sequence<int, 0, 1>{});
+  // The kernel a problem runs: the rung's own on the tile, its guarded build off it (no grid of
+  // the mma.sync rungs changes the kernel).
+  [&]<int... kIndex>(std::integer_sequence<int, kIndex...>) {
+    (..., [&] {
+      if (Variant* v = registry.FindMutable(kRungs[kIndex].name)) {
+        v->kernel_at = [](const Problem& p) -> const void* {
+          constexpr Knobs kK = kRungs[kIndex].knobs;
+          if (p.dtype != RungDType(kK)) return nullptr;
+          if (PlanLaunch(kK, p, Residency{}).guarded) return Sm90GuardedKernel(kIndex, false);
+          return reinterpret_cast<const void*>(&Sm90MmaKernel<kK>);
+        };
+      }
+    }());
+  }
+  (std::integer_sequence<int, 0, 1>{});
 }
 
 }  // namespace ablation::kernels::sm90

@@ -2,10 +2,10 @@
 // ladder's; the tuning tool tools/sm90_tune.cu may time others).
 #pragma once
 
-#include <algorithm>
-#include <climits>
+#include <string>
 
 #include "kernels/sm90/sm90_launch.cuh"
+#include "kernels/sm90/sm90_plan.h"
 #include "kernels/sm90/sm90_wgmma.cuh"
 
 namespace ablation::kernels::sm90 {
@@ -31,18 +31,18 @@ cudaLaunchConfig_t LaunchConfig(int ctas, cudaStream_t stream, cudaLaunchAttribu
   return cfg;
 }
 
-/// CTAs of a persistent grid: as many as can be resident at once (clusters of two need two free
-/// SMs of one GPC, so the count comes from the occupancy calculator, not from the SM count).
+/// What the device holds of K's persistent grid at once (sm90_plan.h): its SMs and, for a rung
+/// with clusters, the clusters of two CTAs that fit (two free SMs of one GPC: from the occupancy
+/// calculator, not from the SM count; asked once per process and configuration).
 template <Knobs K>
-std::string PersistentCtas(int units, cudaStream_t stream, int* ctas) {
-  if constexpr (K.Ctas() == 1) {
-    *ctas = std::min(Sm90SmCount(), units);
-    return *ctas > 0 ? "" : "sm90 kernel: cannot read the multiprocessor count";
-  } else {
+std::string DeviceResidency(cudaStream_t stream, Residency* r) {
+  r->sms = Sm90SmCount();
+  if (r->sms <= 0) return "sm90 kernel: cannot read the multiprocessor count";
+  if constexpr (K.Ctas() > 1) {
     static int clusters = -1;  // per process and configuration
     if (clusters < 0) {
       cudaLaunchAttribute attr{};
-      const cudaLaunchConfig_t cfg = LaunchConfig<K>(K.Ctas() * Sm90SmCount(), stream, &attr);
+      const cudaLaunchConfig_t cfg = LaunchConfig<K>(K.Ctas() * r->sms, stream, &attr);
       int n = 0;
       if (cudaError_t e = cudaOccupancyMaxActiveClusters(&n, Sm90WgmmaKernel<K>, &cfg);
           e != cudaSuccess || n <= 0) {
@@ -52,9 +52,9 @@ std::string PersistentCtas(int units, cudaStream_t stream, int* ctas) {
       }
       clusters = n;
     }
-    *ctas = std::min(clusters, units) * K.Ctas();
-    return "";
+    r->pair_clusters = clusters;
   }
+  return "";
 }
 
 /// Launches the build K on `args` (on its tile, or K.guarded), B with `b_rows` rows; a persistent
@@ -75,46 +75,26 @@ std::string WgmmaBuild<K>::Launch(const GemmArgs& args, int64_t b_rows) {
     return LaunchError("cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", e);
   }
   auto stream = static_cast<cudaStream_t>(args.stream);
-  const int units = int(UnitsOf(K, p.m, p.n));
-  int ctas = units * K.Ctas();
+  Residency device;
   if constexpr (K.persistent) {
-    // Stream-K may share the units' k-tiles with every cluster that fits, also when there are
-    // fewer units than clusters (a small M or N: one partial round); the grid is trimmed back to
-    // the units below when the plan shares nothing.
-    if (std::string e = PersistentCtas<K>(K.stream_k ? INT_MAX : units, stream, &ctas);
+    if (std::string e = DeviceResidency<K>(stream, &device); !e.empty()) return e;
+  }
+  const GridPlan grid = PlanGrid(K, p, device);
+  if constexpr (K.clusters_where_shared) {
+    // The build without clusters plans (the same grid) and launches it.
+    if (grid.clusters_dropped) return WgmmaBuild<Unclustered(K)>::Launch(args, b_rows);
+  }
+  StreamKArgs sk = grid.sk;
+  if (grid.partial_bytes > 0) {
+    void* partials = nullptr;
+    if (std::string e =
+            StreamKWorkspace(grid.partial_bytes, grid.flags, &partials, &sk.flags, &sk.epoch);
         !e.empty()) {
       return e;
     }
-    if (K.max_ctas > 0) ctas = std::min(ctas, K.max_ctas);
+    sk.partials = static_cast<float*>(partials);
   }
-  StreamKArgs sk;
-  if constexpr (K.stream_k) {
-    StreamKPlan(units, int((p.k + BlockK(K) - 1) / BlockK(K)), ctas / K.Ctas(), &sk,
-                K.sk_max_full_quarters);
-    if (sk.sk_clusters == 0) ctas = std::min(ctas, units * K.Ctas());
-    if (sk.sk_clusters > 0) {  // else every unit goes whole: no partials, no flags
-      // Partials (and 4 flags) per CTA of each unit of the shared round.
-      const int64_t sk_ctas = int64_t(units - sk.dp_units) * K.Ctas();
-      void* partials = nullptr;
-      if (std::string e = StreamKWorkspace(sk_ctas * kPartialBytesPerCta, sk_ctas * 4, &partials,
-                                           &sk.flags, &sk.epoch);
-          !e.empty()) {
-        return e;
-      }
-      sk.partials = static_cast<float*>(partials);
-    }
-  }
-  if constexpr (K.clusters_where_shared) {
-    // A last round left whole and more units than clusters: the grid is fitted, and the build
-    // without clusters plans and launches it (its own units, rounds and fitted grid).
-    if (RunsWithoutClusters(sk, units, ctas / K.Ctas())) {
-      return WgmmaBuild<Unclustered(K)>::Launch(args, b_rows);
-    }
-  }
-  if constexpr (K.fit_grid) {
-    // Only a last round that stream-K leaves whole: a shared one is what its clusters are for.
-    if (sk.sk_clusters == 0) ctas = FitGridClusters(units, ctas / K.Ctas()) * K.Ctas();
-  }
+  const int ctas = grid.ctas;
   // The maps once the grid is planned: a launch handed to the build without clusters above
   // encodes its own (its B box is a whole tile's).
   CUtensorMap ma, mb;
@@ -139,6 +119,29 @@ std::string WgmmaBuild<K>::Launch(const GemmArgs& args, int64_t b_rows) {
   }
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return LaunchError("sm90 launch", e);
   return "";
+}
+
+/// Points the variant `name` (rung `rung` of its table) at the kernel each problem runs
+/// (Variant::kernel_at): the plan's (sm90_plan.h) own build on the tile, `guarded(rung,
+/// unclustered)` off it, either without clusters where the plan drops them. Taking the address
+/// instantiates nothing new: every kernel named is one the rung's launches already run.
+template <Knobs K>
+void BindKernelAt(Registry& registry, std::string_view name,
+                  const void* (*guarded)(size_t rung, bool unclustered), size_t rung) {
+  Variant* v = registry.FindMutable(name);
+  if (v == nullptr) return;
+  v->kernel_at = [guarded, rung](const Problem& p) -> const void* {
+    if (p.dtype != RungDType(K)) return nullptr;
+    Residency device;
+    if constexpr (K.persistent) (void)DeviceResidency<K>(nullptr, &device);  // zeros: unknown
+    const LaunchPlan plan = PlanLaunch(K, p, device);
+    if (plan.guarded) return guarded(rung, plan.grid.clusters_dropped);
+    if constexpr (K.clusters_where_shared) {
+      if (plan.grid.clusters_dropped)
+        return reinterpret_cast<const void*>(&Sm90WgmmaKernel<Unclustered(K)>);
+    }
+    return reinterpret_cast<const void*>(&Sm90WgmmaKernel<K>);
+  };
 }
 
 }  // namespace ablation::kernels::sm90

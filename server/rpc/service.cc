@@ -261,7 +261,7 @@ grpc::ServerUnaryReactor* AblationService::ListVariants(grpc::CallbackServerCont
                                                         v1::ListVariantsResponse* response) {
   return Inline(Admit(context, __func__), Bounds(*request), [&] {
     return core::ListVariants(core_->registry(), core_->user_kernels().Variants(), *request,
-                              response);
+                              response, core_->runs().DeviceResidency(0));
   });
 }
 

@@ -14,7 +14,8 @@ namespace k = ::ablation::kernels;
 std::string RunDescribe(const Device& d, const k::Registry& registry,
                         const ::ablation::worker::v1::DescribeTask& task,
                         ::ablation::worker::v1::DescribeResult* result) {
-  // No shape: Resolve's checks of the problem do not apply, only those of the name and dtype.
+  // Resolve's checks of the problem do not apply (the shape, when given, only picks the build),
+  // only those of the name and dtype.
   const k::Variant* v = registry.Find(task.variant());
   if (v == nullptr) return "unknown variant \"" + task.variant() + "\"";
   std::optional<k::DType> dtype = k::ParseDType(task.dtype());
@@ -34,7 +35,21 @@ std::string RunDescribe(const Device& d, const k::Registry& registry,
                                                 std::to_string(d.prop.minor)));
     return "";
   }
-  const void* fn = v->kernel ? v->kernel(*dtype) : nullptr;
+  k::Problem p;
+  p.dtype = *dtype;
+  const void* fn = nullptr;
+  if (task.has_shape()) {
+    p.m = task.shape().m();
+    p.n = task.shape().n();
+    p.k = task.shape().k();
+    if (v->can_implement) {
+      if (std::string e = v->can_implement(p); !e.empty()) return v->name + ": " + e;
+    }
+    fn = v->KernelAt(p);
+    if (v->build) result->set_build(v->build(p, d.residency));
+  } else {
+    fn = v->kernel ? v->kernel(*dtype) : nullptr;
+  }
   if (fn == nullptr) return "variant " + v->name + " runs a library, not a kernel of ours";
   const char* symbol = nullptr;
   cudaError_t e = cudaFuncGetName(&symbol, fn);

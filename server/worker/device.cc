@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "kernels/sm90/sm90_launchers.h"
 #include "server/worker/diagnostics.h"
 #include "server/worker/identity.h"
 #include "server/worker/sample_plan.h"
@@ -84,6 +85,8 @@ std::string Device::CreateResources() {
   if ((e = cudaDeviceGetAttribute(&max_sm_khz, cudaDevAttrClockRate, index)) != cudaSuccess) {
     return "cudaDeviceGetAttribute(cudaDevAttrClockRate): " + CudaText(e);
   }
+  residency = kernels::sm90::Sm90DeviceResidency();
+  residency.sms = prop.multiProcessorCount;
   sample_events.resize(2 * kMaxBatch * kBatchSlots, nullptr);
   for (cudaEvent_t& ev : sample_events) {
     if ((e = cudaEventCreate(&ev)) != cudaSuccess) return "cudaEventCreate: " + CudaText(e);
@@ -150,6 +153,7 @@ void Device::Describe(::ablation::v1::DeviceIdentity* id) const {
   id->set_uuid(FormatGpuUuid(reinterpret_cast<const unsigned char*>(prop.uuid.bytes)));
   id->set_compute_capability(std::to_string(prop.major) + "." + std::to_string(prop.minor));
   id->set_sm_count(prop.multiProcessorCount);
+  id->set_resident_pair_clusters(residency.pair_clusters);
   int v = 0;
   if (cudaDriverGetVersion(&v) == cudaSuccess) id->set_driver_version(FormatCudaVersion(v));
   if (cudaRuntimeGetVersion(&v) == cudaSuccess) id->set_cuda_runtime_version(FormatCudaVersion(v));

@@ -13,6 +13,7 @@
 
 #include "ablation/v1/ablation.pb.h"
 #include "kernels/common/buffers.h"
+#include "kernels/registry.h"
 #include "server/protocol/clocks.h"
 
 namespace ablation::worker {
@@ -49,6 +50,9 @@ struct Device {
   int index = -1;
   cudaDeviceProp prop{};
   int max_sm_khz = 0;  // cudaDevAttrClockRate: the maximum SM clock, what low-clock is against
+  // What the device holds of a persistent grid at once (the sm90 family's plans name their builds
+  // with it; kernels/sm90/sm90_plan.h).
+  kernels::Residency residency;
   cudaStream_t stream = nullptr;
   // Batches of samples (sample_batch.h), in kBatchSlots slots: per slot two events and two clock
   // probes per sample, the event after its last work, and the gate the batch waits behind while

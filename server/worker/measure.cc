@@ -93,7 +93,7 @@ void ResetPersistingL2(Device& d) {
 
 /// The occupancy of r's kernel, from the resident answer when this kernel has had one.
 std::string Occupancy(Device& d, Resident& res, const Ready& r, apb::Occupancy* occ) {
-  const void* fn = r.variant->kernel ? r.variant->kernel(r.problem.dtype) : nullptr;
+  const void* fn = r.variant->KernelAt(r.problem);
   if (fn == nullptr) return "";  // a library entry (cuBLAS): nothing of ours to describe
   if (auto it = res.occupancy.find(fn); it != res.occupancy.end()) {
     *occ = it->second;

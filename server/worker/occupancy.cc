@@ -23,7 +23,7 @@ SmLimits LimitsOf(const cudaDeviceProp& prop) {
 
 std::string FillOccupancy(Device& d, const Ready& r, ::ablation::v1::Occupancy* occ) {
   const kernels::Variant& v = *r.variant;
-  const void* fn = v.kernel ? v.kernel(r.problem.dtype) : nullptr;
+  const void* fn = v.KernelAt(r.problem);
   if (fn == nullptr) return "";  // a library entry (cuBLAS): nothing of ours to describe
   cudaFuncAttributes attr{};
   std::string err = d.Check(cudaFuncGetAttributes(&attr, fn), "cudaFuncGetAttributes");

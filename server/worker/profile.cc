@@ -99,7 +99,7 @@ std::string RunProfileOnce(Device& d, const k::Registry& registry, const Profile
   Ready r;
   std::string err = Resolve(registry, task.variant, task.dtype, task.shape, &r);
   if (!err.empty()) return err;
-  const void* fn = r.variant->kernel ? r.variant->kernel(r.problem.dtype) : nullptr;
+  const void* fn = r.variant->KernelAt(r.problem);
   if (fn == nullptr) return "variant " + r.variant->name + " runs a library, not a kernel of ours";
   const char* symbol = nullptr;
   if (cudaFuncGetName(&symbol, fn) != cudaSuccess || symbol == nullptr) symbol = "?";

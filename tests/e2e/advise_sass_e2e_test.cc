@@ -194,5 +194,35 @@ TEST_F(AdviseSassE2E, SassOfTheSingleStageKernelReportsNoOverlap) {
   EXPECT_THAT(r.out, HasSubstr("by a BAR.SYNC (0x0b20): load, sync, compute"));
 }
 
+// The build that runs a problem, named where kernels are named (kernels/sm90/sm90_plan.h): the
+// last rung at 4096^3 runs without its clusters on an H200 (the test double's 132 SMs, 66 pairs).
+TEST_F(AdviseSassE2E, SassAndVariantsNameTheBuildThatRunsAShape) {
+  Listing("abl_L1_R1_bl0_s3_sw1.fp16.sm_90.sass", "fake_sm90_h12_fitted_unclustered_bf16");
+  StartDaemon({{"ABLATION_CUOBJDUMP", FakeCuobjdump()}});
+  auto r = daemon_->Client({"sass", "sm90_h12_fitted_unclustered", "--shape", "4096"});
+  EXPECT_NE(r.exit_code, 2) << r.err;  // the stand-in listing is an mma.sync one: checks may fail
+  EXPECT_THAT(r.out, HasSubstr("  build   own build; 128 CTAs without clusters (the rung's "
+                               "clusters dropped: the grid is fitted to its rounds), 4 rounds"));
+  r = daemon_->Client({"sass", "sm90_h12_fitted_unclustered"});
+  EXPECT_THAT(r.out, Not(HasSubstr("  build ")));  // no shape: the variant's own build
+  r = daemon_->Client({"sass", "sm90_h12_fitted_unclustered", "--shape", "4096x0x1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--shape"));
+
+  auto v = daemon_->Client({"variants", "sm90_h1*", "--shape", "8192x8192x8192"});
+  EXPECT_EQ(v.exit_code, 0) << v.err;
+  EXPECT_THAT(v.out, HasSubstr("build at the shape"));
+  EXPECT_THAT(v.out, HasSubstr("own build; 132 CTAs in 66 clusters of 2, 15 rounds, stream-K: 990 "
+                               "units whole, the last 34 shared by 66 clusters"));
+  v = daemon_->Client({"variants", "sm90_h12*", "--shape", "4096x4096x4089"});
+  EXPECT_THAT(v.out,
+              HasSubstr("guarded build on padded copies of A, B; 128 CTAs without clusters"));
+  v = daemon_->Client({"variants", "sm90_fp8_f1*", "--shape", "4096", "--dtype", "bf16"});
+  EXPECT_THAT(v.out, HasSubstr("cannot run it: no bf16 kernel"));
+  v = daemon_->Client({"variants", "--dtype", "bf16"});
+  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_THAT(v.err, HasSubstr("--dtype is the dtype of --shape"));
+}
+
 }  // namespace
 }  // namespace ablation::testing

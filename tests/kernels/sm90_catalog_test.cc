@@ -11,6 +11,7 @@
 #include "kernels/registry.h"
 #include "kernels/sm90/sm90_catalog.h"
 #include "kernels/sm90/sm90_config.h"
+#include "kernels/sm90/sm90_plan.h"
 #include "kernels/sm90/sm90_schedule.h"
 #include "kernels/sm90/sm90_shapes.h"
 
@@ -335,6 +336,112 @@ TEST(Sm90FitGrid, ClustersOnlyWhereTheLastRoundIsShared) {
   EXPECT_FALSE(kBare.clusters_where_shared);
   EXPECT_TRUE(kBare.fit_grid && kBare.stream_k && kBare.overlap_epilogue);
   EXPECT_EQ(Changes(kBare, sm90::rung_knobs::kH11), 1);  // H11 without clusters
+}
+
+// The host plan (sm90_plan.h) the launcher follows and the registry names: H12 at 4096^3 on an
+// H200 (132 SMs, 66 pairs) runs without clusters, 128 single CTAs in 4 fitted rounds; at 8192^3
+// it keeps its clusters and shares the last round along K.
+TEST(Sm90Plan, TheLastRungsBuildAt4096AndAt8192) {
+  const Residency h200{.sms = 132, .pair_clusters = 66};
+  const sm90::GridPlan at4096 = sm90::PlanGrid(sm90::rung_knobs::kH12, {4096, 4096, 4096}, h200);
+  EXPECT_TRUE(at4096.clusters_dropped);
+  EXPECT_TRUE(at4096.build == sm90::Unclustered(sm90::rung_knobs::kH12));
+  EXPECT_EQ(at4096.units, 512);
+  EXPECT_EQ(at4096.ctas, 128);
+  EXPECT_EQ(at4096.Rounds(), 4);
+  EXPECT_TRUE(at4096.fitted);
+  EXPECT_EQ(at4096.sk.sk_clusters, 0u);
+  EXPECT_EQ(at4096.partial_bytes, 0);
+
+  const sm90::GridPlan at8192 = sm90::PlanGrid(sm90::rung_knobs::kH12, {8192, 8192, 8192}, h200);
+  EXPECT_FALSE(at8192.clusters_dropped);
+  EXPECT_EQ(at8192.build.Ctas(), 2);
+  EXPECT_EQ(at8192.ctas, 132);
+  EXPECT_EQ(at8192.Clusters(), 66);
+  EXPECT_EQ(at8192.sk.dp_units, 990);
+  EXPECT_EQ(at8192.sk.sk_clusters, 66u);
+  EXPECT_EQ(at8192.Rounds(), 15);
+  EXPECT_FALSE(at8192.fitted);  // a shared last round keeps every cluster
+  EXPECT_EQ(at8192.partial_bytes, 34 * 2 * sm90::kPartialBytesPerCta);
+  EXPECT_EQ(at8192.flags, 34 * 2 * 4);
+
+  // H11 (clusters always) at 4096^3: its 66 clusters fitted to 64, 4 rounds.
+  const sm90::GridPlan h11 = sm90::PlanGrid(sm90::rung_knobs::kH11, {4096, 4096, 4096}, h200);
+  EXPECT_FALSE(h11.clusters_dropped);
+  EXPECT_EQ(h11.ctas, 128);
+  EXPECT_EQ(h11.Clusters(), 64);
+  // An unknown device (no GPU): a cluster per unit, nothing fitted or dropped.
+  const sm90::GridPlan unknown = sm90::PlanGrid(sm90::rung_knobs::kH12, {4096, 4096, 4096}, {});
+  EXPECT_FALSE(unknown.clusters_dropped);
+  EXPECT_EQ(unknown.ctas, 512);
+}
+
+// Over rungs, shapes and devices: what the launcher is handed is a grid it can launch.
+TEST(Sm90Plan, EveryPlanIsALaunchableGrid) {
+  std::vector<const sm90::Rung*> rungs;
+  for (const sm90::Rung& r : sm90::kRungs) rungs.push_back(&r);
+  for (const sm90::Rung& r : sm90::kFp8Rungs) rungs.push_back(&r);
+  for (const sm90::Rung* r : rungs) {
+    for (Residency device : {Residency{132, 66}, Residency{114, 57}, Residency{132, 60}}) {
+      for (Problem p :
+           {Problem{4096, 4096, 4096}, Problem{8192, 8192, 8192}, Problem{1, 1, 1},
+            Problem{128, 8192, 8192}, Problem{4096, 4095, 4089}, Problem{512, 512, 2048}}) {
+        p.dtype = sm90::RungDType(r->knobs);
+        SCOPED_TRACE(std::string(r->id) + " " + std::to_string(p.m) + "x" + std::to_string(p.n) +
+                     "x" + std::to_string(p.k));
+        const sm90::LaunchPlan l = sm90::PlanLaunch(r->knobs, p, device);
+        const sm90::GridPlan& g = l.grid;
+        ASSERT_GT(g.ctas, 0);
+        EXPECT_EQ(g.ctas % g.build.Ctas(), 0);
+        EXPECT_EQ(g.build.guarded, l.guarded);
+        if (g.build.persistent) {
+          EXPECT_LE(g.Clusters(), g.build.Ctas() == 1 ? device.sms : device.pair_clusters);
+        } else if (g.build.mainloop == sm90::Mainloop::kWgmma) {
+          EXPECT_EQ(g.Clusters(), g.units);
+        }
+        EXPECT_TRUE(!g.clusters_dropped || r->knobs.clusters_where_shared);
+        EXPECT_EQ(g.partial_bytes > 0, g.sk.sk_clusters > 0);
+        if (g.sk.sk_clusters > 0) {
+          EXPECT_LE(int(g.sk.sk_clusters), g.Clusters());
+          EXPECT_LT(g.sk.dp_units, g.units);
+        }
+      }
+    }
+  }
+}
+
+// Off the tile the guarded build runs, on padded copies where TMA cannot address the rows; the
+// grid is planned for the problem the kernel sees.
+TEST(Sm90Plan, ShapesOffTheTileRunTheGuardedBuild) {
+  const Residency h200{132, 66};
+  sm90::LaunchPlan on = sm90::PlanLaunch(sm90::rung_knobs::kH10, {4096, 4096, 4096}, h200);
+  EXPECT_FALSE(on.guarded);
+  sm90::LaunchPlan off = sm90::PlanLaunch(sm90::rung_knobs::kH10, {4000, 4096, 4096}, h200);
+  EXPECT_TRUE(off.guarded);
+  EXPECT_TRUE(off.grid.build.guarded);
+  EXPECT_FALSE(off.shape.Pads());
+  sm90::LaunchPlan padded = sm90::PlanLaunch(sm90::rung_knobs::kH10, {4096, 4096, 4089}, h200);
+  EXPECT_TRUE(padded.guarded && padded.shape.pad_a && padded.shape.pad_b);
+  EXPECT_EQ(padded.seen.k, 4096);
+}
+
+// The catalog names the build that runs a problem on a device (what `variants --shape` and `sass
+// --shape` print).
+TEST_F(Sm90Catalog, NamesTheBuildThatRunsAProblem) {
+  const Residency h200{132, 66};
+  const Variant& h12 = Get("sm90_h12_fitted_unclustered");
+  ASSERT_TRUE(h12.build);
+  EXPECT_EQ(h12.build(Problem{4096, 4096, 4096}, h200),
+            "own build; 128 CTAs without clusters (the rung's clusters dropped: the grid is "
+            "fitted to its rounds), 4 rounds (fitted)");
+  EXPECT_EQ(h12.build(Problem{8192, 8192, 8192}, h200),
+            "own build; 132 CTAs in 66 clusters of 2, 15 rounds, stream-K: 990 units whole, the "
+            "last 34 shared by 66 clusters");
+  EXPECT_EQ(h12.build(Problem{4096, 4096, 4089}, {}),
+            "guarded build on padded copies of A, B; a persistent grid of as many CTAs as the "
+            "device holds (no device known here)");
+  const Variant& m1 = Get(std::string(sm90::kRungs[0].name));
+  EXPECT_EQ(m1.build(Problem{4096, 4096, 4096}, h200), "own build; 512 CTAs, one per unit");
 }
 
 // Every rung takes every bf16 shape cuBLAS takes; what it refuses names the field.

@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "ablation/v1/worker.pb.h"
+#include "kernels/registry.h"
 #include "server/protocol/framing.h"
 #include "server/protocol/verify_reference.h"
 #include "server/protocol/window_stats.h"
@@ -193,6 +194,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i)
     if (std::string(argv[i]) == "--device") device = std::atoi(argv[i + 1]);
   using namespace ablation;
+  kernels::Registry catalog;  // the built-in catalog: the builds a describe with a shape names
+  kernels::RegisterCatalog(catalog);
   worker::v1::WorkerReply hello_reply;
   auto* hello = hello_reply.mutable_hello();
   hello->set_pid(::getpid());
@@ -209,6 +212,7 @@ int main(int argc, char** argv) {
     d->set_uuid("GPU-00000000-0000-0000-0000-00000000000" + std::to_string(device % 10));
     d->set_compute_capability("9.0");
     d->set_sm_count(132);
+    d->set_resident_pair_clusters(66);  // an H200's (kernels/sm90/sm90_plan.h)
     d->set_driver_version("13.0");
     d->set_cuda_runtime_version("13.0");
     d->set_cublas_version("13.1.0");
@@ -423,6 +427,16 @@ int main(int argc, char** argv) {
       } else {
         r->set_ok(true);
         r->set_kernel_symbol("fake_" + t.variant() + "_" + t.dtype());
+        // With a shape, the build the catalog's plan names for it on an H200 (132 SMs, 66 pairs).
+        if (t.has_shape()) {
+          if (const kernels::Variant* v = catalog.Find(t.variant()); v && v->build) {
+            kernels::Problem p;
+            p.m = t.shape().m();
+            p.n = t.shape().n();
+            p.k = t.shape().k();
+            r->set_build(v->build(p, {.sms = 132, .pair_clusters = 66}));
+          }
+        }
         std::string binary = Env("ABLATION_FAKE_SASS_BINARY");
         r->set_binary(binary.empty() ? "/proc/self/exe" : binary);
         r->set_arch("sm_90");

@@ -4,7 +4,7 @@
 
 # ---- the worker test double (never installed)
 add_executable(fake-worker support/fake_worker.cc)
-target_link_libraries(fake-worker PRIVATE ablation_protocol)
+target_link_libraries(fake-worker PRIVATE ablation_protocol ablation_kernel_catalog)
 set_target_properties(fake-worker PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
 
 

@@ -27,7 +27,6 @@ add_dependencies(worker_cpu_tests ablation-worker fake-worker)
 gtest_discover_tests(worker_cpu_tests DISCOVERY_MODE PRE_TEST PROPERTIES TIMEOUT 120)
 
 # The test double (defined in tests/CMakeLists.txt) fills its replies with the worker's own code.
-target_link_libraries(fake-worker PRIVATE ablation_protocol)
 
 # worker_gpu_tests need a device (label gpu); without one each test skips with the reason. The
 # worker through its binary, and the GPU reference GEMM it verifies against, directly.

@@ -59,11 +59,15 @@ void ProfileKernel(const std::shared_ptr<ProfileCall>& call, const Status& st,
                    const std::vector<worker::v1::DescribeResult>& described) {
   if (!st.ok()) return call->done(st, {});
   const Kernel kernel = call->kernels[call->next];
-  const worker::v1::DescribeResult d =
-      described.empty() ? worker::v1::DescribeResult() : described[0];
+  size_t shape = 0;  // described[] holds one result per shape of the kernel, in plan order
   for (size_t i = 0; i < call->items.size(); ++i) {
     const PlannedMeasurement& item = call->items[i];
     if (item.variant->name != kernel.first || DTypeOf(item.problem) != kernel.second) continue;
+    // The build that runs this shape (the sm90 family's guarded or unclustered ones), whose
+    // symbol is what Nsight Compute must filter for.
+    const worker::v1::DescribeResult d =
+        shape < described.size() ? described[shape] : worker::v1::DescribeResult();
+    ++shape;
     v1::ProfiledKernel& k = call->results[i];
     k.set_variant(kernel.first);
     k.set_dtype(kernel.second);
@@ -104,8 +108,13 @@ void ProfileKernel(const std::shared_ptr<ProfileCall>& call, const Status& st,
 
 Status ProfileNext(std::shared_ptr<ProfileCall> call) {
   const Kernel kernel = call->kernels[call->next];
+  std::vector<RunManager::DescribeItem> shapes;
+  for (const PlannedMeasurement& item : call->items) {
+    if (item.variant->name == kernel.first && DTypeOf(item.problem) == kernel.second)
+      shapes.push_back({kernel.first, kernel.second, ShapeOf(item.problem)});
+  }
   return call->runs->Describe(
-      call->device, {kernel},
+      call->device, shapes,
       [call](const Status& st, const std::vector<worker::v1::DescribeResult>& described) {
         ProfileKernel(call, st, described);
       });
@@ -200,6 +209,7 @@ void Profiler::ProfileMeasurement(GpuWorker& gpu, const RunPlan& plan,
   task->set_task_id(next_task_++);
   task->set_variant(item.variant->name);
   task->set_dtype(DTypeOf(item.problem));
+  *task->mutable_shape() = ShapeOf(item.problem);  // the build that runs it is the one profiled
   AddUserCode(*item.variant, task->mutable_user_code());
   // A lookup and cudaFuncGetName (as RunManager::Describe allows).
   Worker::CallResult call = gpu.Call(req, std::chrono::seconds(30));

@@ -152,6 +152,7 @@ v1::SassResponse BuildSassResponse(const std::string& listing,
     k->set_variant(t.variant);
     k->set_dtype(t.dtype);
     k->set_symbol(t.symbol);
+    k->set_build(t.build);
     if (!t.error.empty()) {
       k->set_error(t.error);
       k->set_verdict("error");
@@ -369,7 +370,7 @@ Status WriteUserCubin(const kernels::Variant& v, std::string* path) {
 // The disassembly of the worker's kernels, on the inspector's thread: the worker named each
 // kernel's symbol and binary, cuobjdump lists them, the listing becomes the response.
 struct Disassembly {
-  std::vector<std::pair<std::string, std::string>> items;  // variant, dtype: the first asked for
+  std::vector<RunManager::DescribeItem> items;  // the first is the one asked for
   std::string tool;
   std::chrono::seconds timeout;
   SassInspector::Done done;
@@ -382,8 +383,8 @@ struct Disassembly {
     std::string binary, arch, symbols;
     for (size_t i = 0; i < items.size(); ++i) {
       SassTarget t;
-      t.variant = items[i].first;
-      t.dtype = items[i].second;
+      t.variant = items[i].variant;
+      t.dtype = items[i].dtype;
       if (i == 0) {
         t.expect_tensor = expect_tensor;
         t.expect_tma = expect_tma;
@@ -395,6 +396,7 @@ struct Disassembly {
         t.error = r->error();
       } else {
         t.symbol = r->kernel_symbol();
+        t.build = r->build();
         if (binary.empty()) {
           binary = cubin_path.empty() ? r->binary() : cubin_path;
           arch = r->arch();
@@ -444,11 +446,18 @@ Status SassInspector::Inspect(const v1::SassRequest& request, Done done) {
   if (job.tool.empty())
     return FailedPrecondition("no cuobjdump on the daemon's host (looked in " + looked +
                               "); install the CUDA toolkit or set ABLATION_CUOBJDUMP");
-  job.items = {{v.name, dtype}};
+  std::optional<v1::Shape> shape;
+  if (request.has_shape()) {
+    const v1::Shape& s = request.shape();
+    if (s.m() <= 0 || s.n() <= 0 || s.k() <= 0)
+      return InvalidArgument("shape: m, n and k must be positive");
+    shape = s;
+  }
+  job.items = {{v.name, dtype, shape}};
   for (const auto& peer : SassFamily(v, registry)) {
     const kernels::Variant* p = registry.Find(peer);
     auto d = kernels::ParseDType(dtype);
-    if (p && d && p->Supports(*d)) job.items.emplace_back(peer, dtype);
+    if (p && d && p->Supports(*d)) job.items.push_back({peer, dtype, shape});
   }
   if (Status st = WriteUserCubin(v, &job.cubin_path); !st.ok()) return st;
   job.timeout = options_.timeout;

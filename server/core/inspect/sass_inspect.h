@@ -42,6 +42,7 @@ struct SassTarget {
   std::string variant;
   std::string dtype;
   std::string symbol;
+  std::string build;          ///< the build named for the request's shape, in words ("": none)
   std::string error;          ///< the worker could not name it
   std::string expect_tensor;  ///< "HGMMA" / "HMMA" where the variant names its mainloop
   bool expect_tma = false;    ///< the variant says its loads are TMA (UTMALDG)

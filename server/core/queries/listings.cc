@@ -1,6 +1,7 @@
 #include "server/core/queries/listings.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "server/core/plan/variant_names.h"
 #include "server/core/queries/advise.h"
@@ -22,11 +23,48 @@ v1::Variant ToProto(const kernels::Variant& v) {
   return p;
 }
 
+namespace {
+
+// The variant as listed; with a shape, the build that runs it (or why it cannot).
+v1::Variant Listed(const kernels::Variant& v, const v1::ListVariantsRequest& request,
+                   std::optional<kernels::DType> dtype, const kernels::Residency& device) {
+  v1::Variant p = ToProto(v);
+  if (!request.has_shape()) return p;
+  kernels::Problem problem;
+  problem.m = request.shape().m();
+  problem.n = request.shape().n();
+  problem.k = request.shape().k();
+  problem.dtype = dtype ? *dtype : v.dtypes.empty() ? kernels::DType::kBF16 : v.dtypes.front();
+  if (!v.Supports(problem.dtype)) {
+    p.set_build_refused("no " + std::string(kernels::ToString(problem.dtype)) + " kernel");
+  } else if (std::string e = v.can_implement ? v.can_implement(problem) : ""; !e.empty()) {
+    p.set_build_refused(e);
+  } else if (v.build) {
+    p.set_build(v.build(problem, device));
+  }
+  return p;
+}
+
+}  // namespace
+
 Status ListVariants(const kernels::Registry& registry, const std::vector<kernels::Variant>& user,
-                    const v1::ListVariantsRequest& request, v1::ListVariantsResponse* response) {
+                    const v1::ListVariantsRequest& request, v1::ListVariantsResponse* response,
+                    const kernels::Residency& device) {
+  std::optional<kernels::DType> dtype;
+  if (request.has_shape()) {
+    const v1::Shape& s = request.shape();
+    if (s.m() <= 0 || s.n() <= 0 || s.k() <= 0)
+      return InvalidArgument("shape: m, n and k must be positive, got " + std::to_string(s.m()) +
+                             "x" + std::to_string(s.n()) + "x" + std::to_string(s.k()));
+  }
+  if (!request.dtype().empty()) {
+    dtype = kernels::ParseDType(request.dtype());
+    if (!dtype) return InvalidArgument("dtype: unknown dtype '" + request.dtype() + "'");
+  }
   if (request.glob().empty()) {
-    for (const auto& v : registry.All()) *response->add_variants() = ToProto(v);
-    for (const auto& v : user) *response->add_variants() = ToProto(v);
+    for (const auto& v : registry.All())
+      *response->add_variants() = Listed(v, request, dtype, device);
+    for (const auto& v : user) *response->add_variants() = Listed(v, request, dtype, device);
     return Status::Ok();
   }
   std::vector<const kernels::Variant*> found, found_user;
@@ -35,8 +73,8 @@ Status ListVariants(const kernels::Registry& registry, const std::vector<kernels
   for (const auto& v : user) users.Add(v);
   const bool any_user = !user.empty() && Resolve(users, request.glob(), "glob", &found_user).ok();
   if (!built_in.ok() && !any_user) return built_in;
-  for (const auto* v : found) *response->add_variants() = ToProto(*v);
-  for (const auto* v : found_user) *response->add_variants() = ToProto(*v);
+  for (const auto* v : found) *response->add_variants() = Listed(*v, request, dtype, device);
+  for (const auto* v : found_user) *response->add_variants() = Listed(*v, request, dtype, device);
   return Status::Ok();
 }
 

@@ -15,8 +15,11 @@ v1::Variant ToProto(const kernels::Variant& variant);
 
 /// The built-in variants and then `user` (the user kernels' variants, may be empty), all of them
 /// or those the glob selects; NotFound (the built-ins' words) when the glob selects none of either.
+/// With request.shape, each variant names the build that runs that problem on a device holding
+/// `device` (Variant.build) or why it cannot run it (build_refused).
 Status ListVariants(const kernels::Registry& registry, const std::vector<kernels::Variant>& user,
-                    const v1::ListVariantsRequest& request, v1::ListVariantsResponse* response);
+                    const v1::ListVariantsRequest& request, v1::ListVariantsResponse* response,
+                    const kernels::Residency& device = {});
 Status GetBudget(const kernels::Registry& registry, const v1::BudgetRequest& request,
                  v1::BudgetResponse* response);
 /// `presets` may be null: no presets.

@@ -402,9 +402,14 @@ void RunManager::BroadcastPositions(Gpu* gpu) {
   for (auto& job : gpu->queue) job->recorder.Queued(position++);
 }
 
-Status RunManager::Describe(int device,
-                            const std::vector<std::pair<std::string, std::string>>& items,
-                            DescribeDone done) {
+kernels::Residency RunManager::DeviceResidency(int device) {
+  Gpu* gpu = nullptr;
+  if (!LookUpGpu(device, "", &gpu).ok()) return {};
+  const v1::DeviceIdentity id = gpu->worker.identity();
+  return {.sms = id.sm_count(), .pair_clusters = id.resident_pair_clusters()};
+}
+
+Status RunManager::Describe(int device, const std::vector<DescribeItem>& items, DescribeDone done) {
   if (stopping_) return kShuttingDown;
   Gpu* gpu = nullptr;
   if (Status st = LookUpGpu(device, "no GPU worker to ask: ", &gpu); !st.ok()) return st;
@@ -428,13 +433,14 @@ void RunManager::ServeDescribes(Gpu* gpu) {
       continue;
     }
     std::vector<worker::v1::DescribeResult> results;
-    for (const auto& [variant, dtype] : job.items) {
+    for (const DescribeItem& item : job.items) {
       worker::v1::WorkerRequest req;
       auto* task = req.mutable_describe();
       task->set_task_id(next_task_++);
-      task->set_variant(variant);
-      task->set_dtype(dtype);
-      AddUserCode(Catalog().get(), variant, task->mutable_user_code());
+      task->set_variant(item.variant);
+      task->set_dtype(item.dtype);
+      if (item.shape) *task->mutable_shape() = *item.shape;
+      AddUserCode(Catalog().get(), item.variant, task->mutable_user_code());
       // A lookup and cudaFuncGetName: seconds would mean the worker is stuck.
       auto call = gpu->worker.Call(req, std::chrono::seconds(30));
       worker::v1::DescribeResult r;

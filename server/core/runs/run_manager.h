@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -100,11 +101,20 @@ class RunManager {
 
   using DescribeDone =
       std::function<void(const Status&, const std::vector<worker::v1::DescribeResult>&)>;
-  /// Asks GPU `device`'s worker which kernel each (variant, dtype) launches. Served on the GPU's
-  /// thread between measurements (a run in progress pauses for it, it never waits for a whole
-  /// run); `done` is called from that thread, with one result per item in order.
-  Status Describe(int device, const std::vector<std::pair<std::string, std::string>>& items,
-                  DescribeDone done);
+  /// A kernel to name: a variant in a dtype, and the problem whose build is meant (the sm90
+  /// family runs other builds off its tile or without clusters); no shape: its own build.
+  struct DescribeItem {
+    std::string variant;
+    std::string dtype;
+    std::optional<v1::Shape> shape;
+  };
+  /// Asks GPU `device`'s worker which kernel each item launches. Served on the GPU's thread
+  /// between measurements (a run in progress pauses for it, it never waits for a whole run);
+  /// `done` is called from that thread, with one result per item in order.
+  Status Describe(int device, const std::vector<DescribeItem>& items, DescribeDone done);
+  /// What GPU `device` holds of a persistent grid at once, as its worker reported (zeros where
+  /// there is no such GPU or it is not known).
+  kernels::Residency DeviceResidency(int device);
 
   /// Cancels a queued run at once or a running one at its next measurement boundary.
   /// `who` (the caller's identity) is stored with the run (runs.cancelled_by) when it is one to
@@ -131,7 +141,7 @@ class RunManager {
 
  private:
   struct DescribeJob {
-    std::vector<std::pair<std::string, std::string>> items;  ///< (variant, dtype)
+    std::vector<DescribeItem> items;
     DescribeDone done;
   };
   struct Gpu {

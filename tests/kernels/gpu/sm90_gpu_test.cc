@@ -13,6 +13,7 @@
 #include "kernels/reference.h"
 #include "kernels/sm90/sm90_config.h"
 #include "kernels/sm90/sm90_launchers.h"
+#include "kernels/sm90/sm90_plan.h"
 #include "kernels/sm90/sm90_tma.h"
 #include "kernels/testing/gpu_util.h"
 #include "tests/kernels/gpu/gpu_test_util.h"
@@ -299,6 +300,32 @@ TEST_F(Sm90Gpu, RefusesWhatItCannotRunAndDoesNotSpill) {
       EXPECT_EQ(attr.localSizeBytes, 0u) << name << " uses local memory";
     }
   }
+}
+
+// The kernel the registry names for a problem is the build that runs it (sm90_plan.h): on the
+// H200 H12 at 4096^3 runs without clusters (another symbol than its own build, what `sass` and
+// `profile` now name), at 8192^3 with them, off the tile its guarded build.
+TEST_F(Sm90Gpu, TheRegistryNamesTheBuildThatRunsAProblem) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  const Residency device = sm90::Sm90DeviceResidency();
+  ASSERT_GT(device.sms, 0);
+  ASSERT_GT(device.pair_clusters, 0);
+  constexpr size_t h12 = sm90::kRungs.size() - 1;
+  const Variant& v = Get(std::string(sm90::kRungs[h12].name));
+  const void* own = v.kernel(DType::kBF16);
+  const Problem at4096{4096, 4096, 4096, DType::kBF16}, at8192{8192, 8192, 8192, DType::kBF16};
+  const bool dropped = sm90::PlanGrid(sm90::kRungs[h12].knobs, at4096, device).clusters_dropped;
+  EXPECT_EQ(v.KernelAt(at4096) != own, dropped);
+  EXPECT_EQ(v.KernelAt(at8192), own);
+  EXPECT_EQ(v.KernelAt(Problem{4000, 4096, 4096, DType::kBF16}),
+            sm90::Sm90GuardedKernel(h12, sm90::PlanGrid(sm90::Guarded(sm90::kRungs[h12].knobs),
+                                                        {4000, 4096, 4096, DType::kBF16}, device)
+                                             .clusters_dropped));
+  const char* a = nullptr;
+  const char* b = nullptr;
+  ASSERT_EQ(cudaFuncGetName(&a, own), cudaSuccess);
+  ASSERT_EQ(cudaFuncGetName(&b, v.KernelAt(at4096)), cudaSuccess);
+  EXPECT_EQ(std::string(a) != std::string(b), dropped) << a << " / " << b;
 }
 
 }  // namespace
