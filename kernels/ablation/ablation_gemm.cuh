@@ -382,6 +382,137 @@ __device__ __forceinline__ int2 BlockOrigin(int M, int N) {
   return make_int2(t.x * kBlockM, t.y * kBlockN);
 }
 
+// The kernel's steps (AblationGemmKernel below), each inlined into it: a k tile loaded into a
+// stage, and the main loop over the k tiles with one stage or a pipeline of S.
+
+// Synchronous load of the current k tile into a stage: LOAD_MODE 0 passes it through registers
+// (ld.global then st.shared, the thread waits for the load), LOAD_MODE 1 issues cp.async.
+template <class T, class Cfg>
+__device__ __forceinline__ void LoadTile(TileLoader<T, Cfg>& loader, uint32_t stage) {
+  if constexpr (Cfg::kLoadMode == 0) {
+    loader.LoadRegisters();
+    loader.StoreRegisters(stage, stage);
+  } else {
+    loader.IssueAsync(stage, stage);
+  }
+  loader.Advance();
+}
+
+// One stage: load -> sync -> compute -> sync, nothing overlaps the load but other resident blocks.
+template <class T, class Cfg>
+__device__ __forceinline__ void SingleStageMainloop(TileLoader<T, Cfg>& loader,
+                                                    const FragmentOffsets<Cfg>& off,
+                                                    float (&acc)[kMmaM][kMmaN][4],
+                                                    Fragments (&frag)[1 + Cfg::kRegisterBuffer],
+                                                    int k_tiles) {
+  // Stages are addressed by byte offsets; the tile bases are folded into loader and offsets.
+  auto a_stage = [](int s) { return uint32_t(s * kTileBytes); };
+  auto b_stage = [](int s) { return uint32_t(s * kTileBytes); };
+  auto load_tile = [&](uint32_t stage) { LoadTile<T, Cfg>(loader, stage); };
+  // Not unrolled: interleaving two tiles' fragments would not fit two blocks' registers.
+#pragma unroll 1
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    load_tile(a_stage(0));
+    if constexpr (Cfg::kLoadMode == 1) {
+      ptx::CpAsyncCommitGroup();
+      ptx::CpAsyncWaitGroup<0>();
+    }
+    __syncthreads();
+    if constexpr (Cfg::kRegisterBuffer) {
+      // Within the tile only: the next tile does not exist before the closing barrier.
+      LoadFragments<Cfg>(a_stage(0), b_stage(0), 0, off, frag[0]);
+#pragma unroll
+      for (int ks = 0; ks < kKSteps - 1; ++ks) {
+        MmaStepPrefetch<T, Cfg>(acc, frag[ks & 1], frag[(ks + 1) & 1], a_stage(0), b_stage(0),
+                                ks + 1, off);
+      }
+      MmaStep<T>(acc, frag[(kKSteps - 1) & 1]);
+    } else {
+      // RB=0 means what it says: not unrolled, so the compiler cannot hoist the next k-step's
+      // fragment loads above this one's mma (which would be RB=1 in disguise).
+#pragma unroll 1
+      for (int ks = 0; ks < kKSteps; ++ks) {
+        LoadFragments<Cfg>(a_stage(0), b_stage(0), ks, off, frag[0]);
+        MmaStep<T>(acc, frag[0]);
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// S stages: tiles kt+1..kt+S-1 loading while tile kt is computed.
+template <class T, class Cfg>
+__device__ __forceinline__ void PipelinedMainloop(TileLoader<T, Cfg>& loader,
+                                                  const FragmentOffsets<Cfg>& off,
+                                                  float (&acc)[kMmaM][kMmaN][4],
+                                                  Fragments (&frag)[1 + Cfg::kRegisterBuffer],
+                                                  int k_tiles) {
+  constexpr int S = Cfg::kStages;
+  auto a_stage = [](int s) { return uint32_t(s * kTileBytes); };
+  auto b_stage = [](int s) { return uint32_t(s * kTileBytes); };
+  auto load_tile = [&](uint32_t stage) { LoadTile<T, Cfg>(loader, stage); };
+  // Prologue: tiles 0..S-2 stored (LOAD_MODE 0) or in flight (LOAD_MODE 1). One commit per
+  // tile, empty groups included, keeps the wait_group count uniform to the end.
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) {
+    if (s < k_tiles) load_tile(a_stage(s));
+    if constexpr (Cfg::kLoadMode == 1) ptx::CpAsyncCommitGroup();
+  }
+  if constexpr (Cfg::kLoadMode == 1) ptx::CpAsyncWaitGroup<S - 2>();
+  __syncthreads();
+
+  // Byte offset of the stage holding tile kt. Tile kt+S-1 goes to the stage before it (mod S),
+  // whose last reader was iteration kt-1.
+  uint32_t read_stage = 0;
+  auto write_stage = [&] {
+    return read_stage == 0 ? uint32_t((S - 1) * kTileBytes) : read_stage - kTileBytes;
+  };
+  auto advance = [&] {
+    read_stage = read_stage == uint32_t((S - 1) * kTileBytes) ? 0 : read_stage + kTileBytes;
+  };
+  if constexpr (Cfg::kRegisterBuffer) {
+    LoadFragments<Cfg>(a_stage(0), b_stage(0), 0, off, frag[0]);
+  }
+
+  // Not unrolled: interleaving two tiles' fragments would not fit two blocks' registers.
+#pragma unroll 1
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    // Tile kt+S-1 into the free stage. LOAD_MODE 0 is "sync load + double buffer", the rung
+    // measured before cp.async so that double buffering and cp.async are credited separately:
+    // ld.global + st.shared into buffer[write] while buffer[read] is computed after the barrier;
+    // the thread stalls on its own load, other warps' math covers it. LOAD_MODE 1 hands the
+    // copy to cp.async and goes straight on to the math.
+    if (kt + S - 1 < k_tiles) load_tile(write_stage());
+    if constexpr (Cfg::kLoadMode == 1) ptx::CpAsyncCommitGroup();
+
+    if constexpr (Cfg::kRegisterBuffer) {
+#pragma unroll
+      for (int ks = 0; ks < kKSteps - 1; ++ks) {
+        MmaStepPrefetch<T, Cfg>(acc, frag[ks & 1], frag[(ks + 1) & 1], read_stage, read_stage,
+                                ks + 1, off);
+      }
+      // Last k-step: make tile kt+1 visible first, so its first k-step can be prefetched while
+      // this one computes. (After the last tile this reads a stale stage, harmlessly.)
+      if constexpr (Cfg::kLoadMode == 1) ptx::CpAsyncWaitGroup<S - 2>();
+      __syncthreads();
+      advance();
+      MmaStepPrefetch<T, Cfg>(acc, frag[(kKSteps - 1) & 1], frag[0], read_stage, read_stage, 0,
+                              off);
+    } else {
+      // RB=0 means what it says: not unrolled, so the compiler cannot hoist the next k-step's
+      // fragment loads above this one's mma (which would be RB=1 in disguise).
+#pragma unroll 1
+      for (int ks = 0; ks < kKSteps; ++ks) {
+        LoadFragments<Cfg>(read_stage, read_stage, ks, off, frag[0]);
+        MmaStep<T>(acc, frag[0]);
+      }
+      if constexpr (Cfg::kLoadMode == 1) ptx::CpAsyncWaitGroup<S - 2>();
+      __syncthreads();
+      advance();
+    }
+  }
+}
+
 /// One block computes a 128x128 tile of C. Preconditions (checked by can_implement and the
 /// launcher): M, N multiples of 128, K a multiple of 32, pointers 16-byte aligned.
 template <typename T, class Cfg>
@@ -412,119 +543,15 @@ __global__ void __launch_bounds__(kThreads, 2)
       for (int j = 0; j < 4; ++j) acc[mi][ni][j] = 0.f;
 
   const int k_tiles = K / kBlockK;
-  // Stages are addressed by byte offsets; the tile bases are folded into loader and offsets.
-  auto a_stage = [](int s) { return uint32_t(s * kTileBytes); };
-  auto b_stage = [](int s) { return uint32_t(s * kTileBytes); };
   const FragmentOffsets<Cfg> off(warp_m, warp_n, lane, smem_a, smem_b);
   // Register fragments: two sets when double-buffered (RB=1), else one set reused per k-step.
   Fragments frag[1 + Cfg::kRegisterBuffer];
 
-  // Synchronous load of the current k tile into a stage: LOAD_MODE 0 passes it through registers
-  // (ld.global then st.shared, the thread waits for the load), LOAD_MODE 1 issues cp.async.
-  auto load_tile = [&](uint32_t stage) {
-    if constexpr (Cfg::kLoadMode == 0) {
-      loader.LoadRegisters();
-      loader.StoreRegisters(stage, stage);
-    } else {
-      loader.IssueAsync(stage, stage);
-    }
-    loader.Advance();
-  };
-
   if constexpr (S == 1) {
-    // load -> sync -> compute -> sync: nothing overlaps the load but other resident blocks.
-    // Not unrolled: interleaving two tiles' fragments would not fit two blocks' registers.
-#pragma unroll 1
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      load_tile(a_stage(0));
-      if constexpr (Cfg::kLoadMode == 1) {
-        ptx::CpAsyncCommitGroup();
-        ptx::CpAsyncWaitGroup<0>();
-      }
-      __syncthreads();
-      if constexpr (Cfg::kRegisterBuffer) {
-        // Within the tile only: the next tile does not exist before the closing barrier.
-        LoadFragments<Cfg>(a_stage(0), b_stage(0), 0, off, frag[0]);
-#pragma unroll
-        for (int ks = 0; ks < kKSteps - 1; ++ks) {
-          MmaStepPrefetch<T, Cfg>(acc, frag[ks & 1], frag[(ks + 1) & 1], a_stage(0), b_stage(0),
-                                  ks + 1, off);
-        }
-        MmaStep<T>(acc, frag[(kKSteps - 1) & 1]);
-      } else {
-        // RB=0 means what it says: not unrolled, so the compiler cannot hoist the next k-step's
-        // fragment loads above this one's mma (which would be RB=1 in disguise).
-#pragma unroll 1
-        for (int ks = 0; ks < kKSteps; ++ks) {
-          LoadFragments<Cfg>(a_stage(0), b_stage(0), ks, off, frag[0]);
-          MmaStep<T>(acc, frag[0]);
-        }
-      }
-      __syncthreads();
-    }
+    SingleStageMainloop<T, Cfg>(loader, off, acc, frag, k_tiles);
   } else {
-    // Prologue: tiles 0..S-2 stored (LOAD_MODE 0) or in flight (LOAD_MODE 1). One commit per
-    // tile, empty groups included, keeps the wait_group count uniform to the end.
-#pragma unroll
-    for (int s = 0; s < S - 1; ++s) {
-      if (s < k_tiles) load_tile(a_stage(s));
-      if constexpr (Cfg::kLoadMode == 1) ptx::CpAsyncCommitGroup();
-    }
-    if constexpr (Cfg::kLoadMode == 1) ptx::CpAsyncWaitGroup<S - 2>();
-    __syncthreads();
-
-    // Byte offset of the stage holding tile kt. Tile kt+S-1 goes to the stage before it (mod S),
-    // whose last reader was iteration kt-1.
-    uint32_t read_stage = 0;
-    auto write_stage = [&] {
-      return read_stage == 0 ? uint32_t((S - 1) * kTileBytes) : read_stage - kTileBytes;
-    };
-    auto advance = [&] {
-      read_stage = read_stage == uint32_t((S - 1) * kTileBytes) ? 0 : read_stage + kTileBytes;
-    };
-    if constexpr (Cfg::kRegisterBuffer) {
-      LoadFragments<Cfg>(a_stage(0), b_stage(0), 0, off, frag[0]);
-    }
-
-    // Not unrolled: interleaving two tiles' fragments would not fit two blocks' registers.
-#pragma unroll 1
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      // Tile kt+S-1 into the free stage. LOAD_MODE 0 is "sync load + double buffer", the rung
-      // measured before cp.async so that double buffering and cp.async are credited separately:
-      // ld.global + st.shared into buffer[write] while buffer[read] is computed after the barrier;
-      // the thread stalls on its own load, other warps' math covers it. LOAD_MODE 1 hands the
-      // copy to cp.async and goes straight on to the math.
-      if (kt + S - 1 < k_tiles) load_tile(write_stage());
-      if constexpr (Cfg::kLoadMode == 1) ptx::CpAsyncCommitGroup();
-
-      if constexpr (Cfg::kRegisterBuffer) {
-#pragma unroll
-        for (int ks = 0; ks < kKSteps - 1; ++ks) {
-          MmaStepPrefetch<T, Cfg>(acc, frag[ks & 1], frag[(ks + 1) & 1], read_stage, read_stage,
-                                  ks + 1, off);
-        }
-        // Last k-step: make tile kt+1 visible first, so its first k-step can be prefetched while
-        // this one computes. (After the last tile this reads a stale stage, harmlessly.)
-        if constexpr (Cfg::kLoadMode == 1) ptx::CpAsyncWaitGroup<S - 2>();
-        __syncthreads();
-        advance();
-        MmaStepPrefetch<T, Cfg>(acc, frag[(kKSteps - 1) & 1], frag[0], read_stage, read_stage, 0,
-                                off);
-      } else {
-        // RB=0 means what it says: not unrolled, so the compiler cannot hoist the next k-step's
-        // fragment loads above this one's mma (which would be RB=1 in disguise).
-#pragma unroll 1
-        for (int ks = 0; ks < kKSteps; ++ks) {
-          LoadFragments<Cfg>(read_stage, read_stage, ks, off, frag[0]);
-          MmaStep<T>(acc, frag[0]);
-        }
-        if constexpr (Cfg::kLoadMode == 1) ptx::CpAsyncWaitGroup<S - 2>();
-        __syncthreads();
-        advance();
-      }
-    }
+    PipelinedMainloop<T, Cfg>(loader, off, acc, frag, k_tiles);
   }
-
   {
     const int2 o = BlockOrigin(M, N);
     const int w = int(threadIdx.x) >> 5;

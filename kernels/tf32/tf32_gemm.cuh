@@ -70,6 +70,54 @@ __device__ __forceinline__ int2 BlockOrigin(int M, int N) {
   return make_int2(t.x * kBlockM, t.y * kBlockN);
 }
 
+// The kernel's steps (Tf32GemmKernel below), each inlined into it.
+
+// The mma of one k tile in `stage`: per k-step the warp's A fragments (ldmatrix) and B fragments
+// (32-bit shared loads) at a_frag, b_frag (the offsets of mma tile 0 and k-step 0).
+__device__ __forceinline__ void ComputeTile(float (&acc)[kMmaM][kMmaN][4], uint32_t stage,
+                                            uint32_t a_frag, uint32_t b_frag) {
+#pragma unroll
+  for (int ks = 0; ks < kKSteps; ++ks) {
+    uint32_t fa[kMmaM][4], fb[kMmaN][2];
+#pragma unroll
+    for (int mi = 0; mi < kMmaM; ++mi) {
+      ptx::LdmatrixX4(
+          fa[mi], stage + ((a_frag + uint32_t(mi) * 16 * kRowABytes) ^ (uint32_t(2 * ks) << 4)));
+    }
+#pragma unroll
+    for (int ni = 0; ni < kMmaN; ++ni) {
+      const uint32_t at =
+          stage + ((b_frag + uint32_t(ks) * 8 * kRowBBytes) ^ (uint32_t(2 * ni) << 4));
+      fb[ni][0] = ptx::LdShared32(at);
+      fb[ni][1] = ptx::LdShared32(at + 4 * kRowBBytes);
+    }
+    // Every variant issues the 16 mma of a k-step in this order.
+#pragma unroll
+    for (int mi = 0; mi < kMmaM; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < kMmaN; ++ni) MmaM16N8K8Tf32(acc[mi][ni], fa[mi], fb[ni]);
+  }
+}
+
+// The warp's tile of C from (row0, col0), lane (g, t).
+__device__ __forceinline__ void StoreTile(const float (&acc)[kMmaM][kMmaN][4],
+                                          float* __restrict__ C, int N, int row0, int col0, int g,
+                                          int t) {
+  // c0, c1: (row g, columns 2t, 2t+1), c2, c3: row g + 8. A quad writes 32 contiguous bytes.
+#pragma unroll
+  for (int mi = 0; mi < kMmaM; ++mi) {
+#pragma unroll
+    for (int ni = 0; ni < kMmaN; ++ni) {
+      const int row = row0 + mi * 16 + g;
+      const int col = col0 + ni * 8 + 2 * t;
+      float* dst = C + int64_t(row) * N + col;
+      *reinterpret_cast<float2*>(dst) = make_float2(acc[mi][ni][0], acc[mi][ni][1]);
+      *reinterpret_cast<float2*>(dst + int64_t(8) * N) =
+          make_float2(acc[mi][ni][2], acc[mi][ni][3]);
+    }
+  }
+}
+
 /// One block computes a 128x128 tile of C; warp (wm, wn) of the 2 x 4 grid a 64x32 tile, 4 x 4 mma
 /// tiles. Preconditions (can_implement, launcher): M, N multiples of 128, K of 16, pointers 16-byte
 /// aligned.
@@ -137,29 +185,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.0f;
 
-  const auto compute_tile = [&](uint32_t stage) {
-#pragma unroll
-    for (int ks = 0; ks < kKSteps; ++ks) {
-      uint32_t fa[kMmaM][4], fb[kMmaN][2];
-#pragma unroll
-      for (int mi = 0; mi < kMmaM; ++mi) {
-        ptx::LdmatrixX4(
-            fa[mi], stage + ((a_frag + uint32_t(mi) * 16 * kRowABytes) ^ (uint32_t(2 * ks) << 4)));
-      }
-#pragma unroll
-      for (int ni = 0; ni < kMmaN; ++ni) {
-        const uint32_t at =
-            stage + ((b_frag + uint32_t(ks) * 8 * kRowBBytes) ^ (uint32_t(2 * ni) << 4));
-        fb[ni][0] = ptx::LdShared32(at);
-        fb[ni][1] = ptx::LdShared32(at + 4 * kRowBBytes);
-      }
-      // Every variant issues the 16 mma of a k-step in this order.
-#pragma unroll
-      for (int mi = 0; mi < kMmaM; ++mi)
-#pragma unroll
-        for (int ni = 0; ni < kMmaN; ++ni) MmaM16N8K8Tf32(acc[mi][ni], fa[mi], fb[ni]);
-    }
-  };
+  const auto compute_tile = [&](uint32_t stage) { ComputeTile(acc, stage, a_frag, b_frag); };
 
   const int tiles = K / kBlockK;
   if constexpr (Cfg::kLoadMode == 0) {
@@ -187,19 +213,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
   }
 
-  // c0, c1: (row g, columns 2t, 2t+1), c2, c3: row g + 8. A quad writes 32 contiguous bytes.
-#pragma unroll
-  for (int mi = 0; mi < kMmaM; ++mi) {
-#pragma unroll
-    for (int ni = 0; ni < kMmaN; ++ni) {
-      const int row = origin.x + wm + mi * 16 + g;
-      const int col = origin.y + wn + ni * 8 + 2 * t;
-      float* dst = C + int64_t(row) * N + col;
-      *reinterpret_cast<float2*>(dst) = make_float2(acc[mi][ni][0], acc[mi][ni][1]);
-      *reinterpret_cast<float2*>(dst + int64_t(8) * N) =
-          make_float2(acc[mi][ni][2], acc[mi][ni][3]);
-    }
-  }
+  StoreTile(acc, C, N, origin.x + wm, origin.y + wn, g, t);
 }
 
 }  // namespace ablation::kernels::tf32_gemm

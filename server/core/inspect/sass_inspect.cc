@@ -136,45 +136,13 @@ std::vector<std::string> SassFamily(const kernels::Variant& v, const kernels::Re
   return out;
 }
 
-v1::SassResponse BuildSassResponse(const std::string& listing,
-                                   const std::vector<SassTarget>& targets) {
-  v1::SassResponse response;
-  std::map<std::string, const SassFunction*> by_name;
-  std::vector<SassFunction> functions = ParseSass(listing);
-  for (const auto& f : functions) by_name[f.name] = &f;
-  if (!functions.empty()) response.set_arch(functions.front().arch);
+namespace {
 
-  std::vector<SassVerdict> verdicts(targets.size());
-  std::vector<bool> judged(targets.size(), false);
-  for (size_t i = 0; i < targets.size(); ++i) {
-    const auto& t = targets[i];
-    v1::SassKernel* k = i == 0 ? response.mutable_kernel() : response.add_family();
-    k->set_variant(t.variant);
-    k->set_dtype(t.dtype);
-    k->set_symbol(t.symbol);
-    k->set_build(t.build);
-    if (!t.error.empty()) {
-      k->set_error(t.error);
-      k->set_verdict("error");
-      continue;
-    }
-    auto it = by_name.find(t.symbol);
-    if (it == by_name.end()) {
-      k->set_error("the disassembler printed no SASS for " + t.symbol);
-      k->set_verdict("error");
-      continue;
-    }
-    verdicts[i] = InspectFunction(*it->second);
-    judged[i] = true;
-    FillKernel(verdicts[i], k);
-  }
-
-  // The checks of the kernel asked about.
-  v1::SassKernel* k = response.mutable_kernel();
-  if (!judged[0] || !verdicts[0].loop_found) return response;
-  const SassVerdict& v = verdicts[0];
-  const SassFunction& function = *by_name[targets[0].symbol];
-  const int tma_loads = targets[0].expect_tma ? CountInstructions(function, "UTMALDG") : 0;
+// The checks of the main loop of the kernel asked about: its loads overlap its compute, and a
+// barrier (or an mbarrier arrive) keeps a stage from being refilled while it is read.
+void AddLoopChecks(const SassVerdict& v, const SassFunction& function, const SassTarget& target,
+                   v1::SassKernel* k) {
+  const int tma_loads = target.expect_tma ? CountInstructions(function, "UTMALDG") : 0;
   if (v.overlap) {
     AddCheck(k, "overlap", true,
              std::to_string(v.overlapping_loads) + " of " + std::to_string(v.loads) + " " +
@@ -193,7 +161,7 @@ v1::SassResponse BuildSassResponse(const std::string& listing,
   }
   // An mbarrier pipeline (the sm90 family's TMA rungs) releases a stage with an arrive
   // (SYNCS.ARRIVE) instead of a block barrier.
-  const int arrives = targets[0].expect_tma && !v.barrier_after_compute
+  const int arrives = target.expect_tma && !v.barrier_after_compute
                           ? CountInstructions(function, "SYNCS", "ARRIVE", v.loop_start, v.loop_end)
                           : 0;
   if (arrives > 0) {
@@ -212,6 +180,14 @@ v1::SassResponse BuildSassResponse(const std::string& listing,
                  ? "BAR.SYNC at " + Hex(v.barrier_after) + " after the last " + v.compute_opcode
                  : "no BAR.SYNC between the compute and the next iteration's");
   }
+}
+
+// The checks of the kernel's code: its compute count beside its family's, the tensor instruction
+// and loads its family names, no spills; and the annotated excerpt of its main loop.
+void AddCodeChecks(const SassVerdict& v, const SassFunction& function,
+                   const std::vector<SassTarget>& targets, const std::vector<SassVerdict>& verdicts,
+                   const std::vector<bool>& judged, v1::SassKernel* k) {
+  const int tma_loads = targets[0].expect_tma ? CountInstructions(function, "UTMALDG") : 0;
   std::string counts =
       std::to_string(v.compute_per_iteration) + " " + v.compute_opcode + " per iteration";
   if (v.compute_in_inner_loops > 0)
@@ -255,6 +231,50 @@ v1::SassResponse BuildSassResponse(const std::string& listing,
     l->set_marker(line.marker);
     l->set_text(line.text);
   }
+}
+
+}  // namespace
+
+v1::SassResponse BuildSassResponse(const std::string& listing,
+                                   const std::vector<SassTarget>& targets) {
+  v1::SassResponse response;
+  std::map<std::string, const SassFunction*> by_name;
+  std::vector<SassFunction> functions = ParseSass(listing);
+  for (const auto& f : functions) by_name[f.name] = &f;
+  if (!functions.empty()) response.set_arch(functions.front().arch);
+
+  std::vector<SassVerdict> verdicts(targets.size());
+  std::vector<bool> judged(targets.size(), false);
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const auto& t = targets[i];
+    v1::SassKernel* k = i == 0 ? response.mutable_kernel() : response.add_family();
+    k->set_variant(t.variant);
+    k->set_dtype(t.dtype);
+    k->set_symbol(t.symbol);
+    k->set_build(t.build);
+    if (!t.error.empty()) {
+      k->set_error(t.error);
+      k->set_verdict("error");
+      continue;
+    }
+    auto it = by_name.find(t.symbol);
+    if (it == by_name.end()) {
+      k->set_error("the disassembler printed no SASS for " + t.symbol);
+      k->set_verdict("error");
+      continue;
+    }
+    verdicts[i] = InspectFunction(*it->second);
+    judged[i] = true;
+    FillKernel(verdicts[i], k);
+  }
+
+  // The checks of the kernel asked about.
+  v1::SassKernel* k = response.mutable_kernel();
+  if (!judged[0] || !verdicts[0].loop_found) return response;
+  const SassVerdict& v = verdicts[0];
+  const SassFunction& function = *by_name[targets[0].symbol];
+  AddLoopChecks(v, function, targets[0], k);
+  AddCodeChecks(v, function, targets, verdicts, judged, k);
   return response;
 }
 
