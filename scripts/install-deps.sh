@@ -34,6 +34,7 @@ packages=(
   # YAML parser that checks deploy/k8s/. (Where systemd runs, Debian also starts its own
   # prometheus service on :9090; the tests start theirs on a free loopback port.)
   python3-pytest prometheus python3-prometheus-client python3-yaml
+  universal-ctags  # the functions and their lengths for the code-shape test (tests/layering)
   # the Python package installed with pip into a fresh venv (tests/python/test_install.py)
   python3-venv python3-setuptools python3-wheel
 )

@@ -9,6 +9,8 @@
 
 namespace ablation::client {
 
+// Like watch's, cancel's setup and request are a run id (run_arg.h) and nothing else: the two
+// commands look alike where they start and share no work.
 CLI::App* SetupCancel(CLI::App& app, CancelOptions& options) {
   CLI::App* sub = app.add_subcommand(
       "cancel", "Cancel a run; a running one stops at its next measurement boundary");

@@ -41,8 +41,9 @@ v1::ProfileRequest BuildProfileRequest(const ProfileOptions& options) {
   return request;
 }
 
-// The shape of verify's and run's: the selection's dtype resolved first (selection.h), the call,
-// a refusal reported with where an inferred dtype came from; what is asked and shown differs.
+// Alike in shape to verify's and run's: the selection's dtype resolved first (selection.h), the
+// call, a refusal reported with where an inferred dtype came from; what is asked and shown
+// differs (their requests, responses and deadlines are types and words of their own).
 int ExecuteProfile(const ProfileOptions& options, const CommandContext& context) {
   DTypeChoice dtype;
   if (!ResolveSelectionDType(options, context, &dtype)) return kExitUsage;

@@ -48,6 +48,7 @@ v1::VerifyRequest BuildVerifyRequest(const VerifyOptions& options) {
   return request;
 }
 
+// Alike in shape to profile's (cmd_profile.cc says what they share and what not).
 int ExecuteVerify(const VerifyOptions& options, const CommandContext& context) {
   DTypeChoice dtype;
   if (!ResolveSelectionDType(options, context, &dtype)) return kExitUsage;

@@ -7,8 +7,8 @@
 
 namespace ablation::client {
 
-// Like cancel's, watch's setup and request are a run id (run_arg.h) and nothing else; the two
-// commands share their shape, not their work.
+// Like cancel's, watch's setup and request are a run id (run_arg.h) and nothing else: the two
+// commands look alike where they start and share no work.
 CLI::App* SetupWatch(CLI::App& app, WatchOptions& options) {
   CLI::App* sub = app.add_subcommand(
       "watch", "Follow a queued or running run (after run --detach); Ctrl-C cancels it");

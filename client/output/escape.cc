@@ -47,28 +47,12 @@ size_t AppendUnicodeControl(std::string& out, std::string_view text, size_t i) {
 
 }  // namespace
 
-std::string OneLine(std::string_view text) {
-  std::string line;
-  line.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (const size_t n = AppendUnicodeControl(line, text, i)) {
-      i += n - 1;
-      continue;
-    }
-    const char c = text[i];
-    if (c == '\r') continue;
-    if (c == '\n' || c == '\t') {
-      line += ' ';
-    } else if (IsControl(static_cast<unsigned char>(c))) {
-      AppendEscaped(line, static_cast<unsigned char>(c));
-    } else {
-      line += c;
-    }
-  }
-  return line;
-}
+namespace {
 
-std::string Printable(std::string_view text) {
+// `text` with every control character escaped (\x1B, \u{202E}) except those `keep` says how to
+// write: `keep(c, &out)` appends c its own way and returns true, or returns false to escape it.
+template <class Keep>
+std::string EscapeControls(std::string_view text, Keep keep) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
@@ -77,12 +61,30 @@ std::string Printable(std::string_view text) {
       continue;
     }
     const char c = text[i];
-    if (c != '\n' && c != '\t' && IsControl(static_cast<unsigned char>(c)))
-      AppendEscaped(out, static_cast<unsigned char>(c));
-    else
+    if (!IsControl(static_cast<unsigned char>(c)))
       out += c;
+    else if (!keep(c, &out))
+      AppendEscaped(out, static_cast<unsigned char>(c));
   }
   return out;
+}
+
+}  // namespace
+
+std::string OneLine(std::string_view text) {
+  // A carriage return is dropped, a newline or tab becomes a space.
+  return EscapeControls(text, [](char c, std::string* out) {
+    if (c == '\n' || c == '\t') *out += ' ';
+    return c == '\r' || c == '\n' || c == '\t';
+  });
+}
+
+std::string Printable(std::string_view text) {
+  // Newlines and tabs stay.
+  return EscapeControls(text, [](char c, std::string* out) {
+    if (c == '\n' || c == '\t') *out += c;
+    return c == '\n' || c == '\t';
+  });
 }
 
 std::string MarkdownCell(std::string_view text) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "kernels/registry.h"
 
@@ -28,6 +29,28 @@ inline std::string LaunchError(const char* family) {
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess)
     return std::string(family) + " kernel launch: " + cudaGetErrorString(e);
   return "";
+}
+
+/// The kernel of a family's entry for `d`: `kKernel` for the dtype it computes, none for others
+/// (Variant::kernel).
+template <DType kOwn, auto kKernel>
+const void* OwnKernel(DType d) {
+  return d == kOwn ? reinterpret_cast<const void*>(kKernel) : nullptr;
+}
+
+/// Binds a family's table of N entries: for each entry I whose variant the registry holds (the
+/// catalog decides what exists), bind.template operator()<I>(variant) sets its launcher and
+/// kernel (those of entry I's configuration).
+template <int N, class Table, class Bind>
+void BindEach(Registry& registry, const Table& table, Bind bind) {
+  [&]<int... I>(std::integer_sequence<int, I...>) {
+    (
+        [&] {
+          if (Variant* v = registry.FindMutable(table[I].name)) bind.template operator()<I>(*v);
+        }(),
+        ...);
+  }
+  (std::make_integer_sequence<int, N>{});
 }
 
 }  // namespace ablation::kernels

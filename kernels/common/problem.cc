@@ -2,6 +2,8 @@
 
 namespace ablation::kernels {
 
+// Words of an enum by a switch rather than a table: the compiler names any value left out
+// (-Wswitch). Such switches look alike across the tree; what they map differs.
 std::string_view ToString(DType d) {
   switch (d) {
     case DType::kBF16:

@@ -34,41 +34,39 @@ std::string CublasCanImplement(DType want, const Problem& p) {
   return Positive(p);
 }
 
-/// cuBLASLt's IMMA kernels in the regular (column-major) data order: "TN" operands, leading
-/// dimensions and cuBLAS's m and k multiples of 4 (here: k is the leading dimension of A and B,
-/// n that of C and cuBLAS's m).
-std::string CublasInt8CanImplement(const Problem& p) {
-  if (std::string e = DTypeIs(DType::kINT8, p); !e.empty()) return e;
+/// What cuBLASLt's "TN" kernels ask of leading dimensions: k (of A and B) a multiple of
+/// `k_multiple`, n (of C) of `n_multiple`; a refusal says why (k_why, n_why).
+std::string LeadingDimensions(const Problem& p, DType dtype, int k_multiple, int n_multiple,
+                              const std::string& k_why, const std::string& n_why) {
+  if (std::string e = DTypeIs(dtype, p); !e.empty()) return e;
   if (std::string e = Positive(p); !e.empty()) return e;
-  if (p.k % 4 != 0) {
-    return "k must be a multiple of 4 (cuBLASLt IMMA: k is the leading dimension of int8 A and "
-           "B), got " +
+  if (p.k % k_multiple != 0) {
+    return "k must be a multiple of " + std::to_string(k_multiple) + " (" + k_why + "), got " +
            std::to_string(p.k);
   }
-  if (p.n % 4 != 0) {
-    return "n must be a multiple of 4 (cuBLASLt IMMA: n is the leading dimension of the int32 C), "
-           "got " +
+  if (p.n % n_multiple != 0) {
+    return "n must be a multiple of " + std::to_string(n_multiple) + " (" + n_why + "), got " +
            std::to_string(p.n);
   }
   return "";
 }
 
+/// cuBLASLt's IMMA kernels in the regular (column-major) data order: "TN" operands, leading
+/// dimensions and cuBLAS's m and k multiples of 4 (here: k is the leading dimension of A and B,
+/// n that of C and cuBLAS's m).
+std::string CublasInt8CanImplement(const Problem& p) {
+  return LeadingDimensions(p, DType::kINT8, 4, 4,
+                           "cuBLASLt IMMA: k is the leading dimension of int8 A and B",
+                           "cuBLASLt IMMA: n is the leading dimension of the int32 C");
+}
+
 /// cuBLASLt's fp8 GEMM: "TN" operands (as int8), leading dimensions of 16 bytes: k (A and B,
 /// e4m3) a multiple of 16 and n (the bf16 C) a multiple of 8.
 std::string CublasFp8CanImplement(const Problem& p) {
-  if (std::string e = DTypeIs(DType::kFP8, p); !e.empty()) return e;
-  if (std::string e = Positive(p); !e.empty()) return e;
-  if (p.k % 16 != 0) {
-    return "k must be a multiple of 16 (cuBLASLt fp8: k is the leading dimension of the e4m3 A "
-           "and B, in rows of 16 bytes), got " +
-           std::to_string(p.k);
-  }
-  if (p.n % 8 != 0) {
-    return "n must be a multiple of 8 (cuBLASLt fp8: n is the leading dimension of the bf16 C, "
-           "in rows of 16 bytes), got " +
-           std::to_string(p.n);
-  }
-  return "";
+  return LeadingDimensions(
+      p, DType::kFP8, 16, 8,
+      "cuBLASLt fp8: k is the leading dimension of the e4m3 A and B, in rows of 16 bytes",
+      "cuBLASLt fp8: n is the leading dimension of the bf16 C, in rows of 16 bytes");
 }
 
 /// One cuBLAS entry: every field but these is the family's.

@@ -33,27 +33,15 @@ std::string Launch(const GemmArgs& args) {
   return LaunchError("simt");
 }
 
-template <class Cfg>
-const void* Kernel(DType d) {
-  return d == DType::kFP32 ? reinterpret_cast<const void*>(&SimtGemmKernel<Cfg>) : nullptr;
-}
-
-template <int... I>
-void Bind(Registry& registry, std::integer_sequence<int, I...>) {
-  (
-      [&] {
-        if (Variant* v = registry.FindMutable(kSimtRungs[I].name)) {
-          v->launch = &Launch<RungConfig<I>>;
-          v->kernel = &Kernel<RungConfig<I>>;
-        }
-      }(),
-      ...);
-}
-
 }  // namespace
 
 void BindSimtLaunchers(Registry& registry) {
-  Bind(registry, std::make_integer_sequence<int, kSimtRungCount>{});
+  BindEach<kSimtRungCount>(
+      registry, kSimtRungs,
+      [&]<int I>(Variant& v) {  // [&]: no conversion to a function pointer to warn of
+        v.launch = &Launch<RungConfig<I>>;
+        v.kernel = &OwnKernel<DType::kFP32, &SimtGemmKernel<RungConfig<I>>>;
+      });
 }
 
 }  // namespace ablation::kernels

@@ -42,6 +42,8 @@ std::string Describe(const Rung& r) {
   return d;
 }
 
+// The knobs' words by switches rather than tables, so that the compiler names a value left out
+// (-Wswitch): alike in shape to the other enum words of the tree, with words of their own.
 const char* MainloopName(Mainloop m) {
   switch (m) {
     case Mainloop::kMmaCpAsync:

@@ -36,27 +36,15 @@ std::string Launch(const GemmArgs& args) {
   return LaunchError("tf32");
 }
 
-template <class Cfg>
-const void* Kernel(DType d) {
-  return d == DType::kTF32 ? reinterpret_cast<const void*>(&Tf32GemmKernel<Cfg>) : nullptr;
-}
-
-template <int... I>
-void Bind(Registry& registry, std::integer_sequence<int, I...>) {
-  (
-      [&] {
-        if (Variant* v = registry.FindMutable(kTf32Variants[I].name)) {
-          v->launch = &Launch<VariantConfig<I>>;
-          v->kernel = &Kernel<VariantConfig<I>>;
-        }
-      }(),
-      ...);
-}
-
 }  // namespace
 
 void BindTf32Launchers(Registry& registry) {
-  Bind(registry, std::make_integer_sequence<int, kTf32VariantCount>{});
+  BindEach<kTf32VariantCount>(
+      registry, kTf32Variants,
+      [&]<int I>(Variant& v) {  // [&]: no conversion to a function pointer to warn of
+        v.launch = &Launch<VariantConfig<I>>;
+        v.kernel = &OwnKernel<DType::kTF32, &Tf32GemmKernel<VariantConfig<I>>>;
+      });
 }
 
 }  // namespace ablation::kernels

@@ -328,6 +328,8 @@ grpc::ServerUnaryReactor* AblationService::CancelRun(grpc::CallbackServerContext
   return reactor;
 }
 
+// The queries below look alike: each is admitted, bounded and answered later by the reader pool
+// (Later); what differs is the call, which a table could not name without losing the types.
 grpc::ServerUnaryReactor* AblationService::ListRuns(grpc::CallbackServerContext* context,
                                                     const v1::ListRunsRequest* request,
                                                     v1::ListRunsResponse* response) {
@@ -349,6 +351,7 @@ grpc::ServerUnaryReactor* AblationService::QueryMeasurements(
                [&](auto done) { core_->queries().QueryMeasurements(*request, std::move(done)); });
 }
 
+// Alike to ListRuns and the queries around it (said there).
 grpc::ServerUnaryReactor* AblationService::GetHistory(grpc::CallbackServerContext* context,
                                                       const v1::HistoryRequest* request,
                                                       v1::HistoryResponse* response) {

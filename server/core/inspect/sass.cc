@@ -406,6 +406,8 @@ class LoopInspector {
     if (!v_.barrier_before_refill) v_.refill_barrier = -1;
   }
 
+  // The excerpt's marker of instruction j: a switch over the classes, alike in shape to their
+  // words (ToString above) and with markers of its own.
   std::string Marker(size_t j) const {
     const auto& i = ins_[j];
     switch (i.cls) {
