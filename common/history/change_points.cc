@@ -4,6 +4,8 @@
 #include <cmath>
 #include <random>
 
+#include "common/stats.h"
+
 namespace ablation::history {
 namespace {
 
@@ -51,13 +53,6 @@ double Mean(std::span<const double> y) {
   double s = 0;
   for (double v : y) s += v;
   return y.empty() ? 0 : s / double(y.size());
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
 }
 
 double Relative(double before, double after) { return before != 0 ? after / before - 1 : 0; }
@@ -108,7 +103,9 @@ class Search {
 };
 
 double NoiseFloor(const ChangePointOptions& options, std::span<const double> noise) {
-  const double median_noise = Median(std::vector<double>(noise.begin(), noise.end()));
+  // No noise known: none (common::Median of nothing is NaN).
+  const double median_noise =
+      noise.empty() ? 0 : common::Median(std::vector<double>(noise.begin(), noise.end()));
   return std::max(options.min_relative_change, options.noise_multiple * median_noise);
 }
 

@@ -1,8 +1,10 @@
 #include "common/history/history.h"
 
 #include <algorithm>
-#include <cctype>
 #include <tuple>
+
+#include "common/enum_words.h"
+#include "common/stats.h"
 
 namespace ablation::history {
 namespace {
@@ -11,17 +13,11 @@ auto SeriesKey(const SeriesRow& r) {
   return std::tie(r.fingerprint, r.variant, r.dtype, r.m, r.n, r.k, r.regime, r.figures);
 }
 
+// The stored word of a regime ("sustained"), as every enum of the API is stored (enum_words.h);
+// unspecified where it names none.
 v1::Regime RegimeOf(const std::string& text) {
-  std::string name = "REGIME_";
-  for (char c : text) name += char(std::toupper(static_cast<unsigned char>(c)));
   v1::Regime regime = v1::REGIME_UNSPECIFIED;
-  return v1::Regime_Parse(name, &regime) ? regime : v1::REGIME_UNSPECIFIED;
-}
-
-double MedianOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+  return common::ParseEnumWord("", text, &regime).empty() ? regime : v1::REGIME_UNSPECIFIED;
 }
 
 // Rows [begin, end) of one series and one run into a point.
@@ -39,7 +35,7 @@ v1::HistoryPoint Point(const std::vector<SeriesRow>& rows, size_t begin, size_t 
     tflops += rows[i].tflops;
   }
   const double count = double(end - begin);
-  p.set_median_ms(MedianOf(medians));
+  p.set_median_ms(common::Median(medians));
   p.set_noise(noise / count);
   p.set_tflops(tflops / count);
   return p;
