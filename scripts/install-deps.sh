@@ -36,6 +36,7 @@ packages=(
   python3-pytest prometheus python3-prometheus-client python3-yaml
   # the Python package installed with pip into a fresh venv (tests/python/test_install.py)
   python3-venv python3-setuptools python3-wheel
+  mypy  # that test type-checks a notebook's code against the installed package (PEP 561)
 )
 
 missing=()
