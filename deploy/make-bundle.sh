@@ -8,7 +8,10 @@
 #   OUT_DIR/bin/                 ablationd, ablation-worker, ablation-client, ablation-compile
 #                                (user kernels' compiler, NVRTC from the node's CUDA), ablationd-nightly
 #                                (deploy/nightly.sh), ablationd-nightly-fleet (deploy/nightly-fleet.sh:
-#                                every daemon of a fleet), and the extra binaries (e.g. test programs)
+#                                every daemon of a fleet), the Kubernetes DaemonSet's
+#                                ablationd-config-reloader (deploy/config-reloader.sh) and
+#                                ablationd-drain-outbox (deploy/drain-outbox.py), and the extra
+#                                binaries (e.g. test programs)
 #   OUT_DIR/lib/                 every shared library they need that a host does not have as a
 #                                matter of course: gRPC, absl, protobuf, re2, c-ares, upb,
 #                                spdlog, fmt, sqlite, ssl, ...
@@ -80,6 +83,9 @@ chmod 0644 "$out"/lib/*
 # The nightly job and what the host's administrator needs.
 install -m 0755 "$here/nightly.sh" "$out/bin/ablationd-nightly"
 install -m 0755 "$here/nightly-fleet.sh" "$out/bin/ablationd-nightly-fleet"
+# Kubernetes: the DaemonSet's config reloader (a sidecar) and its preStop hook.
+install -m 0755 "$here/config-reloader.sh" "$out/bin/ablationd-config-reloader"
+install -m 0755 "$here/drain-outbox.py" "$out/bin/ablationd-drain-outbox"
 install -m 0644 "$here/ablationd.toml" "$here/nightly.env" "$out/share/ablationd/"
 [[ -f $here/presets.toml ]] && install -m 0644 "$here/presets.toml" "$out/share/ablationd/"
 [[ -f $here/README.md ]] && install -m 0644 "$here/README.md" "$out/share/ablationd/"

@@ -37,6 +37,7 @@ packages=(
   universal-ctags  # the functions and their lengths for the code-shape test (tests/layering)
   # the Python package installed with pip into a fresh venv (tests/python/test_install.py)
   python3-venv python3-setuptools python3-wheel
+  mypy  # that test type-checks a notebook's code against the installed package (PEP 561)
 )
 
 missing=()

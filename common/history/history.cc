@@ -9,8 +9,10 @@
 namespace ablation::history {
 namespace {
 
+// A fleet's rows carry their daemon (its points name it): two nodes of one fingerprint differ by
+// their chips' spread, which is not a change over time, so each node is a series of its own.
 auto SeriesKey(const SeriesRow& r) {
-  return std::tie(r.fingerprint, r.variant, r.dtype, r.m, r.n, r.k, r.regime, r.figures);
+  return std::tie(r.fingerprint, r.variant, r.dtype, r.m, r.n, r.k, r.regime, r.figures, r.node);
 }
 
 // The stored word of a regime ("sustained"), as every enum of the API is stored (enum_words.h);
@@ -91,10 +93,7 @@ v1::HistoryResponse BuildHistory(const std::vector<SeriesRow>& rows,
     series->set_device_uuid(rows[end - 1].device_uuid);
     for (size_t run = i; run < end;) {
       size_t next = run;
-      // A run is one daemon's: in a fleet's rows two daemons may each have a run 7.
-      while (next < end && rows[next].run_id == rows[run].run_id &&
-             rows[next].node == rows[run].node)
-        ++next;
+      while (next < end && rows[next].run_id == rows[run].run_id) ++next;
       *series->add_points() = Point(rows, run, next);
       run = next;
     }

@@ -1,7 +1,8 @@
 // The History answer: stored points grouped into series (one per hardware fingerprint, variant,
-// dtype, shape and regime), one point per run, with the change points found over each series's
-// medians. Pure: the rows come from db::Store::SeriesRows (the daemon) or from a fleet's
-// PostgreSQL (db/fleet/fleet_reader.h, the client), so this lives where both may link it.
+// dtype, shape, regime and figures, and in a fleet's rows one per daemon too), one point per run,
+// with the change points found over each series's medians. Pure: the rows come from
+// db::Store::SeriesRows (the daemon) or from a fleet's PostgreSQL (db/fleet/fleet_reader.h, the
+// client), so this lives where both may link it.
 #pragma once
 
 #include <vector>

@@ -10,11 +10,11 @@ namespace {
 
 constexpr const char* kSeriesWhere =
     " WHERE hardware_fingerprint = $1 AND variant = $2 AND dtype = $3 AND m = $4 AND n = $5 "
-    "AND k = $6 AND regime = $7 AND figures = $8";
+    "AND k = $6 AND regime = $7 AND figures = $8 AND daemon_id = $9";
 
 std::vector<PgParam> KeyParams(const FleetSeriesKey& s) {
-  return {s.fingerprint,       s.variant,           s.dtype,  std::to_string(s.m),
-          std::to_string(s.n), std::to_string(s.k), s.regime, s.figures};
+  return {s.fingerprint,       s.variant, s.dtype,   std::to_string(s.m), std::to_string(s.n),
+          std::to_string(s.k), s.regime,  s.figures, s.daemon_id};
 }
 
 std::string Real(double v) {
@@ -23,11 +23,18 @@ std::string Real(double v) {
   return buffer;
 }
 
+// The device name of a run's rows (the series' rows are one daemon's: a run id names one run).
+std::string DeviceOfRun(const std::vector<history::SeriesRow>& rows, int64_t run_id) {
+  for (const history::SeriesRow& row : rows)
+    if (row.run_id == run_id) return row.device_name;
+  return "";
+}
+
 std::vector<FleetSeriesKey> Keys(const PgResult& r) {
   std::vector<FleetSeriesKey> out;
   for (int i = 0; i < r.rows(); ++i) {
     out.push_back({r.Text(i, 0), r.Text(i, 1), r.Text(i, 2), r.Int(i, 3), r.Int(i, 4), r.Int(i, 5),
-                   r.Text(i, 6), r.Text(i, 7)});
+                   r.Text(i, 6), r.Text(i, 7), r.Text(i, 8)});
   }
   return out;
 }
@@ -37,27 +44,30 @@ std::vector<FleetSeriesKey> Keys(const PgResult& r) {
 std::string FleetSeriesKey::Name() const {
   return variant + " " + dtype + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
          std::to_string(k) + (regime.empty() ? "" : " " + regime) + " (" + figures + ") on " +
-         (fingerprint.empty() ? "no fingerprint" : fingerprint);
+         (fingerprint.empty() ? "no fingerprint" : fingerprint) + ", daemon " +
+         daemon_id.substr(0, 8);
 }
 
 std::vector<FleetSeriesKey> SeriesOfRun(PgConnection& c, const std::string& daemon_id,
                                         int64_t run_id) {
   return Keys(c.Query(
-      "SELECT DISTINCT hardware_fingerprint, variant, dtype, m, n, k, regime, figures FROM "
-      "fleet_points WHERE daemon_id = $1 AND run_id = $2 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8",
+      "SELECT DISTINCT hardware_fingerprint, variant, dtype, m, n, k, regime, figures, daemon_id "
+      "FROM ablationd.fleet_points WHERE daemon_id = $1 AND run_id = $2 "
+      "ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9",
       {daemon_id, std::to_string(run_id)}, "find the series of run " + std::to_string(run_id)));
 }
 
 std::vector<FleetSeriesKey> StaleSeries(PgConnection& c, int limit) {
   return Keys(c.Query(
-      R"sql(SELECT q.hardware_fingerprint, q.variant, q.dtype, q.m, q.n, q.k, q.regime, q.figures
-FROM (SELECT hardware_fingerprint, variant, dtype, m, n, k, regime, figures,
-             count(DISTINCT (daemon_id, run_id)) AS points
-      FROM fleet_points GROUP BY 1, 2, 3, 4, 5, 6, 7, 8) q
-LEFT JOIN fleet_change_point_series s
-  USING (hardware_fingerprint, variant, dtype, m, n, k, regime, figures)
+      R"sql(SELECT q.hardware_fingerprint, q.variant, q.dtype, q.m, q.n, q.k, q.regime, q.figures,
+       q.daemon_id
+FROM (SELECT hardware_fingerprint, variant, dtype, m, n, k, regime, figures, daemon_id,
+             count(DISTINCT run_id) AS points
+      FROM ablationd.fleet_points GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9) q
+LEFT JOIN ablationd.fleet_change_point_series s
+  USING (hardware_fingerprint, variant, dtype, m, n, k, regime, figures, daemon_id)
 WHERE s.points IS DISTINCT FROM q.points
-ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
+ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9
 LIMIT $1)sql",
       {std::to_string(limit)}, "find the series whose change points are not computed"));
 }
@@ -73,16 +83,18 @@ SeriesChangePoints RecomputeChangePoints(PgConnection& c, const FleetSeriesKey& 
   for (const PgParam& p : key) lock_key += *p + '\x1f';
   c.Query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", {lock_key},
           "lock the change points of " + name);
-  std::vector<std::string> daemon_ids;
-  const std::vector<history::SeriesRow> rows = ReadSeriesRows(c, kSeriesWhere, key, &daemon_ids);
+  const std::vector<history::SeriesRow> rows = ReadSeriesRows(c, kSeriesWhere, key);
   // The series' change points go with its row (ON DELETE CASCADE).
-  c.Query(std::string("DELETE FROM fleet_change_point_series") + kSeriesWhere, key,
+  c.Query(std::string("DELETE FROM ablationd.fleet_change_point_series") + kSeriesWhere, key,
           "clear the change points of " + name);
   SeriesChangePoints result;
   if (rows.empty()) {
     transaction.Commit();
     return result;
   }
+  // One daemon's rows, named by the host it exported from last (ReadSeriesRows).
+  const std::string& node = rows.back().node;
+  const std::string host_name = node.substr(0, node.rfind('/'));
   // The client's own computation over the same rows (client/fleet.cc FleetHistory).
   const v1::HistoryResponse history = history::BuildHistory(rows, options);
   if (history.series_size() != 1) {
@@ -93,36 +105,27 @@ SeriesChangePoints RecomputeChangePoints(PgConnection& c, const FleetSeriesKey& 
   result.points = s.points_size();
   result.change_points = s.change_points_size();
   std::vector<PgParam> params = key;
-  params.insert(params.end(), {s.device_name(), std::to_string(result.points),
+  params.insert(params.end(), {host_name, s.device_name(), std::to_string(result.points),
                                std::to_string(result.change_points),
                                std::to_string(s.points(s.points_size() - 1).time_ms()),
                                Real(options.min_relative_change), Real(options.significance)});
-  c.Query(R"sql(INSERT INTO fleet_change_point_series (hardware_fingerprint, variant, dtype, m, n,
-  k, regime, figures, device_name, points, change_points, last_time, min_relative_change,
-  significance)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, to_timestamp($12::double precision / 1000),
-  $13, $14))sql",
+  c.Query(R"sql(INSERT INTO ablationd.fleet_change_point_series (hardware_fingerprint, variant,
+  dtype, m, n, k, regime, figures, daemon_id, host_name, device_name, points, change_points,
+  last_time, min_relative_change, significance)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+  to_timestamp($14::double precision / 1000), $15, $16))sql",
           params, "record the change points of " + name);
   for (const v1::ChangePoint& change : s.change_points()) {
     const v1::HistoryPoint& p = s.points(change.index());
-    // The point's first row names its daemon (points are one daemon's run: history.cc).
-    size_t row = 0;
-    while (row < rows.size() &&
-           !(rows[row].run_id == p.run_id() && rows[row].measurement_id == p.measurement_id() &&
-             rows[row].node == p.node()))
-      ++row;
-    if (row == rows.size()) throw FleetError("a change point of " + name + " names no row");
-    const std::string& node = rows[row].node;
     std::vector<PgParam> values = key;
-    values.insert(
-        values.end(),
-        {daemon_ids[row], std::to_string(p.run_id()), std::to_string(p.measurement_id()),
-         node.substr(0, node.rfind('/')), rows[row].device_name, std::to_string(p.time_ms()),
-         std::to_string(change.index()), Real(change.before_median_ms()),
-         Real(change.after_median_ms()), Real(change.relative_change()), Real(change.p_value())});
-    c.Query(R"sql(INSERT INTO fleet_change_points (hardware_fingerprint, variant, dtype, m, n, k,
-  regime, figures, daemon_id, run_id, measurement_id, host_name, device_name, time, point_index,
-  before_median_ms, after_median_ms, relative_change, p_value)
+    values.insert(values.end(), {std::to_string(p.run_id()), std::to_string(p.measurement_id()),
+                                 host_name, DeviceOfRun(rows, p.run_id()),
+                                 std::to_string(p.time_ms()), std::to_string(change.index()),
+                                 Real(change.before_median_ms()), Real(change.after_median_ms()),
+                                 Real(change.relative_change()), Real(change.p_value())});
+    c.Query(R"sql(INSERT INTO ablationd.fleet_change_points (hardware_fingerprint, variant, dtype,
+  m, n, k, regime, figures, daemon_id, run_id, measurement_id, host_name, device_name, time,
+  point_index, before_median_ms, after_median_ms, relative_change, p_value)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
   to_timestamp($14::double precision / 1000), $15, $16, $17, $18, $19))sql",
             values, "record a change point of " + name);

@@ -2,6 +2,7 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include "common/variant_names.h"
 #include "db/fleet/fleet_schema.h"
 
 namespace ablation::fleet {
@@ -56,7 +57,7 @@ void FromJson(const std::string& json, M* message, const std::string& what) {
 
 void AddVariant(Where& where, const std::string& glob, const char* column) {
   if (glob.empty()) return;
-  if (glob.find_first_of("*?[") == std::string::npos) {
+  if (!common::IsGlob(glob)) {
     where.Add(std::string(column) + " = ?", glob);
   } else {
     where.Add(std::string(column) + " ~ ?", GlobToRegex(glob));
@@ -92,13 +93,17 @@ std::vector<history::SeriesRow> ReadSeriesRows(PgConnection& connection,
                                                const std::string& where_sql,
                                                const std::vector<PgParam>& params,
                                                std::vector<std::string>* daemon_ids) {
+  // A daemon is named by the host it exported from last (ablationd.daemons), so that its points
+  // stay one series, in time order, even across a renamed node.
   const std::string sql =
       "SELECT hardware_fingerprint, variant, dtype, regime, device_name, device_uuid, m, n, k, "
       "run_id, measurement_id, (extract(epoch FROM time) * 1000)::bigint, median_ms, noise, "
-      "tflops, host_name, daemon_id, figures FROM fleet_points" +
+      "tflops, coalesce((SELECT d.host_name FROM ablationd.daemons d "
+      "WHERE d.daemon_id = p.daemon_id), host_name) AS node_host, daemon_id, figures "
+      "FROM ablationd.fleet_points p" +
       where_sql +
-      " ORDER BY hardware_fingerprint, variant, dtype, m, n, k, regime, figures, time, daemon_id, "
-      "run_id, measurement_id";
+      " ORDER BY hardware_fingerprint, variant, dtype, m, n, k, regime, figures, node_host, "
+      "daemon_id, time, run_id, measurement_id";
   PgResult r = connection.Query(sql, params, "read the series");
   std::vector<history::SeriesRow> rows;
   for (int i = 0; i < r.rows(); ++i) {
@@ -131,9 +136,29 @@ FleetReader::FleetReader(const std::string& conninfo)
   RequireFleetSchema(*connection_);
 }
 
+std::string FleetReader::ResolveVariant(const std::string& selector) {
+  const std::string resolved = common::CanonicalVariantSelector(selector);
+  if (resolved.empty() || common::IsGlob(resolved)) return resolved;
+  PgResult known =
+      connection_->Query("SELECT EXISTS (SELECT 1 FROM ablationd.measurements WHERE variant = $1)",
+                         {resolved}, "look for variant '" + resolved + "'");
+  if (known.Text(0, 0) == "t") return resolved;
+  PgResult all = connection_->Query("SELECT DISTINCT variant FROM ablationd.measurements", {},
+                                    "read the variants measured");
+  std::vector<std::string> names;
+  for (int i = 0; i < all.rows(); ++i) names.push_back(all.Text(i, 0));
+  std::string message = "no variant '" + selector + "'";
+  if (resolved != selector) message += " (" + resolved + ")";
+  message += " was ever measured in the fleet database";
+  const std::vector<std::string> near = common::ClosestNames(names, selector);
+  for (size_t i = 0; i < near.size(); ++i) message += (i ? ", " : "; the nearest: ") + near[i];
+  throw FleetError(message);
+}
+
 std::vector<history::SeriesRow> FleetReader::SeriesRows(const FleetSeriesFilter& f) {
+  PgTransaction transaction(*connection_, PgTransaction::Kind::kReadOnly);
   Where where;
-  AddVariant(where, f.variant_glob, "variant");
+  AddVariant(where, ResolveVariant(f.variant_glob), "variant");
   if (!f.dtype.empty()) where.Add("dtype = ?", f.dtype);
   if (f.m != 0) where.Add("m = ?", std::to_string(f.m));
   if (f.n != 0) where.Add("n = ?", std::to_string(f.n));
@@ -144,7 +169,6 @@ std::vector<history::SeriesRow> FleetReader::SeriesRows(const FleetSeriesFilter&
     where.Add("time >= to_timestamp(?::double precision / 1000)", std::to_string(f.since_ms));
   }
   where.AddNode(f.node, "daemon_id", "host_name");
-  PgTransaction transaction(*connection_, PgTransaction::Kind::kReadOnly);
   std::vector<history::SeriesRow> rows = ReadSeriesRows(*connection_, where.sql(), where.params());
   transaction.Commit();
   return rows;
@@ -152,8 +176,9 @@ std::vector<history::SeriesRow> FleetReader::SeriesRows(const FleetSeriesFilter&
 
 std::vector<FleetMeasurement> FleetReader::Measurements(const FleetMeasurementFilter& f,
                                                         bool* more) {
+  PgTransaction transaction(*connection_, PgTransaction::Kind::kReadOnly);
   Where where;
-  AddVariant(where, f.variant_glob, "x.variant");
+  AddVariant(where, ResolveVariant(f.variant_glob), "x.variant");
   if (!f.dtype.empty()) where.Add("x.dtype = ?", f.dtype);
   if (f.m != 0) where.Add("x.m = ?", std::to_string(f.m));
   if (f.n != 0) where.Add("x.n = ?", std::to_string(f.n));
@@ -171,15 +196,15 @@ std::vector<FleetMeasurement> FleetReader::Measurements(const FleetMeasurementFi
   if (f.run_id != 0) where.Add("x.run_id = ?", std::to_string(f.run_id));
   where.AddNode(f.node, "r.daemon_id", "r.host_name");
   const char* order = f.newest_first ? "DESC" : "ASC";
-  std::string sql = std::string("SELECT r.host_name, r.daemon_id, ") +
-                    (f.samples ? "x.measurement"
-                               : "x.measurement - 'sample_ms' - 'sample_cycles' "
-                                 "- 'sample_sm_mhz' - 'solo_sample_ms'") +
-                    " FROM measurements x JOIN runs r USING (daemon_id, run_id)" + where.sql() +
-                    " ORDER BY x.created_at " + order + ", r.daemon_id " + order +
-                    ", x.measurement_id " + order;
+  std::string sql =
+      std::string("SELECT r.host_name, r.daemon_id, ") +
+      (f.samples ? "x.measurement"
+                 : "x.measurement - 'sample_ms' - 'sample_cycles' "
+                   "- 'sample_sm_mhz' - 'solo_sample_ms'") +
+      " FROM ablationd.measurements x JOIN ablationd.runs r USING (daemon_id, run_id)" +
+      where.sql() + " ORDER BY x.created_at " + order + ", r.daemon_id " + order +
+      ", x.measurement_id " + order;
   if (f.limit > 0) sql += " LIMIT " + std::to_string(f.limit + 1);
-  PgTransaction transaction(*connection_, PgTransaction::Kind::kReadOnly);
   PgResult r = connection_->Query(sql, where.params(), "read the measurements");
   std::vector<FleetMeasurement> out;
   for (int i = 0; i < r.rows(); ++i) {
@@ -199,7 +224,7 @@ std::vector<FleetRun> FleetReader::Runs(const FleetRunFilter& f, bool* more) {
   if (!f.tag.empty()) where.Add("? = ANY (tags)", f.tag);
   if (!f.state.empty()) where.Add("state = ?", f.state);
   where.AddNode(f.node, "daemon_id", "host_name");
-  std::string sql = "SELECT host_name, daemon_id, run FROM runs" + where.sql() +
+  std::string sql = "SELECT host_name, daemon_id, run FROM ablationd.runs" + where.sql() +
                     " ORDER BY coalesce(started_at, created_at) DESC, daemon_id, run_id DESC";
   if (f.limit > 0) sql += " LIMIT " + std::to_string(f.limit + 1);
   PgTransaction transaction(*connection_, PgTransaction::Kind::kReadOnly);
@@ -222,7 +247,7 @@ v1::GetRunResponse FleetReader::Run(const std::string& node, int64_t run_id) {
   Where daemons;
   daemons.AddNode(node, "daemon_id", "host_name");
   PgResult d = connection_->Query(
-      "SELECT daemon_id, host_name FROM daemons" + daemons.sql() + " ORDER BY daemon_id",
+      "SELECT daemon_id, host_name FROM ablationd.daemons" + daemons.sql() + " ORDER BY daemon_id",
       daemons.params(), "find daemon '" + node + "'");
   if (d.rows() == 0) {
     throw FleetError("no daemon '" + node +
@@ -238,20 +263,21 @@ v1::GetRunResponse FleetReader::Run(const std::string& node, int64_t run_id) {
   const std::string daemon_id = d.Text(0, 0);
   const std::string id = std::to_string(run_id);
   v1::GetRunResponse response;
-  PgResult run = connection_->Query("SELECT run FROM runs WHERE daemon_id = $1 AND run_id = $2",
-                                    {daemon_id, id}, "read run " + id);
+  PgResult run =
+      connection_->Query("SELECT run FROM ablationd.runs WHERE daemon_id = $1 AND run_id = $2",
+                         {daemon_id, id}, "read run " + id);
   if (run.rows() == 0) {
     throw FleetError("daemon " + NodeName(d.Text(0, 1), daemon_id) + " has exported no run " + id);
   }
   FromJson(run.Text(0, 0), response.mutable_run(), "run");
   PgResult ms = connection_->Query(
-      "SELECT measurement FROM measurements WHERE daemon_id = $1 AND run_id = $2 "
+      "SELECT measurement FROM ablationd.measurements WHERE daemon_id = $1 AND run_id = $2 "
       "ORDER BY (measurement->>'sequence')::int, measurement_id",
       {daemon_id, id}, "read the measurements of run " + id);
   for (int i = 0; i < ms.rows(); ++i)
     FromJson(ms.Text(i, 0), response.add_measurements(), "measurement");
   PgResult vs = connection_->Query(
-      "SELECT verification FROM verifications WHERE daemon_id = $1 AND run_id = $2 "
+      "SELECT verification FROM ablationd.verifications WHERE daemon_id = $1 AND run_id = $2 "
       "ORDER BY verification_id",
       {daemon_id, id}, "read the verifications of run " + id);
   for (int i = 0; i < vs.rows(); ++i)

@@ -1,7 +1,8 @@
 // Reads of the fleet database for ablation-client (history, results, compare --fleet-db), each
 // in a READ ONLY transaction: the client can look across a fleet's daemons and never write.
 // A daemon is named in its rows as "host/abcd1234" (host name, the first 8 hex digits of its
-// identity), since run ids are each daemon's own.
+// identity), since run ids are each daemon's own. Variants are named as to a daemon: a full name,
+// a glob, or a short ablation name (L1_R1_s3), which the reads resolve (ResolveVariant).
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,7 @@
 namespace ablation::fleet {
 
 struct FleetSeriesFilter {
-  std::string variant_glob;  // required: a name or a glob (*, ?, [...])
+  std::string variant_glob;  // required: a name, a short name or a glob (*, ?, [...])
   std::string dtype;         // '' any
   int64_t m = 0, n = 0, k = 0;
   std::string regime;  // stored word ('burst'); '' any
@@ -26,7 +27,7 @@ struct FleetSeriesFilter {
 };
 
 struct FleetMeasurementFilter {
-  std::string variant_glob;  // '' any
+  std::string variant_glob;  // '' any; else as FleetSeriesFilter's
   std::string dtype;
   int64_t m = 0, n = 0, k = 0;
   std::string tag;
@@ -61,8 +62,15 @@ class FleetReader {
   /// Connects and checks the schema version; throws FleetError saying what is wrong.
   explicit FleetReader(const std::string& conninfo);
 
+  /// What stored variant names are matched against for `selector`: a glob as given, a short
+  /// ablation name as its canonical one (common/variant_names.h), a name as given. A name (not a
+  /// glob) that no measurement of the fleet has throws FleetError naming the nearest ones, so
+  /// that a typo is an error rather than an empty table. SeriesRows and Measurements call it.
+  std::string ResolveVariant(const std::string& selector);
+
   /// Ok measurements of ablation runs ordered by series (fingerprint, variant, dtype, shape,
-  /// regime), then by the run's start, daemon and id: as history::BuildHistory reads them.
+  /// regime, figures, daemon), then by the run's start and id: as history::BuildHistory reads
+  /// them, one series per daemon.
   std::vector<history::SeriesRow> SeriesRows(const FleetSeriesFilter& filter);
   /// `more` tells whether the limit cut the answer short.
   std::vector<FleetMeasurement> Measurements(const FleetMeasurementFilter& filter, bool* more);

@@ -241,33 +241,241 @@ ALTER TABLE fleet_change_points ADD FOREIGN KEY (hardware_fingerprint, variant, 
          "migrate the fleet schema to v3 (solo figures)");
 }
 
+// v4, the change points: a series is one daemon's (a node's), so a second node of one
+// fingerprint, whose chip is a few percent apart, is a series of its own and never a change in
+// the first one's. The stored change points are derived rows: the tables are made anew with the
+// daemon in their key, and the exporters compute every series again (fleet::StaleSeries).
+void MigrateV4ChangePoints(PgConnection& c) {
+  c.Exec(R"sql(
+DROP TABLE IF EXISTS fleet_change_points;
+DROP TABLE IF EXISTS fleet_change_point_series;
+CREATE TABLE fleet_change_point_series (
+  hardware_fingerprint text             NOT NULL,
+  variant              text             NOT NULL,
+  dtype                text             NOT NULL,
+  m                    bigint           NOT NULL,
+  n                    bigint           NOT NULL,
+  k                    bigint           NOT NULL,
+  regime               text             NOT NULL,
+  figures              text             NOT NULL,
+  daemon_id            text             NOT NULL REFERENCES daemons (daemon_id),
+  host_name            text             NOT NULL DEFAULT '',
+  device_name          text             NOT NULL DEFAULT '',
+  points               integer          NOT NULL,
+  change_points        integer          NOT NULL,
+  last_time            timestamptz,
+  min_relative_change  double precision NOT NULL,
+  significance         double precision NOT NULL,
+  computed_at          timestamptz      NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (hardware_fingerprint, variant, dtype, m, n, k, regime, figures, daemon_id)
+);
+CREATE TABLE fleet_change_points (
+  hardware_fingerprint text             NOT NULL,
+  variant              text             NOT NULL,
+  dtype                text             NOT NULL,
+  m                    bigint           NOT NULL,
+  n                    bigint           NOT NULL,
+  k                    bigint           NOT NULL,
+  regime               text             NOT NULL,
+  figures              text             NOT NULL,
+  daemon_id            text             NOT NULL,
+  run_id               bigint           NOT NULL,
+  measurement_id       bigint           NOT NULL,
+  host_name            text             NOT NULL,
+  device_name          text             NOT NULL DEFAULT '',
+  time                 timestamptz      NOT NULL,
+  point_index          integer          NOT NULL,
+  before_median_ms     double precision NOT NULL,
+  after_median_ms      double precision NOT NULL,
+  relative_change      double precision NOT NULL,
+  p_value              double precision NOT NULL,
+  computed_at          timestamptz      NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (hardware_fingerprint, variant, dtype, m, n, k, regime, figures, daemon_id, run_id),
+  FOREIGN KEY (hardware_fingerprint, variant, dtype, m, n, k, regime, figures, daemon_id)
+    REFERENCES fleet_change_point_series ON DELETE CASCADE,
+  FOREIGN KEY (daemon_id, run_id) REFERENCES runs (daemon_id, run_id)
+);
+CREATE INDEX fleet_change_points_time ON fleet_change_points (time);
+)sql",
+         "migrate the fleet schema to v4 (change points per daemon)");
+}
+
+// v4, the views: fleet_steps compares a point with its own daemon's before it, and
+// fleet_node_comparison puts the daemons of one fingerprint side by side (each one's median
+// against the median of the fingerprint's daemons): the spread between chips, seen as such.
+void MigrateV4Views(PgConnection& c) {
+  c.Exec(R"sql(
+DROP VIEW IF EXISTS fleet_node_comparison;
+DROP VIEW IF EXISTS fleet_steps;
+DROP VIEW IF EXISTS fleet_throughput;
+DROP VIEW IF EXISTS fleet_daemons;
+DROP VIEW IF EXISTS fleet_points;
+CREATE VIEW fleet_points AS
+SELECT r.daemon_id, r.host_name, r.hardware_fingerprint, r.device_name, r.device_uuid,
+       x.run_id, x.measurement_id, x.variant, x.dtype, x.m, x.n, x.k, x.regime,
+       coalesce(r.started_at, r.created_at) AS time,
+       coalesce(x.solo_median_ms, x.median_ms) AS median_ms,
+       CASE WHEN x.solo_median_ms IS NULL THEN x.noise ELSE x.solo_noise END AS noise,
+       coalesce(x.solo_tflops, x.tflops) AS tflops, r.tags,
+       CASE WHEN x.solo_median_ms IS NULL THEN 'window' ELSE 'solo' END AS figures
+FROM measurements x JOIN runs r USING (daemon_id, run_id)
+WHERE x.status = 'ok' AND r.kind = 'ablation';
+CREATE VIEW fleet_throughput AS
+SELECT date_trunc('day', time) AS day, device_name, variant, dtype, m, n, k, regime, figures,
+       count(*) AS points, count(DISTINCT daemon_id) AS daemons,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY tflops) AS median_tflops,
+       max(tflops) AS max_tflops
+FROM fleet_points
+GROUP BY 1, device_name, variant, dtype, m, n, k, regime, figures;
+CREATE VIEW fleet_steps AS
+SELECT *, CASE WHEN previous_median_ms > 0 THEN median_ms / previous_median_ms - 1 END
+            AS relative_step
+FROM (
+  SELECT p.*,
+         (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY q.median_ms)
+          FROM (SELECT b.median_ms FROM fleet_points b
+                WHERE b.hardware_fingerprint = p.hardware_fingerprint AND b.variant = p.variant
+                  AND b.dtype = p.dtype AND b.m = p.m AND b.n = p.n AND b.k = p.k
+                  AND b.regime = p.regime AND b.figures = p.figures
+                  AND b.daemon_id = p.daemon_id
+                  AND (b.time, b.measurement_id) < (p.time, p.measurement_id)
+                ORDER BY b.time DESC LIMIT 7) q) AS previous_median_ms
+  FROM fleet_points p) s;
+CREATE VIEW fleet_daemons AS
+SELECT d.daemon_id, d.host_name, d.node_labels, d.first_export_at, d.last_export_at,
+       count(r.run_id) AS runs, max(r.finished_at) AS last_run_finished_at,
+       count(*) FILTER (WHERE r.state = 'failed') AS failed_runs
+FROM daemons d LEFT JOIN runs r USING (daemon_id)
+GROUP BY d.daemon_id;
+CREATE VIEW fleet_node_comparison AS
+WITH per_node AS (
+  SELECT hardware_fingerprint, variant, dtype, m, n, k, regime, figures, daemon_id,
+         max(host_name) AS host_name, max(device_name) AS device_name,
+         count(DISTINCT run_id) AS runs, max(time) AS last_time,
+         percentile_cont(0.5) WITHIN GROUP (ORDER BY median_ms) AS median_ms,
+         percentile_cont(0.5) WITHIN GROUP (ORDER BY tflops) AS median_tflops
+  FROM fleet_points
+  GROUP BY hardware_fingerprint, variant, dtype, m, n, k, regime, figures, daemon_id),
+of_fingerprint AS (
+  SELECT hardware_fingerprint, variant, dtype, m, n, k, regime, figures, count(*) AS nodes,
+         percentile_cont(0.5) WITHIN GROUP (ORDER BY median_ms) AS fingerprint_median_ms
+  FROM per_node GROUP BY hardware_fingerprint, variant, dtype, m, n, k, regime, figures)
+SELECT p.*, f.nodes, f.fingerprint_median_ms,
+       p.median_ms / nullif(f.fingerprint_median_ms, 0) - 1 AS relative_to_fingerprint
+FROM per_node p JOIN of_fingerprint f
+  USING (hardware_fingerprint, variant, dtype, m, n, k, regime, figures);
+)sql",
+         "migrate the fleet schema to v4 (views per daemon)");
+}
+
+// The objects of a fleet database of v3 or before, in the order they can be moved.
+constexpr const char* kLegacyTables[] = {"daemons",
+                                         "runs",
+                                         "measurements",
+                                         "verifications",
+                                         "fleet_change_point_series",
+                                         "fleet_change_points",
+                                         "fleet_schema"};
+constexpr const char* kLegacyViews[] = {"fleet_steps", "fleet_throughput", "fleet_daemons",
+                                        "fleet_points"};
+
+bool Exists(PgConnection& c, const std::string& qualified_name) {
+  return c.Query("SELECT to_regclass($1) IS NOT NULL", {qualified_name},
+                 "look for " + qualified_name)
+             .Text(0, 0) == "t";
+}
+
+// The schema (quoted as an identifier) of a fleet_schema table of v3 or before that the
+// search_path finds; "" when there is none.
+std::string LegacySchema(PgConnection& c) {
+  PgResult r = c.Query(
+      "SELECT quote_ident(n.nspname) FROM pg_class t JOIN pg_namespace n ON n.oid = t.relnamespace "
+      "WHERE t.oid = to_regclass('fleet_schema') AND n.nspname <> $1",
+      {std::string(kFleetSchemaName)}, "look for an older fleet schema");
+  return r.rows() == 0 ? "" : r.Text(0, 0);
+}
+
+int RecordedVersion(PgConnection& c, const std::string& table) {
+  return static_cast<int>(
+      c.Query("SELECT coalesce(max(version), 0) FROM " + table, {}, "read its version").Int(0, 0));
+}
+
+// Moves the tables of v3 or before from `legacy` into kFleetSchemaName with their rows, indexes
+// and constraints; the views are dropped (v4 makes them again). A fleet_schema of version 4 stays
+// behind for the daemons not yet upgraded (MigrateFleet says why).
+void MoveIntoFleetSchema(PgConnection& c, const std::string& legacy) {
+  for (const char* view : kLegacyViews) {
+    c.Exec("DROP VIEW IF EXISTS " + legacy + "." + view,
+           "drop the older view " + legacy + "." + view);
+  }
+  for (const char* table : kLegacyTables) {
+    if (!Exists(c, legacy + "." + table)) continue;
+    c.Exec("ALTER TABLE " + legacy + "." + table + " SET SCHEMA " + kFleetSchemaName,
+           "move " + legacy + "." + table + " into schema " + kFleetSchemaName);
+  }
+  c.Exec("CREATE TABLE " + legacy + ".fleet_schema (version integer NOT NULL); INSERT INTO " +
+             legacy + ".fleet_schema VALUES (" + std::to_string(kFleetSchemaVersion) +
+             "); COMMENT ON TABLE " + legacy +
+             ".fleet_schema IS 'The fleet''s tables are in schema " + kFleetSchemaName +
+             " since fleet schema v4: this row keeps older daemons from " +
+             "making them here again. Drop it once every daemon is upgraded.'",
+         "leave a version 4 marker in " + legacy);
+}
+
 }  // namespace
 
 int FleetSchemaVersion(PgConnection& connection) {
-  PgResult exists = connection.Query("SELECT to_regclass('fleet_schema') IS NOT NULL", {},
-                                     "look for fleet_schema");
-  if (exists.Text(0, 0) != "t") return 0;
-  PgResult v = connection.Query("SELECT max(version) FROM fleet_schema", {}, "read its version");
-  return static_cast<int>(v.Int(0, 0));
+  const std::string current = std::string(kFleetSchemaName) + ".fleet_schema";
+  if (Exists(connection, current)) return RecordedVersion(connection, current);
+  if (Exists(connection, "fleet_schema")) return RecordedVersion(connection, "fleet_schema");
+  return 0;
 }
 
 void MigrateFleet(PgConnection& connection) {
   PgTransaction transaction(connection);
   connection.Exec(kMigrationLock, "take the migration lock");
-  connection.Exec("CREATE TABLE IF NOT EXISTS fleet_schema (version integer NOT NULL)",
-                  "create fleet_schema");
-  const int version = FleetSchemaVersion(connection);
+  const std::string current = std::string(kFleetSchemaName) + ".fleet_schema";
+  const bool moved = Exists(connection, current);
+  std::string legacy = moved ? "" : LegacySchema(connection);
+  int version = moved ? RecordedVersion(connection, current) : 0;
+  if (!legacy.empty()) {
+    version = RecordedVersion(connection, legacy + ".fleet_schema");
+    // A marker whose tables were dropped with their schema: a database to make anew.
+    if (version == kFleetSchemaVersion) {
+      version = 0;
+      legacy.clear();
+    }
+  }
   if (version > kFleetSchemaVersion) {
     throw FleetError("the fleet database has schema version " + std::to_string(version) +
                      ", newer than version " + std::to_string(kFleetSchemaVersion) +
                      " that this ablationd knows; nothing was exported: upgrade ablationd");
   }
   if (version == kFleetSchemaVersion) return;  // the destructor rolls back the empty work
+  // CREATE SCHEMA wants CREATE on the database even with IF NOT EXISTS: a schema an
+  // administrator made (and gave this role) is used as it is.
+  PgResult schema = connection.Query("SELECT to_regnamespace($1) IS NULL", {kFleetSchemaName},
+                                     "look for schema " + std::string(kFleetSchemaName));
+  if (schema.Text(0, 0) == "t") {
+    connection.Exec(std::string("CREATE SCHEMA ") + kFleetSchemaName,
+                    "create schema " + std::string(kFleetSchemaName));
+  }
+  if (!legacy.empty()) MoveIntoFleetSchema(connection, legacy);
+  // The ladder's unqualified DDL lands in the fleet's schema (and the views bind to its tables);
+  // LOCAL: until the commit only.
+  connection.Exec(std::string("SET LOCAL search_path = ") + kFleetSchemaName,
+                  "use schema " + std::string(kFleetSchemaName));
   if (version < 1) MigrateV1(connection);
   if (version < 2) MigrateV2(connection);
   if (version < 3) MigrateV3(connection);
-  connection.Query("DELETE FROM fleet_schema", {}, "clear the version");
-  connection.Query("INSERT INTO fleet_schema (version) VALUES ($1)",
+  if (version < 4) {
+    MigrateV4ChangePoints(connection);
+    MigrateV4Views(connection);
+  }
+  connection.Exec("CREATE TABLE IF NOT EXISTS " + current + " (version integer NOT NULL)",
+                  "create fleet_schema");
+  connection.Query("DELETE FROM " + current, {}, "clear the version");
+  connection.Query("INSERT INTO " + current + " (version) VALUES ($1)",
                    {std::to_string(kFleetSchemaVersion)}, "record the version");
   transaction.Commit();
 }

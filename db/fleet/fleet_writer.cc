@@ -56,13 +56,17 @@ ExportOutcome ExportRun(PgConnection& c, const DaemonIdentity& daemon, const Run
   const v1::Run& run = e.run;
   const std::string run_id = std::to_string(run.id());
   PgTransaction transaction(c);
-  c.Query(R"sql(INSERT INTO daemons (daemon_id, host_name, node_labels) VALUES ($1, $2, $3)
+  c.Query(
+      R"sql(INSERT INTO ablationd.daemons (daemon_id, host_name, node_labels)
+VALUES ($1, $2, $3)
 ON CONFLICT (daemon_id) DO UPDATE
-  SET host_name = EXCLUDED.host_name, node_labels = EXCLUDED.node_labels, last_export_at = now())sql",
-          {daemon.daemon_id, daemon.host_name, daemon.node_labels}, "record the daemon");
+  SET host_name = EXCLUDED.host_name, node_labels = EXCLUDED.node_labels,
+    last_export_at = now())sql",
+      {daemon.daemon_id, daemon.host_name, daemon.node_labels}, "record the daemon");
   PgResult inserted = c.Query(
-      R"sql(INSERT INTO runs (daemon_id, run_id, host_name, kind, state, tags, created_at,
-  started_at, finished_at, device_name, device_uuid, hardware_fingerprint, regime, node_labels, run)
+      R"sql(INSERT INTO ablationd.runs (daemon_id, run_id, host_name, kind, state, tags,
+  created_at, started_at, finished_at, device_name, device_uuid, hardware_fingerprint, regime,
+  node_labels, run)
 VALUES ($1, $2, $3, $4, $5, $6::text[], to_timestamp($7::double precision / 1000),
   to_timestamp($8::double precision / 1000), to_timestamp($9::double precision / 1000), $10, $11,
   $12, $13, $14, $15::jsonb)
@@ -79,8 +83,8 @@ ON CONFLICT (daemon_id, run_id) DO NOTHING RETURNING run_id)sql",
     // The solo span's figures where the row has one (fleet schema v3); NULL else.
     const bool solo = m.solo().solo_measured();
     c.Query(
-        R"sql(INSERT INTO measurements (daemon_id, run_id, measurement_id, variant, dtype, m, n,
-  k, regime, status, median_ms, noise, tflops, created_at, measurement, solo_median_ms,
+        R"sql(INSERT INTO ablationd.measurements (daemon_id, run_id, measurement_id, variant,
+  dtype, m, n, k, regime, status, median_ms, noise, tflops, created_at, measurement, solo_median_ms,
   solo_noise, solo_tflops)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
   to_timestamp($14::double precision / 1000), $15::jsonb, $16, $17, $18)
@@ -95,12 +99,13 @@ ON CONFLICT (daemon_id, measurement_id) DO NOTHING)sql",
         "insert measurement " + std::to_string(m.id()) + " of run " + run_id);
   }
   for (const v1::VerifyResult& v : e.verifications) {
-    c.Query(R"sql(INSERT INTO verifications (daemon_id, run_id, verification_id, variant, passed,
-  verification) VALUES ($1, $2, $3, $4, $5, $6::jsonb)
+    c.Query(
+        R"sql(INSERT INTO ablationd.verifications (daemon_id, run_id, verification_id, variant,
+  passed, verification) VALUES ($1, $2, $3, $4, $5, $6::jsonb)
 ON CONFLICT (daemon_id, verification_id) DO NOTHING)sql",
-            {daemon.daemon_id, run_id, std::to_string(v.id()), v.variant(),
-             v.passed() ? "true" : "false", Json(v)},
-            "insert verification " + std::to_string(v.id()) + " of run " + run_id);
+        {daemon.daemon_id, run_id, std::to_string(v.id()), v.variant(),
+         v.passed() ? "true" : "false", Json(v)},
+        "insert verification " + std::to_string(v.id()) + " of run " + run_id);
   }
   transaction.Commit();
   return ExportOutcome::kExported;

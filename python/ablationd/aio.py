@@ -10,53 +10,71 @@ The requests, the paging and the frames are the blocking client's own (ablationd
 frames.py), so both give the same answers; reports are rendered by the CLI as there, in a
 thread."""
 
+from __future__ import annotations
+
 import asyncio
-import os
+from typing import TYPE_CHECKING, List, Optional
 
 import grpc
 
 from ablationd import _calls, history
 from ablationd._proto import ablation_pb2, ablation_pb2_grpc
-from ablationd.client import DEFAULT_SERVER, AblationError, RunSummary
+from ablationd._tls import PemSource
+from ablationd.client import AblationError, RunSummary
 from ablationd.client import Client as _BlockingClient
-from ablationd.frames import measurements_frame, samples_frame
+from ablationd.frames import measurements_frame, runs_frame, samples_frame
 from ablationd.progress import as_bar, chain
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-async def connect(address=None, token=None, tls=False, root_certificates=None, cli=None,
-                  timeout=30.0, wait=10.0) -> "Client":
-    """As ablationd.connect, in the running event loop."""
-    client = Client(address or os.environ.get("ABLATION_SERVER") or DEFAULT_SERVER, token=token,
-                    tls=tls, root_certificates=root_certificates, cli=cli, timeout=timeout)
+
+async def connect(address: Optional[str] = None, token: Optional[str] = None,
+                  tls: Optional[bool] = None, root_certificates: Optional[bytes] = None,
+                  cli: Optional[str] = None, timeout: float = 30.0, wait: float = 10.0, *,
+                  ca: PemSource = None, cert: PemSource = None, key: PemSource = None,
+                  tls_server_name: Optional[str] = None,
+                  token_file: PemSource = None) -> "Client":
+    """As ablationd.connect (the same options and environment), in the running event loop."""
+    client = Client(address, token=token, tls=tls, root_certificates=root_certificates, cli=cli,
+                    timeout=timeout, ca=ca, cert=cert, key=key, tls_server_name=tls_server_name,
+                    token_file=token_file)
     if wait:
         try:
             await asyncio.wait_for(client.channel.channel_ready(), timeout=wait)
         except asyncio.TimeoutError:
             await client.close()
-            raise ConnectionError(
-                f"no ablationd answered at {client.address} within {wait:g} s (is it running? "
-                "ablationd --listen HOST:PORT)") from None
+            message = await asyncio.to_thread(client.settings.not_ready_message, wait)
+            raise ConnectionError(message) from None
     return client
 
 
 class Client:
     """Use `await ablationd.aio.connect()`. An async context manager."""
 
-    def __init__(self, address, token=None, tls=False, root_certificates=None, cli=None,
-                 timeout=30.0):
-        self.address = address
-        self.timeout = timeout
-        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
-        if tls or root_certificates:
-            credentials = grpc.ssl_channel_credentials(root_certificates=root_certificates)
-            self.channel = grpc.aio.secure_channel(address, credentials)
-        else:
-            self.channel = grpc.aio.insecure_channel(address)
-        self._stub = ablation_pb2_grpc.AblationStub(self.channel)
-        # Reports are the CLI's (Client.report_text says why), called with these credentials.
+    def __init__(self, address: Optional[str] = None, token: Optional[str] = None,
+                 tls: Optional[bool] = None, root_certificates: Optional[bytes] = None,
+                 cli: Optional[str] = None, timeout: float = 30.0, *, ca: PemSource = None,
+                 cert: PemSource = None, key: PemSource = None,
+                 tls_server_name: Optional[str] = None, token_file: PemSource = None):
+        # Reports are the CLI's (Client.report_text says why), called with these credentials;
+        # the blocking client also resolves the options once for both.
         self._reports = _BlockingClient(address, token=token, tls=tls,
                                         root_certificates=root_certificates, cli=cli,
-                                        timeout=timeout)
+                                        timeout=timeout, ca=ca, cert=cert, key=key,
+                                        tls_server_name=tls_server_name, token_file=token_file)
+        self.settings = self._reports.settings
+        self.address = self.settings.target
+        self.timeout = timeout
+        self._metadata = self.settings.metadata()
+        options = self.settings.channel_options()
+        if self.settings.tls:
+            self.channel = grpc.aio.secure_channel(self.address,
+                                                   self.settings.channel_credentials(),
+                                                   options=options)
+        else:
+            self.channel = grpc.aio.insecure_channel(self.address, options=options)
+        self._stub = ablation_pb2_grpc.AblationStub(self.channel)
 
     async def close(self):
         self._reports.close()
@@ -96,8 +114,14 @@ class Client:
         return list((await self._call("ListPresets",
                                       ablation_pb2.ListPresetsRequest(name=name))).presets)
 
-    async def runs(self, tag=None, state=None, limit=50):
-        """Runs, newest first (Run messages). state: a word (succeeded, ...). limit None: all."""
+    async def runs(self, tag: Optional[str] = None, state: Optional[str] = None,
+                   limit: Optional[int] = 50) -> "pd.DataFrame":
+        """As ablationd.Client.runs: a DataFrame, one row per run, newest first."""
+        return runs_frame(await self.run_messages(tag, state, limit))
+
+    async def run_messages(self, tag: Optional[str] = None, state: Optional[str] = None,
+                           limit: Optional[int] = 50) -> List[ablation_pb2.Run]:
+        """As ablationd.Client.run_messages: the Run messages."""
         return await self._drive(_calls.runs_plan(tag, state, limit))
 
     async def get_run(self, run="latest", include_samples=False):

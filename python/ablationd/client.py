@@ -1,10 +1,13 @@
 """The connection to ablationd and what a notebook asks of it."""
 
+from __future__ import annotations
+
 import dataclasses
 import os
 import shutil
 import subprocess
 import tempfile
+from typing import TYPE_CHECKING, List, Optional
 
 import grpc
 from google.protobuf import json_format
@@ -12,10 +15,19 @@ from google.protobuf import json_format
 from ablationd import _calls, history
 from ablationd._proto import (ablation_pb2, ablation_pb2_grpc, envelope_items, report_pb2,
                               words_to_names)
-from ablationd.frames import measurements_frame, samples_frame
+from ablationd._tls import PemSource, Settings
+from ablationd.frames import measurements_frame, runs_frame, samples_frame
 from ablationd.progress import as_bar, chain
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 DEFAULT_SERVER = "127.0.0.1:50051"
+
+# The CLI reads its connection from these too: a report is rendered with this client's own, not
+# with whatever the notebook's environment holds.
+_CLI_CONNECTION_ENV = ("ABLATION_SERVER", "ABLATION_TOKEN", "ABLATION_TOKEN_FILE", "ABLATION_TLS",
+                       "ABLATION_CA", "ABLATION_TLS_SERVER_NAME")
 
 
 class AblationError(RuntimeError):
@@ -45,47 +57,67 @@ class RunSummary:
     reason: str = ""  # why a run that could not measure failed
 
 
-def connect(address=None, token=None, tls=False, root_certificates=None, cli=None, timeout=30.0,
-            wait=10.0) -> "Client":
-    """Connects to ablationd at `address` (default: $ABLATION_SERVER, else 127.0.0.1:50051).
+def connect(address: Optional[str] = None, token: Optional[str] = None,
+            tls: Optional[bool] = None, root_certificates: Optional[bytes] = None,
+            cli: Optional[str] = None, timeout: float = 30.0, wait: float = 10.0, *,
+            ca: PemSource = None, cert: PemSource = None, key: PemSource = None,
+            tls_server_name: Optional[str] = None, token_file: PemSource = None) -> "Client":
+    """Connects to ablationd at `address` (default: $ABLATION_SERVER, else 127.0.0.1:50051),
+    with the CLI's options and its environment variables where an argument is not given.
 
-    token: sent with every call as `authorization: Bearer TOKEN` metadata.
-    tls: a TLS channel (root_certificates: PEM bytes; default: the system's roots).
+    address: HOST:PORT; https://HOST:PORT (or grpcs://) is TLS, as for the CLI's --server.
+    token: sent with every call as `authorization: Bearer TOKEN` metadata (default:
+    $ABLATION_TOKEN); token_file: a file whose first line is the token (--token-file,
+    $ABLATION_TOKEN_FILE).
+    tls: a TLS channel (--tls, $ABLATION_TLS); implied by an https:// address and by any of:
+    ca: the CA that signed the daemon's certificate, a path or PEM bytes (--ca, $ABLATION_CA;
+    root_certificates: the same as PEM bytes; default: the system's roots).
+    cert, key: the client's certificate and its key, paths or PEM bytes, for a daemon that asks
+    for one (tls.client_ca) (--cert, --key).
+    tls_server_name: the name to check the daemon's certificate against instead of the address's
+    host (--tls-server-name, $ABLATION_TLS_SERVER_NAME): a port-forward to a Kubernetes Service
+    reaches 127.0.0.1 with a certificate for "ablationd".
     cli: the ablation-client used for reports (default: $ABLATION_CLIENT, PATH, the build tree).
     timeout: seconds for each query (runs have none). wait: seconds to wait for the daemon to
-    answer before giving up with ConnectionError (0: do not wait).
+    answer before giving up with ConnectionError, which says why where it can tell (nothing
+    listens; a certificate for another name; an unknown CA; a client certificate wanted); 0:
+    do not wait.
     """
-    client = Client(address or os.environ.get("ABLATION_SERVER") or DEFAULT_SERVER, token=token,
-                    tls=tls, root_certificates=root_certificates, cli=cli, timeout=timeout)
+    client = Client(address, token=token, tls=tls, root_certificates=root_certificates, cli=cli,
+                    timeout=timeout, ca=ca, cert=cert, key=key, tls_server_name=tls_server_name,
+                    token_file=token_file)
     if wait:
         try:
             grpc.channel_ready_future(client.channel).result(timeout=wait)
         except grpc.FutureTimeoutError:
             client.close()
-            raise ConnectionError(
-                f"no ablationd answered at {client.address} within {wait:g} s (is it running? "
-                "ablationd --listen HOST:PORT)") from None
+            raise ConnectionError(client.settings.not_ready_message(wait)) from None
     return client
 
 
 class Client:
     """Use connect(). A context manager: `with ablationd.connect() as daemon: ...`."""
 
-    def __init__(self, address, token=None, tls=False, root_certificates=None, cli=None,
-                 timeout=30.0):
-        self.address = address
+    def __init__(self, address: Optional[str] = None, token: Optional[str] = None,
+                 tls: Optional[bool] = None, root_certificates: Optional[bytes] = None,
+                 cli: Optional[str] = None, timeout: float = 30.0, *, ca: PemSource = None,
+                 cert: PemSource = None, key: PemSource = None,
+                 tls_server_name: Optional[str] = None, token_file: PemSource = None):
+        self.settings = Settings.resolve(address, DEFAULT_SERVER, token=token,
+                                         token_file=token_file, tls=tls,
+                                         root_certificates=root_certificates, ca=ca, cert=cert,
+                                         key=key, tls_server_name=tls_server_name)
+        self.address = self.settings.target
         self.timeout = timeout
         self._cli = cli
-        # Kept for the CLI that renders reports (report_text): it calls with the same credentials.
-        self._token = token
-        self._tls = bool(tls or root_certificates)
-        self._root_certificates = root_certificates
-        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
-        if tls or root_certificates:
-            credentials = grpc.ssl_channel_credentials(root_certificates=root_certificates)
-            self.channel = grpc.secure_channel(address, credentials)
+        self._metadata = self.settings.metadata()
+        if self.settings.tls:
+            self.channel = grpc.secure_channel(self.address,
+                                               self.settings.channel_credentials(),
+                                               options=self.settings.channel_options())
         else:
-            self.channel = grpc.insecure_channel(address)
+            self.channel = grpc.insecure_channel(self.address,
+                                                 options=self.settings.channel_options())
         self._stub = ablation_pb2_grpc.AblationStub(self.channel)
 
     def close(self):
@@ -125,8 +157,16 @@ class Client:
     def presets(self, name=""):
         return list(self._call("ListPresets", ablation_pb2.ListPresetsRequest(name=name)).presets)
 
-    def runs(self, tag=None, state=None, limit=50):
-        """Runs, newest first (Run messages). state: a word (succeeded, ...). limit None: all."""
+    def runs(self, tag: Optional[str] = None, state: Optional[str] = None,
+             limit: Optional[int] = 50) -> "pd.DataFrame":
+        """Runs, newest first, as a DataFrame (frames.RUN_COLUMNS: one row per run, as results()
+        has one per measurement). state: a word (succeeded, ...). limit None: all. The messages
+        themselves: run_messages()."""
+        return runs_frame(self.run_messages(tag, state, limit))
+
+    def run_messages(self, tag: Optional[str] = None, state: Optional[str] = None,
+                     limit: Optional[int] = 50) -> List[ablation_pb2.Run]:
+        """The same runs as Run messages (ablation.proto), every field as the daemon sent it."""
         return self._drive(_calls.runs_plan(tag, state, limit))
 
     def get_run(self, run="latest", include_samples=False):
@@ -311,22 +351,13 @@ class Client:
         The report is the CLI's, not rebuilt here: its model (the presets' rungs, the cuBLAS
         share, bootstrap intervals with a fixed seed) lives in client/report/, and a second
         implementation would be a second report that can disagree with the first. The CLI calls
-        with this client's credentials: its token (ABLATION_TOKEN) and TLS with its roots
-        (ABLATION_TLS, ABLATION_CA, written to a private file for the call)."""
-        argv = [self.cli_path(), "--server", self.address, "-q", "report", str(run),
-                "--format", format]
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("ABLATION_TOKEN", "ABLATION_TOKEN_FILE", "ABLATION_TLS", "ABLATION_CA")}
-        if self._token:
-            env["ABLATION_TOKEN"] = self._token
+        with this client's connection: its token (ABLATION_TOKEN) and TLS options (--tls, --ca,
+        --cert, --key, --tls-server-name; PEM bytes written to private files for the call)."""
+        env = {k: v for k, v in os.environ.items() if k not in _CLI_CONNECTION_ENV}
         with tempfile.TemporaryDirectory(prefix="ablationd-report-") as private:
-            if self._tls:
-                env["ABLATION_TLS"] = "1"
-                if self._root_certificates:
-                    ca = os.path.join(private, "ca.pem")
-                    with open(ca, "wb") as f:
-                        f.write(self._root_certificates)
-                    env["ABLATION_CA"] = ca
+            connection, connection_env = self.settings.cli_arguments(private)
+            env.update(connection_env)
+            argv = [self.cli_path(), *connection, "-q", "report", str(run), "--format", format]
             done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False,
                                   env=env)
         if done.returncode != 0:

@@ -1,7 +1,10 @@
 """API messages -> pandas DataFrames. Pure functions of the messages, so that they are the same
 whether the rows came from GetRun or QueryMeasurements (and testable without a daemon)."""
 
+from __future__ import annotations
+
 import math
+from typing import Iterable, Mapping, Optional
 
 import pandas as pd
 
@@ -41,6 +44,15 @@ REPORT_COLUMNS = [
     "cublas_best_share", "at_cap_change", "at_cap_source",
 ]
 
+# One row per run (Client.runs). Times are UTC timestamps, NaT where not yet (a queued run has
+# not started); ok and failed are counted by the daemon on every read.
+RUN_COLUMNS = [
+    "run_id", "state", "kind", "created", "started", "finished", "tags", "planned", "ok",
+    "failed", "rounds", "regime", "paired", "device_index", "device_uuid", "device_name",
+    "hardware_fingerprint", "host_name", "node_labels", "requested_by", "cancelled_by",
+    "clock_policy", "daemon_version", "git_revision", "kernel_revision", "order_seed", "error",
+]
+
 _NAN = math.nan
 
 
@@ -73,7 +85,33 @@ def _frame(rows, columns, ints=()):
     return frame
 
 
-def measurements_frame(measurements, runs=None) -> pd.DataFrame:
+def _time(ms: int):
+    return pd.Timestamp(ms, unit="ms", tz="UTC") if ms else pd.NaT
+
+
+def runs_frame(runs: Iterable["ablation_pb2.Run"]) -> pd.DataFrame:
+    """One row per run (RUN_COLUMNS), in the order given (Client.runs: newest first)."""
+    rows = []
+    for r in runs:
+        d = r.device
+        rows.append([
+            r.id, enum_word(ablation_pb2.RunState, r.state), enum_word(ablation_pb2.RunKind, r.kind),
+            _time(r.created_at_ms), _time(r.started_at_ms), _time(r.finished_at_ms), list(r.tags),
+            r.planned, r.ok, r.failed, r.rounds, enum_word(ablation_pb2.Regime, r.regime),
+            r.paired, d.index, d.uuid, d.name, d.hardware_fingerprint, r.host_name, r.node_labels,
+            r.requested_by, r.cancelled_by, r.clock_policy, r.daemon_version, r.git_revision,
+            r.kernel_revision, r.order_seed, r.error,
+        ])
+    frame = _frame(rows, RUN_COLUMNS,
+                   ints=("run_id", "planned", "ok", "failed", "rounds", "device_index"))
+    for c in ("created", "started", "finished"):
+        frame[c] = pd.to_datetime(frame[c], utc=True)
+    frame["order_seed"] = frame["order_seed"].astype("uint64")
+    return frame
+
+
+def measurements_frame(measurements: Iterable["ablation_pb2.Measurement"],
+                       runs: Optional[Mapping[int, "ablation_pb2.Run"]] = None) -> pd.DataFrame:
     """One row per measurement. `runs`: {run id: Run} for the device columns (missing: "")."""
     runs = runs or {}
     rows = []
@@ -114,7 +152,7 @@ def measurements_frame(measurements, runs=None) -> pd.DataFrame:
     return frame
 
 
-def samples_frame(measurements) -> pd.DataFrame:
+def samples_frame(measurements: Iterable["ablation_pb2.Measurement"]) -> pd.DataFrame:
     """The raw samples, long: one row per sample of each measurement, in measured order.
     cycles and mhz are NaN where the GPU could not tell (they come from %clock64 and
     %globaltimer around each sample)."""
@@ -130,11 +168,18 @@ def samples_frame(measurements) -> pd.DataFrame:
                   ints=("measurement_id", "run_id", "m", "n", "k", "round", "sample"))
 
 
-def report_frame(report) -> pd.DataFrame:
-    """The rows of every section of a report (report.proto's Report), one per rung (and shape)."""
+def report_frame(report: "report_pb2.Report", missing: bool = False) -> pd.DataFrame:
+    """The rows of a report (report.proto's Report) that the run measured, one per rung (and
+    shape), section by section: ok, failed and skipped rows, as the report's tables show them.
+
+    A report lays out every rung of every section its preset names, and a rung the run did not
+    measure is a row of status "missing" (a ladder-a run has rows for Architecture's and Ladder
+    B's rungs too): missing=True keeps those rows, to see what the run left out."""
     rows = []
     for section in report.sections:
         for r in section.rows:
+            if not missing and r.status == report_pb2.ROW_STATUS_MISSING:
+                continue
             has_change = r.HasField("change")
             has_interval = has_change and r.change.HasField("interval")
             rows.append([

@@ -53,8 +53,8 @@ class NewestShift:
 
 @dataclasses.dataclass(frozen=True)
 class Series:
-    """One (hardware fingerprint, variant, dtype, shape, regime): rows of different
-    fingerprints are never mixed."""
+    """One (hardware fingerprint, variant, dtype, shape, regime, figures) on one daemon: rows of
+    different fingerprints, or of two nodes, are never mixed."""
     hardware_fingerprint: str
     variant: str
     dtype: str
@@ -68,6 +68,10 @@ class Series:
     points: List[HistoryPoint]
     change_points: List[ChangePoint]
     newest: NewestShift
+    # The daemon whose points these are, "host/abcd1234", in a fleet's history ('' from one
+    # daemon; its points name it): a node's spread against another of its model is no change
+    # over time, so each node is a series of its own.
+    node: str = ""
 
     def frame(self):
         """The points as a pandas DataFrame (time, run_id, measurement_id, median_ms, noise,
@@ -114,5 +118,6 @@ def series_of(response) -> List[Series]:
                           (s.shape.m, s.shape.n, s.shape.k), enum_word(ablation_pb2.Regime, s.regime),
                           s.figures or "window", s.device_name, s.device_uuid, points, changes,
                           NewestShift(n.candidate, n.baseline_median_ms, n.relative_change,
-                                      n.threshold, n.baseline_points)))
+                                      n.threshold, n.baseline_points),
+                          s.points[0].node if s.points else ""))
     return out

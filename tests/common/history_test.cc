@@ -67,23 +67,38 @@ TEST(BuildHistory, NewestNightOutsideTheSpreadIsACandidate) {
   EXPECT_TRUE(BuildHistory({}).series().empty());
 }
 
-// A fleet's rows: two daemons each with a run 1 and 2 of one fingerprint are four points, each
-// naming its daemon, never one point of two daemons' rows.
-TEST(BuildHistory, RunsOfTwoDaemonsWithTheSameIdsAreSeparatePoints) {
+// A fleet's rows: two daemons of one fingerprint are two series, each naming its daemon, even
+// where their run ids are the same; the second node's runs, 4% apart from the first's (the chips'
+// spread), are neither a change point nor a candidate of the first node's series.
+TEST(BuildHistory, TwoDaemonsOfOneFingerprintAreTwoSeriesSideBySide) {
   std::vector<SeriesRow> rows;
-  for (int run = 1; run <= 2; ++run) {
-    for (const char* node : {"gpu-a/1111aaaa", "gpu-b/2222bbbb"}) {
-      SeriesRow r = Row("fp", run, 1.0);
-      r.node = node;
-      rows.push_back(r);
-    }
+  for (int run = 1; run <= 10; ++run) {
+    SeriesRow r = Row("fp", run, run % 2 ? 1.0 : 1.001);
+    r.node = "gpu-a/1111aaaa";
+    rows.push_back(r);
+  }
+  for (int run = 1; run <= 3; ++run) {
+    SeriesRow r = Row("fp", run, 1.04);
+    r.node = "gpu-b/2222bbbb";
+    r.time_ms = 11 * 86'400'000LL + run;  // after all of gpu-a's
+    rows.push_back(r);
   }
   const v1::HistoryResponse h = BuildHistory(rows);
-  ASSERT_EQ(h.series_size(), 1);
-  ASSERT_EQ(h.series(0).points_size(), 4);
+  ASSERT_EQ(h.series_size(), 2);
+  for (const v1::Series& s : h.series()) {
+    const std::string& node = s.points(0).node();
+    EXPECT_EQ(s.change_points_size(), 0) << node;
+    EXPECT_FALSE(s.newest().candidate()) << node;
+    for (const v1::HistoryPoint& p : s.points()) EXPECT_EQ(p.node(), node);
+  }
   EXPECT_EQ(h.series(0).points(0).node(), "gpu-a/1111aaaa");
-  EXPECT_EQ(h.series(0).points(1).node(), "gpu-b/2222bbbb");
-  EXPECT_EQ(h.series(0).points(1).run_id(), 1);
+  EXPECT_EQ(h.series(0).points_size(), 10);
+  EXPECT_EQ(h.series(1).points(0).node(), "gpu-b/2222bbbb");
+  ASSERT_EQ(h.series(1).points_size(), 3);
+  EXPECT_EQ(h.series(1).points(0).run_id(), 1);
+  // One daemon's store has no node: one series, as before.
+  for (SeriesRow& r : rows) r.node.clear();
+  EXPECT_EQ(BuildHistory(rows).series_size(), 1);
 }
 
 }  // namespace

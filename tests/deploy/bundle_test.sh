@@ -30,6 +30,7 @@ mkdir -p "$(dirname "$bundle")"
 mv "$work/made" "$bundle"
 
 for f in bin/ablationd bin/ablation-worker bin/ablation-client bin/ablation-compile bin/ablationd-nightly \
+  bin/ablationd-config-reloader bin/ablationd-drain-outbox \
   share/ablationd/ablationd.toml share/ablationd/nightly.env share/ablationd/MANIFEST \
   share/ablationd/systemd/ablationd.service share/ablationd/systemd/ablationd-nightly.service \
   share/ablationd/systemd/ablationd-nightly.timer share/ablationd/systemd/ablationd.sysusers.conf \

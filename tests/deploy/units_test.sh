@@ -102,7 +102,8 @@ done
 bash -n "$src/deploy/nightly.sh" || fail "bash -n deploy/nightly.sh"
 bash -n "$src/deploy/make-bundle.sh" || fail "bash -n deploy/make-bundle.sh"
 if command -v shellcheck >/dev/null; then
-  shellcheck "$src/deploy/nightly.sh" "$src/deploy/make-bundle.sh" || fail "shellcheck"
+  shellcheck "$src/deploy/nightly.sh" "$src/deploy/make-bundle.sh" "$src/deploy/config-reloader.sh" ||
+    fail "shellcheck"
 else
   echo "note: shellcheck not installed; bash -n only"
 fi

@@ -87,6 +87,14 @@ class FleetE2E : public ::testing::Test {
   void SetUp() override {
     if (!skip_.empty()) GTEST_SKIP() << skip_;
     ASSERT_EQ(failed_, "");
+    // One server for the suite: each test starts from an empty database, however it is run.
+    fleet::PgConnection(pg_->conninfo())
+        .Exec(
+            "DROP SCHEMA IF EXISTS ablationd CASCADE; DROP SCHEMA IF EXISTS legacy CASCADE; "
+            "DROP TABLE IF EXISTS public.fleet_change_points, public.fleet_change_point_series, "
+            "public.verifications, public.measurements, public.runs, public.daemons, "
+            "public.fleet_schema CASCADE; DROP ROLE IF EXISTS reader",
+            "empty the database");
     dir_ = MakeTempDir();
     ASSERT_FALSE(dir_.empty());
   }
@@ -142,8 +150,8 @@ class FleetE2E : public ::testing::Test {
   // The run ids of a host in the fleet database, ascending.
   std::vector<int64_t> FleetRunIds(const std::string& host) {
     fleet::PgConnection c(pg_->conninfo());
-    fleet::PgResult r =
-        c.Query("SELECT run_id FROM runs WHERE host_name = $1 ORDER BY run_id", {host}, "ids");
+    fleet::PgResult r = c.Query(
+        "SELECT run_id FROM ablationd.runs WHERE host_name = $1 ORDER BY run_id", {host}, "ids");
     std::vector<int64_t> ids;
     for (int i = 0; i < r.rows(); ++i) ids.push_back(r.Int(i, 0));
     return ids;
@@ -170,6 +178,55 @@ class FleetE2E : public ::testing::Test {
     for (const fleet::FleetSeriesKey& key : fleet::SeriesOfRun(c, daemon.daemon_id, run.run.id()))
       fleet::RecomputeChangePoints(c, key);
     return outcome;
+  }
+  // Night `night`'s run of kVariant (bf16 256^3, burst) with one measurement of `median_ms`, as
+  // a daemon on a GPU of `fingerprint` exports it.
+  static fleet::RunExport Night(int64_t run_id, int night, double median_ms,
+                                const std::string& fingerprint) {
+    fleet::RunExport e;
+    e.run.set_id(run_id);
+    e.run.set_kind(v1::RUN_KIND_ABLATION);
+    e.run.set_state(v1::RUN_STATE_SUCCEEDED);
+    e.run.set_started_at_ms(1'700'000'000'000 + night * 86'400'000LL);
+    e.run.mutable_device()->set_name("NVIDIA H200");
+    e.run.mutable_device()->set_hardware_fingerprint(fingerprint);
+    e.run.add_tags("nightly");
+    v1::Measurement& m = e.measurements.emplace_back();
+    m.set_id(run_id * 10);
+    m.set_run_id(run_id);
+    m.set_variant(kVariant);
+    m.set_dtype("bf16");
+    m.mutable_shape()->set_m(256);
+    m.mutable_shape()->set_n(256);
+    m.mutable_shape()->set_k(256);
+    m.set_status(v1::MEASUREMENT_STATUS_OK);
+    m.set_regime(v1::REGIME_BURST);
+    m.mutable_stats()->set_median_ms(median_ms);
+    m.mutable_stats()->set_noise(0.001);
+    m.set_tflops(100 / median_ms);
+    return e;
+  }
+  // What a daemon of fleet schema `version` (1 or 3) left: the tables, with their rows, in
+  // `schema` (where the search_path put them before v4; 1: without the change points' tables),
+  // a view of theirs there, and no schema ablationd. Made from a database of this version.
+  void MakeOlder(fleet::PgConnection& c, const std::string& schema, int version) {
+    c.Exec(
+        "DROP VIEW ablationd.fleet_node_comparison, ablationd.fleet_steps, "
+        "ablationd.fleet_throughput, ablationd.fleet_daemons, ablationd.fleet_points",
+        "drop the views");
+    if (version < 2) {
+      c.Exec("DROP TABLE ablationd.fleet_change_points, ablationd.fleet_change_point_series",
+             "drop the change points");
+    }
+    for (const char* table : {"daemons", "runs", "measurements", "verifications",
+                              "fleet_change_point_series", "fleet_change_points", "fleet_schema"}) {
+      if (version < 2 && std::string(table).rfind("fleet_change", 0) == 0) continue;
+      c.Exec("ALTER TABLE ablationd." + std::string(table) + " SET SCHEMA " + schema, table);
+    }
+    c.Exec("UPDATE " + schema + ".fleet_schema SET version = " + std::to_string(version) +
+               "; DROP SCHEMA ablationd; CREATE VIEW " + schema +
+               ".fleet_points AS SELECT * FROM " + schema + ".measurements",
+           "make it version " + std::to_string(version));
   }
   CommandResult FleetClient(std::vector<std::string> args) {
     std::vector<std::string> argv = {TestBinary(CLIENT_PATH), "--fleet-db", pg_->conninfo()};
@@ -221,9 +278,13 @@ TEST_F(FleetE2E, TwoDaemonsExportEveryRunOnceThroughAnOutageAndHistorySpansThem)
   EXPECT_TRUE(Eventually("gpu-a", {1, 2, 3}));  // A's exporter lived through the outage
 
   // Exactly once: six runs of two daemons, each measurement once, as many as each daemon holds.
-  EXPECT_EQ(Count("SELECT count(*) FROM runs"), 6);
-  EXPECT_EQ(Count("SELECT count(DISTINCT daemon_id) FROM runs"), 2);
-  EXPECT_EQ(Count("SELECT count(*) FROM daemons"), 2);
+  EXPECT_EQ(Count("SELECT count(*) FROM ablationd.runs"), 6);
+  EXPECT_EQ(Count("SELECT count(DISTINCT daemon_id) FROM ablationd.runs"), 2);
+  EXPECT_EQ(Count("SELECT count(*) FROM ablationd.daemons"), 2);
+  // In a schema of its own: nothing of the fleet's in the database's public schema.
+  EXPECT_EQ(Count("SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                  "WHERE n.nspname = 'public'"),
+            0);
   size_t held_total = 0;
   for (Daemon* d : {&a, b}) {
     auto held = d->Client({"--format", "json", "results", "--limit", "0"});
@@ -233,41 +294,43 @@ TEST_F(FleetE2E, TwoDaemonsExportEveryRunOnceThroughAnOutageAndHistorySpansThem)
     ASSERT_GE(local.size(), 3u);  // at least one per run
     held_total += local.size();
     const std::string host = d == &a ? "gpu-a" : "gpu-b";
-    EXPECT_EQ(Count("SELECT count(*) FROM measurements m JOIN runs r USING (daemon_id, run_id) "
-                    "WHERE r.host_name = '" +
+    EXPECT_EQ(Count("SELECT count(*) FROM ablationd.measurements m JOIN ablationd.runs r "
+                    "USING (daemon_id, run_id) WHERE r.host_name = '" +
                     host + "'"),
               static_cast<long long>(local.size()));
   }
   EXPECT_EQ(Count("SELECT count(*) - count(DISTINCT (daemon_id, measurement_id)) FROM "
-                  "measurements"),
+                  "ablationd.measurements"),
             0);
 
-  // history across both daemons: one series (the fake GPUs share a fingerprint), six points,
-  // three of each daemon, each named.
+  // history across both daemons: the fake GPUs share a fingerprint, and each daemon's three
+  // points are a series of their own (a node is compared with another, never mixed into its
+  // series), named by the daemon.
   auto json = FleetClient({"--format", "json", "history", kVariant, "--tag", "nightly"});
   ASSERT_EQ(json.exit_code, 0) << json.out << json.err;
   std::vector<v1::Series> series;
   ASSERT_EQ(client::ReadJsonEnvelope(json.out, "history", &series), "") << json.out;
-  ASSERT_EQ(series.size(), 1u) << json.out;
-  ASSERT_EQ(series[0].points_size(), 6);
-  int of_a = 0, of_b = 0;
-  for (const v1::HistoryPoint& p : series[0].points()) {
-    of_a += p.node().rfind("gpu-a/", 0) == 0;
-    of_b += p.node().rfind("gpu-b/", 0) == 0;
+  ASSERT_EQ(series.size(), 2u) << json.out;
+  EXPECT_EQ(series[0].hardware_fingerprint(), series[1].hardware_fingerprint());
+  for (const v1::Series& s : series) {
+    ASSERT_EQ(s.points_size(), 3);
+    const std::string& node = s.points(0).node();
+    const std::string host = node.substr(0, node.find('/'));
+    EXPECT_TRUE(host == "gpu-a" || host == "gpu-b") << node;
+    for (const v1::HistoryPoint& p : s.points()) EXPECT_EQ(p.node(), node);
   }
-  EXPECT_EQ(of_a, 3);
-  EXPECT_EQ(of_b, 3);
-  // Each exporter computed the series' change points over the whole fleet after its runs: the
-  // last one over all six points, and none (the fake GPUs are steady), as the client says.
+  EXPECT_NE(series[0].points(0).node(), series[1].points(0).node());
+  // Each exporter computed its own series' change points after its runs: over its three points,
+  // and none (the fake GPUs are steady), as the client says.
   long long computed = 0;
-  for (int i = 0; i < 100 && computed != 6; ++i) {
-    computed = Count("SELECT coalesce(max(points), 0) FROM fleet_change_point_series");
-    if (computed != 6) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 100 && computed != 2; ++i) {
+    computed = Count("SELECT count(*) FROM ablationd.fleet_change_point_series WHERE points = 3");
+    if (computed != 2) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  EXPECT_EQ(computed, 6) << Log(0) << Log(1);
-  EXPECT_EQ(Count("SELECT count(*) FROM fleet_change_point_series"), 1);
-  EXPECT_EQ(series[0].change_points_size(), 0);
-  EXPECT_EQ(Count("SELECT count(*) FROM fleet_change_points"), 0);
+  EXPECT_EQ(computed, 2) << Log(0) << Log(1);
+  EXPECT_EQ(Count("SELECT count(*) FROM ablationd.fleet_change_point_series"), 2);
+  EXPECT_EQ(series[0].change_points_size() + series[1].change_points_size(), 0);
+  EXPECT_EQ(Count("SELECT count(*) FROM ablationd.fleet_change_points"), 0);
   auto table = FleetClient({"history", "abl_L1_*", "--node", "gpu-b"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("gpu-b/"));
@@ -334,9 +397,10 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
   run.measurements.push_back(m);
   EXPECT_EQ(fleet::ExportRun(c, daemon, run), fleet::ExportOutcome::kExported);
   EXPECT_EQ(fleet::ExportRun(c, daemon, run), fleet::ExportOutcome::kAlreadyThere);
-  EXPECT_EQ(Count("SELECT count(*) FROM runs WHERE daemon_id = 'feedfacefeedfacefeedfacefeedface'"),
+  EXPECT_EQ(Count("SELECT count(*) FROM ablationd.runs WHERE daemon_id = "
+                  "'feedfacefeedfacefeedfacefeedface'"),
             1);
-  EXPECT_EQ(Count("SELECT count(*) FROM measurements WHERE daemon_id = "
+  EXPECT_EQ(Count("SELECT count(*) FROM ablationd.measurements WHERE daemon_id = "
                   "'feedfacefeedfacefeedfacefeedface'"),
             1);
 
@@ -369,7 +433,7 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
   auto stored = [&] {
     return c.Query(std::string("SELECT daemon_id, run_id, point_index, relative_change, p_value, "
                                "(extract(epoch FROM time) * 1000)::bigint, host_name, variant, "
-                               "dtype, m, regime FROM fleet_change_points WHERE ") +
+                               "dtype, m, regime FROM ablationd.fleet_change_points WHERE ") +
                        kZ,
                    {}, "read the change points");
   };
@@ -390,14 +454,19 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
     EXPECT_EQ(r.Int(0, 9), 256);
     EXPECT_EQ(r.Text(0, 10), "burst");
   }
-  EXPECT_EQ(Count(std::string("SELECT points * 100 + change_points FROM fleet_change_point_series "
-                              "WHERE ") +
-                  kZ),
-            12 * 100 + 1);
+  EXPECT_EQ(
+      Count(std::string(
+                "SELECT points * 100 + change_points FROM ablationd.fleet_change_point_series "
+                "WHERE ") +
+            kZ),
+      12 * 100 + 1);
   // Exported again (a retry after a crash) and computed again: replaced, never doubled.
   EXPECT_EQ(ExportAndCompute(c, daemon, run), fleet::ExportOutcome::kAlreadyThere);
-  EXPECT_EQ(Count(std::string("SELECT count(*) FROM fleet_change_points WHERE ") + kZ), 1);
-  EXPECT_EQ(Count(std::string("SELECT count(*) FROM fleet_change_point_series WHERE ") + kZ), 1);
+  EXPECT_EQ(Count(std::string("SELECT count(*) FROM ablationd.fleet_change_points WHERE ") + kZ),
+            1);
+  EXPECT_EQ(
+      Count(std::string("SELECT count(*) FROM ablationd.fleet_change_point_series WHERE ") + kZ),
+      1);
   // Two exporters replacing the series at once take turns (its advisory lock): no error, no
   // duplicate, the same row.
   {
@@ -441,10 +510,11 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
     run.measurements[0].mutable_stats()->set_median_ms(night % 2 ? 2.0 : 2.002);
     ASSERT_EQ(ExportAndCompute(c, other_setup, run), fleet::ExportOutcome::kExported);
   }
-  EXPECT_EQ(Count("SELECT points * 100 + change_points FROM fleet_change_point_series WHERE "
-                  "hardware_fingerprint = 'fedcba9876543210'"),
-            8 * 100 + 0);
-  EXPECT_EQ(Count("SELECT count(*) FROM fleet_change_points WHERE hardware_fingerprint = "
+  EXPECT_EQ(
+      Count("SELECT points * 100 + change_points FROM ablationd.fleet_change_point_series WHERE "
+            "hardware_fingerprint = 'fedcba9876543210'"),
+      8 * 100 + 0);
+  EXPECT_EQ(Count("SELECT count(*) FROM ablationd.fleet_change_points WHERE hardware_fingerprint = "
                   "'fedcba9876543210'"),
             0);
   {
@@ -455,7 +525,7 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
   // A series left behind (its computation failed, or the database came from schema v1) is found
   // and computed again to the same rows.
   EXPECT_TRUE(fleet::StaleSeries(c).empty());
-  c.Exec("DELETE FROM fleet_change_point_series", "forget the change points");
+  c.Exec("DELETE FROM ablationd.fleet_change_point_series", "forget the change points");
   const std::vector<fleet::FleetSeriesKey> stale = fleet::StaleSeries(c);
   EXPECT_GE(stale.size(), 2u);
   for (const fleet::FleetSeriesKey& key : stale) fleet::RecomputeChangePoints(c, key);
@@ -479,8 +549,10 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
   EXPECT_EQ(series[1].change_points_size(), 0);
 
   // A role that may only read is enough for the client (its reads are READ ONLY transactions).
-  c.Exec("CREATE ROLE reader LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader",
-         "make a reader");
+  c.Exec(
+      "CREATE ROLE reader LOGIN; GRANT USAGE ON SCHEMA ablationd TO reader; "
+      "GRANT SELECT ON ALL TABLES IN SCHEMA ablationd TO reader",
+      "make a reader");
   std::string as_reader = pg_->conninfo();
   as_reader.replace(as_reader.find("user=fleet"), 10, "user=reader");
   auto read_only = RunCommand({TestBinary(CLIENT_PATH), "--fleet-db", as_reader, "--format", "csv",
@@ -489,7 +561,21 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
   EXPECT_EQ(std::count(read_only.out.begin(), read_only.out.end(), '\n'), 9) << read_only.out;
   {
     fleet::PgConnection reader(as_reader);
-    EXPECT_THROW(reader.Exec("DELETE FROM runs", "delete"), fleet::FleetError);
+    EXPECT_THROW(reader.Exec("DELETE FROM ablationd.runs", "delete"), fleet::FleetError);
+  }
+
+  // A second node of gpu-z's fingerprint, 3% faster (its chip): a series of its own, set beside
+  // gpu-z's by fleet_node_comparison (the dashboard's panel), and no change in gpu-z's series.
+  const fleet::DaemonIdentity twin{"facefeedfacefeedfacefeedfacefeed", "gpu-x", ""};
+  for (int night = 12; night <= 14; ++night) {
+    ASSERT_EQ(
+        ExportAndCompute(c, twin, Night(night, night, 0.97 + night * 1e-4, "0123456789abcdef")),
+        fleet::ExportOutcome::kExported);
+  }
+  {
+    fleet::PgResult r = stored();
+    ASSERT_EQ(r.rows(), 1);
+    EXPECT_EQ(r.Int(0, 1), 16);
   }
 
   // Every PostgreSQL panel and annotation of the fleet dashboard runs against this database and
@@ -518,7 +604,7 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
   for (const auto& annotation : dashboard["annotations"]["list"]) {
     check(annotation["target"], annotation["name"]);
   }
-  EXPECT_GE(checked, 5);
+  EXPECT_GE(checked, 6);
   EXPECT_EQ(of_change_points, 2);  // the panel and the throughput's annotation
 
   // Bad input is named: a connection string libpq cannot read, a run with no daemon, a fleet
@@ -534,49 +620,165 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
   EXPECT_EQ(other.exit_code, 2);
   EXPECT_THAT(other.err, HasSubstr("--fleet-db is read by runs, show, results, history, compare "
                                    "and report only"));
+
+  // Short names, as a daemon takes them (L1_R1_s3 is abl_L1_R1_bl0_s3_sw1, in any case); a name
+  // nothing was measured as is an error naming the nearest ones, never an empty table.
+  auto short_history = FleetClient({"--format", "json", "history", "L1_R1_s3", "--node", "gpu-z"});
+  ASSERT_EQ(short_history.exit_code, 0) << short_history.err;
+  series.clear();
+  ASSERT_EQ(client::ReadJsonEnvelope(short_history.out, "history", &series), "");
+  ASSERT_EQ(series.size(), 1u);
+  EXPECT_EQ(series[0].variant(), kVariant);
+  EXPECT_EQ(series[0].points_size(), 12);
+  auto short_results = FleetClient(
+      {"--format", "csv", "results", "--variant", "l1_r1_s3", "--node", "gpu-y", "--limit", "0"});
+  ASSERT_EQ(short_results.exit_code, 0) << short_results.err;
+  EXPECT_EQ(std::count(short_results.out.begin(), short_results.out.end(), '\n'), 9)
+      << short_results.out;
+  auto typo = FleetClient({"results", "--variant", "L1_R1_s9"});
+  EXPECT_EQ(typo.exit_code, 1) << typo.out;
+  EXPECT_THAT(typo.err,
+              HasSubstr("no variant 'L1_R1_s9' (abl_L1_R1_bl0_s9_sw1) was ever measured"));
+  EXPECT_THAT(typo.err, HasSubstr("the nearest: " + std::string(kVariant)));
+  EXPECT_EQ(typo.out, "");
 }
 
-// Schema v2 (the change points) over a database of v1: the tables added, the series already
-// there found to compute; a version newer than this build's refused, by the exporter and the
-// client alike. In a schema of its own, so the other tests' tables are not touched.
+// Two nodes of one fingerprint, the second's chip 4% slower and joining after the first's eight
+// nights: each node is a series of its own, so the second's first run is no candidate and its
+// runs no change point, while fleet_node_comparison sets the two side by side (+-2% of the
+// fingerprint's median). Mixed into one series, the step between them read as a change.
+TEST_F(FleetE2E, TwoNodesOfOneFingerprintAreComparedSideBySideNotReadAsAChange) {
+  fleet::PgConnection c(pg_->conninfo());
+  fleet::MigrateFleet(c);
+  const std::string fingerprint = "00000000cafecafe";
+  const fleet::DaemonIdentity a{"aaaaaaaa11111111aaaaaaaa11111111", "gpu-a", ""};
+  const fleet::DaemonIdentity b{"bbbbbbbb22222222bbbbbbbb22222222", "gpu-b", ""};
+  for (int night = 1; night <= 8; ++night) {
+    ASSERT_EQ(ExportAndCompute(c, a, Night(night, night, night % 2 ? 1.0 : 1.001, fingerprint)),
+              fleet::ExportOutcome::kExported);
+  }
+  auto history = [&] {
+    auto json = FleetClient({"--format", "json", "history", "L1_R1_s3", "--tag", "nightly"});
+    EXPECT_EQ(json.exit_code, 0) << json.err;
+    std::vector<v1::Series> series;
+    EXPECT_EQ(client::ReadJsonEnvelope(json.out, "history", &series), "") << json.out;
+    return series;
+  };
+  for (int night = 9; night <= 12; ++night) {
+    // b's run ids start at 1 as a new daemon's do.
+    ASSERT_EQ(
+        ExportAndCompute(c, b, Night(night - 8, night, night % 2 ? 1.04 : 1.041, fingerprint)),
+        fleet::ExportOutcome::kExported);
+    const std::vector<v1::Series> series = history();
+    ASSERT_EQ(series.size(), 2u) << "after night " << night;
+    for (const v1::Series& s : series) {
+      EXPECT_EQ(s.change_points_size(), 0) << s.points(0).node() << " after night " << night;
+      EXPECT_FALSE(s.newest().candidate()) << s.points(0).node() << " after night " << night;
+    }
+    EXPECT_EQ(series[0].points(0).node(), "gpu-a/aaaaaaaa");
+    EXPECT_EQ(series[0].points_size(), 8);
+    EXPECT_EQ(series[1].points(0).node(), "gpu-b/bbbbbbbb");
+    EXPECT_EQ(series[1].points_size(), night - 8);
+  }
+  // The exporters' stored change points agree: one series per node, none with a change.
+  EXPECT_EQ(Count("SELECT count(*) FROM ablationd.fleet_change_points"), 0);
+  EXPECT_EQ(c.Query("SELECT string_agg(host_name || ':' || points || ':' || change_points, ',' "
+                    "ORDER BY host_name) FROM ablationd.fleet_change_point_series",
+                    {}, "read the series")
+                .Text(0, 0),
+            "gpu-a:8:0,gpu-b:4:0");
+  // Side by side: each node against the median of the fingerprint's nodes.
+  fleet::PgResult side = c.Query(
+      "SELECT host_name, runs, nodes, relative_to_fingerprint FROM ablationd.fleet_node_comparison "
+      "WHERE hardware_fingerprint = $1 ORDER BY host_name",
+      {fingerprint}, "compare the nodes");
+  ASSERT_EQ(side.rows(), 2);
+  EXPECT_EQ(side.Text(0, 0), "gpu-a");
+  EXPECT_EQ(side.Int(0, 1), 8);
+  EXPECT_EQ(side.Int(0, 2), 2);
+  EXPECT_NEAR(side.Real(0, 3), -0.0196, 0.001);
+  EXPECT_EQ(side.Text(1, 0), "gpu-b");
+  EXPECT_EQ(side.Int(1, 1), 4);
+  EXPECT_NEAR(side.Real(1, 3), +0.0196, 0.001);
+  // fleet_steps compares a point with its own node's before it: b's first night is no step.
+  EXPECT_EQ(Count("SELECT count(*) FROM ablationd.fleet_steps WHERE abs(relative_step) > 0.01"), 0);
+}
+
+// A fleet database of v3, its tables where daemons before v4 put them (public, through the
+// search_path), moves into schema ablationd with every row; the series are computed again per
+// node; a fleet_schema of version 4 stays behind so that a daemon not yet upgraded refuses to
+// export rather than making the tables in public again.
+TEST_F(FleetE2E, AnOlderDatabaseInPublicMovesIntoItsOwnSchemaWithEveryRow) {
+  fleet::PgConnection c(pg_->conninfo());
+  fleet::MigrateFleet(c);
+  const fleet::DaemonIdentity a{"aaaaaaaa33333333aaaaaaaa33333333", "gpu-a", ""};
+  const fleet::DaemonIdentity b{"bbbbbbbb44444444bbbbbbbb44444444", "gpu-b", ""};
+  for (int night = 1; night <= 5; ++night) {
+    ASSERT_EQ(ExportAndCompute(c, a, Night(night, night, 1.0, "00000000000000a3")),
+              fleet::ExportOutcome::kExported);
+    ASSERT_EQ(ExportAndCompute(c, b, Night(night, night, 1.02, "00000000000000a3")),
+              fleet::ExportOutcome::kExported);
+  }
+  MakeOlder(c, "public", 3);
+  const char* kCounts =
+      "SELECT (SELECT count(*) FROM %s.runs) * 10000 + (SELECT count(*) FROM %s.measurements) * "
+      "100 + (SELECT count(*) FROM %s.daemons)";
+  auto counts = [&](const std::string& schema) {
+    std::string sql = kCounts;
+    for (size_t at; (at = sql.find("%s")) != std::string::npos;) sql.replace(at, 2, schema);
+    return Count(sql);
+  };
+  const long long before = counts("public");
+  EXPECT_EQ(before, 10 * 10000 + 10 * 100 + 2);
+  EXPECT_EQ(fleet::FleetSchemaVersion(c), 3);
+  EXPECT_THROW(fleet::RequireFleetSchema(c), fleet::FleetError);  // upgrade the daemons
+
+  fleet::MigrateFleet(c);
+  EXPECT_EQ(fleet::FleetSchemaVersion(c), fleet::kFleetSchemaVersion);
+  EXPECT_NO_THROW(fleet::RequireFleetSchema(c));
+  EXPECT_EQ(counts("ablationd"), before);
+  // In public only the marker is left, at version 4: what an older daemon reads there.
+  EXPECT_EQ(Count("SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                  "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'v')"),
+            1);
+  EXPECT_EQ(Count("SELECT max(version) FROM fleet_schema"), 4);  // the search_path's: public
+  // The change points are computed again, one series per node, and the client reads it all.
+  std::vector<fleet::FleetSeriesKey> stale = fleet::StaleSeries(c);
+  ASSERT_EQ(stale.size(), 2u);
+  EXPECT_NE(stale[0].daemon_id, stale[1].daemon_id);
+  for (const fleet::FleetSeriesKey& key : stale) {
+    EXPECT_EQ(fleet::RecomputeChangePoints(c, key).points, 5);
+  }
+  EXPECT_TRUE(fleet::StaleSeries(c).empty());
+  auto results = FleetClient({"--format", "csv", "results", "--limit", "0"});
+  ASSERT_EQ(results.exit_code, 0) << results.err;
+  EXPECT_EQ(std::count(results.out.begin(), results.out.end(), '\n'), 1 + 10) << results.out;
+  fleet::MigrateFleet(c);  // the next daemon's start: nothing to do
+  EXPECT_EQ(counts("ablationd"), before);
+}
+
+// Schema v1 (no change points, no solo figures) in a schema of its own (a role whose
+// search_path names it): moved, migrated to v4 with its run kept and its series found to
+// compute; a version newer than this build's refused, by the exporter and the client alike.
 TEST_F(FleetE2E, AVersionOneDatabaseMigratesAndANewerOneIsRefused) {
   const std::string legacy = pg_->conninfo() + " options='-c search_path=legacy'";
   {
     fleet::PgConnection admin(pg_->conninfo());
-    admin.Exec("DROP SCHEMA IF EXISTS legacy CASCADE; CREATE SCHEMA legacy", "make a schema");
+    admin.Exec("CREATE SCHEMA legacy", "make a schema");
+    fleet::MigrateFleet(admin);
+    const fleet::DaemonIdentity daemon{"abad1deaabad1deaabad1deaabad1dea", "gpu-old", ""};
+    fleet::RunExport run = Night(1, 1, 1.0, "00000000000000aa");
+    run.measurements[0].mutable_shape()->set_m(128);
+    ASSERT_EQ(fleet::ExportRun(admin, daemon, run), fleet::ExportOutcome::kExported);
+    MakeOlder(admin, "legacy", 1);
   }
   fleet::PgConnection c(legacy);
-  fleet::MigrateFleet(c);
-  // Back to what a v1 daemon left: no change point tables, version 1, and a run exported.
-  c.Exec(
-      "DROP TABLE fleet_change_points, fleet_change_point_series; "
-      "UPDATE fleet_schema SET version = 1",
-      "make it v1");
-  const fleet::DaemonIdentity daemon{"abad1deaabad1deaabad1deaabad1dea", "gpu-old", ""};
-  fleet::RunExport run;
-  run.run.set_id(1);
-  run.run.set_kind(v1::RUN_KIND_ABLATION);
-  run.run.set_state(v1::RUN_STATE_SUCCEEDED);
-  run.run.set_started_at_ms(1'700'000'000'000);
-  run.run.mutable_device()->set_hardware_fingerprint("00000000000000aa");
-  v1::Measurement m;
-  m.set_id(1);
-  m.set_run_id(1);
-  m.set_variant(kVariant);
-  m.set_dtype("bf16");
-  m.mutable_shape()->set_m(128);
-  m.mutable_shape()->set_n(128);
-  m.mutable_shape()->set_k(128);
-  m.set_status(v1::MEASUREMENT_STATUS_OK);
-  m.mutable_stats()->set_median_ms(1.0);
-  run.measurements.push_back(m);
-  ASSERT_EQ(fleet::ExportRun(c, daemon, run), fleet::ExportOutcome::kExported);
   EXPECT_EQ(fleet::FleetSchemaVersion(c), 1);
   EXPECT_THROW(fleet::RequireFleetSchema(c), fleet::FleetError);
 
   fleet::MigrateFleet(c);
   EXPECT_EQ(fleet::FleetSchemaVersion(c), fleet::kFleetSchemaVersion);
-  EXPECT_EQ(c.Query("SELECT count(*) FROM runs", {}, "runs").Int(0, 0), 1);  // kept
+  EXPECT_EQ(Count("SELECT count(*) FROM ablationd.runs"), 1);  // kept
   const std::vector<fleet::FleetSeriesKey> stale = fleet::StaleSeries(c);
   ASSERT_EQ(stale.size(), 1u);
   EXPECT_EQ(stale[0].fingerprint, "00000000000000aa");
@@ -586,12 +788,12 @@ TEST_F(FleetE2E, AVersionOneDatabaseMigratesAndANewerOneIsRefused) {
   EXPECT_EQ(computed.change_points, 0);
   EXPECT_TRUE(fleet::StaleSeries(c).empty());
 
-  c.Exec("UPDATE fleet_schema SET version = 4", "make it newer");
+  c.Exec("UPDATE ablationd.fleet_schema SET version = 5", "make it newer");
   try {
     fleet::MigrateFleet(c);
     ADD_FAILURE() << "a newer schema was migrated";
   } catch (const fleet::FleetError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("schema version 4, newer than version 3"));
+    EXPECT_THAT(e.what(), HasSubstr("schema version 5, newer than version 4"));
   }
   try {
     fleet::RequireFleetSchema(c);
@@ -599,7 +801,6 @@ TEST_F(FleetE2E, AVersionOneDatabaseMigratesAndANewerOneIsRefused) {
   } catch (const fleet::FleetError& e) {
     EXPECT_THAT(e.what(), HasSubstr("upgrade ablation-client"));
   }
-  fleet::PgConnection(pg_->conninfo()).Exec("DROP SCHEMA legacy CASCADE", "drop the schema");
 }
 
 }  // namespace

@@ -18,6 +18,28 @@ def required_env(name):
     return value
 
 
+def make_certificates(folder, server_san="DNS:ablationd,DNS:ablationd.ablationd.svc"):
+    """A test CA (ca.pem) and, signed by it, a server certificate for `server_san` (server.pem,
+    server.key: by default the Kubernetes Service's names, as deploy/k8s/README.md makes them, so
+    not 127.0.0.1) and a client certificate (client.pem, client.key), made with openssl in
+    `folder` (a pathlib.Path). Returns the folder."""
+    script = f"""set -e
+cd {folder}
+openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 1 -subj /CN=test-ca
+for who in server client; do
+  openssl req -newkey rsa:2048 -nodes -keyout $who.key -out $who.csr -subj /CN=$who
+done
+printf 'subjectAltName={server_san}' > server.ext
+printf 'extendedKeyUsage=clientAuth' > client.ext
+for who in server client; do
+  openssl x509 -req -in $who.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out $who.pem \
+    -days 1 -extfile $who.ext
+done
+"""
+    subprocess.run(["/bin/sh", "-c", script], check=True, capture_output=True)
+    return folder
+
+
 def free_port(host="127.0.0.1"):
     """A port of `host` (an IPv4 or IPv6 literal) that was free a moment ago (for servers that
     cannot report the one they bound)."""

@@ -98,10 +98,22 @@ def test_samples_are_long_and_match_the_measurements(daemon, ladder):
 def test_filters_across_runs_and_the_run_list(daemon, ladder):
     summary, _ = ladder
     with ablationd.connect(daemon.address) as d:
+        # A DataFrame, one row per run, as results() gives one per measurement.
         runs = d.runs(tag="py-ladder")
-        assert [r.id for r in runs] == [summary.run_id]
-        assert summary.run_id in [r.id for r in d.runs(limit=None)]
+        assert list(runs.columns) == frames.RUN_COLUMNS
+        assert runs["run_id"].tolist() == [summary.run_id]
+        row = runs.iloc[0]
+        assert (row.state, row.kind, row.planned, row.ok, row.failed) == ("succeeded", "ablation",
+                                                                         12, 12, 0)
+        assert row.tags == ["py-ladder"] and row.device_name == "Fake GPU (test double)"
+        assert str(runs["created"].dt.tz) == "UTC" and row.finished >= row.started >= row.created
+        assert summary.run_id in d.runs(limit=None)["run_id"].tolist()
         assert len(d.runs(limit=1)) == 1
+        # The messages themselves, for every field as the daemon sent it.
+        messages = d.run_messages(tag="py-ladder")
+        assert [r.id for r in messages] == [summary.run_id]
+        assert messages[0].state == ablation_pb2.RUN_STATE_SUCCEEDED
+        assert d.runs(tag="no-such-tag").empty
         ldmatrix = d.results(variant="abl_L1_R1_*", tag="py-ladder", shape="256", status="ok")
         assert set(ldmatrix["variant"]) == {"abl_L1_R1_bl0_s3_sw1"} and len(ldmatrix) == 3
         assert len(d.results(run="latest")) >= 1

@@ -95,6 +95,8 @@ def test_empty_frames_keep_their_columns_and_types():
     assert df["run_id"].dtype == "int64"
     assert list(ablationd.samples_frame([]).columns) == frames.SAMPLE_COLUMNS
     assert list(ablationd.report_frame(report_pb2.Report()).columns) == frames.REPORT_COLUMNS
+    runs = ablationd.runs_frame([])
+    assert list(runs.columns) == frames.RUN_COLUMNS and runs["run_id"].dtype == "int64"
 
 
 def test_samples_are_long_with_nan_where_the_gpu_could_not_tell():
@@ -121,7 +123,11 @@ def test_report_rows_flatten_with_their_change_interval():
     row.change.basis = report_pb2.CHANGE_BASIS_ROUNDS
     row.rounds, row.round_spread = 3, 0.004
     section.rows.add(rung="A1", status=report_pb2.ROW_STATUS_MISSING)
-    df = ablationd.report_frame(report)
+    section.rows.add(rung="A2", status=report_pb2.ROW_STATUS_FAILED)
+    # The rows the run measured (A2 failed, but was measured); the missing ones when asked for.
+    assert ablationd.report_frame(report)["rung"].tolist() == ["A3", "A2"]
+    df = ablationd.report_frame(report, missing=True)
+    assert df["rung"].tolist() == ["A3", "A1", "A2"]
     a3, a1 = df.iloc[0], df.iloc[1]
     assert (a3.section, a3.rung, a3.status, a3.tflops, a3.vs) == ("ladder-a", "A3", "ok", 600.0, "A1")
     assert (a3.change, a3.change_low, a3.change_high, a3.within_noise) == (0.12, 0.10, 0.14, False)
@@ -180,3 +186,28 @@ def test_run_request_names_the_regime_and_refuses_an_unknown_one():
     with pytest.raises(ValueError, match="regime: 'warm' is not sustained, burst or locked"):
         client.run_request(variants="x", regime="warm")
     client.close()
+
+
+def test_one_row_per_run_with_times_and_the_device():
+    run = ablation_pb2.Run(id=14, state=ablation_pb2.RUN_STATE_PARTIAL,
+                           kind=ablation_pb2.RUN_KIND_ABLATION, created_at_ms=1_700_000_000_000,
+                           started_at_ms=1_700_000_001_000, planned=8, ok=7, failed=1, rounds=2,
+                           regime=ablation_pb2.REGIME_SUSTAINED, paired=True, host_name="gpu7",
+                           requested_by="alice", order_seed=2**63 + 5)
+    run.tags.extend(["nightly", "h200"])
+    run.device.uuid, run.device.name = "GPU-1", "H200"
+    run.device.hardware_fingerprint = "0123456789abcdef"
+    queued = ablation_pb2.Run(id=15, state=ablation_pb2.RUN_STATE_QUEUED)
+    df = ablationd.runs_frame([queued, run])
+    assert list(df.columns) == frames.RUN_COLUMNS and df["run_id"].tolist() == [15, 14]
+    row = df.iloc[1]
+    assert (row.state, row.kind, row.regime, bool(row.paired)) == ("partial", "ablation",
+                                                                 "sustained", True)
+    assert (row.planned, row.ok, row.failed, row.rounds) == (8, 7, 1, 2)
+    assert row.tags == ["nightly", "h200"]
+    assert (row.device_uuid, row.device_name, row.hardware_fingerprint) == (
+        "GPU-1", "H200", "0123456789abcdef")
+    assert row.created == pd.Timestamp(1_700_000_000_000, unit="ms", tz="UTC")
+    assert pd.isna(row.finished)  # not yet: NaT, never the epoch
+    assert pd.isna(df.iloc[0].started) and df.iloc[0].state == "queued"
+    assert row.order_seed == 2**63 + 5  # a uint64 seed kept whole

@@ -43,6 +43,7 @@ def test_history_returns_typed_series_with_the_change_point(nights):
     assert isinstance(s, Series)
     assert (s.variant, s.dtype, s.shape, s.regime) == (VARIANT, "bf16", (256, 256, 256), "burst")
     assert len(s.hardware_fingerprint) == 16
+    assert s.node == ""  # one daemon's series; a fleet's names its daemon (Series.node)
     assert len(s.points) == 12 and all(isinstance(p, HistoryPoint) for p in s.points)
     assert s.points[0].time.tzinfo == datetime.timezone.utc
     assert [p.change_point for p in s.points] == [i == 6 for i in range(12)]
@@ -77,3 +78,14 @@ def test_aio_history_gives_the_same_series(nights):
     series = asyncio.run(read())
     with ablationd.connect(nights.address) as client:
         assert series == client.history("L1_R1_s3", tag="nightly")
+
+
+def test_a_fleet_series_names_its_node():
+    """history.series_of names the daemon a fleet's series is of (its points' node)."""
+    from ablation.v1 import ablation_pb2
+    from ablationd.history import series_of
+    response = ablation_pb2.HistoryResponse()
+    for node in ("gpu-a/1111aaaa", "gpu-b/2222bbbb"):
+        s = response.series.add(variant=VARIANT, hardware_fingerprint="fp")
+        s.points.add(run_id=1, median_ms=1.0, node=node)
+    assert [s.node for s in series_of(response)] == ["gpu-a/1111aaaa", "gpu-b/2222bbbb"]

@@ -174,12 +174,14 @@ def test_the_async_client_answers_as_the_blocking_one(daemon):
             results = await a.results(run=summary.run_id)
             tagged = await a.results(tag="aio", variant="abl_*")
             runs = await a.runs(tag="aio")
+            messages = await a.run_messages(tag="aio")
             watched = [e async for e in a.watch(summary.run_id)]
             device = await a.device()
             report = await a.report(summary.run_id)
-            return summary, events, results, tagged, runs, watched, device, report
+            return summary, events, results, tagged, runs, messages, watched, device, report
 
-    summary, events, results, tagged, runs, watched, device, report = asyncio.run(main())
+    (summary, events, results, tagged, runs, messages, watched, device,
+     report) = asyncio.run(main())
     assert summary.state == "succeeded" and (summary.ok, summary.planned) == (4, 4)
     assert [e.WhichOneof("event") for e in events] == (["queued", "started"]
                                                        + ["measurement"] * 4 + ["finished"])
@@ -188,8 +190,9 @@ def test_the_async_client_answers_as_the_blocking_one(daemon):
     with ablationd.connect(daemon.address) as d:
         assert results.equals(d.results(run=summary.run_id))
         assert tagged.equals(d.results(tag="aio", variant="abl_*"))
-        assert [r.SerializeToString() for r in runs] == [r.SerializeToString()
-                                                         for r in d.runs(tag="aio")]
+        assert runs.equals(d.runs(tag="aio"))
+        assert [r.SerializeToString() for r in messages] == [r.SerializeToString()
+                                                             for r in d.run_messages(tag="aio")]
         assert device.device.uuid == d.device().device.uuid
         assert report == d.report(summary.run_id)
     assert len(results) == 4 and set(tagged["variant"]) == {"abl_L1_R1_bl0_s3_sw1"}

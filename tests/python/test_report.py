@@ -109,3 +109,22 @@ def test_a_report_travels_with_the_callers_token_and_tls(tmp_path):
             assert "UNAUTHENTICATED" in str(refused.value) or "PERMISSION_DENIED" in str(refused.value)
     finally:
         d.stop()
+
+
+def test_the_frame_of_a_ladder_run_holds_the_rows_it_measured(daemon):
+    """A ladder-a run's report lays out every rung of every preset (nearly two hundred rows, all
+    but a few "missing"); its frame holds the rows the run measured, and missing=True the rest."""
+    with ablationd.connect(daemon.address) as d:
+        report = d.report(d.run(preset="ladder-a", shapes=["256"], rounds=1).run_id)
+    laid_out = sum(len(s.rows) for s in report.sections)
+    missing = sum(s.missing for s in report.sections)
+    assert missing > 100  # what the frame must not be made of
+    df = ablationd.report_frame(report)
+    assert "missing" not in set(df["status"])
+    assert len(df) == laid_out - missing == sum(s.measured for s in report.sections)
+    ladder = df[df["section"] == "ladder-a"]
+    assert ladder["rung"].tolist() == ["A1", "A2", "A3", "cuBLAS"]
+    assert (ladder["status"] == "ok").all() and (ladder["tflops"] > 0).all()
+    everything = ablationd.report_frame(report, missing=True)
+    assert len(everything) == laid_out
+    assert (everything["status"] == "missing").sum() == missing

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "common/variant_names.h"
+#include "kernels/names.h"
+
 namespace ablation::core {
 namespace {
 
@@ -22,6 +25,34 @@ TEST(ParseAblationName, RejectsWhatIsNotAnAblationName) {
   EXPECT_FALSE(ParseAblationName("L1_R1_s3_x2"));  // unknown field
   EXPECT_FALSE(ParseAblationName("L1_R1_sx"));
   EXPECT_FALSE(ParseAblationName(""));
+}
+
+// The fleet's reads resolve names with common/variant_names.h (no daemon there): it must take
+// every name the daemon takes, as the daemon takes it, and refuse what the daemon refuses.
+TEST(ParseAblationName, AgreesWithTheCommonParserTheFleetReadsUse) {
+  int checked = 0;
+  for (const kernels::AblationConfig& c : kernels::AllAblationConfigs()) {
+    const std::string canonical = kernels::AblationVariantName(c);
+    const std::string fields[] = {
+        "L" + std::to_string(c.load_mode), "R" + std::to_string(c.read_mode),
+        "bl" + std::to_string(c.b_layout), "s" + std::to_string(c.stages),
+        "sw" + std::to_string(c.swizzle),  c.rb ? "rb1" : "rb0"};
+    for (const std::string& text : {canonical, fields[0] + "_" + fields[1] + "_" + fields[3],
+                                    fields[5] + "_" + fields[3] + "_" + fields[4] + "_" +
+                                        fields[2] + "_" + fields[1] + "_" + fields[0]}) {
+      const auto daemon = ParseAblationName(text);
+      const auto common = common::CanonicalAblationName(text);
+      ASSERT_TRUE(daemon.has_value()) << text;
+      EXPECT_EQ(common, daemon->Canonical()) << text;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 3 * 128);
+  for (const char* text : {"cublas_bf16", "L1_R1", "L1_L0_R1_s3", "L1_R1_s3_x2", "L1_R1_sx", "",
+                           "L1__R1_s3", "L1_R1_s1234"}) {
+    EXPECT_EQ(ParseAblationName(text).has_value(), common::CanonicalAblationName(text).has_value())
+        << text;
+  }
 }
 
 TEST(Glob, MatchesLikeAShell) {
