@@ -21,7 +21,7 @@ file(MAKE_DIRECTORY ${FUZZ_DIR})
 # The project's libraries, in link order, and the system ones they need.
 set(FUZZ_LIBS
   $<TARGET_FILE:ablation_core> $<TARGET_FILE:ablation_db> $<TARGET_FILE:ablation_protocol>
-  $<TARGET_FILE:ablation_kernel_catalog> $<TARGET_FILE:ablation_proto>
+  $<TARGET_FILE:ablation_kernel_catalog> $<TARGET_FILE:ablation_common> $<TARGET_FILE:ablation_proto>
   -lgrpc++ -lgrpc -lgpr -lprotobuf -lspdlog -lfmt -lsqlite3 -lcrypto -labsl_strings -ldl -lpthread)
 # NDEBUG as in the daemon's Release build: toml++ 3.3 has a debug-only assertion in parse_key
 # that fires on a table header starting with '#' ("[# x]"), an input its release build refuses
@@ -39,7 +39,7 @@ function(ablation_fuzz_target name)
     OUTPUT ${FUZZ_DIR}/${name}
     COMMAND ${ABLATION_CLANGXX} ${FUZZ_FLAGS} ${sources} ${FUZZ_LIBS} -o ${FUZZ_DIR}/${name}
     DEPENDS ${sources} ablation_core ablation_db ablation_protocol ablation_kernel_catalog
-      ablation_proto
+      ablation_common ablation_proto
     COMMENT "clang++ -fsanitize=fuzzer ${name}"
     VERBATIM)
   add_custom_target(${name} ALL DEPENDS ${FUZZ_DIR}/${name})
@@ -51,9 +51,10 @@ function(ablation_fuzz_target name)
   set_tests_properties(fuzz.${name} PROPERTIES LABELS fuzz TIMEOUT 120)
 endfunction()
 
-ablation_fuzz_target(fuzz_variant_names server/core/plan/variant_names.cc server/core/plan/limits.cc)
+ablation_fuzz_target(fuzz_variant_names server/core/plan/variant_names.cc server/core/plan/limits.cc
+  common/variant_names.cc)
 ablation_fuzz_target(fuzz_run_plan server/core/plan/run_plan.cc server/core/plan/limits.cc
-  server/core/plan/variant_names.cc)
+  server/core/plan/variant_names.cc common/variant_names.cc)
 ablation_fuzz_target(fuzz_client_parse client/cli/parse.cc)
 ablation_fuzz_target(fuzz_page_token db/page_token.cc)
 ablation_fuzz_target(fuzz_toml server/core/setup/config.cc server/core/setup/presets.cc

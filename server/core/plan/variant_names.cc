@@ -1,11 +1,13 @@
 #include "server/core/plan/variant_names.h"
 
 #include "common/text.h"
+#include "common/variant_names.h"
 #include "server/core/plan/limits.h"
 
 #include <fnmatch.h>
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <set>
 
 namespace ablation::core {
@@ -18,105 +20,37 @@ std::string AblationName::Canonical() const {
   return s;
 }
 
-namespace {
-
 using common::Lower;
 
-std::vector<std::string> Split(std::string_view s, char sep) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    size_t pos = s.find(sep, start);
-    parts.emplace_back(s.substr(start, pos == std::string_view::npos ? pos : pos - start));
-    if (pos == std::string_view::npos) break;
-    start = pos + 1;
-  }
-  return parts;
-}
-
-// "l1" -> ("l", 1); returns false if the token is not letters followed by one or more digits.
-bool SplitField(const std::string& token, std::string* key, int* value) {
-  size_t i = 0;
-  while (i < token.size() && std::isalpha(static_cast<unsigned char>(token[i]))) ++i;
-  if (i == 0 || i == token.size()) return false;
-  for (size_t j = i; j < token.size(); ++j)
-    if (!std::isdigit(static_cast<unsigned char>(token[j]))) return false;
-  if (token.size() - i > 3) return false;
-  *key = token.substr(0, i);
-  *value = std::stoi(token.substr(i));
-  return true;
-}
-
-}  // namespace
-
+// The short names' parser is common/variant_names.h's (the fleet reads parse with it too): its
+// canonical name, read back into fields.
 std::optional<AblationName> ParseAblationName(std::string_view text) {
-  std::string s = Lower(text);
-  if (s.rfind("abl_", 0) == 0) s = s.substr(4);
-  if (s.empty()) return std::nullopt;
+  const std::optional<std::string> canonical = common::CanonicalAblationName(text);
+  if (!canonical) return std::nullopt;
   AblationName name;
-  std::set<std::string> seen;
-  for (const std::string& token : Split(s, '_')) {
-    std::string key;
-    int value = 0;
-    if (!SplitField(token, &key, &value)) return std::nullopt;
-    if (!seen.insert(key).second) return std::nullopt;  // a field given twice
-    if (key == "l") {
-      name.load_mode = value;
-    } else if (key == "r") {
-      name.read_mode = value;
-    } else if (key == "bl") {
-      name.b_layout = value;
-    } else if (key == "s") {
-      name.stages = value;
-    } else if (key == "sw") {
-      name.swizzle = value;
-    } else if (key == "rb") {
-      name.rb = value;
-    } else {
-      return std::nullopt;
-    }
+  int consumed = 0;
+  if (std::sscanf(canonical->c_str(), "abl_L%d_R%d_bl%d_s%d_sw%d%n", &name.load_mode,
+                  &name.read_mode, &name.b_layout, &name.stages, &name.swizzle, &consumed) != 5) {
+    return std::nullopt;
   }
-  if (!seen.count("l") || !seen.count("r") || !seen.count("s")) return std::nullopt;
+  name.rb = canonical->compare(size_t(consumed), std::string::npos, "_rb1") == 0 ? 1 : 0;
   return name;
 }
 
-bool IsGlob(std::string_view pattern) {
-  return pattern.find_first_of("*?[") != std::string_view::npos;
-}
+bool IsGlob(std::string_view pattern) { return common::IsGlob(pattern); }
 
 bool GlobMatch(std::string_view pattern, std::string_view name) {
   std::string p(pattern), n(name);
   return ::fnmatch(p.c_str(), n.c_str(), 0) == 0;
 }
 
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
+size_t EditDistance(std::string_view a, std::string_view b) { return common::EditDistance(a, b); }
 
 std::vector<std::string> ClosestNames(const kernels::Registry& registry, std::string_view name,
                                       size_t count) {
-  // Compare against the canonical spelling of a short form when there is one, so that a short
-  // name with one wrong field ranks its neighbours first.
-  std::string probe = Lower(name);
-  if (auto parsed = ParseAblationName(name)) probe = Lower(parsed->Canonical());
-  std::vector<std::pair<size_t, std::string>> scored;
-  for (const auto& v : registry.All())
-    scored.emplace_back(EditDistance(probe, Lower(v.name)), v.name);
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& x, const auto& y) { return x.first < y.first; });
-  std::vector<std::string> out;
-  for (size_t i = 0; i < scored.size() && i < count; ++i) out.push_back(scored[i].second);
-  return out;
+  std::vector<std::string> known;
+  for (const auto& v : registry.All()) known.push_back(v.name);
+  return common::ClosestNames(known, name, count);
 }
 
 Status Resolve(const kernels::Registry& registry, std::string_view selector, std::string_view field,
