@@ -10,7 +10,7 @@ with an independent tool's within 2%).
              median of the batches of the last 10 s (the first seconds swing while the power
              controller settles).
 Observe mode: reads NVML, changes nothing. Prints one line per regime and writes JSON if asked.
-  scripts/independent-cublas.py [SIZE] [--json FILE]
+  scripts/independent-cublas.py [SIZE] [--sustained-only] [--json FILE]
 """
 import json
 import statistics
@@ -63,23 +63,30 @@ def cool_down():
     return time.perf_counter() - t0
 
 
+sustained_only = "--sustained-only" in sys.argv
 burst = []
-for _ in range(10):
+for _ in range(0 if sustained_only else 10):
     waited = cool_down()
     ms = triton.testing.do_bench(gemm, warmup=1, rep=20, return_mode="median")
     burst.append(flops / (ms * 1e-3) / 1e12)
-burst_tflops = statistics.median(burst)
+burst_tflops = statistics.median(burst) if burst else None
 
 # Sustained: 20 s back to back, batches of 10 timed with events.
 events = []
 t0 = time.perf_counter()
 pending = []
+batches = 0
+mark = None  # (time, NVML energy in mJ, batches enqueued) when the last 10 s began
 while time.perf_counter() - t0 < 20:
+    if mark is None and time.perf_counter() - t0 >= 10:
+        torch.cuda.synchronize()
+        mark = (time.perf_counter(), pynvml.nvmlDeviceGetTotalEnergyConsumption(handle), batches)
     e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     e0.record()
     for _ in range(10):
         gemm()
     e1.record()
+    batches += 1
     pending.append((time.perf_counter() - t0, e0, e1))
     while len(pending) > 4:
         t, x0, x1 = pending.pop(0)
@@ -88,17 +95,26 @@ while time.perf_counter() - t0 < 20:
 for t, x0, x1 in pending:
     x1.synchronize()
     events.append((t, flops * 10 / (x0.elapsed_time(x1) * 1e-3) / 1e12))
+torch.cuda.synchronize()
+# Energy per operation over the last 10 s: NVML's total-energy counter across the batches run
+# after the mark (the GPU drained at both ends), and the board's mean power.
+seconds = time.perf_counter() - mark[0]
+joules = (pynvml.nvmlDeviceGetTotalEnergyConsumption(handle) - mark[1]) / 1000.0
+tera_ops = (batches - mark[2]) * 10 * flops / 1e12
 late = [v for t, v in events if t >= 10]
 halves = [statistics.median([v for t, v in events if 10 + 5 * i <= t < 15 + 5 * i]) for i in (0, 1)]
 sustained_tflops = statistics.median(late)
 
 print(f"independent cuBLAS bf16 {size}^3 (torch {torch.__version__}, triton {triton.__version__}):")
-print(f"  burst     {burst_tflops:7.1f} TFLOPS  do_bench 20 ms after a cool-down, median of 10 "
-      f"(range {min(burst):.1f}-{max(burst):.1f}; coolest {coolest} C)")
+if burst:
+    print(f"  burst     {burst_tflops:7.1f} TFLOPS  do_bench 20 ms after a cool-down, median of 10 "
+          f"(range {min(burst):.1f}-{max(burst):.1f}; coolest {coolest} C)")
 print(f"  sustained {sustained_tflops:7.1f} TFLOPS  20 s back to back, median of the last 10 s "
-      f"(its halves {halves[0]:.1f} and {halves[1]:.1f})")
+      f"(its halves {halves[0]:.1f} and {halves[1]:.1f}); {joules / tera_ops:.3f} J per TFLOP, "
+      f"{joules / seconds:.0f} W")
 if out_json:
     with open(out_json, "w") as f:
         json.dump({"size": size, "burst": burst, "burst_tflops": burst_tflops,
                    "sustained_tflops": sustained_tflops, "sustained_halves": halves,
+                   "joules_per_tflop": joules / tera_ops, "mean_watts": joules / seconds,
                    "coolest_c": coolest}, f, indent=1)
