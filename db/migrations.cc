@@ -915,6 +915,18 @@ PRAGMA user_version = 18;
 )sql");
 }
 
+// v19: a build's cubin is stored compressed ('zlib', what Store writes
+// from now on; rows stored before stay 'raw'), with its size, so that the bytes a kernel and an
+// owner hold are summed without reading a blob (a 146-byte source stored a 240 MiB cubin before).
+void MigrateV19(Connection& c) {
+  c.Exec(R"sql(
+ALTER TABLE user_kernel_builds ADD COLUMN cubin_encoding TEXT NOT NULL DEFAULT 'raw';
+ALTER TABLE user_kernel_builds ADD COLUMN cubin_bytes INTEGER NOT NULL DEFAULT 0;
+UPDATE user_kernel_builds SET cubin_bytes = length(cubin);
+PRAGMA user_version = 19;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -958,6 +970,7 @@ void Migrate(Connection& connection) {
   if (version < 16) MigrateV16(connection);
   if (version < 17) MigrateV17(connection);
   if (version < 18) MigrateV18(connection);
+  if (version < 19) MigrateV19(connection);
   transaction.Commit();
 }
 

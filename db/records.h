@@ -60,8 +60,9 @@ struct UserKernelBuild {
   std::string arch;      ///< "sm_90a"
   std::string compiler;  ///< "nvrtc 13.0"
   std::string options;
-  std::string cubin;  ///< bytes
+  std::string cubin;  ///< bytes (stored compressed since v19; empty where not read)
   std::string cubin_sha256;
+  int64_t cubin_bytes = 0;  ///< the cubin's size (v19; set from `cubin` on insert)
   int registers = -1;
   int64_t stack_bytes = 0, spill_store_bytes = 0, spill_load_bytes = 0, static_smem_bytes = 0;
   std::string log;

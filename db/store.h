@@ -93,7 +93,7 @@ class Store {
   // Fills each measurement's counters (in the order they were read) and counters_note.
   void FillCounters(std::vector<v1::Measurement>& measurements);
 
-  // ---- user kernels (store_user_kernels.cc; schema v13).
+  // ---- user kernels (store_user_kernels.cc; schema v13, cubins compressed since v19).
 
   // The kernel and its builds in one transaction; returns the kernel's id (the builds' kernel_id
   // is set). A name that a kernel not removed already has is refused (kInvalidArgument naming it).
@@ -108,6 +108,9 @@ class Store {
   std::optional<UserKernelRecord> GetUserKernel(std::string_view name);
   // Its builds, by variant (cubins included only with `with_cubins`).
   std::vector<UserKernelBuild> UserKernelBuilds(int64_t kernel_id, bool with_cubins);
+  // One build's cubin, decompressed; "" when there is no such build. Read when a task needs it:
+  // the daemon holds its kernels' builds here, not in memory.
+  std::string UserKernelCubin(int64_t build_id);
   // Marks the kernel of that name removed (never deleted: measurements keep pointing at its
   // builds); false when there is none.
   bool RemoveUserKernel(std::string_view name, int64_t removed_at_ms);

@@ -1,5 +1,10 @@
 // The Store's user kernels (schema v13, db/schema.md): a kernel's source and manifest with their
 // hashes and owner, and its builds (one cubin per variant, architecture and compiler).
+#include <zlib.h>
+
+#include <algorithm>
+
+#include "db/error.h"
 #include "db/sqlite.h"
 #include "db/store.h"
 #include "db/store_internal.h"
@@ -28,6 +33,35 @@ UserKernelRecord ReadKernel(Statement& s) {
 
 std::span<const uint8_t> Bytes(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+// A cubin as stored: zlib (Debian's, already under gRPC and protobuf), since most of a large
+// cubin is the zeros of its data sections.
+std::string Compress(const std::string& raw) {
+  uLongf size = compressBound(uLong(raw.size()));
+  std::string out(size, '\0');
+  if (compress2(reinterpret_cast<Bytef*>(out.data()), &size,
+                reinterpret_cast<const Bytef*>(raw.data()), uLong(raw.size()), 6) != Z_OK)
+    throw Error(Error::Code::kStorage,
+                "compressing a cubin of " + std::to_string(raw.size()) + " bytes failed");
+  out.resize(size);
+  return out;
+}
+
+std::string Decompress(const std::vector<uint8_t>& stored, int64_t bytes) {
+  std::string out(size_t(std::max<int64_t>(bytes, 0)), '\0');
+  uLongf size = uLongf(out.size());
+  if (uncompress(reinterpret_cast<Bytef*>(out.data()), &size, stored.data(),
+                 uLong(stored.size())) != Z_OK ||
+      size != out.size())
+    throw Error(Error::Code::kStorage,
+                "a stored cubin does not decompress to its " + std::to_string(bytes) + " bytes");
+  return out;
+}
+
+std::string Cubin(const std::vector<uint8_t>& stored, const std::string& encoding, int64_t bytes) {
+  if (encoding == "zlib") return Decompress(stored, bytes);
+  return std::string(stored.begin(), stored.end());
 }
 
 }  // namespace
@@ -83,15 +117,16 @@ void Store::InsertBuilds(int64_t kernel_id, const std::vector<UserKernelBuild>& 
     StatementScope s(Prepared(
         "INSERT INTO user_kernel_builds (kernel_id, variant, arch, compiler, options, cubin, "
         "cubin_sha256, registers, stack_bytes, spill_store_bytes, spill_load_bytes, "
-        "static_smem_bytes, log, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-        "?10, ?11, ?12, ?13, ?14)"));
+        "static_smem_bytes, log, created_at_ms, cubin_encoding, cubin_bytes) VALUES (?1, ?2, "
+        "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, 'zlib', ?15)"));
+    const std::string compressed = Compress(b.cubin);
     Binder(*s)
         .Int(kernel_id)
         .Text(b.variant)
         .Text(b.arch)
         .Text(b.compiler)
         .Text(b.options)
-        .Blob(Bytes(b.cubin))
+        .Blob(Bytes(compressed))
         .Text(b.cubin_sha256)
         .Int(b.registers)
         .Int(b.stack_bytes)
@@ -99,7 +134,8 @@ void Store::InsertBuilds(int64_t kernel_id, const std::vector<UserKernelBuild>& 
         .Int(b.spill_load_bytes)
         .Int(b.static_smem_bytes)
         .Text(b.log)
-        .Int(b.created_at_ms != 0 ? b.created_at_ms : now);
+        .Int(b.created_at_ms != 0 ? b.created_at_ms : now)
+        .Int(int64_t(b.cubin.size()));
     s->Step();
   }
 }
@@ -127,7 +163,8 @@ std::vector<UserKernelBuild> Store::UserKernelBuilds(int64_t kernel_id, bool wit
   StatementScope s(
       Prepared("SELECT id, kernel_id, variant, arch, compiler, options, "
                "CASE WHEN ?2 THEN cubin ELSE x'' END, cubin_sha256, registers, stack_bytes, "
-               "spill_store_bytes, spill_load_bytes, static_smem_bytes, log, created_at_ms "
+               "spill_store_bytes, spill_load_bytes, static_smem_bytes, log, created_at_ms, "
+               "cubin_encoding, cubin_bytes "
                "FROM user_kernel_builds WHERE kernel_id = ?1 ORDER BY variant, arch, compiler"));
   Binder(*s).Int(kernel_id).Int(with_cubins ? 1 : 0);
   std::vector<UserKernelBuild> out;
@@ -139,8 +176,8 @@ std::vector<UserKernelBuild> Store::UserKernelBuilds(int64_t kernel_id, bool wit
     b.arch = s->ColumnText(3);
     b.compiler = s->ColumnText(4);
     b.options = s->ColumnText(5);
-    const std::vector<uint8_t> cubin = s->ColumnBlob(6);
-    b.cubin.assign(cubin.begin(), cubin.end());
+    b.cubin_bytes = s->ColumnInt64(16);
+    if (with_cubins) b.cubin = Cubin(s->ColumnBlob(6), s->ColumnText(15), b.cubin_bytes);
     b.cubin_sha256 = s->ColumnText(7);
     b.registers = int(s->ColumnInt64(8));
     b.stack_bytes = s->ColumnInt64(9);
@@ -152,6 +189,15 @@ std::vector<UserKernelBuild> Store::UserKernelBuilds(int64_t kernel_id, bool wit
     out.push_back(std::move(b));
   }
   return out;
+}
+
+std::string Store::UserKernelCubin(int64_t build_id) {
+  std::lock_guard lock(mutex_);
+  StatementScope s(
+      Prepared("SELECT cubin, cubin_encoding, cubin_bytes FROM user_kernel_builds WHERE id = ?1"));
+  Binder(*s).Int(build_id);
+  if (!s->Step()) return "";
+  return Cubin(s->ColumnBlob(0), s->ColumnText(1), s->ColumnInt64(2));
 }
 
 bool Store::RemoveUserKernel(std::string_view name, int64_t removed_at_ms) {

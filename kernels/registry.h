@@ -52,8 +52,11 @@ using KernelFn = std::function<const void*(DType dtype)>;
 /// variant; the worker loads the cubin and plans each launch from the manifest.
 struct LoadedCode {
   std::string manifest;  ///< the kernel's manifest (TOML)
-  std::string cubin;
+  /// The cubin's bytes, read where they are kept when a task needs them ("" where they cannot
+  /// be): the daemon keeps its builds in its database, not every cubin in memory.
+  std::function<std::string()> cubin = [] { return std::string(); };
   std::string cubin_sha256;
+  int64_t cubin_bytes = 0;
   int64_t build_id = 0;  ///< user_kernel_builds.id: what measurements point at
   std::string entry;     ///< the extern "C" __global__ function
 };

@@ -21,6 +21,9 @@ packages=(
   libmicrohttpd-dev
   prometheus-cpp-dev  # the daemon's metrics registry and their text format (prometheus-cpp core)
   libmuparser-dev  # the expressions of a user kernel's launch geometry (kernels/user)
+  # The compiler sandbox of user kernels (server/compile/sandbox.h): its system-call filter
+  # (libseccomp); a cubin is stored compressed with zlib (zlib1g-dev, above)
+  libseccomp-dev
   libboost-math-dev  # Student's t and the incomplete beta of the report's intervals (header-only)
   nlohmann-json3-dev  # the client's --format json envelope (client/output/json.cc; header-only)
   libpq-dev  # libpq: a fleet's PostgreSQL, exported to by the daemon and read by the client (db/fleet/)

@@ -2,11 +2,168 @@
 
 #include <nvrtc.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <regex>
 #include <sstream>
 
 namespace ablation::kernels::user {
+namespace {
+
+// The source as the preprocessor reads its directives (translation phases 2 and 3): lines spliced
+// at a backslash-newline, each comment one space (a block comment may hide a line break inside a
+// directive), with the line each character came from.
+struct Spliced {
+  std::string text;
+  std::vector<int> line;
+};
+
+Spliced Splice(const std::string& s) {
+  Spliced out;
+  int line = 1;
+  enum { kCode, kLineComment, kBlockComment, kQuoted } state = kCode;
+  char quote = 0;
+  const auto emit = [&](char c) {
+    out.text += c;
+    out.line.push_back(line);
+  };
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    const char next = i + 1 < s.size() ? s[i + 1] : '\0';
+    if (c == '\\' && (next == '\n' || (next == '\r' && i + 2 < s.size() && s[i + 2] == '\n'))) {
+      i += next == '\n' ? 1 : 2;
+      ++line;
+      continue;
+    }
+    if (state == kLineComment) {
+      if (c == '\n') state = kCode, emit(c), ++line;
+    } else if (state == kBlockComment) {
+      if (c == '*' && next == '/') state = kCode, ++i;
+      if (c == '\n') ++line;
+    } else if (state == kQuoted) {
+      emit(c);
+      if (c == '\\' && i + 1 < s.size()) {
+        emit(next);
+        ++i;
+      } else if (c == quote || c == '\n') {
+        state = kCode;
+      }
+      if (c == '\n') ++line;
+    } else if (c == '/' && next == '/') {
+      state = kLineComment, ++i;
+    } else if (c == '/' && next == '*') {
+      state = kBlockComment, emit(' '), ++i;
+    } else {
+      if (c == '"' || c == '\'') state = kQuoted, quote = c;
+      emit(c);
+      if (c == '\n') ++line;
+    }
+  }
+  return out;
+}
+
+// A header named by a path of the host rather than by a name under the include folders.
+bool OutsideTheIncludeFolders(const std::string& path) {
+  if (path.empty() || path[0] == '/') return true;
+  size_t start = 0;
+  while (start <= path.size()) {
+    const size_t slash = path.find('/', start);
+    const std::string part =
+        path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (part == "..") return true;
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  return false;
+}
+
+// The header literal ("x" or <x>) at `at` in `text`, or "" with `at` unmoved when there is none.
+std::string HeaderLiteral(const std::string& text, size_t* at) {
+  size_t i = *at;
+  while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+  if (i >= text.size() || (text[i] != '"' && text[i] != '<')) return "";
+  const char close = text[i] == '"' ? '"' : '>';
+  const size_t end = text.find_first_of(std::string(1, close) + "\n", i + 1);
+  if (end == std::string::npos || text[end] != close) return "";
+  *at = end + 1;
+  return text.substr(i, end - i + 1);
+}
+
+// The literal as a refusal quotes it: printable ASCII, at most 128 characters.
+std::string Quoted(const std::string& literal) {
+  std::string out;
+  for (char c : literal.substr(0, 128)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return literal.size() > 128 ? out + "..." : out;
+}
+
+bool IdentifierChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+}  // namespace
+
+std::string IncludeRefusal(const std::string& source, const std::string& source_name) {
+  const Spliced s = Splice(source);
+  const auto refusal = [&](size_t at, const std::string& what, const std::string& literal) {
+    return source_name + "(" + std::to_string(s.line[std::min(at, s.line.size() - 1)]) +
+           "): " + what + " " + Quoted(literal) +
+           " is refused: a user kernel includes CUDA's headers and the project's "
+           "(ablation/ptx.cuh) by name, never a path of the host (absolute, or with ..)";
+  };
+  // Directives: '#' first on a line, then include, include_next or import.
+  for (size_t start = 0; start < s.text.size();) {
+    const size_t end = std::min(s.text.find('\n', start), s.text.size());
+    size_t i = s.text.find_first_not_of(" \t", start);
+    if (i < end && s.text[i] == '#') {
+      i = s.text.find_first_not_of(" \t", i + 1);
+      size_t word_end = i;
+      while (word_end < end && IdentifierChar(s.text[word_end])) ++word_end;
+      const std::string word = i < end ? s.text.substr(i, word_end - i) : "";
+      if (word == "include" || word == "include_next" || word == "import") {
+        size_t at = word_end;
+        const std::string literal = HeaderLiteral(s.text, &at);
+        if (!literal.empty() && OutsideTheIncludeFolders(literal.substr(1, literal.size() - 2)))
+          return refusal(i, "#" + word, literal);
+      }
+    }
+    start = end + 1;
+  }
+  // __has_include("...") and __has_include_next anywhere: they would tell whether a path exists.
+  for (size_t at = s.text.find("__has_include"); at != std::string::npos;
+       at = s.text.find("__has_include", at + 1)) {
+    if (at > 0 && IdentifierChar(s.text[at - 1])) continue;
+    size_t i = at + 13;
+    if (s.text.compare(i, 5, "_next") == 0) i += 5;
+    const std::string name = s.text.substr(at, i - at);
+    i = s.text.find_first_not_of(" \t", i);
+    if (i == std::string::npos || s.text[i] != '(') continue;
+    ++i;
+    const std::string literal = HeaderLiteral(s.text, &i);
+    if (!literal.empty() && OutsideTheIncludeFolders(literal.substr(1, literal.size() - 2)))
+      return refusal(at, name, literal);
+  }
+  return "";
+}
+
+std::string UniformIncludeErrors(const std::string& log) {
+  static constexpr std::string_view kCannotOpen = "cannot open source file \"";
+  std::string out;
+  size_t start = 0;
+  while (start < log.size()) {
+    size_t end = log.find('\n', start);
+    if (end == std::string::npos) end = log.size();
+    std::string line = log.substr(start, end - start);
+    if (const size_t at = line.find(kCannotOpen); at != std::string::npos) {
+      const size_t close = line.find('"', at + kCannotOpen.size());
+      if (close != std::string::npos)
+        line = line.substr(0, close + 1) +
+               ": not among the headers a user kernel may include (CUDA's and ablation/*.cuh)";
+    }
+    out += line;
+    if (end < log.size()) out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
 
 std::vector<std::string> CompileOptions(const CompileRequest& request) {
   std::vector<std::string> options = {"--gpu-architecture=" + request.arch, "--std=c++17",
@@ -63,6 +220,10 @@ std::string CompilerVersion() {
 CompileResult Compile(const CompileRequest& request, size_t max_log_bytes) {
   CompileResult out;
   out.compiler = CompilerVersion();
+  if (std::string why = IncludeRefusal(request.source, request.source_name); !why.empty()) {
+    out.log = why + "\n";
+    return out;
+  }
   const std::vector<std::string> options = CompileOptions(request);
   std::vector<const char*> argv;
   for (const std::string& o : options) {
@@ -88,6 +249,7 @@ CompileResult Compile(const CompileRequest& request, size_t max_log_bytes) {
     std::string log(log_size, '\0');
     nvrtcGetProgramLog(program, log.data());
     log.resize(log_size - 1);  // the terminating NUL
+    log = UniformIncludeErrors(log);
     if (log.size() > max_log_bytes) {
       log.resize(max_log_bytes);
       log += "\n[the compiler's log was cut at " + std::to_string(max_log_bytes) + " bytes]\n";

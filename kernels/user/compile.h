@@ -52,6 +52,19 @@ std::string CompilerVersion();
 /// so. Not ok, with the log, when NVRTC refuses the source or the entry is not in the cubin.
 CompileResult Compile(const CompileRequest& request, size_t max_log_bytes);
 
+/// "" when every #include, #include_next and __has_include of `source` that names its header
+/// with a literal names one by a relative path without "..": the CUDA headers and the project's
+/// (ablation/ptx.cuh). Else the refusal of the first other, naming it and its line
+/// ("kernel.cu(3): #include \"/etc/passwd\" is refused: ..."). A header named through a macro
+/// is not seen here; the compiler's sandbox finds nothing outside those folders either, and
+/// UniformIncludeErrors makes what it says of that the same whether the file exists or not.
+std::string IncludeRefusal(const std::string& source, const std::string& source_name);
+
+/// `log` with every "cannot open source file" error made the same whether the file is missing,
+/// unreadable or a folder: where only Landlock confines the compile, "Permission denied" would
+/// tell that a path exists.
+std::string UniformIncludeErrors(const std::string& log);
+
 /// ptxas' -v lines for `entry` in `log` (pure, for the tests and for logs read back).
 PtxasReport ParsePtxasReport(const std::string& log, const std::string& entry);
 

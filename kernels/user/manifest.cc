@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/text.h"
+#include "common/toml_shape.h"
 
 namespace ablation::kernels::user {
 namespace {
@@ -94,6 +95,10 @@ std::map<std::string, double> Values(const Manifest& m, const KnobSet& s, const 
 
 std::string ParseManifest(const std::string& text, const std::string& origin,
                           const ManifestLimits& limits, Manifest* out) {
+  if (std::string why = common::CheckTomlShape(
+          text, origin, {limits.max_manifest_bytes, limits.max_manifest_depth});
+      !why.empty())
+    return why;
   toml::table root;
   try {
     root = toml::parse(text, origin);

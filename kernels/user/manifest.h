@@ -20,6 +20,10 @@ namespace ablation::kernels::user {
 /// compile or store without end.
 struct ManifestLimits {
   size_t max_source_bytes = 256 * 1024;
+  /// The manifest's own text, and how deep its tables may nest, checked before it is parsed
+  /// (common/toml_shape.h: a key nested 50,000 deep overflowed the parser's stack).
+  size_t max_manifest_bytes = 64 * 1024;
+  int max_manifest_depth = 16;
   int max_knobs = 8;
   int max_values_per_knob = 16;
   int max_knob_sets = 64;  ///< the product of the knobs' value counts
@@ -31,6 +35,9 @@ struct ManifestLimits {
   static ManifestLimits Unbounded() {
     ManifestLimits l;
     l.max_source_bytes = size_t(1) << 30;
+    // Never unbounded: a stored manifest is parsed in the daemon too, at every start.
+    l.max_manifest_bytes = size_t(1) << 20;
+    l.max_manifest_depth = 64;
     l.max_knobs = l.max_values_per_knob = l.max_knob_sets = l.max_conditions = 1 << 20;
     l.max_expression_chars = size_t(1) << 20;
     return l;

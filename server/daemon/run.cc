@@ -1,7 +1,9 @@
 #include "server/daemon/run.h"
 
+#include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -249,6 +251,17 @@ int RunDaemon(const DaemonSettings& settings) {
   if (options.user_kernels.compiler_path.empty())
     options.user_kernels.compiler_path =
         (std::filesystem::path(config.worker_path).parent_path() / "ablation-compile").string();
+  // A daemon that runs as root compiles user kernels as an unprivileged user (sandbox.h).
+  if (::geteuid() == 0) {
+    const passwd* user = ::getpwnam(config.user_kernels.compile_user.c_str());
+    if (user == nullptr || user->pw_uid == 0) {
+      spdlog::error("user_kernels.compile_user '{}' is not an unprivileged user of this host",
+                    config.user_kernels.compile_user);
+      return 2;
+    }
+    options.user_kernels.sandbox.uid = user->pw_uid;
+    options.user_kernels.sandbox.gid = user->pw_gid;
+  }
   std::unique_ptr<core::DaemonCore> core;
   if (core::Status st = core::DaemonCore::Open(options, &registry, &core); !st.ok()) {
     spdlog::error("{}", st.message());

@@ -301,6 +301,24 @@ std::vector<std::string> NeedRestart(const core::DaemonConfig& running,
   text("user_kernels.add_role", running.user_kernels.add_role, fresh.user_kernels.add_role);
   number("user_kernels.max_kernels_per_owner", running.user_kernels.max_kernels_per_owner,
          fresh.user_kernels.max_kernels_per_owner);
+  number("user_kernels.allow_unsandboxed_compiles", running.user_kernels.allow_unsandboxed_compiles,
+         fresh.user_kernels.allow_unsandboxed_compiles);
+  text("user_kernels.compile_user", running.user_kernels.compile_user,
+       fresh.user_kernels.compile_user);
+  text("user_kernels.source_readers", running.user_kernels.source_readers,
+       fresh.user_kernels.source_readers);
+  number("user_kernels.compile_memory_mb", running.user_kernels.compile.memory_mb,
+         fresh.user_kernels.compile.memory_mb);
+  number("user_kernels.max_cubin_bytes", int64_t(running.user_kernels.compile.max_cubin_bytes),
+         int64_t(fresh.user_kernels.compile.max_cubin_bytes));
+  number("user_kernels.max_bytes_per_kernel", running.user_kernels.max_bytes_per_kernel,
+         fresh.user_kernels.max_bytes_per_kernel);
+  number("user_kernels.max_bytes_per_owner", running.user_kernels.max_bytes_per_owner,
+         fresh.user_kernels.max_bytes_per_owner);
+  number("user_kernels.compile_threads", running.user_kernels.compile_threads,
+         fresh.user_kernels.compile_threads);
+  number("user_kernels.max_waiting_adds", running.user_kernels.max_waiting_adds,
+         fresh.user_kernels.max_waiting_adds);
   text("node.name", running.node_name, fresh.node_name);
   text("node.labels", core::FormatNodeLabels(running.node_labels),
        core::FormatNodeLabels(fresh.node_labels));

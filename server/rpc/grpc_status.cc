@@ -15,6 +15,8 @@ grpc::Status ToGrpc(const core::Status& s) {
       return {grpc::StatusCode::FAILED_PRECONDITION, s.message()};
     case Code::kUnavailable:
       return {grpc::StatusCode::UNAVAILABLE, s.message()};
+    case Code::kResourceExhausted:
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED, s.message()};
     case Code::kInternal:
       return {grpc::StatusCode::INTERNAL, s.message()};
   }

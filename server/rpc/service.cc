@@ -1,7 +1,5 @@
 #include "server/rpc/service.h"
 
-#include <thread>
-
 #include <memory>
 #include <mutex>
 
@@ -27,6 +25,15 @@ void ConnectionCalls::Leave(const std::string& peer) {
 }
 
 namespace {
+
+// A refusal as the audit trail keeps it: its code and first line, at most 200 characters (a
+// compile error's log, which may quote anything the source made the compiler read, is the
+// caller's answer, not the daemon's log).
+std::string AuditOutcome(const core::Status& st) {
+  std::string line = st.message().substr(0, st.message().find('\n'));
+  if (line.size() > 200) line = line.substr(0, 200) + "...";
+  return line;
+}
 
 // A unary call's reactor that holds its place among its connection's calls until gRPC is done
 // with it (OnDone: the reply and status written out, or the call cancelled).
@@ -399,12 +406,6 @@ grpc::ServerUnaryReactor* AblationService::Profile(grpc::CallbackServerContext* 
   });
 }
 
-AblationService::~AblationService() {
-  std::lock_guard lock(compiling_mu_);
-  for (std::thread& t : compiling_)
-    if (t.joinable()) t.join();
-}
-
 core::KernelCaller AblationService::KernelCallerOf(grpc::CallbackServerContext* context) const {
   const core::Identity who = auth_->Caller(*context);
   core::KernelCaller caller;
@@ -427,17 +428,19 @@ grpc::ServerUnaryReactor* AblationService::AddKernel(grpc::CallbackServerContext
     reactor->Finish(ToGrpc(st));
     return reactor;
   }
-  // Compiling takes seconds (NVRTC, once per knob set, in the compiler's child process): off
-  // gRPC's threads, on one of its own that finishes the call.
+  // Compiling takes seconds (NVRTC, once per knob set, in the compiler's sandboxed child
+  // process): on the core's compile threads, whose queue is bounded; the thread that compiled
+  // (or this one, for a refusal) finishes the call. The audit line says how it ended in one
+  // line: a compile error's log is the caller's answer, never the daemon's log.
   const core::KernelCaller caller = KernelCallerOf(context);
-  std::lock_guard lock(compiling_mu_);
-  compiling_.emplace_back([this, reactor, request, response, caller, who = auth_->Caller(*context),
-                           peer = context->peer()] {
-    const core::Status st = Guarded([&] { return core_->AddKernel(caller, *request, response); });
-    AuditLog::Get().Action("add_kernel", who, peer, response->kernel().name(),
-                           st.ok() ? "ok" : st.message());
-    reactor->Finish(ToGrpc(st));
-  });
+  core_->AddKernel(caller, *request,
+                   [reactor, response, who = auth_->Caller(*context), peer = context->peer()](
+                       const core::Status& st, const v1::AddKernelResponse& added) {
+                     AuditLog::Get().Action("add_kernel", who, peer, added.kernel().name(),
+                                            st.ok() ? "ok" : AuditOutcome(st));
+                     if (st.ok()) *response = added;
+                     reactor->Finish(ToGrpc(st));
+                   });
   return reactor;
 }
 
@@ -451,8 +454,10 @@ grpc::ServerUnaryReactor* AblationService::ListKernels(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* AblationService::GetKernel(grpc::CallbackServerContext* context,
                                                      const v1::GetKernelRequest* request,
                                                      v1::GetKernelResponse* response) {
-  return Inline(Admit(context, __func__), Bounds(*request),
-                [&] { return Guarded([&] { return core_->GetKernel(*request, response); }); });
+  const core::KernelCaller caller = KernelCallerOf(context);
+  return Inline(Admit(context, __func__), Bounds(*request), [&] {
+    return Guarded([&] { return core_->GetKernel(caller, *request, response); });
+  });
 }
 
 grpc::ServerUnaryReactor* AblationService::RemoveKernel(grpc::CallbackServerContext* context,

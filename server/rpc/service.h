@@ -10,7 +10,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -66,8 +65,6 @@ struct ServiceOptions {
 class AblationService final : public v1::Ablation::CallbackService {
  public:
   explicit AblationService(core::DaemonCore* core, ServiceOptions options = {});
-  /// Waits for the AddKernel calls still compiling.
-  ~AblationService() override;
 
   /// The limits of calls from now on (SIGHUP): request bounds, reply cap, runs in flight. Those
   /// gRPC was built with (message size, streams, memory) are not changed here.
@@ -93,7 +90,8 @@ class AblationService final : public v1::Ablation::CallbackService {
   UnaryHandler<v1::SassRequest, v1::SassResponse> InspectSass;
   // ncu: on the GPU's thread, between measurements.
   UnaryHandler<v1::ProfileRequest, v1::ProfileResponse> Profile;
-  // User kernels: adding compiles on a thread of its own; the rest inline.
+  // User kernels: adding compiles on the core's compile threads (a bounded queue); the rest
+  // inline.
   UnaryHandler<v1::AddKernelRequest, v1::AddKernelResponse> AddKernel;
   UnaryHandler<v1::ListKernelsRequest, v1::ListKernelsResponse> ListKernels;
   UnaryHandler<v1::GetKernelRequest, v1::GetKernelResponse> GetKernel;
@@ -120,8 +118,6 @@ class AblationService final : public v1::Ablation::CallbackService {
   core::RequestLimits limits_;  ///< guarded by limits_mu_
   core::RunQuota quota_;
   ConnectionCalls calls_;
-  std::mutex compiling_mu_;
-  std::vector<std::thread> compiling_;  ///< AddKernel calls' threads; guarded by compiling_mu_
 };
 
 }  // namespace ablation::rpc

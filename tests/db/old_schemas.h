@@ -278,9 +278,17 @@ inline void BuildV4(RawDb& raw) {
   raw.Exec(kV3ToV4);
 }
 
+// What v19 added (a build's cubin encoding and size), undone: a fresh database taken back to v18.
+inline void UndoV19(RawDb& raw) {
+  raw.Exec("ALTER TABLE user_kernel_builds DROP COLUMN cubin_encoding");
+  raw.Exec("ALTER TABLE user_kernel_builds DROP COLUMN cubin_bytes");
+}
+
 // What v18 added (solo figures and the library algorithm on every measurement, the library
-// choices), undone: a fresh database taken back to v17, for the tests of older migrations.
+// choices), undone with what came after it: a fresh database taken back to v17, for the tests of
+// older migrations.
 inline void UndoV18(RawDb& raw) {
+  UndoV19(raw);
   for (const char* column :
        {"solo_measured",     "solo_tflops",        "solo_median_ms",        "solo_noise",
         "solo_samples",      "solo_median_cycles", "solo_sm_mhz",           "solo_peak_share",

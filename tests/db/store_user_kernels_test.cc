@@ -8,6 +8,7 @@
 
 #include "db/store.h"
 #include "tests/db/db_test_support.h"
+#include "tests/db/old_schemas.h"
 #include "tests/db/store_test_support.h"
 
 namespace ablation::db {
@@ -95,6 +96,54 @@ TEST_F(StoreTest, UserKernelsSurviveAReopen) {
   ASSERT_EQ(kernels.size(), 2u);
   EXPECT_EQ(kernels[0].name, "a");
   EXPECT_EQ(store_->UserKernelBuilds(kernels[0].id, true)[0].cubin, "cubin-a");
+}
+
+// v19: a cubin is stored compressed with its size (a big initialised __device__ array is mostly
+// zeros), read back whole, and one build's cubin is read alone; the builds list without cubins
+// says each one's size.
+TEST_F(StoreTest, ACubinIsStoredCompressedAndReadBackExactly) {
+  std::string cubin(8 << 20, '\0');
+  cubin.replace(0, 4,
+                "\x7f"
+                "ELF");
+  cubin[5 << 20] = '\x2a';
+  const int64_t id = store_->InsertUserKernel(Kernel("big"), {Build("user.big.x=1", cubin)});
+  const auto listed = store_->UserKernelBuilds(id, false);
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].cubin, "");
+  EXPECT_EQ(listed[0].cubin_bytes, int64_t(cubin.size()));
+  EXPECT_EQ(store_->UserKernelCubin(listed[0].id), cubin);
+  EXPECT_EQ(store_->UserKernelBuilds(id, true)[0].cubin, cubin);
+  store_.reset();
+  testing::RawDb raw(path_);
+  EXPECT_EQ(raw.Text("SELECT cubin_encoding FROM user_kernel_builds"), "zlib");
+  EXPECT_LT(raw.Int("SELECT length(cubin) FROM user_kernel_builds"), 1 << 20);
+}
+
+// A v18 database's builds (raw cubins) read back unchanged after the migration.
+TEST_F(StoreTest, BuildsStoredBeforeCompressionReadBackRaw) {
+  const int64_t id = store_->InsertUserKernel(Kernel("old"), {});
+  store_.reset();
+  {
+    testing::RawDb raw(path_);
+    testing::UndoV19(raw);
+    raw.Exec(
+        "INSERT INTO user_kernel_builds (kernel_id, variant, arch, compiler, options, cubin, "
+        "cubin_sha256, registers, log, created_at_ms) VALUES (" +
+        std::to_string(id) +
+        ", 'user.old.x=1', 'sm_90a', 'nvrtc 13.0', '', x'7f454c46', '', 32, '', 1)");
+    raw.Exec("PRAGMA user_version = 18");
+  }
+  store_ = Store::Open(path_);
+  const auto builds = store_->UserKernelBuilds(id, true);
+  ASSERT_EQ(builds.size(), 1u);
+  EXPECT_EQ(builds[0].cubin,
+            "\x7f"
+            "ELF");
+  EXPECT_EQ(builds[0].cubin_bytes, 4);
+  EXPECT_EQ(store_->UserKernelCubin(builds[0].id),
+            "\x7f"
+            "ELF");
 }
 
 }  // namespace

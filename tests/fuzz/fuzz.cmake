@@ -22,7 +22,7 @@ file(MAKE_DIRECTORY ${FUZZ_DIR})
 set(FUZZ_LIBS
   $<TARGET_FILE:ablation_core> $<TARGET_FILE:ablation_db> $<TARGET_FILE:ablation_protocol>
   $<TARGET_FILE:ablation_kernel_catalog> $<TARGET_FILE:ablation_common> $<TARGET_FILE:ablation_proto>
-  -lgrpc++ -lgrpc -lgpr -lprotobuf -lspdlog -lfmt -lsqlite3 -lcrypto -labsl_strings -ldl -lpthread)
+  -lgrpc++ -lgrpc -lgpr -lprotobuf -lspdlog -lfmt -lsqlite3 -lcrypto -labsl_strings -lz -ldl -lpthread)
 # NDEBUG as in the daemon's Release build: toml++ 3.3 has a debug-only assertion in parse_key
 # that fires on a table header starting with '#' ("[# x]"), an input its release build refuses
 # with a proper parse error (found by fuzz_toml; the daemon is never built with it).
@@ -58,5 +58,5 @@ ablation_fuzz_target(fuzz_run_plan server/core/plan/run_plan.cc server/core/plan
 ablation_fuzz_target(fuzz_client_parse client/cli/parse.cc)
 ablation_fuzz_target(fuzz_page_token db/page_token.cc)
 ablation_fuzz_target(fuzz_toml server/core/setup/config.cc server/core/setup/presets.cc
-  server/core/setup/presets_parse.cc server/core/setup/auth.cc)
+  server/core/setup/presets_parse.cc server/core/setup/auth.cc common/toml_shape.cc)
 ablation_fuzz_target(fuzz_sass server/core/inspect/sass.cc)

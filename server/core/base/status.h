@@ -14,6 +14,7 @@ enum class Code {
   kNotFound,            ///< a run or variant that does not exist
   kFailedPrecondition,  ///< the request is fine but the daemon cannot do it now (no GPU, ...)
   kUnavailable,         ///< shutting down
+  kResourceExhausted,   ///< a bound of the daemon's own is full now (waiting compiles, ...)
   kInternal,
 };
 
@@ -37,6 +38,7 @@ inline Status NotFound(std::string m) { return {Code::kNotFound, std::move(m)}; 
 inline Status FailedPrecondition(std::string m) {
   return {Code::kFailedPrecondition, std::move(m)};
 }
+inline Status ResourceExhausted(std::string m) { return {Code::kResourceExhausted, std::move(m)}; }
 
 /// A store or other exception as the core's status: the db's own codes kept, anything else
 /// internal (with the text logged, not sent: it may name paths or SQL).

@@ -28,6 +28,11 @@ Status DaemonCore::Open(CoreOptions options, const kernels::Registry* registry,
   std::vector<std::string> problems;
   core->user_kernels_->Load(&problems);
   for (const std::string& p : problems) spdlog::warn("{}", p);
+  // Every start says what user kernels' compiles run in (an unsandboxed one is among the
+  // problems above, a warning).
+  if (const std::string state = core->user_kernels_->SandboxState();
+      state.rfind("compiles are sandboxed", 0) == 0)
+    spdlog::info("user kernels: {}", state);
   core->profiler_ = std::make_unique<Profiler>(options.profiler, registry, core->store_.get());
   options.runs.profiler = core->profiler_.get();
   // Runs name user variants beside the built-in ones: each is planned against the catalog of
@@ -84,25 +89,28 @@ v1::UserKernel ToProto(const KernelSummary& s) {
   }
   k.set_source(s.source);
   k.set_manifest(s.manifest);
+  k.set_source_withheld(s.source_withheld);
   return k;
 }
 
-Status DaemonCore::AddKernel(const KernelCaller& caller, const v1::AddKernelRequest& request,
-                             v1::AddKernelResponse* response) {
+void DaemonCore::AddKernel(const KernelCaller& caller, const v1::AddKernelRequest& request,
+                           KernelAdded done) {
   const DeviceSnapshot device = runs_->Device(0);
   const std::string cc = device.identity.compute_capability();
   const std::string arch = kernels::user::CompileArch(cc);
   if (arch.empty())
-    return FailedPrecondition(
-        "user kernels are compiled for the GPU's architecture, and GPU 0's is not known" +
-        (device.unavailable_reason.empty() ? std::string()
-                                           : " (" + device.unavailable_reason + ")"));
-  KernelSummary added;
-  if (Status st = user_kernels_->Add(caller, request.source(), request.manifest(), arch, &added);
-      !st.ok())
-    return st;
-  *response->mutable_kernel() = ToProto(added);
-  return Status::Ok();
+    return done(
+        FailedPrecondition(
+            "user kernels are compiled for the GPU's architecture, and GPU 0's is not known" +
+            (device.unavailable_reason.empty() ? std::string()
+                                               : " (" + device.unavailable_reason + ")")),
+        {});
+  user_kernels_->Add(caller, request.source(), request.manifest(), arch,
+                     [done = std::move(done)](const Status& st, const KernelSummary& added) {
+                       v1::AddKernelResponse response;
+                       if (st.ok()) *response.mutable_kernel() = ToProto(added);
+                       done(st, response);
+                     });
 }
 
 Status DaemonCore::ListKernels(const v1::ListKernelsRequest&, v1::ListKernelsResponse* response) {
@@ -110,9 +118,10 @@ Status DaemonCore::ListKernels(const v1::ListKernelsRequest&, v1::ListKernelsRes
   return Status::Ok();
 }
 
-Status DaemonCore::GetKernel(const v1::GetKernelRequest& request, v1::GetKernelResponse* response) {
+Status DaemonCore::GetKernel(const KernelCaller& caller, const v1::GetKernelRequest& request,
+                             v1::GetKernelResponse* response) {
   KernelSummary s;
-  if (Status st = user_kernels_->Show(request.name(), &s); !st.ok()) return st;
+  if (Status st = user_kernels_->Show(caller, request.name(), &s); !st.ok()) return st;
   *response->mutable_kernel() = ToProto(s);
   return Status::Ok();
 }
@@ -124,6 +133,8 @@ Status DaemonCore::RemoveKernel(const KernelCaller& caller,
 }
 
 void DaemonCore::Shutdown() {
+  // The compiles queued finish and store what they made before the store closes.
+  if (user_kernels_) user_kernels_->Stop();
   if (runs_) runs_->Shutdown();
   // After the runs: a run finished while shutting down is exported now if the database answers,
   // else it waits in the outbox for the next start.

@@ -3,6 +3,7 @@
 // rpc layer talks to this and nothing below it; ablationd and the tests build it the same way.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -52,12 +53,13 @@ class DaemonCore {
   UserKernels& user_kernels() { return *user_kernels_; }
 
   /// The RPCs of user kernels, with the caller the rpc layer identified. AddKernel compiles for
-  /// GPU 0's architecture (FailedPrecondition without a GPU) and blocks while it compiles: the
-  /// rpc layer calls it off gRPC's threads.
-  Status AddKernel(const KernelCaller& caller, const v1::AddKernelRequest& request,
-                   v1::AddKernelResponse* response);
+  /// GPU 0's architecture (FailedPrecondition without a GPU) on the user kernels' compile
+  /// threads, which call `done` (or at once, when it is refused first); it never blocks.
+  using KernelAdded = std::function<void(const Status& status, const v1::AddKernelResponse&)>;
+  void AddKernel(const KernelCaller& caller, const v1::AddKernelRequest& request, KernelAdded done);
   Status ListKernels(const v1::ListKernelsRequest& request, v1::ListKernelsResponse* response);
-  Status GetKernel(const v1::GetKernelRequest& request, v1::GetKernelResponse* response);
+  Status GetKernel(const KernelCaller& caller, const v1::GetKernelRequest& request,
+                   v1::GetKernelResponse* response);
   Status RemoveKernel(const KernelCaller& caller, const v1::RemoveKernelRequest& request);
 
   /// Stops the runs (queued ones are told), then the readers. Idempotent.

@@ -373,7 +373,7 @@ Status ChooseKernel(const v1::SassRequest& request, const kernels::Registry& reg
   return Status::Ok();
 }
 
-// A user variant's code is its build's cubin, which the catalog holds: written to a file named by
+// A user variant's code is its build's cubin, from the database: written to a file named by
 // its SHA-256 (the same build is the same file) and disassembled there. "" for a built-in one.
 Status WriteUserCubin(const kernels::Variant& v, std::string* path) {
   if (!v.code) return Status::Ok();
@@ -381,9 +381,12 @@ Status WriteUserCubin(const kernels::Variant& v, std::string* path) {
   const std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/ablationd-user-cubins";
   ::mkdir(dir.c_str(), 0700);
   *path = dir + "/" + v.code->cubin_sha256 + ".cubin";
+  // Read from the database when asked for (the catalog does not hold builds in memory).
+  const std::string cubin = v.code->cubin();
   std::ofstream out(*path, std::ios::binary | std::ios::trunc);
-  out.write(v.code->cubin.data(), std::streamsize(v.code->cubin.size()));
-  if (!out) return FailedPrecondition("cannot write the cubin of " + v.name + " to " + *path);
+  out.write(cubin.data(), std::streamsize(cubin.size()));
+  if (!out || cubin.empty())
+    return FailedPrecondition("cannot write the cubin of " + v.name + " to " + *path);
   return Status::Ok();
 }
 

@@ -10,6 +10,8 @@
 
 #include <toml++/toml.h>
 
+#include "common/toml_shape.h"
+
 namespace ablation::core {
 namespace {
 
@@ -120,6 +122,69 @@ Status ReadLimits(const toml::table& root, const std::string& origin, RequestLim
   return Status::Ok();
 }
 
+// [user_kernels]: who may add and read kernels, how compiles are confined and bounded.
+Status ReadUserKernels(const toml::table& t, const std::string& origin, UserKernelOptions* u) {
+  const std::string p = "user_kernels.";
+  Status st = CheckKeys(
+      t, origin, p,
+      {"add_role", "compiler", "max_kernels_per_owner", "max_source_bytes", "max_knob_sets",
+       "compile_timeout_seconds", "compile_memory_mb", "allow_unsandboxed_compiles", "compile_user",
+       "max_cubin_bytes", "max_bytes_per_kernel", "max_bytes_per_owner", "compile_threads",
+       "max_waiting_adds", "source_readers"});
+  if (!st.ok()) return st;
+  if (!(st = Read(t, origin, p, "add_role", &u->add_role)).ok()) return st;
+  if (!(st = Read(t, origin, p, "compiler", &u->compiler_path)).ok()) return st;
+  if (!(st = Read(t, origin, p, "compile_user", &u->compile_user)).ok()) return st;
+  if (!(st = Read(t, origin, p, "source_readers", &u->source_readers)).ok()) return st;
+  if (!(st = Read(t, origin, p, "allow_unsandboxed_compiles", &u->allow_unsandboxed_compiles)).ok())
+    return st;
+  if (u->add_role != "" && u->add_role != "run" && u->add_role != "admin")
+    return KeyError(origin, p + "add_role",
+                    "'" + u->add_role +
+                        "': run (callers with the run role may add kernels) or "
+                        "admin (only admins, the default)");
+  if (u->add_role == "admin") u->add_role = "";
+  if (u->source_readers != "owner" && u->source_readers != "run" && u->source_readers != "read")
+    return KeyError(origin, p + "source_readers",
+                    "'" + u->source_readers +
+                        "': owner (its owner and admins, the default), run (and the run role) or "
+                        "read (every caller who may list kernels)");
+  int timeout = int(u->compile.timeout.count()), sets = u->manifest.max_knob_sets;
+  int cubin = int(u->compile.max_cubin_bytes), per_kernel = int(u->max_bytes_per_kernel),
+      per_owner = int(u->max_bytes_per_owner);
+  size_t source = u->manifest.max_source_bytes;
+  const struct {
+    const char* key;
+    int* value;
+    int lo, hi;
+  } ints[] = {{"max_kernels_per_owner", &u->max_kernels_per_owner, 1, 10000},
+              {"max_knob_sets", &sets, 1, 4096},
+              {"compile_timeout_seconds", &timeout, 1, 3600},
+              {"compile_memory_mb", &u->compile.memory_mb, 256, 1 << 16},
+              {"max_cubin_bytes", &cubin, 1 << 16, 1 << 30},
+              {"max_bytes_per_kernel", &per_kernel, 1 << 16, std::numeric_limits<int>::max()},
+              {"max_bytes_per_owner", &per_owner, 1 << 16, std::numeric_limits<int>::max()},
+              {"compile_threads", &u->compile_threads, 1, 16},
+              {"max_waiting_adds", &u->max_waiting_adds, 0, 256}};
+  for (const auto& k : ints) {
+    if (!(st = Read(t, origin, p, k.key, k.value)).ok()) return st;
+    if (*k.value < k.lo || *k.value > k.hi)
+      return KeyError(origin, p + k.key,
+                      "must be " + std::to_string(k.lo) + " to " + std::to_string(k.hi));
+  }
+  if (!(st = Read(t, origin, p, "max_source_bytes", &source)).ok()) return st;
+  if (source < 1024 || source > (64u << 20))
+    return KeyError(origin, p + "max_source_bytes", "must be 1024 to 67108864");
+  u->compile.timeout = std::chrono::seconds(timeout);
+  u->compile.cpu_seconds = timeout;
+  u->compile.max_cubin_bytes = size_t(cubin);
+  u->max_bytes_per_kernel = per_kernel;
+  u->max_bytes_per_owner = per_owner;
+  u->manifest.max_knob_sets = sets;
+  u->manifest.max_source_bytes = source;
+  return Status::Ok();
+}
+
 Status ReadRole(const toml::table& t, const std::string& origin, const char* key, bool allow_none,
                 std::optional<Role>* out) {
   std::string text;
@@ -164,6 +229,11 @@ Status ReadAuth(const toml::table& root, const std::string& origin, AuthConfig* 
 }  // namespace
 
 Status LoadConfigText(const std::string& text, const std::string& origin, DaemonConfig* c) {
+  // Measured before it is parsed, at start and at SIGHUP alike: a key nested 50,000 deep took the
+  // daemon down at a reload (common/toml_shape.h).
+  if (std::string why = common::CheckTomlShape(text, origin, {kMaxConfigBytes, kMaxConfigDepth});
+      !why.empty())
+    return InvalidArgument(why);
   toml::table root;
   try {
     root = toml::parse(text, origin);
@@ -259,43 +329,7 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
   if (const toml::node* n = root.get("user_kernels")) {
     const toml::table* t = n->as_table();
     if (!t) return KeyError(origin, "user_kernels", "expected a table");
-    UserKernelOptions& u = c->user_kernels;
-    if (!(st = CheckKeys(*t, origin, "user_kernels.",
-                         {"add_role", "compiler", "max_kernels_per_owner", "max_source_bytes",
-                          "max_knob_sets", "compile_timeout_seconds", "compile_memory_mb"}))
-             .ok())
-      return st;
-    if (!(st = Read(*t, origin, "user_kernels.", "add_role", &u.add_role)).ok()) return st;
-    if (!(st = Read(*t, origin, "user_kernels.", "compiler", &u.compiler_path)).ok()) return st;
-    if (u.add_role != "" && u.add_role != "run" && u.add_role != "admin")
-      return KeyError(origin, "user_kernels.add_role",
-                      "'" + u.add_role +
-                          "': run (callers with the run role may add kernels) or "
-                          "admin (only admins, the default)");
-    if (u.add_role == "admin") u.add_role = "";
-    int timeout = int(u.compile.timeout.count()), sets = u.manifest.max_knob_sets;
-    size_t source = u.manifest.max_source_bytes;
-    const struct {
-      const char* key;
-      int* value;
-      int lo, hi;
-    } ints[] = {{"max_kernels_per_owner", &u.max_kernels_per_owner, 1, 10000},
-                {"max_knob_sets", &sets, 1, 4096},
-                {"compile_timeout_seconds", &timeout, 1, 3600},
-                {"compile_memory_mb", &u.compile.memory_mb, 256, 1 << 20}};
-    for (const auto& k : ints) {
-      if (!(st = Read(*t, origin, "user_kernels.", k.key, k.value)).ok()) return st;
-      if (*k.value < k.lo || *k.value > k.hi)
-        return KeyError(origin, std::string("user_kernels.") + k.key,
-                        "must be " + std::to_string(k.lo) + " to " + std::to_string(k.hi));
-    }
-    if (!(st = Read(*t, origin, "user_kernels.", "max_source_bytes", &source)).ok()) return st;
-    if (source < 1024 || source > (64u << 20))
-      return KeyError(origin, "user_kernels.max_source_bytes", "must be 1024 to 67108864");
-    u.compile.timeout = std::chrono::seconds(timeout);
-    u.compile.cpu_seconds = timeout;
-    u.manifest.max_knob_sets = sets;
-    u.manifest.max_source_bytes = source;
+    if (!(st = ReadUserKernels(*t, origin, &c->user_kernels)).ok()) return st;
   }
   if (const toml::node* n = root.get("node")) {
     const toml::table* t = n->as_table();
@@ -339,11 +373,20 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
 }
 
 Status LoadConfigFile(const std::string& path, DaemonConfig* config) {
-  std::ifstream in(path);
-  if (!in) return InvalidArgument("--config: cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return LoadConfigText(ss.str(), path, config);
+  std::string text;
+  if (Status st = ReadTomlFile(path, "--config", &text); !st.ok()) return st;
+  return LoadConfigText(text, path, config);
+}
+
+Status ReadTomlFile(const std::string& path, const std::string& what, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return InvalidArgument(what + ": cannot read " + path);
+  // At most one byte more than any TOML file the daemon accepts: a huge file (or a device) named
+  // by mistake is refused by its size, not read into memory.
+  out->assign(kMaxConfigBytes + 1, '\0');
+  in.read(out->data(), std::streamsize(out->size()));
+  out->resize(size_t(in.gcount()));
+  return Status::Ok();
 }
 
 }  // namespace ablation::core

@@ -68,10 +68,19 @@ struct DaemonConfig {
   FleetConfig fleet;
 };
 
+/// The largest TOML file the daemon reads as its configuration or presets, and how deep its tables
+/// may nest (checked before parsing: common/toml_shape.h).
+inline constexpr size_t kMaxConfigBytes = size_t(4) << 20;
+inline constexpr int kMaxConfigDepth = 16;
+
 /// Reads a TOML file over `config`. Unknown keys and wrong types are errors naming the key.
 Status LoadConfigFile(const std::string& path, DaemonConfig* config);
 
 /// Parses TOML text (for tests); `origin` names the source in error messages.
 Status LoadConfigText(const std::string& text, const std::string& origin, DaemonConfig* config);
+
+/// The text of a configuration or presets file, at most kMaxConfigBytes + 1 bytes of it (the
+/// shape check refuses a longer one); `what` names the setting in the error ("--config").
+Status ReadTomlFile(const std::string& path, const std::string& what, std::string* out);
 
 }  // namespace ablation::core

@@ -8,12 +8,17 @@
 
 #include <toml++/toml.h>
 
+#include "common/toml_shape.h"
 #include "server/core/plan/variant_names.h"
+#include "server/core/setup/config.h"
 #include "server/core/setup/presets_parse.h"
 
 namespace ablation::core {
 
 Status Presets::LoadText(const std::string& text, const std::string& origin) {
+  if (std::string why = common::CheckTomlShape(text, origin, {kMaxConfigBytes, kMaxConfigDepth});
+      !why.empty())
+    return InvalidArgument(why);
   toml::table root;
   try {
     root = toml::parse(text, origin);
@@ -40,11 +45,9 @@ Status Presets::LoadText(const std::string& text, const std::string& origin) {
 }
 
 Status Presets::LoadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return InvalidArgument("presets: cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return LoadText(ss.str(), path);
+  std::string text;
+  if (Status st = ReadTomlFile(path, "presets", &text); !st.ok()) return st;
+  return LoadText(text, path);
 }
 
 const Preset* Presets::Find(const std::string& name) const {

@@ -1,6 +1,7 @@
 #include "server/core/userkernels/user_kernels.h"
 
 #include <algorithm>
+#include <future>
 #include <set>
 
 #include "db/error.h"
@@ -12,15 +13,38 @@ namespace {
 using kernels::user::KnobSet;
 using kernels::user::Manifest;
 
+std::string Mebibytes(int64_t bytes) {
+  return std::to_string(bytes >> 20) + "." +
+         std::to_string(((bytes & ((1 << 20) - 1)) * 10) >> 20) + " MiB";
+}
+
 }  // namespace
 
-namespace {
+// One add, from its checks to its compile thread.
+struct UserKernels::Job {
+  KernelCaller caller;
+  std::string source, manifest_text, arch;
+  std::shared_ptr<const Manifest> manifest;
+  CompileSandbox sandbox;  ///< as decided at start (Load)
+  Added done;
+};
 
-/// One knob set of `m` compiled (in the compiler's child) into a build row; "" or the compile
-/// error with the compiler's log.
-std::string CompileBuild(const std::string& compiler_path, const CompileLimits& limits,
-                         const Manifest& m, const KnobSet& s, const std::string& source,
-                         const std::string& arch, db::UserKernelBuild* b) {
+UserKernels::UserKernels(db::Store* store, UserKernelOptions options,
+                         const kernels::Registry* builtin)
+    : store_(store), options_(std::move(options)), builtin_(builtin) {
+  compiles_ = std::make_unique<WorkQueue>(options_.compile_threads,
+                                          size_t(std::max(options_.max_waiting_adds, 0)));
+  std::lock_guard lock(mu_);
+  RebuildCatalog();
+}
+
+UserKernels::~UserKernels() { Stop(); }
+
+void UserKernels::Stop() { compiles_->Stop(); }
+
+std::string UserKernels::CompileBuild(const Manifest& m, const KnobSet& s,
+                                      const std::string& source, const std::string& arch,
+                                      const CompileSandbox& sandbox, db::UserKernelBuild* b) {
   kernels::user::CompileRequest request;
   request.source = source;
   request.entry = m.entry;
@@ -28,7 +52,10 @@ std::string CompileBuild(const std::string& compiler_path, const CompileLimits& 
   for (size_t i = 0; i < m.knobs.size(); ++i)
     request.defines.emplace_back(m.knobs[i].name, s.values[i]);
   const std::string variant = kernels::user::VariantName(m, s);
-  const kernels::user::CompileResult r = CompileInChild(compiler_path, request, limits);
+  const ChildCompile child =
+      CompileInChild(options_.compiler_path, request, options_.compile, sandbox);
+  const kernels::user::CompileResult& r = child.result;
+  if (child.sandbox_refused) return variant + " was not compiled: " + r.log;
   if (!r.ok) return variant + " does not compile (" + r.options + "):\n" + r.log;
   b->variant = variant;
   b->arch = arch;
@@ -36,6 +63,7 @@ std::string CompileBuild(const std::string& compiler_path, const CompileLimits& 
   b->options = r.options;
   b->cubin = r.cubin;
   b->cubin_sha256 = Sha256Hex(r.cubin);
+  b->cubin_bytes = int64_t(r.cubin.size());
   b->registers = r.ptxas.registers;
   b->stack_bytes = r.ptxas.stack_bytes;
   b->spill_store_bytes = r.ptxas.spill_store_bytes;
@@ -45,15 +73,6 @@ std::string CompileBuild(const std::string& compiler_path, const CompileLimits& 
   return "";
 }
 
-}  // namespace
-
-UserKernels::UserKernels(db::Store* store, UserKernelOptions options,
-                         const kernels::Registry* builtin)
-    : store_(store), options_(std::move(options)), builtin_(builtin) {
-  std::lock_guard lock(mu_);
-  RebuildCatalog();
-}
-
 void UserKernels::RebuildCatalog() {
   auto catalog = std::make_shared<kernels::Registry>();
   if (builtin_ != nullptr) *catalog = *builtin_;
@@ -61,7 +80,7 @@ void UserKernels::RebuildCatalog() {
     // Per variant: the newest build of this daemon's compiler, else the newest of any (a
     // kernel is compiled for GPU 0's architecture; again at start when the compiler changed).
     std::map<std::string, db::UserKernelBuild> builds;
-    for (db::UserKernelBuild& b : store_->UserKernelBuilds(held.record.id, true)) {
+    for (db::UserKernelBuild& b : store_->UserKernelBuilds(held.record.id, false)) {
       auto it = builds.find(b.variant);
       const auto rank = [&](const db::UserKernelBuild& x) {
         return std::make_pair(!compiler_.empty() && x.compiler == compiler_, x.id);
@@ -73,8 +92,11 @@ void UserKernels::RebuildCatalog() {
       if (it == builds.end()) continue;  // no build: nothing a worker could load
       auto code = std::make_shared<kernels::LoadedCode>();
       code->manifest = held.record.manifest;
-      code->cubin = std::move(it->second.cubin);
+      // Read from the database when a task carries it: a catalog of every cubin in memory held
+      // 544 MB for one kernel of a 240 MiB section.
+      code->cubin = [store = store_, id = it->second.id] { return store->UserKernelCubin(id); };
       code->cubin_sha256 = it->second.cubin_sha256;
+      code->cubin_bytes = it->second.cubin_bytes;
       code->build_id = it->second.id;
       code->entry = held.manifest->entry;
       v.code = std::move(code);
@@ -96,7 +118,38 @@ std::vector<std::shared_ptr<const Manifest>> UserKernels::Manifests() {
   return out;
 }
 
+std::string UserKernels::SandboxState() {
+  std::lock_guard lock(mu_);
+  return sandbox_state_;
+}
+
 void UserKernels::Load(std::vector<std::string>* problems) {
+  // Whether compiles can be confined here, asked of the compiler itself (it sets the sandbox up
+  // and says what it got), before anything is compiled.
+  if (!options_.compiler_path.empty()) {
+    const SandboxProbe probe = ProbeCompilerSandbox(options_.compiler_path, options_.sandbox);
+    std::lock_guard lock(mu_);
+    if (probe.ok) {
+      sandbox_state_ = "compiles are sandboxed: " + probe.description;
+    } else if (options_.allow_unsandboxed_compiles) {
+      options_.sandbox.required = false;
+      sandbox_state_ =
+          "compiles run UNSANDBOXED, as user_kernels.allow_unsandboxed_compiles allows: a user "
+          "kernel's #include may read any file the daemon can, and its log returns it (the "
+          "sandbox cannot be set up here: " +
+          probe.why + ")";
+      problems->push_back(sandbox_state_);
+    } else {
+      sandbox_refusal_ =
+          "adding user kernels is refused on this host: the compiler's sandbox "
+          "cannot be set up (" +
+          probe.why +
+          "); the operator may allow unsandboxed compiles "
+          "(user_kernels.allow_unsandboxed_compiles = true)";
+      sandbox_state_ = sandbox_refusal_;
+      problems->push_back(sandbox_refusal_);
+    }
+  }
   std::lock_guard lock(mu_);
   held_.clear();
   for (db::UserKernelRecord& r : store_->ListUserKernels()) {
@@ -108,16 +161,24 @@ void UserKernels::Load(std::vector<std::string>* problems) {
       problems->push_back("user kernel " + r.name + " was not loaded: " + why);
       continue;
     }
+    int64_t bytes = 0;
+    for (const db::UserKernelBuild& b : store_->UserKernelBuilds(r.id, false))
+      bytes += b.cubin_bytes;
     const std::string name = r.name;
-    held_[name] = Held{std::move(r), std::move(m)};
+    held_[name] = Held{std::move(r), std::move(m), bytes};
   }
-  // A cubin is stored with the compiler that made it: where this daemon's compiler is another,
-  // every knob set is compiled again (for the architecture it was built for) and kept beside the
-  // old builds, which measurements keep pointing at. A kernel the new compiler refuses keeps its
-  // old builds, and `problems` says so.
+  RebuildChangedCompilers(problems);
+  RebuildCatalog();
+}
+
+// A cubin is stored with the compiler that made it: where this daemon's compiler is another,
+// every knob set is compiled again (for the architecture it was built for) and kept beside the
+// old builds, which measurements keep pointing at. A kernel the new compiler refuses keeps its
+// old builds, and `problems` says so. mu_ held (nothing else runs yet: this is the start).
+void UserKernels::RebuildChangedCompilers(std::vector<std::string>* problems) {
   compiler_ = CompilerVersionOf(options_.compiler_path);
   for (auto& [name, held] : held_) {
-    if (compiler_.empty()) break;
+    if (compiler_.empty() || !sandbox_refusal_.empty()) break;
     const std::vector<db::UserKernelBuild> stored = store_->UserKernelBuilds(held.record.id, false);
     std::map<std::string, std::string> arch_of;  // variant -> its build's architecture
     std::set<std::string> current;               // variants with a build of this compiler
@@ -132,8 +193,7 @@ void UserKernels::Load(std::vector<std::string>* problems) {
       auto arch = arch_of.find(variant);
       if (current.count(variant) || arch == arch_of.end()) continue;
       db::UserKernelBuild b;
-      why = CompileBuild(options_.compiler_path, options_.compile, *held.manifest, s,
-                         held.record.source, arch->second, &b);
+      why = CompileBuild(*held.manifest, s, held.record.source, arch->second, options_.sandbox, &b);
       if (!why.empty()) break;
       rebuilt.push_back(std::move(b));
     }
@@ -151,66 +211,134 @@ void UserKernels::Load(std::vector<std::string>* problems) {
       problems->push_back("user kernel " + name + ": storing its new builds: " + e.what());
     }
   }
-  RebuildCatalog();
 }
 
-Status UserKernels::Add(const KernelCaller& caller, const std::string& source,
-                        const std::string& manifest_text, const std::string& arch,
-                        KernelSummary* added) {
+Status UserKernels::Reserve(const KernelCaller& caller, const Manifest& m,
+                            CompileSandbox* sandbox) {
+  std::lock_guard lock(mu_);
+  *sandbox = options_.sandbox;
+  if (!sandbox_refusal_.empty()) return FailedPrecondition(sandbox_refusal_);
+  if (held_.count(m.name))
+    return InvalidArgument("a user kernel named '" + m.name + "' exists; remove it first");
+  if (pending_.count(m.name))
+    return InvalidArgument("a user kernel named '" + m.name + "' is being added (compiling)");
+  // Held and still compiling together, under one lock: concurrent adds cannot both pass.
+  const auto mine =
+      std::count_if(held_.begin(), held_.end(),
+                    [&](const auto& h) { return h.second.record.owner == caller.name; }) +
+      std::count_if(pending_.begin(), pending_.end(),
+                    [&](const auto& p) { return p.second == caller.name; });
+  if (mine >= options_.max_kernels_per_owner)
+    return FailedPrecondition((caller.name.empty() ? std::string("this caller") : caller.name) +
+                              " holds " + std::to_string(mine) +
+                              " user kernels (with those compiling), the most one caller may "
+                              "(user_kernels.max_kernels_per_owner); remove one first");
+  pending_[m.name] = caller.name;
+  return Status::Ok();
+}
+
+void UserKernels::Add(const KernelCaller& caller, const std::string& source,
+                      const std::string& manifest_text, const std::string& arch, Added done) {
   const bool allowed = caller.admin || (options_.add_role == "run" && caller.run);
   if (!allowed)
-    return {Code::kFailedPrecondition,
-            "adding a user kernel needs the admin role" +
-                std::string(options_.add_role == "run" ? " or the run role"
-                                                       : " (the configuration allows no other: "
-                                                         "[user_kernels] add_role = \"run\")")};
-  if (source.empty()) return InvalidArgument("source: empty");
+    return done({Code::kFailedPrecondition,
+                 "adding a user kernel needs the admin role" +
+                     std::string(options_.add_role == "run" ? " or the run role"
+                                                            : " (the configuration allows no "
+                                                              "other: [user_kernels] add_role = "
+                                                              "\"run\")")},
+                {});
+  if (source.empty()) return done(InvalidArgument("source: empty"), {});
   if (source.size() > options_.manifest.max_source_bytes)
-    return InvalidArgument("source: " + std::to_string(source.size()) + " bytes, more than " +
-                           std::to_string(options_.manifest.max_source_bytes));
+    return done(InvalidArgument("source: " + std::to_string(source.size()) + " bytes, more than " +
+                                std::to_string(options_.manifest.max_source_bytes)),
+                {});
   auto m = std::make_shared<Manifest>();
   if (std::string why = ParseManifest(manifest_text, "manifest", options_.manifest, m.get());
       !why.empty())
-    return InvalidArgument(why);
+    return done(InvalidArgument(why), {});
+  CompileSandbox sandbox;
+  if (Status st = Reserve(caller, *m, &sandbox); !st.ok()) return done(st, {});
+  auto job =
+      std::make_shared<Job>(Job{caller, source, manifest_text, arch, m, sandbox, std::move(done)});
+  const bool queued = compiles_->TrySubmit([this, job](bool cancelled) {
+    KernelSummary added;
+    Status st = {Code::kUnavailable,
+                 "the daemon is stopping; " + job->manifest->name + " was not compiled"};
+    try {
+      if (!cancelled) st = CompileAndStore(*job, &added);
+    } catch (const std::exception& e) {
+      st = StatusFromException(e);
+    }
+    {
+      std::lock_guard lock(mu_);
+      pending_.erase(job->manifest->name);
+    }
+    job->done(st, added);
+  });
+  if (queued) return;
   {
     std::lock_guard lock(mu_);
-    if (held_.count(m->name))
-      return InvalidArgument("a user kernel named '" + m->name + "' exists; remove it first");
-    const auto mine = std::count_if(held_.begin(), held_.end(), [&](const auto& h) {
-      return h.second.record.owner == caller.name;
-    });
-    if (mine >= options_.max_kernels_per_owner)
-      return FailedPrecondition((caller.name.empty() ? std::string("this caller") : caller.name) +
-                                " holds " + std::to_string(mine) +
-                                " user kernels, the most one caller may; remove one first");
+    pending_.erase(m->name);
   }
+  job->done(ResourceExhausted("the compiler is busy: " + std::to_string(options_.max_waiting_adds) +
+                              " user kernels already wait to be compiled "
+                              "(user_kernels.max_waiting_adds); try again later"),
+            {});
+}
+
+Status UserKernels::Add(const KernelCaller& caller, const std::string& source,
+                        const std::string& manifest, const std::string& arch,
+                        KernelSummary* added) {
+  std::promise<Status> answer;
+  Add(caller, source, manifest, arch, [&](const Status& st, const KernelSummary& summary) {
+    if (st.ok()) *added = summary;
+    answer.set_value(st);
+  });
+  return answer.get_future().get();
+}
+
+Status UserKernels::CompileAndStore(const Job& job, KernelSummary* added) {
+  const Manifest& m = *job.manifest;
   // Every knob set compiled before anything is stored: a kernel is held whole or not at all.
   std::vector<db::UserKernelBuild> builds;
-  for (const KnobSet& s : kernels::user::KnobSets(*m)) {
+  int64_t bytes = 0;
+  for (const KnobSet& s : kernels::user::KnobSets(m)) {
     db::UserKernelBuild b;
-    if (std::string why =
-            CompileBuild(options_.compiler_path, options_.compile, *m, s, source, arch, &b);
-        !why.empty())
+    if (std::string why = CompileBuild(m, s, job.source, job.arch, job.sandbox, &b); !why.empty())
       return InvalidArgument(why);
+    bytes += b.cubin_bytes;
+    if (bytes > options_.max_bytes_per_kernel)
+      return InvalidArgument("user kernel " + m.name + ": its builds come to " + Mebibytes(bytes) +
+                             " of cubins by " + b.variant + ", more than the " +
+                             Mebibytes(options_.max_bytes_per_kernel) +
+                             " one kernel may hold (user_kernels.max_bytes_per_kernel)");
     builds.push_back(std::move(b));
   }
   db::UserKernelRecord record;
-  record.name = m->name;
-  record.owner = caller.name;
-  record.source = source;
-  record.source_sha256 = Sha256Hex(source);
-  record.manifest = manifest_text;
-  record.manifest_sha256 = Sha256Hex(manifest_text);
+  record.name = m.name;
+  record.owner = job.caller.name;
+  record.source = job.source;
+  record.source_sha256 = Sha256Hex(job.source);
+  record.manifest = job.manifest_text;
+  record.manifest_sha256 = Sha256Hex(job.manifest_text);
   std::lock_guard lock(mu_);
-  if (held_.count(m->name))  // added by another caller while this one compiled
-    return InvalidArgument("a user kernel named '" + m->name + "' exists; remove it first");
+  int64_t owned = 0;
+  for (const auto& [name, held] : held_)
+    if (held.record.owner == job.caller.name) owned += held.bytes;
+  if (owned + bytes > options_.max_bytes_per_owner)
+    return FailedPrecondition(
+        (job.caller.name.empty() ? std::string("this caller") : job.caller.name) + " holds " +
+        Mebibytes(owned) + " of cubins; with " + m.name + "'s " + Mebibytes(bytes) +
+        " that is more than the " + Mebibytes(options_.max_bytes_per_owner) +
+        " one caller may hold (user_kernels.max_bytes_per_owner); remove a kernel first");
   try {
     record.id = store_->InsertUserKernel(record, builds);
   } catch (const std::exception& e) {
     return StatusFromException(e);
   }
-  if (auto stored = store_->GetUserKernel(m->name)) record = *stored;
-  Held& held = held_[m->name] = Held{std::move(record), m};
+  if (auto stored = store_->GetUserKernel(m.name)) record = *stored;
+  Held& held = held_[m.name] = Held{std::move(record), job.manifest, bytes};
   RebuildCatalog();
   *added = Summarise(held, false);
   return Status::Ok();
@@ -263,11 +391,19 @@ std::vector<KernelSummary> UserKernels::List() {
   return out;
 }
 
-Status UserKernels::Show(const std::string& name, KernelSummary* out) {
+Status UserKernels::Show(const KernelCaller& viewer, const std::string& name, KernelSummary* out) {
   std::lock_guard lock(mu_);
   auto it = held_.find(name);
   if (it == held_.end()) return NotFound("no user kernel named '" + name + "'");
-  *out = Summarise(it->second, true);
+  const std::string& readers = options_.source_readers;
+  const bool may_read = viewer.admin || it->second.record.owner == viewer.name ||
+                        readers == "read" || (readers == "run" && viewer.run);
+  *out = Summarise(it->second, may_read);
+  if (!may_read)
+    out->source_withheld = "the source and manifest of " + name +
+                           " are shown to its owner and admins only" +
+                           std::string(readers == "run" ? " and the run role" : "") +
+                           " (user_kernels.source_readers = \"" + readers + "\")";
   return Status::Ok();
 }
 

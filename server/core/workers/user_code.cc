@@ -10,7 +10,7 @@ void AddUserCode(const kernels::Variant& variant,
   worker::v1::UserCode* c = out->Add();
   c->set_variant(variant.name);
   c->set_manifest(variant.code->manifest);
-  c->set_cubin(variant.code->cubin);
+  c->set_cubin(variant.code->cubin());
   c->set_cubin_sha256(variant.code->cubin_sha256);
   c->set_build_id(variant.code->build_id);
 }
