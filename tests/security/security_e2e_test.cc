@@ -633,6 +633,17 @@ TEST_F(Security, SighupReloadsTheLimitsAndNamesWhatNeedsARestart) {
   st = profile_all();
   EXPECT_NE(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
   EXPECT_EQ(::kill(daemon_->pid(), 0), 0);
+
+  // A key nested 50,000 deep (SIGSEGV at SIGHUP before: the parse recursed off the stack) is a
+  // refusal like any other, and the daemon serves on.
+  std::string deep = "[auth]\ntokens = \"tokens\"\n[limits]\nx";
+  for (int i = 0; i < 50000; ++i) deep += ".a";
+  WriteFile(dir_ + "/ablationd.toml", deep + " = 1\n");
+  Reload(3);
+  EXPECT_THAT(ReadAll(dir_ + "/daemon.out"), HasSubstr("nested more than"));
+  EXPECT_EQ(::kill(daemon_->pid(), 0), 0) << "the nested configuration ended the daemon";
+  st = profile_all();
+  EXPECT_NE(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
 }
 
 // [timing] reloads too: a run that names no regime is planned, after the reload, with the new
