@@ -93,6 +93,27 @@ TEST_F(KernelsE2E, ACompileErrorComesBackWithTheCompilersLogAndNothingIsHeld) {
   EXPECT_EQ(Client({"kernel", "list", "--format", "csv"}).out.find("tiled,"), std::string::npos);
 }
 
+// A log of hundreds of errors (64 KiB bounded in the daemon) reaches the real client: its first
+// errors and how much was withheld, not gRPC's "trailing metadata size exceeds limit" (a compile
+// error over about 8 KiB could not be read by default clients before).
+TEST_F(KernelsE2E, ACompileLogLongerThanAnErrorMayBeComesBackCutAndReadable) {
+  StartDaemon();
+  std::ifstream in(kExamples + "/tiled_gemm.cu");
+  std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string broken;
+  for (int i = 0; i < 400; ++i)
+    broken += "__device__ int broken_" + std::to_string(i) + "() { return undefined_" +
+              std::to_string(i) + "; }\n";
+  CommandResult add = Client({"kernel", "add", Write("loud.cu", broken + source), "--manifest",
+                              kExamples + "/tiled_gemm.toml"});
+  EXPECT_NE(add.exit_code, 0);
+  EXPECT_THAT(add.err, HasSubstr("does not compile"));
+  EXPECT_THAT(add.err, HasSubstr("undefined_0"));
+  EXPECT_THAT(add.err, HasSubstr("more bytes of this message withheld"));
+  EXPECT_THAT(add.err, ::testing::Not(HasSubstr("metadata")));
+  EXPECT_LT(add.err.size(), 8000u);
+}
+
 TEST_F(KernelsE2E, AManifestMistakeIsNamedByLineAndKey) {
   StartDaemon();
   CommandResult add = Client({"kernel", "add", kExamples + "/tiled_gemm.cu", "--manifest",

@@ -2,7 +2,8 @@
 # Included from tests/CMakeLists.txt: paths are relative to tests/.
 
 # ---- the gRPC service in-process over the real core (CPU)
-add_executable(rpc_tests rpc/service_test.cc rpc/auth_test.cc rpc/reflection_v1_test.cc)
+add_executable(rpc_tests rpc/service_test.cc rpc/auth_test.cc rpc/reflection_v1_test.cc
+  rpc/grpc_status_test.cc)
 target_link_libraries(rpc_tests PRIVATE ablation_rpc GTest::gtest_main)
 target_include_directories(rpc_tests PRIVATE ${CMAKE_SOURCE_DIR})
 gtest_discover_tests(rpc_tests DISCOVERY_TIMEOUT 60)
