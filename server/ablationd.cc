@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "server/core/gpu/clock_guard.h"
+#include "server/daemon/memory_trim.h"
 #include "server/daemon/run.h"
 #include "server/daemon/settings.h"
 
@@ -12,6 +13,8 @@ int main(int argc, char** argv) {
   // else, so that it parses, opens and loads nothing the daemon does.
   if (argc > 1 && std::string_view(argv[1]) == ablation::core::kClockGuardFlag)
     return ablation::core::RunClockGuard(argc, argv);
+  // Before any thread exists (daemon/memory_trim.h): bursts of calls leave less behind.
+  ablation::daemon::LimitMallocArenas(2);
   ablation::daemon::DaemonSettings settings;
   int exit_code = 0;
   if (!ablation::daemon::ReadSettings(argc, argv, &settings, &exit_code)) return exit_code;

@@ -27,6 +27,7 @@
 #include "server/core/gpu/nvml.h"
 #include "server/core/history/series.h"
 #include "server/core/setup/auth.h"
+#include "server/daemon/memory_trim.h"
 #include "server/daemon/settings.h"
 #include "server/metrics/endpoint.h"
 #include "server/metrics/process.h"
@@ -313,6 +314,8 @@ int RunDaemon(const DaemonSettings& settings) {
     core->Shutdown();
     return 1;
   }
+  // What a burst of calls freed goes back to the system (memory_trim.h).
+  const HeapTrimmer trimmer;
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
   UpdateHealth(health, *core);
   // The default port taken (a second daemon on the host) costs only the metrics; an address
