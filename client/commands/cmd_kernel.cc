@@ -1,5 +1,7 @@
 #include "client/commands/cmd_kernel.h"
 
+#include "client/output/escape.h"
+
 #include "client/cli/calls.h"
 #include "client/cli/exit_codes.h"
 #include "client/output/output.h"
@@ -48,15 +50,18 @@ void ShowKernel(const v1::UserKernel& k, bool with_source, const CommandContext&
     return;
   }
   if (context.global.format == Format::kTable) {
-    context.out << "user kernel " << k.name() << " (entry " << k.entry() << ", " << k.dtype()
-                << ", owner " << (k.owner().empty() ? "-" : k.owner()) << ")\n";
-    if (!k.description().empty()) context.out << k.description() << '\n';
+    // What a kernel's owner wrote reaches the terminal with its controls escaped: bidirectional
+    // overrides and C1 controls could make the source read as other code than the one compiled.
+    context.out << "user kernel " << OneLine(k.name()) << " (entry " << OneLine(k.entry()) << ", "
+                << OneLine(k.dtype()) << ", owner "
+                << (k.owner().empty() ? "-" : OneLine(k.owner())) << ")\n";
+    if (!k.description().empty()) context.out << Printable(k.description()) << '\n';
     context.out << "source sha256 " << k.source_sha256() << ", manifest sha256 "
                 << k.manifest_sha256() << "\n\n";
   }
   context.out << RenderTableAs(context.global.format, BuildsTable(k));
   if (with_source && context.global.format == Format::kTable)
-    context.out << "\n" << k.manifest() << "\n" << k.source();
+    context.out << "\n" << Printable(k.manifest()) << "\n" << Printable(k.source());
 }
 
 }  // namespace

@@ -79,6 +79,27 @@ TEST_F(KernelsE2E, TheExampleIsAddedCompiledListedShownAndRemoved) {
   EXPECT_THAT(gone.err, HasSubstr("no user kernel named 'tiled'"));
 }
 
+// A source whose comments hold a right-to-left override and a C1 control ("Trojan Source": the
+// terminal shows other code than the one compiled) is shown with them escaped.
+TEST_F(KernelsE2E, KernelShowEscapesBidiAndC1Characters) {
+  StartDaemon();
+  std::ifstream in(kExamples + "/tiled_gemm.cu");
+  std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  source =
+      "// access \xE2\x80\xAE level \xC2\x9B"
+      "2J\n" +
+      source;
+  ASSERT_EQ(Client({"kernel", "add", Write("trojan.cu", source), "--manifest",
+                    kExamples + "/tiled_gemm.toml"})
+                .exit_code,
+            0);
+  CommandResult show = Client({"kernel", "show", "tiled", "--source", "--width", "0"});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("// access \\u{202E} level \\u{009B}2J"));
+  EXPECT_EQ(show.out.find("\xE2\x80\xAE"), std::string::npos);
+  EXPECT_EQ(show.out.find("\xC2\x9B"), std::string::npos);
+}
+
 TEST_F(KernelsE2E, ACompileErrorComesBackWithTheCompilersLogAndNothingIsHeld) {
   StartDaemon();
   std::ifstream in(kExamples + "/tiled_gemm.cu");
