@@ -26,7 +26,32 @@ std::string PasswordOf(const std::string& conninfo) {
   return password;
 }
 
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// A URI query key as libpq reads it: %XX decoded (`?%70assword=` is `?password=` to libpq).
+std::string PercentDecoded(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const int hi = s[i] == '%' && i + 2 < s.size() ? HexValue(s[i + 1]) : -1;
+    const int lo = hi >= 0 ? HexValue(s[i + 2]) : -1;
+    if (lo >= 0) {
+      out += char(hi * 16 + lo);
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+bool HasPassword(const std::string& conninfo) { return !PasswordOf(conninfo).empty(); }
 
 std::string CheckConnInfo(const std::string& conninfo) {
   if (conninfo.empty()) return "the fleet database's connection string is empty";
@@ -54,12 +79,23 @@ std::string RedactConnInfo(const std::string& conninfo) {
       const size_t colon = s.find(':', start);
       if (colon != std::string::npos && colon < at) s.replace(colon + 1, at - colon - 1, "***");
     }
-    static const std::regex query(R"(([?&]password=)[^&]*)");
-    s = std::regex_replace(s, query, "$1***");
-    return s;
+    // Every query parameter whose key libpq reads as "password", however it is spelled.
+    if (size_t at = s.find('?', start); at != std::string::npos) {
+      while (at < s.size()) {
+        const size_t key = at + 1;
+        const size_t eq = s.find('=', key), amp = s.find('&', key);
+        const size_t end_of = amp == std::string::npos ? s.size() : amp;
+        if (eq != std::string::npos && eq < end_of &&
+            PercentDecoded(std::string_view(s).substr(key, eq - key)) == "password")
+          s.replace(eq + 1, end_of - eq - 1, "***");
+        at = s.find('&', key);
+        if (at == std::string::npos) break;
+      }
+    }
+    return RedactPasswords(s, conninfo);
   }
   static const std::regex keyword(R"((password\s*=\s*)('([^'\\]|\\.)*'|\S+))");
-  return std::regex_replace(s, keyword, "$1***");
+  return RedactPasswords(std::regex_replace(s, keyword, "$1***"), conninfo);
 }
 
 std::string RedactPasswords(std::string text, const std::string& conninfo) {

@@ -11,7 +11,13 @@ namespace ablation::fleet {
 /// password). An empty string is refused.
 std::string CheckConnInfo(const std::string& conninfo);
 
-/// The string with its password (URI user info, ?password=, or password=...) shown as "***".
+/// Whether libpq would read a password from the string (then it must not be on a command line:
+/// any local user reads those in ps).
+bool HasPassword(const std::string& conninfo);
+
+/// The string with its password (URI user info, a query key libpq reads as password however it
+/// is percent-encoded, or password=...) shown as "***", and the password itself wherever else it
+/// appears.
 std::string RedactConnInfo(const std::string& conninfo);
 
 /// `text` (a server's error message, say) with every occurrence of the password in `conninfo`

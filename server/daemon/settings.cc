@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 
@@ -28,6 +29,28 @@ std::string SelfDirectory() {
   if (n <= 0) return ".";
   buf[n] = '\0';
   return std::filesystem::path(buf).parent_path().string();
+}
+
+// A fleet database's password given as --fleet-db is on the command line, which every local user
+// reads (ps, /proc/PID/cmdline): said at once, and the argument overwritten in place with its
+// redacted form so that it shows only until this line runs.
+void HideFleetPassword(int argc, char** argv, const std::string& fleet_db) {
+  if (fleet_db.empty() || !fleet::HasPassword(fleet_db)) return;
+  std::fprintf(stderr,
+               "ablationd: warning: --fleet-db holds a password, which other users of this host "
+               "can read on the command line (ps); keep it in --fleet-db-file, "
+               "ABLATION_FLEET_DB or ~/.pgpass instead\n");
+  for (int i = 1; i < argc; ++i) {
+    char* value = argv[i];
+    const size_t length = std::strlen(value);
+    if (fleet_db.size() > length ||
+        std::strcmp(value + length - fleet_db.size(), fleet_db.c_str()) != 0)
+      continue;  // neither the value nor --fleet-db=VALUE
+    value += length - fleet_db.size();
+    const std::string shown = fleet::RedactConnInfo(fleet_db).substr(0, fleet_db.size());
+    std::memset(value, 0, fleet_db.size());
+    std::memcpy(value, shown.data(), shown.size());
+  }
 }
 
 bool Refuse(const core::Status& st, int* exit_code) {
@@ -169,6 +192,7 @@ bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_cod
   if (!nvml_library.empty()) config.nvml_library = nvml_library;
   if (insecure_remote) config.auth.insecure_remote = true;
   if (!fleet_db.empty()) config.fleet.db = fleet_db;
+  HideFleetPassword(argc, argv, fleet_db);
   if (!fleet_db_file.empty()) config.fleet.db_file = fleet_db_file;
   if (max_stored_bytes_per_run > 0)
     config.limits.max_stored_bytes_per_run = max_stored_bytes_per_run;

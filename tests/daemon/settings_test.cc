@@ -137,6 +137,33 @@ TEST_F(SettingsTest, ARemoteMetricsAddressNeedsMetricsAllowRemote) {
 namespace ablation::daemon {
 namespace {
 
+// A password given as --fleet-db is warned of and overwritten in the process's arguments (what
+// ps and /proc/PID/cmdline show), in both spellings of the flag; the daemon still uses it.
+TEST_F(SettingsTest, AFleetPasswordOnTheCommandLineIsWarnedOfAndHiddenFromPs) {
+  for (const bool joined : {false, true}) {
+    std::vector<std::string> args = {"ablationd", "--metrics-listen", ""};
+    const std::string db = "postgresql://ablationd@fleet-db/fleet?%70assword=s3cret";
+    if (joined) {
+      args.push_back("--fleet-db=" + db);
+    } else {
+      args.push_back("--fleet-db");
+      args.push_back(db);
+    }
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    DaemonSettings settings;
+    int code = -1;
+    ::testing::internal::CaptureStderr();
+    ASSERT_TRUE(ReadSettings(int(argv.size()), argv.data(), &settings, &code));
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("warning: --fleet-db holds a password"), std::string::npos) << err;
+    EXPECT_EQ(settings.config.fleet.db, db);
+    const std::string shown = argv.back();  // the bytes ps reads
+    EXPECT_EQ(shown.find("s3cret"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("postgresql://ablationd@fleet-db/fleet"), std::string::npos) << shown;
+  }
+}
+
 // The fleet database: the flag over the file's db_file (relative to the file) over the
 // environment; a string libpq cannot read stops the daemon naming it, never its password.
 TEST_F(SettingsTest, TheFleetDatabaseFromAFlagAFileOrTheEnvironmentIsChecked) {

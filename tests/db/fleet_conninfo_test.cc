@@ -30,6 +30,21 @@ TEST(ConnInfo, PasswordsAreNeverShown) {
             "FATAL: password *** rejected");
 }
 
+// However the key is spelled: libpq decodes %XX in a URI's query keys, so `?%70assword=` is a
+// password (it reached the log in clear before), and so is a key half encoded.
+TEST(ConnInfo, AnEncodedPasswordKeyIsAPasswordToo) {
+  for (const char* uri : {"postgresql://ablation@db/fleet?%70assword=s3cret",
+                          "postgresql://ablation@db/fleet?sslmode=require&pass%77ord=s3cret",
+                          "postgresql://ablation@db/fleet?%70%61%73%73%77%6f%72%64=s3cret"}) {
+    EXPECT_TRUE(HasPassword(uri)) << uri;
+    const std::string shown = RedactConnInfo(uri);
+    EXPECT_EQ(shown.find("s3cret"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("=***"), std::string::npos) << shown;
+  }
+  EXPECT_FALSE(HasPassword("postgresql://ablation@db/fleet?sslmode=require"));
+  EXPECT_TRUE(HasPassword("host=db password=x"));
+}
+
 TEST(ConnInfo, ABadStringIsNamedWithoutItsPassword) {
   EXPECT_EQ(CheckConnInfo("postgresql://a:b@db/fleet"), "");
   EXPECT_EQ(CheckConnInfo("host=db dbname=fleet"), "");
