@@ -143,13 +143,55 @@ std::string PeerAddress(std::string_view peer) {
   return std::string(peer.substr(0, colon));
 }
 
+void GuessGate::RollLocked(std::chrono::steady_clock::time_point now) {
+  if (now - window_start_ < std::chrono::seconds(1)) return;
+  window_start_ = now;
+  failures_ = 0;
+  peers_.clear();
+}
+
+GuessGate::Verdict GuessGate::Enter(const std::string& address) {
+  std::lock_guard lock(mu_);
+  RollLocked(std::chrono::steady_clock::now());
+  Slots& slots = peers_[address];
+  if (slots.taken >= AuditLog::kMaxAuthFailuresPerPeerPerSecond) return Verdict::kPeerLimited;
+  if (slots.failed && failures_ >= AuditLog::kMaxAuthFailuresPerSecond) return Verdict::kLimited;
+  ++slots.taken;
+  return Verdict::kCheck;
+}
+
+void GuessGate::Passed(const std::string& address) {
+  std::lock_guard lock(mu_);
+  auto it = peers_.find(address);
+  if (it != peers_.end() && it->second.taken > 0) --it->second.taken;
+}
+
+void GuessGate::Failed(const std::string& address) {
+  std::lock_guard lock(mu_);
+  ++failures_;
+  peers_[address].failed = true;
+}
+
 grpc::Status Authorizer::Refusal(const grpc::ServerContextBase& context,
                                  std::string_view method) const {
+  const std::string address = PeerAddress(context.peer());
+  // The gate first: past its limit nothing is checked, and nothing is told of the credentials.
+  if (const GuessGate::Verdict gate = gate_.Enter(address); gate != GuessGate::Verdict::kCheck) {
+    // Counted in the audit trail's summary of the second (its own limit refuses it unlogged).
+    (void)AuditLog::Get().AuthFailure(method, "not checked: too many failures", address);
+    return TooManyFailures(gate == GuessGate::Verdict::kPeerLimited
+                               ? AuditLog::AuthVerdict::kPeerLimited
+                               : AuditLog::AuthVerdict::kLimited,
+                           address);
+  }
   const std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
   grpc::Status st =
       Check(std::string(kService) + std::string(method), context.client_metadata(), auth.get());
-  if (st.error_code() != grpc::StatusCode::UNAUTHENTICATED) return grpc::Status::OK;
-  const std::string address = PeerAddress(context.peer());
+  if (st.error_code() != grpc::StatusCode::UNAUTHENTICATED) {
+    gate_.Passed(address);
+    return grpc::Status::OK;
+  }
+  gate_.Failed(address);
   const AuditLog::AuthVerdict verdict =
       AuditLog::Get().AuthFailure(method, st.error_message(), address);
   return verdict == AuditLog::AuthVerdict::kLogged ? st : TooManyFailures(verdict, address);

@@ -5,6 +5,7 @@
 // client certificate, else it is anonymous with the configured anonymous role.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +23,34 @@ namespace ablation::rpc {
 enum class Action {
   kLockClocks,      ///< RunAblation with clocks.mode=lock
   kCancelOthersRun  ///< CancelRun of a run someone else asked for
+};
+
+/// Guessing slowed before a token is checked. A call of the service takes a check slot of its
+/// peer address before its credentials are looked at, and gives it back when they turn out
+/// valid; a failed check keeps it until the second ends. So an address gets at most
+/// kMaxAuthFailuresPerPeerPerSecond answers to wrong credentials a second, however many calls
+/// it sends at once, and past that every call from it is refused unchecked, a right token too
+/// (a guess that happens to be right is not told so). Past kMaxAuthFailuresPerSecond failures
+/// from all addresses together, an address that failed this second gets no further check.
+class GuessGate {
+ public:
+  enum class Verdict { kCheck, kPeerLimited, kLimited };
+  Verdict Enter(const std::string& address);
+  /// The credentials were valid: the slot goes back.
+  void Passed(const std::string& address);
+  /// They were not: the slot stays taken, and the failure counts against all addresses.
+  void Failed(const std::string& address);
+
+ private:
+  void RollLocked(std::chrono::steady_clock::time_point now);
+  std::mutex mu_;
+  std::chrono::steady_clock::time_point window_start_{};
+  int failures_ = 0;  ///< this second, all addresses
+  struct Slots {
+    int taken = 0;  ///< checks in flight or failed this second
+    bool failed = false;
+  };
+  std::map<std::string, Slots, std::less<>> peers_;  ///< emptied every second
 };
 
 class Authorizer {
@@ -70,6 +99,7 @@ class Authorizer {
  private:
   std::shared_ptr<const core::TokenTable> Tokens() const;
 
+  mutable GuessGate gate_;
   mutable std::mutex tokens_mu_;
   std::shared_ptr<const core::TokenTable> tokens_;  ///< guarded by tokens_mu_; never null
   core::Role anonymous_role_;
