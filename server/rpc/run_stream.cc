@@ -64,8 +64,10 @@ RunStream* RunStream::Refuse(const grpc::Status& status) {
   return stream;
 }
 
-RunStream* RunStream::Watch(core::RunManager* runs, core::Queries* queries, int64_t run_id) {
+RunStream* RunStream::Watch(core::RunManager* runs, core::Queries* queries, int64_t run_id,
+                            std::function<void()> on_done) {
   auto* stream = new RunStream();
+  stream->on_done_ = std::move(on_done);
   stream->observer_ = std::make_shared<Observer>(stream, nullptr);
   stream->run_id_ = run_id;  // a watcher joins after the Queued event that names it
   if (run_id <= 0) {
@@ -175,6 +177,7 @@ void RunStream::OnCancel() {
 
 void RunStream::OnDone() {
   observer_->Detach();
+  if (on_done_) on_done_();
   delete this;
 }
 

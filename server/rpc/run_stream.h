@@ -36,7 +36,9 @@ class RunStream final : public grpc::ServerWriteReactor<v1::RunEvent> {
                           const std::string& requested_by, OnRunEnd on_end);
   /// Follows a run already queued or running; a run that has ended gets its Finished event from
   /// the store, one that does not exist NOT_FOUND.
-  static RunStream* Watch(core::RunManager* runs, core::Queries* queries, int64_t run_id);
+  /// `on_done` runs when gRPC is done with the stream (the daemon's count of watchers).
+  static RunStream* Watch(core::RunManager* runs, core::Queries* queries, int64_t run_id,
+                          std::function<void()> on_done = {});
   /// Refused before anything started.
   static RunStream* Refuse(const grpc::Status& status);
 
@@ -64,6 +66,7 @@ class RunStream final : public grpc::ServerWriteReactor<v1::RunEvent> {
   int64_t run_id_ = 0;  ///< from the first event that names it, for the resume hint
   size_t dropped_ = 0;  ///< events not delivered after the stream fell behind
   grpc::Status final_status_ = grpc::Status::OK;
+  std::function<void()> on_done_;
 };
 
 }  // namespace ablation::rpc

@@ -228,7 +228,18 @@ grpc::ServerWriteReactor<v1::RunEvent>* AblationService::WatchRun(
     grpc::CallbackServerContext* context, const v1::WatchRunRequest* request) {
   if (grpc::Status refused = auth_->Refusal(*context, __func__); !refused.ok())
     return RunStream::Refuse(refused);
-  return RunStream::Watch(&core_->runs(), &core_->queries(), request->run_id());
+  // The daemon's watchers together are bounded (limits.max_watchers), whoever opens them.
+  const int max = Limits().max_watchers;
+  if (watchers_.fetch_add(1) >= max) {
+    watchers_.fetch_sub(1);
+    return RunStream::Refuse(grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        "the daemon has " + std::to_string(max) +
+            " WatchRun streams open, the most it keeps (limits.max_watchers): try again when "
+            "one ends, or follow the run with GetRun"));
+  }
+  return RunStream::Watch(&core_->runs(), &core_->queries(), request->run_id(),
+                          [this] { watchers_.fetch_sub(1); });
 }
 
 grpc::ServerUnaryReactor* AblationService::Verify(grpc::CallbackServerContext* context,

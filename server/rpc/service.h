@@ -6,6 +6,7 @@
 // SASS inspection on its own thread, and those threads finish the calls.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -117,6 +118,7 @@ class AblationService final : public v1::Ablation::CallbackService {
   mutable std::mutex limits_mu_;
   core::RequestLimits limits_;  ///< guarded by limits_mu_
   core::RunQuota quota_;
+  std::atomic<int> watchers_{0};  ///< WatchRun streams gRPC is not done with
   ConnectionCalls calls_;
 };
 

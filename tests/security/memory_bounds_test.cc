@@ -53,10 +53,14 @@ std::unique_ptr<v1::Ablation::Stub> OwnStub(const std::string& address, int n) {
 
 class MemoryBounds : public ::testing::Test {
  protected:
-  void StartDaemon(std::map<std::string, std::string> env = {}) {
+  void StartDaemon(std::map<std::string, std::string> env = {}, const std::string& config = "") {
     dir_ = MakeTempDir();
     ASSERT_FALSE(dir_.empty());
     daemon_ = std::make_unique<Daemon>(dir_, FAKE_WORKER_PATH, std::move(env));
+    if (!config.empty()) {
+      std::ofstream(dir_ + "/ablationd.toml") << config;
+      daemon_->set_extra_args({"--config", dir_ + "/ablationd.toml"});
+    }
     ASSERT_EQ(daemon_->Start(), "");
   }
   void TearDown() override {
@@ -96,9 +100,10 @@ TEST_F(MemoryBounds, WatchersThatNeverReadAreEndedAndTheDaemonStaysBounded) {
   ASSERT_TRUE(event.has_queued()) << event.DebugString();
   const int64_t run_id = event.queued().run_id();
 
-  // 200 watchers over 4 connections (50 streams each: within the 100 a connection may open),
-  // none of which ever reads.
-  constexpr int kWatchers = 200, kConnections = 4;
+  // 1,000 watchers over 20 connections (50 streams each: within the 100 a connection may open),
+  // none of which ever reads (1.71 GB before): the daemon keeps limits.max_watchers (128) of them
+  // and refuses the rest.
+  constexpr int kWatchers = 1000, kConnections = 20;
   std::vector<std::unique_ptr<v1::Ablation::Stub>> stubs;
   for (int c = 0; c < kConnections; ++c) stubs.push_back(OwnStub(daemon_->address(), c));
   std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
@@ -165,6 +170,71 @@ TEST_F(MemoryBounds, StreamsOpenedAndResetByTheThousandLeaveTheDaemonBounded) {
   std::printf("[memory] %d opened-and-reset streams: daemon RSS %.1f MB -> %.1f MB\n", kStreams,
               rss_start / 1e6, rss_end / 1e6);
   EXPECT_LT(rss_end, kBoundBytes);
+}
+
+// Watchers are bounded for the daemon as a whole, not per connection (1,000 watchers spread over
+// connections took 1.71 GB before): past limits.max_watchers a new one is refused by name, and
+// one that ends frees its place. Here 20 allowed, 30 asked for over 3 connections.
+TEST_F(MemoryBounds, WatchersAreBoundedForTheWholeDaemon) {
+  StartDaemon({}, "[limits]\nmax_watchers = 20\n");
+  v1::RunRequest request;
+  request.add_variants("abl_*");
+  auto* shape = request.add_shapes();
+  shape->set_m(256);
+  shape->set_n(256);
+  shape->set_k(256);
+  request.set_rounds(3);
+  auto stub = daemon_->Stub();
+  grpc::ClientContext run_ctx;
+  auto run = stub->RunAblation(&run_ctx, request);
+  v1::RunEvent event;
+  ASSERT_TRUE(run->Read(&event));
+  ASSERT_TRUE(event.has_queued()) << event.DebugString();
+  v1::WatchRunRequest watch;
+  watch.set_run_id(event.queued().run_id());
+  std::vector<std::unique_ptr<v1::Ablation::Stub>> stubs;
+  for (int c = 0; c < 3; ++c) stubs.push_back(OwnStub(daemon_->address(), c));
+  const auto deadline = std::chrono::system_clock::now() + std::chrono::seconds(3);
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReader<v1::RunEvent>>> watchers;
+  for (int i = 0; i < 30; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    contexts.back()->set_deadline(deadline);
+    watchers.push_back(stubs[i % 3]->WatchRun(contexts.back().get(), watch));
+    // Opened one after the other, so that the first 20 are the ones the daemon keeps.
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  // The last ten first: a refused stream's status is read before the deadline ends the call.
+  int refused = 0;
+  std::string why;
+  for (int i = 29; i >= 0; --i) {
+    while (watchers[size_t(i)]->Read(&event)) {
+    }
+    const grpc::Status st = watchers[size_t(i)]->Finish();
+    if (st.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+        st.error_message().find("limits.max_watchers") != std::string::npos) {
+      ++refused;
+      why = st.error_message();
+      EXPECT_GE(i, 20) << "one of the first 20 was refused";
+    }
+  }
+  EXPECT_EQ(refused, 10) << why;
+  EXPECT_THAT(why, HasSubstr("the daemon has 20 WatchRun streams open"));
+  // Every watcher has ended (the daemon hears of it a moment after the client): a new one is
+  // taken again.
+  grpc::Status st;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    grpc::ClientContext again;
+    again.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+    auto w = stub->WatchRun(&again, watch);
+    while (w->Read(&event)) {
+    }
+    st = w->Finish();
+    if (st.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) break;
+  }
+  EXPECT_NE(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << st.error_message();
+  run_ctx.TryCancel();
+  (void)run->Finish();
 }
 
 // One HTTP/2 frame: 9 bytes of header (length, type, flags, stream), then the payload.

@@ -44,6 +44,10 @@ struct RequestLimits {
   int64_t max_stored_bytes_per_run = 4ll << 30;
   /// HTTP/2 streams one connection may have open at once (gRPC's MAX_CONCURRENT_STREAMS).
   int max_concurrent_streams = 100;
+  /// WatchRun streams open at once, all callers and connections together: each holds up to
+  /// RunStream::kMaxPendingEvents events and gRPC's buffers for a client that may never read
+  /// (1,000 such watchers over several connections took 1.71 GB before).
+  int max_watchers = 128;
   /// The memory gRPC may use for its connections and calls (its resource quota), in bytes;
   /// past it, new calls are refused rather than the daemon growing.
   int64_t grpc_memory_bytes = 128ll << 20;

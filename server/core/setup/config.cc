@@ -86,7 +86,7 @@ Status ReadLimits(const toml::table& root, const std::string& origin, RequestLim
                        {"max_measurements_per_run", "max_runs_per_identity", "max_runs_total",
                         "max_message_bytes", "max_name_length", "max_text_length", "max_repeated",
                         "max_reply_bytes", "max_samples_per_measurement", "max_concurrent_streams",
-                        "grpc_memory_bytes", "max_stored_bytes_per_run"},
+                        "max_watchers", "grpc_memory_bytes", "max_stored_bytes_per_run"},
                        &t);
   if (!st.ok() || !t) return st;
   const std::string p = "limits.";
@@ -98,7 +98,8 @@ Status ReadLimits(const toml::table& root, const std::string& origin, RequestLim
       {"max_repeated", &l->max_repeated},
       {"max_reply_bytes", &l->max_reply_bytes},
       {"max_samples_per_measurement", &l->max_samples_per_measurement},
-      {"max_concurrent_streams", &l->max_concurrent_streams}};
+      {"max_concurrent_streams", &l->max_concurrent_streams},
+      {"max_watchers", &l->max_watchers}};
   for (const auto& [key, value] : ints) {
     if (!(st = Read(*t, origin, p, key, value)).ok()) return st;
     if (*value < 1) return KeyError(origin, p + key, "must be at least 1");
