@@ -16,6 +16,7 @@ class Error : public std::runtime_error {
     kInvalidArgument,  // a bad page token, an unknown state, ...
     kNotFound,         // the run named does not exist
     kIncompatible,     // the schema version is newer (or, read-only, older) than this code knows
+    kFull,             // a write found no room: a full disk, a quota or a file-size limit
   };
 
   explicit Error(const std::string& message) : Error(Code::kStorage, message) {}

@@ -1,7 +1,11 @@
 #include "db/sqlite.h"
 
 #include <sqlite3.h>
+#include <sys/resource.h>
 
+#include <cerrno>
+#include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include "db/error.h"
@@ -26,10 +30,41 @@ Connection::Connection(const std::string& path, Mode mode) : path_(path) {
 
 Connection::~Connection() { sqlite3_close_v2(db_); }
 
+namespace {
+
+// SQLite's "database or disk is full", or a write the system refused for want of room. SQLite
+// says SQLITE_FULL for ENOSPC; a write past a file-size limit (EFBIG) or a quota is an I/O error
+// whose errno it does not always keep, so where the errno is gone the room is looked at: the
+// file system's free space, and the process's file-size limit against the database's files.
+bool NoRoom(sqlite3* db, int rc, const std::string& path) {
+  if ((rc & 0xff) == SQLITE_FULL) return true;
+  if ((rc & 0xff) != SQLITE_IOERR) return false;
+  const int e = db != nullptr ? sqlite3_system_errno(db) : 0;
+  if (e == ENOSPC || e == EFBIG || e == EDQUOT) return true;
+  if (e != 0 || rc != SQLITE_IOERR_WRITE) return false;
+  constexpr uint64_t kSlack = 1 << 20;
+  std::error_code ec;
+  const std::filesystem::path file(path);
+  const std::filesystem::space_info space =
+      std::filesystem::space(file.has_parent_path() ? file.parent_path() : ".", ec);
+  if (!ec && space.available < kSlack) return true;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    for (const std::string& f : {path, path + "-wal", path + "-journal"}) {
+      const uintmax_t size = std::filesystem::file_size(f, ec);
+      if (!ec && size + kSlack >= limit.rlim_cur) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 void Connection::Fail(int rc, std::string_view what) const {
   const char* message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
-  throw Error("database '" + path_ + "': " + std::string(what) + ": " + message + " (code " +
-              std::to_string(rc) + ")");
+  throw Error(NoRoom(db_, rc, path_) ? Error::Code::kFull : Error::Code::kStorage,
+              "database '" + path_ + "': " + std::string(what) + ": " + message + " (code " +
+                  std::to_string(rc) + ")");
 }
 
 int64_t Connection::Changes() const { return sqlite3_changes64(db_); }
@@ -42,8 +77,9 @@ void Connection::Exec(const char* sql) {
   if (rc != SQLITE_OK) {
     std::string text = message != nullptr ? message : sqlite3_errstr(rc);
     sqlite3_free(message);
-    throw Error("database '" + path_ + "': " + text + " (code " + std::to_string(rc) +
-                ") in: " + sql);
+    throw Error(NoRoom(db_, rc, path_) ? Error::Code::kFull : Error::Code::kStorage,
+                "database '" + path_ + "': " + text + " (code " + std::to_string(rc) + ", errno " +
+                    std::to_string(sqlite3_system_errno(db_)) + ") in: " + sql);
   }
 }
 

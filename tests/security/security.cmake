@@ -6,6 +6,7 @@ add_executable(security_tests
   ${CMAKE_CURRENT_SOURCE_DIR}/security/security_e2e_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/security/hostile_inputs_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/security/memory_bounds_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/security/storage_limits_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/e2e/harness.cc)
 target_link_libraries(security_tests PRIVATE ablation_proto ablation_db GTest::gmock
   GTest::gtest_main Threads::Threads)
