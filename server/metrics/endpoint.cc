@@ -5,9 +5,12 @@
 #include <sys/socket.h>
 
 #include <charconv>
+#include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <thread>
+#include <unordered_map>
 
 #include <microhttpd.h>
 #include <spdlog/spdlog.h>
@@ -34,6 +37,76 @@ constexpr unsigned kConnectionLimit = 128;
 // on another (over loopback every client is 127.0.0.1 or ::1, one address: still 64).
 constexpr unsigned kPerAddressLimit = 64;
 
+// A client that sends its request a byte at a time keeps its connection past any idle timeout
+// (each byte starts it again): 128 such connections held every place the endpoint has, and a
+// scrape was refused for as long as they trickled. So a connection must finish a request within
+// kRequestSeconds of its start or of its last answer (a scrape's request takes milliseconds).
+constexpr int kRequestSeconds = 5;
+
+}  // namespace
+
+// The connections open and when each last made progress; a thread of its own shuts down the
+// socket of one that is past kRequestSeconds, which libmicrohttpd then sees end and closes. A
+// connection is forgotten when libmicrohttpd says it closed, before it closes the socket, so a
+// descriptor number is never shut down after it was given to another connection.
+class MetricsEndpoint::SlowClients {
+ public:
+  SlowClients() : reaper_([this] { Reap(); }) {}
+  ~SlowClients() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    reaper_.join();
+  }
+  static void Notify(void* self, MHD_Connection* connection, void** /*socket_context*/,
+                     MHD_ConnectionNotificationCode code) {
+    auto* slow = static_cast<SlowClients*>(self);
+    std::lock_guard lock(slow->mu_);
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+      slow->open_.erase(connection);
+      return;
+    }
+    const MHD_ConnectionInfo* info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (info) slow->open_[connection] = {info->connect_fd, std::chrono::steady_clock::now()};
+  }
+  /// A request of `connection` arrived whole: its time starts again.
+  void Progress(MHD_Connection* connection) {
+    std::lock_guard lock(mu_);
+    if (auto it = open_.find(connection); it != open_.end())
+      it->second.since = std::chrono::steady_clock::now();
+  }
+
+ private:
+  struct Open {
+    int fd = -1;
+    std::chrono::steady_clock::time_point since;
+  };
+  void Reap() {
+    std::unique_lock lock(mu_);
+    while (!cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stop_; })) {
+      const auto late = std::chrono::steady_clock::now() - std::chrono::seconds(kRequestSeconds);
+      for (auto& [connection, open] : open_)
+        if (open.since < late && open.fd >= 0) {
+          ::shutdown(open.fd, SHUT_RDWR);
+          open.fd = -1;  // once
+        }
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::unordered_map<MHD_Connection*, Open> open_;
+  std::thread reaper_;
+};
+
+MetricsEndpoint::MetricsEndpoint(const prometheus::Collectable* registry, EndpointOptions options)
+    : registry_(registry), options_(std::move(options)), slow_(std::make_unique<SlowClients>()) {}
+
+namespace {
+
 MHD_Result Handle(void* self, MHD_Connection* connection, const char* url, const char* method,
                   const char* /*version*/, const char* /*upload_data*/, size_t* upload_data_size,
                   void** request_state) {
@@ -44,6 +117,7 @@ MHD_Result Handle(void* self, MHD_Connection* connection, const char* url, const
     return MHD_YES;
   }
   *request_state = &answered;
+  static_cast<const MetricsEndpoint*>(self)->RequestArrived(connection);
   const char* header =
       MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
   const MetricsEndpoint::Answer answer =
@@ -199,8 +273,9 @@ core::Status MetricsEndpoint::Start(const std::string& listen,
       flags, uint16_t(port), nullptr, nullptr, &Handle, self, MHD_OPTION_SOCK_ADDR,
       reinterpret_cast<const sockaddr*>(&address), MHD_OPTION_THREAD_POOL_SIZE, kThreads,
       MHD_OPTION_CONNECTION_TIMEOUT, kTimeoutSeconds, MHD_OPTION_CONNECTION_LIMIT, kConnectionLimit,
-      MHD_OPTION_PER_IP_CONNECTION_LIMIT, kPerAddressLimit, MHD_OPTION_EXTERNAL_LOGGER,
-      &MetricsEndpoint::Log, self, MHD_OPTION_END);
+      MHD_OPTION_PER_IP_CONNECTION_LIMIT, kPerAddressLimit, MHD_OPTION_NOTIFY_CONNECTION,
+      &SlowClients::Notify, self->slow_.get(), MHD_OPTION_EXTERNAL_LOGGER, &MetricsEndpoint::Log,
+      self, MHD_OPTION_END);
   if (!self->daemon_) {
     std::lock_guard lock(self->log_mu_);
     return core::FailedPrecondition(
@@ -217,6 +292,10 @@ core::Status MetricsEndpoint::Start(const std::string& listen,
 
 MetricsEndpoint::~MetricsEndpoint() {
   if (daemon_) MHD_stop_daemon(daemon_);
+}
+
+void MetricsEndpoint::RequestArrived(MHD_Connection* connection) const {
+  slow_->Progress(connection);
 }
 
 }  // namespace ablation::metrics

@@ -27,6 +27,7 @@ class Collectable;
 }  // namespace prometheus
 
 struct MHD_Daemon;
+struct MHD_Connection;
 
 namespace ablation::metrics {
 
@@ -69,14 +70,19 @@ class MetricsEndpoint {
   /// Authorization header ("" when it has none). No socket: the handler the HTTP threads call.
   Answer Respond(std::string_view method, std::string_view path,
                  std::string_view authorization) const;
+  /// A request arrived whole on `connection` (the HTTP threads say so): its time starts again.
+  void RequestArrived(MHD_Connection* connection) const;
 
  private:
-  MetricsEndpoint(const prometheus::Collectable* registry, EndpointOptions options)
-      : registry_(registry), options_(std::move(options)) {}
+  MetricsEndpoint(const prometheus::Collectable* registry, EndpointOptions options);
   static void Log(void* self, const char* format, va_list args);
+  class SlowClients;
+  friend class SlowClients;
 
   const prometheus::Collectable* registry_;
   EndpointOptions options_;
+  // Declared before daemon_: it outlives the HTTP threads that report to it.
+  std::unique_ptr<SlowClients> slow_;
   MHD_Daemon* daemon_ = nullptr;
   int port_ = 0;
   // While Start runs, libmicrohttpd's messages (why it cannot bind) are kept for its status, not

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <prometheus/gauge.h>
@@ -194,6 +195,34 @@ TEST_F(EndpointTest, HalfOpenConnectionsDoNotBlockAScrape) {
     EXPECT_EQ(StatusOf(Http(endpoint_->port(), "GET /healthz")), 200) << round;
   }
   for (int fd : idle) ::close(fd);
+}
+
+// Connections that trickle their request a byte every half second (each byte restarts an idle
+// timeout) as many as one address may hold: a scrape from that address was refused for as long
+// as they lasted. Each must finish a request within 5 s, so within about 6 s the endpoint has
+// closed them and answers again, while they are still trickling.
+TEST_F(EndpointTest, TricklingConnectionsAreClosedAndDoNotBlindTheScrape) {
+  constexpr int kTricklers = 64;  // kPerAddressLimit: every place this address may hold
+  std::vector<int> fds;
+  for (int i = 0; i < kTricklers; ++i) {
+    const int fd = Connect(endpoint_->port());
+    ASSERT_GE(fd, 0) << i;
+    fds.push_back(fd);
+  }
+  const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+  const auto start = std::chrono::steady_clock::now();
+  int closed = 0;
+  for (size_t byte = 0; std::chrono::steady_clock::now() - start < std::chrono::seconds(7);
+       ++byte) {
+    closed = 0;
+    for (int fd : fds)
+      if (::send(fd, &request[byte % request.size()], 1, MSG_NOSIGNAL) != 1) ++closed;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  EXPECT_EQ(closed, kTricklers) << "trickling connections kept past the request deadline";
+  const std::string r = Http(endpoint_->port(), "GET /metrics");
+  EXPECT_EQ(StatusOf(r), 200) << r;
+  for (int fd : fds) ::close(fd);
 }
 
 TEST(ListenAddressTest, SaysWhatIsWrong) {
