@@ -1,6 +1,7 @@
 #include "client/app.h"
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -34,6 +35,7 @@
 #include "client/output/output.h"
 #include "client/output/table.h"
 #include "client/sources/channel.h"
+#include "db/fleet/conninfo.h"
 
 namespace ablation::client {
 namespace {
@@ -182,6 +184,12 @@ std::string CheckGlobalOptions(const Command* chosen, GlobalOptions& global) {
   const bool results = chosen != nullptr && chosen->traits.results;
   if (!global.fleet_db.empty() && !results)
     return "--fleet-db is read by runs, show, results, history, compare and report only";
+  // Given as --fleet-db (the environment is not read yet): on the command line, which every
+  // local user reads.
+  if (!global.fleet_db.empty() && fleet::HasPassword(global.fleet_db))
+    std::fprintf(stderr,
+                 "warning: --fleet-db holds a password, which other users of this host can read "
+                 "on the command line (ps); keep it in ABLATION_FLEET_DB or ~/.pgpass instead\n");
   if (const char* fleet_db = std::getenv("ABLATION_FLEET_DB");
       global.fleet_db.empty() && results && fleet_db != nullptr)
     global.fleet_db = fleet_db;

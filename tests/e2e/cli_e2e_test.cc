@@ -228,5 +228,17 @@ TEST_F(CliE2E, BashCompletionOffersTheDaemonsVariants) {
   EXPECT_EQ(r.out, "cublas_fp16\ncublas_fp16_best\n") << r.err;
 }
 
+// A fleet database's password on the client's command line is warned of (other users read it in
+// ps); one without a password is not.
+TEST_F(CliE2E, AFleetPasswordOnTheCommandLineIsWarnedOf) {
+  auto with = RunCommand({CLIENT_PATH, "--fleet-db",
+                          "postgresql://ablation@127.0.0.1:1/fleet?%70assword=s3cret", "runs"});
+  EXPECT_THAT(with.err, ::testing::HasSubstr("warning: --fleet-db holds a password"));
+  EXPECT_EQ(with.err.find("s3cret"), std::string::npos) << with.err;
+  auto without =
+      RunCommand({CLIENT_PATH, "--fleet-db", "postgresql://ablation@127.0.0.1:1/fleet", "runs"});
+  EXPECT_EQ(without.err.find("warning"), std::string::npos) << without.err;
+}
+
 }  // namespace
 }  // namespace ablation::testing
