@@ -55,6 +55,19 @@ void UpdateHealth(grpc::HealthCheckServiceInterface* health, core::DaemonCore& c
   health->SetServingStatus(kRunsHealth, gpu);
 }
 
+// What of the configuration takes effect under calls, applied the same way at start and at
+// SIGHUP: the request limits of the service, the plan limits of runs and profiles, and the
+// [timing] defaults of runs planned from then on (those queued or running keep theirs).
+void ApplyReloadable(const core::DaemonConfig& config, core::DaemonCore& core,
+                     rpc::AblationService& service) {
+  const core::RequestLimits& limits = config.limits;
+  service.SetLimits(limits);
+  core.runs().SetPlanLimits(limits.max_measurements_per_run, limits.max_samples_per_measurement,
+                            limits.max_stored_bytes_per_run);
+  core.profiler().SetPlanLimits(limits.max_measurements_per_run, limits.max_stored_bytes_per_run);
+  core.runs().SetTimingDefaults(config.timing);
+}
+
 // SIGHUP: the configuration file (the flags over it) and its token file read again. What can
 // change under calls takes effect for new calls: tokens, the log level, the request and plan
 // limits, the runs in flight per caller, the [timing] defaults of runs planned from then on; the
@@ -90,19 +103,14 @@ void Reload(const DaemonSettings& settings, core::DaemonConfig* running,
   running->log_level = fresh.log_level;
   spdlog::set_level(spdlog::level::from_str(running->log_level));
   // The limits that are read per call; gRPC's own were fixed when the server was built.
+  const std::vector<std::string> timing_changes = TimingChanges(running->timing, fresh.timing);
   core::RequestLimits limits = fresh.limits;
   limits.max_message_bytes = running->limits.max_message_bytes;
   limits.max_concurrent_streams = running->limits.max_concurrent_streams;
   limits.grpc_memory_bytes = running->limits.grpc_memory_bytes;
   running->limits = limits;
-  service.SetLimits(limits);
-  core.runs().SetPlanLimits(limits.max_measurements_per_run, limits.max_samples_per_measurement,
-                            limits.max_stored_bytes_per_run);
-  core.profiler().SetPlanLimits(limits.max_measurements_per_run, limits.max_stored_bytes_per_run);
-  // [timing]: the defaults of runs planned from now on (those queued or running keep theirs).
-  const std::vector<std::string> timing_changes = TimingChanges(running->timing, fresh.timing);
   running->timing = fresh.timing;
-  core.runs().SetTimingDefaults(fresh.timing);
+  ApplyReloadable(*running, core, service);
   for (const std::string& change : timing_changes)
     spdlog::info("SIGHUP: {} applied to runs planned from now on", change);
   const std::string what =
@@ -138,10 +146,189 @@ int HashToken(const std::string& name_role) {
   return 0;
 }
 
+namespace {
+
+// NVML, the clock journal and the guard: what makes a clock lock safe to take. Declared before
+// the core in RunDaemon, so destroyed after it: the core's runs release their locks first.
+struct ClockSafety {
+  std::unique_ptr<core::Nvml> nvml;
+  std::string nvml_why;  ///< why there is no NVML
+  std::unique_ptr<core::ClockLockJournal> journal;
+  std::unique_ptr<core::ClockGuard> guard;
+};
+
+// Loads NVML, resets the locks a daemon that died left (recorded before they were taken), and
+// starts the guard. -1 to go on, else the exit code (--reset-clocks ends here).
+int StartClockSafety(const core::DaemonConfig& config, bool reset_clocks, ClockSafety* out) {
+  // NVML: telemetry and clocks. Loaded at run time; its absence is no error, only less to see.
+  out->nvml = core::Nvml::Load(config.nvml_library, &out->nvml_why);
+  if (out->nvml)
+    spdlog::info("NVML {} loaded: driver {}", config.nvml_library, out->nvml->DriverVersion());
+  else
+    spdlog::warn("NVML unavailable ({}): no telemetry, no clock locking", out->nvml_why);
+  // A fatal signal resets the locks held then, best effort, before the process dies
+  // (clock_lock.h); the journal below covers what it cannot.
+  core::InstallFatalSignalClockReset();
+  out->journal = std::make_unique<core::ClockLockJournal>(config.clock_journal);
+  std::vector<std::string> reset;
+  const core::Status st = out->journal->ResetAll(out->nvml.get(), &reset);
+  for (const auto& uuid : reset) spdlog::warn("reset clocks of {} left locked earlier", uuid);
+  if (reset_clocks) {
+    if (!st.ok()) {
+      std::fprintf(stderr, "ablationd --reset-clocks: %s\n", st.message().c_str());
+      return 1;
+    }
+    std::printf("ablationd --reset-clocks: %zu GPU(s) reset (journal %s)\n", reset.size(),
+                config.clock_journal.c_str());
+    return 0;
+  }
+  if (!st.ok()) spdlog::error("clock journal {}: {}", config.clock_journal, st.message());
+  // What no handler here can undo (SIGKILL, the OOM killer, a stack overflow) the guard does, as
+  // soon as this process has ended (clock_guard.h). Without NVML nothing can be locked: no guard.
+  if (out->nvml) {
+    core::ClockGuardOptions guard_options;
+    guard_options.journal_path = config.clock_journal;
+    guard_options.nvml_library = config.nvml_library;
+    if (core::Status started = core::ClockGuard::Start(guard_options, &out->guard); !started.ok())
+      spdlog::warn("{}: a lock left by a daemon killed outright is reset at the next start",
+                   started.message());
+    else
+      spdlog::info("clock guard (pid {}) watches journal {}", out->guard->pid(),
+                   config.clock_journal);
+  }
+  // Clock locking may be granted through an ambient capability (systemd AmbientCapabilities=):
+  // the daemon keeps it in its own effective set, and so does the guard started above (it resets
+  // clocks), but the workers (which run user kernels) must not inherit it, so the ambient set is
+  // cleared here, before any worker is spawned.
+  ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  return -1;
+}
+
+// What the configuration gives the core when it opens (the parts that can change later are
+// applied again by ApplyReloadable, at start and at SIGHUP). "" or why the core cannot start.
+std::string CoreOptionsOf(const DaemonSettings& settings, const ClockSafety& clocks,
+                          core::DaemonEvents* events, core::CoreOptions* options) {
+  const core::DaemonConfig& config = settings.config;
+  options->events = events;
+  options->db_path = config.db_path;
+  options->readers = config.readers;
+  options->runs.worker_path = config.worker_path;
+  options->runs.timing = config.timing;
+  options->runs.max_queued_per_gpu = config.max_queued_per_gpu;
+  options->runs.max_measurements_per_run = config.limits.max_measurements_per_run;
+  options->runs.max_samples_per_measurement = config.limits.max_samples_per_measurement;
+  options->runs.max_stored_bytes_per_run = config.limits.max_stored_bytes_per_run;
+  options->profiler.max_items = config.limits.max_measurements_per_run;
+  options->profiler.max_stored_bytes = config.limits.max_stored_bytes_per_run;
+  options->runs.hang_margin = std::chrono::seconds(config.hang_margin_seconds);
+  options->runs.presets = settings.presets;
+  options->runs.nvml = clocks.nvml.get();
+  options->runs.nvml_unavailable = clocks.nvml ? "" : clocks.nvml_why;
+  options->runs.clock_journal = clocks.journal.get();
+  options->runs.host_name = config.node_name;
+  options->runs.node_labels = core::FormatNodeLabels(config.node_labels);
+  options->fleet.conninfo = config.fleet.db;
+  options->fleet.host_name = config.node_name;
+  options->fleet.node_labels = options->runs.node_labels;
+  options->fleet.max_backoff = std::chrono::seconds(config.fleet.retry_max_seconds);
+  options->user_kernels = config.user_kernels;
+  // The compiler of user kernels sits beside the worker (both are the daemon's child processes)
+  // unless the configuration names one.
+  if (options->user_kernels.compiler_path.empty())
+    options->user_kernels.compiler_path =
+        (std::filesystem::path(config.worker_path).parent_path() / "ablation-compile").string();
+  // A daemon that runs as root compiles user kernels as an unprivileged user (sandbox.h).
+  if (::geteuid() == 0) {
+    const passwd* user = ::getpwnam(config.user_kernels.compile_user.c_str());
+    if (user == nullptr || user->pw_uid == 0)
+      return "user_kernels.compile_user '" + config.user_kernels.compile_user +
+             "' is not an unprivileged user of this host";
+    options->user_kernels.sandbox.uid = user->pw_uid;
+    options->user_kernels.sandbox.gid = user->pw_gid;
+  }
+  return "";
+}
+
+// The gRPC server: the service, health, both reflections and the sentences for unknown methods
+// and unparsable requests, with gRPC's own bounds. Null when it cannot listen.
+struct Server {
+  std::unique_ptr<rpc::ReflectionV1> reflection_v1;
+  std::unique_ptr<rpc::UnknownMethods> unknown_methods;
+  std::unique_ptr<grpc::Server> server;
+  int port = 0;
+};
+
+void StartServer(const core::DaemonConfig& config, const rpc::Listener& listener,
+                 rpc::AblationService& service, Server* out) {
+  grpc::EnableDefaultHealthCheckService(true);
+  // Debian's grpc++_reflection (1.51) serves grpc.reflection.v1alpha only; v1 is ours.
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  const std::vector<std::string> served = {"ablation.v1.Ablation", "grpc.health.v1.Health",
+                                           "grpc.reflection.v1alpha.ServerReflection",
+                                           "grpc.reflection.v1.ServerReflection"};
+  out->reflection_v1 = std::make_unique<rpc::ReflectionV1>(served);
+  // A method none of these serves, and a request that does not parse, get a sentence rather than
+  // gRPC's UNIMPLEMENTED with no message (unknown_calls.h).
+  out->unknown_methods = std::make_unique<rpc::UnknownMethods>(served);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(config.listen, listener.credentials, &out->port);
+  // Requests are small; a larger one is refused by gRPC before it is parsed. Answers are bounded
+  // too (a run's raw samples): GetRun refuses a larger one by name first (service.cc), and this
+  // is the backstop for every other reply.
+  builder.SetMaxReceiveMessageSize(config.limits.max_message_bytes);
+  builder.SetMaxSendMessageSize(config.limits.max_reply_bytes);
+  // gRPC's own bounds on what clients can make it hold: a memory quota over every connection
+  // and call (past it, new calls and reads wait or are refused instead of the daemon growing:
+  // 10,000 unread calls on one connection took 2.95 GB), a thread cap, and the streams one
+  // connection may keep open at once.
+  grpc::ResourceQuota quota("ablationd");
+  quota.Resize(size_t(config.limits.grpc_memory_bytes));
+  quota.SetMaxThreads(64);
+  builder.SetResourceQuota(quota);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config.limits.max_concurrent_streams);
+  builder.RegisterService(&service);
+  builder.RegisterService(out->reflection_v1.get());
+  builder.RegisterCallbackGenericService(out->unknown_methods.get());
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> namers;
+  namers.push_back(rpc::UnparsableRequestNamer(listener.authorizer.get()));
+  builder.experimental().SetInterceptorCreators(std::move(namers));
+  out->server = builder.BuildAndStart();
+  if (out->port == 0) out->server.reset();
+}
+
+// The metrics endpoint, where the settings ask for one. false when an address given on purpose
+// cannot be served (the default port taken costs only the metrics).
+bool StartMetrics(const DaemonSettings& settings, const rpc::Listener& listener,
+                  const metrics::Collectables& scraped,
+                  std::unique_ptr<metrics::MetricsEndpoint>* endpoint) {
+  if (settings.metrics_listen.empty()) return true;
+  metrics::EndpointOptions endpoint_options;
+  endpoint_options.allow_remote = settings.metrics_allow_remote;
+  if (const rpc::Authorizer* authorizer = listener.authorizer.get()) {
+    // With tokens (now or after a reload), a scrape needs a read token as a gRPC read does.
+    endpoint_options.authorize = [authorizer](std::string_view header) {
+      return authorizer->MetricsRefusal(header);
+    };
+  }
+  const core::Status st = metrics::MetricsEndpoint::Start(settings.metrics_listen, &scraped,
+                                                          endpoint, std::move(endpoint_options));
+  if (st.ok()) {
+    spdlog::info("metrics on http://{}/metrics (port {})", settings.metrics_listen,
+                 (*endpoint)->port());
+    return true;
+  }
+  if (!settings.metrics_listen_given && st.code() == core::Code::kFailedPrecondition) {
+    spdlog::warn("{}; going on without metrics", st.message());
+    return true;
+  }
+  spdlog::error("{}", st.message());
+  return false;
+}
+
+}  // namespace
+
 int RunDaemon(const DaemonSettings& settings) {
   const core::DaemonConfig& config = settings.config;
-  const std::string& metrics_listen = settings.metrics_listen;
-  const bool reset_clocks = settings.reset_clocks;
   spdlog::set_level(spdlog::level::from_str(config.log_level));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   spdlog::info("ablationd {} ({}) starting; db {}", kDaemonVersion, kGitRevision, config.db_path);
@@ -168,54 +355,9 @@ int RunDaemon(const DaemonSettings& settings) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
-  // NVML: telemetry and clocks. Loaded at run time; its absence is no error, only less to see.
-  std::string nvml_why;
-  std::unique_ptr<core::Nvml> nvml = core::Nvml::Load(config.nvml_library, &nvml_why);
-  if (nvml)
-    spdlog::info("NVML {} loaded: driver {}", config.nvml_library, nvml->DriverVersion());
-  else
-    spdlog::warn("NVML unavailable ({}): no telemetry, no clock locking", nvml_why);
-  // A fatal signal resets the locks held then, best effort, before the process dies
-  // (clock_lock.h); the journal below covers what it cannot.
-  core::InstallFatalSignalClockReset();
-  // Locks left by a daemon that died (recorded before they were taken) are reset first.
-  core::ClockLockJournal journal(config.clock_journal);
-  {
-    std::vector<std::string> reset;
-    core::Status st = journal.ResetAll(nvml.get(), &reset);
-    for (const auto& uuid : reset) spdlog::warn("reset clocks of {} left locked earlier", uuid);
-    if (reset_clocks) {
-      if (!st.ok()) {
-        std::fprintf(stderr, "ablationd --reset-clocks: %s\n", st.message().c_str());
-        return 1;
-      }
-      std::printf("ablationd --reset-clocks: %zu GPU(s) reset (journal %s)\n", reset.size(),
-                  config.clock_journal.c_str());
-      return 0;
-    }
-    if (!st.ok()) spdlog::error("clock journal {}: {}", config.clock_journal, st.message());
-  }
-  // What no handler here can undo (SIGKILL, the OOM killer, a stack overflow) the guard does, as
-  // soon as this process has ended (clock_guard.h). Without NVML nothing can be locked: no guard.
-  // Declared before the core, so destroyed after it: the core's runs release their locks first.
-  std::unique_ptr<core::ClockGuard> clock_guard;
-  if (nvml) {
-    core::ClockGuardOptions guard_options;
-    guard_options.journal_path = config.clock_journal;
-    guard_options.nvml_library = config.nvml_library;
-    if (core::Status st = core::ClockGuard::Start(guard_options, &clock_guard); !st.ok())
-      spdlog::warn("{}: a lock left by a daemon killed outright is reset at the next start",
-                   st.message());
-    else
-      spdlog::info("clock guard (pid {}) watches journal {}", clock_guard->pid(),
-                   config.clock_journal);
-  }
-  // Clock locking may be granted through an ambient capability (systemd AmbientCapabilities=):
-  // the daemon keeps it in its own effective set, and so does the guard started above (it resets
-  // clocks), but the workers (which run user kernels) must not inherit it, so the ambient set is
-  // cleared here, before any worker is spawned.
-  ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-
+  ClockSafety clocks;
+  if (const int code = StartClockSafety(config, settings.reset_clocks, &clocks); code >= 0)
+    return code;
   kernels::Registry registry;
   kernels::RegisterCatalog(registry);
   spdlog::info("{} variants registered", registry.All().size());
@@ -224,137 +366,47 @@ int RunDaemon(const DaemonSettings& settings) {
   // which reports to them until it is gone.
   metrics::DaemonMetrics daemon_metrics;
   core::CoreOptions options;
-  options.events = &daemon_metrics;
-  options.db_path = config.db_path;
-  options.runs.worker_path = config.worker_path;
-  options.runs.timing = config.timing;
-  options.runs.max_queued_per_gpu = config.max_queued_per_gpu;
-  options.runs.max_measurements_per_run = config.limits.max_measurements_per_run;
-  options.runs.max_samples_per_measurement = config.limits.max_samples_per_measurement;
-  options.profiler.max_items = config.limits.max_measurements_per_run;
-  options.runs.max_stored_bytes_per_run = config.limits.max_stored_bytes_per_run;
-  options.profiler.max_stored_bytes = config.limits.max_stored_bytes_per_run;
-  options.runs.hang_margin = std::chrono::seconds(config.hang_margin_seconds);
-  options.readers = config.readers;
-  options.runs.presets = settings.presets;
-  options.runs.nvml = nvml.get();
-  options.runs.nvml_unavailable = nvml ? "" : nvml_why;
-  options.runs.clock_journal = &journal;
-  options.user_kernels = config.user_kernels;
-  options.runs.host_name = config.node_name;
-  options.runs.node_labels = core::FormatNodeLabels(config.node_labels);
-  options.fleet.conninfo = config.fleet.db;
-  options.fleet.host_name = config.node_name;
-  options.fleet.node_labels = options.runs.node_labels;
-  options.fleet.max_backoff = std::chrono::seconds(config.fleet.retry_max_seconds);
-  // The compiler of user kernels sits beside the worker (both are the daemon's child processes)
-  // unless the configuration names one.
-  if (options.user_kernels.compiler_path.empty())
-    options.user_kernels.compiler_path =
-        (std::filesystem::path(config.worker_path).parent_path() / "ablation-compile").string();
-  // A daemon that runs as root compiles user kernels as an unprivileged user (sandbox.h).
-  if (::geteuid() == 0) {
-    const passwd* user = ::getpwnam(config.user_kernels.compile_user.c_str());
-    if (user == nullptr || user->pw_uid == 0) {
-      spdlog::error("user_kernels.compile_user '{}' is not an unprivileged user of this host",
-                    config.user_kernels.compile_user);
-      return 2;
-    }
-    options.user_kernels.sandbox.uid = user->pw_uid;
-    options.user_kernels.sandbox.gid = user->pw_gid;
+  if (std::string why = CoreOptionsOf(settings, clocks, &daemon_metrics, &options); !why.empty()) {
+    spdlog::error("{}", why);
+    return 2;
   }
   std::unique_ptr<core::DaemonCore> core;
   if (core::Status st = core::DaemonCore::Open(options, &registry, &core); !st.ok()) {
     spdlog::error("{}", st.message());
     return 1;
   }
-
   rpc::ServiceOptions service_options;
   service_options.authorizer = listener.authorizer.get();
   service_options.limits = config.limits;
   rpc::AblationService service(core.get(), service_options);
-  grpc::EnableDefaultHealthCheckService(true);
-  // Debian's grpc++_reflection (1.51) serves grpc.reflection.v1alpha only; v1 is ours.
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  const std::vector<std::string> served = {"ablation.v1.Ablation", "grpc.health.v1.Health",
-                                           "grpc.reflection.v1alpha.ServerReflection",
-                                           "grpc.reflection.v1.ServerReflection"};
-  rpc::ReflectionV1 reflection_v1(served);
-  // A method none of these serves, and a request that does not parse, get a sentence rather than
-  // gRPC's UNIMPLEMENTED with no message (unknown_calls.h).
-  rpc::UnknownMethods unknown_methods(served);
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort(config.listen, listener.credentials, &port);
-  // Requests are small; a larger one is refused by gRPC before it is parsed. Answers are bounded
-  // too (a run's raw samples): GetRun refuses a larger one by name first (service.cc), and this
-  // is the backstop for every other reply.
-  builder.SetMaxReceiveMessageSize(config.limits.max_message_bytes);
-  builder.SetMaxSendMessageSize(config.limits.max_reply_bytes);
-  // gRPC's own bounds on what clients can make it hold: a memory quota over every connection
-  // and call (past it, new calls and reads wait or are refused instead of the daemon growing:
-  // 10,000 unread calls on one connection took 2.95 GB, 60,000 opened-and-reset streams 1.24 GB),
-  // a thread cap, and the streams one connection may keep open at once.
-  grpc::ResourceQuota quota("ablationd");
-  quota.Resize(size_t(config.limits.grpc_memory_bytes));
-  quota.SetMaxThreads(64);
-  builder.SetResourceQuota(quota);
-  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config.limits.max_concurrent_streams);
-  builder.RegisterService(&service);
-  builder.RegisterService(&reflection_v1);
-  builder.RegisterCallbackGenericService(&unknown_methods);
-  {
-    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> namers;
-    namers.push_back(rpc::UnparsableRequestNamer(listener.authorizer.get()));
-    builder.experimental().SetInterceptorCreators(std::move(namers));
-  }
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || port == 0) {
+  ApplyReloadable(config, *core, service);
+  Server server;
+  StartServer(config, listener, service, &server);
+  if (!server.server) {
     spdlog::error("cannot listen on {} (address in use or malformed?)", config.listen);
     core->Shutdown();
     return 1;
   }
   // What a burst of calls freed goes back to the system (memory_trim.h).
   const HeapTrimmer trimmer;
-  grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
+  grpc::HealthCheckServiceInterface* health = server.server->GetHealthCheckService();
   UpdateHealth(health, *core);
-  // The default port taken (a second daemon on the host) costs only the metrics; an address
-  // given on purpose that cannot be served is an error.
   // The daemon's metrics and the process's own (process_resident_memory_bytes, ...), declared
   // before the endpoint that reads them so that they outlive it.
   const metrics::ProcessCollector process_metrics;
   const metrics::Collectables scraped({&daemon_metrics.registry(), &process_metrics});
   std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint;
-  if (!metrics_listen.empty()) {
-    metrics::EndpointOptions endpoint_options;
-    endpoint_options.allow_remote = settings.metrics_allow_remote;
-    if (const rpc::Authorizer* authorizer = listener.authorizer.get()) {
-      // With tokens (now or after a reload), a scrape needs a read token as a gRPC read does.
-      endpoint_options.authorize = [authorizer](std::string_view header) {
-        return authorizer->MetricsRefusal(header);
-      };
-    }
-    core::Status st = metrics::MetricsEndpoint::Start(metrics_listen, &scraped, &metrics_endpoint,
-                                                      std::move(endpoint_options));
-    if (st.ok()) {
-      spdlog::info("metrics on http://{}/metrics (port {})", metrics_listen,
-                   metrics_endpoint->port());
-    } else if (!settings.metrics_listen_given && st.code() == core::Code::kFailedPrecondition) {
-      spdlog::warn("{}; going on without metrics", st.message());
-    } else {
-      spdlog::error("{}", st.message());
-      core->Shutdown();
-      server->Shutdown();
-      return 1;
-    }
+  if (!StartMetrics(settings, listener, scraped, &metrics_endpoint)) {
+    core->Shutdown();
+    server.server->Shutdown();
+    return 1;
   }
-
   if (!config.port_file.empty()) {
     std::string tmp = config.port_file + ".tmp";
-    std::ofstream(tmp) << port << "\n";
+    std::ofstream(tmp) << server.port << "\n";
     std::filesystem::rename(tmp, config.port_file);
   }
-  spdlog::info("listening on {} (port {}): {}", config.listen, port, listener.description);
+  spdlog::info("listening on {} (port {}): {}", config.listen, server.port, listener.description);
 
   // The GPU's worker may die and come back: health follows it every few seconds. SIGHUP reads
   // the configuration again (Reload); SIGTERM and SIGINT end the daemon.
@@ -368,7 +420,7 @@ int RunDaemon(const DaemonSettings& settings) {
   spdlog::info("signal {}: shutting down", sig);
   health->Shutdown();
   core->Shutdown();
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  server.server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   spdlog::info("stopped");
   return 0;
 }

@@ -404,7 +404,7 @@ TEST_F(MemoryBounds, RapidResetBurstsDrainAndTheirMemoryGoesBack) {
   for (int burst = 0; burst < 3; ++burst)
     peak = std::max(peak, RapidReset(daemon_->port(), daemon_->pid(), 4, 15000, ""));
   int64_t after = RssBytes(daemon_->pid());
-  for (int tenth = 0; tenth < 150 && after > kBoundBytes / 2; ++tenth) {
+  for (int tenth = 0; tenth < 400 && after > kBoundBytes / 2; ++tenth) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     after = RssBytes(daemon_->pid());
   }
