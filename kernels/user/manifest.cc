@@ -9,7 +9,7 @@
 #include <set>
 
 #include "common/text.h"
-#include "common/toml_shape.h"
+#include "common/toml_doc.h"
 
 namespace ablation::kernels::user {
 namespace {
@@ -19,23 +19,12 @@ using common::Lower;
 // "tiled.toml:7: knob[1].values: expected whole numbers" (no line where TOML has none).
 std::string Err(const std::string& origin, const toml::node* node, const std::string& key,
                 const std::string& what) {
-  std::string where = origin;
-  if (node && node->source().begin.line > 0)
-    where += ":" + std::to_string(node->source().begin.line);
-  return where + ": " + key + ": " + what;
+  return common::TomlError(origin, node, key, what);
 }
 
 std::string CheckKeys(const toml::table& t, const std::string& origin, const std::string& prefix,
                       const std::set<std::string>& known) {
-  for (const auto& [key, node] : t) {
-    const std::string k(key.str());
-    if (!known.count(k)) {
-      std::string list;
-      for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
-      return Err(origin, &node, prefix + k, "unknown key (known: " + list + ")");
-    }
-  }
-  return "";
+  return common::UnknownKey(t, origin, prefix, known);
 }
 
 // A string at `key` of `t`; "" (and *out untouched) when absent and not required.
@@ -95,17 +84,11 @@ std::map<std::string, double> Values(const Manifest& m, const KnobSet& s, const 
 
 std::string ParseManifest(const std::string& text, const std::string& origin,
                           const ManifestLimits& limits, Manifest* out) {
-  if (std::string why = common::CheckTomlShape(
-          text, origin, {limits.max_manifest_bytes, limits.max_manifest_depth});
+  toml::table root;
+  if (std::string why = common::ParseToml(
+          text, origin, {limits.max_manifest_bytes, limits.max_manifest_depth}, &root);
       !why.empty())
     return why;
-  toml::table root;
-  try {
-    root = toml::parse(text, origin);
-  } catch (const toml::parse_error& e) {
-    return origin + ":" + std::to_string(e.source().begin.line) + ": " +
-           std::string(e.description());
-  }
   Manifest m;
   std::string err;
   if (!(err =

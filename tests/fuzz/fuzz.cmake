@@ -58,5 +58,6 @@ ablation_fuzz_target(fuzz_run_plan server/core/plan/run_plan.cc server/core/plan
 ablation_fuzz_target(fuzz_client_parse client/cli/parse.cc)
 ablation_fuzz_target(fuzz_page_token db/page_token.cc)
 ablation_fuzz_target(fuzz_toml server/core/setup/config.cc server/core/setup/presets.cc
-  server/core/setup/presets_parse.cc server/core/setup/auth.cc common/toml_shape.cc)
+  server/core/setup/presets_parse.cc server/core/setup/auth.cc common/toml_shape.cc
+  common/toml_doc.cc)
 ablation_fuzz_target(fuzz_sass server/core/inspect/sass.cc)

@@ -10,7 +10,7 @@
 
 #include <toml++/toml.h>
 
-#include "common/toml_shape.h"
+#include "common/toml_doc.h"
 
 namespace ablation::core {
 namespace {
@@ -58,15 +58,8 @@ Status Read(const toml::table& t, const std::string& origin, const std::string& 
 
 Status CheckKeys(const toml::table& t, const std::string& origin, const std::string& prefix,
                  const std::set<std::string>& known) {
-  for (const auto& [k, v] : t) {
-    std::string key(k.str());
-    if (!known.count(key)) {
-      std::string list;
-      for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
-      return KeyError(origin, prefix + key, "unknown setting (known: " + list + ")");
-    }
-  }
-  return Status::Ok();
+  const std::string why = common::UnknownKey(t, origin, prefix, known);
+  return why.empty() ? Status::Ok() : InvalidArgument(why);
 }
 
 // A sub-table of the root, or null when absent; an error when the key is not a table.
@@ -232,18 +225,10 @@ Status ReadAuth(const toml::table& root, const std::string& origin, AuthConfig* 
 Status LoadConfigText(const std::string& text, const std::string& origin, DaemonConfig* c) {
   // Measured before it is parsed, at start and at SIGHUP alike: a key nested 50,000 deep took the
   // daemon down at a reload (common/toml_shape.h).
-  if (std::string why = common::CheckTomlShape(text, origin, {kMaxConfigBytes, kMaxConfigDepth});
+  toml::table root;
+  if (std::string why = common::ParseToml(text, origin, {kMaxConfigBytes, kMaxConfigDepth}, &root);
       !why.empty())
     return InvalidArgument(why);
-  toml::table root;
-  try {
-    root = toml::parse(text, origin);
-  } catch (const toml::parse_error& e) {
-    std::ostringstream os;
-    os << origin << ":" << e.source().begin.line << ":" << e.source().begin.column << ": "
-       << e.description();
-    return InvalidArgument(os.str());
-  }
   Status st = CheckKeys(root, origin, "",
                         {"listen", "db", "worker", "log_level", "presets", "nvml_library",
                          "clock_journal", "timing", "queue", "readers", "hang_margin_seconds",

@@ -8,7 +8,7 @@
 
 #include <toml++/toml.h>
 
-#include "common/toml_shape.h"
+#include "common/toml_doc.h"
 #include "server/core/plan/variant_names.h"
 #include "server/core/setup/config.h"
 #include "server/core/setup/presets_parse.h"
@@ -16,18 +16,10 @@
 namespace ablation::core {
 
 Status Presets::LoadText(const std::string& text, const std::string& origin) {
-  if (std::string why = common::CheckTomlShape(text, origin, {kMaxConfigBytes, kMaxConfigDepth});
+  toml::table root;
+  if (std::string why = common::ParseToml(text, origin, {kMaxConfigBytes, kMaxConfigDepth}, &root);
       !why.empty())
     return InvalidArgument(why);
-  toml::table root;
-  try {
-    root = toml::parse(text, origin);
-  } catch (const toml::parse_error& e) {
-    std::ostringstream os;
-    os << origin << ":" << e.source().begin.line << ":" << e.source().begin.column << ": "
-       << e.description();
-    return InvalidArgument(os.str());
-  }
   std::map<std::string, Preset> loaded;
   for (const auto& [key, node] : root) {
     std::string name(key.str());

@@ -1,6 +1,7 @@
 // Reading presets from TOML: every key checked, every error naming its file, line and key.
 // Presets (presets.cc) calls ReadPreset for each top-level table.
 #include "server/core/setup/presets_parse.h"
+#include "common/toml_doc.h"
 
 #include <algorithm>
 #include <set>
@@ -16,9 +17,7 @@ namespace ablation::core {
 // "presets.toml:12: ladder-b.variants[3]: expected a string".
 Status ErrorAt(const std::string& origin, const toml::node& node, const std::string& key,
                const std::string& what) {
-  std::string where = origin;
-  if (node.source().begin.line > 0) where += ":" + std::to_string(node.source().begin.line);
-  return InvalidArgument(where + ": " + key + ": " + what);
+  return InvalidArgument(common::TomlError(origin, &node, key, what));
 }
 
 std::string Fill(std::string text, const std::string& dtype) {
@@ -128,13 +127,8 @@ Status CheckDType(const toml::node& node, const std::string& origin, const std::
 
 Status CheckKeys(const toml::table& table, const std::string& origin, const std::string& prefix,
                  const std::set<std::string>& known) {
-  for (const auto& [k, v] : table) {
-    if (known.count(std::string(k.str()))) continue;
-    std::string list;
-    for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
-    return ErrorAt(origin, v, prefix + std::string(k.str()), "unknown key (known: " + list + ")");
-  }
-  return Status::Ok();
+  const std::string why = common::UnknownKey(table, origin, prefix, known);
+  return why.empty() ? Status::Ok() : InvalidArgument(why);
 }
 
 // One group's keys (variants, dtype, shapes) over the defaults in `group`.
@@ -156,9 +150,9 @@ const std::set<std::string> kReportKeys = {"title",     "scope",         "notes"
                                            "order",     "report_dtypes", "per_dtype",
                                            "per_shape", "rung",          "counters"};
 
-// `counters`: concepts of the counter table (plan/counters.h), or set names standing for theirs ("default":
-// every concept), in order, each once. Checked here so that a misspelt name stops the daemon
-// instead of leaving a column silently empty.
+// `counters`: concepts of the counter table (plan/counters.h), or set names standing for theirs
+// ("default": every concept), in order, each once. Checked here so that a misspelt name stops the
+// daemon instead of leaving a column silently empty.
 Status ReadCounters(const toml::node& node, const std::string& origin, const std::string& key,
                     std::vector<std::string>* out) {
   std::vector<std::string> words;

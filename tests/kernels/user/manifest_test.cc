@@ -224,7 +224,7 @@ TEST(UserManifest, EveryMistakeIsNamedByItsFileLineAndKey) {
     EXPECT_NE(err.find(c.says), std::string::npos) << "got: " << err << "\nwanted: " << c.says;
   }
   EXPECT_NE(Refusal("name = \"x\"\nentry = \"e\"\n").find("contract: missing"), std::string::npos);
-  EXPECT_NE(Refusal("name = [").find("bad.toml:1: "), std::string::npos);
+  EXPECT_NE(Refusal("name = [").find("bad.toml:1:"), std::string::npos);
 }
 
 TEST(UserManifest, LimitsBoundWhatOneManifestMayAskFor) {
