@@ -220,6 +220,116 @@ Status ReadAuth(const toml::table& root, const std::string& origin, AuthConfig* 
   return Status::Ok();
 }
 
+// [timing]: the defaults of runs that name none, each checked against its range.
+Status ReadTiming(const toml::table& root, const std::string& origin, TimingDefaults* out) {
+  const toml::node* n = root.get("timing");
+  if (!n) return Status::Ok();
+  Status st;
+  const toml::table* t = n->as_table();
+  if (!t) return KeyError(origin, "timing", "expected a table");
+  st = CheckKeys(*t, origin, "timing.",
+                 {"min_samples", "min_seconds", "max_seconds", "target_noise", "warmup_count",
+                  "warmup_seconds", "max_samples", "regime", "window_seconds", "settle_max_seconds",
+                  "burst_seconds", "cool_min_seconds", "cool_max_seconds", "settle_min_seconds",
+                  "settle_span_seconds", "settle_spans", "settle_clock_tolerance",
+                  "settle_power_tolerance", "solo_seconds"});
+  if (!st.ok()) return st;
+  auto& d = *out;
+  if (!(st = Read(*t, origin, "timing.", "min_samples", &d.min_samples)).ok()) return st;
+  if (!(st = Read(*t, origin, "timing.", "max_samples", &d.max_samples)).ok()) return st;
+  if (!(st = Read(*t, origin, "timing.", "min_seconds", &d.min_seconds)).ok()) return st;
+  if (!(st = Read(*t, origin, "timing.", "max_seconds", &d.max_seconds)).ok()) return st;
+  if (!(st = Read(*t, origin, "timing.", "target_noise", &d.target_noise)).ok()) return st;
+  if (!(st = Read(*t, origin, "timing.", "warmup_count", &d.warmup_count)).ok()) return st;
+  if (!(st = Read(*t, origin, "timing.", "warmup_seconds", &d.warmup_seconds)).ok()) return st;
+  if (d.min_samples < 1) return KeyError(origin, "timing.min_samples", "must be at least 1");
+  if (d.max_samples < d.min_samples)
+    return KeyError(origin, "timing.max_samples", "must be at least timing.min_samples");
+  if (d.min_seconds < 0 || d.max_seconds <= 0 || d.max_seconds < d.min_seconds)
+    return KeyError(origin, "timing.max_seconds", "must be positive and >= timing.min_seconds");
+  if (d.target_noise <= 0 || d.target_noise >= 1)
+    return KeyError(origin, "timing.target_noise", "must be between 0 and 1");
+  if (d.warmup_count < 0 || d.warmup_seconds < 0)
+    return KeyError(origin, "timing.warmup_count", "warm-up cannot be negative");
+  std::string regime;
+  if (!(st = Read(*t, origin, "timing.", "regime", &regime)).ok()) return st;
+  if (regime == "sustained") {
+    d.regime = Regime::kSustained;
+  } else if (regime == "burst") {
+    d.regime = Regime::kBurst;
+  } else if (!regime.empty()) {
+    // locked needs a clock lock, which a run asks for (and may be refused): never a default.
+    return KeyError(origin, "timing.regime",
+                    "'" + regime + "' is not a default regime: sustained or burst");
+  }
+  RegimeParams& r = d.regime_params;
+  const struct {
+    const char* key;
+    double* value;
+    double lo, hi;
+  } knobs[] = {{"window_seconds", &r.window_seconds, 0.01, 600},
+               {"solo_seconds", &r.solo_seconds, 0.05, 600},
+               {"settle_max_seconds", &r.settle_max_seconds, 0, 3600},
+               {"burst_seconds", &r.burst_seconds, 1e-4, 10},
+               {"cool_min_seconds", &r.cool_min_seconds, 0, 600},
+               {"cool_max_seconds", &r.cool_max_seconds, 0, 3600},
+               {"settle_min_seconds", &r.settle_min_seconds, 0, 3600},
+               {"settle_span_seconds", &r.span_seconds, 0.05, 60},
+               {"settle_clock_tolerance", &r.clock_tolerance, 1e-5, 0.5},
+               {"settle_power_tolerance", &r.power_tolerance, 1e-5, 0.5}};
+  for (const auto& k : knobs) {
+    if (!(st = Read(*t, origin, "timing.", k.key, k.value)).ok()) return st;
+    if (!(*k.value >= k.lo && *k.value <= k.hi))
+      return KeyError(origin, std::string("timing.") + k.key,
+                      "must be " + std::to_string(k.lo) + " to " + std::to_string(k.hi));
+  }
+  if (!(st = Read(*t, origin, "timing.", "settle_spans", &r.settle_spans)).ok()) return st;
+  if (r.settle_spans < 2 || r.settle_spans > 20)
+    return KeyError(origin, "timing.settle_spans", "must be 2 to 20 (spans that must agree)");
+  return Status::Ok();
+}
+
+// [node]: the name and labels runs and the fleet carry.
+Status ReadNode(const toml::table& root, const std::string& origin, DaemonConfig* c) {
+  const toml::node* n = root.get("node");
+  if (!n) return Status::Ok();
+  Status st;
+  const toml::table* t = n->as_table();
+  if (!t) return KeyError(origin, "node", "expected a table");
+  if (!(st = CheckKeys(*t, origin, "node.", {"name", "labels"})).ok()) return st;
+  if (!(st = Read(*t, origin, "node.", "name", &c->node_name)).ok()) return st;
+  if (const toml::node* l = t->get("labels")) {
+    const toml::table* labels = l->as_table();
+    if (!labels) return KeyError(origin, "node.labels", "expected a table of key = \"value\"");
+    for (const auto& [key, value] : *labels) {
+      const auto* text = value.as_string();
+      const std::string name = "node.labels." + std::string(key.str());
+      if (!text) return KeyError(origin, name, "expected a string");
+      st = ParseNodeLabels(std::string(key.str()) + "=" + text->get(), &c->node_labels);
+      if (!st.ok()) return KeyError(origin, name, st.message());
+    }
+  }
+  return Status::Ok();
+}
+
+// [fleet]: where finished runs are exported.
+Status ReadFleet(const toml::table& root, const std::string& origin, FleetConfig* fleet) {
+  const toml::node* n = root.get("fleet");
+  if (!n) return Status::Ok();
+  Status st;
+  const toml::table* t = n->as_table();
+  if (!t) return KeyError(origin, "fleet", "expected a table");
+  if (!(st = CheckKeys(*t, origin, "fleet.", {"db", "db_file", "retry_max_seconds"})).ok())
+    return st;
+  if (!(st = Read(*t, origin, "fleet.", "db", &fleet->db)).ok()) return st;
+  if (!(st = Read(*t, origin, "fleet.", "db_file", &fleet->db_file)).ok()) return st;
+  if (!(st = Read(*t, origin, "fleet.", "retry_max_seconds", &fleet->retry_max_seconds)).ok())
+    return st;
+  if (fleet->retry_max_seconds < 1 || fleet->retry_max_seconds > 3600)
+    return KeyError(origin, "fleet.retry_max_seconds", "must be 1 to 3600");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status LoadConfigText(const std::string& text, const std::string& origin, DaemonConfig* c) {
@@ -249,103 +359,14 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
     return KeyError(origin, "hang_margin_seconds", "must be 1 to 3600");
   if (!(st = ReadLimits(root, origin, &c->limits)).ok()) return st;
   if (!(st = ReadAuth(root, origin, &c->auth)).ok()) return st;
-  if (const toml::node* n = root.get("timing")) {
-    const toml::table* t = n->as_table();
-    if (!t) return KeyError(origin, "timing", "expected a table");
-    st = CheckKeys(*t, origin, "timing.",
-                   {"min_samples", "min_seconds", "max_seconds", "target_noise", "warmup_count",
-                    "warmup_seconds", "max_samples", "regime", "window_seconds",
-                    "settle_max_seconds", "burst_seconds", "cool_min_seconds", "cool_max_seconds",
-                    "settle_min_seconds", "settle_span_seconds", "settle_spans",
-                    "settle_clock_tolerance", "settle_power_tolerance", "solo_seconds"});
-    if (!st.ok()) return st;
-    auto& d = c->timing;
-    if (!(st = Read(*t, origin, "timing.", "min_samples", &d.min_samples)).ok()) return st;
-    if (!(st = Read(*t, origin, "timing.", "max_samples", &d.max_samples)).ok()) return st;
-    if (!(st = Read(*t, origin, "timing.", "min_seconds", &d.min_seconds)).ok()) return st;
-    if (!(st = Read(*t, origin, "timing.", "max_seconds", &d.max_seconds)).ok()) return st;
-    if (!(st = Read(*t, origin, "timing.", "target_noise", &d.target_noise)).ok()) return st;
-    if (!(st = Read(*t, origin, "timing.", "warmup_count", &d.warmup_count)).ok()) return st;
-    if (!(st = Read(*t, origin, "timing.", "warmup_seconds", &d.warmup_seconds)).ok()) return st;
-    if (d.min_samples < 1) return KeyError(origin, "timing.min_samples", "must be at least 1");
-    if (d.max_samples < d.min_samples)
-      return KeyError(origin, "timing.max_samples", "must be at least timing.min_samples");
-    if (d.min_seconds < 0 || d.max_seconds <= 0 || d.max_seconds < d.min_seconds)
-      return KeyError(origin, "timing.max_seconds", "must be positive and >= timing.min_seconds");
-    if (d.target_noise <= 0 || d.target_noise >= 1)
-      return KeyError(origin, "timing.target_noise", "must be between 0 and 1");
-    if (d.warmup_count < 0 || d.warmup_seconds < 0)
-      return KeyError(origin, "timing.warmup_count", "warm-up cannot be negative");
-    std::string regime;
-    if (!(st = Read(*t, origin, "timing.", "regime", &regime)).ok()) return st;
-    if (regime == "sustained") {
-      d.regime = Regime::kSustained;
-    } else if (regime == "burst") {
-      d.regime = Regime::kBurst;
-    } else if (!regime.empty()) {
-      // locked needs a clock lock, which a run asks for (and may be refused): never a default.
-      return KeyError(origin, "timing.regime",
-                      "'" + regime + "' is not a default regime: sustained or burst");
-    }
-    RegimeParams& r = d.regime_params;
-    const struct {
-      const char* key;
-      double* value;
-      double lo, hi;
-    } knobs[] = {{"window_seconds", &r.window_seconds, 0.01, 600},
-                 {"solo_seconds", &r.solo_seconds, 0.05, 600},
-                 {"settle_max_seconds", &r.settle_max_seconds, 0, 3600},
-                 {"burst_seconds", &r.burst_seconds, 1e-4, 10},
-                 {"cool_min_seconds", &r.cool_min_seconds, 0, 600},
-                 {"cool_max_seconds", &r.cool_max_seconds, 0, 3600},
-                 {"settle_min_seconds", &r.settle_min_seconds, 0, 3600},
-                 {"settle_span_seconds", &r.span_seconds, 0.05, 60},
-                 {"settle_clock_tolerance", &r.clock_tolerance, 1e-5, 0.5},
-                 {"settle_power_tolerance", &r.power_tolerance, 1e-5, 0.5}};
-    for (const auto& k : knobs) {
-      if (!(st = Read(*t, origin, "timing.", k.key, k.value)).ok()) return st;
-      if (!(*k.value >= k.lo && *k.value <= k.hi))
-        return KeyError(origin, std::string("timing.") + k.key,
-                        "must be " + std::to_string(k.lo) + " to " + std::to_string(k.hi));
-    }
-    if (!(st = Read(*t, origin, "timing.", "settle_spans", &r.settle_spans)).ok()) return st;
-    if (r.settle_spans < 2 || r.settle_spans > 20)
-      return KeyError(origin, "timing.settle_spans", "must be 2 to 20 (spans that must agree)");
-  }
+  if (!(st = ReadTiming(root, origin, &c->timing)).ok()) return st;
   if (const toml::node* n = root.get("user_kernels")) {
     const toml::table* t = n->as_table();
     if (!t) return KeyError(origin, "user_kernels", "expected a table");
     if (!(st = ReadUserKernels(*t, origin, &c->user_kernels)).ok()) return st;
   }
-  if (const toml::node* n = root.get("node")) {
-    const toml::table* t = n->as_table();
-    if (!t) return KeyError(origin, "node", "expected a table");
-    if (!(st = CheckKeys(*t, origin, "node.", {"name", "labels"})).ok()) return st;
-    if (!(st = Read(*t, origin, "node.", "name", &c->node_name)).ok()) return st;
-    if (const toml::node* l = t->get("labels")) {
-      const toml::table* labels = l->as_table();
-      if (!labels) return KeyError(origin, "node.labels", "expected a table of key = \"value\"");
-      for (const auto& [key, value] : *labels) {
-        const auto* text = value.as_string();
-        const std::string name = "node.labels." + std::string(key.str());
-        if (!text) return KeyError(origin, name, "expected a string");
-        st = ParseNodeLabels(std::string(key.str()) + "=" + text->get(), &c->node_labels);
-        if (!st.ok()) return KeyError(origin, name, st.message());
-      }
-    }
-  }
-  if (const toml::node* n = root.get("fleet")) {
-    const toml::table* t = n->as_table();
-    if (!t) return KeyError(origin, "fleet", "expected a table");
-    if (!(st = CheckKeys(*t, origin, "fleet.", {"db", "db_file", "retry_max_seconds"})).ok())
-      return st;
-    if (!(st = Read(*t, origin, "fleet.", "db", &c->fleet.db)).ok()) return st;
-    if (!(st = Read(*t, origin, "fleet.", "db_file", &c->fleet.db_file)).ok()) return st;
-    if (!(st = Read(*t, origin, "fleet.", "retry_max_seconds", &c->fleet.retry_max_seconds)).ok())
-      return st;
-    if (c->fleet.retry_max_seconds < 1 || c->fleet.retry_max_seconds > 3600)
-      return KeyError(origin, "fleet.retry_max_seconds", "must be 1 to 3600");
-  }
+  if (!(st = ReadNode(root, origin, c)).ok()) return st;
+  if (!(st = ReadFleet(root, origin, &c->fleet)).ok()) return st;
   if (const toml::node* n = root.get("queue")) {
     const toml::table* t = n->as_table();
     if (!t) return KeyError(origin, "queue", "expected a table");
