@@ -183,19 +183,7 @@ bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_cod
     if (core::Status st = core::LoadConfigFile(config_path, &config); !st.ok())
       return Refuse(st, exit_code);
   }
-  // Flags given on the command line win over the file.
-  if (!listen.empty()) config.listen = listen;
-  if (!db_path.empty()) config.db_path = db_path;
-  if (!worker_path.empty()) config.worker_path = worker_path;
-  if (!log_level.empty()) config.log_level = log_level;
-  if (!port_file.empty()) config.port_file = port_file;
-  if (!nvml_library.empty()) config.nvml_library = nvml_library;
-  if (insecure_remote) config.auth.insecure_remote = true;
-  if (!fleet_db.empty()) config.fleet.db = fleet_db;
-  HideFleetPassword(argc, argv, fleet_db);
-  if (!fleet_db_file.empty()) config.fleet.db_file = fleet_db_file;
-  if (max_stored_bytes_per_run > 0)
-    config.limits.max_stored_bytes_per_run = max_stored_bytes_per_run;
+  // Flags given on the command line win over the file, now and at every reload.
   settings->apply_flags = [=](core::DaemonConfig* c) {
     if (!listen.empty()) c->listen = listen;
     if (!db_path.empty()) c->db_path = db_path;
@@ -208,6 +196,8 @@ bool ReadSettings(int argc, char** argv, DaemonSettings* settings, int* exit_cod
     if (!fleet_db.empty()) c->fleet.db = fleet_db;
     if (!fleet_db_file.empty()) c->fleet.db_file = fleet_db_file;
   };
+  settings->apply_flags(&config);
+  HideFleetPassword(argc, argv, fleet_db);
   ResolvePaths(config_path, &config);
   if (core::Status st = ResolveFleetDb(&config.fleet); !st.ok()) return Refuse(st, exit_code);
   if (!presets_path.empty()) config.presets_path = presets_path;
