@@ -80,90 +80,62 @@ std::map<std::string, double> Values(const Manifest& m, const KnobSet& s, const 
   return v;
 }
 
-}  // namespace
-
-std::string ParseManifest(const std::string& text, const std::string& origin,
-                          const ManifestLimits& limits, Manifest* out) {
-  toml::table root;
-  if (std::string why = common::ParseToml(
-          text, origin, {limits.max_manifest_bytes, limits.max_manifest_depth}, &root);
-      !why.empty())
-    return why;
-  Manifest m;
+// The [[knob]] tables, into m.knobs.
+std::string ReadKnobs(const toml::table& root, const std::string& origin,
+                      const ManifestLimits& limits, Manifest* out) {
+  Manifest& m = *out;
   std::string err;
-  if (!(err =
-            CheckKeys(root, origin, "",
-                      {"name", "entry", "description", "contract", "launch", "condition", "knob"}))
-           .empty())
-    return err;
-  if (!(err = ReadString(root, origin, "", "name", true, &m.name)).empty()) return err;
-  if (!IsIdentifier(m.name, false))
-    return Err(origin, root.get("name"), "name",
-               "'" + m.name + "': lower-case letters, digits and '_', a letter first, at most 32");
-  if (!(err = ReadString(root, origin, "", "entry", true, &m.entry)).empty()) return err;
-  if (m.entry.empty() || m.entry.size() > 128 ||
-      !std::all_of(m.entry.begin(), m.entry.end(),
-                   [](unsigned char c) { return std::isalnum(c) || c == '_'; }) ||
-      std::isdigit(static_cast<unsigned char>(m.entry[0])))
-    return Err(origin, root.get("entry"), "entry", "'" + m.entry + "' is not a C identifier");
-  if (!(err = ReadString(root, origin, "", "description", false, &m.description)).empty())
-    return err;
-
-  // Knobs first: the expressions name them.
-  if (const toml::node* n = root.get("knob")) {
-    const auto* arr = n->as_array();
-    if (!arr || !arr->is_array_of_tables())
-      return Err(origin, n, "knob", "expected [[knob]] tables");
-    if (int(arr->size()) > limits.max_knobs)
-      return Err(origin, n, "knob", "more than " + std::to_string(limits.max_knobs) + " knobs");
-    std::set<std::string> seen_names, seen_shorts;
-    for (size_t i = 0; i < arr->size(); ++i) {
-      const toml::table& t = *arr->get(i)->as_table();
-      const std::string prefix = "knob[" + std::to_string(i) + "].";
-      if (!(err = CheckKeys(t, origin, prefix, {"name", "values", "short", "label"})).empty())
-        return err;
-      Knob k;
-      if (!(err = ReadString(t, origin, prefix, "name", true, &k.name)).empty()) return err;
-      if (!IsIdentifier(k.name, true) || k.name == "M" || k.name == "N" || k.name == "K")
-        return Err(origin, t.get("name"), prefix + "name",
-                   "'" + k.name + "': a macro name (upper case, digits, '_'), not M, N or K");
-      if (!seen_names.insert(k.name).second)
-        return Err(origin, t.get("name"), prefix + "name", "'" + k.name + "' is given twice");
-      k.short_name = Lower(k.name);
-      if (!(err = ReadString(t, origin, prefix, "short", false, &k.short_name)).empty()) return err;
-      if (!IsIdentifier(k.short_name, false) || k.short_name.size() > 8)
-        return Err(origin, t.get("short"), prefix + "short",
-                   "'" + k.short_name + "': lower-case letters and digits, at most 8");
-      if (!seen_shorts.insert(k.short_name).second)
-        return Err(origin, t.get("short"), prefix + "short",
-                   "'" + k.short_name + "' is another knob's too");
-      if (!(err = ReadString(t, origin, prefix, "label", false, &k.label)).empty()) return err;
-      const toml::node* vals = t.get("values");
-      if (!vals) return Err(origin, &t, prefix + "values", "missing");
-      const auto* va = vals->as_array();
-      if (!va || va->empty()) return Err(origin, vals, prefix + "values", "expected whole numbers");
-      if (int(va->size()) > limits.max_values_per_knob)
-        return Err(origin, vals, prefix + "values",
-                   "more than " + std::to_string(limits.max_values_per_knob) + " values");
-      for (const toml::node& v : *va) {
-        const auto* iv = v.as_integer();
-        if (!iv) return Err(origin, &v, prefix + "values", "expected whole numbers");
-        if (std::find(k.values.begin(), k.values.end(), iv->get()) != k.values.end())
-          return Err(origin, &v, prefix + "values", std::to_string(iv->get()) + " is given twice");
-        k.values.push_back(iv->get());
-      }
-      m.knobs.push_back(std::move(k));
+  const toml::node* n = root.get("knob");
+  if (!n) return "";
+  const auto* arr = n->as_array();
+  if (!arr || !arr->is_array_of_tables()) return Err(origin, n, "knob", "expected [[knob]] tables");
+  if (int(arr->size()) > limits.max_knobs)
+    return Err(origin, n, "knob", "more than " + std::to_string(limits.max_knobs) + " knobs");
+  std::set<std::string> seen_names, seen_shorts;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const toml::table& t = *arr->get(i)->as_table();
+    const std::string prefix = "knob[" + std::to_string(i) + "].";
+    if (!(err = CheckKeys(t, origin, prefix, {"name", "values", "short", "label"})).empty())
+      return err;
+    Knob k;
+    if (!(err = ReadString(t, origin, prefix, "name", true, &k.name)).empty()) return err;
+    if (!IsIdentifier(k.name, true) || k.name == "M" || k.name == "N" || k.name == "K")
+      return Err(origin, t.get("name"), prefix + "name",
+                 "'" + k.name + "': a macro name (upper case, digits, '_'), not M, N or K");
+    if (!seen_names.insert(k.name).second)
+      return Err(origin, t.get("name"), prefix + "name", "'" + k.name + "' is given twice");
+    k.short_name = Lower(k.name);
+    if (!(err = ReadString(t, origin, prefix, "short", false, &k.short_name)).empty()) return err;
+    if (!IsIdentifier(k.short_name, false) || k.short_name.size() > 8)
+      return Err(origin, t.get("short"), prefix + "short",
+                 "'" + k.short_name + "': lower-case letters and digits, at most 8");
+    if (!seen_shorts.insert(k.short_name).second)
+      return Err(origin, t.get("short"), prefix + "short",
+                 "'" + k.short_name + "' is another knob's too");
+    if (!(err = ReadString(t, origin, prefix, "label", false, &k.label)).empty()) return err;
+    const toml::node* vals = t.get("values");
+    if (!vals) return Err(origin, &t, prefix + "values", "missing");
+    const auto* va = vals->as_array();
+    if (!va || va->empty()) return Err(origin, vals, prefix + "values", "expected whole numbers");
+    if (int(va->size()) > limits.max_values_per_knob)
+      return Err(origin, vals, prefix + "values",
+                 "more than " + std::to_string(limits.max_values_per_knob) + " values");
+    for (const toml::node& v : *va) {
+      const auto* iv = v.as_integer();
+      if (!iv) return Err(origin, &v, prefix + "values", "expected whole numbers");
+      if (std::find(k.values.begin(), k.values.end(), iv->get()) != k.values.end())
+        return Err(origin, &v, prefix + "values", std::to_string(iv->get()) + " is given twice");
+      k.values.push_back(iv->get());
     }
+    m.knobs.push_back(std::move(k));
   }
-  int64_t sets = 1;
-  for (const Knob& k : m.knobs) sets *= int64_t(k.values.size());
-  if (sets > limits.max_knob_sets)
-    return Err(origin, root.get("knob"), "knob",
-               std::to_string(sets) + " knob combinations, more than " +
-                   std::to_string(limits.max_knob_sets));
+  return "";
+}
 
-  std::vector<std::string> names;
-  Names(m, &names);
+// [contract]: the dtype, B's layout and whether the knob sets are bit-identical.
+std::string ReadContract(const toml::table& root, const std::string& origin, Manifest* out) {
+  Manifest& m = *out;
+  std::string err;
   const toml::node* contract = root.get("contract");
   if (!contract || !contract->as_table())
     return Err(origin, &root, "contract", "missing: [contract] dtype and b_layout");
@@ -198,6 +170,50 @@ std::string ParseManifest(const std::string& text, const std::string& origin,
     return Err(origin, c.get("b_layout"), "contract.b_layout",
                "'" + layout + "': kn (B is K x N) or nk (B is N x K)");
   }
+  return "";
+}
+
+}  // namespace
+
+std::string ParseManifest(const std::string& text, const std::string& origin,
+                          const ManifestLimits& limits, Manifest* out) {
+  toml::table root;
+  if (std::string why = common::ParseToml(
+          text, origin, {limits.max_manifest_bytes, limits.max_manifest_depth}, &root);
+      !why.empty())
+    return why;
+  Manifest m;
+  std::string err;
+  if (!(err =
+            CheckKeys(root, origin, "",
+                      {"name", "entry", "description", "contract", "launch", "condition", "knob"}))
+           .empty())
+    return err;
+  if (!(err = ReadString(root, origin, "", "name", true, &m.name)).empty()) return err;
+  if (!IsIdentifier(m.name, false))
+    return Err(origin, root.get("name"), "name",
+               "'" + m.name + "': lower-case letters, digits and '_', a letter first, at most 32");
+  if (!(err = ReadString(root, origin, "", "entry", true, &m.entry)).empty()) return err;
+  if (m.entry.empty() || m.entry.size() > 128 ||
+      !std::all_of(m.entry.begin(), m.entry.end(),
+                   [](unsigned char c) { return std::isalnum(c) || c == '_'; }) ||
+      std::isdigit(static_cast<unsigned char>(m.entry[0])))
+    return Err(origin, root.get("entry"), "entry", "'" + m.entry + "' is not a C identifier");
+  if (!(err = ReadString(root, origin, "", "description", false, &m.description)).empty())
+    return err;
+
+  // Knobs first: the expressions name them.
+  if (!(err = ReadKnobs(root, origin, limits, &m)).empty()) return err;
+  int64_t sets = 1;
+  for (const Knob& k : m.knobs) sets *= int64_t(k.values.size());
+  if (sets > limits.max_knob_sets)
+    return Err(origin, root.get("knob"), "knob",
+               std::to_string(sets) + " knob combinations, more than " +
+                   std::to_string(limits.max_knob_sets));
+
+  std::vector<std::string> names;
+  Names(m, &names);
+  if (!(err = ReadContract(root, origin, &m)).empty()) return err;
 
   const toml::node* launch = root.get("launch");
   if (!launch || !launch->as_table())

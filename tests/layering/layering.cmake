@@ -16,3 +16,14 @@ add_test(NAME layering.comments
   WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/layering)
 set_tests_properties(layering.comments PROPERTIES LABELS layering TIMEOUT 60
   ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+
+# ---- the shape of the code: no function over 120 lines in server/, client/, db/, kernels/ and
+# common/ (migrations and generated code aside), no block of 10 lines twice in server/, client/,
+# kernels/ and common/ unless a comment at both says why (tests/layering/check_code.py; Universal
+# Ctags, which scripts/install-deps.sh installs)
+add_test(NAME layering.code
+  COMMAND ${ABLATION_PYTHON} -m pytest -q -p no:cacheprovider
+          ${CMAKE_CURRENT_SOURCE_DIR}/layering/test_code.py
+  WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/layering)
+set_tests_properties(layering.code PROPERTIES LABELS layering TIMEOUT 120
+  ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
