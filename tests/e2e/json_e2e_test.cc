@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -31,9 +32,15 @@ const std::string kExamples = std::string(SOURCE_DIR) + "/examples/user-kernels"
 std::vector<std::string> ProtoEnumSpellings() {
   std::vector<std::string> names;
   for (const google::protobuf::FileDescriptor* file :
-       {v1::RunState_descriptor()->file(), v1::Report::descriptor()->file()}) {
+       {google::protobuf::DescriptorPool::generated_pool()->FindFileByName(
+            "ablation/v1/ablation.proto"),
+        v1::Report::descriptor()->file()}) {
+    // The file and every file it imports, however deep (the API is in files by what they serve).
     std::vector<const google::protobuf::FileDescriptor*> files = {file};
-    for (int i = 0; i < file->dependency_count(); ++i) files.push_back(file->dependency(i));
+    for (size_t k = 0; k < files.size(); ++k)
+      for (int i = 0; i < files[k]->dependency_count(); ++i)
+        if (std::find(files.begin(), files.end(), files[k]->dependency(i)) == files.end())
+          files.push_back(files[k]->dependency(i));
     for (const auto* f : files) {
       if (f->package() != "ablation.v1") continue;
       auto add = [&](const google::protobuf::EnumDescriptor* e) {
