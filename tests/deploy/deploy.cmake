@@ -36,3 +36,10 @@ target_compile_definitions(dashboard_tests PRIVATE
   NIGHTLY_SH="${CMAKE_SOURCE_DIR}/deploy/nightly.sh")
 add_dependencies(dashboard_tests ablationd ablation-client fake-worker)
 gtest_discover_tests(dashboard_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "deploy;db" TIMEOUT 300)
+
+# scripts/evidence.sh over evidence/: every quoted GPU figure printed again from its kept database
+# by this build, and a figure that is not printed (planted) failing it.
+add_test(NAME evidence.reprint
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/deploy/evidence_test.sh ${CMAKE_SOURCE_DIR}
+          $<TARGET_FILE_DIR:ablationd>)
+set_tests_properties(evidence.reprint PROPERTIES LABELS deploy TIMEOUT 120)
