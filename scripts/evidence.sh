@@ -21,6 +21,7 @@ folders=("$@")
 [[ ${#folders[@]} -gt 0 ]] || folders=("$root"/evidence/*/)
 work=$(mktemp -d)
 daemons=()
+# shellcheck disable=SC2317  # called by the trap
 cleanup() {
   local d
   for d in "${daemons[@]}"; do kill -TERM "$d" 2>/dev/null; done
