@@ -417,10 +417,10 @@ TEST_F(AppTest, RunFailedMeasurementExitsOne) {
   EXPECT_NE(err_.find("1 of 2 measurements failed"), std::string::npos);
 }
 
-TEST_F(AppTest, RunErrorStatusExitsTwoWithCodeName) {
+TEST_F(AppTest, RunRefusedByTheDaemonExitsDataErrorWithCodeName) {
   service_.run_status_ = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                                       "variants[0]: unknown variant 'L9'; closest: L1_R1_s3");
-  EXPECT_EQ(Run({"run", "--variant", "L9"}), kExitUsage);
+  EXPECT_EQ(Run({"run", "--variant", "L9"}), kExitDataError);
   EXPECT_NE(err_.find("error: INVALID_ARGUMENT: variants[0]: unknown variant 'L9'; closest: "
                       "L1_R1_s3"),
             std::string::npos)
@@ -486,12 +486,12 @@ TEST_F(AppTest, HelpExitsZeroAndDocumentsExitCodes) {
   EXPECT_NE(out_.find("ABLATION_SERVER"), std::string::npos);
 }
 
-TEST_F(AppTest, UnreachableDaemonExitsTwo) {
+TEST_F(AppTest, UnreachableDaemonExitsUnavailable) {
   std::ostringstream out, err;
   // Port 1 on loopback: nothing listens there, so the connection is refused at once.
   int code = RunApp({"ablation-client", "--server", "127.0.0.1:1", "--timeout", "5", "variants"},
                     out, err);
-  EXPECT_EQ(code, kExitUsage);
+  EXPECT_EQ(code, kExitUnavailable);
   EXPECT_NE(err.str().find("error: UNAVAILABLE"), std::string::npos) << err.str();
 }
 
@@ -546,7 +546,7 @@ TEST_F(AppTest, ShowLatestAndNotFound) {
   EXPECT_NE(out_.find("run           9"), std::string::npos) << out_;
   EXPECT_NE(out_.find("nightly"), std::string::npos);
   EXPECT_NE(out_.find("median ms"), std::string::npos);
-  EXPECT_EQ(Run({"show", "404"}), kExitUsage);
+  EXPECT_EQ(Run({"show", "404"}), kExitDataError);
   EXPECT_NE(err_.find("error: NOT_FOUND: no run 404"), std::string::npos);
 }
 
