@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "ablation/version.h"
+#include "client/cli/app_help.h"
 #include "client/cli/completion.h"
 #include "client/cli/exit_codes.h"
 #include "client/cli/options.h"
@@ -148,10 +149,10 @@ void AddGlobalOptions(CLI::App& app, GlobalOptions& global) {
   app.add_option("--width", global.width,
                  "Fit tables to this many columns (0: no limit; default: the terminal's, else "
                  "$COLUMNS)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeNumber(0));
   app.add_option("--timeout", global.timeout_s,
                  "Deadline in seconds for unary calls (default 30; verify: none)")
-      ->check(CLI::PositiveNumber);
+      ->check(RealNumber());
   app.add_flag("--quiet,-q", global.quiet, "No progress lines on stderr");
   app.add_option("--token-file", global.token_file,
                  "File whose first line is the bearer token (else ABLATION_TOKEN)")
@@ -228,7 +229,6 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
            const std::atomic<bool>* interrupted) {
   CLI::App app("ablation-client: run and query GEMM kernel ablations on an ablationd daemon",
                args.empty() ? "ablation-client" : args[0]);
-  app.footer(std::string(ExitCodesHelp()));
   app.require_subcommand(1);
   // Global options also after the subcommand: `ablation-client runs --format json`.
   app.fallthrough();
@@ -236,10 +236,22 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   GlobalOptions global;
   AddGlobalOptions(app, global);
   const Commands commands(app);
+  // Every command's help ends with its examples, the global options and the exit codes (set
+  // after the commands: CLI11 copies a parent's footer into the commands made after it).
+  AddFooters(app, std::string(ExitCodesHelp()));
+  app.footer(std::string(ExitCodesHelp()));
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
     app.parse(reversed);  // CLI11 takes the arguments reversed, without the program name
   } catch (const CLI::ParseError& e) {
+    // A mistyped command: named, with the closest one, rather than "a subcommand is required".
+    if (e.get_exit_code() != static_cast<int>(CLI::ExitCodes::Success)) {
+      const std::vector<std::string> words(args.begin() + (args.empty() ? 0 : 1), args.end());
+      if (std::string unknown = UnknownCommand(app, words); !unknown.empty()) {
+        err << "error: " << unknown << '\n';
+        return kExitUsage;
+      }
+    }
     const int code = app.exit(e, out, err);
     // --help and --version are successes; every other parse error is bad usage.
     return code == static_cast<int>(CLI::ExitCodes::Success) ? kExitOk : kExitUsage;
@@ -259,10 +271,10 @@ int RunApp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   const int code = Execute(commands, app, global, target, err, interrupted);
   // What a failed command printed is still its output (a run's table before a failure); a
   // command refused before it printed anything leaves the file as it was.
-  if (to_file && (code != kExitUsage || !buffered.str().empty())) {
+  if (to_file && (code == kExitOk || !buffered.str().empty())) {
     if (std::string why = WriteOutputFile(global.output, buffered.str()); !why.empty()) {
       err << "error: -o: " << why << '\n';
-      return kExitUsage;
+      return kExitCantCreate;
     }
   }
   return code;

@@ -1,6 +1,8 @@
 #include "client/cli/parse.h"
 
 #include <charconv>
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -59,10 +61,27 @@ bool ReadFixed(std::string_view s, std::size_t pos, std::size_t width, int* valu
   return true;
 }
 
+// The separator of "4096*4096*4096" (or "4096,4096,4096", "4096×4096×4096"): the first run of
+// characters between two digits that is neither a digit nor 'x'; "" when there is none. A '.'
+// belongs to a number ("1.5x2x3" is a dimension that is not a whole number, no separator).
+std::string ForeignSeparator(std::string_view text) {
+  const auto digit = [](char c) { return (c >= '0' && c <= '9') || c == '.'; };
+  for (std::size_t i = 1; i < text.size(); ++i) {
+    if (!digit(text[i - 1]) || digit(text[i]) || text[i] == 'x' || text[i] == 'X') continue;
+    std::size_t end = i;
+    while (end < text.size() && !digit(text[end]) && text[end] != 'x' && text[end] != 'X') ++end;
+    if (end < text.size() && digit(text[end])) return std::string(text.substr(i, end - i));
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string ParseShape(std::string_view text, ablation::v1::Shape* shape) {
   if (text.empty()) return "empty shape; expected MxNxK (e.g. 4096x4096x4096) or N for NxNxN";
+  if (std::string separator = ForeignSeparator(text); !separator.empty())
+    return Quote(text) + ": separate M, N and K with 'x', not " + Quote(separator) +
+           " (e.g. 4096x4096x4096)";
   std::vector<std::string_view> parts;
   std::size_t start = 0;
   for (std::size_t i = 0; i <= text.size(); ++i) {
@@ -86,6 +105,36 @@ std::string ParseShape(std::string_view text, ablation::v1::Shape* shape) {
   shape->set_m(dims[0]);
   shape->set_n(dims[1]);
   shape->set_k(dims[2]);
+  return {};
+}
+
+std::string CheckWholeNumber(std::string_view text, std::int64_t low, std::int64_t high) {
+  const std::string_view digits = !text.empty() && text.front() == '-' ? text.substr(1) : text;
+  if (!AllDigits(digits)) {
+    double real = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), real);
+    if (ec == std::errc() && end == text.data() + text.size())
+      return Quote(text) + " is not a whole number";
+    return Quote(text) + " is not a number";
+  }
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  const bool too_large = ec == std::errc::result_out_of_range;
+  if (!too_large && value >= low && value <= high) return {};
+  if (high == std::numeric_limits<std::int64_t>::max())
+    return Quote(text) + " is below " + std::to_string(low);
+  return Quote(text) + " is out of range: " + std::to_string(low) + " to " + std::to_string(high);
+}
+
+std::string CheckRealNumber(std::string_view text, bool zero_ok) {
+  double value = 0;
+  const char* first = text.data() + (!text.empty() && text.front() == '+' ? 1 : 0);
+  auto [end, ec] = std::from_chars(first, text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+      !std::isfinite(value))
+    return Quote(text) + " is not a number";
+  if (value < 0 || (value == 0 && !zero_ok))
+    return Quote(text) + (zero_ok ? " is below 0" : " must be more than 0");
   return {};
 }
 

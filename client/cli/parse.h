@@ -11,8 +11,18 @@
 namespace ablation::client {
 
 // "MxNxK" (also with 'X'), or "N" for NxNxN. Every dimension a positive decimal integer.
-// Returns an empty string on success, else what is wrong with `text`.
+// Returns an empty string on success, else what is wrong with `text` (another separator, as
+// "4096*4096*4096", is named).
 std::string ParseShape(std::string_view text, ablation::v1::Shape* shape);
+
+// "" when `text` is a whole number from `low` to `high`, else what is wrong with it: "'abc' is
+// not a number", "'1.5' is not a whole number", "'0' is below 1", "'200' is out of range: 1 to
+// 100".
+std::string CheckWholeNumber(std::string_view text, std::int64_t low, std::int64_t high);
+
+// "" when `text` is a number (decimal, 0.5 or 2e-3) above 0, or from 0 when `zero_ok`, else what
+// is wrong with it.
+std::string CheckRealNumber(std::string_view text, bool zero_ok);
 
 // ISO 8601 in UTC ("2026-11-30T12:00:00Z", "2026-11-30T12:00Z", "2026-11-30T12:00:00.250Z",
 // an explicit offset "+02:00", or a date alone meaning its midnight UTC), or an integer count of

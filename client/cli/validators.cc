@@ -71,4 +71,20 @@ CLI::Validator FractionValidator() {
       "0<X<1", "fraction");
 }
 
+CLI::Validator WholeNumber(std::int64_t low, std::int64_t high) {
+  std::string description = "INT";
+  if (high != std::numeric_limits<std::int64_t>::max())
+    description = std::to_string(low) + ".." + std::to_string(high);
+  else if (low >= 0)
+    description = ">=" + std::to_string(low);
+  return CLI::Validator(
+      [low, high](std::string& text) { return CheckWholeNumber(text, low, high); }, description,
+      "whole number");
+}
+
+CLI::Validator RealNumber(bool zero_ok) {
+  return CLI::Validator([zero_ok](std::string& text) { return CheckRealNumber(text, zero_ok); },
+                        zero_ok ? ">=0" : ">0", "number");
+}
+
 }  // namespace ablation::client

@@ -1,4 +1,5 @@
 #include "client/commands/cmd_advise.h"
+#include "client/cli/validators.h"
 
 #include "client/cli/calls.h"
 #include "client/cli/dtype.h"
@@ -12,9 +13,9 @@ CLI::App* SetupAdvise(CLI::App& app, AdviseOptions& options) {
       "advise",
       "Pipelining advice for a block tile: compute/load ratio, shared memory budget, "
       "and what this GPU measured");
-  sub->add_option("--bm", options.bm, "Block tile M")->required()->check(CLI::PositiveNumber);
-  sub->add_option("--bn", options.bn, "Block tile N")->required()->check(CLI::PositiveNumber);
-  sub->add_option("--bk", options.bk, "Block tile K")->required()->check(CLI::PositiveNumber);
+  sub->add_option("--bm", options.bm, "Block tile M")->required()->check(WholeNumber(1));
+  sub->add_option("--bn", options.bn, "Block tile N")->required()->check(WholeNumber(1));
+  sub->add_option("--bk", options.bk, "Block tile K")->required()->check(WholeNumber(1));
   sub->add_option("--dtype", options.dtype, DTypeWordsHelp())
       ->required()
       ->transform(DTypeTransformer());
@@ -22,7 +23,7 @@ CLI::App* SetupAdvise(CLI::App& app, AdviseOptions& options) {
       ->required();
   sub->add_option("--device,-d", options.device, "GPU whose measurements count")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeNumber(0));
   return sub;
 }
 

@@ -39,6 +39,13 @@ CLI::App* SetupCompare(CLI::App& app, CompareOptions& options) {
   sub->add_flag("--allow-different-regime", options.allow_different_regime,
                 "Compare runs measured in different power regimes (sustained, burst, locked; "
                 "with a warning)");
+  sub->footer(
+      "Examples:\n"
+      "  ablation-client compare 41 42\n      per variant and shape; exit 1 on a significant "
+      "slowdown\n"
+      "  ablation-client compare 41 latest --threshold 1%\n      a stricter threshold\n"
+      "  ablation-client --fleet-db postgresql://reader@fleet-db/fleet compare gpu-a:41 gpu-b:17\n "
+      "     two daemons' runs");
   return sub;
 }
 
@@ -85,7 +92,7 @@ int ExecuteCompare(const CompareOptions& options, const CommandContext& context)
       a.run(), b.run(), options.allow_different_device, options.allow_different_regime);
   if (!refusals.empty()) {
     for (const std::string& why : refusals) context.err << "error: " << why << '\n';
-    return kExitUsage;
+    return kExitDataError;
   }
   const v1::Comparison comparison = report::Compare(a, b, threshold, options.strict);
   // The warnings head what people read; JSON carries them in the model, CSV on stderr.
@@ -109,7 +116,7 @@ int ExecuteCompare(const CompareOptions& options, const CommandContext& context)
   if (comparison.rows().empty()) {
     context.err << "error: runs " << comparison.run_a() << " and " << comparison.run_b()
                 << " have no successful measurement in common: nothing was compared\n";
-    return kExitUsage;
+    return kExitDataError;
   }
   return comparison.regressions() > 0 || !comparison.incomplete().empty() ? kExitFailed : kExitOk;
 }

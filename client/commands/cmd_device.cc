@@ -1,4 +1,5 @@
 #include "client/commands/cmd_device.h"
+#include "client/cli/validators.h"
 
 #include "client/cli/calls.h"
 #include "client/cli/exit_codes.h"
@@ -10,7 +11,7 @@ CLI::App* SetupDevice(CLI::App& app, DeviceOptions& options) {
   CLI::App* sub = app.add_subcommand("device", "Show a GPU: identity, clocks, queue");
   sub->add_option("--device,-d", options.device, "GPU index")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeNumber(0));
   return sub;
 }
 

@@ -102,7 +102,7 @@ CLI::App* SetupHistory(CLI::App& app, HistoryOptions& options) {
       ->check(TimeValidator());
   sub->add_option("--tag", options.tag, "Only runs with this tag (nightly)");
   sub->add_option("--in-run", options.run_id, "Only the series that have a point in this run")
-      ->check(CLI::PositiveNumber);
+      ->check(WholeNumber(1));
   sub->add_option("--node", options.node,
                   "With --fleet-db: only this daemon's points (a host name, HOST/ID-PREFIX or a "
                   "daemon id's prefix)");

@@ -78,6 +78,12 @@ CLI::App* SetupKernel(CLI::App& app, KernelOptions& options, KernelCommands* com
   commands->add->add_option("--manifest,-m", options.manifest_path, "The manifest (TOML)")
       ->required()
       ->check(CLI::ExistingFile);
+  commands->add->footer(
+      "Examples:\n"
+      "  ablation-client kernel add examples/user-kernels/pipe_gemm.cu --manifest "
+      "examples/user-kernels/pipe_gemm.toml\n      compile every knob set of a kernel "
+      "(kernels/user/README.md)\n"
+      "  ablation-client run -v 'user.pipe.*' --dtype fp16\n      then measure its variants");
   commands->list = sub->add_subcommand("list", "The kernels the daemon holds");
   commands->show = sub->add_subcommand("show", "One kernel: its builds (registers, spills, smem)");
   commands->show->add_option("name", options.name, "The kernel's name")->required();

@@ -23,10 +23,10 @@ CLI::App* SetupProfile(CLI::App& app, ProfileOptions& options) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_option("--device,-d", options.device, "GPU index")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeNumber(0));
   sub->add_option("--warmup", options.warmup,
                   "Warm-up launches before the profiled one (default 3)")
-      ->check(CLI::Range(1, 1000));
+      ->check(WholeNumber(1, 1000));
   return sub;
 }
 

@@ -17,6 +17,12 @@ CLI::App* SetupReport(CLI::App& app, ReportOptions& options) {
       "change in SM cycles and the share of low-clock samples. The global --format picks md (the "
       "default), html, csv or json; -o FILE the file");
   AddRunArgument(sub, options.run_id, {"Run id, or 'latest'", true, false});
+  sub->footer(
+      "Examples:\n"
+      "  ablation-client report latest\n      the newest run's report as a table\n"
+      "  ablation-client report 42 --format html -o report.html\n      an HTML page with its "
+      "charts\n"
+      "  ablation-client report 42 --format csv\n      every row, for a spreadsheet");
   return sub;
 }
 
@@ -68,7 +74,7 @@ int ExecuteReport(const ReportOptions& options, const CommandContext& context) {
       context.err << "error: no run has measured anything yet (the latest, run " << run.run().id()
                   << ", is a verification: `ablation-client show " << run.run().id()
                   << "` has its results)\n";
-      return kExitUsage;
+      return kExitDataError;
     }
     if (!context.global.quiet)
       context.err << "run " << run.run().id() << " (the latest) is a verification; reporting run "

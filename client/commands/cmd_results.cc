@@ -34,7 +34,7 @@ CLI::App* SetupResults(CLI::App& app, ResultsOptions& options) {
       ->transform(EnumTransformer<v1::MeasurementStatus>());
   sub->add_option("--limit,-n", options.limit, "At most this many measurements (0: all)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeNumber(0));
   sub->add_flag("--oldest-first", options.oldest_first,
                 "Oldest first (default: newest first, so that --limit keeps the latest)");
   sub->add_flag("--samples", options.samples, "Include the raw samples (JSON output only)");
@@ -43,6 +43,11 @@ CLI::App* SetupResults(CLI::App& app, ResultsOptions& options) {
   sub->add_option("--node", options.node,
                   "With --fleet-db: only this daemon's measurements (a host name, HOST/ID-PREFIX "
                   "or a daemon id's prefix)");
+  sub->footer(
+      "Examples:\n"
+      "  ablation-client results 42\n      the rows of run 42\n"
+      "  ablation-client results --variant 'abl_*' --tag nightly --since 2026-11-01 --format csv\n "
+      "     across runs, for a spreadsheet");
   return sub;
 }
 

@@ -1,4 +1,5 @@
 #include "client/commands/cmd_runs.h"
+#include "client/cli/validators.h"
 
 #include "client/cli/exit_codes.h"
 #include "client/output/enum_words.h"
@@ -14,7 +15,7 @@ CLI::App* SetupRuns(CLI::App& app, RunsOptions& options) {
       ->transform(EnumTransformer<v1::RunState>());
   sub->add_option("--limit,-n", options.limit, "At most this many runs (0: all)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeNumber(0));
   sub->add_option("--node", options.node,
                   "With --fleet-db: only this daemon's runs (a host name, HOST/ID-PREFIX or a "
                   "daemon id's prefix)");

@@ -1,4 +1,5 @@
 #include "client/commands/cmd_sass.h"
+#include "client/cli/validators.h"
 
 #include "client/cli/calls.h"
 #include "client/cli/dtype.h"
@@ -21,7 +22,7 @@ CLI::App* SetupSass(CLI::App& app, SassOptions& options) {
       ->transform(DTypeTransformer());
   sub->add_option("--device,-d", options.device, "GPU whose worker names the kernel")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeNumber(0));
   sub->add_option("--shape", options.shape,
                   "Disassemble the build that runs this problem (the sm90 family runs its guarded "
                   "build off the tile and H12 runs without clusters where its grid is fitted); "

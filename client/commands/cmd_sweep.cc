@@ -38,6 +38,12 @@ CLI::App* SetupSweep(CLI::App& app, SweepOptions& options) {
   sub->add_flag("--all-devices", options.all_devices,
                 "Run the preset on every GPU of the daemon at once: one run per GPU, tagged "
                 "together (fanout-<time>); overrides --device");
+  sub->footer(
+      "Examples:\n"
+      "  ablation-client sweep --preset ladder-a\n      a preset's variants x shapes (`presets` "
+      "lists them)\n"
+      "  ablation-client sweep --preset ladder-b --tag nightly --shape 8192\n      tagged, at "
+      "another shape");
   return sub;
 }
 
@@ -203,7 +209,7 @@ int ExecuteSweep(const SweepOptions& options, const CommandContext& context) {
   }
   if (presets.presets_size() != 1) {
     context.err << "error: the daemon has no preset '" << options.preset << "'\n";
-    return kExitUsage;
+    return kExitDataError;
   }
   const std::vector<std::string> missing = MissingEntries(presets.presets(0));
   if (!missing.empty()) {
@@ -213,7 +219,7 @@ int ExecuteSweep(const SweepOptions& options, const CommandContext& context) {
                   << " not resolve in this daemon: " << Join(missing, ", ")
                   << "\n(pass --allow-missing to run the other " << presets.presets(0).planned()
                   << " measurements)\n";
-      return kExitUsage;
+      return kExitDataError;
     }
     if (!context.global.quiet) {
       context.err << "preset " << options.preset << ": skipping " << missing.size() << " missing "

@@ -26,7 +26,7 @@ CLI::App* SetupVerify(CLI::App& app, VerifyOptions& options) {
           "cpu|cublas|VARIANT", "reference"));
   sub->add_option("--device,-d", options.device, "GPU index")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeNumber(0));
   sub->add_option("--tag", options.tags, "Tag stored with the verify run; repeatable")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

@@ -7,7 +7,7 @@
 // strings, an unset optional field left out), except that an enum value is its word, the one the
 // tables, the CSV and the database use (common/enum_words.h: "succeeded", not
 // "RUN_STATE_SUCCEEDED"; "" for the zero value). One item per line, so that grep still finds a
-// row. The README's "Output formats" lists the kinds.
+// row. docs/using.md, "Output formats", lists the kinds.
 #pragma once
 
 #include <cstdint>

@@ -18,18 +18,18 @@ void AddMeasureOptions(CLI::App* sub, RunOptions& options) {
                 "interleaved in one window, so that they see the same clock)");
   sub->add_option("--window-seconds", options.window_seconds,
                   "Sustained/locked: the measured window's length (default 3)")
-      ->check(CLI::PositiveNumber);
+      ->check(RealNumber());
   sub->add_option("--burst-seconds", options.burst_seconds,
                   "Burst: one short window's length (default 0.02)")
-      ->check(CLI::PositiveNumber);
+      ->check(RealNumber());
   sub->add_option("--settle-max-seconds", options.settle_max_seconds,
                   "Sustained/locked: take the window anyway after settling this long (default 30)")
-      ->check(CLI::PositiveNumber);
+      ->check(RealNumber());
   sub->add_option("--solo-seconds", options.solo_seconds,
                   "Sustained/locked: after the paired window each variant runs alone until its "
                   "own clock and power settle; this much of it is its figure at the cap "
                   "(default 3)")
-      ->check(CLI::PositiveNumber);
+      ->check(RealNumber());
   sub->add_flag("--no-solo", options.no_solo,
                 "Sustained/locked: no solo spans (cheaper; then no TFLOPS alone at the cap, no "
                 "energy per operation, and shares of cuBLAS from the shared windows)");
@@ -39,17 +39,17 @@ void AddMeasureOptions(CLI::App* sub, RunOptions& options) {
   sub->add_flag("--flush-l2", options.flush_l2,
                 "L2 cold by a flush before every sample (default: rotating inputs)");
   sub->add_option("--min-samples", options.min_samples, "At least this many samples (default 10)")
-      ->check(CLI::PositiveNumber);
+      ->check(WholeNumber(1));
   sub->add_option("--max-seconds", options.max_seconds,
                   "Time cap per measurement in seconds (default 10)")
-      ->check(CLI::PositiveNumber);
+      ->check(RealNumber());
   sub->add_option("--target-noise", options.target_noise,
                   "Stop at this relative noise of the mean (default 0.005)")
       ->check(FractionValidator());
   sub->add_option("--rounds", options.rounds,
                   "Measure every item this many times, each round in a shuffled order (default "
                   "1; 3 for a preset)")
-      ->check(CLI::Range(1, 100));
+      ->check(WholeNumber(1, 100));
   sub->add_option("--order-seed", options.order_seed,
                   "Seed of the rounds' shuffled orders (default: the daemon picks and stores one)");
   const CLI::Validator clock(
@@ -68,7 +68,7 @@ void AddMeasureOptions(CLI::App* sub, RunOptions& options) {
       ->check(clock);
   sub->add_option("--device,-d", options.device, "GPU index")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeNumber(0));
   sub->add_flag("--detach", options.detach,
                 "Queue the run, print its id and exit; it runs on (`watch RUN` follows it)");
   sub->add_flag("--profile", options.profile,

@@ -221,7 +221,7 @@ TEST_F(AdviseSassTest, AdviseRefusesBadTileBeforeCalling) {
 TEST_F(AdviseSassTest, AdviseReportsTheDaemonsFieldError) {
   EXPECT_EQ(Run({"advise", "--bm", "32", "--bn", "32", "--bk", "32", "--dtype", "fp16", "--arch",
                  "sm_75"}),
-            kExitUsage);
+            kExitDataError);
   EXPECT_NE(err_.find("INVALID_ARGUMENT"), std::string::npos) << err_;
   EXPECT_NE(err_.find("arch: unknown architecture 'sm_75'"), std::string::npos) << err_;
 }
@@ -246,7 +246,7 @@ TEST_F(AdviseSassTest, SassExitsOneWhenACheckFails) {
 }
 
 TEST_F(AdviseSassTest, SassSaysPlainlyWhenTheToolIsMissing) {
-  EXPECT_EQ(Run({"sass", "nocuobjdump"}), kExitUsage);
+  EXPECT_EQ(Run({"sass", "nocuobjdump"}), kExitUnavailable);
   EXPECT_NE(err_.find("FAILED_PRECONDITION"), std::string::npos) << err_;
   EXPECT_NE(err_.find("no cuobjdump"), std::string::npos) << err_;
 }

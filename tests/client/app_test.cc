@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
@@ -417,10 +418,10 @@ TEST_F(AppTest, RunFailedMeasurementExitsOne) {
   EXPECT_NE(err_.find("1 of 2 measurements failed"), std::string::npos);
 }
 
-TEST_F(AppTest, RunErrorStatusExitsTwoWithCodeName) {
+TEST_F(AppTest, RunRefusedByTheDaemonExitsDataErrorWithCodeName) {
   service_.run_status_ = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                                       "variants[0]: unknown variant 'L9'; closest: L1_R1_s3");
-  EXPECT_EQ(Run({"run", "--variant", "L9"}), kExitUsage);
+  EXPECT_EQ(Run({"run", "--variant", "L9"}), kExitDataError);
   EXPECT_NE(err_.find("error: INVALID_ARGUMENT: variants[0]: unknown variant 'L9'; closest: "
                       "L1_R1_s3"),
             std::string::npos)
@@ -486,12 +487,129 @@ TEST_F(AppTest, HelpExitsZeroAndDocumentsExitCodes) {
   EXPECT_NE(out_.find("ABLATION_SERVER"), std::string::npos);
 }
 
-TEST_F(AppTest, UnreachableDaemonExitsTwo) {
+TEST_F(AppTest, AMistypedCommandIsNamedWithTheClosestOnes) {
+  EXPECT_EQ(Run({"rnu"}), kExitUsage);
+  EXPECT_NE(err_.find("error: unknown command 'rnu'; did you mean 'run' or 'runs'?"),
+            std::string::npos)
+      << err_;
+  // Global options and their values before it are read past.
+  EXPECT_EQ(Run({"--format", "json", "-o", "-", "rpeort", "3"}), kExitUsage);
+  EXPECT_NE(err_.find("unknown command 'rpeort'; did you mean 'report'?"), std::string::npos)
+      << err_;
+  EXPECT_EQ(Run({"kernel", "ad", "x.cu"}), kExitUsage);
+  EXPECT_NE(err_.find("unknown kernel command 'ad'; did you mean 'add'?"), std::string::npos)
+      << err_;
+  EXPECT_NE(err_.find("(ablation-client kernel --help lists them)"), std::string::npos) << err_;
+  // Nothing close: no guess.
+  EXPECT_EQ(Run({"xyzzy"}), kExitUsage);
+  EXPECT_NE(err_.find("unknown command 'xyzzy'\n"), std::string::npos) << err_;
+  EXPECT_EQ(err_.find("did you mean"), std::string::npos) << err_;
+  // A known command's own arguments are not commands.
+  EXPECT_EQ(Run({"variants", "rnu"}), kExitOk) << err_;
+  EXPECT_TRUE(service_.run_requests_.empty());
+}
+
+TEST_F(AppTest, ANumberThatIsNoNumberIsSaidToBeNone) {
+  EXPECT_EQ(Run({"run", "-v", "a", "--rounds", "abc"}), kExitUsage);
+  EXPECT_NE(err_.find("--rounds: 'abc' is not a number"), std::string::npos) << err_;
+  EXPECT_EQ(err_.find("range"), std::string::npos) << err_;
+  EXPECT_EQ(Run({"run", "-v", "a", "--rounds", "0"}), kExitUsage);
+  EXPECT_NE(err_.find("--rounds: '0' is out of range: 1 to 100"), std::string::npos) << err_;
+  EXPECT_EQ(Run({"run", "-v", "a", "--min-samples", "2.5"}), kExitUsage);
+  EXPECT_NE(err_.find("--min-samples: '2.5' is not a whole number"), std::string::npos) << err_;
+  EXPECT_EQ(Run({"run", "-v", "a", "--max-seconds", "ten"}), kExitUsage);
+  EXPECT_NE(err_.find("--max-seconds: 'ten' is not a number"), std::string::npos) << err_;
+  EXPECT_EQ(Run({"--timeout", "0", "runs"}), kExitUsage);
+  EXPECT_NE(err_.find("--timeout: '0' must be more than 0"), std::string::npos) << err_;
+  EXPECT_EQ(Run({"runs", "--limit", "-1"}), kExitUsage);
+  EXPECT_NE(err_.find("'-1' is below 0"), std::string::npos) << err_;
+  EXPECT_TRUE(service_.run_requests_.empty());
+}
+
+TEST_F(AppTest, AShapeWithAnotherSeparatorSaysToUseX) {
+  EXPECT_EQ(Run({"run", "-v", "a", "--shape", "4096*4096*4096"}), kExitUsage);
+  EXPECT_NE(err_.find("--shape: '4096*4096*4096': separate M, N and K with 'x', not '*' (e.g. "
+                      "4096x4096x4096)"),
+            std::string::npos)
+      << err_;
+}
+
+// Every command's help, and each subcommand's of kernel, ends with the global options and the
+// exit codes.
+TEST_F(AppTest, EveryCommandsHelpListsTheGlobalOptionsAndTheExitCodes) {
+  const std::vector<std::vector<std::string>> commands = {{"variants"},
+                                                          {"device"},
+                                                          {"run"},
+                                                          {"runs"},
+                                                          {"show"},
+                                                          {"results"},
+                                                          {"history"},
+                                                          {"cancel"},
+                                                          {"verify"},
+                                                          {"advise"},
+                                                          {"sass"},
+                                                          {"presets"},
+                                                          {"sweep"},
+                                                          {"report"},
+                                                          {"compare"},
+                                                          {"budget"},
+                                                          {"watch"},
+                                                          {"profile"},
+                                                          {"kernel"},
+                                                          {"kernel", "add"},
+                                                          {"kernel", "list"},
+                                                          {"kernel", "show"},
+                                                          {"kernel", "remove"}};
+  for (std::vector<std::string> command : commands) {
+    const std::string name = command.back();
+    command.push_back("--help");
+    ASSERT_EQ(Run(command), kExitOk) << name << ": " << err_;
+    const std::size_t global = out_.find("Global options (before or after the command):");
+    ASSERT_NE(global, std::string::npos) << name << ":\n" << out_;
+    for (const char* option : {"--server", "-f,--format", "-o,--output FILE", "--token-file"})
+      EXPECT_NE(out_.find(option, global), std::string::npos) << name << ": " << option;
+    EXPECT_NE(out_.find("Exit codes", global), std::string::npos) << name;
+    EXPECT_NE(out_.find("  65   the daemon refused the input", global), std::string::npos) << name;
+    EXPECT_EQ(out_.find("Exit codes"), out_.rfind("Exit codes")) << name << ": once";
+  }
+}
+
+// The main commands' help shows examples, and each example is a command line the client takes:
+// against the fake daemon it gets past the parser (no usage error).
+TEST_F(AppTest, TheMainCommandsHelpShowsExamplesThatParse) {
+  int examples = 0;
+  for (std::vector<std::string> command : std::vector<std::vector<std::string>>{
+           {"run"}, {"sweep"}, {"report"}, {"compare"}, {"results"}, {"kernel", "add"}}) {
+    command.push_back("--help");
+    ASSERT_EQ(Run(command), kExitOk);
+    const std::string help = out_;
+    const std::size_t start = help.find("Examples:\n");
+    ASSERT_NE(start, std::string::npos) << command[0] << ":\n" << help;
+    std::istringstream lines(help.substr(start, help.find("\n\n", start) - start));
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("  ablation-client ", 0) != 0) continue;
+      if (line.find("--fleet-db") != std::string::npos) continue;  // needs a PostgreSQL
+      std::vector<std::string> words;
+      std::istringstream split(line);
+      for (std::string word; split >> word;) {
+        word.erase(std::remove(word.begin(), word.end(), '\''), word.end());
+        if (word.rfind("examples/", 0) == 0) word = std::string(ABLATION_SOURCE_DIR) + "/" + word;
+        words.push_back(word);
+      }
+      words.erase(words.begin());  // ablation-client: Run() adds it with --server
+      EXPECT_NE(Run(words), kExitUsage) << line << "\n" << err_;
+      ++examples;
+    }
+  }
+  EXPECT_GE(examples, 12);
+}
+
+TEST_F(AppTest, UnreachableDaemonExitsUnavailable) {
   std::ostringstream out, err;
   // Port 1 on loopback: nothing listens there, so the connection is refused at once.
   int code = RunApp({"ablation-client", "--server", "127.0.0.1:1", "--timeout", "5", "variants"},
                     out, err);
-  EXPECT_EQ(code, kExitUsage);
+  EXPECT_EQ(code, kExitUnavailable);
   EXPECT_NE(err.str().find("error: UNAVAILABLE"), std::string::npos) << err.str();
 }
 
@@ -546,7 +664,7 @@ TEST_F(AppTest, ShowLatestAndNotFound) {
   EXPECT_NE(out_.find("run           9"), std::string::npos) << out_;
   EXPECT_NE(out_.find("nightly"), std::string::npos);
   EXPECT_NE(out_.find("median ms"), std::string::npos);
-  EXPECT_EQ(Run({"show", "404"}), kExitUsage);
+  EXPECT_EQ(Run({"show", "404"}), kExitDataError);
   EXPECT_NE(err_.find("error: NOT_FOUND: no run 404"), std::string::npos);
 }
 

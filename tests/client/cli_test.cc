@@ -288,7 +288,7 @@ TEST_F(CliTest, VariantsNamingDifferentDtypesAreOneClearError) {
 TEST_F(CliTest, ARefusalSaysWhereAnInferredDtypeCameFrom) {
   service_.run_status_ = {grpc::StatusCode::INVALID_ARGUMENT,
                           "variants[1]: simt_at has no fp16 kernel (it has: fp32)"};
-  EXPECT_EQ(Run({"run", "-v", "cublas_fp16", "-v", "simt_at"}), kExitUsage);
+  EXPECT_EQ(Run({"run", "-v", "cublas_fp16", "-v", "simt_at"}), kExitDataError);
   EXPECT_NE(err_.find("error: INVALID_ARGUMENT: variants[1]: simt_at has no fp16 kernel"),
             std::string::npos)
       << err_;
@@ -459,7 +459,7 @@ TEST_F(CliTest, OutputGoesToTheFileInsteadOfStdout) {
 TEST_F(CliTest, ACommandRefusedBeforeItPrintedLeavesTheFileAlone) {
   const std::string file = (dir_ / "kept.txt").string();
   std::ofstream(file) << "yesterday's report\n";
-  EXPECT_EQ(Run({"show", "404", "-o", file}), kExitUsage);
+  EXPECT_EQ(Run({"show", "404", "-o", file}), kExitDataError);
   EXPECT_NE(err_.find("NOT_FOUND"), std::string::npos);
   EXPECT_EQ(Read(file), "yesterday's report\n");
 }

@@ -72,7 +72,7 @@ TEST_F(AdviseSassE2E, AdviseFromTheNumbersWithNothingMeasured) {
 
   auto bad = daemon_->Client(
       {"advise", "--bm", "64", "--bn", "64", "--bk", "16", "--dtype", "fp4", "--arch", "sm_90"});
-  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.exit_code, 64);  // usage: refused by the client
   // The client knows the dtypes (and their aliases): refused before any call.
   EXPECT_THAT(bad.err, HasSubstr("--dtype: 'fp4' is not a dtype; use bf16, fp16 (f16)"));
   bad = daemon_->Client(
@@ -123,7 +123,7 @@ TEST_F(AdviseSassE2E, AMeasurementThatContradictsTheRuleLeadsTheAdvice) {
 TEST_F(AdviseSassE2E, SassWithoutTheToolSaysSo) {
   StartDaemon({{"ABLATION_CUOBJDUMP", dir_ + "/no-such-cuobjdump"}});
   auto r = daemon_->Client({"sass", "L1_R1_s3", "--dtype", "fp16"});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 69);  // the daemon cannot do it here
   EXPECT_THAT(r.err, HasSubstr("FAILED_PRECONDITION"));
   EXPECT_THAT(r.err, HasSubstr("no cuobjdump on the daemon's host"));
   EXPECT_THAT(r.err, HasSubstr("no-such-cuobjdump"));
@@ -133,7 +133,7 @@ TEST_F(AdviseSassE2E, SassWithoutAGpuSaysSo) {
   StartDaemon({{"ABLATION_CUOBJDUMP", FakeCuobjdump()},
                {"ABLATION_FAKE_NO_DEVICE", "no CUDA device: CUDA driver not found (test)"}});
   auto r = daemon_->Client({"sass", "L1_R1_s3", "--dtype", "fp16"});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 69);  // the daemon cannot do it here
   EXPECT_THAT(r.err, HasSubstr("FAILED_PRECONDITION"));
   EXPECT_THAT(r.err, HasSubstr("CUDA driver not found"));
 }
@@ -141,14 +141,14 @@ TEST_F(AdviseSassE2E, SassWithoutAGpuSaysSo) {
 TEST_F(AdviseSassE2E, SassRefusesBadInputNamingTheField) {
   StartDaemon({{"ABLATION_CUOBJDUMP", FakeCuobjdump()}});
   auto r = daemon_->Client({"sass", "abl_nope"});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 65);  // the daemon refused the input
   EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT: variant"));
   r = daemon_->Client({"sass", "L1_R1_s3", "--dtype", "fp4"});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 64);  // usage: refused by the client
   EXPECT_THAT(r.err, HasSubstr("--dtype: 'fp4' is not a dtype"));
   // A dtype the variant has no kernel of is the daemon's refusal, naming both.
   r = daemon_->Client({"sass", "L1_R1_s3", "--dtype", "fp8"});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 65);  // the daemon refused the input
   EXPECT_THAT(r.err, HasSubstr("has no fp8 kernel"));
   r = daemon_->Client({"sass", "abl_*"});
   EXPECT_THAT(r.err, HasSubstr("give one"));
@@ -200,13 +200,13 @@ TEST_F(AdviseSassE2E, SassAndVariantsNameTheBuildThatRunsAShape) {
   Listing("abl_L1_R1_bl0_s3_sw1.fp16.sm_90.sass", "fake_sm90_h12_fitted_unclustered_bf16");
   StartDaemon({{"ABLATION_CUOBJDUMP", FakeCuobjdump()}});
   auto r = daemon_->Client({"sass", "sm90_h12_fitted_unclustered", "--shape", "4096"});
-  EXPECT_NE(r.exit_code, 2) << r.err;  // the stand-in listing is an mma.sync one: checks may fail
+  EXPECT_LE(r.exit_code, 1) << r.err;  // the stand-in listing is an mma.sync one: checks may fail
   EXPECT_THAT(r.out, HasSubstr("  build   own build; 128 CTAs without clusters (the rung's "
                                "clusters dropped: the grid is fitted to its rounds), 4 rounds"));
   r = daemon_->Client({"sass", "sm90_h12_fitted_unclustered"});
   EXPECT_THAT(r.out, Not(HasSubstr("  build ")));  // no shape: the variant's own build
   r = daemon_->Client({"sass", "sm90_h12_fitted_unclustered", "--shape", "4096x0x1"});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 64);  // usage: refused by the client
   EXPECT_THAT(r.err, HasSubstr("--shape"));
 
   auto v = daemon_->Client({"variants", "sm90_h1*", "--shape", "8192x8192x8192"});
@@ -220,7 +220,7 @@ TEST_F(AdviseSassE2E, SassAndVariantsNameTheBuildThatRunsAShape) {
   v = daemon_->Client({"variants", "sm90_fp8_f1*", "--shape", "4096", "--dtype", "bf16"});
   EXPECT_THAT(v.out, HasSubstr("cannot run it: no bf16 kernel"));
   v = daemon_->Client({"variants", "--dtype", "bf16"});
-  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_EQ(v.exit_code, 64);  // usage: refused by the client
   EXPECT_THAT(v.err, HasSubstr("--dtype is the dtype of --shape"));
 }
 

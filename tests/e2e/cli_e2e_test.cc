@@ -92,17 +92,17 @@ TEST_F(CliE2E, TheDaemonMeasuresTheDtypeTheNameNames) {
 
 TEST_F(CliE2E, ContradictionsAndMixturesAreRefusedBeforeAnythingIsStored) {
   auto contradiction = Client({"run", "-v", "cublas_fp16", "--dtype", "bf16"});
-  EXPECT_EQ(contradiction.exit_code, 2);
+  EXPECT_EQ(contradiction.exit_code, 64);  // usage: refused by the client
   EXPECT_THAT(contradiction.err,
               HasSubstr("error: --dtype bf16 contradicts the variant cublas_fp16, whose name "
                         "says fp16"));
   auto mixture = Client({"run", "-v", "cublas_fp16", "-v", "cublas_int8"});
-  EXPECT_EQ(mixture.exit_code, 2);
+  EXPECT_EQ(mixture.exit_code, 64);  // usage: refused by the client
   EXPECT_THAT(mixture.err, HasSubstr("the variants name different dtypes: cublas_fp16 (fp16), "
                                      "cublas_int8 (int8)"));
   // The daemon's own refusal, with where the dtype came from.
   auto refused = Client({"run", "-v", "cublas_fp16", "-v", "simt_at"});
-  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_EQ(refused.exit_code, 65);  // the daemon refused the input
   EXPECT_THAT(refused.err, HasSubstr("INVALID_ARGUMENT"));
   EXPECT_THAT(refused.err, HasSubstr("note: dtype fp16 was inferred from the name cublas_fp16"));
   auto runs = Client({"runs", "--format", "csv"});
@@ -167,7 +167,7 @@ TEST_F(CliE2E, RunsAreNamedTheSameWayEverywhere) {
   EXPECT_EQ(old.exit_code, 0) << old.err;
   EXPECT_EQ(old.out, report.out);
   EXPECT_THAT(old.err, HasSubstr("warning: `report --run 1` is deprecated; write `report 1`"));
-  EXPECT_EQ(Client({"watch"}).exit_code, 2);
+  EXPECT_EQ(Client({"watch"}).exit_code, 64);  // usage: refused by the client
 }
 
 TEST_F(CliE2E, OutputFileAndFormatFlag) {
@@ -181,7 +181,7 @@ TEST_F(CliE2E, OutputFileAndFormatFlag) {
   ASSERT_EQ(Client({"results", "-f", "csv", "-o", csv}).exit_code, 0);
   EXPECT_THAT(ReadFile(csv),
               StartsWith("run_id,device_uuid,round,window,created_at,variant,dtype,"));
-  EXPECT_EQ(Client({"results", "-f", "html"}).exit_code, 2);
+  EXPECT_EQ(Client({"results", "-f", "html"}).exit_code, 64);  // usage: refused by the client
 }
 
 TEST_F(CliE2E, TablesFitTheTerminalTheyAreShownOn) {

@@ -93,7 +93,7 @@ TEST_F(CompareE2E, RunsWithNothingInCommonAreNoPass) {
   ASSERT_EQ(Client({"run", "--variant", "cublas_bf16", "--shape", "256"}).exit_code, 0);
   ASSERT_EQ(Client({"run", "--variant", "L1_R1_s3", "--shape", "256"}).exit_code, 0);
   auto compare = Client({"compare", "1", "2"});
-  EXPECT_EQ(compare.exit_code, 2) << compare.out << compare.err;
+  EXPECT_EQ(compare.exit_code, 65) << compare.out << compare.err;
   EXPECT_THAT(compare.err, HasSubstr("error: runs 1 and 2 have no successful measurement in "
                                      "common: nothing was compared"));
 }
@@ -121,7 +121,7 @@ TEST_F(CompareE2E, RunsFromDifferentDevicesAreRefusedUnlessAllowed) {
   ASSERT_EQ(RunItems("1").exit_code, 0);
 
   auto refused = Client({"compare", "1", "2"});
-  EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+  EXPECT_EQ(refused.exit_code, 65) << refused.out << refused.err;
   EXPECT_EQ(refused.out, "");
   EXPECT_THAT(refused.err,
               StartsWith("error: different devices: run 1 Fake GPU (test double) "

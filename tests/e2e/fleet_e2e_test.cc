@@ -363,7 +363,7 @@ TEST_F(FleetE2E, TwoDaemonsExportEveryRunOnceThroughAnOutageAndHistorySpansThem)
   EXPECT_THAT(report.out, HasSubstr("# Ablation report: run 1"));
   EXPECT_THAT(report.out, HasSubstr("All measurements of the run"));
   auto bare = FleetClient({"show", "3"});
-  EXPECT_EQ(bare.exit_code, 2);
+  EXPECT_EQ(bare.exit_code, 64);  // usage: refused by the client
   EXPECT_THAT(bare.err, HasSubstr("names no fleet run; use NODE:RUN_ID"));
 }
 
@@ -611,13 +611,13 @@ TEST_F(FleetE2E, ARunExportedTwiceIsStoredOnceAndFingerprintsNeverMix) {
   // flag on a command that does not read it.
   auto bad =
       RunCommand({TestBinary(CLIENT_PATH), "--fleet-db", "host='unclosed", "history", kVariant});
-  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.exit_code, 64);  // usage: refused by the client
   EXPECT_THAT(bad.err, HasSubstr("--fleet-db"));
   auto nobody = FleetClient({"compare", "gpu-nosuch:1", "gpu-z:7"});
   EXPECT_NE(nobody.exit_code, 0);
   EXPECT_THAT(nobody.err, HasSubstr("no daemon 'gpu-nosuch'"));
   auto other = FleetClient({"variants"});
-  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_EQ(other.exit_code, 64);  // usage: refused by the client
   EXPECT_THAT(other.err, HasSubstr("--fleet-db is read by runs, show, results, history, compare "
                                    "and report only"));
 

@@ -111,13 +111,13 @@ TEST_F(HistoryE2E, BadInputIsRefusedNamingWhatIsWrong) {
   EXPECT_NE(unknown.exit_code, 0);
   EXPECT_THAT(unknown.err, HasSubstr("no measurement of 'abl_nosuch' was ever stored"));
   auto date = Client({"history", "L1_R1_s3", "--since", "last tuesday"});
-  EXPECT_EQ(date.exit_code, 2);
+  EXPECT_EQ(date.exit_code, 64);  // usage: refused by the client
   EXPECT_THAT(date.err, HasSubstr("--since"));
   auto regime = Client({"history", "L1_R1_s3", "--regime", "hot"});
-  EXPECT_EQ(regime.exit_code, 2);
+  EXPECT_EQ(regime.exit_code, 64);  // usage: refused by the client
   EXPECT_THAT(regime.err, HasSubstr("--regime"));
   auto none = Client({"history"});
-  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(none.exit_code, 64);  // usage: refused by the client
   EXPECT_THAT(none.err, HasSubstr("variant"));
 }
 

@@ -78,7 +78,7 @@ TEST_F(ReportE2E, PresetsSweepReportCompare) {
   EXPECT_THAT(ladder_b.out, HasSubstr("abl_L1_R1_bl0_s4_sw1_rb1"));
   EXPECT_THAT(ladder_b.out, HasSubstr("planned      24 measurements"));
   auto unknown = Client({"presets", "ladder-z"});
-  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.exit_code, 65);  // the daemon refused the input
   EXPECT_THAT(unknown.err, HasSubstr("NOT_FOUND"));
 
   // Two sweeps of the same preset: stderr is not a terminal, so progress comes as plain lines.
@@ -134,9 +134,9 @@ TEST_F(ReportE2E, PresetsSweepReportCompare) {
   EXPECT_TRUE(IsJson(compare_json.out)) << compare_json.out;
   EXPECT_THAT(compare_json.out, HasSubstr("\"regressions\":0"));
   auto bad_threshold = Client({"compare", "1", "2", "--threshold", "lots"});
-  EXPECT_EQ(bad_threshold.exit_code, 2);
+  EXPECT_EQ(bad_threshold.exit_code, 64);  // usage: refused by the client
   auto no_run = Client({"compare", "1", "99"});
-  EXPECT_EQ(no_run.exit_code, 2);
+  EXPECT_EQ(no_run.exit_code, 65);  // the daemon refused the input
   EXPECT_THAT(no_run.err, HasSubstr("NOT_FOUND"));
 }
 
@@ -189,7 +189,7 @@ shapes = ["256"]
   EXPECT_THAT(listed.err, HasSubstr("zz_future_kernel (bf16)"));
 
   auto refused = Client({"sweep", "--preset", "future"});
-  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_EQ(refused.exit_code, 65);  // the daemon refused the input
   EXPECT_THAT(refused.err, HasSubstr("zz_future_kernel (bf16)"));
   EXPECT_THAT(refused.err, HasSubstr("--allow-missing"));
 

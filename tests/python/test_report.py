@@ -1,5 +1,5 @@
 """Client.report: the CLI's report model read back as report_pb2.Report, its DataFrame, and the
-other formats as text; and the README's notebook lines, run as written."""
+other formats as text; and the notebook lines of docs/python.md, run as written."""
 
 import os
 import re
@@ -9,7 +9,7 @@ import pytest
 import ablationd
 from ablation.v1 import report_pb2
 
-README = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+PYTHON_DOC = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "python.md")
 
 
 @pytest.fixture(scope="module")
@@ -65,15 +65,15 @@ def test_a_missing_cli_is_named():
     client.close()
 
 
-def test_the_readme_notebook_lines_run_as_written(daemon, run_id):
-    """The first ```python block of README.md, with its address pointed at the test daemon."""
-    with open(README) as f:
+def test_the_documented_notebook_lines_run_as_written(daemon, run_id):
+    """The first ```python block of docs/python.md, with its address pointed at the test daemon."""
+    with open(PYTHON_DOC) as f:
         blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
-    assert blocks, "README.md has no ```python block for notebooks"
+    assert blocks, "docs/python.md has no ```python block for notebooks"
     code = blocks[0].replace("127.0.0.1:50051", daemon.address)
     code = code.replace('shapes=["4096"]', 'shapes=["128"]')  # the fake worker, quickly
     namespace = {}
-    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    exec(compile(code, "docs/python.md", "exec"), namespace)  # noqa: S102 - our own docs
     assert "df" in namespace and not namespace["df"].empty
 
 

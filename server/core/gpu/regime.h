@@ -1,5 +1,5 @@
-// The power regimes (README "Regimes"): what the GPU is brought to before a window is measured,
-// and the pure rules that decide when it is there, so that the CPU tests pin them down on
+// The power regimes (docs/methodology.md, "Regimes"): what the GPU is brought to before a window is
+// measured, and the pure rules that decide when it is there, so that the CPU tests pin them down on
 // synthetic series.
 //
 // Why. A GPU at its power cap runs a kernel back to back well below the clock it starts it at:

@@ -36,16 +36,18 @@ TEST(ExitCodesTest, PartialOrCancelledRunIsOne) {
   EXPECT_EQ(ExitCodeForRun(outcome), kExitFailed);
 }
 
-TEST(ExitCodesTest, RpcErrorIsTwoAndWinsOverFailures) {
+TEST(ExitCodesTest, RpcErrorWinsOverFailures) {
   RunOutcome outcome;
   outcome.code = grpc::StatusCode::INVALID_ARGUMENT;
-  EXPECT_EQ(ExitCodeForRun(outcome), kExitUsage);
+  EXPECT_EQ(ExitCodeForRun(outcome), kExitDataError);
   outcome.failed_event = true;
-  EXPECT_EQ(ExitCodeForRun(outcome), kExitUsage);
+  EXPECT_EQ(ExitCodeForRun(outcome), kExitDataError);
+  outcome.code = grpc::StatusCode::FAILED_PRECONDITION;  // no GPU
+  EXPECT_EQ(ExitCodeForRun(outcome), kExitUnavailable);
 }
 
-TEST(ExitCodesTest, StreamWithoutFinalEventIsTwo) {
-  EXPECT_EQ(ExitCodeForRun(RunOutcome{}), kExitUsage);
+TEST(ExitCodesTest, StreamWithoutFinalEventIsATemporaryFailure) {
+  EXPECT_EQ(ExitCodeForRun(RunOutcome{}), kExitTempFail);
 }
 
 TEST(ExitCodesTest, InterruptIs130) {
@@ -55,10 +57,39 @@ TEST(ExitCodesTest, InterruptIs130) {
   EXPECT_EQ(ExitCodeForRun(outcome), kExitInterrupted);
 }
 
+TEST(ExitCodesTest, TheNumbersAreSysexits) {
+  EXPECT_EQ(kExitUsage, 64);         // EX_USAGE
+  EXPECT_EQ(kExitDataError, 65);     // EX_DATAERR
+  EXPECT_EQ(kExitUnavailable, 69);   // EX_UNAVAILABLE
+  EXPECT_EQ(kExitSoftware, 70);      // EX_SOFTWARE
+  EXPECT_EQ(kExitCantCreate, 73);    // EX_CANTCREAT
+  EXPECT_EQ(kExitTempFail, 75);      // EX_TEMPFAIL
+  EXPECT_EQ(kExitNoPermission, 77);  // EX_NOPERM
+  EXPECT_EQ(kExitInterrupted, 130);  // 128 + SIGINT
+}
+
 TEST(ExitCodesTest, StatusMapping) {
+  using grpc::StatusCode;
   EXPECT_EQ(ExitCodeForStatus(grpc::Status::OK), kExitOk);
-  EXPECT_EQ(ExitCodeForStatus(grpc::Status(grpc::StatusCode::NOT_FOUND, "no run 9")), kExitUsage);
-  EXPECT_EQ(ExitCodeForStatus(grpc::Status(grpc::StatusCode::UNAVAILABLE, "down")), kExitUsage);
+  const std::pair<StatusCode, int> kExpected[] = {
+      {StatusCode::INVALID_ARGUMENT, kExitDataError},
+      {StatusCode::NOT_FOUND, kExitDataError},
+      {StatusCode::OUT_OF_RANGE, kExitDataError},
+      {StatusCode::ALREADY_EXISTS, kExitDataError},
+      {StatusCode::UNAVAILABLE, kExitUnavailable},
+      {StatusCode::FAILED_PRECONDITION, kExitUnavailable},
+      {StatusCode::UNIMPLEMENTED, kExitUnavailable},
+      {StatusCode::RESOURCE_EXHAUSTED, kExitTempFail},
+      {StatusCode::DEADLINE_EXCEEDED, kExitTempFail},
+      {StatusCode::ABORTED, kExitTempFail},
+      {StatusCode::CANCELLED, kExitTempFail},
+      {StatusCode::PERMISSION_DENIED, kExitNoPermission},
+      {StatusCode::UNAUTHENTICATED, kExitNoPermission},
+      {StatusCode::INTERNAL, kExitSoftware},
+      {StatusCode::UNKNOWN, kExitSoftware},
+      {StatusCode::DATA_LOSS, kExitSoftware}};
+  for (const auto& [code, exit] : kExpected)
+    EXPECT_EQ(ExitCodeForStatus(grpc::Status(code, "x")), exit) << StatusCodeName(code);
 }
 
 TEST(ExitCodesTest, StatusCodeNames) {
@@ -81,7 +112,8 @@ TEST(ExitCodesTest, DescribeRpcErrorNamesCodeAndMessage) {
 
 TEST(ExitCodesTest, HelpDocumentsEveryCode) {
   std::string_view help = ExitCodesHelp();
-  for (std::string_view code : {"  0 ", "  1 ", "  2 ", "  130 "}) {
+  for (std::string_view code :
+       {"  0 ", "  1 ", "  64 ", "  65 ", "  69 ", "  70 ", "  73 ", "  75 ", "  77 ", "  130 "}) {
     EXPECT_NE(help.find(code), std::string_view::npos) << code;
   }
 }

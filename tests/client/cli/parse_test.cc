@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace ablation::client {
 namespace {
 
@@ -123,6 +125,43 @@ TEST(ParseOrThrowTest, ThrowsOnBadInput) {
   EXPECT_THROW(ParseShapeOrThrow("0"), std::invalid_argument);
   EXPECT_THROW(ParseTimeMsOrThrow("soon"), std::invalid_argument);
   EXPECT_EQ(ParseShapeOrThrow("8").n(), 8);
+}
+
+}  // namespace
+}  // namespace ablation::client
+
+namespace ablation::client {
+namespace {
+
+TEST(ParseShapeTest, NamesASeparatorOtherThanX) {
+  EXPECT_EQ(ShapeError("4096*4096*4096"),
+            "'4096*4096*4096': separate M, N and K with 'x', not '*' (e.g. 4096x4096x4096)");
+  EXPECT_NE(ShapeError("4096,4096,4096").find("not ','"), std::string::npos);
+  EXPECT_NE(ShapeError("4096\xc3\x97" "4096\xc3\x97" "4096").find("not '\xc3\x97'"),
+            std::string::npos);
+  EXPECT_NE(ShapeError("4096 * 4096 * 4096").find("not ' * '"), std::string::npos);
+}
+
+TEST(CheckWholeNumberTest, SaysWhatIsWrong) {
+  EXPECT_EQ(CheckWholeNumber("3", 1, 100), "");
+  EXPECT_EQ(CheckWholeNumber("abc", 1, 100), "'abc' is not a number");
+  EXPECT_EQ(CheckWholeNumber("1.5", 1, 100), "'1.5' is not a whole number");
+  EXPECT_EQ(CheckWholeNumber("", 1, 100), "'' is not a number");
+  EXPECT_EQ(CheckWholeNumber("200", 1, 100), "'200' is out of range: 1 to 100");
+  EXPECT_EQ(CheckWholeNumber("-1", 0, std::numeric_limits<std::int64_t>::max()),
+            "'-1' is below 0");
+  EXPECT_EQ(CheckWholeNumber("99999999999999999999", 1, 100),
+            "'99999999999999999999' is out of range: 1 to 100");
+}
+
+TEST(CheckRealNumberTest, SaysWhatIsWrong) {
+  EXPECT_EQ(CheckRealNumber("0.5", false), "");
+  EXPECT_EQ(CheckRealNumber("2e-3", false), "");
+  EXPECT_EQ(CheckRealNumber("abc", false), "'abc' is not a number");
+  EXPECT_EQ(CheckRealNumber("0", false), "'0' must be more than 0");
+  EXPECT_EQ(CheckRealNumber("0", true), "");
+  EXPECT_EQ(CheckRealNumber("-2", true), "'-2' is below 0");
+  EXPECT_EQ(CheckRealNumber("inf", false), "'inf' is not a number");
 }
 
 }  // namespace
