@@ -31,8 +31,8 @@ Table SeriesTable(const v1::Series& s) {
   // A fleet's series names each point's daemon: run ids are each daemon's own.
   const bool fleet = !s.points().empty() && !s.points(0).node().empty();
   Table t;
-  t.columns = {{"run_id", "run", Align::kRight},          {"time", "date"},
-               {"median_ms", "median ms", Align::kRight}, {"noise", "noise", Align::kRight},
+  t.columns = {{"run_id", "run", Align::kRight},          {"created_at", "date"},
+               {"median_ms", "median ms", Align::kRight}, {"noise_pct", "noise", Align::kRight},
                {"tflops", "TFLOPS", Align::kRight},       {"change", "change"}};
   int next_change = 0;
   for (const v1::HistoryPoint& p : s.points()) {
@@ -44,7 +44,7 @@ Table SeriesTable(const v1::Series& s) {
     }
     t.rows.push_back({Cell(std::to_string(p.run_id())), Cell(FormatTimeMs(p.time_ms())),
                       Cell(FormatSignificant(p.median_ms(), 4), FormatExact(p.median_ms())),
-                      Cell(Percent(p.noise()).substr(1), FormatExact(p.noise())),
+                      Cell(Percent(p.noise()).substr(1), FormatExact(p.noise() * 100)),
                       Cell(FormatFixed(p.tflops(), 1), FormatExact(p.tflops())), Cell(change)});
     if (fleet) t.rows.back().insert(t.rows.back().begin(), Cell(p.node()));
   }
@@ -139,9 +139,9 @@ std::string HistoryCsv(const v1::HistoryResponse& history) {
                {"regime", ""},
                {"device_uuid", ""},
                {"run_id", ""},
-               {"time", ""},
+               {"created_at", ""},
                {"median_ms", ""},
-               {"noise", ""},
+               {"noise_pct", ""},
                {"tflops", ""},
                {"change_point", ""},
                {"relative_change", ""},
@@ -157,8 +157,8 @@ std::string HistoryCsv(const v1::HistoryResponse& history) {
                         std::to_string(s.shape().m()), std::to_string(s.shape().n()),
                         std::to_string(s.shape().k()), EnumWord(s.regime()), s.device_uuid(),
                         std::to_string(p.run_id()), FormatTimeMs(p.time_ms()),
-                        FormatExact(p.median_ms()), FormatExact(p.noise()), FormatExact(p.tflops()),
-                        p.change_point() ? "1" : "0", relative, p.node()});
+                        FormatExact(p.median_ms()), FormatExact(p.noise() * 100),
+                        FormatExact(p.tflops()), p.change_point() ? "1" : "0", relative, p.node()});
     }
   }
   return RenderCsv(t);

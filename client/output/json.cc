@@ -21,21 +21,22 @@ std::string Dump(const Json& json) {
   return json.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-// Calls convert(enum type, value) on every enum value in `node`, the JSON of a message of type
-// `type`: its fields, repeated fields' elements, maps' values, nested messages. protobuf's own
-// types (Timestamp, Struct: JSON of their own) are left alone.
+// Calls convert(field, value) on every value in `node`, the JSON of a message of type `type`,
+// that is not a message itself: its fields, repeated fields' elements, maps' values (`field` is
+// then the map's value field), nested messages' values. protobuf's own types (Timestamp, Struct:
+// JSON of their own) are left alone.
 template <class Convert>
-void ForEachEnum(Json& node, const Descriptor* type, const Convert& convert) {
+void ForEachValue(Json& node, const Descriptor* type, const Convert& convert) {
   if (!node.is_object() || type->file()->package() == "google.protobuf") return;
   for (auto& [key, value] : node.items()) {
     const FieldDescriptor* field = type->FindFieldByName(key);
     if (field == nullptr) continue;
     const FieldDescriptor* element = field->is_map() ? field->message_type()->map_value() : field;
     auto one = [&](Json& v) {
-      if (element->type() == FieldDescriptor::TYPE_ENUM) {
-        convert(element->enum_type(), v);
-      } else if (element->type() == FieldDescriptor::TYPE_MESSAGE) {
-        ForEachEnum(v, element->message_type(), convert);
+      if (element->type() == FieldDescriptor::TYPE_MESSAGE) {
+        ForEachValue(v, element->message_type(), convert);
+      } else {
+        convert(element, v);
       }
     };
     if (field->is_map() && value.is_object()) {
@@ -46,6 +47,38 @@ void ForEachEnum(Json& node, const Descriptor* type, const Convert& convert) {
       one(value);
     }
   }
+}
+
+bool IsInt64(const FieldDescriptor* field) {
+  return field->cpp_type() == FieldDescriptor::CPPTYPE_INT64 ||
+         field->cpp_type() == FieldDescriptor::CPPTYPE_UINT64;
+}
+
+// A string field that holds a JSON document (Run.request_json): shown as that document.
+bool HoldsJson(const FieldDescriptor* field) {
+  const std::string& name = field->name();
+  return field->type() == FieldDescriptor::TYPE_STRING && !field->is_map() &&
+         name.size() > 5 && name.compare(name.size() - 5, 5, "_json") == 0;
+}
+
+// The messages a string field that holds JSON holds (Run.request_json: the request that made the
+// run, a RunRequest or a VerifyRequest): their int64 fields in it are numbers too.
+template <class Convert>
+void ForEachValueOfARequest(Json& document, const FieldDescriptor* field, const Convert& convert) {
+  for (const char* name : {"RunRequest", "VerifyRequest"})
+    if (const Descriptor* type = field->file()->pool()->FindMessageTypeByName(
+            field->file()->package() + "." + name))
+      ForEachValue(document, type, convert);
+}
+
+// In a request's document: an int64 as a number, or back as protobuf writes it (a string).
+void Int64AsNumber(const FieldDescriptor* field, Json& value) {
+  if (!IsInt64(field) || !value.is_string()) return;
+  Json number = Json::parse(value.get<std::string>(), nullptr, false);
+  if (number.is_number_integer()) value = number;
+}
+void Int64AsString(const FieldDescriptor* field, Json& value) {
+  if (IsInt64(field) && value.is_number_integer()) value = value.dump();
 }
 
 // RUN_STATE_SUCCEEDED -> "succeeded"; a number (a value the .proto does not name) stays one.
@@ -69,6 +102,33 @@ void WordToName(const EnumDescriptor* type, Json& value) {
     value = type->FindValueByNumber(number)->name();
 }
 
+// What an item shows of a value protobuf printed: an enum's word, an int64 as a JSON number
+// ("run_id": 14, not "14"; protobuf's mapping writes them as strings), a JSON document held in
+// a string as that document (null where the string is empty; left a string if it is no JSON).
+void ForPeople(const FieldDescriptor* field, Json& value) {
+  if (field->type() == FieldDescriptor::TYPE_ENUM) {
+    NameToWord(field->enum_type(), value);
+  } else if (IsInt64(field)) {
+    Int64AsNumber(field, value);
+  } else if (HoldsJson(field) && value.is_string()) {
+    const std::string text = value.get<std::string>();
+    Json document = text.empty() ? Json(nullptr) : Json::parse(text, nullptr, false);
+    if (document.is_discarded()) return;
+    ForEachValueOfARequest(document, field, Int64AsNumber);
+    value = std::move(document);
+  }
+}
+
+// ForPeople's inverse where protobuf's parser needs it (it reads int64 numbers as they are).
+void ForProtobuf(const FieldDescriptor* field, Json& value) {
+  if (field->type() == FieldDescriptor::TYPE_ENUM) {
+    WordToName(field->enum_type(), value);
+  } else if (HoldsJson(field) && !value.is_string()) {
+    ForEachValueOfARequest(value, field, Int64AsString);
+    value = value.is_null() ? std::string() : Dump(value);
+  }
+}
+
 std::string JsonValue(const JsonField& field) {
   return std::visit(
       [](const auto& v) -> std::string {
@@ -78,7 +138,7 @@ std::string JsonValue(const JsonField& field) {
         } else if constexpr (std::is_same_v<T, std::string>) {
           return Dump(Json(v));
         } else {
-          return Dump(Json(std::to_string(v)));  // int64 as a string, as the items have them
+          return Dump(Json(v));  // int64 as a number, as the items have them
         }
       },
       field.value);
@@ -95,7 +155,7 @@ std::string JsonItem(const google::protobuf::Message& message) {
   if (!google::protobuf::util::MessageToJsonString(message, &text, options).ok()) return "null";
   Json json = Json::parse(text, nullptr, false);
   if (json.is_discarded()) return "null";
-  ForEachEnum(json, message.GetDescriptor(), NameToWord);
+  ForEachValue(json, message.GetDescriptor(), ForPeople);
   return Dump(json);
 }
 
@@ -148,7 +208,7 @@ std::string ParseJsonEnvelope(std::string_view text, ParsedEnvelope* out) {
 std::string ParseJsonItem(std::string_view item, google::protobuf::Message* message) {
   Json json = Json::parse(item, nullptr, false);
   if (json.is_discarded()) return "not JSON";
-  ForEachEnum(json, message->GetDescriptor(), WordToName);
+  ForEachValue(json, message->GetDescriptor(), ForProtobuf);
   const auto status = google::protobuf::util::JsonStringToMessage(Dump(json), message);
   return status.ok() ? "" : status.ToString();
 }

@@ -3,11 +3,12 @@
 //   {"schema_version": 2, "kind": "runs", ...fields beside the items..., "items": [...]}
 //
 // whose items are the API's messages in protobuf's canonical JSON mapping (field names as in the
-// .proto, defaults included so that the keys are stable whatever the values, int64 fields as
-// strings, an unset optional field left out), except that an enum value is its word, the one the
-// tables, the CSV and the database use (common/enum_words.h: "succeeded", not
-// "RUN_STATE_SUCCEEDED"; "" for the zero value). One item per line, so that grep still finds a
-// row. docs/using.md, "Output formats", lists the kinds.
+// .proto, defaults included so that the keys are stable whatever the values, an unset optional
+// field left out), except that an enum value is its word, the one the tables, the CSV and the
+// database use (common/enum_words.h: "succeeded", not "RUN_STATE_SUCCEEDED"; "" for the zero
+// value), an int64 is a JSON number ("id": 14, where protobuf writes "14"), and a string field
+// that holds a JSON document (Run.request_json) is that document, not a string of it (null when
+// empty). One item per line, so that grep still finds a row. docs/using.md, "Output formats", lists the kinds.
 #pragma once
 
 #include <cstdint>
@@ -26,8 +27,8 @@ namespace ablation::client {
 // arrays with enum value names).
 inline constexpr int kJsonSchemaVersion = 2;
 
-// A field beside the items: "truncated": true, "run_id": "42" (an id is a string, as int64 fields
-// are in the items), "notice": "...".
+// A field beside the items: "truncated": true, "run_id": 42 (a number, as int64 fields are in
+// the items), "notice": "...".
 struct JsonField {
   std::string key;
   std::variant<bool, std::int64_t, std::string> value;

@@ -239,19 +239,21 @@ Table RunsTable(const std::vector<v1::Run>& runs) {
   for (const v1::Run& r : runs) {
     std::vector<std::string> tags(r.tags().begin(), r.tags().end());
     const bool timed = r.started_at_ms() > 0 && r.finished_at_ms() >= r.started_at_ms();
-    table.rows.push_back(
-        {Int(r.id()), EnumWord(r.state()), EnumWord(r.kind()),
-         Cell(r.regime() == v1::REGIME_UNSPECIFIED ? Dash() : EnumWord(r.regime()),
-              EnumWord(r.regime())),
-         Cell(DeviceLabel(r.device()), r.device().name()),
-         Cell(FormatTimeMs(r.created_at_ms()), r.created_at_ms() > 0 ? Int(r.created_at_ms()) : ""),
-         Cell(Duration(r.started_at_ms(), r.finished_at_ms()),
-              timed ? Int(r.finished_at_ms() - r.started_at_ms()) : ""),
-         Int(r.planned()), Int(r.ok()), Int(r.failed()), Join(tags, ","), r.requested_by()});
+    table.rows.push_back({Int(r.id()), EnumWord(r.state()), EnumWord(r.kind()),
+                          Cell(r.regime() == v1::REGIME_UNSPECIFIED ? Dash() : EnumWord(r.regime()),
+                               EnumWord(r.regime())),
+                          Cell(DeviceLabel(r.device()), r.device().name()),
+                          Cell(FormatTimeMs(r.created_at_ms()),
+                               r.created_at_ms() > 0 ? FormatTimeMs(r.created_at_ms()) : ""),
+                          Cell(Duration(r.started_at_ms(), r.finished_at_ms()),
+                               timed ? Int(r.finished_at_ms() - r.started_at_ms()) : ""),
+                          Int(r.planned()), Int(r.ok()), Int(r.failed()), Join(tags, ","),
+                          r.requested_by()});
   }
-  // The CSV column holds milliseconds, which its key should say.
+  // The CSV columns: a duration in milliseconds, which its key says; a time as every CSV spells
+  // one (created_at, ISO 8601 in UTC).
   table.columns[6].key = "duration_ms";
-  table.columns[5].key = "created_at_ms";
+  table.columns[5].key = "created_at";
   return table;
 }
 

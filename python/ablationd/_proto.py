@@ -35,10 +35,16 @@ def enum_word_of(value_descriptor) -> str:
     return "" if word == "UNSPECIFIED" else word.lower()
 
 
+def holds_json(field) -> bool:
+    """A string field whose text is a JSON document (its name ends in _json: Run.request_json)."""
+    return field.type == field.TYPE_STRING and field.name.endswith("_json")
+
+
 def words_to_names(obj, descriptor):
-    """The JSON of a message of type `descriptor` as the client prints it (enum values as words),
-    with the words back into protobuf's value names, so that json_format can parse it. In place;
-    returns obj."""
+    """The JSON of a message of type `descriptor` as the client prints it (enum values as words,
+    int64 values as numbers, a JSON document held in a string as that document), with the words
+    back into protobuf's value names and the documents back into text, so that json_format can
+    parse it. In place; returns obj."""
     if not isinstance(obj, dict):
         return obj
     for key, value in obj.items():
@@ -54,6 +60,10 @@ def words_to_names(obj, descriptor):
                 return word_to_name(element.enum_type, v)
             if element.message_type is not None:
                 return words_to_names(v, element.message_type)
+            if holds_json(element) and not isinstance(v, str):
+                # The client shows a JSON document held in a string (Run.request_json) as that
+                # document (null when empty); the message holds its text.
+                return "" if v is None else json.dumps(v, separators=(",", ":"))
             return v
 
         if is_map and isinstance(value, dict):

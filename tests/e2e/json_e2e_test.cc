@@ -159,7 +159,7 @@ TEST_F(JsonE2E, EveryCommandPrintsOneEnvelopeInTheWordsOfTheCsv) {
   // Run 1: verified rows; its state beside them, its rows' status and verification in words.
   auto run = Envelope("run", {"-v", "L1_R1_s3", "-v", "cublas_bf16", "-s", "256", "--verify"},
                       "measurements", 2);
-  EXPECT_EQ(run.Field("run_id"), "\"1\"");
+  EXPECT_EQ(run.Field("run_id"), "1");
   EXPECT_EQ(run.Field("state"), "\"succeeded\"");
   EXPECT_THAT(run.items[0], HasSubstr("\"status\":\"ok\""));
   EXPECT_THAT(run.items[0], HasSubstr("\"regime\":\"sustained\""));
@@ -167,10 +167,10 @@ TEST_F(JsonE2E, EveryCommandPrintsOneEnvelopeInTheWordsOfTheCsv) {
   // Run 2: a preset.
   auto sweep = Envelope("sweep", {"--preset", "ladder-a", "--shape", "256", "--rounds", "1"},
                         "measurements", 4);
-  EXPECT_EQ(sweep.Field("run_id"), "\"2\"");
+  EXPECT_EQ(sweep.Field("run_id"), "2");
   // Run 3: a verify run.
   auto verify = Envelope("verify", {"--variant", "L1_R1_s3", "--shape", "256"}, "verifications");
-  EXPECT_EQ(verify.Field("run_id"), "\"3\"");
+  EXPECT_EQ(verify.Field("run_id"), "3");
   EXPECT_THAT(verify.items[0], HasSubstr("\"reference\":\"cpu\""));
 
   auto watch = Envelope("watch", {"1"}, "measurements", 2);
@@ -194,7 +194,7 @@ TEST_F(JsonE2E, EveryCommandPrintsOneEnvelopeInTheWordsOfTheCsv) {
   auto compare = Envelope("compare", {"1", "1"}, "comparison");
   EXPECT_THAT(compare.items[0], HasSubstr("\"state_a\":\"succeeded\""));
   auto cancel = Envelope("cancel", {"1"}, "cancellation");
-  EXPECT_EQ(cancel.Field("run_id"), "\"1\"");
+  EXPECT_EQ(cancel.Field("run_id"), "1");
   EXPECT_THAT(cancel.items[0], HasSubstr("\"state\":\"succeeded\""));
 
   // The stand-in disassembler prints no listing: the kernel's verdict is an error (exit 1), and

@@ -117,7 +117,7 @@ TEST_F(ReportE2E, PresetsSweepReportCompare) {
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_TRUE(IsJson(json.out)) << json.out;
   EXPECT_THAT(json.out, HasSubstr("\"kind\": \"report\""));
-  EXPECT_THAT(json.out, HasSubstr("\"id\":\"2\""));
+  EXPECT_THAT(json.out, HasSubstr("\"id\":2"));
   EXPECT_THAT(json.out, HasSubstr("\"id\":\"ladder-a\""));
   EXPECT_THAT(json.out, HasSubstr("\"id\":\"pipelining\""));
   auto global_json = Client({"--format", "json", "report", "1"});

@@ -224,3 +224,28 @@ def test_add_kernel_compiles_the_example_and_the_daemon_holds_it(tmp_path):
             assert c.kernels() == []
     finally:
         d.stop()
+
+
+def test_the_clis_json_reads_back_into_the_messages(daemon, ladder):
+    """`runs --format json`: ids and times are JSON numbers, the run's request an object (no
+    JSON inside a string), and words_to_names turns an item back into the daemon's message."""
+    import subprocess
+
+    from google.protobuf import json_format
+
+    from ablationd._proto import envelope_items, words_to_names
+
+    summary, _ = ladder
+    done = subprocess.run([os.environ["ABLATION_CLIENT"], "--server", daemon.address, "runs",
+                           "--tag", "py-ladder", "--format", "json"],
+                          capture_output=True, text=True, timeout=60, check=True)
+    (item,) = envelope_items(done.stdout, "runs")
+    assert item["id"] == summary.run_id and isinstance(item["created_at_ms"], int)
+    assert isinstance(item["request_json"], dict) and item["request_json"]["preset"] == "ladder-a"
+    run = json_format.ParseDict(words_to_names(item, ablation_pb2.Run.DESCRIPTOR), ablation_pb2.Run())
+    with ablationd.connect(daemon.address) as d:
+        (stored,) = d.run_messages(tag="py-ladder")
+    assert run.id == stored.id and run.state == stored.state
+    # The same request (protobuf's JSON reads an int64 as a number or a string alike).
+    assert (json_format.Parse(run.request_json, ablation_pb2.RunRequest())
+            == json_format.Parse(stored.request_json, ablation_pb2.RunRequest()))

@@ -37,11 +37,11 @@ TEST(JsonEnvelopeTest, SchemaVersionKindFieldsThenItemsOnePerLine) {
   EXPECT_EQ(parsed.schema_version, kJsonSchemaVersion);
   EXPECT_EQ(parsed.kind, "measurements");
   EXPECT_THAT(parsed.keys, ElementsAre("schema_version", "kind", "run_id", "truncated", "items"));
-  EXPECT_EQ(parsed.Field("run_id"), "\"42\"");  // an id is a string, as in the items
+  EXPECT_EQ(parsed.Field("run_id"), "42");  // an id is a number, as in the items
   EXPECT_EQ(parsed.Field("truncated"), "false");
   ASSERT_EQ(parsed.items.size(), 2u);
   // One item per line: grep finds a row.
-  EXPECT_THAT(text, HasSubstr("\n    {\"id\":\"0\",\"run_id\":\"42\""));
+  EXPECT_THAT(text, HasSubstr("\n    {\"id\":0,\"run_id\":42"));
   EXPECT_THAT(text, HasSubstr("\"variant\":\"a\""));
 }
 
@@ -83,6 +83,40 @@ TEST(JsonEnvelopeTest, ItemsReadBackIntoTheirMessages) {
   EXPECT_EQ(empty.status(), v1::MEASUREMENT_STATUS_UNSPECIFIED);
   // A word the enum does not have is named by protobuf's parser.
   EXPECT_THAT(ParseJsonItem(R"({"status":"sideways"})", &back), HasSubstr("sideways"));
+}
+
+// int64 fields are JSON numbers ("id":14, not "14"), a uint64 past 2^63 kept whole; a string
+// that holds the run's request is that request as JSON, not JSON in a string; and both read back
+// into the same message.
+TEST(JsonEnvelopeTest, Int64sAreNumbersAndARequestIsAnObject) {
+  v1::Run run;
+  run.set_id(14);
+  run.set_created_at_ms(1796181184230);
+  run.set_order_seed(9223372036854775813ull);  // 2^63 + 5
+  run.mutable_device()->set_memory_bytes(150109880320);
+  run.set_request_json(R"({"variants":["abl_*"],"shapes":[{"m":"4096","n":"4096","k":"512"}]})");
+  const std::string item = JsonItem(run);
+  EXPECT_THAT(item, HasSubstr("\"id\":14,"));
+  EXPECT_THAT(item, HasSubstr("\"created_at_ms\":1796181184230,"));
+  EXPECT_THAT(item, HasSubstr("\"order_seed\":9223372036854775813,"));
+  EXPECT_THAT(item, HasSubstr("\"memory_bytes\":150109880320,"));
+  EXPECT_THAT(item, HasSubstr("\"request_json\":{\"variants\":[\"abl_*\"],\"shapes\":[{\"m\":4096,"
+                              "\"n\":4096,\"k\":512}]}"));
+  EXPECT_THAT(item, Not(HasSubstr("\\\"")));  // no escaped quote: no JSON inside a string
+  v1::Run back;
+  ASSERT_EQ(ParseJsonItem(item, &back), "");
+  EXPECT_EQ(back.SerializeAsString(), run.SerializeAsString());
+  // No request (a run stored before they were kept): null, and back to "".
+  run.clear_request_json();
+  EXPECT_THAT(JsonItem(run), HasSubstr("\"request_json\":null"));
+  ASSERT_EQ(ParseJsonItem(JsonItem(run), &back), "");
+  EXPECT_EQ(back.request_json(), "");
+  // Beside the items, an id is a number too.
+  ParsedEnvelope parsed;
+  ASSERT_EQ(
+      ParseJsonEnvelope(JsonEnvelope("cancellation", run, {{"run_id", std::int64_t{14}}}), &parsed),
+      "");
+  EXPECT_EQ(parsed.Field("run_id"), "14");
 }
 
 TEST(JsonEnvelopeTest, EmptyItemsAndBadText) {

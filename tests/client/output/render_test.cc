@@ -240,7 +240,39 @@ TEST(RunsTableTest, TimesAndDuration) {
   EXPECT_NE(text.find("2026-11-30T12:00:00Z"), std::string::npos);
   EXPECT_NE(text.find("12.3 s"), std::string::npos);
   EXPECT_NE(text.find("NVIDIA H200 (GPU 0)"), std::string::npos);
-  EXPECT_NE(RenderCsv(RunsTable({run})).find(",1796040000000,12345,"), std::string::npos);
+  // In the CSV a time is ISO 8601 in UTC under created_at, as in every CSV; a duration in ms.
+  const std::string csv = RenderCsv(RunsTable({run}));
+  EXPECT_EQ(
+      csv.substr(0, csv.find("\r\n")),
+      "id,state,kind,regime,device,created_at,duration_ms,planned,ok,failed,tags,requested_by");
+  EXPECT_NE(csv.find(",2026-11-30T12:00:00Z,12345,"), std::string::npos) << csv;
+}
+
+// One spelling of time and one unit of noise across the CSVs: every column that holds a time is
+// created_at (ISO 8601 UTC), none is *_ms but durations and medians; noise is noise_pct.
+TEST(CsvConventionsTest, OneSpellingOfTimeAndOneUnitOfNoise) {
+  v1::Run run;
+  run.set_id(1);
+  run.set_created_at_ms(1796040000000);
+  v1::Measurement m;
+  m.set_run_id(1);
+  m.set_created_at_ms(1796040000000);
+  m.set_status(v1::MEASUREMENT_STATUS_OK);
+  m.mutable_stats()->set_median_ms(1.5);
+  m.mutable_stats()->set_noise(0.0025);
+  m.mutable_stats()->set_samples(10);
+  for (const std::string& csv :
+       {RenderCsv(RunsTable({run})), RenderCsv(MeasurementsTable({m}, /*every_column=*/true))}) {
+    const std::string header = csv.substr(0, csv.find("\r\n"));
+    EXPECT_NE(header.find("created_at"), std::string::npos) << header;
+    EXPECT_EQ(header.find("created_at_ms"), std::string::npos) << header;
+    EXPECT_EQ(header.find(",time,"), std::string::npos) << header;
+    EXPECT_EQ(header.find(",noise,"), std::string::npos) << header;
+    EXPECT_NE(csv.find("2026-11-30T12:00:00Z"), std::string::npos) << csv;
+  }
+  const std::string results = RenderCsv(MeasurementsTable({m}, true));
+  EXPECT_NE(results.find("noise_pct"), std::string::npos);
+  EXPECT_NE(results.find(",0.25,"), std::string::npos) << results;  // 0.0025 is 0.25%
 }
 
 TEST(DeviceTableTest, UnavailableShowsReason) {
