@@ -298,7 +298,7 @@ std::string RenderReportHtml(const v1::Report& report) {
     html += "<p class=\"unmeasured\">" + E(line) + "</p>\n";
   int number = 0;
   for (const v1::ReportSection& s : report.sections()) {
-    if (Unmeasured(s)) continue;
+    if (!Drawn(report, s)) continue;
     html += "<section id=\"" + E(s.id()) + "\">\n<h2>" + std::to_string(++number) + ". " +
             E(s.title()) + "</h2>\n<p class=\"scope\">" + E(s.scope()) + "</p>\n";
     html += Figures(report, s) + RowTable(s) + ConditionsTable(s);

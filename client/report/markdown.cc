@@ -246,7 +246,7 @@ std::string RenderReportMarkdown(const v1::Report& report) {
   if (const std::string line = UnmeasuredLine(report); !line.empty()) md += "\n" + line + "\n";
   int number = 0;
   for (const v1::ReportSection& s : report.sections()) {
-    if (Unmeasured(s)) continue;
+    if (!Drawn(report, s)) continue;
     md += "\n## " + std::to_string(++number) + ". " + s.title() + "\n\n_" + s.scope() + "_\n\n";
     switch (s.layout()) {
       case v1::SECTION_LAYOUT_SHAPES:

@@ -1,5 +1,7 @@
 #include "client/report/report.h"
 
+#include <google/protobuf/util/json_util.h>
+
 #include <algorithm>
 #include <tuple>
 
@@ -27,6 +29,13 @@ v1::ReportRun RunIdentity(const v1::Run& run, const RunIndex& index) {
   out.set_order_seed(run.order_seed());
   out.set_regime(run.regime());
   out.set_paired(run.paired());
+  // The request the run was made from, as the daemon stored it: a sweep names its preset.
+  v1::RunRequest request;
+  google::protobuf::util::JsonParseOptions lenient;
+  lenient.ignore_unknown_fields = true;
+  if (!run.request_json().empty() &&
+      google::protobuf::util::JsonStringToMessage(run.request_json(), &request, lenient).ok())
+    out.set_preset(request.preset());
   return out;
 }
 

@@ -288,14 +288,42 @@ bool Unmeasured(const v1::ReportSection& section) {
   return any_rung || section.missing() == section.rows_size();
 }
 
+std::string SweptSection(const v1::Report& report) {
+  const std::string& preset = report.run().preset();
+  if (preset.empty()) return "";
+  for (const v1::ReportSection& s : report.sections())
+    if (s.id() == preset && s.layout() != v1::SECTION_LAYOUT_ALL) return preset;
+  return "";
+}
+
+bool Drawn(const v1::Report& report, const v1::ReportSection& section) {
+  if (Unmeasured(section)) return false;
+  const std::string swept = SweptSection(report);
+  return swept.empty() || section.id() == swept || section.layout() == v1::SECTION_LAYOUT_ALL;
+}
+
 std::string UnmeasuredLine(const v1::Report& report) {
-  std::string line;
+  std::string unmeasured, other;
   for (const v1::ReportSection& s : report.sections()) {
-    if (!Unmeasured(s)) continue;
-    line += (line.empty() ? "" : ", ") + s.title() + " (`ablation-client sweep --preset " + s.id() +
-            "`)";
+    if (Unmeasured(s)) {
+      unmeasured += (unmeasured.empty() ? "" : ", ") + s.title() +
+                    " (`ablation-client sweep --preset " + s.id() + "`)";
+    } else if (!Drawn(report, s)) {
+      int measured = 0;
+      for (const v1::ReportRow& row : s.rows()) measured += row.status() != v1::ROW_STATUS_MISSING;
+      other += (other.empty() ? "" : ", ") + s.title() + " (" + std::to_string(measured) + " of " +
+               std::to_string(s.rows_size()) + " rows)";
+    }
   }
-  return line.empty() ? "" : "Not measured in this run, so not shown: " + line + ".";
+  std::string line;
+  if (!other.empty())
+    line = "This run swept the preset " + SweptSection(report) +
+           ", so only its section is drawn; not drawn, though they share some of its rows: " +
+           other + ".";
+  if (!unmeasured.empty())
+    line += (line.empty() ? "" : " ") + std::string("Not measured in this run, so not shown: ") +
+            unmeasured + ".";
+  return line;
 }
 
 std::vector<std::pair<std::string, std::string>> HeaderFields(const v1::Report& report) {

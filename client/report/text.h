@@ -81,8 +81,16 @@ std::string RunSummary(const v1::ReportRun& run);
 // "Not measured in this run" applies: a section of rungs every one of which is missing (a failed
 // row is shown, with its error).
 bool Unmeasured(const v1::ReportSection& section);
-// "Not measured in this run, so not shown: Architecture (`ablation-client sweep --preset
-// arch`), ..."; "" when every section was measured.
+// The preset the run swept when it is one of the report's sections (report.run().preset()),
+// else "".
+std::string SweptSection(const v1::Report& report);
+// Whether a section is drawn: not when it is Unmeasured, nor, in a run that swept one section's
+// preset, when it is another's (which holds only the rows it shares with the swept one).
+bool Drawn(const v1::Report& report, const v1::ReportSection& section);
+// The sections not drawn, in one line: "This run swept the preset ladder-a, so only its section
+// is drawn; not drawn, though they share some of its rows: Architecture (2 of 12 rows), ...",
+// then "Not measured in this run, so not shown: Architecture (`ablation-client sweep --preset
+// arch`), ..."; "" when every section is drawn.
 std::string UnmeasuredLine(const v1::Report& report);
 
 // The header of a report: label and value, a line each (run, date, device, driver, CUDA, cuBLAS,

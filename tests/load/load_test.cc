@@ -3,6 +3,7 @@
 // error, runs serialised on the one GPU, and every measurement a client was told of stored;
 // prints the request count and the p50/p99 latency of queries made while runs were measuring.
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <atomic>
@@ -156,6 +157,12 @@ TEST(Load, SixtyFourClientsMixingQueriesAndRuns) {
   for (auto& t : clients) t.join();
 
   for (const auto& [what, n] : tally.unexpected) ADD_FAILURE() << n << " x " << what;
+  if (!tally.unexpected.empty()) {
+    // What the daemon said while the clients failed (gRPC's own refusals go to its stderr).
+    const std::string log = daemon.log();
+    ADD_FAILURE() << "the daemon's log, last 6000 bytes:\n"
+                  << log.substr(log.size() > 6000 ? log.size() - 6000 : 0);
+  }
   EXPECT_GT(tally.runs, 0);
 
   // Every measurement a client saw is stored, every run finished, and no two overlapped.
@@ -189,7 +196,13 @@ TEST(Load, SixtyFourClientsMixingQueriesAndRuns) {
       "during runs p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
       seconds, tally.requests, tally.runs, stored, Percentile(tally.query_ms, 0.50),
       Percentile(tally.query_ms, 0.99), Percentile(tally.query_ms, 1.0));
-  daemon.Stop(SIGTERM);
+  // The daemon served the whole load and ends as asked (a crash under load shows here, with its
+  // log above when the clients saw it).
+  const int status = daemon.Stop(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "ablationd ended with wait status " << status
+      << (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : "")
+      << "; log:\n" << daemon.log();
   std::filesystem::remove_all(dir);
 }
 

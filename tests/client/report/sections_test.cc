@@ -161,6 +161,35 @@ TEST(Sections, ASectionTheRunDidNotMeasureSaysHowToMeasureIt) {
   EXPECT_THAT(md, Not(HasSubstr("## 1. Toy")));
 }
 
+// A sweep of one preset draws that preset's section only: another section that shares a row
+// with it (here "other"'s only row is the toy's Z0) is named in one line with how many of its
+// rows the run measured, not drawn as if the run had been its sweep.
+TEST(Sections, ASweepDrawsOnlyItsPresetsSectionAndNamesTheOthersItTouched) {
+  v1::GetRunResponse run = ToyRun();
+  run.mutable_run()->set_request_json(R"({"preset":"toy","shapes":[{"m":"4096"}]})");
+  const v1::Report r = Build(kToy, run);
+  EXPECT_EQ(r.run().preset(), "toy");
+  const std::string md = RenderReportMarkdown(r);
+  EXPECT_THAT(md, HasSubstr("\n## 1. Toy: three steps\n"));
+  EXPECT_THAT(md, Not(HasSubstr("## 2. other")));
+  EXPECT_THAT(md, Not(HasSubstr("## 1. other")));
+  EXPECT_THAT(md, HasSubstr("This run swept the preset toy, so only its section is drawn; not "
+                            "drawn, though they share some of its rows: other (1 of 1 rows)."));
+  EXPECT_THAT(md, HasSubstr("## 2. All measurements of the run"));
+  const std::string html = RenderReportHtml(r);
+  EXPECT_THAT(html, HasSubstr("<section id=\"toy\">"));
+  EXPECT_THAT(html, Not(HasSubstr("<section id=\"other\">")));
+
+  // A run of named variants (no preset) and a preset that is no section draw every section.
+  for (const char* request : {"", R"({"variants":["cublas_bf16"]})", R"({"preset":"arch"})"}) {
+    run.mutable_run()->set_request_json(request);
+    const std::string all = RenderReportMarkdown(Build(kToy, run));
+    EXPECT_THAT(all, HasSubstr("## 1. other")) << request;
+    EXPECT_THAT(all, HasSubstr("## 2. Toy: three steps")) << request;
+    EXPECT_THAT(all, Not(HasSubstr("This run swept"))) << request;
+  }
+}
+
 // A section whose every row failed is a result: drawn, each row with its error, not "not
 // measured".
 TEST(Sections, ASectionWhoseRowsFailedIsShownWithTheErrors) {
