@@ -1,6 +1,7 @@
 #include "client/report/text.h"
 
 #include <algorithm>
+#include <set>
 #include <cstdio>
 
 #include "client/output/enum_words.h"
@@ -299,7 +300,17 @@ std::string SweptSection(const v1::Report& report) {
 bool Drawn(const v1::Report& report, const v1::ReportSection& section) {
   if (Unmeasured(section)) return false;
   const std::string swept = SweptSection(report);
-  return swept.empty() || section.id() == swept || section.layout() == v1::SECTION_LAYOUT_ALL;
+  if (swept.empty() || section.id() == swept || section.layout() == v1::SECTION_LAYOUT_ALL)
+    return true;
+  // Another section the run measured mostly (ladder B across shapes, for a sweep of ladder-b at
+  // several shapes: 8 of its 9 variants) is drawn; one it touched only through the rows it shares
+  // with the swept ladder (ladder B, for a sweep of ladder-a: 2 of 8) is not.
+  std::set<std::string> named, measured;
+  for (const v1::ReportRow& row : section.rows()) {
+    named.insert(row.variant());
+    if (row.status() != v1::ROW_STATUS_MISSING) measured.insert(row.variant());
+  }
+  return 2 * measured.size() > named.size();
 }
 
 std::string UnmeasuredLine(const v1::Report& report) {
@@ -318,8 +329,8 @@ std::string UnmeasuredLine(const v1::Report& report) {
   std::string line;
   if (!other.empty())
     line = "This run swept the preset " + SweptSection(report) +
-           ", so only its section is drawn; not drawn, though they share some of its rows: " +
-           other + ".";
+           "; not drawn, as it measured them only through the rows they share with it: " + other +
+           ".";
   if (!unmeasured.empty())
     line += (line.empty() ? "" : " ") + std::string("Not measured in this run, so not shown: ") +
             unmeasured + ".";

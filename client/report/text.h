@@ -85,10 +85,12 @@ bool Unmeasured(const v1::ReportSection& section);
 // else "".
 std::string SweptSection(const v1::Report& report);
 // Whether a section is drawn: not when it is Unmeasured, nor, in a run that swept one section's
-// preset, when it is another's (which holds only the rows it shares with the swept one).
+// preset, when it is another's that the run measured only through the rows it shares with the
+// swept one (at most half of its variants); one it measured mostly (the swept ladder across
+// shapes) is drawn.
 bool Drawn(const v1::Report& report, const v1::ReportSection& section);
-// The sections not drawn, in one line: "This run swept the preset ladder-a, so only its section
-// is drawn; not drawn, though they share some of its rows: Architecture (2 of 12 rows), ...",
+// The sections not drawn, in one line: "This run swept the preset ladder-a; not drawn, as it
+// measured them only through the rows they share with it: Architecture (2 of 12 rows), ...",
 // then "Not measured in this run, so not shown: Architecture (`ablation-client sweep --preset
 // arch`), ..."; "" when every section is drawn.
 std::string UnmeasuredLine(const v1::Report& report);

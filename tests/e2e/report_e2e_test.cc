@@ -105,9 +105,14 @@ TEST_F(ReportE2E, PresetsSweepReportCompare) {
                         "+0.0] paired |"));
   // The run's regime beside its clocks, and the fake's 100 TFLOPS per its 1.98 GHz.
   EXPECT_THAT(md.out, HasSubstr("clocks observe; regime sustained, paired"));
-  EXPECT_THAT(md.out, HasSubstr("## 3. Ladder B"));
-  EXPECT_THAT(md.out, HasSubstr("Not measured in this run: B0, B1, B2, B3, B5, B6."));
-  EXPECT_THAT(md.out, HasSubstr("## 4. Shape sensitivity"));
+  // A sweep of ladder-a draws ladder A: ladder B and the shapes' heatmap (ladder B across
+  // shapes), which share two of its rows, are named in one line, not drawn half empty.
+  EXPECT_THAT(md.out, Not(HasSubstr(". Ladder B")));
+  EXPECT_THAT(md.out, Not(HasSubstr(". Shape sensitivity")));
+  EXPECT_THAT(md.out, HasSubstr("This run swept the preset ladder-a; not drawn, as it measured "
+                                "them only through the rows they share with it: "));
+  EXPECT_THAT(md.out, HasSubstr("Ladder B: global -> smem, sync load vs cp.async, stages (2 of 8 "
+                                "rows)"));
   // Pipelining, which the run did not measure, is named in one line and not drawn.
   EXPECT_THAT(md.out, HasSubstr("Not measured in this run, so not shown: Pipelining"));
   EXPECT_THAT(md.out, Not(HasSubstr("## 5. Pipelining")));

@@ -161,31 +161,47 @@ TEST(Sections, ASectionTheRunDidNotMeasureSaysHowToMeasureIt) {
   EXPECT_THAT(md, Not(HasSubstr("## 1. Toy")));
 }
 
-// A sweep of one preset draws that preset's section only: another section that shares a row
-// with it (here "other"'s only row is the toy's Z0) is named in one line with how many of its
-// rows the run measured, not drawn as if the run had been its sweep.
-TEST(Sections, ASweepDrawsOnlyItsPresetsSectionAndNamesTheOthersItTouched) {
+// A sweep of one preset draws that preset's section and any other it measured mostly ("other",
+// whose one variant is the toy's Z0); one it touched only through a row or two it shares with
+// the swept ladder ("wider": 1 of its 3 variants) is named in one line with how many of its rows
+// the run measured, not drawn as if the run had been its sweep.
+TEST(Sections, ASweepDrawsItsPresetsSectionAndNamesTheOthersItOnlyTouched) {
+  const std::string toml = std::string(kToy) + R"(
+[wider]
+description = "a ladder that shares one variant with the toy"
+variants = ["abl_L0_R0_bl0_s1_sw0", "abl_L1_R1_bl0_s3_sw1", "abl_L1_R1_bl0_s4_sw1"]
+order = 9
+  [[wider.rung]]
+  id = "W0"
+  variant = "abl_L0_R0_bl0_s1_sw0"
+  [[wider.rung]]
+  id = "W1"
+  variant = "abl_L1_R1_bl0_s3_sw1"
+  [[wider.rung]]
+  id = "W2"
+  variant = "abl_L1_R1_bl0_s4_sw1"
+)";
   v1::GetRunResponse run = ToyRun();
   run.mutable_run()->set_request_json(R"({"preset":"toy","shapes":[{"m":"4096"}]})");
-  const v1::Report r = Build(kToy, run);
+  const v1::Report r = Build(toml, run);
   EXPECT_EQ(r.run().preset(), "toy");
   const std::string md = RenderReportMarkdown(r);
-  EXPECT_THAT(md, HasSubstr("\n## 1. Toy: three steps\n"));
-  EXPECT_THAT(md, Not(HasSubstr("## 2. other")));
-  EXPECT_THAT(md, Not(HasSubstr("## 1. other")));
-  EXPECT_THAT(md, HasSubstr("This run swept the preset toy, so only its section is drawn; not "
-                            "drawn, though they share some of its rows: other (1 of 1 rows)."));
-  EXPECT_THAT(md, HasSubstr("## 2. All measurements of the run"));
+  EXPECT_THAT(md, HasSubstr("\n## 1. other\n"));
+  EXPECT_THAT(md, HasSubstr("\n## 2. Toy: three steps\n"));
+  EXPECT_THAT(md, Not(HasSubstr(". wider")));
+  EXPECT_THAT(md, HasSubstr("This run swept the preset toy; not drawn, as it measured them only "
+                            "through the rows they share with it: wider (1 of 3 rows)."));
+  EXPECT_THAT(md, HasSubstr("## 3. All measurements of the run"));
   const std::string html = RenderReportHtml(r);
   EXPECT_THAT(html, HasSubstr("<section id=\"toy\">"));
-  EXPECT_THAT(html, Not(HasSubstr("<section id=\"other\">")));
+  EXPECT_THAT(html, Not(HasSubstr("<section id=\"wider\">")));
 
-  // A run of named variants (no preset) and a preset that is no section draw every section.
+  // A run of named variants (no preset) and a preset that is no section draw every section the
+  // run measured.
   for (const char* request : {"", R"({"variants":["cublas_bf16"]})", R"({"preset":"arch"})"}) {
     run.mutable_run()->set_request_json(request);
-    const std::string all = RenderReportMarkdown(Build(kToy, run));
-    EXPECT_THAT(all, HasSubstr("## 1. other")) << request;
-    EXPECT_THAT(all, HasSubstr("## 2. Toy: three steps")) << request;
+    const std::string all = RenderReportMarkdown(Build(toml, run));
+    EXPECT_THAT(all, HasSubstr("## 3. wider")) << request;
     EXPECT_THAT(all, Not(HasSubstr("This run swept"))) << request;
   }
 }
