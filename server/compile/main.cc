@@ -29,7 +29,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "kernels/user/compile.h"
+#include "server/compile/nvrtc.h"
 #include "server/compile/sandbox.h"
 
 extern const char kAblationPtxHeader[];      // generated from kernels/common/ptx.cuh
@@ -117,7 +117,7 @@ int Compile(const Options& o, const std::string& sandbox_line) {
     return 2;
   }
   request.source_name = "kernel.cu";
-  const kernels::user::CompileResult r = kernels::user::Compile(request, o.max_log_bytes);
+  const kernels::user::CompileResult r = compile::Compile(request, o.max_log_bytes);
   std::cerr << r.log;
   std::cout << "sandbox " << sandbox_line << "\n"
             << "ok " << (r.ok ? 1 : 0) << "\n"
@@ -144,7 +144,7 @@ int Compile(const Options& o, const std::string& sandbox_line) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  using namespace ablation::kernels::user;
+  using namespace ablation::compile;
   // `ablation-compile --version`: the compiler a build made now would record ("nvrtc 13.0"), so
   // that the daemon can tell the builds it holds from another compiler's.
   if (argc == 2 && std::string(argv[1]) == "--version") {
@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
   warm_up.source = "extern \"C\" __global__ void ablation_warm_up() {}\n";
   warm_up.entry = "ablation_warm_up";
   warm_up.arch = o.request.arch.empty() ? "sm_90a" : o.request.arch;
-  if (const CompileResult w = kernels::user::Compile(warm_up, 4096); !w.ok && !o.probe) {
+  if (const CompileResult w = compile::Compile(warm_up, 4096); !w.ok && !o.probe) {
     std::cerr << "ablation-compile: the compiler does not work here: " << w.log << "\n";
     return 2;
   }

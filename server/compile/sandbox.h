@@ -17,7 +17,7 @@
 //
 // Either of the first two is a sandbox: with the mount namespace nothing outside the allowed
 // folders exists; with Landlock alone what exists cannot be opened, and the compiler's error for
-// a refused include is made the same as for a missing one (kernels/user/compile.h) so that it
+// a refused include is made the same as for a missing one (server/compile/nvrtc.h) so that it
 // tells nothing. A host that offers neither cannot sandbox a compile: Apply says why.
 //
 // Landlock through its three system calls: Debian 12 has no liblandlock, and its kernel headers

@@ -10,7 +10,7 @@
 #include "server/worker/diagnostics.h"
 #include "server/worker/launch.h"
 #include "server/worker/resident.h"
-#include "server/worker/user_code.h"
+#include "server/worker/user_kernels.h"
 #include "server/worker/variant_lookup.h"
 
 namespace ablation::worker {
@@ -151,7 +151,7 @@ int ProfileOnceMain(int argc, char** argv) {
                    task.user_code_file.c_str());
       return kExitUsage;
     }
-    UserCode loaded;
+    UserKernels loaded;
     if (!(err = loaded.Load(codes, registry)).empty()) {
       std::fprintf(stderr, "ablation-worker: profile-once: %s\n", err.c_str());
       return kExitFailed;

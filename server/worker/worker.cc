@@ -17,7 +17,7 @@
 #include "server/worker/fault_injection.h"
 #include "server/worker/measure.h"
 #include "server/worker/resident.h"
-#include "server/worker/user_code.h"
+#include "server/worker/user_kernels.h"
 #include "server/worker/verify.h"
 
 namespace ablation::worker {
@@ -28,7 +28,7 @@ struct Worker::Impl {
   Device device;
   std::unique_ptr<Resident> resident;  // with a device: what is kept between tasks
   k::Registry registry;
-  UserCode user_code;  // the user variants' builds loaded so far, entered into `registry`
+  UserKernels user_kernels;  // the user variants' builds loaded so far, entered into `registry`
   Worker::ExtraVariants extra = nullptr;
 };
 
@@ -90,7 +90,7 @@ wpb::MeasureResult Worker::Measure(const wpb::MeasureTask& task) {
   wpb::MeasureResult result;
   result.set_task_id(task.task_id());
   const std::string err = Guarded(s.device, [&] {
-    if (std::string e = s.user_code.Load(task.user_code(), s.registry); !e.empty()) return e;
+    if (std::string e = s.user_kernels.Load(task.user_code(), s.registry); !e.empty()) return e;
     return RunMeasure(s.device, *s.resident, s.registry, task, &result);
   });
   result.set_ok(err.empty());
@@ -127,7 +127,7 @@ apb::VerifyResult Worker::Verify(const wpb::VerifyTask& task) {
   std::string err = protocol::CheckReference(task);
   if (err.empty()) {
     err = Guarded(s.device, [&] {
-      if (std::string e = s.user_code.Load(task.user_code(), s.registry); !e.empty()) return e;
+      if (std::string e = s.user_kernels.Load(task.user_code(), s.registry); !e.empty()) return e;
       return RunVerify(s.device, *s.resident, s.registry, task, &result);
     });
   }
@@ -144,7 +144,7 @@ wpb::DescribeResult Worker::Describe(const wpb::DescribeTask& task) {
   wpb::DescribeResult result;
   result.set_task_id(task.task_id());
   const std::string err = Guarded(s.device, [&] {
-    if (std::string e = s.user_code.Load(task.user_code(), s.registry); !e.empty()) return e;
+    if (std::string e = s.user_kernels.Load(task.user_code(), s.registry); !e.empty()) return e;
     return RunDescribe(s.device, s.registry, task, &result);
   });
   result.set_ok(err.empty());

@@ -69,8 +69,8 @@ gtest_discover_tests(user_kernel_tests TEST_PREFIX "user." DISCOVERY_TIMEOUT 60)
 
 # ---- CPU: compiling a user kernel with NVRTC, in this process and as the daemon's child process
 # (ablation-compile); NVRTC needs no GPU
-add_executable(user_compile_tests kernels/user/compile_test.cc core/workers/compiler_test.cc
-  core/workers/compiler_sandbox_test.cc core/userkernels/user_kernels_test.cc
+add_executable(user_compile_tests compile/nvrtc_test.cc core/userkernels/compiler_test.cc
+  core/userkernels/compiler_sandbox_test.cc core/userkernels/user_kernels_test.cc
   core/userkernels/user_kernel_bounds_test.cc)
 target_link_libraries(user_compile_tests PRIVATE ablation_user_compile ablation_core
   SQLite::SQLite3 GTest::gmock GTest::gtest_main)

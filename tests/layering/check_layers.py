@@ -7,7 +7,8 @@ below it, never above; a client command includes no other command (what two comm
 below them); the core never includes the rpc layer or gRPC; the kernels, the worker process and
 the database never include the core. What the daemon and the worker share lives in
 server/protocol/ (PROTOCOL_MAY_INCLUDE), which includes neither of them, and the core and the
-worker never include each other. The metrics stand above the core (an observer the daemon wires
+worker never include each other. The compiler process (server/compile/) stands on
+kernels/user/build.h and common/ alone, and only it includes its code or NVRTC. The metrics stand above the core (an observer the daemon wires
 in): the core never includes server/metrics/ (ABOVE_THE_CORE). Reads the
 #include lines of the tree as text, prints every include that breaks a rule, and exits 1 when
 there is one. Run from anywhere: check_layers.py [REPO_ROOT]; with --dot it prints the folders'
@@ -33,6 +34,10 @@ COMMON_MAY_INCLUDE = ("common/", "ablation/")
 # What the daemon and the worker share (server/protocol/README.md): it builds on the common library
 # and the API only.
 PROTOCOL_MAY_INCLUDE = ("server/protocol/", "common/", "ablation/")
+# The compiler process (server/compile/, NVRTC in a confined child of the daemon) stands on the
+# build it is asked for (kernels/user/build.h) and the common library, and nothing outside
+# server/compile/ includes its code: NVRTC never enters the daemon's or the worker's address space.
+COMPILE_MAY_INCLUDE = ("server/compile/", "kernels/user/build.h", "common/")
 # What stands above the core besides the rpc layer (the gRPC rule keeps that one out), never
 # included by it.
 ABOVE_THE_CORE = {"server/metrics/": "the metrics", "server/daemon/": "the daemon's start-up"}
@@ -108,6 +113,14 @@ def check(root):
                     PROTOCOL_MAY_INCLUDE):
                 problems.append(f"{where}: server/protocol/ (what the daemon and the worker "
                                 "share) includes only itself, common/ and the API")
+            if rel.startswith("server/compile/") and '"' in line and not target.startswith(
+                    COMPILE_MAY_INCLUDE):
+                problems.append(f"{where}: the compiler process (server/compile/) includes only "
+                                "itself, kernels/user/build.h and common/")
+            if not rel.startswith(("server/compile/", "tests/")) and (
+                    target.startswith("server/compile/") or target == "nvrtc.h"):
+                problems.append(f"{where}: NVRTC lives in the compiler process alone (the daemon "
+                                "runs it as a child: server/core/userkernels/compiler.h)")
             if rel.startswith("server/worker/") and target.startswith(
                     tuple(ABOVE_THE_CORE) + ("server/rpc/",)):
                 problems.append(f"{where}: the worker process includes nothing of the daemon")

@@ -54,6 +54,26 @@ def test_the_shared_protocol_includes_neither_process(tmp_path):
     assert "clocks.cc:1: includes server/core/base/status.h: server/protocol/" in text
 
 
+def test_nvrtc_lives_in_the_compiler_process_alone(tmp_path):
+    write(tmp_path, "server/compile/nvrtc.cc",
+          '#include "server/compile/nvrtc.h"\n#include "kernels/user/build.h"\n#include <nvrtc.h>\n')
+    write(tmp_path, "server/compile/main.cc", '#include "server/core/base/status.h"\n')
+    write(tmp_path, "server/compile/sandbox.cc", '#include "kernels/user/manifest.h"\n')
+    write(tmp_path, "server/core/userkernels/compiler.cc",
+          '#include "kernels/user/build.h"\n#include "server/compile/nvrtc.h"\n')
+    write(tmp_path, "server/worker/user_kernels.cc", '#include <nvrtc.h>\n')
+    write(tmp_path, "tests/compile/nvrtc_test.cc", '#include "server/compile/nvrtc.h"\n')
+    problems = check_layers.check(tmp_path)
+    text = "\n".join(problems)
+    assert len(problems) == 4, problems
+    assert ("main.cc:1: includes server/core/base/status.h: the compiler process "
+            "(server/compile/) includes only itself, kernels/user/build.h and common/") in text
+    assert "sandbox.cc:1: includes kernels/user/manifest.h: the compiler process" in text
+    assert ("userkernels/compiler.cc:2: includes server/compile/nvrtc.h: NVRTC lives in the "
+            "compiler process alone") in text
+    assert "user_kernels.cc:1: includes nvrtc.h: NVRTC lives in the compiler process alone" in text
+
+
 def test_the_core_and_the_worker_never_include_each_other(tmp_path):
     write(tmp_path, "server/core/runs/measurement_step.cc",
           '#include "server/protocol/window_stats.h"\n#include "server/worker/timing_stats.h"\n')

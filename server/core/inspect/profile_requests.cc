@@ -11,7 +11,7 @@
 #include "server/core/inspect/profiler.h"
 #include "server/core/plan/verification_policy.h"
 #include "server/core/runs/run_manager.h"
-#include "server/core/workers/user_code.h"
+#include "server/core/userkernels/task_builds.h"
 
 namespace ablation::core {
 namespace {

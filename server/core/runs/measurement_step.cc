@@ -12,7 +12,7 @@
 #include "common/time.h"
 #include "kernels/cublas/cublas_lt.h"
 #include "server/core/gpu/peak.h"
-#include "server/core/workers/user_code.h"
+#include "server/core/userkernels/task_builds.h"
 #include "server/protocol/window_stats.h"
 
 namespace ablation::core {

@@ -4,7 +4,7 @@
 #include "common/enum_words.h"
 #include "server/core/runs/measurement_step.h"
 #include "server/core/runs/problem_fields.h"
-#include "server/core/workers/user_code.h"
+#include "server/core/userkernels/task_builds.h"
 
 namespace ablation::core {
 

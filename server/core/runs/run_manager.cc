@@ -1,6 +1,6 @@
 #include "server/core/runs/run_manager.h"
 
-#include "server/core/workers/user_code.h"
+#include "server/core/userkernels/task_builds.h"
 
 #include <random>
 
@@ -9,7 +9,7 @@
 
 #include "ablation/version.h"
 #include "server/core/gpu/telemetry.h"
-#include "server/core/workers/user_code.h"
+#include "server/core/userkernels/task_builds.h"
 #include "server/core/workers/worker_process.h"
 
 namespace ablation::core {

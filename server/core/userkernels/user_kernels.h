@@ -21,7 +21,7 @@
 #include "kernels/user/manifest.h"
 #include "server/core/base/status.h"
 #include "server/core/base/work_queue.h"
-#include "server/core/workers/compiler.h"
+#include "server/core/userkernels/compiler.h"
 
 namespace ablation::core {
 

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "server/core/base/sha256.h"
-#include "server/core/workers/compiler.h"
+#include "server/core/userkernels/compiler.h"
 #include "tests/db/db_test_support.h"
 
 namespace ablation::core {

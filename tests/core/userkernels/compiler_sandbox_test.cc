@@ -20,7 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "server/core/base/subprocess.h"
-#include "server/core/workers/compiler.h"
+#include "server/core/userkernels/compiler.h"
 
 namespace ablation::core {
 namespace {

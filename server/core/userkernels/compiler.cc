@@ -1,4 +1,4 @@
-#include "server/core/workers/compiler.h"
+#include "server/core/userkernels/compiler.h"
 
 #include <unistd.h>
 

@@ -17,12 +17,12 @@
 
 namespace ablation::worker {
 
-class UserCode {
+class UserKernels {
  public:
-  UserCode();
-  ~UserCode();
-  UserCode(const UserCode&) = delete;
-  UserCode& operator=(const UserCode&) = delete;
+  UserKernels();
+  ~UserKernels();
+  UserKernels(const UserKernels&) = delete;
+  UserKernels& operator=(const UserKernels&) = delete;
 
   /// Loads what `codes` holds that is not loaded yet and makes each variant runnable in
   /// `registry`. "" or what failed, naming the variant (a manifest that does not parse, a name
@@ -31,7 +31,7 @@ class UserCode {
       const google::protobuf::RepeatedPtrField<::ablation::worker::v1::UserCode>& codes,
       kernels::Registry& registry);
 
-  struct Loaded;  ///< one build in the context (user_code.cc)
+  struct Loaded;  ///< one build in the context (user_kernels.cc)
 
  private:
   std::map<std::string, std::shared_ptr<Loaded>> by_variant_;

@@ -1,9 +1,9 @@
-// NVRTC on a user kernel, in this process (kernels/user/compile.h): no GPU is needed to compile.
-#include "kernels/user/compile.h"
+// NVRTC on a user kernel, in this process (server/compile/nvrtc.h): no GPU is needed to compile.
+#include "server/compile/nvrtc.h"
 
 #include <gtest/gtest.h>
 
-namespace ablation::kernels::user {
+namespace ablation::compile {
 namespace {
 
 constexpr const char* kScale = R"cu(
@@ -101,4 +101,4 @@ TEST(UserCompile, PtxasReportIsReadForTheEntryOnly) {
 }
 
 }  // namespace
-}  // namespace ablation::kernels::user
+}  // namespace ablation::compile

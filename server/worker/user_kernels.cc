@@ -1,4 +1,4 @@
-#include "server/worker/user_code.h"
+#include "server/worker/user_kernels.h"
 
 #include <cuda_runtime.h>
 
@@ -16,7 +16,7 @@ namespace wpb = ::ablation::worker::v1;
 /// One build in the context: its library, its entry, the manifest and knob set that plan its
 /// launches. Never unloaded while the worker lives (a build is small; a worker restarts after
 /// any fault), so that a handle kept elsewhere (the occupancy of a kernel) never dangles.
-struct UserCode::Loaded {
+struct UserKernels::Loaded {
   std::string cubin_sha256;
   cudaLibrary_t library = nullptr;
   cudaKernel_t kernel = nullptr;
@@ -25,8 +25,8 @@ struct UserCode::Loaded {
   int smem_opt_in = 48 * 1024;  ///< the dynamic shared memory the kernel may use so far
 };
 
-UserCode::UserCode() = default;
-UserCode::~UserCode() = default;
+UserKernels::UserKernels() = default;
+UserKernels::~UserKernels() = default;
 
 namespace {
 
@@ -37,11 +37,11 @@ std::string CudaError(const std::string& what, cudaError_t e) {
 
 /// The launch of one user variant: planned from the manifest at the problem, then the contract's
 /// arguments (A, B, C, M, N, K) on the worker's stream. Nothing else launches user code.
-std::string LaunchUser(UserCode::Loaded* self, const std::string& name, const k::GemmArgs& args);
+std::string LaunchUser(UserKernels::Loaded* self, const std::string& name, const k::GemmArgs& args);
 
 }  // namespace
 
-std::string UserCode::Load(const google::protobuf::RepeatedPtrField<wpb::UserCode>& codes,
+std::string UserKernels::Load(const google::protobuf::RepeatedPtrField<wpb::UserCode>& codes,
                            k::Registry& registry) {
   for (const wpb::UserCode& c : codes) {
     auto it = by_variant_.find(c.variant());
@@ -103,7 +103,7 @@ std::string UserCode::Load(const google::protobuf::RepeatedPtrField<wpb::UserCod
 
 namespace {
 
-std::string LaunchUser(UserCode::Loaded* self, const std::string& name, const k::GemmArgs& args) {
+std::string LaunchUser(UserKernels::Loaded* self, const std::string& name, const k::GemmArgs& args) {
   const k::Problem& p = args.problem;
   if (p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX)
     return "the user kernel contract passes M, N and K as int: " + std::to_string(p.m) + "x" +

@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <string>
 
-#include "kernels/user/compile.h"
+#include "kernels/user/build.h"
 
 namespace ablation::core {
 

@@ -1,4 +1,4 @@
-#include "kernels/user/compile.h"
+#include "server/compile/nvrtc.h"
 
 #include <nvrtc.h>
 
@@ -8,7 +8,7 @@
 #include <regex>
 #include <sstream>
 
-namespace ablation::kernels::user {
+namespace ablation::compile {
 namespace {
 
 // The source as the preprocessor reads its directives (translation phases 2 and 3): lines spliced
@@ -285,4 +285,4 @@ CompileResult Compile(const CompileRequest& request, size_t max_log_bytes) {
   return out;
 }
 
-}  // namespace ablation::kernels::user
+}  // namespace ablation::compile

@@ -1,7 +1,7 @@
-// ablation-compile as the daemon runs it (server/core/workers/compiler.h): a child process with
+// ablation-compile as the daemon runs it (server/core/userkernels/compiler.h): a child process with
 // limits; what comes back for a source that compiles, one that does not, and a compiler that
 // does not finish or is killed by its limits.
-#include "server/core/workers/compiler.h"
+#include "server/core/userkernels/compiler.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "server/core/workers/user_code.h"
+#include "server/core/userkernels/task_builds.h"
 
 namespace ablation::core {
 

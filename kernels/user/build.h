@@ -1,0 +1,44 @@
+// One knob set's build of a user kernel, as the daemon asks for it and the compiler process
+// (server/compile/, NVRTC) answers: the source, entry, architecture and -D flags in; the cubin,
+// ptxas' report and the compiler's log out. The daemon and the compiler process both use these;
+// only the compiler process links NVRTC.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ablation::kernels::user {
+
+struct CompileRequest {
+  std::string source;
+  std::string source_name = "kernel.cu";                 ///< what the compiler's log calls the file
+  std::string entry;                                     ///< the extern "C" __global__ function
+  std::string arch = "sm_90a";                           ///< --gpu-architecture
+  std::vector<std::pair<std::string, int64_t>> defines;  ///< the knob set: -DNAME=value
+  /// Where #include finds headers: CUDA's (cuda_bf16.h, cuda_fp16.h, ...) and nothing else.
+  std::vector<std::string> include_dirs;
+  /// Headers given by name and text, found before any folder: the project's PTX helpers
+  /// ("ablation/ptx.cuh").
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+/// What ptxas said of the entry (-v). Unset fields: it did not say (registers -1).
+struct PtxasReport {
+  bool found = false;  ///< the log has ptxas' report of an entry of that name
+  int registers = -1;
+  int64_t stack_bytes = 0, spill_store_bytes = 0, spill_load_bytes = 0;
+  int64_t static_smem_bytes = 0;
+};
+
+struct CompileResult {
+  bool ok = false;
+  std::string log;    ///< the compiler's log (errors with the source's line numbers)
+  std::string cubin;  ///< with ok
+  PtxasReport ptxas;
+  std::string compiler;  ///< "nvrtc 13.0"
+  std::string options;   ///< the options, space-separated, as given to the compiler
+};
+
+}  // namespace ablation::kernels::user

@@ -1,0 +1,46 @@
+// NVRTC, in the compiler process only (ablation-compile, main.cc): one knob set of a user kernel's
+// source (kernels/user/build.h) into a cubin for one architecture, with ptxas' report of
+// registers, spills and shared memory. The daemon never links this: it runs ablation-compile as
+// a confined child (server/core/userkernels/compiler.h).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "kernels/user/build.h"
+
+namespace ablation::compile {
+
+using kernels::user::CompileRequest;
+using kernels::user::CompileResult;
+using kernels::user::PtxasReport;
+
+/// The compiler's options for `request`: the architecture, C++17, the knob set's -D flags, line
+/// information, and ptxas' -v report.
+std::vector<std::string> CompileOptions(const CompileRequest& request);
+
+/// "nvrtc 13.0": what a build made here records as its compiler.
+std::string CompilerVersion();
+
+/// Compiles in this process (the child's side). A log longer than `max_log_bytes` is cut, saying
+/// so. Not ok, with the log, when NVRTC refuses the source or the entry is not in the cubin.
+CompileResult Compile(const CompileRequest& request, size_t max_log_bytes);
+
+/// "" when every #include, #include_next and __has_include of `source` that names its header
+/// with a literal names one by a relative path without "..": the CUDA headers and the project's
+/// (ablation/ptx.cuh). Else the refusal of the first other, naming it and its line
+/// ("kernel.cu(3): #include \"/etc/passwd\" is refused: ..."). A header named through a macro
+/// is not seen here; the compiler's sandbox finds nothing outside those folders either, and
+/// UniformIncludeErrors makes what it says of that the same whether the file exists or not.
+std::string IncludeRefusal(const std::string& source, const std::string& source_name);
+
+/// `log` with every "cannot open source file" error made the same whether the file is missing,
+/// unreadable or a folder: where only Landlock confines the compile, "Permission denied" would
+/// tell that a path exists.
+std::string UniformIncludeErrors(const std::string& log);
+
+/// ptxas' -v lines for `entry` in `log` (pure, for the tests and for logs read back).
+PtxasReport ParsePtxasReport(const std::string& log, const std::string& entry);
+
+}  // namespace ablation::compile
