@@ -36,23 +36,23 @@
 #include "server/rpc/listener.h"
 #include "server/rpc/reflection_v1.h"
 #include "server/rpc/service.h"
+#include "server/rpc/split_services.h"
 #include "server/rpc/unknown_calls.h"
 
 namespace ablation::daemon {
 namespace {
 
-// Health by what the daemon can do now: queries always, runs only with a usable GPU.
-constexpr const char* kRunsHealth = "ablation.v1.Runs";
-constexpr const char* kQueriesHealth = "ablation.v1.Queries";
-
+// Health by what the daemon can do now, for every service it serves: queries and kernels
+// always, runs and inspection (the GPU's worker, ncu) only with a usable GPU; Ablation, which
+// holds them all, and "" (the daemon as a whole) whenever it answers.
 void UpdateHealth(grpc::HealthCheckServiceInterface* health, core::DaemonCore& core) {
   const bool gpu = core.runs().Device(0).available;
-  health->SetServingStatus(true);  // every service, "" (the daemon as a whole) among them
-  // The gRPC service by its own name (what grpc_health_probe -service= and Kubernetes' grpc probe
-  // with a service ask for): it answers, queries always and runs where a GPU is usable.
+  health->SetServingStatus(true);
   health->SetServingStatus(v1::Ablation::service_full_name(), true);
-  health->SetServingStatus(kQueriesHealth, true);
-  health->SetServingStatus(kRunsHealth, gpu);
+  health->SetServingStatus(v1::Queries::service_full_name(), true);
+  health->SetServingStatus(v1::Kernels::service_full_name(), true);
+  health->SetServingStatus(v1::Runs::service_full_name(), gpu);
+  health->SetServingStatus(v1::Inspection::service_full_name(), gpu);
 }
 
 // What of the configuration takes effect under calls, applied the same way at start and at
@@ -254,6 +254,7 @@ std::string CoreOptionsOf(const DaemonSettings& settings, const ClockSafety& clo
 struct Server {
   std::unique_ptr<rpc::ReflectionV1> reflection_v1;
   std::unique_ptr<rpc::UnknownMethods> unknown_methods;
+  std::unique_ptr<rpc::SplitServices> split;  ///< Runs, Queries, Inspection, Kernels
   std::unique_ptr<grpc::Server> server;
   int port = 0;
 };
@@ -263,9 +264,11 @@ void StartServer(const core::DaemonConfig& config, const rpc::Listener& listener
   grpc::EnableDefaultHealthCheckService(true);
   // Debian's grpc++_reflection (1.51) serves grpc.reflection.v1alpha only; v1 is ours.
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  const std::vector<std::string> served = {"ablation.v1.Ablation", "grpc.health.v1.Health",
-                                           "grpc.reflection.v1alpha.ServerReflection",
-                                           "grpc.reflection.v1.ServerReflection"};
+  std::vector<std::string> served = {"ablation.v1.Ablation", "grpc.health.v1.Health",
+                                     "grpc.reflection.v1alpha.ServerReflection",
+                                     "grpc.reflection.v1.ServerReflection"};
+  for (const std::string& name : rpc::SplitServices::Names()) served.push_back(name);
+  out->split = std::make_unique<rpc::SplitServices>(&service);
   out->reflection_v1 = std::make_unique<rpc::ReflectionV1>(served);
   // A method none of these serves, and a request that does not parse, get a sentence rather than
   // gRPC's UNIMPLEMENTED with no message (unknown_calls.h).
@@ -287,6 +290,7 @@ void StartServer(const core::DaemonConfig& config, const rpc::Listener& listener
   builder.SetResourceQuota(quota);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config.limits.max_concurrent_streams);
   builder.RegisterService(&service);
+  out->split->RegisterWith(builder);
   builder.RegisterService(out->reflection_v1.get());
   builder.RegisterCallbackGenericService(out->unknown_methods.get());
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> namers;

@@ -9,13 +9,20 @@
 namespace ablation::rpc {
 namespace {
 
+// The service of ablation.v1 a path names ("/ablation.v1.Runs/X" -> Runs), or null.
+const google::protobuf::ServiceDescriptor* ServiceOfPath(std::string_view path) {
+  constexpr std::string_view kPackage = "/ablation.v1.";
+  if (path.substr(0, kPackage.size()) != kPackage) return nullptr;
+  const size_t slash = path.find('/', 1);
+  if (slash == std::string_view::npos) return nullptr;
+  return google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+      std::string(path.substr(1, slash - 1)));
+}
+
 const google::protobuf::MethodDescriptor* AblationMethod(std::string_view path) {
-  const std::string prefix = "/" + std::string(v1::Ablation::service_full_name()) + "/";
-  if (path.substr(0, prefix.size()) != prefix) return nullptr;
-  const google::protobuf::ServiceDescriptor* service =
-      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
-          v1::Ablation::service_full_name());
-  return service ? service->FindMethodByName(std::string(path.substr(prefix.size()))) : nullptr;
+  const google::protobuf::ServiceDescriptor* service = ServiceOfPath(path);
+  if (!service) return nullptr;
+  return service->FindMethodByName(std::string(path.substr(path.find('/', 1) + 1)));
 }
 
 // Printable ASCII of at most 96 characters: the path is the caller's text.
@@ -90,9 +97,9 @@ class NamerFactory final : public grpc::experimental::ServerInterceptorFactoryIn
 
 std::string UnknownMethodMessage(std::string_view method,
                                  const std::vector<std::string>& services) {
-  const std::string ablation(v1::Ablation::service_full_name());
-  if (method.substr(0, ablation.size() + 2) == "/" + ablation + "/") {
-    return "ablation.v1.Ablation has no method " + Quoted(method.substr(ablation.size() + 2)) +
+  if (const google::protobuf::ServiceDescriptor* service = ServiceOfPath(method)) {
+    return service->full_name() + " has no method " +
+           Quoted(method.substr(service->full_name().size() + 2)) +
            " in this daemon (a client built from a newer .proto? `ablationd --version` says which "
            "this is; grpc.reflection lists its methods)";
   }

@@ -427,15 +427,59 @@ std::string HealthOf(const std::string& address, const std::string& service) {
 TEST_F(E2E, HealthIsPerServiceRunsNeedAUsableGpu) {
   StartDaemon({{"ABLATION_FAKE_NO_DEVICE", "no CUDA device (test)"}});
   EXPECT_EQ(HealthOf(daemon_->address(), "ablation.v1.Runs"), "NOT_SERVING");
+  EXPECT_EQ(HealthOf(daemon_->address(), "ablation.v1.Inspection"), "NOT_SERVING");
   EXPECT_EQ(HealthOf(daemon_->address(), "ablation.v1.Queries"), "SERVING");
+  EXPECT_EQ(HealthOf(daemon_->address(), "ablation.v1.Kernels"), "SERVING");
   EXPECT_EQ(HealthOf(daemon_->address(), "ablation.v1.Ablation"), "SERVING")
-      << "the gRPC service by its own name";
+      << "the whole service by its own name";
   EXPECT_EQ(HealthOf(daemon_->address(), ""), "SERVING");
+  // Health names only services that exist.
+  EXPECT_THAT(HealthOf(daemon_->address(), "ablation.v1.Nothing"), HasSubstr("error"));
 }
 
 TEST_F(E2E, HealthSaysRunsServeWithAGpu) {
   StartDaemon();
   EXPECT_EQ(HealthOf(daemon_->address(), "ablation.v1.Runs"), "SERVING");
+  EXPECT_EQ(HealthOf(daemon_->address(), "ablation.v1.Inspection"), "SERVING");
+}
+
+// Every service health names is served and listed by reflection, and a method called under its
+// own service answers as it does under Ablation: same handler, same answer.
+TEST_F(E2E, TheSplitServicesAnswerAsAblationDoes) {
+  StartDaemon();
+  auto channel = grpc::CreateChannel(daemon_->address(), grpc::InsecureChannelCredentials());
+  auto queries = v1::Queries::NewStub(channel);
+  auto runs = v1::Runs::NewStub(channel);
+  auto kernels = v1::Kernels::NewStub(channel);
+  {
+    grpc::ClientContext ctx;
+    v1::RunRequest request;
+    request.add_variants("cublas_bf16");
+    v1::Shape* shape = request.add_shapes();
+    shape->set_m(256);
+    shape->set_n(256);
+    shape->set_k(256);
+    auto reader = runs->RunAblation(&ctx, request);
+    v1::RunEvent event;
+    int measurements = 0;
+    while (reader->Read(&event)) measurements += event.has_measurement();
+    ASSERT_TRUE(reader->Finish().ok());
+    EXPECT_EQ(measurements, 1);
+  }
+  grpc::ClientContext a, b;
+  v1::ListRunsResponse split, whole;
+  ASSERT_TRUE(queries->ListRuns(&a, v1::ListRunsRequest(), &split).ok());
+  ASSERT_TRUE(daemon_->Stub()->ListRuns(&b, v1::ListRunsRequest(), &whole).ok());
+  EXPECT_EQ(split.SerializeAsString(), whole.SerializeAsString());
+  EXPECT_EQ(split.runs_size(), 1);
+  grpc::ClientContext c;
+  v1::ListKernelsResponse listed;
+  EXPECT_TRUE(kernels->ListKernels(&c, v1::ListKernelsRequest(), &listed).ok());
+  // A method under a service that lacks it is named with that service.
+  std::string body;
+  grpc::Status st = RawUnary(daemon_->address(), "/ablation.v1.Queries/RunAblation", "", &body);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_THAT(st.error_message(), HasSubstr("ablation.v1.Queries has no method 'RunAblation'"));
 }
 
 // ServerReflectionRequest{list_services: ""} on the reflection stream `method`; the answer.
@@ -485,6 +529,9 @@ TEST_F(E2E, ServerReflectionV1alphaAndV1ListTheServices) {
     const std::string body = ListServicesThrough(daemon_->address(), method);
     EXPECT_THAT(body, HasSubstr("ablation.v1.Ablation")) << method;
     EXPECT_THAT(body, HasSubstr("grpc.health.v1.Health")) << method;
+    for (const char* split : {"ablation.v1.Runs", "ablation.v1.Queries", "ablation.v1.Inspection",
+                              "ablation.v1.Kernels"})
+      EXPECT_THAT(body, HasSubstr(split)) << method;
   }
 }
 

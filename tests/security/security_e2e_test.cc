@@ -516,57 +516,62 @@ TEST_F(Security, GuessesSentAtOnceGetNoMoreAnswersThanTheLimit) {
   EXPECT_EQ(other.load(), 0);
 }
 
-// Every method of the service refuses a call without credentials before doing anything: the
+// Every method of every service refuses a call without credentials before doing anything: the
 // processor leaves the refusal of the method table's calls to their handlers (where the peer is
 // known), so each handler must ask first. Streams and unary calls alike, through the generic stub.
 TEST_F(Security, EveryMethodRefusesACallWithoutCredentials) {
   StartDaemon();
   auto channel = grpc::CreateChannel(daemon_->address(), grpc::InsecureChannelCredentials());
   grpc::GenericStub generic(channel);
-  const google::protobuf::ServiceDescriptor* service =
-      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
-          v1::Ablation::service_full_name());
-  ASSERT_NE(service, nullptr);
-  for (int i = 0; i < service->method_count(); ++i) {
-    const std::string path = "/ablation.v1.Ablation/" + service->method(i)->name();
-    SCOPED_TRACE(path);
-    grpc::CompletionQueue cq;
-    grpc::ClientContext ctx;
-    grpc::ByteBuffer request;  // an empty message of any type
-    grpc::Slice empty("");
-    request = grpc::ByteBuffer(&empty, 1);
-    grpc::Status st;
-    grpc::ByteBuffer response;
-    void* tag = nullptr;
-    bool ok = false;
-    if (service->method(i)->server_streaming()) {
-      auto call = generic.PrepareCall(&ctx, path, &cq);
-      call->StartCall(reinterpret_cast<void*>(1));
-      cq.Next(&tag, &ok);
-      call->Write(request, reinterpret_cast<void*>(2));
-      cq.Next(&tag, &ok);
-      call->WritesDone(reinterpret_cast<void*>(3));
-      cq.Next(&tag, &ok);
-      call->Read(&response, reinterpret_cast<void*>(4));
-      cq.Next(&tag, &ok);
-      EXPECT_FALSE(ok) << "a message was sent";
-      call->Finish(&st, reinterpret_cast<void*>(5));
-      cq.Next(&tag, &ok);
-    } else {
-      auto call = generic.PrepareUnaryCall(&ctx, path, request, &cq);
-      call->StartCall();
-      call->Finish(&response, &st, reinterpret_cast<void*>(1));
-      cq.Next(&tag, &ok);
-    }
-    EXPECT_TRUE(st.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
-                st.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED)
-        << st.error_code() << " " << st.error_message();
-    if (st.error_code() == grpc::StatusCode::UNAUTHENTICATED)
-      EXPECT_THAT(st.error_message(), HasSubstr("carries no credentials"));
-    cq.Shutdown();
-    while (cq.Next(&tag, &ok)) {
+  int methods = 0;
+  for (const char* name : {"ablation.v1.Ablation", "ablation.v1.Runs", "ablation.v1.Queries",
+                           "ablation.v1.Inspection", "ablation.v1.Kernels"}) {
+    const google::protobuf::ServiceDescriptor* service =
+        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name);
+    ASSERT_NE(service, nullptr) << name;
+    for (int i = 0; i < service->method_count(); ++i, ++methods) {
+      const std::string path = "/" + std::string(name) + "/" + service->method(i)->name();
+      SCOPED_TRACE(path);
+      grpc::CompletionQueue cq;
+      grpc::ClientContext ctx;
+      grpc::ByteBuffer request;  // an empty message of any type
+      grpc::Slice empty("");
+      request = grpc::ByteBuffer(&empty, 1);
+      grpc::Status st;
+      grpc::ByteBuffer response;
+      void* tag = nullptr;
+      bool ok = false;
+      if (service->method(i)->server_streaming()) {
+        auto call = generic.PrepareCall(&ctx, path, &cq);
+        call->StartCall(reinterpret_cast<void*>(1));
+        cq.Next(&tag, &ok);
+        call->Write(request, reinterpret_cast<void*>(2));
+        cq.Next(&tag, &ok);
+        call->WritesDone(reinterpret_cast<void*>(3));
+        cq.Next(&tag, &ok);
+        call->Read(&response, reinterpret_cast<void*>(4));
+        cq.Next(&tag, &ok);
+        EXPECT_FALSE(ok) << "a message was sent";
+        call->Finish(&st, reinterpret_cast<void*>(5));
+        cq.Next(&tag, &ok);
+      } else {
+        auto call = generic.PrepareUnaryCall(&ctx, path, request, &cq);
+        call->StartCall();
+        call->Finish(&response, &st, reinterpret_cast<void*>(1));
+        cq.Next(&tag, &ok);
+      }
+      EXPECT_TRUE(st.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+                  st.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED)
+          << st.error_code() << " " << st.error_message();
+      if (st.error_code() == grpc::StatusCode::UNAUTHENTICATED)
+        EXPECT_THAT(st.error_message(), HasSubstr("carries no credentials"));
+      cq.Shutdown();
+      while (cq.Next(&tag, &ok)) {
+      }
     }
   }
+  // Ablation's 19 methods, and each again under the service that serves it.
+  EXPECT_EQ(methods, 2 * 19);
   // A body that does not parse runs no handler: still the refusal, not the parse error.
   {
     grpc::CompletionQueue cq;
