@@ -232,11 +232,17 @@ std::string CoreOptionsOf(const DaemonSettings& settings, const ClockSafety& clo
   options->fleet.node_labels = options->runs.node_labels;
   options->fleet.max_backoff = std::chrono::seconds(config.fleet.retry_max_seconds);
   options->user_kernels = config.user_kernels;
-  // The compiler of user kernels sits beside the worker (both are the daemon's child processes)
-  // unless the configuration names one.
-  if (options->user_kernels.compiler_path.empty())
+  // The compiler of user kernels is installed beside the daemon's own binary (a daemon given
+  // another --worker still finds it) unless the configuration names one
+  // ([user_kernels] compiler).
+  if (options->user_kernels.compiler_path.empty()) {
+    std::error_code error;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
     options->user_kernels.compiler_path =
-        (std::filesystem::path(config.worker_path).parent_path() / "ablation-compile").string();
+        ((error ? std::filesystem::path(config.worker_path) : self).parent_path() /
+         "ablation-compile")
+            .string();
+  }
   // A daemon that runs as root compiles user kernels as an unprivileged user (sandbox.h).
   if (::geteuid() == 0) {
     const passwd* user = ::getpwnam(config.user_kernels.compile_user.c_str());

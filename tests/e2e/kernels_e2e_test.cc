@@ -41,6 +41,16 @@ class KernelsE2E : public DaemonFixture {
   }
 };
 
+// A daemon given another worker (here the test double, in another folder) and no
+// [user_kernels] compiler finds the compiler beside its own binary, as an install puts them.
+TEST_F(KernelsE2E, TheCompilerIsFoundBesideTheDaemonWhateverTheWorker) {
+  const std::string config = Write("ablationd.toml", "[user_kernels]\nadd_role = \"run\"\n");
+  StartFakeDaemon({}, {"--config", config});
+  CommandResult add = AddExample();
+  ASSERT_EQ(add.exit_code, 0) << add.out << add.err;
+  EXPECT_THAT(add.err, HasSubstr("added user kernel tiled: 4 variants compiled"));
+}
+
 TEST_F(KernelsE2E, TheExampleIsAddedCompiledListedShownAndRemoved) {
   StartDaemon();
   CommandResult add = AddExample();

@@ -56,6 +56,7 @@ void Client(const std::shared_ptr<grpc::Channel>& channel, int seed, Clock::time
       s->set_k(256);
       request.add_tags("load");
       grpc::ClientContext ctx;
+      ctx.set_wait_for_ready(true);  // a dropped connection is reconnected, not a failed call
       auto reader = stub->RunAblation(&ctx, request);
       v1::RunEvent event;
       long seen = 0;
@@ -72,6 +73,10 @@ void Client(const std::shared_ptr<grpc::Channel>& channel, int seed, Clock::time
       continue;
     }
     grpc::ClientContext ctx;
+    // As a patient client does: a connection lost under the load (gRPC's memory quota may close
+    // one) is made again rather than failing every call for its backoff; a daemon that stops
+    // answering still fails the call at its deadline, and one that dies fails the test below.
+    ctx.set_wait_for_ready(true);
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
     const auto start = Clock::now();
     grpc::Status st;
