@@ -82,7 +82,8 @@ class AblationService final : public v1::Ablation::CallbackService {
   UnaryHandler<v1::QueryMeasurementsRequest, v1::QueryMeasurementsResponse> QueryMeasurements;
   UnaryHandler<v1::AdviseRequest, v1::AdviseResponse> Advise;
   UnaryHandler<v1::HistoryRequest, v1::HistoryResponse> GetHistory;
-  // In-memory answers: inline.
+  // In-memory answers: inline. (split_services.h declares these handlers alike, per service:
+  // each of its methods hands its call to the one here.)
   UnaryHandler<v1::ListVariantsRequest, v1::ListVariantsResponse> ListVariants;
   UnaryHandler<v1::GetDeviceRequest, v1::GetDeviceResponse> GetDevice;
   UnaryHandler<v1::BudgetRequest, v1::BudgetResponse> GetBudget;

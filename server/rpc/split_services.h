@@ -15,6 +15,7 @@
 
 namespace ablation::rpc {
 
+// Its handlers are declared alike AblationService's of the same names (service.h).
 class RunsService final : public v1::Runs::CallbackService {
  public:
   explicit RunsService(AblationService* all) : all_(all) {}
@@ -27,6 +28,7 @@ class RunsService final : public v1::Runs::CallbackService {
   AblationService* all_;
 };
 
+// Its handlers are declared alike AblationService's of the same names (service.h).
 class QueriesService final : public v1::Queries::CallbackService {
  public:
   explicit QueriesService(AblationService* all) : all_(all) {}
@@ -44,6 +46,7 @@ class QueriesService final : public v1::Queries::CallbackService {
   AblationService* all_;
 };
 
+// Its handlers are declared alike AblationService's of the same names (service.h).
 class InspectionService final : public v1::Inspection::CallbackService {
  public:
   explicit InspectionService(AblationService* all) : all_(all) {}
@@ -54,6 +57,7 @@ class InspectionService final : public v1::Inspection::CallbackService {
   AblationService* all_;
 };
 
+// Its handlers are declared alike AblationService's of the same names (service.h).
 class KernelsService final : public v1::Kernels::CallbackService {
  public:
   explicit KernelsService(AblationService* all) : all_(all) {}
