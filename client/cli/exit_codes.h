@@ -14,7 +14,8 @@ namespace ablation::client {
 // can tell "you asked wrongly" from "the daemon refused the data" from "try again later".
 inline constexpr int kExitOk = 0;
 // The daemon answered, but what it reports failed: a run ended Failed, cancelled or with failed
-// measurements, a verification did not pass, or `compare` found a significant slowdown.
+// measurements, a verification did not pass, `compare` found a significant slowdown, or a user
+// kernel's source did not compile (`kernel add`, `kernel check`: the trailer ablation-reason).
 inline constexpr int kExitFailed = 1;
 // EX_USAGE: the command line is wrong (refused by the client before any call).
 inline constexpr int kExitUsage = 64;

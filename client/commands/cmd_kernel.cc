@@ -1,5 +1,7 @@
 #include "client/commands/cmd_kernel.h"
 
+#include <filesystem>
+
 #include "client/output/escape.h"
 
 #include "client/cli/calls.h"
@@ -84,6 +86,29 @@ CLI::App* SetupKernel(CLI::App& app, KernelOptions& options, KernelCommands* com
       "examples/user-kernels/pipe_gemm.toml\n      compile every knob set of a kernel "
       "(kernels/user/README.md)\n"
       "  ablation-client run -v 'user.pipe.*' --dtype fp16\n      then measure its variants");
+  commands->check = sub->add_subcommand(
+      "check", "Check a kernel: the manifest validated, every knob set compiled, nothing kept");
+  commands->check->add_option("source", options.source_path, "The CUDA source (device code only)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  commands->check->add_option("--manifest,-m", options.manifest_path, "The manifest (TOML)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  commands->check->add_option("--arch", options.arch,
+                              "Compile for this architecture (sm_90a, sm_80, ...) rather than "
+                              "GPU 0's: a daemon with no GPU can check");
+  commands->check->footer(
+      "Exit status: 0 every knob set compiles, 1 one does not (the compiler's messages, as
+      "
+      "file:line:column: error:), 65 the manifest or the request is refused, 64 usage, 69 no
+      "
+      "daemon.
+      "
+      "Examples:
+      "
+      "  ablation-client kernel check tiled_gemm.cu -m tiled_gemm.toml --arch sm_90a
+      "
+      "      in CI, before the kernel is added: nothing is stored");
   commands->list = sub->add_subcommand("list", "The kernels the daemon holds");
   commands->show = sub->add_subcommand("show", "One kernel: its builds (registers, spills, smem)");
   commands->show->add_option("name", options.name, "The kernel's name")->required();
@@ -97,7 +122,8 @@ CLI::App* SetupKernel(CLI::App& app, KernelOptions& options, KernelCommands* com
 int ExecuteKernel(const KernelOptions& options, const KernelCommands& commands,
                   const CommandContext& context) {
   grpc::ClientContext call;
-  if (*commands.add) {
+  if (*commands.add || *commands.check) {
+    const bool check = *commands.check;
     v1::AddKernelRequest request;
     for (const auto& [path, text] : {std::pair{&options.source_path, request.mutable_source()},
                                      std::pair{&options.manifest_path, request.mutable_manifest()}})
@@ -105,14 +131,39 @@ int ExecuteKernel(const KernelOptions& options, const KernelCommands& commands,
         context.err << "error: cannot read " << *path << '\n';
         return kExitUsage;
       }
+    // The daemon's messages name the user's files, not kernel.cu and manifest.
+    request.set_source_name(std::filesystem::path(options.source_path).filename().string());
+    request.set_manifest_name(std::filesystem::path(options.manifest_path).filename().string());
+    request.set_check_only(check);
+    request.set_arch(options.arch);
     v1::AddKernelResponse response;
     // Compiling every knob set takes seconds each.
     SetDeadline(call, context.global, 900);
     grpc::Status status = context.stub.AddKernel(&call, request, &response);
-    if (!status.ok()) return ReportRpcError(status, context);
+    if (!status.ok()) {
+      // A source that does not compile is the kernel's failure, not a refused request: exit 1,
+      // with the compiler's messages as they are (file:line:column: error: ...).
+      const auto reason = call.GetServerTrailingMetadata().find("ablation-reason");
+      if (reason != call.GetServerTrailingMetadata().end() &&
+          std::string(reason->second.data(), reason->second.size()) == "compile_error") {
+        context.err << Printable(status.error_message());
+        if (!status.error_message().empty() && status.error_message().back() != '\n')
+          context.err << '\n';
+        return kExitFailed;
+      }
+      return ReportRpcError(status, context);
+    }
     if (context.global.format == Format::kTable && !context.global.quiet)
-      context.err << "added user kernel " << response.kernel().name() << ": "
-                  << response.kernel().variants_size() << " variants compiled\n";
+      context.err << (check ? "checked user kernel " : "added user kernel ")
+                  << OneLine(response.kernel().name()) << ": " << response.kernel().variants_size()
+                  << " variants compiled"
+                  << (check ? " for " +
+                                  OneLine(response.kernel().builds_size() > 0
+                                              ? response.kernel().builds(0).arch()
+                                              : options.arch) +
+                                  ", nothing kept"
+                            : "")
+                  << '\n';
     ShowKernel(response.kernel(), false, context);
     return kExitOk;
   }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -40,5 +41,21 @@ struct CompileResult {
   std::string compiler;  ///< "nvrtc 13.0"
   std::string options;   ///< the options, space-separated, as given to the compiler
 };
+
+/// The name a build's messages call its source: the user's file name where it is a plain one
+/// ("tiled_gemm.cu": letters, digits, '.', '_', '-' and '+', at most 64, no folder), its last
+/// path component where a path was given, else "kernel.cu". It reaches the compiler's command
+/// line, so nothing else passes.
+inline std::string SourceFileName(std::string_view given) {
+  const size_t slash = given.find_last_of('/');
+  if (slash != std::string_view::npos) given = given.substr(slash + 1);
+  if (given.empty() || given.size() > 64 || given[0] == '.' || given[0] == '-') return "kernel.cu";
+  for (char c : given) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '.' || c == '_' || c == '-' || c == '+';
+    if (!plain) return "kernel.cu";
+  }
+  return std::string(given);
+}
 
 }  // namespace ablation::kernels::user

@@ -386,4 +386,13 @@ std::string CompileArch(const std::string& cc) {
   return "sm_" + digits + (digits == "90" ? "a" : "");
 }
 
+bool IsCompileArch(const std::string& arch) {
+  if (arch.size() < 5 || arch.size() > 7 || arch.compare(0, 3, "sm_") != 0) return false;
+  size_t i = 3;
+  while (i < arch.size() && arch[i] >= '0' && arch[i] <= '9') ++i;
+  const size_t digits = i - 3;
+  if (digits < 2 || digits > 3 || arch[3] == '0') return false;
+  return i == arch.size() || (i + 1 == arch.size() && (arch[i] == 'a' || arch[i] == 'f'));
+}
+
 }  // namespace ablation::kernels::user

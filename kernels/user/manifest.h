@@ -82,6 +82,10 @@ struct Manifest {
 /// a malformed one. The daemon compiles for it, and the worker names it for the disassembler.
 std::string CompileArch(const std::string& cc);
 
+/// Whether `arch` names a real GPU architecture as CompileArch writes them ("sm_" and two or
+/// three digits, with "a" or "f" after it where one is given): a check may name one.
+bool IsCompileArch(const std::string& arch);
+
 /// Reads a manifest. "" on success, else what is wrong, naming the origin, the line where TOML
 /// knows it, and the key: "tiled.toml:7: knob[1].values: expected whole numbers".
 std::string ParseManifest(const std::string& text, const std::string& origin,

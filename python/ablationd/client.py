@@ -34,15 +34,20 @@ class AblationError(RuntimeError):
     """A call the daemon answered with an error status (or the CLI failed): `code` is the gRPC
     status code's name (FAILED_PRECONDITION, ...), `details` the daemon's sentence."""
 
-    def __init__(self, method: str, code: str, details: str):
+    def __init__(self, method: str, code: str, details: str, reason: str = ""):
         super().__init__(f"{method}: {code}: {details}")
         self.method, self.code, self.details = method, code, details
+        # One word where the code alone does not tell: "compile_error" for a user kernel whose
+        # source did not compile (the daemon's trailer ablation-reason).
+        self.reason = reason
 
     @classmethod
     def from_rpc(cls, method: str, error: grpc.RpcError) -> "AblationError":
         code = error.code().name if hasattr(error, "code") and error.code() else "UNKNOWN"
         details = error.details() if hasattr(error, "details") else str(error)
-        return cls(method, code, details or "")
+        trailers = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
+        reason = dict(trailers or ()).get("ablation-reason", "")
+        return cls(method, code, details or "", reason)
 
 
 @dataclasses.dataclass
@@ -181,19 +186,34 @@ class Client:
     def add_kernel(self, source, manifest, timeout=900.0):
         """Adds a user kernel (kernels/user/README.md): `source` and `manifest` are text or paths
         of files. Every knob set is compiled (seconds each); returns the UserKernel. A compile
-        error raises AblationError with the compiler's log."""
+        error raises AblationError with the compiler's log, naming the files as given."""
+        return self._add_kernel(source, manifest, timeout, check_only=False, arch="")
+
+    def check_kernel(self, source, manifest, arch="", timeout=900.0):
+        """Checks a user kernel without keeping it: the manifest validated and every knob set
+        compiled for `arch` ("sm_90a"; "" for GPU 0's, which needs a usable GPU). Returns the
+        UserKernel an add would make (each build's registers, spills, shared memory); a compile
+        error raises AblationError whose reason is "compile_error"."""
+        return self._add_kernel(source, manifest, timeout, check_only=True, arch=arch)
+
+    def _add_kernel(self, source, manifest, timeout, check_only, arch):
         def text(value):
             if hasattr(value, "read_text"):
-                return value.read_text()
+                return value.read_text(), os.path.basename(str(value))
             if isinstance(value, str) and "\n" not in value and os.path.isfile(value):
                 with open(value, encoding="utf-8") as f:
-                    return f.read()
-            return value
-        request = ablation_pb2.AddKernelRequest(source=text(source), manifest=text(manifest))
+                    return f.read(), os.path.basename(value)
+            return value, ""
+        source_text, source_name = text(source)
+        manifest_text, manifest_name = text(manifest)
+        request = ablation_pb2.AddKernelRequest(
+            source=source_text, manifest=manifest_text, source_name=source_name,
+            manifest_name=manifest_name, check_only=check_only, arch=arch)
         try:
             response = self._stub.AddKernel(request, timeout=timeout, metadata=self._metadata)
         except grpc.RpcError as e:
-            raise AblationError.from_rpc("AddKernel", e) from None
+            raise AblationError.from_rpc("CheckKernel" if check_only else "AddKernel",
+                                         e) from None
         return response.kernel
 
     def kernels(self):

@@ -5,7 +5,8 @@
 // limits of its own; the daemon starts it with an empty environment in a scratch folder and adds
 // a wall-clock deadline.
 //
-//   ablation-compile --entry NAME [--arch sm_90a] [--define NAME=V]... [--max-log-bytes N]
+//   ablation-compile --entry NAME [--arch sm_90a] [--source-name F] [--define NAME=V]...
+//                    [--max-log-bytes N]
 //                    [--memory-mb N] [--cpu-seconds N] [--max-cubin-bytes N]
 //                    [--sandbox required|off] [--user UID:GID] [--parent-pid PID]
 //                    [--no-namespaces] < kernel.cu
@@ -116,7 +117,7 @@ int Compile(const Options& o, const std::string& sandbox_line) {
               << o.max_source_bytes << " bytes)\n";
     return 2;
   }
-  request.source_name = "kernel.cu";
+  request.source_name = kernels::user::SourceFileName(o.request.source_name);
   const kernels::user::CompileResult r = compile::Compile(request, o.max_log_bytes);
   std::cerr << r.log;
   std::cout << "sandbox " << sandbox_line << "\n"
@@ -156,6 +157,8 @@ int main(int argc, char** argv) {
   app.add_flag("--probe-sandbox", o.probe, "set the sandbox up, say what it has, and exit");
   app.add_option("--entry", o.request.entry, "the extern \"C\" __global__ function");
   app.add_option("--arch", o.request.arch, "--gpu-architecture (default sm_90a)");
+  app.add_option("--source-name", o.request.source_name,
+                 "what messages call the source (a plain file name; default kernel.cu)");
   app.add_option("--define", o.defines, "NAME=VALUE, a knob's value; repeatable");
   o.request.include_dirs = {ABLATION_CUDA_INCLUDE};
   // The project's PTX helpers (kernels/common/ptx.cuh, the built-in kernels' own), for

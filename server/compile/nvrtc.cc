@@ -165,6 +165,46 @@ std::string UniformIncludeErrors(const std::string& log) {
   return out;
 }
 
+std::string InUserWords(const std::string& log, const std::string& source_name) {
+  std::vector<std::string> lines;
+  std::string line;
+  for (char c : log) {
+    if (c == '\n') {
+      lines.push_back(std::move(line));
+      line.clear();
+    } else if (static_cast<unsigned char>(c) >= 0x20 || c == '\t') {
+      line += c;
+    }
+  }
+  if (!line.empty()) lines.push_back(std::move(line));
+  const std::string prefix = source_name + "(";
+  std::string out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string& l = lines[i];
+    size_t close = 0;
+    if (l.compare(0, prefix.size(), prefix) == 0 &&
+        (close = l.find("): ", prefix.size())) != std::string::npos && close > prefix.size() &&
+        l.find_first_not_of("0123456789", prefix.size()) == close) {
+      const std::string number = l.substr(prefix.size(), close - prefix.size());
+      std::string rest = l.substr(close + 3);
+      // NVRTC echoes the line two columns in and puts a caret under the place on the next.
+      int column = 1;
+      if (i + 2 < lines.size()) {
+        const std::string& caret = lines[i + 2];
+        const size_t at = caret.find('^');
+        if (at != std::string::npos && at >= 2 && caret.find_first_not_of(' ') == at)
+          column = int(at) - 1;
+      }
+      const bool has_kind = rest.rfind("error", 0) == 0 || rest.rfind("warning", 0) == 0 ||
+                            rest.rfind("remark", 0) == 0 || rest.rfind("catastrophic", 0) == 0;
+      l = source_name + ":" + number + ":" + std::to_string(column) + ": " +
+          (has_kind ? "" : "error: ") + rest;
+    }
+    out += l + "\n";
+  }
+  return out;
+}
+
 std::vector<std::string> CompileOptions(const CompileRequest& request) {
   std::vector<std::string> options = {"--gpu-architecture=" + request.arch, "--std=c++17",
                                       "-lineinfo", "--ptxas-options=-v"};
@@ -221,7 +261,7 @@ CompileResult Compile(const CompileRequest& request, size_t max_log_bytes) {
   CompileResult out;
   out.compiler = CompilerVersion();
   if (std::string why = IncludeRefusal(request.source, request.source_name); !why.empty()) {
-    out.log = why + "\n";
+    out.log = InUserWords(why + "\n", request.source_name);
     return out;
   }
   const std::vector<std::string> options = CompileOptions(request);
@@ -249,7 +289,7 @@ CompileResult Compile(const CompileRequest& request, size_t max_log_bytes) {
     std::string log(log_size, '\0');
     nvrtcGetProgramLog(program, log.data());
     log.resize(log_size - 1);  // the terminating NUL
-    log = UniformIncludeErrors(log);
+    log = InUserWords(UniformIncludeErrors(log), request.source_name);
     if (log.size() > max_log_bytes) {
       log.resize(max_log_bytes);
       log += "\n[the compiler's log was cut at " + std::to_string(max_log_bytes) + " bytes]\n";
@@ -277,8 +317,11 @@ CompileResult Compile(const CompileRequest& request, size_t max_log_bytes) {
   const std::string section = ".text." + request.entry + std::string(1, '\0');
   if (out.cubin.find(section) == std::string::npos) {
     out.cubin.clear();
-    out.log += "entry '" + request.entry +
-               "' is not a kernel of this source: declare it extern \"C\" __global__\n";
+    // The cause first; the compiler's report, which names the kernels there are, after it.
+    out.log = request.source_name + ": error: entry '" + request.entry +
+              "' is not a kernel of this source: declare it extern \"C\" __global__ (the "
+              "manifest's entry names the function)\n" +
+              (out.log.empty() ? "" : "the compiler's report:\n" + out.log);
     return out;
   }
   out.ok = true;

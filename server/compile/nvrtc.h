@@ -40,6 +40,13 @@ std::string IncludeRefusal(const std::string& source, const std::string& source_
 /// tell that a path exists.
 std::string UniformIncludeErrors(const std::string& log);
 
+/// The compiler's log in the form editors and CI problem matchers read, naming the user's file:
+/// "kernel.cu(33): error: x" becomes "tiled.cu:33:7: error: x" (the column from the caret line
+/// NVRTC prints under the echoed source line, 1 where there is none; a line with no kind, such
+/// as an include refused, is an error). Control characters other than newline and tab are
+/// dropped (NVRTC's log may carry a NUL).
+std::string InUserWords(const std::string& log, const std::string& source_name);
+
 /// ptxas' -v lines for `entry` in `log` (pure, for the tests and for logs read back).
 PtxasReport ParsePtxasReport(const std::string& log, const std::string& entry);
 

@@ -443,15 +443,19 @@ grpc::ServerUnaryReactor* AblationService::AddKernel(grpc::CallbackServerContext
   // process): on the core's compile threads, whose queue is bounded; the thread that compiled
   // (or this one, for a refusal) finishes the call. The audit line says how it ended in one
   // line: a compile error's log is the caller's answer, never the daemon's log.
+  // A compile error is told apart from a refused request by the trailer "ablation-reason:
+  // compile_error" (the client's exit code says which; docs/using.md).
   const core::KernelCaller caller = KernelCallerOf(context);
-  core_->AddKernel(caller, *request,
-                   [reactor, response, who = auth_->Caller(*context), peer = context->peer()](
-                       const core::Status& st, const v1::AddKernelResponse& added) {
-                     AuditLog::Get().Action("add_kernel", who, peer, added.kernel().name(),
-                                            st.ok() ? "ok" : AuditOutcome(st));
-                     if (st.ok()) *response = added;
-                     reactor->Finish(ToGrpc(st));
-                   });
+  core_->AddKernel(
+      caller, *request,
+      [reactor, response, context, check = request->check_only(), who = auth_->Caller(*context),
+       peer = context->peer()](const core::Status& st, const v1::AddKernelResponse& added) {
+        AuditLog::Get().Action(check ? "check_kernel" : "add_kernel", who, peer,
+                               added.kernel().name(), st.ok() ? "ok" : AuditOutcome(st));
+        if (st.ok()) *response = added;
+        if (!st.reason().empty()) context->AddTrailingMetadata("ablation-reason", st.reason());
+        reactor->Finish(ToGrpc(st));
+      });
   return reactor;
 }
 

@@ -48,11 +48,14 @@ TEST(UserCompile, ACompileErrorComesBackWithTheSourcesLineNumbers) {
   missing_knob.defines.clear();
   CompileResult r = Compile(missing_knob, 64 * 1024);
   EXPECT_FALSE(r.ok);
-  EXPECT_NE(r.log.find("kernel.cu(3)"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("kernel.cu:3:"), std::string::npos) << r.log;
   EXPECT_NE(r.log.find("FACTOR is a knob"), std::string::npos) << r.log;
   r = Compile(Request("extern \"C\" __global__ void scale(float* x) {\n  x[0] = y;\n}\n"), 4096);
   EXPECT_FALSE(r.ok);
-  EXPECT_NE(r.log.find("kernel.cu(2)"), std::string::npos) << r.log;
+  // The form editors' problem matchers read: file:line:column: error: (the column from NVRTC's
+  // caret under the echoed line: "  x[0] = y;" has y in column 10).
+  EXPECT_NE(r.log.find("kernel.cu:2:10: error: identifier \"y\" is undefined"), std::string::npos)
+      << r.log;
   EXPECT_NE(r.log.find("\"y\""), std::string::npos) << r.log;
   EXPECT_TRUE(r.cubin.empty());
 }
@@ -62,9 +65,64 @@ TEST(UserCompile, AnEntryTheSourceDoesNotExportIsRefused) {
   r.entry = "scale_v2";
   const CompileResult out = Compile(r, 64 * 1024);
   EXPECT_FALSE(out.ok);
-  EXPECT_NE(out.log.find("entry 'scale_v2' is not a kernel of this source"), std::string::npos)
+  // The cause first, in the source's name, then the compiler's report (which names the kernels
+  // there are); no control character (NVRTC's log carried a NUL before it).
+  EXPECT_EQ(out.log.rfind("kernel.cu: error: entry 'scale_v2' is not a kernel of this source", 0),
+            0u)
       << out.log;
+  EXPECT_NE(out.log.find("the compiler's report:\n"), std::string::npos) << out.log;
+  EXPECT_EQ(out.log.find('\0'), std::string::npos);
   EXPECT_TRUE(out.cubin.empty());
+}
+
+TEST(UserCompile, MessagesNameTheUsersFile) {
+  CompileRequest r = Request("extern \"C\" __global__ void scale(float* x) {\n    x[0] = y;\n}\n");
+  r.source_name = "my_gemm.cu";
+  const CompileResult out = Compile(r, 64 * 1024);
+  EXPECT_FALSE(out.ok);
+  EXPECT_NE(out.log.find("my_gemm.cu:2:12: error: identifier \"y\" is undefined"),
+            std::string::npos)
+      << out.log;
+  EXPECT_EQ(out.log.find("kernel.cu"), std::string::npos) << out.log;
+  // A refused include is an error in the same form.
+  r.source = "#include \"/etc/passwd\"\n" + r.source;
+  const CompileResult refused = Compile(r, 64 * 1024);
+  EXPECT_EQ(refused.log.rfind("my_gemm.cu:1:1: error: #include", 0), 0u) << refused.log;
+}
+
+TEST(UserCompile, InUserWordsRewritesEveryDiagnosticAndDropsControls) {
+  const std::string log =
+      std::string(
+          "k.cu(7): warning #177-D: variable \"t\" was declared but never referenced\n"
+          "        int t;\n"
+          "            ^\n"
+          "\n"
+          "k.cu(9): error: expected a \";\"\n"
+          "k.cu(12): remark: no caret below\n"
+          "k.cu(x): error: not a line number\n"
+          "other.cu(3): error: another file is left alone\n") +
+      std::string("a\x01") + "b\x1b[31mred" + std::string(1, '\0') + "\tend\n";
+  EXPECT_EQ(InUserWords(log, "k.cu"),
+            "k.cu:7:11: warning #177-D: variable \"t\" was declared but never referenced\n"
+            "        int t;\n"
+            "            ^\n"
+            "\n"
+            "k.cu:9:1: error: expected a \";\"\n"
+            "k.cu:12:1: remark: no caret below\n"
+            "k.cu(x): error: not a line number\n"
+            "other.cu(3): error: another file is left alone\n"
+            "ab[31mred\tend\n");
+}
+
+TEST(UserCompile, OnlyAPlainFileNameNamesTheSource) {
+  using kernels::user::SourceFileName;
+  EXPECT_EQ(SourceFileName("tiled_gemm.cu"), "tiled_gemm.cu");
+  EXPECT_EQ(SourceFileName("/home/me/src/tiled_gemm.cu"), "tiled_gemm.cu");
+  EXPECT_EQ(SourceFileName("g++-kernel.cuh"), "g++-kernel.cuh");
+  for (const char* odd :
+       {"", "a b.cu", "--entry", ".hidden.cu", "x;rm.cu", "k\n.cu", "dir/", "\xE2\x80\xAE.cu"})
+    EXPECT_EQ(SourceFileName(odd), "kernel.cu") << odd;
+  EXPECT_EQ(SourceFileName(std::string(65, 'a')), "kernel.cu");
 }
 
 TEST(UserCompile, ALongLogIsCutSayingSo) {

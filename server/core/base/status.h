@@ -22,16 +22,25 @@ class Status {
  public:
   Status() = default;
   Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  /// With a reason: one word a client can branch on where the code alone does not tell (a user
+  /// kernel that does not compile is InvalidArgument, as a manifest that does not parse is).
+  Status(Code code, std::string message, std::string reason)
+      : code_(code), message_(std::move(message)), reason_(std::move(reason)) {}
   static Status Ok() { return {}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
   const std::string& message() const { return message_; }
+  const std::string& reason() const { return reason_; }
 
  private:
   Code code_ = Code::kOk;
   std::string message_;
+  std::string reason_;
 };
+
+/// The reason of a user kernel's source that did not compile (Status::reason).
+inline constexpr const char* kCompileError = "compile_error";
 
 inline Status InvalidArgument(std::string m) { return {Code::kInvalidArgument, std::move(m)}; }
 inline Status NotFound(std::string m) { return {Code::kNotFound, std::move(m)}; }

@@ -95,22 +95,40 @@ v1::UserKernel ToProto(const KernelSummary& s) {
 
 void DaemonCore::AddKernel(const KernelCaller& caller, const v1::AddKernelRequest& request,
                            KernelAdded done) {
-  const DeviceSnapshot device = runs_->Device(0);
-  const std::string cc = device.identity.compute_capability();
-  const std::string arch = kernels::user::CompileArch(cc);
-  if (arch.empty())
-    return done(
-        FailedPrecondition(
-            "user kernels are compiled for the GPU's architecture, and GPU 0's is not known" +
-            (device.unavailable_reason.empty() ? std::string()
-                                               : " (" + device.unavailable_reason + ")")),
-        {});
-  user_kernels_->Add(caller, request.source(), request.manifest(), arch,
-                     [done = std::move(done)](const Status& st, const KernelSummary& added) {
-                       v1::AddKernelResponse response;
-                       if (st.ok()) *response.mutable_kernel() = ToProto(added);
-                       done(st, response);
-                     });
+  std::string arch = request.arch();
+  if (!arch.empty() && !request.check_only())
+    return done(InvalidArgument("arch: an added kernel is compiled for GPU 0's architecture; "
+                                "arch is for a check (check_only)"),
+                {});
+  if (!arch.empty() && !kernels::user::IsCompileArch(arch))
+    return done(InvalidArgument("arch: '" + arch.substr(0, 32) +
+                                "' is not an architecture NVRTC compiles for here (sm_80, sm_86, "
+                                "sm_89, sm_90a, sm_100a, ...)"),
+                {});
+  if (arch.empty()) {
+    const DeviceSnapshot device = runs_->Device(0);
+    arch = kernels::user::CompileArch(device.identity.compute_capability());
+    if (arch.empty())
+      return done(
+          FailedPrecondition(
+              "user kernels are compiled for the GPU's architecture, and GPU 0's is not known" +
+              (device.unavailable_reason.empty() ? std::string()
+                                                 : " (" + device.unavailable_reason + ")") +
+              (request.check_only() ? "; a check can name one (arch)" : "")),
+          {});
+  }
+  UserKernels::AddOptions how;
+  how.source_name = request.source_name().empty() ? "kernel.cu" : request.source_name();
+  how.manifest_name = request.manifest_name().empty() ? "manifest.toml" : request.manifest_name();
+  how.check_only = request.check_only();
+  user_kernels_->Add(
+      caller, request.source(), request.manifest(), arch,
+      [done = std::move(done)](const Status& st, const KernelSummary& added) {
+        v1::AddKernelResponse response;
+        if (st.ok()) *response.mutable_kernel() = ToProto(added);
+        done(st, response);
+      },
+      how);
 }
 
 Status DaemonCore::ListKernels(const v1::ListKernelsRequest&, v1::ListKernelsResponse* response) {

@@ -18,6 +18,12 @@ std::string Mebibytes(int64_t bytes) {
          std::to_string(((bytes & ((1 << 20) - 1)) * 10) >> 20) + " MiB";
 }
 
+// What manifest messages call the file: the user's file name where it is a plain one.
+std::string ManifestFileName(const std::string& given) {
+  const std::string name = kernels::user::SourceFileName(given);
+  return name == "kernel.cu" && given != "kernel.cu" ? "manifest.toml" : name;
+}
+
 }  // namespace
 
 // One add, from its checks to its compile thread.
@@ -27,6 +33,7 @@ struct UserKernels::Job {
   std::shared_ptr<const Manifest> manifest;
   CompileSandbox sandbox;  ///< as decided at start (Load)
   Added done;
+  AddOptions how;
 };
 
 UserKernels::UserKernels(db::Store* store, UserKernelOptions options,
@@ -44,9 +51,11 @@ void UserKernels::Stop() { compiles_->Stop(); }
 
 std::string UserKernels::CompileBuild(const Manifest& m, const KnobSet& s,
                                       const std::string& source, const std::string& arch,
-                                      const CompileSandbox& sandbox, db::UserKernelBuild* b) {
+                                      const CompileSandbox& sandbox, db::UserKernelBuild* b,
+                                      const std::string& source_name) {
   kernels::user::CompileRequest request;
   request.source = source;
+  request.source_name = kernels::user::SourceFileName(source_name);
   request.entry = m.entry;
   request.arch = arch;
   for (size_t i = 0; i < m.knobs.size(); ++i)
@@ -238,8 +247,11 @@ Status UserKernels::Reserve(const KernelCaller& caller, const Manifest& m,
 }
 
 void UserKernels::Add(const KernelCaller& caller, const std::string& source,
-                      const std::string& manifest_text, const std::string& arch, Added done) {
-  const bool allowed = caller.admin || (options_.add_role == "run" && caller.run);
+                      const std::string& manifest_text, const std::string& arch, Added done,
+                      const AddOptions& how) {
+  // A check stores nothing: the run role may ask for one wherever it may run.
+  const bool allowed =
+      caller.admin || ((how.check_only || options_.add_role == "run") && caller.run);
   if (!allowed)
     return done({Code::kFailedPrecondition,
                  "adding a user kernel needs the admin role" +
@@ -254,13 +266,20 @@ void UserKernels::Add(const KernelCaller& caller, const std::string& source,
                                 std::to_string(options_.manifest.max_source_bytes)),
                 {});
   auto m = std::make_shared<Manifest>();
-  if (std::string why = ParseManifest(manifest_text, "manifest", options_.manifest, m.get());
+  if (std::string why = ParseManifest(manifest_text, ManifestFileName(how.manifest_name),
+                                      options_.manifest, m.get());
       !why.empty())
     return done(InvalidArgument(why), {});
   CompileSandbox sandbox;
-  if (Status st = Reserve(caller, *m, &sandbox); !st.ok()) return done(st, {});
-  auto job =
-      std::make_shared<Job>(Job{caller, source, manifest_text, arch, m, sandbox, std::move(done)});
+  if (how.check_only) {
+    std::lock_guard lock(mu_);
+    sandbox = options_.sandbox;
+    if (!sandbox_refusal_.empty()) return done(FailedPrecondition(sandbox_refusal_), {});
+  } else if (Status st = Reserve(caller, *m, &sandbox); !st.ok()) {
+    return done(st, {});
+  }
+  auto job = std::make_shared<Job>(
+      Job{caller, source, manifest_text, arch, m, sandbox, std::move(done), how});
   const bool queued = compiles_->TrySubmit([this, job](bool cancelled) {
     KernelSummary added;
     Status st = {Code::kUnavailable,
@@ -270,14 +289,14 @@ void UserKernels::Add(const KernelCaller& caller, const std::string& source,
     } catch (const std::exception& e) {
       st = StatusFromException(e);
     }
-    {
+    if (!job->how.check_only) {
       std::lock_guard lock(mu_);
       pending_.erase(job->manifest->name);
     }
     job->done(st, added);
   });
   if (queued) return;
-  {
+  if (!how.check_only) {
     std::lock_guard lock(mu_);
     pending_.erase(m->name);
   }
@@ -288,13 +307,16 @@ void UserKernels::Add(const KernelCaller& caller, const std::string& source,
 }
 
 Status UserKernels::Add(const KernelCaller& caller, const std::string& source,
-                        const std::string& manifest, const std::string& arch,
-                        KernelSummary* added) {
+                        const std::string& manifest, const std::string& arch, KernelSummary* added,
+                        const AddOptions& how) {
   std::promise<Status> answer;
-  Add(caller, source, manifest, arch, [&](const Status& st, const KernelSummary& summary) {
-    if (st.ok()) *added = summary;
-    answer.set_value(st);
-  });
+  Add(
+      caller, source, manifest, arch,
+      [&](const Status& st, const KernelSummary& summary) {
+        if (st.ok()) *added = summary;
+        answer.set_value(st);
+      },
+      how);
   return answer.get_future().get();
 }
 
@@ -305,8 +327,10 @@ Status UserKernels::CompileAndStore(const Job& job, KernelSummary* added) {
   int64_t bytes = 0;
   for (const KnobSet& s : kernels::user::KnobSets(m)) {
     db::UserKernelBuild b;
-    if (std::string why = CompileBuild(m, s, job.source, job.arch, job.sandbox, &b); !why.empty())
-      return InvalidArgument(why);
+    if (std::string why =
+            CompileBuild(m, s, job.source, job.arch, job.sandbox, &b, job.how.source_name);
+        !why.empty())
+      return Status(Code::kInvalidArgument, why, kCompileError);
     bytes += b.cubin_bytes;
     if (bytes > options_.max_bytes_per_kernel)
       return InvalidArgument("user kernel " + m.name + ": its builds come to " + Mebibytes(bytes) +
@@ -316,6 +340,19 @@ Status UserKernels::CompileAndStore(const Job& job, KernelSummary* added) {
     builds.push_back(std::move(b));
   }
   db::UserKernelRecord record;
+  if (job.how.check_only) {
+    // Checked: what an add would store, summarised, and nothing kept.
+    record.name = m.name;
+    record.owner = job.caller.name;
+    record.source = job.source;
+    record.source_sha256 = Sha256Hex(job.source);
+    record.manifest = job.manifest_text;
+    record.manifest_sha256 = Sha256Hex(job.manifest_text);
+    *added = Summarise(Held{std::move(record), job.manifest, bytes}, false);
+    for (db::UserKernelBuild& b : builds) b.cubin.clear();
+    added->builds = std::move(builds);
+    return Status::Ok();
+  }
   record.name = m.name;
   record.owner = job.caller.name;
   record.source = job.source;
@@ -376,7 +413,7 @@ KernelSummary UserKernels::Summarise(const Held& held, bool with_text) {
   s.created_at_ms = held.record.created_at_ms;
   for (const KnobSet& k : kernels::user::KnobSets(m))
     s.variants.push_back(kernels::user::VariantName(m, k));
-  s.builds = store_->UserKernelBuilds(held.record.id, false);
+  if (held.record.id != 0) s.builds = store_->UserKernelBuilds(held.record.id, false);
   if (with_text) {
     s.source = held.record.source;
     s.manifest = held.record.manifest;

@@ -84,6 +84,18 @@ class UserKernels {
   std::string SandboxState();
 
   using Added = std::function<void(const Status& status, const KernelSummary& added)>;
+  /// How an add is asked for beyond its texts.
+  struct AddOptions {
+    /// What messages call the source and the manifest: the user's file names
+    /// (kernels::user::SourceFileName keeps a plain one), so an error reads "tiled.cu:33:7:
+    /// error: ..." and "tiled.toml:18: ...".
+    std::string source_name = "kernel.cu";
+    std::string manifest_name = "manifest.toml";
+    /// A check: the manifest validated and every knob set compiled for `arch`, nothing stored or
+    /// held, the name free or not (an edit of a held kernel is checked too). The summary names
+    /// each knob set's build (registers, spills, shared memory) as an add's does.
+    bool check_only = false;
+  };
   /// Checks the caller's permission, the sandbox, the source's size, the manifest
   /// (InvalidArgument naming the file, line and key) and the caller's number of kernels, and
   /// reserves the name and the caller's place; then queues the compiles (ResourceExhausted when
@@ -92,10 +104,10 @@ class UserKernels {
   /// and the kernel stored with its builds, all or nothing. `done` is called once, on that
   /// thread, or at once when refused before.
   void Add(const KernelCaller& caller, const std::string& source, const std::string& manifest,
-           const std::string& arch, Added done);
+           const std::string& arch, Added done, const AddOptions& how = {});
   /// The same, waiting for the answer (tests, tools).
   Status Add(const KernelCaller& caller, const std::string& source, const std::string& manifest,
-             const std::string& arch, KernelSummary* added);
+             const std::string& arch, KernelSummary* added, const AddOptions& how = {});
   /// The owner or an admin; NotFound for a name no kernel has.
   Status Remove(const KernelCaller& caller, const std::string& name);
   std::vector<KernelSummary> List();
@@ -138,7 +150,8 @@ class UserKernels {
   /// One knob set compiled: "" or why not (the compiler's log, bounded).
   std::string CompileBuild(const kernels::user::Manifest& m, const kernels::user::KnobSet& s,
                            const std::string& source, const std::string& arch,
-                           const CompileSandbox& sandbox, db::UserKernelBuild* b);
+                           const CompileSandbox& sandbox, db::UserKernelBuild* b,
+                           const std::string& source_name = "kernel.cu");
   void RebuildChangedCompilers(std::vector<std::string>* problems);
 
   db::Store* store_;

@@ -99,7 +99,7 @@ TEST(CompilerProcess, ACompileErrorIsTheCompilersLogWithItsLineNumbers) {
                                 CompileLimits{}, {})
                      .result;
   EXPECT_FALSE(r.ok);
-  EXPECT_NE(r.log.find("kernel.cu(2)"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("kernel.cu:2:"), std::string::npos) << r.log;
   EXPECT_EQ(r.log.find("the compiler ended"), std::string::npos) << r.log;  // an ordinary error
   EXPECT_TRUE(r.cubin.empty());
 }

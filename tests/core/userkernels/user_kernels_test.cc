@@ -100,6 +100,45 @@ TEST_F(UserKernelsTest, OnlyAnAdminMayAddUnlessTheConfigurationLetsTheRunRole) {
                    .ok());  // a read-only caller never
 }
 
+// A check compiles every knob set and keeps nothing: the run role may ask for one, a held
+// kernel's name may be checked again (its edit), and the answer names each build.
+TEST_F(UserKernelsTest, ACheckCompilesEveryKnobSetAndKeepsNothing) {
+  KernelSummary checked;
+  UserKernels::AddOptions check;
+  check.check_only = true;
+  check.source_name = "scale.cu";
+  Status st = kernels_->Add(alice_, kSource, kManifest, "sm_90a", &checked, check);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(checked.name, "scale");
+  EXPECT_EQ(checked.builds.size(), checked.variants.size());
+  EXPECT_EQ(checked.builds.size(), 4u);
+  for (const db::UserKernelBuild& b : checked.builds) {
+    EXPECT_EQ(b.arch, "sm_90a");
+    EXPECT_GT(b.registers, 0) << b.variant;
+    EXPECT_TRUE(b.cubin.empty()) << "a check answers with no cubin";
+  }
+  EXPECT_TRUE(kernels_->List().empty());
+  EXPECT_TRUE(store_->ListUserKernels().empty());
+  // Held, the same name is checked again; a broken edit names the user's file and is a compile
+  // error by its reason.
+  KernelSummary added;
+  ASSERT_TRUE(kernels_->Add(admin_, kSource, kManifest, "sm_90a", &added).ok());
+  EXPECT_TRUE(kernels_->Add(alice_, kSource, kManifest, "sm_80", &checked, check).ok());
+  std::string broken = kSource;
+  broken.replace(broken.find("FACTOR + STEP"), 13, "FACTOR + STEPS");
+  st = kernels_->Add(alice_, broken, kManifest, "sm_90a", &checked, check);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_EQ(st.reason(), kCompileError);
+  EXPECT_NE(st.message().find("scale.cu:5:"), std::string::npos) << st.message();
+  EXPECT_EQ(kernels_->List().size(), 1u);
+  // A read-only caller may not make the daemon compile.
+  EXPECT_EQ(
+      kernels_
+          ->Add(KernelCaller{"eve", false, false}, kSource, kManifest, "sm_90a", &checked, check)
+          .code(),
+      Code::kFailedPrecondition);
+}
+
 TEST_F(UserKernelsTest, EveryKnobSetIsCompiledAndStoredWithItsHashesAndOwner) {
   KernelSummary added;
   ASSERT_TRUE(kernels_->Add(admin_, kSource, kManifest, "sm_90a", &added).ok());
@@ -135,7 +174,8 @@ TEST_F(UserKernelsTest, ACompileErrorIsRefusedWithTheLogAndNothingIsStored) {
   EXPECT_EQ(st.code(), Code::kInvalidArgument);
   EXPECT_NE(st.message().find("user.scale.factor=1.step=0 does not compile"), std::string::npos)
       << st.message();
-  EXPECT_NE(st.message().find("kernel.cu(5)"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("kernel.cu:5:"), std::string::npos) << st.message();
+  EXPECT_EQ(st.reason(), kCompileError);
   EXPECT_TRUE(kernels_->List().empty());
   EXPECT_TRUE(store_->ListUserKernels().empty());
 }
@@ -145,7 +185,7 @@ TEST_F(UserKernelsTest, ABadManifestOrAnOversizedSourceIsRefusedNamingWhat) {
   Status st =
       kernels_->Add(admin_, kSource, std::string(kManifest) + "[extra]\n", "sm_90a", &added);
   EXPECT_EQ(st.code(), Code::kInvalidArgument);
-  EXPECT_NE(st.message().find("manifest:17: extra: unknown key"), std::string::npos)
+  EXPECT_NE(st.message().find("manifest.toml:17: extra: unknown key"), std::string::npos)
       << st.message();
   options_.manifest.max_source_bytes = 64;
   Open();

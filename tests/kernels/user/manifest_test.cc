@@ -187,6 +187,11 @@ TEST(UserManifest, TheArchitectureOfACompileIsTheDevicesWithHoppersOwnSuffix) {
   EXPECT_EQ(CompileArch("9.0"), "sm_90a");  // wgmma and TMA need the arch-specific target
   EXPECT_EQ(CompileArch("8.0"), "sm_80");
   EXPECT_EQ(CompileArch("8.9"), "sm_89");
+  for (const char* arch : {"sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_120f"})
+    EXPECT_TRUE(IsCompileArch(arch)) << arch;
+  for (const char* arch :
+       {"", "sm_", "sm_9", "sm_090", "sm_90b", "sm_1000", "compute_90", "sm_90a --x", "SM_90"})
+    EXPECT_FALSE(IsCompileArch(arch)) << arch;
   EXPECT_EQ(CompileArch("9"), "");
   EXPECT_EQ(CompileArch("x.0"), "");
 }
