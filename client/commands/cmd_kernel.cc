@@ -98,16 +98,11 @@ CLI::App* SetupKernel(CLI::App& app, KernelOptions& options, KernelCommands* com
                               "Compile for this architecture (sm_90a, sm_80, ...) rather than "
                               "GPU 0's: a daemon with no GPU can check");
   commands->check->footer(
-      "Exit status: 0 every knob set compiles, 1 one does not (the compiler's messages, as
-      "
-      "file:line:column: error:), 65 the manifest or the request is refused, 64 usage, 69 no
-      "
-      "daemon.
-      "
-      "Examples:
-      "
-      "  ablation-client kernel check tiled_gemm.cu -m tiled_gemm.toml --arch sm_90a
-      "
+      "Exit status: 0 every knob set compiles, 1 one does not (the compiler's messages, as\n"
+      "file:line:column: error:), 65 the manifest or the request is refused, 64 usage, 69 no\n"
+      "daemon.\n"
+      "Examples:\n"
+      "  ablation-client kernel check tiled_gemm.cu -m tiled_gemm.toml --arch sm_90a\n"
       "      in CI, before the kernel is added: nothing is stored");
   commands->list = sub->add_subcommand("list", "The kernels the daemon holds");
   commands->show = sub->add_subcommand("show", "One kernel: its builds (registers, spills, smem)");
@@ -123,7 +118,7 @@ int ExecuteKernel(const KernelOptions& options, const KernelCommands& commands,
                   const CommandContext& context) {
   grpc::ClientContext call;
   if (*commands.add || *commands.check) {
-    const bool check = *commands.check;
+    const bool check = bool(*commands.check);
     v1::AddKernelRequest request;
     for (const auto& [path, text] : {std::pair{&options.source_path, request.mutable_source()},
                                      std::pair{&options.manifest_path, request.mutable_manifest()}})

@@ -65,6 +65,19 @@ struct KernelSummary {
   std::string source_withheld;              ///< with Show: why they were not given
 };
 
+/// How an add is asked for beyond its texts.
+struct UserKernelAddOptions {
+  /// What messages call the source and the manifest: the user's file names
+  /// (kernels::user::SourceFileName keeps a plain one), so an error reads "tiled.cu:33:7:
+  /// error: ..." and "tiled.toml:18: ...".
+  std::string source_name = "kernel.cu";
+  std::string manifest_name = "manifest.toml";
+  /// A check: the manifest validated and every knob set compiled for `arch`, nothing stored or
+  /// held, the name free or not (an edit of a held kernel is checked too). The summary names
+  /// each knob set's build (registers, spills, shared memory) as an add's does.
+  bool check_only = false;
+};
+
 class UserKernels {
  public:
   /// `builtin`: the daemon's own catalog, which Catalog() extends (null: user variants only).
@@ -84,18 +97,7 @@ class UserKernels {
   std::string SandboxState();
 
   using Added = std::function<void(const Status& status, const KernelSummary& added)>;
-  /// How an add is asked for beyond its texts.
-  struct AddOptions {
-    /// What messages call the source and the manifest: the user's file names
-    /// (kernels::user::SourceFileName keeps a plain one), so an error reads "tiled.cu:33:7:
-    /// error: ..." and "tiled.toml:18: ...".
-    std::string source_name = "kernel.cu";
-    std::string manifest_name = "manifest.toml";
-    /// A check: the manifest validated and every knob set compiled for `arch`, nothing stored or
-    /// held, the name free or not (an edit of a held kernel is checked too). The summary names
-    /// each knob set's build (registers, spills, shared memory) as an add's does.
-    bool check_only = false;
-  };
+  using AddOptions = UserKernelAddOptions;
   /// Checks the caller's permission, the sandbox, the source's size, the manifest
   /// (InvalidArgument naming the file, line and key) and the caller's number of kernels, and
   /// reserves the name and the caller's place; then queues the compiles (ResourceExhausted when
