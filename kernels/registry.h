@@ -109,7 +109,11 @@ struct Residency {
 };
 
 struct Variant {
-  std::string name;    ///< canonical name, the key everywhere
+  std::string name;  ///< canonical name, the key everywhere
+  /// Another name a run or a listing may give it: a user variant's short name
+  /// ("tiled_s3_sw1", from its knobs' short names); "" for the built-in families, whose short
+  /// names are parsed (common/variant_names.h).
+  std::string short_name;
   std::string family;  ///< "ablation", "cublas", "pipe", "simt", "tf32", "smem2reg", ...
   std::string description;
   std::vector<std::pair<std::string, ParamValue>> params;  ///< in display order

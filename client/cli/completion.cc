@@ -161,17 +161,32 @@ constexpr const char* kBashHead =
 
 constexpr const char* kBashMain = R"SH(
 @FN@() {
-  local cur=${COMP_WORDS[COMP_CWORD]} cmd="" value_of="" i word
+  local cur="" cmd="" value_of="" trim="" i word start=$COMP_CWORD
+  # bash splits a word at '=': a user variant's name (user.tiled.pad=1.unroll=4) comes as
+  # "user.tiled.pad" "=" "1.unroll" ...; the word being completed is joined back from `start`
+  # (an option's '=' is left alone), and the replies are cut to what follows its last '='.
+  while ((start >= 2)); do
+    if [[ ${COMP_WORDS[start]} == = && ${COMP_WORDS[start - 1]} != -* ]]; then
+      ((start--))
+    elif [[ ${COMP_WORDS[start]} != = && ${COMP_WORDS[start - 1]} == = &&
+      ${COMP_WORDS[start - 2]} != -* ]]; then
+      ((start -= 2))
+    else
+      break
+    fi
+  done
+  for ((i = start; i <= COMP_CWORD; i++)); do cur+=${COMP_WORDS[i]}; done
+  [[ $cur == *?=* && $cur != -* ]] && trim=${cur%"${cur##*=}"}
   # The subcommand is the first word that is neither an option nor an option's value;
   # value_of: the option whose value is being completed (--opt VALUE, --opt=VALUE).
-  for ((i = 1; i < COMP_CWORD; i++)); do
+  for ((i = 1; i < start; i++)); do
     word=${COMP_WORDS[i]}
     if [[ $word == = ]]; then
-      ((i + 1 == COMP_CWORD)) && value_of=${COMP_WORDS[i - 1]}
+      ((i + 1 == start)) && [[ ${COMP_WORDS[i - 1]} == -* ]] && value_of=${COMP_WORDS[i - 1]}
       ((i++))
     elif [[ $word == -* ]]; then
       if [[ ${COMP_WORDS[i + 1]} != = ]] && @FN@_takes_value "$cmd" "$word"; then
-        ((i + 1 == COMP_CWORD)) && value_of=$word
+        ((i + 1 == start)) && value_of=$word
         ((i++))
       fi
     elif [[ -z $cmd ]]; then
@@ -189,6 +204,7 @@ constexpr const char* kBashMain = R"SH(
   elif [[ $cur == -* ]] || ! @FN@_positional "$cmd" "$cur"; then
     mapfile -t COMPREPLY < <(compgen -W "$(@FN@_options "$cmd")" -- "$cur")
   fi
+  if [[ -n $trim ]]; then COMPREPLY=("${COMPREPLY[@]#"$trim"}"); fi
 }
 complete -F @FN@ @PROGRAM@
 )SH";

@@ -68,9 +68,18 @@ Table VariantsTable(const std::vector<v1::Variant>& variants) {
   if (builds) table.columns.push_back({"build", "build at the shape"});
   for (const v1::Variant& v : variants) {
     std::vector<std::string> dtypes(v.dtypes().begin(), v.dtypes().end());
-    std::string tile = Int(v.tile_m()) + "x" + Int(v.tile_n()) + "x" + Int(v.tile_k());
-    table.rows.push_back({v.name(), v.family(), Join(dtypes, ","), tile, Int(v.threads()),
-                          Cell(FormatBytes(v.smem_bytes()), Int(v.smem_bytes()))});
+    // A library's kernel (cuBLAS picks its own) and a user kernel (its launch is the manifest's
+    // expressions of the problem) have no one tile, block or shared memory: said so, not zeros.
+    const bool library = v.family().rfind("cublas", 0) == 0;
+    const bool known = v.tile_m() > 0 && v.tile_n() > 0 && v.tile_k() > 0;
+    const std::string unknown = library ? "library" : "-";
+    const Cell tile = known ? Cell(Int(v.tile_m()) + "x" + Int(v.tile_n()) + "x" + Int(v.tile_k()))
+                            : Cell(unknown, "");
+    const Cell threads = v.threads() > 0 ? Cell(Int(v.threads())) : Cell(unknown, "");
+    const Cell smem = v.smem_bytes() > 0 || known
+                          ? Cell(FormatBytes(v.smem_bytes()), Int(v.smem_bytes()))
+                          : Cell(unknown, "");
+    table.rows.push_back({v.name(), v.family(), Join(dtypes, ","), tile, threads, smem});
     if (builds) {
       table.rows.back().push_back(!v.build_refused().empty() ? "cannot run it: " + v.build_refused()
                                   : !v.build().empty()       ? v.build()

@@ -54,8 +54,10 @@ std::string Expression::Parse(const std::string& text, const std::vector<std::st
     // Parsing happens on first use: ask for the variables now, so that a syntax error or an
     // unknown name is reported when the manifest is read, not when a shape is measured.
     const std::set<std::string> known(names.begin(), names.end());
-    for (const auto& [name, unused] : p.GetUsedVar())
+    for (const auto& [name, unused] : p.GetUsedVar()) {
       if (!known.count(name)) return "'" + name + "' is not M, N, K or a knob";
+      e->used_.insert(name);
+    }
     p.Eval();
   } catch (const mu::Parser::exception_type& error) {
     return error.GetMsg();

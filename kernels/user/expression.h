@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ class Expression {
 
   const std::string& text() const { return text_; }
 
+  /// Whether the text uses the variable `name` (one of those given to Parse).
+  bool Uses(const std::string& name) const { return used_.count(name) > 0; }
+
   /// The value with `values` bound (every name given to Parse must have one). "" on success, else
   /// why not: a division by zero or a value that is not finite.
   std::string Evaluate(const std::map<std::string, double>& values, double* out) const;
@@ -37,6 +41,7 @@ class Expression {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::string text_;
+  std::set<std::string> used_;
 };
 
 }  // namespace ablation::kernels::user

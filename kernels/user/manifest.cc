@@ -80,6 +80,49 @@ std::map<std::string, double> Values(const Manifest& m, const KnobSet& s, const 
   return v;
 }
 
+// A block or shared memory size that no problem changes (an expression of the knobs alone,
+// "2048 / TM") is checked for every knob set when the manifest is read, not first refused at a
+// run. Those that use M, N or K are checked per problem (Plan).
+std::string CheckShapeIndependentLaunch(const Manifest& m, const toml::table& launch,
+                                        const std::string& origin) {
+  auto independent = [](const std::unique_ptr<Expression>& e) {
+    return e && !e->Uses("M") && !e->Uses("N") && !e->Uses("K");
+  };
+  const struct {
+    const char* key;
+    const std::unique_ptr<Expression>* e;
+    int64_t lo, hi;
+  } checks[] = {{"block", &m.block, 1, 1024},
+                {"block_y", &m.block_y, 1, 1024},
+                {"block_z", &m.block_z, 1, 64},
+                {"smem", &m.smem, 0, 227 * 1024}};
+  for (const KnobSet& s : KnobSets(m)) {
+    const std::map<std::string, double> v = Values(m, s, Problem{1, 1, 1, m.dtype});
+    std::string knobs;
+    for (size_t i = 0; i < m.knobs.size(); ++i)
+      knobs += (i ? ", " : "") + m.knobs[i].name + " = " + std::to_string(s.values[i]);
+    const std::string with = knobs.empty() ? "" : " (with " + knobs + ")";
+    int64_t threads = 1;
+    bool all_known = true;
+    for (const auto& c : checks) {
+      if (!*c.e) continue;
+      if (!independent(*c.e)) {
+        all_known = all_known && std::string(c.key) == "smem";
+        continue;
+      }
+      int64_t value = 0;
+      if (std::string why = (*c.e)->EvaluateInteger(v, c.lo, c.hi, &value); !why.empty())
+        return Err(origin, launch.get(c.key), std::string("launch.") + c.key, why + with);
+      if (std::string(c.key) != "smem") threads *= value;
+    }
+    if (all_known && threads > 1024)
+      return Err(
+          origin, launch.get("block"), "launch.block",
+          std::to_string(threads) + " threads a block, more than a block may have (1024)" + with);
+  }
+  return "";
+}
+
 // The [[knob]] tables, into m.knobs.
 std::string ReadKnobs(const toml::table& root, const std::string& origin,
                       const ManifestLimits& limits, Manifest* out) {
@@ -236,6 +279,7 @@ std::string ParseManifest(const std::string& text, const std::string& origin,
              .empty())
       return err;
   }
+  if (!(err = CheckShapeIndependentLaunch(m, l, origin)).empty()) return err;
 
   if (const toml::node* n = root.get("condition")) {
     const auto* arr = n->as_array();
@@ -355,6 +399,7 @@ std::vector<Variant> Variants(std::shared_ptr<const Manifest> m) {
   for (const KnobSet& s : KnobSets(*m)) {
     Variant v;
     v.name = VariantName(*m, s);
+    v.short_name = ShortName(*m, s);
     v.family = "user." + m->name;
     v.description = m->description.empty() ? "user kernel " + m->name : m->description;
     v.params.emplace_back("entry", m->entry);

@@ -107,6 +107,14 @@ TEST_F(KernelsE2E, TheExampleIsAddedCompiledListedShownAndRemoved) {
   EXPECT_THAT(show.out, HasSubstr("-DPAD=0 -DUNROLL=1"));
   EXPECT_THAT(show.out, HasSubstr("__shared__ float As[TILE][TILE + PAD];"));
 
+  // The short name (the manifest's knob shorts: pad, u) is taken wherever a name is.
+  CommandResult by_short = Client({"variants", "tiled_pad1_u4", "--format", "csv"});
+  ASSERT_EQ(by_short.exit_code, 0) << by_short.err;
+  EXPECT_THAT(by_short.out, HasSubstr("user.tiled.pad=1.unroll=4,"));
+  CommandResult run_short = Client({"run", "--variant", "tiled_pad0_u1", "--shape", "256"});
+  ASSERT_EQ(run_short.exit_code, 0) << run_short.err;
+  EXPECT_THAT(Client({"results", "latest", "--format", "csv"}).out,
+              HasSubstr("user.tiled.pad=0.unroll=1"));
   CommandResult variants = Client({"variants", "user.tiled.*", "--format", "csv"});
   ASSERT_EQ(variants.exit_code, 0) << variants.err;
   EXPECT_THAT(variants.out, HasSubstr("user.tiled.pad=1.unroll=4,user.tiled,"));

@@ -75,6 +75,12 @@ Status Resolve(const kernels::Registry& registry, std::string_view selector, std
     out->push_back(v);
     return Status::Ok();
   }
+  // A user variant's short name (tiled_s3_sw1), as the manifest's knobs make it.
+  for (const auto& v : registry.All())
+    if (!v.short_name.empty() && v.short_name == selector) {
+      out->push_back(&v);
+      return Status::Ok();
+    }
   if (auto parsed = ParseAblationName(selector)) {
     if (const auto* v = registry.Find(parsed->Canonical())) {
       out->push_back(v);

@@ -196,6 +196,26 @@ TEST(VariantsTableTest, Columns) {
             std::string::npos);
 }
 
+// cuBLAS and a user kernel have no one tile, block or shared memory: "library" and "-" in the
+// table, empty in the CSV, never a made-up 0x0x0, 0 threads, 0 B.
+TEST(VariantsTableTest, ALibraryAndAUserKernelShowNoZeros) {
+  v1::Variant cublas;
+  cublas.set_name("cublas_bf16");
+  cublas.set_family("cublas");
+  cublas.add_dtypes("bf16");
+  v1::Variant user;
+  user.set_name("user.tiled.pad=0.unroll=1");
+  user.set_family("user.tiled");
+  user.add_dtypes("bf16");
+  const std::string text = RenderText(VariantsTable({cublas, user}));
+  const std::vector<std::string> lines = Lines(text);
+  EXPECT_EQ(lines[2], "cublas_bf16                cublas      bf16    library  library  library");
+  EXPECT_EQ(lines[3], "user.tiled.pad=0.unroll=1  user.tiled  bf16    -              -        -");
+  EXPECT_EQ(text.find("0x0x0"), std::string::npos) << text;
+  const std::string csv = RenderCsv(VariantsTable({cublas, user}));
+  EXPECT_NE(csv.find("cublas_bf16,cublas,bf16,,,\r\n"), std::string::npos) << csv;
+}
+
 TEST(VerifyTableTest, PassAndFail) {
   v1::VerifyResult ok;
   ok.set_variant("a");

@@ -77,6 +77,28 @@ TEST(UserManifest, ReadsTheContractTheLaunchAndTheKnobsInOrder) {
   EXPECT_EQ(m.conditions.size(), 2u);
 }
 
+// A block or shared memory size no problem changes is checked for every knob set when the
+// manifest is read (it was accepted at add and refused at the first run).
+TEST(UserManifest, AShapeIndependentGeometryIsCheckedForEveryKnobSetAtOnce) {
+  const std::string head = "name = \"rowblk\"\nentry = \"k\"\n[contract]\ndtype = \"bf16\"\n";
+  const std::string knob = "[[knob]]\nname = \"TM\"\nvalues = [4, 1]\n";
+  EXPECT_EQ(Refusal(head + "[launch]\nblock = \"2048 / TM\"\ngrid = \"M\"\n" + knob),
+            "bad.toml:6: launch.block: 2048 / TM = 2048 is outside 1 to 1024 (with TM = 1)");
+  EXPECT_EQ(
+      Refusal(head + "[launch]\nblock = \"256\"\nblock_y = \"2 * TM\"\ngrid = \"M\"\n" + knob),
+      "bad.toml:6: launch.block: 2048 threads a block, more than a block may have (1024) "
+      "(with TM = 4)");
+  EXPECT_NE(
+      Refusal(head + "[launch]\nblock = \"128\"\ngrid = \"M\"\nsmem = \"TM * 65536\"\n" + knob)
+          .find("launch.smem: TM * 65536 = 262144 is outside 0 to 232448 (with TM = 4)"),
+      std::string::npos);
+  // A size that depends on the problem is left to each run's plan.
+  Manifest m;
+  EXPECT_EQ(ParseManifest(head + "[launch]\nblock = \"min(M, 2048) / TM\"\ngrid = \"M\"\n" + knob,
+                          "ok.toml", ManifestLimits{}, &m),
+            "");
+}
+
 TEST(UserManifest, KnobSetsNameTheVariantsCanonicallyAndShort) {
   const Manifest m = Read(kTiled);
   const std::vector<KnobSet> sets = KnobSets(m);
@@ -89,6 +111,10 @@ TEST(UserManifest, KnobSetsNameTheVariantsCanonicallyAndShort) {
   ASSERT_TRUE(ParseVariantName(m, "user.tiled.bm=128.bn=128.stages=4.swizzle=1", &back));
   EXPECT_EQ(back.values, (std::vector<int64_t>{128, 128, 4, 1}));
   EXPECT_FALSE(ParseVariantName(m, "user.tiled.bm=128.bn=128.stages=5.swizzle=1", &back));
+  // Each registry entry carries its short name, which runs and listings take (Resolve).
+  const std::vector<Variant> variants = Variants(std::make_shared<Manifest>(Read(kTiled)));
+  EXPECT_EQ(variants[5].name, "user.tiled.bm=128.bn=128.stages=4.swizzle=1");
+  EXPECT_EQ(variants[5].short_name, "tiled_bm128_bn128_s4_sw1");
 }
 
 TEST(UserManifest, PlansTheLaunchFromTheProblemAndTheKnobs) {
@@ -110,11 +136,18 @@ TEST(UserManifest, ABlockOfTwoOrThreeDimensionsIsPlannedAndBoundedAsAWhole) {
   EXPECT_EQ(g.block, 16);
   EXPECT_EQ(g.block_y, 16);
   EXPECT_EQ(g.block_z, 1);
+  // Too many threads for a problem (the block depends on it) is refused at its plan; with no
+  // problem in it, when the manifest is read.
   std::string big = kTiled;
-  big.replace(big.find("block = \"256\""), 13, "block = \"32\"\nblock_y = \"BM / 2\"");
+  big.replace(big.find("block = \"256\""), 13, "block = \"32\"\nblock_y = \"min(M, BM) / 2\"");
   const Manifest b = Read(big);
   EXPECT_EQ(Plan(b, KnobSet{{128, 128, 3, 1}}, P(4096, 2048, 1024), &g),
             "block: 32 x 64 x 1 = 2048 threads, more than a block may have (1024)");
+  std::string fixed = kTiled;
+  fixed.replace(fixed.find("block = \"256\""), 13, "block = \"32\"\nblock_y = \"BM / 2\"");
+  EXPECT_EQ(Refusal(fixed),
+            "bad.toml:11: launch.block: 2048 threads a block, more than a block may have (1024) "
+            "(with BM = 128, BN = 128, STAGES = 2, SWIZZLE = 0)");
 }
 
 TEST(UserManifest, AShapeTheConditionsRefuseIsRefusedWithTheirSentence) {
@@ -128,16 +161,22 @@ TEST(UserManifest, AShapeTheConditionsRefuseIsRefusedWithTheirSentence) {
 
 TEST(UserManifest, GeometryOutsideItsBoundsIsRefusedNamingTheValue) {
   std::string text = kTiled;
-  text.replace(text.find("block = \"256\""), 13, "block = \"BM * 16\"");
+  text.replace(text.find("block = \"256\""), 13, "block = \"min(M, BM) * 16\"");
   const Manifest m = Read(text);
   LaunchGeometry g;
   EXPECT_EQ(Plan(m, KnobSet{{128, 128, 2, 0}}, P(4096, 4096, 4096), &g),
-            "block: BM * 16 = 2048 is outside 1 to 1024");
+            "block: min(M, BM) * 16 = 2048 is outside 1 to 1024");
   std::string half = kTiled;
-  half.replace(half.find("block = \"256\""), 13, "block = \"BM / 3\"");
+  half.replace(half.find("block = \"256\""), 13, "block = \"min(M, BM) / 3\"");
   const Manifest h = Read(half);
   EXPECT_EQ(Plan(h, KnobSet{{128, 128, 2, 0}}, P(4096, 4096, 4096), &g),
-            "block: BM / 3 = 42.66666667 is not a whole number");
+            "block: min(M, BM) / 3 = 42.66666667 is not a whole number");
+  // The same sizes without M, N or K are refused when the manifest is read.
+  std::string fixed = kTiled;
+  fixed.replace(fixed.find("block = \"256\""), 13, "block = \"BM / 3\"");
+  EXPECT_EQ(Refusal(fixed),
+            "bad.toml:11: launch.block: BM / 3 = 42.66666667 is not a whole number "
+            "(with BM = 128, BN = 128, STAGES = 2, SWIZZLE = 0)");
 }
 
 TEST(UserManifest, TheLadderChangesOneKnobPerRungInTheOrderGiven) {
