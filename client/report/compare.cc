@@ -58,9 +58,12 @@ std::string ClockStory(const v1::ComparisonRow& row) {
 
 void Judge(double threshold, bool strict, v1::ComparisonRow* row) {
   const v1::Change& t = row->time_change();
-  row->set_significant(t.has_interval() && !t.within_noise());
+  const bool tiny = t.has_interval() && std::abs(t.estimate()) < kSmallestChange;
+  row->set_significant(t.has_interval() && !t.within_noise() && !tiny);
   if (!row->significant()) {
-    row->set_verdict(t.within_noise() ? "same (within noise)" : "no samples");
+    row->set_verdict(t.within_noise() ? "same (within noise)"
+                     : tiny           ? "same (under 0.1%)"
+                                      : "no samples");
     return;
   }
   if (t.estimate() < 0) {

@@ -8,7 +8,10 @@
 // Verdicts. T: the time change, C: the cycles change; "within noise": the interval contains 0 or
 // |change| < the larger of the two runs' floors (stats.h).
 //  - T without an interval and not within noise: "no samples" (nothing can be claimed).
-//  - T within noise: "same (within noise)". T < 0: "faster".
+//  - T within noise: "same (within noise)". |T| under kSmallestChange, however tight the noise
+//    (a test double's identical samples, two runs of one cached answer): "same (under 0.1%)",
+//    not significant: nothing measured here repeats to better than that.
+//  - T < 0: "faster".
 //  - T > 0, slower. The clocks explain it when they moved (the SM clock down by kClockDrop or
 //    more, or the throttled or the low-clock share up by kThrottleRise or more) AND C is within
 //    noise, i.e. the kernel took the same cycles at a lower clock: "slower with the clock down
@@ -38,6 +41,9 @@ namespace ablation::client::report {
 inline constexpr int kComparisonSchemaVersion = 1;
 inline constexpr double kClockDrop = 0.02;     // an SM clock 2% or more lower
 inline constexpr double kThrottleRise = 0.05;  // 5 points more of the samples throttled
+// The smallest time change a comparison calls a change: paired changes repeat to about a tenth
+// of a point on the H200 (notes/gpu-runs.md), so a smaller one is no finding.
+inline constexpr double kSmallestChange = 0.001;
 
 ablation::v1::Comparison Compare(const ablation::v1::GetRunResponse& a,
                                  const ablation::v1::GetRunResponse& b, double threshold,

@@ -152,6 +152,16 @@ TEST(Compare, SlowdownsBeyondTheThresholdAreRegressions) {
   EXPECT_EQ(rows["faster"].verdict(), "faster");
   EXPECT_EQ(c.regressions(), 1);
   ASSERT_EQ(c.only_in_a_size(), 1);
+  // A change of -0.0004% with no noise at all (identical samples) is no finding either way.
+  v1::GetRunResponse x = MadeUpRun(3), y = MadeUpRun(4);
+  Add(x, "tiny", {.ms = {1.0, 1.0, 1.0}});
+  Add(y, "tiny", {.ms = {0.999996, 0.999996, 0.999996}});
+  Add(x, "small", {.ms = {1.0, 1.0, 1.0}});
+  Add(y, "small", {.ms = {0.998, 0.998, 0.998}});  // -0.2%: past the smallest change
+  auto tiny = ByVariant(Compare(x, y, 0.03));
+  EXPECT_FALSE(tiny["tiny"].significant());
+  EXPECT_EQ(tiny["tiny"].verdict(), "same (under 0.1%)");
+  EXPECT_EQ(tiny["small"].verdict(), "faster");
   EXPECT_EQ(c.only_in_a(0), "gone bf16 4096x4096x4096");
   EXPECT_EQ(Compare(a, b, 0.10).regressions(), 0);  // a looser threshold
 
