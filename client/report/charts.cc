@@ -321,7 +321,7 @@ std::string ChangeHeatmap(const v1::ReportSection& s, const ShapeView& view) {
 std::string HistoryChart(const v1::Series& series, const std::string& id) {
   const int n = series.points_size();
   if (n == 0) return "";
-  const int left = 90, plot = 760, right = 30, top = 64, height = 260, axis_h = 56;
+  const int left = 90, plot = 760, right = 30, top = 84, height = 260, axis_h = 56;
   double lo = series.points(0).median_ms(), hi = lo;
   for (const v1::HistoryPoint& p : series.points()) {
     lo = std::min(lo, p.median_ms());
@@ -340,12 +340,14 @@ std::string HistoryChart(const v1::Series& series, const std::string& id) {
   const double bottom = top + height;
   std::string out = svg::Open("chart history", id, left + plot + right, top + height + axis_h,
                               series.variant() + " history, change points marked");
+  // The title on two lines, so that a long variant name is not cut at the drawing's edge.
   out += svg::Text(
       8, 18,
       series.variant() + " " + series.dtype() + " " + std::to_string(series.shape().m()) + "x" +
-          std::to_string(series.shape().n()) + "x" + std::to_string(series.shape().k()) +
-          ": median time per run; lines: segment means; dashed: change points",
+          std::to_string(series.shape().n()) + "x" + std::to_string(series.shape().k()),
       "start", "chart-title");
+  out += svg::Text(8, 38, "median time per run; lines: segment means; dashed: change points",
+                   "start", "legend-text");
   // The y axis: grid lines and labels in ms.
   out += "<g class=\"axis y\">\n";
   for (double v : y_ticks) {
@@ -355,8 +357,13 @@ std::string HistoryChart(const v1::Series& series, const std::string& id) {
   out += svg::Line(left, top, left, bottom, "axis-line");
   out += svg::Text(8, top - 10, "median ms", "start", "axis-label");
   out += "</g>\n";
-  out += svg::XAxis(x, x_ticks, bottom, bottom, "run, oldest first",
-                    [](double v) { return std::to_string(int(v)); });
+  // Runs evenly spaced, oldest first, each labelled with its run id (the id `show` and
+  // `report` take), not its place in the series.
+  out += svg::XAxis(x, x_ticks, bottom, bottom, "run id, oldest first", [&series](double v) {
+    const int i = int(v) - 1;
+    return i >= 0 && i < series.points_size() ? std::to_string(series.points(i).run_id())
+                                              : std::string();
+  });
   // Segments: from each change point (and the start) to the next, at the mean of its medians.
   std::vector<int> starts = {0};
   for (const v1::ChangePoint& c : series.change_points())

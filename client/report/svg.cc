@@ -99,7 +99,7 @@ std::vector<double> Ticks(double* lo, double* hi, int count) {
 }
 
 std::string XAxis(const Scale& scale, const std::vector<double>& ticks, double y, double grid_top,
-                  const std::string& title, std::string (*format)(double)) {
+                  const std::string& title, const std::function<std::string(double)>& format) {
   // Every k-th tick only, where the labels would otherwise run together: a label is about
   // 0.6 em a character at the tick labels' 12 px, with a gap of 12 px.
   std::size_t widest = 0;

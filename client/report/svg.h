@@ -2,6 +2,7 @@
 // round ticks, axes, colour ramps. No layout engine: each chart places its own boxes.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,7 @@ std::vector<double> Ticks(double* lo, double* hi, int count = 5);
 // all in <g class="axis x">. `format` writes a tick label. Where the labels would run together
 // (about 7.5 px a character at 12 px, 12 px apart), only every k-th tick is drawn, 0 among them.
 std::string XAxis(const Scale& scale, const std::vector<double>& ticks, double y, double grid_top,
-                  const std::string& title, std::string (*format)(double));
+                  const std::string& title, const std::function<std::string(double)>& format);
 // The vertical axis line at x from top to bottom (none when top >= bottom), with its title at
 // title_y as the heading of the row labels left of it (<g class="axis y">).
 std::string YAxis(double x, double top, double bottom, double title_y, const std::string& title);

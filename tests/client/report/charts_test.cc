@@ -364,7 +364,15 @@ TEST(HistoryChart, DrawsEveryRunAndMarksTheChangePoint) {
   EXPECT_THAT(svg, HasSubstr("change point at run 6 (run id 105)"));
   EXPECT_THAT(svg, HasSubstr("run 105, 2025-12-07T00:00:00Z"));
   EXPECT_THAT(svg, HasSubstr(">median ms</text>"));
-  EXPECT_THAT(svg, HasSubstr(">run, oldest first</text>"));
+  EXPECT_THAT(svg, HasSubstr(">run id, oldest first</text>"));
+  // The x axis names runs by id (100 to 109), not by place (1 to 10).
+  EXPECT_THAT(svg, HasSubstr("text-anchor=\"middle\">100</text>"));
+  EXPECT_THAT(svg, HasSubstr("text-anchor=\"middle\">109</text>"));
+  EXPECT_THAT(svg, Not(HasSubstr("text-anchor=\"middle\">1</text>")));
+  // The title on two lines: the series, then how to read it.
+  EXPECT_THAT(svg, HasSubstr("<text class=\"chart-title\" x=\"8\" y=\"18\">abl_L1_R1_bl0_s3_sw1 "
+                             "bf16 4096x4096x4096</text>"));
+  EXPECT_THAT(svg, HasSubstr(">median time per run; lines: segment means; dashed: change points<"));
   // The dashed line sits between the fifth and the sixth point.
   const std::regex dashed("<line class=\"change-point\" x1=\"([0-9.]+)\"");
   const std::regex point("<circle class=\"point[^\"]*\" cx=\"([0-9.]+)\"");
