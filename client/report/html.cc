@@ -73,6 +73,21 @@ svg line.change-point { stroke: #b02a2a; stroke-width: 1.6; stroke-dasharray: 5 
 svg text.change-label { font-size: 12px; font-weight: 600; }
 svg text.change-label.slower { fill: #b02a2a; }
 svg text.change-label.faster { fill: #2a6fb0; }
+/* A window too narrow for a table's columns (under 1100 px: half a laptop's screen, a phone)
+   stacks each row: one cell a line, its column's title beside it, so that nothing is cut or
+   scrolled. Print keeps the table (its own font sizes below). */
+@media screen and (max-width: 1100px) {
+  table.rows, table.conditions, table.rows tbody, table.conditions tbody,
+  table.rows tr, table.conditions tr { display: block; width: auto; }
+  table.rows tr.head, table.conditions tr.head { display: none; }
+  table.rows tr, table.conditions tr { border: 1px solid #d8dce4; margin: .6em 0;
+                                       padding: .2em 0; }
+  table.rows td, table.conditions td { display: flex; gap: 1em; border: none;
+                                       padding: .1em .6em; text-align: left; }
+  table.rows td::before, table.conditions td::before { content: attr(data-label);
+    flex: 0 0 11em; font-weight: 600; color: #566; }
+  table.conditions caption { display: block; }
+}
 @media print {
   body { max-width: none; margin: 0; font-size: 12px; }
   table { font-size: 10px; }
@@ -92,17 +107,22 @@ std::string Code(const std::string& name) {
   return html + "</code>";
 }
 
-std::string Cells(const std::vector<std::string>& cells, const std::vector<std::string>& classes) {
+// A row's cells; with `titles`, each cell carries its column's title (data-label), which a
+// narrow window shows beside the value when it stacks the row (the stylesheet's @media rule).
+std::string Cells(const std::vector<std::string>& cells, const std::vector<std::string>& classes,
+                  const std::vector<std::string>& titles = {}) {
   std::string html;
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const std::string& cls = i < classes.size() ? classes[i] : "";
-    html += "<td" + (cls.empty() ? "" : " class=\"" + cls + "\"") + ">" + cells[i] + "</td>";
+    html += "<td" + (cls.empty() ? "" : " class=\"" + cls + "\"") +
+            (i < titles.size() ? " data-label=\"" + E(titles[i]) + "\"" : "") + ">" + cells[i] +
+            "</td>";
   }
   return html;
 }
 
 std::string Headers(const std::vector<std::string>& titles) {
-  std::string html = "<tr>";
+  std::string html = "<tr class=\"head\">";
   for (const std::string& t : titles) html += "<th>" + E(t) + "</th>";
   return html + "</tr>\n";
 }
@@ -206,7 +226,7 @@ std::string RowTable(const v1::ReportSection& s) {
     if (!all) add(solo.Changes(r));
     if (low) cells.push_back(E(LowClockCell(r))), classes.push_back("num");
     if (all) cells.push_back(E(StatusAndError(r)));
-    html += Cells(cells, classes) + "</tr>\n";
+    html += Cells(cells, classes, titles) + "</tr>\n";
   }
   html += "</table>\n";
   if (const std::string legend = solo.Legend(); !legend.empty())
@@ -229,7 +249,7 @@ std::string ConditionsTable(const v1::ReportSection& s) {
   for (const auto& row : grid.rows) {
     std::vector<std::string> cells;
     for (std::size_t i = 0; i < row.size(); ++i) cells.push_back(i == 1 ? Code(row[i]) : E(row[i]));
-    html += "<tr>" + Cells(cells, classes) + "</tr>\n";
+    html += "<tr>" + Cells(cells, classes, grid.titles) + "</tr>\n";
   }
   html += "</table>\n";
   if (const std::string legend = CountersLegend(s); !legend.empty())
@@ -345,8 +365,9 @@ std::string RenderHistoryHtml(const v1::HistoryResponse& history, const std::str
               std::to_string(s.newest().baseline_points()) + " before it (beyond " +
               E(Percent(s.newest().threshold(), 1)) +
               "): a candidate change, to confirm by a rerun.</p>\n";
-    html += "<table class=\"rows\">\n" +
-            Headers({"#", "run", "date", "median ms", "noise", "TFLOPS", "change"});
+    const std::vector<std::string> history_titles = {"#",     "run",    "date",  "median ms",
+                                                     "noise", "TFLOPS", "change"};
+    html += "<table class=\"rows\">\n" + Headers(history_titles);
     int next_change = 0;
     for (int i = 0; i < s.points_size(); ++i) {
       const v1::HistoryPoint& p = s.points(i);
@@ -360,7 +381,7 @@ std::string RenderHistoryHtml(const v1::HistoryResponse& history, const std::str
               Cells({std::to_string(i + 1), std::to_string(p.run_id()),
                      E(FormatTimeMs(p.time_ms())), E(FormatSignificant(p.median_ms(), 4)),
                      E(Percent(p.noise(), 2)), E(FormatFixed(p.tflops(), 1)), E(change)},
-                    {"num", "num", "", "num", "num", "num", ""}) +
+                    {"num", "num", "", "num", "num", "num", ""}, history_titles) +
               "</tr>\n";
     }
     html += "</table>\n</section>\n";

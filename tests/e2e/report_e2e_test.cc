@@ -246,10 +246,10 @@ std::string FindChromium() {
   return "";
 }
 
-// Loads a file in headless Chromium in a window 1400 px wide; returns the DOM it built (console
+// Loads a file in headless Chromium in a window 1400 px wide (or `width`); returns the DOM it built (console
 // lines on stderr), or with `screenshot` a PNG of the page written there instead.
 CommandResult Render(const std::string& chromium, const std::string& file, const std::string& tmp,
-                     const std::string& screenshot = "") {
+                     const std::string& screenshot = "", int width = 1400) {
   std::vector<std::string> args = {chromium,
                                    "--headless",
                                    "--no-sandbox",
@@ -264,10 +264,10 @@ CommandResult Render(const std::string& chromium, const std::string& file, const
                                    "--enable-logging=stderr",
                                    "--v=0"};
   if (screenshot.empty()) {
-    args.push_back("--window-size=1400,2000");
+    args.push_back("--window-size=" + std::to_string(width) + ",2000");
     args.push_back("--dump-dom");
   } else {
-    args.push_back("--window-size=1400,9000");
+    args.push_back("--window-size=" + std::to_string(width) + ",9000");
     args.push_back("--screenshot=" + screenshot);
   }
   args.push_back("file://" + file);
@@ -349,6 +349,19 @@ std::string WithLayoutCheck(const std::string& html) {
       }));
     });
   });
+  // A variant name may wrap only where it offers to (after an underscore, <wbr>): each of its
+  // pieces on one line.
+  let broken = 0;
+  document.querySelectorAll('td code').forEach(code => {
+    code.childNodes.forEach(node => {
+      if (node.nodeType !== Node.TEXT_NODE || node.textContent.length < 2) return;
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+      if (tops.size > 1) ++broken;
+    });
+  });
+  lines.push('names broken mid-piece ' + broken);
   lines.push('page ' + (document.documentElement.scrollWidth > vw ? 'WIDER than' : 'within') +
              ' the window of ' + vw + 'px');
   lines.push('smallest chart text ' + smallest.toFixed(1) + 'px');
@@ -500,9 +513,20 @@ TEST_F(ReportE2E, HtmlReportRendersInHeadlessChromium) {
   EXPECT_THAT(layout, Not(HasSubstr("CLIPPED"))) << layout;
   EXPECT_THAT(layout, HasSubstr("page within the window of 1400px")) << layout;
   EXPECT_THAT(layout, HasSubstr("overlapping tick labels 0")) << layout;
+  EXPECT_THAT(layout, HasSubstr("names broken mid-piece 0")) << layout;
   const std::size_t at = layout.find("smallest chart text ");
   ASSERT_NE(at, std::string::npos) << layout;
   EXPECT_GE(std::stod(layout.substr(at + 20)), 12.0) << layout;
+
+  // At 800 px (a laptop's half screen) too: every table whole, inside the window, no name broken
+  // inside a piece (charts shrink whole there, so their text is not measured).
+  const CommandResult narrow = Render(chromium, checked_page, dir_, "", 800);
+  ASSERT_EQ(narrow.exit_code, 0) << narrow.err;
+  const std::string narrow_layout = LayoutCheck(narrow.out);
+  ASSERT_THAT(narrow_layout, HasSubstr("table 0 ")) << narrow.out;
+  EXPECT_THAT(narrow_layout, Not(HasSubstr("CLIPPED"))) << narrow_layout;
+  EXPECT_THAT(narrow_layout, HasSubstr("page within the window of 800px")) << narrow_layout;
+  EXPECT_THAT(narrow_layout, HasSubstr("names broken mid-piece 0")) << narrow_layout;
 }
 
 // The history page (`history --format html`, charts.h HistoryChart) in headless Chromium at
@@ -564,9 +588,20 @@ TEST_F(ReportE2E, HistoryHtmlRendersWholeInHeadlessChromium) {
   EXPECT_THAT(layout, Not(HasSubstr("CLIPPED"))) << layout;
   EXPECT_THAT(layout, HasSubstr("page within the window of 1400px")) << layout;
   EXPECT_THAT(layout, HasSubstr("overlapping tick labels 0")) << layout;
+  EXPECT_THAT(layout, HasSubstr("names broken mid-piece 0")) << layout;
   const std::size_t at = layout.find("smallest chart text ");
   ASSERT_NE(at, std::string::npos) << layout;
   EXPECT_GE(std::stod(layout.substr(at + 20)), 12.0) << layout;
+
+  // At 800 px (a laptop's half screen) too: every table whole, inside the window, no name broken
+  // inside a piece (charts shrink whole there, so their text is not measured).
+  const CommandResult narrow = Render(chromium, checked_page, dir_, "", 800);
+  ASSERT_EQ(narrow.exit_code, 0) << narrow.err;
+  const std::string narrow_layout = LayoutCheck(narrow.out);
+  ASSERT_THAT(narrow_layout, HasSubstr("table 0 ")) << narrow.out;
+  EXPECT_THAT(narrow_layout, Not(HasSubstr("CLIPPED"))) << narrow_layout;
+  EXPECT_THAT(narrow_layout, HasSubstr("page within the window of 800px")) << narrow_layout;
+  EXPECT_THAT(narrow_layout, HasSubstr("names broken mid-piece 0")) << narrow_layout;
 }
 
 }  // namespace

@@ -380,7 +380,8 @@ TEST(Sections, RoundsGiveTheIntervalTheFloorCyclesAndLowClock) {
   const std::string html = RenderReportHtml(report);
   EXPECT_THAT(html, HasSubstr("<th>cycles change [95% CI]</th><th>low clock</th>"));
   EXPECT_THAT(html,
-              HasSubstr("<td class=\"num\">+80.0% [+61.5, +103.1]</td><td class=\"num\">50%</td>"));
+              HasSubstr("<td class=\"num\" data-label=\"cycles change [95% CI]\">+80.0% [+61.5, "
+                        "+103.1]</td><td class=\"num\" data-label=\"low clock\">50%</td>"));
   const std::string csv = RenderReportCsv(report);
   EXPECT_THAT(
       csv,
@@ -547,7 +548,9 @@ TEST(Sections, APairedChangeIsSplitIntoWorkAndClock) {
   EXPECT_THAT(html, HasSubstr("<th>TF/GHz</th><th>% of peak</th><th>share of cuBLAS</th>"));
   EXPECT_THAT(html, HasSubstr("<th>cycles change [95% CI]</th><th>clock change</th>"
                               "<th>source</th>"));
-  EXPECT_THAT(html, HasSubstr("<td class=\"num\">-2.0%</td><td>clock (power)</td>"));
+  // Each cell names its column (shown beside it where a narrow window stacks the row).
+  EXPECT_THAT(html, HasSubstr("<td class=\"num\" data-label=\"clock change\">-2.0%</td><td "
+                              "data-label=\"source\">clock (power)</td>"));
   const std::string csv = RenderReportCsv(report);
   EXPECT_THAT(csv, HasSubstr(",change_paired,clock_change,change_source,regime,tflops_per_ghz,"
                              "peak_share,shared_window,solo_tflops,"));
