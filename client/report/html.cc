@@ -313,7 +313,9 @@ std::string RenderReportHtml(const v1::Report& report) {
       id + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
   html += "<h1>Ablation report: run " + id + "</h1>\n<p class=\"summary\">" +
           Summary(report.run()) + "</p>\n" + Header(report);
-  html += "<p>" + E(MethodText(report)) + "</p>\n";
+  // How every figure was computed is the last section: the first page holds the figures.
+  html += "<p class=\"scope\">" + E(kMethodPointer) +
+          " (<a href=\"#methods\">its section</a>)</p>\n";
   if (const std::string line = UnmeasuredLine(report); !line.empty())
     html += "<p class=\"unmeasured\">" + E(line) + "</p>\n";
   int number = 0;
@@ -329,6 +331,8 @@ std::string RenderReportHtml(const v1::Report& report) {
     }
     html += "</section>\n";
   }
+  html += "<section id=\"methods\">\n<h2>How the figures were computed</h2>\n<p>" +
+          E(MethodText(report)) + "</p>\n</section>\n";
   return html + "</body>\n</html>\n";
 }
 

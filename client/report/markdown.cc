@@ -240,8 +240,9 @@ std::string Header(const v1::Report& report) {
 }  // namespace
 
 std::string RenderReportMarkdown(const v1::Report& report) {
+  // How every figure was computed is the last section: the first page holds the figures.
   std::string md = "# Ablation report: run " + std::to_string(report.run().id()) + "\n\n" +
-                   RunSummary(report.run()) + "\n\n" + Header(report) + "\n" + MethodText(report) +
+                   RunSummary(report.run()) + "\n\n" + Header(report) + "\n" + kMethodPointer +
                    "\n";
   if (const std::string line = UnmeasuredLine(report); !line.empty()) md += "\n" + line + "\n";
   int number = 0;
@@ -266,6 +267,7 @@ std::string RenderReportMarkdown(const v1::Report& report) {
       for (const std::string& note : s.notes()) md += "- " + note + "\n";
     }
   }
+  md += "\n## How the figures were computed\n\n" + MethodText(report) + "\n";
   return md;
 }
 

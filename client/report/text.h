@@ -29,6 +29,12 @@ std::string ChangeCell(const v1::ReportRow& row);    // ChangeText (+ kPairedMar
 std::string CyclesCell(const v1::ReportRow& row);    // ChangeText, " ≈" within noise, or "-"
 std::string LowClockCell(const v1::ReportRow& row);  // "12%", "-"
 
+// The line a report opens with in place of its methods, which are its last section.
+inline constexpr const char* kMethodPointer =
+    "Changes are against the rung before, each with its 95% interval; \u2248 marks one within "
+    "noise. How every figure was computed, its noise floors and what each column means: the "
+    "last section, \"How the figures were computed\".";
+
 std::string ClockChangeCell(const v1::ReportRow& row);   // "-2.0%", "-"
 std::string SourceCell(const v1::ReportRow& row);        // "clock (power)", "" within noise, "-"
 std::string TflopsPerGhzText(const v1::ReportRow& row);  // "351.2", "-"

@@ -8,6 +8,7 @@
 
 #include "client/report/report.h"
 #include "client/report/run_index.h"
+#include "client/report/text.h"
 #include "tests/client/support/served_catalog.h"
 
 namespace ablation::client::report {
@@ -368,6 +369,17 @@ TEST(Sections, RoundsGiveTheIntervalTheFloorCyclesAndLowClock) {
   const std::string md = RenderReportMarkdown(report);
   EXPECT_THAT(md, HasSubstr("a bootstrap over the run's 2 rounds, paired"));
   EXPECT_THAT(md, HasSubstr("Noise floor: 2.47% (cycles 2.47%)"));
+  // The methods are the last section: the figures come first, the page opens with one line.
+  const std::size_t first = md.find("\n## 1. "),
+                    methods = md.find("## How the figures were computed");
+  ASSERT_NE(first, std::string::npos);
+  ASSERT_NE(methods, std::string::npos);
+  EXPECT_LT(first, methods);
+  EXPECT_GT(md.find("Noise floor: 2.47%"), methods);
+  EXPECT_LT(md.find(kMethodPointer), first);
+  const std::string page = RenderReportHtml(report);
+  EXPECT_LT(page.find("<section id=\"toy\">"), page.find("<section id=\"methods\">"));
+  EXPECT_GT(page.find("Noise floor: 2.47%"), page.find("<section id=\"methods\">"));
   EXPECT_THAT(md,
               HasSubstr("| vs | change [95% CI] | noise | cycles change [95% CI] | low clock |"));
   EXPECT_THAT(md, HasSubstr("| Z1 | cp.async alone | `abl_L1_R0_bl0_s1_sw0` | bf16 | 305.4 | 45.0% "
