@@ -108,6 +108,9 @@ class Store {
   std::optional<UserKernelRecord> GetUserKernel(std::string_view name);
   // Its builds, by variant (cubins included only with `with_cubins`).
   std::vector<UserKernelBuild> UserKernelBuilds(int64_t kernel_id, bool with_cubins);
+  /// The builds of these ids with their kernel's name and digests (a run's rows point at them);
+  /// ids with no build are left out.
+  std::vector<v1::UserBuildIdentity> UserBuildIdentities(const std::vector<int64_t>& ids);
   // One build's cubin, decompressed; "" when there is no such build. Read when a task needs it:
   // the daemon holds its kernels' builds here, not in memory.
   std::string UserKernelCubin(int64_t build_id);

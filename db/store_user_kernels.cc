@@ -158,6 +158,30 @@ std::optional<UserKernelRecord> Store::GetUserKernel(std::string_view name) {
   return ReadKernel(*s);
 }
 
+std::vector<v1::UserBuildIdentity> Store::UserBuildIdentities(const std::vector<int64_t>& ids) {
+  std::lock_guard lock(mutex_);
+  std::vector<v1::UserBuildIdentity> out;
+  for (int64_t id : ids) {
+    StatementScope s(Prepared(
+        "SELECT b.id, k.name, b.variant, b.arch, b.compiler, b.cubin_sha256, k.source_sha256, "
+        "k.manifest_sha256 FROM user_kernel_builds b JOIN user_kernels k ON k.id = b.kernel_id "
+        "WHERE b.id = ?1"));
+    Binder(*s).Int(id);
+    if (!s->Step()) continue;
+    v1::UserBuildIdentity b;
+    b.set_id(s->ColumnInt64(0));
+    b.set_kernel(s->ColumnText(1));
+    b.set_variant(s->ColumnText(2));
+    b.set_arch(s->ColumnText(3));
+    b.set_compiler(s->ColumnText(4));
+    b.set_cubin_sha256(s->ColumnText(5));
+    b.set_source_sha256(s->ColumnText(6));
+    b.set_manifest_sha256(s->ColumnText(7));
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
 std::vector<UserKernelBuild> Store::UserKernelBuilds(int64_t kernel_id, bool with_cubins) {
   std::lock_guard lock(mutex_);
   StatementScope s(

@@ -212,6 +212,29 @@ std::string Incomplete(const v1::Run& run) {
   }
 }
 
+namespace {
+
+// "build 3 (source 1a2b3c4d5e6f, cubin 9f8e7d6c5b4a)": a user build by its id and digests, as
+// the run's answer names it ("build 3" alone where it does not).
+std::string BuildName(const v1::GetRunResponse& run, int64_t id) {
+  for (const v1::UserBuildIdentity& b : run.user_builds())
+    if (b.id() == id)
+      return "build " + std::to_string(id) + " (source " + b.source_sha256().substr(0, 12) +
+             ", cubin " + b.cubin_sha256().substr(0, 12) + ")";
+  return "build " + std::to_string(id);
+}
+
+// Where a user variant ran different builds in the two runs: "build 3 (...) -> build 7 (...)".
+std::string BuildChange(const v1::GetRunResponse& a, const v1::Measurement& ma,
+                        const v1::GetRunResponse& b, const v1::Measurement& mb) {
+  if (ma.user_build_id() == mb.user_build_id() || ma.user_build_id() <= 0 ||
+      mb.user_build_id() <= 0)
+    return "";
+  return BuildName(a, ma.user_build_id()) + " -> " + BuildName(b, mb.user_build_id());
+}
+
+}  // namespace
+
 v1::Comparison Compare(const v1::GetRunResponse& a, const v1::GetRunResponse& b, double threshold,
                        bool strict) {
   v1::Comparison c;
@@ -251,6 +274,12 @@ v1::Comparison Compare(const v1::GetRunResponse& a, const v1::GetRunResponse& b,
     v1::ComparisonRow* row = c.add_rows();
     *row = Row(*item_a, *it->second, ia, ib);
     Judge(threshold, strict, row);
+    // The code of a user variant may have changed between the runs: said with the row.
+    row->set_build_change(BuildChange(a, item_a->first(), b, it->second->first()));
+    if (!row->build_change().empty())
+      c.add_warnings(ItemName(item_a->first()) + " ran other code in run " +
+                     std::to_string(b.run().id()) + ": " + row->build_change() +
+                     "; its change is the code's as much as anything else's");
     c.set_regressions(c.regressions() + row->regression());
     c.set_explained(c.explained() +
                     (row->explained() && row->time_change().estimate() > threshold));

@@ -89,6 +89,42 @@ TEST_F(KernelsE2E, KernelCheckNeedsNoGpuAndKeepsNothing) {
   EXPECT_THAT(odd_arch.err, HasSubstr("arch: 'sm_90b' is not an architecture"));
 }
 
+// A kernel edited and added again under its name: compare of a run before and one after names
+// the builds each ran, with their source digests, beside the row's change.
+TEST_F(KernelsE2E, CompareSaysWhenAUserVariantsCodeChanged) {
+  StartDaemon();
+  ASSERT_EQ(AddExample().exit_code, 0);
+  auto digest = [&] {
+    const std::string json = Client({"--format", "json", "kernel", "show", "tiled"}).out;
+    const std::size_t at = json.find("\"source_sha256\":\"");
+    return at == std::string::npos ? std::string() : json.substr(at + 17, 12);
+  };
+  const std::string before = digest();
+  ASSERT_EQ(before.size(), 12u);
+  const std::vector<std::string> run = {"run", "--variant", "user.tiled.pad=0.unroll=1", "--shape",
+                                        "256"};
+  ASSERT_EQ(Client(run).exit_code, 0);
+  ASSERT_EQ(Client({"kernel", "remove", "tiled"}).exit_code, 0);
+  std::ifstream in(kExamples + "/tiled_gemm.cu");
+  const std::string source = "// edited\n" + std::string((std::istreambuf_iterator<char>(in)),
+                                                         std::istreambuf_iterator<char>());
+  ASSERT_EQ(Client({"kernel", "add", Write("tiled_gemm.cu", source), "--manifest",
+                    kExamples + "/tiled_gemm.toml"})
+                .exit_code,
+            0);
+  const std::string after = digest();
+  ASSERT_NE(after, before);
+  ASSERT_EQ(Client(run).exit_code, 0);
+  const CommandResult compare = Client({"compare", "1", "2"});
+  EXPECT_THAT(compare.out, HasSubstr("warning: user.tiled.pad=0.unroll=1 bf16 256x256x256 ran "
+                                     "other code in run 2: build "));
+  EXPECT_THAT(compare.out, HasSubstr("(source " + before + ", cubin "));
+  EXPECT_THAT(compare.out, HasSubstr(") -> build "));
+  EXPECT_THAT(compare.out, HasSubstr("(source " + after + ", cubin "));
+  const CommandResult json = Client({"--format", "json", "compare", "1", "2"});
+  EXPECT_THAT(json.out, HasSubstr("\"build_change\":\"build "));
+}
+
 TEST_F(KernelsE2E, TheExampleIsAddedCompiledListedShownAndRemoved) {
   StartDaemon();
   CommandResult add = AddExample();

@@ -1,5 +1,7 @@
 #include "server/core/queries/queries.h"
 
+#include <algorithm>
+
 #include "common/history/history.h"
 #include "server/core/plan/variant_names.h"
 #include "server/core/queries/advise.h"
@@ -151,6 +153,12 @@ void Queries::GetRun(const v1::GetRunRequest& request, Done<v1::GetRunResponse> 
                           : "no run has been stored yet");
     auto measurements = reader.MeasurementsOfRun(run->id(), request.include_samples());
     if (request.include_counters()) reader.FillCounters(measurements);
+    std::vector<int64_t> builds;
+    for (const auto& m : measurements)
+      if (m.user_build_id() > 0 &&
+          std::find(builds.begin(), builds.end(), m.user_build_id()) == builds.end())
+        builds.push_back(m.user_build_id());
+    for (auto& b : reader.UserBuildIdentities(builds)) *response->add_user_builds() = std::move(b);
     for (auto& m : measurements) *response->add_measurements() = std::move(m);
     for (auto& v : reader.VerificationsOfRun(run->id()))
       *response->add_verifications() = std::move(v);
