@@ -3,6 +3,8 @@
 #include "client/app.h"
 
 #include <grpcpp/grpcpp.h>
+#include <filesystem>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -597,10 +599,17 @@ TEST_F(AppTest, TheMainCommandsHelpShowsExamplesThatParse) {
       for (std::string word; split >> word;) {
         word.erase(std::remove(word.begin(), word.end(), '\''), word.end());
         if (word.rfind("examples/", 0) == 0) word = std::string(ABLATION_SOURCE_DIR) + "/" + word;
+        // An example's -o FILE is written: into a scratch folder, never the checkout.
+        if (!words.empty() && (words.back() == "-o" || words.back() == "--output"))
+          word = (std::filesystem::temp_directory_path() /
+                  ("ablation-example-" + std::to_string(::getpid()) + "-" + word))
+                     .string();
         words.push_back(word);
       }
       words.erase(words.begin());  // ablation-client: Run() adds it with --server
       EXPECT_NE(Run(words), kExitUsage) << line << "\n" << err_;
+      for (std::size_t i = 1; i < words.size(); ++i)
+        if (words[i - 1] == "-o" || words[i - 1] == "--output") std::filesystem::remove(words[i]);
       ++examples;
     }
   }
