@@ -57,8 +57,8 @@ bool IsInt64(const FieldDescriptor* field) {
 // A string field that holds a JSON document (Run.request_json): shown as that document.
 bool HoldsJson(const FieldDescriptor* field) {
   const std::string& name = field->name();
-  return field->type() == FieldDescriptor::TYPE_STRING && !field->is_map() &&
-         name.size() > 5 && name.compare(name.size() - 5, 5, "_json") == 0;
+  return field->type() == FieldDescriptor::TYPE_STRING && !field->is_map() && name.size() > 5 &&
+         name.compare(name.size() - 5, 5, "_json") == 0;
 }
 
 // The messages a string field that holds JSON holds (Run.request_json: the request that made the
@@ -66,8 +66,8 @@ bool HoldsJson(const FieldDescriptor* field) {
 template <class Convert>
 void ForEachValueOfARequest(Json& document, const FieldDescriptor* field, const Convert& convert) {
   for (const char* name : {"RunRequest", "VerifyRequest"})
-    if (const Descriptor* type = field->file()->pool()->FindMessageTypeByName(
-            field->file()->package() + "." + name))
+    if (const Descriptor* type =
+            field->file()->pool()->FindMessageTypeByName(field->file()->package() + "." + name))
       ForEachValue(document, type, convert);
 }
 

@@ -8,7 +8,8 @@
 // database use (common/enum_words.h: "succeeded", not "RUN_STATE_SUCCEEDED"; "" for the zero
 // value), an int64 is a JSON number ("id": 14, where protobuf writes "14"), and a string field
 // that holds a JSON document (Run.request_json) is that document, not a string of it (null when
-// empty). One item per line, so that grep still finds a row. docs/using.md, "Output formats", lists the kinds.
+// empty). One item per line, so that grep still finds a row. docs/using.md, "Output formats", lists
+// the kinds.
 #pragma once
 
 #include <cstdint>

@@ -30,10 +30,10 @@ std::string TflopsHeatmap(const v1::ReportSection& section, const ShapeView& vie
 std::string ChangeHeatmap(const v1::ReportSection& section, const ShapeView& view);
 
 // A series' history (`history --format html`): each run's median time as a point on a run axis
-// (oldest first, labelled with run ids), the mean of each segment between change points as a line over it, and each
-// change point as a dashed line before its first point with its change ("▲ +10.0%" slower,
-// "▼ -5.0%" faster) and p-value at the top; a point's tooltip names its run, date and values.
-// `id` names the <svg>.
+// (oldest first, labelled with run ids), the mean of each segment between change points as a line
+// over it, and each change point as a dashed line before its first point with its change ("▲
+// +10.0%" slower, "▼ -5.0%" faster) and p-value at the top; a point's tooltip names its run, date
+// and values. `id` names the <svg>.
 std::string HistoryChart(const v1::Series& series, const std::string& id);
 
 }  // namespace ablation::client::report

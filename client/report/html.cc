@@ -314,8 +314,8 @@ std::string RenderReportHtml(const v1::Report& report) {
   html += "<h1>Ablation report: run " + id + "</h1>\n<p class=\"summary\">" +
           Summary(report.run()) + "</p>\n" + Header(report);
   // How every figure was computed is the last section: the first page holds the figures.
-  html += "<p class=\"scope\">" + E(kMethodPointer) +
-          " (<a href=\"#methods\">its section</a>)</p>\n";
+  html +=
+      "<p class=\"scope\">" + E(kMethodPointer) + " (<a href=\"#methods\">its section</a>)</p>\n";
   if (const std::string line = UnmeasuredLine(report); !line.empty())
     html += "<p class=\"unmeasured\">" + E(line) + "</p>\n";
   int number = 0;

@@ -1,8 +1,8 @@
 #include "client/report/text.h"
 
 #include <algorithm>
-#include <set>
 #include <cstdio>
+#include <set>
 
 #include "client/output/enum_words.h"
 #include "client/output/format.h"

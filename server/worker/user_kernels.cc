@@ -42,7 +42,7 @@ std::string LaunchUser(UserKernels::Loaded* self, const std::string& name, const
 }  // namespace
 
 std::string UserKernels::Load(const google::protobuf::RepeatedPtrField<wpb::UserCode>& codes,
-                           k::Registry& registry) {
+                              k::Registry& registry) {
   for (const wpb::UserCode& c : codes) {
     auto it = by_variant_.find(c.variant());
     if (it != by_variant_.end() && it->second->cubin_sha256 == c.cubin_sha256() &&
@@ -103,7 +103,8 @@ std::string UserKernels::Load(const google::protobuf::RepeatedPtrField<wpb::User
 
 namespace {
 
-std::string LaunchUser(UserKernels::Loaded* self, const std::string& name, const k::GemmArgs& args) {
+std::string LaunchUser(UserKernels::Loaded* self, const std::string& name,
+                       const k::GemmArgs& args) {
   const k::Problem& p = args.problem;
   if (p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX)
     return "the user kernel contract passes M, N and K as int: " + std::to_string(p.m) + "x" +

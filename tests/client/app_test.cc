@@ -3,9 +3,9 @@
 #include "client/app.h"
 
 #include <grpcpp/grpcpp.h>
-#include <filesystem>
-#include <unistd.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <filesystem>
 
 #include <algorithm>
 #include <chrono>

@@ -246,8 +246,8 @@ std::string FindChromium() {
   return "";
 }
 
-// Loads a file in headless Chromium in a window 1400 px wide (or `width`); returns the DOM it built (console
-// lines on stderr), or with `screenshot` a PNG of the page written there instead.
+// Loads a file in headless Chromium in a window 1400 px wide (or `width`); returns the DOM it built
+// (console lines on stderr), or with `screenshot` a PNG of the page written there instead.
 CommandResult Render(const std::string& chromium, const std::string& file, const std::string& tmp,
                      const std::string& screenshot = "", int width = 1400) {
   std::vector<std::string> args = {chromium,

@@ -207,7 +207,8 @@ TEST(Load, SixtyFourClientsMixingQueriesAndRuns) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
       << "ablationd ended with wait status " << status
       << (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : "")
-      << "; log:\n" << daemon.log();
+      << "; log:\n"
+      << daemon.log();
   std::filesystem::remove_all(dir);
 }
 

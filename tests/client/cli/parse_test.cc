@@ -137,7 +137,10 @@ TEST(ParseShapeTest, NamesASeparatorOtherThanX) {
   EXPECT_EQ(ShapeError("4096*4096*4096"),
             "'4096*4096*4096': separate M, N and K with 'x', not '*' (e.g. 4096x4096x4096)");
   EXPECT_NE(ShapeError("4096,4096,4096").find("not ','"), std::string::npos);
-  EXPECT_NE(ShapeError("4096\xc3\x97" "4096\xc3\x97" "4096").find("not '\xc3\x97'"),
+  EXPECT_NE(ShapeError("4096\xc3\x97"
+                       "4096\xc3\x97"
+                       "4096")
+                .find("not '\xc3\x97'"),
             std::string::npos);
   EXPECT_NE(ShapeError("4096 * 4096 * 4096").find("not ' * '"), std::string::npos);
 }
@@ -148,8 +151,7 @@ TEST(CheckWholeNumberTest, SaysWhatIsWrong) {
   EXPECT_EQ(CheckWholeNumber("1.5", 1, 100), "'1.5' is not a whole number");
   EXPECT_EQ(CheckWholeNumber("", 1, 100), "'' is not a number");
   EXPECT_EQ(CheckWholeNumber("200", 1, 100), "'200' is out of range: 1 to 100");
-  EXPECT_EQ(CheckWholeNumber("-1", 0, std::numeric_limits<std::int64_t>::max()),
-            "'-1' is below 0");
+  EXPECT_EQ(CheckWholeNumber("-1", 0, std::numeric_limits<std::int64_t>::max()), "'-1' is below 0");
   EXPECT_EQ(CheckWholeNumber("99999999999999999999", 1, 100),
             "'99999999999999999999' is out of range: 1 to 100");
 }
