@@ -59,6 +59,14 @@ struct LoadedCode {
   int64_t cubin_bytes = 0;
   int64_t build_id = 0;  ///< user_kernel_builds.id: what measurements point at
   std::string entry;     ///< the extern "C" __global__ function
+  int registers = -1;    ///< ptxas' report of the build (-1: it did not say)
+  int64_t static_smem_bytes = 0;
+};
+
+/// Threads per block and dynamic shared memory of one launch.
+struct LaunchSize {
+  int64_t threads = 0;
+  int64_t dynamic_smem_bytes = 0;
 };
 
 struct Tile {
@@ -143,6 +151,9 @@ struct Variant {
   std::function<std::string(const Problem&, const Residency&)> build;
   /// Set for a user kernel's variant: the build it runs. Null for the built-in families.
   std::shared_ptr<const LoadedCode> code;
+  /// A user variant's launch at a problem it can run (the manifest's block and dynamic shared
+  /// memory there); unset for the built-in families, whose threads and smem_bytes are fixed.
+  std::function<LaunchSize(const Problem&)> launch_at;
 
   bool Supports(DType d) const;
   /// The value of parameter `key` as shown, or "" when the variant has none.

@@ -62,9 +62,16 @@ Table VariantsTable(const std::vector<v1::Variant>& variants) {
                    {"smem_bytes", "smem", Align::kRight}};
   // Asked with a shape: the build each variant runs there (or why it cannot run it), where any
   // variant listed has more than one build.
-  bool builds = false;
-  for (const v1::Variant& v : variants)
+  bool builds = false, user = false;
+  for (const v1::Variant& v : variants) {
     builds = builds || !v.build().empty() || !v.build_refused().empty();
+    user = user || v.family().rfind("user.", 0) == 0;
+  }
+  // User kernels: their builds' registers and static shared memory (ptxas' report).
+  if (user) {
+    table.columns.push_back({"registers", "registers", Align::kRight});
+    table.columns.push_back({"static_smem_bytes", "static smem", Align::kRight});
+  }
   if (builds) table.columns.push_back({"build", "build at the shape"});
   for (const v1::Variant& v : variants) {
     std::vector<std::string> dtypes(v.dtypes().begin(), v.dtypes().end());
@@ -76,10 +83,21 @@ Table VariantsTable(const std::vector<v1::Variant>& variants) {
     const Cell tile = known ? Cell(Int(v.tile_m()) + "x" + Int(v.tile_n()) + "x" + Int(v.tile_k()))
                             : Cell(unknown, "");
     const Cell threads = v.threads() > 0 ? Cell(Int(v.threads())) : Cell(unknown, "");
-    const Cell smem = v.smem_bytes() > 0 || known
+    // A user kernel whose launch is known (its threads) has its dynamic shared memory too, 0
+    // included.
+    const bool launch_known = known || (!library && v.threads() > 0);
+    const Cell smem = v.smem_bytes() > 0 || launch_known
                           ? Cell(FormatBytes(v.smem_bytes()), Int(v.smem_bytes()))
                           : Cell(unknown, "");
     table.rows.push_back({v.name(), v.family(), Join(dtypes, ","), tile, threads, smem});
+    if (user) {
+      const bool mine = v.family().rfind("user.", 0) == 0;
+      table.rows.back().push_back(mine && v.registers() > 0 ? Cell(Int(v.registers()))
+                                                            : Cell("-", ""));
+      table.rows.back().push_back(
+          mine ? Cell(FormatBytes(v.static_smem_bytes()), Int(v.static_smem_bytes()))
+               : Cell("-", ""));
+    }
     if (builds) {
       table.rows.back().push_back(!v.build_refused().empty() ? "cannot run it: " + v.build_refused()
                                   : !v.build().empty()       ? v.build()

@@ -394,6 +394,15 @@ std::vector<Rung> Ladder(const Manifest& m) {
   return rungs;
 }
 
+namespace {
+
+// Whether an expression of the launch uses M, N or K (an absent one uses nothing).
+bool UsesShape(const std::unique_ptr<Expression>& e) {
+  return e && (e->Uses("M") || e->Uses("N") || e->Uses("K"));
+}
+
+}  // namespace
+
 std::vector<Variant> Variants(std::shared_ptr<const Manifest> m) {
   std::vector<Variant> out;
   for (const KnobSet& s : KnobSets(*m)) {
@@ -410,6 +419,26 @@ std::vector<Variant> Variants(std::shared_ptr<const Manifest> m) {
     // Knobs that only move data promise bit-identical outputs: verified against each other with
     // no tolerance (verify --against one of them).
     v.bit_exact_family = m->bit_identical;
+    // Threads and dynamic shared memory where no problem changes them (checked when the manifest
+    // was read), else left 0 for a listing to plan at a shape (launch_at).
+    {
+      LaunchGeometry g;
+      if (Plan(*m, s, Problem{1 << 12, 1 << 12, 1 << 12, m->dtype}, &g).empty()) {
+        const bool threads_fixed =
+            !UsesShape(m->block) && !UsesShape(m->block_y) && !UsesShape(m->block_z);
+        if (threads_fixed) v.threads = int(g.block * g.block_y * g.block_z);
+        if (!UsesShape(m->smem)) v.smem_bytes = g.smem_bytes;
+      }
+    }
+    v.launch_at = [m, s](const Problem& p) {
+      LaunchGeometry g;
+      LaunchSize out;
+      if (Plan(*m, s, p, &g).empty()) {
+        out.threads = g.block * g.block_y * g.block_z;
+        out.dynamic_smem_bytes = g.smem_bytes;
+      }
+      return out;
+    };
     v.can_implement = [m, s](const Problem& p) {
       if (p.dtype != m->dtype)
         return "user kernel " + m->name + " takes " + std::string(ToString(m->dtype)) + ", not " +

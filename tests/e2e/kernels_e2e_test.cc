@@ -153,6 +153,12 @@ TEST_F(KernelsE2E, TheExampleIsAddedCompiledListedShownAndRemoved) {
               HasSubstr("user.tiled.pad=0.unroll=1"));
   CommandResult variants = Client({"variants", "user.tiled.*", "--format", "csv"});
   ASSERT_EQ(variants.exit_code, 0) << variants.err;
+  // A user kernel's launch (16 x 16 threads, no dynamic shared memory) and its build's registers
+  // and static shared memory (two 16 x 16(+PAD) float tiles) from ptxas, not zeros.
+  EXPECT_THAT(variants.out, HasSubstr("name,family,dtypes,tile,threads,smem_bytes,registers,"
+                                      "static_smem_bytes"));
+  EXPECT_THAT(variants.out, HasSubstr("user.tiled.pad=0.unroll=1,user.tiled,bf16,,256,0,"));
+  EXPECT_THAT(variants.out, HasSubstr(",2048\r\n"));  // 2 x 16 x 16 x 4 bytes with PAD = 0
   EXPECT_THAT(variants.out, HasSubstr("user.tiled.pad=1.unroll=4,user.tiled,"));
   EXPECT_THAT(Client({"variants", "--format", "csv"}).out, HasSubstr("user.tiled.pad=0.unroll=1,"));
 

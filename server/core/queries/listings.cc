@@ -20,6 +20,10 @@ v1::Variant ToProto(const kernels::Variant& v) {
   p.set_tile_k(v.tile.k);
   p.set_threads(v.threads);
   p.set_smem_bytes(v.smem_bytes);
+  if (v.code) {
+    p.set_registers(std::max(v.code->registers, 0));
+    p.set_static_smem_bytes(v.code->static_smem_bytes);
+  }
   return p;
 }
 
@@ -41,6 +45,11 @@ v1::Variant Listed(const kernels::Variant& v, const v1::ListVariantsRequest& req
     p.set_build_refused(e);
   } else if (v.build) {
     p.set_build(v.build(problem, device));
+  } else if (v.launch_at) {
+    // A user variant: its launch at this problem, as the worker will plan it.
+    const kernels::LaunchSize at = v.launch_at(problem);
+    p.set_threads(int32_t(at.threads));
+    p.set_smem_bytes(at.dynamic_smem_bytes);
   }
   return p;
 }

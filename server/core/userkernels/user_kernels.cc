@@ -108,6 +108,8 @@ void UserKernels::RebuildCatalog() {
       code->cubin_bytes = it->second.cubin_bytes;
       code->build_id = it->second.id;
       code->entry = held.manifest->entry;
+      code->registers = it->second.registers;
+      code->static_smem_bytes = it->second.static_smem_bytes;
       v.code = std::move(code);
       if (catalog->Find(v.name) == nullptr) catalog->Add(std::move(v));
     }
@@ -448,7 +450,12 @@ std::vector<kernels::Variant> UserKernels::Variants() {
   std::lock_guard lock(mu_);
   std::vector<kernels::Variant> out;
   for (const auto& [name, held] : held_)
-    for (kernels::Variant& v : kernels::user::Variants(held.manifest)) out.push_back(std::move(v));
+    for (kernels::Variant& v : kernels::user::Variants(held.manifest)) {
+      // The build a run would take (the catalog's), for what its listing says of it.
+      if (catalog_)
+        if (const kernels::Variant* built = catalog_->Find(v.name)) v.code = built->code;
+      out.push_back(std::move(v));
+    }
   return out;
 }
 

@@ -204,6 +204,20 @@ TEST(UserManifest, VariantsJoinTheRegistryWithTheirKnobsAsNumbers) {
   EXPECT_EQ(v.can_implement(P(4096, 4096, 100)), "K must be a multiple of 32 (K % 32 == 0)");
   EXPECT_EQ(v.can_implement(Problem{4096, 4096, 4096, DType::kFP16}),
             "user kernel tiled takes bf16, not fp16");
+  // Its launch where no problem changes it (block 256; smem STAGES * (BM + BN) * 32 * 2 with
+  // STAGES = 3), and at a problem (launch_at).
+  EXPECT_EQ(v.threads, 256);
+  EXPECT_EQ(v.smem_bytes, 3 * 256 * 64);
+  ASSERT_TRUE(v.launch_at);
+  EXPECT_EQ(v.launch_at(P(4096, 4096, 4096)).threads, 256);
+  EXPECT_EQ(v.launch_at(P(4096, 4096, 4096)).dynamic_smem_bytes, 3 * 256 * 64);
+  // A block that depends on the problem is 0 until a problem is named.
+  std::string text = kTiled;
+  text.replace(text.find("block = \"256\""), 13, "block = \"min(M / 16, 256)\"");
+  const std::vector<Variant> shaped = Variants(std::make_shared<Manifest>(Read(text)));
+  EXPECT_EQ(shaped[0].threads, 0);
+  EXPECT_EQ(shaped[0].launch_at(P(2048, 4096, 4096)).threads, 128);
+  EXPECT_EQ(shaped[0].launch_at(P(2048, 4096, 4096)).dynamic_smem_bytes, 2 * 256 * 64);
   Registry registry;
   for (Variant& each : Variants(m)) registry.Add(std::move(each));
   EXPECT_NE(registry.Find("user.tiled.bm=128.bn=128.stages=4.swizzle=1"), nullptr);
