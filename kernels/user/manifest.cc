@@ -80,45 +80,75 @@ std::map<std::string, double> Values(const Manifest& m, const KnobSet& s, const 
   return v;
 }
 
+// A launch's bounds: CUDA's on a block, and 227 KiB, the most dynamic shared memory a block may
+// opt into on any supported GPU (sm_90; the worker checks the device's own limit before
+// launching). Plan and FixedLaunch both hold expressions to them.
+constexpr int64_t kMaxThreads = 1024, kMaxBlockZ = 64, kMaxDynamicSmem = 227 * 1024;
+
+// Whether an expression of the launch uses M, N or K (an absent one uses nothing).
+bool UsesShape(const std::unique_ptr<Expression>& e) {
+  return e && (e->Uses("M") || e->Uses("N") || e->Uses("K"));
+}
+
+// What of knob set `s`'s launch no problem changes: the threads of a block where none of block,
+// block_y and block_z uses M, N or K, and the dynamic shared memory where smem does not (each 0
+// where it does). "" or why one of them is outside its bounds; `*key` then names it ("block",
+// "smem", ...).
+std::string FixedLaunch(const Manifest& m, const KnobSet& s, LaunchSize* out, std::string* key) {
+  const std::map<std::string, double> v = Values(m, s, Problem{1, 1, 1, m.dtype});
+  const struct {
+    const char* key;
+    const std::unique_ptr<Expression>& e;
+    int64_t lo, hi;
+  } sizes[] = {{"block", m.block, 1, kMaxThreads},
+               {"block_y", m.block_y, 1, kMaxThreads},
+               {"block_z", m.block_z, 1, kMaxBlockZ},
+               {"smem", m.smem, 0, kMaxDynamicSmem}};
+  int64_t threads = 1;
+  bool threads_fixed = true;
+  *out = LaunchSize{};
+  for (const auto& size : sizes) {
+    const bool smem = std::string(size.key) == "smem";
+    if (UsesShape(size.e)) {
+      threads_fixed = threads_fixed && smem;
+      continue;
+    }
+    if (!size.e) continue;
+    int64_t value = 0;
+    if (std::string why = size.e->EvaluateInteger(v, size.lo, size.hi, &value); !why.empty()) {
+      *key = size.key;
+      return why;
+    }
+    if (smem)
+      out->dynamic_smem_bytes = value;
+    else
+      threads *= value;
+  }
+  if (!threads_fixed) return "";
+  if (threads > kMaxThreads) {
+    *key = "block";
+    return std::to_string(threads) + " threads a block, more than a block may have (" +
+           std::to_string(kMaxThreads) + ")";
+  }
+  out->threads = threads;
+  return "";
+}
+
 // A block or shared memory size that no problem changes (an expression of the knobs alone,
 // "2048 / TM") is checked for every knob set when the manifest is read, not first refused at a
 // run. Those that use M, N or K are checked per problem (Plan).
 std::string CheckShapeIndependentLaunch(const Manifest& m, const toml::table& launch,
                                         const std::string& origin) {
-  auto independent = [](const std::unique_ptr<Expression>& e) {
-    return e && !e->Uses("M") && !e->Uses("N") && !e->Uses("K");
-  };
-  const struct {
-    const char* key;
-    const std::unique_ptr<Expression>* e;
-    int64_t lo, hi;
-  } checks[] = {{"block", &m.block, 1, 1024},
-                {"block_y", &m.block_y, 1, 1024},
-                {"block_z", &m.block_z, 1, 64},
-                {"smem", &m.smem, 0, 227 * 1024}};
   for (const KnobSet& s : KnobSets(m)) {
-    const std::map<std::string, double> v = Values(m, s, Problem{1, 1, 1, m.dtype});
+    LaunchSize fixed;
+    std::string key;
+    const std::string why = FixedLaunch(m, s, &fixed, &key);
+    if (why.empty()) continue;
     std::string knobs;
     for (size_t i = 0; i < m.knobs.size(); ++i)
       knobs += (i ? ", " : "") + m.knobs[i].name + " = " + std::to_string(s.values[i]);
-    const std::string with = knobs.empty() ? "" : " (with " + knobs + ")";
-    int64_t threads = 1;
-    bool all_known = true;
-    for (const auto& c : checks) {
-      if (!*c.e) continue;
-      if (!independent(*c.e)) {
-        all_known = all_known && std::string(c.key) == "smem";
-        continue;
-      }
-      int64_t value = 0;
-      if (std::string why = (*c.e)->EvaluateInteger(v, c.lo, c.hi, &value); !why.empty())
-        return Err(origin, launch.get(c.key), std::string("launch.") + c.key, why + with);
-      if (std::string(c.key) != "smem") threads *= value;
-    }
-    if (all_known && threads > 1024)
-      return Err(
-          origin, launch.get("block"), "launch.block",
-          std::to_string(threads) + " threads a block, more than a block may have (1024)" + with);
+    return Err(origin, launch.get(key), "launch." + key,
+               why + (knobs.empty() ? "" : " (with " + knobs + ")"));
   }
   return "";
 }
@@ -354,24 +384,23 @@ std::string Plan(const Manifest& m, const KnobSet& s, const Problem& p, LaunchGe
   constexpr int64_t kMaxGrid = std::numeric_limits<int32_t>::max();
   LaunchGeometry out;
   std::string why;
-  if (!(why = m.block->EvaluateInteger(v, 1, 1024, &out.block)).empty()) return "block: " + why;
-  if (m.block_y && !(why = m.block_y->EvaluateInteger(v, 1, 1024, &out.block_y)).empty())
+  if (!(why = m.block->EvaluateInteger(v, 1, kMaxThreads, &out.block)).empty())
+    return "block: " + why;
+  if (m.block_y && !(why = m.block_y->EvaluateInteger(v, 1, kMaxThreads, &out.block_y)).empty())
     return "block_y: " + why;
-  if (m.block_z && !(why = m.block_z->EvaluateInteger(v, 1, 64, &out.block_z)).empty())
+  if (m.block_z && !(why = m.block_z->EvaluateInteger(v, 1, kMaxBlockZ, &out.block_z)).empty())
     return "block_z: " + why;
-  if (const int64_t threads = out.block * out.block_y * out.block_z; threads > 1024)
+  if (const int64_t threads = out.block * out.block_y * out.block_z; threads > kMaxThreads)
     return "block: " + std::to_string(out.block) + " x " + std::to_string(out.block_y) + " x " +
            std::to_string(out.block_z) + " = " + std::to_string(threads) +
-           " threads, more than a block may have (1024)";
+           " threads, more than a block may have (" + std::to_string(kMaxThreads) + ")";
   if (!(why = m.grid_x->EvaluateInteger(v, 1, kMaxGrid, &out.grid_x)).empty())
     return "grid: " + why;
   if (m.grid_y && !(why = m.grid_y->EvaluateInteger(v, 1, 65535, &out.grid_y)).empty())
     return "grid_y: " + why;
   if (m.grid_z && !(why = m.grid_z->EvaluateInteger(v, 1, 65535, &out.grid_z)).empty())
     return "grid_z: " + why;
-  // 227 KiB: the most dynamic shared memory a block may opt into on any supported GPU (sm_90);
-  // the worker checks the device's own limit before launching.
-  if (m.smem && !(why = m.smem->EvaluateInteger(v, 0, 227 * 1024, &out.smem_bytes)).empty())
+  if (m.smem && !(why = m.smem->EvaluateInteger(v, 0, kMaxDynamicSmem, &out.smem_bytes)).empty())
     return "smem: " + why;
   *g = out;
   return "";
@@ -394,15 +423,6 @@ std::vector<Rung> Ladder(const Manifest& m) {
   return rungs;
 }
 
-namespace {
-
-// Whether an expression of the launch uses M, N or K (an absent one uses nothing).
-bool UsesShape(const std::unique_ptr<Expression>& e) {
-  return e && (e->Uses("M") || e->Uses("N") || e->Uses("K"));
-}
-
-}  // namespace
-
 std::vector<Variant> Variants(std::shared_ptr<const Manifest> m) {
   std::vector<Variant> out;
   for (const KnobSet& s : KnobSets(*m)) {
@@ -421,14 +441,11 @@ std::vector<Variant> Variants(std::shared_ptr<const Manifest> m) {
     v.bit_exact_family = m->bit_identical;
     // Threads and dynamic shared memory where no problem changes them (checked when the manifest
     // was read), else left 0 for a listing to plan at a shape (launch_at).
-    {
-      LaunchGeometry g;
-      if (Plan(*m, s, Problem{1 << 12, 1 << 12, 1 << 12, m->dtype}, &g).empty()) {
-        const bool threads_fixed =
-            !UsesShape(m->block) && !UsesShape(m->block_y) && !UsesShape(m->block_z);
-        if (threads_fixed) v.threads = int(g.block * g.block_y * g.block_z);
-        if (!UsesShape(m->smem)) v.smem_bytes = g.smem_bytes;
-      }
+    LaunchSize fixed;
+    std::string unused;
+    if (FixedLaunch(*m, s, &fixed, &unused).empty()) {
+      v.threads = int(fixed.threads);
+      v.smem_bytes = fixed.dynamic_smem_bytes;
     }
     v.launch_at = [m, s](const Problem& p) {
       LaunchGeometry g;
