@@ -62,10 +62,11 @@ Table VariantsTable(const std::vector<v1::Variant>& variants) {
                    {"smem_bytes", "smem", Align::kRight}};
   // Asked with a shape: the build each variant runs there (or why it cannot run it), where any
   // variant listed has more than one build.
+  const auto user_kernel = [](const v1::Variant& v) { return v.family().rfind("user.", 0) == 0; };
   bool builds = false, user = false;
   for (const v1::Variant& v : variants) {
     builds = builds || !v.build().empty() || !v.build_refused().empty();
-    user = user || v.family().rfind("user.", 0) == 0;
+    user = user || user_kernel(v);
   }
   // User kernels: their builds' registers and static shared memory (ptxas' report).
   if (user) {
@@ -91,7 +92,7 @@ Table VariantsTable(const std::vector<v1::Variant>& variants) {
                           : Cell(unknown, "");
     table.rows.push_back({v.name(), v.family(), Join(dtypes, ","), tile, threads, smem});
     if (user) {
-      const bool mine = v.family().rfind("user.", 0) == 0;
+      const bool mine = user_kernel(v);
       table.rows.back().push_back(mine && v.registers() > 0 ? Cell(Int(v.registers()))
                                                             : Cell("-", ""));
       table.rows.back().push_back(

@@ -42,18 +42,19 @@ struct CompileResult {
   std::string options;   ///< the options, space-separated, as given to the compiler
 };
 
-/// The name a build's messages call its source: the user's file name where it is a plain one
-/// ("tiled_gemm.cu": letters, digits, '.', '_', '-' and '+', at most 64, no folder), its last
-/// path component where a path was given, else "kernel.cu". It reaches the compiler's command
-/// line, so nothing else passes.
-inline std::string SourceFileName(std::string_view given) {
+/// The name messages call a user's file: its own name where it is a plain one ("tiled_gemm.cu":
+/// letters, digits, '.', '_', '-' and '+', at most 64, no folder), its last path component where
+/// a path was given, else `fallback` ("kernel.cu" for a source, "manifest.toml" for a manifest).
+/// A source's reaches the compiler's command line, so nothing else passes.
+inline std::string SourceFileName(std::string_view given, std::string_view fallback = "kernel.cu") {
   const size_t slash = given.find_last_of('/');
   if (slash != std::string_view::npos) given = given.substr(slash + 1);
-  if (given.empty() || given.size() > 64 || given[0] == '.' || given[0] == '-') return "kernel.cu";
+  if (given.empty() || given.size() > 64 || given[0] == '.' || given[0] == '-')
+    return std::string(fallback);
   for (char c : given) {
     const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                        c == '.' || c == '_' || c == '-' || c == '+';
-    if (!plain) return "kernel.cu";
+    if (!plain) return std::string(fallback);
   }
   return std::string(given);
 }

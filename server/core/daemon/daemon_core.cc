@@ -118,8 +118,8 @@ void DaemonCore::AddKernel(const KernelCaller& caller, const v1::AddKernelReques
           {});
   }
   UserKernels::AddOptions how;
-  how.source_name = request.source_name().empty() ? "kernel.cu" : request.source_name();
-  how.manifest_name = request.manifest_name().empty() ? "manifest.toml" : request.manifest_name();
+  how.source_name = request.source_name();
+  how.manifest_name = request.manifest_name();
   how.check_only = request.check_only();
   user_kernels_->Add(
       caller, request.source(), request.manifest(), arch,

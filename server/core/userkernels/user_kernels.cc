@@ -18,12 +18,6 @@ std::string Mebibytes(int64_t bytes) {
          std::to_string(((bytes & ((1 << 20) - 1)) * 10) >> 20) + " MiB";
 }
 
-// What manifest messages call the file: the user's file name where it is a plain one.
-std::string ManifestFileName(const std::string& given) {
-  const std::string name = kernels::user::SourceFileName(given);
-  return name == "kernel.cu" && given != "kernel.cu" ? "manifest.toml" : name;
-}
-
 }  // namespace
 
 // One add, from its checks to its compile thread.
@@ -55,7 +49,7 @@ std::string UserKernels::CompileBuild(const Manifest& m, const KnobSet& s,
                                       const std::string& source_name) {
   kernels::user::CompileRequest request;
   request.source = source;
-  request.source_name = kernels::user::SourceFileName(source_name);
+  request.source_name = source_name;
   request.entry = m.entry;
   request.arch = arch;
   for (size_t i = 0; i < m.knobs.size(); ++i)
@@ -268,8 +262,9 @@ void UserKernels::Add(const KernelCaller& caller, const std::string& source,
                                 std::to_string(options_.manifest.max_source_bytes)),
                 {});
   auto m = std::make_shared<Manifest>();
-  if (std::string why = ParseManifest(manifest_text, ManifestFileName(how.manifest_name),
-                                      options_.manifest, m.get());
+  if (std::string why = ParseManifest(
+          manifest_text, kernels::user::SourceFileName(how.manifest_name, "manifest.toml"),
+          options_.manifest, m.get());
       !why.empty())
     return done(InvalidArgument(why), {});
   CompileSandbox sandbox;
@@ -342,25 +337,19 @@ Status UserKernels::CompileAndStore(const Job& job, KernelSummary* added) {
     builds.push_back(std::move(b));
   }
   db::UserKernelRecord record;
-  if (job.how.check_only) {
-    // Checked: what an add would store, summarised, and nothing kept.
-    record.name = m.name;
-    record.owner = job.caller.name;
-    record.source = job.source;
-    record.source_sha256 = Sha256Hex(job.source);
-    record.manifest = job.manifest_text;
-    record.manifest_sha256 = Sha256Hex(job.manifest_text);
-    *added = Summarise(Held{std::move(record), job.manifest, bytes}, false);
-    for (db::UserKernelBuild& b : builds) b.cubin.clear();
-    added->builds = std::move(builds);
-    return Status::Ok();
-  }
   record.name = m.name;
   record.owner = job.caller.name;
   record.source = job.source;
   record.source_sha256 = Sha256Hex(job.source);
   record.manifest = job.manifest_text;
   record.manifest_sha256 = Sha256Hex(job.manifest_text);
+  if (job.how.check_only) {
+    // Checked: what an add would store, summarised, and nothing kept.
+    *added = Summarise(Held{std::move(record), job.manifest, bytes}, false);
+    for (db::UserKernelBuild& b : builds) b.cubin.clear();
+    added->builds = std::move(builds);
+    return Status::Ok();
+  }
   std::lock_guard lock(mu_);
   int64_t owned = 0;
   for (const auto& [name, held] : held_)
