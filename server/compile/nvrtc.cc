@@ -104,8 +104,8 @@ bool IdentifierChar(char c) { return std::isalnum(static_cast<unsigned char>(c))
 std::string IncludeRefusal(const std::string& source, const std::string& source_name) {
   const Spliced s = Splice(source);
   const auto refusal = [&](size_t at, const std::string& what, const std::string& literal) {
-    return source_name + "(" + std::to_string(s.line[std::min(at, s.line.size() - 1)]) +
-           "): " + what + " " + Quoted(literal) +
+    return source_name + ":" + std::to_string(s.line[std::min(at, s.line.size() - 1)]) +
+           ":1: error: " + what + " " + Quoted(literal) +
            " is refused: a user kernel includes CUDA's headers and the project's "
            "(ablation/ptx.cuh) by name, never a path of the host (absolute, or with ..)";
   };
@@ -261,7 +261,7 @@ CompileResult Compile(const CompileRequest& request, size_t max_log_bytes) {
   CompileResult out;
   out.compiler = CompilerVersion();
   if (std::string why = IncludeRefusal(request.source, request.source_name); !why.empty()) {
-    out.log = InUserWords(why + "\n", request.source_name);
+    out.log = why + "\n";
     return out;
   }
   const std::vector<std::string> options = CompileOptions(request);

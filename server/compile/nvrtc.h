@@ -30,9 +30,10 @@ CompileResult Compile(const CompileRequest& request, size_t max_log_bytes);
 /// "" when every #include, #include_next and __has_include of `source` that names its header
 /// with a literal names one by a relative path without "..": the CUDA headers and the project's
 /// (ablation/ptx.cuh). Else the refusal of the first other, naming it and its line
-/// ("kernel.cu(3): #include \"/etc/passwd\" is refused: ..."). A header named through a macro
-/// is not seen here; the compiler's sandbox finds nothing outside those folders either, and
-/// UniformIncludeErrors makes what it says of that the same whether the file exists or not.
+/// in the form of the compiler's errors ("kernel.cu:3:1: error: #include \"/etc/passwd\" is
+/// refused: ..."). A header named through a macro is not seen here; the compiler's sandbox finds
+/// nothing outside those folders either, and UniformIncludeErrors makes what it says of that
+/// the same whether the file exists or not.
 std::string IncludeRefusal(const std::string& source, const std::string& source_name);
 
 /// `log` with every "cannot open source file" error made the same whether the file is missing,
@@ -42,8 +43,8 @@ std::string UniformIncludeErrors(const std::string& log);
 
 /// The compiler's log in the form editors and CI problem matchers read, naming the user's file:
 /// "kernel.cu(33): error: x" becomes "tiled.cu:33:7: error: x" (the column from the caret line
-/// NVRTC prints under the echoed source line, 1 where there is none; a line with no kind, such
-/// as an include refused, is an error). Control characters other than newline and tab are
+/// NVRTC prints under the echoed source line, 1 where there is none; a line that names no kind
+/// is an error). Control characters other than newline and tab are
 /// dropped (NVRTC's log may carry a NUL).
 std::string InUserWords(const std::string& log, const std::string& source_name);
 
