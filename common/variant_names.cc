@@ -94,4 +94,17 @@ std::vector<std::string> ClosestNames(const std::vector<std::string>& known, std
   return out;
 }
 
+std::string WithoutVersion(const std::string& name, std::string* tag) {
+  const size_t at = name.find('@');
+  if (at == std::string::npos) {
+    if (tag != nullptr) tag->clear();
+    return name;
+  }
+  // A tag is digits or "latest": it ends at the knobs' first '.' or '_'.
+  size_t end = name.find_first_of("._", at + 1);
+  if (end == std::string::npos) end = name.size();
+  if (tag != nullptr) *tag = name.substr(at + 1, end - at - 1);
+  return name.substr(0, at) + name.substr(end);
+}
+
 }  // namespace ablation::common

@@ -24,6 +24,12 @@ bool IsGlob(std::string_view selector);
 /// canonical name, any other name as given.
 std::string CanonicalVariantSelector(std::string_view selector);
 
+/// A user variant's name without its version tag ("@2", "@latest"; kernels/user/manifest.h
+/// VersionedName): "user.tiled@2.stages=3" -> "user.tiled.stages=3", "tiled@latest_s3" ->
+/// "tiled_s3"; a name without one as it is. `tag`, where given, gets what followed the '@'
+/// ("2", "latest"; "" without one).
+std::string WithoutVersion(const std::string& name, std::string* tag = nullptr);
+
 /// Levenshtein distance, for "did you mean".
 size_t EditDistance(std::string_view a, std::string_view b);
 

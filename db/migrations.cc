@@ -927,6 +927,20 @@ PRAGMA user_version = 19;
 )sql");
 }
 
+// v20: a user kernel's versions. Adding a kernel under a name it already has makes a new version
+// (1, 2, ...; a number is never given twice for a name, removed versions counted), the old ones
+// stay: one row per version, so a measurement's build keeps pointing at the source it ran. Only
+// one row not removed may have a name and a version.
+void MigrateV20(Connection& c) {
+  c.Exec(R"sql(
+ALTER TABLE user_kernels ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+DROP INDEX user_kernels_live_name;
+CREATE UNIQUE INDEX user_kernels_live_version ON user_kernels (name, version)
+  WHERE removed_at_ms IS NULL;
+PRAGMA user_version = 20;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -971,6 +985,7 @@ void Migrate(Connection& connection) {
   if (version < 17) MigrateV17(connection);
   if (version < 18) MigrateV18(connection);
   if (version < 19) MigrateV19(connection);
+  if (version < 20) MigrateV20(connection);
   transaction.Commit();
 }
 

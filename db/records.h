@@ -34,6 +34,7 @@ struct UserKernelRecord {
   std::string manifest, manifest_sha256;
   int64_t created_at_ms = 0;  ///< 0 on insert: now
   int64_t removed_at_ms = 0;  ///< 0: not removed
+  int64_t version = 0;        ///< 0 on insert: one past the name's highest (v20)
 };
 
 // The algorithm chosen for a library baseline (library_choices, v18): on one device and library

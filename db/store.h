@@ -96,16 +96,17 @@ class Store {
   // ---- user kernels (store_user_kernels.cc; schema v13, cubins compressed since v19).
 
   // The kernel and its builds in one transaction; returns the kernel's id (the builds' kernel_id
-  // is set). A name that a kernel not removed already has is refused (kInvalidArgument naming it).
+  // is set). Its version, where the record gives none, is one past the highest its name has had
+  // (removed ones counted); a version at or below that is refused (kInvalidArgument naming it).
   int64_t InsertUserKernel(const UserKernelRecord& kernel,
                            const std::vector<UserKernelBuild>& builds);
   // More builds of a kernel held (its knob sets compiled again by another compiler), in one
   // transaction; a build of the same variant, architecture and compiler is refused.
   void InsertUserKernelBuilds(int64_t kernel_id, const std::vector<UserKernelBuild>& builds);
-  // The kernels not removed, by name; sources and manifests included.
+  // The kernels not removed, every version, by name and version; sources and manifests included.
   std::vector<UserKernelRecord> ListUserKernels();
-  // The kernel of that name not removed, if any.
-  std::optional<UserKernelRecord> GetUserKernel(std::string_view name);
+  // The kernel of that name and version not removed (version 0: its highest), if any.
+  std::optional<UserKernelRecord> GetUserKernel(std::string_view name, int64_t version = 0);
   // Its builds, by variant (cubins included only with `with_cubins`).
   std::vector<UserKernelBuild> UserKernelBuilds(int64_t kernel_id, bool with_cubins);
   /// The builds of these ids with their kernel's name and digests (a run's rows point at them);
@@ -114,9 +115,9 @@ class Store {
   // One build's cubin, decompressed; "" when there is no such build. Read when a task needs it:
   // the daemon holds its kernels' builds here, not in memory.
   std::string UserKernelCubin(int64_t build_id);
-  // Marks the kernel of that name removed (never deleted: measurements keep pointing at its
-  // builds); false when there is none.
-  bool RemoveUserKernel(std::string_view name, int64_t removed_at_ms);
+  // Marks the kernel of that name removed, that version of it or (0) every version (never
+  // deleted: measurements keep pointing at its builds); false when there is none.
+  bool RemoveUserKernel(std::string_view name, int64_t removed_at_ms, int64_t version = 0);
 
   // ---- library baselines' chosen algorithms (store_library.cc; schema v18).
 

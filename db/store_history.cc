@@ -60,8 +60,11 @@ std::vector<SeriesRow> Store::SeriesRows(const SeriesFilter& f) {
        CASE WHEN x.solo_measured THEN x.solo_median_ms ELSE x.median_ms END,
        CASE WHEN x.solo_measured THEN x.solo_noise ELSE x.noise END,
        CASE WHEN x.solo_measured THEN x.solo_tflops ELSE x.tflops END,
-       CASE WHEN x.solo_measured THEN 'solo' ELSE 'window' END AS figures
-FROM measurements x JOIN runs r ON r.id = x.run_id)sql" +
+       CASE WHEN x.solo_measured THEN 'solo' ELSE 'window' END AS figures,
+       x.user_build_id, coalesce(k.version, 0), coalesce(k.source_sha256, '')
+FROM measurements x JOIN runs r ON r.id = x.run_id
+LEFT JOIN user_kernel_builds b ON b.id = x.user_build_id AND x.user_build_id > 0
+LEFT JOIN user_kernels k ON k.id = b.kernel_id)sql" +
                           where.Sql() +
                           " AND r.kind = 'ablation' ORDER BY r.hardware_fingerprint, x.variant, "
                           "x.dtype, x.m, x.n, x.k, x.regime, figures, coalesce(r.started_at_ms, "
@@ -88,6 +91,9 @@ FROM measurements x JOIN runs r ON r.id = x.run_id)sql" +
     row.noise = s->ColumnDouble(13);
     row.tflops = s->ColumnDouble(14);
     row.figures = s->ColumnText(15);
+    row.user_build_id = s->ColumnInt64(16);
+    row.version = s->ColumnInt64(17);
+    row.source_sha256 = s->ColumnText(18);
     out.push_back(std::move(row));
   }
   return out;

@@ -14,7 +14,7 @@ namespace {
 
 constexpr const char* kKernelColumns =
     "id, name, owner, source, source_sha256, manifest, manifest_sha256, created_at_ms, "
-    "coalesce(removed_at_ms, 0)";
+    "coalesce(removed_at_ms, 0), version";
 
 UserKernelRecord ReadKernel(Statement& s) {
   Reader r(s);
@@ -28,6 +28,7 @@ UserKernelRecord ReadKernel(Statement& s) {
   k.manifest_sha256 = r.Text();
   k.created_at_ms = r.Int();
   k.removed_at_ms = r.Int();
+  k.version = r.Int();
   return k;
 }
 
@@ -72,21 +73,26 @@ int64_t Store::InsertUserKernel(const UserKernelRecord& kernel,
   RequireWritable("InsertUserKernel");
   if (kernel.name.empty()) throw Error(Error::Code::kInvalidArgument, "a user kernel needs a name");
   Transaction transaction(*connection_);
+  int64_t version = kernel.version;
   {
+    // Never a number twice for a name: removed versions count.
     StatementScope s(
-        Prepared("SELECT 1 FROM user_kernels WHERE name = ?1 AND "
-                 "removed_at_ms IS NULL"));
+        Prepared("SELECT coalesce(max(version), 0) FROM user_kernels WHERE name = ?1"));
     Binder(*s).Text(kernel.name);
-    if (s->Step())
+    const int64_t highest = s->Step() ? s->ColumnInt64(0) : 0;
+    if (version == 0) version = highest + 1;
+    if (version <= highest)
       throw Error(Error::Code::kInvalidArgument,
-                  "a user kernel named '" + kernel.name + "' exists; remove it first");
+                  "user kernel '" + kernel.name + "' has had version " + std::to_string(highest) +
+                      "; version " + std::to_string(version) + " cannot be added again");
   }
   const int64_t now = internal::NowMs();
   int64_t id = 0;
   {
     StatementScope s(
         Prepared("INSERT INTO user_kernels (name, owner, source, source_sha256, manifest, "
-                 "manifest_sha256, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+                 "manifest_sha256, created_at_ms, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                 "?8)"));
     Binder(*s)
         .Text(kernel.name)
         .Text(kernel.owner)
@@ -94,7 +100,8 @@ int64_t Store::InsertUserKernel(const UserKernelRecord& kernel,
         .Text(kernel.source_sha256)
         .Text(kernel.manifest)
         .Text(kernel.manifest_sha256)
-        .Int(kernel.created_at_ms != 0 ? kernel.created_at_ms : now);
+        .Int(kernel.created_at_ms != 0 ? kernel.created_at_ms : now)
+        .Int(version);
     s->Step();
     id = connection_->LastInsertRowid();
   }
@@ -142,18 +149,20 @@ void Store::InsertBuilds(int64_t kernel_id, const std::vector<UserKernelBuild>& 
 
 std::vector<UserKernelRecord> Store::ListUserKernels() {
   std::lock_guard lock(mutex_);
-  StatementScope s(Prepared(std::string("SELECT ") + kKernelColumns +
-                            " FROM user_kernels WHERE removed_at_ms IS NULL ORDER BY name"));
+  StatementScope s(
+      Prepared(std::string("SELECT ") + kKernelColumns +
+               " FROM user_kernels WHERE removed_at_ms IS NULL ORDER BY name, version"));
   std::vector<UserKernelRecord> out;
   while (s->Step()) out.push_back(ReadKernel(*s));
   return out;
 }
 
-std::optional<UserKernelRecord> Store::GetUserKernel(std::string_view name) {
+std::optional<UserKernelRecord> Store::GetUserKernel(std::string_view name, int64_t version) {
   std::lock_guard lock(mutex_);
   StatementScope s(Prepared(std::string("SELECT ") + kKernelColumns +
-                            " FROM user_kernels WHERE name = ?1 AND removed_at_ms IS NULL"));
-  Binder(*s).Text(name);
+                            " FROM user_kernels WHERE name = ?1 AND removed_at_ms IS NULL AND "
+                            "(?2 = 0 OR version = ?2) ORDER BY version DESC LIMIT 1"));
+  Binder(*s).Text(name).Int(version);
   if (!s->Step()) return std::nullopt;
   return ReadKernel(*s);
 }
@@ -164,7 +173,8 @@ std::vector<v1::UserBuildIdentity> Store::UserBuildIdentities(const std::vector<
   for (int64_t id : ids) {
     StatementScope s(Prepared(
         "SELECT b.id, k.name, b.variant, b.arch, b.compiler, b.cubin_sha256, k.source_sha256, "
-        "k.manifest_sha256 FROM user_kernel_builds b JOIN user_kernels k ON k.id = b.kernel_id "
+        "k.manifest_sha256, k.version FROM user_kernel_builds b JOIN user_kernels k ON k.id = "
+        "b.kernel_id "
         "WHERE b.id = ?1"));
     Binder(*s).Int(id);
     if (!s->Step()) continue;
@@ -177,6 +187,7 @@ std::vector<v1::UserBuildIdentity> Store::UserBuildIdentities(const std::vector<
     b.set_cubin_sha256(s->ColumnText(5));
     b.set_source_sha256(s->ColumnText(6));
     b.set_manifest_sha256(s->ColumnText(7));
+    b.set_version(s->ColumnInt64(8));
     out.push_back(std::move(b));
   }
   return out;
@@ -224,12 +235,13 @@ std::string Store::UserKernelCubin(int64_t build_id) {
   return Cubin(s->ColumnBlob(0), s->ColumnText(1), s->ColumnInt64(2));
 }
 
-bool Store::RemoveUserKernel(std::string_view name, int64_t removed_at_ms) {
+bool Store::RemoveUserKernel(std::string_view name, int64_t removed_at_ms, int64_t version) {
   std::lock_guard lock(mutex_);
   RequireWritable("RemoveUserKernel");
-  StatementScope s(Prepared(
-      "UPDATE user_kernels SET removed_at_ms = ?2 WHERE name = ?1 AND removed_at_ms IS NULL"));
-  Binder(*s).Text(name).Int(removed_at_ms != 0 ? removed_at_ms : internal::NowMs());
+  StatementScope s(
+      Prepared("UPDATE user_kernels SET removed_at_ms = ?2 WHERE name = ?1 AND removed_at_ms IS "
+               "NULL AND (?3 = 0 OR version = ?3)"));
+  Binder(*s).Text(name).Int(removed_at_ms != 0 ? removed_at_ms : internal::NowMs()).Int(version);
   s->Step();
   return connection_->Changes() > 0;
 }

@@ -162,13 +162,14 @@ constexpr const char* kBashHead =
 constexpr const char* kBashMain = R"SH(
 @FN@() {
   local cur="" cmd="" value_of="" trim="" i word start=$COMP_CWORD
-  # bash splits a word at '=': a user variant's name (user.tiled.pad=1.unroll=4) comes as
-  # "user.tiled.pad" "=" "1.unroll" ...; the word being completed is joined back from `start`
-  # (an option's '=' is left alone), and the replies are cut to what follows its last '='.
+  # bash splits a word at '=' and '@': a user variant's name (user.tiled@2.pad=1.unroll=4) comes
+  # as "user.tiled" "@" "2.pad" "=" "1.unroll" ...; the word being completed is joined back from
+  # `start` (an option's '=' is left alone), and the replies are cut to what follows its last
+  # '=' or '@'.
   while ((start >= 2)); do
-    if [[ ${COMP_WORDS[start]} == = && ${COMP_WORDS[start - 1]} != -* ]]; then
+    if [[ ${COMP_WORDS[start]} == [=@] && ${COMP_WORDS[start - 1]} != -* ]]; then
       ((start--))
-    elif [[ ${COMP_WORDS[start]} != = && ${COMP_WORDS[start - 1]} == = &&
+    elif [[ ${COMP_WORDS[start]} != [=@] && ${COMP_WORDS[start - 1]} == [=@] &&
       ${COMP_WORDS[start - 2]} != -* ]]; then
       ((start -= 2))
     else
@@ -176,7 +177,7 @@ constexpr const char* kBashMain = R"SH(
     fi
   done
   for ((i = start; i <= COMP_CWORD; i++)); do cur+=${COMP_WORDS[i]}; done
-  [[ $cur == *?=* && $cur != -* ]] && trim=${cur%"${cur##*=}"}
+  [[ $cur == *?[=@]* && $cur != -* ]] && trim=${cur%"${cur##*[=@]}"}
   # The subcommand is the first word that is neither an option nor an option's value;
   # value_of: the option whose value is being completed (--opt VALUE, --opt=VALUE).
   for ((i = 1; i < start; i++)); do

@@ -42,6 +42,9 @@ Table SeriesTable(const v1::Series& s) {
       change = std::string(c.relative_change() > 0 ? "^ slower " : "v faster ") +
                Percent(c.relative_change()) + " (p " + FormatSignificant(c.p_value(), 2) + ")";
     }
+    // A user variant that ran other code from this point: said beside any change it made.
+    if (!p.build_change().empty())
+      change += (change.empty() ? "" : "; ") + std::string("code: ") + p.build_change();
     t.rows.push_back({Cell(std::to_string(p.run_id())), Cell(FormatTimeMs(p.time_ms())),
                       Cell(FormatSignificant(p.median_ms(), 4), FormatExact(p.median_ms())),
                       Cell(Percent(p.noise()).substr(1), FormatExact(p.noise() * 100)),
@@ -145,7 +148,10 @@ std::string HistoryCsv(const v1::HistoryResponse& history) {
                {"tflops", ""},
                {"change_point", ""},
                {"relative_change", ""},
-               {"node", ""}};
+               {"node", ""},
+               {"user_build_id", ""},
+               {"version", ""},
+               {"build_change", ""}};
   for (auto& c : t.columns) c.title = c.key;
   for (const v1::Series& s : history.series()) {
     int next_change = 0;
@@ -158,7 +164,9 @@ std::string HistoryCsv(const v1::HistoryResponse& history) {
                         std::to_string(s.shape().k()), EnumWord(s.regime()), s.device_uuid(),
                         std::to_string(p.run_id()), FormatTimeMs(p.time_ms()),
                         FormatExact(p.median_ms()), FormatExact(p.noise() * 100),
-                        FormatExact(p.tflops()), p.change_point() ? "1" : "0", relative, p.node()});
+                        FormatExact(p.tflops()), p.change_point() ? "1" : "0", relative, p.node(),
+                        p.user_build_id() > 0 ? std::to_string(p.user_build_id()) : "",
+                        p.version() > 0 ? std::to_string(p.version()) : "", p.build_change()});
     }
   }
   return RenderCsv(t);

@@ -214,12 +214,13 @@ std::string Incomplete(const v1::Run& run) {
 
 namespace {
 
-// "build 3 (source 1a2b3c4d5e6f, cubin 9f8e7d6c5b4a)": a user build by its id and digests, as
-// the run's answer names it ("build 3" alone where it does not).
+// "version 2, build 3 (source 1a2b3c4d5e6f, cubin 9f8e7d6c5b4a)": a user build by its kernel's
+// version, its id and digests, as the run's answer names it ("build 3" alone where it does not).
 std::string BuildName(const v1::GetRunResponse& run, int64_t id) {
   for (const v1::UserBuildIdentity& b : run.user_builds())
     if (b.id() == id)
-      return "build " + std::to_string(id) + " (source " + b.source_sha256().substr(0, 12) +
+      return (b.version() > 0 ? "version " + std::to_string(b.version()) + ", " : std::string()) +
+             "build " + std::to_string(id) + " (source " + b.source_sha256().substr(0, 12) +
              ", cubin " + b.cubin_sha256().substr(0, 12) + ")";
   return "build " + std::to_string(id);
 }

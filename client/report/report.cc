@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <tuple>
 
+#include "client/output/format.h"
 #include "client/report/conditions.h"
 #include "client/report/run_index.h"
 #include "client/report/sections.h"
 #include "client/report/stats.h"
+#include "client/report/versions.h"
 
 namespace ablation::client::report {
 namespace {
@@ -129,6 +131,24 @@ v1::Report BuildReport(const v1::GetRunResponse& run, const std::vector<v1::Pres
   // also has); "all" last.
   std::vector<v1::ReportSection> built;
   for (const v1::Preset* p : sections) built.push_back(PresetSection(*p, index, reference));
+  // A user kernel's versions, where the run measured two or more: a section per shape.
+  const std::vector<v1::Preset> versions = VersionPresets(run);
+  for (const v1::Preset& p : versions) {
+    std::vector<v1::Shape> shapes;
+    for (const v1::Measurement& m : run.measurements())
+      if (std::none_of(shapes.begin(), shapes.end(),
+                       [&](const v1::Shape& s) { return SameShape(s, m.shape()); }) &&
+          std::any_of(p.report().blocks(0).rungs().begin(), p.report().blocks(0).rungs().end(),
+                      [&](const v1::PresetRung& r) {
+                        return std::count(r.resolved().begin(), r.resolved().end(), m.variant());
+                      }))
+        shapes.push_back(m.shape());
+    for (const v1::Shape& shape : shapes) {
+      v1::ReportSection s = PresetSection(p, index, shape);
+      if (!SameShape(shape, shapes.front())) s.set_id(s.id() + "-" + FormatShape(shape));
+      built.push_back(std::move(s));
+    }
+  }
   std::stable_partition(built.begin(), built.end(),
                         [](const v1::ReportSection& s) { return s.missing() == 0; });
   for (v1::ReportSection& s : built) *report.add_sections() = std::move(s);

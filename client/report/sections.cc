@@ -25,8 +25,21 @@ struct Instance {
   const Item* found = nullptr;
 };
 
-// The rungs of a block with each span of consecutive per_tile rungs repeated for every tile
-// that the run measured at `shape` among the span's variants.
+// What per_tile rungs repeat over: a variant's tile, or for a user variant (which has none) its
+// knob set ("stages=3 swizzle=1"), so that a version ladder repeats per knob set.
+std::string GroupOf(const RunIndex& index, const std::string& variant) {
+  std::string tile = index.Tile(variant);
+  if (!tile.empty() || variant.rfind("user.", 0) != 0) return tile;
+  // user.<kernel>[@<version>].<knob>=<v>...: neither the kernel nor the tag has a '.'
+  const std::size_t dot = variant.find('.', 5);
+  if (dot == std::string::npos) return "";
+  std::string knobs = variant.substr(dot + 1);
+  std::replace(knobs.begin(), knobs.end(), '.', ' ');
+  return knobs;
+}
+
+// The rungs of a block with each span of consecutive per_tile rungs repeated for every tile (or
+// user knob set, GroupOf) that the run measured at `shape` among the span's variants.
 std::vector<Instance> Expand(const v1::PresetBlock& block, const RunIndex& index,
                              const v1::Shape& shape) {
   std::vector<Instance> out;
@@ -42,14 +55,14 @@ std::vector<Instance> Expand(const v1::PresetBlock& block, const RunIndex& index
     std::set<std::string> tiles;  // sorted as text: 128x128x32 before 64x64x16
     for (; end < rungs.size() && rungs[end].per_tile(); ++end)
       for (const std::string& v : rungs[end].resolved())
-        if (index.Find(v, rungs[end].dtype(), shape)) tiles.insert(index.Tile(v));
+        if (index.Find(v, rungs[end].dtype(), shape)) tiles.insert(GroupOf(index, v));
     tiles.erase("");
     if (tiles.empty()) tiles.insert("");  // nothing measured: the rungs as they are
     for (const std::string& tile : tiles) {
       for (int r = i; r < end; ++r) {
         Instance instance{&rungs[r], tile, {}, passes};
         for (const std::string& v : rungs[r].resolved())
-          if (tile.empty() || index.Tile(v) == tile) instance.candidates.push_back(v);
+          if (tile.empty() || GroupOf(index, v) == tile) instance.candidates.push_back(v);
         out.push_back(std::move(instance));
       }
       ++passes;
@@ -214,10 +227,13 @@ v1::ReportRow RungRow(const RunIndex& index, Instance& instance, const v1::Shape
   v1::ReportRow row;
   row.set_rung(rung.id());
   // A per-tile row says which dtype and tile it is.
-  row.set_what(!rung.per_tile()
-                   ? rung.label()
-                   : rung.dtype() + (instance.tile.empty() ? "" : ", tile " + instance.tile) +
-                         ": " + rung.label());
+  row.set_what(!rung.per_tile() ? rung.label()
+                                : rung.dtype() +
+                                      (instance.tile.empty() ? ""
+                                       : instance.tile.find('=') != std::string::npos
+                                           ? ", " + instance.tile  // a user kernel's knob set
+                                           : ", tile " + instance.tile) +
+                                      ": " + rung.label());
   row.set_variant(instance.candidates.size() == 1 ? instance.candidates[0] : rung.variant());
   row.set_dtype(rung.dtype());
   *row.mutable_shape() = shape;

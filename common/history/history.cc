@@ -29,6 +29,9 @@ v1::HistoryPoint Point(const std::vector<SeriesRow>& rows, size_t begin, size_t 
   p.set_measurement_id(rows[begin].measurement_id);
   p.set_time_ms(rows[begin].time_ms);
   p.set_node(rows[begin].node);
+  p.set_user_build_id(rows[begin].user_build_id);
+  p.set_version(rows[begin].version);
+  p.set_source_sha256(rows[begin].source_sha256);
   std::vector<double> medians;
   double noise = 0, tflops = 0;
   for (size_t i = begin; i < end; ++i) {
@@ -41,6 +44,28 @@ v1::HistoryPoint Point(const std::vector<SeriesRow>& rows, size_t begin, size_t 
   p.set_noise(noise / count);
   p.set_tflops(tflops / count);
   return p;
+}
+
+// Where a user variant's point ran other code than the point before: its version and source, or
+// its build where only the build changed (compiled again, by another compiler).
+void NameBuildChanges(v1::Series* series) {
+  for (int i = 1; i < series->points_size(); ++i) {
+    const v1::HistoryPoint& before = series->points(i - 1);
+    v1::HistoryPoint* p = series->mutable_points(i);
+    if (p->user_build_id() <= 0 || before.user_build_id() <= 0 ||
+        p->user_build_id() == before.user_build_id())
+      continue;
+    if (p->version() != before.version() || p->source_sha256() != before.source_sha256()) {
+      p->set_build_change("version " + std::to_string(before.version()) + " -> " +
+                          std::to_string(p->version()) + " (source " +
+                          before.source_sha256().substr(0, 12) + " -> " +
+                          p->source_sha256().substr(0, 12) + ")");
+    } else {
+      p->set_build_change("build " + std::to_string(before.user_build_id()) + " -> " +
+                          std::to_string(p->user_build_id()) +
+                          " (the same source, compiled again)");
+    }
+  }
 }
 
 void FindChanges(v1::Series* series, const ChangePointOptions& options) {
@@ -97,6 +122,7 @@ v1::HistoryResponse BuildHistory(const std::vector<SeriesRow>& rows,
       *series->add_points() = Point(rows, run, next);
       run = next;
     }
+    NameBuildChanges(series);
     FindChanges(series, options);
     i = end;
   }

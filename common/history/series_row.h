@@ -20,6 +20,10 @@ struct SeriesRow {
   /// The daemon that measured it, where rows come from several ("" from one daemon's store):
   /// part of the series' key, so rows come ordered by it before their time.
   std::string node;
+  /// A user variant's build, its kernel's version and source digest (0, 0, "" otherwise, and
+  /// from a fleet's database, which keeps no builds).
+  int64_t user_build_id = 0, version = 0;
+  std::string source_sha256;
 };
 
 }  // namespace ablation::history

@@ -364,7 +364,17 @@ std::string ShortName(const Manifest& m, const KnobSet& s) {
   return name;
 }
 
-bool ParseVariantName(const Manifest& m, const std::string& name, KnobSet* out) {
+std::string VersionedName(const Manifest& m, const KnobSet& s, int64_t version) {
+  return "user." + m.name + "@" + std::to_string(version) +
+         VariantName(m, s).substr(5 + m.name.size());
+}
+
+std::string VersionedShortName(const Manifest& m, const KnobSet& s, int64_t version) {
+  return m.name + "@" + std::to_string(version) + ShortName(m, s).substr(m.name.size());
+}
+
+bool ParseVariantName(const Manifest& m, const std::string& versioned, KnobSet* out) {
+  const std::string name = common::WithoutVersion(versioned);
   for (const KnobSet& s : KnobSets(m)) {
     if (name == VariantName(m, s) || name == ShortName(m, s)) {
       *out = s;
@@ -423,14 +433,17 @@ std::vector<Rung> Ladder(const Manifest& m) {
   return rungs;
 }
 
-std::vector<Variant> Variants(std::shared_ptr<const Manifest> m) {
+std::vector<Variant> Variants(std::shared_ptr<const Manifest> m, int64_t version,
+                              bool named_by_version) {
   std::vector<Variant> out;
   for (const KnobSet& s : KnobSets(*m)) {
     Variant v;
-    v.name = VariantName(*m, s);
-    v.short_name = ShortName(*m, s);
+    const bool versioned = named_by_version && version > 0;
+    v.name = versioned ? VersionedName(*m, s, version) : VariantName(*m, s);
+    v.short_name = versioned ? VersionedShortName(*m, s, version) : ShortName(*m, s);
     v.family = "user." + m->name;
     v.description = m->description.empty() ? "user kernel " + m->name : m->description;
+    if (version > 0) v.params.emplace_back("version", version);
     v.params.emplace_back("entry", m->entry);
     for (size_t i = 0; i < m->knobs.size(); ++i)
       v.params.emplace_back(Lower(m->knobs[i].name), s.values[i]);

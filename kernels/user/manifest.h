@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "common/variant_names.h"
 #include "kernels/common/problem.h"
 #include "kernels/registry.h"
 #include "kernels/user/expression.h"
@@ -104,8 +106,16 @@ std::vector<KnobSet> KnobSets(const Manifest& m);
 std::string VariantName(const Manifest& m, const KnobSet& s);
 /// "tiled_s3_sw1": the short name, as the built-in families have theirs.
 std::string ShortName(const Manifest& m, const KnobSet& s);
-/// The knob set a canonical or short name of this kernel names; false when it names none.
+/// The knob set a canonical or short name of this kernel names, of any version ("user.tiled@2.
+/// stages=3", "tiled@2_s3"); false when it names none.
 bool ParseVariantName(const Manifest& m, const std::string& name, KnobSet* out);
+
+/// A version's name (kernel versions: an add under a held name makes the next): "@<n>" after the
+/// kernel's name, canonical or short: "user.tiled@2.stages=3", "tiled@2_s3". The newest version
+/// also runs under the name without one, and "@latest" names it.
+std::string VersionedName(const Manifest& m, const KnobSet& s, int64_t version);
+std::string VersionedShortName(const Manifest& m, const KnobSet& s, int64_t version);
+/// The name without its version tag: common::WithoutVersion (common/variant_names.h).
 
 /// The launch of one variant at one problem.
 struct LaunchGeometry {
@@ -129,8 +139,18 @@ struct Rung {
 };
 std::vector<Rung> Ladder(const Manifest& m);
 
+/// A kernel's versions as a ladder: each version's variants (the names they run under), oldest
+/// first.
+struct VersionLadder {
+  std::string kernel, dtype;
+  std::vector<std::pair<int64_t, std::vector<std::string>>> versions;  ///< version, variants
+};
+
 /// The registry entries the manifest names: one per knob set, family "user.<name>", the knob
 /// values as numeric parameters, can_implement from Plan. Launchers are bound by the worker.
-std::vector<Variant> Variants(std::shared_ptr<const Manifest> m);
+/// With `version` (> 0) a parameter "version" says which; `named_by_version` names them as that
+/// version (VersionedName), else by the plain names the newest version runs under.
+std::vector<Variant> Variants(std::shared_ptr<const Manifest> m, int64_t version = 0,
+                              bool named_by_version = false);
 
 }  // namespace ablation::kernels::user

@@ -142,10 +142,12 @@ def runs_by_id_plan(ids):
 
 
 def stored_count_plan(run_id):
-    """(measurements of run `run_id` stored already, its planned measurements): where a watch
-    that joins late counts on from, and to."""
+    """(measurements of run `run_id` stored already, its planned measurements, their ids): where
+    a watch that joins late counts on from, and to; a row the watch then sends again is known by
+    its id."""
     response = yield "GetRun", get_run_request(run_id)
-    return len(response.measurements), response.run.planned
+    return (len(response.measurements), response.run.planned,
+            [m.id for m in response.measurements])
 
 
 def note_event(summary, event):

@@ -67,12 +67,16 @@ class ProgressBar:
         self._initial = self.n
         self._started_at = None
         self._closed = False
+        self._counted = set()
         self._tty = hasattr(self.file, "isatty") and self.file.isatty()
 
-    def count_from(self, initial, total):
-        """Before the stream: `initial` measurements are stored already, of `total` planned."""
+    def count_from(self, initial, total, stored_ids=()):
+        """Before the stream: `initial` measurements are stored already, of `total` planned;
+        `stored_ids` their ids, so that a row stored between that count and the watch, which the
+        watch sends too, is counted once."""
         self.n = self._initial = int(initial)
         self.total = int(total)
+        self._counted = {int(i) for i in stored_ids if i}
 
     def __call__(self, event):
         kind = event.WhichOneof("event")
@@ -87,6 +91,10 @@ class ProgressBar:
                                       dynamic_ncols=True, leave=True)
             self._draw()
         elif kind == "measurement":
+            if event.measurement.id:
+                if event.measurement.id in self._counted:
+                    return
+                self._counted.add(event.measurement.id)
             self.n += 1
             if self.bar is not None:
                 m = event.measurement

@@ -315,6 +315,8 @@ std::vector<std::string> NeedRestart(const core::DaemonConfig& running,
   text("user_kernels.add_role", running.user_kernels.add_role, fresh.user_kernels.add_role);
   number("user_kernels.max_kernels_per_owner", running.user_kernels.max_kernels_per_owner,
          fresh.user_kernels.max_kernels_per_owner);
+  number("user_kernels.max_versions_per_kernel", running.user_kernels.max_versions_per_kernel,
+         fresh.user_kernels.max_versions_per_kernel);
   number("user_kernels.allow_unsandboxed_compiles", running.user_kernels.allow_unsandboxed_compiles,
          fresh.user_kernels.allow_unsandboxed_compiles);
   text("user_kernels.compile_user", running.user_kernels.compile_user,

@@ -71,11 +71,14 @@ std::string UserKernels::Load(const google::protobuf::RepeatedPtrField<wpb::User
 
     // The registry entry: the manifest's (name, family, params, can_implement), with the launcher
     // and the kernel handle of this build.
+    // A version's variant runs under its versioned name ("user.tiled@2.stages=3"): the entry
+    // is the manifest's knob set of that name, named as the task names it.
     k::Variant v;
     bool found = false;
     for (k::Variant& candidate : ku::Variants(loaded->manifest)) {
-      if (candidate.name != c.variant()) continue;
+      if (candidate.name != common::WithoutVersion(c.variant())) continue;
       v = std::move(candidate);
+      v.name = c.variant();
       found = true;
     }
     if (!found) return "user variant " + c.variant() + ": its manifest names no such variant";

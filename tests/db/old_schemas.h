@@ -278,8 +278,19 @@ inline void BuildV4(RawDb& raw) {
   raw.Exec(kV3ToV4);
 }
 
-// What v19 added (a build's cubin encoding and size), undone: a fresh database taken back to v18.
+// What v20 added (a user kernel's version), undone: a fresh database taken back to v19.
+inline void UndoV20(RawDb& raw) {
+  raw.Exec("DROP INDEX user_kernels_live_version");
+  raw.Exec("ALTER TABLE user_kernels DROP COLUMN version");
+  raw.Exec(
+      "CREATE UNIQUE INDEX user_kernels_live_name ON user_kernels (name) WHERE removed_at_ms IS "
+      "NULL");
+}
+
+// What v19 added (a build's cubin encoding and size), undone with what came after it: a fresh
+// database taken back to v18.
 inline void UndoV19(RawDb& raw) {
+  UndoV20(raw);
   raw.Exec("ALTER TABLE user_kernel_builds DROP COLUMN cubin_encoding");
   raw.Exec("ALTER TABLE user_kernel_builds DROP COLUMN cubin_bytes");
 }

@@ -1,6 +1,5 @@
-// User kernels in the store (schema v13): a kernel with its builds in one transaction, a name
-// taken once among the kernels not removed, removal that keeps what was stored, a restart that
-// finds everything again.
+// User kernels in the store (schema v13): a kernel with its builds in one transaction, versions
+// of one name (v20), removal that keeps what was stored, a restart that finds everything again.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -63,28 +62,51 @@ TEST_F(StoreTest, AUserKernelAndItsBuildsAreStoredTogetherAndReadBack) {
   EXPECT_TRUE(store_->UserKernelBuilds(id, false)[0].cubin.empty());  // not read unless asked
 }
 
-TEST_F(StoreTest, ANameIsTakenOnceAmongTheKernelsNotRemoved) {
-  store_->InsertUserKernel(Kernel("tiled"), {});
+// v20: a name added again is its next version; the old one stays, each read by its number, the
+// highest by default; a number is never given twice, removed versions counted.
+TEST_F(StoreTest, ANameAddedAgainIsItsNextVersionAndTheOldOneStays) {
+  const int64_t v1 = store_->InsertUserKernel(Kernel("tiled"), {});
+  UserKernelRecord edited = Kernel("tiled");
+  edited.source_sha256 = std::string(64, 'd');
+  const int64_t v2 = store_->InsertUserKernel(edited, {Build("user.tiled.stages=2", "x")});
+  const auto kernels = store_->ListUserKernels();
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0].version, 1);
+  EXPECT_EQ(kernels[1].version, 2);
+  EXPECT_EQ(store_->GetUserKernel("tiled")->id, v2);
+  EXPECT_EQ(store_->GetUserKernel("tiled", 1)->id, v1);
+  EXPECT_EQ(store_->GetUserKernel("tiled", 2)->source_sha256, std::string(64, 'd'));
+  EXPECT_FALSE(store_->GetUserKernel("tiled", 3).has_value());
+  // One version removed: the other stays, and the next add is 3, not 2 again.
+  EXPECT_TRUE(store_->RemoveUserKernel("tiled", 0, 2));
+  EXPECT_EQ(store_->GetUserKernel("tiled")->id, v1);
+  const int64_t v3 = store_->InsertUserKernel(Kernel("tiled"), {});
+  EXPECT_EQ(store_->GetUserKernel("tiled")->id, v3);
+  EXPECT_EQ(store_->GetUserKernel("tiled")->version, 3);
+  UserKernelRecord again = Kernel("tiled");
+  again.version = 2;
   try {
-    store_->InsertUserKernel(Kernel("tiled"), {Build("user.tiled.stages=2", "x")});
-    FAIL() << "a second kernel of one name was stored";
+    store_->InsertUserKernel(again, {Build("user.tiled.stages=2", "x")});
+    FAIL() << "a version number was given twice";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Error::Code::kInvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("a user kernel named 'tiled' exists"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("has had version 3"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(store_->ListUserKernels().size(), 1u);  // nothing of the refused one was kept
+  EXPECT_EQ(store_->ListUserKernels().size(), 2u);  // nothing of the refused one was kept
 }
 
-TEST_F(StoreTest, RemovingKeepsTheKernelAndItsBuildsAndFreesTheName) {
+TEST_F(StoreTest, RemovingKeepsTheKernelAndItsBuilds) {
   const int64_t first = store_->InsertUserKernel(Kernel("tiled"), {Build("user.tiled.s=1", "x")});
-  EXPECT_TRUE(store_->RemoveUserKernel("tiled", 0));
+  store_->InsertUserKernel(Kernel("tiled"), {});
+  EXPECT_TRUE(store_->RemoveUserKernel("tiled", 0));  // every version
   EXPECT_FALSE(store_->RemoveUserKernel("tiled", 0));
   EXPECT_FALSE(store_->GetUserKernel("tiled").has_value());
   EXPECT_EQ(store_->UserKernelBuilds(first, false).size(), 1u);  // measurements may point at it
-  const int64_t second = store_->InsertUserKernel(Kernel("tiled"), {});
-  EXPECT_NE(second, first);
+  const int64_t again = store_->InsertUserKernel(Kernel("tiled"), {});
+  EXPECT_NE(again, first);
   ASSERT_TRUE(store_->GetUserKernel("tiled").has_value());
-  EXPECT_EQ(store_->GetUserKernel("tiled")->id, second);
+  EXPECT_EQ(store_->GetUserKernel("tiled")->id, again);
+  EXPECT_EQ(store_->GetUserKernel("tiled")->version, 3);
 }
 
 TEST_F(StoreTest, UserKernelsSurviveAReopen) {
@@ -135,6 +157,7 @@ TEST_F(StoreTest, BuildsStoredBeforeCompressionReadBackRaw) {
     raw.Exec("PRAGMA user_version = 18");
   }
   store_ = Store::Open(path_);
+  EXPECT_EQ(store_->GetUserKernel("old")->version, 1);  // v20: a kernel stored before is version 1
   const auto builds = store_->UserKernelBuilds(id, true);
   ASSERT_EQ(builds.size(), 1u);
   EXPECT_EQ(builds[0].cubin,

@@ -91,38 +91,83 @@ TEST_F(KernelsE2E, KernelCheckNeedsNoGpuAndKeepsNothing) {
 
 // A kernel edited and added again under its name: compare of a run before and one after names
 // the builds each ran, with their source digests, beside the row's change.
-TEST_F(KernelsE2E, CompareSaysWhenAUserVariantsCodeChanged) {
+// The edit loop: the kernel added, its edit added under the same name (version 2, version 1
+// kept), both run in one run, paired, and the report gives the change between the versions with
+// its interval, in time, work (cycles) and clock; `kernel diff` prints the edit; `kernel show`
+// lists the versions; the versions are a preset; and `compare` of a run of each names the
+// versions and digests.
+TEST_F(KernelsE2E, AnEditIsANewVersionMeasuredPairedAgainstTheOld) {
   StartDaemon();
   ASSERT_EQ(AddExample().exit_code, 0);
-  auto digest = [&] {
-    const std::string json = Client({"--format", "json", "kernel", "show", "tiled"}).out;
+  auto digest = [&](const std::string& name) {
+    const std::string json = Client({"--format", "json", "kernel", "show", name}).out;
     const std::size_t at = json.find("\"source_sha256\":\"");
     return at == std::string::npos ? std::string() : json.substr(at + 17, 12);
   };
-  const std::string before = digest();
+  const std::string before = digest("tiled");
   ASSERT_EQ(before.size(), 12u);
   const std::vector<std::string> run = {"run", "--variant", "user.tiled.pad=0.unroll=1", "--shape",
                                         "256"};
   ASSERT_EQ(Client(run).exit_code, 0);
-  ASSERT_EQ(Client({"kernel", "remove", "tiled"}).exit_code, 0);
   std::ifstream in(kExamples + "/tiled_gemm.cu");
   const std::string source = "// edited\n" + std::string((std::istreambuf_iterator<char>(in)),
                                                          std::istreambuf_iterator<char>());
-  ASSERT_EQ(Client({"kernel", "add", Write("tiled_gemm.cu", source), "--manifest",
-                    kExamples + "/tiled_gemm.toml"})
-                .exit_code,
-            0);
-  const std::string after = digest();
+  const std::string edited = Write("tiled_gemm.cu", source);
+  const CommandResult added =
+      Client({"kernel", "add", edited, "--manifest", kExamples + "/tiled_gemm.toml"});
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+  EXPECT_THAT(added.err, HasSubstr("added user kernel tiled version 2 (the older ones stay"));
+  // The same edit again is no version.
+  const CommandResult again =
+      Client({"kernel", "add", edited, "--manifest", kExamples + "/tiled_gemm.toml"});
+  EXPECT_EQ(again.exit_code, 65);
+  EXPECT_THAT(again.err, HasSubstr("version 2's exactly; nothing to add"));
+  const std::string after = digest("tiled");
   ASSERT_NE(after, before);
-  ASSERT_EQ(Client(run).exit_code, 0);
-  const CommandResult compare = Client({"compare", "1", "2"});
+  EXPECT_EQ(digest("tiled@1"), before);
+  const CommandResult show = Client({"kernel", "show", "tiled"});
+  EXPECT_THAT(show.out, HasSubstr("user kernel tiled version 2 of 2"));
+  EXPECT_THAT(show.out, HasSubstr(before));
+  EXPECT_THAT(show.out, HasSubstr("user.tiled@1.pad=0.unroll=1 ..."));
+  const CommandResult diff = Client({"kernel", "diff", "tiled"});
+  EXPECT_EQ(diff.exit_code, 1) << diff.err;  // they differ, as diff says it
+  EXPECT_THAT(diff.out, HasSubstr("--- tiled@1/source\n+++ tiled@2/source\n"));
+  EXPECT_THAT(diff.out, HasSubstr("\n+// edited\n"));
+  EXPECT_EQ(Client({"kernel", "diff", "tiled", "2", "2"}).exit_code, 0);
+  EXPECT_EQ(Client({"kernel", "diff", "tiled", "1", "5"}).exit_code, 65);
+
+  // Both versions in one run: paired, the change named by the versions.
+  const CommandResult paired =
+      Client({"run", "--variant", "user.tiled@1.pad=0.unroll=1", "--variant",
+              "user.tiled@latest.pad=0.unroll=1", "--shape", "256", "--rounds", "3"});
+  ASSERT_EQ(paired.exit_code, 0) << paired.err;
+  const CommandResult report = Client({"report", "latest", "--format", "md"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_THAT(report.out,
+              HasSubstr("User kernel tiled: its versions, each against the one before"));
+  EXPECT_THAT(report.out, HasSubstr("pad=0 unroll=1: version 1 (source " + before + ")"));
+  EXPECT_THAT(report.out, HasSubstr("pad=0 unroll=1: version 2 (source " + after + ")"));
+  const CommandResult json = Client({"--format", "json", "report", "latest"});
+  EXPECT_THAT(json.out, HasSubstr("\"vs\":\"v1\""));
+  EXPECT_THAT(json.out, HasSubstr("\"paired\":true"));
+  EXPECT_THAT(json.out, HasSubstr("\"clock_change\":"));
+
+  const CommandResult preset = Client({"presets", "user.tiled.versions"});
+  ASSERT_EQ(preset.exit_code, 0) << preset.err;
+  EXPECT_THAT(preset.out, HasSubstr("user.tiled@1.pad=1.unroll=4"));
+
+  ASSERT_EQ(Client(run).exit_code, 0);  // run 3: the plain name, now version 2
+  const CommandResult compare = Client({"compare", "1", "3"});
   EXPECT_THAT(compare.out, HasSubstr("warning: user.tiled.pad=0.unroll=1 bf16 256x256x256 ran "
-                                     "other code in run 2: build "));
+                                     "other code in run 3: version 1, build "));
   EXPECT_THAT(compare.out, HasSubstr("(source " + before + ", cubin "));
-  EXPECT_THAT(compare.out, HasSubstr(") -> build "));
+  EXPECT_THAT(compare.out, HasSubstr(") -> version 2, build "));
   EXPECT_THAT(compare.out, HasSubstr("(source " + after + ", cubin "));
-  const CommandResult json = Client({"--format", "json", "compare", "1", "2"});
-  EXPECT_THAT(json.out, HasSubstr("\"build_change\":\"build "));
+  const CommandResult cjson = Client({"--format", "json", "compare", "1", "3"});
+  EXPECT_THAT(cjson.out, HasSubstr("\"build_change\":\"version 1, build "));
+  // history names the edit where the series' code changed
+  const CommandResult history = Client({"--format", "csv", "history", "user.tiled.pad=0.unroll=1"});
+  EXPECT_THAT(history.out, HasSubstr("version 1 -> 2 (source " + before + " -> " + after + ")"));
 }
 
 TEST_F(KernelsE2E, TheExampleIsAddedCompiledListedShownAndRemoved) {
@@ -135,11 +180,11 @@ TEST_F(KernelsE2E, TheExampleIsAddedCompiledListedShownAndRemoved) {
 
   CommandResult list = Client({"kernel", "list", "--format", "csv"});
   ASSERT_EQ(list.exit_code, 0) << list.err;
-  EXPECT_THAT(list.out, HasSubstr("tiled,,bf16,4,tiled_gemm,"));
+  EXPECT_THAT(list.out, HasSubstr("tiled,1,1,,bf16,4,tiled_gemm,"));
 
   CommandResult show = Client({"kernel", "show", "tiled", "--source", "--width", "0"});
   ASSERT_EQ(show.exit_code, 0) << show.err;
-  EXPECT_THAT(show.out, HasSubstr("user kernel tiled (entry tiled_gemm, bf16"));
+  EXPECT_THAT(show.out, HasSubstr("user kernel tiled version 1 of 1 (entry tiled_gemm, bf16"));
   EXPECT_THAT(show.out, HasSubstr("-DPAD=0 -DUNROLL=1"));
   EXPECT_THAT(show.out, HasSubstr("__shared__ float As[TILE][TILE + PAD];"));
 
@@ -165,9 +210,9 @@ TEST_F(KernelsE2E, TheExampleIsAddedCompiledListedShownAndRemoved) {
   CommandResult json = Client({"kernel", "show", "tiled", "--format", "json"});
   EXPECT_THAT(json.out, HasSubstr("\"registers\":"));
 
-  CommandResult again = AddExample();
-  EXPECT_NE(again.exit_code, 0);
-  EXPECT_THAT(again.err, HasSubstr("a user kernel named 'tiled' exists"));
+  CommandResult again = AddExample();  // the same source and manifest: no new version
+  EXPECT_EQ(again.exit_code, 65);
+  EXPECT_THAT(again.err, HasSubstr("version 1's exactly; nothing to add"));
 
   ASSERT_EQ(Client({"kernel", "remove", "tiled"}).exit_code, 0);
   CommandResult after = Client({"kernel", "list", "--format", "csv"});
@@ -255,7 +300,7 @@ TEST_F(KernelsE2E, ARestartedDaemonHoldsWhatWasAdded) {
   ASSERT_EQ(AddExample().exit_code, 0);
   StartDaemon();
   CommandResult list = Client({"kernel", "list", "--format", "csv"});
-  EXPECT_THAT(list.out, HasSubstr("tiled,,bf16,4,"));
+  EXPECT_THAT(list.out, HasSubstr("tiled,1,1,,bf16,4,"));
   CommandResult show = Client({"kernel", "show", "tiled", "--format", "csv"});
   EXPECT_THAT(show.out, HasSubstr("user.tiled.pad=1.unroll=4,sm_90a,"));
 }

@@ -59,7 +59,8 @@ Status DaemonCore::Open(CoreOptions options, const kernels::Registry* registry,
 DaemonCore::~DaemonCore() { Shutdown(); }
 
 std::shared_ptr<const Presets> DaemonCore::presets() const {
-  return WithUserLadders(presets_.get(), user_kernels_->Manifests());
+  return WithUserLadders(presets_.get(), user_kernels_->Manifests(),
+                         user_kernels_->VersionLadders());
 }
 
 v1::UserKernel ToProto(const KernelSummary& s) {
@@ -90,6 +91,16 @@ v1::UserKernel ToProto(const KernelSummary& s) {
   k.set_source(s.source);
   k.set_manifest(s.manifest);
   k.set_source_withheld(s.source_withheld);
+  k.set_version(s.version);
+  for (const KernelVersionSummary& v : s.versions) {
+    v1::KernelVersion* out = k.add_versions();
+    out->set_version(v.version);
+    out->set_owner(v.owner);
+    out->set_source_sha256(v.source_sha256);
+    out->set_manifest_sha256(v.manifest_sha256);
+    out->set_created_at_ms(v.created_at_ms);
+    for (const std::string& name : v.variants) out->add_variants(name);
+  }
   return k;
 }
 

@@ -53,6 +53,37 @@ std::vector<std::string> ClosestNames(const kernels::Registry& registry, std::st
   return common::ClosestNames(known, name, count);
 }
 
+namespace {
+
+// A user variant's version tag where the registry holds it under the plain name: "@latest", or
+// the newest version's number (older versions are held under their own names, found before).
+// NotFound where the selector names no version of a user kernel the registry holds.
+Status ResolveVersion(const kernels::Registry& registry, std::string_view selector,
+                      const std::string& where, std::vector<const kernels::Variant*>* out) {
+  std::string tag;
+  const std::string plain = common::WithoutVersion(std::string(selector), &tag);
+  if (tag.empty()) return NotFound("");
+  const kernels::Variant* v = registry.Find(plain);
+  for (const auto& x : registry.All())
+    if (v == nullptr && !x.short_name.empty() && x.short_name == plain) v = &x;
+  if (v == nullptr || v->family.rfind("user.", 0) != 0) return NotFound("");
+  if (tag == "latest" || v->Param("version") == tag) {
+    out->push_back(v);
+    return Status::Ok();
+  }
+  std::set<int64_t> held;
+  for (const auto& x : registry.All())
+    if (x.family == v->family)
+      if (auto n = x.NumberParam("version")) held.insert(*n);
+  std::string versions;
+  for (int64_t n : held) versions += (versions.empty() ? "" : ", ") + std::to_string(n);
+  return InvalidArgument(where + ": " + QuoteInput(selector) + " names version '" + tag +
+                         "' of user kernel " + v->family.substr(5) +
+                         ", which is not held (its versions: " + versions + "; or @latest)");
+}
+
+}  // namespace
+
 Status Resolve(const kernels::Registry& registry, std::string_view selector, std::string_view field,
                std::vector<const kernels::Variant*>* out) {
   std::string where(field);
@@ -87,6 +118,8 @@ Status Resolve(const kernels::Registry& registry, std::string_view selector, std
       return Status::Ok();
     }
   }
+  if (Status st = ResolveVersion(registry, selector, where, out); st.code() != Code::kNotFound)
+    return st;
   std::string msg = where + ": unknown variant " + QuoteInput(selector);
   auto closest = ClosestNames(registry, selector);
   if (!closest.empty()) {

@@ -121,10 +121,10 @@ Status ReadUserKernels(const toml::table& t, const std::string& origin, UserKern
   const std::string p = "user_kernels.";
   Status st = CheckKeys(
       t, origin, p,
-      {"add_role", "compiler", "max_kernels_per_owner", "max_source_bytes", "max_knob_sets",
-       "compile_timeout_seconds", "compile_memory_mb", "allow_unsandboxed_compiles", "compile_user",
-       "max_cubin_bytes", "max_bytes_per_kernel", "max_bytes_per_owner", "compile_threads",
-       "max_waiting_adds", "source_readers"});
+      {"add_role", "compiler", "max_kernels_per_owner", "max_versions_per_kernel",
+       "max_source_bytes", "max_knob_sets", "compile_timeout_seconds", "compile_memory_mb",
+       "allow_unsandboxed_compiles", "compile_user", "max_cubin_bytes", "max_bytes_per_kernel",
+       "max_bytes_per_owner", "compile_threads", "max_waiting_adds", "source_readers"});
   if (!st.ok()) return st;
   if (!(st = Read(t, origin, p, "add_role", &u->add_role)).ok()) return st;
   if (!(st = Read(t, origin, p, "compiler", &u->compiler_path)).ok()) return st;
@@ -152,6 +152,7 @@ Status ReadUserKernels(const toml::table& t, const std::string& origin, UserKern
     int* value;
     int lo, hi;
   } ints[] = {{"max_kernels_per_owner", &u->max_kernels_per_owner, 1, 10000},
+              {"max_versions_per_kernel", &u->max_versions_per_kernel, 1, 1000},
               {"max_knob_sets", &sets, 1, 4096},
               {"compile_timeout_seconds", &timeout, 1, 3600},
               {"compile_memory_mb", &u->compile.memory_mb, 256, 1 << 16},

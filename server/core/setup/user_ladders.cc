@@ -51,10 +51,35 @@ Preset UserLadderPreset(const ku::Manifest& m) {
   return p;
 }
 
+Preset VersionLadderPreset(const VersionLadderSpec& spec) {
+  Preset p;
+  p.name = "user." + spec.kernel + ".versions";
+  p.source = "user kernel " + spec.kernel;
+  std::string listed;
+  for (const auto& [version, variants] : spec.versions)
+    listed += (listed.empty() ? "" : " -> ") + std::string("v") + std::to_string(version);
+  p.description = "The versions of user kernel " + spec.kernel + " (" + listed +
+                  "), each at every knob set it has, measured paired: the change each edit made.";
+  PresetGroup group;
+  group.dtype = spec.dtype;
+  v1::Shape shape;
+  shape.set_m(4096);
+  shape.set_n(4096);
+  shape.set_k(4096);
+  group.shapes.push_back(shape);
+  for (const auto& [version, variants] : spec.versions)
+    for (const std::string& v : variants) group.variants.push_back(v);
+  group.variants.push_back("cublas_" + spec.dtype);
+  p.groups.push_back(std::move(group));
+  return p;
+}
+
 std::shared_ptr<const Presets> WithUserLadders(
-    const Presets* base, const std::vector<std::shared_ptr<const ku::Manifest>>& kernels) {
+    const Presets* base, const std::vector<std::shared_ptr<const ku::Manifest>>& kernels,
+    const std::vector<VersionLadderSpec>& versions) {
   auto out = std::make_shared<Presets>(base ? *base : Presets());
   for (const auto& m : kernels) out->Add(UserLadderPreset(*m));
+  for (const VersionLadderSpec& v : versions) out->Add(VersionLadderPreset(v));
   return out;
 }
 

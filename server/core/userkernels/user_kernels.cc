@@ -1,6 +1,7 @@
 #include "server/core/userkernels/user_kernels.h"
 
 #include <algorithm>
+#include <charconv>
 #include <future>
 #include <set>
 
@@ -79,33 +80,39 @@ std::string UserKernels::CompileBuild(const Manifest& m, const KnobSet& s,
 void UserKernels::RebuildCatalog() {
   auto catalog = std::make_shared<kernels::Registry>();
   if (builtin_ != nullptr) *catalog = *builtin_;
-  for (const auto& [name, held] : held_) {
-    // Per variant: the newest build of this daemon's compiler, else the newest of any (a
-    // kernel is compiled for GPU 0's architecture; again at start when the compiler changed).
-    std::map<std::string, db::UserKernelBuild> builds;
-    for (db::UserKernelBuild& b : store_->UserKernelBuilds(held.record.id, false)) {
-      auto it = builds.find(b.variant);
-      const auto rank = [&](const db::UserKernelBuild& x) {
-        return std::make_pair(!compiler_.empty() && x.compiler == compiler_, x.id);
-      };
-      if (it == builds.end() || rank(b) > rank(it->second)) builds[b.variant] = std::move(b);
-    }
-    for (kernels::Variant& v : kernels::user::Variants(held.manifest)) {
-      auto it = builds.find(v.name);
-      if (it == builds.end()) continue;  // no build: nothing a worker could load
-      auto code = std::make_shared<kernels::LoadedCode>();
-      code->manifest = held.record.manifest;
-      // Read from the database when a task carries it: a catalog of every cubin in memory held
-      // 544 MB for one kernel of a 240 MiB section.
-      code->cubin = [store = store_, id = it->second.id] { return store->UserKernelCubin(id); };
-      code->cubin_sha256 = it->second.cubin_sha256;
-      code->cubin_bytes = it->second.cubin_bytes;
-      code->build_id = it->second.id;
-      code->entry = held.manifest->entry;
-      code->registers = it->second.registers;
-      code->static_smem_bytes = it->second.static_smem_bytes;
-      v.code = std::move(code);
-      if (catalog->Find(v.name) == nullptr) catalog->Add(std::move(v));
+  for (const auto& [name, versions] : held_) {
+    const int64_t newest = versions.rbegin()->first;
+    for (const auto& [version, held] : versions) {
+      // Per variant: the newest build of this daemon's compiler, else the newest of any (a
+      // kernel is compiled for GPU 0's architecture; again at start when the compiler changed).
+      std::map<std::string, db::UserKernelBuild> builds;
+      for (db::UserKernelBuild& b : store_->UserKernelBuilds(held.record.id, false)) {
+        auto it = builds.find(b.variant);
+        const auto rank = [&](const db::UserKernelBuild& x) {
+          return std::make_pair(!compiler_.empty() && x.compiler == compiler_, x.id);
+        };
+        if (it == builds.end() || rank(b) > rank(it->second)) builds[b.variant] = std::move(b);
+      }
+      // The newest version under the plain names (user.tiled.stages=3), every older one under
+      // its own (user.tiled@1.stages=3); a build is stored under the plain name.
+      for (kernels::Variant& v :
+           kernels::user::Variants(held.manifest, version, version != newest)) {
+        auto it = builds.find(common::WithoutVersion(v.name));
+        if (it == builds.end()) continue;  // no build: nothing a worker could load
+        auto code = std::make_shared<kernels::LoadedCode>();
+        code->manifest = held.record.manifest;
+        // Read from the database when a task carries it: a catalog of every cubin in memory
+        // held 544 MB for one kernel of a 240 MiB section.
+        code->cubin = [store = store_, id = it->second.id] { return store->UserKernelCubin(id); };
+        code->cubin_sha256 = it->second.cubin_sha256;
+        code->cubin_bytes = it->second.cubin_bytes;
+        code->build_id = it->second.id;
+        code->entry = held.manifest->entry;
+        code->registers = it->second.registers;
+        code->static_smem_bytes = it->second.static_smem_bytes;
+        v.code = std::move(code);
+        if (catalog->Find(v.name) == nullptr) catalog->Add(std::move(v));
+      }
     }
   }
   catalog_ = std::move(catalog);
@@ -119,7 +126,28 @@ std::shared_ptr<const kernels::Registry> UserKernels::Catalog() {
 std::vector<std::shared_ptr<const Manifest>> UserKernels::Manifests() {
   std::lock_guard lock(mu_);
   std::vector<std::shared_ptr<const Manifest>> out;
-  for (const auto& [name, held] : held_) out.push_back(held.manifest);
+  for (const auto& [name, versions] : held_) out.push_back(versions.rbegin()->second.manifest);
+  return out;
+}
+
+std::vector<kernels::user::VersionLadder> UserKernels::VersionLadders() {
+  std::lock_guard lock(mu_);
+  std::vector<kernels::user::VersionLadder> out;
+  for (const auto& [name, versions] : held_) {
+    if (versions.size() < 2) continue;
+    kernels::user::VersionLadder ladder{
+        name, std::string(kernels::ToString(versions.rbegin()->second.manifest->dtype)), {}};
+    const int64_t newest = versions.rbegin()->first;
+    for (const auto& [version, held] : versions) {
+      std::vector<std::string> names;
+      for (const KnobSet& k : kernels::user::KnobSets(*held.manifest))
+        names.push_back(version == newest
+                            ? kernels::user::VariantName(*held.manifest, k)
+                            : kernels::user::VersionedName(*held.manifest, k, version));
+      ladder.versions.emplace_back(version, std::move(names));
+    }
+    out.push_back(std::move(ladder));
+  }
   return out;
 }
 
@@ -170,7 +198,8 @@ void UserKernels::Load(std::vector<std::string>* problems) {
     for (const db::UserKernelBuild& b : store_->UserKernelBuilds(r.id, false))
       bytes += b.cubin_bytes;
     const std::string name = r.name;
-    held_[name] = Held{std::move(r), std::move(m), bytes};
+    const int64_t version = r.version;
+    held_[name][version] = Held{std::move(r), std::move(m), bytes};
   }
   RebuildChangedCompilers(problems);
   RebuildCatalog();
@@ -182,57 +211,85 @@ void UserKernels::Load(std::vector<std::string>* problems) {
 // old builds, and `problems` says so. mu_ held (nothing else runs yet: this is the start).
 void UserKernels::RebuildChangedCompilers(std::vector<std::string>* problems) {
   compiler_ = CompilerVersionOf(options_.compiler_path);
-  for (auto& [name, held] : held_) {
-    if (compiler_.empty() || !sandbox_refusal_.empty()) break;
-    const std::vector<db::UserKernelBuild> stored = store_->UserKernelBuilds(held.record.id, false);
-    std::map<std::string, std::string> arch_of;  // variant -> its build's architecture
-    std::set<std::string> current;               // variants with a build of this compiler
-    for (const db::UserKernelBuild& b : stored) {
-      arch_of[b.variant] = b.arch;
-      if (b.compiler == compiler_) current.insert(b.variant);
+  for (auto& [name, versions] : held_)
+    for (auto& [version, held] : versions) {
+      if (compiler_.empty() || !sandbox_refusal_.empty()) break;
+      const std::vector<db::UserKernelBuild> stored =
+          store_->UserKernelBuilds(held.record.id, false);
+      std::map<std::string, std::string> arch_of;  // variant -> its build's architecture
+      std::set<std::string> current;               // variants with a build of this compiler
+      for (const db::UserKernelBuild& b : stored) {
+        arch_of[b.variant] = b.arch;
+        if (b.compiler == compiler_) current.insert(b.variant);
+      }
+      std::vector<db::UserKernelBuild> rebuilt;
+      std::string why;
+      for (const KnobSet& s : kernels::user::KnobSets(*held.manifest)) {
+        const std::string variant = kernels::user::VariantName(*held.manifest, s);
+        auto arch = arch_of.find(variant);
+        if (current.count(variant) || arch == arch_of.end()) continue;
+        db::UserKernelBuild b;
+        why =
+            CompileBuild(*held.manifest, s, held.record.source, arch->second, options_.sandbox, &b);
+        if (!why.empty()) break;
+        rebuilt.push_back(std::move(b));
+      }
+      if (!why.empty()) {
+        problems->push_back("user kernel " + name + " does not compile with " + compiler_ +
+                            "; its earlier builds are kept: " + why);
+        continue;
+      }
+      if (rebuilt.empty()) continue;
+      try {
+        store_->InsertUserKernelBuilds(held.record.id, rebuilt);
+        problems->push_back("user kernel " + name + ": " + std::to_string(rebuilt.size()) +
+                            " knob sets compiled again with " + compiler_);
+      } catch (const std::exception& e) {
+        problems->push_back("user kernel " + name + ": storing its new builds: " + e.what());
+      }
     }
-    std::vector<db::UserKernelBuild> rebuilt;
-    std::string why;
-    for (const KnobSet& s : kernels::user::KnobSets(*held.manifest)) {
-      const std::string variant = kernels::user::VariantName(*held.manifest, s);
-      auto arch = arch_of.find(variant);
-      if (current.count(variant) || arch == arch_of.end()) continue;
-      db::UserKernelBuild b;
-      why = CompileBuild(*held.manifest, s, held.record.source, arch->second, options_.sandbox, &b);
-      if (!why.empty()) break;
-      rebuilt.push_back(std::move(b));
-    }
-    if (!why.empty()) {
-      problems->push_back("user kernel " + name + " does not compile with " + compiler_ +
-                          "; its earlier builds are kept: " + why);
-      continue;
-    }
-    if (rebuilt.empty()) continue;
-    try {
-      store_->InsertUserKernelBuilds(held.record.id, rebuilt);
-      problems->push_back("user kernel " + name + ": " + std::to_string(rebuilt.size()) +
-                          " knob sets compiled again with " + compiler_);
-    } catch (const std::exception& e) {
-      problems->push_back("user kernel " + name + ": storing its new builds: " + e.what());
-    }
-  }
 }
 
 Status UserKernels::Reserve(const KernelCaller& caller, const Manifest& m,
+                            const std::string& source, const std::string& manifest_text,
                             CompileSandbox* sandbox) {
   std::lock_guard lock(mu_);
   *sandbox = options_.sandbox;
   if (!sandbox_refusal_.empty()) return FailedPrecondition(sandbox_refusal_);
-  if (held_.count(m.name))
-    return InvalidArgument("a user kernel named '" + m.name + "' exists; remove it first");
   if (pending_.count(m.name))
     return InvalidArgument("a user kernel named '" + m.name + "' is being added (compiling)");
-  // Held and still compiling together, under one lock: concurrent adds cannot both pass.
-  const auto mine =
-      std::count_if(held_.begin(), held_.end(),
-                    [&](const auto& h) { return h.second.record.owner == caller.name; }) +
-      std::count_if(pending_.begin(), pending_.end(),
-                    [&](const auto& p) { return p.second == caller.name; });
+  if (auto held = held_.find(m.name); held != held_.end()) {
+    // The kernel's next version: its owner's or an admin's to add.
+    const Held& newest = held->second.rbegin()->second;
+    const std::string& owner = newest.record.owner;
+    if (!caller.admin && owner != caller.name)
+      return FailedPrecondition("user kernel " + m.name + " belongs to " +
+                                (owner.empty() ? std::string("another caller") : owner) +
+                                "; only its owner or an admin may add a version of it");
+    if (newest.record.source_sha256 == Sha256Hex(source) &&
+        newest.record.manifest_sha256 == Sha256Hex(manifest_text))
+      return InvalidArgument("user kernel " + m.name + ": this source and manifest are version " +
+                             std::to_string(newest.record.version) +
+                             "'s exactly; nothing to add (edit the source or the manifest)");
+    if (int64_t(held->second.size()) >= options_.max_versions_per_kernel)
+      return FailedPrecondition("user kernel " + m.name + " holds " +
+                                std::to_string(held->second.size()) +
+                                " versions, the most one kernel may "
+                                "(user_kernels.max_versions_per_kernel); remove one first "
+                                "(ablation-client kernel remove " +
+                                m.name + "@" + std::to_string(held->second.begin()->first) + ")");
+    pending_[m.name] = caller.name;
+    return Status::Ok();
+  }
+  // Held and still compiling together, under one lock: concurrent adds cannot both pass. A
+  // kernel counts once whatever its versions (their bytes count in max_bytes_per_owner).
+  const auto mine = std::count_if(held_.begin(), held_.end(),
+                                  [&](const auto& h) {
+                                    return h.second.rbegin()->second.record.owner == caller.name;
+                                  }) +
+                    std::count_if(pending_.begin(), pending_.end(), [&](const auto& p) {
+                      return p.second == caller.name && !held_.count(p.first);
+                    });
   if (mine >= options_.max_kernels_per_owner)
     return FailedPrecondition((caller.name.empty() ? std::string("this caller") : caller.name) +
                               " holds " + std::to_string(mine) +
@@ -272,7 +329,7 @@ void UserKernels::Add(const KernelCaller& caller, const std::string& source,
     std::lock_guard lock(mu_);
     sandbox = options_.sandbox;
     if (!sandbox_refusal_.empty()) return done(FailedPrecondition(sandbox_refusal_), {});
-  } else if (Status st = Reserve(caller, *m, &sandbox); !st.ok()) {
+  } else if (Status st = Reserve(caller, *m, source, manifest_text, &sandbox); !st.ok()) {
     return done(st, {});
   }
   auto job = std::make_shared<Job>(
@@ -345,15 +402,16 @@ Status UserKernels::CompileAndStore(const Job& job, KernelSummary* added) {
   record.manifest_sha256 = Sha256Hex(job.manifest_text);
   if (job.how.check_only) {
     // Checked: what an add would store, summarised, and nothing kept.
-    *added = Summarise(Held{std::move(record), job.manifest, bytes}, false);
+    *added = Summarise({}, Held{std::move(record), job.manifest, bytes}, false);
     for (db::UserKernelBuild& b : builds) b.cubin.clear();
     added->builds = std::move(builds);
     return Status::Ok();
   }
   std::lock_guard lock(mu_);
   int64_t owned = 0;
-  for (const auto& [name, held] : held_)
-    if (held.record.owner == job.caller.name) owned += held.bytes;
+  for (const auto& [name, versions] : held_)
+    for (const auto& [version, held] : versions)
+      if (held.record.owner == job.caller.name) owned += held.bytes;
   if (owned + bytes > options_.max_bytes_per_owner)
     return FailedPrecondition(
         (job.caller.name.empty() ? std::string("this caller") : job.caller.name) + " holds " +
@@ -366,33 +424,75 @@ Status UserKernels::CompileAndStore(const Job& job, KernelSummary* added) {
     return StatusFromException(e);
   }
   if (auto stored = store_->GetUserKernel(m.name)) record = *stored;
-  Held& held = held_[m.name] = Held{std::move(record), job.manifest, bytes};
+  Versions& versions = held_[m.name];
+  const int64_t version = record.version;
+  Held& held = versions[version] = Held{std::move(record), job.manifest, bytes};
   RebuildCatalog();
-  *added = Summarise(held, false);
+  *added = Summarise(versions, held, false);
   return Status::Ok();
 }
 
-Status UserKernels::Remove(const KernelCaller& caller, const std::string& name) {
-  std::lock_guard lock(mu_);
+Status UserKernels::Find(const std::string& asked, Versions** versions, Held** held) {
+  std::string tag;
+  const std::string name = common::WithoutVersion(asked, &tag);
   auto it = held_.find(name);
   if (it == held_.end()) return NotFound("no user kernel named '" + name + "'");
-  if (!caller.admin && it->second.record.owner != caller.name)
-    return FailedPrecondition("user kernel " + name + " belongs to " +
-                              (it->second.record.owner.empty() ? std::string("another caller")
-                                                               : it->second.record.owner) +
-                              "; only its owner or an admin may remove it");
+  *versions = &it->second;
+  if (tag.empty() || tag == "latest") {
+    *held = &it->second.rbegin()->second;
+    return Status::Ok();
+  }
+  int64_t version = 0;
+  const auto [end, error] = std::from_chars(tag.data(), tag.data() + tag.size(), version);
+  std::string held_versions;
+  for (const auto& [v, unused] : it->second)
+    held_versions += (held_versions.empty() ? "" : ", ") + std::to_string(v);
+  if (error != std::errc() || end != tag.data() + tag.size() || !it->second.count(version))
+    return NotFound("user kernel " + name + " has no version '" + tag +
+                    "' (held: " + held_versions + "; or @latest)");
+  *held = &it->second.at(version);
+  return Status::Ok();
+}
+
+Status UserKernels::Remove(const KernelCaller& caller, const std::string& asked) {
+  std::lock_guard lock(mu_);
+  Versions* versions = nullptr;
+  Held* held = nullptr;
+  if (Status st = Find(asked, &versions, &held); !st.ok()) return st;
+  const std::string& name = held->record.name;
+  const bool one = asked.find('@') != std::string::npos;
+  for (const auto& [version, h] : *versions) {
+    if (one && &h != held) continue;
+    if (!caller.admin && h.record.owner != caller.name)
+      return FailedPrecondition(
+          "user kernel " + name + " belongs to " +
+          (h.record.owner.empty() ? std::string("another caller") : h.record.owner) +
+          "; only its owner or an admin may remove it");
+  }
+  const std::string kernel = name;  // `held` goes with the erase below
   try {
-    store_->RemoveUserKernel(name, 0);
+    store_->RemoveUserKernel(kernel, 0, one ? held->record.version : 0);
   } catch (const std::exception& e) {
     return StatusFromException(e);
   }
-  held_.erase(it);
+  if (one) versions->erase(held->record.version);
+  if (!one || versions->empty()) held_.erase(kernel);
   RebuildCatalog();
   return Status::Ok();
 }
 
-KernelSummary UserKernels::Summarise(const Held& held, bool with_text) {
+KernelSummary UserKernels::Summarise(const Versions& versions, const Held& held, bool with_text) {
   const Manifest& m = *held.manifest;
+  const int64_t newest = versions.empty() ? held.record.version : versions.rbegin()->first;
+  // The names a version's knob sets run under now: plain for the newest.
+  const auto names = [&](const Held& h) {
+    std::vector<std::string> out;
+    for (const KnobSet& k : kernels::user::KnobSets(*h.manifest))
+      out.push_back(h.record.version == newest || h.record.version == 0
+                        ? kernels::user::VariantName(*h.manifest, k)
+                        : kernels::user::VersionedName(*h.manifest, k, h.record.version));
+    return out;
+  };
   KernelSummary s;
   s.name = held.record.name;
   s.owner = held.record.owner;
@@ -402,9 +502,17 @@ KernelSummary UserKernels::Summarise(const Held& held, bool with_text) {
   s.source_sha256 = held.record.source_sha256;
   s.manifest_sha256 = held.record.manifest_sha256;
   s.created_at_ms = held.record.created_at_ms;
-  for (const KnobSet& k : kernels::user::KnobSets(m))
-    s.variants.push_back(kernels::user::VariantName(m, k));
+  s.version = held.record.version;
+  s.variants = names(held);
+  for (const auto& [version, h] : versions)
+    s.versions.push_back({version, h.record.owner, h.record.source_sha256, h.record.manifest_sha256,
+                          h.record.created_at_ms, names(h)});
   if (held.record.id != 0) s.builds = store_->UserKernelBuilds(held.record.id, false);
+  // A build is stored under the plain name; an older version's runs under its versioned one.
+  if (held.record.version != newest && held.record.version != 0)
+    for (db::UserKernelBuild& b : s.builds)
+      b.variant = "user." + s.name + "@" + std::to_string(held.record.version) +
+                  b.variant.substr(std::min(b.variant.size(), 5 + s.name.size()));
   if (with_text) {
     s.source = held.record.source;
     s.manifest = held.record.manifest;
@@ -415,18 +523,20 @@ KernelSummary UserKernels::Summarise(const Held& held, bool with_text) {
 std::vector<KernelSummary> UserKernels::List() {
   std::lock_guard lock(mu_);
   std::vector<KernelSummary> out;
-  for (const auto& [name, held] : held_) out.push_back(Summarise(held, false));
+  for (const auto& [name, versions] : held_)
+    out.push_back(Summarise(versions, versions.rbegin()->second, false));
   return out;
 }
 
 Status UserKernels::Show(const KernelCaller& viewer, const std::string& name, KernelSummary* out) {
   std::lock_guard lock(mu_);
-  auto it = held_.find(name);
-  if (it == held_.end()) return NotFound("no user kernel named '" + name + "'");
+  Versions* versions = nullptr;
+  Held* held = nullptr;
+  if (Status st = Find(name, &versions, &held); !st.ok()) return st;
   const std::string& readers = options_.source_readers;
-  const bool may_read = viewer.admin || it->second.record.owner == viewer.name ||
-                        readers == "read" || (readers == "run" && viewer.run);
-  *out = Summarise(it->second, may_read);
+  const bool may_read = viewer.admin || held->record.owner == viewer.name || readers == "read" ||
+                        (readers == "run" && viewer.run);
+  *out = Summarise(*versions, *held, may_read);
   if (!may_read)
     out->source_withheld = "the source and manifest of " + name +
                            " are shown to its owner and admins only" +
@@ -438,13 +548,17 @@ Status UserKernels::Show(const KernelCaller& viewer, const std::string& name, Ke
 std::vector<kernels::Variant> UserKernels::Variants() {
   std::lock_guard lock(mu_);
   std::vector<kernels::Variant> out;
-  for (const auto& [name, held] : held_)
-    for (kernels::Variant& v : kernels::user::Variants(held.manifest)) {
-      // The build a run would take (the catalog's), for what its listing says of it.
-      if (catalog_)
-        if (const kernels::Variant* built = catalog_->Find(v.name)) v.code = built->code;
-      out.push_back(std::move(v));
-    }
+  for (const auto& [name, versions] : held_) {
+    const int64_t newest = versions.rbegin()->first;
+    for (const auto& [version, held] : versions)
+      for (kernels::Variant& v :
+           kernels::user::Variants(held.manifest, version, version != newest)) {
+        // The build a run would take (the catalog's), for what its listing says of it.
+        if (catalog_)
+          if (const kernels::Variant* built = catalog_->Find(v.name)) v.code = built->code;
+        out.push_back(std::move(v));
+      }
+  }
   return out;
 }
 

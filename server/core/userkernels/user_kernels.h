@@ -36,6 +36,7 @@ struct UserKernelOptions {
   bool allow_unsandboxed_compiles = false;
   kernels::user::ManifestLimits manifest;
   int max_kernels_per_owner = 16;
+  int max_versions_per_kernel = 16;  ///< versions held of one name (removed ones not counted)
   int64_t max_bytes_per_kernel = int64_t(64) << 20;  ///< its builds' cubins together
   int64_t max_bytes_per_owner = int64_t(256) << 20;  ///< the cubins of every kernel it holds
   int compile_threads = 1;   ///< compiles at once (each bounded by compile.memory_mb)
@@ -54,15 +55,26 @@ struct KernelCaller {
   bool run = false;  ///< has the run role
 };
 
-/// What `kernel list` and `kernel show` answer of one kernel.
+/// One version of a kernel as listed.
+struct KernelVersionSummary {
+  int64_t version = 0;
+  std::string owner, source_sha256, manifest_sha256;
+  int64_t created_at_ms = 0;
+  std::vector<std::string> variants;  ///< the canonical names its knob sets run under now
+};
+
+/// What `kernel list` and `kernel show` answer of one kernel: one version of it (the newest,
+/// unless Show was asked for another) and the list of every version held.
 struct KernelSummary {
   std::string name, owner, entry, description, dtype;
   std::string source_sha256, manifest_sha256;
   int64_t created_at_ms = 0;
-  std::vector<std::string> variants;        ///< canonical names, in knob order
-  std::vector<db::UserKernelBuild> builds;  ///< without cubins
-  std::string source, manifest;             ///< with Show only, to a caller who may read them
-  std::string source_withheld;              ///< with Show: why they were not given
+  int64_t version = 0;
+  std::vector<KernelVersionSummary> versions;  ///< oldest first
+  std::vector<std::string> variants;           ///< canonical names, in knob order
+  std::vector<db::UserKernelBuild> builds;     ///< without cubins
+  std::string source, manifest;                ///< with Show only, to a caller who may read them
+  std::string source_withheld;                 ///< with Show: why they were not given
 };
 
 /// How an add is asked for beyond its texts.
@@ -100,21 +112,30 @@ class UserKernels {
   using AddOptions = UserKernelAddOptions;
   /// Checks the caller's permission, the sandbox, the source's size, the manifest
   /// (InvalidArgument naming the file, line and key) and the caller's number of kernels, and
-  /// reserves the name and the caller's place; then queues the compiles (ResourceExhausted when
-  /// max_waiting_adds already wait). On a compile thread every knob set is compiled for `arch`
-  /// (a compile error is InvalidArgument with the compiler's log, bounded), the bytes checked,
-  /// and the kernel stored with its builds, all or nothing. `done` is called once, on that
-  /// thread, or at once when refused before.
+  /// reserves the name and the caller's place. A name held already makes the kernel's next
+  /// version: only its owner or an admin may add one, at most max_versions_per_kernel are held,
+  /// and one identical to the newest (source and manifest) is refused. Then queues the compiles
+  /// (ResourceExhausted when max_waiting_adds already wait). On a compile thread every knob set is
+  /// compiled for `arch` (a compile error is InvalidArgument with the compiler's log, bounded), the
+  /// bytes checked, and the kernel stored with its builds, all or nothing. `done` is called once,
+  /// on that thread, or at once when refused before.
   void Add(const KernelCaller& caller, const std::string& source, const std::string& manifest,
            const std::string& arch, Added done, const AddOptions& how = {});
   /// The same, waiting for the answer (tests, tools).
   Status Add(const KernelCaller& caller, const std::string& source, const std::string& manifest,
              const std::string& arch, KernelSummary* added, const AddOptions& how = {});
-  /// The owner or an admin; NotFound for a name no kernel has.
+  /// The owner or an admin; NotFound for a name no kernel has. "tiled" removes every version,
+  /// "tiled@2" that one (the one before becomes the newest where it was).
   Status Remove(const KernelCaller& caller, const std::string& name);
+  /// Every kernel, by name, as its newest version.
   std::vector<KernelSummary> List();
-  /// With the source and manifest where `viewer` may read them (source_readers).
+  /// "tiled" (the newest), "tiled@2", "tiled@latest"; with the source and manifest where `viewer`
+  /// may read them (source_readers).
   Status Show(const KernelCaller& viewer, const std::string& name, KernelSummary* out);
+
+  /// Every kernel held in two versions or more: its name, dtype and each version's variants
+  /// (the names they run under now), oldest first; a `sweep --preset user.<kernel>.versions`.
+  std::vector<kernels::user::VersionLadder> VersionLadders();
 
   /// The registry entries of every kernel held (launchers are the worker's).
   std::vector<kernels::Variant> Variants();
@@ -126,7 +147,8 @@ class UserKernels {
   /// that named it.
   std::shared_ptr<const kernels::Registry> Catalog();
 
-  /// The manifests of the kernels held, in name order (their ladders are presets).
+  /// The manifests of the kernels held (the newest version of each), in name order (their
+  /// ladders are presets).
   std::vector<std::shared_ptr<const kernels::user::Manifest>> Manifests();
 
   /// Lets the compile running finish, answers those waiting Unavailable, then stops the compile
@@ -140,12 +162,16 @@ class UserKernels {
     int64_t bytes = 0;  ///< its builds' cubins together
   };
   struct Job;
-  KernelSummary Summarise(const Held& held, bool with_text);
+  using Versions = std::map<int64_t, Held>;  ///< by version
+  KernelSummary Summarise(const Versions& versions, const Held& held, bool with_text);
+  /// The kernel and version a name gives ("tiled", "tiled@2", "tiled@latest"); mu_ held.
+  Status Find(const std::string& name, Versions** versions, Held** held);
   /// Makes catalog_ again from builtin_ and held_; mu_ held.
   void RebuildCatalog();
   /// Why `caller` may not add `m` now, else reserves its name and place and says how compiles
   /// are confined; mu_ taken.
   Status Reserve(const KernelCaller& caller, const kernels::user::Manifest& m,
+                 const std::string& source, const std::string& manifest_text,
                  CompileSandbox* sandbox);
   /// The compiles of one add and what follows them, on a compile thread.
   Status CompileAndStore(const Job& job, KernelSummary* added);
@@ -159,7 +185,7 @@ class UserKernels {
   db::Store* store_;
   UserKernelOptions options_;
   std::mutex mu_;
-  std::map<std::string, Held> held_;            ///< by name; guarded by mu_
+  std::map<std::string, Versions> held_;        ///< by name; guarded by mu_
   std::map<std::string, std::string> pending_;  ///< name -> owner, compiling now; guarded by mu_
   const kernels::Registry* builtin_;
   std::string compiler_;  ///< this daemon's compiler ("nvrtc 13.0"), asked at Load; guarded by mu_

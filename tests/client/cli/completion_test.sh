@@ -22,7 +22,7 @@ cat >"$tmp/fake-client" <<'FAKE'
 #!/usr/bin/env bash
 echo "$*" >>"${0%/*}/fake-calls"
 case " $* " in
-  *" variants "*) printf 'name,family,dtypes\r\nabl_L1_R1_bl0_s3_sw1,ablation,bf16\r\ncublas_fp16,cublas,fp16\r\nuser.tiled.pad=0.unroll=1,user.tiled,bf16\r\nuser.tiled.pad=0.unroll=4,user.tiled,bf16\r\nuser.tiled.pad=1.unroll=1,user.tiled,bf16\r\n' ;;
+  *" variants "*) printf 'name,family,dtypes\r\nabl_L1_R1_bl0_s3_sw1,ablation,bf16\r\ncublas_fp16,cublas,fp16\r\nuser.tiled.pad=0.unroll=1,user.tiled,bf16\r\nuser.tiled.pad=0.unroll=4,user.tiled,bf16\r\nuser.tiled.pad=1.unroll=1,user.tiled,bf16\r\nuser.tiled@1.pad=0.unroll=1,user.tiled,bf16\r\n' ;;
   *" presets "*) printf 'name,dtypes\r\nladder-a,bf16\r\nladder-b,bf16\r\n' ;;
 esac
 FAKE
@@ -84,18 +84,21 @@ touch "$tmp/report-1.html"
 expect "$tmp/report-1.html" ablation-client report -o "$tmp/report-"
 # Names from the daemon, asked with the --server of the line.
 expect "abl_L1_R1_bl0_s3_sw1" "$tmp/fake-client" --server host:7 run -v abl
-expect "abl_L1_R1_bl0_s3_sw1 cpu cublas cublas_fp16 user.tiled.pad=0.unroll=1 user.tiled.pad=0.unroll=4 user.tiled.pad=1.unroll=1" \
+expect "abl_L1_R1_bl0_s3_sw1 cpu cublas cublas_fp16 user.tiled.pad=0.unroll=1 user.tiled.pad=0.unroll=4 user.tiled.pad=1.unroll=1 user.tiled@1.pad=0.unroll=1" \
   "$tmp/fake-client" verify --against ""
 expect "ladder-a ladder-b" "$tmp/fake-client" sweep --preset ""
 expect "abl_L1_R1_bl0_s3_sw1" "$tmp/fake-client" --tls --token-file /t run -v abl
 # A user variant's name holds '=', at which bash splits words: completed past each '=' (bash
 # replaces only what follows the last one), and an option's own '=' still works.
-expect "user.tiled.pad=0.unroll=1 user.tiled.pad=0.unroll=4 user.tiled.pad=1.unroll=1" \
+expect "user.tiled.pad=0.unroll=1 user.tiled.pad=0.unroll=4 user.tiled.pad=1.unroll=1 user.tiled@1.pad=0.unroll=1" \
   "$tmp/fake-client" run -v user.t
 expect "0.unroll=1 0.unroll=4" "$tmp/fake-client" run -v user.tiled.pad = 0
 expect "1 4" "$tmp/fake-client" run -v user.tiled.pad = 0.unroll = ""
 expect "4" "$tmp/fake-client" run --variant = user.tiled.pad = 0.unroll = 4
 expect "1" "$tmp/fake-client" run -v user.tiled.pad = 0.unroll = 1 -v user.tiled.pad = 1.unroll = ""
+# An older version's name holds '@', another word break of bash's.
+expect "1.pad=0.unroll=1" "$tmp/fake-client" run -v user.tiled @ ""
+expect "1" "$tmp/fake-client" run -v user.tiled @ 1.pad = 0.unroll = ""
 grep -q -- "--tls --token-file /t --timeout 2 variants --format csv" "$tmp/fake-calls" ||
   { echo "FAIL: the variant names were not asked with --tls --token-file: $(cat "$tmp/fake-calls")"; fail=1; }
 grep -q -- "--server host:7 --timeout 2 variants --format csv" "$tmp/fake-calls" ||

@@ -4,6 +4,7 @@
 
 #include "common/variant_names.h"
 #include "kernels/names.h"
+#include "kernels/user/manifest.h"
 
 namespace ablation::core {
 namespace {
@@ -100,6 +101,45 @@ TEST_F(ResolveTest, UnknownNamesAreRefusedWithTheClosestKnownOnes) {
   st = Resolve(registry_, "zzz_*", "variants[0]", &out);
   EXPECT_NE(st.message().find("matches no variant"), std::string::npos);
   EXPECT_TRUE(out.empty());
+}
+
+// A user kernel's versions: the newest under its plain names, also as @latest and @<its number>
+// (canonical or short); an older one under its own; a version not held is named as such.
+TEST_F(ResolveTest, AUserKernelsVersionsResolveByNumberAndLatest) {
+  auto manifest = std::make_shared<kernels::user::Manifest>();
+  ASSERT_EQ(kernels::user::ParseManifest(R"toml(
+name = "rowblk"
+entry = "rowblk"
+[contract]
+dtype = "bf16"
+[launch]
+block = "256"
+grid = "ceil(M / TM)"
+[[knob]]
+name = "TM"
+values = [2, 4]
+)toml",
+                                         "rowblk.toml", {}, manifest.get()),
+            "");
+  for (auto& v : kernels::user::Variants(manifest, 1, true)) registry_.Add(std::move(v));
+  for (auto& v : kernels::user::Variants(manifest, 3, false)) registry_.Add(std::move(v));
+  const auto one = [&](const std::string& name) -> std::string {
+    std::vector<const kernels::Variant*> out;
+    const Status st = Resolve(registry_, name, "variants[0]", &out);
+    return st.ok() ? out.at(0)->name + " v" + out.at(0)->Param("version") : st.message();
+  };
+  EXPECT_EQ(one("user.rowblk.tm=4"), "user.rowblk.tm=4 v3");
+  EXPECT_EQ(one("user.rowblk@latest.tm=4"), "user.rowblk.tm=4 v3");
+  EXPECT_EQ(one("user.rowblk@3.tm=4"), "user.rowblk.tm=4 v3");
+  EXPECT_EQ(one("rowblk@latest_tm4"), "user.rowblk.tm=4 v3");
+  EXPECT_EQ(one("user.rowblk@1.tm=4"), "user.rowblk@1.tm=4 v1");
+  EXPECT_EQ(one("rowblk@1_tm2"), "user.rowblk@1.tm=2 v1");
+  EXPECT_EQ(one("user.rowblk@2.tm=4"),
+            "variants[0]: 'user.rowblk@2.tm=4' names version '2' of user kernel rowblk, which is "
+            "not held (its versions: 1, 3; or @latest)");
+  std::vector<const kernels::Variant*> out;
+  ASSERT_TRUE(Resolve(registry_, "user.rowblk.*", "v", &out).ok());
+  EXPECT_EQ(out.size(), 2u);  // the newest's names: a glob of them takes no older version
 }
 
 }  // namespace

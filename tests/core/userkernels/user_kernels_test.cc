@@ -195,14 +195,41 @@ TEST_F(UserKernelsTest, ABadManifestOrAnOversizedSourceIsRefusedNamingWhat) {
   EXPECT_NE(st.message().find("more than 64"), std::string::npos) << st.message();
 }
 
-TEST_F(UserKernelsTest, ANameIsHeldOnceAndACallerHoldsABoundedNumber) {
+// A held name added again is the kernel's next version, its owner's or an admin's to add; one
+// identical to the newest is refused; a caller's kernels are counted by name, whatever their
+// versions.
+TEST_F(UserKernelsTest, ANameAddedAgainIsANewVersionOfItsOwnersAndACallerHoldsABoundedNumber) {
   options_.add_role = "run";
   options_.max_kernels_per_owner = 1;
+  options_.max_versions_per_kernel = 2;
   Open();
   KernelSummary added;
   ASSERT_TRUE(kernels_->Add(alice_, kSource, kManifest, "sm_90a", &added).ok());
-  Status st = kernels_->Add(bob_, kSource, kManifest, "sm_90a", &added);
-  EXPECT_NE(st.message().find("a user kernel named 'scale' exists"), std::string::npos);
+  EXPECT_EQ(added.version, 1);
+  Status st =
+      kernels_->Add(bob_, kSource + std::string("// bob's edit\n"), kManifest, "sm_90a", &added);
+  EXPECT_EQ(st.code(), Code::kFailedPrecondition);
+  EXPECT_NE(st.message().find("belongs to alice; only its owner or an admin may add a version"),
+            std::string::npos)
+      << st.message();
+  st = kernels_->Add(alice_, kSource, kManifest, "sm_90a", &added);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("version 1's exactly; nothing to add"), std::string::npos)
+      << st.message();
+  // The edit: version 2, alice still holding one kernel.
+  const std::string edited = std::string(kSource) + "// edited\n";
+  ASSERT_TRUE(kernels_->Add(alice_, edited, kManifest, "sm_90a", &added).ok());
+  EXPECT_EQ(added.version, 2);
+  ASSERT_EQ(added.versions.size(), 2u);
+  EXPECT_EQ(added.versions[0].source_sha256, Sha256Hex(kSource));
+  EXPECT_EQ(added.versions[1].source_sha256, Sha256Hex(edited));
+  EXPECT_EQ(added.versions[0].variants[0], "user.scale@1.factor=1.step=0");
+  EXPECT_EQ(added.versions[1].variants[0], "user.scale.factor=1.step=0");
+  st = kernels_->Add(admin_, edited + "// 3\n", kManifest, "sm_90a", &added);
+  EXPECT_EQ(st.code(), Code::kFailedPrecondition);
+  EXPECT_NE(st.message().find("holds 2 versions, the most one kernel may"), std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("kernel remove scale@1"), std::string::npos) << st.message();
   std::string other = kManifest;
   other.replace(other.find("\"scale\""), 7, "\"scale2\"");
   st = kernels_->Add(alice_, kSource, other, "sm_90a", &added);
@@ -212,6 +239,60 @@ TEST_F(UserKernelsTest, ANameIsHeldOnceAndACallerHoldsABoundedNumber) {
             std::string::npos)
       << st.message();
   EXPECT_TRUE(kernels_->Add(bob_, kSource, other, "sm_90a", &added).ok());
+}
+
+// Every version runs: the newest under the plain names (and its number), each older one under
+// its own, each with its own build; Show takes NAME@V; one version removed leaves the others,
+// the one before becoming the newest; a restart holds every version again.
+TEST_F(UserKernelsTest, EveryVersionRunsUnderItsNameAndOneRemovedLeavesTheOthers) {
+  KernelSummary added;
+  ASSERT_TRUE(kernels_->Add(admin_, kSource, kManifest, "sm_90a", &added).ok());
+  const std::string edited = std::string(kSource) + "// edited\n";
+  ASSERT_TRUE(kernels_->Add(admin_, edited, kManifest, "sm_90a", &added).ok());
+  auto catalog = kernels_->Catalog();
+  const kernels::Variant* newest = catalog->Find("user.scale.factor=2.step=3");
+  const kernels::Variant* first = catalog->Find("user.scale@1.factor=2.step=3");
+  ASSERT_NE(newest, nullptr);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(newest->Param("version"), "2");
+  EXPECT_EQ(first->Param("version"), "1");
+  EXPECT_EQ(first->short_name, "scale@1_f2_st3");
+  ASSERT_TRUE(newest->code && first->code);
+  EXPECT_NE(newest->code->build_id, first->code->build_id);
+  EXPECT_EQ(catalog->Find("user.scale@2.factor=2.step=3"), nullptr);  // the newest: plain name
+  EXPECT_EQ(kernels_->Variants().size(), 8u);
+  const auto ladders = kernels_->VersionLadders();
+  ASSERT_EQ(ladders.size(), 1u);
+  ASSERT_EQ(ladders[0].versions.size(), 2u);
+  EXPECT_EQ(ladders[0].versions[0].second[3], "user.scale@1.factor=2.step=3");
+  EXPECT_EQ(ladders[0].versions[1].second[3], "user.scale.factor=2.step=3");
+
+  KernelSummary shown;
+  ASSERT_TRUE(kernels_->Show(admin_, "scale@1", &shown).ok());
+  EXPECT_EQ(shown.version, 1);
+  EXPECT_EQ(shown.source, kSource);
+  EXPECT_EQ(shown.builds[0].variant, "user.scale@1.factor=1.step=0");
+  ASSERT_TRUE(kernels_->Show(admin_, "scale@latest", &shown).ok());
+  EXPECT_EQ(shown.source, edited);
+  Status st = kernels_->Show(admin_, "scale@7", &shown);
+  EXPECT_EQ(st.code(), Code::kNotFound);
+  EXPECT_NE(st.message().find("has no version '7' (held: 1, 2; or @latest)"), std::string::npos)
+      << st.message();
+
+  Open();  // a restart holds both
+  EXPECT_NE(kernels_->Catalog()->Find("user.scale@1.factor=2.step=3"), nullptr);
+  ASSERT_TRUE(kernels_->Remove(admin_, "scale@2").ok());
+  catalog = kernels_->Catalog();
+  ASSERT_NE(catalog->Find("user.scale.factor=2.step=3"), nullptr);
+  EXPECT_EQ(catalog->Find("user.scale.factor=2.step=3")->Param("version"), "1");
+  EXPECT_EQ(catalog->Find("user.scale@1.factor=2.step=3"), nullptr);
+  ASSERT_EQ(kernels_->List().size(), 1u);
+  EXPECT_EQ(kernels_->List()[0].version, 1);
+  // The next add is version 3: a number is never given twice.
+  ASSERT_TRUE(kernels_->Add(admin_, edited + "// 3\n", kManifest, "sm_90a", &added).ok());
+  EXPECT_EQ(added.version, 3);
+  ASSERT_TRUE(kernels_->Remove(admin_, "scale").ok());  // every version
+  EXPECT_TRUE(kernels_->List().empty());
 }
 
 TEST_F(UserKernelsTest, TheOwnerOrAnAdminRemovesAndTheRowsStay) {
