@@ -141,6 +141,8 @@ TEST_F(KernelsE2E, AnEditIsANewVersionMeasuredPairedAgainstTheOld) {
       Client({"run", "--variant", "user.tiled@1.pad=0.unroll=1", "--variant",
               "user.tiled@latest.pad=0.unroll=1", "--shape", "256", "--rounds", "3"});
   ASSERT_EQ(paired.exit_code, 0) << paired.err;
+  // The run's own answer has the change between the versions.
+  EXPECT_THAT(paired.out, HasSubstr("User kernel tiled: its versions, each against the one before"));
   const CommandResult report = Client({"report", "latest", "--format", "md"});
   ASSERT_EQ(report.exit_code, 0) << report.err;
   EXPECT_THAT(report.out,
