@@ -17,6 +17,8 @@ struct CompileRequest {
   std::string source_name = "kernel.cu";                 ///< what the compiler's log calls the file
   std::string entry;                                     ///< the extern "C" __global__ function
   std::string arch = "sm_90a";                           ///< --gpu-architecture
+  /// "cuda" (NVRTC) or "ptx" (the toolkit's PTX compiler; defines and headers do not apply).
+  std::string language = "cuda";
   std::vector<std::pair<std::string, int64_t>> defines;  ///< the knob set: -DNAME=value
   /// Where #include finds headers: CUDA's (cuda_bf16.h, cuda_fp16.h, ...) and nothing else.
   std::vector<std::string> include_dirs;

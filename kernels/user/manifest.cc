@@ -259,7 +259,8 @@ std::string ParseManifest(const std::string& text, const std::string& origin,
   std::string err;
   if (!(err =
             CheckKeys(root, origin, "",
-                      {"name", "entry", "description", "contract", "launch", "condition", "knob"}))
+                      {"name", "entry", "description", "language", "contract", "launch",
+                       "condition", "knob"}))
            .empty())
     return err;
   if (!(err = ReadString(root, origin, "", "name", true, &m.name)).empty()) return err;
@@ -274,9 +275,21 @@ std::string ParseManifest(const std::string& text, const std::string& origin,
     return Err(origin, root.get("entry"), "entry", "'" + m.entry + "' is not a C identifier");
   if (!(err = ReadString(root, origin, "", "description", false, &m.description)).empty())
     return err;
+  if (!(err = ReadString(root, origin, "", "language", false, &m.language)).empty()) return err;
+  if (m.language != "cuda" && m.language != "ptx")
+    return Err(origin, root.get("language"), "language",
+               "'" + m.language + "': cuda (CUDA C++, the default) or ptx (PTX from any compiler)");
 
   // Knobs first: the expressions name them.
   if (!(err = ReadKnobs(root, origin, limits, &m)).empty()) return err;
+  // PTX has no preprocessor: one text is one build, and a knob is a constant of its launch.
+  if (m.language == "ptx")
+    for (size_t i = 0; i < m.knobs.size(); ++i)
+      if (m.knobs[i].values.size() > 1)
+        return Err(origin, root.get("knob"), "knob[" + std::to_string(i) + "].values",
+                   m.knobs[i].name + " has " + std::to_string(m.knobs[i].values.size()) +
+                       " values, but a PTX source is one build (no -D macros reach it): give "
+                       "each knob one value, and emit one PTX per knob set as its own kernel");
   int64_t sets = 1;
   for (const Knob& k : m.knobs) sets *= int64_t(k.values.size());
   if (sets > limits.max_knob_sets)

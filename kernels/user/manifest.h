@@ -64,6 +64,10 @@ struct Manifest {
   std::string name;   ///< [a-z][a-z0-9_]*, at most 32: variants are user.<name>.<knobs>
   std::string entry;  ///< the __global__ function, declared extern "C"
   std::string description;
+  /// What the source is: "cuda" (CUDA C++, compiled by NVRTC with each knob set's -D flags) or
+  /// "ptx" (PTX from any compiler: Triton, CuTe's DSL, TileLang, nvcc -ptx; assembled by the
+  /// toolkit's PTX compiler; one build, so no knob may have two values).
+  std::string language = "cuda";
   // The GEMM contract, as the built-in families declare theirs: A is M x K row-major, C is M x N
   // row-major; B is K x N (kKN) or N x K (kNK) row-major. Inputs of `dtype`; bf16 and fp16
   // accumulate in fp32 and write their own type, tf32 and fp32 write fp32, int8 writes int32.

@@ -6,6 +6,7 @@
 // a wall-clock deadline.
 //
 //   ablation-compile --entry NAME [--arch sm_90a] [--source-name F] [--define NAME=V]...
+//                    [--language cuda|ptx]
 //                    [--max-log-bytes N]
 //                    [--memory-mb N] [--cpu-seconds N] [--max-cubin-bytes N]
 //                    [--sandbox required|off] [--user UID:GID] [--parent-pid PID]
@@ -31,6 +32,7 @@
 #include <CLI/CLI.hpp>
 
 #include "server/compile/nvrtc.h"
+#include "server/compile/ptx.h"
 #include "server/compile/sandbox.h"
 
 extern const char kAblationPtxHeader[];      // generated from kernels/common/ptx.cuh
@@ -118,7 +120,9 @@ int Compile(const Options& o, const std::string& sandbox_line) {
     return 2;
   }
   request.source_name = kernels::user::SourceFileName(o.request.source_name);
-  const kernels::user::CompileResult r = compile::Compile(request, o.max_log_bytes);
+  const kernels::user::CompileResult r = request.language == "ptx"
+                                             ? compile::CompilePtx(request, o.max_log_bytes)
+                                             : compile::Compile(request, o.max_log_bytes);
   std::cerr << r.log;
   std::cout << "sandbox " << sandbox_line << "\n"
             << "ok " << (r.ok ? 1 : 0) << "\n"
@@ -160,6 +164,9 @@ int main(int argc, char** argv) {
   app.add_option("--source-name", o.request.source_name,
                  "what messages call the source (a plain file name; default kernel.cu)");
   app.add_option("--define", o.defines, "NAME=VALUE, a knob's value; repeatable");
+  app.add_option("--language", o.request.language,
+                 "cuda (CUDA C++ through NVRTC, the default) or ptx (the toolkit's PTX compiler)")
+      ->check(CLI::IsMember({"cuda", "ptx"}));
   o.request.include_dirs = {ABLATION_CUDA_INCLUDE};
   // The project's PTX helpers (kernels/common/ptx.cuh, the built-in kernels' own), for
   // #include "ablation/ptx.cuh": cp.async with wait_group<N>, ldmatrix x2/x4/trans, mma.sync.
@@ -209,6 +216,18 @@ int main(int argc, char** argv) {
   if (const CompileResult w = compile::Compile(warm_up, 4096); !w.ok && !o.probe) {
     std::cerr << "ablation-compile: the compiler does not work here: " << w.log << "\n";
     return 2;
+  }
+  // The PTX compiler likewise, where it is asked for.
+  if (o.request.language == "ptx") {
+    CompileRequest ptx_warm_up = warm_up;
+    ptx_warm_up.language = "ptx";
+    ptx_warm_up.source =
+        ".version 8.0\n.target " + ptx_warm_up.arch +
+        "\n.address_size 64\n.visible .entry ablation_warm_up()\n{\n\tret;\n}\n";
+    if (const CompileResult w = compile::CompilePtx(ptx_warm_up, 4096); !w.ok) {
+      std::cerr << "ablation-compile: the PTX compiler does not work here: " << w.log << "\n";
+      return 2;
+    }
   }
   std::string sandbox_line = "off (user_kernels.allow_unsandboxed_compiles)";
   if (o.probe || o.sandbox == "required") {

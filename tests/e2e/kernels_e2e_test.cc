@@ -365,6 +365,36 @@ TEST_F(KernelsE2E, EveryExampleCompilesInEveryKnobSetWithoutSpills) {
   }
 }
 
+// PTX from another compiler (examples/user-kernels/ptx, made by make-ptx.sh with nvcc -ptx):
+// checked with no GPU, added, listed with ptxas' report, and run beside its CUDA twin, each row
+// pointing at its build.
+TEST_F(KernelsE2E, APtxKernelIsCheckedAddedAndRunLikeACudaOne) {
+  StartDaemon();
+  const std::string ptx = kExamples + "/ptx/tiled_gemm_u4.ptx",
+                    toml = kExamples + "/ptx/tiled_gemm_u4.toml";
+  const CommandResult check = Client({"kernel", "check", ptx, "-m", toml, "--arch", "sm_90a"});
+  ASSERT_EQ(check.exit_code, 0) << check.err;
+  EXPECT_THAT(check.err, HasSubstr("checked user kernel tiled_ptx: 1 variants compiled for sm_90a"));
+  const CommandResult add = Client({"kernel", "add", ptx, "-m", toml});
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  EXPECT_THAT(add.out, HasSubstr("nvjitlink"));
+  ASSERT_EQ(AddExample().exit_code, 0);
+  const CommandResult run =
+      Client({"--format", "csv", "run", "--variant", "user.tiled_ptx.pad=1.unroll=4", "--variant",
+              "user.tiled.pad=1.unroll=4", "--shape", "256"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("user.tiled_ptx.pad=1.unroll=4,"));
+  // A broken PTX comes back in the user's words, exit 1 as any compile error.
+  std::ifstream in(ptx);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.replace(text.find("\tret;"), 5, "\trett;");
+  const CommandResult broken =
+      Client({"kernel", "check", Write("mine.ptx", text), "-m", toml, "--arch", "sm_90a"});
+  EXPECT_EQ(broken.exit_code, 1) << broken.err;
+  EXPECT_THAT(broken.err, HasSubstr(": error: Not a name of any known instruction: 'rett'"));
+  EXPECT_THAT(broken.err, HasSubstr("mine.ptx:"));
+}
+
 // The planted kernels the GPU session checks are caught (a forgotten epilogue, a kept result, a
 // hang) are added like any other: they compile. The forgotten epilogue is made from the example,
 // two lines fewer.

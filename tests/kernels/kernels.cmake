@@ -69,13 +69,14 @@ gtest_discover_tests(user_kernel_tests TEST_PREFIX "user." DISCOVERY_TIMEOUT 60)
 
 # ---- CPU: compiling a user kernel with NVRTC, in this process and as the daemon's child process
 # (ablation-compile); NVRTC needs no GPU
-add_executable(user_compile_tests compile/nvrtc_test.cc core/userkernels/compiler_test.cc
+add_executable(user_compile_tests compile/nvrtc_test.cc compile/ptx_test.cc
+  core/userkernels/compiler_test.cc
   core/userkernels/compiler_sandbox_test.cc core/userkernels/user_kernels_test.cc
   core/userkernels/user_kernel_bounds_test.cc)
 target_link_libraries(user_compile_tests PRIVATE ablation_user_compile ablation_core
   SQLite::SQLite3 GTest::gmock GTest::gtest_main)
 target_compile_definitions(user_compile_tests PRIVATE
-  COMPILER_PATH="$<TARGET_FILE:ablation-compile>")
+  COMPILER_PATH="$<TARGET_FILE:ablation-compile>" SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 add_dependencies(user_compile_tests ablation-compile)
 gtest_discover_tests(user_compile_tests TEST_PREFIX "user." DISCOVERY_TIMEOUT 60
   PROPERTIES TIMEOUT 120)

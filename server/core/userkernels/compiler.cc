@@ -124,7 +124,9 @@ ChildCompile CompileInChild(const std::string& compiler_path,
                                    "--cpu-seconds",
                                    std::to_string(limits.cpu_seconds),
                                    "--sandbox",
-                                   sandbox.required ? "required" : "off"};
+                                   sandbox.required ? "required" : "off",
+                                   "--language",
+                                   request.language};
   for (const std::string& a : SandboxArgs(sandbox)) argv.push_back(a);
   for (const auto& [name, value] : request.defines) {
     argv.push_back("--define");

@@ -14,6 +14,19 @@ namespace {
 using kernels::user::KnobSet;
 using kernels::user::Manifest;
 
+// Whether `source` reads as PTX: a line that begins (after blanks) with the .version directive
+// every PTX file opens with.
+bool LooksLikePtx(const std::string& source) {
+  size_t at = 0;
+  while (at < source.size()) {
+    const size_t end = std::min(source.find('\n', at), source.size());
+    const size_t first = source.find_first_not_of(" \t\r", at);
+    if (first < end && source.compare(first, 9, ".version ") == 0) return true;
+    at = end + 1;
+  }
+  return false;
+}
+
 std::string Mebibytes(int64_t bytes) {
   return std::to_string(bytes >> 20) + "." +
          std::to_string(((bytes & ((1 << 20) - 1)) * 10) >> 20) + " MiB";
@@ -53,6 +66,7 @@ std::string UserKernels::CompileBuild(const Manifest& m, const KnobSet& s,
   request.source_name = source_name;
   request.entry = m.entry;
   request.arch = arch;
+  request.language = m.language;
   for (size_t i = 0; i < m.knobs.size(); ++i)
     request.defines.emplace_back(m.knobs[i].name, s.values[i]);
   const std::string variant = kernels::user::VariantName(m, s);
@@ -324,6 +338,19 @@ void UserKernels::Add(const KernelCaller& caller, const std::string& source,
           options_.manifest, m.get());
       !why.empty())
     return done(InvalidArgument(why), {});
+  // The language the manifest says against what the source is, before a compiler's confusing
+  // errors say it.
+  const std::string source_name = kernels::user::SourceFileName(how.source_name);
+  if (m->language == "cuda" && LooksLikePtx(source))
+    return done(InvalidArgument(source_name +
+                                ": this source is PTX (it has a .version directive), but the "
+                                "manifest's language is cuda: add language = \"ptx\""),
+                {});
+  if (m->language == "ptx" && !LooksLikePtx(source))
+    return done(InvalidArgument(source_name +
+                                ": the manifest says language = \"ptx\", but this source has no "
+                                "PTX .version directive (CUDA C++ needs no language key)"),
+                {});
   CompileSandbox sandbox;
   if (how.check_only) {
     std::lock_guard lock(mu_);

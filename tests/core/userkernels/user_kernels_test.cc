@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -293,6 +295,43 @@ TEST_F(UserKernelsTest, EveryVersionRunsUnderItsNameAndOneRemovedLeavesTheOthers
   EXPECT_EQ(added.version, 3);
   ASSERT_TRUE(kernels_->Remove(admin_, "scale").ok());  // every version
   EXPECT_TRUE(kernels_->List().empty());
+}
+
+// A PTX kernel from another compiler (examples/user-kernels/ptx: nvcc -ptx) is added through the
+// sandboxed compiler like a CUDA one, its build with ptxas' report; a source in the other
+// language than the manifest says is refused naming the key to set.
+TEST_F(UserKernelsTest, APtxKernelIsAddedThroughTheSandboxedCompiler) {
+  const auto read = [](const std::string& name) {
+    std::ifstream in(std::string(SOURCE_DIR) + "/examples/user-kernels/ptx/" + name);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  const std::string ptx = read("tiled_gemm_u4.ptx"), manifest = read("tiled_gemm_u4.toml");
+  ASSERT_FALSE(ptx.empty());
+  KernelSummary added;
+  UserKernels::AddOptions how;
+  how.source_name = "tiled_gemm_u4.ptx";
+  Status st = kernels_->Add(admin_, ptx, manifest, "sm_90a", &added, how);
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(added.builds.size(), 1u);
+  EXPECT_EQ(added.builds[0].variant, "user.tiled_ptx.pad=1.unroll=4");
+  EXPECT_GT(added.builds[0].registers, 0);
+  EXPECT_NE(added.builds[0].options.find("nvjitlink"), std::string::npos);
+  ASSERT_NE(kernels_->Catalog()->Find("user.tiled_ptx.pad=1.unroll=4"), nullptr);
+
+  std::string as_cuda = manifest;
+  as_cuda.replace(as_cuda.find("language = \"ptx\"\n"), 17, "");
+  st = kernels_->Add(admin_, ptx, as_cuda, "sm_90a", &added, how);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("tiled_gemm_u4.ptx: this source is PTX (it has a .version "
+                              "directive), but the manifest's language is cuda: add language = "
+                              "\"ptx\""),
+            std::string::npos)
+      << st.message();
+  st = kernels_->Add(admin_, kSource, manifest, "sm_90a", &added);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("no PTX .version directive"), std::string::npos) << st.message();
 }
 
 TEST_F(UserKernelsTest, TheOwnerOrAnAdminRemovesAndTheRowsStay) {
