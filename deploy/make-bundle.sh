@@ -25,8 +25,8 @@
 # Every binary's RPATH is set to exactly $ORIGIN/../lib (DT_RPATH, not RUNPATH, so that the
 # libraries' own dependencies are found there too; build-machine paths are dropped). Not bundled,
 # because the GPU node provides them: the CUDA driver (libcuda.so.1), NVML (libnvidia-ml.so.1,
-# loaded at run time), cuBLAS (libcublas/libcublasLt, over 500 MB) and NVRTC (libnvrtc, for
-# ablation-compile; both from the node's CUDA
+# loaded at run time), cuBLAS (libcublas/libcublasLt, over 500 MB), NVRTC and nvJitLink (libnvrtc,
+# libnvJitLink: ablation-compile's CUDA and PTX compilers, about 100 MB); all from the node's CUDA
 # installation, found through ld.so.conf or LD_LIBRARY_PATH); nor glibc, libstdc++ and libgcc_s
 # (the host's own, which must be at least as new as the build machine's).
 #
@@ -50,7 +50,7 @@ done
 
 # Libraries every host has (glibc, the C++ runtime) or that the GPU node's driver and CUDA
 # installation provide. Everything else an executable needs travels in lib/.
-system='^(linux-vdso|ld-linux|libc\.so|libm\.so|libmvec\.so|libpthread\.so|libdl\.so|librt\.so|libresolv\.so|libutil\.so|libanl\.so|libstdc\+\+\.so|libgcc_s\.so|libcuda\.so|libcudart\.so|libcublas\.so|libcublasLt\.so|libnvrtc|libnvidia-)'
+system='^(linux-vdso|ld-linux|libc\.so|libm\.so|libmvec\.so|libpthread\.so|libdl\.so|librt\.so|libresolv\.so|libutil\.so|libanl\.so|libstdc\+\+\.so|libgcc_s\.so|libcuda\.so|libcudart\.so|libcublas\.so|libcublasLt\.so|libnvrtc|libnvJitLink|libnvidia-)'
 
 rm -rf "${out:?}/bin" "${out:?}/lib" "${out:?}/share/ablationd"
 mkdir -p "$out/bin" "$out/lib" "$out/share/ablationd/systemd"
@@ -114,5 +114,5 @@ nbin=$(find "$out/bin" -type f | wc -l)
 nlib=$(find "$out/lib" -type f | wc -l)
 echo "bundle in $out: $nbin programs, $nlib libraries, $(du -sh "$out" | cut -f1); RPATH \$ORIGIN/../lib"
 echo "not bundled (the GPU node must provide them): the CUDA driver (libcuda.so.1), NVML" \
-  "(libnvidia-ml.so.1), cuBLAS (libcublas.so, libcublasLt.so) and NVRTC (libnvrtc.so) from its CUDA installation;" \
+  "(libnvidia-ml.so.1), cuBLAS (libcublas.so, libcublasLt.so) NVRTC (libnvrtc.so) and nvJitLink (libnvJitLink.so) from its CUDA installation;" \
   "glibc and libstdc++ at least as new as this machine's"

@@ -52,7 +52,7 @@ compgen -G "$bundle/lib/libcublas*" >/dev/null && fail "cuBLAS must not be bundl
 compgen -G "$bundle/lib/libcuda.so*" >/dev/null && fail "the CUDA driver must not be bundled"
 
 # What may come from the host rather than lib/.
-host='^(linux-vdso|ld-linux|libc\.so|libm\.so|libmvec\.so|libpthread\.so|libdl\.so|librt\.so|libresolv\.so|libutil\.so|libanl\.so|libstdc\+\+\.so|libgcc_s\.so|libcuda\.so|libcudart\.so|libcublas\.so|libcublasLt\.so|libnvrtc|libnvidia-)'
+host='^(linux-vdso|ld-linux|libc\.so|libm\.so|libmvec\.so|libpthread\.so|libdl\.so|librt\.so|libresolv\.so|libutil\.so|libanl\.so|libstdc\+\+\.so|libgcc_s\.so|libcuda\.so|libcudart\.so|libcublas\.so|libcublasLt\.so|libnvrtc|libnvJitLink|libnvidia-)'
 lib_dir=$(realpath "$bundle/lib")
 programs=0
 for exe in "$bundle"/bin/*; do
