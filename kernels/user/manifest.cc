@@ -10,71 +10,31 @@
 
 #include "common/text.h"
 #include "common/toml_doc.h"
+#include "kernels/user/toml_read.h"
 
 namespace ablation::kernels::user {
 namespace {
 
 using common::Lower;
-
-// "tiled.toml:7: knob[1].values: expected whole numbers" (no line where TOML has none).
-std::string Err(const std::string& origin, const toml::node* node, const std::string& key,
-                const std::string& what) {
-  return common::TomlError(origin, node, key, what);
-}
-
-std::string CheckKeys(const toml::table& t, const std::string& origin, const std::string& prefix,
-                      const std::set<std::string>& known) {
-  return common::UnknownKey(t, origin, prefix, known);
-}
-
-// A string at `key` of `t`; "" (and *out untouched) when absent and not required.
-std::string ReadString(const toml::table& t, const std::string& origin, const std::string& prefix,
-                       const std::string& key, bool required, std::string* out) {
-  const toml::node* n = t.get(key);
-  if (!n) return required ? Err(origin, &t, prefix + key, "missing") : "";
-  const auto* s = n->as_string();
-  if (!s) return Err(origin, n, prefix + key, "expected a string");
-  *out = s->get();
-  return "";
-}
-
-bool IsIdentifier(const std::string& s, bool upper) {
-  if (s.empty() || s.size() > 32) return false;
-  const unsigned char first = static_cast<unsigned char>(s[0]);
-  if (upper ? !(std::isupper(first) || first == '_') : !std::islower(first)) return false;
-  for (unsigned char c : s) {
-    const bool ok = upper ? (std::isupper(c) || std::isdigit(c) || c == '_')
-                          : (std::islower(c) || std::isdigit(c) || c == '_');
-    if (!ok) return false;
-  }
-  return true;
-}
+using internal::CheckKeys;
+using internal::Err;
+using internal::IsIdentifier;
+using internal::ReadExpression;
+using internal::ReadString;
 
 std::string Names(const Manifest& m, std::vector<std::string>* names) {
-  *names = {"M", "N", "K"};
+  *names = m.general ? m.general->sizes : std::vector<std::string>{"M", "N", "K"};
   for (const Knob& k : m.knobs) names->push_back(k.name);
-  return "";
-}
-
-std::string ReadExpression(const toml::table& t, const std::string& origin,
-                           const std::string& prefix, const std::string& key, bool required,
-                           const std::vector<std::string>& names, const ManifestLimits& limits,
-                           std::unique_ptr<Expression>* out) {
-  std::string text;
-  if (std::string err = ReadString(t, origin, prefix, key, required, &text); !err.empty())
-    return err;
-  const toml::node* n = t.get(key);
-  if (!n) return "";
-  if (text.size() > limits.max_expression_chars)
-    return Err(origin, n, prefix + key,
-               "longer than " + std::to_string(limits.max_expression_chars) + " characters");
-  if (std::string why = Expression::Parse(text, names, out); !why.empty())
-    return Err(origin, n, prefix + key, "'" + text + "': " + why);
   return "";
 }
 
 std::map<std::string, double> Values(const Manifest& m, const KnobSet& s, const Problem& p) {
   std::map<std::string, double> v = {{"M", double(p.m)}, {"N", double(p.n)}, {"K", double(p.k)}};
+  // A kernel's own sizes: 1 each here (what no problem changes is checked at read).
+  if (m.general) {
+    v.clear();
+    for (const std::string& size : m.general->sizes) v[size] = 1;
+  }
   for (size_t i = 0; i < m.knobs.size() && i < s.values.size(); ++i)
     v[m.knobs[i].name] = double(s.values[i]);
   return v;
@@ -85,9 +45,14 @@ std::map<std::string, double> Values(const Manifest& m, const KnobSet& s, const 
 // launching). Plan and FixedLaunch both hold expressions to them.
 constexpr int64_t kMaxThreads = 1024, kMaxBlockZ = 64, kMaxDynamicSmem = 227 * 1024;
 
-// Whether an expression of the launch uses M, N or K (an absent one uses nothing).
-bool UsesShape(const std::unique_ptr<Expression>& e) {
-  return e && (e->Uses("M") || e->Uses("N") || e->Uses("K"));
+// Whether an expression of the launch uses M, N or K, or a kernel's own sizes (an absent one uses
+// nothing).
+bool UsesShape(const Manifest& m, const std::unique_ptr<Expression>& e) {
+  if (!e) return false;
+  if (m.general)
+    return std::any_of(m.general->sizes.begin(), m.general->sizes.end(),
+                       [&](const std::string& size) { return e->Uses(size); });
+  return e->Uses("M") || e->Uses("N") || e->Uses("K");
 }
 
 // What of knob set `s`'s launch no problem changes: the threads of a block where none of block,
@@ -109,7 +74,7 @@ std::string FixedLaunch(const Manifest& m, const KnobSet& s, LaunchSize* out, st
   *out = LaunchSize{};
   for (const auto& size : sizes) {
     const bool smem = std::string(size.key) == "smem";
-    if (UsesShape(size.e)) {
+    if (UsesShape(m, size.e)) {
       threads_fixed = threads_fixed && smem;
       continue;
     }
@@ -205,16 +170,48 @@ std::string ReadKnobs(const toml::table& root, const std::string& origin,
   return "";
 }
 
-// [contract]: the dtype, B's layout and whether the knob sets are bit-identical.
-std::string ReadContract(const toml::table& root, const std::string& origin, Manifest* out) {
+// [contract]: the dtype, B's layout and whether the knob sets are bit-identical; with kind =
+// "general", the kernel's own contract (contract.cc) instead of B's layout.
+std::string ReadContract(const toml::table& root, const std::string& origin,
+                         const ManifestLimits& limits, Manifest* out) {
   Manifest& m = *out;
   std::string err;
   const toml::node* contract = root.get("contract");
   if (!contract || !contract->as_table())
     return Err(origin, &root, "contract", "missing: [contract] dtype and b_layout");
   const toml::table& c = *contract->as_table();
-  if (!(err = CheckKeys(c, origin, "contract.", {"dtype", "b_layout", "bit_identical"})).empty())
+  std::string kind = "gemm";
+  if (!(err = ReadString(c, origin, "contract.", "kind", false, &kind)).empty()) return err;
+  if (kind != "gemm" && kind != "general")
+    return Err(origin, c.get("kind"), "contract.kind",
+               "'" + kind +
+                   "': gemm (the GEMM contract, the default) or general (the kernel's "
+                   "own tensors, sizes, reference and work model)");
+  const bool general = kind == "general";
+  for (const char* key : {"sizes", "default_sizes", "params"})
+    if (!general && c.get(key))
+      return Err(origin, c.get(key), std::string("contract.") + key,
+                 "belongs to a kernel's own contract: [contract] kind = \"general\"");
+  if (!(err = CheckKeys(c, origin, "contract.",
+                        general
+                            ? std::set<std::string>{"kind", "dtype", "bit_identical", "sizes",
+                                                    "default_sizes", "params"}
+                            : std::set<std::string>{"kind", "dtype", "b_layout", "bit_identical"}))
+           .empty())
     return err;
+  // The parts of a kernel's own contract belong to kind = "general" alone.
+  for (const char* key : {"tensor", "scalar", "reference", "work"})
+    if (!general && root.get(key))
+      return Err(origin, root.get(key), key,
+                 "belongs to a kernel's own contract: [contract] kind = \"general\"");
+  if (general) {
+    std::vector<std::string> knobs;
+    for (const Knob& k : m.knobs) knobs.push_back(k.name);
+    auto own = std::make_shared<GeneralContract>();
+    if (!(err = internal::ReadGeneralContract(root, origin, limits, knobs, own.get())).empty())
+      return err;
+    m.general = std::move(own);
+  }
   if (const toml::node* b = c.get("bit_identical")) {
     if (!b->is_boolean())
       return Err(origin, b, "contract.bit_identical",
@@ -257,10 +254,9 @@ std::string ParseManifest(const std::string& text, const std::string& origin,
     return why;
   Manifest m;
   std::string err;
-  if (!(err =
-            CheckKeys(root, origin, "",
-                      {"name", "entry", "description", "language", "contract", "launch",
-                       "condition", "knob"}))
+  if (!(err = CheckKeys(root, origin, "",
+                        {"name", "entry", "description", "language", "contract", "launch",
+                         "condition", "knob", "tensor", "scalar", "reference", "work"}))
            .empty())
     return err;
   if (!(err = ReadString(root, origin, "", "name", true, &m.name)).empty()) return err;
@@ -297,9 +293,9 @@ std::string ParseManifest(const std::string& text, const std::string& origin,
                std::to_string(sets) + " knob combinations, more than " +
                    std::to_string(limits.max_knob_sets));
 
-  std::vector<std::string> names;
+  if (!(err = ReadContract(root, origin, limits, &m)).empty()) return err;
+  std::vector<std::string> names;  // what the launch and the conditions may name
   Names(m, &names);
-  if (!(err = ReadContract(root, origin, &m)).empty()) return err;
 
   const toml::node* launch = root.get("launch");
   if (!launch || !launch->as_table())
@@ -346,6 +342,14 @@ std::string ParseManifest(const std::string& text, const std::string& origin,
   }
   *out = std::move(m);
   return "";
+}
+
+std::string NotRunYet(const Manifest& m) {
+  std::string sizes;
+  for (const std::string& size : m.general->sizes) sizes += (sizes.empty() ? "" : ", ") + size;
+  return "user kernel " + m.name + " has its own contract (sizes " + sizes +
+         "): it is validated and compiled (kernel check, kernel add), but the worker does not run "
+         "a kernel of its own contract yet";
 }
 
 std::vector<KnobSet> KnobSets(const Manifest& m) {
@@ -398,6 +402,7 @@ bool ParseVariantName(const Manifest& m, const std::string& versioned, KnobSet* 
 }
 
 std::string Plan(const Manifest& m, const KnobSet& s, const Problem& p, LaunchGeometry* g) {
+  if (m.general) return NotRunYet(m);
   const std::map<std::string, double> v = Values(m, s, p);
   for (const Condition& c : m.conditions) {
     double holds = 0;
@@ -483,6 +488,7 @@ std::vector<Variant> Variants(std::shared_ptr<const Manifest> m, int64_t version
       return out;
     };
     v.can_implement = [m, s](const Problem& p) {
+      if (m->general) return NotRunYet(*m);
       if (p.dtype != m->dtype)
         return "user kernel " + m->name + " takes " + std::string(ToString(m->dtype)) + ", not " +
                std::string(ToString(p.dtype));

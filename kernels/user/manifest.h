@@ -14,6 +14,7 @@
 #include "common/variant_names.h"
 #include "kernels/common/problem.h"
 #include "kernels/registry.h"
+#include "kernels/user/contract.h"
 #include "kernels/user/expression.h"
 
 namespace ablation::kernels::user {
@@ -81,6 +82,9 @@ struct Manifest {
   std::unique_ptr<Expression> block, block_y, block_z, grid_x, grid_y, grid_z, smem;
   std::vector<Condition> conditions;
   std::vector<Knob> knobs;  ///< in the order given: the ladder's order
+  /// [contract] kind = "general": the kernel's own contract (contract.h), its launch and
+  /// conditions expressions of its sizes and knobs; null for a GEMM (the contract above).
+  std::shared_ptr<const GeneralContract> general;
 };
 
 /// The architecture user kernels are compiled for on a device of compute capability `cc`
@@ -96,6 +100,10 @@ bool IsCompileArch(const std::string& arch);
 /// knows it, and the key: "tiled.toml:7: knob[1].values: expected whole numbers".
 std::string ParseManifest(const std::string& text, const std::string& origin,
                           const ManifestLimits& limits, Manifest* out);
+
+/// Why a kernel of its own contract (`general`) is refused at a run's plan: the worker runs the
+/// GEMM contract alone so far.
+std::string NotRunYet(const Manifest& m);
 
 /// One knob set: a value for every knob, in the manifest's order.
 struct KnobSet {

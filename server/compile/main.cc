@@ -6,7 +6,7 @@
 // a wall-clock deadline.
 //
 //   ablation-compile --entry NAME [--arch sm_90a] [--source-name F] [--define NAME=V]...
-//                    [--language cuda|ptx]
+//                    [--language cuda|ptx] [--also-entry NAME]...
 //                    [--max-log-bytes N]
 //                    [--memory-mb N] [--cpu-seconds N] [--max-cubin-bytes N]
 //                    [--sandbox required|off] [--user UID:GID] [--parent-pid PID]
@@ -164,6 +164,8 @@ int main(int argc, char** argv) {
   app.add_option("--source-name", o.request.source_name,
                  "what messages call the source (a plain file name; default kernel.cu)");
   app.add_option("--define", o.defines, "NAME=VALUE, a knob's value; repeatable");
+  app.add_option("--also-entry", o.request.also_entries,
+                 "another kernel the source must have (a reference entry); repeatable");
   app.add_option("--language", o.request.language,
                  "cuda (CUDA C++ through NVRTC, the default) or ptx (the toolkit's PTX compiler)")
       ->check(CLI::IsMember({"cuda", "ptx"}));
@@ -221,9 +223,8 @@ int main(int argc, char** argv) {
   if (o.request.language == "ptx") {
     CompileRequest ptx_warm_up = warm_up;
     ptx_warm_up.language = "ptx";
-    ptx_warm_up.source =
-        ".version 8.0\n.target " + ptx_warm_up.arch +
-        "\n.address_size 64\n.visible .entry ablation_warm_up()\n{\n\tret;\n}\n";
+    ptx_warm_up.source = ".version 8.0\n.target " + ptx_warm_up.arch +
+                         "\n.address_size 64\n.visible .entry ablation_warm_up()\n{\n\tret;\n}\n";
     if (const CompileResult w = compile::CompilePtx(ptx_warm_up, 4096); !w.ok) {
       std::cerr << "ablation-compile: the PTX compiler does not work here: " << w.log << "\n";
       return 2;

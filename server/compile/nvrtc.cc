@@ -324,8 +324,22 @@ CompileResult Compile(const CompileRequest& request, size_t max_log_bytes) {
               (out.log.empty() ? "" : "the compiler's report:\n" + out.log);
     return out;
   }
+  if (std::string why = MissingEntries(request, out.cubin); !why.empty()) {
+    out.cubin.clear();
+    out.log = why + (out.log.empty() ? "" : "the compiler's report:\n" + out.log);
+    return out;
+  }
   out.ok = true;
   return out;
+}
+
+std::string MissingEntries(const CompileRequest& request, const std::string& cubin) {
+  for (const std::string& entry : request.also_entries)
+    if (cubin.find(".text." + entry + std::string(1, '\0')) == std::string::npos)
+      return request.source_name + ": error: the reference entry '" + entry +
+             "' is not a kernel of this source: declare it extern \"C\" __global__ (the "
+             "manifest's [reference] entry names it)\n";
+  return "";
 }
 
 }  // namespace ablation::compile

@@ -48,6 +48,10 @@ std::string UniformIncludeErrors(const std::string& log);
 /// dropped (NVRTC's log may carry a NUL).
 std::string InUserWords(const std::string& log, const std::string& source_name);
 
+/// "" when every one of request.also_entries is a kernel of `cubin` (its ".text.<name>"
+/// section), else the error naming the first that is not.
+std::string MissingEntries(const CompileRequest& request, const std::string& cubin);
+
 /// ptxas' -v lines for `entry` in `log` (pure, for the tests and for logs read back).
 PtxasReport ParsePtxasReport(const std::string& log, const std::string& entry);
 

@@ -72,9 +72,9 @@ CompileResult CompilePtx(const CompileRequest& request, size_t max_log_bytes) {
               std::to_string(int(r)) + ": is " + request.arch + " an architecture it knows?)\n";
     return out;
   }
-  const nvJitLinkResult added = nvJitLinkAddData(h, NVJITLINK_INPUT_PTX, request.source.data(),
-                                                 request.source.size(),
-                                                 request.source_name.c_str());
+  const nvJitLinkResult added =
+      nvJitLinkAddData(h, NVJITLINK_INPUT_PTX, request.source.data(), request.source.size(),
+                       request.source_name.c_str());
   const nvJitLinkResult linked = added == NVJITLINK_SUCCESS ? nvJitLinkComplete(h) : added;
   std::string log = PtxInUserWords(Log(h, false) + Log(h, true), request.source_name);
   if (log.size() > max_log_bytes) {
@@ -102,6 +102,11 @@ CompileResult CompilePtx(const CompileRequest& request, size_t max_log_bytes) {
               "' is not a kernel of this PTX: it needs a .visible .entry of that name (the "
               "manifest's entry names it)\n" +
               (out.log.empty() ? "" : "the compiler's report:\n" + out.log);
+    return out;
+  }
+  if (std::string why = MissingEntries(request, out.cubin); !why.empty()) {
+    out.cubin.clear();
+    out.log = why + (out.log.empty() ? "" : "the compiler's report:\n" + out.log);
     return out;
   }
   out.ok = true;

@@ -1,6 +1,6 @@
 // PTX from another compiler, assembled by the toolkit's PTX compiler in this process
-// (server/compile/ptx.h): a cubin with ptxas' report, the entry checked, errors in the user's words.
-// No GPU is needed.
+// (server/compile/ptx.h): a cubin with ptxas' report, the entry checked, errors in the user's
+// words. No GPU is needed.
 #include "server/compile/ptx.h"
 
 #include <fstream>

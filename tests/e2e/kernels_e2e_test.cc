@@ -142,7 +142,8 @@ TEST_F(KernelsE2E, AnEditIsANewVersionMeasuredPairedAgainstTheOld) {
               "user.tiled@latest.pad=0.unroll=1", "--shape", "256", "--rounds", "3"});
   ASSERT_EQ(paired.exit_code, 0) << paired.err;
   // The run's own answer has the change between the versions.
-  EXPECT_THAT(paired.out, HasSubstr("User kernel tiled: its versions, each against the one before"));
+  EXPECT_THAT(paired.out,
+              HasSubstr("User kernel tiled: its versions, each against the one before"));
   const CommandResult report = Client({"report", "latest", "--format", "md"});
   ASSERT_EQ(report.exit_code, 0) << report.err;
   EXPECT_THAT(report.out,
@@ -365,6 +366,45 @@ TEST_F(KernelsE2E, EveryExampleCompilesInEveryKnobSetWithoutSpills) {
   }
 }
 
+// Kernels of their own contract (examples/user-kernels/general: a row softmax, RMSNorm, a row
+// reduction, a GEMM with a fused epilogue): each manifest validates and every knob set compiles
+// with its reference entry, with no GPU; added, it is listed; a run of one is refused, naming why
+// (the worker runs the GEMM contract alone so far). A reference entry the source lacks is caught
+// at the check.
+TEST_F(KernelsE2E, KernelsOfTheirOwnContractValidateAndCompileWithTheirReference) {
+  StartDaemon();
+  const std::string dir = kExamples + "/general/";
+  for (const auto& [file, says] : std::vector<std::pair<std::string, std::string>>{
+           {"row_softmax", "checked user kernel softmax: 2 variants compiled for sm_90a"},
+           {"rms_norm", "checked user kernel rmsnorm: 4 variants compiled for sm_90a"},
+           {"row_sum", "checked user kernel rowsum: 2 variants compiled for sm_90a"},
+           {"gemm_bias_relu",
+            "checked user kernel gemm_bias_relu: 2 variants compiled for sm_90a"}}) {
+    const CommandResult check = Client(
+        {"kernel", "check", dir + file + ".cu", "-m", dir + file + ".toml", "--arch", "sm_90a"});
+    EXPECT_EQ(check.exit_code, 0) << file << ": " << check.err;
+    EXPECT_THAT(check.err, HasSubstr(says)) << file;
+    const CommandResult json = Client({"--format", "json", "kernel", "check", dir + file + ".cu",
+                                       "-m", dir + file + ".toml", "--arch", "sm_90a"});
+    EXPECT_EQ(Count(json.out, "\"spill_store_bytes\":"), Count(json.out, "\"spill_store_bytes\":0"))
+        << file << " spills: " << json.out;
+  }
+  ASSERT_EQ(
+      Client({"kernel", "add", dir + "row_softmax.cu", "-m", dir + "row_softmax.toml"}).exit_code,
+      0);
+  const CommandResult run = Client({"run", "--variant", "user.softmax.threads=128"});
+  EXPECT_EQ(run.exit_code, 65) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("user kernel softmax has its own contract (sizes rows, cols)"));
+  std::ifstream in(dir + "row_softmax.toml");
+  std::string toml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  toml.replace(toml.find("entry = \"row_softmax_ref\""), 25, "entry = \"softmax_reference\"");
+  const CommandResult missing = Client({"kernel", "check", dir + "row_softmax.cu", "-m",
+                                        Write("softmax.toml", toml), "--arch", "sm_90a"});
+  EXPECT_EQ(missing.exit_code, 1) << missing.err;
+  EXPECT_THAT(missing.err, HasSubstr("row_softmax.cu: error: the reference entry "
+                                     "'softmax_reference' is not a kernel of this source"));
+}
+
 // PTX from another compiler (examples/user-kernels/ptx, made by make-ptx.sh with nvcc -ptx):
 // checked with no GPU, added, listed with ptxas' report, and run beside its CUDA twin, each row
 // pointing at its build.
@@ -374,7 +414,8 @@ TEST_F(KernelsE2E, APtxKernelIsCheckedAddedAndRunLikeACudaOne) {
                     toml = kExamples + "/ptx/tiled_gemm_u4.toml";
   const CommandResult check = Client({"kernel", "check", ptx, "-m", toml, "--arch", "sm_90a"});
   ASSERT_EQ(check.exit_code, 0) << check.err;
-  EXPECT_THAT(check.err, HasSubstr("checked user kernel tiled_ptx: 1 variants compiled for sm_90a"));
+  EXPECT_THAT(check.err,
+              HasSubstr("checked user kernel tiled_ptx: 1 variants compiled for sm_90a"));
   const CommandResult add = Client({"kernel", "add", ptx, "-m", toml});
   ASSERT_EQ(add.exit_code, 0) << add.err;
   EXPECT_THAT(add.out, HasSubstr("nvjitlink"));

@@ -65,6 +65,7 @@ gtest_discover_tests(planted_bugs_tests DISCOVERY_TIMEOUT 60
 # ---- CPU: a user kernel's manifest (kernels/user): parsing, refusals, knob sets, launch, ladder
 add_executable(user_kernel_tests kernels/user/manifest_test.cc)
 target_link_libraries(user_kernel_tests PRIVATE ablation_user_kernels GTest::gtest_main)
+target_compile_definitions(user_kernel_tests PRIVATE SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 gtest_discover_tests(user_kernel_tests TEST_PREFIX "user." DISCOVERY_TIMEOUT 60)
 
 # ---- CPU: compiling a user kernel with NVRTC, in this process and as the daemon's child process

@@ -128,6 +128,10 @@ ChildCompile CompileInChild(const std::string& compiler_path,
                                    "--language",
                                    request.language};
   for (const std::string& a : SandboxArgs(sandbox)) argv.push_back(a);
+  for (const std::string& entry : request.also_entries) {
+    argv.push_back("--also-entry");
+    argv.push_back(entry);
+  }
   for (const auto& [name, value] : request.defines) {
     argv.push_back("--define");
     argv.push_back(name + "=" + std::to_string(value));

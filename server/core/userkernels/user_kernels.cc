@@ -67,6 +67,7 @@ std::string UserKernels::CompileBuild(const Manifest& m, const KnobSet& s,
   request.entry = m.entry;
   request.arch = arch;
   request.language = m.language;
+  if (m.general) request.also_entries = {m.general->reference.entry};
   for (size_t i = 0; i < m.knobs.size(); ++i)
     request.defines.emplace_back(m.knobs[i].name, s.values[i]);
   const std::string variant = kernels::user::VariantName(m, s);
@@ -342,10 +343,10 @@ void UserKernels::Add(const KernelCaller& caller, const std::string& source,
   // errors say it.
   const std::string source_name = kernels::user::SourceFileName(how.source_name);
   if (m->language == "cuda" && LooksLikePtx(source))
-    return done(InvalidArgument(source_name +
-                                ": this source is PTX (it has a .version directive), but the "
-                                "manifest's language is cuda: add language = \"ptx\""),
-                {});
+    return done(
+        InvalidArgument(source_name + ": this source is PTX (it has a .version directive), but the "
+                                      "manifest's language is cuda: add language = \"ptx\""),
+        {});
   if (m->language == "ptx" && !LooksLikePtx(source))
     return done(InvalidArgument(source_name +
                                 ": the manifest says language = \"ptx\", but this source has no "

@@ -2,6 +2,9 @@
 // variants its knobs name, the launch it plans per problem, and its ladder.
 #include "kernels/user/manifest.h"
 
+#include <fstream>
+#include <sstream>
+
 #include <gtest/gtest.h>
 
 namespace ablation::kernels::user {
@@ -288,6 +291,96 @@ TEST(UserManifest, EveryMistakeIsNamedByItsFileLineAndKey) {
   }
   EXPECT_NE(Refusal("name = \"x\"\nentry = \"e\"\n").find("contract: missing"), std::string::npos);
   EXPECT_NE(Refusal("name = [").find("bad.toml:1:"), std::string::npos);
+}
+
+// A kernel's own contract ([contract] kind = "general", contract.h): the worked softmax's sizes,
+// tensors, parameters, reference and work model as read, its launch an expression of its sizes.
+std::string Example(const std::string& name) {
+  std::ifstream in(std::string(SOURCE_DIR) + "/examples/user-kernels/general/" + name);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(UserManifest, AKernelOfItsOwnContractNamesItsSizesTensorsReferenceAndWork) {
+  const Manifest m = Read(Example("row_softmax.toml"));
+  ASSERT_NE(m.general, nullptr);
+  const GeneralContract& c = *m.general;
+  EXPECT_EQ(c.sizes, (std::vector<std::string>{"rows", "cols"}));
+  EXPECT_EQ(c.default_sizes.at("cols"), 4096);
+  ASSERT_EQ(c.tensors.size(), 2u);
+  EXPECT_EQ(c.tensors[0].name, "x");
+  EXPECT_EQ(c.tensors[0].role, TensorRole::kInput);
+  EXPECT_EQ(c.tensors[0].fill.kind, Fill::Kind::kNormal);
+  EXPECT_EQ(c.tensors[0].fill.b, 2);
+  EXPECT_EQ(c.tensors[1].role, TensorRole::kOutput);
+  double cols = 0;
+  ASSERT_EQ(c.tensors[0].shape[1]->Evaluate({{"rows", 8}, {"cols", 4096}}, &cols), "");
+  EXPECT_EQ(cols, 4096);
+  EXPECT_EQ(c.params, (std::vector<std::string>{"x", "y", "rows", "cols"}));
+  EXPECT_EQ(c.reference.entry, "row_softmax_ref");
+  EXPECT_EQ(c.reference.tolerance.rel, 1e-2);
+  EXPECT_FALSE(c.reference.tolerance.bit_identical);
+  double bytes = 0;
+  ASSERT_EQ(c.work.bytes->Evaluate({{"rows", 8192}, {"cols", 4096}}, &bytes), "");
+  EXPECT_EQ(bytes, 4.0 * 8192 * 4096);
+  EXPECT_EQ(c.work.peak, OpsPeak::kFp32);
+  EXPECT_TRUE(m.grid_x->Uses("rows"));
+  // Until the worker runs such a kernel, a run's plan refuses it saying so.
+  const auto variants = Variants(std::make_shared<Manifest>(Read(Example("row_softmax.toml"))));
+  EXPECT_NE(variants[0].can_implement(P(1, 1, 1)).find("has its own contract (sizes rows, cols)"),
+            std::string::npos);
+  const Manifest rms = Read(Example("rms_norm.toml"));
+  ASSERT_EQ(rms.general->scalars.size(), 1u);
+  EXPECT_EQ(rms.general->scalars[0].value, 1e-6);
+  EXPECT_EQ(Read(Example("gemm_bias_relu.toml")).general->work.peak, OpsPeak::kTensor);
+  EXPECT_NE(Read(Example("row_sum.toml")).general, nullptr);
+}
+
+TEST(UserManifest, EveryMistakeOfAnOwnContractIsNamedByLineAndKey) {
+  const std::string softmax = Example("row_softmax.toml");
+  const struct {
+    std::string from, to, says;
+  } cases[] = {
+      {"kind = \"general\"", "kind = \"generic\"", "contract.kind: 'generic': gemm"},
+      {"kind = \"general\"\n", "",
+       "contract.sizes: belongs to a kernel's own contract: [contract] kind = \"general\""},
+      {"sizes = [\"rows\", \"cols\"]", "sizes = [\"rows\", \"rows\"]",
+       "contract.sizes[1]: 'rows' is given twice"},
+      {"params = [\"x\", \"y\", \"rows\", \"cols\"]", "params = [\"x\", \"rows\", \"cols\"]",
+       "contract.params: tensor 'y' is not among the entry's parameters"},
+      {"params = [\"x\", \"y\", \"rows\", \"cols\"]", "params = [\"x\", \"y\", \"n\"]",
+       "contract.params[2]: 'n' is not a tensor, size or scalar of the contract"},
+      {"shape = [\"rows\", \"cols\"]\nrole = \"input\"",
+       "shape = [\"rows\", \"K\"]\nrole = \"input\"", "tensor[0].shape[1]: 'K': "},
+      {"role = \"output\"", "role = \"output\"\nfill = { kind = \"normal\" }",
+       "tensor[1].fill: an output is not filled"},
+      {"role = \"output\"", "role = \"input\"",
+       "tensor: a kernel reads an input and writes an output"},
+      {"fill = { kind = \"normal\", mean = 0, std = 2 }",
+       "fill = { kind = \"uniform\", low = 1, high = 0 }",
+       "tensor[0].fill.high: must be above low"},
+      {"abs = 1e-3\nrel = 1e-2\n", "", "reference: say how close the outputs must be"},
+      {"entry = \"row_softmax_ref\"", "entry = \"row softmax\"",
+       "reference.entry: 'row softmax' is not a C name"},
+      {"[reference]", "[references]", "references: unknown key"},
+      {"bytes = \"2 * 2 * rows * cols\"", "bytes = \"2 * M * N\"", "work.bytes: '2 * M * N': "},
+      {"peak = \"fp32\"", "peak = \"fp64\"", "work.peak: 'fp64': fp32"},
+      {"grid = \"rows\"", "grid = \"M\"", "launch.grid: 'M': "},
+  };
+  for (const auto& c : cases) {
+    std::string text = softmax;
+    const size_t at = text.find(c.from);
+    ASSERT_NE(at, std::string::npos) << c.from;
+    text.replace(at, c.from.size(), c.to);
+    const std::string err = Refusal(text);
+    EXPECT_NE(err.find(c.says), std::string::npos) << "got: " << err << "\nwanted: " << c.says;
+    EXPECT_EQ(err.rfind("bad.toml:", 0), 0u) << err;
+  }
+  // The parts of an own contract in a GEMM's manifest are named as such.
+  EXPECT_NE(Refusal(std::string(kTiled) + "\n[work]\nops = \"1\"\nbytes = \"1\"\n")
+                .find("work: belongs to a kernel's own contract: [contract] kind = \"general\""),
+            std::string::npos);
 }
 
 TEST(UserManifest, LimitsBoundWhatOneManifestMayAskFor) {
