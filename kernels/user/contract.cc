@@ -87,7 +87,7 @@ std::string ReadTensor(const toml::table& t, const std::string& origin, const st
   const auto parsed = ParseDType(dtype);
   if (!parsed || *parsed == DType::kFP8 || *parsed == DType::kTF32)
     return Err(origin, t.get("dtype"), prefix + "dtype",
-               "'" + dtype + "' is not bf16, fp16, fp32, int8 or int32");
+               "'" + dtype + "' is not bf16, fp16, fp32 or int8");
   out->dtype = *parsed;
   if (!(err = ReadString(t, origin, prefix, "role", false, &role)).empty()) return err;
   if (role == "input") {

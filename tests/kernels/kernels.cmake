@@ -63,7 +63,7 @@ gtest_discover_tests(planted_bugs_tests DISCOVERY_TIMEOUT 60
   PROPERTIES LABELS gpu TIMEOUT 600 SKIP_REGULAR_EXPRESSION "${ABLATION_SKIP_REGEX}")
 
 # ---- CPU: a user kernel's manifest (kernels/user): parsing, refusals, knob sets, launch, ladder
-add_executable(user_kernel_tests kernels/user/manifest_test.cc)
+add_executable(user_kernel_tests kernels/user/manifest_test.cc kernels/user/contract_plan_test.cc)
 target_link_libraries(user_kernel_tests PRIVATE ablation_user_kernels GTest::gtest_main)
 target_compile_definitions(user_kernel_tests PRIVATE SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 gtest_discover_tests(user_kernel_tests TEST_PREFIX "user." DISCOVERY_TIMEOUT 60)

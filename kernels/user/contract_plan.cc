@@ -1,0 +1,287 @@
+#include "kernels/user/contract_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+namespace ablation::kernels::user {
+namespace {
+
+constexpr int64_t kMaxSize = int64_t(1) << 40;
+constexpr int64_t kAlign = 256;
+
+int64_t AlignUp(int64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+std::map<std::string, double> Bound(const Sizes& sizes) {
+  std::map<std::string, double> v;
+  for (const auto& [name, value] : sizes) v[name] = double(value);
+  return v;
+}
+
+// The tensor's dimensions at `sizes`, or why not.
+std::string Dims(const TensorSpec& t, const Sizes& sizes, std::vector<int64_t>* out) {
+  out->clear();
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    int64_t n = 0;
+    if (std::string why = t.shape[d]->EvaluateInteger(Bound(sizes), 1, kMaxSize, &n); !why.empty())
+      return "tensor " + t.name + ": dimension " + std::to_string(d) + ": " + why;
+    out->push_back(n);
+  }
+  return "";
+}
+
+// IEEE half to float (the host has no half type to lean on).
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000) << 16;
+  const int exponent = (h >> 10) & 0x1f;
+  const uint32_t mantissa = h & 0x3ff;
+  float magnitude;
+  if (exponent == 0) {
+    magnitude = std::ldexp(float(mantissa), -24);  // zero or subnormal
+  } else if (exponent == 31) {
+    magnitude = mantissa ? std::nanf("") : INFINITY;
+  } else {
+    magnitude = std::ldexp(float(mantissa | 0x400), exponent - 25);
+  }
+  uint32_t bits;
+  std::memcpy(&bits, &magnitude, 4);
+  bits |= sign;
+  float out;
+  std::memcpy(&out, &bits, 4);
+  return out;
+}
+
+double Element(const std::vector<uint8_t>& data, int64_t i, DType d) {
+  const uint8_t* p = data.data() + i * ElementBytes(d);
+  switch (d) {
+    case DType::kBF16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      const uint32_t bits = uint32_t(h) << 16;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      return f;
+    }
+    case DType::kFP16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return HalfToFloat(h);
+    }
+    case DType::kINT8:
+      return double(int8_t(*p));
+    default: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+  }
+}
+
+std::string Index(const std::string& name, const std::vector<int64_t>& dims, int64_t flat) {
+  std::vector<int64_t> at(dims.size());
+  for (size_t d = dims.size(); d-- > 0;) {
+    at[d] = flat % dims[d];
+    flat /= dims[d];
+  }
+  std::string out = name;
+  for (int64_t i : at) out += "[" + std::to_string(i) + "]";
+  return out;
+}
+
+std::string Number(double x) {
+  std::ostringstream s;
+  s.precision(6);
+  s << x;
+  return s.str();
+}
+
+}  // namespace
+
+std::string ParseSizes(const std::string& text, const GeneralContract& c, Sizes* out) {
+  Sizes sizes;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const size_t eq = item.find('=');
+    const std::string name = item.substr(0, eq);
+    if (eq == std::string::npos || !std::count(c.sizes.begin(), c.sizes.end(), name)) {
+      std::string known;
+      for (const std::string& s : c.sizes) known += (known.empty() ? "" : ", ") + s;
+      return "size '" + item + "': expected NAME=VALUE with NAME one of " + known;
+    }
+    if (sizes.count(name)) return "size " + name + " is given twice";
+    const std::string value = item.substr(eq + 1);
+    int64_t n = 0;
+    size_t used = 0;
+    try {
+      n = std::stoll(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != value.size() || n < 1 || n > kMaxSize)
+      return "size " + name + " = '" + value + "': expected a whole number from 1 to 2^40";
+    sizes[name] = n;
+  }
+  for (const std::string& s : c.sizes) {
+    if (sizes.count(s)) continue;
+    auto d = c.default_sizes.find(s);
+    if (d == c.default_sizes.end())
+      return "size " + s + " is not given and the manifest has no default for it";
+    sizes[s] = d->second;
+  }
+  *out = std::move(sizes);
+  return "";
+}
+
+std::string FormatSizes(const GeneralContract& c, const Sizes& sizes) {
+  std::string out;
+  for (const std::string& s : c.sizes) {
+    auto it = sizes.find(s);
+    out +=
+        (out.empty() ? "" : ",") + s + "=" + (it == sizes.end() ? "?" : std::to_string(it->second));
+  }
+  return out;
+}
+
+uint8_t CanaryByte(int64_t i) { return uint8_t(0xA5 ^ (i * 0x3B)); }
+
+std::string PlanBuffers(const GeneralContract& c, const Sizes& sizes, int64_t max_bytes,
+                        BufferPlan* out) {
+  BufferPlan plan;
+  int64_t at = 0;
+  for (const TensorSpec& t : c.tensors) {
+    std::vector<int64_t> dims;
+    if (std::string why = Dims(t, sizes, &dims); !why.empty()) return why;
+    TensorBuffer b;
+    b.name = t.name;
+    b.elements = 1;
+    for (int64_t d : dims) {
+      if (b.elements > kMaxSize / d) return "tensor " + t.name + ": more than 2^40 elements";
+      b.elements *= d;
+    }
+    b.bytes = b.elements * ElementBytes(t.dtype);
+    at = AlignUp(at + kCanaryBytes);  // the front canary ends where the tensor begins
+    b.offset = at;
+    at += b.bytes;
+    if (at + kCanaryBytes > max_bytes)
+      return "the tensors at " + FormatSizes(c, sizes) + " need more than " +
+             std::to_string(max_bytes >> 20) + " MiB with their canaries (tensor " + t.name +
+             " alone " + std::to_string(b.bytes >> 20) + " MiB)";
+    plan.tensors.push_back(std::move(b));
+  }
+  plan.arena_bytes = AlignUp(at + kCanaryBytes);
+  *out = std::move(plan);
+  return "";
+}
+
+ArgumentBlock PackArguments(const GeneralContract& c, const Sizes& sizes, const BufferPlan& plan,
+                            uint64_t device_base) {
+  ArgumentBlock block;
+  const auto put = [&](const void* value, size_t size) {
+    size_t at = (block.bytes.size() + size - 1) / size * size;  // natural alignment
+    block.bytes.resize(at + size);
+    std::memcpy(block.bytes.data() + at, value, size);
+    block.offsets.push_back(at);
+  };
+  for (const std::string& p : c.params) {
+    if (auto s = sizes.find(p); s != sizes.end()) {
+      const int64_t v = s->second;
+      put(&v, 8);
+      continue;
+    }
+    bool done = false;
+    for (size_t i = 0; i < c.tensors.size() && !done; ++i)
+      if (c.tensors[i].name == p) {
+        const uint64_t ptr = device_base + uint64_t(plan.tensors[i].offset);
+        put(&ptr, 8);
+        done = true;
+      }
+    for (const ScalarSpec& s : c.scalars)
+      if (!done && s.name == p) {
+        if (s.type == ScalarSpec::Type::kF32) {
+          const float v = float(s.value);
+          put(&v, 4);
+        } else if (s.type == ScalarSpec::Type::kI32) {
+          const int32_t v = int32_t(s.value);
+          put(&v, 4);
+        } else {
+          const int64_t v = int64_t(s.value);
+          put(&v, 8);
+        }
+        done = true;
+      }
+  }
+  return block;
+}
+
+std::string PlanReference(const GeneralContract& c, const Sizes& sizes, LaunchGeometry* out) {
+  const auto v = Bound(sizes);
+  const ReferenceSpec& r = c.reference;
+  LaunchGeometry g;
+  std::string why;
+  if (!(why = r.block->EvaluateInteger(v, 1, 1024, &g.block)).empty())
+    return "reference block: " + why;
+  if (!(why = r.grid_x->EvaluateInteger(v, 1, 2147483647, &g.grid_x)).empty())
+    return "reference grid: " + why;
+  if (r.grid_y && !(why = r.grid_y->EvaluateInteger(v, 1, 65535, &g.grid_y)).empty())
+    return "reference grid_y: " + why;
+  if (r.smem && !(why = r.smem->EvaluateInteger(v, 0, 227 * 1024, &g.smem_bytes)).empty())
+    return "reference smem: " + why;
+  *out = g;
+  return "";
+}
+
+std::string CompareOutput(const TensorSpec& spec, const Sizes& sizes, DType dtype,
+                          const std::vector<uint8_t>& out, const std::vector<uint8_t>& ref,
+                          const Tolerance& tolerance) {
+  std::vector<int64_t> dims;
+  if (std::string why = Dims(spec, sizes, &dims); !why.empty()) return why;
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  const int64_t bytes = n * ElementBytes(dtype);
+  if (int64_t(out.size()) != bytes || int64_t(ref.size()) != bytes)
+    return spec.name + ": " + std::to_string(out.size()) + " and " + std::to_string(ref.size()) +
+           " bytes to compare, not " + std::to_string(bytes);
+  for (int64_t i = 0; i < n; ++i) {
+    if (tolerance.bit_identical) {
+      const int64_t w = ElementBytes(dtype);
+      if (std::memcmp(out.data() + i * w, ref.data() + i * w, size_t(w)) != 0)
+        return Index(spec.name, dims, i) + " = " + Number(Element(out, i, dtype)) +
+               ", the reference " + Number(Element(ref, i, dtype)) + " (bit for bit)";
+      continue;
+    }
+    const double o = Element(out, i, dtype), r = Element(ref, i, dtype);
+    const double allowed = tolerance.abs + tolerance.rel * std::fabs(r);
+    if (!(std::fabs(o - r) <= allowed))  // NaN fails
+      return Index(spec.name, dims, i) + " = " + Number(o) + ", the reference " + Number(r) +
+             " (tolerance " + Number(allowed) + ")";
+  }
+  return "";
+}
+
+std::string ComputeRoofline(const GeneralContract& c, const Sizes& sizes, double seconds,
+                            double peak_ops_per_second, double bandwidth_bytes_per_second,
+                            Roofline* out) {
+  if (!(seconds > 0)) return "a launch of no time has no figures";
+  const auto v = Bound(sizes);
+  Roofline r;
+  if (std::string why = c.work.ops->Evaluate(v, &r.ops); !why.empty()) return "work.ops: " + why;
+  if (std::string why = c.work.bytes->Evaluate(v, &r.bytes); !why.empty())
+    return "work.bytes: " + why;
+  if (r.ops < 0 || r.bytes < 0) return "the work model gives a negative amount";
+  r.ops_per_second = r.ops / seconds;
+  r.bytes_per_second = r.bytes / seconds;
+  r.intensity = r.bytes > 0 ? r.ops / r.bytes : 0;
+  r.compute_share = peak_ops_per_second > 0 ? r.ops_per_second / peak_ops_per_second : 0;
+  r.memory_share =
+      bandwidth_bytes_per_second > 0 ? r.bytes_per_second / bandwidth_bytes_per_second : 0;
+  // The roof the kernel's intensity puts under it: the ridge point is peak / bandwidth.
+  const double ridge =
+      bandwidth_bytes_per_second > 0 ? peak_ops_per_second / bandwidth_bytes_per_second : 0;
+  r.bound = r.intensity < ridge ? "memory" : "compute";
+  *out = r;
+  return "";
+}
+
+}  // namespace ablation::kernels::user

@@ -1,0 +1,85 @@
+// The host side of running a kernel of its own contract (contract.h) at one problem, free of CUDA
+// so that every rule is tested without a GPU: the problem's named sizes ("rows=8192,cols=4096"),
+// each tensor's bytes with the canary bytes around it, the entry's argument block as
+// cuLaunchKernel takes it, the reference's launch, the check of an output against the
+// reference's within the stated tolerance, and the roofline figures of a timed launch.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/user/contract.h"
+#include "kernels/user/manifest.h"
+
+namespace ablation::kernels::user {
+
+/// A problem of named sizes.
+using Sizes = std::map<std::string, int64_t>;
+
+/// "rows=8192,cols=4096" into `out`, every size of `c` given once (or taken from its
+/// default_sizes), each a whole number from 1 to 2^40. "" or why not, naming the size.
+std::string ParseSizes(const std::string& text, const GeneralContract& c, Sizes* out);
+/// "rows=8192,cols=4096", in the contract's order.
+std::string FormatSizes(const GeneralContract& c, const Sizes& sizes);
+
+/// Bytes of canary before and after every buffer: a kernel that writes outside its outputs (or
+/// into an input) changes them.
+inline constexpr int64_t kCanaryBytes = 256;
+/// The canary's byte at offset i of a guard (a pattern no arithmetic result repeats by chance).
+uint8_t CanaryByte(int64_t i);
+
+struct TensorBuffer {
+  std::string name;
+  int64_t elements = 0, bytes = 0;  ///< the tensor's own
+  int64_t offset = 0;               ///< of its first byte in the arena (after its front canary)
+};
+
+/// Where every tensor lies in one device arena: each one 256-byte aligned, between canaries.
+struct BufferPlan {
+  std::vector<TensorBuffer> tensors;  ///< in the contract's order
+  int64_t arena_bytes = 0;
+};
+
+/// The buffers at `sizes`. "" or why not (a dimension that is not a whole number >= 1, or more
+/// than `max_bytes` in all).
+std::string PlanBuffers(const GeneralContract& c, const Sizes& sizes, int64_t max_bytes,
+                        BufferPlan* out);
+
+/// The entry's arguments as one block: each parameter at its natural alignment (pointers and
+/// int64 8 bytes, int32 and fp32 4), `offsets[i]` where parameter i lies; `device_base` is the
+/// arena's address, so a tensor's pointer is device_base + its offset.
+struct ArgumentBlock {
+  std::vector<uint8_t> bytes;
+  std::vector<size_t> offsets;  ///< per parameter: &bytes[offsets[i]] is cuLaunchKernel's args[i]
+};
+ArgumentBlock PackArguments(const GeneralContract& c, const Sizes& sizes, const BufferPlan& plan,
+                            uint64_t device_base);
+
+/// A launch of the reference entry at `sizes`. "" or why not.
+std::string PlanReference(const GeneralContract& c, const Sizes& sizes, LaunchGeometry* out);
+
+/// The first element of `out` not within the tolerance of `ref` (elements of `dtype`, as the
+/// device wrote them), as "y[3][17] = 0.25, the reference 0.5 (tolerance 0.006)"; "" when every
+/// element is. NaN matches nothing (a poisoned output never written reads NaN); bit_identical
+/// compares the bytes.
+std::string CompareOutput(const TensorSpec& spec, const Sizes& sizes, DType dtype,
+                          const std::vector<uint8_t>& out, const std::vector<uint8_t>& ref,
+                          const Tolerance& tolerance);
+
+/// A launch's figures against its roofs: operations and bytes from the work model at `sizes`,
+/// achieved per second over `seconds`, each as a share of its roof (the compute peak at the
+/// clock, the device's measured bandwidth), and which roof is the nearer: "memory" or "compute".
+struct Roofline {
+  double ops = 0, bytes = 0;
+  double ops_per_second = 0, bytes_per_second = 0;
+  double compute_share = 0, memory_share = 0;
+  double intensity = 0;  ///< ops per byte
+  std::string bound;
+};
+std::string ComputeRoofline(const GeneralContract& c, const Sizes& sizes, double seconds,
+                            double peak_ops_per_second, double bandwidth_bytes_per_second,
+                            Roofline* out);
+
+}  // namespace ablation::kernels::user

@@ -1,0 +1,152 @@
+// The host side of a run of a kernel of its own contract (kernels/user/contract_plan.h), on the
+// worked examples' manifests: sizes, buffers between canaries, the argument block, the
+// reference's launch, the output check and the roofline. No GPU.
+#include "kernels/user/contract_plan.h"
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace ablation::kernels::user {
+namespace {
+
+Manifest Example(const std::string& name) {
+  std::ifstream in(std::string(SOURCE_DIR) + "/examples/user-kernels/general/" + name);
+  std::stringstream s;
+  s << in.rdbuf();
+  Manifest m;
+  EXPECT_EQ(ParseManifest(s.str(), name, ManifestLimits{}, &m), "");
+  return m;
+}
+
+std::vector<uint8_t> Bf16(const std::vector<float>& values) {
+  std::vector<uint8_t> out(values.size() * 2);
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &values[i], 4);
+    const uint16_t h = uint16_t(bits >> 16);  // exact for the values used here
+    std::memcpy(out.data() + 2 * i, &h, 2);
+  }
+  return out;
+}
+
+TEST(ContractPlan, SizesAreNamedGivenOnceWholeAndDefaultedFromTheManifest) {
+  const Manifest m = Example("row_softmax.toml");
+  Sizes s;
+  ASSERT_EQ(ParseSizes("rows=128,cols=1000", *m.general, &s), "");
+  EXPECT_EQ(s.at("rows"), 128);
+  EXPECT_EQ(FormatSizes(*m.general, s), "rows=128,cols=1000");
+  ASSERT_EQ(ParseSizes("cols=64", *m.general, &s), "");
+  EXPECT_EQ(s.at("rows"), 8192);  // default_sizes
+  EXPECT_EQ(ParseSizes("row=1", *m.general, &s),
+            "size 'row=1': expected NAME=VALUE with NAME one of rows, cols");
+  EXPECT_EQ(ParseSizes("rows=1,rows=2", *m.general, &s), "size rows is given twice");
+  EXPECT_EQ(ParseSizes("rows=1.5", *m.general, &s),
+            "size rows = '1.5': expected a whole number from 1 to 2^40");
+  EXPECT_EQ(ParseSizes("rows=0", *m.general, &s),
+            "size rows = '0': expected a whole number from 1 to 2^40");
+  GeneralContract no_defaults;
+  no_defaults.sizes = {"m"};
+  EXPECT_EQ(ParseSizes("", no_defaults, &s),
+            "size m is not given and the manifest has no default for it");
+}
+
+// Every tensor 256-byte aligned with at least 256 canary bytes before and after it, and a bound.
+TEST(ContractPlan, BuffersLieBetweenCanariesAlignedAndBounded) {
+  const Manifest m = Example("rms_norm.toml");
+  Sizes s;
+  ASSERT_EQ(ParseSizes("rows=3,cols=100", *m.general, &s), "");
+  BufferPlan plan;
+  ASSERT_EQ(PlanBuffers(*m.general, s, int64_t(1) << 30, &plan), "");
+  ASSERT_EQ(plan.tensors.size(), 3u);
+  EXPECT_EQ(plan.tensors[0].bytes, 3 * 100 * 2);  // x
+  EXPECT_EQ(plan.tensors[1].bytes, 100 * 2);      // w
+  int64_t end = 0;
+  for (const TensorBuffer& b : plan.tensors) {
+    EXPECT_EQ(b.offset % 256, 0) << b.name;
+    EXPECT_GE(b.offset - end, kCanaryBytes) << b.name;
+    end = b.offset + b.bytes;
+  }
+  EXPECT_GE(plan.arena_bytes - end, kCanaryBytes);
+  EXPECT_NE(CanaryByte(0), CanaryByte(1));
+  const std::string why = PlanBuffers(*m.general, s, 1024, &plan);
+  EXPECT_NE(why.find("the tensors at rows=3,cols=100 need more than 0 MiB"), std::string::npos)
+      << why;
+}
+
+// The argument block cuLaunchKernel reads: rms_norm(x, w, y, rows, cols, eps).
+TEST(ContractPlan, ArgumentsArePackedInTheEntrysOrderAtTheirAlignment) {
+  const Manifest m = Example("rms_norm.toml");
+  Sizes s;
+  ASSERT_EQ(ParseSizes("rows=3,cols=100", *m.general, &s), "");
+  BufferPlan plan;
+  ASSERT_EQ(PlanBuffers(*m.general, s, int64_t(1) << 30, &plan), "");
+  const uint64_t base = 0x7f0000000000ull;
+  const ArgumentBlock args = PackArguments(*m.general, s, plan, base);
+  ASSERT_EQ(args.offsets, (std::vector<size_t>{0, 8, 16, 24, 32, 40}));
+  ASSERT_EQ(args.bytes.size(), 44u);
+  uint64_t y = 0;
+  std::memcpy(&y, args.bytes.data() + 16, 8);
+  EXPECT_EQ(y, base + uint64_t(plan.tensors[2].offset));
+  int64_t cols = 0;
+  std::memcpy(&cols, args.bytes.data() + 32, 8);
+  EXPECT_EQ(cols, 100);
+  float eps = 0;
+  std::memcpy(&eps, args.bytes.data() + 40, 4);
+  EXPECT_EQ(eps, 1e-6f);
+  LaunchGeometry g;
+  ASSERT_EQ(PlanReference(*m.general, s, &g), "");
+  EXPECT_EQ(g.block, 128);
+  EXPECT_EQ(g.grid_x, 1);
+}
+
+// Within abs + rel * |ref| element by element; the first element outside is named by its index;
+// a NaN (an output never written reads as the poison) fails; bit_identical compares bits.
+TEST(ContractPlan, AnOutputOutsideTheToleranceIsNamedByItsIndex) {
+  const Manifest m = Example("row_softmax.toml");
+  Sizes s = {{"rows", 2}, {"cols", 3}};
+  const TensorSpec& y = m.general->tensors[1];
+  const Tolerance& tol = m.general->reference.tolerance;  // abs 1e-3, rel 1e-2
+  const auto ref = Bf16({0.5f, 0.25f, 0.25f, 1.f, 0.f, 0.f});
+  EXPECT_EQ(CompareOutput(y, s, DType::kBF16, Bf16({0.5f, 0.25f, 0.25f, 1.f, 0.f, 0.f}), ref, tol),
+            "");
+  EXPECT_EQ(CompareOutput(y, s, DType::kBF16, Bf16({0.5f, 0.25f, 0.25f, 1.f, 0.5f, 0.f}), ref, tol),
+            "y[1][1] = 0.5, the reference 0 (tolerance 0.001)");
+  EXPECT_NE(CompareOutput(y, s, DType::kBF16, Bf16({0.5f, 0.25f, 0.25f, 1.f, 0.f, std::nanf("")}),
+                          ref, tol)
+                .find("y[1][2] = nan"),
+            std::string::npos);
+  Tolerance exact;
+  exact.bit_identical = true;
+  EXPECT_EQ(
+      CompareOutput(y, s, DType::kBF16, Bf16({0.5f, 0.25f, 0.25f, 1.f, 0.f, -0.f}), ref, exact),
+      "y[1][2] = -0, the reference 0 (bit for bit)");
+  EXPECT_NE(CompareOutput(y, s, DType::kBF16, Bf16({0.5f}), ref, tol).find("bytes to compare"),
+            std::string::npos);
+}
+
+// The roofline: achieved bytes/s and ops/s from the work model, their shares of the roofs, and
+// which roof the kernel's intensity puts it under.
+TEST(ContractPlan, TheRooflineNamesTheBindingRoof) {
+  const Manifest softmax = Example("row_softmax.toml");
+  Sizes s = {{"rows", 8192}, {"cols", 4096}};
+  Roofline r;
+  ASSERT_EQ(ComputeRoofline(*softmax.general, s, 50e-6, 60e12, 4.0e12, &r), "");
+  EXPECT_DOUBLE_EQ(r.bytes, 4.0 * 8192 * 4096);
+  EXPECT_NEAR(r.bytes_per_second, 2.684e12, 1e9);
+  EXPECT_NEAR(r.memory_share, 0.671, 1e-3);
+  EXPECT_DOUBLE_EQ(r.intensity, 1.25);
+  EXPECT_EQ(r.bound, "memory");
+  const Manifest gemm = Example("gemm_bias_relu.toml");
+  s = {{"m", 4096}, {"n", 4096}, {"k", 4096}};
+  ASSERT_EQ(ComputeRoofline(*gemm.general, s, 1e-3, 800e12, 4.0e12, &r), "");
+  EXPECT_EQ(r.bound, "compute");
+  EXPECT_NEAR(r.compute_share, 2.0 * 4096 * 4096 * 4096 / 1e-3 / 800e12, 1e-3);
+  EXPECT_EQ(ComputeRoofline(*gemm.general, s, 0, 1, 1, &r), "a launch of no time has no figures");
+}
+
+}  // namespace
+}  // namespace ablation::kernels::user
