@@ -311,35 +311,27 @@ CompileResult Compile(const CompileRequest& request, size_t max_log_bytes) {
   nvrtcGetCUBIN(program, out.cubin.data());
   nvrtcDestroyProgram(&program);
   out.ptxas = ParsePtxasReport(out.log, request.entry);
-  // The entry is a kernel of the cubin when the cubin has its code section (".text.<entry>" in
-  // the ELF section names): ptxas' -v report is read for registers and spills where the
-  // compiler's log carries it, which not every NVRTC does.
-  const std::string section = ".text." + request.entry + std::string(1, '\0');
-  if (out.cubin.find(section) == std::string::npos) {
-    out.cubin.clear();
-    // The cause first; the compiler's report, which names the kernels there are, after it.
-    out.log = request.source_name + ": error: entry '" + request.entry +
-              "' is not a kernel of this source: declare it extern \"C\" __global__ (the "
-              "manifest's entry names the function)\n" +
-              (out.log.empty() ? "" : "the compiler's report:\n" + out.log);
-    return out;
-  }
-  if (std::string why = MissingEntries(request, out.cubin); !why.empty()) {
-    out.cubin.clear();
-    out.log = why + (out.log.empty() ? "" : "the compiler's report:\n" + out.log);
-    return out;
-  }
-  out.ok = true;
+  // ptxas' -v report is read for registers and spills where the compiler's log carries it, which
+  // not every NVRTC does; the entries are checked in the cubin itself.
+  out.ok = HasEntries(request, "declare it extern \"C\" __global__", &out);
   return out;
 }
 
-std::string MissingEntries(const CompileRequest& request, const std::string& cubin) {
-  for (const std::string& entry : request.also_entries)
-    if (cubin.find(".text." + entry + std::string(1, '\0')) == std::string::npos)
-      return request.source_name + ": error: the reference entry '" + entry +
-             "' is not a kernel of this source: declare it extern \"C\" __global__ (the "
-             "manifest's [reference] entry names it)\n";
-  return "";
+bool HasEntries(const CompileRequest& request, const std::string& how, CompileResult* out) {
+  // A kernel of the cubin has its code section (".text.<name>" among the ELF's section names).
+  std::vector<std::pair<std::string, std::string>> wanted = {{"entry", request.entry}};
+  for (const std::string& e : request.also_entries) wanted.emplace_back("reference entry", e);
+  for (const auto& [what, name] : wanted) {
+    if (out->cubin.find(".text." + name + std::string(1, '\0')) != std::string::npos) continue;
+    out->cubin.clear();
+    // The cause first; the compiler's report, which names the kernels there are, after it.
+    out->log = request.source_name + ": error: " + what + " '" + name +
+               "' is not a kernel of this source: " + how + " (the manifest's " +
+               (what == "entry" ? "entry" : "[reference] entry") + " names it)\n" +
+               (out->log.empty() ? "" : "the compiler's report:\n" + out->log);
+    return false;
+  }
+  return true;
 }
 
 }  // namespace ablation::compile

@@ -48,9 +48,11 @@ std::string UniformIncludeErrors(const std::string& log);
 /// dropped (NVRTC's log may carry a NUL).
 std::string InUserWords(const std::string& log, const std::string& source_name);
 
-/// "" when every one of request.also_entries is a kernel of `cubin` (its ".text.<name>"
-/// section), else the error naming the first that is not.
-std::string MissingEntries(const CompileRequest& request, const std::string& cubin);
+/// Whether the cubin of `out` has request.entry and every one of request.also_entries as kernels;
+/// where one is missing, the cubin is dropped and the log starts with the cause ("kernel.cu:
+/// error: entry 'x' is not a kernel of this source: <how> ..."), the compiler's report after it.
+/// `how` says what makes a kernel in the source's language.
+bool HasEntries(const CompileRequest& request, const std::string& how, CompileResult* out);
 
 /// ptxas' -v lines for `entry` in `log` (pure, for the tests and for logs read back).
 PtxasReport ParsePtxasReport(const std::string& log, const std::string& entry);

@@ -95,21 +95,7 @@ CompileResult CompilePtx(const CompileRequest& request, size_t max_log_bytes) {
   nvJitLinkGetLinkedCubin(h, out.cubin.data());
   nvJitLinkDestroy(&h);
   out.ptxas = ParsePtxasReport(out.log, request.entry);
-  // A kernel of the cubin has its code section, as NVRTC's builds are checked.
-  if (out.cubin.find(".text." + request.entry + std::string(1, '\0')) == std::string::npos) {
-    out.cubin.clear();
-    out.log = request.source_name + ": error: entry '" + request.entry +
-              "' is not a kernel of this PTX: it needs a .visible .entry of that name (the "
-              "manifest's entry names it)\n" +
-              (out.log.empty() ? "" : "the compiler's report:\n" + out.log);
-    return out;
-  }
-  if (std::string why = MissingEntries(request, out.cubin); !why.empty()) {
-    out.cubin.clear();
-    out.log = why + (out.log.empty() ? "" : "the compiler's report:\n" + out.log);
-    return out;
-  }
-  out.ok = true;
+  out.ok = HasEntries(request, "it needs a .visible .entry of that name", &out);
   return out;
 }
 

@@ -64,7 +64,9 @@ TEST(PtxCompile, AnErrorNamesTheUsersFileAndLineAndAMissingEntryComesFirst) {
   wrong.entry = "tiled";
   r = CompilePtx(wrong, 64 * 1024);
   EXPECT_FALSE(r.ok);
-  EXPECT_EQ(r.log.rfind("tiled_gemm_u4.ptx: error: entry 'tiled' is not a kernel of this PTX", 0),
+  EXPECT_EQ(r.log.rfind("tiled_gemm_u4.ptx: error: entry 'tiled' is not a kernel of this source: "
+                        "it needs a .visible .entry",
+                        0),
             0u)
       << r.log;
   // An architecture older than the PTX's target is refused with its reason.

@@ -401,7 +401,7 @@ TEST_F(KernelsE2E, KernelsOfTheirOwnContractValidateAndCompileWithTheirReference
   const CommandResult missing = Client({"kernel", "check", dir + "row_softmax.cu", "-m",
                                         Write("softmax.toml", toml), "--arch", "sm_90a"});
   EXPECT_EQ(missing.exit_code, 1) << missing.err;
-  EXPECT_THAT(missing.err, HasSubstr("row_softmax.cu: error: the reference entry "
+  EXPECT_THAT(missing.err, HasSubstr("row_softmax.cu: error: reference entry "
                                      "'softmax_reference' is not a kernel of this source"));
 }
 
