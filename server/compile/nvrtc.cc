@@ -289,12 +289,7 @@ CompileResult Compile(const CompileRequest& request, size_t max_log_bytes) {
     std::string log(log_size, '\0');
     nvrtcGetProgramLog(program, log.data());
     log.resize(log_size - 1);  // the terminating NUL
-    log = InUserWords(UniformIncludeErrors(log), request.source_name);
-    if (log.size() > max_log_bytes) {
-      log.resize(max_log_bytes);
-      log += "\n[the compiler's log was cut at " + std::to_string(max_log_bytes) + " bytes]\n";
-    }
-    out.log = std::move(log);
+    out.log = CutLog(InUserWords(UniformIncludeErrors(log), request.source_name), max_log_bytes);
   }
   if (compiled != NVRTC_SUCCESS) {
     if (out.log.empty()) out.log = nvrtcGetErrorString(compiled);
@@ -315,6 +310,12 @@ CompileResult Compile(const CompileRequest& request, size_t max_log_bytes) {
   // not every NVRTC does; the entries are checked in the cubin itself.
   out.ok = HasEntries(request, "declare it extern \"C\" __global__", &out);
   return out;
+}
+
+std::string CutLog(std::string log, size_t max_log_bytes) {
+  if (log.size() <= max_log_bytes) return log;
+  log.resize(max_log_bytes);
+  return log + "\n[the compiler's log was cut at " + std::to_string(max_log_bytes) + " bytes]\n";
 }
 
 bool HasEntries(const CompileRequest& request, const std::string& how, CompileResult* out) {

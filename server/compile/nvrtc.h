@@ -48,6 +48,9 @@ std::string UniformIncludeErrors(const std::string& log);
 /// dropped (NVRTC's log may carry a NUL).
 std::string InUserWords(const std::string& log, const std::string& source_name);
 
+/// `log` cut to `max_log_bytes`, saying so where it was.
+std::string CutLog(std::string log, size_t max_log_bytes);
+
 /// Whether the cubin of `out` has request.entry and every one of request.also_entries as kernels;
 /// where one is missing, the cubin is dropped and the log starts with the cause ("kernel.cu:
 /// error: entry 'x' is not a kernel of this source: <how> ..."), the compiler's report after it.
