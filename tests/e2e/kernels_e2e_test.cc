@@ -158,15 +158,24 @@ TEST_F(KernelsE2E, AnEditIsANewVersionMeasuredPairedAgainstTheOld) {
   const CommandResult preset = Client({"presets", "user.tiled.versions"});
   ASSERT_EQ(preset.exit_code, 0) << preset.err;
   EXPECT_THAT(preset.out, HasSubstr("user.tiled@1.pad=1.unroll=4"));
+  // The versions preset sweeps both at every knob set; its section is the one drawn first.
+  const CommandResult sweep =
+      Client({"-q", "sweep", "--preset", "user.tiled.versions", "--shape", "256"});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  const CommandResult swept = Client({"report", "latest", "--format", "md"});
+  EXPECT_THAT(swept.out, HasSubstr("pad=1 unroll=4: version 2 (source " + after + ")"));
+  const size_t versions_at = swept.out.find("its versions, each against the one before");
+  ASSERT_NE(versions_at, std::string::npos);
+  EXPECT_LT(versions_at, swept.out.find("All measurements of the run"));
 
-  ASSERT_EQ(Client(run).exit_code, 0);  // run 3: the plain name, now version 2
-  const CommandResult compare = Client({"compare", "1", "3"});
+  ASSERT_EQ(Client(run).exit_code, 0);  // run 4: the plain name, now version 2
+  const CommandResult compare = Client({"compare", "1", "4"});
   EXPECT_THAT(compare.out, HasSubstr("warning: user.tiled.pad=0.unroll=1 bf16 256x256x256 ran "
-                                     "other code in run 3: version 1, build "));
+                                     "other code in run 4: version 1, build "));
   EXPECT_THAT(compare.out, HasSubstr("(source " + before + ", cubin "));
   EXPECT_THAT(compare.out, HasSubstr(") -> version 2, build "));
   EXPECT_THAT(compare.out, HasSubstr("(source " + after + ", cubin "));
-  const CommandResult cjson = Client({"--format", "json", "compare", "1", "3"});
+  const CommandResult cjson = Client({"--format", "json", "compare", "1", "4"});
   EXPECT_THAT(cjson.out, HasSubstr("\"build_change\":\"version 1, build "));
   // history names the edit where the series' code changed
   const CommandResult history = Client({"--format", "csv", "history", "user.tiled.pad=0.unroll=1"});
