@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "server/core/userkernels/user_kernels.h"
-#include "tests/db/db_test_support.h"
+#include "tests/core/userkernels/user_kernels_fixture.h"
 
 namespace ablation::core {
 namespace {
@@ -43,41 +43,16 @@ short = "f"
 )toml";
 }
 
-class UserKernelBounds : public ::testing::Test {
+class UserKernelBounds : public testing::UserKernelsFixture {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("ablation_user_kernel_bounds_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-    options_.compiler_path = COMPILER_PATH;
+    UserKernelsFixture::SetUp();
     options_.add_role = "run";
-  }
-  void TearDown() override {
-    kernels_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  std::vector<std::string> Open() {
-    kernels_.reset();
-    store_.reset();
-    store_ = db::Store::Open((dir_ / "results.db").string());
-    kernels_ = std::make_unique<UserKernels>(store_.get(), options_);
-    std::vector<std::string> problems;
-    kernels_->Load(&problems);
-    return problems;
   }
   Status Add(const KernelCaller& who, const std::string& name) {
     KernelSummary added;
     return kernels_->Add(who, kSource, Manifest(name), "sm_90a", &added);
   }
-
-  std::filesystem::path dir_;
-  UserKernelOptions options_;
-  std::unique_ptr<db::Store> store_;
-  std::unique_ptr<UserKernels> kernels_;
-  const KernelCaller alice_{"alice", false, true};
-  const KernelCaller bob_{"bob", false, true};
 };
 
 // The count is checked and the place reserved in one step, before the compile: twelve adds sent

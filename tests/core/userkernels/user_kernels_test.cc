@@ -13,7 +13,7 @@
 
 #include "server/core/base/sha256.h"
 #include "server/core/userkernels/compiler.h"
-#include "tests/db/db_test_support.h"
+#include "tests/core/userkernels/user_kernels_fixture.h"
 
 namespace ablation::core {
 namespace {
@@ -44,32 +44,14 @@ values = [0, 3]
 short = "st"
 )toml";
 
-class UserKernelsTest : public ::testing::Test {
+class UserKernelsTest : public testing::UserKernelsFixture {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("ablation_user_kernels_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
+    UserKernelsFixture::SetUp();
     Open();
   }
-  void TearDown() override {
-    kernels_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  void Open() {
-    kernels_.reset();
-    store_.reset();
-    store_ = db::Store::Open((dir_ / "results.db").string());
-    options_.compiler_path = COMPILER_PATH;
-    kernels_ = std::make_unique<UserKernels>(store_.get(), options_, &builtin_);
-    std::vector<std::string> problems;
-    kernels_->Load(&problems);
-    EXPECT_TRUE(problems.empty());
-  }
+  void Open() { EXPECT_TRUE(UserKernelsFixture::Open(&builtin_).empty()); }
 
-  std::filesystem::path dir_;
   kernels::Registry builtin_ = [] {
     kernels::Registry r;
     kernels::Variant v;
@@ -78,12 +60,6 @@ class UserKernelsTest : public ::testing::Test {
     r.Add(std::move(v));
     return r;
   }();
-  UserKernelOptions options_;
-  std::unique_ptr<db::Store> store_;
-  std::unique_ptr<UserKernels> kernels_;
-  const KernelCaller alice_{"alice", false, true};
-  const KernelCaller bob_{"bob", false, true};
-  const KernelCaller admin_{"root", true, true};
 };
 
 TEST_F(UserKernelsTest, OnlyAnAdminMayAddUnlessTheConfigurationLetsTheRunRole) {
