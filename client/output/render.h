@@ -21,6 +21,8 @@ Table MeasurementsTable(const std::vector<ablation::v1::Measurement>& measuremen
 // "sustained", "burst (not settled)" where the regime's condition did not hold; "-" for a row
 // stored before regimes.
 std::string RegimeLabel(const ablation::v1::Measurement& m);
+// What a row's verification found, in words; its outcome where the daemon gave no words.
+std::string VerificationText(const ablation::v1::Measurement& m);
 Table RunsTable(const std::vector<ablation::v1::Run>& runs);
 Table VerifyTable(const std::vector<ablation::v1::VerifyResult>& results);
 Table DeviceTable(const ablation::v1::GetDeviceResponse& device);  // field, value
