@@ -14,11 +14,11 @@ namespace ablation::kernels::user {
 
 struct CompileRequest {
   std::string source;
-  std::string source_name = "kernel.cu";                 ///< what the compiler's log calls the file
-  std::string entry;                                     ///< the extern "C" __global__ function
+  std::string source_name = "kernel.cu";  ///< what the compiler's log calls the file
+  std::string entry;                      ///< the extern "C" __global__ function
   /// Other kernels the source must have (a kernel's own contract: its reference entry).
   std::vector<std::string> also_entries;
-  std::string arch = "sm_90a";                           ///< --gpu-architecture
+  std::string arch = "sm_90a";  ///< --gpu-architecture
   /// "cuda" (NVRTC) or "ptx" (the toolkit's PTX compiler; defines and headers do not apply).
   std::string language = "cuda";
   std::vector<std::pair<std::string, int64_t>> defines;  ///< the knob set: -DNAME=value

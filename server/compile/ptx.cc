@@ -76,8 +76,8 @@ CompileResult CompilePtx(const CompileRequest& request, size_t max_log_bytes) {
       nvJitLinkAddData(h, NVJITLINK_INPUT_PTX, request.source.data(), request.source.size(),
                        request.source_name.c_str());
   const nvJitLinkResult linked = added == NVJITLINK_SUCCESS ? nvJitLinkComplete(h) : added;
-  out.log = CutLog(PtxInUserWords(Log(h, false) + Log(h, true), request.source_name),
-                   max_log_bytes);
+  out.log =
+      CutLog(PtxInUserWords(Log(h, false) + Log(h, true), request.source_name), max_log_bytes);
   size_t size = 0;
   if (linked != NVJITLINK_SUCCESS || nvJitLinkGetLinkedCubinSize(h, &size) != NVJITLINK_SUCCESS ||
       size == 0) {

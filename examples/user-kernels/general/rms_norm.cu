@@ -46,6 +46,6 @@ extern "C" __global__ void rms_norm_ref(const __nv_bfloat16* x, const __nv_bfloa
   }
   const float scale = 1.f / sqrtf(s / float(cols) + eps);
   for (long long c = 0; c < cols; ++c)
-    y[r * cols + c] = __float2bfloat16(__bfloat162float(x[r * cols + c]) * scale *
-                                       __bfloat162float(w[c]));
+    y[r * cols + c] =
+        __float2bfloat16(__bfloat162float(x[r * cols + c]) * scale * __bfloat162float(w[c]));
 }

@@ -12,8 +12,8 @@ __device__ float BlockReduce(float v, float* scratch, bool is_max) {
   for (int stride = THREADS / 2; stride > 0; stride /= 2) {
     if (threadIdx.x < stride) {
       const float other = scratch[threadIdx.x + stride];
-      scratch[threadIdx.x] = is_max ? fmaxf(scratch[threadIdx.x], other)
-                                    : scratch[threadIdx.x] + other;
+      scratch[threadIdx.x] =
+          is_max ? fmaxf(scratch[threadIdx.x], other) : scratch[threadIdx.x] + other;
     }
     __syncthreads();
   }
@@ -39,8 +39,8 @@ extern "C" __global__ void row_softmax(const __nv_bfloat16* x, __nv_bfloat16* y,
 }
 
 // The reference: one thread per row, three plain passes in fp32 with expf.
-extern "C" __global__ void row_softmax_ref(const __nv_bfloat16* x, __nv_bfloat16* y,
-                                           long long rows, long long cols) {
+extern "C" __global__ void row_softmax_ref(const __nv_bfloat16* x, __nv_bfloat16* y, long long rows,
+                                           long long cols) {
   const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= rows) return;
   const __nv_bfloat16* row = x + r * cols;
