@@ -13,6 +13,7 @@
 
 #include "client/output/escape.h"
 #include "client/output/format.h"
+#include "common/variant_names.h"
 
 #include "client/cli/calls.h"
 #include "client/cli/exit_codes.h"
@@ -176,7 +177,7 @@ int DiffKernel(const KernelOptions& options, const CommandContext& context) {
     versions = {newest.versions(newest.versions_size() - 2).version(),
                 newest.versions(newest.versions_size() - 1).version()};
   }
-  const std::string name = options.name.substr(0, options.name.find('@'));
+  const std::string name = common::WithoutVersion(options.name);
   const std::string na = name + "@" + std::to_string(versions[0]),
                     nb = name + "@" + std::to_string(versions[1]);
   if (int rc = get(na, &a); rc != kExitOk) return rc;

@@ -386,6 +386,10 @@ std::string VersionedName(const Manifest& m, const KnobSet& s, int64_t version) 
          VariantName(m, s).substr(5 + m.name.size());
 }
 
+std::string RunsAs(const Manifest& m, const KnobSet& s, int64_t version, bool named_by_version) {
+  return named_by_version && version > 0 ? VersionedName(m, s, version) : VariantName(m, s);
+}
+
 std::string VersionedShortName(const Manifest& m, const KnobSet& s, int64_t version) {
   return m.name + "@" + std::to_string(version) + ShortName(m, s).substr(m.name.size());
 }
@@ -456,9 +460,9 @@ std::vector<Variant> Variants(std::shared_ptr<const Manifest> m, int64_t version
   std::vector<Variant> out;
   for (const KnobSet& s : KnobSets(*m)) {
     Variant v;
-    const bool versioned = named_by_version && version > 0;
-    v.name = versioned ? VersionedName(*m, s, version) : VariantName(*m, s);
-    v.short_name = versioned ? VersionedShortName(*m, s, version) : ShortName(*m, s);
+    v.name = RunsAs(*m, s, version, named_by_version);
+    v.short_name =
+        named_by_version && version > 0 ? VersionedShortName(*m, s, version) : ShortName(*m, s);
     v.family = "user." + m->name;
     v.description = m->description.empty() ? "user kernel " + m->name : m->description;
     if (version > 0) v.params.emplace_back("version", version);

@@ -127,6 +127,9 @@ bool ParseVariantName(const Manifest& m, const std::string& name, KnobSet* out);
 /// also runs under the name without one, and "@latest" names it.
 std::string VersionedName(const Manifest& m, const KnobSet& s, int64_t version);
 std::string VersionedShortName(const Manifest& m, const KnobSet& s, int64_t version);
+/// The name a knob set of `version` runs under now: VersionedName where it is named by its
+/// version (an older one), else the plain VariantName (the newest, or no version at all).
+std::string RunsAs(const Manifest& m, const KnobSet& s, int64_t version, bool named_by_version);
 /// The name without its version tag: common::WithoutVersion (common/variant_names.h).
 
 /// The launch of one variant at one problem.

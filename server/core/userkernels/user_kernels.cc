@@ -27,6 +27,14 @@ bool LooksLikePtx(const std::string& source) {
   return false;
 }
 
+// The names the knob sets of `version` of `m` run under now (plain where it is the newest).
+std::vector<std::string> RunsAs(const Manifest& m, int64_t version, bool newest) {
+  std::vector<std::string> out;
+  for (const KnobSet& k : kernels::user::KnobSets(m))
+    out.push_back(kernels::user::RunsAs(m, k, version, !newest));
+  return out;
+}
+
 std::string Mebibytes(int64_t bytes) {
   return std::to_string(bytes >> 20) + "." +
          std::to_string(((bytes & ((1 << 20) - 1)) * 10) >> 20) + " MiB";
@@ -153,14 +161,8 @@ std::vector<kernels::user::VersionLadder> UserKernels::VersionLadders() {
     kernels::user::VersionLadder ladder{
         name, std::string(kernels::ToString(versions.rbegin()->second.manifest->dtype)), {}};
     const int64_t newest = versions.rbegin()->first;
-    for (const auto& [version, held] : versions) {
-      std::vector<std::string> names;
-      for (const KnobSet& k : kernels::user::KnobSets(*held.manifest))
-        names.push_back(version == newest
-                            ? kernels::user::VariantName(*held.manifest, k)
-                            : kernels::user::VersionedName(*held.manifest, k, version));
-      ladder.versions.emplace_back(version, std::move(names));
-    }
+    for (const auto& [version, held] : versions)
+      ladder.versions.emplace_back(version, RunsAs(*held.manifest, version, version == newest));
     out.push_back(std::move(ladder));
   }
   return out;
@@ -512,14 +514,8 @@ Status UserKernels::Remove(const KernelCaller& caller, const std::string& asked)
 KernelSummary UserKernels::Summarise(const Versions& versions, const Held& held, bool with_text) {
   const Manifest& m = *held.manifest;
   const int64_t newest = versions.empty() ? held.record.version : versions.rbegin()->first;
-  // The names a version's knob sets run under now: plain for the newest.
   const auto names = [&](const Held& h) {
-    std::vector<std::string> out;
-    for (const KnobSet& k : kernels::user::KnobSets(*h.manifest))
-      out.push_back(h.record.version == newest || h.record.version == 0
-                        ? kernels::user::VariantName(*h.manifest, k)
-                        : kernels::user::VersionedName(*h.manifest, k, h.record.version));
-    return out;
+    return RunsAs(*h.manifest, h.record.version, h.record.version == newest);
   };
   KernelSummary s;
   s.name = held.record.name;
@@ -536,11 +532,10 @@ KernelSummary UserKernels::Summarise(const Versions& versions, const Held& held,
     s.versions.push_back({version, h.record.owner, h.record.source_sha256, h.record.manifest_sha256,
                           h.record.created_at_ms, names(h)});
   if (held.record.id != 0) s.builds = store_->UserKernelBuilds(held.record.id, false);
-  // A build is stored under the plain name; an older version's runs under its versioned one.
-  if (held.record.version != newest && held.record.version != 0)
-    for (db::UserKernelBuild& b : s.builds)
-      b.variant = "user." + s.name + "@" + std::to_string(held.record.version) +
-                  b.variant.substr(std::min(b.variant.size(), 5 + s.name.size()));
+  // A build is stored under the plain name; it is shown under the name it runs as.
+  for (db::UserKernelBuild& b : s.builds)
+    if (KnobSet k; kernels::user::ParseVariantName(m, b.variant, &k))
+      b.variant = kernels::user::RunsAs(m, k, held.record.version, held.record.version != newest);
   if (with_text) {
     s.source = held.record.source;
     s.manifest = held.record.manifest;
