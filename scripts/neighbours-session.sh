@@ -8,8 +8,9 @@
 # Phases (R: the run's number, a separate daemon run each; every run sustained unless it says):
 #   check     the GPU tests of the two cuBLAS baselines and of the build a problem runs
 #   alone     cuBLAS bf16 alone: cublas_bf16 and cublas_bf16_best at 4096^3 and 8192^3, 3 rounds
-#   loop      an independent back-to-back loop of the same call (torch.mm, 20 s, events), 4096^3
-#             and 8192^3 (scripts/independent-cublas.py --sustained-only)
+#   loop      an independent back-to-back loop of the same call (torch.mm, 20 s, events, NVML's
+#             clock), 4096^3 and 8192^3, through torch's cuBLAS and its cuBLASLt entry
+#             (scripts/independent-cublas.py --sustained-only --blas ...)
 #   nosolo    the main job's sweeps (ladder-a, ladder-b at 4096^3, 3 rounds) with --no-solo: its
 #             GPU work as it was before solo spans
 #   ab-R      the main job's sweeps as they are now (solo spans): ladder-a and ladder-b at 4096^3
@@ -33,7 +34,7 @@ deadline=${DEADLINE:-100000}
 # The usual length of a phase in seconds on an H200 (an estimate, for DEADLINE only).
 usual() {
   case $1 in
-    check) echo 60 ;; alone) echo 110 ;; loop) echo 70 ;; nosolo) echo 60 ;;
+    check) echo 60 ;; alone) echo 110 ;; loop) echo 150 ;; nosolo) echo 60 ;;
     ab-*) echo 230 ;; h-*) echo 420 ;; last-*) echo 260 ;; *) echo 60 ;;
   esac
 }
@@ -76,9 +77,11 @@ for phase in "$@"; do
       ;;
     loop)
       for s in 4096 8192; do
-        timeout 120 python3 "$here/independent-cublas.py" "$s" --sustained-only \
-          --json "$out/loop-$s.json" >>"$out/loop.txt" 2>&1
-        say "independent loop $s exit $?: $(tail -1 "$out/loop.txt")"
+        for blas in cublas cublaslt; do
+          timeout 120 python3 "$here/independent-cublas.py" "$s" --sustained-only --blas "$blas" \
+            --json "$out/loop-$s-$blas.json" >>"$out/loop.txt" 2>&1
+          say "independent loop $s $blas exit $?: $(tail -2 "$out/loop.txt" | tr -s ' ' | tr '\n' ' ')"
+        done
       done
       ;;
     nosolo)
