@@ -941,6 +941,22 @@ PRAGMA user_version = 20;
 )sql");
 }
 
+// v21: a kernel of its own contract on its roofline (Measurement.roofline): its bytes per second
+// from its work model, the device's measured bandwidth and its share of it, its share of the
+// compute peak its work model names, its intensity and the nearer roof. Unset for the other rows.
+void MigrateV21(Connection& c) {
+  c.Exec(R"sql(
+ALTER TABLE measurements ADD COLUMN roofline_bytes_per_second REAL;
+ALTER TABLE measurements ADD COLUMN roofline_bandwidth REAL;
+ALTER TABLE measurements ADD COLUMN roofline_memory_share REAL;
+ALTER TABLE measurements ADD COLUMN roofline_compute_share REAL;
+ALTER TABLE measurements ADD COLUMN roofline_compute_roof TEXT NOT NULL DEFAULT '';
+ALTER TABLE measurements ADD COLUMN roofline_intensity REAL;
+ALTER TABLE measurements ADD COLUMN roofline_bound TEXT NOT NULL DEFAULT '';
+PRAGMA user_version = 21;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -986,6 +1002,7 @@ void Migrate(Connection& connection) {
   if (version < 18) MigrateV18(connection);
   if (version < 19) MigrateV19(connection);
   if (version < 20) MigrateV20(connection);
+  if (version < 21) MigrateV21(connection);
   transaction.Commit();
 }
 

@@ -63,6 +63,17 @@ struct LoadedCode {
   int64_t static_smem_bytes = 0;
 };
 
+/// A kernel of its own contract against its reference (Variant::verify_own).
+struct OwnCheck {
+  bool passed = false;
+  int64_t elements = 0;    ///< output elements compared
+  int64_t mismatches = 0;  ///< outside the tolerance (NaN and unwritten included)
+  double max_abs_error = 0, max_rel_error = 0;
+  /// The first element outside the tolerance, or the first canary changed ("a write outside its
+  /// buffers: 12 bytes after y changed"), in the user's words; "" when it passed.
+  std::string detail;
+};
+
 /// Threads per block and dynamic shared memory of one launch.
 struct LaunchSize {
   int64_t threads = 0;
@@ -81,6 +92,12 @@ struct WorkModel {
   double flops = 0;           ///< arithmetic operations, a multiply-add counting two
   double bytes = 0;           ///< bytes moved from shared memory into registers
   double fragment_loads = 0;  ///< per-warp load instructions issued (ldmatrix or ld.shared)
+  /// Bytes moved to and from device memory, as a user kernel's work model counts them (its
+  /// tensors read and written once): the numerator of its GB/s and its place on the roofline.
+  double memory_bytes = 0;
+  /// Its operations are held against the CUDA cores' fp32 rate (a softmax, a norm), not the
+  /// tensor cores' rate of the problem's dtype.
+  bool fp32_peak = false;
 };
 
 /// One parameter's value: a number (stages, tile sizes, switches as 0/1) or a word (an API, a
@@ -151,6 +168,25 @@ struct Variant {
   std::function<std::string(const Problem&, const Residency&)> build;
   /// Set for a user kernel's variant: the build it runs. Null for the built-in families.
   std::shared_ptr<const LoadedCode> code;
+  /// A kernel of its own contract (kernels/user/contract.h): it launches on tensors of its own
+  /// (the worker makes none of the GEMM's A, B, C for it), a problem's M, N, K are its named
+  /// sizes in the contract's order, and it is checked against its own reference (verify_own).
+  bool own_contract = false;
+  /// Bound in the worker for a kernel of its own contract: runs it and its reference on the same
+  /// fresh inputs (seeded by `seed`), the outputs poisoned first and canaries around every
+  /// buffer, and compares; "" with *verdict filled, or why it could not be checked.
+  std::function<std::string(const Problem& p, void* stream, uint64_t seed, OwnCheck* verdict)>
+      verify_own;
+  /// Bound in the worker for a kernel of its own contract: fresh values into the inputs its
+  /// timed launches read (from `seed`: a batch's), enqueued on `stream` outside the timed
+  /// intervals, so that no launch can pass off a result kept from an earlier one.
+  std::function<std::string(uint64_t seed, void* stream)> refresh_own;
+  /// Bound in the worker for a kernel of its own contract: behind a batch of timed launches on
+  /// `stream` (before the next batch's fresh values), the outputs the last launch left are kept
+  /// and the reference runs on the same inputs; judge_own_check waits for that and compares,
+  /// the canaries included ("" with *verdict, or why it could not be checked).
+  std::function<std::string(void* stream)> enqueue_own_check;
+  std::function<std::string(OwnCheck* verdict)> judge_own_check;
   /// A user variant's launch at a problem it can run (the manifest's block and dynamic shared
   /// memory there); unset for the built-in families, whose threads and smem_bytes are fixed.
   std::function<LaunchSize(const Problem&)> launch_at;

@@ -27,6 +27,12 @@ void AddSelectionOptions(CLI::App* sub, Selection& selection, VariantsAs as) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(ShapeValidator());
+  sub->add_option("--size", selection.sizes,
+                  "Sizes of kernels of their own contract, NAME=N,...: rows=8192,cols=4096; "
+                  "repeatable (default: each kernel's default sizes)")
+      ->type_name("SIZES")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_option(
          "--dtype", selection.dtype,
          "bf16, fp16 (f16), fp32 (f32), tf32, int8 (i8) or fp8 (e4m3); default: the dtype in the "
@@ -37,6 +43,10 @@ void AddSelectionOptions(CLI::App* sub, Selection& selection, VariantsAs as) {
 void AddShapes(const Selection& selection, google::protobuf::RepeatedPtrField<v1::Shape>* shapes) {
   for (const std::string& s : selection.shapes) *shapes->Add() = ParseShapeOrThrow(s);
   if (selection.shapes.empty()) *shapes->Add() = ParseShapeOrThrow("4096x4096x4096");
+}
+
+void AddSizes(const Selection& selection, google::protobuf::RepeatedPtrField<std::string>* sizes) {
+  for (const std::string& s : selection.sizes) *sizes->Add() = s;
 }
 
 bool ResolveSelectionDType(const Selection& selection, const CommandContext& context,

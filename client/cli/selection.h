@@ -17,6 +17,9 @@ struct Selection {
   std::vector<std::string> variants;
   std::vector<std::string> shapes;  ///< as typed: MxNxK or N
   std::string dtype;                ///< "" or a dtype word: the default is inferred (dtype.h)
+  /// Kernels of their own contract: "rows=8192,cols=4096", as typed (the daemon reads them
+  /// against each kernel's contract).
+  std::vector<std::string> sizes;
 };
 
 /// How the variants are given: `--variant,-v` (repeatable, run and verify) or as positional
@@ -29,6 +32,9 @@ void AddSelectionOptions(CLI::App* sub, Selection& selection, VariantsAs as);
 /// The selection's shapes as the API's, 4096^3 when none was given. Shapes were checked by the
 /// option's validator, so a malformed one here is a programming error (throws).
 void AddShapes(const Selection& selection, google::protobuf::RepeatedPtrField<v1::Shape>* shapes);
+
+/// The selection's sizes of kernels of their own contract, as typed.
+void AddSizes(const Selection& selection, google::protobuf::RepeatedPtrField<std::string>* sizes);
 
 /// The dtype the selection runs in (dtype.h: ResolveDType). False, with the error said on
 /// context.err, when the names and --dtype cannot agree on one.

@@ -34,6 +34,12 @@ CLI::App* SetupSweep(CLI::App& app, SweepOptions& options) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(ShapeValidator());
+  sub->add_option("--size", options.measure.sizes,
+                  "Sizes of the preset's kernels of their own contract, NAME=N,...: "
+                  "rows=8192,cols=4096; repeatable (default: each kernel's default sizes)")
+      ->type_name("SIZES")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   AddMeasureOptions(sub, options.measure);
   sub->add_flag("--all-devices", options.all_devices,
                 "Run the preset on every GPU of the daemon at once: one run per GPU, tagged "

@@ -37,6 +37,7 @@ v1::VerifyRequest BuildVerifyRequest(const VerifyOptions& options) {
   v1::VerifyRequest request;
   for (const std::string& v : options.variants) request.add_variants(v);
   AddShapes(options, request.mutable_shapes());
+  AddSizes(options, request.mutable_sizes());
   request.set_dtype(options.dtype);
   v1::Reference reference;
   std::string variant;

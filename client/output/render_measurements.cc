@@ -31,7 +31,7 @@ namespace {
 struct MeasurementColumns {
   bool every = false;
   bool verified = false, bytes = false, loads = false, regime = false, clock = false, peak = false,
-       solo = false, library = false, round = false;
+       solo = false, library = false, round = false, roofline = false;
 
   MeasurementColumns(const std::vector<v1::Measurement>& rows, bool every_column)
       : every(every_column) {
@@ -48,6 +48,8 @@ struct MeasurementColumns {
     // which rows' windows were shared: their TFLOPS are at a clock the neighbours set with them.
     solo = any([](const v1::Measurement& m) { return m.solo().solo_measured(); });
     library = any([](const v1::Measurement& m) { return m.has_library(); });
+    // Kernels of their own contract: where each stands against its two roofs.
+    roofline = any([](const v1::Measurement& m) { return m.has_roofline(); });
     // A run of several rounds shows which round each row is (CSV has it among its first
     // columns).
     round = !every && std::any_of(rows.begin(), rows.end(),
@@ -79,6 +81,11 @@ struct MeasurementColumns {
     if (peak) c.push_back({"peak_pct", "% peak", Align::kRight});
     if (bytes) c.push_back({"bytes_per_second", "GB/s", Align::kRight});
     if (loads) c.push_back({"fragment_loads_per_second", "Gloads/s", Align::kRight});
+    if (roofline)
+      c.insert(c.end(), {{"roofline_bytes_per_second", "GB/s", Align::kRight},
+                         {"roofline_memory_pct", "% bandwidth", Align::kRight},
+                         {"roofline_compute_pct", "% compute", Align::kRight},
+                         {"roofline_bound", "bound"}});
     c.push_back({"samples", "samples", Align::kRight});
     c.push_back({"status", "status"});
     if (verified) c.push_back({"verification", "verified"});
@@ -128,7 +135,24 @@ struct MeasurementColumns {
       const double v = m.fragment_loads_per_second();
       row->push_back(Number(timed && v > 0, FormatFixed(v / 1e9, 2), v));
     }
+    if (roofline) AddRoofline(m, row);
     row->push_back(Number(timed, Int(m.stats().samples()), m.stats().samples()));
+  }
+
+  // Its GB/s by its work model, its shares of the measured bandwidth and of the compute roof
+  // its work model names ("fp32" CUDA cores or the dtype's tensor cores), and the nearer roof.
+  static void AddRoofline(const v1::Measurement& m, std::vector<Cell>* row) {
+    const v1::Roofline& r = m.roofline();
+    const double gbps = r.roofline_bytes_per_second();
+    row->push_back(Number(r.has_roofline_bytes_per_second(), FormatFixed(gbps / 1e9, 1), gbps));
+    row->push_back(Number(r.has_roofline_memory_share(),
+                          FormatFixed(100 * r.roofline_memory_share(), 1),
+                          100 * r.roofline_memory_share()));
+    row->push_back(Number(
+        r.has_roofline_compute_share(),
+        FormatFixed(100 * r.roofline_compute_share(), 1) + " (" + r.roofline_compute_roof() + ")",
+        100 * r.roofline_compute_share()));
+    row->push_back(Cell(r.roofline_bound().empty() ? Dash() : r.roofline_bound()));
   }
 
   std::vector<Cell> Row(const v1::Measurement& m) const {

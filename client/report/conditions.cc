@@ -77,6 +77,19 @@ void FillConditions(const Item& item, const std::vector<std::string>& counters,
     row->set_occupancy_limiter(m->occupancy().limiter());
     break;
   }
+  for (const v1::Measurement* m : item.ok) {
+    if (!m->has_roofline() || !(item.median_ms > 0)) continue;
+    v1::Roofline r = m->roofline();
+    const double scale = m->stats().median_ms() / item.median_ms;
+    if (r.has_roofline_bytes_per_second())
+      r.set_roofline_bytes_per_second(r.roofline_bytes_per_second() * scale);
+    if (r.has_roofline_memory_share())
+      r.set_roofline_memory_share(r.roofline_memory_share() * scale);
+    if (r.has_roofline_compute_share())
+      r.set_roofline_compute_share(r.roofline_compute_share() * scale);
+    *row->mutable_roofline() = r;
+    break;
+  }
   if (counters.empty()) return;
   // Only the first round is profiled; any round's counters are the item's.
   const v1::Measurement* profiled = nullptr;

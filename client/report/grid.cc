@@ -58,6 +58,27 @@ std::vector<Column> ConditionColumns() {
          for (const auto& x : c.throttle_reasons()) reasons += (reasons.empty() ? "" : ", ") + x;
          return Percent(c.throttled_share(), 0) + (reasons.empty() ? "" : " (" + reasons + ")");
        }},
+      // A kernel of its own contract on its roofline: its GB/s by its work model, its shares of
+      // the device's measured bandwidth and of the compute roof its work model names.
+      {"GB/s", true,
+       [](const v1::ReportRow& r) {
+         return r.roofline().has_roofline_bytes_per_second()
+                    ? Fixed(r.roofline().roofline_bytes_per_second() / 1e9, 1)
+                    : "";
+       }},
+      {"% of measured bandwidth", true,
+       [](const v1::ReportRow& r) {
+         return r.roofline().has_roofline_memory_share()
+                    ? Percent(r.roofline().roofline_memory_share(), 1)
+                    : "";
+       }},
+      {"% of compute roof", false,
+       [](const v1::ReportRow& r) -> std::string {
+         const v1::Roofline& x = r.roofline();
+         if (!x.has_roofline_compute_share()) return "";
+         return Percent(x.roofline_compute_share(), 1) + " (" + x.roofline_compute_roof() + ")";
+       }},
+      {"bound", false, [](const v1::ReportRow& r) { return r.roofline().roofline_bound(); }},
       {"theoretical occupancy", false,
        [](const v1::ReportRow& r) -> std::string {
          if (!r.has_theoretical_occupancy()) return "";

@@ -114,6 +114,7 @@ v1::RunRequest BuildRunRequest(const RunOptions& options) {
   v1::RunRequest request;
   for (const std::string& v : options.variants) request.add_variants(v);
   AddShapes(options, request.mutable_shapes());
+  AddSizes(options, request.mutable_sizes());
   request.set_dtype(options.dtype);
   for (const std::string& t : options.tags) request.add_tags(t);
   ApplyMeasureOptions(options, &request);

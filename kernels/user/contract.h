@@ -83,7 +83,9 @@ struct GeneralContract {
   WorkSpec work;
 };
 
-/// Most tensors, scalars, sizes and parameters one contract may have.
-inline constexpr int kMaxTensors = 8, kMaxScalars = 8, kMaxSizes = 6, kMaxDims = 4;
+/// Most tensors, scalars, sizes and dimensions one contract may have. Three sizes: a run's
+/// problem keeps them as its M, N and K (contract_plan.h: ProblemOfSizes), so that every row,
+/// history and comparison stores them where a GEMM's are.
+inline constexpr int kMaxTensors = 8, kMaxScalars = 8, kMaxSizes = 3, kMaxDims = 4;
 
 }  // namespace ablation::kernels::user

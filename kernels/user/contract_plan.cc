@@ -144,6 +144,41 @@ std::string FormatSizes(const GeneralContract& c, const Sizes& sizes) {
   return out;
 }
 
+Problem ProblemOfSizes(const GeneralContract& c, DType dtype, const Sizes& sizes) {
+  int64_t dims[3] = {1, 1, 1};
+  for (size_t i = 0; i < c.sizes.size() && i < 3; ++i) {
+    auto it = sizes.find(c.sizes[i]);
+    dims[i] = it == sizes.end() ? 1 : it->second;
+  }
+  return Problem{dims[0], dims[1], dims[2], dtype};
+}
+
+std::string SizesOfProblem(const GeneralContract& c, const Problem& p, Sizes* out) {
+  const int64_t dims[3] = {p.m, p.n, p.k};
+  const char* column[3] = {"M", "N", "K"};
+  out->clear();
+  for (size_t i = 0; i < 3; ++i) {
+    if (i < c.sizes.size()) {
+      if (dims[i] < 1 || dims[i] > kMaxSize)
+        return c.sizes[i] + " = " + std::to_string(dims[i]) + ": a size is 1 to 2^40";
+      (*out)[c.sizes[i]] = dims[i];
+    } else if (dims[i] != 1) {
+      return std::string("the contract has ") + std::to_string(c.sizes.size()) +
+             " sizes; the problem's " + column[i] + " = " + std::to_string(dims[i]) +
+             " names none of them (give the sizes with --size)";
+    }
+  }
+  return "";
+}
+
+std::string WorkAt(const GeneralContract& c, const Sizes& sizes, double* ops, double* bytes) {
+  const auto v = Bound(sizes);
+  if (std::string why = c.work.ops->Evaluate(v, ops); !why.empty()) return "work.ops: " + why;
+  if (std::string why = c.work.bytes->Evaluate(v, bytes); !why.empty()) return "work.bytes: " + why;
+  if (*ops < 0 || *bytes < 0) return "the work model gives a negative amount";
+  return "";
+}
+
 uint8_t CanaryByte(int64_t i) { return uint8_t(0xA5 ^ (i * 0x3B)); }
 
 std::string PlanBuffers(const GeneralContract& c, const Sizes& sizes, int64_t max_bytes,
@@ -234,7 +269,7 @@ std::string PlanReference(const GeneralContract& c, const Sizes& sizes, LaunchGe
 
 std::string CompareOutput(const TensorSpec& spec, const Sizes& sizes, DType dtype,
                           const std::vector<uint8_t>& out, const std::vector<uint8_t>& ref,
-                          const Tolerance& tolerance) {
+                          const Tolerance& tolerance, OutputStats* stats) {
   std::vector<int64_t> dims;
   if (std::string why = Dims(spec, sizes, &dims); !why.empty()) return why;
   int64_t n = 1;
@@ -243,33 +278,37 @@ std::string CompareOutput(const TensorSpec& spec, const Sizes& sizes, DType dtyp
   if (int64_t(out.size()) != bytes || int64_t(ref.size()) != bytes)
     return spec.name + ": " + std::to_string(out.size()) + " and " + std::to_string(ref.size()) +
            " bytes to compare, not " + std::to_string(bytes);
+  std::string first;
+  const int64_t w = ElementBytes(dtype);
   for (int64_t i = 0; i < n; ++i) {
-    if (tolerance.bit_identical) {
-      const int64_t w = ElementBytes(dtype);
-      if (std::memcmp(out.data() + i * w, ref.data() + i * w, size_t(w)) != 0)
-        return Index(spec.name, dims, i) + " = " + Number(Element(out, i, dtype)) +
-               ", the reference " + Number(Element(ref, i, dtype)) + " (bit for bit)";
-      continue;
-    }
     const double o = Element(out, i, dtype), r = Element(ref, i, dtype);
     const double allowed = tolerance.abs + tolerance.rel * std::fabs(r);
-    if (!(std::fabs(o - r) <= allowed))  // NaN fails
-      return Index(spec.name, dims, i) + " = " + Number(o) + ", the reference " + Number(r) +
-             " (tolerance " + Number(allowed) + ")";
+    const bool ok = tolerance.bit_identical
+                        ? std::memcmp(out.data() + i * w, ref.data() + i * w, size_t(w)) == 0
+                        : std::fabs(o - r) <= allowed;  // NaN fails
+    if (stats) {
+      ++stats->elements;
+      const double abs_error = std::fabs(o - r);
+      if (std::isnan(abs_error) || abs_error > stats->max_abs_error)
+        stats->max_abs_error = std::isnan(abs_error) ? INFINITY : abs_error;
+      if (r != 0 && abs_error / std::fabs(r) > stats->max_rel_error)
+        stats->max_rel_error = abs_error / std::fabs(r);
+      stats->mismatches += ok ? 0 : 1;
+    }
+    if (ok || !first.empty()) continue;
+    first = Index(spec.name, dims, i) + " = " + Number(o) + ", the reference " + Number(r) +
+            (tolerance.bit_identical ? " (bit for bit)" : " (tolerance " + Number(allowed) + ")");
+    if (!stats) return first;
   }
-  return "";
+  return first;
 }
 
 std::string ComputeRoofline(const GeneralContract& c, const Sizes& sizes, double seconds,
                             double peak_ops_per_second, double bandwidth_bytes_per_second,
                             Roofline* out) {
   if (!(seconds > 0)) return "a launch of no time has no figures";
-  const auto v = Bound(sizes);
   Roofline r;
-  if (std::string why = c.work.ops->Evaluate(v, &r.ops); !why.empty()) return "work.ops: " + why;
-  if (std::string why = c.work.bytes->Evaluate(v, &r.bytes); !why.empty())
-    return "work.bytes: " + why;
-  if (r.ops < 0 || r.bytes < 0) return "the work model gives a negative amount";
+  if (std::string why = WorkAt(c, sizes, &r.ops, &r.bytes); !why.empty()) return why;
   r.ops_per_second = r.ops / seconds;
   r.bytes_per_second = r.bytes / seconds;
   r.intensity = r.bytes > 0 ? r.ops / r.bytes : 0;

@@ -24,6 +24,17 @@ std::string ParseSizes(const std::string& text, const GeneralContract& c, Sizes*
 /// "rows=8192,cols=4096", in the contract's order.
 std::string FormatSizes(const GeneralContract& c, const Sizes& sizes);
 
+/// The problem a run of these sizes is: its sizes in the contract's order as M, N and K (a
+/// contract has at most three, kMaxSizes; the rest are 1), so that rows, history and compare keep
+/// them in their M, N, K columns. The dtype is the contract's.
+Problem ProblemOfSizes(const GeneralContract& c, DType dtype, const Sizes& sizes);
+/// The sizes a problem holds, or why it is not one of this contract's (an M, N or K past its
+/// sizes that is not 1, a size below 1).
+std::string SizesOfProblem(const GeneralContract& c, const Problem& p, Sizes* out);
+
+/// The work model at `sizes`: operations and bytes moved. "" or why not (naming the key).
+std::string WorkAt(const GeneralContract& c, const Sizes& sizes, double* ops, double* bytes);
+
 /// Bytes of canary before and after every buffer: a kernel that writes outside its outputs (or
 /// into an input) changes them.
 inline constexpr int64_t kCanaryBytes = 256;
@@ -64,9 +75,14 @@ std::string PlanReference(const GeneralContract& c, const Sizes& sizes, LaunchGe
 /// device wrote them), as "y[3][17] = 0.25, the reference 0.5 (tolerance 0.006)"; "" when every
 /// element is. NaN matches nothing (a poisoned output never written reads NaN); bit_identical
 /// compares the bytes.
+/// With `stats`, every element is compared and counted (the first outside is still the text).
+struct OutputStats {
+  int64_t elements = 0, mismatches = 0;
+  double max_abs_error = 0, max_rel_error = 0;  ///< max_abs infinite where a NaN was met
+};
 std::string CompareOutput(const TensorSpec& spec, const Sizes& sizes, DType dtype,
                           const std::vector<uint8_t>& out, const std::vector<uint8_t>& ref,
-                          const Tolerance& tolerance);
+                          const Tolerance& tolerance, OutputStats* stats = nullptr);
 
 /// A launch's figures against its roofs: operations and bytes from the work model at `sizes`,
 /// achieved per second over `seconds`, each as a share of its roof (the compute peak at the

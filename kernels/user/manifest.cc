@@ -10,6 +10,7 @@
 
 #include "common/text.h"
 #include "common/toml_doc.h"
+#include "kernels/user/contract_plan.h"
 #include "kernels/user/toml_read.h"
 
 namespace ablation::kernels::user {
@@ -30,10 +31,12 @@ std::string Names(const Manifest& m, std::vector<std::string>* names) {
 
 std::map<std::string, double> Values(const Manifest& m, const KnobSet& s, const Problem& p) {
   std::map<std::string, double> v = {{"M", double(p.m)}, {"N", double(p.n)}, {"K", double(p.k)}};
-  // A kernel's own sizes: 1 each here (what no problem changes is checked at read).
+  // A kernel's own sizes: the problem's M, N, K in the contract's order (ProblemOfSizes).
   if (m.general) {
     v.clear();
-    for (const std::string& size : m.general->sizes) v[size] = 1;
+    const int64_t dims[3] = {p.m, p.n, p.k};
+    for (size_t i = 0; i < m.general->sizes.size() && i < 3; ++i)
+      v[m.general->sizes[i]] = double(dims[i]);
   }
   for (size_t i = 0; i < m.knobs.size() && i < s.values.size(); ++i)
     v[m.knobs[i].name] = double(s.values[i]);
@@ -344,12 +347,21 @@ std::string ParseManifest(const std::string& text, const std::string& origin,
   return "";
 }
 
-std::string NotRunYet(const Manifest& m) {
-  std::string sizes;
-  for (const std::string& size : m.general->sizes) sizes += (sizes.empty() ? "" : ", ") + size;
-  return "user kernel " + m.name + " has its own contract (sizes " + sizes +
-         "): it is validated and compiled (kernel check, kernel add), but the worker does not run "
-         "a kernel of its own contract yet";
+std::string CanRunOwn(const Manifest& m, const KnobSet& s, const Problem& p) {
+  const GeneralContract& c = *m.general;
+  Sizes sizes;
+  if (std::string why = SizesOfProblem(c, p, &sizes); !why.empty())
+    return "user kernel " + m.name + ": " + why;
+  BufferPlan buffers;
+  if (std::string why = PlanBuffers(c, sizes, kMaxOwnTensorBytes, &buffers); !why.empty())
+    return "user kernel " + m.name + " at " + FormatSizes(c, sizes) + ": " + why;
+  LaunchGeometry g;
+  if (std::string why = PlanReference(c, sizes, &g); !why.empty())
+    return "user kernel " + m.name + " at " + FormatSizes(c, sizes) + ": reference: " + why;
+  double ops = 0, bytes = 0;
+  if (std::string why = WorkAt(c, sizes, &ops, &bytes); !why.empty())
+    return "user kernel " + m.name + " at " + FormatSizes(c, sizes) + ": " + why;
+  return Plan(m, s, p, &g);
 }
 
 std::vector<KnobSet> KnobSets(const Manifest& m) {
@@ -406,7 +418,6 @@ bool ParseVariantName(const Manifest& m, const std::string& versioned, KnobSet* 
 }
 
 std::string Plan(const Manifest& m, const KnobSet& s, const Problem& p, LaunchGeometry* g) {
-  if (m.general) return NotRunYet(m);
   const std::map<std::string, double> v = Values(m, s, p);
   for (const Condition& c : m.conditions) {
     double holds = 0;
@@ -491,11 +502,22 @@ std::vector<Variant> Variants(std::shared_ptr<const Manifest> m, int64_t version
       }
       return out;
     };
+    if (m->general) {
+      v.own_contract = true;
+      v.work = [m](const Problem& p) {
+        WorkModel w;
+        Sizes sizes;
+        if (SizesOfProblem(*m->general, p, &sizes).empty() &&
+            WorkAt(*m->general, sizes, &w.flops, &w.memory_bytes).empty())
+          w.fp32_peak = m->general->work.peak == OpsPeak::kFp32;
+        return w;
+      };
+    }
     v.can_implement = [m, s](const Problem& p) {
-      if (m->general) return NotRunYet(*m);
       if (p.dtype != m->dtype)
         return "user kernel " + m->name + " takes " + std::string(ToString(m->dtype)) + ", not " +
                std::string(ToString(p.dtype));
+      if (m->general) return CanRunOwn(*m, s, p);
       LaunchGeometry g;
       return Plan(*m, s, p, &g);
     };

@@ -101,9 +101,9 @@ bool IsCompileArch(const std::string& arch);
 std::string ParseManifest(const std::string& text, const std::string& origin,
                           const ManifestLimits& limits, Manifest* out);
 
-/// Why a kernel of its own contract (`general`) is refused at a run's plan: the worker runs the
-/// GEMM contract alone so far.
-std::string NotRunYet(const Manifest& m);
+/// Most bytes the tensors of a kernel of its own contract may take at one problem (canaries and
+/// alignment included): the worker holds them and its reference's outputs at once.
+inline constexpr int64_t kMaxOwnTensorBytes = int64_t(32) << 30;
 
 /// One knob set: a value for every knob, in the manifest's order.
 struct KnobSet {
@@ -144,6 +144,11 @@ struct LaunchGeometry {
 /// bounds), with `geometry` filled; else the sentence of the first condition that fails, or what
 /// is wrong with the geometry ("grid = ceil(M / BM) = 0 is outside 1 to 2147483647").
 std::string Plan(const Manifest& m, const KnobSet& s, const Problem& p, LaunchGeometry* geometry);
+
+/// Whether knob set `s` of a kernel of its own contract (`general`) runs problem `p`: its sizes,
+/// its tensors within kMaxOwnTensorBytes, its reference's launch, its work model, its own launch
+/// and conditions. "" or why not, naming the kernel and the sizes.
+std::string CanRunOwn(const Manifest& m, const KnobSet& s, const Problem& p);
 
 /// One rung of the kernel's ladder: rung 0 has every knob at its first value; rung i changes
 /// knob i-1 to its last value and keeps the earlier rungs' changes, so each rung is one knob.

@@ -9,6 +9,7 @@ std::string CheckReference(const ::ablation::worker::v1::VerifyTask& task) {
     case apb::REFERENCE_CPU:
     case apb::REFERENCE_GPU:
     case apb::REFERENCE_CUBLAS:
+    case apb::REFERENCE_OWN:
       return "";
     case apb::REFERENCE_VARIANT:
       if (task.reference_variant().empty()) {

@@ -53,6 +53,9 @@ struct Device {
   // What the device holds of a persistent grid at once (the sm90 family's plans name their builds
   // with it; kernels/sm90/sm90_plan.h).
   kernels::Residency residency;
+  /// Device memory's bandwidth as the worker's copy kernel measured it at open (bandwidth.h),
+  /// bytes per second; 0 where it could not be measured.
+  double bandwidth = 0;
   cudaStream_t stream = nullptr;
   // Batches of samples (sample_batch.h), in kBatchSlots slots: per slot two events and two clock
   // probes per sample, the event after its last work, and the gate the batch waits behind while

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "kernels/cublas/cublas_lt.h"
@@ -257,6 +258,7 @@ class WindowSampler {
   // The inputs (B^T too where any variant wants [n][k]) and each variant's L2 rotation copies,
   // resident from the last task of this problem and seed or made now; C poisoned either way.
   std::string PrepareInputs() {
+    if (members_[0].r.variant->own_contract) return PrepareOwnContract();
     const bool need_nk = std::any_of(members_.begin(), members_.end(), [](const WindowMember& m) {
       return m.r.variant->b_layout == k::BLayout::kNK;
     });
@@ -281,6 +283,25 @@ class WindowSampler {
     }
     if (err.empty()) cost_->set_inputs_reused(reused);
     return err;
+  }
+
+  // A window of kernels of their own contract: each launches on tensors of its own (made at its
+  // first launch), so none of the GEMM's inputs are made; with no copies to rotate through, the
+  // L2 is flushed before every sample unless the task asks for it hot.
+  std::string PrepareOwnContract() {
+    for (const WindowMember& m : members_)
+      if (!m.r.variant->own_contract)
+        return "a window may not mix kernels of their own contract with GEMMs: " +
+               m.r.variant->name + " is a GEMM, " + members_[0].r.variant->name + " is not";
+    for (WindowMember& m : members_) {
+      k::GemmArgs args;
+      args.problem = m.r.problem;
+      args.stream = d_.stream;
+      m.sets = {args};
+    }
+    method_ = o_.hot_l2 ? L2Method::kHot : L2Method::kFlush;
+    cost_->set_inputs_reused(false);
+    return "";
   }
 
   // A _best library variant launches the algorithm chosen for this problem: the daemon's stored
@@ -371,6 +392,14 @@ class WindowSampler {
         return guard_.AfterSample(d_, members_, slot, s);
       };
     }
+    // Kernels of their own contract: fresh values in their inputs before every batch, from the
+    // task's seed and the batch's number (ahead of the gate, outside every timed interval).
+    for (const WindowMember& m : members_) {
+      if (!m.r.variant->own_contract || !m.r.variant->refresh_own) continue;
+      const uint64_t seed = task_.seed() ^ (uint64_t(batches_ + 1) * 0xD1B54A32D192ED03ull);
+      if (std::string e = m.r.variant->refresh_own(seed, d_.stream); !e.empty())
+        return m.r.variant->name + ": " + e;
+    }
     ++batches_;
     std::string e = EnqueueBatch(d_, members_, next_, who, method_ == L2Method::kFlush, next_slot_,
                                  &failed, after);
@@ -381,9 +410,54 @@ class WindowSampler {
       }
       return e;
     }
+    if (std::string e = EnqueueOwnChecks(who); !e.empty()) return e;
     in_flight_.push_back({next_slot_, next_, count});
     next_ += count;
     next_slot_ = (next_slot_ + 1) % kBatchSlots;
+    return "";
+  }
+
+  // Kernels of their own contract in the batch just enqueued: where none of theirs is pending,
+  // the first batch and about one in four after it (drawn from the task's seed) get a check of
+  // their last timed launch behind the batch (own_contract.h), judged when the batch is
+  // collected.
+  std::string EnqueueOwnChecks(const std::vector<int>& who) {
+    own_check_slot_.resize(members_.size(), -1);
+    own_checked_.resize(members_.size(), 0);
+    if (!own_rng_seeded_) {
+      own_rng_.seed(task_.seed() ^ 0x4F574E434845434Bull);
+      own_rng_seeded_ = true;
+    }
+    for (size_t m = 0; m < members_.size(); ++m) {
+      const k::Variant& v = *members_[m].r.variant;
+      if (!v.own_contract || !v.enqueue_own_check || own_check_slot_[m] >= 0 ||
+          std::find(who.begin(), who.end(), int(m)) == who.end())
+        continue;
+      if (batches_ > 1 && own_rng_() % 4 != 0) continue;
+      if (std::string e = v.enqueue_own_check(d_.stream); !e.empty()) return v.name + ": " + e;
+      own_check_slot_[m] = next_slot_;
+    }
+    return "";
+  }
+
+  // The checks of the batch in `slot`: "" when every kept launch agreed with the reference.
+  std::string JudgeOwnChecks(int slot) {
+    for (size_t m = 0; m < own_check_slot_.size(); ++m) {
+      if (own_check_slot_[m] != slot) continue;
+      own_check_slot_[m] = -1;
+      const k::Variant& v = *members_[m].r.variant;
+      k::OwnCheck check;
+      std::string e = v.judge_own_check(&check);
+      if (e.empty() && !check.passed)
+        e = "a timed launch disagreed with its reference: " + check.detail + " (" +
+            std::to_string(check.mismatches) + " of " + std::to_string(check.elements) +
+            " output elements outside the tolerance)";
+      if (!e.empty()) {
+        result_->set_failed_variant(v.name);
+        return v.name + ": " + e;
+      }
+      ++own_checked_[m];
+    }
     return "";
   }
 
@@ -418,6 +492,7 @@ class WindowSampler {
           "before it was enqueued",
           done.count, n_);
     }
+    if (std::string err = JudgeOwnChecks(done.slot); !err.empty()) return err;
     if (guard_.active()) {
       int failed = -1;
       if (std::string err = guard_.Judge(members_, done.slot, &failed); !err.empty()) {
@@ -466,7 +541,8 @@ class WindowSampler {
     const auto occupancy0 = std::chrono::steady_clock::now();
     for (size_t i = 0; i < members_.size(); ++i) {
       wpb::MemberResult* m = result_->mutable_members(member_of_[i]);
-      m->set_checked_launches(guard_.checked(int(i)));
+      m->set_checked_launches(guard_.checked(int(i)) +
+                              (i < own_checked_.size() ? own_checked_[i] : 0));
       std::vector<double> mhz;
       samples_.Member(int(i), m, &mhz);
       protocol::SetSampleClocks(m, mhz);
@@ -533,6 +609,12 @@ class WindowSampler {
   int64_t order_cycle_ = -1;
   std::vector<int> order_;
   std::vector<std::vector<int>> slot_members_;
+  // Kernels of their own contract: per member the slot whose batch has its check pending (-1:
+  // none), the checks passed, and the draw of the batches checked.
+  std::vector<int> own_check_slot_;
+  std::vector<int> own_checked_;
+  std::mt19937_64 own_rng_;
+  bool own_rng_seeded_ = false;
 };
 
 }  // namespace

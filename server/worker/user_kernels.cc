@@ -6,6 +6,7 @@
 
 #include "kernels/user/manifest.h"
 #include "server/worker/diagnostics.h"
+#include "server/worker/own_contract.h"
 
 namespace ablation::worker {
 
@@ -23,6 +24,8 @@ struct UserKernels::Loaded {
   std::shared_ptr<ku::Manifest> manifest;
   ku::KnobSet knobs;
   int smem_opt_in = 48 * 1024;  ///< the dynamic shared memory the kernel may use so far
+  /// A kernel of its own contract: its tensors, launches and reference (own_contract.h).
+  std::unique_ptr<OwnKernel> own;
 };
 
 UserKernels::UserKernels() = default;
@@ -85,6 +88,25 @@ std::string UserKernels::Load(const google::protobuf::RepeatedPtrField<wpb::User
     Loaded* self = loaded.get();
     const std::string name = c.variant();
     v.launch = [self, name](const k::GemmArgs& args) { return LaunchUser(self, name, args); };
+    if (loaded->manifest->general) {
+      const std::string& ref_entry = loaded->manifest->general->reference.entry;
+      cudaKernel_t reference = nullptr;
+      e = cudaLibraryGetKernel(&reference, loaded->library, ref_entry.c_str());
+      if (e != cudaSuccess)
+        return CudaError(
+            "user variant " + c.variant() + ": its cubin has no reference entry " + ref_entry, e);
+      loaded->own = std::make_unique<OwnKernel>(loaded->manifest, loaded->knobs,
+                                                static_cast<const void*>(loaded->kernel),
+                                                static_cast<const void*>(reference));
+      OwnKernel* own = loaded->own.get();
+      v.launch = [own](const k::GemmArgs& args) { return own->Launch(args); };
+      v.verify_own = [own](const k::Problem& p, void* stream, uint64_t seed, k::OwnCheck* out) {
+        return own->Verify(p, stream, seed, out);
+      };
+      v.refresh_own = [own](uint64_t seed, void* stream) { return own->Refresh(seed, stream); };
+      v.enqueue_own_check = [own](void* stream) { return own->EnqueueTimedCheck(stream); };
+      v.judge_own_check = [own](k::OwnCheck* out) { return own->JudgeTimedCheck(out); };
+    }
     v.kernel = [self](k::DType) { return static_cast<const void*>(self->kernel); };
     auto code = std::make_shared<k::LoadedCode>();
     code->manifest = c.manifest();

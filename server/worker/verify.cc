@@ -144,6 +144,32 @@ std::string ReferenceOutput(Device& d, Resident& res, const Reference& ref, cons
   return CheckWritten(*out, p.dtype, name);
 }
 
+/// A kernel of its own contract against its own reference entry (own_contract.h).
+std::string VerifyOwn(Device& d, const Ready& r, const wpb::VerifyTask& task,
+                      apb::VerifyResult* result) {
+  const k::Variant& v = *r.variant;
+  if (!v.verify_own) return "variant " + v.name + " has its own contract but no check was bound";
+  k::OwnCheck check;
+  std::string err = v.verify_own(r.problem, d.stream, task.seed(), &check);
+  if (!err.empty()) {
+    if (err.rfind(kRef, 0) == 0) return ReferenceFailed(result, err);
+    return d.Failed(err);
+  }
+  result->set_max_abs_error(check.max_abs_error);
+  result->set_max_rel_error(check.max_rel_error);
+  result->set_mismatches(check.mismatches);
+  result->set_passed(check.passed);
+  if (!check.passed)
+    result->set_error(check.detail + " (" + std::to_string(check.mismatches) + " of " +
+                      std::to_string(check.elements) + " output elements outside the tolerance)");
+  Log("verified %s %s against its reference: %s (%" PRId64 " of %" PRId64
+      " elements outside the tolerance, max abs %.3g)%s%s",
+      v.name.c_str(), ShapeText(task.shape()).c_str(), check.passed ? "passed" : "FAILED",
+      check.mismatches, check.elements, check.max_abs_error, check.passed ? "" : ": ",
+      check.detail.c_str());
+  return "";
+}
+
 }  // namespace
 
 std::string RunVerify(Device& d, Resident& res, const k::Registry& registry,
@@ -151,6 +177,10 @@ std::string RunVerify(Device& d, Resident& res, const k::Registry& registry,
   Ready r;
   std::string err = Resolve(registry, task.variant(), task.dtype(), task.shape(), &r);
   if (!err.empty()) return err;
+  if (r.variant->own_contract) return VerifyOwn(d, r, task, result);
+  if (task.reference() == apb::REFERENCE_OWN)
+    return "variant " + r.variant->name +
+           " is not a kernel of its own contract: it has no reference entry of its own";
   const k::Problem& p = r.problem;
   if (r.variant->Work(p).flops == 0) {
     return "variant " + r.variant->name + " (family " + r.variant->family +

@@ -722,8 +722,9 @@ TEST_F(AppTest, VerifyAgainstIsTheReference) {
   EXPECT_EQ(Run({"verify", "-v", "good"}), kExitOk);
   EXPECT_EQ(service_.last_verify_.reference(), v1::REFERENCE_UNSPECIFIED);
   EXPECT_EQ(Run({"verify", "-v", "good", "--against", "variant"}), kExitUsage);
-  EXPECT_NE(err_.find("--against: name the variant itself; use cpu, cublas, gpu or a variant name"),
-            std::string::npos)
+  EXPECT_NE(
+      err_.find("--against: name the variant itself; use cpu, cublas, gpu, own or a variant name"),
+      std::string::npos)
       << err_;
 }
 

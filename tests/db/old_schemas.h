@@ -278,8 +278,19 @@ inline void BuildV4(RawDb& raw) {
   raw.Exec(kV3ToV4);
 }
 
-// What v20 added (a user kernel's version), undone: a fresh database taken back to v19.
+// What v21 added (a kernel of its own contract's roofline), undone: a fresh database taken back
+// to v20.
+inline void UndoV21(RawDb& raw) {
+  for (const char* column :
+       {"roofline_bytes_per_second", "roofline_bandwidth", "roofline_memory_share",
+        "roofline_compute_share", "roofline_compute_roof", "roofline_intensity", "roofline_bound"})
+    raw.Exec(std::string("ALTER TABLE measurements DROP COLUMN ") + column);
+}
+
+// What v20 added (a user kernel's version), undone with what came after it: a fresh database
+// taken back to v19.
 inline void UndoV20(RawDb& raw) {
+  UndoV21(raw);
   raw.Exec("DROP INDEX user_kernels_live_version");
   raw.Exec("ALTER TABLE user_kernels DROP COLUMN version");
   raw.Exec(

@@ -66,7 +66,7 @@ TEST(EnumTextTest, MatchesTheTextTheSchemaHasAlwaysHeld) {
   EXPECT_THAT(texts(v1::L2Mode_descriptor()),
               UnorderedElementsAre("", "cold", "hot", "cold_rotated"));
   EXPECT_THAT(texts(v1::Reference_descriptor()),
-              UnorderedElementsAre("", "cpu", "cublas", "variant", "gpu"));
+              UnorderedElementsAre("", "cpu", "cublas", "variant", "gpu", "own"));
   EXPECT_THAT(texts(v1::VerificationOutcome_descriptor()),
               UnorderedElementsAre("", "passed", "failed", "not_checked"));
 }

@@ -348,7 +348,14 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
                                                 "library_cluster",
                                                 "library_candidates",
                                                 "library_rank",
-                                                "library_config"};
+                                                "library_config",
+                                                "roofline_bytes_per_second",
+                                                "roofline_bandwidth",
+                                                "roofline_memory_share",
+                                                "roofline_compute_share",
+                                                "roofline_compute_roof",
+                                                "roofline_intensity",
+                                                "roofline_bound"};
   EXPECT_THAT(RowMapping::Of<v1::Measurement>().ColumnNames(), ElementsAreArray(measurement));
   // The v4 store's own hand-written list, in its order, v5's and v6's one more each, v7's,
   // v10's and v11's.
@@ -456,7 +463,14 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
                                              "library_cluster",
                                              "library_candidates",
                                              "library_rank",
-                                             "library_config"};
+                                             "library_config",
+                                             "roofline_bytes_per_second",
+                                             "roofline_bandwidth",
+                                             "roofline_memory_share",
+                                             "roofline_compute_share",
+                                             "roofline_compute_roof",
+                                             "roofline_intensity",
+                                             "roofline_bound"};
   EXPECT_THAT(RowMapping::Of<v1::Measurement>().ColumnNames(), UnorderedElementsAreArray(v4_store));
   std::vector<std::string> nullable;
   for (const auto& c : RowMapping::Of<v1::Measurement>().columns()) {
@@ -464,18 +478,19 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
   }
   EXPECT_THAT(
       nullable,
-      ElementsAre("median_cycles", "median_sm_mhz", "low_clock_samples", "sm_clock_mhz_mean",
-                  "sm_clock_mhz_min", "sm_clock_mhz_max", "mem_clock_mhz_mean", "mem_clock_mhz_min",
-                  "mem_clock_mhz_max", "power_w_mean", "power_w_min", "power_w_max",
-                  "temperature_c_mean", "temperature_c_min", "temperature_c_max",
-                  "throttled_samples", "bytes_per_second", "fragment_loads_per_second",
-                  "worker_seconds", "setup_seconds", "warmup_seconds", "sampling_seconds",
-                  "verify_seconds", "inputs_reused", "settle_seconds", "cool_seconds",
-                  "solo_cost_seconds", "tflops_per_ghz", "peak_tflops", "peak_share",
-                  "solo_median_cycles", "solo_sm_mhz", "solo_peak_share", "solo_energy_j",
-                  "solo_power_w", "solo_joules_per_tflop", "solo_busy_share", "library_algo_id",
-                  "library_split_k", "library_reduction", "library_swizzle", "library_custom",
-                  "library_candidates", "library_rank"));
+      ElementsAre(
+          "median_cycles", "median_sm_mhz", "low_clock_samples", "sm_clock_mhz_mean",
+          "sm_clock_mhz_min", "sm_clock_mhz_max", "mem_clock_mhz_mean", "mem_clock_mhz_min",
+          "mem_clock_mhz_max", "power_w_mean", "power_w_min", "power_w_max", "temperature_c_mean",
+          "temperature_c_min", "temperature_c_max", "throttled_samples", "bytes_per_second",
+          "fragment_loads_per_second", "worker_seconds", "setup_seconds", "warmup_seconds",
+          "sampling_seconds", "verify_seconds", "inputs_reused", "settle_seconds", "cool_seconds",
+          "solo_cost_seconds", "tflops_per_ghz", "peak_tflops", "peak_share", "solo_median_cycles",
+          "solo_sm_mhz", "solo_peak_share", "solo_energy_j", "solo_power_w",
+          "solo_joules_per_tflop", "solo_busy_share", "library_algo_id", "library_split_k",
+          "library_reduction", "library_swizzle", "library_custom", "library_candidates",
+          "library_rank", "roofline_bytes_per_second", "roofline_bandwidth",
+          "roofline_memory_share", "roofline_compute_share", "roofline_intensity"));
 
   EXPECT_THAT(
       RowMapping::Of<v1::Run>().ColumnNames(),

@@ -175,5 +175,30 @@ TEST_F(StoreHistoryTest, V14DatabaseGainsProvenanceKeepingItsRows) {
   EXPECT_EQ(rows[0].fingerprint, "");
 }
 
+// v20 -> v21: a kernel of its own contract's roofline columns arrive empty on the rows stored
+// before (no roofline), and a row that has one keeps it.
+TEST_F(StoreHistoryTest, V20DatabaseGainsTheRooflineKeepingItsRows) {
+  const int64_t id = Night("fp-a", testing::kBaseMs, 1.0);
+  store_.reset();
+  {
+    testing::RawDb raw(path_);
+    testing::UndoV21(raw);
+    raw.Exec("PRAGMA user_version = 20");
+  }
+  store_ = Store::Open(path_);
+  testing::RawDb raw(path_);
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), kSchemaVersion);
+  const auto run = store_->GetRun(id);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM measurements WHERE run_id = " + std::to_string(id) +
+                    " AND roofline_bytes_per_second IS NULL AND roofline_bound = ''"),
+            raw.Int("SELECT count(*) FROM measurements WHERE run_id = " + std::to_string(id)));
+  MeasurementFilter filter;
+  filter.run_id = id;
+  const auto page = store_->QueryMeasurements(filter);
+  ASSERT_FALSE(page.measurements.empty());
+  for (const v1::Measurement& m : page.measurements) EXPECT_FALSE(m.has_roofline());
+}
+
 }  // namespace
 }  // namespace ablation::db

@@ -21,8 +21,9 @@ file(MAKE_DIRECTORY ${FUZZ_DIR})
 # The project's libraries, in link order, and the system ones they need.
 set(FUZZ_LIBS
   $<TARGET_FILE:ablation_core> $<TARGET_FILE:ablation_db> $<TARGET_FILE:ablation_protocol>
-  $<TARGET_FILE:ablation_kernel_catalog> $<TARGET_FILE:ablation_common> $<TARGET_FILE:ablation_proto>
-  -lgrpc++ -lgrpc -lgpr -lprotobuf -lspdlog -lfmt -lsqlite3 -lcrypto -labsl_strings -lz -ldl -lpthread)
+  $<TARGET_FILE:ablation_user_kernels> $<TARGET_FILE:ablation_kernel_catalog>
+  $<TARGET_FILE:ablation_toml> $<TARGET_FILE:ablation_common> $<TARGET_FILE:ablation_proto>
+  -lmuparser -ltomlplusplus -lgrpc++ -lgrpc -lgpr -lprotobuf -lspdlog -lfmt -lsqlite3 -lcrypto -labsl_strings -lz -ldl -lpthread)
 # NDEBUG as in the daemon's Release build: toml++ 3.3 has a debug-only assertion in parse_key
 # that fires on a table header starting with '#' ("[# x]"), an input its release build refuses
 # with a proper parse error (found by fuzz_toml; the daemon is never built with it).
@@ -38,7 +39,7 @@ function(ablation_fuzz_target name)
   add_custom_command(
     OUTPUT ${FUZZ_DIR}/${name}
     COMMAND ${ABLATION_CLANGXX} ${FUZZ_FLAGS} ${sources} ${FUZZ_LIBS} -o ${FUZZ_DIR}/${name}
-    DEPENDS ${sources} ablation_core ablation_db ablation_protocol ablation_kernel_catalog
+    DEPENDS ${sources} ablation_core ablation_db ablation_protocol ablation_user_kernels ablation_toml ablation_kernel_catalog
       ablation_common ablation_proto
     COMMENT "clang++ -fsanitize=fuzzer ${name}"
     VERBATIM)

@@ -113,7 +113,8 @@ TEST(Smem2RegCatalog, GemmsKeepTheirFlopsByDefault) {
 }
 
 TEST(Smem2RegCatalog, CanImplementNamesTheField) {
-  const Variant* v = Catalog().Find("smem2reg_R0_bl1_sw1");
+  const Registry catalog = Catalog();  // the registry outlives the variant it lends
+  const Variant* v = catalog.Find("smem2reg_R0_bl1_sw1");
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->can_implement({4096, 4096, 4096, DType::kBF16}), "");
   EXPECT_EQ(v->can_implement({128, 128, 32, DType::kFP16}), "");

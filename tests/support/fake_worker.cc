@@ -55,6 +55,8 @@
 
 #include "ablation/v1/worker.pb.h"
 #include "kernels/registry.h"
+#include "kernels/user/contract_plan.h"
+#include "kernels/user/manifest.h"
 #include "server/protocol/framing.h"
 #include "server/protocol/verify_reference.h"
 #include "server/protocol/window_stats.h"
@@ -84,6 +86,103 @@ double Speedup(const std::string& spec, const std::string& variant) {
     b = e + 1;
   }
   return 1;
+}
+
+/// A kernel of its own contract's verification, planned as the real worker plans it with the
+/// same host code (its manifest from the task, its sizes, its tensors between canaries, its
+/// argument block, its reference's launch), then judged without a GPU: the reference's output
+/// is made up and the kernel's equals it, unless `fail`, when one element is off and the message
+/// is the one the real worker's comparison writes. "" or why it could not be planned (also set
+/// on the result).
+std::string FakeOwnVerify(const ablation::worker::v1::VerifyTask& t, bool fail,
+                          ablation::v1::VerifyResult* r) {
+  namespace ku = ablation::kernels::user;
+  std::string why;
+  ku::Manifest m;
+  ku::KnobSet knobs;
+  ku::Sizes sizes;
+  ku::BufferPlan plan;
+  ku::LaunchGeometry entry, reference;
+  const ablation::kernels::Problem p{t.shape().m(), t.shape().n(), t.shape().k(),
+                                     ablation::kernels::DType::kBF16};
+  const auto code = std::find_if(t.user_code().begin(), t.user_code().end(),
+                                 [&](const auto& c) { return c.variant() == t.variant(); });
+  if (code == t.user_code().end())
+    why = "the task carries no code for " + t.variant();
+  else if (!(why = ku::ParseManifest(code->manifest(), t.variant(), ku::ManifestLimits::Unbounded(),
+                                     &m))
+                .empty() ||
+           !m.general)
+    why = "its manifest: " + (why.empty() ? std::string("not a kernel of its own contract") : why);
+  else if (!ku::ParseVariantName(m, t.variant(), &knobs))
+    why = "its manifest names no variant " + t.variant();
+  else if ((why = ku::SizesOfProblem(*m.general, p, &sizes)).empty() &&
+           (why = ku::PlanBuffers(*m.general, sizes, ku::kMaxOwnTensorBytes, &plan)).empty() &&
+           (why = ku::Plan(m, knobs, ablation::kernels::Problem{p.m, p.n, p.k, m.dtype}, &entry))
+               .empty())
+    why = ku::PlanReference(*m.general, sizes, &reference);
+  if (!why.empty()) {
+    r->set_passed(false);
+    r->set_error(why);
+    return why;
+  }
+  (void)ku::PackArguments(*m.general, sizes, plan, 0x7f0000000000ull);
+  // The first output tensor: the reference's values, the kernel's the same or one off.
+  for (const ku::TensorSpec& spec : m.general->tensors) {
+    if (spec.role == ku::TensorRole::kInput) continue;
+    const int width = ablation::kernels::ElementBytes(spec.dtype);
+    int64_t elements = 0;
+    for (const ku::TensorBuffer& b : plan.tensors)
+      if (b.name == spec.name) elements = b.elements;
+    std::vector<uint8_t> ref(size_t(std::min<int64_t>(elements, 4096) * width), 0x3f);
+    std::vector<uint8_t> out = ref;
+    if (fail) out[out.size() / 2] ^= 0x40;
+    ku::Sizes one = sizes;  // a slice of the tensor: its first 4096 elements as a vector
+    ku::TensorSpec slice;
+    slice.name = spec.name;
+    slice.dtype = spec.dtype;
+    ku::OutputStats stats;
+    std::unique_ptr<ku::Expression> length;
+    if (std::string e =
+            ku::Expression::Parse(std::to_string(ref.size() / size_t(width)), {}, &length);
+        !e.empty())
+      return e;
+    slice.shape.push_back(std::move(length));
+    const std::string first =
+        ku::CompareOutput(slice, one, spec.dtype, out, ref, m.general->reference.tolerance, &stats);
+    r->set_passed(first.empty());
+    r->set_mismatches(stats.mismatches);
+    r->set_max_abs_error(stats.max_abs_error);
+    if (!first.empty())
+      r->set_error(first + " (" + std::to_string(stats.mismatches) + " of " +
+                   std::to_string(stats.elements) + " output elements outside the tolerance)");
+    return "";
+  }
+  r->set_passed(true);
+  return "";
+}
+
+/// A kernel of its own contract's time at the maximum clock: its work model's bytes at 3 TB/s
+/// (71% of the fake device's measured bandwidth) or its operations at 20 tera-ops per second,
+/// whichever takes longer. False for every other variant (a GEMM: 2MNK at the fake's rate).
+bool OwnContractMs(const ablation::worker::v1::MeasureTask& t, const std::string& variant,
+                   double* ms) {
+  namespace ku = ablation::kernels::user;
+  const auto code = std::find_if(t.user_code().begin(), t.user_code().end(),
+                                 [&](const auto& c) { return c.variant() == variant; });
+  ku::Manifest m;
+  ku::Sizes sizes;
+  double ops = 0, bytes = 0;
+  if (code == t.user_code().end() ||
+      !ku::ParseManifest(code->manifest(), variant, ku::ManifestLimits::Unbounded(), &m).empty() ||
+      !m.general ||
+      !ku::SizesOfProblem(*m.general, {t.shape().m(), t.shape().n(), t.shape().k(), m.dtype},
+                          &sizes)
+           .empty() ||
+      !ku::WorkAt(*m.general, sizes, &ops, &bytes).empty())
+    return false;
+  *ms = std::max(bytes / 3e12, ops / 20e12) * 1e3;
+  return true;
 }
 
 /// The fake device's maximum SM clock (an H200's), what low-clock samples are measured against.
@@ -220,6 +319,8 @@ int main(int argc, char** argv) {
         Env("ABLATION_FAKE_MEMORY_MB").empty() ? 1024 : std::stoll(Env("ABLATION_FAKE_MEMORY_MB"));
     d->set_memory_bytes(mb << 20);
     d->set_l2_bytes(int64_t(8) << 20);
+    // What the real worker's copy kernel measures, made up: an H200's HBM3e at about 87%.
+    d->set_measured_bandwidth(4.2e12);
   }
   if (!protocol::WriteMessage(1, hello_reply).empty()) return 1;
 
@@ -309,7 +410,8 @@ int main(int argc, char** argv) {
           const std::string& v = t.variants(i);
           const double factor = Speedup(once, v);
           once_used |= factor != 1;
-          double ms = flops / rate * 1e3 / Speedup(speedup, v) / factor;
+          double ms = OwnContractMs(t, v, &ms) ? ms : flops / rate * 1e3;
+          ms = ms / Speedup(speedup, v) / factor;
           const int candidate = LibraryCandidate(t, v, ms, &library[size_t(i)], tune_log);
           if (candidate >= 0) ms /= kCandidateSpeeds[candidate];
           base.push_back(ms);
@@ -464,7 +566,9 @@ int main(int argc, char** argv) {
         bad = "reference: the fake worker's reference failed for " + t.variant() + ", as asked";
         r->set_reference_failed(true);
       }
-      if (!bad.empty()) {
+      if (bad.empty() && t.reference() == v1::REFERENCE_OWN) {
+        bad = FakeOwnVerify(t, t.variant() == fail_verify, r);
+      } else if (!bad.empty()) {
         r->set_passed(false);
         r->set_error(bad);
       } else {

@@ -4,7 +4,8 @@
 
 # ---- the worker test double (never installed)
 add_executable(fake-worker support/fake_worker.cc)
-target_link_libraries(fake-worker PRIVATE ablation_protocol ablation_kernel_catalog)
+target_link_libraries(fake-worker PRIVATE ablation_protocol ablation_kernel_catalog
+  ablation_user_kernels)
 set_target_properties(fake-worker PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
 
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "kernels/user/contract_plan.h"
 #include "server/core/plan/counters.h"
 #include "server/core/plan/limits.h"
 #include "server/core/plan/variant_names.h"
@@ -148,9 +149,45 @@ Status CheckFits(const RunPlan& plan, const DeviceLimits& device, bool verify) {
   return Status::Ok();
 }
 
+// The problems of a kernel of its own contract: each of the plan's sizes read against its
+// contract, or its default sizes where the plan has none.
+Status OwnProblems(const kernels::Variant& v, const RunPlan& plan,
+                   std::vector<kernels::Problem>* out) {
+  namespace ku = ::ablation::kernels::user;
+  ku::Manifest m;
+  if (!v.code ||
+      !ku::ParseManifest(v.code->manifest, v.name, ku::ManifestLimits::Unbounded(), &m).empty() ||
+      !m.general)
+    return InvalidArgument(v.name + ": its contract cannot be read");
+  std::vector<std::string> sizes = plan.sizes;
+  if (sizes.empty()) sizes.push_back("");  // the defaults
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    ku::Sizes parsed;
+    if (std::string why = ku::ParseSizes(sizes[i], *m.general, &parsed); !why.empty())
+      return InvalidArgument("sizes[" + std::to_string(i) + "]: " + v.name + ": " + why);
+    const kernels::Problem p = ku::ProblemOfSizes(*m.general, plan.dtype, parsed);
+    if (std::none_of(out->begin(), out->end(), [&](const kernels::Problem& q) {
+          return q.m == p.m && q.n == p.n && q.k == p.k;
+        }))
+      out->push_back(p);
+  }
+  return Status::Ok();
+}
+
 Status CheckCanImplement(RunPlan* plan) {
+  for (const auto* v : plan->variants) {
+    if (!v->own_contract) continue;
+    std::vector<kernels::Problem> problems;
+    if (Status st = OwnProblems(*v, *plan, &problems); !st.ok()) return st;
+    for (const kernels::Problem& p : problems) {
+      if (std::string why = v->can_implement ? v->can_implement(p) : ""; !why.empty())
+        return InvalidArgument("sizes: " + v->name + " cannot run: " + why);
+      plan->items.push_back({v, p});
+    }
+  }
   for (const auto& p : plan->problems) {
     for (const auto* v : plan->variants) {
+      if (v->own_contract) continue;
       std::string why = v->can_implement ? v->can_implement(p) : "";
       if (!why.empty()) {
         return InvalidArgument("shapes: " + v->name + " cannot run " + ShapeText(p) + ": " + why);
@@ -312,7 +349,12 @@ static Status PlanSelection(const Request& request, const kernels::Registry& reg
   if (!st.ok()) return st;
   if (!(st = ResolveVariants(request.variants(), registry, plan->dtype, &plan->variants)).ok())
     return st;
-  if (!(st = CheckShapes(request.shapes(), plan->dtype, &plan->problems)).ok()) return st;
+  const bool gemms = std::any_of(plan->variants.begin(), plan->variants.end(),
+                                 [](const kernels::Variant* v) { return !v->own_contract; });
+  if ((gemms || !request.shapes().empty()) &&
+      !(st = CheckShapes(request.shapes(), plan->dtype, &plan->problems)).ok())
+    return st;
+  plan->sizes.assign(request.sizes().begin(), request.sizes().end());
   if (request.device() < 0) return InvalidArgument("device: must be 0 or more");
   plan->device = request.device();
   return Status::Ok();

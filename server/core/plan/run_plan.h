@@ -59,7 +59,10 @@ std::string ClockPolicyText(const ClockPolicy& policy);
 
 struct RunPlan {
   std::vector<const kernels::Variant*> variants;  ///< resolved, deduplicated, in request order
-  std::vector<kernels::Problem> problems;
+  std::vector<kernels::Problem> problems;         ///< the GEMMs' (shapes)
+  /// Kernels of their own contract: the request's sizes, as typed ("rows=8192,cols=4096"); each
+  /// such variant runs every one of them, or its default sizes where none are given.
+  std::vector<std::string> sizes;
   std::vector<PlannedMeasurement> items;  ///< shape-major: every variant at shape 0, then 1, ...
   v1::TimingOptions timing;               ///< with defaults applied
   kernels::DType dtype = kernels::DType::kBF16;

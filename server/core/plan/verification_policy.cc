@@ -20,6 +20,12 @@ ReferenceChoice ChooseReference(const kernels::Variant& variant, const kernels::
                                 v1::Reference asked, const std::string& asked_variant,
                                 const kernels::Registry* registry) {
   ReferenceChoice choice;
+  // A kernel of its own contract is checked against the reference entry its manifest names,
+  // whatever the run asked of its GEMMs.
+  if (variant.own_contract) {
+    choice.reference = v1::REFERENCE_OWN;
+    return choice;
+  }
   if (asked == v1::REFERENCE_VARIANT) {
     choice.reference = asked;
     choice.variant = asked_variant;

@@ -434,8 +434,11 @@ void MeasurementStep::FillRow(const worker::v1::MemberResult& member, const Time
     if (work.fragment_loads > 0) m->set_fragment_loads_per_second(work.fragment_loads / seconds);
   }
   if (member.stats().has_median_sm_mhz()) {
-    const NormalisedThroughput n = Normalise(m->tflops(), member.stats().median_sm_mhz(),
-                                             ctx_.sm_count, ctx_.compute_capability, problem.dtype);
+    // A kernel of its own contract names its compute roof: the CUDA cores' fp32 rate or the
+    // tensor cores' of its dtype.
+    const NormalisedThroughput n =
+        Normalise(m->tflops(), member.stats().median_sm_mhz(), ctx_.sm_count,
+                  ctx_.compute_capability, work.fp32_peak ? kernels::DType::kFP32 : problem.dtype);
     if (n.tflops_per_ghz) m->set_tflops_per_ghz(*n.tflops_per_ghz);
     if (n.peak_tflops) m->set_peak_tflops(*n.peak_tflops);
     if (n.peak_share) m->set_peak_share(*n.peak_share);
@@ -443,6 +446,7 @@ void MeasurementStep::FillRow(const worker::v1::MemberResult& member, const Time
         !refused.empty())
       m->set_error(refused);
   }
+  if (variant.own_contract) FillRoofline(work, problem, m);
   m->set_checked_launches(member.checked_launches());
   if (member.has_library()) *m->mutable_library() = member.library();
   m->set_windows(timed.windows);
@@ -464,6 +468,37 @@ void MeasurementStep::FillRow(const worker::v1::MemberResult& member, const Time
   if (w.has_inputs_reused()) cost->set_inputs_reused(w.inputs_reused());
   if (timed.settle_seconds > 0) cost->set_settle_seconds(share * timed.settle_seconds);
   if (timed.cool_seconds > 0) cost->set_cool_seconds(share * timed.cool_seconds);
+}
+
+void MeasurementStep::FillRoofline(const kernels::WorkModel& work, const kernels::Problem& problem,
+                                   v1::Measurement* m) const {
+  const double seconds = m->stats().median_ms() * 1e-3;
+  if (!(seconds > 0)) return;
+  v1::Roofline* r = m->mutable_roofline();
+  const double bytes_per_second = work.memory_bytes / seconds;
+  r->set_roofline_bytes_per_second(bytes_per_second);
+  if (work.memory_bytes > 0) r->set_roofline_intensity(work.flops / work.memory_bytes);
+  r->set_roofline_compute_roof(work.fp32_peak ? "fp32"
+                                              : std::string(kernels::ToString(problem.dtype)));
+  if (m->has_peak_share()) r->set_roofline_compute_share(m->peak_share());
+  if (ctx_.bandwidth > 0) {
+    r->set_roofline_bandwidth(ctx_.bandwidth);
+    r->set_roofline_memory_share(bytes_per_second / ctx_.bandwidth);
+    if (bytes_per_second > kAboveMeasuredBandwidth * ctx_.bandwidth && m->error().empty()) {
+      char buf[240];
+      std::snprintf(buf, sizeof buf,
+                    "refused: %.0f GB/s is %.0f%% of the device's measured bandwidth (%.0f GB/s): "
+                    "the work model's bytes or the timing are wrong",
+                    bytes_per_second / 1e9, 100 * bytes_per_second / ctx_.bandwidth,
+                    ctx_.bandwidth / 1e9);
+      m->set_error(buf);
+    }
+  }
+  // The nearer roof: below the ridge point (peak over bandwidth) memory binds the kernel.
+  if (m->has_peak_tflops() && ctx_.bandwidth > 0 && work.memory_bytes > 0)
+    r->set_roofline_bound(work.flops / work.memory_bytes < m->peak_tflops() * 1e12 / ctx_.bandwidth
+                              ? "memory"
+                              : "compute");
 }
 
 MeasurementStep::WindowOutcome MeasurementStep::MeasureWindow(const WindowSlot& slot) {

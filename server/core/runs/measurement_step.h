@@ -45,10 +45,18 @@ struct StepContext {
   /// The device, for the clock-normalised figures (peak.h): from the worker's hello.
   int sm_count = 0;
   std::string compute_capability;
+  /// Device memory's bandwidth as the worker measured it (DeviceIdentity.measured_bandwidth),
+  /// bytes per second: a kernel of its own contract's memory roof; 0 unknown.
+  double bandwidth = 0;
   /// The library baselines' chosen algorithms (library_choices.h); null: none are kept, and a
   /// _best variant is timed again in every window.
   LibraryChoices* library = nullptr;
 };
+
+/// How far above the device's measured bandwidth a kernel's bytes per second may be before they
+/// are refused: the worker's copy kernel reaches about 85-92% of HBM's nominal rate, and a kernel
+/// that mostly reads may beat a copy by a few percent, never by a quarter.
+inline constexpr double kAboveMeasuredBandwidth = 1.25;
 
 class MeasurementStep {
  public:
@@ -158,6 +166,11 @@ class MeasurementStep {
   void FillRow(const worker::v1::MemberResult& member, const Timed& timed, int timed_members,
                const kernels::Variant& variant, const kernels::Problem& problem,
                v1::Measurement* m) const;
+  /// A kernel of its own contract's roofline figures (Measurement.roofline) from its work model
+  /// over the row's median time; a GB/s above kAboveMeasuredBandwidth times the device's
+  /// measured bandwidth is refused, as a figure above the compute peak is.
+  void FillRoofline(const kernels::WorkModel& work, const kernels::Problem& problem,
+                    v1::Measurement* m) const;
 
   uint64_t NextTask() { return (*ctx_.next_task)++; }
   bool Stopping() const { return ctx_.stopping && ctx_.stopping(); }

@@ -150,7 +150,9 @@ v1::Preset ToProto(const Preset& preset, const kernels::Registry& registry) {
     ResolvedGroup r = ResolvePresetGroup(g, registry);
     for (const auto& v : r.missing) out->add_missing(v);
     for (const auto& v : r.resolved) out->add_resolved(v);
-    planned += int(r.resolved.size() * g.shapes.size());
+    // A group of kernels of their own contract has no shapes: one problem each, its default
+    // sizes, unless a sweep gives others.
+    planned += int(r.resolved.size() * std::max<size_t>(g.shapes.size(), 1));
   }
   p.set_planned(planned);
   if (!preset.report.rungs.empty()) *p.mutable_report() = ReportToProto(preset, registry);

@@ -40,6 +40,15 @@ Preset UserLadderPreset(const ku::Manifest& m) {
     if (!report.rungs.empty()) r.against = {report.rungs.back().id};  // each rung one knob
     report.rungs.push_back(std::move(r));
   }
+  if (m.general) {
+    // A kernel of its own contract: its default sizes (sweep --size for others), no cuBLAS (it
+    // is checked against its own reference), and its roofline beside each rung.
+    group.shapes.clear();
+    report.scope = "{dtype}, its default sizes";
+    report.counters.clear();
+    p.groups.push_back(std::move(group));
+    return p;
+  }
   group.variants.push_back("cublas_" + dtype);
   PresetRung cublas;
   cublas.id = "cuBLAS";

@@ -75,7 +75,7 @@ TEST(EnumWordsTest, AgainstIsCpuCublasOrAVariant) {
   EXPECT_EQ(ParseReference("--against", "", &reference, &variant), "");
   EXPECT_EQ(reference, v1::REFERENCE_UNSPECIFIED);  // the daemon's default
   EXPECT_EQ(ParseReference("--against", "variant", &reference, &variant),
-            "--against: name the variant itself; use cpu, cublas, gpu or a variant name");
+            "--against: name the variant itself; use cpu, cublas, gpu, own or a variant name");
   EXPECT_EQ(ReferenceWord(v1::REFERENCE_CUBLAS, ""), "cublas");
   EXPECT_EQ(ReferenceWord(v1::REFERENCE_VARIANT, "abl_L1_R1_bl0_s3_sw1"), "abl_L1_R1_bl0_s3_sw1");
 }

@@ -149,4 +149,70 @@ TEST(ContractPlan, TheRooflineNamesTheBindingRoof) {
 }
 
 }  // namespace
+// A run's problem keeps the sizes as M, N, K in the contract's order, the rest 1; a problem is
+// read back into sizes, and one with an M, N or K the contract has no size for is refused.
+TEST(ContractPlan, SizesTravelAsTheProblemsMNKInTheContractsOrder) {
+  const Manifest softmax = Example("row_softmax.toml");
+  const Problem p = ProblemOfSizes(*softmax.general, DType::kBF16, {{"rows", 64}, {"cols", 4096}});
+  EXPECT_EQ(p.m, 64);
+  EXPECT_EQ(p.n, 4096);
+  EXPECT_EQ(p.k, 1);
+  Sizes back;
+  ASSERT_EQ(SizesOfProblem(*softmax.general, p, &back), "");
+  EXPECT_EQ(FormatSizes(*softmax.general, back), "rows=64,cols=4096");
+  EXPECT_EQ(SizesOfProblem(*softmax.general, Problem{64, 4096, 2, DType::kBF16}, &back),
+            "the contract has 2 sizes; the problem's K = 2 names none of them (give the sizes "
+            "with --size)");
+  const Manifest gemm = Example("gemm_bias_relu.toml");
+  const Problem g =
+      ProblemOfSizes(*gemm.general, DType::kBF16, {{"m", 256}, {"n", 512}, {"k", 64}});
+  EXPECT_EQ(g.m * 1000000 + g.n * 1000 + g.k, 256 * 1000000 + 512 * 1000 + 64);
+  double ops = 0, bytes = 0;
+  ASSERT_EQ(WorkAt(*softmax.general, {{"rows", 8}, {"cols", 16}}, &ops, &bytes), "");
+  EXPECT_EQ(ops, 5.0 * 8 * 16);
+  EXPECT_EQ(bytes, 4.0 * 8 * 16);
+}
+
+// A kernel of its own contract's variants: marked as such, their work model from the manifest,
+// and a problem they cannot run refused by name (its sizes, its launch's conditions).
+TEST(ContractPlan, AKernelsVariantsCarryItsWorkModelAndRefuseWhatTheyCannotRun) {
+  auto m = std::make_shared<Manifest>(Example("row_softmax.toml"));
+  const std::vector<Variant> variants = Variants(m, 0, false);
+  ASSERT_EQ(variants.size(), 2u);
+  const Variant& v = variants[0];
+  EXPECT_TRUE(v.own_contract);
+  const WorkModel w = v.Work(Problem{1024, 4096, 1, DType::kBF16});
+  EXPECT_EQ(w.flops, 5.0 * 1024 * 4096);
+  EXPECT_EQ(w.memory_bytes, 4.0 * 1024 * 4096);
+  EXPECT_TRUE(w.fp32_peak);
+  EXPECT_EQ(v.can_implement(Problem{1024, 4096, 1, DType::kBF16}), "");
+  EXPECT_EQ(v.can_implement(Problem{1024, 4096, 1, DType::kFP16}),
+            "user kernel softmax takes bf16, not fp16");
+  EXPECT_NE(v.can_implement(Problem{1024, 4096, 3, DType::kBF16}).find("K = 3 names none"),
+            std::string::npos);
+  EXPECT_NE(v.can_implement(Problem{int64_t(1) << 32, 1, 1, DType::kBF16})
+                .find("rows must be at most 2^31 - 1"),
+            std::string::npos);
+  EXPECT_NE(v.can_implement(Problem{int64_t(1) << 20, int64_t(1) << 20, 1, DType::kBF16})
+                .find("MiB with their canaries"),
+            std::string::npos);
+}
+
+// With statistics the comparison counts every element outside the tolerance and the largest
+// errors, and still names the first.
+TEST(ContractPlan, TheComparisonCountsEveryElementOutside) {
+  const Manifest m = Example("row_softmax.toml");
+  const TensorSpec& y = m.general->tensors[1];
+  const auto ref = Bf16({0.5f, 0.25f, 0.25f, 1.f, 0.f, 0.f});
+  OutputStats stats;
+  EXPECT_EQ(CompareOutput(y, {{"rows", 2}, {"cols", 3}}, DType::kBF16,
+                          Bf16({0.5f, 0.5f, 0.25f, 1.f, 0.f, 0.25f}), ref,
+                          m.general->reference.tolerance, &stats),
+            "y[0][1] = 0.5, the reference 0.25 (tolerance 0.0035)");
+  EXPECT_EQ(stats.elements, 6);
+  EXPECT_EQ(stats.mismatches, 2);
+  EXPECT_DOUBLE_EQ(stats.max_abs_error, 0.25);
+  EXPECT_DOUBLE_EQ(stats.max_rel_error, 1.0);
+}
+
 }  // namespace ablation::kernels::user

@@ -326,9 +326,11 @@ TEST(UserManifest, AKernelOfItsOwnContractNamesItsSizesTensorsReferenceAndWork) 
   EXPECT_EQ(bytes, 4.0 * 8192 * 4096);
   EXPECT_EQ(c.work.peak, OpsPeak::kFp32);
   EXPECT_TRUE(m.grid_x->Uses("rows"));
-  // Until the worker runs such a kernel, a run's plan refuses it saying so.
+  // Its variants run its own sizes (rows and cols as M and N), not a GEMM's third one.
   const auto variants = Variants(std::make_shared<Manifest>(Read(Example("row_softmax.toml"))));
-  EXPECT_NE(variants[0].can_implement(P(1, 1, 1)).find("has its own contract (sizes rows, cols)"),
+  EXPECT_TRUE(variants[0].own_contract);
+  EXPECT_EQ(variants[0].can_implement(P(8, 16, 1)), "");
+  EXPECT_NE(variants[0].can_implement(P(8, 16, 2)).find("K = 2 names none of them"),
             std::string::npos);
   const Manifest rms = Read(Example("rms_norm.toml"));
   ASSERT_EQ(rms.general->scalars.size(), 1u);

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Kernels of their own contract on a GPU node (kernels/user/README.md, "A kernel's own contract"),
+# in phases that each leave a results database in OUT, over a bundle made by
+# deploy/make-bundle.sh. Observe mode only: nothing here asks for a clock lock or changes GPU
+# settings.
+#   scripts/own-contract-session.sh BUNDLE OUT PHASE...
+# Phases:
+#   examples  every worked example of examples/user-kernels/general added, verified against its
+#             reference, timed (sustained, 3 rounds) at its default sizes, and its ladder swept;
+#             the device's measured bandwidth (Hello) beside an independent one: a 1 GiB
+#             device-to-device copy timed with CUDA events through torch
+#   cheats    every planted cheat of examples/user-kernels/general/cheats run with --verify,
+#             each row's status and message kept (PASS/FAIL lines: caught or not)
+# DEADLINE=S (seconds since the start) skips a phase that would end after it. Every database
+# ends compressed as OUT/NAME.db.xz.
+set -uo pipefail
+bundle=$(cd "${1:?usage: own-contract-session.sh BUNDLE OUT PHASE...}" && pwd)
+out=${2:?usage: own-contract-session.sh BUNDLE OUT PHASE...}
+shift 2
+port=50055
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/session-common.sh
+. "$here/session-common.sh"
+deadline=${DEADLINE:-100000}
+general=$here/../examples/user-kernels/general
+printf '[user_kernels]\ncompiler = "%s"\nadd_role = "run"\n' "$bundle/bin/ablation-compile" \
+  >"$out/user.toml"
+
+usual() { case $1 in examples) echo 300 ;; cheats) echo 150 ;; *) echo 60 ;; esac; }
+check() {  # check NAME COMMAND...: PASS when the command succeeds
+  if "${@:2}" >>"$log" 2>&1; then say "PASS $1"; else say "FAIL $1"; fi
+}
+
+for phase in "$@"; do
+  now=$(($(date +%s) - start))
+  if ((now + $(usual "$phase") > deadline)); then
+    say "SKIPPED $phase: ${now}s gone, usually $(usual "$phase")s, deadline ${deadline}s"
+    continue
+  fi
+  say "phase $phase ($(elapsed))"
+  case $phase in
+    examples)
+      CONFIG=$out/user.toml start_daemon "$out/examples.db" || continue
+      c --format json device >"$out/device.json" 2>&1
+      say "device: $(grep -o '"measured_bandwidth":[0-9.e+]*' "$out/device.json")"
+      python3 - >>"$log" 2>&1 <<'PY'
+import statistics, torch
+n = 1 << 30
+src = torch.empty(n, dtype=torch.uint8, device="cuda").fill_(90)
+dst = torch.empty_like(src)
+times = []
+for i in range(23):
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a.record(); dst.copy_(src); b.record(); b.synchronize()
+    if i >= 3: times.append(a.elapsed_time(b))
+print(f"independent bandwidth: a 1 GiB device-to-device copy through torch, median of 20: "
+      f"{2 * n / (statistics.median(times) * 1e-3) / 1e9:.0f} GB/s (read + written)")
+PY
+      say "$(grep 'independent bandwidth' "$log" | tail -1)"
+      for k in row_softmax rms_norm row_sum gemm_bias_relu; do
+        c kernel add "$general/$k.cu" --manifest "$general/$k.toml" >>"$log" 2>&1
+        say "kernel add $k: exit $?"
+      done
+      for kernel in softmax rmsnorm rowsum gemm_bias_relu; do
+        c -q run --variant "user.$kernel.*" --verify --rounds 3 --tag "own-$kernel" >>"$log" 2>&1
+        say "run user.$kernel.*: exit $? ($(elapsed))"
+        c -q sweep --preset "user.$kernel" --rounds 3 --tag "ladder-$kernel" >>"$log" 2>&1
+        say "sweep user.$kernel: exit $? ($(elapsed))"
+      done
+      c --format csv results --limit 0 >"$out/examples.csv" 2>&1
+      check "every row ok, verified and on its roofline" \
+        bash -c "! grep -q ',failed,' '$out/examples.csv' && grep -q ',memory,\|,compute,' '$out/examples.csv'"
+      stop_daemon
+      xz -T2 -9 "$out/examples.db"
+      ;;
+    cheats)
+      CONFIG=$out/user.toml start_daemon "$out/cheats.db" || continue
+      c kernel add "$general/cheats/softmax_cheats.cu" \
+        --manifest "$general/cheats/softmax_cheats.toml" >>"$log" 2>&1
+      for cheat in 1 2 3 4 5 6; do
+        c -q run --variant "user.softmax_cheat.cheat=$cheat" --verify --rounds 1 \
+          --tag "cheat-$cheat" >>"$log" 2>&1
+        c --format csv results "$(latest)" >"$out/cheat-$cheat.csv" 2>&1
+        say "cheat $cheat: $(tail -n +2 "$out/cheat-$cheat.csv" | cut -c1-400)"
+      done
+      stop_daemon
+      xz -T2 -9 "$out/cheats.db"
+      ;;
+    *) say "unknown phase $phase" ;;
+  esac
+done
+say "done ($(elapsed))"

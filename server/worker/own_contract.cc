@@ -1,0 +1,398 @@
+#include "server/worker/own_contract.h"
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <vector>
+
+#include "server/worker/own_fill.h"
+
+namespace ablation::worker {
+
+namespace k = ::ablation::kernels;
+namespace ku = ::ablation::kernels::user;
+
+struct OwnKernel::Arena {
+  k::Problem problem;
+  bool made = false;
+  ku::Sizes sizes;
+  ku::BufferPlan plan;
+  void* base = nullptr;
+  ku::LaunchGeometry entry, reference;
+  ku::ArgumentBlock args;
+  std::vector<void*> params;  // into args.bytes: cudaLaunchKernel's
+  ~Arena() {
+    if (base != nullptr) cudaFree(base);
+  }
+};
+
+namespace {
+
+/// The seed of the timing arena's first values (a batch's Refresh replaces them).
+constexpr uint64_t kTimingSeed = 0x6F776E5F74696D65ull;
+
+std::string Cuda(const std::string& what, cudaError_t e) {
+  if (e == cudaSuccess) return "";
+  cudaGetLastError();  // a launch error is not sticky: clear it for the next call
+  return what + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e);
+}
+
+bool Written(ku::TensorRole r) { return r != ku::TensorRole::kInput; }
+
+uint64_t TensorSeed(uint64_t seed, size_t i) {
+  return seed ^ (uint64_t(i + 1) * 0x9E3779B97F4A7C15ull);
+}
+
+int FillKind(ku::Fill::Kind kind) {
+  switch (kind) {
+    case ku::Fill::Kind::kNormal:
+      return 0;
+    case ku::Fill::Kind::kUniform:
+      return 1;
+    case ku::Fill::Kind::kIntegers:
+      return 2;
+  }
+  return 0;
+}
+
+bool SameProblem(const k::Problem& a, const k::Problem& b) {
+  return a.m == b.m && a.n == b.n && a.k == b.k && a.dtype == b.dtype;
+}
+
+/// Where byte `at` of the arena lies, in the user's words: inside a tensor ("input x"), or in the
+/// canaries around one ("12 bytes after the end of y", "3 bytes before x").
+std::string Where(const ku::GeneralContract& c, const ku::BufferPlan& plan, int64_t at) {
+  std::string nearest;
+  int64_t distance = -1;
+  for (size_t i = 0; i < plan.tensors.size(); ++i) {
+    const ku::TensorBuffer& t = plan.tensors[i];
+    if (at >= t.offset && at < t.offset + t.bytes) return "its input " + t.name;
+    const int64_t after = at - (t.offset + t.bytes), before = t.offset - at;
+    const int64_t d = at >= t.offset + t.bytes ? after : before;
+    if (distance < 0 || d < distance) {
+      distance = d;
+      nearest = at >= t.offset + t.bytes
+                    ? std::to_string(after + 1) + " bytes after the end of " + t.name
+                    : std::to_string(before) + " bytes before " + t.name;
+    }
+  }
+  (void)c;
+  return nearest;
+}
+
+/// The bytes a launch must not have written that changed (everything but its outputs and
+/// inouts): "" when none did, else where the first is and how many.
+std::string ForeignWrites(const ku::GeneralContract& c, const ku::BufferPlan& plan,
+                          const std::vector<uint8_t>& before, const std::vector<uint8_t>& after) {
+  int64_t changed = 0, first = -1;
+  int64_t at = 0;
+  const auto scan = [&](int64_t from, int64_t to) {
+    for (int64_t i = from; i < to; ++i)
+      if (before[size_t(i)] != after[size_t(i)]) {
+        if (first < 0) first = i;
+        ++changed;
+      }
+  };
+  for (size_t i = 0; i < plan.tensors.size(); ++i) {
+    const ku::TensorBuffer& t = plan.tensors[i];
+    if (!Written(c.tensors[i].role)) continue;
+    scan(at, t.offset);
+    at = t.offset + t.bytes;
+  }
+  scan(at, plan.arena_bytes);
+  if (changed == 0) return "";
+  return "a write outside its outputs: " + std::to_string(changed) + " bytes changed, the first " +
+         Where(c, plan, first);
+}
+
+/// Elements of an output the reference left as the poison wrote them (every byte 0xFF).
+int64_t Unwritten(const std::vector<uint8_t>& bytes, int width) {
+  int64_t n = 0;
+  for (size_t i = 0; i + size_t(width) <= bytes.size(); i += size_t(width)) {
+    bool poison = true;
+    for (int b = 0; b < width && poison; ++b) poison = bytes[i + size_t(b)] == 0xFF;
+    n += poison ? 1 : 0;
+  }
+  return n;
+}
+
+std::vector<uint8_t> Slice(const std::vector<uint8_t>& arena, const ku::TensorBuffer& t) {
+  return {arena.begin() + t.offset, arena.begin() + t.offset + t.bytes};
+}
+
+}  // namespace
+
+OwnKernel::OwnKernel(std::shared_ptr<const ku::Manifest> manifest, ku::KnobSet knobs,
+                     const void* entry, const void* reference)
+    : manifest_(std::move(manifest)),
+      knobs_(std::move(knobs)),
+      entry_(entry),
+      reference_(reference) {}
+
+OwnKernel::~OwnKernel() {
+  if (check_done_ != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(check_done_));
+}
+
+std::string OwnKernel::FillInputs(Arena& a, uint64_t seed, void* stream) {
+  const ku::GeneralContract& c = *manifest_->general;
+  char* base = static_cast<char*>(a.base);
+  for (size_t i = 0; i < c.tensors.size(); ++i) {
+    const ku::TensorSpec& t = c.tensors[i];
+    const ku::TensorBuffer& b = a.plan.tensors[i];
+    if (t.role == ku::TensorRole::kOutput) continue;
+    if (std::string err = FillOwnTensor(base + b.offset, b.elements, t.dtype, FillKind(t.fill.kind),
+                                        t.fill.a, t.fill.b, TensorSeed(seed, i), stream);
+        !err.empty())
+      return "tensor " + t.name + ": " + err;
+  }
+  return "";
+}
+
+std::string OwnKernel::Layout(const k::Problem& p, Arena* out) {
+  const ku::GeneralContract& c = *manifest_->general;
+  out->problem = p;
+  std::string err;
+  if (!(err = ku::SizesOfProblem(c, p, &out->sizes)).empty() ||
+      !(err = ku::PlanBuffers(c, out->sizes, ku::kMaxOwnTensorBytes, &out->plan)).empty() ||
+      !(err = ku::Plan(*manifest_, knobs_, p, &out->entry)).empty() ||
+      !(err = ku::PlanReference(c, out->sizes, &out->reference)).empty())
+    return err;
+  const int64_t bytes = out->plan.arena_bytes;
+  if (!(err = Cuda("allocating the tensors (" + std::to_string(bytes >> 20) + " MiB)",
+                   cudaMalloc(&out->base, size_t(bytes))))
+           .empty())
+    return err;
+  out->args = ku::PackArguments(c, out->sizes, out->plan, uint64_t(uintptr_t(out->base)));
+  out->params.clear();
+  for (size_t off : out->args.offsets) out->params.push_back(out->args.bytes.data() + off);
+  out->made = true;
+  return "";
+}
+
+std::string OwnKernel::Poison(Arena& a, void* stream) {
+  const ku::GeneralContract& c = *manifest_->general;
+  char* base = static_cast<char*>(a.base);
+  for (size_t i = 0; i < c.tensors.size(); ++i) {
+    if (c.tensors[i].role != ku::TensorRole::kOutput) continue;
+    const ku::TensorBuffer& b = a.plan.tensors[i];
+    if (std::string err = Cuda("poisoning output " + b.name,
+                               cudaMemsetAsync(base + b.offset, 0xFF, size_t(b.bytes),
+                                               static_cast<cudaStream_t>(stream)));
+        !err.empty())
+      return err;
+  }
+  return "";
+}
+
+std::string OwnKernel::Prepare(const k::Problem& p, uint64_t seed, void* stream, Arena* out) {
+  std::string err = Layout(p, out);
+  if (!err.empty()) return err;
+  // Canaries everywhere first; the inputs over them; the outputs poisoned (NaN in every float
+  // type), so that an element the kernel never writes shows.
+  uint8_t pattern[256];
+  for (int i = 0; i < 256; ++i) pattern[i] = ku::CanaryByte(i);
+  if (!(err = FillPattern(out->base, out->plan.arena_bytes, pattern, stream)).empty() ||
+      !(err = FillInputs(*out, seed, stream)).empty())
+    return err;
+  return Poison(*out, stream);
+}
+
+std::string OwnKernel::LaunchOn(const Arena& a, bool reference, void* stream) {
+  const ku::LaunchGeometry& g = reference ? a.reference : a.entry;
+  const void* fn = reference ? reference_ : entry_;
+  int& opt_in = smem_opt_in_[reference ? 1 : 0];
+  if (g.smem_bytes > opt_in) {
+    if (std::string err =
+            Cuda("allowing " + std::to_string(g.smem_bytes) + " bytes of shared memory",
+                 cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      int(g.smem_bytes)));
+        !err.empty())
+      return err;
+    opt_in = int(g.smem_bytes);
+  }
+  return Cuda("launching " + (reference ? manifest_->general->reference.entry : manifest_->entry),
+              cudaLaunchKernel(fn, dim3(unsigned(g.grid_x), unsigned(g.grid_y), unsigned(g.grid_z)),
+                               dim3(unsigned(g.block), unsigned(g.block_y), unsigned(g.block_z)),
+                               const_cast<void**>(a.params.data()), size_t(g.smem_bytes),
+                               static_cast<cudaStream_t>(stream)));
+}
+
+std::string OwnKernel::Launch(const k::GemmArgs& args) {
+  if (!timing_[0] || !SameProblem(timing_[0]->problem, args.problem)) {
+    for (int i = 0; i < 2; ++i) {
+      timing_[i] = std::make_unique<Arena>();
+      if (std::string err =
+              Prepare(args.problem, kTimingSeed + uint64_t(i), args.stream, timing_[i].get());
+          !err.empty()) {
+        timing_[0].reset();
+        timing_[1].reset();
+        return err;
+      }
+    }
+  }
+  // The two arenas in turn: no launch finds the inputs (values or addresses) of the one before.
+  last_ = 1 - last_;
+  return LaunchOn(*timing_[last_], false, args.stream);
+}
+
+std::string OwnKernel::Refresh(uint64_t seed, void* stream) {
+  for (int i = 0; i < 2; ++i) {
+    if (!timing_[i]) continue;
+    if (std::string err = FillInputs(*timing_[i], seed ^ (uint64_t(i + 1) << 56), stream);
+        !err.empty())
+      return err;
+  }
+  return "";
+}
+
+std::string OwnKernel::EnqueueTimedCheck(void* stream) {
+  checking_ = false;
+  if (!timing_[last_]) return "";
+  const Arena& timing = *timing_[last_];
+  const ku::GeneralContract& c = *manifest_->general;
+  // An inout tensor holds what many launches made of it: no single reference launch gives that.
+  for (const ku::TensorSpec& t : c.tensors)
+    if (t.role == ku::TensorRole::kInOut) return "";
+  const auto s = static_cast<cudaStream_t>(stream);
+  std::string err;
+  for (std::unique_ptr<Arena>* a : {&kept_, &checked_}) {
+    if (*a && SameProblem((*a)->problem, timing.problem)) continue;
+    *a = std::make_unique<Arena>();
+    if (!(err = Layout(timing.problem, a->get())).empty()) {
+      a->reset();
+      return err;
+    }
+  }
+  const size_t bytes = size_t(timing.plan.arena_bytes);
+  if (!(err = Cuda("keeping a timed launch's outputs",
+                   cudaMemcpyAsync(kept_->base, timing.base, bytes, cudaMemcpyDeviceToDevice, s)))
+           .empty() ||
+      !(err =
+            Cuda("copying a timed launch's inputs",
+                 cudaMemcpyAsync(checked_->base, timing.base, bytes, cudaMemcpyDeviceToDevice, s)))
+           .empty() ||
+      !(err = Poison(*checked_, stream)).empty() ||
+      !(err = LaunchOn(*checked_, true, stream)).empty())
+    return err;
+  if (check_done_ == nullptr &&
+      !(err = Cuda("creating an event",
+                   cudaEventCreateWithFlags(reinterpret_cast<cudaEvent_t*>(&check_done_),
+                                            cudaEventDisableTiming)))
+           .empty())
+    return err;
+  if (!(err = Cuda("recording a check", cudaEventRecord(static_cast<cudaEvent_t>(check_done_), s)))
+           .empty())
+    return err;
+  checking_ = true;
+  return "";
+}
+
+std::string OwnKernel::JudgeTimedCheck(k::OwnCheck* out) {
+  *out = k::OwnCheck{};
+  out->passed = true;
+  if (!checking_) return "";
+  checking_ = false;
+  const ku::GeneralContract& c = *manifest_->general;
+  std::string err = Cuda("running the reference on a timed launch's inputs",
+                         cudaEventSynchronize(static_cast<cudaEvent_t>(check_done_)));
+  if (!err.empty()) return err;
+  const int64_t bytes = kept_->plan.arena_bytes;
+  std::vector<uint8_t> mine(static_cast<size_t>(bytes)), theirs(mine.size());
+  if (!(err = Cuda("copying a timed launch's outputs back",
+                   cudaMemcpy(mine.data(), kept_->base, size_t(bytes), cudaMemcpyDeviceToHost)))
+           .empty() ||
+      !(err =
+            Cuda("copying the reference's outputs back",
+                 cudaMemcpy(theirs.data(), checked_->base, size_t(bytes), cudaMemcpyDeviceToHost)))
+           .empty())
+    return err;
+  // The canaries as they were written, against the timed arena as its launches left it.
+  std::vector<uint8_t> canaries(mine.size());
+  for (int64_t i = 0; i < bytes; ++i) canaries[size_t(i)] = ku::CanaryByte(i);
+  std::vector<uint8_t> expected = mine;
+  for (int64_t i = 0, t = 0; i < bytes; ++i) {
+    while (t < int64_t(kept_->plan.tensors.size()) &&
+           i >= kept_->plan.tensors[size_t(t)].offset + kept_->plan.tensors[size_t(t)].bytes)
+      ++t;
+    const bool inside =
+        t < int64_t(kept_->plan.tensors.size()) && i >= kept_->plan.tensors[size_t(t)].offset;
+    if (!inside) expected[size_t(i)] = canaries[size_t(i)];
+  }
+  out->detail = ForeignWrites(c, kept_->plan, expected, mine);
+  for (size_t i = 0; i < c.tensors.size(); ++i) {
+    const ku::TensorSpec& t = c.tensors[i];
+    if (!Written(t.role)) continue;
+    const ku::TensorBuffer& b = kept_->plan.tensors[i];
+    ku::OutputStats stats;
+    const std::string first = ku::CompareOutput(t, kept_->sizes, t.dtype, Slice(mine, b),
+                                                Slice(theirs, b), c.reference.tolerance, &stats);
+    out->elements += stats.elements;
+    out->mismatches += stats.mismatches;
+    out->max_abs_error = std::max(out->max_abs_error, stats.max_abs_error);
+    out->max_rel_error = std::max(out->max_rel_error, stats.max_rel_error);
+    if (out->detail.empty() && !first.empty()) out->detail = first;
+  }
+  out->passed = out->detail.empty() && out->mismatches == 0;
+  return "";
+}
+
+std::string OwnKernel::Verify(const k::Problem& p, void* stream, uint64_t seed, k::OwnCheck* out) {
+  const ku::GeneralContract& c = *manifest_->general;
+  Arena mine, ref;
+  std::string err = Prepare(p, seed, stream, &mine);
+  if (!err.empty()) return err;
+  const int64_t bytes = mine.plan.arena_bytes;
+  if (bytes > kMaxVerifiedArenaBytes)
+    return "its tensors at " + ku::FormatSizes(c, mine.sizes) + " take " +
+           std::to_string(bytes >> 20) + " MiB, more than the " +
+           std::to_string(kMaxVerifiedArenaBytes >> 20) + " MiB a verification holds";
+  if (!(err = Prepare(p, seed, stream, &ref)).empty()) return "reference: " + err;
+  const auto s = static_cast<cudaStream_t>(stream);
+  std::vector<uint8_t> before(static_cast<size_t>(bytes)), after(before.size()),
+      ref_after(before.size());
+  if (!(err = Cuda("preparing the inputs", cudaStreamSynchronize(s))).empty() ||
+      !(err = Cuda("copying the inputs back",
+                   cudaMemcpy(before.data(), mine.base, size_t(bytes), cudaMemcpyDeviceToHost)))
+           .empty())
+    return err;
+  if (!(err = LaunchOn(mine, false, stream)).empty() ||
+      !(err = Cuda("running " + manifest_->entry, cudaStreamSynchronize(s))).empty())
+    return err;
+  if (!(err = LaunchOn(ref, true, stream)).empty() ||
+      !(err = Cuda("running " + c.reference.entry, cudaStreamSynchronize(s))).empty())
+    return "reference: " + err;
+  if (!(err = Cuda("copying the outputs back",
+                   cudaMemcpy(after.data(), mine.base, size_t(bytes), cudaMemcpyDeviceToHost)))
+           .empty() ||
+      !(err = Cuda("copying the reference's outputs back",
+                   cudaMemcpy(ref_after.data(), ref.base, size_t(bytes), cudaMemcpyDeviceToHost)))
+           .empty())
+    return err;
+  if (std::string foreign = ForeignWrites(c, ref.plan, before, ref_after); !foreign.empty())
+    return "reference: " + c.reference.entry + " made " + foreign;
+  k::OwnCheck check;
+  check.detail = ForeignWrites(c, mine.plan, before, after);
+  for (size_t i = 0; i < c.tensors.size(); ++i) {
+    const ku::TensorSpec& t = c.tensors[i];
+    if (!Written(t.role)) continue;
+    const ku::TensorBuffer& b = mine.plan.tensors[i];
+    const std::vector<uint8_t> theirs = Slice(ref_after, b);
+    if (t.role == ku::TensorRole::kOutput)
+      if (const int64_t n = Unwritten(theirs, k::ElementBytes(t.dtype)); n > 0)
+        return "reference: " + c.reference.entry + " left " + std::to_string(n) + " elements of " +
+               t.name + " unwritten";
+    ku::OutputStats stats;
+    const std::string first = ku::CompareOutput(t, mine.sizes, t.dtype, Slice(after, b), theirs,
+                                                c.reference.tolerance, &stats);
+    check.elements += stats.elements;
+    check.mismatches += stats.mismatches;
+    check.max_abs_error = std::max(check.max_abs_error, stats.max_abs_error);
+    check.max_rel_error = std::max(check.max_rel_error, stats.max_rel_error);
+    if (check.detail.empty() && !first.empty()) check.detail = first;
+  }
+  check.passed = check.detail.empty() && check.mismatches == 0;
+  *out = check;
+  return "";
+}
+
+}  // namespace ablation::worker
