@@ -41,6 +41,12 @@ std::string DeviceResidency(cudaStream_t stream, Residency* r) {
   if constexpr (K.Ctas() > 1) {
     static int clusters = -1;  // per process and configuration
     if (clusters < 0) {
+      // The occupancy calculator holds the launch to the kernel's dynamic shared memory limit:
+      // asked before the first launch (the worker asks when it opens the device), the kernel
+      // must have been allowed its shared memory first, or no cluster fits.
+      if (cudaError_t e = ConfigureSmemOnce<Sm90WgmmaKernel<K>>(SmemBytes(K.epilogue));
+          e != cudaSuccess)
+        return LaunchError("cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", e);
       cudaLaunchAttribute attr{};
       const cudaLaunchConfig_t cfg = LaunchConfig<K>(K.Ctas() * r->sms, stream, &attr);
       int n = 0;

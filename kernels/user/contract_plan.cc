@@ -89,6 +89,26 @@ std::string Index(const std::string& name, const std::vector<int64_t>& dims, int
   return out;
 }
 
+// Where byte `at` of the arena lies, in the user's words: inside a tensor ("input x"), or in the
+// canaries around one ("12 bytes after the end of y", "3 bytes before x").
+std::string Where(const BufferPlan& plan, int64_t at) {
+  std::string nearest;
+  int64_t distance = -1;
+  for (size_t i = 0; i < plan.tensors.size(); ++i) {
+    const TensorBuffer& t = plan.tensors[i];
+    if (at >= t.offset && at < t.offset + t.bytes) return "in its input " + t.name;
+    const int64_t after = at - (t.offset + t.bytes), before = t.offset - at;
+    const int64_t d = at >= t.offset + t.bytes ? after : before;
+    if (distance < 0 || d < distance) {
+      distance = d;
+      nearest = at >= t.offset + t.bytes
+                    ? "at byte " + std::to_string(after + 1) + " past the end of " + t.name
+                    : "at byte " + std::to_string(before) + " before " + t.name;
+    }
+  }
+  return nearest;
+}
+
 std::string Number(double x) {
   std::ostringstream s;
   s.precision(6);
@@ -321,6 +341,39 @@ std::string ComputeRoofline(const GeneralContract& c, const Sizes& sizes, double
   r.bound = r.intensity < ridge ? "memory" : "compute";
   *out = r;
   return "";
+}
+
+std::string ForeignWrites(const GeneralContract& c, const BufferPlan& plan,
+                          const std::vector<uint8_t>& before, const std::vector<uint8_t>& after) {
+  int64_t changed = 0, first = -1;
+  int64_t at = 0;
+  const auto scan = [&](int64_t from, int64_t to) {
+    for (int64_t i = from; i < to; ++i)
+      if (before[size_t(i)] != after[size_t(i)]) {
+        if (first < 0) first = i;
+        ++changed;
+      }
+  };
+  for (size_t i = 0; i < plan.tensors.size(); ++i) {
+    const TensorBuffer& t = plan.tensors[i];
+    if (c.tensors[i].role == TensorRole::kInput) continue;
+    scan(at, t.offset);
+    at = t.offset + t.bytes;
+  }
+  scan(at, plan.arena_bytes);
+  if (changed == 0) return "";
+  return "a write outside its outputs: " + std::to_string(changed) + " bytes changed, the first " +
+         Where(plan, first);
+}
+
+int64_t Unwritten(const std::vector<uint8_t>& bytes, int width) {
+  int64_t n = 0;
+  for (size_t i = 0; i + size_t(width) <= bytes.size(); i += size_t(width)) {
+    bool poison = true;
+    for (int b = 0; b < width && poison; ++b) poison = bytes[i + size_t(b)] == 0xFF;
+    n += poison ? 1 : 0;
+  }
+  return n;
 }
 
 }  // namespace ablation::kernels::user

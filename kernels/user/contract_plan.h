@@ -84,6 +84,16 @@ std::string CompareOutput(const TensorSpec& spec, const Sizes& sizes, DType dtyp
                           const std::vector<uint8_t>& out, const std::vector<uint8_t>& ref,
                           const Tolerance& tolerance, OutputStats* stats = nullptr);
 
+/// The bytes of an arena a launch must not write (inputs, canaries, the gaps between buffers:
+/// everything but its outputs and inouts) that differ between `before` and `after`, the arena's
+/// bytes around the launch: "" when none, else how many and where the first is, in the user's
+/// words ("a write outside its outputs: 2 bytes changed, the first at byte 1 past the end of y",
+/// "... the first in its input x").
+std::string ForeignWrites(const GeneralContract& c, const BufferPlan& plan,
+                          const std::vector<uint8_t>& before, const std::vector<uint8_t>& after);
+/// Elements of `bytes` (of `width` bytes each) still as the poison wrote them: every byte 0xFF.
+int64_t Unwritten(const std::vector<uint8_t>& bytes, int width);
+
 /// A launch's figures against its roofs: operations and bytes from the work model at `sizes`,
 /// achieved per second over `seconds`, each as a share of its roof (the compute peak at the
 /// clock, the device's measured bandwidth), and which roof is the nearer: "memory" or "compute".

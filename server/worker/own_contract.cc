@@ -59,63 +59,6 @@ bool SameProblem(const k::Problem& a, const k::Problem& b) {
   return a.m == b.m && a.n == b.n && a.k == b.k && a.dtype == b.dtype;
 }
 
-/// Where byte `at` of the arena lies, in the user's words: inside a tensor ("input x"), or in the
-/// canaries around one ("12 bytes after the end of y", "3 bytes before x").
-std::string Where(const ku::GeneralContract& c, const ku::BufferPlan& plan, int64_t at) {
-  std::string nearest;
-  int64_t distance = -1;
-  for (size_t i = 0; i < plan.tensors.size(); ++i) {
-    const ku::TensorBuffer& t = plan.tensors[i];
-    if (at >= t.offset && at < t.offset + t.bytes) return "its input " + t.name;
-    const int64_t after = at - (t.offset + t.bytes), before = t.offset - at;
-    const int64_t d = at >= t.offset + t.bytes ? after : before;
-    if (distance < 0 || d < distance) {
-      distance = d;
-      nearest = at >= t.offset + t.bytes
-                    ? std::to_string(after + 1) + " bytes after the end of " + t.name
-                    : std::to_string(before) + " bytes before " + t.name;
-    }
-  }
-  (void)c;
-  return nearest;
-}
-
-/// The bytes a launch must not have written that changed (everything but its outputs and
-/// inouts): "" when none did, else where the first is and how many.
-std::string ForeignWrites(const ku::GeneralContract& c, const ku::BufferPlan& plan,
-                          const std::vector<uint8_t>& before, const std::vector<uint8_t>& after) {
-  int64_t changed = 0, first = -1;
-  int64_t at = 0;
-  const auto scan = [&](int64_t from, int64_t to) {
-    for (int64_t i = from; i < to; ++i)
-      if (before[size_t(i)] != after[size_t(i)]) {
-        if (first < 0) first = i;
-        ++changed;
-      }
-  };
-  for (size_t i = 0; i < plan.tensors.size(); ++i) {
-    const ku::TensorBuffer& t = plan.tensors[i];
-    if (!Written(c.tensors[i].role)) continue;
-    scan(at, t.offset);
-    at = t.offset + t.bytes;
-  }
-  scan(at, plan.arena_bytes);
-  if (changed == 0) return "";
-  return "a write outside its outputs: " + std::to_string(changed) + " bytes changed, the first " +
-         Where(c, plan, first);
-}
-
-/// Elements of an output the reference left as the poison wrote them (every byte 0xFF).
-int64_t Unwritten(const std::vector<uint8_t>& bytes, int width) {
-  int64_t n = 0;
-  for (size_t i = 0; i + size_t(width) <= bytes.size(); i += size_t(width)) {
-    bool poison = true;
-    for (int b = 0; b < width && poison; ++b) poison = bytes[i + size_t(b)] == 0xFF;
-    n += poison ? 1 : 0;
-  }
-  return n;
-}
-
 std::vector<uint8_t> Slice(const std::vector<uint8_t>& arena, const ku::TensorBuffer& t) {
   return {arena.begin() + t.offset, arena.begin() + t.offset + t.bytes};
 }
@@ -318,7 +261,7 @@ std::string OwnKernel::JudgeTimedCheck(k::OwnCheck* out) {
         t < int64_t(kept_->plan.tensors.size()) && i >= kept_->plan.tensors[size_t(t)].offset;
     if (!inside) expected[size_t(i)] = canaries[size_t(i)];
   }
-  out->detail = ForeignWrites(c, kept_->plan, expected, mine);
+  out->detail = ku::ForeignWrites(c, kept_->plan, expected, mine);
   for (size_t i = 0; i < c.tensors.size(); ++i) {
     const ku::TensorSpec& t = c.tensors[i];
     if (!Written(t.role)) continue;
@@ -368,17 +311,17 @@ std::string OwnKernel::Verify(const k::Problem& p, void* stream, uint64_t seed, 
                    cudaMemcpy(ref_after.data(), ref.base, size_t(bytes), cudaMemcpyDeviceToHost)))
            .empty())
     return err;
-  if (std::string foreign = ForeignWrites(c, ref.plan, before, ref_after); !foreign.empty())
+  if (std::string foreign = ku::ForeignWrites(c, ref.plan, before, ref_after); !foreign.empty())
     return "reference: " + c.reference.entry + " made " + foreign;
   k::OwnCheck check;
-  check.detail = ForeignWrites(c, mine.plan, before, after);
+  check.detail = ku::ForeignWrites(c, mine.plan, before, after);
   for (size_t i = 0; i < c.tensors.size(); ++i) {
     const ku::TensorSpec& t = c.tensors[i];
     if (!Written(t.role)) continue;
     const ku::TensorBuffer& b = mine.plan.tensors[i];
     const std::vector<uint8_t> theirs = Slice(ref_after, b);
     if (t.role == ku::TensorRole::kOutput)
-      if (const int64_t n = Unwritten(theirs, k::ElementBytes(t.dtype)); n > 0)
+      if (const int64_t n = ku::Unwritten(theirs, k::ElementBytes(t.dtype)); n > 0)
         return "reference: " + c.reference.entry + " left " + std::to_string(n) + " elements of " +
                t.name + " unwritten";
     ku::OutputStats stats;

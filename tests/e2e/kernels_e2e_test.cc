@@ -471,6 +471,24 @@ TEST_F(KernelsE2E, AKernelOfItsOwnContractIsPlannedVerifiedTimedAndOnItsRoofline
   EXPECT_THAT(unknown.err, HasSubstr("columns"));
 }
 
+// Bytes per second above 1.25 times the device's measured bandwidth are refused, as TFLOPS above
+// the peak are: the test double runs this variant twice as fast as its work model's bytes at
+// 3 TB/s allow (6 TB/s against its 4.2 measured).
+TEST_F(KernelsE2E, AFigureAboveTheMeasuredBandwidthIsRefused) {
+  StartDaemon("add_role = \"run\"\n", {{"ABLATION_FAKE_SPEEDUP", "user.softmax.threads=512=2"}});
+  const std::string dir = kExamples + "/general/";
+  ASSERT_EQ(
+      Client({"kernel", "add", dir + "row_softmax.cu", "-m", dir + "row_softmax.toml"}).exit_code,
+      0);
+  const CommandResult run =
+      Client({"--format", "csv", "run", "--variant", "user.softmax.threads=128", "--variant",
+              "user.softmax.threads=512", "--size", "rows=1024,cols=4096"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_THAT(run.out + run.err, HasSubstr("refused: 6000 GB/s is 143% of the device's measured "
+                                           "bandwidth (4200 GB/s)"));
+  EXPECT_THAT(run.out, HasSubstr("user.softmax.threads=128,bf16,1024x4096x1,"));
+}
+
 // PTX from another compiler (examples/user-kernels/ptx, made by make-ptx.sh with nvcc -ptx):
 // checked with no GPU, added, listed with ptxas' report, and run beside its CUDA twin, each row
 // pointing at its build.

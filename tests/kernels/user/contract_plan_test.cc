@@ -215,4 +215,33 @@ TEST(ContractPlan, TheComparisonCountsEveryElementOutside) {
   EXPECT_DOUBLE_EQ(stats.max_rel_error, 1.0);
 }
 
+// What a launch must not write (its inputs, the canaries, the gaps) is compared byte by byte:
+// a write one element past an output, or into an input, is named where it landed; an output's
+// own bytes may change. The poison left in an output is counted element by element.
+TEST(ContractPlan, AWriteOutsideTheOutputsIsNamedWhereItLanded) {
+  const Manifest m = Example("row_softmax.toml");
+  BufferPlan plan;
+  ASSERT_EQ(PlanBuffers(*m.general, {{"rows", 4}, {"cols", 8}}, 1 << 20, &plan), "");
+  std::vector<uint8_t> before(size_t(plan.arena_bytes));
+  for (int64_t i = 0; i < plan.arena_bytes; ++i) before[size_t(i)] = CanaryByte(i);
+  const TensorBuffer &x = plan.tensors[0], &y = plan.tensors[1];
+  std::vector<uint8_t> after = before;
+  for (int64_t i = 0; i < y.bytes; ++i) after[size_t(y.offset + i)] ^= 0x11;  // y written
+  EXPECT_EQ(ForeignWrites(*m.general, plan, before, after), "");
+  std::vector<uint8_t> past = after;
+  past[size_t(y.offset + y.bytes)] ^= 0x5A;
+  past[size_t(y.offset + y.bytes + 1)] ^= 0x5A;
+  EXPECT_EQ(ForeignWrites(*m.general, plan, before, past),
+            "a write outside its outputs: 2 bytes changed, the first at byte 1 past the end of y");
+  std::vector<uint8_t> into = after;
+  into[size_t(x.offset + 3)] ^= 0x01;
+  EXPECT_EQ(ForeignWrites(*m.general, plan, before, into),
+            "a write outside its outputs: 1 bytes changed, the first in its input x");
+  std::vector<uint8_t> ahead = after;
+  ahead[size_t(x.offset - 2)] ^= 0x01;
+  EXPECT_EQ(ForeignWrites(*m.general, plan, before, ahead),
+            "a write outside its outputs: 1 bytes changed, the first at byte 2 before x");
+  EXPECT_EQ(Unwritten({0xFF, 0xFF, 0x00, 0xFF, 0xFF, 0xFF}, 2), 2);
+}
+
 }  // namespace ablation::kernels::user
