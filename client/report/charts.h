@@ -29,6 +29,12 @@ std::string ChangeChart(const v1::ReportSection& section, double floor);
 std::string TflopsHeatmap(const v1::ReportSection& section, const ShapeView& view);
 std::string ChangeHeatmap(const v1::ReportSection& section, const ShapeView& view);
 
+// Kernels of their own contract on their roofline (roofline_chart.cc): operations per byte
+// against tera-operations per second, log-log; the memory roof (the measured bandwidth) up to the
+// ridge and the compute roof at the rows' clock-adjusted peak; each measured row a point, named
+// in the legend. "" when no row of the section has a roofline.
+std::string RooflineChart(const v1::ReportSection& section);
+
 // A series' history (`history --format html`): each run's median time as a point on a run axis
 // (oldest first, labelled with run ids), the mean of each segment between change points as a line
 // over it, and each change point as a dashed line before its first point with its change ("▲

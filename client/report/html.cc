@@ -296,6 +296,7 @@ std::string Figures(const v1::Report& report, const v1::ReportSection& s) {
     figures = TflopsHeatmap(s, view) + ChangeHeatmap(s, view);
     left_out = LeftOutLine(view);
   }
+  figures += RooflineChart(s);
   std::string html;
   if (!figures.empty()) html += "<div class=\"figures\">\n" + figures + "</div>\n";
   if (!left_out.empty()) html += "<p class=\"left-out\">" + E(left_out) + "</p>\n";

@@ -445,6 +445,12 @@ TEST_F(KernelsE2E, AKernelOfItsOwnContractIsPlannedVerifiedTimedAndOnItsRoofline
   ASSERT_EQ(report.exit_code, 0) << report.err;
   EXPECT_THAT(report.out, HasSubstr("% of measured bandwidth"));
   EXPECT_THAT(report.out, HasSubstr("(fp32)"));
+  // The HTML report draws the roofline: both roofs and a point per measured row.
+  const CommandResult html = Client({"report", "1", "--format", "html"});
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  EXPECT_THAT(html.out, HasSubstr("Roofline: tera-operations per second"));
+  EXPECT_THAT(html.out, HasSubstr("memory 4200 GB/s"));
+  EXPECT_THAT(html.out, HasSubstr("user.softmax.threads=128: "));
   // Its default sizes where a run names none; its ladder preset measures every rung at them.
   const CommandResult defaults =
       Client({"--format", "csv", "run", "--variant", "user.softmax.threads=128"});
