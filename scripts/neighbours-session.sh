@@ -54,12 +54,7 @@ timed() {
 shapes=(--shape 4096 --shape 8192)
 say "GPU $(nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv,noheader)"
 for phase in "$@"; do
-  now=$(($(date +%s) - start))
-  if ((now + $(usual "$phase") > deadline)); then
-    say "SKIPPED $phase: ${now}s gone, usually $(usual "$phase")s, deadline ${deadline}s"
-    continue
-  fi
-  say "phase $phase ($(elapsed))"
+  starts "$phase" "$(usual "$phase")" "$deadline" || continue
   case $phase in
     check)
       timeout 150 "$bundle/bin/worker_gpu_tests" --gtest_brief=1 \

@@ -32,12 +32,7 @@ check() {  # check NAME COMMAND...: PASS when the command succeeds
 }
 
 for phase in "$@"; do
-  now=$(($(date +%s) - start))
-  if ((now + $(usual "$phase") > deadline)); then
-    say "SKIPPED $phase: ${now}s gone, usually $(usual "$phase")s, deadline ${deadline}s"
-    continue
-  fi
-  say "phase $phase ($(elapsed))"
+  starts "$phase" "$(usual "$phase")" "$deadline" || continue
   case $phase in
     examples)
       CONFIG=$out/user.toml start_daemon "$out/examples.db" || continue

@@ -15,6 +15,17 @@ say() { echo "== $*" | tee -a "$log"; }
 start=$(date +%s)
 elapsed() { echo $(($(date +%s) - start))s; }
 
+# starts PHASE USUAL_SECONDS DEADLINE: says the phase begins, or that it is skipped (false) because
+# its usual length would end it after the deadline (seconds since the session's start).
+starts() {
+  local now=$(($(date +%s) - start))
+  if ((now + $2 > $3)); then
+    say "SKIPPED $1: ${now}s gone, usually $2s, deadline $3s"
+    return 1
+  fi
+  say "phase $1 ($(elapsed))"
+}
+
 daemon=""
 start_daemon() {  # start_daemon DB; CONFIG=FILE gives the daemon a configuration (--config)
   "$bundle/bin/ablationd" --listen "127.0.0.1:$port" --db "$1" ${CONFIG:+--config "$CONFIG"} \

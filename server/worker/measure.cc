@@ -211,6 +211,7 @@ class WindowSampler {
     err = Sample();
     cost_->set_sampling_seconds(Seconds(loop0_));
     if (!err.empty()) return err;
+    if (!(err = FinishOwnChecks()).empty()) return err;
     if (samples_.kept_cycles() == 0) {
       return "no cycle of the window was kept: every batch's gate timed out (" +
              std::to_string(dropped_batches_) + " batches dropped) before the wall-clock cap";
@@ -417,37 +418,42 @@ class WindowSampler {
     return "";
   }
 
-  // Kernels of their own contract in the batch just enqueued: where none of theirs is pending,
-  // the first batch and about one in four after it (drawn from the task's seed) get a check of
-  // their last timed launch behind the batch (own_contract.h), judged when the batch is
-  // collected.
+  // Kernels of their own contract: one timed launch each per window is checked against the
+  // reference on the same inputs (own_contract.h), the last launch of a batch drawn at random
+  // (one in eight from the second on), its check enqueued behind that batch; a member never
+  // drawn has its window's last launch checked once the samples are in. The comparisons are made
+  // after the samples (FinishOwnChecks), so that no host work stalls the GPU mid-window.
   std::string EnqueueOwnChecks(const std::vector<int>& who) {
-    own_check_slot_.resize(members_.size(), -1);
     own_checked_.resize(members_.size(), 0);
+    own_enqueued_.resize(members_.size(), false);
     if (!own_rng_seeded_) {
       own_rng_.seed(task_.seed() ^ 0x4F574E434845434Bull);
       own_rng_seeded_ = true;
     }
     for (size_t m = 0; m < members_.size(); ++m) {
       const k::Variant& v = *members_[m].r.variant;
-      if (!v.own_contract || !v.enqueue_own_check || own_check_slot_[m] >= 0 ||
+      if (!v.own_contract || !v.enqueue_own_check || own_enqueued_[m] ||
           std::find(who.begin(), who.end(), int(m)) == who.end())
         continue;
-      if (batches_ > 1 && own_rng_() % 4 != 0) continue;
+      if (batches_ < 2 || own_rng_() % 8 != 0) continue;
       if (std::string e = v.enqueue_own_check(d_.stream); !e.empty()) return v.name + ": " + e;
-      own_check_slot_[m] = next_slot_;
+      own_enqueued_[m] = true;
     }
     return "";
   }
 
-  // The checks of the batch in `slot`: "" when every kept launch agreed with the reference.
-  std::string JudgeOwnChecks(int slot) {
-    for (size_t m = 0; m < own_check_slot_.size(); ++m) {
-      if (own_check_slot_[m] != slot) continue;
-      own_check_slot_[m] = -1;
+  // After the samples: every member's check (enqueued now where none was drawn) judged. "" when
+  // each kept launch agreed with the reference.
+  std::string FinishOwnChecks() {
+    own_checked_.resize(members_.size(), 0);
+    own_enqueued_.resize(members_.size(), false);
+    for (size_t m = 0; m < members_.size(); ++m) {
       const k::Variant& v = *members_[m].r.variant;
+      if (!v.own_contract || !v.enqueue_own_check || !v.judge_own_check) continue;
+      std::string e;
+      if (!own_enqueued_[m]) e = v.enqueue_own_check(d_.stream);
       k::OwnCheck check;
-      std::string e = v.judge_own_check(&check);
+      if (e.empty()) e = v.judge_own_check(&check);
       if (e.empty() && !check.passed)
         e = "a timed launch disagreed with its reference: " + check.detail + " (" +
             std::to_string(check.mismatches) + " of " + std::to_string(check.elements) +
@@ -456,7 +462,7 @@ class WindowSampler {
         result_->set_failed_variant(v.name);
         return v.name + ": " + e;
       }
-      ++own_checked_[m];
+      own_checked_[m] += check.elements > 0 ? 1 : 0;
     }
     return "";
   }
@@ -492,7 +498,6 @@ class WindowSampler {
           "before it was enqueued",
           done.count, n_);
     }
-    if (std::string err = JudgeOwnChecks(done.slot); !err.empty()) return err;
     if (guard_.active()) {
       int failed = -1;
       if (std::string err = guard_.Judge(members_, done.slot, &failed); !err.empty()) {
@@ -609,10 +614,10 @@ class WindowSampler {
   int64_t order_cycle_ = -1;
   std::vector<int> order_;
   std::vector<std::vector<int>> slot_members_;
-  // Kernels of their own contract: per member the slot whose batch has its check pending (-1:
-  // none), the checks passed, and the draw of the batches checked.
-  std::vector<int> own_check_slot_;
+  // Kernels of their own contract: per member the checks passed and whether this window's is
+  // enqueued, and the draw of the batch checked.
   std::vector<int> own_checked_;
+  std::vector<bool> own_enqueued_;
   std::mt19937_64 own_rng_;
   bool own_rng_seeded_ = false;
 };

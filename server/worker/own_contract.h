@@ -38,8 +38,9 @@ class OwnKernel {
   std::string Verify(const kernels::Problem& p, void* stream, uint64_t seed,
                      kernels::OwnCheck* out);
 
-  /// Behind a batch of timed launches on `stream`: the timing arena as the last launch left it
-  /// kept aside, and the reference run on a copy of the same inputs (nothing for a contract
+  /// Behind a batch of timed launches on `stream` (one per window: measure.cc): the timing
+  /// arena as the last launch left it kept aside, and the reference run on a copy of the same
+  /// inputs (nothing for a contract
   /// with an inout tensor, whose value after many launches no single reference launch gives).
   std::string EnqueueTimedCheck(void* stream);
   /// Waits for the check enqueued last and compares: the outputs within the tolerance, the
