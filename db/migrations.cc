@@ -941,9 +941,9 @@ PRAGMA user_version = 20;
 )sql");
 }
 
-// v21: a kernel of its own contract on its roofline (Measurement.roofline): its bytes per second
-// from its work model, the device's measured bandwidth and its share of it, its share of the
-// compute peak its work model names, its intensity and the nearer roof. Unset for the other rows.
+// v21: a row on its roofline (Measurement.roofline): its bytes per second from its work model (a
+// GEMM's A, B and C once), the device's measured bandwidth and its share of it, its share of the
+// compute peak its work model names, its intensity and the nearer roof. Unset in older rows.
 void MigrateV21(Connection& c) {
   c.Exec(R"sql(
 ALTER TABLE measurements ADD COLUMN roofline_bytes_per_second REAL;

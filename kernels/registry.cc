@@ -30,6 +30,12 @@ WorkModel Variant::Work(const Problem& p) const {
   if (work) return work(p);
   WorkModel gemm;
   gemm.flops = p.Flops();
+  // Its compulsory traffic: A and B read once, C written once (what a kernel that keeps every
+  // reuse on chip moves; its bytes per second against the device's bandwidth say how near the
+  // memory roof a small or skinny GEMM runs).
+  gemm.memory_bytes =
+      (double(p.m) * double(p.k) + double(p.k) * double(p.n)) * ElementBytes(p.dtype) +
+      double(p.m) * double(p.n) * OutputBytes(p.dtype);
   return gemm;
 }
 

@@ -196,7 +196,7 @@ struct Variant {
   std::string Param(std::string_view key) const;
   /// The value of a numeric parameter; unset when the variant has none or it is a word.
   std::optional<int64_t> NumberParam(std::string_view key) const;
-  /// `work` at `p`, or the GEMM default when unset.
+  /// `work` at `p`, or the GEMM default when unset: 2MNK flops, A and B read and C written once.
   WorkModel Work(const Problem& p) const;
   /// The kernel a launch at `p` runs (kernel_at, else kernel(p.dtype)); nullptr for library
   /// entries and where nothing is bound.

@@ -440,6 +440,13 @@ TEST_F(KernelsE2E, AKernelOfItsOwnContractIsPlannedVerifiedTimedAndOnItsRoofline
   EXPECT_THAT(json.out, HasSubstr("\"roofline_compute_roof\":\"fp32\""));
   EXPECT_THAT(json.out, HasSubstr("\"roofline_bound\":\"memory\""));
   EXPECT_THAT(json.out, HasSubstr("\"roofline_intensity\":1.25"));  // 5 ops per 4 bytes
+  // A GEMM's row is on its roofline too: A, B and C moved once (3 x 2 MiB at 1024^3 in bf16:
+  // 341 operations per byte, beyond the fake H200's ridge of 1070 TFLOPS / 4.2 TB/s).
+  ASSERT_EQ(Client({"run", "--variant", "cublas_bf16", "--shape", "1024"}).exit_code, 0);
+  const CommandResult gemm = Client({"--format", "json", "results", "--variant", "cublas_bf16"});
+  EXPECT_THAT(gemm.out, HasSubstr("\"roofline_compute_roof\":\"bf16\""));
+  EXPECT_THAT(gemm.out, HasSubstr("\"roofline_bound\":\"compute\""));
+  EXPECT_THAT(gemm.out, HasSubstr("\"roofline_intensity\":341.33"));
   // The report draws each row against its roofs.
   const CommandResult report = Client({"report", "1", "--format", "md"});
   ASSERT_EQ(report.exit_code, 0) << report.err;

@@ -446,7 +446,7 @@ void MeasurementStep::FillRow(const worker::v1::MemberResult& member, const Time
         !refused.empty())
       m->set_error(refused);
   }
-  if (variant.own_contract) FillRoofline(work, problem, m);
+  if (work.memory_bytes > 0) FillRoofline(work, problem, variant.own_contract, m);
   m->set_checked_launches(member.checked_launches());
   if (member.has_library()) *m->mutable_library() = member.library();
   m->set_windows(timed.windows);
@@ -471,7 +471,7 @@ void MeasurementStep::FillRow(const worker::v1::MemberResult& member, const Time
 }
 
 void MeasurementStep::FillRoofline(const kernels::WorkModel& work, const kernels::Problem& problem,
-                                   v1::Measurement* m) const {
+                                   bool refuse, v1::Measurement* m) const {
   const double seconds = m->stats().median_ms() * 1e-3;
   if (!(seconds > 0)) return;
   v1::Roofline* r = m->mutable_roofline();
@@ -484,7 +484,10 @@ void MeasurementStep::FillRoofline(const kernels::WorkModel& work, const kernels
   if (ctx_.bandwidth > 0) {
     r->set_roofline_bandwidth(ctx_.bandwidth);
     r->set_roofline_memory_share(bytes_per_second / ctx_.bandwidth);
-    if (bytes_per_second > kAboveMeasuredBandwidth * ctx_.bandwidth && m->error().empty()) {
+    // A kernel of its own contract counts its own bytes: far above the bandwidth, they are wrong
+    // (an L2 kept hot on purpose may serve more than device memory can).
+    if (refuse && m->l2() != v1::L2_MODE_HOT &&
+        bytes_per_second > kAboveMeasuredBandwidth * ctx_.bandwidth && m->error().empty()) {
       char buf[240];
       std::snprintf(buf, sizeof buf,
                     "refused: %.0f GB/s is %.0f%% of the device's measured bandwidth (%.0f GB/s): "

@@ -166,10 +166,11 @@ class MeasurementStep {
   void FillRow(const worker::v1::MemberResult& member, const Timed& timed, int timed_members,
                const kernels::Variant& variant, const kernels::Problem& problem,
                v1::Measurement* m) const;
-  /// A kernel of its own contract's roofline figures (Measurement.roofline) from its work model
-  /// over the row's median time; a GB/s above kAboveMeasuredBandwidth times the device's
-  /// measured bandwidth is refused, as a figure above the compute peak is.
-  void FillRoofline(const kernels::WorkModel& work, const kernels::Problem& problem,
+  /// A row's roofline figures (Measurement.roofline) from its work model's memory bytes over its
+  /// median time (a GEMM's: A, B and C once). With `refuse` (a kernel of its own contract, whose
+  /// bytes its author counts), a GB/s above kAboveMeasuredBandwidth times the device's measured
+  /// bandwidth is refused, as a figure above the compute peak is, unless the L2 was kept hot.
+  void FillRoofline(const kernels::WorkModel& work, const kernels::Problem& problem, bool refuse,
                     v1::Measurement* m) const;
 
   uint64_t NextTask() { return (*ctx_.next_task)++; }
