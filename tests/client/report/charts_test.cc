@@ -296,7 +296,8 @@ TEST(Page, OnlyMeasuredSectionsAreDrawnTheRestListedInOneLine) {
           "(`ablation-client sweep --preset pipelining`), "
           "Hopper ladder: mma.sync to TMA + wgmma, one change per rung (`ablation-client sweep "
           "--preset ladder-h`), FP8 ladder: e4m3 wgmma, one change per rung, against cuBLASLt "
-          "fp8 (`ablation-client sweep --preset ladder-f8`).</p>"));
+          "fp8 (`ablation-client sweep --preset ladder-f8`), Serving shapes: decode and prefill "
+          "GEMMs (TFLOPS) (`ablation-client sweep --preset serving`).</p>"));
   EXPECT_THAT(html, HasSubstr("<section id=\"ladder-a\">"));  // A3 is ladder B's B4
   EXPECT_THAT(html, Not(HasSubstr("<section id=\"pipelining\">")));
   EXPECT_THAT(html, HasSubstr("<section id=\"ladder-b\">"));

@@ -265,7 +265,9 @@ TEST(Report, AnUnmeasuredTableSaysSo) {
                             "--preset pipelining`), Hopper ladder: mma.sync to TMA + wgmma, one "
                             "change per rung (`ablation-client sweep --preset ladder-h`), FP8 "
                             "ladder: e4m3 wgmma, one change per rung, against cuBLASLt fp8 "
-                            "(`ablation-client sweep --preset ladder-f8`)."));
+                            "(`ablation-client sweep --preset ladder-f8`), Serving shapes: decode "
+                            "and prefill GEMMs (TFLOPS) (`ablation-client sweep --preset "
+                            "serving`)."));
   EXPECT_THAT(md, HasSubstr("| B3 vs B2 |"));
   EXPECT_THAT(md, HasSubstr("## 3. Ladder B"));
   EXPECT_THAT(md, HasSubstr("## 4. Shape sensitivity"));
@@ -291,7 +293,7 @@ TEST(Report, JsonParsesBackIntoTheModelAndCsvHasEveryRow) {
   const v1::Report& parsed = reports[0];
   EXPECT_EQ(parsed.schema_version(), 1);
   EXPECT_EQ(parsed.run().id(), 7);
-  EXPECT_EQ(parsed.sections_size(), 8);
+  EXPECT_EQ(parsed.sections_size(), 9);
   EXPECT_EQ(parsed.SerializeAsString(), r.SerializeAsString());  // nothing lost
   // The words of the CSV (its status column says "missing" too), not ROW_STATUS_MISSING.
   EXPECT_THAT(json, HasSubstr("\"status\":\"missing\""));

@@ -172,7 +172,7 @@ TEST(PresetReport, BuiltInSectionsAreThePlansTables) {
       ElementsAre(std::pair(1, std::string("arch")), std::pair(2, std::string("ladder-a")),
                   std::pair(3, std::string("ladder-b")), std::pair(4, std::string("shapes")),
                   std::pair(5, std::string("pipelining")), std::pair(6, std::string("ladder-h")),
-                  std::pair(7, std::string("ladder-f8"))));
+                  std::pair(7, std::string("ladder-f8")), std::pair(8, std::string("serving"))));
 
   const v1::Preset a = ToProto(*presets.Find("ladder-a"), registry);
   ASSERT_TRUE(a.has_report());
