@@ -477,6 +477,11 @@ TEST_F(KernelsE2E, AKernelOfItsOwnContractIsPlannedVerifiedTimedAndOnItsRoofline
   EXPECT_NE(wrong.exit_code, 0);
   EXPECT_THAT(wrong.out + wrong.err, HasSubstr("the reference"));
   EXPECT_THAT(wrong.out + wrong.err, HasSubstr("output elements outside the tolerance"));
+  // `verify` checks it against its own reference, whatever --against says of GEMMs.
+  const CommandResult verify = Client({"--format", "csv", "verify", "--variant",
+                                       "user.softmax.threads=128", "--size", "rows=64,cols=64"});
+  EXPECT_EQ(verify.exit_code, 0) << verify.err;
+  EXPECT_THAT(verify.out, HasSubstr("user.softmax.threads=128,bf16,64x64x1,own,"));
   // Sizes it does not have, or a size missing with no default, are refused by name.
   const CommandResult unknown =
       Client({"run", "--variant", "user.softmax.threads=128", "--size", "rows=64,columns=64"});
