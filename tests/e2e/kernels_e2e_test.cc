@@ -507,6 +507,27 @@ TEST_F(KernelsE2E, AFigureAboveTheMeasuredBandwidthIsRefused) {
   EXPECT_THAT(run.out, HasSubstr("user.softmax.threads=128,bf16,1024x4096x1,"));
 }
 
+// The few-row GEMM example (a stream of B, one warp per column) compiles in every knob set without
+// spills, and runs the decode shapes its conditions allow, refusing more rows than it takes.
+TEST_F(KernelsE2E, TheFewRowGemmCompilesWithoutSpillsAndRunsDecodeShapes) {
+  StartDaemon("add_role = \"run\"\n");
+  const std::string cu = kExamples + "/gemv_rows.cu", toml = kExamples + "/gemv_rows.toml";
+  const CommandResult json =
+      Client({"--format", "json", "kernel", "check", cu, "-m", toml, "--arch", "sm_90a"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(Count(json.out, "\"spill_store_bytes\":0"), 4) << json.out;
+  ASSERT_EQ(Client({"kernel", "add", cu, "-m", toml}).exit_code, 0);
+  const CommandResult run =
+      Client({"--format", "csv", "run", "--variant", "user.gemv_rows.rows=16.warps=8", "--shape",
+              "1x4096x4096", "--shape", "16x14336x4096"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("user.gemv_rows.rows=16.warps=8,bf16,16x14336x4096,"));
+  const CommandResult refused =
+      Client({"run", "--variant", "user.gemv_rows.rows=1.warps=8", "--shape", "16x4096x4096"});
+  EXPECT_EQ(refused.exit_code, 65) << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("M must be at most ROWS"));
+}
+
 // PTX from another compiler (examples/user-kernels/ptx, made by make-ptx.sh with nvcc -ptx):
 // checked with no GPU, added, listed with ptxas' report, and run beside its CUDA twin, each row
 // pointing at its build.
