@@ -161,6 +161,9 @@ TEST_F(Clocks, LockedRunLocksBeforeAndResetsAfterAndRecordsPolicyAndTelemetry) {
   ASSERT_EQ(ms.size(), 4u);
   for (const auto& m : ms) {
     EXPECT_EQ(m.clock_policy(), "lock sm=1980 mem=3201");
+    // The bandwidth each row is held against is the one measured under its run's clocks (the
+    // test double's: 3.9 TB/s locked, 4.2 in observe mode).
+    EXPECT_EQ(m.roofline().roofline_bandwidth(), 3.9e12);
     EXPECT_TRUE(m.telemetry().available()) << m.telemetry().unavailable_reason();
     EXPECT_GT(m.telemetry().sm_clock_mhz_mean(), 0);
     EXPECT_GT(m.telemetry().power_w_max(), 0);

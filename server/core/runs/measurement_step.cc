@@ -82,6 +82,7 @@ std::string MeasurementStep::CallWindow(const Call& c, worker::v1::MeasureResult
   task->set_window_seconds(c.window_seconds);
   task->set_min_cycles(c.min_cycles);
   task->set_warmup(c.warmup);
+  task->set_clock_policy(ClockPolicyText(plan.clocks));
   // The worker caps a window at 3 x its span + 1 s of wall time; a warm-up of a kernel of seconds
   // a launch is bounded by max_seconds. A worker that takes twice that plus the margin is hung
   // (seconds, not minutes: the worker's start-up is timed apart, in GpuWorker::Ensure).
@@ -446,7 +447,11 @@ void MeasurementStep::FillRow(const worker::v1::MemberResult& member, const Time
         !refused.empty())
       m->set_error(refused);
   }
-  if (work.memory_bytes > 0) FillRoofline(work, problem, variant.own_contract, m);
+  if (work.memory_bytes > 0)
+    FillRoofline(
+        work, problem, variant.own_contract,
+        timed.window.measured_bandwidth() > 0 ? timed.window.measured_bandwidth() : ctx_.bandwidth,
+        m);
   m->set_checked_launches(member.checked_launches());
   if (member.has_library()) *m->mutable_library() = member.library();
   m->set_windows(timed.windows);
@@ -471,7 +476,7 @@ void MeasurementStep::FillRow(const worker::v1::MemberResult& member, const Time
 }
 
 void MeasurementStep::FillRoofline(const kernels::WorkModel& work, const kernels::Problem& problem,
-                                   bool refuse, v1::Measurement* m) const {
+                                   bool refuse, double bandwidth, v1::Measurement* m) const {
   const double seconds = m->stats().median_ms() * 1e-3;
   if (!(seconds > 0)) return;
   v1::Roofline* r = m->mutable_roofline();
@@ -481,25 +486,24 @@ void MeasurementStep::FillRoofline(const kernels::WorkModel& work, const kernels
   r->set_roofline_compute_roof(work.fp32_peak ? "fp32"
                                               : std::string(kernels::ToString(problem.dtype)));
   if (m->has_peak_share()) r->set_roofline_compute_share(m->peak_share());
-  if (ctx_.bandwidth > 0) {
-    r->set_roofline_bandwidth(ctx_.bandwidth);
-    r->set_roofline_memory_share(bytes_per_second / ctx_.bandwidth);
+  if (bandwidth > 0) {
+    r->set_roofline_bandwidth(bandwidth);
+    r->set_roofline_memory_share(bytes_per_second / bandwidth);
     // A kernel of its own contract counts its own bytes: far above the bandwidth, they are wrong
     // (an L2 kept hot on purpose may serve more than device memory can).
     if (refuse && m->l2() != v1::L2_MODE_HOT &&
-        bytes_per_second > kAboveMeasuredBandwidth * ctx_.bandwidth && m->error().empty()) {
+        bytes_per_second > kAboveMeasuredBandwidth * bandwidth && m->error().empty()) {
       char buf[240];
       std::snprintf(buf, sizeof buf,
                     "refused: %.0f GB/s is %.0f%% of the device's measured bandwidth (%.0f GB/s): "
                     "the work model's bytes or the timing are wrong",
-                    bytes_per_second / 1e9, 100 * bytes_per_second / ctx_.bandwidth,
-                    ctx_.bandwidth / 1e9);
+                    bytes_per_second / 1e9, 100 * bytes_per_second / bandwidth, bandwidth / 1e9);
       m->set_error(buf);
     }
   }
   // The nearer roof: below the ridge point (peak over bandwidth) memory binds the kernel.
-  if (m->has_peak_tflops() && ctx_.bandwidth > 0 && work.memory_bytes > 0)
-    r->set_roofline_bound(work.flops / work.memory_bytes < m->peak_tflops() * 1e12 / ctx_.bandwidth
+  if (m->has_peak_tflops() && bandwidth > 0 && work.memory_bytes > 0)
+    r->set_roofline_bound(work.flops / work.memory_bytes < m->peak_tflops() * 1e12 / bandwidth
                               ? "memory"
                               : "compute");
 }

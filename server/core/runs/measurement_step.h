@@ -45,8 +45,9 @@ struct StepContext {
   /// The device, for the clock-normalised figures (peak.h): from the worker's hello.
   int sm_count = 0;
   std::string compute_capability;
-  /// Device memory's bandwidth as the worker measured it (DeviceIdentity.measured_bandwidth),
-  /// bytes per second: a kernel of its own contract's memory roof; 0 unknown.
+  /// Device memory's bandwidth as the worker measured it when it opened the device
+  /// (DeviceIdentity.measured_bandwidth), bytes per second; a window's own measurement under its
+  /// clock policy (MeasureResult.measured_bandwidth) wins over it. 0 unknown.
   double bandwidth = 0;
   /// The library baselines' chosen algorithms (library_choices.h); null: none are kept, and a
   /// _best variant is timed again in every window.
@@ -171,7 +172,7 @@ class MeasurementStep {
   /// bytes its author counts), a GB/s above kAboveMeasuredBandwidth times the device's measured
   /// bandwidth is refused, as a figure above the compute peak is, unless the L2 was kept hot.
   void FillRoofline(const kernels::WorkModel& work, const kernels::Problem& problem, bool refuse,
-                    v1::Measurement* m) const;
+                    double bandwidth, v1::Measurement* m) const;
 
   uint64_t NextTask() { return (*ctx_.next_task)++; }
   bool Stopping() const { return ctx_.stopping && ctx_.stopping(); }
