@@ -448,10 +448,13 @@ void MeasurementStep::FillRow(const worker::v1::MemberResult& member, const Time
       m->set_error(refused);
   }
   if (work.memory_bytes > 0)
-    FillRoofline(
-        work, problem, variant.own_contract,
-        timed.window.measured_bandwidth() > 0 ? timed.window.measured_bandwidth() : ctx_.bandwidth,
-        m);
+    // The window's own figure, under the run's clocks; the worker's at open only where the run
+    // left the clocks as they were (a locked run without its own figure has no memory roof).
+    FillRoofline(work, problem, variant.own_contract,
+                 timed.window.measured_bandwidth() > 0 ? timed.window.measured_bandwidth()
+                 : ctx_.plan->clocks.lock              ? 0
+                                                       : ctx_.bandwidth,
+                 m);
   m->set_checked_launches(member.checked_launches());
   if (member.has_library()) *m->mutable_library() = member.library();
   m->set_windows(timed.windows);
