@@ -38,8 +38,6 @@ for phase in "$@"; do
   case $phase in
     examples)
       CONFIG=$out/user.toml start_daemon "$out/examples.db" || continue
-      c --format json device >"$out/device.json" 2>&1
-      say "device: $(grep -o '"measured_bandwidth":[0-9.e+]*' "$out/device.json")"
       python3 - >>"$log" 2>&1 <<'PY'
 import statistics, torch
 n = 1 << 30
@@ -64,6 +62,8 @@ PY
         c -q sweep --preset "user.$kernel" --rounds 3 --tag "ladder-$kernel" >>"$log" 2>&1
         say "sweep user.$kernel: exit $? ($(elapsed))"
       done
+      c --format json results --limit 1 >"$out/bandwidth.json" 2>&1
+      say "measured bandwidth: $(grep -o '"roofline_bandwidth":[0-9.e+]*' "$out/bandwidth.json")"
       c --format csv results --limit 0 >"$out/examples.csv" 2>&1
       check "every row ok, verified and on its roofline" \
         bash -c "! grep -q ',failed,' '$out/examples.csv' && grep -q ',memory,\|,compute,' '$out/examples.csv'"

@@ -7,7 +7,6 @@
 #include <algorithm>
 
 #include "kernels/sm90/sm90_launchers.h"
-#include "server/worker/bandwidth.h"
 #include "server/worker/diagnostics.h"
 #include "server/worker/identity.h"
 #include "server/worker/sample_plan.h"
@@ -88,9 +87,6 @@ std::string Device::CreateResources() {
   }
   residency = kernels::sm90::Sm90DeviceResidency();
   residency.sms = prop.multiProcessorCount;
-  // 512 MiB each way: far beyond any L2, so that the copy is bound by device memory.
-  if (std::string why = MeasureCopyBandwidth(size_t(512) << 20, stream, &bandwidth); !why.empty())
-    Log("device memory bandwidth not measured: %s", why.c_str());
   sample_events.resize(2 * kMaxBatch * kBatchSlots, nullptr);
   for (cudaEvent_t& ev : sample_events) {
     if ((e = cudaEventCreate(&ev)) != cudaSuccess) return "cudaEventCreate: " + CudaText(e);
@@ -171,7 +167,6 @@ void Device::Describe(::ablation::v1::DeviceIdentity* id) const {
   id->set_l2_bytes(prop.l2CacheSize);
   id->set_smem_per_block_optin(int64_t(prop.sharedMemPerBlockOptin));
   id->set_smem_per_sm(int64_t(prop.sharedMemPerMultiprocessor));
-  id->set_measured_bandwidth(bandwidth);
 }
 
 std::string Device::Failed(const std::string& what) {

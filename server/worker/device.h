@@ -54,10 +54,10 @@ struct Device {
   // with it; kernels/sm90/sm90_plan.h).
   kernels::Residency residency;
   /// Device memory's bandwidth as the worker's copy kernel measured it (bandwidth.h), bytes per
-  /// second, under the clock policy `bandwidth_policy` (at open: the clocks as the worker found
-  /// them, which the daemon leaves alone in observe mode); 0 where it could not be measured.
+  /// second, under the clock policy `bandwidth_policy` ("": not measured yet; measure.cc measures
+  /// it at the first window under each policy); 0 where it could not be measured.
   double bandwidth = 0;
-  std::string bandwidth_policy = "observe";
+  std::string bandwidth_policy;
   cudaStream_t stream = nullptr;
   // Batches of samples (sample_batch.h), in kBatchSlots slots: per slot two events and two clock
   // probes per sample, the event after its last work, and the gate the batch waits behind while

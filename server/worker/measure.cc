@@ -19,6 +19,7 @@
 #include "server/worker/launch.h"
 #include "server/worker/library_choice.h"
 #include "server/worker/occupancy.h"
+#include "server/worker/own_contract.h"
 #include "server/worker/resident.h"
 #include "server/worker/sample_batch.h"
 #include "server/worker/sample_plan.h"
@@ -303,6 +304,9 @@ class WindowSampler {
     }
     method_ = o_.hot_l2 ? L2Method::kHot : L2Method::kFlush;
     cost_->set_inputs_reused(false);
+    own_checked_.assign(members_.size(), 0);
+    own_enqueued_.assign(members_.size(), false);
+    own_rng_.seed(task_.seed() ^ 0x4F574E434845434Bull);
     return "";
   }
 
@@ -425,13 +429,7 @@ class WindowSampler {
   // drawn has its window's last launch checked once the samples are in. The comparisons are made
   // after the samples (FinishOwnChecks), so that no host work stalls the GPU mid-window.
   std::string EnqueueOwnChecks(const std::vector<int>& who) {
-    own_checked_.resize(members_.size(), 0);
-    own_enqueued_.resize(members_.size(), false);
-    if (!own_rng_seeded_) {
-      own_rng_.seed(task_.seed() ^ 0x4F574E434845434Bull);
-      own_rng_seeded_ = true;
-    }
-    for (size_t m = 0; m < members_.size(); ++m) {
+    for (size_t m = 0; m < own_enqueued_.size(); ++m) {
       const k::Variant& v = *members_[m].r.variant;
       if (!v.own_contract || !v.enqueue_own_check || own_enqueued_[m] ||
           std::find(who.begin(), who.end(), int(m)) == who.end())
@@ -446,9 +444,7 @@ class WindowSampler {
   // After the samples: every member's check (enqueued now where none was drawn) judged. "" when
   // each kept launch agreed with the reference.
   std::string FinishOwnChecks() {
-    own_checked_.resize(members_.size(), 0);
-    own_enqueued_.resize(members_.size(), false);
-    for (size_t m = 0; m < members_.size(); ++m) {
+    for (size_t m = 0; m < own_enqueued_.size(); ++m) {
       const k::Variant& v = *members_[m].r.variant;
       if (!v.own_contract || !v.enqueue_own_check || !v.judge_own_check) continue;
       std::string e;
@@ -456,9 +452,7 @@ class WindowSampler {
       k::OwnCheck check;
       if (e.empty()) e = v.judge_own_check(&check);
       if (e.empty() && !check.passed)
-        e = "a timed launch disagreed with its reference: " + check.detail + " (" +
-            std::to_string(check.mismatches) + " of " + std::to_string(check.elements) +
-            " output elements outside the tolerance)";
+        e = "a timed launch disagreed with its reference: " + OwnCheckText(check);
       if (!e.empty()) {
         result_->set_failed_variant(v.name);
         return v.name + ": " + e;
@@ -615,20 +609,20 @@ class WindowSampler {
   int64_t order_cycle_ = -1;
   std::vector<int> order_;
   std::vector<std::vector<int>> slot_members_;
-  // Kernels of their own contract: per member the checks passed and whether this window's is
-  // enqueued, and the draw of the batch checked.
+  // A window of kernels of their own contract (sized by PrepareOwnContract, empty otherwise): per
+  // member the checks passed and whether this window's is enqueued, and the draw of the batch
+  // checked.
   std::vector<int> own_checked_;
   std::vector<bool> own_enqueued_;
   std::mt19937_64 own_rng_;
-  bool own_rng_seeded_ = false;
 };
 
 }  // namespace
 
 std::string RunMeasure(Device& d, Resident& res, const k::Registry& registry,
                        const wpb::MeasureTask& task, wpb::MeasureResult* result) {
-  // Device memory's bandwidth once per clock policy: the first window under another policy
-  // measures it again (about 50 ms, before the window, outside every timed interval).
+  // Device memory's bandwidth once per clock policy: the first window under a policy measures it
+  // (about 50 ms, before the window, outside every timed interval), not the worker's start.
   if (!task.clock_policy().empty() && task.clock_policy() != d.bandwidth_policy) {
     if (std::string why = MeasureCopyBandwidth(size_t(512) << 20, d.stream, &d.bandwidth);
         !why.empty())

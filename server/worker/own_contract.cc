@@ -14,7 +14,6 @@ namespace ku = ::ablation::kernels::user;
 
 struct OwnKernel::Arena {
   k::Problem problem;
-  bool made = false;
   ku::Sizes sizes;
   ku::BufferPlan plan;
   void* base = nullptr;
@@ -63,6 +62,28 @@ std::vector<uint8_t> Slice(const std::vector<uint8_t>& arena, const ku::TensorBu
   return {arena.begin() + t.offset, arena.begin() + t.offset + t.bytes};
 }
 
+/// Every output and inout of `mine` (an arena's bytes) against the reference's (`theirs`) within
+/// the contract's tolerance, counted into *check; its detail, where it has none yet, names the
+/// first element outside.
+void CompareOutputs(const ku::GeneralContract& c, const ku::BufferPlan& plan,
+                    const ku::Sizes& sizes, const std::vector<uint8_t>& mine,
+                    const std::vector<uint8_t>& theirs, k::OwnCheck* check) {
+  for (size_t i = 0; i < c.tensors.size(); ++i) {
+    const ku::TensorSpec& t = c.tensors[i];
+    if (!Written(t.role)) continue;
+    const ku::TensorBuffer& b = plan.tensors[i];
+    ku::OutputStats stats;
+    const std::string first = ku::CompareOutput(t, sizes, t.dtype, Slice(mine, b), Slice(theirs, b),
+                                                c.reference.tolerance, &stats);
+    check->elements += stats.elements;
+    check->mismatches += stats.mismatches;
+    check->max_abs_error = std::max(check->max_abs_error, stats.max_abs_error);
+    check->max_rel_error = std::max(check->max_rel_error, stats.max_rel_error);
+    if (check->detail.empty() && !first.empty()) check->detail = first;
+  }
+  check->passed = check->detail.empty() && check->mismatches == 0;
+}
+
 }  // namespace
 
 OwnKernel::OwnKernel(std::shared_ptr<const ku::Manifest> manifest, ku::KnobSet knobs,
@@ -108,7 +129,6 @@ std::string OwnKernel::Layout(const k::Problem& p, Arena* out) {
   out->args = ku::PackArguments(c, out->sizes, out->plan, uint64_t(uintptr_t(out->base)));
   out->params.clear();
   for (size_t off : out->args.offsets) out->params.push_back(out->args.bytes.data() + off);
-  out->made = true;
   return "";
 }
 
@@ -249,34 +269,26 @@ std::string OwnKernel::JudgeTimedCheck(k::OwnCheck* out) {
                  cudaMemcpy(theirs.data(), checked_->base, size_t(bytes), cudaMemcpyDeviceToHost)))
            .empty())
     return err;
-  // The canaries as they were written, against the timed arena as its launches left it.
-  std::vector<uint8_t> canaries(mine.size());
-  for (int64_t i = 0; i < bytes; ++i) canaries[size_t(i)] = ku::CanaryByte(i);
+  // The canaries as they were written, against the timed arena as its launches left it: the
+  // bytes outside every tensor as CanaryByte wrote them, the tensors as they are.
   std::vector<uint8_t> expected = mine;
-  for (int64_t i = 0, t = 0; i < bytes; ++i) {
-    while (t < int64_t(kept_->plan.tensors.size()) &&
-           i >= kept_->plan.tensors[size_t(t)].offset + kept_->plan.tensors[size_t(t)].bytes)
-      ++t;
-    const bool inside =
-        t < int64_t(kept_->plan.tensors.size()) && i >= kept_->plan.tensors[size_t(t)].offset;
-    if (!inside) expected[size_t(i)] = canaries[size_t(i)];
+  int64_t at = 0;
+  const auto canaries = [&](int64_t from, int64_t to) {
+    for (int64_t i = from; i < to; ++i) expected[size_t(i)] = ku::CanaryByte(i);
+  };
+  for (const ku::TensorBuffer& t : kept_->plan.tensors) {
+    canaries(at, t.offset);
+    at = t.offset + t.bytes;
   }
+  canaries(at, bytes);
   out->detail = ku::ForeignWrites(c, kept_->plan, expected, mine);
-  for (size_t i = 0; i < c.tensors.size(); ++i) {
-    const ku::TensorSpec& t = c.tensors[i];
-    if (!Written(t.role)) continue;
-    const ku::TensorBuffer& b = kept_->plan.tensors[i];
-    ku::OutputStats stats;
-    const std::string first = ku::CompareOutput(t, kept_->sizes, t.dtype, Slice(mine, b),
-                                                Slice(theirs, b), c.reference.tolerance, &stats);
-    out->elements += stats.elements;
-    out->mismatches += stats.mismatches;
-    out->max_abs_error = std::max(out->max_abs_error, stats.max_abs_error);
-    out->max_rel_error = std::max(out->max_rel_error, stats.max_rel_error);
-    if (out->detail.empty() && !first.empty()) out->detail = first;
-  }
-  out->passed = out->detail.empty() && out->mismatches == 0;
+  CompareOutputs(c, kept_->plan, kept_->sizes, mine, theirs, out);
   return "";
+}
+
+std::string OwnCheckText(const k::OwnCheck& check) {
+  return check.detail + " (" + std::to_string(check.mismatches) + " of " +
+         std::to_string(check.elements) + " output elements outside the tolerance)";
 }
 
 std::string OwnKernel::Verify(const k::Problem& p, void* stream, uint64_t seed, k::OwnCheck* out) {
@@ -313,27 +325,18 @@ std::string OwnKernel::Verify(const k::Problem& p, void* stream, uint64_t seed, 
     return err;
   if (std::string foreign = ku::ForeignWrites(c, ref.plan, before, ref_after); !foreign.empty())
     return "reference: " + c.reference.entry + " made " + foreign;
-  k::OwnCheck check;
-  check.detail = ku::ForeignWrites(c, mine.plan, before, after);
   for (size_t i = 0; i < c.tensors.size(); ++i) {
     const ku::TensorSpec& t = c.tensors[i];
-    if (!Written(t.role)) continue;
-    const ku::TensorBuffer& b = mine.plan.tensors[i];
-    const std::vector<uint8_t> theirs = Slice(ref_after, b);
-    if (t.role == ku::TensorRole::kOutput)
-      if (const int64_t n = ku::Unwritten(theirs, k::ElementBytes(t.dtype)); n > 0)
-        return "reference: " + c.reference.entry + " left " + std::to_string(n) + " elements of " +
-               t.name + " unwritten";
-    ku::OutputStats stats;
-    const std::string first = ku::CompareOutput(t, mine.sizes, t.dtype, Slice(after, b), theirs,
-                                                c.reference.tolerance, &stats);
-    check.elements += stats.elements;
-    check.mismatches += stats.mismatches;
-    check.max_abs_error = std::max(check.max_abs_error, stats.max_abs_error);
-    check.max_rel_error = std::max(check.max_rel_error, stats.max_rel_error);
-    if (check.detail.empty() && !first.empty()) check.detail = first;
+    if (t.role != ku::TensorRole::kOutput) continue;
+    if (const int64_t n =
+            ku::Unwritten(Slice(ref_after, mine.plan.tensors[i]), k::ElementBytes(t.dtype));
+        n > 0)
+      return "reference: " + c.reference.entry + " left " + std::to_string(n) + " elements of " +
+             t.name + " unwritten";
   }
-  check.passed = check.detail.empty() && check.mismatches == 0;
+  k::OwnCheck check;
+  check.detail = ku::ForeignWrites(c, mine.plan, before, after);
+  CompareOutputs(c, mine.plan, mine.sizes, after, ref_after, &check);
   *out = check;
   return "";
 }

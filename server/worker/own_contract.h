@@ -19,6 +19,11 @@ namespace ablation::worker {
 /// the reference's).
 inline constexpr int64_t kMaxVerifiedArenaBytes = int64_t(8) << 30;
 
+/// A failed check in the user's words: its detail, then how many output elements were outside
+/// the tolerance ("y[3][17] = 0.25, the reference 0.5 (tolerance 0.006) (12 of 4096 output
+/// elements outside the tolerance)").
+std::string OwnCheckText(const kernels::OwnCheck& check);
+
 class OwnKernel {
  public:
   /// `entry` and `reference`: the build's cudaKernel_t of the two entries.

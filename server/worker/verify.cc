@@ -12,6 +12,7 @@
 #include "server/worker/diagnostics.h"
 #include "server/worker/launch.h"
 #include "server/worker/library_choice.h"
+#include "server/worker/own_contract.h"
 #include "server/worker/resident.h"
 #include "server/worker/variant_lookup.h"
 
@@ -159,9 +160,7 @@ std::string VerifyOwn(Device& d, const Ready& r, const wpb::VerifyTask& task,
   result->set_max_rel_error(check.max_rel_error);
   result->set_mismatches(check.mismatches);
   result->set_passed(check.passed);
-  if (!check.passed)
-    result->set_error(check.detail + " (" + std::to_string(check.mismatches) + " of " +
-                      std::to_string(check.elements) + " output elements outside the tolerance)");
+  if (!check.passed) result->set_error(OwnCheckText(check));
   Log("verified %s %s against its reference: %s (%" PRId64 " of %" PRId64
       " elements outside the tolerance, max abs %.3g)%s%s",
       v.name.c_str(), ShapeText(task.shape()).c_str(), check.passed ? "passed" : "FAILED",

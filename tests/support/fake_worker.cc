@@ -88,6 +88,22 @@ double Speedup(const std::string& spec, const std::string& variant) {
   return 1;
 }
 
+/// The manifest of the kernel of its own contract whose code a task carries for `variant`: "" and
+/// *m, or why not (no code, a manifest that does not parse, a GEMM's).
+std::string OwnManifest(
+    const google::protobuf::RepeatedPtrField<ablation::worker::v1::UserCode>& codes,
+    const std::string& variant, ablation::kernels::user::Manifest* m) {
+  namespace ku = ablation::kernels::user;
+  const auto code = std::find_if(codes.begin(), codes.end(),
+                                 [&](const auto& c) { return c.variant() == variant; });
+  if (code == codes.end()) return "the task carries no code for " + variant;
+  if (std::string why =
+          ku::ParseManifest(code->manifest(), variant, ku::ManifestLimits::Unbounded(), m);
+      !why.empty())
+    return "its manifest: " + why;
+  return m->general ? "" : "its manifest: not a kernel of its own contract";
+}
+
 /// A kernel of its own contract's verification, planned as the real worker plans it with the
 /// same host code (its manifest from the task, its sizes, its tensors between canaries, its
 /// argument block, its reference's launch), then judged without a GPU: the reference's output
@@ -105,21 +121,13 @@ std::string FakeOwnVerify(const ablation::worker::v1::VerifyTask& t, bool fail,
   ku::LaunchGeometry entry, reference;
   const ablation::kernels::Problem p{t.shape().m(), t.shape().n(), t.shape().k(),
                                      ablation::kernels::DType::kBF16};
-  const auto code = std::find_if(t.user_code().begin(), t.user_code().end(),
-                                 [&](const auto& c) { return c.variant() == t.variant(); });
-  if (code == t.user_code().end())
-    why = "the task carries no code for " + t.variant();
-  else if (!(why = ku::ParseManifest(code->manifest(), t.variant(), ku::ManifestLimits::Unbounded(),
-                                     &m))
-                .empty() ||
-           !m.general)
-    why = "its manifest: " + (why.empty() ? std::string("not a kernel of its own contract") : why);
-  else if (!ku::ParseVariantName(m, t.variant(), &knobs))
+  why = OwnManifest(t.user_code(), t.variant(), &m);
+  if (why.empty() && !ku::ParseVariantName(m, t.variant(), &knobs))
     why = "its manifest names no variant " + t.variant();
-  else if ((why = ku::SizesOfProblem(*m.general, p, &sizes)).empty() &&
-           (why = ku::PlanBuffers(*m.general, sizes, ku::kMaxOwnTensorBytes, &plan)).empty() &&
-           (why = ku::Plan(m, knobs, ablation::kernels::Problem{p.m, p.n, p.k, m.dtype}, &entry))
-               .empty())
+  if (why.empty() && (why = ku::SizesOfProblem(*m.general, p, &sizes)).empty() &&
+      (why = ku::PlanBuffers(*m.general, sizes, ku::kMaxOwnTensorBytes, &plan)).empty() &&
+      (why = ku::Plan(m, knobs, ablation::kernels::Problem{p.m, p.n, p.k, m.dtype}, &entry))
+          .empty())
     why = ku::PlanReference(*m.general, sizes, &reference);
   if (!why.empty()) {
     r->set_passed(false);
@@ -168,14 +176,10 @@ std::string FakeOwnVerify(const ablation::worker::v1::VerifyTask& t, bool fail,
 bool OwnContractMs(const ablation::worker::v1::MeasureTask& t, const std::string& variant,
                    double* ms) {
   namespace ku = ablation::kernels::user;
-  const auto code = std::find_if(t.user_code().begin(), t.user_code().end(),
-                                 [&](const auto& c) { return c.variant() == variant; });
   ku::Manifest m;
   ku::Sizes sizes;
   double ops = 0, bytes = 0;
-  if (code == t.user_code().end() ||
-      !ku::ParseManifest(code->manifest(), variant, ku::ManifestLimits::Unbounded(), &m).empty() ||
-      !m.general ||
+  if (!OwnManifest(t.user_code(), variant, &m).empty() ||
       !ku::SizesOfProblem(*m.general, {t.shape().m(), t.shape().n(), t.shape().k(), m.dtype},
                           &sizes)
            .empty() ||
@@ -319,8 +323,6 @@ int main(int argc, char** argv) {
         Env("ABLATION_FAKE_MEMORY_MB").empty() ? 1024 : std::stoll(Env("ABLATION_FAKE_MEMORY_MB"));
     d->set_memory_bytes(mb << 20);
     d->set_l2_bytes(int64_t(8) << 20);
-    // What the real worker's copy kernel measures, made up: an H200's HBM3e at about 87%.
-    d->set_measured_bandwidth(4.2e12);
   }
   if (!protocol::WriteMessage(1, hello_reply).empty()) return 1;
 

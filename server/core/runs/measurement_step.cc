@@ -389,6 +389,7 @@ std::string MeasurementStep::TimeBurst(const Call& base, Timed* out) {
         *out->window.mutable_members(i)->mutable_occupancy() = r.members(i).occupancy();
     }
     out->window.set_l2(r.l2());
+    out->window.set_measured_bandwidth(r.measured_bandwidth());
     out->nvml.insert(out->nvml.end(), readings.begin(), readings.end());
     ++kept;
     // Enough: every variant has its minimum of samples at the noise target, from three windows
@@ -447,14 +448,10 @@ void MeasurementStep::FillRow(const worker::v1::MemberResult& member, const Time
         !refused.empty())
       m->set_error(refused);
   }
+  // Held against the bandwidth the worker measured under the run's clocks (0: none, no memory
+  // roof).
   if (work.memory_bytes > 0)
-    // The window's own figure, under the run's clocks; the worker's at open only where the run
-    // left the clocks as they were (a locked run without its own figure has no memory roof).
-    FillRoofline(work, problem, variant.own_contract,
-                 timed.window.measured_bandwidth() > 0 ? timed.window.measured_bandwidth()
-                 : ctx_.plan->clocks.lock              ? 0
-                                                       : ctx_.bandwidth,
-                 m);
+    FillRoofline(work, problem, variant.own_contract, timed.window.measured_bandwidth(), m);
   m->set_checked_launches(member.checked_launches());
   if (member.has_library()) *m->mutable_library() = member.library();
   m->set_windows(timed.windows);

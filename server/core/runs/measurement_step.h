@@ -45,10 +45,6 @@ struct StepContext {
   /// The device, for the clock-normalised figures (peak.h): from the worker's hello.
   int sm_count = 0;
   std::string compute_capability;
-  /// Device memory's bandwidth as the worker measured it when it opened the device
-  /// (DeviceIdentity.measured_bandwidth), bytes per second; a window's own measurement under its
-  /// clock policy (MeasureResult.measured_bandwidth) wins over it. 0 unknown.
-  double bandwidth = 0;
   /// The library baselines' chosen algorithms (library_choices.h); null: none are kept, and a
   /// _best variant is timed again in every window.
   LibraryChoices* library = nullptr;

@@ -110,7 +110,6 @@ class JobExecution {
     step.stopping = [this] { return Stopped(); };
     step.sm_count = device.sm_count();
     step.compute_capability = device.compute_capability();
-    step.bandwidth = device.measured_bandwidth();
     return step;
   }
 
