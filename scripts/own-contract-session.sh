@@ -11,6 +11,8 @@
 #             device-to-device copy timed with CUDA events through torch
 #   cheats    every planted cheat of examples/user-kernels/general/cheats run with --verify,
 #             each row's status and message kept (PASS/FAIL lines: caught or not)
+#   triton    a row softmax written in Triton emitted as PTX (examples/user-kernels/ptx/
+#             triton_row_softmax.py) at 4 and 8 warps, with its entry's parameters and shared memory
 #   serving   the small-shape baseline: sweep --preset serving (1 round, sustained), and the
 #             few-row example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
 # DEADLINE=S (seconds since the start) skips a phase that would end after it. Every database
@@ -28,7 +30,7 @@ general=$here/../examples/user-kernels/general
 printf '[user_kernels]\ncompiler = "%s"\nadd_role = "run"\n' "$bundle/bin/ablation-compile" \
   >"$out/user.toml"
 
-usual() { case $1 in examples) echo 300 ;; cheats) echo 150 ;; serving) echo 420 ;; *) echo 60 ;; esac; }
+usual() { case $1 in examples) echo 300 ;; cheats) echo 150 ;; triton) echo 60 ;; serving) echo 420 ;; *) echo 60 ;; esac; }
 check() {  # check NAME COMMAND...: PASS when the command succeeds
   if "${@:2}" >>"$log" 2>&1; then say "PASS $1"; else say "FAIL $1"; fi
 }
@@ -82,6 +84,14 @@ PY
       done
       stop_daemon
       xz -T2 -9 "$out/cheats.db"
+      ;;
+    triton)
+      mkdir -p "$out/triton"
+      for warps in 4 8; do
+        python3 "$here/../examples/user-kernels/ptx/triton_row_softmax.py" "$out/triton" 4096 \
+          "$warps" >>"$log" 2>&1
+        say "triton softmax at $warps warps: exit $? $(cat "$out/triton/triton_softmax_w$warps.json")"
+      done
       ;;
     serving)
       CONFIG=$out/user.toml start_daemon "$out/serving.db" || continue

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Emits a row softmax written in Triton as PTX, for `kernel add` with `language = "ptx"`.
+
+Run where Triton and a GPU are (the GPU node: Triton compiles for the GPU it finds):
+    python3 examples/user-kernels/ptx/triton_row_softmax.py OUTDIR [COLS] [WARPS]
+It writes OUTDIR/triton_softmax_w{WARPS}.ptx and OUTDIR/triton_softmax_w{WARPS}.json (Triton's
+version, the entry's name, its parameters as the PTX declares them, the warps, the dynamic shared
+memory the launch needs, the largest error against torch's softmax on the GPU and
+triton.testing.do_bench's time at 8192 rows, for a figure beside the service's). The kernel is
+one program per row, the whole row in registers (BLOCK = the next power of two of COLS), bf16 in
+and out, fp32 inside: the job of examples/user-kernels/general/row_softmax.cu.
+"""
+import json
+import re
+import sys
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def triton_softmax(x_ptr, y_ptr, rows, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    base = row.to(tl.int64) * cols
+    x = tl.load(x_ptr + base + offs, mask=mask, other=-float("inf")).to(tl.float32)
+    x = x - tl.max(x, axis=0)
+    e = tl.exp(x)
+    y = e / tl.sum(e, axis=0)
+    tl.store(y_ptr + base + offs, y.to(tl.bfloat16), mask=mask)
+
+
+def main():
+    out = sys.argv[1]
+    cols = int(sys.argv[2]) if len(sys.argv) > 2 else 4096
+    warps = int(sys.argv[3]) if len(sys.argv) > 3 else 8
+    rows = 8192
+    torch.manual_seed(5)
+    x = (torch.randn(rows, cols, device="cuda") * 2).to(torch.bfloat16)
+    y = torch.empty_like(x)
+    block = triton.next_power_of_2(cols)
+    compiled = triton_softmax[(rows,)](x, y, rows, cols, BLOCK=block, num_warps=warps)
+    torch.cuda.synchronize()
+    want = torch.softmax(x.float(), dim=1)
+    err = (y.float() - want).abs().max().item()
+    ms = triton.testing.do_bench(
+        lambda: triton_softmax[(rows,)](x, y, rows, cols, BLOCK=block, num_warps=warps))
+    ptx = compiled.asm["ptx"]
+    entry = re.search(r"\.entry\s+(\w+)\s*\(", ptx)
+    params = re.findall(r"\.param\s+\.(\w+)\s+(?:\.ptr\S*\s+)*(\w+)", ptx)
+    meta = compiled.metadata
+    shared = meta.shared if hasattr(meta, "shared") else meta["shared"]
+    info = {
+        "triton": triton.__version__,
+        "torch": torch.__version__,
+        "device": torch.cuda.get_device_name(),
+        "entry": entry.group(1) if entry else None,
+        "params": params,
+        "warps": warps,
+        "block": block,
+        "cols": cols,
+        "shared_bytes": shared,
+        "max_abs_error_vs_torch": err,
+        "do_bench_ms_8192_rows": ms,
+        "do_bench_gbps": 2 * 2 * rows * cols / (ms * 1e-3) / 1e9,
+    }
+    name = f"{out}/triton_softmax_w{warps}"
+    with open(name + ".ptx", "w") as f:
+        f.write(ptx)
+    with open(name + ".json", "w") as f:
+        json.dump(info, f, indent=1)
+    print(json.dumps(info))
+
+
+if __name__ == "__main__":
+    main()
