@@ -182,6 +182,15 @@ std::string ReadSizes(const toml::table& c, const std::string& origin, GeneralCo
       out->default_sizes[name] = v->get();
     }
   }
+  std::string type = "int64";
+  if (std::string err = ReadString(c, origin, "contract.", "size_type", false, &type); !err.empty())
+    return err;
+  if (type != "int64" && type != "int32")
+    return Err(origin, c.get("size_type"), "contract.size_type",
+               "'" + type +
+                   "': int64 (long long, the default) or int32 (int, as Triton's PTX "
+                   "takes them)");
+  out->sizes_int32 = type == "int32";
   return "";
 }
 
@@ -214,24 +223,127 @@ std::string ReadParams(const toml::table& c, const std::string& origin, GeneralC
   return "";
 }
 
+// A tensor of the contract named at `key` of a built-in reference, of role `role`, in a float
+// dtype the built-in reads and writes.
+std::string ReadBoundTensor(const toml::table& r, const std::string& origin, const std::string& key,
+                            const GeneralContract& c, TensorRole role, std::string* out) {
+  std::string err;
+  if (!(err = ReadString(r, origin, "reference.", key, true, out)).empty()) return err;
+  for (const TensorSpec& t : c.tensors) {
+    if (t.name != *out) continue;
+    if (t.role != role)
+      return Err(origin, r.get(key), "reference." + key,
+                 "tensor '" + *out + "' is not an " +
+                     (role == TensorRole::kInput ? "input" : "output") + " of the contract");
+    if (t.dtype != DType::kBF16 && t.dtype != DType::kFP16 && t.dtype != DType::kFP32)
+      return Err(origin, r.get(key), "reference." + key,
+                 "tensor '" + *out + "': a built-in reference reads and writes bf16, fp16 or fp32");
+    return "";
+  }
+  return Err(origin, r.get(key), "reference." + key,
+             "'" + *out + "' is not a tensor of the contract");
+}
+
+// [reference] builtin = "row_softmax" ...: which one, its tensors and (rms_norm) its eps.
+std::string ReadBuiltin(const toml::table& r, const std::string& origin, const GeneralContract& c,
+                        ReferenceSpec* out) {
+  std::string name, err;
+  if (!(err = ReadString(r, origin, "reference.", "builtin", true, &name)).empty()) return err;
+  for (BuiltinReference b :
+       {BuiltinReference::kRowSoftmax, BuiltinReference::kRmsNorm, BuiltinReference::kRowSum})
+    if (BuiltinName(b) == name) out->builtin = b;
+  if (out->builtin == BuiltinReference::kNone)
+    return Err(origin, r.get("builtin"), "reference.builtin",
+               "'" + name + "': row_softmax, rms_norm or row_sum");
+  for (const char* key : {"block", "grid", "grid_y", "smem"})
+    if (r.get(key))
+      return Err(origin, r.get(key), std::string("reference.") + key,
+                 "a built-in reference has its own launch");
+  const bool norm = out->builtin == BuiltinReference::kRmsNorm;
+  for (const char* key : {"weight", "eps"})
+    if (!norm && r.get(key))
+      return Err(origin, r.get(key), std::string("reference.") + key,
+                 "belongs to builtin = \"rms_norm\"");
+  if (!(err = ReadBoundTensor(r, origin, "input", c, TensorRole::kInput, &out->input)).empty() ||
+      !(err = ReadBoundTensor(r, origin, "output", c, TensorRole::kOutput, &out->output)).empty())
+    return err;
+  for (const TensorSpec& t : c.tensors)
+    if (t.role != TensorRole::kInput && t.name != out->output)
+      return Err(origin, r.get("output"), "reference.output",
+                 "the built-in reference writes '" + out->output + "' alone; '" + t.name +
+                     "' would be checked against nothing");
+  if (!norm) return "";
+  if (!(err = ReadBoundTensor(r, origin, "weight", c, TensorRole::kInput, &out->weight)).empty())
+    return err;
+  const toml::node* eps = r.get("eps");
+  if (!eps) return Err(origin, &r, "reference.eps", "missing: a number, or the name of a scalar");
+  if (const auto* s = eps->as_string()) {
+    for (const ScalarSpec& sc : c.scalars)
+      if (sc.name == s->get()) {
+        out->eps_scalar = sc.name;
+        out->eps = sc.value;
+      }
+    if (out->eps_scalar.empty())
+      return Err(origin, eps, "reference.eps",
+                 "'" + s->get() + "' is not a scalar of the contract");
+  } else if (!(err = ReadNumber(r, origin, "reference.", "eps", true, &out->eps)).empty()) {
+    return err;
+  }
+  if (!(out->eps >= 0) || !(out->eps < 1e30))
+    return Err(origin, eps, "reference.eps", "must be finite and not negative");
+  return "";
+}
+
+std::string ReadTolerance(const toml::table& r, const std::string& origin, Tolerance* tol) {
+  std::string err;
+  if (const toml::node* b = r.get("bit_identical")) {
+    if (!b->is_boolean())
+      return Err(origin, b, "reference.bit_identical", "expected true or false");
+    tol->bit_identical = *b->value<bool>();
+  }
+  if (!(err = ReadNumber(r, origin, "reference.", "abs", false, &tol->abs)).empty()) return err;
+  if (!(err = ReadNumber(r, origin, "reference.", "rel", false, &tol->rel)).empty()) return err;
+  if (tol->abs < 0 || tol->rel < 0 || !(tol->abs < 1e30) || !(tol->rel < 1e30))
+    return Err(origin, &r, "reference.abs", "tolerances are finite and not negative");
+  if (tol->bit_identical == (tol->abs > 0 || tol->rel > 0))
+    return Err(origin, &r, "reference",
+               "say how close the outputs must be: abs and/or rel (|out - ref| <= abs + rel * "
+               "|ref|), or bit_identical = true");
+  return "";
+}
+
 std::string ReadReference(const toml::table& root, const std::string& origin,
-                          const ManifestLimits& limits, const std::vector<std::string>& sizes,
+                          const ManifestLimits& limits, const GeneralContract& c,
                           ReferenceSpec* out) {
   const toml::node* n = root.get("reference");
   if (!n || !n->as_table())
     return Err(origin, &root, "reference",
                "missing: [reference] entry (a kernel of the same source, with the same "
-               "parameters, that the kernel is checked against), its launch and a tolerance");
+               "parameters, that the kernel is checked against) with its launch, or builtin "
+               "(one of the service's), and a tolerance");
   const toml::table& r = *n->as_table();
   std::string err;
-  if (!(err =
-            CheckKeys(r, origin, "reference.",
-                      {"entry", "block", "grid", "grid_y", "smem", "abs", "rel", "bit_identical"}))
+  if (!(err = CheckKeys(r, origin, "reference.",
+                        {"entry", "block", "grid", "grid_y", "smem", "abs", "rel", "bit_identical",
+                         "builtin", "input", "output", "weight", "eps"}))
            .empty())
     return err;
+  if (r.get("entry") && r.get("builtin"))
+    return Err(origin, r.get("builtin"), "reference.builtin",
+               "a reference is an entry of the source or a built-in one, not both");
+  if (r.get("builtin")) {
+    if (!(err = ReadBuiltin(r, origin, c, out)).empty()) return err;
+    return ReadTolerance(r, origin, &out->tolerance);
+  }
+  for (const char* key : {"input", "output", "weight", "eps"})
+    if (r.get(key))
+      return Err(origin, r.get(key), std::string("reference.") + key,
+                 "binds a built-in reference's tensors: builtin = \"row_softmax\", "
+                 "\"rms_norm\" or \"row_sum\"");
   if (!(err = ReadString(r, origin, "reference.", "entry", true, &out->entry)).empty()) return err;
   if (!IsIdentifier(out->entry, false) && !IsIdentifier(out->entry, true))
     return Err(origin, r.get("entry"), "reference.entry", "'" + out->entry + "' is not a C name");
+  const std::vector<std::string>& sizes = c.sizes;
   if (!(err = ReadExpression(r, origin, "reference.", "block", true, sizes, limits, &out->block))
            .empty() ||
       !(err = ReadExpression(r, origin, "reference.", "grid", true, sizes, limits, &out->grid_x))
@@ -241,21 +353,7 @@ std::string ReadReference(const toml::table& root, const std::string& origin,
       !(err = ReadExpression(r, origin, "reference.", "smem", false, sizes, limits, &out->smem))
            .empty())
     return err;
-  Tolerance& tol = out->tolerance;
-  if (const toml::node* b = r.get("bit_identical")) {
-    if (!b->is_boolean())
-      return Err(origin, b, "reference.bit_identical", "expected true or false");
-    tol.bit_identical = *b->value<bool>();
-  }
-  if (!(err = ReadNumber(r, origin, "reference.", "abs", false, &tol.abs)).empty()) return err;
-  if (!(err = ReadNumber(r, origin, "reference.", "rel", false, &tol.rel)).empty()) return err;
-  if (tol.abs < 0 || tol.rel < 0 || !(tol.abs < 1e30) || !(tol.rel < 1e30))
-    return Err(origin, &r, "reference.abs", "tolerances are finite and not negative");
-  if (tol.bit_identical == (tol.abs > 0 || tol.rel > 0))
-    return Err(origin, &r, "reference",
-               "say how close the outputs must be: abs and/or rel (|out - ref| <= abs + rel * "
-               "|ref|), or bit_identical = true");
-  return "";
+  return ReadTolerance(r, origin, &out->tolerance);
 }
 
 std::string ReadWork(const toml::table& root, const std::string& origin,
@@ -330,8 +428,26 @@ std::string ReadGeneralContract(const toml::table& root, const std::string& orig
     out->scalars.push_back(std::move(s));
   }
   if (!(err = ReadParams(c, origin, out)).empty()) return err;
-  if (!(err = ReadReference(root, origin, limits, out->sizes, &out->reference)).empty()) return err;
+  if (!(err = ReadReference(root, origin, limits, *out, &out->reference)).empty()) return err;
   return ReadWork(root, origin, limits, out->sizes, &out->work);
 }
 
 }  // namespace ablation::kernels::user::internal
+
+namespace ablation::kernels::user {
+
+std::string BuiltinName(BuiltinReference b) {
+  switch (b) {
+    case BuiltinReference::kRowSoftmax:
+      return "row_softmax";
+    case BuiltinReference::kRmsNorm:
+      return "rms_norm";
+    case BuiltinReference::kRowSum:
+      return "row_sum";
+    case BuiltinReference::kNone:
+      break;
+  }
+  return "";
+}
+
+}  // namespace ablation::kernels::user

@@ -52,13 +52,29 @@ struct Tolerance {
   bool bit_identical = false;
 };
 
+/// A reference the service owns (server/worker/own_reference.cu), for kernels whose source has
+/// none of its own (PTX from another compiler): each reads one input whose last dimension is a
+/// row (the others counted as rows) and writes one output, accumulating in fp64.
+///   row_softmax  out[r][c] = exp(in[r][c] - max_r) / sum_c exp(in[r][c] - max_r)
+///   rms_norm     out[r][c] = in[r][c] / sqrt(mean_c in[r][c]^2 + eps) * weight[c]
+///   row_sum      out[r]    = sum_c in[r][c]
+enum class BuiltinReference { kNone, kRowSoftmax, kRmsNorm, kRowSum };
+
 /// The reference a kernel is checked against: a kernel of the same source (a simple one its
-/// author trusts) taking the same parameters, with its own launch.
+/// author trusts) taking the same parameters, with its own launch; or one of the service's,
+/// bound to the contract's tensors by name.
 struct ReferenceSpec {
-  std::string entry;
+  std::string entry;                                        ///< "" for a built-in one
   std::unique_ptr<Expression> block, grid_x, grid_y, smem;  ///< of the sizes; y and smem optional
+  BuiltinReference builtin = BuiltinReference::kNone;
+  std::string input, output, weight;  ///< a built-in's tensors (weight: rms_norm's alone)
+  double eps = 0;                     ///< rms_norm's: a number, or the value of `eps_scalar`
+  std::string eps_scalar;
   Tolerance tolerance;
 };
+
+/// The word a manifest names a built-in reference by ("row_softmax"), or "" for kNone.
+std::string BuiltinName(BuiltinReference b);
 
 /// Which compute peak a kernel's operations are held against: CUDA cores' fp32 FMA rate, or the
 /// tensor cores' dense rate for the contract's dtype.
@@ -76,9 +92,12 @@ struct GeneralContract {
   std::map<std::string, int64_t> default_sizes;  ///< a run's sizes where it names none
   std::vector<TensorSpec> tensors;
   std::vector<ScalarSpec> scalars;
-  /// The entry's parameters in order: every tensor once (a pointer), sizes (int64) and scalars
-  /// as they are named.
+  /// The entry's parameters in order: every tensor once (a pointer), sizes and scalars as they
+  /// are named.
   std::vector<std::string> params;
+  /// How sizes are passed: int64 (`long long`) unless `size_type = "int32"` (Triton's PTX takes
+  /// i32); a size past 2^31 - 1 is then refused rather than cut.
+  bool sizes_int32 = false;
   ReferenceSpec reference;
   WorkSpec work;
 };

@@ -1,7 +1,9 @@
 #include "kernels/user/contract_plan.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -203,6 +205,10 @@ uint8_t CanaryByte(int64_t i) { return uint8_t(0xA5 ^ (i * 0x3B)); }
 
 std::string PlanBuffers(const GeneralContract& c, const Sizes& sizes, int64_t max_bytes,
                         BufferPlan* out) {
+  for (const auto& [name, value] : sizes)
+    if (c.sizes_int32 && value > 2147483647)
+      return name + " = " + std::to_string(value) +
+             ": the entry takes its sizes as int32 (contract.size_type), at most 2147483647";
   BufferPlan plan;
   int64_t at = 0;
   for (const TensorSpec& t : c.tensors) {
@@ -242,7 +248,12 @@ ArgumentBlock PackArguments(const GeneralContract& c, const Sizes& sizes, const 
   for (const std::string& p : c.params) {
     if (auto s = sizes.find(p); s != sizes.end()) {
       const int64_t v = s->second;
-      put(&v, 8);
+      const int32_t v32 = int32_t(v);  // PlanBuffers refused a size int32 cannot hold
+      if (c.sizes_int32) {
+        put(&v32, 4);
+      } else {
+        put(&v, 8);
+      }
       continue;
     }
     bool done = false;
@@ -270,10 +281,134 @@ ArgumentBlock PackArguments(const GeneralContract& c, const Sizes& sizes, const 
   return block;
 }
 
+std::string ReferenceName(const GeneralContract& c) {
+  return c.reference.builtin == BuiltinReference::kNone
+             ? c.reference.entry
+             : "the built-in " + BuiltinName(c.reference.builtin);
+}
+
+std::vector<size_t> ParameterBytes(const GeneralContract& c) {
+  std::vector<size_t> out;
+  for (const std::string& p : c.params) {
+    size_t bytes = 8;  // a tensor's pointer, an int64 size or scalar
+    if (std::count(c.sizes.begin(), c.sizes.end(), p) && c.sizes_int32) bytes = 4;
+    for (const ScalarSpec& s : c.scalars)
+      if (s.name == p && s.type != ScalarSpec::Type::kI64) bytes = 4;
+    out.push_back(bytes);
+  }
+  return out;
+}
+
+std::string CheckEntryParameters(const GeneralContract& c, const std::string& entry,
+                                 const std::vector<size_t>& bytes) {
+  const std::vector<size_t> want = ParameterBytes(c);
+  if (bytes.size() != want.size())
+    return "the entry " + entry + " takes " + std::to_string(bytes.size()) +
+           " parameters; contract.params names " + std::to_string(want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    if (bytes[i] != want[i])
+      return "the entry " + entry + "'s parameter " + std::to_string(i) + " ('" + c.params[i] +
+             "') is " + std::to_string(bytes[i]) + " bytes; the contract passes " +
+             std::to_string(want[i]) +
+             (want[i] == 8 && bytes[i] == 4 &&
+                      std::count(c.sizes.begin(), c.sizes.end(), c.params[i])
+                  ? " (an int32 size: contract.size_type = \"int32\")"
+                  : "");
+  return "";
+}
+
+std::string PtxEntryParameterBytes(const std::string& ptx, const std::string& entry,
+                                   std::vector<size_t>* out) {
+  out->clear();
+  // `.entry NAME(` with the name whole: the next character after it is a space or '('.
+  size_t at = 0;
+  for (;;) {
+    at = ptx.find(".entry", at);
+    if (at == std::string::npos) return "the PTX has no .entry " + entry;
+    size_t name = ptx.find_first_not_of(" \t\r\n", at + 6);
+    at += 6;
+    if (name == std::string::npos || ptx.compare(name, entry.size(), entry) != 0) continue;
+    const size_t after = name + entry.size();
+    if (after < ptx.size() && (std::isalnum(static_cast<unsigned char>(ptx[after])) ||
+                               ptx[after] == '_' || ptx[after] == '$'))
+      continue;
+    at = after;
+    break;
+  }
+  const size_t open = ptx.find_first_not_of(" \t\r\n", at);
+  if (open == std::string::npos || ptx[open] != '(') return "";  // .entry NAME with no parameters
+  const size_t close = ptx.find(')', open);
+  if (close == std::string::npos) return "the PTX's .entry " + entry + " has no ')'";
+  std::istringstream list(ptx.substr(open + 1, close - open - 1));
+  std::string param;
+  while (std::getline(list, param, ',')) {
+    std::istringstream words(param);
+    std::string w;
+    size_t bytes = 0;
+    while (words >> w) {
+      if (w == ".u64" || w == ".s64" || w == ".b64" || w == ".f64") bytes = 8;
+      if (w == ".u32" || w == ".s32" || w == ".b32" || w == ".f32") bytes = 4;
+      if (w == ".u16" || w == ".s16" || w == ".b16" || w == ".f16" || w == ".bf16") bytes = 2;
+      if (w == ".u8" || w == ".s8" || w == ".b8") bytes = 1;
+      if (const size_t b = w.find('['); b != std::string::npos && w.back() == ']')
+        bytes *= size_t(std::strtoull(w.c_str() + b + 1, nullptr, 10));
+    }
+    if (bytes == 0) return "the PTX's .entry " + entry + " has a parameter of no known type";
+    out->push_back(bytes);
+  }
+  return "";
+}
+
+std::string PlanBuiltinReference(const GeneralContract& c, const Sizes& sizes, BuiltinPlan* out) {
+  const ReferenceSpec& r = c.reference;
+  BuiltinPlan b;
+  std::vector<int64_t> in, o, w;
+  for (size_t i = 0; i < c.tensors.size(); ++i) {
+    const std::string& name = c.tensors[i].name;
+    std::vector<int64_t>* dims = name == r.input    ? &in
+                                 : name == r.output ? &o
+                                 : name == r.weight ? &w
+                                                    : nullptr;
+    if (!dims) continue;
+    (name == r.input ? b.input : name == r.output ? b.output : b.weight) = int(i);
+    if (std::string why = Dims(c.tensors[i], sizes, dims); !why.empty()) return why;
+  }
+  if (b.input < 0 || b.output < 0 || (r.builtin == BuiltinReference::kRmsNorm && b.weight < 0))
+    return "the built-in reference's tensors are not the contract's";
+  b.cols = in.back();
+  b.rows = 1;
+  for (size_t d = 0; d + 1 < in.size(); ++d) b.rows *= in[d];
+  const auto count = [](const std::vector<int64_t>& dims) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    return n;
+  };
+  const std::string at = " at " + FormatSizes(c, sizes);
+  if (r.builtin == BuiltinReference::kRowSum) {
+    if (count(o) != b.rows)
+      return "row_sum writes one value per row of " + r.input + " (" + std::to_string(b.rows) +
+             "); " + r.output + " holds " + std::to_string(count(o)) + at;
+  } else if (o != in) {
+    return BuiltinName(r.builtin) + " writes " + r.output + " in the shape of " + r.input +
+           "; they differ" + at;
+  }
+  if (r.builtin == BuiltinReference::kRmsNorm && count(w) != b.cols)
+    return "rms_norm's weight " + r.weight + " holds one value per column of " + r.input + " (" +
+           std::to_string(b.cols) + "); it holds " + std::to_string(count(w)) + at;
+  *out = b;
+  return "";
+}
+
 std::string PlanReference(const GeneralContract& c, const Sizes& sizes, LaunchGeometry* out) {
   const auto v = Bound(sizes);
   const ReferenceSpec& r = c.reference;
   LaunchGeometry g;
+  if (r.builtin != BuiltinReference::kNone) {
+    BuiltinPlan b;
+    if (std::string why = PlanBuiltinReference(c, sizes, &b); !why.empty()) return why;
+    *out = g;
+    return "";
+  }
   std::string why;
   if (!(why = r.block->EvaluateInteger(v, 1, 1024, &g.block)).empty())
     return "reference block: " + why;

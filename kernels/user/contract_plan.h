@@ -68,7 +68,35 @@ struct ArgumentBlock {
 ArgumentBlock PackArguments(const GeneralContract& c, const Sizes& sizes, const BufferPlan& plan,
                             uint64_t device_base);
 
-/// A launch of the reference entry at `sizes`. "" or why not.
+/// The reference in a message: its entry's name, or "the built-in row_softmax".
+std::string ReferenceName(const GeneralContract& c);
+
+/// The bytes of each of the entry's parameters as the contract passes them (PackArguments).
+std::vector<size_t> ParameterBytes(const GeneralContract& c);
+/// The entry's parameters as its code declares them (`bytes`: each one's size, from
+/// cudaFuncGetParamInfo or the PTX's .entry) against the contract's: "" when they agree, else
+/// which differs ("the entry row_softmax takes 6 parameters; contract.params names 4").
+std::string CheckEntryParameters(const GeneralContract& c, const std::string& entry,
+                                 const std::vector<size_t>& bytes);
+
+/// The bytes of each parameter of `.entry NAME (...)` in PTX text (.u64/.b64/.s64/.f64 8,
+/// 32-bit 4, 16-bit 2, `.b8 name[N]` N), for the check above before a PTX source is assembled.
+/// "" or why not (no such entry).
+std::string PtxEntryParameterBytes(const std::string& ptx, const std::string& entry,
+                                   std::vector<size_t>* out);
+
+/// A built-in reference at `sizes`: its tensors (indices into the contract's) and the rows and
+/// columns it reads (the input's last dimension a row, the others counted as rows).
+struct BuiltinPlan {
+  int input = -1, output = -1, weight = -1;
+  int64_t rows = 0, cols = 0;
+};
+/// "" or why its tensors do not fit it at `sizes` (an output not of the input's shape, a weight
+/// not of its columns, a row sum not of its rows).
+std::string PlanBuiltinReference(const GeneralContract& c, const Sizes& sizes, BuiltinPlan* out);
+
+/// A launch of the reference entry at `sizes` (a built-in reference: its tensors checked, no
+/// launch of the manifest's). "" or why not.
 std::string PlanReference(const GeneralContract& c, const Sizes& sizes, LaunchGeometry* out);
 
 /// The first element of `out` not within the tolerance of `ref` (elements of `dtype`, as the

@@ -191,14 +191,14 @@ std::string ReadContract(const toml::table& root, const std::string& origin,
                    "': gemm (the GEMM contract, the default) or general (the kernel's "
                    "own tensors, sizes, reference and work model)");
   const bool general = kind == "general";
-  for (const char* key : {"sizes", "default_sizes", "params"})
+  for (const char* key : {"sizes", "default_sizes", "params", "size_type"})
     if (!general && c.get(key))
       return Err(origin, c.get(key), std::string("contract.") + key,
                  "belongs to a kernel's own contract: [contract] kind = \"general\"");
   if (!(err = CheckKeys(c, origin, "contract.",
                         general
                             ? std::set<std::string>{"kind", "dtype", "bit_identical", "sizes",
-                                                    "default_sizes", "params"}
+                                                    "default_sizes", "params", "size_type"}
                             : std::set<std::string>{"kind", "dtype", "b_layout", "bit_identical"}))
            .empty())
     return err;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "server/worker/own_fill.h"
+#include "server/worker/own_reference.h"
 
 namespace ablation::worker {
 
@@ -161,6 +162,18 @@ std::string OwnKernel::Prepare(const k::Problem& p, uint64_t seed, void* stream,
 }
 
 std::string OwnKernel::LaunchOn(const Arena& a, bool reference, void* stream) {
+  const ku::GeneralContract& c = *manifest_->general;
+  if (reference && c.reference.builtin != ku::BuiltinReference::kNone) {
+    ku::BuiltinPlan b;
+    if (std::string err = ku::PlanBuiltinReference(c, a.sizes, &b); !err.empty()) return err;
+    const char* base = static_cast<const char*>(a.base);
+    const auto at = [&](int i) {
+      return i < 0 ? RefTensor{}
+                   : RefTensor{base + a.plan.tensors[size_t(i)].offset, c.tensors[size_t(i)].dtype};
+    };
+    return LaunchBuiltinReference(c.reference.builtin, at(b.input), at(b.output), at(b.weight),
+                                  b.rows, b.cols, c.reference.eps, stream);
+  }
   const ku::LaunchGeometry& g = reference ? a.reference : a.entry;
   const void* fn = reference ? reference_ : entry_;
   int& opt_in = smem_opt_in_[reference ? 1 : 0];
@@ -173,7 +186,7 @@ std::string OwnKernel::LaunchOn(const Arena& a, bool reference, void* stream) {
       return err;
     opt_in = int(g.smem_bytes);
   }
-  return Cuda("launching " + (reference ? manifest_->general->reference.entry : manifest_->entry),
+  return Cuda("launching " + (reference ? ku::ReferenceName(c) : manifest_->entry),
               cudaLaunchKernel(fn, dim3(unsigned(g.grid_x), unsigned(g.grid_y), unsigned(g.grid_z)),
                                dim3(unsigned(g.block), unsigned(g.block_y), unsigned(g.block_z)),
                                const_cast<void**>(a.params.data()), size_t(g.smem_bytes),
@@ -314,7 +327,7 @@ std::string OwnKernel::Verify(const k::Problem& p, void* stream, uint64_t seed, 
       !(err = Cuda("running " + manifest_->entry, cudaStreamSynchronize(s))).empty())
     return err;
   if (!(err = LaunchOn(ref, true, stream)).empty() ||
-      !(err = Cuda("running " + c.reference.entry, cudaStreamSynchronize(s))).empty())
+      !(err = Cuda("running " + ku::ReferenceName(c), cudaStreamSynchronize(s))).empty())
     return "reference: " + err;
   if (!(err = Cuda("copying the outputs back",
                    cudaMemcpy(after.data(), mine.base, size_t(bytes), cudaMemcpyDeviceToHost)))
@@ -324,14 +337,14 @@ std::string OwnKernel::Verify(const k::Problem& p, void* stream, uint64_t seed, 
            .empty())
     return err;
   if (std::string foreign = ku::ForeignWrites(c, ref.plan, before, ref_after); !foreign.empty())
-    return "reference: " + c.reference.entry + " made " + foreign;
+    return "reference: " + ku::ReferenceName(c) + " made " + foreign;
   for (size_t i = 0; i < c.tensors.size(); ++i) {
     const ku::TensorSpec& t = c.tensors[i];
     if (t.role != ku::TensorRole::kOutput) continue;
     if (const int64_t n =
             ku::Unwritten(Slice(ref_after, mine.plan.tensors[i]), k::ElementBytes(t.dtype));
         n > 0)
-      return "reference: " + c.reference.entry + " left " + std::to_string(n) + " elements of " +
+      return "reference: " + ku::ReferenceName(c) + " left " + std::to_string(n) + " elements of " +
              t.name + " unwritten";
   }
   k::OwnCheck check;

@@ -38,6 +38,19 @@ std::string CudaError(const std::string& what, cudaError_t e) {
   return what + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e);
 }
 
+/// Each parameter's bytes as the compiled kernel declares them (the runtime answers an index past
+/// the last with an error).
+std::vector<size_t> ParameterSizes(const void* fn) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < 4096; ++i) {
+    size_t offset = 0, size = 0;
+    if (cudaFuncGetParamInfo(fn, i, &offset, &size) != cudaSuccess) break;
+    out.push_back(size);
+  }
+  cudaGetLastError();
+  return out;
+}
+
 /// The launch of one user variant: planned from the manifest at the problem, then the contract's
 /// arguments (A, B, C, M, N, K) on the worker's stream. Nothing else launches user code.
 std::string LaunchUser(UserKernels::Loaded* self, const std::string& name, const k::GemmArgs& args);
@@ -88,13 +101,33 @@ std::string UserKernels::Load(const google::protobuf::RepeatedPtrField<wpb::User
     Loaded* self = loaded.get();
     const std::string name = c.variant();
     v.launch = [self, name](const k::GemmArgs& args) { return LaunchUser(self, name, args); };
+    if (!loaded->manifest->general) {
+      const std::vector<size_t> sizes = ParameterSizes(loaded->kernel);
+      if (sizes != std::vector<size_t>{8, 8, 8, 4, 4, 4}) {
+        std::string list;
+        for (size_t b : sizes) list += (list.empty() ? "" : ", ") + std::to_string(b);
+        return "user variant " + c.variant() + ": the entry " + entry + "'s parameters (" +
+               std::to_string(sizes.size()) + ", of " + list +
+               " bytes) are not the GEMM contract's (const A*, const B*, C*, int M, int N, int "
+               "K: 8, 8, 8, 4, 4, 4)";
+      }
+    }
     if (loaded->manifest->general) {
-      const std::string& ref_entry = loaded->manifest->general->reference.entry;
+      const ku::GeneralContract& general = *loaded->manifest->general;
+      const std::string& ref_entry = general.reference.entry;
       cudaKernel_t reference = nullptr;
-      e = cudaLibraryGetKernel(&reference, loaded->library, ref_entry.c_str());
-      if (e != cudaSuccess)
-        return CudaError(
-            "user variant " + c.variant() + ": its cubin has no reference entry " + ref_entry, e);
+      if (!ref_entry.empty()) {
+        e = cudaLibraryGetKernel(&reference, loaded->library, ref_entry.c_str());
+        if (e != cudaSuccess)
+          return CudaError(
+              "user variant " + c.variant() + ": its cubin has no reference entry " + ref_entry, e);
+      }
+      for (const auto& [fn, name] :
+           {std::pair<const void*, std::string>{loaded->kernel, entry}, {reference, ref_entry}})
+        if (fn != nullptr)
+          if (std::string why = ku::CheckEntryParameters(general, name, ParameterSizes(fn));
+              !why.empty())
+            return "user variant " + c.variant() + ": " + why;
       loaded->own = std::make_unique<OwnKernel>(loaded->manifest, loaded->knobs,
                                                 static_cast<const void*>(loaded->kernel),
                                                 static_cast<const void*>(reference));

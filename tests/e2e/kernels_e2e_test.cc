@@ -557,6 +557,50 @@ TEST_F(KernelsE2E, APtxKernelIsCheckedAddedAndRunLikeACudaOne) {
   EXPECT_EQ(broken.exit_code, 1) << broken.err;
   EXPECT_THAT(broken.err, HasSubstr(": error: Not a name of any known instruction: 'rett'"));
   EXPECT_THAT(broken.err, HasSubstr("mine.ptx:"));
+  // A PTX entry whose parameters are not the contract's is refused before it is assembled.
+  std::string fewer = text;
+  const std::string last = ",\n\t.param .u32 tiled_gemm_param_5";
+  fewer.erase(fewer.find(last), last.size());
+  const CommandResult mismatch =
+      Client({"kernel", "check", Write("fewer.ptx", fewer), "-m", toml, "--arch", "sm_90a"});
+  EXPECT_NE(mismatch.exit_code, 0);
+  EXPECT_THAT(mismatch.err, HasSubstr("the entry tiled_gemm takes 5 parameters unlike the GEMM "
+                                      "contract's (const A*, const B*, C*, int M, int N, int K)"));
+}
+
+// A kernel checked against one of the service's references (no reference entry in its source:
+// PTX from another compiler has none): its manifest binds the built-in row softmax to its
+// tensors; it compiles without a reference entry and runs verified; a built-in whose tensors do
+// not fit the sizes is refused by name before anything runs.
+TEST_F(KernelsE2E, AKernelCheckedAgainstABuiltInReferenceRunsVerified) {
+  StartDaemon("add_role = \"run\"\n");
+  const std::string dir = kExamples + "/general/";
+  std::ifstream in(dir + "row_softmax.toml");
+  std::string toml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t from = toml.find("[reference]");
+  toml.replace(from, toml.find("\n[", from + 1) - from,
+               "[reference]\nbuiltin = \"row_softmax\"\ninput = \"x\"\noutput = \"y\"\n"
+               "abs = 1e-3\nrel = 1e-2\n");
+  const std::string manifest = Write("builtin.toml", toml);
+  const CommandResult add = Client({"kernel", "add", dir + "row_softmax.cu", "-m", manifest});
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  const CommandResult run =
+      Client({"--format", "csv", "run", "--variant", "user.softmax.threads=128", "--size",
+              "rows=512,cols=2048", "--verify"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("user.softmax.threads=128,bf16,512x2048x1,"));
+  EXPECT_THAT(run.out, HasSubstr(",passed,"));
+  // The same source under a row sum's reference: one value per row, y holds a row's worth.
+  const std::string softmax = "builtin = \"row_softmax\"", name = "name = \"softmax\"";
+  toml.replace(toml.find(softmax), softmax.size(), "builtin = \"row_sum\"");
+  toml.replace(toml.find(name), name.size(), "name = \"softsum\"");
+  ASSERT_EQ(
+      Client({"kernel", "add", dir + "row_softmax.cu", "-m", Write("sum.toml", toml)}).exit_code,
+      0);
+  const CommandResult refused =
+      Client({"run", "--variant", "user.softsum.threads=128", "--size", "rows=64,cols=64"});
+  EXPECT_EQ(refused.exit_code, 65) << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("row_sum writes one value per row of x (64); y holds 4096"));
 }
 
 // The planted kernels the GPU session checks are caught (a forgotten epilogue, a kept result, a

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "db/error.h"
+#include "kernels/user/contract_plan.h"
 #include "server/core/base/sha256.h"
 
 namespace ablation::core {
@@ -75,10 +76,22 @@ std::string UserKernels::CompileBuild(const Manifest& m, const KnobSet& s,
   request.entry = m.entry;
   request.arch = arch;
   request.language = m.language;
-  if (m.general) request.also_entries = {m.general->reference.entry};
+  if (m.general && !m.general->reference.entry.empty())
+    request.also_entries = {m.general->reference.entry};
   for (size_t i = 0; i < m.knobs.size(); ++i)
     request.defines.emplace_back(m.knobs[i].name, s.values[i]);
   const std::string variant = kernels::user::VariantName(m, s);
+  if (m.language == "ptx") {
+    // PTX declares its parameters: a contract that passes others is refused before assembling.
+    std::vector<size_t> bytes;
+    std::string why = kernels::user::PtxEntryParameterBytes(source, m.entry, &bytes);
+    if (why.empty() && m.general)
+      why = kernels::user::CheckEntryParameters(*m.general, m.entry, bytes);
+    else if (why.empty() && bytes != std::vector<size_t>{8, 8, 8, 4, 4, 4})
+      why = "the entry " + m.entry + " takes " + std::to_string(bytes.size()) +
+            " parameters unlike the GEMM contract's (const A*, const B*, C*, int M, int N, int K)";
+    if (!why.empty()) return variant + " was not compiled: " + why;
+  }
   const ChildCompile child =
       CompileInChild(options_.compiler_path, request, options_.compile, sandbox);
   const kernels::user::CompileResult& r = child.result;

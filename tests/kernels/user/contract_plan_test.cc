@@ -244,4 +244,111 @@ TEST(ContractPlan, AWriteOutsideTheOutputsIsNamedWhereItLanded) {
   EXPECT_EQ(Unwritten({0xFF, 0xFF, 0x00, 0xFF, 0xFF, 0xFF}, 2), 2);
 }
 
+namespace {
+
+// A manifest of the examples with its [reference] replaced by a built-in one.
+Manifest WithBuiltin(const std::string& name, const std::string& reference) {
+  std::ifstream in(std::string(SOURCE_DIR) + "/examples/user-kernels/general/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const size_t from = text.find("[reference]");
+  text.replace(from, text.find("\n[", from + 1) - from, "[reference]\n" + reference + "\n");
+  Manifest m;
+  EXPECT_EQ(ParseManifest(text, name, ManifestLimits{}, &m), "");
+  return m;
+}
+
+// A built-in reference reads the input's last dimension as a row and checks that the output
+// (and rms_norm's weight) fit it at every size, before anything runs.
+TEST(ContractPlan, ABuiltInReferenceFitsItsTensorsAtTheSizesOrSaysWhyNot) {
+  const Manifest norm = WithBuiltin("rms_norm.toml",
+                                    "builtin = \"rms_norm\"\ninput = \"x\"\noutput = \"y\"\nweight "
+                                    "= \"w\"\neps = 1e-6\nrel = 0.01");
+  Sizes s;
+  ASSERT_EQ(ParseSizes("rows=96,cols=2048", *norm.general, &s), "");
+  BuiltinPlan b;
+  ASSERT_EQ(PlanBuiltinReference(*norm.general, s, &b), "");
+  EXPECT_EQ(b.rows, 96);
+  EXPECT_EQ(b.cols, 2048);
+  EXPECT_EQ(b.input, 0);
+  EXPECT_EQ(b.weight, 1);
+  EXPECT_EQ(b.output, 2);
+  LaunchGeometry g;
+  EXPECT_EQ(PlanReference(*norm.general, s, &g), "");
+  EXPECT_EQ(ReferenceName(*norm.general), "the built-in rms_norm");
+  // A row sum of a softmax's contract: y holds rows x cols values, not one per row.
+  const Manifest sum = WithBuiltin(
+      "row_softmax.toml", "builtin = \"row_sum\"\ninput = \"x\"\noutput = \"y\"\nabs = 0.1");
+  ASSERT_EQ(ParseSizes("rows=4,cols=8", *sum.general, &s), "");
+  EXPECT_EQ(PlanReference(*sum.general, s, &g),
+            "row_sum writes one value per row of x (4); y holds 32 at rows=4,cols=8");
+  // A softmax over a row sum's contract: x is rows x cols, s only rows.
+  const Manifest wrong = WithBuiltin(
+      "row_sum.toml", "builtin = \"row_softmax\"\ninput = \"x\"\noutput = \"s\"\nabs = 0.1");
+  ASSERT_EQ(ParseSizes("rows=4,cols=8", *wrong.general, &s), "");
+  EXPECT_EQ(PlanReference(*wrong.general, s, &g),
+            "row_softmax writes s in the shape of x; they differ at rows=4,cols=8");
+  const Manifest right = WithBuiltin(
+      "row_sum.toml", "builtin = \"row_sum\"\ninput = \"x\"\noutput = \"s\"\nabs = 0.1");
+  EXPECT_EQ(PlanBuiltinReference(*right.general, s, &b), "");
+  EXPECT_EQ(b.rows, 4);
+  EXPECT_EQ(b.weight, -1);
+}
+
+// The entry's parameters as its code declares them against the contract's, so that a manifest
+// naming other parameters than the kernel takes never launches it with a wrong argument block.
+TEST(ContractPlan, TheEntrysParametersAreCheckedAgainstTheContractsAndInt32SizesPackedAsInt32) {
+  const Manifest m = Example("rms_norm.toml");  // x, w, y, rows, cols, eps (fp32)
+  const GeneralContract& c = *m.general;
+  EXPECT_EQ(ParameterBytes(c), (std::vector<size_t>{8, 8, 8, 8, 8, 4}));
+  EXPECT_EQ(CheckEntryParameters(c, "rms_norm", {8, 8, 8, 8, 8, 4}), "");
+  EXPECT_EQ(CheckEntryParameters(c, "rms_norm", {8, 8, 8, 8, 8}),
+            "the entry rms_norm takes 5 parameters; contract.params names 6");
+  EXPECT_EQ(CheckEntryParameters(c, "rms_norm", {8, 8, 8, 4, 8, 4}),
+            "the entry rms_norm's parameter 3 ('rows') is 4 bytes; the contract passes 8 (an "
+            "int32 size: contract.size_type = \"int32\")");
+  GeneralContract narrow;
+  narrow.sizes = {"rows", "cols"};
+  narrow.params = {"rows", "cols"};
+  narrow.sizes_int32 = true;
+  EXPECT_EQ(ParameterBytes(narrow), (std::vector<size_t>{4, 4}));
+  const ArgumentBlock args = PackArguments(narrow, {{"rows", 7}, {"cols", 300}}, BufferPlan{}, 0);
+  ASSERT_EQ(args.offsets, (std::vector<size_t>{0, 4}));
+  int32_t cols = 0;
+  std::memcpy(&cols, args.bytes.data() + 4, 4);
+  EXPECT_EQ(cols, 300);
+  // A size an int32 cannot hold is refused, not cut.
+  BufferPlan plan;
+  EXPECT_EQ(PlanBuffers(narrow, {{"rows", int64_t(1) << 31}, {"cols", 1}}, 1 << 30, &plan),
+            "rows = 2147483648: the entry takes its sizes as int32 (contract.size_type), at most "
+            "2147483647");
+}
+
+// PTX declares each parameter's type: the bytes of an entry (Triton's pointers with .ptr
+// qualifiers, an aligned struct by value), and an entry whose name another's begins with.
+TEST(ContractPlan, APtxEntrysParametersAreReadFromItsDeclaration) {
+  const std::string ptx =
+      ".version 8.4\n.target sm_90a\n"
+      ".visible .entry soft_ref(\n\t.param .u64 soft_ref_param_0\n)\n{ ret; }\n"
+      ".visible .entry soft(\n"
+      "\t.param .u64 .ptr .global .align 1 soft_param_0,\n"
+      "\t.param .u64 .ptr .global .align 1 soft_param_1,\n"
+      "\t.param .u32 soft_param_2,\n\t.param .f32 soft_param_3,\n"
+      "\t.param .align 8 .b8 soft_param_4[16]\n)\n.reqntid 256\n{ ret; }\n";
+  std::vector<size_t> bytes;
+  ASSERT_EQ(PtxEntryParameterBytes(ptx, "soft", &bytes), "");
+  EXPECT_EQ(bytes, (std::vector<size_t>{8, 8, 4, 4, 16}));
+  ASSERT_EQ(PtxEntryParameterBytes(ptx, "soft_ref", &bytes), "");
+  EXPECT_EQ(bytes, (std::vector<size_t>{8}));
+  EXPECT_EQ(PtxEntryParameterBytes(ptx, "sof", &bytes), "the PTX has no .entry sof");
+  std::ifstream in(std::string(SOURCE_DIR) + "/examples/user-kernels/ptx/tiled_gemm_u4.ptx");
+  std::stringstream tiled;
+  tiled << in.rdbuf();
+  ASSERT_EQ(PtxEntryParameterBytes(tiled.str(), "tiled_gemm", &bytes), "");
+  EXPECT_EQ(bytes, (std::vector<size_t>{8, 8, 8, 4, 4, 4}));
+}
+
+}  // namespace
+
 }  // namespace ablation::kernels::user

@@ -385,6 +385,101 @@ TEST(UserManifest, EveryMistakeOfAnOwnContractIsNamedByLineAndKey) {
             std::string::npos);
 }
 
+// The example's [reference] replaced by `with` (a built-in one, or a mistake in one).
+std::string WithReference(const std::string& manifest, const std::string& with) {
+  std::string text = Example(manifest);
+  const size_t from = text.find("[reference]");
+  const size_t to = text.find("\n[", from + 1);
+  text.replace(from, to - from, with + "\n");
+  return text;
+}
+
+TEST(UserManifest, ABuiltInReferenceIsBoundToTheContractsTensorsByName) {
+  const Manifest softmax = Read(WithReference(
+      "row_softmax.toml",
+      "[reference]\nbuiltin = \"row_softmax\"\ninput = \"x\"\noutput = \"y\"\nabs = 1e-3\n"));
+  const ReferenceSpec& r = softmax.general->reference;
+  EXPECT_EQ(r.builtin, BuiltinReference::kRowSoftmax);
+  EXPECT_EQ(r.entry, "");
+  EXPECT_EQ(r.input, "x");
+  EXPECT_EQ(r.output, "y");
+  EXPECT_EQ(r.tolerance.abs, 1e-3);
+  EXPECT_EQ(BuiltinName(r.builtin), "row_softmax");
+  const Manifest norm =
+      Read(WithReference("rms_norm.toml",
+                         "[reference]\nbuiltin = \"rms_norm\"\ninput = \"x\"\noutput = \"y\"\n"
+                         "weight = \"w\"\neps = \"eps\"\nrel = 1e-2\n"));
+  EXPECT_EQ(norm.general->reference.eps, 1e-6);  // the scalar's value
+  EXPECT_EQ(norm.general->reference.eps_scalar, "eps");
+  EXPECT_EQ(Read(WithReference("rms_norm.toml",
+                               "[reference]\nbuiltin = \"rms_norm\"\ninput = \"x\"\noutput = "
+                               "\"y\"\nweight = \"w\"\neps = 1e-5\nrel = 1e-2\n"))
+                .general->reference.eps,
+            1e-5);
+  // Sizes are int64 unless the manifest says the entry takes int32 (Triton's PTX).
+  EXPECT_FALSE(softmax.general->sizes_int32);
+  std::string text = Example("row_softmax.toml");
+  text.replace(text.find("params ="), 0, "size_type = \"int32\"\n");
+  EXPECT_TRUE(Read(text).general->sizes_int32);
+}
+
+TEST(UserManifest, EveryMistakeOfABuiltInReferenceIsNamed) {
+  const std::string tail = "abs = 1e-3\n";
+  const struct {
+    std::string manifest, reference, says;
+  } cases[] = {
+      {"row_softmax.toml", "builtin = \"softmax\"\ninput = \"x\"\noutput = \"y\"",
+       "reference.builtin: 'softmax': row_softmax, rms_norm or row_sum"},
+      {"row_softmax.toml",
+       "entry = \"row_softmax_ref\"\nbuiltin = \"row_softmax\"\ninput = \"x\"\noutput = \"y\"",
+       "reference.builtin: a reference is an entry of the source or a built-in one, not both"},
+      {"row_softmax.toml",
+       "builtin = \"row_softmax\"\ninput = \"x\"\noutput = \"y\"\ngrid = \"rows\"",
+       "reference.grid: a built-in reference has its own launch"},
+      {"row_softmax.toml", "builtin = \"row_softmax\"\ninput = \"y\"\noutput = \"x\"",
+       "reference.input: tensor 'y' is not an input of the contract"},
+      {"row_softmax.toml", "builtin = \"row_softmax\"\ninput = \"x\"\noutput = \"z\"",
+       "reference.output: 'z' is not a tensor of the contract"},
+      {"row_softmax.toml", "builtin = \"row_softmax\"\ninput = \"x\"", "reference.output: missing"},
+      {"row_softmax.toml",
+       "builtin = \"row_softmax\"\ninput = \"x\"\noutput = \"y\"\nweight = \"x\"",
+       "reference.weight: belongs to builtin = \"rms_norm\""},
+      {"row_softmax.toml",
+       "entry = \"row_softmax_ref\"\nblock = \"1\"\ngrid = \"1\"\ninput = \"x\"",
+       "reference.input: binds a built-in reference's tensors"},
+      {"rms_norm.toml", "builtin = \"rms_norm\"\ninput = \"x\"\noutput = \"y\"\nweight = \"w\"",
+       "reference.eps: missing: a number, or the name of a scalar"},
+      {"rms_norm.toml",
+       "builtin = \"rms_norm\"\ninput = \"x\"\noutput = \"y\"\nweight = \"w\"\neps = \"epsilon\"",
+       "reference.eps: 'epsilon' is not a scalar of the contract"},
+      {"rms_norm.toml",
+       "builtin = \"rms_norm\"\ninput = \"x\"\noutput = \"y\"\nweight = \"w\"\neps = -1",
+       "reference.eps: must be finite and not negative"},
+  };
+  for (const auto& c : cases) {
+    const std::string err =
+        Refusal(WithReference(c.manifest, "[reference]\n" + c.reference + "\n" + tail));
+    EXPECT_NE(err.find(c.says), std::string::npos) << "got: " << err << "\nwanted: " << c.says;
+    EXPECT_EQ(err.rfind("bad.toml:", 0), 0u) << err;
+  }
+  // A second output would be checked against nothing: the built-in writes one.
+  std::string two = WithReference(
+      "row_softmax.toml",
+      "[reference]\nbuiltin = \"row_softmax\"\ninput = \"x\"\noutput = \"y\"\n" + tail);
+  two.replace(
+      two.find("[reference]"), 0,
+      "[[tensor]]\nname = \"z\"\ndtype = \"fp32\"\nshape = [\"rows\"]\nrole = \"output\"\n\n");
+  const std::string params = "params = [\"x\", \"y\",";
+  two.replace(two.find(params), params.size(), "params = [\"x\", \"y\", \"z\",");
+  EXPECT_NE(Refusal(two).find("the built-in reference writes 'y' alone; 'z' would be checked "
+                              "against nothing"),
+            std::string::npos)
+      << Refusal(two);
+  std::string text = Example("row_softmax.toml");
+  text.replace(text.find("params ="), 0, "size_type = \"int16\"\n");
+  EXPECT_NE(Refusal(text).find("contract.size_type: 'int16': int64"), std::string::npos);
+}
+
 TEST(UserManifest, LimitsBoundWhatOneManifestMayAskFor) {
   ManifestLimits small;
   small.max_knob_sets = 4;
