@@ -12,7 +12,8 @@
 #   cheats    every planted cheat of examples/user-kernels/general/cheats run with --verify,
 #             each row's status and message kept (PASS/FAIL lines: caught or not)
 #   triton    a row softmax written in Triton emitted as PTX (examples/user-kernels/ptx/
-#             triton_row_softmax.py) at 4 and 8 warps, with its entry's parameters and shared memory
+#             triton_row_softmax.py) at 4 and 8 warps with its manifest, added as PTX and run
+#             verified against the built-in row softmax beside the CUDA example (3 rounds)
 #   serving   the small-shape baseline: sweep --preset serving (1 round, sustained), and the
 #             few-row example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
 # DEADLINE=S (seconds since the start) skips a phase that would end after it. Every database
@@ -30,7 +31,7 @@ general=$here/../examples/user-kernels/general
 printf '[user_kernels]\ncompiler = "%s"\nadd_role = "run"\n' "$bundle/bin/ablation-compile" \
   >"$out/user.toml"
 
-usual() { case $1 in examples) echo 300 ;; cheats) echo 150 ;; triton) echo 60 ;; serving) echo 420 ;; *) echo 60 ;; esac; }
+usual() { case $1 in examples) echo 300 ;; cheats) echo 150 ;; triton) echo 120 ;; serving) echo 420 ;; *) echo 60 ;; esac; }
 check() {  # check NAME COMMAND...: PASS when the command succeeds
   if "${@:2}" >>"$log" 2>&1; then say "PASS $1"; else say "FAIL $1"; fi
 }
@@ -92,6 +93,21 @@ PY
           "$warps" >>"$log" 2>&1
         say "triton softmax at $warps warps: exit $? $(cat "$out/triton/triton_softmax_w$warps.json")"
       done
+      CONFIG=$out/user.toml start_daemon "$out/triton.db" || continue
+      c kernel add "$general/row_softmax.cu" --manifest "$general/row_softmax.toml" >>"$log" 2>&1
+      for warps in 4 8; do
+        c kernel add "$out/triton/triton_softmax_w$warps.ptx" \
+          --manifest "$out/triton/triton_softmax_w$warps.toml" >>"$log" 2>&1
+        say "kernel add triton_softmax_w$warps: exit $?"
+      done
+      c -q run --variant 'user.softmax.*' --variant 'user.triton_softmax_w4.*' \
+        --variant 'user.triton_softmax_w8.*' --verify --rounds 3 --tag triton-beside-cuda \
+        >>"$log" 2>&1
+      say "run triton beside cuda: exit $? ($(elapsed))"
+      c --format csv results "$(latest)" >"$out/triton.csv" 2>&1
+      say "$(cut -d, -f5,7,14,15,22,23 "$out/triton.csv" | head -8)"
+      stop_daemon
+      xz -T2 -9 "$out/triton.db"
       ;;
     serving)
       CONFIG=$out/user.toml start_daemon "$out/serving.db" || continue

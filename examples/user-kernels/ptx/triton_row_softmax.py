@@ -3,7 +3,7 @@
 
 Run where Triton and a GPU are (the GPU node: Triton compiles for the GPU it finds):
     python3 examples/user-kernels/ptx/triton_row_softmax.py OUTDIR [COLS] [WARPS]
-It writes OUTDIR/triton_softmax_w{WARPS}.ptx and OUTDIR/triton_softmax_w{WARPS}.json (Triton's
+It writes OUTDIR/triton_softmax_w{WARPS}.ptx, its manifest (.toml) and a .json (Triton's
 version, the entry's name, its parameters as the PTX declares them, the warps, the dynamic shared
 memory the launch needs, the largest error against torch's softmax on the GPU and
 triton.testing.do_bench's time at 8192 rows, for a figure beside the service's). The kernel is
@@ -30,6 +30,78 @@ def triton_softmax(x_ptr, y_ptr, rows, cols, BLOCK: tl.constexpr):
     e = tl.exp(x)
     y = e / tl.sum(e, axis=0)
     tl.store(y_ptr + base + offs, y.to(tl.bfloat16), mask=mask)
+
+
+MANIFEST = """# A row softmax written in Triton {triton}, emitted as PTX by triton_row_softmax.py on {device}
+# ({warps} warps, BLOCK = {block}): the job of ../general/row_softmax.cu. Triton's PTX takes its
+# sizes as int32 and, after the kernel's own parameters, {extra} pointer(s) of scratch memory this
+# kernel does not use (passed as 0). Its source has no reference: the service's row softmax is.
+name = "triton_softmax_w{warps}"
+entry = "{entry}"
+description = "row softmax in Triton {triton}, {warps} warps, as PTX"
+language = "ptx"
+
+[contract]
+kind = "general"
+dtype = "bf16"
+sizes = ["rows", "cols"]
+default_sizes = {{ rows = 8192, cols = {cols} }}
+size_type = "int32"
+params = [{param_list}]
+
+[[tensor]]
+name = "x"
+dtype = "bf16"
+shape = ["rows", "cols"]
+role = "input"
+fill = {{ kind = "normal", mean = 0, std = 2 }}
+
+[[tensor]]
+name = "y"
+dtype = "bf16"
+shape = ["rows", "cols"]
+role = "output"
+{scalars}
+[reference]
+builtin = "row_softmax"
+input = "x"
+output = "y"
+abs = 1e-3
+rel = 1e-2
+
+[work]
+ops = "5 * rows * cols"
+bytes = "2 * 2 * rows * cols"
+peak = "fp32"
+
+[launch]
+block = "32 * WARPS"
+grid = "rows"
+smem = "{shared_bytes}"
+
+[[condition]]
+when = "cols <= {block}"
+says = "this build holds a row of at most {block} columns (BLOCK)"
+
+[[condition]]
+when = "cols % 16 == 0"
+says = "Triton specialised cols as a multiple of 16"
+
+[[knob]]
+name = "WARPS"
+short = "warps"
+values = [{warps}]
+"""
+
+
+def manifest(info):
+    """The manifest of the emitted PTX: its parameters past x, y, rows and cols are scratch."""
+    extra = len(info["params"]) - 4
+    names = ["x", "y", "rows", "cols"] + [f"scratch{i}" for i in range(extra)]
+    scalars = "".join(f'\n[[scalar]]\nname = "scratch{i}"\ndtype = "int64"\nvalue = 0\n'
+                      for i in range(extra))
+    return MANIFEST.format(param_list=", ".join(f'"{n}"' for n in names), scalars=scalars,
+                           extra=extra, **info)
 
 
 def main():
@@ -71,6 +143,8 @@ def main():
         f.write(ptx)
     with open(name + ".json", "w") as f:
         json.dump(info, f, indent=1)
+    with open(name + ".toml", "w") as f:
+        f.write(manifest(info))
     print(json.dumps(info))
 
 
