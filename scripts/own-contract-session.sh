@@ -14,6 +14,11 @@
 #   triton    a row softmax written in Triton emitted as PTX (examples/user-kernels/ptx/
 #             triton_row_softmax.py) at 4 and 8 warps with its manifest, added as PTX and run
 #             verified against the built-in row softmax beside the CUDA example (3 rounds)
+#   hang      the planted kernel that never ends (tests/e2e/gpu/user_kernels/hangs) run, then the
+#             softmax example: the first recorded failed, the second measuring normally
+#   sanitize  compute-sanitizer (memcheck, then racecheck) around the worker (a wrapper given as
+#             --worker) over every example and the Triton softmax at small sizes, verified;
+#             each tool's ERROR SUMMARY kept
 #   serving   the small-shape baseline: sweep --preset serving (1 round, sustained), and the
 #             few-row example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
 # DEADLINE=S (seconds since the start) skips a phase that would end after it. Every database
@@ -31,7 +36,7 @@ general=$here/../examples/user-kernels/general
 printf '[user_kernels]\ncompiler = "%s"\nadd_role = "run"\n' "$bundle/bin/ablation-compile" \
   >"$out/user.toml"
 
-usual() { case $1 in examples) echo 300 ;; cheats) echo 150 ;; triton) echo 120 ;; serving) echo 420 ;; *) echo 60 ;; esac; }
+usual() { case $1 in examples) echo 300 ;; cheats) echo 150 ;; triton) echo 120 ;; hang) echo 90 ;; sanitize) echo 240 ;; serving) echo 420 ;; *) echo 60 ;; esac; }
 check() {  # check NAME COMMAND...: PASS when the command succeeds
   if "${@:2}" >>"$log" 2>&1; then say "PASS $1"; else say "FAIL $1"; fi
 }
@@ -108,6 +113,46 @@ PY
       say "$(cut -d, -f5,7,14,15,22,23 "$out/triton.csv" | head -8)"
       stop_daemon
       xz -T2 -9 "$out/triton.db"
+      ;;
+    hang)
+      CONFIG=$out/user.toml start_daemon "$out/hang.db" || continue
+      planted=$here/../tests/e2e/gpu/user_kernels
+      c kernel add "$planted/hangs.cu" --manifest "$planted/hangs.toml" >>"$log" 2>&1
+      c kernel add "$general/row_softmax.cu" --manifest "$general/row_softmax.toml" >>"$log" 2>&1
+      t0=$(date +%s)
+      c -q run --variant user.hangs --shape 256 --tag planted-hang >>"$log" 2>&1
+      say "the hang: exit $? after $(($(date +%s) - t0)) s: $(c --format csv results "$(latest)" | tail -n +2 | cut -c1-300)"
+      c -q run --variant 'user.softmax.threads=128' --verify --tag after-hang >>"$log" 2>&1
+      say "after the hang: exit $?: $(c --format csv results "$(latest)" | tail -n +2 | cut -c1-300)"
+      stop_daemon
+      xz -T2 -9 "$out/hang.db"
+      ;;
+    sanitize)
+      for tool in memcheck racecheck; do
+        printf '#!/bin/sh\nexec compute-sanitizer --tool %s --log-file %s --error-exitcode 0 %s "$@"\n' \
+          "$tool" "$out/sanitizer-$tool.%%p.log" "$bundle/bin/ablation-worker" >"$out/san-worker.sh"
+        chmod +x "$out/san-worker.sh"
+        "$bundle/bin/ablationd" --listen "127.0.0.1:$port" --db "$out/sanitize-$tool.db" \
+          --config "$out/user.toml" --worker "$out/san-worker.sh" >>"$out/ablationd.log" 2>&1 &
+        daemon=$!
+        for _ in $(seq 1 300); do c device >/dev/null 2>&1 && break; sleep 0.2; done
+        for k in row_softmax rms_norm row_sum gemm_bias_relu; do
+          c kernel add "$general/$k.cu" --manifest "$general/$k.toml" >>"$log" 2>&1
+        done
+        [[ -f $out/triton/triton_softmax_w8.ptx ]] &&
+          c kernel add "$out/triton/triton_softmax_w8.ptx" \
+            --manifest "$out/triton/triton_softmax_w8.toml" >>"$log" 2>&1
+        c -q run --variant 'user.softmax.*' --variant 'user.rmsnorm.*' --variant 'user.rowsum.*' \
+          --variant 'user.triton_softmax_w8.*' --size rows=256,cols=1024 --verify --rounds 1 \
+          --tag "sanitize-$tool" >>"$log" 2>&1
+        say "$tool over the row kernels: exit $? ($(elapsed))"
+        c -q run --variant 'user.gemm_bias_relu.*' --size m=256,n=256,k=256 --verify --rounds 1 \
+          --tag "sanitize-$tool" >>"$log" 2>&1
+        say "$tool over the fused GEMM: exit $? ($(elapsed))"
+        stop_daemon
+        say "$tool: $(cat "$out"/sanitizer-$tool.*.log 2>/dev/null | grep -h 'ERROR SUMMARY' | sort | uniq -c | tr '\n' ' ')"
+        rm -f "$out/sanitize-$tool.db"
+      done
       ;;
     serving)
       CONFIG=$out/user.toml start_daemon "$out/serving.db" || continue
