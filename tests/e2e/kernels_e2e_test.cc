@@ -603,6 +603,56 @@ TEST_F(KernelsE2E, AKernelCheckedAgainstABuiltInReferenceRunsVerified) {
   EXPECT_THAT(refused.err, HasSubstr("row_sum writes one value per row of x (64); y holds 4096"));
 }
 
+// The manifest examples/user-kernels/ptx/triton_row_softmax.py writes beside the PTX Triton
+// emits (on a GPU node, where Triton is): Triton's parameters (two pointers, int32 rows and cols,
+// then its scratch pointers) against the built-in row softmax. Here over a PTX of that signature
+// written by hand (Triton is not on this machine): added, run verified with the test double; a
+// PTX with a parameter fewer than the manifest names is refused before it is assembled.
+TEST_F(KernelsE2E, TheTritonScriptsManifestTakesTritonsParametersAndTheBuiltInReference) {
+  StartDaemon("add_role = \"run\"\n");
+  const std::string params[] = {".param .u64 .ptr .global .align 1 triton_softmax_param_0",
+                                ".param .u64 .ptr .global .align 1 triton_softmax_param_1",
+                                ".param .u32 triton_softmax_param_2",
+                                ".param .u32 triton_softmax_param_3",
+                                ".param .u64 .ptr .global .align 1 triton_softmax_param_4",
+                                ".param .u64 .ptr .global .align 1 triton_softmax_param_5"};
+  const auto ptx = [&](int n) {
+    std::string text =
+        ".version 8.4\n.target sm_90a\n.address_size 64\n\n"
+        ".visible .entry triton_softmax(\n";
+    for (int i = 0; i < n; ++i) text += "\t" + params[i] + (i + 1 < n ? ",\n" : "\n");
+    return text + ")\n.reqntid 256\n{\n\tret;\n}\n";
+  };
+  const CommandResult made = RunCommand(
+      {"/usr/bin/env", "python3", "-c",
+       "import sys; sys.path.insert(0, '" + kExamples +
+           "/ptx'); import triton_row_softmax as t; sys.stdout.write(t.manifest({'triton': "
+           "'3.x', 'device': 'none', 'warps': 8, 'block': 4096, 'cols': 4096, 'entry': "
+           "'triton_softmax', 'params': [0] * 6, 'shared_bytes': 0}))"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string toml = Write("triton_softmax_w8.toml", made.out);
+  const CommandResult add = Client({"kernel", "add", Write("w8.ptx", ptx(6)), "-m", toml});
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  const CommandResult run =
+      Client({"--format", "csv", "run", "--variant", "user.triton_softmax_w8.warps=8", "--verify"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("user.triton_softmax_w8.warps=8,bf16,8192x4096x1,"));
+  EXPECT_THAT(run.out, HasSubstr(",passed,"));
+  // Its condition: Triton specialised cols as a multiple of 16.
+  const CommandResult odd =
+      Client({"run", "--variant", "user.triton_softmax_w8.warps=8", "--size", "rows=64,cols=1008"});
+  EXPECT_EQ(odd.exit_code, 0) << odd.err;
+  const CommandResult refused =
+      Client({"run", "--variant", "user.triton_softmax_w8.warps=8", "--size", "rows=64,cols=1001"});
+  EXPECT_EQ(refused.exit_code, 65) << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("Triton specialised cols as a multiple of 16"));
+  const CommandResult fewer =
+      Client({"kernel", "check", Write("w5.ptx", ptx(5)), "-m", toml, "--arch", "sm_90a"});
+  EXPECT_NE(fewer.exit_code, 0);
+  EXPECT_THAT(fewer.err, HasSubstr("the entry triton_softmax takes 5 parameters; contract.params "
+                                   "names 6"));
+}
+
 // The planted kernels the GPU session checks are caught (a forgotten epilogue, a kept result, a
 // hang) are added like any other: they compile. The forgotten epilogue is made from the example,
 // two lines fewer.

@@ -14,22 +14,25 @@ import json
 import re
 import sys
 
-import torch
-import triton
-import triton.language as tl
 
+def softmax_kernel():
+    """The Triton kernel (imported here, so that manifest() works where Triton is absent)."""
+    import triton
+    import triton.language as tl
 
-@triton.jit
-def triton_softmax(x_ptr, y_ptr, rows, cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    offs = tl.arange(0, BLOCK)
-    mask = offs < cols
-    base = row.to(tl.int64) * cols
-    x = tl.load(x_ptr + base + offs, mask=mask, other=-float("inf")).to(tl.float32)
-    x = x - tl.max(x, axis=0)
-    e = tl.exp(x)
-    y = e / tl.sum(e, axis=0)
-    tl.store(y_ptr + base + offs, y.to(tl.bfloat16), mask=mask)
+    @triton.jit
+    def triton_softmax(x_ptr, y_ptr, rows, cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        mask = offs < cols
+        base = row.to(tl.int64) * cols
+        x = tl.load(x_ptr + base + offs, mask=mask, other=-float("inf")).to(tl.float32)
+        x = x - tl.max(x, axis=0)
+        e = tl.exp(x)
+        y = e / tl.sum(e, axis=0)
+        tl.store(y_ptr + base + offs, y.to(tl.bfloat16), mask=mask)
+
+    return triton_softmax
 
 
 MANIFEST = """# A row softmax written in Triton {triton}, emitted as PTX by triton_row_softmax.py on {device}
@@ -105,6 +108,10 @@ def manifest(info):
 
 
 def main():
+    import torch
+    import triton
+
+    triton_softmax = softmax_kernel()
     out = sys.argv[1]
     cols = int(sys.argv[2]) if len(sys.argv) > 2 else 4096
     warps = int(sys.argv[3]) if len(sys.argv) > 3 else 8
