@@ -24,6 +24,7 @@ packages=(
   # The compiler sandbox of user kernels (server/compile/sandbox.h): its system-call filter
   # (libseccomp); a cubin is stored compressed with zlib (zlib1g-dev, above)
   libseccomp-dev
+  libelf-dev  # reading a user's cubin in the compiler process (server/compile/cubin.h)
   libboost-math-dev  # Student's t and the incomplete beta of the report's intervals (header-only)
   nlohmann-json3-dev  # the client's --format json envelope (client/output/json.cc; header-only)
   libpq-dev  # libpq: a fleet's PostgreSQL, exported to by the daemon and read by the client (db/fleet/)

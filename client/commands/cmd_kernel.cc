@@ -11,6 +11,7 @@
 #include <fstream>
 #include <tuple>
 
+#include "absl/strings/escaping.h"
 #include "client/output/escape.h"
 #include "client/output/format.h"
 #include "common/variant_names.h"
@@ -53,10 +54,13 @@ Table BuildsTable(const v1::UserKernel& k) {
                {"compiler", "compiler"},
                {"options", "options"}};
   for (const v1::KernelBuild& b : k.builds())
-    t.rows.push_back({b.variant(), b.arch(),
-                      b.registers() < 0 ? Cell("-", "") : Cell(std::to_string(b.registers())),
-                      std::to_string(b.spill_store_bytes()), std::to_string(b.spill_load_bytes()),
-                      std::to_string(b.static_smem_bytes()), b.compiler(), b.options()});
+    t.rows.push_back(
+        {b.variant(), b.arch(),
+         b.registers() < 0 ? Cell("-", "") : Cell(std::to_string(b.registers())),
+         // A cubin does not record its spills: -1, shown as "-".
+         b.spill_store_bytes() < 0 ? Cell("-", "") : Cell(std::to_string(b.spill_store_bytes())),
+         b.spill_load_bytes() < 0 ? Cell("-", "") : Cell(std::to_string(b.spill_load_bytes())),
+         std::to_string(b.static_smem_bytes()), b.compiler(), b.options()});
   return t;
 }
 
@@ -208,7 +212,9 @@ CLI::App* SetupKernel(CLI::App& app, KernelOptions& options, KernelCommands* com
   sub->require_subcommand(1);
   commands->add =
       sub->add_subcommand("add", "Add a kernel: every knob set is compiled, or nothing is kept");
-  commands->add->add_option("source", options.source_path, "The CUDA source (device code only)")
+  commands->add
+      ->add_option("source", options.source_path,
+                   "The CUDA source (device code only), PTX or a cubin")
       ->required()
       ->check(CLI::ExistingFile);
   commands->add->add_option("--manifest,-m", options.manifest_path, "The manifest (TOML)")
@@ -222,7 +228,9 @@ CLI::App* SetupKernel(CLI::App& app, KernelOptions& options, KernelCommands* com
       "  ablation-client run -v 'user.pipe.*' --dtype fp16\n      then measure its variants");
   commands->check = sub->add_subcommand(
       "check", "Check a kernel: the manifest validated, every knob set compiled, nothing kept");
-  commands->check->add_option("source", options.source_path, "The CUDA source (device code only)")
+  commands->check
+      ->add_option("source", options.source_path,
+                   "The CUDA source (device code only), PTX or a cubin")
       ->required()
       ->check(CLI::ExistingFile);
   commands->check->add_option("--manifest,-m", options.manifest_path, "The manifest (TOML)")
@@ -273,6 +281,11 @@ int ExecuteKernel(const KernelOptions& options, const KernelCommands& commands,
         context.err << "error: cannot read " << *path << '\n';
         return kExitUsage;
       }
+    // A cubin (an ELF file) travels as base64 text: a proto string and the stored source are text.
+    if (request.source().rfind("\x7f"
+                               "ELF",
+                               0) == 0)
+      request.set_source(absl::Base64Escape(request.source()));
     // The daemon's messages name the user's files, not kernel.cu and manifest.
     request.set_source_name(std::filesystem::path(options.source_path).filename().string());
     request.set_manifest_name(std::filesystem::path(options.manifest_path).filename().string());

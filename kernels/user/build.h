@@ -19,7 +19,8 @@ struct CompileRequest {
   /// Other kernels the source must have (a kernel's own contract: its reference entry).
   std::vector<std::string> also_entries;
   std::string arch = "sm_90a";  ///< --gpu-architecture
-  /// "cuda" (NVRTC) or "ptx" (the toolkit's PTX compiler; defines and headers do not apply).
+  /// "cuda" (NVRTC), "ptx" (the toolkit's PTX compiler) or "cubin" (base64 of a built ELF, read
+  /// and checked, not compiled); defines and headers apply to "cuda" alone.
   std::string language = "cuda";
   std::vector<std::pair<std::string, int64_t>> defines;  ///< the knob set: -DNAME=value
   /// Where #include finds headers: CUDA's (cuda_bf16.h, cuda_fp16.h, ...) and nothing else.
@@ -44,6 +45,9 @@ struct CompileResult {
   PtxasReport ptxas;
   std::string compiler;  ///< "nvrtc 13.0"
   std::string options;   ///< the options, space-separated, as given to the compiler
+  /// The entry's parameters' bytes as the build records them (a cubin's .nv.info); empty where
+  /// the compiler did not read them.
+  std::vector<size_t> param_bytes;
 };
 
 /// The name messages call a user's file: its own name where it is a plain one ("tiled_gemm.cu":

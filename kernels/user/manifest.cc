@@ -275,20 +275,27 @@ std::string ParseManifest(const std::string& text, const std::string& origin,
   if (!(err = ReadString(root, origin, "", "description", false, &m.description)).empty())
     return err;
   if (!(err = ReadString(root, origin, "", "language", false, &m.language)).empty()) return err;
-  if (m.language != "cuda" && m.language != "ptx")
+  if (m.language != "cuda" && m.language != "ptx" && m.language != "cubin")
     return Err(origin, root.get("language"), "language",
-               "'" + m.language + "': cuda (CUDA C++, the default) or ptx (PTX from any compiler)");
+               "'" + m.language +
+                   "': cuda (CUDA C++, the default), ptx (PTX from any compiler) or cubin (a "
+                   "built kernel for the GPU's architecture)");
 
   // Knobs first: the expressions name them.
   if (!(err = ReadKnobs(root, origin, limits, &m)).empty()) return err;
-  // PTX has no preprocessor: one text is one build, and a knob is a constant of its launch.
-  if (m.language == "ptx")
+  // PTX has no preprocessor and a cubin is built: one file is one build, and a knob is a
+  // constant of its launch.
+  if (m.language != "cuda")
     for (size_t i = 0; i < m.knobs.size(); ++i)
-      if (m.knobs[i].values.size() > 1)
+      if (m.knobs[i].values.size() > 1) {
+        const std::string what = m.language == "ptx" ? "PTX" : "cubin";
         return Err(origin, root.get("knob"), "knob[" + std::to_string(i) + "].values",
                    m.knobs[i].name + " has " + std::to_string(m.knobs[i].values.size()) +
-                       " values, but a PTX source is one build (no -D macros reach it): give "
-                       "each knob one value, and emit one PTX per knob set as its own kernel");
+                       " values, but a " + what +
+                       " source is one build (no -D macros reach it): "
+                       "give each knob one value, and emit one " +
+                       what + " per knob set as its own kernel");
+      }
   int64_t sets = 1;
   for (const Knob& k : m.knobs) sets *= int64_t(k.values.size());
   if (sets > limits.max_knob_sets)

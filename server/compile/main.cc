@@ -6,7 +6,7 @@
 // a wall-clock deadline.
 //
 //   ablation-compile --entry NAME [--arch sm_90a] [--source-name F] [--define NAME=V]...
-//                    [--language cuda|ptx] [--also-entry NAME]...
+//                    [--language cuda|ptx|cubin] [--also-entry NAME]...
 //                    [--max-log-bytes N]
 //                    [--memory-mb N] [--cpu-seconds N] [--max-cubin-bytes N]
 //                    [--sandbox required|off] [--user UID:GID] [--parent-pid PID]
@@ -31,6 +31,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "server/compile/cubin.h"
 #include "server/compile/nvrtc.h"
 #include "server/compile/ptx.h"
 #include "server/compile/sandbox.h"
@@ -120,9 +121,10 @@ int Compile(const Options& o, const std::string& sandbox_line) {
     return 2;
   }
   request.source_name = kernels::user::SourceFileName(o.request.source_name);
-  const kernels::user::CompileResult r = request.language == "ptx"
-                                             ? compile::CompilePtx(request, o.max_log_bytes)
-                                             : compile::Compile(request, o.max_log_bytes);
+  const kernels::user::CompileResult r =
+      request.language == "ptx"     ? compile::CompilePtx(request, o.max_log_bytes)
+      : request.language == "cubin" ? compile::ReadCubin(request)
+                                    : compile::Compile(request, o.max_log_bytes);
   std::cerr << r.log;
   std::cout << "sandbox " << sandbox_line << "\n"
             << "ok " << (r.ok ? 1 : 0) << "\n"
@@ -139,8 +141,14 @@ int Compile(const Options& o, const std::string& sandbox_line) {
             << "stack_bytes " << r.ptxas.stack_bytes << "\n"
             << "spill_store_bytes " << r.ptxas.spill_store_bytes << "\n"
             << "spill_load_bytes " << r.ptxas.spill_load_bytes << "\n"
-            << "static_smem_bytes " << r.ptxas.static_smem_bytes << "\n"
-            << "cubin " << r.cubin.size() << "\n";
+            << "static_smem_bytes " << r.ptxas.static_smem_bytes << "\n";
+  if (!r.param_bytes.empty()) {
+    std::cout << "param_bytes";
+    for (size_t i = 0; i < r.param_bytes.size(); ++i)
+      std::cout << (i ? "," : " ") << r.param_bytes[i];
+    std::cout << "\n";
+  }
+  std::cout << "cubin " << r.cubin.size() << "\n";
   std::cout.write(r.cubin.data(), std::streamsize(r.cubin.size()));
   std::cout.flush();
   return std::cout ? 0 : 2;
@@ -166,9 +174,11 @@ int main(int argc, char** argv) {
   app.add_option("--define", o.defines, "NAME=VALUE, a knob's value; repeatable");
   app.add_option("--also-entry", o.request.also_entries,
                  "another kernel the source must have (a reference entry); repeatable");
-  app.add_option("--language", o.request.language,
-                 "cuda (CUDA C++ through NVRTC, the default) or ptx (the toolkit's PTX compiler)")
-      ->check(CLI::IsMember({"cuda", "ptx"}));
+  app.add_option(
+         "--language", o.request.language,
+         "cuda (CUDA C++ through NVRTC, the default), ptx (the toolkit's PTX compiler) or cubin "
+         "(base64 of a built one, read and checked)")
+      ->check(CLI::IsMember({"cuda", "ptx", "cubin"}));
   o.request.include_dirs = {ABLATION_CUDA_INCLUDE};
   // The project's PTX helpers (kernels/common/ptx.cuh, the built-in kernels' own), for
   // #include "ablation/ptx.cuh": cp.async with wait_group<N>, ldmatrix x2/x4/trans, mma.sync.

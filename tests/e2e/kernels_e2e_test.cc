@@ -603,6 +603,49 @@ TEST_F(KernelsE2E, AKernelCheckedAgainstABuiltInReferenceRunsVerified) {
   EXPECT_THAT(refused.err, HasSubstr("row_sum writes one value per row of x (64); y holds 4096"));
 }
 
+// A kernel brought built (examples/user-kernels/cubin: nvcc's cubin of the softmax example, made
+// by make-cubin.sh): the client sends it as base64; the compiler process reads it in its sandbox,
+// checks it and its reference entry, and reports ptxas' figures the cubin records (spills are not
+// among them: "-"); added, it runs verified. A cubin under a manifest of another language, a
+// source that is none under language = "cubin", and a cubin manifest of two knob values are
+// refused by name.
+TEST_F(KernelsE2E, ACubinIsReadCheckedAddedAndRunLikeASource) {
+  StartDaemon("add_role = \"run\"\n");
+  const std::string cubin = kExamples + "/cubin/row_softmax_t128.cubin",
+                    toml = kExamples + "/cubin/row_softmax_t128.toml";
+  const CommandResult check = Client({"kernel", "check", cubin, "-m", toml, "--arch", "sm_90a"});
+  ASSERT_EQ(check.exit_code, 0) << check.err;
+  EXPECT_THAT(check.out, HasSubstr("cubin (as given)"));
+  EXPECT_THAT(check.out, HasSubstr("      30             -            -          512"));
+  const CommandResult add = Client({"kernel", "add", cubin, "-m", toml});
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  const CommandResult run =
+      Client({"--format", "csv", "run", "--variant", "user.softmax_cubin.threads=128", "--size",
+              "rows=256,cols=1024", "--verify"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("user.softmax_cubin.threads=128,bf16,256x1024x1,"));
+  EXPECT_THAT(run.out, HasSubstr(",passed,"));
+  // The wrong language either way.
+  std::ifstream in(toml);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string as_cuda = text;
+  as_cuda.erase(as_cuda.find("language = \"cubin\"\n"), 19);
+  const CommandResult cuda = Client({"kernel", "check", cubin, "-m", Write("cuda.toml", as_cuda)});
+  EXPECT_EQ(cuda.exit_code, 65) << cuda.err;
+  EXPECT_THAT(cuda.err, HasSubstr("row_softmax_t128.cubin: this source is a cubin (an ELF file), "
+                                  "but the manifest's language is cuda: add language = \"cubin\""));
+  const CommandResult source =
+      Client({"kernel", "check", kExamples + "/general/row_softmax.cu", "-m", toml});
+  EXPECT_EQ(source.exit_code, 65) << source.err;
+  EXPECT_THAT(source.err, HasSubstr("the manifest says language = \"cubin\", but this source is "
+                                    "not one"));
+  std::string two = text;
+  two.replace(two.find("values = [128]"), 14, "values = [128, 512]");
+  const CommandResult knobs = Client({"kernel", "check", cubin, "-m", Write("two.toml", two)});
+  EXPECT_EQ(knobs.exit_code, 65) << knobs.err;
+  EXPECT_THAT(knobs.err, HasSubstr("THREADS has 2 values, but a cubin source is one build"));
+}
+
 // The manifest examples/user-kernels/ptx/triton_row_softmax.py writes beside the PTX Triton
 // emits (on a GPU node, where Triton is): Triton's parameters (two pointers, int32 rows and cols,
 // then its scratch pointers) against the built-in row softmax. Here over a PTX of that signature

@@ -70,7 +70,7 @@ gtest_discover_tests(user_kernel_tests TEST_PREFIX "user." DISCOVERY_TIMEOUT 60)
 
 # ---- CPU: compiling a user kernel with NVRTC, in this process and as the daemon's child process
 # (ablation-compile); NVRTC needs no GPU
-add_executable(user_compile_tests compile/nvrtc_test.cc compile/ptx_test.cc
+add_executable(user_compile_tests compile/nvrtc_test.cc compile/ptx_test.cc compile/cubin_test.cc
   core/userkernels/compiler_test.cc
   core/userkernels/compiler_sandbox_test.cc core/userkernels/user_kernels_test.cc
   core/userkernels/user_kernel_bounds_test.cc)

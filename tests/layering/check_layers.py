@@ -37,7 +37,8 @@ PROTOCOL_MAY_INCLUDE = ("server/protocol/", "common/", "ablation/")
 # The compiler process (server/compile/, NVRTC in a confined child of the daemon) stands on the
 # build it is asked for (kernels/user/build.h) and the common library, and nothing outside
 # server/compile/ includes its code: NVRTC never enters the daemon's or the worker's address space.
-COMPILE_MAY_INCLUDE = ("server/compile/", "kernels/user/build.h", "common/")
+# Of third-party code it names abseil's strings (the base64 a cubin travels in) in quotes.
+COMPILE_MAY_INCLUDE = ("server/compile/", "kernels/user/build.h", "common/", "absl/strings/")
 # What stands above the core besides the rpc layer (the gRPC rule keeps that one out), never
 # included by it.
 ABOVE_THE_CORE = {"server/metrics/": "the metrics", "server/daemon/": "the daemon's start-up"}

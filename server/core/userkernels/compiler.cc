@@ -165,6 +165,15 @@ ChildCompile CompileInChild(const std::string& compiler_path,
   result.ptxas.spill_store_bytes = Number(report, "spill_store_bytes");
   result.ptxas.spill_load_bytes = Number(report, "spill_load_bytes");
   result.ptxas.static_smem_bytes = Number(report, "static_smem_bytes");
+  if (auto it = report.find("param_bytes"); it != report.end()) {
+    std::string list = it->second;
+    for (size_t at = 0; at < list.size();) {
+      const size_t comma = std::min(list.find(',', at), list.size());
+      result.param_bytes.push_back(
+          size_t(std::strtoull(list.substr(at, comma - at).c_str(), nullptr, 10)));
+      at = comma + 1;
+    }
+  }
   result.ok = true;
   return child;
 }

@@ -66,6 +66,19 @@ UserKernels::~UserKernels() { Stop(); }
 
 void UserKernels::Stop() { compiles_->Stop(); }
 
+namespace {
+
+// The entry's parameters (each one's bytes, as its code declares them) against what the manifest
+// passes: its own contract's, or the GEMM contract's (A*, B*, C*, int M, int N, int K).
+std::string EntryParameters(const Manifest& m, const std::vector<size_t>& bytes) {
+  if (m.general) return kernels::user::CheckEntryParameters(*m.general, m.entry, bytes);
+  if (bytes == std::vector<size_t>{8, 8, 8, 4, 4, 4}) return "";
+  return "the entry " + m.entry + " takes " + std::to_string(bytes.size()) +
+         " parameters unlike the GEMM contract's (const A*, const B*, C*, int M, int N, int K)";
+}
+
+}  // namespace
+
 std::string UserKernels::CompileBuild(const Manifest& m, const KnobSet& s,
                                       const std::string& source, const std::string& arch,
                                       const CompileSandbox& sandbox, db::UserKernelBuild* b,
@@ -81,15 +94,11 @@ std::string UserKernels::CompileBuild(const Manifest& m, const KnobSet& s,
   for (size_t i = 0; i < m.knobs.size(); ++i)
     request.defines.emplace_back(m.knobs[i].name, s.values[i]);
   const std::string variant = kernels::user::VariantName(m, s);
+  // The entry's parameters as PTX declares them, before assembling it (a cubin's: below).
+  std::vector<size_t> bytes;
   if (m.language == "ptx") {
-    // PTX declares its parameters: a contract that passes others is refused before assembling.
-    std::vector<size_t> bytes;
     std::string why = kernels::user::PtxEntryParameterBytes(source, m.entry, &bytes);
-    if (why.empty() && m.general)
-      why = kernels::user::CheckEntryParameters(*m.general, m.entry, bytes);
-    else if (why.empty() && bytes != std::vector<size_t>{8, 8, 8, 4, 4, 4})
-      why = "the entry " + m.entry + " takes " + std::to_string(bytes.size()) +
-            " parameters unlike the GEMM contract's (const A*, const B*, C*, int M, int N, int K)";
+    if (why.empty()) why = EntryParameters(m, bytes);
     if (!why.empty()) return variant + " was not compiled: " + why;
   }
   const ChildCompile child =
@@ -97,6 +106,9 @@ std::string UserKernels::CompileBuild(const Manifest& m, const KnobSet& s,
   const kernels::user::CompileResult& r = child.result;
   if (child.sandbox_refused) return variant + " was not compiled: " + r.log;
   if (!r.ok) return variant + " does not compile (" + r.options + "):\n" + r.log;
+  if (std::string why = r.param_bytes.empty() ? "" : EntryParameters(m, r.param_bytes);
+      !why.empty())
+    return variant + ": " + why;
   b->variant = variant;
   b->arch = arch;
   b->compiler = r.compiler;
@@ -362,6 +374,20 @@ void UserKernels::Add(const KernelCaller& caller, const std::string& source,
         InvalidArgument(source_name + ": this source is PTX (it has a .version directive), but the "
                                       "manifest's language is cuda: add language = \"ptx\""),
         {});
+  // A cubin travels as base64 text: an ELF file's first bytes, "\x7fELF", read "f0VMRg".
+  const bool cubin = source.rfind("f0VMRg", 0) == 0;
+  if (m->language != "cubin" && cubin)
+    return done(InvalidArgument(source_name +
+                                ": this source is a cubin (an ELF file), but the "
+                                "manifest's language is " +
+                                m->language + ": add language = \"cubin\""),
+                {});
+  if (m->language == "cubin" && !cubin)
+    return done(InvalidArgument(source_name +
+                                ": the manifest says language = \"cubin\", but this source is "
+                                "not one (a cubin is sent as base64 of its ELF file; "
+                                "ablation-client kernel add encodes one)"),
+                {});
   if (m->language == "ptx" && !LooksLikePtx(source))
     return done(InvalidArgument(source_name +
                                 ": the manifest says language = \"ptx\", but this source has no "
