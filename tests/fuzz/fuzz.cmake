@@ -23,7 +23,7 @@ set(FUZZ_LIBS
   $<TARGET_FILE:ablation_core> $<TARGET_FILE:ablation_db> $<TARGET_FILE:ablation_protocol>
   $<TARGET_FILE:ablation_user_kernels> $<TARGET_FILE:ablation_kernel_catalog>
   $<TARGET_FILE:ablation_toml> $<TARGET_FILE:ablation_common> $<TARGET_FILE:ablation_proto>
-  -lmuparser -ltomlplusplus -lgrpc++ -lgrpc -lgpr -lprotobuf -lspdlog -lfmt -lsqlite3 -lcrypto -labsl_strings -lz -ldl -lpthread)
+  -lmuparser -ltomlplusplus -lgrpc++ -lgrpc -lgpr -lprotobuf -lspdlog -lfmt -lsqlite3 -lcrypto -labsl_strings -lelf -lz -ldl -lpthread)
 # NDEBUG as in the daemon's Release build: toml++ 3.3 has a debug-only assertion in parse_key
 # that fires on a table header starting with '#' ("[# x]"), an input its release build refuses
 # with a proper parse error (found by fuzz_toml; the daemon is never built with it).
@@ -48,7 +48,7 @@ function(ablation_fuzz_target name)
   add_test(NAME fuzz.${name}
     COMMAND ${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=0
       ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/run_fuzz.sh ${FUZZ_DIR}/${name}
-      ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/${name} ${ABLATION_FUZZ_SECONDS})
+      ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/${name} ${ABLATION_FUZZ_SECONDS} ${FUZZ_MAX_LEN_${name}})
   set_tests_properties(fuzz.${name} PROPERTIES LABELS fuzz TIMEOUT 120)
 endfunction()
 
@@ -62,3 +62,6 @@ ablation_fuzz_target(fuzz_toml server/core/setup/config.cc server/core/setup/pre
   server/core/setup/presets_parse.cc server/core/setup/auth.cc common/toml_shape.cc
   common/toml_doc.cc)
 ablation_fuzz_target(fuzz_sass server/core/inspect/sass.cc)
+# A cubin's seed (a two-kernel sm_90a build of nvcc) is 6 KB: its inputs may be 8 KB long.
+set(FUZZ_MAX_LEN_fuzz_cubin 8192)
+ablation_fuzz_target(fuzz_cubin server/compile/cubin.cc)
