@@ -35,6 +35,18 @@ class KernelsE2E : public DaemonFixture {
         "ablationd.toml", "[user_kernels]\ncompiler = \"" COMPILER_PATH "\"\n" + extra_config);
     StartFakeDaemon(std::move(env), {"--config", config});
   }
+  // A run of `variant` (at `size`, or its default sizes) verified: it succeeds, its row stands at
+  // `shape` and its check passed.
+  void ExpectRunsVerified(const std::string& variant, const std::string& size,
+                          const std::string& shape) {
+    std::vector<std::string> args = {"--format", "csv", "run", "--variant", variant, "--verify"};
+    if (!size.empty()) args.insert(args.end(), {"--size", size});
+    const CommandResult run = Client(args);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_THAT(run.out, HasSubstr(variant + ",bf16," + shape + ","));
+    EXPECT_THAT(run.out, HasSubstr(",passed,"));
+  }
+
   CommandResult AddExample() {
     return Client({"kernel", "add", kExamples + "/tiled_gemm.cu", "--manifest",
                    kExamples + "/tiled_gemm.toml"});
@@ -584,12 +596,7 @@ TEST_F(KernelsE2E, AKernelCheckedAgainstABuiltInReferenceRunsVerified) {
   const std::string manifest = Write("builtin.toml", toml);
   const CommandResult add = Client({"kernel", "add", dir + "row_softmax.cu", "-m", manifest});
   ASSERT_EQ(add.exit_code, 0) << add.err;
-  const CommandResult run =
-      Client({"--format", "csv", "run", "--variant", "user.softmax.threads=128", "--size",
-              "rows=512,cols=2048", "--verify"});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("user.softmax.threads=128,bf16,512x2048x1,"));
-  EXPECT_THAT(run.out, HasSubstr(",passed,"));
+  ExpectRunsVerified("user.softmax.threads=128", "rows=512,cols=2048", "512x2048x1");
   // The same source under a row sum's reference: one value per row, y holds a row's worth.
   const std::string softmax = "builtin = \"row_softmax\"", name = "name = \"softmax\"";
   toml.replace(toml.find(softmax), softmax.size(), "builtin = \"row_sum\"");
@@ -619,12 +626,7 @@ TEST_F(KernelsE2E, ACubinIsReadCheckedAddedAndRunLikeASource) {
   EXPECT_THAT(check.out, HasSubstr("      30             -            -          512"));
   const CommandResult add = Client({"kernel", "add", cubin, "-m", toml});
   ASSERT_EQ(add.exit_code, 0) << add.err;
-  const CommandResult run =
-      Client({"--format", "csv", "run", "--variant", "user.softmax_cubin.threads=128", "--size",
-              "rows=256,cols=1024", "--verify"});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("user.softmax_cubin.threads=128,bf16,256x1024x1,"));
-  EXPECT_THAT(run.out, HasSubstr(",passed,"));
+  ExpectRunsVerified("user.softmax_cubin.threads=128", "rows=256,cols=1024", "256x1024x1");
   // The wrong language either way.
   std::ifstream in(toml);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -676,11 +678,7 @@ TEST_F(KernelsE2E, TheTritonScriptsManifestTakesTritonsParametersAndTheBuiltInRe
   const std::string toml = Write("triton_softmax_w8.toml", made.out);
   const CommandResult add = Client({"kernel", "add", Write("w8.ptx", ptx(6)), "-m", toml});
   ASSERT_EQ(add.exit_code, 0) << add.err;
-  const CommandResult run =
-      Client({"--format", "csv", "run", "--variant", "user.triton_softmax_w8.warps=8", "--verify"});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("user.triton_softmax_w8.warps=8,bf16,8192x4096x1,"));
-  EXPECT_THAT(run.out, HasSubstr(",passed,"));
+  ExpectRunsVerified("user.triton_softmax_w8.warps=8", "", "8192x4096x1");
   // Its condition: Triton specialised cols as a multiple of 16.
   const CommandResult odd =
       Client({"run", "--variant", "user.triton_softmax_w8.warps=8", "--size", "rows=64,cols=1008"});
