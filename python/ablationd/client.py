@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import os
 import shutil
@@ -184,8 +185,8 @@ class Client:
     # ---------------------------------------------------------------- user kernels
 
     def add_kernel(self, source, manifest, timeout=900.0):
-        """Adds a user kernel (kernels/user/README.md): `source` and `manifest` are text or paths
-        of files. Every knob set is compiled (seconds each); returns the UserKernel. A compile
+        """Adds a user kernel (kernels/user/README.md): `source` and `manifest` are text, bytes or
+        paths of files (a cubin's bytes are sent as base64, as the command line sends them). Every knob set is compiled (seconds each); returns the UserKernel. A compile
         error raises AblationError with the compiler's log, naming the files as given."""
         return self._add_kernel(source, manifest, timeout, check_only=False, arch="")
 
@@ -198,12 +199,19 @@ class Client:
 
     def _add_kernel(self, source, manifest, timeout, check_only, arch):
         def text(value):
-            if hasattr(value, "read_text"):
-                return value.read_text(), os.path.basename(str(value))
-            if isinstance(value, str) and "\n" not in value and os.path.isfile(value):
-                with open(value, encoding="utf-8") as f:
-                    return f.read(), os.path.basename(value)
-            return value, ""
+            # A cubin (bytes or a file that begin with an ELF header) travels as base64 text, as
+            # ablation-client sends it; anything else as UTF-8 text.
+            name = ""
+            if hasattr(value, "read_bytes"):
+                value, name = value.read_bytes(), os.path.basename(str(value))
+            elif isinstance(value, str) and "\n" not in value and os.path.isfile(value):
+                with open(value, "rb") as f:
+                    value, name = f.read(), os.path.basename(value)
+            if isinstance(value, (bytes, bytearray)):
+                if bytes(value[:4]) == b"\x7fELF":
+                    return base64.b64encode(bytes(value)).decode("ascii"), name
+                return bytes(value).decode("utf-8"), name
+            return value, name
         source_text, source_name = text(source)
         manifest_text, manifest_name = text(manifest)
         request = ablation_pb2.AddKernelRequest(

@@ -222,6 +222,13 @@ def test_add_kernel_compiles_the_example_and_the_daemon_holds_it(tmp_path):
             assert '"Az"' in str(error.value)
             c.remove_kernel("tiled")
             assert c.kernels() == []
+            # A cubin, by path or as bytes: sent as base64, read by the compiler process.
+            cubin = os.path.join(examples, "cubin", "row_softmax_t128.cubin")
+            toml = os.path.join(examples, "cubin", "row_softmax_t128.toml")
+            built = c.check_kernel(cubin, toml, arch="sm_90a")
+            assert [b.registers for b in built.builds] == [30]
+            with open(cubin, "rb") as f:
+                assert c.add_kernel(f.read(), toml).name == "softmax_cubin"
     finally:
         d.stop()
 
