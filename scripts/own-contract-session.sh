@@ -14,6 +14,10 @@
 #   triton    a row softmax written in Triton emitted as PTX (examples/user-kernels/ptx/
 #             triton_row_softmax.py) at 4 and 8 warps with its manifest, added as PTX and run
 #             verified against the built-in row softmax beside the CUDA example (3 rounds)
+#   edits     the edit loop: the tiled GEMM example run, edited (its tiles kept in bf16, not
+#             float) and added as version 2, the two versions run paired three separate times
+#             (2048^3, 3 rounds each, each run's report naming the change with its interval), the
+#             plain name run again and `compare` naming the build change between the two
 #   hang      the planted kernel that never ends (tests/e2e/gpu/user_kernels/hangs) run, then the
 #             softmax example: the first recorded failed, the second measuring normally
 #   sanitize  compute-sanitizer (memcheck, then racecheck) around the worker (a wrapper given as
@@ -36,7 +40,7 @@ general=$here/../examples/user-kernels/general
 printf '[user_kernels]\ncompiler = "%s"\nadd_role = "run"\n' "$bundle/bin/ablation-compile" \
   >"$out/user.toml"
 
-usual() { case $1 in examples) echo 300 ;; cheats) echo 150 ;; triton) echo 120 ;; hang) echo 90 ;; sanitize) echo 240 ;; serving) echo 420 ;; *) echo 60 ;; esac; }
+usual() { case $1 in examples) echo 300 ;; cheats) echo 150 ;; triton) echo 120 ;; hang) echo 90 ;; edits) echo 150 ;; sanitize) echo 240 ;; serving) echo 420 ;; *) echo 60 ;; esac; }
 check() {  # check NAME COMMAND...: PASS when the command succeeds
   if "${@:2}" >>"$log" 2>&1; then say "PASS $1"; else say "FAIL $1"; fi
 }
@@ -113,6 +117,29 @@ PY
       say "$(cut -d, -f5,7,14,15,22,23 "$out/triton.csv" | head -8)"
       stop_daemon
       xz -T2 -9 "$out/triton.db"
+      ;;
+    edits)
+      CONFIG=$out/user.toml start_daemon "$out/edits.db" || continue
+      ex=$here/../examples/user-kernels
+      c kernel add "$ex/tiled_gemm.cu" --manifest "$ex/tiled_gemm.toml" >>"$log" 2>&1
+      c -q run --variant 'user.tiled.pad=1.unroll=4' --shape 2048 --rounds 3 --tag before-edit \
+        >>"$log" 2>&1
+      before=$(latest)
+      "$ex/edit-tiled-bf16.sh" "$ex/tiled_gemm.cu" >"$out/tiled_gemm.cu"
+      c kernel add "$out/tiled_gemm.cu" --manifest "$ex/tiled_gemm.toml" >>"$log" 2>&1
+      say "version 2 added: exit $?"
+      for r in 1 2 3; do
+        c -q run --variant 'user.tiled@1.pad=1.unroll=4' --variant 'user.tiled.pad=1.unroll=4' \
+          --shape 2048 --rounds 3 --tag "edit-$r" >>"$log" 2>&1
+        c report "$(latest)" --format md >"$out/edit-$r.md" 2>&1
+        say "paired versions, run $r: $(grep '^| v2 ' "$out/edit-$r.md" | head -1 | cut -c1-400)"
+      done
+      c -q run --variant 'user.tiled.pad=1.unroll=4' --shape 2048 --rounds 3 --tag after-edit \
+        >>"$log" 2>&1
+      c compare "$before" "$(latest)" >"$out/edit-compare.txt" 2>&1
+      say "compare: $(grep -i 'other code' "$out/edit-compare.txt" | head -1)"
+      stop_daemon
+      xz -T2 -9 "$out/edits.db"
       ;;
     hang)
       CONFIG=$out/user.toml start_daemon "$out/hang.db" || continue
