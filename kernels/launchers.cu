@@ -6,6 +6,7 @@
 #include "kernels/pipe/pipe_launchers.h"
 #include "kernels/registry.h"
 #include "kernels/simt/simt_launchers.h"
+#include "kernels/sm90/sm90_few_rows.h"
 #include "kernels/sm90/sm90_launchers.h"
 #include "kernels/smem2reg/smem2reg_launchers.h"
 #include "kernels/tf32/tf32_launchers.h"
@@ -20,6 +21,7 @@ void BindLaunchers(Registry& registry) {
   BindTf32Launchers(registry);
   BindSmem2RegLaunchers(registry);
   BindSm90Launchers(registry);
+  sm90::BindSm90SmallRungs(registry);  // after the Hopper rungs: it runs their launches
 }
 
 }  // namespace ablation::kernels

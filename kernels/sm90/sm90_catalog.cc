@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/sm90/sm90_config.h"
+#include "kernels/sm90/sm90_few_rows.h"
 #include "kernels/sm90/sm90_plan.h"
 #include "kernels/sm90/sm90_shapes.h"
 
@@ -129,56 +130,96 @@ std::string ShapeError(const Problem& p, DType dtype) {
 
 }  // namespace sm90
 
+namespace {
+
+// The catalog entry of a rung of the Hopper ladders.
+Variant OfRung(const Rung& r) {
+  const DType dtype = RungDType(r.knobs);
+  Variant v;
+  v.name = std::string(r.name);
+  v.family = "sm90";
+  v.description = Describe(r);
+  v.params = {{"rung", std::string(r.id)},
+              {"mainloop", MainloopName(r.knobs.mainloop)},
+              {"warp_specialized", r.knobs.warp_specialized},
+              {"persistent", r.knobs.persistent},
+              {"cluster_m", r.knobs.cluster_m},
+              {"cluster_n", r.knobs.cluster_n},
+              {"pending", r.knobs.pending},
+              {"tile_order", r.knobs.grouped_order ? "grouped8" : "row"},
+              {"epilogue", EpilogueName(r.knobs.epilogue)},
+              {"schedule", r.knobs.stream_k ? "stream_k" : "static"},
+              {"epilogue_overlap", r.knobs.overlap_epilogue ? "next_tile" : "none"},
+              {"grid", !r.knobs.persistent ? "one_per_unit"
+                       : r.knobs.fit_grid  ? "fitted_to_rounds"
+                                           : "all_that_fit"},
+              {"clusters", r.knobs.Ctas() == 1             ? "none"
+                           : r.knobs.clusters_where_shared ? "where_the_last_round_is_shared"
+                                                           : "always"},
+              {"stages", kStages},
+              {"arch", "sm_90a"}};
+  v.dtypes = {dtype};
+  v.tile = {kBlockM, kBlockN, BlockK(r.knobs)};
+  v.threads = Threads(r);
+  v.smem_bytes = SmemBytes(r.knobs.epilogue);
+  v.b_layout = BLayout::kNK;
+  v.bit_exact_family = false;
+  v.can_implement = [dtype](const Problem& p) { return sm90::ShapeError(p, dtype); };
+  v.build = [knobs = r.knobs](const Problem& p, const Residency& device) {
+    return sm90::DescribeLaunch(sm90::PlanLaunch(knobs, p, device));
+  };
+  // The padded operands PadOperands keeps (the worker's buffers are aligned, so only K and N
+  // decide): A and B in rows of the rounded K, C in rows of the rounded N.
+  v.scratch_bytes = [knobs = r.knobs](const Problem& p) {
+    const ShapePlan s = PlanShape(p, knobs, 0, 0, 0);
+    const int64_t in = OperandBytes(knobs);
+    return std::vector<int64_t>{s.pad_a ? p.m * s.k * in : 0, s.pad_b ? s.n * s.k * in : 0,
+                                s.pad_c ? p.m * s.n * 2 : 0};
+  };
+  return v;
+}
+
+// A rung of the small-shape ladder (sm90_few_rows.h): its base rung's entry, the few-row path
+// where it takes a problem (its own launch size and build there).
+Variant OfSmallRung(const SmallRung& r, const Variant& base) {
+  Variant v = base;
+  v.name = std::string(r.name);
+  v.description = std::string(r.id) + ": " + std::string(r.adds) + ". Otherwise " + base.name +
+                  "'s launch: " + base.description;
+  v.params.insert(v.params.begin(), {"few_rows", int64_t(r.few_rows)});
+  v.params.insert(v.params.begin(), {"base", std::string(base.name)});
+  for (auto& [key, value] : v.params)
+    if (key == "rung") value = std::string(r.id);
+  const int few_rows = r.few_rows;
+  const LaunchSize tile{base.threads, base.smem_bytes};
+  v.launch_at = [few_rows, tile](const Problem& p) {
+    return PlanFewRows(p, few_rows, 0, 0).runs ? LaunchSize{kFewRowsThreads, 0} : tile;
+  };
+  auto base_build = base.build;
+  v.build = [few_rows, base_build](const Problem& p, const Residency& device) {
+    const FewRowsPlan plan = PlanFewRows(p, few_rows, 0, 0);
+    if (!plan.runs) return base_build(p, device);
+    return "few-row path: a build of " + std::to_string(plan.rows) + " rows, " +
+           std::to_string(plan.cols) + (plan.cols == 1 ? " column" : " columns") +
+           " of C per warp, " + std::to_string(plan.blocks) + " blocks of " +
+           std::to_string(kFewRowsThreads) + " threads";
+  };
+  auto base_scratch = base.scratch_bytes;
+  v.scratch_bytes = [few_rows, base_scratch](const Problem& p) {
+    return PlanFewRows(p, few_rows, 0, 0).runs ? std::vector<int64_t>{0, 0, 0} : base_scratch(p);
+  };
+  return v;
+}
+
+}  // namespace
+
 void RegisterSm90(Registry& registry) {
   std::vector<const Rung*> rungs;
   for (const Rung& r : kRungs) rungs.push_back(&r);
   for (const Rung& r : kFp8Rungs) rungs.push_back(&r);
-  for (const Rung* rp : rungs) {
-    const Rung& r = *rp;
-    const DType dtype = RungDType(r.knobs);
-    Variant v;
-    v.name = std::string(r.name);
-    v.family = "sm90";
-    v.description = Describe(r);
-    v.params = {{"rung", std::string(r.id)},
-                {"mainloop", MainloopName(r.knobs.mainloop)},
-                {"warp_specialized", r.knobs.warp_specialized},
-                {"persistent", r.knobs.persistent},
-                {"cluster_m", r.knobs.cluster_m},
-                {"cluster_n", r.knobs.cluster_n},
-                {"pending", r.knobs.pending},
-                {"tile_order", r.knobs.grouped_order ? "grouped8" : "row"},
-                {"epilogue", EpilogueName(r.knobs.epilogue)},
-                {"schedule", r.knobs.stream_k ? "stream_k" : "static"},
-                {"epilogue_overlap", r.knobs.overlap_epilogue ? "next_tile" : "none"},
-                {"grid", !r.knobs.persistent ? "one_per_unit"
-                         : r.knobs.fit_grid  ? "fitted_to_rounds"
-                                             : "all_that_fit"},
-                {"clusters", r.knobs.Ctas() == 1             ? "none"
-                             : r.knobs.clusters_where_shared ? "where_the_last_round_is_shared"
-                                                             : "always"},
-                {"stages", kStages},
-                {"arch", "sm_90a"}};
-    v.dtypes = {dtype};
-    v.tile = {kBlockM, kBlockN, BlockK(r.knobs)};
-    v.threads = Threads(r);
-    v.smem_bytes = SmemBytes(r.knobs.epilogue);
-    v.b_layout = BLayout::kNK;
-    v.bit_exact_family = false;
-    v.can_implement = [dtype](const Problem& p) { return sm90::ShapeError(p, dtype); };
-    v.build = [knobs = r.knobs](const Problem& p, const Residency& device) {
-      return sm90::DescribeLaunch(sm90::PlanLaunch(knobs, p, device));
-    };
-    // The padded operands PadOperands keeps (the worker's buffers are aligned, so only K and N
-    // decide): A and B in rows of the rounded K, C in rows of the rounded N.
-    v.scratch_bytes = [knobs = r.knobs](const Problem& p) {
-      const ShapePlan s = PlanShape(p, knobs, 0, 0, 0);
-      const int64_t in = OperandBytes(knobs);
-      return std::vector<int64_t>{s.pad_a ? p.m * s.k * in : 0, s.pad_b ? s.n * s.k * in : 0,
-                                  s.pad_c ? p.m * s.n * 2 : 0};
-    };
-    registry.Add(std::move(v));
-  }
+  for (const Rung* r : rungs) registry.Add(OfRung(*r));
+  for (const SmallRung& r : kSmallRungs)
+    if (const Variant* base = registry.Find(r.base)) registry.Add(OfSmallRung(r, *base));
 }
 
 }  // namespace ablation::kernels

@@ -11,6 +11,7 @@
 #include "kernels/registry.h"
 #include "kernels/sm90/sm90_catalog.h"
 #include "kernels/sm90/sm90_config.h"
+#include "kernels/sm90/sm90_few_rows.h"
 #include "kernels/sm90/sm90_plan.h"
 #include "kernels/sm90/sm90_schedule.h"
 #include "kernels/sm90/sm90_shapes.h"
@@ -47,7 +48,7 @@ int Changes(const sm90::Knobs& a, const sm90::Knobs& b) {
 TEST_F(Sm90Catalog, ThirteenRungsOneChangeEach) {
   int count = 0;
   for (const Variant& v : registry_.All()) count += v.family == "sm90" && v.Supports(DType::kBF16);
-  EXPECT_EQ(count, 13);
+  EXPECT_EQ(count, 13 + int(sm90::kSmallRungs.size()));  // and the small-shape ladder's
   // Each rung differs from the one before it in exactly one knob.
   for (size_t i = 1; i < sm90::kRungs.size(); ++i) {
     const sm90::Rung& a = sm90::kRungs[i - 1];
@@ -61,6 +62,50 @@ TEST_F(Sm90Catalog, ThirteenRungsOneChangeEach) {
 
 // The fp8 ladder: F1 is H3 with e4m3 operands, and each rung after it adds one knob, the same
 // step as one of the bf16 ladder's (H4, H6..H11: H5's clusters left out, from measurement).
+// The small-shape ladder's S1: H12 with a few-row path. Which problems the path takes (bf16, at
+// most 16 rows, rows of whole 16-byte chunks, aligned operands), the build of rows each runs and
+// its grid; the entry names its base and describes the build and launch size at each problem,
+// H12's where the path does not take it.
+TEST_F(Sm90Catalog, TheFewRowPathTakesAtMost16RowsOfWholeChunks) {
+  using sm90::PlanFewRows;
+  const auto plan = [](int64_t m, int64_t n, int64_t k, uintptr_t a = 0, uintptr_t b = 0,
+                       DType d = DType::kBF16) {
+    return PlanFewRows({m, n, k, d}, 16, a, b);
+  };
+  EXPECT_TRUE(plan(1, 4096, 4096).runs);
+  EXPECT_EQ(plan(1, 4096, 4096).rows, 1);
+  EXPECT_EQ(plan(1, 4096, 4096).cols, 1);
+  EXPECT_EQ(plan(1, 4096, 4096).blocks, 1024);  // 4096 warps of one column, 4 per block
+  EXPECT_EQ(plan(3, 10, 8).rows, 4);
+  EXPECT_EQ(plan(9, 4096, 4096).rows, 16);
+  EXPECT_EQ(plan(16, 14336, 4096).cols, 4);  // 16 rows: 4 columns per warp
+  EXPECT_EQ(plan(16, 14336, 4096).blocks, 896);
+  EXPECT_EQ(plan(16, 1001, 64).blocks, 63);  // 251 warps, the last with one column
+  EXPECT_EQ(plan(8, 10, 8).cols, 2);
+  EXPECT_FALSE(plan(17, 4096, 4096).runs);       // more rows: H12's tile
+  EXPECT_FALSE(plan(4, 4096, 4100).runs);        // K not whole 16-byte chunks
+  EXPECT_FALSE(plan(4, 4096, 4096, 8, 0).runs);  // A misaligned
+  EXPECT_FALSE(plan(4, 4096, 4096, 0, 2).runs);  // B misaligned
+  EXPECT_FALSE(plan(4, 4096, 4096, 0, 0, DType::kFP16).runs);
+  const Variant& s1 = Get("sm90_s1_few_rows");
+  const Variant& h12 = Get("sm90_h12_fitted_unclustered");
+  EXPECT_EQ(Param(s1, "rung"), "S1");
+  EXPECT_EQ(Param(s1, "base"), "sm90_h12_fitted_unclustered");
+  EXPECT_EQ(Param(s1, "few_rows"), "16");
+  EXPECT_EQ(Param(s1, "schedule"), Param(h12, "schedule"));
+  EXPECT_EQ(s1.launch_at({1, 4096, 4096, DType::kBF16}).threads, 128);
+  EXPECT_EQ(s1.launch_at({1, 4096, 4096, DType::kBF16}).dynamic_smem_bytes, 0);
+  EXPECT_EQ(s1.launch_at({128, 4096, 4096, DType::kBF16}).threads, h12.threads);
+  EXPECT_EQ(s1.launch_at({128, 4096, 4096, DType::kBF16}).dynamic_smem_bytes, h12.smem_bytes);
+  const Residency none;
+  EXPECT_EQ(s1.build({16, 4096, 4096, DType::kBF16}, none),
+            "few-row path: a build of 16 rows, 4 columns of C per warp, 256 blocks of 128 threads");
+  EXPECT_EQ(s1.build({4096, 4096, 4096, DType::kBF16}, none),
+            h12.build({4096, 4096, 4096, DType::kBF16}, none));
+  EXPECT_EQ(s1.can_implement({1, 1, 1, DType::kBF16}), "");
+  EXPECT_NE(s1.description.find("S1: a few-row path"), std::string::npos);
+}
+
 TEST_F(Sm90Catalog, Fp8LadderOneChangeEach) {
   int count = 0;
   for (const Variant& v : registry_.All()) count += v.family == "sm90" && v.Supports(DType::kFP8);

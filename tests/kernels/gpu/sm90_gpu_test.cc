@@ -12,6 +12,7 @@
 
 #include "kernels/reference.h"
 #include "kernels/sm90/sm90_config.h"
+#include "kernels/sm90/sm90_few_rows.h"
 #include "kernels/sm90/sm90_launchers.h"
 #include "kernels/sm90/sm90_plan.h"
 #include "kernels/sm90/sm90_tma.h"
@@ -53,7 +54,7 @@ class Sm90Gpu : public ::testing::Test {
   /// Every rung that takes the shape, against `ref`; ran_ collects which rungs ran (each must
   /// run somewhere).
   void ExpectMatches(const GemmBuffers& buf, const std::vector<double>& ref) {
-    for (const std::string& name : RungNames()) {
+    for (const std::string& name : names_) {
       SCOPED_TRACE(name + " " + std::to_string(buf.problem.m) + "x" +
                    std::to_string(buf.problem.n) + "x" + std::to_string(buf.problem.k));
       if (!Get(name).can_implement(buf.problem).empty()) continue;
@@ -93,6 +94,7 @@ class Sm90Gpu : public ::testing::Test {
   Registry registry_;
   cublasHandle_t cublas_ = nullptr;
   std::set<std::string> ran_;
+  std::vector<std::string> names_ = RungNames();  ///< the rungs ExpectMatches runs
 };
 
 TEST_F(Sm90Gpu, RefusesOtherDevicesWithASentence) {
@@ -203,6 +205,28 @@ TEST_F(Sm90Gpu, RaggedShapesAgainstCublas) {
     ExpectMatchesCublas(p, 31);
   }
   EXPECT_EQ(ran_.size(), sm90::kRungs.size());
+}
+
+// The small-shape ladder's S1 (sm90_few_rows.h): its few-row path at every build of rows (1, 2,
+// 4, 8, 16: M of 1, 2, 3, 5, 16), N odd and not a multiple of a warp's columns, K of one chunk
+// and of many, against the FP64 reference and cuBLAS; and the problems it leaves to H12 (17 rows,
+// K not a multiple of 8) through H12's launch. The plan says which ran.
+TEST_F(Sm90Gpu, TheFewRowPathAgainstFp64AndCublas) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  names_ = {"sm90_s1_few_rows"};
+  for (Problem p :
+       {Problem{1, 1, 8}, Problem{2, 257, 64}, Problem{3, 1001, 4104}, Problem{5, 96, 520},
+        Problem{16, 333, 1032}, Problem{17, 300, 512}, Problem{4, 200, 13}}) {
+    ExpectMatchesFp64(p, 51);
+    p.dtype = DType::kBF16;
+    const bool few = sm90::PlanFewRows(p, sm90::kFewRows, 0, 0).runs;
+    EXPECT_EQ(few, p.m <= 16 && p.k % 8 == 0) << p.m << "x" << p.n << "x" << p.k;
+    EXPECT_EQ(Get("sm90_s1_few_rows").KernelAt(p) == Get("sm90_h12_fitted_unclustered").KernelAt(p),
+              !few);
+  }
+  for (Problem p : {Problem{1, 4096, 4096}, Problem{16, 14336, 4096}, Problem{8, 4096, 14336}})
+    ExpectMatchesCublas(p, 52);
+  EXPECT_EQ(ran_.size(), 1u);
 }
 
 // Operands TMA cannot take (pointers 2 bytes off 16-byte alignment) are padded, C is copied

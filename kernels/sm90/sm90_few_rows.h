@@ -1,0 +1,89 @@
+// The small-shape ladder's first rung (notes/small-shape-ladder.md): a path for GEMMs of a few
+// rows. Host-only header (no CUDA types): the catalog describes the rung with it, the launcher
+// (sm90_few_rows.cu) follows its plan, the host tests check the plan without a device.
+//
+// S1 is H12 with one change: a problem of at most kFewRows rows (decode: M = 1 to 16) runs a
+// kernel of its own instead of a 128-row tile (whose rows past M are zeros: 8 to 128 times the
+// tensor-core work). C = A * B^T is then a stream of B: each warp takes `cols` columns of C and
+// walks K with 16-byte loads of B's rows (K-major, read once) and of A's few rows (kept hot in
+// L1), fp32 products of bf16 pairs, a tree of shuffles per output at the end. No tensor cores;
+// its figure of merit is B's bytes per second against the measured bandwidth. Any other problem,
+// or one whose rows are not whole 16-byte chunks (K not a multiple of 8, an operand not 16-byte
+// aligned), runs H12's launch, padding included.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "kernels/common/problem.h"
+#include "kernels/sm90/sm90_config.h"
+
+namespace ablation::kernels::sm90 {
+
+/// The most rows the few-row path takes.
+inline constexpr int kFewRows = 16;
+/// Threads of its blocks: 4 warps.
+inline constexpr int kFewRowsThreads = 128;
+
+/// A rung of the small-shape ladder: a rung of the Hopper ladder (`base`, whose launch runs
+/// every problem the change does not take) and the change.
+struct SmallRung {
+  std::string_view name, id, adds;
+  std::string_view base;  ///< the Hopper rung's variant name
+  int few_rows = 0;       ///< at most this many rows run the few-row path
+};
+
+inline constexpr std::array<SmallRung, 1> kSmallRungs = {{
+    {"sm90_s1_few_rows", "S1",
+     "a few-row path: at most 16 rows run a kernel of their own (a warp per 1 to 4 columns of "
+     "C streaming B's K-major rows with 16-byte loads, A's rows hot in L1, no tensor cores) "
+     "instead of a 128-row tile of mostly zero rows",
+     "sm90_h12_fitted_unclustered", kFewRows},
+}};
+
+/// The few-row path's launch of one problem: the rows its kernel is built for (the least of 1,
+/// 2, 4, 8, 16 at or above M), the columns each warp computes, and the grid.
+struct FewRowsPlan {
+  bool runs = false;  ///< false: the base rung's launch runs the problem
+  int rows = 0;       ///< the build's rows (a template argument)
+  int cols = 0;       ///< columns of C per warp
+  int64_t blocks = 0;
+};
+
+/// The columns each warp of a build of `rows` rows computes: one below 8 rows (more warps, more
+/// loads in flight), else rows / 4 (each row of A read once from L1 for that many of B).
+#if defined(__CUDACC__)
+#define ABLATION_FEW_ROWS_HD __host__ __device__
+#else
+#define ABLATION_FEW_ROWS_HD
+#endif
+ABLATION_FEW_ROWS_HD constexpr int FewRowsCols(int rows) { return rows < 8 ? 1 : rows / 4; }
+#undef ABLATION_FEW_ROWS_HD
+
+/// The plan of `p` with A and B at addresses a and b, for a rung taking at most `few_rows`.
+constexpr FewRowsPlan PlanFewRows(const Problem& p, int few_rows, uintptr_t a, uintptr_t b) {
+  FewRowsPlan plan;
+  if (p.dtype != DType::kBF16 || p.m < 1 || p.m > few_rows || p.n < 1 || p.k < 8 || p.k % 8 != 0 ||
+      a % 16 != 0 || b % 16 != 0)
+    return plan;
+  plan.runs = true;
+  plan.rows = 1;
+  while (plan.rows < p.m) plan.rows *= 2;
+  plan.cols = FewRowsCols(plan.rows);
+  const int64_t warps = (p.n + plan.cols - 1) / plan.cols;
+  const int64_t per_block = kFewRowsThreads / 32;
+  plan.blocks = (warps + per_block - 1) / per_block;
+  return plan;
+}
+
+}  // namespace ablation::kernels::sm90
+
+namespace ablation::kernels {
+class Registry;
+namespace sm90 {
+/// Binds the small-shape rungs (the worker's side; sm90_few_rows.cu): the few-row path where
+/// its plan takes a problem, the base rung's launch (bound before) elsewhere.
+void BindSm90SmallRungs(Registry& registry);
+}  // namespace sm90
+}  // namespace ablation::kernels
