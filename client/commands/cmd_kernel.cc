@@ -85,6 +85,16 @@ Table VersionsTable(const v1::UserKernel& k) {
   return t;
 }
 
+// A kernel's source as a person reads it: its text, or for a cubin (stored as base64 of its ELF
+// file) one line naming it, so that `show --source` and `diff` print no pages of base64.
+std::string SourceText(const v1::UserKernel& k) {
+  if (k.source().rfind("f0VMRg", 0) != 0) return k.source();
+  std::string bytes;
+  if (!absl::Base64Unescape(k.source(), &bytes)) return k.source();
+  return "(a cubin of " + std::to_string(bytes.size()) + " bytes, source sha256 " +
+         k.source_sha256() + ": binary, not shown)\n";
+}
+
 void ShowKernel(const v1::UserKernel& k, bool with_source, const CommandContext& context) {
   if (context.global.format == Format::kJson) {
     context.out << JsonEnvelope("kernel", k);
@@ -105,7 +115,7 @@ void ShowKernel(const v1::UserKernel& k, bool with_source, const CommandContext&
   }
   context.out << RenderTableAs(context.global.format, BuildsTable(k));
   if (with_source && context.global.format == Format::kTable)
-    context.out << "\n" << Printable(k.manifest()) << "\n" << Printable(k.source());
+    context.out << "\n" << Printable(k.manifest()) << "\n" << Printable(SourceText(k));
 }
 
 // `diff -u` of two texts (diffutils, essential on Debian: its output is what reviewers and
@@ -187,7 +197,8 @@ int DiffKernel(const KernelOptions& options, const CommandContext& context) {
   if (int rc = get(na, &a); rc != kExitOk) return rc;
   if (int rc = get(nb, &b); rc != kExitOk) return rc;
   bool differ = false;
-  for (const auto& [what, ta, tb] : {std::tuple{"source", &a.source(), &b.source()},
+  const std::string source_a = SourceText(a), source_b = SourceText(b);
+  for (const auto& [what, ta, tb] : {std::tuple{"source", &source_a, &source_b},
                                      std::tuple{"manifest", &a.manifest(), &b.manifest()}}) {
     std::string diff;
     if (std::string why = UnifiedDiff(*ta, *tb, na + "/" + what, nb + "/" + what, &diff);

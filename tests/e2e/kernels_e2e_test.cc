@@ -627,6 +627,11 @@ TEST_F(KernelsE2E, ACubinIsReadCheckedAddedAndRunLikeASource) {
   const CommandResult add = Client({"kernel", "add", cubin, "-m", toml});
   ASSERT_EQ(add.exit_code, 0) << add.err;
   ExpectRunsVerified("user.softmax_cubin.threads=128", "rows=256,cols=1024", "256x1024x1");
+  // Shown as what it is, not as pages of base64.
+  const CommandResult show = Client({"kernel", "show", "softmax_cubin", "--source"});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("(a cubin of 25272 bytes, source sha256 "));
+  EXPECT_THAT(show.out, ::testing::Not(HasSubstr("f0VMRg")));
   // The wrong language either way.
   std::ifstream in(toml);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
