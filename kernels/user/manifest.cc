@@ -31,12 +31,13 @@ std::string Names(const Manifest& m, std::vector<std::string>* names) {
 
 std::map<std::string, double> Values(const Manifest& m, const KnobSet& s, const Problem& p) {
   std::map<std::string, double> v = {{"M", double(p.m)}, {"N", double(p.n)}, {"K", double(p.k)}};
-  // A kernel's own sizes: the problem's M, N, K in the contract's order (ProblemOfSizes).
+  // A kernel's own sizes: the problem's M, N, K in the contract's order (contract_plan.h: one
+  // rule, SizesOfProblem, whose refusals its callers have asked for before planning a launch).
   if (m.general) {
     v.clear();
-    const int64_t dims[3] = {p.m, p.n, p.k};
-    for (size_t i = 0; i < m.general->sizes.size() && i < 3; ++i)
-      v[m.general->sizes[i]] = double(dims[i]);
+    Sizes sizes;
+    (void)SizesOfProblem(*m.general, p, &sizes);
+    for (const auto& [name, value] : sizes) v[name] = double(value);
   }
   for (size_t i = 0; i < m.knobs.size() && i < s.values.size(); ++i)
     v[m.knobs[i].name] = double(s.values[i]);
