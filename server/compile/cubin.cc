@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -68,11 +69,13 @@ uint32_t Word(std::string_view v, size_t at) {
 struct Cubin {
   int sm = 0;
   std::map<std::string, size_t> functions;        // global function symbols: their indices
-  std::map<std::string, std::string> sections;    // name: bytes (NOBITS: empty)
+  std::map<std::string, std::string> sections;    // the wanted ones: name, bytes
   std::map<std::string, uint64_t> section_sizes;  // name: size
 };
 
-std::string ReadElf(const std::string& bytes, Cubin* out) {
+// `wanted`: the sections whose bytes are kept (the rest are only measured: a file of many large,
+// overlapping sections must not cost their sum in memory).
+std::string ReadElf(const std::string& bytes, const std::set<std::string>& wanted, Cubin* out) {
   elf_version(EV_CURRENT);
   std::unique_ptr<Elf, ElfCloser> elf(elf_memory(const_cast<char*>(bytes.data()), bytes.size()));
   if (!elf || elf_kind(elf.get()) != ELF_K_ELF) return "it is not an ELF file";
@@ -108,8 +111,10 @@ std::string ReadElf(const std::string& bytes, Cubin* out) {
     if (sh.sh_type != SHT_NOBITS && !within(sh.sh_offset, sh.sh_size))
       return std::string("it is cut short: section ") + name + " lies past its " +
              std::to_string(size) + " bytes";
+    const bool keep = wanted.count(name) > 0;
+    if (!keep && sh.sh_type != SHT_SYMTAB) continue;
     Elf_Data* data = sh.sh_type == SHT_NOBITS ? nullptr : elf_getdata(scn, nullptr);
-    if (data && data->d_buf)
+    if (keep && data && data->d_buf)
       out->sections[name] = std::string(static_cast<const char*>(data->d_buf), data->d_size);
     if (sh.sh_type != SHT_SYMTAB) continue;
     if (!data) return "its symbol table cannot be read";
@@ -187,7 +192,8 @@ ku::CompileResult ReadCubin(const ku::CompileRequest& request) {
     return r;
   }
   Cubin c;
-  if (std::string why = ReadElf(bytes, &c); !why.empty()) {
+  if (std::string why = ReadElf(bytes, {".nv.info", ".nv.info." + request.entry}, &c);
+      !why.empty()) {
     r.log = name + ": " + why + "\n";
     return r;
   }
