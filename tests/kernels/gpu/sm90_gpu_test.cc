@@ -324,6 +324,16 @@ TEST_F(Sm90Gpu, RefusesWhatItCannotRunAndDoesNotSpill) {
       EXPECT_EQ(attr.localSizeBytes, 0u) << name << " uses local memory";
     }
   }
+  // S1's few-row builds (1, 2, 4, 8, 16 rows), as the registry names them at M = 1 to 16.
+  const Variant& s1 = Get("sm90_s1_few_rows");
+  for (int64_t m : {1, 2, 3, 8, 16}) {
+    const void* f = s1.KernelAt({m, 4096, 4096, DType::kBF16});
+    ASSERT_NE(f, nullptr) << m << " rows";
+    cudaFuncAttributes attr{};
+    ASSERT_EQ(cudaFuncGetAttributes(&attr, f), cudaSuccess) << m << " rows";
+    EXPECT_EQ(attr.localSizeBytes, 0u) << "the few-row build of " << m << " rows spills";
+    EXPECT_EQ(attr.maxThreadsPerBlock, sm90::kFewRowsThreads);
+  }
 }
 
 // The kernel the registry names for a problem is the build that runs it (sm90_plan.h): on the
