@@ -4,8 +4,11 @@
 // holds what was added.
 #include <signal.h>
 
+#include <unistd.h>
 #include <filesystem>
+
 #include <fstream>
+#include <sstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -419,6 +422,81 @@ TEST_F(KernelsE2E, KernelsOfTheirOwnContractValidateAndCompileWithTheirReference
   EXPECT_EQ(missing.exit_code, 1) << missing.err;
   EXPECT_THAT(missing.err, HasSubstr("row_softmax.cu: error: reference entry "
                                      "'softmax_reference' is not a kernel of this source"));
+}
+
+// A manifest's knob axes as its text has them: each [[knob]]'s name and the text of its values.
+struct KnobAxis {
+  std::string name;
+  std::vector<std::string> values;
+  size_t at = 0, length = 0;  ///< where its `values = [...]` stands in the text
+};
+std::vector<KnobAxis> KnobAxes(const std::string& toml) {
+  std::vector<KnobAxis> out;
+  for (size_t at = toml.find("[[knob]]"); at != std::string::npos;
+       at = toml.find("[[knob]]", at + 1)) {
+    KnobAxis k;
+    const size_t name = toml.find("name = \"", at) + 8;
+    k.name = toml.substr(name, toml.find('"', name) - name);
+    k.at = toml.find("values = [", at);
+    const size_t close = toml.find(']', k.at);
+    k.length = close + 1 - k.at;
+    std::stringstream list(toml.substr(k.at + 10, close - k.at - 10));
+    for (std::string v; std::getline(list, v, ',');)
+      k.values.push_back(v.substr(v.find_first_not_of(' ')));
+    out.push_back(k);
+  }
+  return out;
+}
+
+// The PTX path over every worked example and planted kernel of the general contract: each knob
+// set emitted as PTX by the toolkit's nvcc (both entries: the kernel and its reference), its
+// manifest made the PTX's (language = "ptx", each knob at that set's value), and checked with no
+// GPU: it assembles for sm_90a with no spills, as its CUDA source compiles through NVRTC.
+TEST_F(KernelsE2E, EveryKernelOfItsOwnContractAssemblesAsPtxInEveryKnobSet) {
+  const std::string nvcc = "/usr/local/cuda/bin/nvcc";
+  if (::access(nvcc.c_str(), X_OK) != 0) GTEST_SKIP() << "no nvcc at " << nvcc;
+  StartDaemon();
+  const std::string dir = kExamples + "/general/";
+  int checked = 0;
+  for (const std::string file :
+       {"row_softmax", "rms_norm", "row_sum", "gemm_bias_relu", "cheats/softmax_cheats"}) {
+    std::ifstream in(dir + file + ".toml");
+    const std::string toml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::vector<KnobAxis> axes = KnobAxes(toml);
+    std::vector<std::vector<size_t>> sets = {{}};
+    for (const KnobAxis& k : axes) {
+      std::vector<std::vector<size_t>> next;
+      for (const auto& set : sets)
+        for (size_t v = 0; v < k.values.size(); ++v) {
+          next.push_back(set);
+          next.back().push_back(v);
+        }
+      sets = next;
+    }
+    for (const auto& set : sets) {
+      std::string manifest = toml, tag;
+      std::vector<std::string> args = {nvcc, "-ptx", "-arch=compute_90a"};
+      for (size_t i = axes.size(); i-- > 0;) {  // from the back: earlier positions stay valid
+        const std::string& v = axes[i].values[set[i]];
+        args.push_back("-D" + axes[i].name + "=" + v);
+        manifest.replace(axes[i].at, axes[i].length, "values = [" + v + "]");
+        tag += "_" + v;
+      }
+      const size_t entry = manifest.find("\nentry = ");
+      manifest.insert(manifest.find('\n', entry + 1) + 1, "language = \"ptx\"\n");
+      const std::string ptx = dir_ + "/" + std::to_string(checked) + tag + ".ptx";
+      args.insert(args.end(), {dir + file + ".cu", "-o", ptx});
+      const CommandResult made = RunCommand(args);
+      ASSERT_EQ(made.exit_code, 0) << file << tag << ": " << made.err;
+      const std::string toml_path = Write(std::to_string(checked) + tag + ".toml", manifest);
+      const CommandResult check =
+          Client({"--format", "json", "kernel", "check", ptx, "-m", toml_path, "--arch", "sm_90a"});
+      EXPECT_EQ(check.exit_code, 0) << file << tag << ": " << check.err;
+      EXPECT_EQ(Count(check.out, "\"spill_store_bytes\":0"), 1) << file << tag << check.out;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 2 + 4 + 2 + 2 + 6);  // every knob set of every one
 }
 
 // A kernel of its own contract runs as a GEMM user kernel does, with the test double: its sizes
