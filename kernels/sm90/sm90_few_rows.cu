@@ -29,7 +29,9 @@ __device__ __forceinline__ float Dot8(const uint4& x, const uint4& y) {
 // C (M x N) = A (M x K) * B^T, B N x K, M <= kRows, K a multiple of 8, A and B 16-byte aligned.
 // Warp w computes columns [w * kCols, w * kCols + kCols) of every row; lane l reads the 16-byte
 // chunks l, l + 32, ... of each row, so a warp's loads of one row are 512 contiguous bytes.
-template <int kRows>
+// kTransposed (swap-AB: called with the caller's B as A and A as B): C is stored transposed, the
+// kernel's element (r, n) at C[n * M + r].
+template <int kRows, bool kTransposed>
 __global__ void __launch_bounds__(kFewRowsThreads)
     Sm90FewRowsKernel(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
                       __nv_bfloat16* __restrict__ C, int M, int N, int K) {
@@ -66,42 +68,46 @@ __global__ void __launch_bounds__(kFewRowsThreads)
       float v = acc[c][r];
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-      if (lane == 0 && r < M && n0 + c < N) C[int64_t(r) * N + n0 + c] = __float2bfloat16_rn(v);
+      if (lane == 0 && r < M && n0 + c < N) {
+        const int64_t at = kTransposed ? (n0 + c) * M + r : int64_t(r) * N + n0 + c;
+        C[at] = __float2bfloat16_rn(v);
+      }
     }
 }
 
-template <int kRows>
-const void* KernelOf() {
-  return reinterpret_cast<const void*>(&Sm90FewRowsKernel<kRows>);
-}
-
+template <bool kTransposed>
 const void* FewRowsKernel(int rows) {
   switch (rows) {
     case 1:
-      return KernelOf<1>();
+      return reinterpret_cast<const void*>(&Sm90FewRowsKernel<1, kTransposed>);
     case 2:
-      return KernelOf<2>();
+      return reinterpret_cast<const void*>(&Sm90FewRowsKernel<2, kTransposed>);
     case 4:
-      return KernelOf<4>();
+      return reinterpret_cast<const void*>(&Sm90FewRowsKernel<4, kTransposed>);
     case 8:
-      return KernelOf<8>();
+      return reinterpret_cast<const void*>(&Sm90FewRowsKernel<8, kTransposed>);
     case 16:
-      return KernelOf<16>();
+      return reinterpret_cast<const void*>(&Sm90FewRowsKernel<16, kTransposed>);
     default:
       return nullptr;
   }
 }
 
+const void* FewRowsKernel(const FewRowsPlan& plan) {
+  return plan.swapped ? FewRowsKernel<true>(plan.rows) : FewRowsKernel<false>(plan.rows);
+}
+
 std::string LaunchFewRows(const GemmArgs& args, const FewRowsPlan& plan) {
   const Problem& p = args.problem;
-  const void* kernel = FewRowsKernel(plan.rows);
+  const void* kernel = FewRowsKernel(plan);
   if (kernel == nullptr)
     return "sm90 few-row path: no build of " + std::to_string(plan.rows) + " rows";
   if (p.n > INT32_MAX || p.k > INT32_MAX) return "sm90 few-row path: N and K are at most 2^31 - 1";
-  const void* a = args.a;
-  const void* b = args.b;
+  // Swapped: the kernel's A is the caller's B (its rows the N few ones), its B the caller's A.
+  const void* a = plan.swapped ? args.b : args.a;
+  const void* b = plan.swapped ? args.a : args.b;
   void* c = args.c;
-  int m = int(p.m), n = int(p.n), k = int(p.k);
+  int m = int(plan.swapped ? p.n : p.m), n = int(plan.swapped ? p.m : p.n), k = int(p.k);
   void* params[] = {&a, &b, &c, &m, &n, &k};
   const cudaError_t e = cudaLaunchKernel(kernel, dim3(unsigned(plan.blocks)), dim3(kFewRowsThreads),
                                          params, 0, static_cast<cudaStream_t>(args.stream));
@@ -115,20 +121,20 @@ void BindSm90SmallRungs(Registry& registry) {
     Variant* v = registry.FindMutable(r.name);
     const Variant* base = registry.Find(r.base);
     if (v == nullptr || base == nullptr || !base->launch) continue;
-    const int few_rows = r.few_rows;
+    const int few_rows = r.few_rows, few_cols = r.few_cols;
     LaunchFn base_launch = base->launch;
-    v->launch = [few_rows, base_launch](const GemmArgs& args) {
+    v->launch = [few_rows, few_cols, base_launch](const GemmArgs& args) {
       const FewRowsPlan plan =
           PlanFewRows(args.problem, few_rows, reinterpret_cast<uintptr_t>(args.a),
-                      reinterpret_cast<uintptr_t>(args.b));
+                      reinterpret_cast<uintptr_t>(args.b), few_cols);
       return plan.runs ? LaunchFewRows(args, plan) : base_launch(args);
     };
     v->kernel = base->kernel;
     const Variant base_copy = *base;
-    v->kernel_at = [few_rows, base_copy](const Problem& p) -> const void* {
+    v->kernel_at = [few_rows, few_cols, base_copy](const Problem& p) -> const void* {
       // The worker's operands are 256-byte aligned: the plan at aligned addresses.
-      const FewRowsPlan plan = PlanFewRows(p, few_rows, 0, 0);
-      return plan.runs ? FewRowsKernel(plan.rows) : base_copy.KernelAt(p);
+      const FewRowsPlan plan = PlanFewRows(p, few_rows, 0, 0, few_cols);
+      return plan.runs ? FewRowsKernel(plan) : base_copy.KernelAt(p);
     };
   }
 }

@@ -32,22 +32,33 @@ struct SmallRung {
   std::string_view name, id, adds;
   std::string_view base;  ///< the Hopper rung's variant name
   int few_rows = 0;       ///< at most this many rows run the few-row path
+  /// At most this many columns (N) run it with A and B swapped (C^T = B A^T), C stored
+  /// transposed: B's few rows are then the kernel's rows and A is streamed.
+  int few_cols = 0;
 };
 
-inline constexpr std::array<SmallRung, 1> kSmallRungs = {{
+inline constexpr std::array<SmallRung, 2> kSmallRungs = {{
     {"sm90_s1_few_rows", "S1",
      "a few-row path: at most 16 rows run a kernel of their own (a warp per 1 to 4 columns of "
      "C streaming B's K-major rows with 16-byte loads, A's rows hot in L1, no tensor cores) "
      "instead of a 128-row tile of mostly zero rows",
-     "sm90_h12_fitted_unclustered", kFewRows},
+     "sm90_h12_fitted_unclustered", kFewRows, 0},
+    {"sm90_s2_few_cols", "S2",
+     "swap-AB on the few-row path: at most 16 columns run it with A and B swapped (C^T = B * "
+     "A^T: B's few rows held in L1, A streamed), C stored transposed, instead of a 256-column "
+     "tile of mostly zero columns",
+     "sm90_h12_fitted_unclustered", kFewRows, kFewRows},
 }};
 
 /// The few-row path's launch of one problem: the rows its kernel is built for (the least of 1,
 /// 2, 4, 8, 16 at or above M), the columns each warp computes, and the grid.
 struct FewRowsPlan {
   bool runs = false;  ///< false: the base rung's launch runs the problem
-  int rows = 0;       ///< the build's rows (a template argument)
-  int cols = 0;       ///< columns of C per warp
+  /// A and B swapped: the kernel's rows are B's (N of them), its columns A's rows, and C is
+  /// stored transposed.
+  bool swapped = false;
+  int rows = 0;  ///< the build's rows (a template argument)
+  int cols = 0;  ///< columns of C per warp
   int64_t blocks = 0;
 };
 
@@ -61,17 +72,22 @@ struct FewRowsPlan {
 ABLATION_FEW_ROWS_HD constexpr int FewRowsCols(int rows) { return rows < 8 ? 1 : rows / 4; }
 #undef ABLATION_FEW_ROWS_HD
 
-/// The plan of `p` with A and B at addresses a and b, for a rung taking at most `few_rows`.
-constexpr FewRowsPlan PlanFewRows(const Problem& p, int few_rows, uintptr_t a, uintptr_t b) {
+/// The plan of `p` with A and B at addresses a and b, for a rung taking at most `few_rows` rows
+/// (and, swapped, at most `few_cols` columns; 0: none).
+constexpr FewRowsPlan PlanFewRows(const Problem& p, int few_rows, uintptr_t a, uintptr_t b,
+                                  int few_cols = 0) {
   FewRowsPlan plan;
-  if (p.dtype != DType::kBF16 || p.m < 1 || p.m > few_rows || p.n < 1 || p.k < 8 || p.k % 8 != 0 ||
-      a % 16 != 0 || b % 16 != 0)
+  if (p.dtype != DType::kBF16 || p.m < 1 || p.n < 1 || p.k < 8 || p.k % 8 != 0 || a % 16 != 0 ||
+      b % 16 != 0)
     return plan;
+  plan.swapped = p.m > few_rows && p.n <= few_cols;
+  const int64_t rows = plan.swapped ? p.n : p.m, cols = plan.swapped ? p.m : p.n;
+  if (rows > few_rows) return FewRowsPlan{};
   plan.runs = true;
   plan.rows = 1;
-  while (plan.rows < p.m) plan.rows *= 2;
+  while (plan.rows < rows) plan.rows *= 2;
   plan.cols = FewRowsCols(plan.rows);
-  const int64_t warps = (p.n + plan.cols - 1) / plan.cols;
+  const int64_t warps = (cols + plan.cols - 1) / plan.cols;
   const int64_t per_block = kFewRowsThreads / 32;
   plan.blocks = (warps + per_block - 1) / per_block;
   return plan;

@@ -104,6 +104,38 @@ TEST_F(Sm90Catalog, TheFewRowPathTakesAtMost16RowsOfWholeChunks) {
             h12.build({4096, 4096, 4096, DType::kBF16}, none));
   EXPECT_EQ(s1.can_implement({1, 1, 1, DType::kBF16}), "");
   EXPECT_NE(s1.description.find("S1: a few-row path"), std::string::npos);
+  EXPECT_FALSE(plan(4096, 1, 4096).runs);  // S1 takes no few-column problem
+}
+
+// S2: S1 with swap-AB. At most 16 columns (and more than 16 rows) run the few-row kernel with A
+// and B swapped, B's columns its rows and A's rows its columns; a problem of few rows stays
+// S1's, not swapped.
+TEST_F(Sm90Catalog, SwapAbTakesAtMost16ColumnsOfMoreThan16Rows) {
+  using sm90::PlanFewRows;
+  const auto plan = [](int64_t m, int64_t n, int64_t k) {
+    return PlanFewRows({m, n, k, DType::kBF16}, 16, 0, 0, 16);
+  };
+  EXPECT_TRUE(plan(4096, 1, 4096).swapped);
+  EXPECT_EQ(plan(4096, 1, 4096).rows, 1);
+  EXPECT_EQ(plan(4096, 1, 4096).blocks, 1024);  // 4096 of A's rows, a warp each
+  EXPECT_EQ(plan(14336, 16, 4096).rows, 16);
+  EXPECT_EQ(plan(14336, 16, 4096).cols, 4);
+  EXPECT_EQ(plan(14336, 16, 4096).blocks, 896);
+  EXPECT_FALSE(plan(16, 1, 4096).swapped);  // few rows: S1's path
+  EXPECT_TRUE(plan(16, 1, 4096).runs);
+  EXPECT_FALSE(plan(4096, 17, 4096).runs);
+  EXPECT_FALSE(plan(4096, 16, 4100).runs);
+  const Variant& s2 = Get("sm90_s2_few_cols");
+  EXPECT_EQ(Param(s2, "rung"), "S2");
+  EXPECT_EQ(Param(s2, "few_cols"), "16");
+  EXPECT_EQ(Param(Get("sm90_s1_few_rows"), "few_cols"), "0");
+  const Residency none;
+  EXPECT_EQ(s2.build({4096, 16, 4096, DType::kBF16}, none),
+            "few-row path, A and B swapped (C stored transposed): a build of 16 rows, 4 columns "
+            "of C per warp, 256 blocks of 128 threads");
+  EXPECT_EQ(s2.launch_at({4096, 16, 4096, DType::kBF16}).threads, 128);
+  EXPECT_EQ(s2.build({4096, 4096, 4096, DType::kBF16}, none),
+            Get("sm90_h12_fitted_unclustered").build({4096, 4096, 4096, DType::kBF16}, none));
 }
 
 TEST_F(Sm90Catalog, Fp8LadderOneChangeEach) {
