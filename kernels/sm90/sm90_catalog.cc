@@ -186,30 +186,33 @@ Variant OfSmallRung(const SmallRung& r, const Variant& base) {
   v.name = std::string(r.name);
   v.description = std::string(r.id) + ": " + std::string(r.adds) + ". Otherwise " + base.name +
                   "'s launch: " + base.description;
+  v.params.insert(v.params.begin(), {"split_k", int64_t(r.split)});
   v.params.insert(v.params.begin(), {"few_cols", int64_t(r.few_cols)});
   v.params.insert(v.params.begin(), {"few_rows", int64_t(r.few_rows)});
   v.params.insert(v.params.begin(), {"base", std::string(base.name)});
   for (auto& [key, value] : v.params)
     if (key == "rung") value = std::string(r.id);
-  const int rows = r.few_rows, cols = r.few_cols;
   const LaunchSize tile{base.threads, base.smem_bytes};
-  v.launch_at = [rows, cols, tile](const Problem& p) {
-    return PlanFewRows(p, rows, 0, 0, cols).runs ? LaunchSize{kFewRowsThreads, 0} : tile;
+  v.launch_at = [r, tile](const Problem& p) {
+    return PlanFewRows(p, r, 0, 0).runs ? LaunchSize{kFewRowsThreads, 0} : tile;
   };
   auto base_build = base.build;
-  v.build = [rows, cols, base_build](const Problem& p, const Residency& device) {
-    const FewRowsPlan plan = PlanFewRows(p, rows, 0, 0, cols);
+  v.build = [r, base_build](const Problem& p, const Residency& device) {
+    const FewRowsPlan plan = PlanFewRows(p, r, 0, 0);
     if (!plan.runs) return base_build(p, device);
+    const std::string per =
+        plan.split > 1 ? "block, K split " + std::to_string(plan.split) + " ways among its warps"
+                       : "warp";
     return std::string(plan.swapped ? "few-row path, A and B swapped (C stored transposed)"
                                     : "few-row path") +
            ": a build of " + std::to_string(plan.rows) + " rows, " + std::to_string(plan.cols) +
-           (plan.cols == 1 ? " column" : " columns") + " of C per warp, " +
+           (plan.cols == 1 ? " column" : " columns") + " of C per " + per + ", " +
            std::to_string(plan.blocks) + " blocks of " + std::to_string(kFewRowsThreads) +
            " threads";
   };
   auto base_scratch = base.scratch_bytes;
-  v.scratch_bytes = [rows, cols, base_scratch](const Problem& p) {
-    return PlanFewRows(p, rows, 0, 0, cols).runs ? std::vector<int64_t>{0, 0, 0} : base_scratch(p);
+  v.scratch_bytes = [r, base_scratch](const Problem& p) {
+    return PlanFewRows(p, r, 0, 0).runs ? std::vector<int64_t>{0, 0, 0} : base_scratch(p);
   };
   return v;
 }

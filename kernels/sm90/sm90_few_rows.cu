@@ -30,15 +30,23 @@ __device__ __forceinline__ float Dot8(const uint4& x, const uint4& y) {
 // Warp w computes columns [w * kCols, w * kCols + kCols) of every row; lane l reads the 16-byte
 // chunks l, l + 32, ... of each row, so a warp's loads of one row are 512 contiguous bytes.
 // kTransposed (swap-AB: called with the caller's B as A and A as B): C is stored transposed, the
-// kernel's element (r, n) at C[n * M + r].
-template <int kRows, bool kTransposed>
+// kernel's element (r, n) at C[n * M + r]. kSplit 4: the block's 4 warps share its kCols columns
+// and take every 4th chunk each (split-K), their sums added in shared memory in warp order, so a
+// result repeats bit for bit.
+template <int kRows, bool kTransposed, int kSplit>
 __global__ void __launch_bounds__(kFewRowsThreads)
     Sm90FewRowsKernel(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
                       __nv_bfloat16* __restrict__ C, int M, int N, int K) {
   constexpr int kCols = FewRowsCols(kRows);
-  const int lane = threadIdx.x % 32;
-  const int64_t n0 = (int64_t(blockIdx.x) * (kFewRowsThreads / 32) + threadIdx.x / 32) * kCols;
-  if (n0 >= N) return;  // a whole warp: the shuffles below see every lane or none
+  constexpr int kWarps = kFewRowsThreads / 32;
+  static_assert(kSplit == 1 || kSplit == kWarps, "a block's warps split K all, or none");
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int slice = kSplit == 1 ? 0 : warp;
+  const int64_t n0 =
+      kSplit == 1 ? (int64_t(blockIdx.x) * kWarps + warp) * kCols : int64_t(blockIdx.x) * kCols;
+  // A whole warp (kSplit 1) or block (kSplit 4) leaves: the shuffles and the barrier below see
+  // every thread or none.
+  if (n0 >= N) return;
   float acc[kCols][kRows];
 #pragma unroll
   for (int c = 0; c < kCols; ++c)
@@ -48,7 +56,7 @@ __global__ void __launch_bounds__(kFewRowsThreads)
   const uint4* a4 = reinterpret_cast<const uint4*>(A);
   const uint4* b4 = reinterpret_cast<const uint4*>(B);
 #pragma unroll 2
-  for (int64_t q = lane; q < chunks; q += 32) {
+  for (int64_t q = lane + 32 * slice; q < chunks; q += 32 * kSplit) {
     uint4 b[kCols];
 #pragma unroll
     for (int c = 0; c < kCols; ++c)
@@ -61,6 +69,13 @@ __global__ void __launch_bounds__(kFewRowsThreads)
       for (int c = 0; c < kCols; ++c) acc[c][r] += Dot8(a, b[c]);
     }
   }
+  const auto store = [&](int c, int r, float v) {
+    if (r < M && n0 + c < N) {
+      const int64_t at = kTransposed ? (n0 + c) * M + r : int64_t(r) * N + n0 + c;
+      C[at] = __float2bfloat16_rn(v);
+    }
+  };
+  __shared__ float partial[kSplit][kCols][kRows];
 #pragma unroll
   for (int c = 0; c < kCols; ++c)
 #pragma unroll
@@ -68,33 +83,50 @@ __global__ void __launch_bounds__(kFewRowsThreads)
       float v = acc[c][r];
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-      if (lane == 0 && r < M && n0 + c < N) {
-        const int64_t at = kTransposed ? (n0 + c) * M + r : int64_t(r) * N + n0 + c;
-        C[at] = __float2bfloat16_rn(v);
+      if (lane != 0) continue;
+      if constexpr (kSplit == 1) {
+        store(c, r, v);
+      } else {
+        partial[slice][c][r] = v;
       }
     }
+  if constexpr (kSplit > 1) {
+    __syncthreads();
+    for (int i = threadIdx.x; i < kCols * kRows; i += kFewRowsThreads) {
+      const int c = i / kRows, r = i % kRows;
+      float v = 0.f;
+#pragma unroll
+      for (int w = 0; w < kSplit; ++w) v += partial[w][c][r];  // in warp order: deterministic
+      store(c, r, v);
+    }
+  }
 }
 
-template <bool kTransposed>
+template <bool kTransposed, int kSplit>
 const void* FewRowsKernel(int rows) {
   switch (rows) {
     case 1:
-      return reinterpret_cast<const void*>(&Sm90FewRowsKernel<1, kTransposed>);
+      return reinterpret_cast<const void*>(&Sm90FewRowsKernel<1, kTransposed, kSplit>);
     case 2:
-      return reinterpret_cast<const void*>(&Sm90FewRowsKernel<2, kTransposed>);
+      return reinterpret_cast<const void*>(&Sm90FewRowsKernel<2, kTransposed, kSplit>);
     case 4:
-      return reinterpret_cast<const void*>(&Sm90FewRowsKernel<4, kTransposed>);
+      return reinterpret_cast<const void*>(&Sm90FewRowsKernel<4, kTransposed, kSplit>);
     case 8:
-      return reinterpret_cast<const void*>(&Sm90FewRowsKernel<8, kTransposed>);
+      return reinterpret_cast<const void*>(&Sm90FewRowsKernel<8, kTransposed, kSplit>);
     case 16:
-      return reinterpret_cast<const void*>(&Sm90FewRowsKernel<16, kTransposed>);
+      return reinterpret_cast<const void*>(&Sm90FewRowsKernel<16, kTransposed, kSplit>);
     default:
       return nullptr;
   }
 }
 
 const void* FewRowsKernel(const FewRowsPlan& plan) {
-  return plan.swapped ? FewRowsKernel<true>(plan.rows) : FewRowsKernel<false>(plan.rows);
+  constexpr int kAll = kFewRowsThreads / 32;
+  if (plan.split == kAll)
+    return plan.swapped ? FewRowsKernel<true, kAll>(plan.rows)
+                        : FewRowsKernel<false, kAll>(plan.rows);
+  if (plan.split != 1) return nullptr;
+  return plan.swapped ? FewRowsKernel<true, 1>(plan.rows) : FewRowsKernel<false, 1>(plan.rows);
 }
 
 std::string LaunchFewRows(const GemmArgs& args, const FewRowsPlan& plan) {
@@ -121,19 +153,17 @@ void BindSm90SmallRungs(Registry& registry) {
     Variant* v = registry.FindMutable(r.name);
     const Variant* base = registry.Find(r.base);
     if (v == nullptr || base == nullptr || !base->launch) continue;
-    const int few_rows = r.few_rows, few_cols = r.few_cols;
     LaunchFn base_launch = base->launch;
-    v->launch = [few_rows, few_cols, base_launch](const GemmArgs& args) {
-      const FewRowsPlan plan =
-          PlanFewRows(args.problem, few_rows, reinterpret_cast<uintptr_t>(args.a),
-                      reinterpret_cast<uintptr_t>(args.b), few_cols);
+    v->launch = [r, base_launch](const GemmArgs& args) {
+      const FewRowsPlan plan = PlanFewRows(args.problem, r, reinterpret_cast<uintptr_t>(args.a),
+                                           reinterpret_cast<uintptr_t>(args.b));
       return plan.runs ? LaunchFewRows(args, plan) : base_launch(args);
     };
     v->kernel = base->kernel;
     const Variant base_copy = *base;
-    v->kernel_at = [few_rows, few_cols, base_copy](const Problem& p) -> const void* {
+    v->kernel_at = [r, base_copy](const Problem& p) -> const void* {
       // The worker's operands are 256-byte aligned: the plan at aligned addresses.
-      const FewRowsPlan plan = PlanFewRows(p, few_rows, 0, 0, few_cols);
+      const FewRowsPlan plan = PlanFewRows(p, r, 0, 0);
       return plan.runs ? FewRowsKernel(plan) : base_copy.KernelAt(p);
     };
   }

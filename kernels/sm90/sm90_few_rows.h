@@ -35,30 +35,40 @@ struct SmallRung {
   /// At most this many columns (N) run it with A and B swapped (C^T = B A^T), C stored
   /// transposed: B's few rows are then the kernel's rows and A is streamed.
   int few_cols = 0;
+  /// The ways a block's warps split K on the few-row path: 1 (a warp owns its columns whole) or
+  /// 4 (the block's 4 warps share its columns, each every 4th chunk of K, added in warp order).
+  int split = 1;
 };
 
-inline constexpr std::array<SmallRung, 2> kSmallRungs = {{
+inline constexpr std::array<SmallRung, 3> kSmallRungs = {{
     {"sm90_s1_few_rows", "S1",
      "a few-row path: at most 16 rows run a kernel of their own (a warp per 1 to 4 columns of "
      "C streaming B's K-major rows with 16-byte loads, A's rows hot in L1, no tensor cores) "
      "instead of a 128-row tile of mostly zero rows",
-     "sm90_h12_fitted_unclustered", kFewRows, 0},
+     "sm90_h12_fitted_unclustered", kFewRows, 0, 1},
     {"sm90_s2_few_cols", "S2",
      "swap-AB on the few-row path: at most 16 columns run it with A and B swapped (C^T = B * "
      "A^T: B's few rows held in L1, A streamed), C stored transposed, instead of a 256-column "
      "tile of mostly zero columns",
-     "sm90_h12_fitted_unclustered", kFewRows, kFewRows},
+     "sm90_h12_fitted_unclustered", kFewRows, kFewRows, 1},
+    {"sm90_s3_split_k", "S3",
+     "split-K in the block on the few-row paths: a block's 4 warps share its columns, each "
+     "taking every 4th 16-byte chunk of K, their sums added in shared memory in warp order "
+     "(4 times the warps, so more loads in flight where columns are few)",
+     "sm90_h12_fitted_unclustered", kFewRows, kFewRows, 4},
 }};
 
 /// The few-row path's launch of one problem: the rows its kernel is built for (the least of 1,
-/// 2, 4, 8, 16 at or above M), the columns each warp computes, and the grid.
+/// 2, 4, 8, 16 at or above M), the columns each warp (or, split, each block) computes, and the
+/// grid.
 struct FewRowsPlan {
   bool runs = false;  ///< false: the base rung's launch runs the problem
   /// A and B swapped: the kernel's rows are B's (N of them), its columns A's rows, and C is
   /// stored transposed.
   bool swapped = false;
-  int rows = 0;  ///< the build's rows (a template argument)
-  int cols = 0;  ///< columns of C per warp
+  int split = 1;  ///< the ways a block's warps split K
+  int rows = 0;   ///< the build's rows (a template argument)
+  int cols = 0;   ///< columns of C per warp
   int64_t blocks = 0;
 };
 
@@ -75,7 +85,7 @@ ABLATION_FEW_ROWS_HD constexpr int FewRowsCols(int rows) { return rows < 8 ? 1 :
 /// The plan of `p` with A and B at addresses a and b, for a rung taking at most `few_rows` rows
 /// (and, swapped, at most `few_cols` columns; 0: none).
 constexpr FewRowsPlan PlanFewRows(const Problem& p, int few_rows, uintptr_t a, uintptr_t b,
-                                  int few_cols = 0) {
+                                  int few_cols = 0, int split = 1) {
   FewRowsPlan plan;
   if (p.dtype != DType::kBF16 || p.m < 1 || p.n < 1 || p.k < 8 || p.k % 8 != 0 || a % 16 != 0 ||
       b % 16 != 0)
@@ -87,10 +97,16 @@ constexpr FewRowsPlan PlanFewRows(const Problem& p, int few_rows, uintptr_t a, u
   plan.rows = 1;
   while (plan.rows < rows) plan.rows *= 2;
   plan.cols = FewRowsCols(plan.rows);
-  const int64_t warps = (cols + plan.cols - 1) / plan.cols;
-  const int64_t per_block = kFewRowsThreads / 32;
-  plan.blocks = (warps + per_block - 1) / per_block;
+  plan.split = split;
+  const int64_t units = (cols + plan.cols - 1) / plan.cols;  // a warp's columns, or a block's
+  const int64_t per_block = split > 1 ? 1 : kFewRowsThreads / 32;
+  plan.blocks = (units + per_block - 1) / per_block;
   return plan;
+}
+
+/// The plan of `p` for small rung `r`.
+constexpr FewRowsPlan PlanFewRows(const Problem& p, const SmallRung& r, uintptr_t a, uintptr_t b) {
+  return PlanFewRows(p, r.few_rows, a, b, r.few_cols, r.split);
 }
 
 }  // namespace ablation::kernels::sm90

@@ -138,6 +138,33 @@ TEST_F(Sm90Catalog, SwapAbTakesAtMost16ColumnsOfMoreThan16Rows) {
             Get("sm90_h12_fitted_unclustered").build({4096, 4096, 4096, DType::kBF16}, none));
 }
 
+// S3: S2 with split-K in the block: a block's 4 warps share its columns (one warp's worth), so a
+// problem gets 4 times the warps; the rest of the plan is S2's.
+TEST_F(Sm90Catalog, SplitKGivesABlockOneWarpsColumnsAndFourTimesTheWarps) {
+  const sm90::SmallRung& s3 = sm90::kSmallRungs[2];
+  const sm90::SmallRung& s2 = sm90::kSmallRungs[1];
+  ASSERT_EQ(s3.id, "S3");
+  EXPECT_EQ(s3.few_rows, s2.few_rows);
+  EXPECT_EQ(s3.few_cols, s2.few_cols);
+  EXPECT_EQ(s3.split, 4);
+  for (Problem p : {Problem{1, 4096, 4096}, Problem{16, 14336, 4096}, Problem{4096, 16, 4096},
+                    Problem{5, 1001, 64}}) {
+    p.dtype = DType::kBF16;
+    const sm90::FewRowsPlan a = sm90::PlanFewRows(p, s2, 0, 0), b = sm90::PlanFewRows(p, s3, 0, 0);
+    ASSERT_TRUE(a.runs && b.runs);
+    EXPECT_EQ(b.rows, a.rows);
+    EXPECT_EQ(b.swapped, a.swapped);
+    EXPECT_EQ(b.split, 4);
+    const int64_t cols = a.swapped ? p.m : p.n;
+    EXPECT_EQ(b.blocks, (cols + b.cols - 1) / b.cols) << p.m << "x" << p.n;
+  }
+  const Residency none;
+  EXPECT_EQ(Get("sm90_s3_split_k").build({16, 4096, 4096, DType::kBF16}, none),
+            "few-row path: a build of 16 rows, 4 columns of C per block, K split 4 ways among its "
+            "warps, 1024 blocks of 128 threads");
+  EXPECT_EQ(Param(Get("sm90_s3_split_k"), "split_k"), "4");
+}
+
 TEST_F(Sm90Catalog, Fp8LadderOneChangeEach) {
   int count = 0;
   for (const Variant& v : registry_.All()) count += v.family == "sm90" && v.Supports(DType::kFP8);

@@ -208,22 +208,26 @@ TEST_F(Sm90Gpu, RaggedShapesAgainstCublas) {
 }
 
 // The small-shape ladder (sm90_few_rows.h): S1's few-row path at every build of rows (1, 2, 4,
-// 8, 16: M of 1, 2, 3, 5, 16) and S2's swapped one (N of 1 to 16, C stored transposed), N or M
-// odd and not a multiple of a warp's columns, K of one chunk and of many, against the FP64
-// reference and cuBLAS; and what each leaves to H12 (17 rows and columns, K not a multiple of
-// 8) through H12's launch. The plan says which ran; the registry names that kernel.
+// 8, 16: M of 1, 2, 3, 5, 16), S2's swapped one (N of 1 to 16, C stored transposed) and S3's
+// split-K in the block, N or M odd and not a multiple of a warp's columns, K of one chunk, of
+// fewer chunks than a split's warps and of many, against the FP64 reference and cuBLAS; and
+// what each leaves to H12 (17 rows and columns, K not a multiple of 8) through H12's launch. The
+// plan says which ran; the registry names that kernel.
 TEST_F(Sm90Gpu, TheFewRowPathsAgainstFp64AndCublas) {
   if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
-  names_ = {"sm90_s1_few_rows", "sm90_s2_few_cols"};
-  for (Problem p : {Problem{1, 1, 8}, Problem{2, 257, 64}, Problem{3, 1001, 4104},
-                    Problem{5, 96, 520}, Problem{16, 333, 1032}, Problem{17, 300, 512},
-                    Problem{4, 200, 13}, Problem{257, 1, 64}, Problem{1001, 3, 4104},
-                    Problem{96, 5, 520}, Problem{333, 16, 1032}, Problem{300, 17, 512}}) {
+  names_.clear();
+  for (const sm90::SmallRung& r : sm90::kSmallRungs) names_.emplace_back(r.name);
+  for (Problem p :
+       {Problem{1, 1, 8}, Problem{2, 257, 64}, Problem{3, 1001, 4104}, Problem{2, 9, 16},
+        Problem{5, 96, 520}, Problem{16, 333, 1032}, Problem{17, 300, 512}, Problem{4, 200, 13},
+        Problem{257, 1, 64}, Problem{1001, 3, 4104}, Problem{96, 5, 520}, Problem{333, 16, 1032},
+        Problem{300, 17, 512}}) {
     ExpectMatchesFp64(p, 51);
     p.dtype = DType::kBF16;
-    for (const auto& [name, cols] : {std::pair{"sm90_s1_few_rows", 0}, {"sm90_s2_few_cols", 16}}) {
-      const sm90::FewRowsPlan plan = sm90::PlanFewRows(p, sm90::kFewRows, 0, 0, cols);
-      const bool few_rows = p.m <= 16, few_cols = cols > 0 && p.n <= 16;
+    for (const sm90::SmallRung& r : sm90::kSmallRungs) {
+      const std::string name(r.name);
+      const sm90::FewRowsPlan plan = sm90::PlanFewRows(p, r, 0, 0);
+      const bool few_rows = p.m <= 16, few_cols = r.few_cols > 0 && p.n <= 16;
       EXPECT_EQ(plan.runs, (few_rows || few_cols) && p.k % 8 == 0)
           << name << " " << p.m << "x" << p.n << "x" << p.k;
       EXPECT_EQ(Get(name).KernelAt(p) == Get("sm90_h12_fitted_unclustered").KernelAt(p), !plan.runs)
@@ -233,7 +237,7 @@ TEST_F(Sm90Gpu, TheFewRowPathsAgainstFp64AndCublas) {
   for (Problem p : {Problem{1, 4096, 4096}, Problem{16, 14336, 4096}, Problem{8, 4096, 14336},
                     Problem{4096, 1, 4096}, Problem{14336, 16, 4096}})
     ExpectMatchesCublas(p, 52);
-  EXPECT_EQ(ran_.size(), 2u);
+  EXPECT_EQ(ran_.size(), sm90::kSmallRungs.size());
 }
 
 // Operands TMA cannot take (pointers 2 bytes off 16-byte alignment) are padded, C is copied
@@ -331,11 +335,13 @@ TEST_F(Sm90Gpu, RefusesWhatItCannotRunAndDoesNotSpill) {
       EXPECT_EQ(attr.localSizeBytes, 0u) << name << " uses local memory";
     }
   }
-  // The few-row builds (1, 2, 4, 8, 16 rows; S2's transposed ones too), as the registry names
-  // them at M (S1) or N (S2) of 1 to 16.
+  // The few-row builds (1, 2, 4, 8, 16 rows; S2's transposed ones, S3's split ones), as the
+  // registry names them at M or N of 1 to 16.
   for (int64_t few : {1, 2, 3, 8, 16}) {
     for (const void* f : {Get("sm90_s1_few_rows").KernelAt({few, 4096, 4096, DType::kBF16}),
-                          Get("sm90_s2_few_cols").KernelAt({4096, few, 4096, DType::kBF16})}) {
+                          Get("sm90_s2_few_cols").KernelAt({4096, few, 4096, DType::kBF16}),
+                          Get("sm90_s3_split_k").KernelAt({few, 4096, 4096, DType::kBF16}),
+                          Get("sm90_s3_split_k").KernelAt({4096, few, 4096, DType::kBF16})}) {
       ASSERT_NE(f, nullptr) << few;
       cudaFuncAttributes attr{};
       ASSERT_EQ(cudaFuncGetAttributes(&attr, f), cudaSuccess) << few;
