@@ -777,6 +777,22 @@ TEST_F(KernelsE2E, TheTritonScriptsManifestTakesTritonsParametersAndTheBuiltInRe
                                    "names 6"));
 }
 
+// The Triton softmax as Triton 3.6.0 emitted it on an H100 (examples/user-kernels/ptx, made by
+// triton_row_softmax.py, with the manifests it wrote): both builds assemble for sm_90a through
+// the PTX path with no spills, are added, and run verified against the built-in row softmax.
+TEST_F(KernelsE2E, TheTritonEmittedPtxAssemblesAndRunsAgainstTheBuiltInReference) {
+  StartDaemon("add_role = \"run\"\n");
+  for (const std::string warps : {"4", "8"}) {
+    const std::string base = kExamples + "/ptx/triton_softmax_w" + warps;
+    const CommandResult check = Client({"--format", "json", "kernel", "check", base + ".ptx", "-m",
+                                        base + ".toml", "--arch", "sm_90a"});
+    ASSERT_EQ(check.exit_code, 0) << check.err;
+    EXPECT_EQ(Count(check.out, "\"spill_store_bytes\":0"), 1) << check.out;
+    ASSERT_EQ(Client({"kernel", "add", base + ".ptx", "-m", base + ".toml"}).exit_code, 0);
+    ExpectRunsVerified("user.triton_softmax_w" + warps + ".warps=" + warps, "", "8192x4096x1");
+  }
+}
+
 // The planted kernels the GPU session checks are caught (a forgotten epilogue, a kept result, a
 // hang) are added like any other: they compile. The forgotten epilogue is made from the example,
 // two lines fewer.

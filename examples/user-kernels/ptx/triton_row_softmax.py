@@ -97,6 +97,19 @@ values = [{warps}]
 """
 
 
+def entry_params(ptx):
+    """The first .entry's name and its parameters' types and names, in order: each parameter is
+    `.param .TYPE [.ptr .global .align N] NAME`, the list between the parentheses."""
+    m = re.search(r"\.entry\s+(\w+)\s*\(([^)]*)\)", ptx)
+    if not m:
+        return None, []
+    params = []
+    for p in m.group(2).split(","):
+        words = p.split()
+        params.append([words[1].lstrip("."), words[-1]])
+    return m.group(1), params
+
+
 def manifest(info):
     """The manifest of the emitted PTX: its parameters past x, y, rows and cols are scratch."""
     extra = len(info["params"]) - 4
@@ -127,15 +140,14 @@ def main():
     ms = triton.testing.do_bench(
         lambda: triton_softmax[(rows,)](x, y, rows, cols, BLOCK=block, num_warps=warps))
     ptx = compiled.asm["ptx"]
-    entry = re.search(r"\.entry\s+(\w+)\s*\(", ptx)
-    params = re.findall(r"\.param\s+\.(\w+)\s+(?:\.ptr\S*\s+)*(\w+)", ptx)
+    entry, params = entry_params(ptx)
     meta = compiled.metadata
     shared = meta.shared if hasattr(meta, "shared") else meta["shared"]
     info = {
         "triton": triton.__version__,
         "torch": torch.__version__,
         "device": torch.cuda.get_device_name(),
-        "entry": entry.group(1) if entry else None,
+        "entry": entry,
         "params": params,
         "warps": warps,
         "block": block,

@@ -5,7 +5,8 @@
 // timed launch's outputs checked against the reference on the same inputs).
 //   1  writes only the first half of the rows (a harness that checks a prefix passes it)
 //   2  keeps an earlier result: after its first launch it returns at once
-//   3  computes in lower precision than it declares: the sum of exponentials kept in bf16
+//   3  computes in lower precision than it declares: the sum of exponentials kept in bf16 by one
+//      warp's lanes (about 2% off at 4096 columns; the declared tolerance is 1%)
 //   4  skips the work when a row's inputs repeat from one launch to the next (it remembers each
 //      row's first value): the timed launches alternate between two sets of inputs, each given
 //      fresh values before every batch, so it never finds a repeat and gains nothing
@@ -57,9 +58,13 @@ extern "C" __global__ void softmax_cheat(const __nv_bfloat16* x, __nv_bfloat16* 
   m = BlockReduce(m, scratch, true);
   float s = 0.f;
   if (CHEAT == 3) {
+    // One warp sums the row, each lane its share in bf16 (128 terms at 4096 columns): about 2%
+    // off (a bf16 sum of many small terms loses them), where 128 threads of 32 terms each would
+    // be 0.4% off and pass a 1% tolerance.
     __nv_bfloat16 low = __float2bfloat16(0.f);
-    for (long long c = threadIdx.x; c < cols; c += 128)
-      low = __float2bfloat16(__bfloat162float(low) + __expf(__bfloat162float(row[c]) - m));
+    if (threadIdx.x < 32)
+      for (long long c = threadIdx.x; c < cols; c += 32)
+        low = __float2bfloat16(__bfloat162float(low) + __expf(__bfloat162float(row[c]) - m));
     s = __bfloat162float(low);
   } else {
     for (long long c = threadIdx.x; c < cols; c += 128) s += __expf(__bfloat162float(row[c]) - m);
