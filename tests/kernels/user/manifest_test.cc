@@ -276,7 +276,8 @@ TEST(UserManifest, EveryMistakeIsNamedByItsFileLineAndKey) {
        "condition[0].sayz: unknown key (known: says, when)"},
       {"[contract]", "[contracts]", "bad.toml:6: contracts: unknown key"},
       {"entry = \"tiled_gemm\"", "entry = \"tiled_gemm\"\nlanguage = \"cuda++\"",
-       "bad.toml:4: language: 'cuda++': cuda (CUDA C++, the default), ptx (PTX from any compiler) or cubin"},
+       "bad.toml:4: language: 'cuda++': cuda (CUDA C++, the default), ptx (PTX from any compiler) "
+       "or cubin"},
       // PTX has no preprocessor: a knob of two values cannot make two builds of one PTX text.
       {"entry = \"tiled_gemm\"", "entry = \"tiled_gemm\"\nlanguage = \"ptx\"",
        "knob[2].values: STAGES has 3 values, but a PTX source is one build"},
