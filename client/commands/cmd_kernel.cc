@@ -14,6 +14,7 @@
 #include "absl/strings/escaping.h"
 #include "client/output/escape.h"
 #include "client/output/format.h"
+#include "common/cubin_text.h"
 #include "common/variant_names.h"
 
 #include "client/cli/calls.h"
@@ -88,7 +89,7 @@ Table VersionsTable(const v1::UserKernel& k) {
 // A kernel's source as a person reads it: its text, or for a cubin (stored as base64 of its ELF
 // file) one line naming it, so that `show --source` and `diff` print no pages of base64.
 std::string SourceText(const v1::UserKernel& k) {
-  if (k.source().rfind("f0VMRg", 0) != 0) return k.source();
+  if (!common::IsCubinText(k.source())) return k.source();
   std::string bytes;
   if (!absl::Base64Unescape(k.source(), &bytes)) return k.source();
   return "(a cubin of " + std::to_string(bytes.size()) + " bytes, source sha256 " +
@@ -293,10 +294,7 @@ int ExecuteKernel(const KernelOptions& options, const KernelCommands& commands,
         return kExitUsage;
       }
     // A cubin (an ELF file) travels as base64 text: a proto string and the stored source are text.
-    if (request.source().rfind("\x7f"
-                               "ELF",
-                               0) == 0)
-      request.set_source(absl::Base64Escape(request.source()));
+    if (common::IsElf(request.source())) request.set_source(absl::Base64Escape(request.source()));
     // The daemon's messages name the user's files, not kernel.cu and manifest.
     request.set_source_name(std::filesystem::path(options.source_path).filename().string());
     request.set_manifest_name(std::filesystem::path(options.manifest_path).filename().string());

@@ -134,7 +134,9 @@ std::string LaunchFewRows(const GemmArgs& args, const FewRowsPlan& plan) {
   const void* kernel = FewRowsKernel(plan);
   if (kernel == nullptr)
     return "sm90 few-row path: no build of " + std::to_string(plan.rows) + " rows";
-  if (p.n > INT32_MAX || p.k > INT32_MAX) return "sm90 few-row path: N and K are at most 2^31 - 1";
+  // Swapped, the caller's M is the kernel's N: every one of the three is an int of the kernel.
+  if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX)
+    return "sm90 few-row path: M, N and K are at most 2^31 - 1";
   // Swapped: the kernel's A is the caller's B (its rows the N few ones), its B the caller's A.
   const void* a = plan.swapped ? args.b : args.a;
   const void* b = plan.swapped ? args.a : args.b;

@@ -317,6 +317,19 @@ std::string CheckEntryParameters(const GeneralContract& c, const std::string& en
   return "";
 }
 
+std::string CheckEntryParameters(const Manifest& m, const std::string& entry,
+                                 const std::vector<size_t>& bytes) {
+  if (m.general) return CheckEntryParameters(*m.general, entry, bytes);
+  if (bytes == kGemmParameterBytes) return "";
+  std::string list;
+  for (size_t b : bytes) list += (list.empty() ? "" : ", ") + std::to_string(b);
+  return "the entry " + entry + " takes " + std::to_string(bytes.size()) +
+         " parameters unlike the GEMM contract's (const A*, const B*, C*, int M, int N, int K): "
+         "of " +
+         (list.empty() ? std::string("none") : list) +
+         " bytes, where the contract passes 8, 8, 8, 4, 4, 4";
+}
+
 std::string PtxEntryParameterBytes(const std::string& ptx, const std::string& entry,
                                    std::vector<size_t>* out) {
   out->clear();

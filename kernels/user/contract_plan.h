@@ -79,6 +79,15 @@ std::vector<size_t> ParameterBytes(const GeneralContract& c);
 std::string CheckEntryParameters(const GeneralContract& c, const std::string& entry,
                                  const std::vector<size_t>& bytes);
 
+/// The GEMM contract's parameters' bytes: const A*, const B*, C*, int M, int N, int K.
+inline const std::vector<size_t> kGemmParameterBytes = {8, 8, 8, 4, 4, 4};
+/// `entry` of `m` (its entry, or its own contract's reference entry) as its code declares its
+/// parameters against what the manifest passes: its own contract's (above), or the GEMM
+/// contract's. "" when they agree, else which differs. The daemon asks it of a PTX's `.entry`
+/// and a cubin's records before adding a kernel, the worker of the loaded kernel before launching.
+std::string CheckEntryParameters(const Manifest& m, const std::string& entry,
+                                 const std::vector<size_t>& bytes);
+
 /// The bytes of each parameter of `.entry NAME (...)` in PTX text (.u64/.b64/.s64/.f64 8,
 /// 32-bit 4, 16-bit 2, `.b8 name[N]` N), for the check above before a PTX source is assembled.
 /// "" or why not (no such entry).

@@ -186,8 +186,9 @@ class Client:
 
     def add_kernel(self, source, manifest, timeout=900.0):
         """Adds a user kernel (kernels/user/README.md): `source` and `manifest` are text, bytes or
-        paths of files (a cubin's bytes are sent as base64, as the command line sends them). Every knob set is compiled (seconds each); returns the UserKernel. A compile
-        error raises AblationError with the compiler's log, naming the files as given."""
+        paths of files (a cubin's bytes are sent as base64, as the command line sends them).
+        Every knob set is compiled (seconds each); returns the UserKernel. A compile error raises
+        AblationError with the compiler's log, naming the files as given."""
         return self._add_kernel(source, manifest, timeout, check_only=False, arch="")
 
     def check_kernel(self, source, manifest, arch="", timeout=900.0):

@@ -4,6 +4,7 @@
 
 #include <climits>
 
+#include "kernels/user/contract_plan.h"
 #include "kernels/user/manifest.h"
 #include "server/worker/diagnostics.h"
 #include "server/worker/own_contract.h"
@@ -101,33 +102,23 @@ std::string UserKernels::Load(const google::protobuf::RepeatedPtrField<wpb::User
     Loaded* self = loaded.get();
     const std::string name = c.variant();
     v.launch = [self, name](const k::GemmArgs& args) { return LaunchUser(self, name, args); };
-    if (!loaded->manifest->general) {
-      const std::vector<size_t> sizes = ParameterSizes(loaded->kernel);
-      if (sizes != std::vector<size_t>{8, 8, 8, 4, 4, 4}) {
-        std::string list;
-        for (size_t b : sizes) list += (list.empty() ? "" : ", ") + std::to_string(b);
-        return "user variant " + c.variant() + ": the entry " + entry + "'s parameters (" +
-               std::to_string(sizes.size()) + ", of " + list +
-               " bytes) are not the GEMM contract's (const A*, const B*, C*, int M, int N, int "
-               "K: 8, 8, 8, 4, 4, 4)";
-      }
-    }
+    if (std::string why =
+            ku::CheckEntryParameters(*loaded->manifest, entry, ParameterSizes(loaded->kernel));
+        !why.empty())
+      return "user variant " + c.variant() + ": " + why;
     if (loaded->manifest->general) {
-      const ku::GeneralContract& general = *loaded->manifest->general;
-      const std::string& ref_entry = general.reference.entry;
+      const std::string& ref_entry = loaded->manifest->general->reference.entry;
       cudaKernel_t reference = nullptr;
-      if (!ref_entry.empty()) {
+      if (!ref_entry.empty()) {  // else a built-in reference (own_reference.h)
         e = cudaLibraryGetKernel(&reference, loaded->library, ref_entry.c_str());
         if (e != cudaSuccess)
           return CudaError(
               "user variant " + c.variant() + ": its cubin has no reference entry " + ref_entry, e);
+        if (std::string why =
+                ku::CheckEntryParameters(*loaded->manifest, ref_entry, ParameterSizes(reference));
+            !why.empty())
+          return "user variant " + c.variant() + ": " + why;
       }
-      for (const auto& [fn, name] :
-           {std::pair<const void*, std::string>{loaded->kernel, entry}, {reference, ref_entry}})
-        if (fn != nullptr)
-          if (std::string why = ku::CheckEntryParameters(general, name, ParameterSizes(fn));
-              !why.empty())
-            return "user variant " + c.variant() + ": " + why;
       loaded->own = std::make_unique<OwnKernel>(loaded->manifest, loaded->knobs,
                                                 static_cast<const void*>(loaded->kernel),
                                                 static_cast<const void*>(reference));

@@ -5,6 +5,7 @@
 #include <future>
 #include <set>
 
+#include "common/cubin_text.h"
 #include "db/error.h"
 #include "kernels/user/contract_plan.h"
 #include "server/core/base/sha256.h"
@@ -66,19 +67,6 @@ UserKernels::~UserKernels() { Stop(); }
 
 void UserKernels::Stop() { compiles_->Stop(); }
 
-namespace {
-
-// The entry's parameters (each one's bytes, as its code declares them) against what the manifest
-// passes: its own contract's, or the GEMM contract's (A*, B*, C*, int M, int N, int K).
-std::string EntryParameters(const Manifest& m, const std::vector<size_t>& bytes) {
-  if (m.general) return kernels::user::CheckEntryParameters(*m.general, m.entry, bytes);
-  if (bytes == std::vector<size_t>{8, 8, 8, 4, 4, 4}) return "";
-  return "the entry " + m.entry + " takes " + std::to_string(bytes.size()) +
-         " parameters unlike the GEMM contract's (const A*, const B*, C*, int M, int N, int K)";
-}
-
-}  // namespace
-
 std::string UserKernels::CompileBuild(const Manifest& m, const KnobSet& s,
                                       const std::string& source, const std::string& arch,
                                       const CompileSandbox& sandbox, db::UserKernelBuild* b,
@@ -98,7 +86,7 @@ std::string UserKernels::CompileBuild(const Manifest& m, const KnobSet& s,
   std::vector<size_t> bytes;
   if (m.language == "ptx") {
     std::string why = kernels::user::PtxEntryParameterBytes(source, m.entry, &bytes);
-    if (why.empty()) why = EntryParameters(m, bytes);
+    if (why.empty()) why = kernels::user::CheckEntryParameters(m, m.entry, bytes);
     if (!why.empty()) return variant + " was not compiled: " + why;
   }
   const ChildCompile child =
@@ -106,7 +94,9 @@ std::string UserKernels::CompileBuild(const Manifest& m, const KnobSet& s,
   const kernels::user::CompileResult& r = child.result;
   if (child.sandbox_refused) return variant + " was not compiled: " + r.log;
   if (!r.ok) return variant + " does not compile (" + r.options + "):\n" + r.log;
-  if (std::string why = r.param_bytes.empty() ? "" : EntryParameters(m, r.param_bytes);
+  if (std::string why = r.param_bytes.empty()
+                            ? ""
+                            : kernels::user::CheckEntryParameters(m, m.entry, r.param_bytes);
       !why.empty())
     return variant + ": " + why;
   b->variant = variant;
@@ -374,8 +364,7 @@ void UserKernels::Add(const KernelCaller& caller, const std::string& source,
         InvalidArgument(source_name + ": this source is PTX (it has a .version directive), but the "
                                       "manifest's language is cuda: add language = \"ptx\""),
         {});
-  // A cubin travels as base64 text: an ELF file's first bytes, "\x7fELF", read "f0VMRg".
-  const bool cubin = source.rfind("f0VMRg", 0) == 0;
+  const bool cubin = common::IsCubinText(source);  // common/cubin_text.h
   if (m->language != "cubin" && cubin)
     return done(InvalidArgument(source_name +
                                 ": this source is a cubin (an ELF file), but the "

@@ -308,6 +308,15 @@ TEST(ContractPlan, TheEntrysParametersAreCheckedAgainstTheContractsAndInt32Sizes
   EXPECT_EQ(CheckEntryParameters(c, "rms_norm", {8, 8, 8, 4, 8, 4}),
             "the entry rms_norm's parameter 3 ('rows') is 4 bytes; the contract passes 8 (an "
             "int32 size: contract.size_type = \"int32\")");
+  // Through the manifest: its own contract's check, or the GEMM contract's fixed parameters.
+  EXPECT_EQ(CheckEntryParameters(m, "rms_norm_ref", {8, 8, 8, 8, 8}),
+            "the entry rms_norm_ref takes 5 parameters; contract.params names 6");
+  Manifest gemm;
+  EXPECT_EQ(CheckEntryParameters(gemm, "tiled", kGemmParameterBytes), "");
+  EXPECT_EQ(CheckEntryParameters(gemm, "tiled", {8, 8, 8, 8, 8, 8}),
+            "the entry tiled takes 6 parameters unlike the GEMM contract's (const A*, const B*, "
+            "C*, int M, int N, int K): of 8, 8, 8, 8, 8, 8 bytes, where the contract passes 8, 8, "
+            "8, 4, 4, 4");
   GeneralContract narrow;
   narrow.sizes = {"rows", "cols"};
   narrow.params = {"rows", "cols"};
