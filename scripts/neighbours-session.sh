@@ -116,13 +116,5 @@ for phase in "$@"; do
     *) say "unknown phase $phase" ;;
   esac
 done
-for db in "$out"/*.db; do
-  [[ -f $db ]] || continue
-  # The daemons have ended; whatever the WAL still holds goes into the file first; xz -9 through Python's lzma, which
-  # every node with python3 has.
-  python3 -c 'import lzma, shutil, sqlite3, sys
-sqlite3.connect(sys.argv[1]).execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-with open(sys.argv[1], "rb") as i, lzma.open(sys.argv[1] + ".xz", "wb", preset=9) as o:
-    shutil.copyfileobj(i, o)' "$db" && rm -f "$db" "$db-wal" "$db-shm"
-done
+compress_databases
 say "done ($(elapsed))"

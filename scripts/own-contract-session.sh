@@ -23,8 +23,6 @@
 #   sanitize  compute-sanitizer (memcheck, then racecheck) around the worker (a wrapper given as
 #             --worker) over every example and the Triton softmax at small sizes, verified;
 #             each tool's ERROR SUMMARY kept
-#   serving   the small-shape baseline: sweep --preset serving (1 round, sustained), and the
-#             few-row example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
 # DEADLINE=S (seconds since the start) skips a phase that would end after it. Every database
 # ends compressed as OUT/NAME.db.xz.
 set -uo pipefail
@@ -40,7 +38,7 @@ general=$here/../examples/user-kernels/general
 printf '[user_kernels]\ncompiler = "%s"\nadd_role = "run"\n' "$bundle/bin/ablation-compile" \
   >"$out/user.toml"
 
-usual() { case $1 in examples) echo 300 ;; cheats) echo 150 ;; triton) echo 120 ;; hang) echo 90 ;; edits) echo 150 ;; sanitize) echo 240 ;; serving) echo 420 ;; *) echo 60 ;; esac; }
+usual() { case $1 in examples) echo 300 ;; cheats) echo 150 ;; triton) echo 120 ;; hang) echo 90 ;; edits) echo 150 ;; sanitize) echo 240 ;; *) echo 60 ;; esac; }
 check() {  # check NAME COMMAND...: PASS when the command succeeds
   if "${@:2}" >>"$log" 2>&1; then say "PASS $1"; else say "FAIL $1"; fi
 }
@@ -180,19 +178,6 @@ PY
         say "$tool: $(cat "$out"/sanitizer-$tool.*.log 2>/dev/null | grep -h 'ERROR SUMMARY' | sort | uniq -c | tr '\n' ' ')"
         rm -f "$out/sanitize-$tool.db"
       done
-      ;;
-    serving)
-      CONFIG=$out/user.toml start_daemon "$out/serving.db" || continue
-      c -q sweep --preset serving --rounds 1 --tag serving >>"$log" 2>&1
-      say "sweep serving: exit $? ($(elapsed))"
-      examples=$here/../examples/user-kernels
-      c kernel add "$examples/gemv_rows.cu" --manifest "$examples/gemv_rows.toml" >>"$log" 2>&1
-      c -q run --variant 'user.gemv_rows.rows=16.*' --variant cublas_bf16 --rounds 1 \
-        --shape 1x4096x4096 --shape 16x4096x4096 --shape 1x14336x4096 --shape 16x14336x4096 \
-        --shape 1x4096x14336 --shape 16x4096x14336 --tag gemv-rows >>"$log" 2>&1
-      say "gemv_rows beside cuBLAS: exit $? ($(elapsed))"
-      stop_daemon
-      xz -T2 -9 "$out/serving.db"
       ;;
     *) say "unknown phase $phase" ;;
   esac

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The small-shape ladder (notes/small-shape-ladder.md) on a GPU node, in phases that each leave a
+# results database in OUT, over a bundle made by deploy/make-bundle.sh with sm90_gpu_tests as an
+# extra binary. Observe mode only: nothing here asks for a clock lock or changes GPU settings.
+#   scripts/small-shapes-session.sh BUNDLE OUT PHASE...
+# Phases (R: the run's number, a separate daemon run each):
+#   check     the GPU tests of the few-row paths (against FP64 and cuBLAS at every build of rows)
+#             and of the build each problem runs
+#   burst-R   sweep --preset serving --regime burst --verify: every rung and both cuBLAS
+#             baselines at the preset's 24 shapes, from a cooled GPU
+#   cap-R     sweep --preset serving, sustained (at the cap) with 1 s windows and 1 s solo spans
+#             (the serving shapes are short: a second holds thousands of launches)
+#   large-R   H12 beside both cuBLAS baselines at 4096^3, sustained and burst, 3 rounds
+#   gemv      the user example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
+# SHAPES="1x4096x4096 ..." replaces the serving preset's shapes in burst-R and cap-R.
+# DEADLINE=S (seconds since the start) skips a phase whose usual length would end after it, so
+# that a device call returns what it finished. Every database ends compressed as OUT/NAME.db.xz.
+set -uo pipefail
+bundle=$(cd "${1:?usage: small-shapes-session.sh BUNDLE OUT PHASE...}" && pwd)
+out=${2:?usage: small-shapes-session.sh BUNDLE OUT PHASE...}
+shift 2
+port=50056
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/session-common.sh
+. "$here/session-common.sh"
+deadline=${DEADLINE:-100000}
+usual() {
+  case $1 in
+    check) echo 40 ;; burst-*) echo 150 ;; cap-*) echo 240 ;; large-*) echo 120 ;; *) echo 60 ;;
+  esac
+}
+shapes=()
+for s in ${SHAPES:-}; do shapes+=(--shape "$s"); done
+sweep() {  # sweep NAME ARGS...: the serving preset with ARGS, its exit and time said
+  local name=$1
+  shift
+  c -q sweep --preset serving "${shapes[@]}" "$@" >>"$log" 2>&1
+  say "$name exit $? ($(elapsed))"
+}
+
+say "GPU $(nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv,noheader)"
+for phase in "$@"; do
+  starts "$phase" "$(usual "$phase")" "$deadline" || continue
+  r=${phase#*-}
+  case $phase in
+    check)
+      timeout 120 "$bundle/bin/sm90_gpu_tests" --gtest_brief=1 \
+        --gtest_filter='*FewRow*:*TheRegistryNamesTheBuild*' >"$out/check-sm90.log" 2>&1
+      say "sm90_gpu_tests exit $?: $(grep -E '^\[  (PASSED|FAILED) ' "$out/check-sm90.log" | tr '\n' ' ')"
+      grep -E 'Failure|Expected|Which is|actual' "$out/check-sm90.log" | head -20 | tee -a "$log"
+      ;;
+    burst-*)
+      start_daemon "$out/burst-$r.db" || continue
+      sweep "burst-$r" --regime burst --verify --rounds 1 --tag "small-burst-$r"
+      stop_daemon
+      ;;
+    cap-*)
+      start_daemon "$out/cap-$r.db" || continue
+      sweep "cap-$r" --window-seconds 1 --solo-seconds 1 --settle-max-seconds 8 --rounds 1 \
+        --tag "small-cap-$r"
+      stop_daemon
+      ;;
+    large-*)
+      start_daemon "$out/large-$r.db" || continue
+      for regime in sustained burst; do
+        c -q run --variant sm90_h12_fitted_unclustered --variant cublas_bf16 \
+          --variant cublas_bf16_best --shape 4096 --rounds 3 --regime "$regime" \
+          --tag "large-$r" >>"$log" 2>&1
+        say "large-$regime-$r exit $? ($(elapsed))"
+      done
+      stop_daemon
+      ;;
+    gemv)
+      examples=$here/../examples/user-kernels
+      printf '[user_kernels]\ncompiler = "%s"\nadd_role = "run"\n' \
+        "$bundle/bin/ablation-compile" >"$out/user.toml"
+      CONFIG=$out/user.toml start_daemon "$out/gemv.db" || continue
+      c kernel add "$examples/gemv_rows.cu" --manifest "$examples/gemv_rows.toml" >>"$log" 2>&1
+      c -q run --variant 'user.gemv_rows.rows=16.*' --variant sm90_s3_split_k \
+        --variant cublas_bf16 --rounds 1 --regime burst --shape 1x4096x4096 \
+        --shape 16x4096x4096 --shape 1x14336x4096 --shape 16x14336x4096 \
+        --shape 1x4096x14336 --shape 16x4096x14336 --tag gemv-rows >>"$log" 2>&1
+      say "gemv_rows beside S3 and cuBLAS: exit $? ($(elapsed))"
+      stop_daemon
+      rm -f "$out/user.toml"
+      ;;
+    *) say "unknown phase $phase" ;;
+  esac
+done
+compress_databases
+say "done ($(elapsed))"
