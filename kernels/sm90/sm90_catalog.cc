@@ -1,6 +1,8 @@
 #include "kernels/sm90/sm90_catalog.h"
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "kernels/sm90/sm90_config.h"
@@ -106,7 +108,7 @@ std::string DescribeLaunch(const LaunchPlan& l) {
   return d;
 }
 
-std::string ShapeError(const Problem& p, DType dtype) {
+std::string ShapeError(const Problem& p, DType dtype, int block_m) {
   if (p.dtype != dtype) {
     return "dtype must be " + std::string(ToString(dtype)) + " for this sm90 rung, got " +
            std::string(ToString(p.dtype));
@@ -122,8 +124,8 @@ std::string ShapeError(const Problem& p, DType dtype) {
              " (32-bit coordinates), got " + std::to_string(v);
     }
   }
-  if (((p.m + kBlockM - 1) / kBlockM) * ((p.n + kBlockN - 1) / kBlockN) > INT32_MAX) {
-    return "m*n must be below 2^31 tiles of 128x256";
+  if (((p.m + block_m - 1) / block_m) * ((p.n + kBlockN - 1) / kBlockN) > INT32_MAX) {
+    return "m*n must be below 2^31 tiles of " + std::to_string(block_m) + "x256";
   }
   return "";
 }
@@ -159,12 +161,14 @@ Variant OfRung(const Rung& r) {
               {"stages", kStages},
               {"arch", "sm_90a"}};
   v.dtypes = {dtype};
-  v.tile = {kBlockM, kBlockN, BlockK(r.knobs)};
+  v.tile = {r.knobs.block_m, kBlockN, BlockK(r.knobs)};
   v.threads = Threads(r);
-  v.smem_bytes = SmemBytes(r.knobs.epilogue);
+  v.smem_bytes = SmemBytes(r.knobs);
   v.b_layout = BLayout::kNK;
   v.bit_exact_family = false;
-  v.can_implement = [dtype](const Problem& p) { return sm90::ShapeError(p, dtype); };
+  v.can_implement = [dtype, block_m = r.knobs.block_m](const Problem& p) {
+    return sm90::ShapeError(p, dtype, block_m);
+  };
   v.build = [knobs = r.knobs](const Problem& p, const Residency& device) {
     return sm90::DescribeLaunch(sm90::PlanLaunch(knobs, p, device));
   };
@@ -180,8 +184,9 @@ Variant OfRung(const Rung& r) {
 }
 
 // A rung of the small-shape ladder (sm90_few_rows.h): its base rung's entry, the few-row path
-// where it takes a problem (its own launch size and build there).
-Variant OfSmallRung(const SmallRung& r, const Variant& base) {
+// where it takes a problem (its own launch size and build there) and, past it, the build with a
+// smaller tile (`tile`, null for none) at the rows the rung gives it.
+Variant OfSmallRung(const SmallRung& r, const Variant& base, const Variant* tile) {
   Variant v = base;
   v.name = std::string(r.name);
   v.description = std::string(r.id) + ": " + std::string(r.adds) + ". Otherwise " + base.name +
@@ -189,17 +194,30 @@ Variant OfSmallRung(const SmallRung& r, const Variant& base) {
   v.params.insert(v.params.begin(), {"split_k", int64_t(r.split)});
   v.params.insert(v.params.begin(), {"few_cols", int64_t(r.few_cols)});
   v.params.insert(v.params.begin(), {"few_rows", int64_t(r.few_rows)});
+  if (tile != nullptr) {
+    v.params.insert(v.params.begin(), {"tile_rows", int64_t(r.tile_rows)});
+    v.params.insert(v.params.begin(), {"tile_base", tile->name});
+  }
   v.params.insert(v.params.begin(), {"base", std::string(base.name)});
   for (auto& [key, value] : v.params)
     if (key == "rung") value = std::string(r.id);
-  const LaunchSize tile{base.threads, base.smem_bytes};
-  v.launch_at = [r, tile](const Problem& p) {
-    return PlanFewRows(p, r, 0, 0).runs ? LaunchSize{kFewRowsThreads, 0} : tile;
+  // The Hopper entry that runs p where the few-row path does not.
+  auto hopper = [r, base, small = tile ? std::optional<Variant>(*tile) : std::nullopt](
+                    const Problem& p) -> const Variant& {
+    return small && UsesTileBase(r, p) ? *small : base;
   };
-  auto base_build = base.build;
-  v.build = [r, base_build](const Problem& p, const Residency& device) {
+  v.launch_at = [r, hopper](const Problem& p) {
+    if (PlanFewRows(p, r, 0, 0).runs) return LaunchSize{kFewRowsThreads, 0};
+    const Variant& h = hopper(p);
+    return h.launch_at ? h.launch_at(p) : LaunchSize{h.threads, h.smem_bytes};
+  };
+  v.can_implement = [hopper](const Problem& p) { return hopper(p).can_implement(p); };
+  v.build = [r, hopper](const Problem& p, const Residency& device) {
     const FewRowsPlan plan = PlanFewRows(p, r, 0, 0);
-    if (!plan.runs) return base_build(p, device);
+    if (!plan.runs) {
+      const Variant& h = hopper(p);
+      return h.name == r.base ? h.build(p, device) : h.name + ": " + h.build(p, device);
+    }
     const std::string per =
         plan.split > 1 ? "block, K split " + std::to_string(plan.split) + " ways among its warps"
                        : "warp";
@@ -210,9 +228,9 @@ Variant OfSmallRung(const SmallRung& r, const Variant& base) {
            std::to_string(plan.blocks) + " blocks of " + std::to_string(kFewRowsThreads) +
            " threads";
   };
-  auto base_scratch = base.scratch_bytes;
-  v.scratch_bytes = [r, base_scratch](const Problem& p) {
-    return PlanFewRows(p, r, 0, 0).runs ? std::vector<int64_t>{0, 0, 0} : base_scratch(p);
+  v.scratch_bytes = [r, hopper](const Problem& p) {
+    return PlanFewRows(p, r, 0, 0).runs ? std::vector<int64_t>{0, 0, 0}
+                                        : hopper(p).scratch_bytes(p);
   };
   return v;
 }
@@ -223,9 +241,13 @@ void RegisterSm90(Registry& registry) {
   std::vector<const Rung*> rungs;
   for (const Rung& r : kRungs) rungs.push_back(&r);
   for (const Rung& r : kFp8Rungs) rungs.push_back(&r);
+  for (const Rung& r : kTileRungs) rungs.push_back(&r);
   for (const Rung* r : rungs) registry.Add(OfRung(*r));
-  for (const SmallRung& r : kSmallRungs)
-    if (const Variant* base = registry.Find(r.base)) registry.Add(OfSmallRung(r, *base));
+  for (const SmallRung& r : kSmallRungs) {
+    const Variant* base = registry.Find(r.base);
+    const Variant* tile = r.tile_rows > 0 ? registry.Find(r.tile_base) : nullptr;
+    if (base != nullptr) registry.Add(OfSmallRung(r, *base, tile));
+  }
 }
 
 }  // namespace ablation::kernels

@@ -30,15 +30,16 @@ __device__ __forceinline__ uint32_t PackBf16x2(float x, float y) {
   return *reinterpret_cast<const uint32_t*>(&v);
 }
 
-/// One thread: fills the stage at `stage` (A tile, then B tile) with k-tile `kt` of A rows m0..
-/// and B rows n0.. by TMA, both completing on `full`. `block_k`: elements of K in a k-tile.
+/// One thread: fills the stage at `stage` (A tile, then B tile `a_bytes` further on) with k-tile
+/// `kt` of A rows m0.. and B rows n0.. by TMA, both completing on `full`. `block_k`: elements of
+/// K in a k-tile.
 __device__ __forceinline__ void TmaStage(uint8_t* stage, const CUtensorMap* map_a,
                                          const CUtensorMap* map_b, uint64_t* full, int kt, int m0,
                                          int n0, int stage_bytes = kStageBytes,
-                                         int block_k = kBlockK) {
+                                         int block_k = kBlockK, int a_bytes = kATileBytes) {
   MbarArriveExpectTx(full, stage_bytes);
   TmaLoad2d(stage, map_a, full, kt * block_k, m0);
-  TmaLoad2d(stage + kATileBytes, map_b, full, kt * block_k, n0);
+  TmaLoad2d(stage + a_bytes, map_b, full, kt * block_k, n0);
 }
 
 /// The 4x4 transpose by shuffles in each lane quad of the 16-byte epilogue stores: lane q holds

@@ -24,6 +24,8 @@ inline constexpr int kStages = 4;
 inline constexpr int kATileBytes = kBlockM * kBlockK * 2;  // 16 KiB
 inline constexpr int kBTileBytes = kBlockN * kBlockK * 2;  // 32 KiB
 inline constexpr int kStageBytes = kATileBytes + kBTileBytes;
+/// The TMA-store epilogue's chunk: 64 rows x 64 columns of bf16 (one 128-byte swizzle span wide).
+inline constexpr int kStoreChunkBytes = 64 * 64 * 2;  // 8 KiB
 /// Tile rows of one group in the L2-friendly order (the grid walks down 8 tile rows, then right).
 inline constexpr int kGroupRows = 8;
 
@@ -87,6 +89,9 @@ struct Knobs {
   /// are bf16's), the per-tensor scales applied to the accumulators before the epilogue, C in
   /// bf16. Warp-specialised rungs only.
   bool fp8 = false;
+  /// Rows of the block tile: 128 (two consumer warpgroups, 64 rows each) or 64 (one consumer
+  /// warpgroup; warp-specialised rungs only). The stage's A tile is block_m rows of 128 bytes.
+  int block_m = kBlockM;
   // ---- the mma.sync kernel (sm90_mma.cuh) ----
   int warps_m = 2;  ///< warps along M and N; the warp tile is (128 / warps_m) x (block_n /
   int warps_n = 4;  ///< warps_n)
@@ -109,7 +114,8 @@ struct Knobs {
   /// CTAs of a cluster, rank r at (r % cluster_m, r / cluster_m) of its unit of tiles.
   constexpr int Ctas() const { return cluster_m * cluster_n; }
   constexpr int Threads() const {
-    return mainloop == Mainloop::kWgmma ? (warp_specialized ? 384 : 256) : 32 * warps_m * warps_n;
+    return mainloop == Mainloop::kWgmma ? (warp_specialized ? 128 * (1 + block_m / 64) : 256)
+                                        : 32 * warps_m * warps_n;
   }
 };
 
@@ -123,6 +129,23 @@ struct Knobs {
 ABLATION_SM90_HD constexpr int OperandBytes(const Knobs& k) { return k.fp8 ? 1 : 2; }
 /// Elements of K in one k-tile: a 128-byte row of A and of B (64 bf16, 128 e4m3).
 ABLATION_SM90_HD constexpr int BlockK(const Knobs& k) { return kBlockKBytes / OperandBytes(k); }
+/// The consumer warpgroups of a wgmma build: one per 64 rows of the block tile.
+ABLATION_SM90_HD constexpr int ConsumerWarpgroups(const Knobs& k) { return k.block_m / 64; }
+/// Bytes of a stage's A tile (block_m rows of a k-tile's 128 bytes) and of a whole stage.
+ABLATION_SM90_HD constexpr int ATileBytes(const Knobs& k) { return k.block_m * kBlockKBytes; }
+ABLATION_SM90_HD constexpr int StageBytes(const Knobs& k) { return ATileBytes(k) + kBTileBytes; }
+/// The TMA-store epilogue's shared memory: two chunk buffers per consumer warpgroup, so a chunk
+/// is written while the one before is still being stored (32 KiB for a 128-row tile).
+ABLATION_SM90_HD constexpr int StoreBufferBytes(const Knobs& k) {
+  return 2 * ConsumerWarpgroups(k) * kStoreChunkBytes;
+}
+/// Dynamic shared memory of a wgmma build: the stages, the store buffers of the TMA-store
+/// epilogue, 1 KiB to align them (the 128-byte swizzle repeats every 1024 bytes), and the
+/// full/empty barriers.
+ABLATION_SM90_HD constexpr int64_t SmemBytes(const Knobs& k) {
+  return int64_t(kStages) * StageBytes(k) +
+         (k.epilogue == Epilogue::kTmaStore ? StoreBufferBytes(k) : 0) + 1024 + 2 * 8 * kStages;
+}
 #undef ABLATION_SM90_HD
 
 /// `base` with the changes `change` makes to a copy of it: a rung's knobs from the rung before's,
@@ -270,6 +293,21 @@ inline constexpr std::array<Rung, 8> kFp8Rungs = {{
      rung_knobs::kF8},
 }};
 
+/// The builds of the last rung with a smaller block tile, for the small-shape ladder's rungs
+/// (sm90_few_rows.h, notes/small-shape-ladder.md): not rungs of the Hopper ladder (each is the
+/// last rung with one change, and no rung above builds on it), variants of their own.
+namespace rung_knobs {
+inline constexpr Knobs kT64 = With(kH12, [](Knobs& k) { k.block_m = 64; });
+}  // namespace rung_knobs
+
+inline constexpr std::array<Rung, 1> kTileRungs = {{
+    {"sm90_h12_rows64", "T64",
+     "64-row tiles: H12 with a block tile of 64x256 computed by one consumer warpgroup (wgmma "
+     "m64n256k16) beside the producer, 256 threads; a stage holds 8 KiB of A and 32 KiB of B, "
+     "a 2x1 cluster 128 rows",
+     rung_knobs::kT64},
+}};
+
 /// The rung whose id is `id` (M1, H1, ..., H12, F1, ..., F8); a compile-time error when there is
 /// none.
 consteval const Rung& RungById(std::string_view id) {
@@ -283,19 +321,6 @@ consteval const Rung& RungById(std::string_view id) {
 }
 
 inline constexpr int Threads(const Rung& r) { return r.knobs.Threads(); }
-
-/// The TMA-store epilogue's chunk: 64 rows x 64 columns of bf16 (one 128-byte swizzle span wide).
-inline constexpr int kStoreChunkBytes = 64 * 64 * 2;  // 8 KiB
-/// Its shared memory: two chunk buffers per consumer warpgroup, so a chunk is written while the
-/// one before is still being stored.
-inline constexpr int kStoreBufferBytes = 2 * 2 * kStoreChunkBytes;  // 32 KiB
-
-/// Dynamic shared memory: the stages, the store buffers of the TMA-store epilogue, 1 KiB to align
-/// them (the 128-byte swizzle repeats every 1024 bytes), and the full/empty barriers.
-inline constexpr int64_t SmemBytes(Epilogue e) {
-  return int64_t(kStages) * kStageBytes + (e == Epilogue::kTmaStore ? kStoreBufferBytes : 0) +
-         1024 + 2 * 8 * kStages;
-}
 
 }  // namespace ablation::kernels::sm90
 

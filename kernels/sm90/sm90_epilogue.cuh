@@ -89,7 +89,7 @@ struct WideStoreEpilogue {
 /// bulk tensor copy. A buffer is rewritten once the store issued from it two chunks before has
 /// read it, so the last stores of a tile run on while the next tile computes.
 struct TmaStoreEpilogue {
-  uint8_t* buffers;  ///< all consumers' (kStoreBufferBytes); this one's are at cw * 2 chunks
+  uint8_t* buffers;  ///< all consumers' (StoreBufferBytes); this one's are at cw * 2 chunks
   const CUtensorMap* map_c;
   int cw;
 

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "kernels/registry.h"
@@ -154,19 +155,25 @@ void BindSm90SmallRungs(Registry& registry) {
   for (const SmallRung& r : kSmallRungs) {
     Variant* v = registry.FindMutable(r.name);
     const Variant* base = registry.Find(r.base);
+    const Variant* tile = r.tile_rows > 0 ? registry.Find(r.tile_base) : nullptr;
     if (v == nullptr || base == nullptr || !base->launch) continue;
-    LaunchFn base_launch = base->launch;
-    v->launch = [r, base_launch](const GemmArgs& args) {
+    if (r.tile_rows > 0 && (tile == nullptr || !tile->launch)) continue;
+    // The Hopper launch of a problem the few-row path does not take (tile: null for none).
+    LaunchFn base_launch = base->launch, tile_launch = tile ? tile->launch : LaunchFn{};
+    v->launch = [r, base_launch, tile_launch](const GemmArgs& args) {
       const FewRowsPlan plan = PlanFewRows(args.problem, r, reinterpret_cast<uintptr_t>(args.a),
                                            reinterpret_cast<uintptr_t>(args.b));
-      return plan.runs ? LaunchFewRows(args, plan) : base_launch(args);
+      if (plan.runs) return LaunchFewRows(args, plan);
+      return tile_launch && UsesTileBase(r, args.problem) ? tile_launch(args) : base_launch(args);
     };
     v->kernel = base->kernel;
     const Variant base_copy = *base;
-    v->kernel_at = [r, base_copy](const Problem& p) -> const void* {
+    const std::optional<Variant> tile_copy = tile ? std::optional<Variant>(*tile) : std::nullopt;
+    v->kernel_at = [r, base_copy, tile_copy](const Problem& p) -> const void* {
       // The worker's operands are 256-byte aligned: the plan at aligned addresses.
       const FewRowsPlan plan = PlanFewRows(p, r, 0, 0);
-      return plan.runs ? FewRowsKernel(plan) : base_copy.KernelAt(p);
+      if (plan.runs) return FewRowsKernel(plan);
+      return tile_copy && UsesTileBase(r, p) ? tile_copy->KernelAt(p) : base_copy.KernelAt(p);
     };
   }
 }

@@ -38,9 +38,13 @@ struct SmallRung {
   /// The ways a block's warps split K on the few-row path: 1 (a warp owns its columns whole) or
   /// 4 (the block's 4 warps share its columns, each every 4th chunk of K, added in warp order).
   int split = 1;
+  /// Past the few-row path, a problem of at most this many rows runs `tile_base` (a build of
+  /// the last rung with a smaller block tile, kTileRungs) instead of `base` (0: never).
+  int tile_rows = 0;
+  std::string_view tile_base;
 };
 
-inline constexpr std::array<SmallRung, 3> kSmallRungs = {{
+inline constexpr std::array<SmallRung, 4> kSmallRungs = {{
     {"sm90_s1_few_rows", "S1",
      "a few-row path: at most 16 rows run a kernel of their own (a warp per 1 to 4 columns of "
      "C streaming B's K-major rows with 16-byte loads, A's rows hot in L1, no tensor cores) "
@@ -56,7 +60,19 @@ inline constexpr std::array<SmallRung, 3> kSmallRungs = {{
      "taking every 4th 16-byte chunk of K, their sums added in shared memory in warp order "
      "(4 times the warps, so more loads in flight where columns are few)",
      "sm90_h12_fitted_unclustered", kFewRows, kFewRows, 4},
+    {"sm90_s4_rows64", "S4",
+     "64-row tiles past the few-row paths: at most 128 rows run H12 with a 64x256 block tile "
+     "and one consumer warpgroup (sm90_h12_rows64), so that no CTA computes a tile of rows past "
+     "M (a 2x1 cluster of 128-row tiles holds 256 rows: at M = 128 one CTA of the two computed "
+     "zeros)",
+     "sm90_h12_fitted_unclustered", kFewRows, kFewRows, 4, 128, "sm90_h12_rows64"},
 }};
+
+/// Whether small rung `r` runs `p`, where the few-row path does not take it, with its
+/// smaller-tile build (tile_base) rather than its base rung.
+constexpr bool UsesTileBase(const SmallRung& r, const Problem& p) {
+  return r.tile_rows > 0 && p.m <= r.tile_rows;
+}
 
 /// The few-row path's launch of one problem: the rows its kernel is built for (the least of 1,
 /// 2, 4, 8, 16 at or above M), the columns each warp (or, split, each block) computes, and the

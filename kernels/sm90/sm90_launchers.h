@@ -20,12 +20,15 @@ Residency Sm90DeviceResidency();
 /// The fp8 rungs (kFp8Rungs): their binding and their guarded builds' kernels.
 void BindSm90Fp8(Registry& registry);
 const void* Sm90Fp8GuardedKernel(size_t rung, bool unclustered = false);
+/// The builds of the last rung with a smaller block tile (kTileRungs), own and guarded.
+void BindSm90Tiles(Registry& registry);
 }  // namespace sm90
 
 inline void BindSm90Launchers(Registry& registry) {
   sm90::BindSm90Mma(registry);
   sm90::BindSm90Wgmma(registry);
   sm90::BindSm90Fp8(registry);
+  sm90::BindSm90Tiles(registry);
 }
 
 }  // namespace ablation::kernels

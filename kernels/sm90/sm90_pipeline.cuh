@@ -31,14 +31,15 @@ struct PipelineState {
   }
 };
 
-/// The stages at `smem` (kStages x kStageBytes, 1024-byte aligned) and their barriers.
+/// The stages at `smem` (kStages x StageBytes(K), 1024-byte aligned) and their barriers.
 template <Knobs K>
 struct TmaPipeline {
   static_assert(K.cluster_m == 1 || K.cluster_m == 2, "clusters of 1 or 2 CTAs along M");
   static_assert(K.cluster_n == 1 || (K.cluster_n == 2 && K.cluster_m == 2),
                 "2x2 clusters or 1 along N");
   /// Arrivals that release a stage: one per consumer warp of each CTA that writes into this one.
-  static constexpr int kConsumerWarps = 8;
+  static constexpr int kConsumerWarps = 4 * ConsumerWarpgroups(K);
+  static constexpr int kStage = StageBytes(K), kATile = ATileBytes(K);
   /// CTAs that write into a CTA's stages (itself, its B partner along M, its A partner along N):
   /// each of their consumers releases a stage to all of them.
   static constexpr int kWriters = K.cluster_m + K.cluster_n - 1;
@@ -47,10 +48,8 @@ struct TmaPipeline {
   uint64_t* full;
   uint64_t* empty;
 
-  __device__ __forceinline__ uint8_t* StageA(int s) const { return smem + s * kStageBytes; }
-  __device__ __forceinline__ uint8_t* StageB(int s) const {
-    return smem + s * kStageBytes + kATileBytes;
-  }
+  __device__ __forceinline__ uint8_t* StageA(int s) const { return smem + s * kStage; }
+  __device__ __forceinline__ uint8_t* StageB(int s) const { return smem + s * kStage + kATile; }
 
   /// One thread, before any use: the barriers (full: the producer's arrival and the bytes;
   /// empty: every writer's consumer warps).
@@ -80,19 +79,19 @@ struct TmaPipeline {
       // (shared along M with rank ^ 1), each into itself and that partner. The rank is read
       // again here rather than kept: the producer has 40 registers.
       const uint32_t r = ClusterCtaRank(), rm = r & 1, rn = r >> 1;
-      MbarArriveExpectTx(&full[s], kStageBytes);
-      TmaLoad2dMulticast(StageA(s) + rn * (kATileBytes / 2), map_a, &full[s], kt * BlockK(K),
-                         m0 + int(rn) * (kBlockM / 2), uint16_t((1u << r) | (1u << (r ^ 2))));
+      MbarArriveExpectTx(&full[s], kStage);
+      TmaLoad2dMulticast(StageA(s) + rn * (kATile / 2), map_a, &full[s], kt * BlockK(K),
+                         m0 + int(rn) * (K.block_m / 2), uint16_t((1u << r) | (1u << (r ^ 2))));
       TmaLoad2dMulticast(StageB(s) + rm * (kBTileBytes / 2), map_b, &full[s], kt * BlockK(K),
                          n0 + int(rm) * (kBlockN / 2), uint16_t((1u << r) | (1u << (r ^ 1))));
     } else if constexpr (K.cluster_m == 2) {
       // Each CTA loads its A and its half of the shared B tile, into both CTAs.
-      MbarArriveExpectTx(&full[s], kStageBytes);
+      MbarArriveExpectTx(&full[s], kStage);
       TmaLoad2d(StageA(s), map_a, &full[s], kt * BlockK(K), m0);
       TmaLoad2dMulticast(StageB(s) + rank * (kBTileBytes / 2), map_b, &full[s], kt * BlockK(K),
                          n0 + rank * (kBlockN / 2), uint16_t(0x3));
     } else {
-      TmaStage(StageA(s), map_a, map_b, &full[s], kt, m0, n0, kStageBytes, BlockK(K));
+      TmaStage(StageA(s), map_a, map_b, &full[s], kt, m0, n0, kStage, BlockK(K), kATile);
     }
   }
 };

@@ -43,7 +43,7 @@ inline constexpr int64_t kPartialBytesPerCta = 4 * 64 * 256 * 4;
 /// Work units of an m x n problem: a unit is cluster_m x cluster_n adjacent tiles, one per CTA
 /// of a cluster (off the tile, the last unit of a row or column reaches past the matrix).
 inline constexpr int64_t UnitsOf(const Knobs& k, int64_t m, int64_t n) {
-  const int64_t um = kBlockM * k.cluster_m, un = kBlockN * k.cluster_n;
+  const int64_t um = int64_t(k.block_m) * k.cluster_m, un = kBlockN * k.cluster_n;
   return ((m + um - 1) / um) * ((n + un - 1) / un);
 }
 
@@ -165,7 +165,7 @@ struct TileScheduler {
   /// Off the tile (K.guarded) the counts round up: the last tiles and k-tile reach past the
   /// matrices, whose loads read zeros there.
   __device__ __forceinline__ TileScheduler(int m, int n, int k, const StreamKArgs& sk_args)
-      : m_tiles(K.guarded ? (m + kBlockM - 1) / kBlockM : m / kBlockM),
+      : m_tiles(K.guarded ? (m + K.block_m - 1) / K.block_m : m / K.block_m),
         n_tiles(K.guarded ? (n + kBlockN - 1) / kBlockN : n / kBlockN),
         units(K.guarded ? ((m_tiles + K.cluster_m - 1) / K.cluster_m) *
                               ((n_tiles + K.cluster_n - 1) / K.cluster_n)
@@ -192,7 +192,7 @@ struct TileScheduler {
       um = unit / units_n;
       un = unit % units_n;
     }
-    *m0 = (um * K.cluster_m + rank % K.cluster_m) * kBlockM;
+    *m0 = (um * K.cluster_m + rank % K.cluster_m) * K.block_m;
     *n0 = (un * K.cluster_n + rank / K.cluster_m) * kBlockN;
   }
 

@@ -67,15 +67,15 @@ inline ShapePlan PlanShape(const Problem& p, const Knobs& knobs, uintptr_t a, ui
   s.k = k_rows ? p.k : RoundUp(p.k, chunk);
   s.n = n_rows ? p.n : RoundUp8(p.n);
   const int block_n = knobs.mainloop == Mainloop::kWgmma ? kBlockN : knobs.block_n;
-  s.on_tile = !s.Pads() && p.m % (int64_t(kBlockM) * knobs.cluster_m) == 0 &&
+  s.on_tile = !s.Pads() && p.m % (int64_t(knobs.block_m) * knobs.cluster_m) == 0 &&
               p.n % (int64_t(block_n) * knobs.cluster_n) == 0 && p.k % BlockK(knobs) == 0;
   return s;
 }
 
 /// "" when a rung of `dtype` (bf16, or fp8 for the fp8 ladder) can run `p` at all (that dtype,
-/// M, N, K from 1 to the kernels' 32-bit coordinates, the tile count in 32 bits), else the
-/// sentence naming the field.
-std::string ShapeError(const Problem& p, DType dtype = DType::kBF16);
+/// M, N, K from 1 to the kernels' 32-bit coordinates, the count of its block_m x 256 tiles in 32
+/// bits), else the sentence naming the field.
+std::string ShapeError(const Problem& p, DType dtype = DType::kBF16, int block_m = kBlockM);
 
 /// Copies the operands `plan` pads into buffers of the process (kept and grown, as the stream-K
 /// workspace: the worker launches from one thread) on args.stream, and sets `out` to the

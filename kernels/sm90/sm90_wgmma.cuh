@@ -31,7 +31,8 @@ consteval bool ValidWgmmaKnobs(const Knobs& k) {
          (!k.stream_k || k.persistent) &&
          (!k.overlap_epilogue || (k.persistent && k.epilogue == Epilogue::kTmaStore)) &&
          (!k.fp8 || k.warp_specialized) && (!k.fit_grid || k.persistent) &&
-         (!k.clusters_where_shared || (k.fit_grid && k.cluster_m == 2));
+         (!k.clusters_where_shared || (k.fit_grid && k.cluster_m == 2)) &&
+         (k.block_m == kBlockM || (k.block_m == 64 && k.warp_specialized));
 }
 
 /// A consumer warpgroup's main loop: the four wgmma of a k-tile from a stage, on its 64 rows of
@@ -40,14 +41,14 @@ template <Knobs K>
 struct WgmmaMainloop {
   /// The warpgroup's descriptors of stage 0; stage s is s * kStageDesc further on.
   uint64_t desc_a, desc_b;
-  static constexpr uint64_t kStageDesc = kStageBytes >> 4;
+  static constexpr uint64_t kStageDesc = StageBytes(K) >> 4;
 
   /// For consumer warpgroup `cw` (rows cw*64.. of the tile), warp-uniform, of the stages at
   /// `smem`.
   __device__ __forceinline__ WgmmaMainloop(const uint8_t* smem, int cw) {
     const uint32_t base = SmemAddr(smem);
     desc_a = SmemDescK128B(base + cw * 64 * 128);
-    desc_b = SmemDescK128B(base + kATileBytes);
+    desc_b = SmemDescK128B(base + ATileBytes(K));
   }
 
   /// Issues the k-tile in stage `s`; returns with at most `pending` batches still running.
@@ -92,12 +93,14 @@ __global__ void __launch_bounds__(K.Threads(), 1)
                     const __grid_constant__ CUtensorMap map_c, __nv_bfloat16* __restrict__ c, int m,
                     int n, int k, const __grid_constant__ StreamKArgs sk,
                     const float* __restrict__ scale_a, const float* __restrict__ scale_b) {
-  static_assert(ValidWgmmaKnobs(K), "the persistent, cluster and TMA-store rungs build on H3");
+  static_assert(ValidWgmmaKnobs(K),
+                "the persistent, cluster, TMA-store and 64-row rungs build on H3");
   constexpr bool kTmaStore = K.epilogue == Epilogue::kTmaStore;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = AlignSmem1024(smem_raw);
-  uint8_t* store_buffers = smem + kStages * kStageBytes;  // kTmaStore only
-  uint64_t* full = reinterpret_cast<uint64_t*>(store_buffers + (kTmaStore ? kStoreBufferBytes : 0));
+  uint8_t* store_buffers = smem + kStages * StageBytes(K);  // kTmaStore only
+  uint64_t* full =
+      reinterpret_cast<uint64_t*>(store_buffers + (kTmaStore ? StoreBufferBytes(K) : 0));
   const TmaPipeline<K> pipe{smem, full, full + kStages};
   const TileScheduler<K> sched(m, n, k, sk);
   const int rank = K.cluster_m == 1 ? 0 : int(ClusterCtaRank());

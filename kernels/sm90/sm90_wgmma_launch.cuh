@@ -17,7 +17,7 @@ cudaLaunchConfig_t LaunchConfig(int ctas, cudaStream_t stream, cudaLaunchAttribu
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(unsigned(ctas));
   cfg.blockDim = dim3(K.Threads());
-  cfg.dynamicSmemBytes = SmemBytes(K.epilogue);
+  cfg.dynamicSmemBytes = SmemBytes(K);
   cfg.stream = stream;
   if constexpr (K.Ctas() > 1) {
     *attr = cudaLaunchAttribute{};
@@ -44,8 +44,7 @@ std::string DeviceResidency(cudaStream_t stream, Residency* r) {
       // The occupancy calculator holds the launch to the kernel's dynamic shared memory limit:
       // asked before the first launch (the worker asks when it opens the device), the kernel
       // must have been allowed its shared memory first, or no cluster fits.
-      if (cudaError_t e = ConfigureSmemOnce<Sm90WgmmaKernel<K>>(SmemBytes(K.epilogue));
-          e != cudaSuccess)
+      if (cudaError_t e = ConfigureSmemOnce<Sm90WgmmaKernel<K>>(SmemBytes(K)); e != cudaSuccess)
         return LaunchError("cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", e);
       cudaLaunchAttribute attr{};
       const cudaLaunchConfig_t cfg = LaunchConfig<K>(K.Ctas() * r->sms, stream, &attr);
@@ -76,8 +75,7 @@ struct WgmmaBuild {
 template <Knobs K>
 std::string WgmmaBuild<K>::Launch(const GemmArgs& args, int64_t b_rows) {
   const Problem& p = args.problem;
-  if (cudaError_t e = ConfigureSmemOnce<Sm90WgmmaKernel<K>>(SmemBytes(K.epilogue));
-      e != cudaSuccess) {
+  if (cudaError_t e = ConfigureSmemOnce<Sm90WgmmaKernel<K>>(SmemBytes(K)); e != cudaSuccess) {
     return LaunchError("cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", e);
   }
   auto stream = static_cast<cudaStream_t>(args.stream);
@@ -105,7 +103,7 @@ std::string WgmmaBuild<K>::Launch(const GemmArgs& args, int64_t b_rows) {
   // encodes its own (its B box is a whole tile's).
   CUtensorMap ma, mb;
   // Each CTA of a cluster loads the half of a tile it shares with a partner.
-  const int a_rows = K.cluster_n == 2 ? kBlockM / 2 : kBlockM;
+  const int a_rows = K.cluster_n == 2 ? K.block_m / 2 : K.block_m;
   const int b_box = K.cluster_m == 2 ? kBlockN / 2 : kBlockN;
   if (std::string e = EncodeMaps(args, b_rows, b_box, &ma, &mb, a_rows); !e.empty()) return e;
   CUtensorMap mc;

@@ -42,13 +42,14 @@ int Changes(const sm90::Knobs& a, const sm90::Knobs& b) {
          (a.epilogue != b.epilogue) + (a.stream_k != b.stream_k) + (a.cluster_n != b.cluster_n) +
          (a.grouped_order != b.grouped_order) + (a.overlap_epilogue != b.overlap_epilogue) +
          (a.fp8 != b.fp8) + (a.fit_grid != b.fit_grid) +
-         (a.clusters_where_shared != b.clusters_where_shared);
+         (a.clusters_where_shared != b.clusters_where_shared) + (a.block_m != b.block_m);
 }
 
 TEST_F(Sm90Catalog, ThirteenRungsOneChangeEach) {
   int count = 0;
   for (const Variant& v : registry_.All()) count += v.family == "sm90" && v.Supports(DType::kBF16);
-  EXPECT_EQ(count, 13 + int(sm90::kSmallRungs.size()));  // and the small-shape ladder's
+  // and the small-shape ladder's, with the builds of smaller tiles they run
+  EXPECT_EQ(count, 13 + int(sm90::kSmallRungs.size() + sm90::kTileRungs.size()));
   // Each rung differs from the one before it in exactly one knob.
   for (size_t i = 1; i < sm90::kRungs.size(); ++i) {
     const sm90::Rung& a = sm90::kRungs[i - 1];
@@ -163,6 +164,82 @@ TEST_F(Sm90Catalog, SplitKGivesABlockOneWarpsColumnsAndFourTimesTheWarps) {
             "few-row path: a build of 16 rows, 4 columns of C per block, K split 4 ways among its "
             "warps, 1024 blocks of 128 threads");
   EXPECT_EQ(Param(Get("sm90_s3_split_k"), "split_k"), "4");
+}
+
+// The 64-row build (kTileRungs): H12 with one change, block_m; a 64x256 tile, one consumer
+// warpgroup (256 threads), stages of 8 KiB of A; twice H12's units where M is over 128, the same
+// at M of 128 (a 2x1 cluster of 64-row tiles is 128 rows, of 128-row tiles 256); on the tile at
+// M of 128, guarded at 64.
+TEST_F(Sm90Catalog, SixtyFourRowTilesAreH12WithOneChange) {
+  const sm90::Knobs& h12 = sm90::RungById("H12").knobs;
+  const sm90::Knobs& t64 = sm90::kTileRungs[0].knobs;
+  EXPECT_EQ(Changes(h12, t64), 1);
+  EXPECT_EQ(t64.block_m, 64);
+  EXPECT_EQ(t64.Threads(), 256);
+  EXPECT_EQ(h12.Threads(), 384);
+  EXPECT_EQ(sm90::ATileBytes(t64), 8192);
+  EXPECT_EQ(sm90::StageBytes(h12), sm90::kStageBytes);
+  EXPECT_EQ(sm90::SmemBytes(t64), 4 * (8192 + 32768) + 2 * 8192 + 1024 + 64);
+  EXPECT_EQ(sm90::SmemBytes(h12), 4 * (16384 + 32768) + 4 * 8192 + 1024 + 64);
+  EXPECT_EQ(sm90::UnitsOf(t64, 128, 4096), 16);
+  EXPECT_EQ(sm90::UnitsOf(h12, 128, 4096), 16);
+  EXPECT_EQ(sm90::UnitsOf(t64, 512, 4096), 64);
+  EXPECT_EQ(sm90::UnitsOf(h12, 512, 4096), 32);
+  EXPECT_TRUE(sm90::PlanShape({128, 4096, 4096, DType::kBF16}, t64, 0, 0, 0).on_tile);
+  EXPECT_FALSE(sm90::PlanShape({64, 4096, 4096, DType::kBF16}, t64, 0, 0, 0).on_tile);
+  EXPECT_FALSE(sm90::PlanShape({128, 4096, 4096, DType::kBF16}, h12, 0, 0, 0).on_tile);
+  const Variant& v = Get("sm90_h12_rows64");
+  EXPECT_EQ(v.tile.m, 64);
+  EXPECT_EQ(v.threads, 256);
+  EXPECT_EQ(v.smem_bytes, sm90::SmemBytes(t64));
+  EXPECT_EQ(Param(v, "rung"), "T64");
+  // 128x4096x4096 on 66 clusters: 16 units of 64 k-tiles, all shared by stream-K, in ranges
+  // longer than half a unit (so that a unit meets at most three): 1,024 / 33, 31 clusters.
+  const Residency h200{132, 66};
+  const sm90::LaunchPlan plan = sm90::PlanLaunch(t64, {128, 4096, 4096, DType::kBF16}, h200);
+  EXPECT_FALSE(plan.guarded);
+  EXPECT_EQ(plan.grid.sk.dp_units, 0);
+  EXPECT_EQ(plan.grid.sk.sk_clusters, 31u);
+  // The tile count a 64-row tile makes of M x N is what the refusal counts.
+  EXPECT_NE(v.can_implement({int64_t(1) << 30, 1 << 30, 64, DType::kBF16}).find("tiles of 64x256"),
+            std::string::npos);
+}
+
+// S4: S3 with the 64-row build where the few-row paths do not take a problem and it has at most
+// 128 rows; above, H12. Its entry names both, and describes and sizes the launch that runs.
+TEST_F(Sm90Catalog, S4RunsSixtyFourRowTilesUpTo128Rows) {
+  const sm90::SmallRung& s4 = sm90::kSmallRungs[3];
+  const sm90::SmallRung& s3 = sm90::kSmallRungs[2];
+  ASSERT_EQ(s4.id, "S4");
+  EXPECT_EQ(std::tie(s4.few_rows, s4.few_cols, s4.split, s4.base),
+            std::tie(s3.few_rows, s3.few_cols, s3.split, s3.base));
+  EXPECT_EQ(s4.tile_rows, 128);
+  EXPECT_EQ(s3.tile_rows, 0);
+  const Variant& v = Get("sm90_s4_rows64");
+  const Variant& t64 = Get("sm90_h12_rows64");
+  const Variant& h12 = Get("sm90_h12_fitted_unclustered");
+  EXPECT_EQ(Param(v, "tile_base"), "sm90_h12_rows64");
+  EXPECT_EQ(Param(v, "tile_rows"), "128");
+  EXPECT_EQ(Param(Get("sm90_s3_split_k"), "tile_base"), "");
+  const Residency none;
+  for (int64_t m : {17, 64, 100, 128}) {
+    const Problem p{m, 4096, 4096, DType::kBF16};
+    EXPECT_EQ(v.build(p, none), "sm90_h12_rows64: " + t64.build(p, none)) << m;
+    EXPECT_EQ(v.launch_at(p).threads, 256);
+    EXPECT_EQ(v.launch_at(p).dynamic_smem_bytes, t64.smem_bytes);
+  }
+  for (const Problem& p :
+       {Problem{129, 4096, 4096, DType::kBF16}, Problem{4096, 128, 4096, DType::kBF16}}) {
+    EXPECT_EQ(v.build(p, none), h12.build(p, none)) << p.m;  // above 128 rows: H12
+    EXPECT_EQ(v.launch_at(p).threads, h12.threads);
+  }
+  EXPECT_EQ(v.build({16, 4096, 4096, DType::kBF16}, none),
+            Get("sm90_s3_split_k").build({16, 4096, 4096, DType::kBF16}, none));
+  EXPECT_EQ(v.build({100, 16, 4096, DType::kBF16}, none),
+            Get("sm90_s3_split_k").build({100, 16, 4096, DType::kBF16}, none));
+  EXPECT_EQ(v.can_implement({100, 4096, 0, DType::kBF16}),
+            t64.can_implement({100, 4096, 0, DType::kBF16}));
+  EXPECT_NE(v.can_implement({100, 4096, 0, DType::kBF16}), "");
 }
 
 TEST_F(Sm90Catalog, Fp8LadderOneChangeEach) {

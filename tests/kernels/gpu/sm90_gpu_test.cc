@@ -230,14 +230,37 @@ TEST_F(Sm90Gpu, TheFewRowPathsAgainstFp64AndCublas) {
       const bool few_rows = p.m <= 16, few_cols = r.few_cols > 0 && p.n <= 16;
       EXPECT_EQ(plan.runs, (few_rows || few_cols) && p.k % 8 == 0)
           << name << " " << p.m << "x" << p.n << "x" << p.k;
-      EXPECT_EQ(Get(name).KernelAt(p) == Get("sm90_h12_fitted_unclustered").KernelAt(p), !plan.runs)
-          << name;
+      // Past the few-row path: H12's kernel, or (S4, at most 128 rows) its 64-row build's.
+      const std::string hopper(plan.runs || !sm90::UsesTileBase(r, p) ? r.base : r.tile_base);
+      EXPECT_EQ(Get(name).KernelAt(p) == Get(hopper).KernelAt(p), !plan.runs) << name;
     }
   }
   for (Problem p : {Problem{1, 4096, 4096}, Problem{16, 14336, 4096}, Problem{8, 4096, 14336},
                     Problem{4096, 1, 4096}, Problem{14336, 16, 4096}})
     ExpectMatchesCublas(p, 52);
   EXPECT_EQ(ran_.size(), sm90::kSmallRungs.size());
+}
+
+// The 64-row tiles (sm90_h12_rows64, and S4 where it runs them: past the few-row path, at most
+// 128 rows): on the tile (M a multiple of a 2x1 cluster's 128 rows, N of 256, K of 64) and off
+// it (M of 17, 64, 100; N and K off their tiles), against the FP64 reference and cuBLAS, and
+// M of 128 at 4096^2 with the stream-K fix-up; S4 runs H12 above 128 rows.
+TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  names_ = {"sm90_h12_rows64", "sm90_s4_rows64"};
+  const sm90::SmallRung& s4 = sm90::kSmallRungs[3];
+  for (Problem p : {Problem{17, 300, 512}, Problem{64, 512, 1024}, Problem{100, 264, 136},
+                    Problem{128, 512, 640}, Problem{33, 1000, 520}, Problem{256, 256, 64}}) {
+    ExpectMatchesFp64(p, 53);
+    p.dtype = DType::kBF16;
+    const bool tile = p.m > 16 && p.n > 16 && p.m <= 128;
+    EXPECT_EQ(Get("sm90_s4_rows64").KernelAt(p) == Get("sm90_h12_rows64").KernelAt(p), tile)
+        << p.m << "x" << p.n << "x" << p.k;
+    EXPECT_EQ(sm90::UsesTileBase(s4, p), p.m <= 128);
+  }
+  for (Problem p : {Problem{128, 4096, 4096}, Problem{64, 14336, 4096}, Problem{512, 4096, 4096}})
+    ExpectMatchesCublas(p, 54);
+  EXPECT_EQ(ran_.size(), 2u);
 }
 
 // Operands TMA cannot take (pointers 2 bytes off 16-byte alignment) are padded, C is copied
