@@ -73,6 +73,11 @@ struct Knobs {
   /// Stream-K shares the last round when it is at most this many quarters full (4: whenever one
   /// is left over).
   int sk_max_full_quarters = kStreamKMaxFullQuarters;
+  /// Stream-K's ranges are longer than 1/sk_parts of a unit, so that a unit meets at most
+  /// sk_parts + 1 of them and the one holding its last k-tiles adds at most sk_parts partial sums
+  /// (2: at most three ranges; more, shorter ranges keep more clusters busy where the units are
+  /// few, for a longer fix-up).
+  int sk_parts = 2;
   bool overlap_epilogue = false;  ///< a tile's TMA stores issued during the next tile's k-tiles
   int max_ctas = 0;               ///< a cap on the persistent grid (0: as many as fit)
   /// A persistent grid whose last round stream-K does not share shrinks to the fewest clusters
@@ -298,14 +303,20 @@ inline constexpr std::array<Rung, 8> kFp8Rungs = {{
 /// last rung with one change, and no rung above builds on it), variants of their own.
 namespace rung_knobs {
 inline constexpr Knobs kT64 = With(kH12, [](Knobs& k) { k.block_m = 64; });
+inline constexpr Knobs kT64Parts4 = With(kT64, [](Knobs& k) { k.sk_parts = 4; });
 }  // namespace rung_knobs
 
-inline constexpr std::array<Rung, 1> kTileRungs = {{
+inline constexpr std::array<Rung, 2> kTileRungs = {{
     {"sm90_h12_rows64", "T64",
      "64-row tiles: H12 with a block tile of 64x256 computed by one consumer warpgroup (wgmma "
      "m64n256k16) beside the producer, 256 threads; a stage holds 8 KiB of A and 32 KiB of B, "
      "a 2x1 cluster 128 rows",
      rung_knobs::kT64},
+    {"sm90_h12_rows64_sk4", "T64q",
+     "shorter stream-K ranges: the 64-row build with ranges longer than a quarter of a unit "
+     "rather than half (a unit meets at most five, its last adds at most four partial sums), "
+     "so that a few units keep more clusters busy (128x4096x4096: 60 clusters of 66, not 31)",
+     rung_knobs::kT64Parts4},
 }};
 
 /// The rung whose id is `id` (M1, H1, ..., H12, F1, ..., F8); a compile-time error when there is

@@ -44,7 +44,7 @@ struct SmallRung {
   std::string_view tile_base;
 };
 
-inline constexpr std::array<SmallRung, 4> kSmallRungs = {{
+inline constexpr std::array<SmallRung, 5> kSmallRungs = {{
     {"sm90_s1_few_rows", "S1",
      "a few-row path: at most 16 rows run a kernel of their own (a warp per 1 to 4 columns of "
      "C streaming B's K-major rows with 16-byte loads, A's rows hot in L1, no tensor cores) "
@@ -66,6 +66,12 @@ inline constexpr std::array<SmallRung, 4> kSmallRungs = {{
      "M (a 2x1 cluster of 128-row tiles holds 256 rows: at M = 128 one CTA of the two computed "
      "zeros)",
      "sm90_h12_fitted_unclustered", kFewRows, kFewRows, 4, 128, "sm90_h12_rows64"},
+    {"sm90_s5_short_ranges", "S5",
+     "shorter stream-K ranges on the 64-row tiles: ranges longer than a quarter of a unit "
+     "rather than half (sm90_h12_rows64_sk4: a unit meets at most five, its last adds at most "
+     "four partial sums in their order), so that the few units of up to 128 rows keep more "
+     "clusters busy (128x4096x4096: 60 of 66, not 31)",
+     "sm90_h12_fitted_unclustered", kFewRows, kFewRows, 4, 128, "sm90_h12_rows64_sk4"},
 }};
 
 /// Whether small rung `r` runs `p`, where the few-row path does not take it, with its

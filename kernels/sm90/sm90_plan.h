@@ -77,13 +77,13 @@ inline GridPlan PlanGrid(const Knobs& k, const Problem& p, const Residency& r) {
   }
   if (k.stream_k) {
     StreamKPlan(g.units, int((p.k + BlockK(k) - 1) / BlockK(k)), g.Clusters(), &g.sk,
-                k.sk_max_full_quarters);
+                k.sk_max_full_quarters, k.sk_parts);
     if (g.sk.sk_clusters == 0) g.ctas = std::min(g.ctas, g.units * k.Ctas());
     if (g.sk.sk_clusters > 0) {  // else every unit goes whole: no partials, no flags
-      // Partials (and 4 flags) per CTA of each unit of the shared round.
+      // Partials and their flags per CTA of each unit of the shared round.
       const int64_t sk_ctas = int64_t(g.units - g.sk.dp_units) * k.Ctas();
-      g.partial_bytes = sk_ctas * kPartialBytesPerCta;
-      g.flags = sk_ctas * 4;
+      g.partial_bytes = sk_ctas * PartialBytesPerCta(k);
+      g.flags = sk_ctas * PartialFlagsPerCta(k);
     }
   }
   // A last round left whole and more units than clusters: the grid is fitted, and the build

@@ -36,9 +36,16 @@ struct StreamKArgs {
   uint32_t sk_iters = 0;
 };
 
-/// Bytes of partial sums one CTA of a stream-K unit may need: 2 slots x 2 warpgroups x 64x256
-/// fp32 (a unit meets at most three ranges, so at most two partials precede its own).
-inline constexpr int64_t kPartialBytesPerCta = 4 * 64 * 256 * 4;
+/// Bytes of partial sums one CTA of a stream-K unit may need: sk_parts slots x its consumer
+/// warpgroups x 64x256 fp32 (a unit meets at most sk_parts + 1 ranges, so at most sk_parts
+/// partials precede its own): 256 KiB for the 128-row rungs' three ranges.
+inline constexpr int64_t PartialBytesPerCta(const Knobs& k) {
+  return int64_t(k.sk_parts) * ConsumerWarpgroups(k) * 64 * 256 * 4;
+}
+/// Completion flags of those partials per CTA: one per slot and consumer warpgroup.
+inline constexpr int64_t PartialFlagsPerCta(const Knobs& k) {
+  return int64_t(k.sk_parts) * ConsumerWarpgroups(k);
+}
 
 /// Work units of an m x n problem: a unit is cluster_m x cluster_n adjacent tiles, one per CTA
 /// of a cluster (off the tile, the last unit of a row or column reaches past the matrix).
@@ -49,13 +56,14 @@ inline constexpr int64_t UnitsOf(const Knobs& k, int64_t m, int64_t n) {
 
 /// The stream-K schedule of `units` units of `kt_count` k-tiles on `clusters` clusters. When the
 /// last round is at most max_full_quarters/4 full, the units left after the last whole round are
-/// laid out as one line of k-tiles and cut into equal ranges longer than half a unit, one per
-/// sharing cluster, so that a unit meets at most three ranges. Left whole (sk_clusters 0) when
-/// nothing is left over, when the last round is fuller, when there are fewer units than clusters
-/// and they have fewer than kStreamKMinKTilesAlone k-tiles, or when the line is too long for the
-/// kernel's 32-bit arithmetic (beyond 2^32 / 133 k-tiles, far past any matrix that fits).
+/// laid out as one line of k-tiles and cut into equal ranges longer than 1/parts of a unit (half
+/// by default), one per sharing cluster, so that a unit meets at most parts + 1 ranges. Left whole
+/// (sk_clusters 0) when nothing is left over, when the last round is fuller, when there are fewer
+/// units than clusters and they have fewer than kStreamKMinKTilesAlone k-tiles, or when the line is
+/// too long for the kernel's 32-bit arithmetic (beyond 2^32 / 133 k-tiles, far past any matrix that
+/// fits).
 inline void StreamKPlan(int units, int kt_count, int clusters, StreamKArgs* sk,
-                        int max_full_quarters = kStreamKMaxFullQuarters) {
+                        int max_full_quarters = kStreamKMaxFullQuarters, int parts = 2) {
   sk->dp_units = units;
   sk->sk_clusters = 0;
   sk->sk_iters = 0;
@@ -65,7 +73,7 @@ inline void StreamKPlan(int units, int kt_count, int clusters, StreamKArgs* sk,
   const int dp = units / clusters * clusters;
   const int64_t iters = int64_t(units - dp) * kt_count;
   const int64_t shared =
-      std::min<int64_t>(clusters, std::max<int64_t>(1, iters / (kt_count / 2 + 1)));
+      std::min<int64_t>(clusters, std::max<int64_t>(1, iters / (kt_count / parts + 1)));
   if (iters * (shared + 1) >= (int64_t(1) << 32)) return;
   sk->dp_units = dp;
   sk->sk_clusters = uint32_t(shared);
@@ -261,7 +269,7 @@ struct TileScheduler {
   /// 64x256 fp32 block, stored as 32 float4 per thread with the threads of a warpgroup adjacent
   /// (each warp writes 512 contiguous bytes), and one flag.
   __device__ __forceinline__ static int64_t PartialIndex(int sku, int rank, int slot, int cw) {
-    return ((int64_t(sku) * kCtas + rank) * 2 + slot) * 2 + cw;
+    return ((int64_t(sku) * kCtas + rank) * K.sk_parts + slot) * ConsumerWarpgroups(K) + cw;
   }
 
   __device__ __forceinline__ static void WritePartial(const float (&d)[128], float* block) {

@@ -42,7 +42,8 @@ int Changes(const sm90::Knobs& a, const sm90::Knobs& b) {
          (a.epilogue != b.epilogue) + (a.stream_k != b.stream_k) + (a.cluster_n != b.cluster_n) +
          (a.grouped_order != b.grouped_order) + (a.overlap_epilogue != b.overlap_epilogue) +
          (a.fp8 != b.fp8) + (a.fit_grid != b.fit_grid) +
-         (a.clusters_where_shared != b.clusters_where_shared) + (a.block_m != b.block_m);
+         (a.clusters_where_shared != b.clusters_where_shared) + (a.block_m != b.block_m) +
+         (a.sk_parts != b.sk_parts);
 }
 
 TEST_F(Sm90Catalog, ThirteenRungsOneChangeEach) {
@@ -200,6 +201,16 @@ TEST_F(Sm90Catalog, SixtyFourRowTilesAreH12WithOneChange) {
   EXPECT_FALSE(plan.guarded);
   EXPECT_EQ(plan.grid.sk.dp_units, 0);
   EXPECT_EQ(plan.grid.sk.sk_clusters, 31u);
+  // T64q: ranges over a quarter of a unit, 1,024 / 17: 60 clusters, each partial slot of its
+  // one consumer warpgroup counted in the workspace.
+  const sm90::Knobs& t64q = sm90::kTileRungs[1].knobs;
+  EXPECT_EQ(Changes(t64, t64q), 1);
+  EXPECT_EQ(t64q.sk_parts, 4);
+  const sm90::LaunchPlan q = sm90::PlanLaunch(t64q, {128, 4096, 4096, DType::kBF16}, h200);
+  EXPECT_EQ(q.grid.sk.sk_clusters, 60u);
+  EXPECT_EQ(q.grid.partial_bytes, 16 * 2 * 4 * 64 * 256 * 4);
+  EXPECT_EQ(q.grid.flags, 16 * 2 * 4);
+  EXPECT_EQ(plan.grid.partial_bytes, 16 * 2 * 2 * 64 * 256 * 4);
   // The tile count a 64-row tile makes of M x N is what the refusal counts.
   EXPECT_NE(v.can_implement({int64_t(1) << 30, 1 << 30, 64, DType::kBF16}).find("tiles of 64x256"),
             std::string::npos);
@@ -240,6 +251,28 @@ TEST_F(Sm90Catalog, S4RunsSixtyFourRowTilesUpTo128Rows) {
   EXPECT_EQ(v.can_implement({100, 4096, 0, DType::kBF16}),
             t64.can_implement({100, 4096, 0, DType::kBF16}));
   EXPECT_NE(v.can_implement({100, 4096, 0, DType::kBF16}), "");
+}
+
+// S5: S4 with the shorter stream-K ranges of T64q where it runs 64-row tiles; the rest is S4's.
+TEST_F(Sm90Catalog, S5RunsShorterRangesWhereS4RunsSixtyFourRowTiles) {
+  const sm90::SmallRung& s5 = sm90::kSmallRungs[4];
+  const sm90::SmallRung& s4 = sm90::kSmallRungs[3];
+  ASSERT_EQ(s5.id, "S5");
+  EXPECT_EQ(std::tie(s5.few_rows, s5.few_cols, s5.split, s5.base, s5.tile_rows),
+            std::tie(s4.few_rows, s4.few_cols, s4.split, s4.base, s4.tile_rows));
+  EXPECT_EQ(s5.tile_base, "sm90_h12_rows64_sk4");
+  const Variant& v = Get("sm90_s5_short_ranges");
+  const Residency h200{132, 66};
+  const Problem decode{128, 4096, 4096, DType::kBF16};
+  EXPECT_EQ(v.build(decode, h200),
+            "sm90_h12_rows64_sk4: " + Get("sm90_h12_rows64_sk4").build(decode, h200));
+  EXPECT_NE(v.build(decode, h200).find("shared by 60 clusters"), std::string::npos)
+      << v.build(decode, h200);
+  EXPECT_NE(Get("sm90_s4_rows64").build(decode, h200).find("shared by 31 clusters"),
+            std::string::npos);
+  for (const Problem& p :
+       {Problem{16, 4096, 4096, DType::kBF16}, Problem{512, 4096, 4096, DType::kBF16}})
+    EXPECT_EQ(v.build(p, h200), Get("sm90_s4_rows64").build(p, h200)) << p.m;
 }
 
 TEST_F(Sm90Catalog, Fp8LadderOneChangeEach) {
@@ -348,86 +381,88 @@ TEST_F(Sm90Catalog, EntriesDescribeTheContract) {
 }
 
 // The stream-K schedule, walked on the host as every cluster of the grid walks it: each k-tile of
-// each unit is computed exactly once, a unit meets at most three ranges (the two partial slots
-// the workspace has), its slots are numbered 0.. in k order and its last k-tiles' holder waits
-// for exactly the slots before it, and no cluster works a segment that waits before one that
-// others wait for (the fix-ups cannot deadlock).
+// each unit is computed exactly once, a unit meets at most parts + 1 ranges (the partial slots
+// the workspace has: 2, or 4 for the shorter ranges), its slots are numbered 0.. in k order and its
+// last k-tiles' holder waits for exactly the slots before it, and no cluster works a segment that
+// waits before one that others wait for (the fix-ups cannot deadlock).
 TEST(Sm90StreamK, EveryKTileOnceAtMostTwoPartialsNoWaitBeforeASignal) {
   int planned_sk = 0;
-  for (int quarters : {4, 3})
-    for (int clusters : {1, 2, 7, 64, 66}) {
-      for (int kt : {1, 2, 3, 5, 17, 31, 32, 64, 128}) {
-        for (int units = 1; units <= 3 * clusters + 5; ++units) {
-          SCOPED_TRACE(std::to_string(units) + " units, " + std::to_string(kt) + " k-tiles, " +
-                       std::to_string(clusters) + " clusters, stream-K up to " +
-                       std::to_string(quarters) + "/4 full");
-          sm90::StreamKArgs sk;
-          sm90::StreamKPlan(units, kt, clusters, &sk, quarters);
-          ASSERT_LE(sk.dp_units, units);
-          // Left whole: nothing left over, a last round too full, or a lone round (fewer units
-          // than clusters) too short along K.
-          if (units % clusters == 0 || 4 * (units % clusters) > quarters * clusters ||
-              (units < clusters && kt < sm90::kStreamKMinKTilesAlone)) {
-            EXPECT_EQ(sk.sk_clusters, 0u);
-            EXPECT_EQ(sk.dp_units, units);
-          } else {
-            EXPECT_EQ(sk.dp_units, units / clusters * clusters);
-            EXPECT_GE(sk.sk_clusters, 1u);
-            EXPECT_LE(sk.sk_clusters, uint32_t(clusters));
-            EXPECT_EQ(sk.sk_iters, uint32_t((units - sk.dp_units) * kt));
-            ++planned_sk;
-          }
-          sm90::Schedule s;
-          s.kt_count = kt;
-          s.clusters = clusters;
-          s.dp_units = sk.dp_units;
-          s.sk_clusters = sk.sk_clusters;
-          s.sk_iters = sk.sk_iters;
-          std::vector<int> covered(size_t(units) * kt, 0);
-          for (int u = 0; u < sk.dp_units; ++u) {
-            for (int k = 0; k < kt; ++k) ++covered[size_t(u) * kt + k];
-          }
-          // (stream-K unit) -> slots written, and the slot count its finaliser waits for
-          std::map<int, std::set<int>> written;
-          std::map<int, int> waits_for;
-          for (int c = 0; c < clusters; ++c) {
-            bool waited = false;
-            sm90::SkSegment seg;
-            for (int i = 0; sm90::SkSegmentAt(s, c, i, &seg); ++i) {
-              ASSERT_LT(i, 3);
-              ASSERT_EQ(seg.unit, sk.dp_units + seg.sku);
-              ASSERT_LT(seg.unit, units);
-              ASSERT_GE(seg.kb, 0);
-              ASSERT_LT(seg.kb, seg.ke);
-              ASSERT_LE(seg.ke, kt);
-              for (int k = seg.kb; k < seg.ke; ++k) ++covered[size_t(seg.unit) * kt + k];
-              const int slot = s.SlotOf(seg.sku, seg.kb);
-              ASSERT_GE(slot, 0);
-              if (seg.ke < kt) {
-                EXPECT_LE(slot, 1) << "a third partial has no slot";
-                EXPECT_FALSE(waited) << "cluster " << c << " signals after it waited";
-                EXPECT_TRUE(written[seg.sku].insert(slot).second) << "slot written twice";
-              } else {
-                EXPECT_LE(slot, 2);
-                EXPECT_EQ(waits_for.count(seg.sku), 0u) << "two finalisers";
-                waits_for[seg.sku] = slot;
-                waited = waited || slot > 0;
+  for (int parts : {2, 4})
+    for (int quarters : {4, 3})
+      for (int clusters : {1, 2, 7, 64, 66}) {
+        for (int kt : {1, 2, 3, 5, 17, 31, 32, 64, 128}) {
+          for (int units = 1; units <= 3 * clusters + 5; ++units) {
+            SCOPED_TRACE(std::to_string(units) + " units, " + std::to_string(kt) + " k-tiles, " +
+                         std::to_string(clusters) + " clusters, stream-K up to " +
+                         std::to_string(quarters) + "/4 full, ranges over 1/" +
+                         std::to_string(parts) + " unit");
+            sm90::StreamKArgs sk;
+            sm90::StreamKPlan(units, kt, clusters, &sk, quarters, parts);
+            ASSERT_LE(sk.dp_units, units);
+            // Left whole: nothing left over, a last round too full, or a lone round (fewer units
+            // than clusters) too short along K.
+            if (units % clusters == 0 || 4 * (units % clusters) > quarters * clusters ||
+                (units < clusters && kt < sm90::kStreamKMinKTilesAlone)) {
+              EXPECT_EQ(sk.sk_clusters, 0u);
+              EXPECT_EQ(sk.dp_units, units);
+            } else {
+              EXPECT_EQ(sk.dp_units, units / clusters * clusters);
+              EXPECT_GE(sk.sk_clusters, 1u);
+              EXPECT_LE(sk.sk_clusters, uint32_t(clusters));
+              EXPECT_EQ(sk.sk_iters, uint32_t((units - sk.dp_units) * kt));
+              ++planned_sk;
+            }
+            sm90::Schedule s;
+            s.kt_count = kt;
+            s.clusters = clusters;
+            s.dp_units = sk.dp_units;
+            s.sk_clusters = sk.sk_clusters;
+            s.sk_iters = sk.sk_iters;
+            std::vector<int> covered(size_t(units) * kt, 0);
+            for (int u = 0; u < sk.dp_units; ++u) {
+              for (int k = 0; k < kt; ++k) ++covered[size_t(u) * kt + k];
+            }
+            // (stream-K unit) -> slots written, and the slot count its finaliser waits for
+            std::map<int, std::set<int>> written;
+            std::map<int, int> waits_for;
+            for (int c = 0; c < clusters; ++c) {
+              bool waited = false;
+              sm90::SkSegment seg;
+              for (int i = 0; sm90::SkSegmentAt(s, c, i, &seg); ++i) {
+                ASSERT_LT(i, 3);
+                ASSERT_EQ(seg.unit, sk.dp_units + seg.sku);
+                ASSERT_LT(seg.unit, units);
+                ASSERT_GE(seg.kb, 0);
+                ASSERT_LT(seg.kb, seg.ke);
+                ASSERT_LE(seg.ke, kt);
+                for (int k = seg.kb; k < seg.ke; ++k) ++covered[size_t(seg.unit) * kt + k];
+                const int slot = s.SlotOf(seg.sku, seg.kb);
+                ASSERT_GE(slot, 0);
+                if (seg.ke < kt) {
+                  EXPECT_LE(slot, parts - 1) << "a partial past the workspace's slots";
+                  EXPECT_FALSE(waited) << "cluster " << c << " signals after it waited";
+                  EXPECT_TRUE(written[seg.sku].insert(slot).second) << "slot written twice";
+                } else {
+                  EXPECT_LE(slot, parts);
+                  EXPECT_EQ(waits_for.count(seg.sku), 0u) << "two finalisers";
+                  waits_for[seg.sku] = slot;
+                  waited = waited || slot > 0;
+                }
               }
             }
-          }
-          for (size_t i = 0; i < covered.size(); ++i) {
-            ASSERT_EQ(covered[i], 1) << "unit " << i / kt << " k-tile " << i % kt;
-          }
-          const int sk_units = units - sk.dp_units;
-          EXPECT_EQ(int(waits_for.size()), sk_units);
-          for (const auto& [sku, slots] : waits_for) {
-            std::set<int> expect;
-            for (int j = 0; j < slots; ++j) expect.insert(j);
-            EXPECT_EQ(written[sku], expect) << "stream-K unit " << sku;
+            for (size_t i = 0; i < covered.size(); ++i) {
+              ASSERT_EQ(covered[i], 1) << "unit " << i / kt << " k-tile " << i % kt;
+            }
+            const int sk_units = units - sk.dp_units;
+            EXPECT_EQ(int(waits_for.size()), sk_units);
+            for (const auto& [sku, slots] : waits_for) {
+              std::set<int> expect;
+              for (int j = 0; j < slots; ++j) expect.insert(j);
+              EXPECT_EQ(written[sku], expect) << "stream-K unit " << sku;
+            }
           }
         }
       }
-    }
   EXPECT_GT(planned_sk, 100);
   // The shapes the ladder is measured at, on the 66 clusters of an H200: at 4096^3 the last round
   // has 58 of 256 units (too full to share: every unit whole); at 8192^3, 34 of 1024 (shared).
@@ -543,7 +578,8 @@ TEST(Sm90Plan, TheLastRungsBuildAt4096AndAt8192) {
   EXPECT_EQ(at8192.sk.sk_clusters, 66u);
   EXPECT_EQ(at8192.Rounds(), 15);
   EXPECT_FALSE(at8192.fitted);  // a shared last round keeps every cluster
-  EXPECT_EQ(at8192.partial_bytes, 34 * 2 * sm90::kPartialBytesPerCta);
+  EXPECT_EQ(at8192.partial_bytes, 34 * 2 * sm90::PartialBytesPerCta(sm90::rung_knobs::kH12));
+  EXPECT_EQ(sm90::PartialBytesPerCta(sm90::rung_knobs::kH12), 2 * 2 * 64 * 256 * 4);
   EXPECT_EQ(at8192.flags, 34 * 2 * 4);
 
   // H11 (clusters always) at 4096^3: its 66 clusters fitted to 64, 4 rounds.

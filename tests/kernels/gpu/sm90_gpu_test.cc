@@ -241,13 +241,14 @@ TEST_F(Sm90Gpu, TheFewRowPathsAgainstFp64AndCublas) {
   EXPECT_EQ(ran_.size(), sm90::kSmallRungs.size());
 }
 
-// The 64-row tiles (sm90_h12_rows64, and S4 where it runs them: past the few-row path, at most
-// 128 rows): on the tile (M a multiple of a 2x1 cluster's 128 rows, N of 256, K of 64) and off
-// it (M of 17, 64, 100; N and K off their tiles), against the FP64 reference and cuBLAS, and
-// M of 128 at 4096^2 with the stream-K fix-up; S4 runs H12 above 128 rows.
+// The 64-row tiles (sm90_h12_rows64 and its shorter stream-K ranges, and S4 and S5 where they
+// run them: past the few-row path, at most 128 rows): on the tile (M a multiple of a 2x1 cluster's
+// 128 rows, N of 256, K of 64) and off it (M of 17, 64, 100; N and K off their tiles), against the
+// FP64 reference and cuBLAS, and M of 128 at 4096^2 with the stream-K fix-up; S4 runs H12 above 128
+// rows.
 TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
   if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
-  names_ = {"sm90_h12_rows64", "sm90_s4_rows64"};
+  names_ = {"sm90_h12_rows64", "sm90_s4_rows64", "sm90_h12_rows64_sk4", "sm90_s5_short_ranges"};
   const sm90::SmallRung& s4 = sm90::kSmallRungs[3];
   for (Problem p : {Problem{17, 300, 512}, Problem{64, 512, 1024}, Problem{100, 264, 136},
                     Problem{128, 512, 640}, Problem{33, 1000, 520}, Problem{256, 256, 64}}) {
@@ -260,7 +261,7 @@ TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
   }
   for (Problem p : {Problem{128, 4096, 4096}, Problem{64, 14336, 4096}, Problem{512, 4096, 4096}})
     ExpectMatchesCublas(p, 54);
-  EXPECT_EQ(ran_.size(), 2u);
+  EXPECT_EQ(ran_.size(), 4u);
 }
 
 // Operands TMA cannot take (pointers 2 bytes off 16-byte alignment) are padded, C is copied
