@@ -3,6 +3,7 @@
 // unwritten, no NaN), the refusals, and no local memory. On a device that is not compute
 // capability 9.0 the rungs must refuse with a sentence, not crash. Every test skips with the
 // reason where there is no device.
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <gtest/gtest.h>
 
@@ -40,9 +41,13 @@ class Sm90Gpu : public ::testing::Test {
     RegisterCatalog(registry_);
     BindLaunchers(registry_);
     ASSERT_EQ(cublasCreate(&cublas_), CUBLAS_STATUS_SUCCESS);
+    // cublas_bf16 runs through cuBLASLt, with the handle and workspace the worker gives it.
+    ASSERT_EQ(cublasLtCreate(&lt_), CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(workspace_.Allocate(size_t(32) << 20), "");
   }
   void TearDown() override {
     if (cublas_ != nullptr) cublasDestroy(cublas_);
+    if (lt_ != nullptr) cublasLtDestroy(lt_);
   }
 
   const Variant& Get(const std::string& name) {
@@ -87,12 +92,14 @@ class Sm90Gpu : public ::testing::Test {
     p.dtype = DType::kBF16;
     GemmBuffers buf;
     ASSERT_EQ(buf.Init(p, seed), "");
-    ASSERT_EQ(testing::CheckedLaunch(Get("cublas_bf16"), buf, cublas_), "");
+    ASSERT_EQ(testing::LaunchLikeTheWorker(Get("cublas_bf16"), buf, cublas_, lt_, &workspace_), "");
     ExpectMatches(buf, Output(buf));
   }
 
   Registry registry_;
   cublasHandle_t cublas_ = nullptr;
+  cublasLtHandle_t lt_ = nullptr;
+  DeviceBuffer workspace_;
   std::set<std::string> ran_;
   std::vector<std::string> names_ = RungNames();  ///< the rungs ExpectMatches runs
 };
@@ -272,7 +279,7 @@ TEST_F(Sm90Gpu, MisalignedOperandsArePaddedAndNothingAroundCIsWritten) {
   const Problem p{300, 264, 136, DType::kBF16};
   GemmBuffers buf;
   ASSERT_EQ(buf.Init(p, 5), "");
-  ASSERT_EQ(testing::CheckedLaunch(Get("cublas_bf16"), buf, cublas_), "");
+  ASSERT_EQ(testing::LaunchLikeTheWorker(Get("cublas_bf16"), buf, cublas_, lt_, &workspace_), "");
   const std::vector<double> ref = Output(buf);
   constexpr size_t kOff = 2, kSlack = 64;
   const size_t a_bytes = size_t(p.m * p.k) * 2, b_bytes = size_t(p.n * p.k) * 2,
