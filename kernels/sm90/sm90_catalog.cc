@@ -194,6 +194,7 @@ Variant OfSmallRung(const SmallRung& r, const Variant& base, const Variant* tile
   v.params.insert(v.params.begin(), {"split_k", int64_t(r.split)});
   v.params.insert(v.params.begin(), {"few_cols", int64_t(r.few_cols)});
   v.params.insert(v.params.begin(), {"few_rows", int64_t(r.few_rows)});
+  if (r.mma_from > 0) v.params.insert(v.params.begin(), {"mma_from_rows", int64_t(r.mma_from)});
   if (tile != nullptr) {
     v.params.insert(v.params.begin(), {"tile_rows", int64_t(r.tile_rows)});
     v.params.insert(v.params.begin(), {"tile_base", tile->name});
@@ -223,7 +224,8 @@ Variant OfSmallRung(const SmallRung& r, const Variant& base, const Variant* tile
                        : "warp";
     return std::string(plan.swapped ? "few-row path, A and B swapped (C stored transposed)"
                                     : "few-row path") +
-           ": a build of " + std::to_string(plan.rows) + " rows, " + std::to_string(plan.cols) +
+           (plan.mma ? " on tensor cores (mma.sync m16n8k16)" : "") + ": a build of " +
+           std::to_string(plan.rows) + " rows, " + std::to_string(plan.cols) +
            (plan.cols == 1 ? " column" : " columns") + " of C per " + per + ", " +
            std::to_string(plan.blocks) + " blocks of " + std::to_string(kFewRowsThreads) +
            " threads";

@@ -103,6 +103,89 @@ __global__ void __launch_bounds__(kFewRowsThreads)
   }
 }
 
+// One mma.sync m16n8k16 (bf16 in, fp32 accumulate): d += a * b.
+__device__ __forceinline__ void MmaM16N8K16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                            uint32_t a3, uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// The 16-byte chunk at element k of row `row` of an operand with K columns, or zeros past its
+// rows or past K (K is a multiple of 8, so a chunk is all in or all out).
+__device__ __forceinline__ uint4 ChunkOrZero(const __nv_bfloat16* __restrict__ x, int64_t row,
+                                             int64_t rows, int64_t k, int64_t K, bool stream) {
+  if (row >= rows || k >= K) return make_uint4(0, 0, 0, 0);
+  const uint4* at = reinterpret_cast<const uint4*>(x + row * K + k);
+  return stream ? __ldcs(at) : __ldg(at);
+}
+
+// S6's tensor-core few-row kernel: C (M x N) = A (M x K) * B^T, M <= 16, K a multiple of 8, A and
+// B 16-byte aligned. A block computes the 16 rows (those past M read as zeros, never stored) of
+// kMmaCols columns of C, two n8 tiles of mma.sync m16n8k16, its 4 warps each every 4th 64-wide
+// step of K. No shared memory for the operands: lane l (group g = l / 4, q = l % 4) loads 16
+// bytes at element 8q of each 32-wide half of a step, of A's rows g and g + 8 and of B's row g
+// of each n8 tile, and those bytes are its fragments as they are. The fragments name the logical
+// k 2q + e and 2q + 8 + e (e = 0, 1) of a k16 step t; here they hold the physical elements 8q +
+// 4t + e and 8q + 4t + 2 + e of the half, the same permutation for A and B, so the sum over K
+// is the product's (in another order). B's rows stream in 64-byte runs (4 lanes), read once.
+// The 4 warps' sums are added in shared memory in warp order: a result repeats bit for bit.
+// kTransposed (swap-AB, called with the caller's B as A and A as B): C stored transposed.
+template <bool kTransposed>
+__global__ void __launch_bounds__(kFewRowsThreads)
+    Sm90FewRowsMmaKernel(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+                         __nv_bfloat16* __restrict__ C, int M, int N, int K) {
+  constexpr int kWarps = kFewRowsThreads / 32, kTiles = kMmaCols / 8;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, q = lane % 4;
+  const int64_t n0 = int64_t(blockIdx.x) * kMmaCols;
+  float acc[kTiles][4] = {};
+#pragma unroll 2
+  for (int64_t k0 = int64_t(warp) * 64; k0 < K; k0 += 64 * kWarps) {
+    uint4 a[2][2], b[kTiles][2];  // [row g / g + 8 or tile][half]
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t k = k0 + 32 * h + 8 * q;
+#pragma unroll
+      for (int j = 0; j < kTiles; ++j) b[j][h] = ChunkOrZero(B, n0 + 8 * j + g, N, k, K, true);
+      a[0][h] = ChunkOrZero(A, g, M, k, K, false);
+      a[1][h] = ChunkOrZero(A, g + 8, M, k, K, false);
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const uint32_t* lo = reinterpret_cast<const uint32_t*>(&a[0][h]);
+      const uint32_t* hi = reinterpret_cast<const uint32_t*>(&a[1][h]);
+#pragma unroll
+      for (int t = 0; t < 2; ++t)
+#pragma unroll
+        for (int j = 0; j < kTiles; ++j) {
+          const uint32_t* bw = reinterpret_cast<const uint32_t*>(&b[j][h]);
+          MmaM16N8K16(acc[j], lo[2 * t], hi[2 * t], lo[2 * t + 1], hi[2 * t + 1], bw[2 * t],
+                      bw[2 * t + 1]);
+        }
+    }
+  }
+  // acc[j][i]: row g (i < 2) or g + 8, column 8j + 2q + (i & 1) of the block's.
+  __shared__ float partial[kWarps][kTiles][4][32];
+#pragma unroll
+  for (int j = 0; j < kTiles; ++j)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) partial[warp][j][i][lane] = acc[j][i];
+  __syncthreads();
+  for (int e = threadIdx.x; e < kTiles * 4 * 32; e += kFewRowsThreads) {
+    const int j = e / 128, i = (e / 32) % 4, l = e % 32;
+    const int row = l / 4 + (i >= 2 ? 8 : 0);
+    const int64_t col = n0 + 8 * j + 2 * (l % 4) + (i & 1);
+    if (row >= M || col >= N) continue;
+    float v = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) v += partial[w][j][i][l];  // in warp order: deterministic
+    const int64_t at = kTransposed ? col * M + row : int64_t(row) * N + col;
+    C[at] = __float2bfloat16_rn(v);
+  }
+}
+
 template <bool kTransposed, int kSplit>
 const void* FewRowsKernel(int rows) {
   switch (rows) {
@@ -123,6 +206,9 @@ const void* FewRowsKernel(int rows) {
 
 const void* FewRowsKernel(const FewRowsPlan& plan) {
   constexpr int kAll = kFewRowsThreads / 32;
+  if (plan.mma)
+    return plan.swapped ? reinterpret_cast<const void*>(&Sm90FewRowsMmaKernel<true>)
+                        : reinterpret_cast<const void*>(&Sm90FewRowsMmaKernel<false>);
   if (plan.split == kAll)
     return plan.swapped ? FewRowsKernel<true, kAll>(plan.rows)
                         : FewRowsKernel<false, kAll>(plan.rows);

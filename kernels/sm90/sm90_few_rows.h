@@ -42,9 +42,16 @@ struct SmallRung {
   /// the last rung with a smaller block tile, kTileRungs) instead of `base` (0: never).
   int tile_rows = 0;
   std::string_view tile_base;
+  /// On the few-row paths, at least this many rows (the kernel's: swapped, B's) run on tensor
+  /// cores (mma.sync m16n8k16, kMmaCols columns of C per block, K split among its 4 warps); fewer
+  /// run the CUDA-core kernel (0: every row count does).
+  int mma_from = 0;
 };
 
-inline constexpr std::array<SmallRung, 5> kSmallRungs = {{
+/// Columns of C per block of the tensor-core few-row kernel: two n8 tiles of mma.sync.
+inline constexpr int kMmaCols = 16;
+
+inline constexpr std::array<SmallRung, 6> kSmallRungs = {{
     {"sm90_s1_few_rows", "S1",
      "a few-row path: at most 16 rows run a kernel of their own (a warp per 1 to 4 columns of "
      "C streaming B's K-major rows with 16-byte loads, A's rows hot in L1, no tensor cores) "
@@ -72,6 +79,12 @@ inline constexpr std::array<SmallRung, 5> kSmallRungs = {{
      "four partial sums in their order), so that the few units of up to 128 rows keep more "
      "clusters busy (128x4096x4096: 60 of 66, not 31)",
      "sm90_h12_fitted_unclustered", kFewRows, kFewRows, 4, 128, "sm90_h12_rows64_sk4"},
+    {"sm90_s6_few_rows_mma", "S6",
+     "tensor cores on the few-row paths from 2 rows: mma.sync m16n8k16 on 16 rows (those past "
+     "M zeros) and 16 columns of C per block, K split among its 4 warps; each lane's 16-byte "
+     "loads of A and B are its fragments, K permuted alike in both (a sum's order is free), so "
+     "B streams in 64-byte runs with no shared memory and no shuffles",
+     "sm90_h12_fitted_unclustered", kFewRows, kFewRows, 4, 128, "sm90_h12_rows64_sk4", 2},
 }};
 
 /// Whether small rung `r` runs `p`, where the few-row path does not take it, with its
@@ -90,8 +103,9 @@ struct FewRowsPlan {
   bool swapped = false;
   int split = 1;  ///< the ways a block's warps split K
   int rows = 0;   ///< the build's rows (a template argument)
-  int cols = 0;   ///< columns of C per warp
+  int cols = 0;   ///< columns of C per warp (split: per block)
   int64_t blocks = 0;
+  bool mma = false;  ///< the tensor-core kernel (16 rows, kMmaCols columns per block, split 4)
 };
 
 /// The columns each warp of a build of `rows` rows computes: one below 8 rows (more warps, more
@@ -107,7 +121,7 @@ ABLATION_FEW_ROWS_HD constexpr int FewRowsCols(int rows) { return rows < 8 ? 1 :
 /// The plan of `p` with A and B at addresses a and b, for a rung taking at most `few_rows` rows
 /// (and, swapped, at most `few_cols` columns; 0: none).
 constexpr FewRowsPlan PlanFewRows(const Problem& p, int few_rows, uintptr_t a, uintptr_t b,
-                                  int few_cols = 0, int split = 1) {
+                                  int few_cols = 0, int split = 1, int mma_from = 0) {
   FewRowsPlan plan;
   if (p.dtype != DType::kBF16 || p.m < 1 || p.n < 1 || p.k < 8 || p.k % 8 != 0 || a % 16 != 0 ||
       b % 16 != 0)
@@ -116,6 +130,14 @@ constexpr FewRowsPlan PlanFewRows(const Problem& p, int few_rows, uintptr_t a, u
   const int64_t rows = plan.swapped ? p.n : p.m, cols = plan.swapped ? p.m : p.n;
   if (rows > few_rows) return FewRowsPlan{};
   plan.runs = true;
+  if (mma_from > 0 && rows >= mma_from) {
+    plan.mma = true;
+    plan.rows = kFewRows;
+    plan.cols = kMmaCols;
+    plan.split = kFewRowsThreads / 32;
+    plan.blocks = (cols + kMmaCols - 1) / kMmaCols;
+    return plan;
+  }
   plan.rows = 1;
   while (plan.rows < rows) plan.rows *= 2;
   plan.cols = FewRowsCols(plan.rows);
@@ -128,7 +150,7 @@ constexpr FewRowsPlan PlanFewRows(const Problem& p, int few_rows, uintptr_t a, u
 
 /// The plan of `p` for small rung `r`.
 constexpr FewRowsPlan PlanFewRows(const Problem& p, const SmallRung& r, uintptr_t a, uintptr_t b) {
-  return PlanFewRows(p, r.few_rows, a, b, r.few_cols, r.split);
+  return PlanFewRows(p, r.few_rows, a, b, r.few_cols, r.split, r.mma_from);
 }
 
 }  // namespace ablation::kernels::sm90

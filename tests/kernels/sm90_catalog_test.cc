@@ -275,6 +275,48 @@ TEST_F(Sm90Catalog, S5RunsShorterRangesWhereS4RunsSixtyFourRowTiles) {
     EXPECT_EQ(v.build(p, h200), Get("sm90_s4_rows64").build(p, h200)) << p.m;
 }
 
+// S6: S5 with the tensor-core few-row kernel from 2 rows (swapped: 2 columns): 16 columns of C
+// per block, K split among its 4 warps; one row stays on S5's CUDA-core kernel.
+TEST_F(Sm90Catalog, S6RunsTwoToSixteenRowsOnTensorCores) {
+  const sm90::SmallRung& s6 = sm90::kSmallRungs[5];
+  const sm90::SmallRung& s5 = sm90::kSmallRungs[4];
+  ASSERT_EQ(s6.id, "S6");
+  EXPECT_EQ(std::tie(s6.few_rows, s6.few_cols, s6.split, s6.base, s6.tile_rows, s6.tile_base),
+            std::tie(s5.few_rows, s5.few_cols, s5.split, s5.base, s5.tile_rows, s5.tile_base));
+  EXPECT_EQ(s6.mma_from, 2);
+  EXPECT_EQ(s5.mma_from, 0);
+  for (Problem p : {Problem{2, 4096, 4096}, Problem{16, 14336, 4096}, Problem{5, 1001, 64},
+                    Problem{4096, 16, 4096}, Problem{14336, 3, 4104}}) {
+    p.dtype = DType::kBF16;
+    const sm90::FewRowsPlan plan = sm90::PlanFewRows(p, s6, 0, 0);
+    ASSERT_TRUE(plan.runs) << p.m << "x" << p.n;
+    EXPECT_TRUE(plan.mma);
+    EXPECT_EQ(plan.rows, 16);
+    EXPECT_EQ(plan.cols, sm90::kMmaCols);
+    EXPECT_EQ(plan.split, 4);
+    EXPECT_EQ(plan.swapped, p.m > 16);
+    const int64_t cols = plan.swapped ? p.m : p.n;
+    EXPECT_EQ(plan.blocks, (cols + 15) / 16);
+  }
+  for (Problem p : {Problem{1, 4096, 4096}, Problem{4096, 1, 4096}}) {
+    p.dtype = DType::kBF16;
+    const sm90::FewRowsPlan a = sm90::PlanFewRows(p, s6, 0, 0), b = sm90::PlanFewRows(p, s5, 0, 0);
+    EXPECT_FALSE(a.mma);
+    EXPECT_EQ(std::tie(a.runs, a.rows, a.cols, a.split, a.blocks, a.swapped),
+              std::tie(b.runs, b.rows, b.cols, b.split, b.blocks, b.swapped));
+  }
+  EXPECT_FALSE(sm90::PlanFewRows({16, 4096, 4100, DType::kBF16}, s6, 0, 0).runs);
+  const Variant& v = Get("sm90_s6_few_rows_mma");
+  const Residency none;
+  EXPECT_EQ(v.build({16, 4096, 4096, DType::kBF16}, none),
+            "few-row path on tensor cores (mma.sync m16n8k16): a build of 16 rows, 16 columns of C "
+            "per block, K split 4 ways among its warps, 256 blocks of 128 threads");
+  EXPECT_EQ(Param(v, "mma_from_rows"), "2");
+  EXPECT_EQ(v.launch_at({16, 4096, 4096, DType::kBF16}).threads, 128);
+  EXPECT_EQ(v.build({128, 4096, 4096, DType::kBF16}, none),
+            Get("sm90_s5_short_ranges").build({128, 4096, 4096, DType::kBF16}, none));
+}
+
 TEST_F(Sm90Catalog, Fp8LadderOneChangeEach) {
   int count = 0;
   for (const Variant& v : registry_.All()) count += v.family == "sm90" && v.Supports(DType::kFP8);
