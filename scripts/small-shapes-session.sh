@@ -11,6 +11,8 @@
 #   cap-R     sweep --preset serving, sustained (at the cap) with 1 s windows and 1 s solo spans
 #             (the serving shapes are short: a second holds thousands of launches)
 #   large-R   H12 beside both cuBLAS baselines at 4096^3, sustained and burst, 3 rounds
+#   tiles     the 64-row builds beside H12 and cuBLAS at 256 and 512 rows (burst, verified): where
+#             the small-shape rungs' tile_rows could reach
 #   gemv      the user example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
 # SHAPES="1x4096x4096 ..." replaces the serving preset's shapes in burst-R and cap-R.
 # DEADLINE=S (seconds since the start) skips a phase whose usual length would end after it, so
@@ -26,7 +28,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 deadline=${DEADLINE:-100000}
 usual() {
   case $1 in
-    check) echo 40 ;; burst-*) echo 150 ;; cap-*) echo 240 ;; large-*) echo 120 ;; *) echo 60 ;;
+    check) echo 40 ;; burst-*) echo 180 ;; cap-*) echo 240 ;; large-*) echo 120 ;; *) echo 60 ;;
   esac
 }
 shapes=()
@@ -68,6 +70,15 @@ for phase in "$@"; do
           --tag "large-$r" >>"$log" 2>&1
         say "large-$regime-$r exit $? ($(elapsed))"
       done
+      stop_daemon
+      ;;
+    tiles)
+      start_daemon "$out/tiles.db" || continue
+      c -q run --variant sm90_h12_fitted_unclustered --variant sm90_h12_rows64 \
+        --variant sm90_h12_rows64_sk4 --variant cublas_bf16 --regime burst --verify \
+        --shape 256x4096x4096 --shape 512x4096x4096 --shape 512x14336x4096 \
+        --shape 512x4096x14336 --tag small-tiles >>"$log" 2>&1
+      say "tiles exit $? ($(elapsed))"
       stop_daemon
       ;;
     gemv)
