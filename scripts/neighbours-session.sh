@@ -22,14 +22,9 @@
 # that a device call returns what it finished. Every database ends compressed as OUT/NAME.db.xz;
 # OUT/walls.tsv has each run's wall time as this script saw it.
 set -uo pipefail
-bundle=$(cd "${1:?usage: neighbours-session.sh BUNDLE OUT PHASE...}" && pwd)
-out=${2:?usage: neighbours-session.sh BUNDLE OUT PHASE...}
-shift 2
 port=50054
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=scripts/session-common.sh
-. "$here/session-common.sh"
-deadline=${DEADLINE:-100000}
+# shellcheck source=scripts/phased-session.sh
+. "$(dirname "$0")/phased-session.sh"
 
 # The usual length of a phase in seconds on an H200 (an estimate, for DEADLINE only).
 usual() {

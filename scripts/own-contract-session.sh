@@ -26,14 +26,9 @@
 # DEADLINE=S (seconds since the start) skips a phase that would end after it. Every database
 # ends compressed as OUT/NAME.db.xz.
 set -uo pipefail
-bundle=$(cd "${1:?usage: own-contract-session.sh BUNDLE OUT PHASE...}" && pwd)
-out=${2:?usage: own-contract-session.sh BUNDLE OUT PHASE...}
-shift 2
 port=50055
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=scripts/session-common.sh
-. "$here/session-common.sh"
-deadline=${DEADLINE:-100000}
+# shellcheck source=scripts/phased-session.sh
+. "$(dirname "$0")/phased-session.sh"
 general=$here/../examples/user-kernels/general
 printf '[user_kernels]\ncompiler = "%s"\nadd_role = "run"\n' "$bundle/bin/ablation-compile" \
   >"$out/user.toml"

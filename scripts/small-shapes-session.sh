@@ -18,14 +18,9 @@
 # DEADLINE=S (seconds since the start) skips a phase whose usual length would end after it, so
 # that a device call returns what it finished. Every database ends compressed as OUT/NAME.db.xz.
 set -uo pipefail
-bundle=$(cd "${1:?usage: small-shapes-session.sh BUNDLE OUT PHASE...}" && pwd)
-out=${2:?usage: small-shapes-session.sh BUNDLE OUT PHASE...}
-shift 2
 port=50056
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=scripts/session-common.sh
-. "$here/session-common.sh"
-deadline=${DEADLINE:-100000}
+# shellcheck source=scripts/phased-session.sh
+. "$(dirname "$0")/phased-session.sh"
 usual() {
   case $1 in
     check) echo 40 ;; burst-*) echo 180 ;; cap-*) echo 240 ;; large-*) echo 120 ;; *) echo 60 ;;

@@ -1,0 +1,14 @@
+# Sourced by the phased GPU session scripts (neighbours-, own-contract-, small-shapes-session.sh),
+# which are called as `SCRIPT BUNDLE OUT PHASE...` and set `port` first: reads the bundle and the
+# output folder from the arguments, leaves the phases in "$@" (a sourced file shifts its caller's
+# arguments), sets `here` (the scripts' folder) and `deadline` (DEADLINE, seconds since the
+# start), and sources session-common.sh.
+# shellcheck shell=bash
+: "${port:?set port before sourcing}"
+bundle=$(cd "${1:?usage: $(basename "$0") BUNDLE OUT PHASE...}" && pwd)
+out=${2:?usage: $(basename "$0") BUNDLE OUT PHASE...}
+shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/session-common.sh
+. "$here/session-common.sh"
+deadline=${DEADLINE:-100000}
