@@ -11,4 +11,5 @@ shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/session-common.sh
 . "$here/session-common.sh"
+# shellcheck disable=SC2034  # read by the sourcing script
 deadline=${DEADLINE:-100000}
