@@ -1,5 +1,6 @@
 // The "how it ran" table of a section: conditions, occupancy, counters, micro-benchmark.
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "client/output/format.h"
@@ -210,6 +211,83 @@ std::string CountersLegend(const v1::ReportSection& s) {
               ": " + ncu;
   }
   return legend;
+}
+
+}  // namespace ablation::client::report
+
+namespace ablation::client::report {
+
+Grid ShareSummaryGrid(const v1::ReportSection& s) {
+  Grid grid;
+  const int columns = s.shapes_size();
+  if (s.layout() != v1::SECTION_LAYOUT_SHAPES || columns < 2) return grid;
+  const ShapeView view = MeasuredCells(s);
+  auto at = [&](int r, int c) -> const v1::ReportRow& { return s.rows(r * columns + c); };
+  // The figure the shapes table shows: alone at the cap where measured, else the window's.
+  auto figure = [](const v1::ReportRow& r) -> double {
+    return r.has_solo() ? r.solo().tflops() : r.tflops();
+  };
+  // The best of cuBLASLt's timed candidates, where the section has it: its row per shape.
+  int best = -1;
+  for (int r : view.rungs)
+    if (const std::string& v = at(r, 0).variant();
+        v.size() > 5 && v.ends_with("_best") && v.starts_with("cublas_"))
+      best = r;
+  struct Group {
+    std::string name;
+    std::function<bool(const v1::Shape&)> takes;
+  };
+  std::vector<Group> groups = {{"every shape", [](const v1::Shape&) { return true; }},
+                               {"M <= 128", [](const v1::Shape& x) { return x.m() <= 128; }},
+                               {"N <= 128", [](const v1::Shape& x) { return x.n() <= 128; }}};
+  // A group is shown where it holds shapes and differs from every shape.
+  std::vector<const Group*> shown;
+  for (const Group& g : groups) {
+    int n = 0;
+    for (int c : view.columns) n += g.takes(s.shapes(c));
+    if (n > 0 && (g.name == "every shape" || n < int(view.columns.size()))) shown.push_back(&g);
+  }
+  grid.titles = {"rung", "variant"};
+  grid.numeric = {false, false};
+  for (const Group* g : shown) {
+    grid.titles.push_back(g->name + ": of cuBLAS");
+    grid.numeric.push_back(true);
+    if (best < 0) continue;
+    grid.titles.push_back(g->name + ": of the best");
+    grid.numeric.push_back(true);
+  }
+  for (int r : view.rungs) {
+    const v1::ReportRow& first = at(r, 0);
+    if (first.baseline()) continue;
+    std::vector<std::string> cells = {first.rung(), first.variant()};
+    bool any = false;
+    for (const Group* g : shown) {
+      double log_cublas = 0, log_best = 0;
+      int n_cublas = 0, n_best = 0;
+      for (int c : view.columns) {
+        const v1::ReportRow& row = at(r, c);
+        if (!g->takes(s.shapes(c)) || !Measured(row)) continue;
+        if (row.has_cublas_share() && row.cublas_share() > 0) {
+          log_cublas += std::log(row.cublas_share());
+          ++n_cublas;
+        }
+        if (best >= 0 && Measured(at(best, c)) && figure(at(best, c)) > 0 && figure(row) > 0) {
+          log_best += std::log(figure(row) / figure(at(best, c)));
+          ++n_best;
+        }
+      }
+      auto cell = [](double sum, int n) {
+        return n == 0 ? std::string("-")
+                      : Percent(std::exp(sum / n), 1) + " (" + std::to_string(n) + ")";
+      };
+      cells.push_back(cell(log_cublas, n_cublas));
+      if (best >= 0) cells.push_back(cell(log_best, n_best));
+      any = any || n_cublas > 0 || n_best > 0;
+    }
+    if (any) grid.rows.push_back(std::move(cells));
+  }
+  if (grid.rows.empty()) grid = Grid{};
+  return grid;
 }
 
 }  // namespace ablation::client::report

@@ -235,15 +235,10 @@ std::string RowTable(const v1::ReportSection& s) {
   return html;
 }
 
-// How the rows ran and what their counters say (ConditionsGrid), where there is any of it.
-std::string ConditionsTable(const v1::ReportSection& s) {
-  const Grid grid = ConditionsGrid(s);
-  if (grid.titles.empty()) return "";
+// A grid as a table of class `cls` under `caption` (HTML already), the variant column (1) as code.
+std::string GridTable(const std::string& cls, const std::string& caption, const Grid& grid) {
   std::string html =
-      "<table class=\"conditions\">\n<caption>How each row ran: clocks, power, "
-      "occupancy" +
-      std::string(CountersLegend(s).empty() ? "" : ", hardware counters") + "</caption>\n" +
-      Headers(grid.titles);
+      "<table class=\"" + cls + "\">\n<caption>" + caption + "</caption>\n" + Headers(grid.titles);
   std::vector<std::string> classes;
   for (bool numeric : grid.numeric) classes.push_back(numeric ? "num" : "");
   for (const auto& row : grid.rows) {
@@ -251,7 +246,28 @@ std::string ConditionsTable(const v1::ReportSection& s) {
     for (std::size_t i = 0; i < row.size(); ++i) cells.push_back(i == 1 ? Code(row[i]) : E(row[i]));
     html += "<tr>" + Cells(cells, classes, grid.titles) + "</tr>\n";
   }
-  html += "</table>\n";
+  return html + "</table>\n";
+}
+
+// Each rung's geometric mean share of the cuBLAS baselines (ShareSummaryGrid), where there is one.
+std::string ShareSummaryTable(const v1::ReportSection& s) {
+  const Grid grid = ShareSummaryGrid(s);
+  if (grid.titles.empty()) return "";
+  return GridTable("shares",
+                   "Geometric mean of each rung's share of cuBLAS over the shapes (how many in "
+                   "brackets)",
+                   grid);
+}
+
+// How the rows ran and what their counters say (ConditionsGrid), where there is any of it.
+std::string ConditionsTable(const v1::ReportSection& s) {
+  const Grid grid = ConditionsGrid(s);
+  if (grid.titles.empty()) return "";
+  std::string html =
+      GridTable("conditions",
+                "How each row ran: clocks, power, occupancy" +
+                    std::string(CountersLegend(s).empty() ? "" : ", hardware counters"),
+                grid);
   if (const std::string legend = CountersLegend(s); !legend.empty())
     html += "<p class=\"legend-text\">Counters: " + E(legend) + ".</p>\n";
   return html;
@@ -324,7 +340,7 @@ std::string RenderReportHtml(const v1::Report& report) {
     if (!Drawn(report, s)) continue;
     html += "<section id=\"" + E(s.id()) + "\">\n<h2>" + std::to_string(++number) + ". " +
             E(s.title()) + "</h2>\n<p class=\"scope\">" + E(s.scope()) + "</p>\n";
-    html += Figures(report, s) + RowTable(s) + ConditionsTable(s);
+    html += Figures(report, s) + RowTable(s) + ShareSummaryTable(s) + ConditionsTable(s);
     if (!s.notes().empty()) {
       html += "<ul class=\"notes\">\n";
       for (const std::string& note : s.notes()) html += "<li>" + E(note) + "</li>\n";

@@ -208,11 +208,9 @@ std::string ShapesTable(const v1::ReportSection& s) {
   return md;
 }
 
-// How the rows ran and their counters (ConditionsGrid), where there is any of it.
-std::string ConditionsTable(const v1::ReportSection& s) {
-  const Grid grid = ConditionsGrid(s);
-  if (grid.titles.empty()) return "";
-  std::string md = "\nHow each row ran:\n\n|";
+// A grid as a table after `title`, the variant column (1) as code.
+std::string GridTable(const std::string& title, const Grid& grid) {
+  std::string md = "\n" + title + ":\n\n|";
   std::string rule = "|";
   for (std::size_t i = 0; i < grid.titles.size(); ++i) {
     md += " " + MarkdownCell(grid.titles[i]) + " |";
@@ -225,6 +223,22 @@ std::string ConditionsTable(const v1::ReportSection& s) {
       cells.push_back(i == 1 ? Code(row[i]) : MarkdownCell(row[i]));
     md += Cells(cells);
   }
+  return md;
+}
+
+// Each rung's geometric mean share of the cuBLAS baselines (ShareSummaryGrid), where there is one.
+std::string ShareSummaryTable(const v1::ReportSection& s) {
+  const Grid grid = ShareSummaryGrid(s);
+  if (grid.titles.empty()) return "";
+  return GridTable(
+      "Geometric mean of each rung's share of cuBLAS over the shapes (how many in brackets)", grid);
+}
+
+// How the rows ran and their counters (ConditionsGrid), where there is any of it.
+std::string ConditionsTable(const v1::ReportSection& s) {
+  const Grid grid = ConditionsGrid(s);
+  if (grid.titles.empty()) return "";
+  std::string md = GridTable("How each row ran", grid);
   if (const std::string legend = CountersLegend(s); !legend.empty())
     md += "\nCounters: " + MarkdownCell(legend) + ".\n";
   return md;
@@ -251,7 +265,7 @@ std::string RenderReportMarkdown(const v1::Report& report) {
     md += "\n## " + std::to_string(++number) + ". " + s.title() + "\n\n_" + s.scope() + "_\n\n";
     switch (s.layout()) {
       case v1::SECTION_LAYOUT_SHAPES:
-        md += ShapesTable(s);
+        md += ShapesTable(s) + ShareSummaryTable(s);
         break;
       case v1::SECTION_LAYOUT_ALL:
         md += AllTable(s);

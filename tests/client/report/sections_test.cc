@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <tuple>
 
@@ -630,6 +631,62 @@ TEST(Sections, OnePairedRoundTakesItsIntervalFromTheWindowsCycles) {
   EXPECT_THAT(md, HasSubstr("\n† one round: interval from the window's cycles, drift not "
                             "included.\n"));
   EXPECT_THAT(md, HasSubstr("Paired floor: unknown (under 2 rounds)."));
+}
+
+}  // namespace
+}  // namespace ablation::client::report
+
+namespace ablation::client::report {
+namespace {
+
+// A per-shape section's summary: each rung's geometric mean share of cuBLAS (its rows'
+// cublas_share) and of the best cuBLAS row at the same shape, over every shape and over those of
+// M <= 128 and of N <= 128, with the shapes counted; the baselines themselves are not rows of it,
+// and a ladder gives none.
+TEST(Sections, TheShareSummaryIsTheGeometricMeanOfEachRungsShares) {
+  v1::ReportSection s;
+  s.set_layout(v1::SECTION_LAYOUT_SHAPES);
+  const std::vector<std::array<int64_t, 3>> shapes = {
+      {1, 4096, 4096}, {128, 4096, 4096}, {4096, 16, 4096}};
+  for (const auto& [m, n, k] : shapes) {
+    v1::Shape* x = s.add_shapes();
+    x->set_m(m);
+    x->set_n(n);
+    x->set_k(k);
+  }
+  auto rung = [&](const std::string& id, const std::string& variant, std::vector<double> tflops,
+                  std::vector<double> shares, bool baseline) {
+    for (size_t c = 0; c < shapes.size(); ++c) {
+      v1::ReportRow* r = s.add_rows();
+      r->set_rung(id);
+      r->set_variant(variant);
+      r->set_status(v1::ROW_STATUS_OK);
+      r->set_tflops(tflops[c]);
+      *r->mutable_shape() = s.shapes(int(c));
+      r->set_baseline(baseline);
+      if (!shares.empty()) r->set_cublas_share(shares[c]);
+    }
+  };
+  rung("S1", "sm90_s1", {1, 8, 10}, {0.5, 0.8, 1.25}, false);
+  rung("cuBLAS", "cublas_bf16", {2, 10, 8}, {}, true);
+  rung("best", "cublas_bf16_best", {2, 10, 10}, {1.0, 1.0, 0.8}, false);
+  const Grid grid = ShareSummaryGrid(s);
+  ASSERT_EQ(grid.titles.size(), 8u);
+  EXPECT_EQ(grid.titles[2], "every shape: of cuBLAS");
+  EXPECT_EQ(grid.titles[5], "M <= 128: of the best");
+  ASSERT_GE(grid.rows.size(), 1u);
+  const std::vector<std::string> s1 = grid.rows[0];
+  EXPECT_EQ(s1[0], "S1");
+  EXPECT_EQ(s1[2], "79.4% (3)");  // (0.5 * 0.8 * 1.25)^(1/3)
+  EXPECT_EQ(s1[3], "73.7% (3)");  // (0.5 * 0.8 * 1.0)^(1/3)
+  EXPECT_EQ(s1[4], "63.2% (2)");  // M <= 128: the first two shapes
+  EXPECT_EQ(s1[5], "63.2% (2)");
+  EXPECT_EQ(s1[6], "125.0% (1)");  // N <= 128: the transposed one
+  EXPECT_EQ(s1[7], "100.0% (1)");
+  for (const auto& row : grid.rows) EXPECT_NE(row[0], "cuBLAS");  // the baseline is no row
+  // A ladder section, or a single shape, has no summary.
+  s.set_layout(v1::SECTION_LAYOUT_LADDER);
+  EXPECT_TRUE(ShareSummaryGrid(s).titles.empty());
 }
 
 }  // namespace
