@@ -183,10 +183,40 @@ Variant OfRung(const Rung& r) {
   return v;
 }
 
+// The entry of a build that stores C transposed (Knobs::store_transposed): a GEMM as any other,
+// run as C^T = B A^T (sm90_tiles.cu swaps the operands), so its plan, refusals and padding are
+// those of the swapped problem; M is the kernel's N, so its rows must be whole 16-byte chunks of
+// C (C cannot be padded: it is written transposed).
+Variant OfSwappedRung(const Rung& r) {
+  Variant v = OfRung(r);
+  v.params.insert(v.params.begin() + 1, {"operands", "swapped"});
+  const DType dtype = RungDType(r.knobs);
+  v.can_implement = [dtype, block_m = r.knobs.block_m](const Problem& p) -> std::string {
+    if (std::string e = sm90::ShapeError(sm90::SwappedProblem(p), dtype, block_m); !e.empty())
+      return e;
+    if (p.m % 8 != 0)
+      return "m must be a multiple of 8 for this build (A and B swapped, C stored transposed: M "
+             "is the kernel's N, whose rows of C are not padded), got " +
+             std::to_string(p.m);
+    return "";
+  };
+  v.build = [knobs = r.knobs](const Problem& p, const Residency& device) {
+    return "A and B swapped, C stored transposed: " +
+           sm90::DescribeLaunch(sm90::PlanLaunch(knobs, sm90::SwappedProblem(p), device));
+  };
+  v.scratch_bytes = [knobs = r.knobs](const Problem& p) {
+    const ShapePlan s = PlanShape(sm90::SwappedProblem(p), knobs, 0, 0, 0);
+    const int64_t in = OperandBytes(knobs);  // the kernel's A is the caller's B, its B the A
+    return std::vector<int64_t>{s.pad_b ? p.m * s.k * in : 0, s.pad_a ? p.n * s.k * in : 0, 0};
+  };
+  return v;
+}
+
 // A rung of the small-shape ladder (sm90_few_rows.h): its base rung's entry, the few-row path
 // where it takes a problem (its own launch size and build there) and, past it, the build with a
 // smaller tile (`tile`, null for none) at the rows the rung gives it.
-Variant OfSmallRung(const SmallRung& r, const Variant& base, const Variant* tile) {
+Variant OfSmallRung(const SmallRung& r, const Variant& base, const Variant* tile,
+                    const Variant* swapped) {
   Variant v = base;
   v.name = std::string(r.name);
   v.description = std::string(r.id) + ": " + std::string(r.adds) + ". Otherwise " + base.name +
@@ -199,12 +229,18 @@ Variant OfSmallRung(const SmallRung& r, const Variant& base, const Variant* tile
     v.params.insert(v.params.begin(), {"tile_rows", int64_t(r.tile_rows)});
     v.params.insert(v.params.begin(), {"tile_base", tile->name});
   }
+  if (swapped != nullptr) {
+    v.params.insert(v.params.begin(), {"swap_cols", int64_t(r.swap_cols)});
+    v.params.insert(v.params.begin(), {"swap_base", swapped->name});
+  }
   v.params.insert(v.params.begin(), {"base", std::string(base.name)});
   for (auto& [key, value] : v.params)
     if (key == "rung") value = std::string(r.id);
   // The Hopper entry that runs p where the few-row path does not.
-  auto hopper = [r, base, small = tile ? std::optional<Variant>(*tile) : std::nullopt](
-                    const Problem& p) -> const Variant& {
+  auto hopper = [r, base, small = tile ? std::optional<Variant>(*tile) : std::nullopt,
+                 swap = swapped ? std::optional<Variant>(*swapped)
+                                : std::nullopt](const Problem& p) -> const Variant& {
+    if (swap && UsesSwapBase(r, p)) return *swap;
     return small && UsesTileBase(r, p) ? *small : base;
   };
   v.launch_at = [r, hopper](const Problem& p) {
@@ -244,11 +280,13 @@ void RegisterSm90(Registry& registry) {
   for (const Rung& r : kRungs) rungs.push_back(&r);
   for (const Rung& r : kFp8Rungs) rungs.push_back(&r);
   for (const Rung& r : kTileRungs) rungs.push_back(&r);
-  for (const Rung* r : rungs) registry.Add(OfRung(*r));
+  for (const Rung* r : rungs)
+    registry.Add(r->knobs.store_transposed ? OfSwappedRung(*r) : OfRung(*r));
   for (const SmallRung& r : kSmallRungs) {
     const Variant* base = registry.Find(r.base);
     const Variant* tile = r.tile_rows > 0 ? registry.Find(r.tile_base) : nullptr;
-    if (base != nullptr) registry.Add(OfSmallRung(r, *base, tile));
+    const Variant* swapped = r.swap_cols > 0 ? registry.Find(r.swap_base) : nullptr;
+    if (base != nullptr) registry.Add(OfSmallRung(r, *base, tile, swapped));
   }
 }
 

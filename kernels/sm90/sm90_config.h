@@ -78,6 +78,10 @@ struct Knobs {
   /// (2: at most three ranges; more, shorter ranges keep more clusters busy where the units are
   /// few, for a longer fix-up).
   int sk_parts = 2;
+  /// C written transposed, element (r, c) of the kernel's product at c * M + r, by plain stores
+  /// (whatever the epilogue knob says): the kernel computes C^T = B A^T for a caller whose A and
+  /// B it is given swapped (swap-AB), so that a few columns of C are the rows of its tiles.
+  bool store_transposed = false;
   bool overlap_epilogue = false;  ///< a tile's TMA stores issued during the next tile's k-tiles
   int max_ctas = 0;               ///< a cap on the persistent grid (0: as many as fit)
   /// A persistent grid whose last round stream-K does not share shrinks to the fewest clusters
@@ -304,9 +308,11 @@ inline constexpr std::array<Rung, 8> kFp8Rungs = {{
 namespace rung_knobs {
 inline constexpr Knobs kT64 = With(kH12, [](Knobs& k) { k.block_m = 64; });
 inline constexpr Knobs kT64Parts4 = With(kT64, [](Knobs& k) { k.sk_parts = 4; });
+inline constexpr Knobs kT64Parts4Swapped =
+    With(kT64Parts4, [](Knobs& k) { k.store_transposed = true; });
 }  // namespace rung_knobs
 
-inline constexpr std::array<Rung, 2> kTileRungs = {{
+inline constexpr std::array<Rung, 3> kTileRungs = {{
     {"sm90_h12_rows64", "T64",
      "64-row tiles: H12 with a block tile of 64x256 computed by one consumer warpgroup (wgmma "
      "m64n256k16) beside the producer, 256 threads; a stage holds 8 KiB of A and 32 KiB of B, "
@@ -317,6 +323,11 @@ inline constexpr std::array<Rung, 2> kTileRungs = {{
      "rather than half (a unit meets at most five, its last adds at most four partial sums), "
      "so that a few units keep more clusters busy (128x4096x4096: 60 clusters of 66, not 31)",
      rung_knobs::kT64Parts4},
+    {"sm90_h12_rows64_sk4_swapped", "T64qS",
+     "swap-AB on the tensor-core tiles: the shorter-range 64-row build given B as A and A as B "
+     "(C^T = B A^T, a few columns of C the rows of its tiles), C stored transposed by plain "
+     "stores; M a multiple of 8 (the kernel's N)",
+     rung_knobs::kT64Parts4Swapped},
 }};
 
 /// The rung whose id is `id` (M1, H1, ..., H12, F1, ..., F8); a compile-time error when there is

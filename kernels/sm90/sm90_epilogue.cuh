@@ -200,11 +200,47 @@ struct OverlappedTmaStoreEpilogue {
   }
 };
 
+/// Knobs::store_transposed: the kernel's element (r, c) at c * M + r of C (the caller's C, of
+/// which the kernel computes the transpose), each accumulator by a plain 2-byte store; the 8
+/// lanes of a lane-quad column write 8 adjacent rows, 16 contiguous bytes. kGuarded: nothing past
+/// row M or column N.
+template <bool kGuarded>
+struct TransposedStoreEpilogue {
+  __nv_bfloat16* c;
+  int m;
+  int64_t n;
+  int cw;  ///< the consumer warpgroup: rows cw*64.. of the tile
+
+  __device__ __forceinline__ TransposedStoreEpilogue(__nv_bfloat16* c_, int m_, int64_t n_,
+                                                     uint8_t*, const CUtensorMap*, int cw_)
+      : c(c_), m(m_), n(n_), cw(cw_) {}
+
+  template <class KTile>
+  __device__ __forceinline__ void OverlapWithKTiles(int&, int, KTile&&) {}
+
+  __device__ __forceinline__ void Store(const float (&d)[128], int m0, int n0) {
+    const int t = threadIdx.x & 127, warp = t >> 5, lane = t & 31, q = lane & 3;
+    const int row = m0 + cw * 64 + warp * 16 + (lane >> 2);
+#pragma unroll
+    for (int j = 0; j < 32; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = row + (i >= 2 ? 8 : 0);
+        const int64_t col = n0 + 8 * j + 2 * q + (i & 1);
+        if (kGuarded && (r >= m || col >= n)) continue;
+        c[col * m + r] = __float2bfloat16_rn(d[4 * j + i]);
+      }
+  }
+
+  __device__ __forceinline__ void Finish(int) {}
+};
+
 /// The epilogue policy of the knobs.
 template <Knobs K>
-using EpilogueOf =
+using EpilogueOf = std::conditional_t<
+    K.store_transposed, TransposedStoreEpilogue<K.guarded>,
     std::conditional_t<K.overlap_epilogue, OverlappedTmaStoreEpilogue,
                        std::conditional_t<K.epilogue == Epilogue::kTmaStore, TmaStoreEpilogue,
-                                          WideStoreEpilogue<K.guarded>>>;
+                                          WideStoreEpilogue<K.guarded>>>>;
 
 }  // namespace ablation::kernels::sm90

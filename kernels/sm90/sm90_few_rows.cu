@@ -4,8 +4,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <optional>
 #include <string>
+#include <vector>
 
 #include "kernels/registry.h"
 #include "kernels/sm90/sm90_few_rows.h"
@@ -240,26 +240,33 @@ std::string LaunchFewRows(const GemmArgs& args, const FewRowsPlan& plan) {
 void BindSm90SmallRungs(Registry& registry) {
   for (const SmallRung& r : kSmallRungs) {
     Variant* v = registry.FindMutable(r.name);
-    const Variant* base = registry.Find(r.base);
-    const Variant* tile = r.tile_rows > 0 ? registry.Find(r.tile_base) : nullptr;
-    if (v == nullptr || base == nullptr || !base->launch) continue;
-    if (r.tile_rows > 0 && (tile == nullptr || !tile->launch)) continue;
-    // The Hopper launch of a problem the few-row path does not take (tile: null for none).
-    LaunchFn base_launch = base->launch, tile_launch = tile ? tile->launch : LaunchFn{};
-    v->launch = [r, base_launch, tile_launch](const GemmArgs& args) {
+    if (v == nullptr) continue;
+    // The Hopper builds the rung runs where the few-row path does not, each bound before.
+    std::vector<Variant> hopper;
+    for (std::string_view name : {r.base, r.tile_base, r.swap_base}) {
+      if (name.empty()) continue;
+      const Variant* h = registry.Find(name);
+      if (h == nullptr || !h->launch) break;
+      hopper.push_back(*h);
+    }
+    if (hopper.empty() || hopper.front().name != r.base ||
+        hopper.size() != size_t(1 + (r.tile_rows > 0) + (r.swap_cols > 0)))
+      continue;
+    auto pick = [r, hopper](const Problem& p) -> const Variant& {
+      for (const Variant& h : hopper)
+        if (h.name == HopperFor(r, p)) return h;
+      return hopper.front();
+    };
+    v->launch = [r, pick](const GemmArgs& args) {
       const FewRowsPlan plan = PlanFewRows(args.problem, r, reinterpret_cast<uintptr_t>(args.a),
                                            reinterpret_cast<uintptr_t>(args.b));
-      if (plan.runs) return LaunchFewRows(args, plan);
-      return tile_launch && UsesTileBase(r, args.problem) ? tile_launch(args) : base_launch(args);
+      return plan.runs ? LaunchFewRows(args, plan) : pick(args.problem).launch(args);
     };
-    v->kernel = base->kernel;
-    const Variant base_copy = *base;
-    const std::optional<Variant> tile_copy = tile ? std::optional<Variant>(*tile) : std::nullopt;
-    v->kernel_at = [r, base_copy, tile_copy](const Problem& p) -> const void* {
+    v->kernel = hopper.front().kernel;
+    v->kernel_at = [r, pick](const Problem& p) -> const void* {
       // The worker's operands are 256-byte aligned: the plan at aligned addresses.
       const FewRowsPlan plan = PlanFewRows(p, r, 0, 0);
-      if (plan.runs) return FewRowsKernel(plan);
-      return tile_copy && UsesTileBase(r, p) ? tile_copy->KernelAt(p) : base_copy.KernelAt(p);
+      return plan.runs ? FewRowsKernel(plan) : pick(p).KernelAt(p);
     };
   }
 }

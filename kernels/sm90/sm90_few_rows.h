@@ -46,12 +46,17 @@ struct SmallRung {
   /// cores (mma.sync m16n8k16, kMmaCols columns of C per block, K split among its 4 warps); fewer
   /// run the CUDA-core kernel (0: every row count does).
   int mma_from = 0;
+  /// Past the few-row paths, a problem of at most this many columns (N), more rows than columns
+  /// and rows a multiple of 8 runs `swap_base` (a build that stores C transposed, given A and B
+  /// swapped: the few columns are its tiles' rows) (0: never).
+  int swap_cols = 0;
+  std::string_view swap_base;
 };
 
 /// Columns of C per block of the tensor-core few-row kernel: two n8 tiles of mma.sync.
 inline constexpr int kMmaCols = 16;
 
-inline constexpr std::array<SmallRung, 6> kSmallRungs = {{
+inline constexpr std::array<SmallRung, 7> kSmallRungs = {{
     {"sm90_s1_few_rows", "S1",
      "a few-row path: at most 16 rows run a kernel of their own (a warp per 1 to 4 columns of "
      "C streaming B's K-major rows with 16-byte loads, A's rows hot in L1, no tensor cores) "
@@ -85,12 +90,31 @@ inline constexpr std::array<SmallRung, 6> kSmallRungs = {{
      "loads of A and B are its fragments, K permuted alike in both (a sum's order is free), so "
      "B streams in 64-byte runs with no shared memory and no shuffles",
      "sm90_h12_fitted_unclustered", kFewRows, kFewRows, 4, 128, "sm90_h12_rows64_sk4", 2},
+    {"sm90_s7_swap_tiles", "S7",
+     "swap-AB on the tensor-core tiles: past the few-row paths, at most 128 columns of more rows "
+     "(M a multiple of 8) run as C^T = B A^T on the shorter-range 64-row build, C stored "
+     "transposed (sm90_h12_rows64_sk4_swapped), so the few columns fill its 64-row tiles "
+     "instead of half a 256-column one",
+     "sm90_h12_fitted_unclustered", kFewRows, kFewRows, 4, 128, "sm90_h12_rows64_sk4", 2, 128,
+     "sm90_h12_rows64_sk4_swapped"},
 }};
 
-/// Whether small rung `r` runs `p`, where the few-row path does not take it, with its
-/// smaller-tile build (tile_base) rather than its base rung.
+/// Whether small rung `r` runs `p`, where the few-row path does not take it, with its swapped
+/// build (swap_base: few columns of more rows, rows a multiple of 8).
+constexpr bool UsesSwapBase(const SmallRung& r, const Problem& p) {
+  return r.swap_cols > 0 && p.n <= r.swap_cols && p.m > p.n && p.m % 8 == 0;
+}
+
+/// Whether small rung `r` runs `p`, where neither the few-row path nor the swapped build takes
+/// it, with its smaller-tile build (tile_base) rather than its base rung.
 constexpr bool UsesTileBase(const SmallRung& r, const Problem& p) {
-  return r.tile_rows > 0 && p.m <= r.tile_rows;
+  return !UsesSwapBase(r, p) && r.tile_rows > 0 && p.m <= r.tile_rows;
+}
+
+/// The Hopper build small rung `r` runs `p` with where the few-row path does not take it: its
+/// swapped build, its smaller-tile build or its base rung.
+constexpr std::string_view HopperFor(const SmallRung& r, const Problem& p) {
+  return UsesSwapBase(r, p) ? r.swap_base : UsesTileBase(r, p) ? r.tile_base : r.base;
 }
 
 /// The few-row path's launch of one problem: the rows its kernel is built for (the least of 1,

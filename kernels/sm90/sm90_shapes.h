@@ -72,6 +72,9 @@ inline ShapePlan PlanShape(const Problem& p, const Knobs& knobs, uintptr_t a, ui
   return s;
 }
 
+/// `p` with A and B swapped: the problem of C^T = B A^T (swap-AB).
+constexpr Problem SwappedProblem(const Problem& p) { return Problem{p.n, p.m, p.k, p.dtype}; }
+
 /// "" when a rung of `dtype` (bf16, or fp8 for the fp8 ladder) can run `p` at all (that dtype,
 /// M, N, K from 1 to the kernels' 32-bit coordinates, the count of its block_m x 256 tiles in 32
 /// bits), else the sentence naming the field.

@@ -43,7 +43,7 @@ int Changes(const sm90::Knobs& a, const sm90::Knobs& b) {
          (a.grouped_order != b.grouped_order) + (a.overlap_epilogue != b.overlap_epilogue) +
          (a.fp8 != b.fp8) + (a.fit_grid != b.fit_grid) +
          (a.clusters_where_shared != b.clusters_where_shared) + (a.block_m != b.block_m) +
-         (a.sk_parts != b.sk_parts);
+         (a.sk_parts != b.sk_parts) + (a.store_transposed != b.store_transposed);
 }
 
 TEST_F(Sm90Catalog, ThirteenRungsOneChangeEach) {
@@ -315,6 +315,44 @@ TEST_F(Sm90Catalog, S6RunsTwoToSixteenRowsOnTensorCores) {
   EXPECT_EQ(v.launch_at({16, 4096, 4096, DType::kBF16}).threads, 128);
   EXPECT_EQ(v.build({128, 4096, 4096, DType::kBF16}, none),
             Get("sm90_s5_short_ranges").build({128, 4096, 4096, DType::kBF16}, none));
+}
+
+// The swapped build (T64qS): T64q storing C transposed, given A and B swapped; its entry plans,
+// describes and refuses the swapped problem, and M must be whole 16-byte chunks of C. S7 runs
+// it past the few-row paths at most 128 columns of more rows (M a multiple of 8), S6's builds
+// elsewhere.
+TEST_F(Sm90Catalog, S7RunsFewColumnsSwappedOnTheTensorCoreTiles) {
+  const sm90::Knobs& t64q = sm90::kTileRungs[1].knobs;
+  const sm90::Knobs& swapped = sm90::kTileRungs[2].knobs;
+  EXPECT_EQ(Changes(t64q, swapped), 1);
+  EXPECT_TRUE(swapped.store_transposed);
+  const Variant& t = Get("sm90_h12_rows64_sk4_swapped");
+  EXPECT_EQ(Param(t, "operands"), "swapped");
+  const Residency h200{132, 66};
+  const Problem p{4096, 128, 4096, DType::kBF16};
+  EXPECT_EQ(t.build(p, h200), "A and B swapped, C stored transposed: " +
+                                  Get("sm90_h12_rows64_sk4").build({128, 4096, 4096}, h200));
+  EXPECT_EQ(t.can_implement(p), "");
+  EXPECT_NE(t.can_implement({4100, 128, 4096, DType::kBF16}).find("multiple of 8"),
+            std::string::npos);
+  EXPECT_EQ(t.scratch_bytes({4096, 128, 4100, DType::kBF16}),
+            (std::vector<int64_t>{4096 * 4104 * 2, 128 * 4104 * 2, 0}));
+  const sm90::SmallRung& s7 = sm90::kSmallRungs[6];
+  ASSERT_EQ(s7.id, "S7");
+  EXPECT_EQ(s7.swap_cols, 128);
+  EXPECT_EQ(s7.swap_base, "sm90_h12_rows64_sk4_swapped");
+  EXPECT_EQ(sm90::HopperFor(s7, p), s7.swap_base);
+  EXPECT_EQ(sm90::HopperFor(s7, {4100, 128, 4096, DType::kBF16}), s7.base);  // M not of 8
+  EXPECT_EQ(sm90::HopperFor(s7, {4096, 129, 4096, DType::kBF16}), s7.base);  // N over 128
+  EXPECT_EQ(sm90::HopperFor(s7, {128, 64, 4096, DType::kBF16}), s7.swap_base);
+  EXPECT_EQ(sm90::HopperFor(s7, {100, 4096, 4096, DType::kBF16}), s7.tile_base);
+  EXPECT_EQ(sm90::HopperFor(sm90::kSmallRungs[5], p), sm90::kSmallRungs[5].base);
+  const Variant& v = Get("sm90_s7_swap_tiles");
+  EXPECT_EQ(v.build(p, h200), "sm90_h12_rows64_sk4_swapped: " + t.build(p, h200));
+  EXPECT_EQ(v.launch_at(p).threads, 256);
+  EXPECT_EQ(v.build({4096, 16, 4096, DType::kBF16}, h200),
+            Get("sm90_s6_few_rows_mma").build({4096, 16, 4096, DType::kBF16}, h200));
+  EXPECT_EQ(Param(v, "swap_cols"), "128");
 }
 
 TEST_F(Sm90Catalog, Fp8LadderOneChangeEach) {

@@ -255,20 +255,32 @@ TEST_F(Sm90Gpu, TheFewRowPathsAgainstFp64AndCublas) {
 // rows.
 TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
   if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
-  names_ = {"sm90_h12_rows64", "sm90_s4_rows64", "sm90_h12_rows64_sk4", "sm90_s5_short_ranges"};
+  names_ = {"sm90_h12_rows64",
+            "sm90_s4_rows64",
+            "sm90_h12_rows64_sk4",
+            "sm90_s5_short_ranges",
+            "sm90_h12_rows64_sk4_swapped",
+            "sm90_s7_swap_tiles"};
   const sm90::SmallRung& s4 = sm90::kSmallRungs[3];
+  const sm90::SmallRung& s7 = sm90::kSmallRungs[6];
   for (Problem p : {Problem{17, 300, 512}, Problem{64, 512, 1024}, Problem{100, 264, 136},
-                    Problem{128, 512, 640}, Problem{33, 1000, 520}, Problem{256, 256, 64}}) {
+                    Problem{128, 512, 640}, Problem{33, 1000, 520}, Problem{256, 256, 64},
+                    Problem{304, 17, 512}, Problem{512, 100, 136}, Problem{1000, 128, 264}}) {
     ExpectMatchesFp64(p, 53);
     p.dtype = DType::kBF16;
     const bool tile = p.m > 16 && p.n > 16 && p.m <= 128;
     EXPECT_EQ(Get("sm90_s4_rows64").KernelAt(p) == Get("sm90_h12_rows64").KernelAt(p), tile)
         << p.m << "x" << p.n << "x" << p.k;
     EXPECT_EQ(sm90::UsesTileBase(s4, p), p.m <= 128);
+    EXPECT_EQ(
+        Get("sm90_s7_swap_tiles").KernelAt(p) == Get("sm90_h12_rows64_sk4_swapped").KernelAt(p),
+        p.n > 16 && sm90::UsesSwapBase(s7, p))
+        << p.m << "x" << p.n << "x" << p.k;
   }
-  for (Problem p : {Problem{128, 4096, 4096}, Problem{64, 14336, 4096}, Problem{512, 4096, 4096}})
+  for (Problem p : {Problem{128, 4096, 4096}, Problem{64, 14336, 4096}, Problem{512, 4096, 4096},
+                    Problem{4096, 128, 4096}, Problem{14336, 64, 4096}})
     ExpectMatchesCublas(p, 54);
-  EXPECT_EQ(ran_.size(), 4u);
+  EXPECT_EQ(ran_.size(), 6u);
 }
 
 // Operands TMA cannot take (pointers 2 bytes off 16-byte alignment) are padded, C is copied
