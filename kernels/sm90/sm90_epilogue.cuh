@@ -204,19 +204,14 @@ struct OverlappedTmaStoreEpilogue {
 /// which the kernel computes the transpose), each accumulator by a plain 2-byte store; the 8
 /// lanes of a lane-quad column write 8 adjacent rows, 16 contiguous bytes. kGuarded: nothing past
 /// row M or column N.
+/// WideStoreEpilogue's fields and face, its Store replaced.
 template <bool kGuarded>
-struct TransposedStoreEpilogue {
-  __nv_bfloat16* c;
-  int m;
-  int64_t n;
-  int cw;  ///< the consumer warpgroup: rows cw*64.. of the tile
-
-  __device__ __forceinline__ TransposedStoreEpilogue(__nv_bfloat16* c_, int m_, int64_t n_,
-                                                     uint8_t*, const CUtensorMap*, int cw_)
-      : c(c_), m(m_), n(n_), cw(cw_) {}
-
-  template <class KTile>
-  __device__ __forceinline__ void OverlapWithKTiles(int&, int, KTile&&) {}
+struct TransposedStoreEpilogue : WideStoreEpilogue<kGuarded> {
+  using WideStoreEpilogue<kGuarded>::WideStoreEpilogue;
+  using WideStoreEpilogue<kGuarded>::c;
+  using WideStoreEpilogue<kGuarded>::m;
+  using WideStoreEpilogue<kGuarded>::n;
+  using WideStoreEpilogue<kGuarded>::cw;
 
   __device__ __forceinline__ void Store(const float (&d)[128], int m0, int n0) {
     const int t = threadIdx.x & 127, warp = t >> 5, lane = t & 31, q = lane & 3;
@@ -231,8 +226,6 @@ struct TransposedStoreEpilogue {
         c[col * m + r] = __float2bfloat16_rn(d[4 * j + i]);
       }
   }
-
-  __device__ __forceinline__ void Finish(int) {}
 };
 
 /// The epilogue policy of the knobs.
