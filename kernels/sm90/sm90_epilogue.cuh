@@ -216,6 +216,10 @@ struct TransposedStoreEpilogue : WideStoreEpilogue<kGuarded> {
   __device__ __forceinline__ void Store(const float (&d)[128], int m0, int n0) {
     const int t = threadIdx.x & 127, warp = t >> 5, lane = t & 31, q = lane & 3;
     const int row = m0 + cw * 64 + warp * 16 + (lane >> 2);
+    // Every accumulator read at once (packed to bf16 pairs, as the TMA-store epilogue does), so
+    // that nothing reads them while the next tile's wgmma run.
+    uint32_t w[64];
+    TmaStoreEpilogue::Pack(d, w);
 #pragma unroll
     for (int j = 0; j < 32; ++j)
 #pragma unroll
@@ -223,7 +227,8 @@ struct TransposedStoreEpilogue : WideStoreEpilogue<kGuarded> {
         const int r = row + (i >= 2 ? 8 : 0);
         const int64_t col = n0 + 8 * j + 2 * q + (i & 1);
         if (kGuarded && (r >= m || col >= n)) continue;
-        c[col * m + r] = __float2bfloat16_rn(d[4 * j + i]);
+        const uint32_t pair = w[2 * j + i / 2];
+        c[col * m + r] = __ushort_as_bfloat16(uint16_t((i & 1) ? pair >> 16 : pair & 0xffffu));
       }
   }
 };
