@@ -1,4 +1,5 @@
-// The "how it ran" table of a section: conditions, occupancy, counters, micro-benchmark.
+// The grids of a section beside its main table: how each row ran (conditions, occupancy,
+// counters, micro-benchmark), and each rung's geometric mean share of the cuBLAS baselines.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -213,33 +214,19 @@ std::string CountersLegend(const v1::ReportSection& s) {
   return legend;
 }
 
-}  // namespace ablation::client::report
-
-namespace ablation::client::report {
-
 Grid ShareSummaryGrid(const v1::ReportSection& s) {
   Grid grid;
   const int columns = s.shapes_size();
   if (s.layout() != v1::SECTION_LAYOUT_SHAPES || columns < 2) return grid;
   const ShapeView view = MeasuredCells(s);
   auto at = [&](int r, int c) -> const v1::ReportRow& { return s.rows(r * columns + c); };
-  // The figure the shapes table shows: alone at the cap where measured, else the window's.
-  auto figure = [](const v1::ReportRow& r) -> double {
-    return r.has_solo() ? r.solo().tflops() : r.tflops();
-  };
-  // The best of cuBLASLt's timed candidates, where the section has it: its row per shape.
-  int best = -1;
-  for (int r : view.rungs)
-    if (const std::string& v = at(r, 0).variant();
-        v.size() > 5 && v.ends_with("_best") && v.starts_with("cublas_"))
-      best = r;
   struct Group {
     std::string name;
     std::function<bool(const v1::Shape&)> takes;
   };
-  std::vector<Group> groups = {{"every shape", [](const v1::Shape&) { return true; }},
-                               {"M <= 128", [](const v1::Shape& x) { return x.m() <= 128; }},
-                               {"N <= 128", [](const v1::Shape& x) { return x.n() <= 128; }}};
+  const std::vector<Group> groups = {{"every shape", [](const v1::Shape&) { return true; }},
+                                     {"M <= 128", [](const v1::Shape& x) { return x.m() <= 128; }},
+                                     {"N <= 128", [](const v1::Shape& x) { return x.n() <= 128; }}};
   // A group is shown where it holds shapes and differs from every shape.
   std::vector<const Group*> shown;
   for (const Group& g : groups) {
@@ -247,43 +234,49 @@ Grid ShareSummaryGrid(const v1::ReportSection& s) {
     for (int c : view.columns) n += g.takes(s.shapes(c));
     if (n > 0 && (g.name == "every shape" || n < int(view.columns.size()))) shown.push_back(&g);
   }
+  // The shares the rows carry (SetShares: of the heuristic's cuBLAS and of the best candidate, on
+  // one basis, solo or the window's), 0 where a row has none; the best's only where a row has it.
+  using Share = double (*)(const v1::ReportRow&);
+  std::vector<std::pair<std::string, Share>> shares = {
+      {"of cuBLAS",
+       [](const v1::ReportRow& x) { return x.has_cublas_share() ? x.cublas_share() : 0.0; }}};
+  if (std::any_of(s.rows().begin(), s.rows().end(),
+                  [](const v1::ReportRow& x) { return x.has_cublas_best_share(); }))
+    shares.push_back({"of the best", [](const v1::ReportRow& x) {
+                        return x.has_cublas_best_share() ? x.cublas_best_share() : 0.0;
+                      }});
   grid.titles = {"rung", "variant"};
   grid.numeric = {false, false};
-  for (const Group* g : shown) {
-    grid.titles.push_back(g->name + ": of cuBLAS");
-    grid.numeric.push_back(true);
-    if (best < 0) continue;
-    grid.titles.push_back(g->name + ": of the best");
-    grid.numeric.push_back(true);
-  }
+  for (const Group* g : shown)
+    for (const auto& share : shares) {
+      grid.titles.push_back(g->name + ": " + share.first);
+      grid.numeric.push_back(true);
+    }
+  // The geometric mean of a share over a group's measured rows of rung r, and their count.
+  auto mean = [&](int r, const Group& g, Share share) {
+    double logs = 0;
+    int n = 0;
+    for (int c : view.columns) {
+      const v1::ReportRow& row = at(r, c);
+      if (!g.takes(s.shapes(c)) || !Measured(row) || share(row) <= 0) continue;
+      logs += std::log(share(row));
+      ++n;
+    }
+    return std::pair(
+        n == 0 ? std::string("-") : Percent(std::exp(logs / n), 1) + " (" + std::to_string(n) + ")",
+        n);
+  };
   for (int r : view.rungs) {
     const v1::ReportRow& first = at(r, 0);
     if (first.baseline()) continue;
     std::vector<std::string> cells = {first.rung(), first.variant()};
     bool any = false;
-    for (const Group* g : shown) {
-      double log_cublas = 0, log_best = 0;
-      int n_cublas = 0, n_best = 0;
-      for (int c : view.columns) {
-        const v1::ReportRow& row = at(r, c);
-        if (!g->takes(s.shapes(c)) || !Measured(row)) continue;
-        if (row.has_cublas_share() && row.cublas_share() > 0) {
-          log_cublas += std::log(row.cublas_share());
-          ++n_cublas;
-        }
-        if (best >= 0 && Measured(at(best, c)) && figure(at(best, c)) > 0 && figure(row) > 0) {
-          log_best += std::log(figure(row) / figure(at(best, c)));
-          ++n_best;
-        }
+    for (const Group* g : shown)
+      for (const auto& share : shares) {
+        auto [cell, n] = mean(r, *g, share.second);
+        cells.push_back(cell);
+        any = any || n > 0;
       }
-      auto cell = [](double sum, int n) {
-        return n == 0 ? std::string("-")
-                      : Percent(std::exp(sum / n), 1) + " (" + std::to_string(n) + ")";
-      };
-      cells.push_back(cell(log_cublas, n_cublas));
-      if (best >= 0) cells.push_back(cell(log_best, n_best));
-      any = any || n_cublas > 0 || n_best > 0;
-    }
     if (any) grid.rows.push_back(std::move(cells));
   }
   if (grid.rows.empty()) grid = Grid{};

@@ -133,13 +133,12 @@ struct Grid {
   std::vector<std::vector<std::string>> rows;
 };
 Grid ConditionsGrid(const v1::ReportSection& section);
-// A per-shape section's rungs against the cuBLAS baselines over its shapes: each rung's
-// geometric mean share of cuBLAS (the heuristic's pick, the rows' cublas_share) and, where the
-// section has the row `cublas_<dtype>_best`, of the best of cuBLASLt's timed candidates at the
-// same shape, over every shape, those of M <= 128 and those of N <= 128 (decode-sized rows and
-// their transposes; a group only where it is not every shape), each with the shapes it counts.
-// The figures are those the shapes table shows (alone at the cap where measured). No titles:
-// nothing to show (another layout, fewer than two shapes, no share).
+// A per-shape section's rungs against the cuBLAS baselines over its shapes: the geometric mean
+// of each rung's shares as its rows carry them (of the heuristic's cuBLAS, and of the best of
+// cuBLASLt's timed candidates where the rows have that share), over every shape, those of
+// M <= 128 and those of N <= 128 (decode-sized rows and their transposes; a group only where it
+// is not every shape), each with the shapes it counts. No titles: nothing to show (another
+// layout, fewer than two shapes, no share).
 Grid ShareSummaryGrid(const v1::ReportSection& section);
 // "LDS inst: smsp__sass_inst_executed_op_shared_ld.sum; ...": each counter column's metric as the
 // architecture's tool read it, "" when the section shows no counters.

@@ -639,8 +639,8 @@ TEST(Sections, OnePairedRoundTakesItsIntervalFromTheWindowsCycles) {
 namespace ablation::client::report {
 namespace {
 
-// A per-shape section's summary: each rung's geometric mean share of cuBLAS (its rows'
-// cublas_share) and of the best cuBLAS row at the same shape, over every shape and over those of
+// A per-shape section's summary: each rung's geometric mean share of cuBLAS and of the best
+// candidate (its rows' cublas_share and cublas_best_share), over every shape and over those of
 // M <= 128 and of N <= 128, with the shapes counted; the baselines themselves are not rows of it,
 // and a ladder gives none.
 TEST(Sections, TheShareSummaryIsTheGeometricMeanOfEachRungsShares) {
@@ -654,22 +654,25 @@ TEST(Sections, TheShareSummaryIsTheGeometricMeanOfEachRungsShares) {
     x->set_n(n);
     x->set_k(k);
   }
-  auto rung = [&](const std::string& id, const std::string& variant, std::vector<double> tflops,
-                  std::vector<double> shares, bool baseline) {
+  // Rows as SetShares leaves them: each with its shares of cuBLAS and of the best candidate; both
+  // baselines flagged as Fill flags them.
+  auto rung = [&](const std::string& id, const std::string& variant, std::vector<double> of_cublas,
+                  std::vector<double> of_best, bool baseline) {
     for (size_t c = 0; c < shapes.size(); ++c) {
       v1::ReportRow* r = s.add_rows();
       r->set_rung(id);
       r->set_variant(variant);
       r->set_status(v1::ROW_STATUS_OK);
-      r->set_tflops(tflops[c]);
+      r->set_tflops(1);
       *r->mutable_shape() = s.shapes(int(c));
       r->set_baseline(baseline);
-      if (!shares.empty()) r->set_cublas_share(shares[c]);
+      r->set_cublas_share(of_cublas[c]);
+      r->set_cublas_best_share(of_best[c]);
     }
   };
-  rung("S1", "sm90_s1", {1, 8, 10}, {0.5, 0.8, 1.25}, false);
-  rung("cuBLAS", "cublas_bf16", {2, 10, 8}, {}, true);
-  rung("best", "cublas_bf16_best", {2, 10, 10}, {1.0, 1.0, 0.8}, false);
+  rung("S1", "sm90_s1", {0.5, 0.8, 1.25}, {0.5, 0.8, 1.0}, false);
+  rung("cuBLAS", "cublas_bf16", {1, 1, 1}, {1, 1, 0.8}, true);
+  rung("best", "cublas_bf16_best", {1, 1, 1.25}, {1, 1, 1}, true);
   const Grid grid = ShareSummaryGrid(s);
   ASSERT_EQ(grid.titles.size(), 8u);
   EXPECT_EQ(grid.titles[2], "every shape: of cuBLAS");
@@ -683,7 +686,10 @@ TEST(Sections, TheShareSummaryIsTheGeometricMeanOfEachRungsShares) {
   EXPECT_EQ(s1[5], "63.2% (2)");
   EXPECT_EQ(s1[6], "125.0% (1)");  // N <= 128: the transposed one
   EXPECT_EQ(s1[7], "100.0% (1)");
-  for (const auto& row : grid.rows) EXPECT_NE(row[0], "cuBLAS");  // the baseline is no row
+  for (const auto& row : grid.rows) {
+    EXPECT_NE(row[0], "cuBLAS");  // the baselines are no rows
+    EXPECT_NE(row[0], "best");
+  }
   // A ladder section, or a single shape, has no summary.
   s.set_layout(v1::SECTION_LAYOUT_LADDER);
   EXPECT_TRUE(ShareSummaryGrid(s).titles.empty());
