@@ -1,7 +1,6 @@
 #include "kernels/sm90/sm90_catalog.h"
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -237,11 +236,11 @@ Variant OfSmallRung(const SmallRung& r, const Variant& base, const Variant* tile
   for (auto& [key, value] : v.params)
     if (key == "rung") value = std::string(r.id);
   // The Hopper entry that runs p where the few-row path does not.
-  auto hopper = [r, base, small = tile ? std::optional<Variant>(*tile) : std::nullopt,
-                 swap = swapped ? std::optional<Variant>(*swapped)
-                                : std::nullopt](const Problem& p) -> const Variant& {
-    if (swap && UsesSwapBase(r, p)) return *swap;
-    return small && UsesTileBase(r, p) ? *small : base;
+  std::vector<Variant> entries = {base};
+  if (tile != nullptr) entries.push_back(*tile);
+  if (swapped != nullptr) entries.push_back(*swapped);
+  auto hopper = [r, entries](const Problem& p) -> const Variant& {
+    return PickHopper(r, entries, p);
   };
   v.launch_at = [r, hopper](const Problem& p) {
     if (PlanFewRows(p, r, 0, 0).runs) return LaunchSize{kFewRowsThreads, 0};

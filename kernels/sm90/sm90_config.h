@@ -143,6 +143,11 @@ ABLATION_SM90_HD constexpr int ConsumerWarpgroups(const Knobs& k) { return k.blo
 /// Bytes of a stage's A tile (block_m rows of a k-tile's 128 bytes) and of a whole stage.
 ABLATION_SM90_HD constexpr int ATileBytes(const Knobs& k) { return k.block_m * kBlockKBytes; }
 ABLATION_SM90_HD constexpr int StageBytes(const Knobs& k) { return ATileBytes(k) + kBTileBytes; }
+/// Whether a build writes C with the TMA-store epilogue (its store buffers, the map of C): the
+/// epilogue knob says so and C is not stored transposed (plain stores, whatever that knob says).
+ABLATION_SM90_HD constexpr bool TmaStoresC(const Knobs& k) {
+  return k.epilogue == Epilogue::kTmaStore && !k.store_transposed;
+}
 /// The TMA-store epilogue's shared memory: two chunk buffers per consumer warpgroup, so a chunk
 /// is written while the one before is still being stored (32 KiB for a 128-row tile).
 ABLATION_SM90_HD constexpr int StoreBufferBytes(const Knobs& k) {
@@ -152,8 +157,8 @@ ABLATION_SM90_HD constexpr int StoreBufferBytes(const Knobs& k) {
 /// epilogue, 1 KiB to align them (the 128-byte swizzle repeats every 1024 bytes), and the
 /// full/empty barriers.
 ABLATION_SM90_HD constexpr int64_t SmemBytes(const Knobs& k) {
-  return int64_t(kStages) * StageBytes(k) +
-         (k.epilogue == Epilogue::kTmaStore ? StoreBufferBytes(k) : 0) + 1024 + 2 * 8 * kStages;
+  return int64_t(kStages) * StageBytes(k) + (TmaStoresC(k) ? StoreBufferBytes(k) : 0) + 1024 +
+         2 * 8 * kStages;
 }
 #undef ABLATION_SM90_HD
 

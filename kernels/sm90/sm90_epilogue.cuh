@@ -203,8 +203,7 @@ struct OverlappedTmaStoreEpilogue {
 /// Knobs::store_transposed: the kernel's element (r, c) at c * M + r of C (the caller's C, of
 /// which the kernel computes the transpose), each accumulator by a plain 2-byte store; the 8
 /// lanes of a lane-quad column write 8 adjacent rows, 16 contiguous bytes. kGuarded: nothing past
-/// row M or column N.
-/// WideStoreEpilogue's fields and face, its Store replaced.
+/// row M or column N. WideStoreEpilogue's fields and face, its Store replaced.
 template <bool kGuarded>
 struct TransposedStoreEpilogue : WideStoreEpilogue<kGuarded> {
   using WideStoreEpilogue<kGuarded>::WideStoreEpilogue;

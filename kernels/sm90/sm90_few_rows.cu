@@ -253,9 +253,7 @@ void BindSm90SmallRungs(Registry& registry) {
         hopper.size() != size_t(1 + (r.tile_rows > 0) + (r.swap_cols > 0)))
       continue;
     auto pick = [r, hopper](const Problem& p) -> const Variant& {
-      for (const Variant& h : hopper)
-        if (h.name == HopperFor(r, p)) return h;
-      return hopper.front();
+      return PickHopper(r, hopper, p);
     };
     v->launch = [r, pick](const GemmArgs& args) {
       const FewRowsPlan plan = PlanFewRows(args.problem, r, reinterpret_cast<uintptr_t>(args.a),

@@ -15,8 +15,10 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "kernels/common/problem.h"
+#include "kernels/registry.h"
 #include "kernels/sm90/sm90_config.h"
 
 namespace ablation::kernels::sm90 {
@@ -115,6 +117,16 @@ constexpr bool UsesTileBase(const SmallRung& r, const Problem& p) {
 /// swapped build, its smaller-tile build or its base rung.
 constexpr std::string_view HopperFor(const SmallRung& r, const Problem& p) {
   return UsesSwapBase(r, p) ? r.swap_base : UsesTileBase(r, p) ? r.tile_base : r.base;
+}
+
+/// Of `hopper` (the catalog's or the worker's entries of the rung's base first, then of its
+/// smaller-tile and swapped builds), the one HopperFor names for `p`; the base where it names
+/// none of them.
+inline const Variant& PickHopper(const SmallRung& r, const std::vector<Variant>& hopper,
+                                 const Problem& p) {
+  for (const Variant& h : hopper)
+    if (h.name == HopperFor(r, p)) return h;
+  return hopper.front();
 }
 
 /// The few-row path's launch of one problem: the rows its kernel is built for (the least of 1,

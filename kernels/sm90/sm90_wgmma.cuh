@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(K.Threads(), 1)
                     const float* __restrict__ scale_a, const float* __restrict__ scale_b) {
   static_assert(ValidWgmmaKnobs(K),
                 "the persistent, cluster, TMA-store and 64-row rungs build on H3");
-  constexpr bool kTmaStore = K.epilogue == Epilogue::kTmaStore;
+  constexpr bool kTmaStore = TmaStoresC(K);
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = AlignSmem1024(smem_raw);
   uint8_t* store_buffers = smem + kStages * StageBytes(K);  // kTmaStore only

@@ -107,7 +107,7 @@ std::string WgmmaBuild<K>::Launch(const GemmArgs& args, int64_t b_rows) {
   const int b_box = K.cluster_m == 2 ? kBlockN / 2 : kBlockN;
   if (std::string e = EncodeMaps(args, b_rows, b_box, &ma, &mb, a_rows); !e.empty()) return e;
   CUtensorMap mc;
-  if constexpr (K.epilogue == Epilogue::kTmaStore) {
+  if constexpr (TmaStoresC(K)) {
     // C as 64x64 boxes with the 128-byte swizzle the epilogue writes its chunks in.
     if (std::string e = EncodeKMajorBf16(&mc, args.c, p.m, p.n, 64); !e.empty()) return e;
   } else {

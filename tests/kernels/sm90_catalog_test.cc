@@ -326,6 +326,10 @@ TEST_F(Sm90Catalog, S7RunsFewColumnsSwappedOnTheTensorCoreTiles) {
   const sm90::Knobs& swapped = sm90::kTileRungs[2].knobs;
   EXPECT_EQ(Changes(t64q, swapped), 1);
   EXPECT_TRUE(swapped.store_transposed);
+  // Its stores are plain: no TMA-store buffers in its shared memory.
+  EXPECT_FALSE(sm90::TmaStoresC(swapped));
+  EXPECT_TRUE(sm90::TmaStoresC(t64q));
+  EXPECT_EQ(sm90::SmemBytes(swapped), sm90::SmemBytes(t64q) - sm90::StoreBufferBytes(t64q));
   const Variant& t = Get("sm90_h12_rows64_sk4_swapped");
   EXPECT_EQ(Param(t, "operands"), "swapped");
   const Residency h200{132, 66};
