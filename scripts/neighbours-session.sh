@@ -110,6 +110,6 @@ for phase in "$@"; do
       ;;
     *) say "unknown phase $phase" ;;
   esac
+  compress_databases  # after each phase: a call cut short keeps what ended compressed
 done
-compress_databases
 say "done ($(elapsed))"

@@ -73,7 +73,6 @@ PY
       check "every row ok, verified and on its roofline" \
         bash -c "! grep -q ',failed,' '$out/examples.csv' && grep -q ',memory,\|,compute,' '$out/examples.csv'"
       stop_daemon
-      xz -T2 -9 "$out/examples.db"
       ;;
     cheats)
       CONFIG=$out/user.toml start_daemon "$out/cheats.db" || continue
@@ -86,7 +85,6 @@ PY
         say "cheat $cheat: $(tail -n +2 "$out/cheat-$cheat.csv" | cut -c1-400)"
       done
       stop_daemon
-      xz -T2 -9 "$out/cheats.db"
       ;;
     triton)
       mkdir -p "$out/triton"
@@ -109,7 +107,6 @@ PY
       c --format csv results "$(latest)" >"$out/triton.csv" 2>&1
       say "$(cut -d, -f5,7,14,15,22,23 "$out/triton.csv" | head -8)"
       stop_daemon
-      xz -T2 -9 "$out/triton.db"
       ;;
     edits)
       CONFIG=$out/user.toml start_daemon "$out/edits.db" || continue
@@ -132,7 +129,6 @@ PY
       c compare "$before" "$(latest)" >"$out/edit-compare.txt" 2>&1
       say "compare: $(grep -i 'other code' "$out/edit-compare.txt" | head -1)"
       stop_daemon
-      xz -T2 -9 "$out/edits.db"
       ;;
     hang)
       CONFIG=$out/user.toml start_daemon "$out/hang.db" || continue
@@ -145,7 +141,6 @@ PY
       c -q run --variant 'user.softmax.threads=128' --verify --tag after-hang >>"$log" 2>&1
       say "after the hang: exit $?: $(c --format csv results "$(latest)" | tail -n +2 | cut -c1-300)"
       stop_daemon
-      xz -T2 -9 "$out/hang.db"
       ;;
     sanitize)
       for tool in memcheck racecheck; do
@@ -176,5 +171,6 @@ PY
       ;;
     *) say "unknown phase $phase" ;;
   esac
+  compress_databases  # after each phase: a call cut short keeps what ended compressed
 done
 say "done ($(elapsed))"

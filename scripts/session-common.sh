@@ -39,7 +39,8 @@ stop_daemon() { [[ -n $daemon ]] && kill -TERM "$daemon" && wait "$daemon"; daem
 c() { "$bundle/bin/ablation-client" --server "127.0.0.1:$port" "$@"; }
 latest() { c runs --limit 1 --format csv | tail -n +2 | cut -d, -f1; }
 
-# compress_databases: every OUT/*.db (its daemon ended) checkpointed and compressed to NAME.db.xz
+# compress_databases: every OUT/*.db (its daemon ended: the phased scripts call it after each
+# phase) checkpointed and compressed to NAME.db.xz
 # (xz -9 through Python's lzma, which every node with python3 has), the database removed.
 compress_databases() {
   local db
