@@ -237,8 +237,9 @@ TEST_F(Sm90Gpu, TheFewRowPathsAgainstFp64AndCublas) {
       const bool few_rows = p.m <= 16, few_cols = r.few_cols > 0 && p.n <= 16;
       EXPECT_EQ(plan.runs, (few_rows || few_cols) && p.k % 8 == 0)
           << name << " " << p.m << "x" << p.n << "x" << p.k;
-      // Past the few-row path: H12's kernel, or (S4, at most 128 rows) its 64-row build's.
-      const std::string hopper(plan.runs || !sm90::UsesTileBase(r, p) ? r.base : r.tile_base);
+      // Past the few-row path: the Hopper build the rung names for p (H12, or from S4 on a
+      // 64-row build or, S7, the swapped one).
+      const std::string hopper(plan.runs ? r.base : sm90::HopperFor(r, p));
       EXPECT_EQ(Get(name).KernelAt(p) == Get(hopper).KernelAt(p), !plan.runs) << name;
     }
   }
