@@ -6,6 +6,7 @@
 #include "kernels/pipe/pipe_launchers.h"
 #include "kernels/registry.h"
 #include "kernels/simt/simt_launchers.h"
+#include "kernels/sm90/sm90_buckets.h"
 #include "kernels/sm90/sm90_few_rows.h"
 #include "kernels/sm90/sm90_launchers.h"
 #include "kernels/smem2reg/smem2reg_launchers.h"
@@ -22,6 +23,7 @@ void BindLaunchers(Registry& registry) {
   BindSmem2RegLaunchers(registry);
   BindSm90Launchers(registry);
   sm90::BindSm90SmallRungs(registry);  // after the Hopper rungs: it runs their launches
+  sm90::BindSm90BucketRung(registry);  // after both: it runs their launches
 }
 
 }  // namespace ablation::kernels

@@ -70,7 +70,8 @@ for phase in "$@"; do
     tiles)
       start_daemon "$out/tiles.db" || continue
       c -q run --variant sm90_h12_fitted_unclustered --variant sm90_h12_rows64 \
-        --variant sm90_h12_rows64_sk4 --variant cublas_bf16 --regime burst --verify \
+        --variant sm90_h12_rows64_sk4 --variant sm90_s7_swap_tiles --variant cublas_bf16 \
+        --regime burst --verify \
         --shape 256x4096x4096 --shape 512x4096x4096 --shape 512x14336x4096 \
         --shape 512x4096x14336 --tag small-tiles >>"$log" 2>&1
       say "tiles exit $? ($(elapsed))"

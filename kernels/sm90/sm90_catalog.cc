@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/sm90/sm90_buckets.h"
 #include "kernels/sm90/sm90_config.h"
 #include "kernels/sm90/sm90_few_rows.h"
 #include "kernels/sm90/sm90_plan.h"
@@ -287,6 +288,7 @@ void RegisterSm90(Registry& registry) {
     const Variant* swapped = r.swap_cols > 0 ? registry.Find(r.swap_base) : nullptr;
     if (base != nullptr) registry.Add(OfSmallRung(r, *base, tile, swapped));
   }
+  RegisterSm90BucketRung(registry);  // after every build its table can name
 }
 
 }  // namespace ablation::kernels

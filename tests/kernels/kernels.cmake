@@ -7,7 +7,8 @@ add_executable(kernels_catalog_tests
   kernels/reference_test.cc
   kernels/element_values_test.cc
   kernels/smem2reg_catalog_test.cc
-  kernels/sm90_catalog_test.cc)
+  kernels/sm90_catalog_test.cc
+  kernels/sm90_buckets_test.cc)
 target_link_libraries(kernels_catalog_tests PRIVATE ablation_kernel_catalog GTest::gtest_main)
 gtest_discover_tests(kernels_catalog_tests DISCOVERY_TIMEOUT 60)
 

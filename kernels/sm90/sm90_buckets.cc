@@ -1,0 +1,99 @@
+// The per-bucket rung (S8, sm90_buckets.h): its catalog entry and its binding in the worker. Both
+// are host code (the builds it runs are launched through their own entries), so both live in the
+// catalog library; the worker calls the binding after the Hopper and small-shape rungs'.
+#include "kernels/sm90/sm90_buckets.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/registry.h"
+
+namespace ablation::kernels::sm90 {
+namespace {
+
+// The entries of the default and of every build the table names, the default first; empty where
+// one is missing from `registry` (or, with `bound`, has no launch).
+std::vector<Variant> BucketEntries(const Registry& registry, std::span<const BucketPick> picks,
+                                   bool bound) {
+  std::vector<std::string_view> names = {kBucketDefault};
+  for (const BucketPick& pick : picks) {
+    bool seen = false;
+    for (std::string_view n : names) seen = seen || n == pick.variant;
+    if (!seen) names.push_back(pick.variant);
+  }
+  std::vector<Variant> entries;
+  for (std::string_view name : names) {
+    const Variant* v = registry.Find(name);
+    if (v == nullptr || (bound && !v->launch)) return {};
+    entries.push_back(*v);
+  }
+  return entries;
+}
+
+// Of `entries` (BucketEntries), the one the table `picks` names for p.
+const Variant& EntryFor(const std::vector<Variant>& entries, const std::vector<BucketPick>& picks,
+                        const Problem& p) {
+  const std::string_view name = BucketVariantFor(p, picks);
+  for (const Variant& v : entries)
+    if (v.name == name) return v;
+  return entries.front();
+}
+
+// The entry the table `picks` names for a problem, of `entries` (kept by the returned function).
+std::function<const Variant&(const Problem&)> Picker(std::vector<Variant> entries,
+                                                     std::span<const BucketPick> picks) {
+  return
+      [entries = std::move(entries), table = std::vector<BucketPick>(picks.begin(), picks.end())](
+          const Problem& p) -> const Variant& { return EntryFor(entries, table, p); };
+}
+
+}  // namespace
+
+void RegisterSm90BucketRung(Registry& registry, std::span<const BucketPick> picks,
+                            std::string_view name) {
+  const std::vector<Variant> entries = BucketEntries(registry, picks, false);
+  if (entries.empty()) return;
+  Variant v = entries.front();
+  v.name = std::string(name);
+  v.description =
+      "S8: per-bucket choice: a shape's bucket (the classes of M and N: 1, 2-16, "
+      "17-128, 129-512, more; of K: up to 4096, 16384, more) runs the build that ran "
+      "it fastest in the measured databases the table was made from, where it beat " +
+      std::string(kBucketDefault) + " beyond the noise at every measured shape (" +
+      std::to_string(picks.size()) + " buckets); every other bucket runs " +
+      std::string(kBucketDefault) + ": " + entries.front().description;
+  for (auto& [key, value] : v.params)
+    if (key == "rung") value = std::string("S8");
+  v.params.insert(v.params.begin(), {"bucket_picks", int64_t(picks.size())});
+  v.params.insert(v.params.begin(), {"base", std::string(kBucketDefault)});
+  const auto entry = Picker(entries, picks);
+  v.can_implement = [entry](const Problem& p) { return entry(p).can_implement(p); };
+  v.launch_at = [entry](const Problem& p) {
+    const Variant& e = entry(p);
+    return e.launch_at ? e.launch_at(p) : LaunchSize{e.threads, e.smem_bytes};
+  };
+  v.build = [entry](const Problem& p, const Residency& device) {
+    const Variant& e = entry(p);
+    const std::string build = e.build ? e.build(p, device) : "its one build";
+    return e.name == kBucketDefault ? build : e.name + " (this bucket's pick): " + build;
+  };
+  v.scratch_bytes = [entry](const Problem& p) {
+    const Variant& e = entry(p);
+    return e.scratch_bytes ? e.scratch_bytes(p) : std::vector<int64_t>{0, 0, 0};
+  };
+  registry.Add(std::move(v));
+}
+
+void BindSm90BucketRung(Registry& registry, std::span<const BucketPick> picks,
+                        std::string_view name) {
+  Variant* v = registry.FindMutable(name);
+  const std::vector<Variant> entries = BucketEntries(registry, picks, true);
+  if (v == nullptr || entries.empty()) return;
+  const auto entry = Picker(entries, picks);
+  v->launch = [entry](const GemmArgs& args) { return entry(args.problem).launch(args); };
+  v->kernel = entries.front().kernel;
+  v->kernel_at = [entry](const Problem& p) { return entry(p).KernelAt(p); };
+}
+
+}  // namespace ablation::kernels::sm90

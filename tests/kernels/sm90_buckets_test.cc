@@ -1,0 +1,155 @@
+// CPU tests of the small-shape ladder's per-bucket rung (S8, kernels/sm90/sm90_buckets.h): the
+// classes of a shape, the table's lookup, and the entry and launch of the build a bucket names
+// (with a table of the test's own: the one made from the evidence may name none).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "kernels/registry.h"
+#include "kernels/sm90/sm90_buckets.h"
+
+namespace ablation::kernels {
+namespace {
+
+using sm90::BucketPick;
+
+constexpr Problem Bf16(int64_t m, int64_t n, int64_t k) { return {m, n, k, DType::kBF16}; }
+
+TEST(Sm90Buckets, ClassesAreTheFirstBoundAtOrAboveAndOneMorePastTheLast) {
+  EXPECT_EQ(sm90::BucketClass(1, sm90::kBucketRowBounds), 0);
+  EXPECT_EQ(sm90::BucketClass(2, sm90::kBucketRowBounds), 1);
+  EXPECT_EQ(sm90::BucketClass(16, sm90::kBucketRowBounds), 1);
+  EXPECT_EQ(sm90::BucketClass(17, sm90::kBucketRowBounds), 2);
+  EXPECT_EQ(sm90::BucketClass(128, sm90::kBucketRowBounds), 2);
+  EXPECT_EQ(sm90::BucketClass(512, sm90::kBucketRowBounds), 3);
+  EXPECT_EQ(sm90::BucketClass(513, sm90::kBucketRowBounds), 4);
+  EXPECT_EQ(sm90::BucketClass(4096, sm90::kBucketDepthBounds), 0);
+  EXPECT_EQ(sm90::BucketClass(4097, sm90::kBucketDepthBounds), 1);
+  EXPECT_EQ(sm90::BucketClass(16384, sm90::kBucketDepthBounds), 1);
+  EXPECT_EQ(sm90::BucketClass(16385, sm90::kBucketDepthBounds), 2);
+}
+
+// The tool (tools/sm90_bucket_table.py) writes the same classes: its bounds are these.
+TEST(Sm90Buckets, TheTableNamesBucketsTheDefaultElsewhere) {
+  constexpr std::array<BucketPick, 2> picks = {
+      {{1, 4, 0, "sm90_h12_fitted_unclustered"}, {4, 1, 1, "sm90_s1_few_rows"}}};
+  EXPECT_EQ(sm90::BucketVariantFor(Bf16(16, 4096, 4096), picks), "sm90_h12_fitted_unclustered");
+  EXPECT_EQ(sm90::BucketVariantFor(Bf16(2, 14336, 1024), picks), "sm90_h12_fitted_unclustered");
+  EXPECT_EQ(sm90::BucketVariantFor(Bf16(16, 4096, 4097), picks), sm90::kBucketDefault);
+  EXPECT_EQ(sm90::BucketVariantFor(Bf16(1, 4096, 4096), picks), sm90::kBucketDefault);
+  EXPECT_EQ(sm90::BucketVariantFor(Bf16(4096, 16, 14336), picks), "sm90_s1_few_rows");
+  EXPECT_EQ(sm90::BucketVariantFor(Bf16(16, 4096, 4096), std::span<const BucketPick>{}),
+            sm90::kBucketDefault);
+  // The table in the tree: every pick names a registered build other than the rung itself, no
+  // bucket twice, classes within their bounds.
+  Registry registry;
+  RegisterCatalog(registry);
+  for (size_t i = 0; i < sm90::kBucketPicks.size(); ++i) {
+    const BucketPick& a = sm90::kBucketPicks[i];
+    EXPECT_NE(registry.Find(a.variant), nullptr) << a.variant;
+    EXPECT_NE(a.variant, sm90::kBucketRung);
+    EXPECT_LE(a.m_class, int(sm90::kBucketRowBounds.size()));
+    EXPECT_LE(a.n_class, int(sm90::kBucketRowBounds.size()));
+    EXPECT_LE(a.k_class, int(sm90::kBucketDepthBounds.size()));
+    for (size_t j = 0; j < i; ++j) {
+      const BucketPick& b = sm90::kBucketPicks[j];
+      EXPECT_FALSE(a.m_class == b.m_class && a.n_class == b.n_class && a.k_class == b.k_class)
+          << "bucket " << a.m_class << a.n_class << a.k_class << " twice";
+    }
+  }
+}
+
+class Sm90BucketRung : public ::testing::Test {
+ protected:
+  static constexpr std::array<BucketPick, 1> kPicks = {{{1, 4, 0, "sm90_h12_fitted_unclustered"}}};
+  static constexpr std::string_view kName = "sm90_s8_test_table";
+  void SetUp() override {
+    RegisterCatalog(registry_);
+    sm90::RegisterSm90BucketRung(registry_, kPicks, kName);
+  }
+  const Variant& Get(std::string_view name) {
+    const Variant* v = registry_.Find(name);
+    EXPECT_NE(v, nullptr) << name;
+    return *v;
+  }
+  Registry registry_;
+};
+
+TEST_F(Sm90BucketRung, TheRegisteredRungIsTheDefaultWithATableOfNone) {
+  const Variant& s8 = Get(sm90::kBucketRung);
+  const Variant& s7 = Get(sm90::kBucketDefault);
+  EXPECT_EQ(s8.Param("rung"), "S8");
+  EXPECT_EQ(s8.Param("base"), sm90::kBucketDefault);
+  EXPECT_EQ(s8.Param("bucket_picks"), std::to_string(sm90::kBucketPicks.size()));
+  EXPECT_NE(s8.description.find("S8: per-bucket choice"), std::string::npos);
+  const Residency h200{132, 66};
+  for (const Problem& p : {Bf16(1, 4096, 4096), Bf16(16, 4096, 4096), Bf16(128, 14336, 4096),
+                           Bf16(4096, 128, 4096), Bf16(4100, 100, 4097)}) {
+    if (sm90::BucketVariantFor(p) != sm90::kBucketDefault) continue;
+    EXPECT_EQ(s8.build(p, h200), s7.build(p, h200));
+    EXPECT_EQ(s8.can_implement(p), s7.can_implement(p));
+    EXPECT_EQ(s8.scratch_bytes(p), s7.scratch_bytes(p));
+    EXPECT_EQ(s8.launch_at(p).threads, s7.launch_at(p).threads);
+  }
+}
+
+TEST_F(Sm90BucketRung, APickedBucketIsDescribedAndSizedAsItsBuild) {
+  const Variant& s8 = Get(kName);
+  const Variant& h12 = Get("sm90_h12_fitted_unclustered");
+  const Variant& s7 = Get(sm90::kBucketDefault);
+  EXPECT_EQ(s8.Param("bucket_picks"), "1");
+  const Residency h200{132, 66};
+  const Problem picked = Bf16(16, 4096, 4096), other = Bf16(1, 4096, 4096);
+  EXPECT_EQ(s8.build(picked, h200),
+            "sm90_h12_fitted_unclustered (this bucket's pick): " + h12.build(picked, h200));
+  EXPECT_EQ(s8.launch_at(picked).threads, h12.threads);
+  EXPECT_EQ(s8.scratch_bytes(Bf16(16, 4096, 4100)), h12.scratch_bytes(Bf16(16, 4096, 4100)));
+  // The default's few-row path: its own launch size, not H12's.
+  EXPECT_EQ(s8.build(other, h200), s7.build(other, h200));
+  EXPECT_NE(s8.launch_at(other).threads, h12.threads);
+  // A refusal is the build's own.
+  EXPECT_EQ(s8.can_implement(Bf16(0, 4096, 4096)), s7.can_implement(Bf16(0, 4096, 4096)));
+  EXPECT_NE(s8.can_implement(Bf16(0, 4096, 4096)), "");
+}
+
+TEST_F(Sm90BucketRung, TheWorkerLaunchesTheBuildItsBucketNames) {
+  std::vector<std::string> launched;
+  for (std::string_view name :
+       {std::string_view("sm90_h12_fitted_unclustered"), sm90::kBucketDefault}) {
+    Variant* v = registry_.FindMutable(name);
+    ASSERT_NE(v, nullptr);
+    v->launch = [&launched, n = std::string(name)](const GemmArgs&) {
+      launched.push_back(n);
+      return std::string();
+    };
+  }
+  sm90::BindSm90BucketRung(registry_, kPicks, kName);
+  const Variant& s8 = Get(kName);
+  ASSERT_TRUE(s8.launch);
+  GemmArgs args;
+  args.problem = Bf16(16, 4096, 4096);
+  EXPECT_EQ(s8.launch(args), "");
+  args.problem = Bf16(1, 4096, 4096);
+  EXPECT_EQ(s8.launch(args), "");
+  args.problem = Bf16(16, 4096, 16384);
+  EXPECT_EQ(s8.launch(args), "");
+  EXPECT_EQ(launched, (std::vector<std::string>{"sm90_h12_fitted_unclustered",
+                                                std::string(sm90::kBucketDefault),
+                                                std::string(sm90::kBucketDefault)}));
+}
+
+TEST_F(Sm90BucketRung, NothingIsRegisteredOrBoundWhereABuildIsMissing) {
+  Registry bare;
+  constexpr std::array<BucketPick, 1> missing = {{{0, 0, 0, "sm90_no_such_build"}}};
+  RegisterCatalog(bare);
+  sm90::RegisterSm90BucketRung(bare, missing, "sm90_s8_missing");
+  EXPECT_EQ(bare.Find("sm90_s8_missing"), nullptr);
+  // Unbound builds (the daemon's catalog): the worker's binding leaves the rung without a launch.
+  sm90::BindSm90BucketRung(registry_, kPicks, kName);
+  EXPECT_FALSE(Get(kName).launch);
+}
+
+}  // namespace
+}  // namespace ablation::kernels

@@ -1,0 +1,143 @@
+"""tools/sm90_bucket_table.py: the per-bucket table (S8) from measured results databases. Its
+rule on databases made here, its reasons on the real evidence, and the table in the tree made
+again from the databases it names."""
+import importlib.util
+import lzma
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+SOURCE = os.environ.get("ABLATION_SOURCE_DIR",
+                        os.path.join(os.path.dirname(__file__), "..", ".."))
+TOOL = os.path.join(SOURCE, "tools", "sm90_bucket_table.py")
+TABLE = os.path.join(SOURCE, "kernels", "sm90", "sm90_bucket_picks.inc")
+EVIDENCE = "evidence/2026-12-05-h100-small-shapes/burst-1.db.xz"
+
+spec = importlib.util.spec_from_file_location("sm90_bucket_table", TOOL)
+tool = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tool)
+
+COLUMNS = """run_id INTEGER, variant TEXT, dtype TEXT, m INTEGER, n INTEGER, k INTEGER,
+    status TEXT, verification_outcome TEXT, median_cycles REAL, median_ms REAL,
+    solo_measured INTEGER, solo_median_cycles REAL"""
+
+
+def make_db(path, rows, compress=False):
+    """A database of `rows`: (run, variant, m, n, k, cycles[, solo cycles[, outcome]])."""
+    con = sqlite3.connect(path)
+    con.execute(f"CREATE TABLE measurements ({COLUMNS})")
+    for row in rows:
+        run, variant, m, n, k, cycles = row[:6]
+        solo = row[6] if len(row) > 6 else None
+        outcome = row[7] if len(row) > 7 else "passed"
+        con.execute("INSERT INTO measurements VALUES (?, ?, 'bf16', ?, ?, ?, 'ok', ?, ?, ?, ?, ?)",
+                    (run, variant, m, n, k, outcome, cycles, cycles / 1e6,
+                     1 if solo else 0, solo))
+    con.commit()
+    con.close()
+    if compress:
+        with open(path, "rb") as f, lzma.open(path + ".xz", "wb") as out:
+            out.write(f.read())
+        os.unlink(path)
+        return path + ".xz"
+    return path
+
+
+def run_tool(*args):
+    return subprocess.run([sys.executable, TOOL, *args], capture_output=True, text=True,
+                          cwd=SOURCE)
+
+
+D, A, B = "sm90_s7_swap_tiles", "sm90_h12_fitted_unclustered", "sm90_s1_few_rows"
+
+
+def test_a_build_beating_the_default_everywhere_beyond_the_noise_is_picked(tmp_path):
+    db = make_db(str(tmp_path / "r.db"), [
+        (1, D, 16, 4096, 4096, 100), (1, A, 16, 4096, 4096, 80), (1, B, 16, 4096, 4096, 90),
+        (1, D, 8, 14336, 4096, 100), (1, A, 8, 14336, 4096, 85), (1, B, 8, 14336, 4096, 70),
+        # 1 row: A within the noise (x1.01), B slower
+        (1, D, 1, 4096, 4096, 100), (1, A, 1, 4096, 4096, 99), (1, B, 1, 4096, 4096, 120),
+    ], compress=True)
+    rows = tool.rows_of(db)
+    chosen, figures = tool.picks(rows, D)
+    # bucket (1, 4, 0): A x1.25 and x1.176 (geomean 1.213); B x1.111 and x1.429 (1.26): B wins
+    assert chosen[(1, 4, 0)][0] == B
+    assert chosen[(1, 4, 0)][1] == pytest.approx((100 / 90 * 100 / 70) ** 0.5)
+    assert figures[((1, 4, 0), A)][0] == pytest.approx((100 / 80 * 100 / 85) ** 0.5)
+    assert (0, 4, 0) not in chosen  # nothing beyond the noise at one row
+    out = run_tool("--default", D, db)
+    assert out.returncode == 0, out.stderr
+    assert f'{{1, 4, 0, "{B}"}}' in out.stdout
+    assert "std::array<BucketPick, 1>" in out.stdout
+    assert f'kBucketDefault = "{D}"' in out.stdout
+    assert "<- picked" in out.stderr
+
+
+def test_a_build_slower_at_one_shape_or_missing_or_failed_is_not_picked(tmp_path):
+    db = make_db(str(tmp_path / "r.db"), [
+        # A: x1.5 at one shape, x0.95 at the other: its geomean wins, its worst does not
+        (1, D, 16, 4096, 4096, 100), (1, A, 16, 4096, 4096, 66.7),
+        (1, D, 16, 14336, 4096, 100), (1, A, 16, 14336, 4096, 105.3),
+        # B fast but not measured at the second shape of its bucket
+        (1, D, 128, 4096, 4096, 100), (1, B, 128, 4096, 4096, 50),
+        (1, D, 128, 14336, 4096, 100),
+        # A fast, but its verification failed
+        (1, D, 512, 4096, 4096, 100), (1, A, 512, 4096, 4096, 50, None, "failed"),
+    ])
+    chosen, _ = tool.picks(tool.rows_of(db), D)
+    assert chosen == {}
+
+
+def test_solo_spans_decide_where_both_have_one_and_runs_count_alike(tmp_path):
+    db = make_db(str(tmp_path / "r.db"), [
+        # the window says A is slower (its neighbour drew the power); both solo spans say faster
+        (1, D, 16, 4096, 4096, 100, 100), (1, A, 16, 4096, 4096, 120, 80),
+        # a second run of the same shape: also faster
+        (2, D, 16, 4096, 4096, 100, 100), (2, A, 16, 4096, 4096, 120, 90),
+    ])
+    chosen, figures = tool.picks(tool.rows_of(db), D)
+    assert chosen[(1, 4, 0)][0] == A
+    assert figures[((1, 4, 0), A)][2] == 2  # two cells: one per run
+    assert figures[((1, 4, 0), A)][0] == pytest.approx((100 / 80 * 100 / 90) ** 0.5)
+
+
+def test_no_default_row_makes_an_empty_table_and_says_so(tmp_path):
+    db = make_db(str(tmp_path / "r.db"), [(1, A, 16, 4096, 4096, 80)])
+    out = run_tool("--default", D, db)
+    assert out.returncode == 0, out.stderr
+    assert "std::array<BucketPick, 0>" in out.stdout
+    assert "no passed row" in out.stderr
+
+
+def test_bad_input_is_named(tmp_path):
+    out = run_tool("--default", D, str(tmp_path / "none.db"))
+    assert out.returncode != 0 and "no such database" in out.stderr
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"not sqlite at all" * 100)
+    out = run_tool("--default", D, str(junk))
+    assert out.returncode != 0 and "not a results database" in out.stderr
+
+
+def test_the_real_evidence_names_the_sixteen_row_loss():
+    # At 16 rows the CUDA-core few-row path of S3-S5 ran at half H12's speed (the H100 run): the
+    # table made against S5 sends those buckets to H12, and keeps one row on S5.
+    chosen, figures = tool.picks(tool.rows_of(os.path.join(SOURCE, EVIDENCE)),
+                                 "sm90_s5_short_ranges")
+    assert chosen[(1, 4, 0)][0] == A
+    assert chosen[(1, 4, 0)][1] > 1.5
+    assert (0, 4, 0) not in chosen
+    assert figures[((0, 4, 0), "sm90_s3_split_k")][0] == pytest.approx(1.0, abs=0.02)
+
+
+def test_the_table_in_the_tree_is_made_again_from_the_databases_it_names():
+    text = open(TABLE).read()
+    default = re.search(r'kBucketDefault = "([^"]+)"', text).group(1)
+    sources = re.findall(r"^//   (\S+)$", text, re.M)
+    assert sources, "the table names no database"
+    out = run_tool("--default", default, *sources)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == text
