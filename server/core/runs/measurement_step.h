@@ -182,6 +182,9 @@ class MeasurementStep {
   std::chrono::steady_clock::time_point last_busy_{};
 };
 
+/// Adds the worker's cost of one window task to a running sum (the step's windows and regimes).
+void AddCost(const v1::Cost& c, v1::Cost* sum);
+
 /// True when a verification failed because its reference could not run (the worker says so in
 /// VerifyResult.reference_failed): the variant is then "not checked", never "failed".
 bool IsReferenceFailure(const v1::VerifyResult& result);

@@ -1,6 +1,6 @@
 // The measurement step's verification: a variant checked against its reference before it is
 // timed (MeasurementStep::Verify, VerifyBeforeTiming), and how a failed check is described.
-// Timing is in measurement_step.cc.
+// Timing is in measurement_step.cc (windows and rows) and measurement_regimes.cc (the regimes).
 #include "common/enum_words.h"
 #include "server/core/runs/measurement_step.h"
 #include "server/core/runs/problem_fields.h"
