@@ -161,4 +161,47 @@ void RunQuota::SetLimits(const RequestLimits& limits) {
   limits_ = limits;
 }
 
+Status CheckTags(const google::protobuf::RepeatedPtrField<std::string>& tags) {
+  for (int i = 0; i < tags.size(); ++i) {
+    const std::string& t = tags.Get(i);
+    if (t.empty() || t.size() > 64)
+      return InvalidArgument("tags[" + std::to_string(i) + "]: a tag has 1 to 64 characters");
+  }
+  return Status::Ok();
+}
+
+Status CheckPlanSize(int64_t planned, int max, const char* what) {
+  if (max <= 0 || planned <= max) return Status::Ok();
+  return InvalidArgument("the request plans " + std::to_string(planned) + " " + what +
+                         "; at most " + std::to_string(max) +
+                         " per run (limits.max_measurements_per_run): split it into runs");
+}
+
+namespace {
+std::string Mebibytes(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / double(1 << 20));
+  return text;
+}
+}  // namespace
+
+Status CheckPlanBytes(int64_t measurements, int64_t samples_per_measurement, int64_t max_bytes,
+                      const char* what) {
+  int64_t per = 0, bytes = 0;
+  const bool fits = CheckedMultiply(samples_per_measurement, kStoredBytesPerSample, &per) &&
+                    per <= std::numeric_limits<int64_t>::max() - kStoredBytesPerRow &&
+                    CheckedMultiply(measurements, per + kStoredBytesPerRow, &bytes);
+  if (max_bytes <= 0 || (fits && bytes <= max_bytes)) return Status::Ok();
+  std::string figures = std::to_string(measurements) + " " + what;
+  if (samples_per_measurement > 0)
+    figures += " x up to " + std::to_string(samples_per_measurement) + " samples x " +
+               std::to_string(kStoredBytesPerSample) + " bytes";
+  figures += " (+ " + std::to_string(kStoredBytesPerRow) + " bytes of rows each)";
+  return InvalidArgument("the request could store " +
+                         (fits ? Mebibytes(bytes) : std::string("more than 8 EiB")) + ": " +
+                         figures + "; at most " + Mebibytes(max_bytes) +
+                         " per run (limits.max_stored_bytes_per_run): lower timing.max_samples "
+                         "or split it into runs");
+}
+
 }  // namespace ablation::core

@@ -11,6 +11,7 @@
 #include "server/core/base/status.h"
 #include "server/core/gpu/clock_lock.h"
 #include "server/core/gpu/regime.h"
+#include "server/core/plan/limits.h"
 
 namespace ablation::core {
 
@@ -121,28 +122,6 @@ Status PlanRun(const v1::RunRequest& request, const kernels::Registry& registry,
 
 Status PlanVerify(const v1::VerifyRequest& request, const kernels::Registry& registry,
                   const DeviceLimits& device, RunPlan* plan);
-
-/// The one plan-size limit of every kind of run (RunAblation, Verify, Profile): `planned`
-/// measurements (items x rounds) at most `max` (0: no limit), else InvalidArgument naming
-/// limits.max_measurements_per_run and `what` was planned.
-Status CheckPlanSize(int64_t planned, int max, const char* what);
-
-/// Bytes a stored sample takes: its time, cycles and SM clock, and the time of a sample of its
-/// solo span, a little-endian double each (db/schema.md, measurement_samples).
-constexpr int64_t kStoredBytesPerSample = 32;
-/// Bytes of rows beside the samples per measurement, verification or profile (the measurement
-/// row with its telemetry and occupancy, or the verification's, or the counters'), rounded up.
-constexpr int64_t kStoredBytesPerRow = 1024;
-
-/// What a run may store at most: `measurements` x (`samples_per_measurement` x
-/// kStoredBytesPerSample + kStoredBytesPerRow); Verify and Profile store no samples (0). Past
-/// `max_bytes` (0: no limit), InvalidArgument naming limits.max_stored_bytes_per_run, the figures
-/// and what to change. The one storage limit of every kind of run, beside CheckPlanSize.
-Status CheckPlanBytes(int64_t measurements, int64_t samples_per_measurement, int64_t max_bytes,
-                      const char* what);
-
-/// Tags as every kind of run takes them: 1 to 64 characters each.
-Status CheckTags(const google::protobuf::RepeatedPtrField<std::string>& tags);
 
 /// Parses "bf16" etc.; empty means bf16. The error names `field` and the known types.
 Status ParseDTypeField(const std::string& text, const std::string& field, kernels::DType* out);
