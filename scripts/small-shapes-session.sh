@@ -9,7 +9,8 @@
 #   burst-R   sweep --preset serving --regime burst --verify: every rung and both cuBLAS
 #             baselines at the preset's 24 shapes, from a cooled GPU
 #   cap-R     sweep --preset serving, sustained (at the cap) with 1 s windows and 1 s solo spans
-#             (the serving shapes are short: a second holds thousands of launches)
+#             (the serving shapes are short: a second holds thousands of launches); about 46 s a
+#             shape, so the 24 take more than one device call: give SHAPES of 8 or fewer
 #   large-R   H12 beside both cuBLAS baselines at 4096^3, sustained and burst, 3 rounds
 #   tiles     the 64-row builds beside H12 and cuBLAS at 256 and 512 rows (burst, verified): where
 #             the small-shape rungs' tile_rows could reach
@@ -21,13 +22,16 @@ set -uo pipefail
 port=50056
 # shellcheck source=scripts/phased-session.sh
 . "$(dirname "$0")/phased-session.sh"
-usual() {
-  case $1 in
-    check) echo 40 ;; burst-*) echo 180 ;; cap-*) echo 240 ;; large-*) echo 120 ;; *) echo 60 ;;
-  esac
-}
 shapes=()
 for s in ${SHAPES:-}; do shapes+=(--shape "$s"); done
+count=$((${#shapes[@]} / 2))
+((count > 0)) || count=24
+usual() {  # seconds a phase took on an H100 (cap: about 46 s a shape, solo spans included)
+  case $1 in
+    check) echo 40 ;; burst-*) echo 220 ;; cap-*) echo $((50 * count)) ;; large-*) echo 80 ;;
+    *) echo 60 ;;
+  esac
+}
 sweep() {  # sweep NAME ARGS...: the serving preset with ARGS, its exit and time said
   local name=$1
   shift
@@ -42,7 +46,7 @@ for phase in "$@"; do
   case $phase in
     check)
       timeout 120 "$bundle/bin/sm90_gpu_tests" --gtest_brief=1 \
-        --gtest_filter='*FewRow*:*SixtyFourRow*:*TheRegistryNamesTheBuild*' >"$out/check-sm90.log" 2>&1
+        --gtest_filter='*FewRow*:*SixtyFourRow*:*PerBucket*:*TheRegistryNamesTheBuild*' >"$out/check-sm90.log" 2>&1
       say "sm90_gpu_tests exit $?: $(grep -E '^\[  (PASSED|FAILED) ' "$out/check-sm90.log" | tr '\n' ' ')"
       grep -E 'Failure|Expected|Which is|actual' "$out/check-sm90.log" | head -20 | tee -a "$log"
       ;;

@@ -4,13 +4,14 @@
     tools/sm90_bucket_table.py --default VARIANT DB... > kernels/sm90/sm90_bucket_picks.inc
 
 A shape's bucket is the class of each of M, N and K: the first bound at or above it (M and N:
-1, 16, 128, 512, more; K: 4096, 16384, more). For every run and shape where `--default` (the
+1, 16, 128, 512, 4096, more; K: 4096, 16384, more; kernels/sm90/sm90_buckets.h has the same). For every run and shape where `--default` (the
 ladder's last rung) ran and passed verification, each other Hopper build measured there (an
 sm90_ bf16 variant other than the table's own rung, status ok, verification passed) has a
 speed-up: the default's median time over its own, in cycles (the work, whatever the clock;
 solo spans' where both have one, else the window's; milliseconds where a row has no cycles).
-A build replaces the default in a bucket only where it ran at every such (run, shape) of the
-bucket, its geometric mean speed-up there exceeds 1 + MARGIN, and it is at no shape slower than
+A build replaces the default in a bucket only where it ran beside the default at every shape of
+the bucket the default ran (in one run or more: each run where both ran is a cell), its
+geometric mean speed-up over those cells exceeds 1 + MARGIN, and it is at no shape slower than
 1 - MARGIN: picks inside the noise would be a coin toss, and a pick that loses somewhere is not
 a pick. Of those, the fastest. Buckets where nothing was measured keep the default (all of
 them, where the default itself was not measured: said on stderr).
@@ -28,7 +29,7 @@ import sqlite3
 import sys
 import tempfile
 
-ROW_BOUNDS = (1, 16, 128, 512)
+ROW_BOUNDS = (1, 16, 128, 512, 4096)
 DEPTH_BOUNDS = (4096, 16384)
 MARGIN = 0.02
 OWN = "sm90_s8_buckets"
@@ -88,12 +89,16 @@ def picks(rows, default):
     for (path, run, m, n, k), variants in rows.items():
         if default not in variants:
             continue
-        per_bucket.setdefault(bucket_of(m, n, k), []).append(variants)
+        per_bucket.setdefault(bucket_of(m, n, k), []).append(((m, n, k), variants))
     chosen, figures = {}, {}
     for bucket, cells in sorted(per_bucket.items()):
-        everywhere = set.intersection(*(set(v) for v in cells)) - {default}
-        for variant in sorted(everywhere):
-            ups = [speedup(c[default], c[variant]) for c in cells]
+        shapes = {shape for shape, _ in cells}
+        candidates = set().union(*(set(v) for _, v in cells)) - {default}
+        for variant in sorted(candidates):
+            mine = [(shape, v) for shape, v in cells if variant in v]
+            if {shape for shape, _ in mine} != shapes:
+                continue  # not beside the default at every shape of the bucket
+            ups = [speedup(v[default], v[variant]) for _, v in mine]
             geomean = math.exp(sum(math.log(u) for u in ups) / len(ups))
             figures[(bucket, variant)] = (geomean, min(ups), len(ups))
             if geomean > 1 + MARGIN and min(ups) >= 1 - MARGIN:

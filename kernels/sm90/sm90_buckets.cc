@@ -58,7 +58,7 @@ void RegisterSm90BucketRung(Registry& registry, std::span<const BucketPick> pick
   v.name = std::string(name);
   v.description =
       "S8: per-bucket choice: a shape's bucket (the classes of M and N: 1, 2-16, "
-      "17-128, 129-512, more; of K: up to 4096, 16384, more) runs the build that ran "
+      "17-128, 129-512, 513-4096, more; of K: up to 4096, 16384, more) runs the build that ran "
       "it fastest in the measured databases the table was made from, where it beat " +
       std::string(kBucketDefault) + " beyond the noise at every measured shape (" +
       std::to_string(picks.size()) + " buckets); every other bucket runs " +

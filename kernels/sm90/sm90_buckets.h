@@ -22,8 +22,9 @@ namespace ablation::kernels::sm90 {
 
 /// The per-bucket rung's variant name.
 inline constexpr std::string_view kBucketRung = "sm90_s8_buckets";
-/// Bounds of the classes of M and of N (1, 2-16, 17-128, 129-512, more) and of K.
-inline constexpr std::array<int64_t, 4> kBucketRowBounds = {1, 16, 128, 512};
+/// Bounds of the classes of M and of N (1, 2-16, 17-128, 129-512, 513-4096, more) and of K
+/// (tools/sm90_bucket_table.py has the same).
+inline constexpr std::array<int64_t, 5> kBucketRowBounds = {1, 16, 128, 512, 4096};
 inline constexpr std::array<int64_t, 2> kBucketDepthBounds = {4096, 16384};
 
 /// A bucket's classes (0 up) and the build the table names for it.

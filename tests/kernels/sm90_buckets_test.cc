@@ -25,6 +25,8 @@ TEST(Sm90Buckets, ClassesAreTheFirstBoundAtOrAboveAndOneMorePastTheLast) {
   EXPECT_EQ(sm90::BucketClass(128, sm90::kBucketRowBounds), 2);
   EXPECT_EQ(sm90::BucketClass(512, sm90::kBucketRowBounds), 3);
   EXPECT_EQ(sm90::BucketClass(513, sm90::kBucketRowBounds), 4);
+  EXPECT_EQ(sm90::BucketClass(4096, sm90::kBucketRowBounds), 4);
+  EXPECT_EQ(sm90::BucketClass(4097, sm90::kBucketRowBounds), 5);
   EXPECT_EQ(sm90::BucketClass(4096, sm90::kBucketDepthBounds), 0);
   EXPECT_EQ(sm90::BucketClass(4097, sm90::kBucketDepthBounds), 1);
   EXPECT_EQ(sm90::BucketClass(16384, sm90::kBucketDepthBounds), 1);
@@ -36,7 +38,8 @@ TEST(Sm90Buckets, TheTableNamesBucketsTheDefaultElsewhere) {
   constexpr std::array<BucketPick, 2> picks = {
       {{1, 4, 0, "sm90_h12_fitted_unclustered"}, {4, 1, 1, "sm90_s1_few_rows"}}};
   EXPECT_EQ(sm90::BucketVariantFor(Bf16(16, 4096, 4096), picks), "sm90_h12_fitted_unclustered");
-  EXPECT_EQ(sm90::BucketVariantFor(Bf16(2, 14336, 1024), picks), "sm90_h12_fitted_unclustered");
+  EXPECT_EQ(sm90::BucketVariantFor(Bf16(2, 1024, 1024), picks), "sm90_h12_fitted_unclustered");
+  EXPECT_EQ(sm90::BucketVariantFor(Bf16(2, 14336, 1024), picks), sm90::kBucketDefault);
   EXPECT_EQ(sm90::BucketVariantFor(Bf16(16, 4096, 4097), picks), sm90::kBucketDefault);
   EXPECT_EQ(sm90::BucketVariantFor(Bf16(1, 4096, 4096), picks), sm90::kBucketDefault);
   EXPECT_EQ(sm90::BucketVariantFor(Bf16(4096, 16, 14336), picks), "sm90_s1_few_rows");
@@ -77,7 +80,7 @@ class Sm90BucketRung : public ::testing::Test {
   Registry registry_;
 };
 
-TEST_F(Sm90BucketRung, TheRegisteredRungIsTheDefaultWithATableOfNone) {
+TEST_F(Sm90BucketRung, TheRegisteredRungRunsTheDefaultWhereItsTableNamesNoBuild) {
   const Variant& s8 = Get(sm90::kBucketRung);
   const Variant& s7 = Get(sm90::kBucketDefault);
   EXPECT_EQ(s8.Param("rung"), "S8");
@@ -92,6 +95,15 @@ TEST_F(Sm90BucketRung, TheRegisteredRungIsTheDefaultWithATableOfNone) {
     EXPECT_EQ(s8.can_implement(p), s7.can_implement(p));
     EXPECT_EQ(s8.scratch_bytes(p), s7.scratch_bytes(p));
     EXPECT_EQ(s8.launch_at(p).threads, s7.launch_at(p).threads);
+  }
+  // Where the table in the tree names a build, a problem of that bucket is described as its.
+  const std::array<int64_t, 6> rows = {1, 16, 128, 512, 4096, 16384};
+  const std::array<int64_t, 3> depth = {4096, 16384, 32768};
+  for (const BucketPick& pick : sm90::kBucketPicks) {
+    const Problem p = Bf16(rows[pick.m_class], rows[pick.n_class], depth[pick.k_class]);
+    ASSERT_EQ(sm90::BucketVariantFor(p), pick.variant);
+    EXPECT_EQ(s8.build(p, h200), std::string(pick.variant) +
+                                     " (this bucket's pick): " + Get(pick.variant).build(p, h200));
   }
 }
 

@@ -58,7 +58,7 @@ D, A, B = "sm90_s7_swap_tiles", "sm90_h12_fitted_unclustered", "sm90_s1_few_rows
 def test_a_build_beating_the_default_everywhere_beyond_the_noise_is_picked(tmp_path):
     db = make_db(str(tmp_path / "r.db"), [
         (1, D, 16, 4096, 4096, 100), (1, A, 16, 4096, 4096, 80), (1, B, 16, 4096, 4096, 90),
-        (1, D, 8, 14336, 4096, 100), (1, A, 8, 14336, 4096, 85), (1, B, 8, 14336, 4096, 70),
+        (1, D, 8, 2048, 4096, 100), (1, A, 8, 2048, 4096, 85), (1, B, 8, 2048, 4096, 70),
         # 1 row: A within the noise (x1.01), B slower
         (1, D, 1, 4096, 4096, 100), (1, A, 1, 4096, 4096, 99), (1, B, 1, 4096, 4096, 120),
     ], compress=True)
@@ -81,15 +81,31 @@ def test_a_build_slower_at_one_shape_or_missing_or_failed_is_not_picked(tmp_path
     db = make_db(str(tmp_path / "r.db"), [
         # A: x1.5 at one shape, x0.95 at the other: its geomean wins, its worst does not
         (1, D, 16, 4096, 4096, 100), (1, A, 16, 4096, 4096, 66.7),
-        (1, D, 16, 14336, 4096, 100), (1, A, 16, 14336, 4096, 105.3),
+        (1, D, 16, 1024, 4096, 100), (1, A, 16, 1024, 4096, 105.3),
         # B fast but not measured at the second shape of its bucket
         (1, D, 128, 4096, 4096, 100), (1, B, 128, 4096, 4096, 50),
-        (1, D, 128, 14336, 4096, 100),
+        (1, D, 128, 1024, 4096, 100),
         # A fast, but its verification failed
         (1, D, 512, 4096, 4096, 100), (1, A, 512, 4096, 4096, 50, None, "failed"),
     ])
     chosen, _ = tool.picks(tool.rows_of(db), D)
     assert chosen == {}
+
+
+def test_a_build_measured_in_another_run_counts_where_it_ran_beside_the_default(tmp_path):
+    # Run 1 (a sweep) has the default alone at both shapes; run 2 (a run of tile builds) has A
+    # beside it at both: A covers the bucket, over run 2's cells only.
+    db = make_db(str(tmp_path / "r.db"), [
+        (1, D, 256, 4096, 4096, 100), (1, D, 512, 4096, 4096, 100),
+        (2, D, 256, 4096, 4096, 100), (2, A, 256, 4096, 4096, 85),
+        (2, D, 512, 4096, 4096, 100), (2, A, 512, 4096, 4096, 90),
+        # at 512 x 256, A ran only in a run without the default: no cell, so no pick there
+        (1, D, 512, 256, 4096, 100), (3, A, 512, 256, 4096, 10),
+    ])
+    chosen, figures = tool.picks(tool.rows_of(db), D)
+    assert chosen[(3, 4, 0)][0] == A
+    assert figures[((3, 4, 0), A)][2] == 2
+    assert (3, 3, 0) not in chosen
 
 
 def test_solo_spans_decide_where_both_have_one_and_runs_count_alike(tmp_path):
@@ -131,6 +147,18 @@ def test_the_real_evidence_names_the_sixteen_row_loss():
     assert chosen[(1, 4, 0)][1] > 1.5
     assert (0, 4, 0) not in chosen
     assert figures[((0, 4, 0), "sm90_s3_split_k")][0] == pytest.approx(1.0, abs=0.02)
+
+
+def test_the_tool_and_the_header_class_shapes_alike():
+    header = open(os.path.join(SOURCE, "kernels", "sm90", "sm90_buckets.h")).read()
+
+    def bounds(name):
+        found = re.search(name + r" = \{([^}]*)\}", header)
+        return tuple(int(x) for x in found.group(1).split(","))
+    assert bounds("kBucketRowBounds") == tool.ROW_BOUNDS
+    assert bounds("kBucketDepthBounds") == tool.DEPTH_BOUNDS
+    assert tool.bucket_of(16, 4096, 14336) == (1, 4, 1)
+    assert tool.bucket_of(512, 14336, 4096) == (3, 5, 0)
 
 
 def test_the_table_in_the_tree_is_made_again_from_the_databases_it_names():
