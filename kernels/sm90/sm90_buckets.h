@@ -42,9 +42,15 @@ constexpr int BucketClass(int64_t value, const std::array<int64_t, N>& bounds) {
 
 #include "kernels/sm90/sm90_bucket_picks.inc"
 
-static_assert(kBucketDefault == kSmallRungs.back().name,
-              "the bucket table's default is the small-shape ladder's last rung: make the table "
-              "again (tools/sm90_bucket_table.py) after adding a rung");
+/// Whether `name` is a rung of the small-shape ladder (the table's default must be one).
+constexpr bool IsSmallRung(std::string_view name) {
+  for (const SmallRung& r : kSmallRungs)
+    if (r.name == name) return true;
+  return false;
+}
+static_assert(IsSmallRung(kBucketDefault),
+              "the bucket table's default is a rung of the small-shape ladder: make the table "
+              "again (tools/sm90_bucket_table.py) against one");
 
 /// The build `picks` (the table) names for p's bucket, or the default.
 constexpr std::string_view BucketVariantFor(const Problem& p,

@@ -225,6 +225,7 @@ Variant OfSmallRung(const SmallRung& r, const Variant& base, const Variant* tile
   v.params.insert(v.params.begin(), {"few_cols", int64_t(r.few_cols)});
   v.params.insert(v.params.begin(), {"few_rows", int64_t(r.few_rows)});
   if (r.mma_from > 0) v.params.insert(v.params.begin(), {"mma_from_rows", int64_t(r.mma_from)});
+  if (r.mma_warps != 4) v.params.insert(v.params.begin(), {"mma_warps", int64_t(r.mma_warps)});
   if (tile != nullptr) {
     v.params.insert(v.params.begin(), {"tile_rows", int64_t(r.tile_rows)});
     v.params.insert(v.params.begin(), {"tile_base", tile->name});
@@ -244,7 +245,8 @@ Variant OfSmallRung(const SmallRung& r, const Variant& base, const Variant* tile
     return PickHopper(r, entries, p);
   };
   v.launch_at = [r, hopper](const Problem& p) {
-    if (PlanFewRows(p, r, 0, 0).runs) return LaunchSize{kFewRowsThreads, 0};
+    if (const FewRowsPlan plan = PlanFewRows(p, r, 0, 0); plan.runs)
+      return LaunchSize{plan.threads, 0};
     const Variant& h = hopper(p);
     return h.launch_at ? h.launch_at(p) : LaunchSize{h.threads, h.smem_bytes};
   };
@@ -263,8 +265,7 @@ Variant OfSmallRung(const SmallRung& r, const Variant& base, const Variant* tile
            (plan.mma ? " on tensor cores (mma.sync m16n8k16)" : "") + ": a build of " +
            std::to_string(plan.rows) + " rows, " + std::to_string(plan.cols) +
            (plan.cols == 1 ? " column" : " columns") + " of C per " + per + ", " +
-           std::to_string(plan.blocks) + " blocks of " + std::to_string(kFewRowsThreads) +
-           " threads";
+           std::to_string(plan.blocks) + " blocks of " + std::to_string(plan.threads) + " threads";
   };
   v.scratch_bytes = [r, hopper](const Problem& p) {
     return PlanFewRows(p, r, 0, 0).runs ? std::vector<int64_t>{0, 0, 0}

@@ -124,20 +124,22 @@ __device__ __forceinline__ uint4 ChunkOrZero(const __nv_bfloat16* __restrict__ x
 
 // S6's tensor-core few-row kernel: C (M x N) = A (M x K) * B^T, M <= 16, K a multiple of 8, A and
 // B 16-byte aligned. A block computes the 16 rows (those past M read as zeros, never stored) of
-// kMmaCols columns of C, two n8 tiles of mma.sync m16n8k16, its 4 warps each every 4th 64-wide
-// step of K. No shared memory for the operands: lane l (group g = l / 4, q = l % 4) loads 16
-// bytes at element 8q of each 32-wide half of a step, of A's rows g and g + 8 and of B's row g
-// of each n8 tile, and those bytes are its fragments as they are. The fragments name the logical
-// k 2q + e and 2q + 8 + e (e = 0, 1) of a k16 step t; here they hold the physical elements 8q +
-// 4t + e and 8q + 4t + 2 + e of the half, the same permutation for A and B, so the sum over K
+// kMmaCols columns of C, two n8 tiles of mma.sync m16n8k16, each of its kWarps warps every
+// kWarps-th 64-wide step of K. No shared memory for the operands: lane l (group g = l / 4, q = l %
+// 4) loads 16 bytes at element 8q of each 32-wide half of a step, of A's rows g and g + 8 and of
+// B's row g of each n8 tile, and those bytes are its fragments as they are. The fragments name the
+// logical k 2q + e and 2q + 8 + e (e = 0, 1) of a k16 step t; here they hold the physical elements
+// 8q + 4t + e and 8q + 4t + 2 + e of the half, the same permutation for A and B, so the sum over K
 // is the product's (in another order). B's rows stream in 64-byte runs (4 lanes), read once.
-// The 4 warps' sums are added in shared memory in warp order: a result repeats bit for bit.
+// The warps' sums are added in shared memory in warp order: a result repeats bit for bit.
 // kTransposed (swap-AB, called with the caller's B as A and A as B): C stored transposed.
-template <bool kTransposed>
-__global__ void __launch_bounds__(kFewRowsThreads)
+// kWarps: the block's warps, which split K (4; S9's deeper splits 8 and 16, for grids of few
+// blocks).
+template <bool kTransposed, int kWarps>
+__global__ void __launch_bounds__(kWarps * 32)
     Sm90FewRowsMmaKernel(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
                          __nv_bfloat16* __restrict__ C, int M, int N, int K) {
-  constexpr int kWarps = kFewRowsThreads / 32, kTiles = kMmaCols / 8;
+  constexpr int kTiles = kMmaCols / 8, kThreads = kWarps * 32;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, q = lane % 4;
   const int64_t n0 = int64_t(blockIdx.x) * kMmaCols;
   float acc[kTiles][4] = {};
@@ -173,7 +175,7 @@ __global__ void __launch_bounds__(kFewRowsThreads)
 #pragma unroll
     for (int i = 0; i < 4; ++i) partial[warp][j][i][lane] = acc[j][i];
   __syncthreads();
-  for (int e = threadIdx.x; e < kTiles * 4 * 32; e += kFewRowsThreads) {
+  for (int e = threadIdx.x; e < kTiles * 4 * 32; e += kThreads) {
     const int j = e / 128, i = (e / 32) % 4, l = e % 32;
     const int row = l / 4 + (i >= 2 ? 8 : 0);
     const int64_t col = n0 + 8 * j + 2 * (l % 4) + (i & 1);
@@ -204,11 +206,26 @@ const void* FewRowsKernel(int rows) {
   }
 }
 
+template <int kWarps>
+const void* FewRowsMmaKernel(bool swapped) {
+  return swapped ? reinterpret_cast<const void*>(&Sm90FewRowsMmaKernel<true, kWarps>)
+                 : reinterpret_cast<const void*>(&Sm90FewRowsMmaKernel<false, kWarps>);
+}
+
 const void* FewRowsKernel(const FewRowsPlan& plan) {
   constexpr int kAll = kFewRowsThreads / 32;
-  if (plan.mma)
-    return plan.swapped ? reinterpret_cast<const void*>(&Sm90FewRowsMmaKernel<true>)
-                        : reinterpret_cast<const void*>(&Sm90FewRowsMmaKernel<false>);
+  if (plan.mma) {
+    switch (plan.split) {
+      case 4:
+        return FewRowsMmaKernel<4>(plan.swapped);
+      case 8:
+        return FewRowsMmaKernel<8>(plan.swapped);
+      case 16:
+        return FewRowsMmaKernel<16>(plan.swapped);
+      default:
+        return nullptr;
+    }
+  }
   if (plan.split == kAll)
     return plan.swapped ? FewRowsKernel<true, kAll>(plan.rows)
                         : FewRowsKernel<false, kAll>(plan.rows);
@@ -220,7 +237,8 @@ std::string LaunchFewRows(const GemmArgs& args, const FewRowsPlan& plan) {
   const Problem& p = args.problem;
   const void* kernel = FewRowsKernel(plan);
   if (kernel == nullptr)
-    return "sm90 few-row path: no build of " + std::to_string(plan.rows) + " rows";
+    return "sm90 few-row path: no build of " + std::to_string(plan.rows) + " rows split " +
+           std::to_string(plan.split) + " ways";
   // Swapped, the caller's M is the kernel's N: every one of the three is an int of the kernel.
   if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX)
     return "sm90 few-row path: M, N and K are at most 2^31 - 1";
@@ -230,8 +248,9 @@ std::string LaunchFewRows(const GemmArgs& args, const FewRowsPlan& plan) {
   void* c = args.c;
   int m = int(plan.swapped ? p.n : p.m), n = int(plan.swapped ? p.m : p.n), k = int(p.k);
   void* params[] = {&a, &b, &c, &m, &n, &k};
-  const cudaError_t e = cudaLaunchKernel(kernel, dim3(unsigned(plan.blocks)), dim3(kFewRowsThreads),
-                                         params, 0, static_cast<cudaStream_t>(args.stream));
+  const cudaError_t e =
+      cudaLaunchKernel(kernel, dim3(unsigned(plan.blocks)), dim3(unsigned(plan.threads)), params, 0,
+                       static_cast<cudaStream_t>(args.stream));
   return e == cudaSuccess ? "" : std::string("sm90 few-row path: ") + cudaGetErrorString(e);
 }
 

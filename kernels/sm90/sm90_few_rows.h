@@ -53,12 +53,22 @@ struct SmallRung {
   /// swapped: the few columns are its tiles' rows) (0: never).
   int swap_cols = 0;
   std::string_view swap_base;
+  /// On the tensor-core few-row path, at most this many warps a block split K (4, 8 or 16): more
+  /// than 4 only where 4 would leave the grid fewer than kMmaWarpsWanted warps, doubling until
+  /// it has them or this many.
+  int mma_warps = 4;
 };
+
+/// The warps a tensor-core few-row grid is given at least, where its rung allows (mma_warps):
+/// about 31 an SM on the 132 SMs of an H100 or H200, so that enough 16-byte loads of B are in
+/// flight to keep HBM busy (measured: 256 blocks of 4 warps read 34% of the bandwidth at
+/// 16x4096x4096, 896 blocks 79% at 16x14336x4096).
+inline constexpr int64_t kMmaWarpsWanted = 4096;
 
 /// Columns of C per block of the tensor-core few-row kernel: two n8 tiles of mma.sync.
 inline constexpr int kMmaCols = 16;
 
-inline constexpr std::array<SmallRung, 7> kSmallRungs = {{
+inline constexpr std::array<SmallRung, 8> kSmallRungs = {{
     {"sm90_s1_few_rows", "S1",
      "a few-row path: at most 16 rows run a kernel of their own (a warp per 1 to 4 columns of "
      "C streaming B's K-major rows with 16-byte loads, A's rows hot in L1, no tensor cores) "
@@ -99,6 +109,14 @@ inline constexpr std::array<SmallRung, 7> kSmallRungs = {{
      "instead of half a 256-column one",
      "sm90_h12_fitted_unclustered", kFewRows, kFewRows, 4, 128, "sm90_h12_rows64_sk4", 2, 128,
      "sm90_h12_rows64_sk4_swapped"},
+    // One change from S7 (S8, the per-bucket table, is another).
+    {"sm90_s9_deeper_split", "S9",
+     "a deeper split of K on the tensor-core few-row path where its grid is small: up to 16 "
+     "warps a block (512 threads) instead of 4, doubling while the grid has fewer than 4096 "
+     "warps (16 rows of 4096 columns: 256 blocks of 16 warps, not of 4), so that 4 times the "
+     "loads of B are in flight",
+     "sm90_h12_fitted_unclustered", kFewRows, kFewRows, 4, 128, "sm90_h12_rows64_sk4", 2, 128,
+     "sm90_h12_rows64_sk4_swapped", 16},
 }};
 
 /// Whether small rung `r` runs `p`, where the few-row path does not take it, with its swapped
@@ -137,11 +155,12 @@ struct FewRowsPlan {
   /// A and B swapped: the kernel's rows are B's (N of them), its columns A's rows, and C is
   /// stored transposed.
   bool swapped = false;
-  int split = 1;  ///< the ways a block's warps split K
-  int rows = 0;   ///< the build's rows (a template argument)
-  int cols = 0;   ///< columns of C per warp (split: per block)
+  int split = 1;                  ///< the ways a block's warps split K
+  int rows = 0;                   ///< the build's rows (a template argument)
+  int cols = 0;                   ///< columns of C per warp (split: per block)
+  int threads = kFewRowsThreads;  ///< per block (the tensor-core kernel: 32 per warp of its split)
   int64_t blocks = 0;
-  bool mma = false;  ///< the tensor-core kernel (16 rows, kMmaCols columns per block, split 4)
+  bool mma = false;  ///< the tensor-core kernel (16 rows, kMmaCols columns per block, split 4-16)
 };
 
 /// The columns each warp of a build of `rows` rows computes: one below 8 rows (more warps, more
@@ -157,7 +176,8 @@ ABLATION_FEW_ROWS_HD constexpr int FewRowsCols(int rows) { return rows < 8 ? 1 :
 /// The plan of `p` with A and B at addresses a and b, for a rung taking at most `few_rows` rows
 /// (and, swapped, at most `few_cols` columns; 0: none).
 constexpr FewRowsPlan PlanFewRows(const Problem& p, int few_rows, uintptr_t a, uintptr_t b,
-                                  int few_cols = 0, int split = 1, int mma_from = 0) {
+                                  int few_cols = 0, int split = 1, int mma_from = 0,
+                                  int mma_warps = 4) {
   FewRowsPlan plan;
   if (p.dtype != DType::kBF16 || p.m < 1 || p.n < 1 || p.k < 8 || p.k % 8 != 0 || a % 16 != 0 ||
       b % 16 != 0)
@@ -172,6 +192,8 @@ constexpr FewRowsPlan PlanFewRows(const Problem& p, int few_rows, uintptr_t a, u
     plan.cols = kMmaCols;
     plan.split = kFewRowsThreads / 32;
     plan.blocks = (cols + kMmaCols - 1) / kMmaCols;
+    while (plan.split < mma_warps && plan.blocks * plan.split < kMmaWarpsWanted) plan.split *= 2;
+    plan.threads = plan.split * 32;
     return plan;
   }
   plan.rows = 1;
@@ -186,7 +208,7 @@ constexpr FewRowsPlan PlanFewRows(const Problem& p, int few_rows, uintptr_t a, u
 
 /// The plan of `p` for small rung `r`.
 constexpr FewRowsPlan PlanFewRows(const Problem& p, const SmallRung& r, uintptr_t a, uintptr_t b) {
-  return PlanFewRows(p, r.few_rows, a, b, r.few_cols, r.split, r.mma_from);
+  return PlanFewRows(p, r.few_rows, a, b, r.few_cols, r.split, r.mma_from, r.mma_warps);
 }
 
 }  // namespace ablation::kernels::sm90

@@ -359,6 +359,60 @@ TEST_F(Sm90Catalog, S7RunsFewColumnsSwappedOnTheTensorCoreTiles) {
   EXPECT_EQ(Param(v, "swap_cols"), "128");
 }
 
+TEST_F(Sm90Catalog, S9SplitsKDeeperOnTheTensorCorePathWhereItsGridIsSmall) {
+  const sm90::SmallRung& s9 = sm90::kSmallRungs[7];
+  const sm90::SmallRung& s7 = sm90::kSmallRungs[6];
+  ASSERT_EQ(s9.id, "S9");
+  EXPECT_EQ(s9.mma_warps, 16);
+  EXPECT_EQ(s7.mma_warps, 4);
+  // One change from S7: every other field alike.
+  sm90::SmallRung same = s9;
+  same.name = s7.name;
+  same.id = s7.id;
+  same.adds = s7.adds;
+  same.mma_warps = s7.mma_warps;
+  EXPECT_TRUE(same.base == s7.base && same.few_rows == s7.few_rows &&
+              same.few_cols == s7.few_cols && same.split == s7.split &&
+              same.tile_rows == s7.tile_rows && same.tile_base == s7.tile_base &&
+              same.mma_from == s7.mma_from && same.swap_cols == s7.swap_cols &&
+              same.swap_base == s7.swap_base);
+  // Warps double while the grid has fewer than kMmaWarpsWanted: 256 blocks -> 16 warps, 896 ->
+  // 8, 6250 -> 4; S7 keeps 4 everywhere; swapped alike; one row stays on the CUDA cores.
+  const std::tuple<int64_t, int, int64_t> cases[] = {
+      {4096, 16, 256}, {14336, 8, 896}, {100000, 4, 6250}, {1000, 16, 63}};
+  for (const auto& [cols, warps, blocks] : cases) {
+    for (const Problem& p :
+         {Problem{16, cols, 4096, DType::kBF16}, Problem{cols, 9, 4096, DType::kBF16}}) {
+      const sm90::FewRowsPlan plan = sm90::PlanFewRows(p, s9, 0, 0);
+      ASSERT_TRUE(plan.runs && plan.mma) << cols;
+      EXPECT_EQ(plan.split, warps) << cols;
+      EXPECT_EQ(plan.threads, 32 * warps) << cols;
+      EXPECT_EQ(plan.blocks, blocks) << cols;
+      EXPECT_EQ(plan.swapped, p.n == 9);
+      const sm90::FewRowsPlan before = sm90::PlanFewRows(p, s7, 0, 0);
+      EXPECT_EQ(before.split, 4);
+      EXPECT_EQ(before.threads, 128);
+      EXPECT_EQ(before.blocks, plan.blocks);
+    }
+  }
+  EXPECT_FALSE(sm90::PlanFewRows({1, 4096, 4096, DType::kBF16}, s9, 0, 0).mma);
+  EXPECT_EQ(sm90::PlanFewRows({1, 4096, 4096, DType::kBF16}, s9, 0, 0).threads, 128);
+  const Variant& v = Get("sm90_s9_deeper_split");
+  const Residency h200{132, 66};
+  const Problem p{16, 4096, 4096, DType::kBF16};
+  EXPECT_EQ(v.launch_at(p).threads, 512);
+  EXPECT_EQ(Get("sm90_s7_swap_tiles").launch_at(p).threads, 128);
+  EXPECT_EQ(v.build(p, h200),
+            "few-row path on tensor cores (mma.sync m16n8k16): a build of 16 rows, 16 columns of C "
+            "per block, K split 16 ways among its warps, 256 blocks of 512 threads");
+  EXPECT_EQ(Param(v, "mma_warps"), "16");
+  EXPECT_EQ(Param(Get("sm90_s7_swap_tiles"), "mma_warps"), "");
+  // Past the few-row paths, S7's builds.
+  for (const Problem& q : {Problem{128, 4096, 4096, DType::kBF16},
+                           Problem{4096, 128, 4096, DType::kBF16}, Problem{512, 512, 512}})
+    EXPECT_EQ(sm90::HopperFor(s9, q), sm90::HopperFor(s7, q));
+}
+
 TEST_F(Sm90Catalog, Fp8LadderOneChangeEach) {
   int count = 0;
   for (const Variant& v : registry_.All()) count += v.family == "sm90" && v.Supports(DType::kFP8);

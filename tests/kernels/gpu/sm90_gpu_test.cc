@@ -421,6 +421,21 @@ TEST_F(Sm90Gpu, RefusesWhatItCannotRunAndDoesNotSpill) {
       EXPECT_EQ(attr.maxThreadsPerBlock, sm90::kFewRowsThreads);
     }
   }
+  // The tensor-core few-row builds of 4, 8 and 16 warps (S9 at 16 rows of 100000, 14336 and
+  // 4096 columns), swapped and not.
+  for (int64_t cols : {100000, 14336, 4096}) {
+    for (const Problem& p :
+         {Problem{16, cols, 4096, DType::kBF16}, Problem{cols, 16, 4096, DType::kBF16}}) {
+      const sm90::FewRowsPlan plan = sm90::PlanFewRows(p, sm90::kSmallRungs[7], 0, 0);
+      ASSERT_TRUE(plan.mma);
+      const void* f = Get("sm90_s9_deeper_split").KernelAt(p);
+      ASSERT_NE(f, nullptr) << cols;
+      cudaFuncAttributes attr{};
+      ASSERT_EQ(cudaFuncGetAttributes(&attr, f), cudaSuccess) << cols;
+      EXPECT_EQ(attr.localSizeBytes, 0u) << "the " << plan.split << "-warp build spills";
+      EXPECT_EQ(attr.maxThreadsPerBlock, plan.threads) << cols;
+    }
+  }
 }
 
 // The kernel the registry names for a problem is the build that runs it (sm90_plan.h): on the
