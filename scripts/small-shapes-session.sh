@@ -4,8 +4,9 @@
 # extra binary. Observe mode only: nothing here asks for a clock lock or changes GPU settings.
 #   scripts/small-shapes-session.sh BUNDLE OUT PHASE...
 # Phases (R: the run's number, a separate daemon run each):
-#   check     the GPU tests of the few-row paths (against FP64 and cuBLAS at every build of rows)
-#             and of the build each problem runs
+#   check     the GPU tests of the few-row paths (against FP64 and cuBLAS at every build of rows),
+#             the 64-row and swapped tiles, the per-bucket rung, the builds' registers (no
+#             spills, block sizes) and the build each problem runs
 #   burst-R   sweep --preset serving --regime burst --verify: every rung and both cuBLAS
 #             baselines at the preset's 24 shapes, from a cooled GPU
 #   cap-R     sweep --preset serving, sustained (at the cap) with 1 s windows and 1 s solo spans
@@ -46,7 +47,7 @@ for phase in "$@"; do
   case $phase in
     check)
       timeout 120 "$bundle/bin/sm90_gpu_tests" --gtest_brief=1 \
-        --gtest_filter='*FewRow*:*SixtyFourRow*:*PerBucket*:*TheRegistryNamesTheBuild*' >"$out/check-sm90.log" 2>&1
+        --gtest_filter='*FewRow*:*SixtyFourRow*:*PerBucket*:*DoesNotSpill*:*TheRegistryNamesTheBuild*' >"$out/check-sm90.log" 2>&1
       say "sm90_gpu_tests exit $?: $(grep -E '^\[  (PASSED|FAILED) ' "$out/check-sm90.log" | tr '\n' ' ')"
       grep -E 'Failure|Expected|Which is|actual' "$out/check-sm90.log" | head -20 | tee -a "$log"
       ;;

@@ -18,19 +18,22 @@ using sm90::BucketPick;
 constexpr Problem Bf16(int64_t m, int64_t n, int64_t k) { return {m, n, k, DType::kBF16}; }
 
 TEST(Sm90Buckets, ClassesAreTheFirstBoundAtOrAboveAndOneMorePastTheLast) {
-  EXPECT_EQ(sm90::BucketClass(1, sm90::kBucketRowBounds), 0);
-  EXPECT_EQ(sm90::BucketClass(2, sm90::kBucketRowBounds), 1);
-  EXPECT_EQ(sm90::BucketClass(16, sm90::kBucketRowBounds), 1);
-  EXPECT_EQ(sm90::BucketClass(17, sm90::kBucketRowBounds), 2);
-  EXPECT_EQ(sm90::BucketClass(128, sm90::kBucketRowBounds), 2);
-  EXPECT_EQ(sm90::BucketClass(512, sm90::kBucketRowBounds), 3);
-  EXPECT_EQ(sm90::BucketClass(513, sm90::kBucketRowBounds), 4);
-  EXPECT_EQ(sm90::BucketClass(4096, sm90::kBucketRowBounds), 4);
-  EXPECT_EQ(sm90::BucketClass(4097, sm90::kBucketRowBounds), 5);
-  EXPECT_EQ(sm90::BucketClass(4096, sm90::kBucketDepthBounds), 0);
-  EXPECT_EQ(sm90::BucketClass(4097, sm90::kBucketDepthBounds), 1);
-  EXPECT_EQ(sm90::BucketClass(16384, sm90::kBucketDepthBounds), 1);
-  EXPECT_EQ(sm90::BucketClass(16385, sm90::kBucketDepthBounds), 2);
+  // (value, its class among M and N, its class among K)
+  const std::array<std::array<int64_t, 3>, 11> cases = {{{1, 0, 0},
+                                                         {2, 1, 0},
+                                                         {16, 1, 0},
+                                                         {17, 2, 0},
+                                                         {128, 2, 0},
+                                                         {512, 3, 0},
+                                                         {513, 4, 0},
+                                                         {4096, 4, 0},
+                                                         {4097, 5, 1},
+                                                         {16384, 5, 1},
+                                                         {16385, 5, 2}}};
+  for (const auto& [value, rows, depth] : cases) {
+    EXPECT_EQ(sm90::BucketClass(value, sm90::kBucketRowBounds), rows) << value;
+    EXPECT_EQ(sm90::BucketClass(value, sm90::kBucketDepthBounds), depth) << value;
+  }
 }
 
 // The tool (tools/sm90_bucket_table.py) writes the same classes: its bounds are these.
