@@ -1,6 +1,6 @@
 // The SASS inspection: the disassembler found, the kernel asked about chosen (a built-in variant
 // or a user build written out), cuobjdump run on it. The verdicts and checks of its answer are in
-// sass_checks.cc, the listing parsed and its main loop judged in sass.cc.
+// sass_checks.cc, the listing parsed in sass.cc and its main loop judged in sass_verdict.cc.
 #include "server/core/inspect/sass_inspect.h"
 
 #include <sys/stat.h>
