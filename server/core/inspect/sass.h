@@ -105,6 +105,9 @@ struct SassVerdict {
 /// between them, a barrier after the compute, the compute count per iteration, local memory.
 SassVerdict InspectFunction(const SassFunction& function);
 
+/// An offset in a listing as the verdicts print it (0x0870).
+std::string HexOffset(int64_t offset);
+
 /// The verdict and its reasons as text, for logs and tests (the client renders its own).
 std::string DescribeVerdict(const SassVerdict& verdict);
 

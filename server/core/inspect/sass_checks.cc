@@ -2,7 +2,6 @@
 // main loop overlaps loads and compute; no spills; the instructions its family promises).
 // Running the disassembler and choosing the kernel are in sass_inspect.cc.
 #include <cstdint>
-#include <cstdio>
 #include <map>
 
 #include "server/core/inspect/sass_inspect.h"
@@ -10,12 +9,6 @@
 namespace ablation::core {
 
 namespace {
-
-std::string Hex(int64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%04llx", static_cast<long long>(v));
-  return buf;
-}
 
 void FillKernel(const SassVerdict& v, v1::SassKernel* k) {
   k->set_loop_found(v.loop_found);
@@ -63,7 +56,7 @@ void AddLoopChecks(const SassVerdict& v, const SassFunction& function, const Sas
     AddCheck(k, "overlap", true,
              std::to_string(v.overlapping_loads) + " of " + std::to_string(v.loads) + " " +
                  v.load_opcode + " reach " + v.compute_opcode + " with no BAR.SYNC between (" +
-                 Hex(v.first_overlap_load) + " -> " + Hex(v.overlap_compute) + ")");
+                 HexOffset(v.first_overlap_load) + " -> " + HexOffset(v.overlap_compute) + ")");
   } else if (v.loads == 0 && tma_loads > 0) {
     AddCheck(k, "overlap", true,
              "no load in the compute loop: the TMA loads (UTMALDG) are issued by a producer in "
@@ -73,7 +66,7 @@ void AddLoopChecks(const SassVerdict& v, const SassFunction& function, const Sas
   } else {
     AddCheck(k, "overlap", false,
              "every " + v.load_opcode + " is separated from " + v.compute_opcode +
-                 " by a BAR.SYNC (" + Hex(v.blocking_barrier) + "): load, sync, compute");
+                 " by a BAR.SYNC (" + HexOffset(v.blocking_barrier) + "): load, sync, compute");
   }
   // An mbarrier pipeline (the sm90 family's TMA rungs) releases a stage with an arrive
   // (SYNCS.ARRIVE) instead of a block barrier.
@@ -87,14 +80,14 @@ void AddLoopChecks(const SassVerdict& v, const SassFunction& function, const Sas
                  "the main loop; no block barrier needed");
   } else if (!v.barrier_after_compute && v.barrier_before_refill) {
     AddCheck(k, "barrier_after_compute", true,
-             "BAR.SYNC at " + Hex(v.refill_barrier) +
+             "BAR.SYNC at " + HexOffset(v.refill_barrier) +
                  " between the last shared-memory reads and every refill; the " + v.compute_opcode +
                  " after it compute from fragments already in registers");
   } else {
     AddCheck(k, "barrier_after_compute", v.barrier_after_compute,
-             v.barrier_after_compute
-                 ? "BAR.SYNC at " + Hex(v.barrier_after) + " after the last " + v.compute_opcode
-                 : "no BAR.SYNC between the compute and the next iteration's");
+             v.barrier_after_compute ? "BAR.SYNC at " + HexOffset(v.barrier_after) +
+                                           " after the last " + v.compute_opcode
+                                     : "no BAR.SYNC between the compute and the next iteration's");
   }
 }
 

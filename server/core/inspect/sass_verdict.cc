@@ -13,12 +13,6 @@ namespace ablation::core {
 
 namespace {
 
-std::string Hex(int64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%04llx", static_cast<long long>(v));
-  return buf;
-}
-
 bool IsCompute(SassClass c, bool tensor) {
   return tensor ? c == SassClass::kTensorCore : c == SassClass::kFfma;
 }
@@ -245,20 +239,27 @@ class LoopInspector {
 
 }  // namespace
 
+std::string HexOffset(int64_t offset) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%04llx", static_cast<long long>(offset));
+  return buf;
+}
+
 SassVerdict InspectFunction(const SassFunction& f) { return LoopInspector(f).Inspect(); }
 
 std::string DescribeVerdict(const SassVerdict& v) {
   if (!v.loop_found) return "no loop with tensor-core or FFMA instructions found";
   std::string s = v.overlap ? "overlap" : "no overlap";
-  s += ": main loop " + Hex(v.loop_start) + ".." + Hex(v.loop_end) + ", " +
+  s += ": main loop " + HexOffset(v.loop_start) + ".." + HexOffset(v.loop_end) + ", " +
        std::to_string(v.compute_per_iteration) + " " + v.compute_opcode + ", " +
        std::to_string(v.loads) + " " + (v.load_opcode.empty() ? "loads" : v.load_opcode);
   if (v.overlap)
     s += "; " + std::to_string(v.overlapping_loads) + " reach " + v.compute_opcode +
-         " with no BAR.SYNC between (first at " + Hex(v.first_overlap_load) + ")";
+         " with no BAR.SYNC between (first at " + HexOffset(v.first_overlap_load) + ")";
   else if (v.blocking_barrier >= 0)
-    s += "; BAR.SYNC at " + Hex(v.blocking_barrier) + " separates them from " + v.compute_opcode;
-  s += v.barrier_after_compute ? "; barrier after compute at " + Hex(v.barrier_after)
+    s += "; BAR.SYNC at " + HexOffset(v.blocking_barrier) + " separates them from " +
+         v.compute_opcode;
+  s += v.barrier_after_compute ? "; barrier after compute at " + HexOffset(v.barrier_after)
                                : "; no barrier after compute";
   if (v.local_loads + v.local_stores > 0)
     s += "; local memory: " + std::to_string(v.local_loads) + " LDL, " +
