@@ -29,7 +29,7 @@ count=$((${#shapes[@]} / 2))
 ((count > 0)) || count=24
 usual() {  # seconds a phase took on an H100 (cap: about 46 s a shape, solo spans included)
   case $1 in
-    check) echo 40 ;; burst-*) echo 220 ;; cap-*) echo $((50 * count)) ;; large-*) echo 80 ;;
+    check) echo 40 ;; burst-*) echo 240 ;; cap-*) echo $((50 * count)) ;; large-*) echo 80 ;;
     *) echo 60 ;;
   esac
 }
