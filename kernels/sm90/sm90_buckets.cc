@@ -63,10 +63,13 @@ void RegisterSm90BucketRung(Registry& registry, std::span<const BucketPick> pick
       std::string(kBucketDefault) + " beyond the noise at every measured shape (" +
       std::to_string(picks.size()) + " buckets); every other bucket runs " +
       std::string(kBucketDefault) + ": " + entries.front().description;
-  for (auto& [key, value] : v.params)
+  // The default's parameters, its "base" (H12) now the default itself and its rung S8's.
+  for (auto& [key, value] : v.params) {
     if (key == "rung") value = std::string("S8");
-  v.params.insert(v.params.begin(), {"bucket_picks", int64_t(picks.size())});
-  v.params.insert(v.params.begin(), {"base", std::string(kBucketDefault)});
+    if (key == "base") value = std::string(kBucketDefault);
+  }
+  v.params.insert(v.params.begin() + (v.params.empty() ? 0 : 1),
+                  {"bucket_picks", int64_t(picks.size())});
   const auto entry = Picker(entries, picks);
   v.can_implement = [entry](const Problem& p) { return entry(p).can_implement(p); };
   v.launch_at = [entry](const Problem& p) {

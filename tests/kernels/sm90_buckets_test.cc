@@ -89,6 +89,13 @@ TEST_F(Sm90BucketRung, TheRegisteredRungRunsTheDefaultWhereItsTableNamesNoBuild)
   EXPECT_EQ(s8.Param("rung"), "S8");
   EXPECT_EQ(s8.Param("base"), sm90::kBucketDefault);
   EXPECT_EQ(s8.Param("bucket_picks"), std::to_string(sm90::kBucketPicks.size()));
+  int bases = 0, rungs = 0;
+  for (const auto& [key, value] : s8.params) {
+    bases += key == "base";
+    rungs += key == "rung";
+  }
+  EXPECT_EQ(bases, 1);  // the default's own base (H12) replaced, not shadowed
+  EXPECT_EQ(rungs, 1);
   EXPECT_NE(s8.description.find("S8: per-bucket choice"), std::string::npos);
   const Residency h200{132, 66};
   for (const Problem& p : {Bf16(1, 4096, 4096), Bf16(16, 4096, 4096), Bf16(128, 14336, 4096),
