@@ -3,6 +3,7 @@
 // catalog library; the worker calls the binding after the Hopper and small-shape rungs'.
 #include "kernels/sm90/sm90_buckets.h"
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -17,11 +18,8 @@ namespace {
 std::vector<Variant> BucketEntries(const Registry& registry, std::span<const BucketPick> picks,
                                    bool bound) {
   std::vector<std::string_view> names = {kBucketDefault};
-  for (const BucketPick& pick : picks) {
-    bool seen = false;
-    for (std::string_view n : names) seen = seen || n == pick.variant;
-    if (!seen) names.push_back(pick.variant);
-  }
+  for (const BucketPick& pick : picks)
+    if (std::ranges::find(names, pick.variant) == names.end()) names.push_back(pick.variant);
   std::vector<Variant> entries;
   for (std::string_view name : names) {
     const Variant* v = registry.Find(name);
@@ -31,21 +29,15 @@ std::vector<Variant> BucketEntries(const Registry& registry, std::span<const Buc
   return entries;
 }
 
-// Of `entries` (BucketEntries), the one the table `picks` names for p.
-const Variant& EntryFor(const std::vector<Variant>& entries, const std::vector<BucketPick>& picks,
-                        const Problem& p) {
-  const std::string_view name = BucketVariantFor(p, picks);
-  for (const Variant& v : entries)
-    if (v.name == name) return v;
-  return entries.front();
-}
-
-// The entry the table `picks` names for a problem, of `entries` (kept by the returned function).
+// The entry the table `picks` names for a problem, of `entries` (BucketEntries, kept by the
+// returned function).
 std::function<const Variant&(const Problem&)> Picker(std::vector<Variant> entries,
                                                      std::span<const BucketPick> picks) {
   return
       [entries = std::move(entries), table = std::vector<BucketPick>(picks.begin(), picks.end())](
-          const Problem& p) -> const Variant& { return EntryFor(entries, table, p); };
+          const Problem& p) -> const Variant& {
+        return EntryNamed(entries, BucketVariantFor(p, table));
+      };
 }
 
 }  // namespace

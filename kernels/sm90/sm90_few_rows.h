@@ -137,14 +137,20 @@ constexpr std::string_view HopperFor(const SmallRung& r, const Problem& p) {
   return UsesSwapBase(r, p) ? r.swap_base : UsesTileBase(r, p) ? r.tile_base : r.base;
 }
 
+/// Of `entries` (a rung's catalog or worker entries of the builds it runs, its default first),
+/// the one called `name`; the first where none is.
+inline const Variant& EntryNamed(const std::vector<Variant>& entries, std::string_view name) {
+  for (const Variant& e : entries)
+    if (e.name == name) return e;
+  return entries.front();
+}
+
 /// Of `hopper` (the catalog's or the worker's entries of the rung's base first, then of its
 /// smaller-tile and swapped builds), the one HopperFor names for `p`; the base where it names
 /// none of them.
 inline const Variant& PickHopper(const SmallRung& r, const std::vector<Variant>& hopper,
                                  const Problem& p) {
-  for (const Variant& h : hopper)
-    if (h.name == HopperFor(r, p)) return h;
-  return hopper.front();
+  return EntryNamed(hopper, HopperFor(r, p));
 }
 
 /// The few-row path's launch of one problem: the rows its kernel is built for (the least of 1,
