@@ -13,3 +13,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/session-common.sh"
 # shellcheck disable=SC2034  # read by the sourcing script
 deadline=${DEADLINE:-100000}
+# A call's `timeout` signals the whole process group (the client, the daemon, this script): the
+# daemon has written every result as it came, so the database is stopped with it, its write-ahead
+# log checkpointed into it (fast, unlike compressing) and left whole for the call's archive.
+on_signal() {
+  trap - TERM INT
+  say "stopped by a signal ($(elapsed)): databases checkpointed, left uncompressed"
+  stop_daemon 2>/dev/null
+  local db
+  for db in "$out"/*.db; do
+    [[ -f $db ]] && python3 -c 'import sqlite3, sys
+sqlite3.connect(sys.argv[1]).execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()' "$db"
+  done
+  exit 143
+}
+trap on_signal TERM INT

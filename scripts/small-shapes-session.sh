@@ -10,8 +10,8 @@
 #   burst-R   sweep --preset serving --regime burst --verify: every rung and both cuBLAS
 #             baselines at the preset's 24 shapes, from a cooled GPU
 #   cap-R     sweep --preset serving, sustained (at the cap) with 1 s windows and 1 s solo spans
-#             (the serving shapes are short: a second holds thousands of launches); about 46 s a
-#             shape, so the 24 take more than one device call: give SHAPES of 8 or fewer
+#             (the serving shapes are short: a second holds thousands of launches); about 55 s a
+#             shape, so the 24 take more than one device call: give SHAPES of 9 or fewer
 #   large-R   H12 beside both cuBLAS baselines at 4096^3, sustained and burst, 3 rounds
 #   tiles     the 64-row builds beside H12 and cuBLAS at 256 and 512 rows (burst, verified): where
 #             the small-shape rungs' tile_rows could reach
@@ -27,9 +27,9 @@ shapes=()
 for s in ${SHAPES:-}; do shapes+=(--shape "$s"); done
 count=$((${#shapes[@]} / 2))
 ((count > 0)) || count=24
-usual() {  # seconds a phase took on an H100 (cap: about 46 s a shape, solo spans included)
+usual() {  # seconds a phase took on an H100 (cap: about 55 s a shape, solo spans included)
   case $1 in
-    check) echo 40 ;; burst-*) echo 240 ;; cap-*) echo $((50 * count)) ;; large-*) echo 80 ;;
+    check) echo 40 ;; burst-*) echo 270 ;; cap-*) echo $((56 * count + 15)) ;; large-*) echo 80 ;;
     *) echo 60 ;;
   esac
 }
