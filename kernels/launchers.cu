@@ -23,7 +23,7 @@ void BindLaunchers(Registry& registry) {
   BindSmem2RegLaunchers(registry);
   BindSm90Launchers(registry);
   sm90::BindSm90SmallRungs(registry);  // after the Hopper rungs: it runs their launches
-  sm90::BindSm90BucketRung(registry);  // after both: it runs their launches
+  sm90::BindSm90BucketRungs(registry);  // after both: they run their launches
 }
 
 }  // namespace ablation::kernels

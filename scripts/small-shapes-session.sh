@@ -13,8 +13,13 @@
 #             (the serving shapes are short: a second holds thousands of launches); about 55 s a
 #             shape, so the 24 take more than one device call: give SHAPES of 9 or fewer
 #   large-R   H12 beside both cuBLAS baselines at 4096^3, sustained and burst, 3 rounds
-#   tiles     the 64-row builds beside H12 and cuBLAS at 256 and 512 rows (burst, verified): where
-#             the small-shape rungs' tile_rows could reach
+#   tiles     the 64-row builds (own, shorter ranges, swapped) beside H12, S9 and cuBLAS at the
+#             serving shapes of 128 and 512 rows and columns and at 256 rows (burst, verified):
+#             where the small-shape rungs' tile_rows could reach, and the cells S10's table
+#             (tools/sm90_bucket_table.py --table s10) needs: builds beside S9
+#   counters  Nsight Compute counters (run --profile, stored with each row) of S9 beside both
+#             cuBLAS baselines where the ladder is furthest from its targets (128x4096x4096,
+#             16x4096x4096, 16x14336x4096, 1x4096x4096), and of H12 beside them at 4096^3
 #   gemv      the user example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
 # SHAPES="1x4096x4096 ..." replaces the serving preset's shapes in burst-R and cap-R.
 # DEADLINE=S (seconds since the start) skips a phase whose usual length would end after it, so
@@ -30,6 +35,7 @@ count=$((${#shapes[@]} / 2))
 usual() {  # seconds a phase took on an H100 (cap: about 55 s a shape, solo spans included)
   case $1 in
     check) echo 40 ;; burst-*) echo 270 ;; cap-*) echo $((56 * count + 15)) ;; large-*) echo 80 ;;
+    tiles) echo 60 ;; counters) echo 150 ;;
     *) echo 60 ;;
   esac
 }
@@ -75,11 +81,27 @@ for phase in "$@"; do
     tiles)
       start_daemon "$out/tiles.db" || continue
       c -q run --variant sm90_h12_fitted_unclustered --variant sm90_h12_rows64 \
-        --variant sm90_h12_rows64_sk4 --variant sm90_s7_swap_tiles --variant cublas_bf16 \
-        --regime burst --verify \
+        --variant sm90_h12_rows64_sk4 --variant sm90_h12_rows64_sk4_swapped \
+        --variant sm90_s9_deeper_split --variant cublas_bf16 --regime burst --verify \
+        --shape 128x4096x4096 --shape 128x4096x14336 --shape 128x14336x4096 \
         --shape 256x4096x4096 --shape 512x4096x4096 --shape 512x14336x4096 \
-        --shape 512x4096x14336 --tag small-tiles >>"$log" 2>&1
+        --shape 512x4096x14336 --shape 4096x128x4096 --shape 4096x128x14336 \
+        --shape 14336x128x4096 --shape 4096x512x4096 --shape 14336x512x4096 \
+        --tag small-tiles >>"$log" 2>&1
       say "tiles exit $? ($(elapsed))"
+      stop_daemon
+      ;;
+    counters)
+      start_daemon "$out/counters.db" || continue
+      c -q run --variant sm90_s9_deeper_split --variant cublas_bf16 --variant cublas_bf16_best \
+        --shape 128x4096x4096 --shape 16x4096x4096 --shape 16x14336x4096 --shape 1x4096x4096 \
+        --regime burst --profile --profile-metrics default,memory,stalls \
+        --tag small-counters >>"$log" 2>&1
+      say "counters (small shapes) exit $? ($(elapsed))"
+      c -q run --variant sm90_h12_fitted_unclustered --variant cublas_bf16 --shape 4096 \
+        --regime burst --profile --profile-metrics default,tensor,memory,stalls \
+        --tag large-counters >>"$log" 2>&1
+      say "counters (4096^3) exit $? ($(elapsed))"
       stop_daemon
       ;;
     gemv)

@@ -1,13 +1,14 @@
-// The small-shape ladder's per-bucket rung (S8, notes/small-shape-ladder.md): a table from a
-// shape's bucket to the Hopper build that ran it fastest, made from measured results databases
-// by tools/sm90_bucket_table.py (sm90_bucket_picks.inc, which names them). Host-only header: the
-// catalog describes the rung with it, the worker follows it, the host tests check it.
+// The small-shape ladder's per-bucket rungs (S8 over S7, S10 over S9; notes/small-shape-ladder.md):
+// each a table from a shape's bucket to the Hopper build that ran it fastest beside the rung it is
+// over, made from measured results databases by tools/sm90_bucket_table.py (sm90_bucket_picks.inc,
+// sm90_bucket_picks_s10.inc, which name them). Host-only header: the catalog describes the rungs
+// with it, the worker follows them, the host tests check them.
 //
 // A shape's bucket is the class of each of M, N and K (the first bound at or above it; past the
-// last, one more). A bucket the table names runs that build's entry whole (its few-row path,
-// tiles, swaps and checks); any other runs the ladder's last rung (kBucketDefault). The table
-// holds only picks that beat the default beyond the noise at every measured shape of their
-// bucket (the tool's rule), so S8 is S7 wherever nothing was measured.
+// last, one more). A bucket a table names runs that build's entry whole (its few-row path, tiles,
+// swaps and checks); any other runs the rung the table is over (its default). A table holds only
+// picks that beat its default beyond the noise at every measured shape of their bucket (the
+// tool's rule), so a per-bucket rung is its default wherever nothing was measured.
 #pragma once
 
 #include <array>
@@ -20,8 +21,6 @@
 
 namespace ablation::kernels::sm90 {
 
-/// The per-bucket rung's variant name.
-inline constexpr std::string_view kBucketRung = "sm90_s8_buckets";
 /// Bounds of the classes of M and of N (1, 2-16, 17-128, 129-512, 513-4096, more) and of K
 /// (tools/sm90_bucket_table.py has the same).
 inline constexpr std::array<int64_t, 5> kBucketRowBounds = {1, 16, 128, 512, 4096};
@@ -41,25 +40,38 @@ constexpr int BucketClass(int64_t value, const std::array<int64_t, N>& bounds) {
 }
 
 #include "kernels/sm90/sm90_bucket_picks.inc"
+#include "kernels/sm90/sm90_bucket_picks_s10.inc"
 
-/// Whether `name` is a rung of the small-shape ladder (the table's default must be one).
+/// A per-bucket rung: its variant name and ladder id, the rung its table is over and the table.
+struct BucketTable {
+  std::string_view rung, id, fallback;
+  std::span<const BucketPick> picks;
+};
+
+/// The per-bucket rungs, each one change from the rung it is over (S8: a table over S7; S10: a
+/// table over S9, S8's over S7 kept as measured).
+inline constexpr std::array<BucketTable, 2> kBucketTables = {{
+    {"sm90_s8_buckets", "S8", bucket_s8::kDefault, bucket_s8::kPicks},
+    {"sm90_s10_buckets", "S10", bucket_s10::kDefault, bucket_s10::kPicks},
+}};
+
+/// Whether `name` is a rung of the small-shape ladder (a table's default must be one).
 constexpr bool IsSmallRung(std::string_view name) {
   for (const SmallRung& r : kSmallRungs)
     if (r.name == name) return true;
   return false;
 }
-static_assert(IsSmallRung(kBucketDefault),
-              "the bucket table's default is a rung of the small-shape ladder: make the table "
+static_assert(IsSmallRung(bucket_s8::kDefault) && IsSmallRung(bucket_s10::kDefault),
+              "a bucket table's default is a rung of the small-shape ladder: make the table "
               "again (tools/sm90_bucket_table.py) against one");
 
-/// The build `picks` (the table) names for p's bucket, or the default.
-constexpr std::string_view BucketVariantFor(const Problem& p,
-                                            std::span<const BucketPick> picks = kBucketPicks) {
+/// The build `table` names for p's bucket, or its default.
+constexpr std::string_view BucketVariantFor(const Problem& p, const BucketTable& table) {
   const int m = BucketClass(p.m, kBucketRowBounds), n = BucketClass(p.n, kBucketRowBounds),
             k = BucketClass(p.k, kBucketDepthBounds);
-  for (const BucketPick& pick : picks)
+  for (const BucketPick& pick : table.picks)
     if (pick.m_class == m && pick.n_class == n && pick.k_class == k) return pick.variant;
-  return kBucketDefault;
+  return table.fallback;
 }
 
 }  // namespace ablation::kernels::sm90
@@ -67,14 +79,15 @@ constexpr std::string_view BucketVariantFor(const Problem& p,
 namespace ablation::kernels {
 class Registry;
 namespace sm90 {
-/// Registers the per-bucket rung (sm90_buckets.cc) as `name` over the entries of the builds it
-/// runs by `picks`, registered before; nothing where one of them is missing. (The tests give a
-/// table and a name of their own.)
-void RegisterSm90BucketRung(Registry& registry, std::span<const BucketPick> picks = kBucketPicks,
-                            std::string_view name = kBucketRung);
+/// Registers the per-bucket rung `table` (sm90_buckets.cc) over the entries of the builds it
+/// runs, registered before; nothing where one of them is missing. (The tests give tables of their
+/// own.)
+void RegisterSm90BucketRung(Registry& registry, const BucketTable& table);
 /// Binds it in the worker: each problem runs the launch of the build its bucket names, every one
 /// of them bound before.
-void BindSm90BucketRung(Registry& registry, std::span<const BucketPick> picks = kBucketPicks,
-                        std::string_view name = kBucketRung);
+void BindSm90BucketRung(Registry& registry, const BucketTable& table);
+/// Both per-bucket rungs of kBucketTables.
+void RegisterSm90BucketRungs(Registry& registry);
+void BindSm90BucketRungs(Registry& registry);
 }  // namespace sm90
 }  // namespace ablation::kernels

@@ -289,7 +289,7 @@ void RegisterSm90(Registry& registry) {
     const Variant* swapped = r.swap_cols > 0 ? registry.Find(r.swap_base) : nullptr;
     if (base != nullptr) registry.Add(OfSmallRung(r, *base, tile, swapped));
   }
-  RegisterSm90BucketRung(registry);  // after every build its table can name
+  RegisterSm90BucketRungs(registry);  // after every build their tables can name
 }
 
 }  // namespace ablation::kernels

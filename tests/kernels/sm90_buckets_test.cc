@@ -1,6 +1,6 @@
-// CPU tests of the small-shape ladder's per-bucket rung (S8, kernels/sm90/sm90_buckets.h): the
-// classes of a shape, the table's lookup, and the entry and launch of the build a bucket names
-// (with a table of the test's own: the one made from the evidence may name none).
+// CPU tests of the small-shape ladder's per-bucket rungs (S8, S10; kernels/sm90/sm90_buckets.h):
+// the classes of a shape, a table's lookup, and the entry and launch of the build a bucket names
+// (with a table of the test's own: the ones made from the evidence may name none).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -14,6 +14,9 @@ namespace ablation::kernels {
 namespace {
 
 using sm90::BucketPick;
+using sm90::BucketTable;
+
+constexpr std::string_view kS7 = "sm90_s7_swap_tiles";
 
 constexpr Problem Bf16(int64_t m, int64_t n, int64_t k) { return {m, n, k, DType::kBF16}; }
 
@@ -38,31 +41,42 @@ TEST(Sm90Buckets, ClassesAreTheFirstBoundAtOrAboveAndOneMorePastTheLast) {
 
 // The tool (tools/sm90_bucket_table.py) writes the same classes: its bounds are these.
 TEST(Sm90Buckets, TheTableNamesBucketsTheDefaultElsewhere) {
-  constexpr std::array<BucketPick, 2> picks = {
+  static constexpr std::array<BucketPick, 2> picks = {
       {{1, 4, 0, "sm90_h12_fitted_unclustered"}, {4, 1, 1, "sm90_s1_few_rows"}}};
-  EXPECT_EQ(sm90::BucketVariantFor(Bf16(16, 4096, 4096), picks), "sm90_h12_fitted_unclustered");
-  EXPECT_EQ(sm90::BucketVariantFor(Bf16(2, 1024, 1024), picks), "sm90_h12_fitted_unclustered");
-  EXPECT_EQ(sm90::BucketVariantFor(Bf16(2, 14336, 1024), picks), sm90::kBucketDefault);
-  EXPECT_EQ(sm90::BucketVariantFor(Bf16(16, 4096, 4097), picks), sm90::kBucketDefault);
-  EXPECT_EQ(sm90::BucketVariantFor(Bf16(1, 4096, 4096), picks), sm90::kBucketDefault);
-  EXPECT_EQ(sm90::BucketVariantFor(Bf16(4096, 16, 14336), picks), "sm90_s1_few_rows");
-  EXPECT_EQ(sm90::BucketVariantFor(Bf16(16, 4096, 4096), std::span<const BucketPick>{}),
-            sm90::kBucketDefault);
-  // The table in the tree: every pick names a registered build other than the rung itself, no
-  // bucket twice, classes within their bounds.
+  constexpr BucketTable table{"sm90_s8_test", "S8", kS7, picks};
+  EXPECT_EQ(sm90::BucketVariantFor(Bf16(16, 4096, 4096), table), "sm90_h12_fitted_unclustered");
+  EXPECT_EQ(sm90::BucketVariantFor(Bf16(2, 1024, 1024), table), "sm90_h12_fitted_unclustered");
+  EXPECT_EQ(sm90::BucketVariantFor(Bf16(2, 14336, 1024), table), kS7);
+  EXPECT_EQ(sm90::BucketVariantFor(Bf16(16, 4096, 4097), table), kS7);
+  EXPECT_EQ(sm90::BucketVariantFor(Bf16(1, 4096, 4096), table), kS7);
+  EXPECT_EQ(sm90::BucketVariantFor(Bf16(4096, 16, 14336), table), "sm90_s1_few_rows");
+  EXPECT_EQ(sm90::BucketVariantFor(Bf16(16, 4096, 4096), BucketTable{"x", "S8", kS7, {}}), kS7);
+}
+
+// The tables in the tree: S8 over S7 and S10 over S9; every pick names a registered build that is
+// not a per-bucket rung, no bucket twice, classes within their bounds.
+TEST(Sm90Buckets, TheTablesInTheTreeAreOverTheirRungsAndNameRegisteredBuilds) {
+  ASSERT_EQ(sm90::kBucketTables.size(), 2u);
+  EXPECT_EQ(sm90::kBucketTables[0].rung, "sm90_s8_buckets");
+  EXPECT_EQ(sm90::kBucketTables[0].fallback, kS7);
+  EXPECT_EQ(sm90::kBucketTables[1].rung, "sm90_s10_buckets");
+  EXPECT_EQ(sm90::kBucketTables[1].fallback, "sm90_s9_deeper_split");
   Registry registry;
   RegisterCatalog(registry);
-  for (size_t i = 0; i < sm90::kBucketPicks.size(); ++i) {
-    const BucketPick& a = sm90::kBucketPicks[i];
-    EXPECT_NE(registry.Find(a.variant), nullptr) << a.variant;
-    EXPECT_NE(a.variant, sm90::kBucketRung);
-    EXPECT_LE(a.m_class, int(sm90::kBucketRowBounds.size()));
-    EXPECT_LE(a.n_class, int(sm90::kBucketRowBounds.size()));
-    EXPECT_LE(a.k_class, int(sm90::kBucketDepthBounds.size()));
-    for (size_t j = 0; j < i; ++j) {
-      const BucketPick& b = sm90::kBucketPicks[j];
-      EXPECT_FALSE(a.m_class == b.m_class && a.n_class == b.n_class && a.k_class == b.k_class)
-          << "bucket " << a.m_class << a.n_class << a.k_class << " twice";
+  for (const BucketTable& table : sm90::kBucketTables) {
+    EXPECT_NE(registry.Find(table.rung), nullptr) << table.rung;
+    for (size_t i = 0; i < table.picks.size(); ++i) {
+      const BucketPick& a = table.picks[i];
+      EXPECT_NE(registry.Find(a.variant), nullptr) << a.variant;
+      for (const BucketTable& other : sm90::kBucketTables) EXPECT_NE(a.variant, other.rung);
+      EXPECT_LE(a.m_class, int(sm90::kBucketRowBounds.size()));
+      EXPECT_LE(a.n_class, int(sm90::kBucketRowBounds.size()));
+      EXPECT_LE(a.k_class, int(sm90::kBucketDepthBounds.size()));
+      for (size_t j = 0; j < i; ++j) {
+        const BucketPick& b = table.picks[j];
+        EXPECT_FALSE(a.m_class == b.m_class && a.n_class == b.n_class && a.k_class == b.k_class)
+            << table.id << ": bucket " << a.m_class << a.n_class << a.k_class << " twice";
+      }
     }
   }
 }
@@ -71,9 +85,10 @@ class Sm90BucketRung : public ::testing::Test {
  protected:
   static constexpr std::array<BucketPick, 1> kPicks = {{{1, 4, 0, "sm90_h12_fitted_unclustered"}}};
   static constexpr std::string_view kName = "sm90_s8_test_table";
+  static constexpr BucketTable kTable{kName, "S8", kS7, kPicks};
   void SetUp() override {
     RegisterCatalog(registry_);
-    sm90::RegisterSm90BucketRung(registry_, kPicks, kName);
+    sm90::RegisterSm90BucketRung(registry_, kTable);
   }
   const Variant& Get(std::string_view name) {
     const Variant* v = registry_.Find(name);
@@ -83,44 +98,53 @@ class Sm90BucketRung : public ::testing::Test {
   Registry registry_;
 };
 
-TEST_F(Sm90BucketRung, TheRegisteredRungRunsTheDefaultWhereItsTableNamesNoBuild) {
-  const Variant& s8 = Get(sm90::kBucketRung);
-  const Variant& s7 = Get(sm90::kBucketDefault);
-  EXPECT_EQ(s8.Param("rung"), "S8");
-  EXPECT_EQ(s8.Param("base"), sm90::kBucketDefault);
-  EXPECT_EQ(s8.Param("bucket_picks"), std::to_string(sm90::kBucketPicks.size()));
-  int bases = 0, rungs = 0;
-  for (const auto& [key, value] : s8.params) {
-    bases += key == "base";
-    rungs += key == "rung";
-  }
-  EXPECT_EQ(bases, 1);  // the default's own base (H12) replaced, not shadowed
-  EXPECT_EQ(rungs, 1);
-  EXPECT_NE(s8.description.find("S8: per-bucket choice"), std::string::npos);
+// Each rung of the tree's tables: its default's entry where its table names no build, the named
+// build's where it does.
+TEST_F(Sm90BucketRung, TheRegisteredRungsRunTheirDefaultWhereTheirTableNamesNoBuild) {
   const Residency h200{132, 66};
-  for (const Problem& p : {Bf16(1, 4096, 4096), Bf16(16, 4096, 4096), Bf16(128, 14336, 4096),
-                           Bf16(4096, 128, 4096), Bf16(4100, 100, 4097)}) {
-    if (sm90::BucketVariantFor(p) != sm90::kBucketDefault) continue;
-    EXPECT_EQ(s8.build(p, h200), s7.build(p, h200));
-    EXPECT_EQ(s8.can_implement(p), s7.can_implement(p));
-    EXPECT_EQ(s8.scratch_bytes(p), s7.scratch_bytes(p));
-    EXPECT_EQ(s8.launch_at(p).threads, s7.launch_at(p).threads);
-  }
-  // Where the table in the tree names a build, a problem of that bucket is described as its.
   const std::array<int64_t, 6> rows = {1, 16, 128, 512, 4096, 16384};
   const std::array<int64_t, 3> depth = {4096, 16384, 32768};
-  for (const BucketPick& pick : sm90::kBucketPicks) {
-    const Problem p = Bf16(rows[pick.m_class], rows[pick.n_class], depth[pick.k_class]);
-    ASSERT_EQ(sm90::BucketVariantFor(p), pick.variant);
-    EXPECT_EQ(s8.build(p, h200), std::string(pick.variant) +
-                                     " (this bucket's pick): " + Get(pick.variant).build(p, h200));
+  for (const BucketTable& table : sm90::kBucketTables) {
+    SCOPED_TRACE(table.id);
+    const Variant& rung = Get(table.rung);
+    const Variant& fallback = Get(table.fallback);
+    EXPECT_EQ(rung.Param("rung"), table.id);
+    EXPECT_EQ(rung.Param("base"), table.fallback);
+    EXPECT_EQ(rung.Param("bucket_picks"), std::to_string(table.picks.size()));
+    int bases = 0, rungs = 0;
+    for (const auto& [key, value] : rung.params) {
+      bases += key == "base";
+      rungs += key == "rung";
+    }
+    EXPECT_EQ(bases, 1);  // the default's own base (H12) replaced, not shadowed
+    EXPECT_EQ(rungs, 1);
+    EXPECT_EQ(rung.description.rfind(std::string(table.id) + ": per-bucket choice", 0), 0u);
+    for (const Problem& p : {Bf16(1, 4096, 4096), Bf16(16, 4096, 4096), Bf16(128, 14336, 4096),
+                             Bf16(4096, 128, 4096), Bf16(4100, 100, 4097)}) {
+      if (sm90::BucketVariantFor(p, table) != table.fallback) continue;
+      EXPECT_EQ(rung.build(p, h200), fallback.build(p, h200));
+      EXPECT_EQ(rung.can_implement(p), fallback.can_implement(p));
+      EXPECT_EQ(rung.scratch_bytes(p), fallback.scratch_bytes(p));
+      EXPECT_EQ(rung.launch_at(p).threads, fallback.launch_at(p).threads);
+    }
+    // Where the table names a build, a problem of that bucket is described as its.
+    for (const BucketPick& pick : table.picks) {
+      const Problem p = Bf16(rows[pick.m_class], rows[pick.n_class], depth[pick.k_class]);
+      ASSERT_EQ(sm90::BucketVariantFor(p, table), pick.variant);
+      EXPECT_EQ(rung.build(p, h200), std::string(pick.variant) + " (this bucket's pick): " +
+                                         Get(pick.variant).build(p, h200));
+    }
   }
+  // S9's deeper split is S10's default: at 16 rows of 4096 columns its 16-warp build.
+  EXPECT_EQ(Get("sm90_s10_buckets").launch_at(Bf16(16, 4096, 4096)).threads, 512);
+  EXPECT_EQ(Get("sm90_s8_buckets").launch_at(Bf16(16, 4096, 4096)).threads,
+            Get(kS7).launch_at(Bf16(16, 4096, 4096)).threads);
 }
 
 TEST_F(Sm90BucketRung, APickedBucketIsDescribedAndSizedAsItsBuild) {
   const Variant& s8 = Get(kName);
   const Variant& h12 = Get("sm90_h12_fitted_unclustered");
-  const Variant& s7 = Get(sm90::kBucketDefault);
+  const Variant& s7 = Get(kS7);
   EXPECT_EQ(s8.Param("bucket_picks"), "1");
   const Residency h200{132, 66};
   const Problem picked = Bf16(16, 4096, 4096), other = Bf16(1, 4096, 4096);
@@ -138,8 +162,7 @@ TEST_F(Sm90BucketRung, APickedBucketIsDescribedAndSizedAsItsBuild) {
 
 TEST_F(Sm90BucketRung, TheWorkerLaunchesTheBuildItsBucketNames) {
   std::vector<std::string> launched;
-  for (std::string_view name :
-       {std::string_view("sm90_h12_fitted_unclustered"), sm90::kBucketDefault}) {
+  for (std::string_view name : {std::string_view("sm90_h12_fitted_unclustered"), kS7}) {
     Variant* v = registry_.FindMutable(name);
     ASSERT_NE(v, nullptr);
     v->launch = [&launched, n = std::string(name)](const GemmArgs&) {
@@ -147,7 +170,7 @@ TEST_F(Sm90BucketRung, TheWorkerLaunchesTheBuildItsBucketNames) {
       return std::string();
     };
   }
-  sm90::BindSm90BucketRung(registry_, kPicks, kName);
+  sm90::BindSm90BucketRung(registry_, kTable);
   const Variant& s8 = Get(kName);
   ASSERT_TRUE(s8.launch);
   GemmArgs args;
@@ -157,19 +180,18 @@ TEST_F(Sm90BucketRung, TheWorkerLaunchesTheBuildItsBucketNames) {
   EXPECT_EQ(s8.launch(args), "");
   args.problem = Bf16(16, 4096, 16384);
   EXPECT_EQ(s8.launch(args), "");
-  EXPECT_EQ(launched, (std::vector<std::string>{"sm90_h12_fitted_unclustered",
-                                                std::string(sm90::kBucketDefault),
-                                                std::string(sm90::kBucketDefault)}));
+  EXPECT_EQ(launched, (std::vector<std::string>{"sm90_h12_fitted_unclustered", std::string(kS7),
+                                                std::string(kS7)}));
 }
 
 TEST_F(Sm90BucketRung, NothingIsRegisteredOrBoundWhereABuildIsMissing) {
   Registry bare;
-  constexpr std::array<BucketPick, 1> missing = {{{0, 0, 0, "sm90_no_such_build"}}};
+  static constexpr std::array<BucketPick, 1> missing = {{{0, 0, 0, "sm90_no_such_build"}}};
   RegisterCatalog(bare);
-  sm90::RegisterSm90BucketRung(bare, missing, "sm90_s8_missing");
+  sm90::RegisterSm90BucketRung(bare, BucketTable{"sm90_s8_missing", "S8", kS7, missing});
   EXPECT_EQ(bare.Find("sm90_s8_missing"), nullptr);
   // Unbound builds (the daemon's catalog): the worker's binding leaves the rung without a launch.
-  sm90::BindSm90BucketRung(registry_, kPicks, kName);
+  sm90::BindSm90BucketRung(registry_, kTable);
   EXPECT_FALSE(Get(kName).launch);
 }
 

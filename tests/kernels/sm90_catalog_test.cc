@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/registry.h"
+#include "kernels/sm90/sm90_buckets.h"
 #include "kernels/sm90/sm90_catalog.h"
 #include "kernels/sm90/sm90_config.h"
 #include "kernels/sm90/sm90_few_rows.h"
@@ -49,8 +50,10 @@ int Changes(const sm90::Knobs& a, const sm90::Knobs& b) {
 TEST_F(Sm90Catalog, ThirteenRungsOneChangeEach) {
   int count = 0;
   for (const Variant& v : registry_.All()) count += v.family == "sm90" && v.Supports(DType::kBF16);
-  // and the small-shape ladder's, with the builds of smaller tiles they run, and its table (S8)
-  EXPECT_EQ(count, 13 + int(sm90::kSmallRungs.size() + sm90::kTileRungs.size()) + 1);  // S8
+  // and the small-shape ladder's, with the builds of smaller tiles they run, and its per-bucket
+  // rungs (S8, S10)
+  EXPECT_EQ(count, 13 + int(sm90::kSmallRungs.size() + sm90::kTileRungs.size() +
+                            sm90::kBucketTables.size()));
   // Each rung differs from the one before it in exactly one knob.
   for (size_t i = 1; i < sm90::kRungs.size(); ++i) {
     const sm90::Rung& a = sm90::kRungs[i - 1];

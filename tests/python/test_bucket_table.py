@@ -1,4 +1,4 @@
-"""tools/sm90_bucket_table.py: the per-bucket table (S8) from measured results databases. Its
+"""tools/sm90_bucket_table.py: the per-bucket tables (S8, S10) from measured results databases. Its
 rule on databases made here, its reasons on the real evidence, and the table in the tree made
 again from the databases it names."""
 import importlib.util
@@ -14,7 +14,8 @@ import pytest
 SOURCE = os.environ.get("ABLATION_SOURCE_DIR",
                         os.path.join(os.path.dirname(__file__), "..", ".."))
 TOOL = os.path.join(SOURCE, "tools", "sm90_bucket_table.py")
-TABLE = os.path.join(SOURCE, "kernels", "sm90", "sm90_bucket_picks.inc")
+TABLES = {"s8": os.path.join(SOURCE, "kernels", "sm90", "sm90_bucket_picks.inc"),
+          "s10": os.path.join(SOURCE, "kernels", "sm90", "sm90_bucket_picks_s10.inc")}
 EVIDENCE = "evidence/2026-12-05-h100-small-shapes/burst-1.db.xz"
 
 spec = importlib.util.spec_from_file_location("sm90_bucket_table", TOOL)
@@ -69,12 +70,27 @@ def test_a_build_beating_the_default_everywhere_beyond_the_noise_is_picked(tmp_p
     assert chosen[(1, 4, 0)][1] == pytest.approx((100 / 90 * 100 / 70) ** 0.5)
     assert figures[((1, 4, 0), A)][0] == pytest.approx((100 / 80 * 100 / 85) ** 0.5)
     assert (0, 4, 0) not in chosen  # nothing beyond the noise at one row
-    out = run_tool("--default", D, db)
+    out = run_tool("--table", "s8", "--default", D, db)
     assert out.returncode == 0, out.stderr
     assert f'{{1, 4, 0, "{B}"}}' in out.stdout
-    assert "std::array<BucketPick, 1>" in out.stdout
-    assert f'kBucketDefault = "{D}"' in out.stdout
+    assert "std::array<BucketPick, 1> kPicks" in out.stdout
+    assert f'kDefault = "{D}"' in out.stdout
+    assert "namespace bucket_s8 {" in out.stdout and "}  // namespace bucket_s8" in out.stdout
     assert "<- picked" in out.stderr
+
+
+def test_a_table_never_picks_a_per_bucket_rung(tmp_path):
+    # S8 (a table itself) ran faster than S9 at both shapes: S10's table over S9 does not pick it;
+    # a kernel build that did picks.
+    db = make_db(str(tmp_path / "r.db"), [
+        (1, "sm90_s9_deeper_split", 512, 4096, 4096, 100), (1, "sm90_s8_buckets", 512, 4096, 4096, 80),
+        (1, "sm90_h12_rows64", 512, 4096, 4096, 90),
+        (1, "sm90_s9_deeper_split", 256, 4096, 4096, 100), (1, "sm90_s8_buckets", 256, 4096, 4096, 80),
+        (1, "sm90_h12_rows64", 256, 4096, 4096, 90),
+    ])
+    chosen, figures = tool.picks(tool.rows_of(db), "sm90_s9_deeper_split")
+    assert chosen[(3, 4, 0)][0] == "sm90_h12_rows64"
+    assert not any(v == "sm90_s8_buckets" for _, v in figures)
 
 
 def test_a_build_slower_at_one_shape_or_missing_or_failed_is_not_picked(tmp_path):
@@ -123,19 +139,24 @@ def test_solo_spans_decide_where_both_have_one_and_runs_count_alike(tmp_path):
 
 def test_no_default_row_makes_an_empty_table_and_says_so(tmp_path):
     db = make_db(str(tmp_path / "r.db"), [(1, A, 16, 4096, 4096, 80)])
-    out = run_tool("--default", D, db)
+    out = run_tool("--table", "s8", "--default", D, db)
     assert out.returncode == 0, out.stderr
     assert "std::array<BucketPick, 0>" in out.stdout
     assert "no passed row" in out.stderr
 
 
 def test_bad_input_is_named(tmp_path):
-    out = run_tool("--default", D, str(tmp_path / "none.db"))
+    out = run_tool("--table", "s8", "--default", D, str(tmp_path / "none.db"))
     assert out.returncode != 0 and "no such database" in out.stderr
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"not sqlite at all" * 100)
-    out = run_tool("--default", D, str(junk))
+    out = run_tool("--table", "s8", "--default", D, str(junk))
     assert out.returncode != 0 and "not a results database" in out.stderr
+    db = make_db(str(tmp_path / "r.db"), [(1, D, 16, 4096, 4096, 100)])
+    out = run_tool("--table", "S8; int x", "--default", D, db)
+    assert out.returncode != 0 and "lower-case identifier" in out.stderr
+    out = run_tool("--default", D, db)
+    assert out.returncode != 0 and "--table" in out.stderr
 
 
 def test_the_real_evidence_names_the_sixteen_row_loss():
@@ -161,11 +182,12 @@ def test_the_tool_and_the_header_class_shapes_alike():
     assert tool.bucket_of(512, 14336, 4096) == (3, 5, 0)
 
 
-def test_the_table_in_the_tree_is_made_again_from_the_databases_it_names():
-    text = open(TABLE).read()
-    default = re.search(r'kBucketDefault = "([^"]+)"', text).group(1)
+@pytest.mark.parametrize("table", sorted(TABLES))
+def test_the_tables_in_the_tree_are_made_again_from_the_databases_they_name(table):
+    text = open(TABLES[table]).read()
+    default = re.search(r'kDefault = "([^"]+)"', text).group(1)
     sources = re.findall(r"^//   (\S+)$", text, re.M)
     assert sources, "the table names no database"
-    out = run_tool("--default", default, *sources)
+    out = run_tool("--table", table, "--default", default, *sources)
     assert out.returncode == 0, out.stderr
     assert out.stdout == text

@@ -285,31 +285,37 @@ TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
   EXPECT_EQ(ran_.size(), 6u);
 }
 
-// The per-bucket rung (S8, sm90_buckets.h): in every bucket its table names, a shape of that
+// The per-bucket rungs (S8, S10; sm90_buckets.h): in every bucket a table names, a shape of that
 // bucket runs the named build's kernel and matches the FP64 reference (or, past 2^28 products,
-// cuBLAS); a shape of no named bucket runs S7's. Then the serving shapes the table was made at.
+// cuBLAS); a shape of no named bucket runs its default's. Then the serving shapes the tables were
+// made at.
 TEST_F(Sm90Gpu, ThePerBucketRungRunsTheBuildItsBucketNames) {
   if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
-  names_ = {std::string(sm90::kBucketRung)};
-  const Variant& s8 = Get(std::string(sm90::kBucketRung));
-  // A size inside each class (M and N: 1, 2-16, 17-128, 129-512, 513-4096, more; K likewise).
-  const int64_t rows[] = {1, 9, 100, 300, 1000, 4104}, depth[] = {520, 4104, 16392};
-  std::vector<Problem> shapes = {{1, 4096, 4096}, {100, 264, 136}};
-  for (const sm90::BucketPick& pick : sm90::kBucketPicks)
-    shapes.push_back({rows[pick.m_class], rows[pick.n_class], depth[pick.k_class]});
-  for (Problem p : shapes) {
-    p.dtype = DType::kBF16;
-    const std::string_view build = sm90::BucketVariantFor(p);
-    EXPECT_EQ(s8.KernelAt(p), Get(std::string(build)).KernelAt(p))
-        << build << " " << p.m << "x" << p.n;
-    if (double(p.m) * double(p.n) * double(p.k) <= double(int64_t(1) << 28))
-      ExpectMatchesFp64(p, 55);
-    else
-      ExpectMatchesCublas(p, 55);
+  int seed = 55;
+  for (const sm90::BucketTable& table : sm90::kBucketTables) {
+    SCOPED_TRACE(table.id);
+    names_ = {std::string(table.rung)};
+    const Variant& rung = Get(std::string(table.rung));
+    // A size inside each class (M and N: 1, 2-16, 17-128, 129-512, 513-4096, more; K likewise).
+    const int64_t rows[] = {1, 9, 100, 300, 1000, 4104}, depth[] = {520, 4104, 16392};
+    std::vector<Problem> shapes = {{1, 4096, 4096}, {100, 264, 136}};
+    for (const sm90::BucketPick& pick : table.picks)
+      shapes.push_back({rows[pick.m_class], rows[pick.n_class], depth[pick.k_class]});
+    for (Problem p : shapes) {
+      p.dtype = DType::kBF16;
+      const std::string_view build = sm90::BucketVariantFor(p, table);
+      EXPECT_EQ(rung.KernelAt(p), Get(std::string(build)).KernelAt(p))
+          << build << " " << p.m << "x" << p.n;
+      if (double(p.m) * double(p.n) * double(p.k) <= double(int64_t(1) << 28))
+        ExpectMatchesFp64(p, seed);
+      else
+        ExpectMatchesCublas(p, seed);
+    }
+    for (Problem p : {Problem{16, 4096, 14336}, Problem{512, 4096, 4096}, Problem{4096, 16, 14336}})
+      ExpectMatchesCublas(p, seed + 1);
+    seed += 2;
   }
-  for (Problem p : {Problem{16, 4096, 14336}, Problem{512, 4096, 4096}, Problem{4096, 16, 14336}})
-    ExpectMatchesCublas(p, 56);
-  EXPECT_EQ(ran_.size(), 1u);
+  EXPECT_EQ(ran_.size(), 2u);
 }
 
 // Operands TMA cannot take (pointers 2 bytes off 16-byte alignment) are padded, C is copied
