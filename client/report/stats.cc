@@ -4,9 +4,11 @@
 #include <boost/math/special_functions/beta.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <thread>
 #include <utility>
 
 namespace ablation::client::report {
@@ -27,6 +29,8 @@ class Side {
     std::sort(sorted_.begin(), sorted_.end());
   }
   std::size_t units() const { return sizes_.size(); }
+  // Whether Median may be called from several threads at once (no memo to fill).
+  bool shareable() const { return !memoise_; }
 
   // counts[u]: how often unit u was drawn. With few units many draws repeat a multiset (27
   // ordered draws of 3 rounds are 10 multisets), hence the memo.
@@ -96,6 +100,40 @@ class Odometer {
   std::vector<std::uint32_t> counts_;
 };
 
+std::atomic<int> bootstrap_threads{0};
+
+// Sampled bootstraps with fewer draws than this (units x resamples) stay on the calling thread.
+constexpr std::uint64_t kThreadedDraws = std::uint64_t(1) << 21;
+
+// Calls body(rng, r, first, second) for each resample r below `resamples`, rng as the serial
+// loop's generator is at resample r (SplitMix64(seed) after r * (n1 + n2) draws), first and
+// second counts of n1 and n2 units of the calling thread's own. Large draws (and sides that can
+// be shared) are split among threads in blocks of r: a body writing its result at index r gives
+// the serial loop's results whatever the threads (a report of a cap run with 1 s windows draws
+// tens of thousands of single samples 2000 times for every change it prints).
+template <typename Body>
+void ForEachResample(std::uint64_t seed, int resamples, std::size_t n1, std::size_t n2,
+                     bool shareable, Body body) {
+  const std::uint64_t per = n1 + n2;
+  int threads = bootstrap_threads.load();
+  if (threads <= 0) threads = int(std::min(16u, std::max(1u, std::thread::hardware_concurrency())));
+  if (!shareable || per * std::uint64_t(resamples) < kThreadedDraws) threads = 1;
+  threads = std::min(threads, resamples);
+  auto block = [&](int from, int to) {
+    SplitMix64 rng(seed);
+    rng.Skip(std::uint64_t(from) * per);
+    std::vector<std::uint32_t> first(n1), second(n2);
+    for (int r = from; r < to; ++r) body(rng, r, first, second);
+  };
+  if (threads <= 1) return block(0, resamples);
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t)
+    pool.emplace_back(block, int(int64_t(resamples) * t / threads),
+                      int(int64_t(resamples) * (t + 1) / threads));
+  block(0, resamples / threads);
+  for (std::thread& th : pool) th.join();
+}
+
 void RandomCounts(SplitMix64& rng, std::vector<std::uint32_t>& counts) {
   std::fill(counts.begin(), counts.end(), 0);
   for (std::size_t i = 0; i < counts.size(); ++i) ++counts[rng.Below(counts.size())];
@@ -113,13 +151,12 @@ std::vector<double> AllMedians(Side& side) {
 // `resamples`, else `resamples` draws from SplitMix64(seed).
 std::vector<double> DrawMedians(Side& side, std::uint64_t seed, int resamples) {
   if (Draws(side.units(), resamples) > 0) return AllMedians(side);
-  std::vector<double> medians;
-  SplitMix64 rng(seed);
-  std::vector<std::uint32_t> counts(side.units());
-  for (int r = 0; r < resamples; ++r) {
-    RandomCounts(rng, counts);
-    medians.push_back(side.Median(counts));
-  }
+  std::vector<double> medians(std::size_t(std::max(resamples, 0)));
+  ForEachResample(seed, resamples, side.units(), 0, side.shareable(),
+                  [&](SplitMix64& rng, int r, std::vector<std::uint32_t>& counts, auto&) {
+                    RandomCounts(rng, counts);
+                    medians[std::size_t(r)] = side.Median(counts);
+                  });
   return medians;
 }
 
@@ -143,12 +180,12 @@ Bounds Paired(Side& num, Side& den, std::uint64_t seed, int resamples) {
     do add(draw.counts());
     while (draw.Next());
   } else {
-    SplitMix64 rng(seed);
-    std::vector<std::uint32_t> counts(num.units());
-    for (int r = 0; r < resamples; ++r) {
-      RandomCounts(rng, counts);
-      add(counts);
-    }
+    ratios.resize(std::size_t(std::max(resamples, 0)));
+    ForEachResample(seed, resamples, num.units(), 0, num.shareable() && den.shareable(),
+                    [&](SplitMix64& rng, int r, std::vector<std::uint32_t>& counts, auto&) {
+                      RandomCounts(rng, counts);
+                      ratios[std::size_t(r)] = num.Median(counts) / den.Median(counts) - 1;
+                    });
   }
   return Percentiles(ratios);
 }
@@ -162,13 +199,14 @@ Bounds Apart(Side& num, Side& den, std::uint64_t seed, int resamples) {
     for (double a : mn)
       for (double b : md) ratios.push_back(a / b - 1);
   } else {
-    SplitMix64 rng(seed);
-    std::vector<std::uint32_t> cn(num.units()), cd(den.units());
-    for (int r = 0; r < resamples; ++r) {
-      RandomCounts(rng, cn);
-      RandomCounts(rng, cd);
-      ratios.push_back(num.Median(cn) / den.Median(cd) - 1);
-    }
+    ratios.resize(std::size_t(std::max(resamples, 0)));
+    ForEachResample(seed, resamples, num.units(), den.units(), num.shareable() && den.shareable(),
+                    [&](SplitMix64& rng, int r, std::vector<std::uint32_t>& cn,
+                        std::vector<std::uint32_t>& cd) {
+                      RandomCounts(rng, cn);
+                      RandomCounts(rng, cd);
+                      ratios[std::size_t(r)] = num.Median(cn) / den.Median(cd) - 1;
+                    });
   }
   return Percentiles(ratios);
 }
@@ -494,5 +532,7 @@ WelchResult WelchLogT(const std::vector<double>& a_ms, const std::vector<double>
   w.high = std::expm1(diff + q * se);
   return w;
 }
+
+void SetBootstrapThreads(int threads) { bootstrap_threads.store(threads); }
 
 }  // namespace ablation::client::report

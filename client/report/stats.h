@@ -85,6 +85,10 @@
 namespace ablation::client::report {
 
 inline constexpr int kBootstrapResamples = 2000;
+/// The threads a large sampled bootstrap's draws are split among (0: the machine's cores, at most
+/// 16; 1: none). Every draw is the one the serial loop makes (SplitMix64::Skip), so the figures
+/// do not depend on it; the tests set it to compare.
+void SetBootstrapThreads(int threads);
 // Changes and bounds within a billionth of 0 are 0: what floating point leaves of the same time
 // computed two ways (the fake worker's cycles at two clocks), far below any timer's resolution.
 inline constexpr double kRounding = 1e-9;
@@ -109,6 +113,9 @@ class SplitMix64 {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
   }
+  /// The generator as it is after `draws` more calls of Next (its state moves by a constant a
+  /// call), so that a resample's draws can be made without making those before it.
+  void Skip(std::uint64_t draws) { state_ += draws * 0x9E3779B97F4A7C15ull; }
   /// Uniform in [0, n) by multiply-shift (bias below n / 2^64).
   std::size_t Below(std::size_t n) {
     return static_cast<std::size_t>((static_cast<unsigned __int128>(Next()) * n) >> 64);

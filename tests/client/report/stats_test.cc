@@ -168,6 +168,60 @@ TEST(Stats, OneRoundFallsBackToSamplesAndSaysSo) {
   EXPECT_FALSE(alone.within_noise());
 }
 
+// A sampled bootstrap large enough to be split among threads (a cap run's 1 s windows: thousands
+// of samples a row) gives, bit for bit, the serial loop's interval whatever the threads: each
+// thread's generator is jumped to the draws the serial loop makes there.
+TEST(Stats, ThreadsSplittingALargeBootstrapGiveTheSerialFigures) {
+  RoundData previous = Wiggled(0, 1.00, 4000), self = Wiggled(0, 0.97, 3500);
+  for (double& v : self.samples) v *= 1 + 0.01 * std::cos(v * 977);  // not the same shape
+  PairedRound window{0, {}, {}};
+  for (int c = 0; c < 5000; ++c) {
+    window.self.push_back(1000 + 7 * std::sin(0.37 * c));
+    window.vs.push_back(1020 + 9 * std::cos(0.11 * c));
+  }
+  struct Figures {
+    double speed_low, speed_high, median_low, median_high, paired_low, paired_high;
+  };
+  auto figures = [&](int threads) {
+    SetBootstrapThreads(threads);
+    Figures f{};
+    const Change c = SpeedChange({previous}, {self}, 0, 42);
+    EXPECT_EQ(c.basis, Basis::kSamples);
+    f.speed_low = c.low;
+    f.speed_high = c.high;
+    EXPECT_TRUE(MedianInterval({self}, 43, &f.median_low, &f.median_high));
+    const std::optional<Change> p = PairedChange({window}, 0, 44);
+    EXPECT_TRUE(p && p->basis == Basis::kPairedCycles);
+    if (p) {
+      f.paired_low = p->low;
+      f.paired_high = p->high;
+    }
+    return f;
+  };
+  const Figures serial = figures(1);
+  EXPECT_LT(serial.speed_low, serial.speed_high);
+  EXPECT_LT(serial.median_low, serial.median_high);
+  EXPECT_LT(serial.paired_low, serial.paired_high);
+  for (int threads : {2, 3, 7, 0}) {
+    const Figures split = figures(threads);
+    EXPECT_EQ(split.speed_low, serial.speed_low) << threads;
+    EXPECT_EQ(split.speed_high, serial.speed_high) << threads;
+    EXPECT_EQ(split.median_low, serial.median_low) << threads;
+    EXPECT_EQ(split.median_high, serial.median_high) << threads;
+    EXPECT_EQ(split.paired_low, serial.paired_low) << threads;
+    EXPECT_EQ(split.paired_high, serial.paired_high) << threads;
+  }
+  SetBootstrapThreads(0);
+}
+
+// The generator jumped ahead is the generator stepped.
+TEST(Stats, SplitMix64SkipIsThatManyDraws) {
+  SplitMix64 stepped(7), jumped(7);
+  for (int i = 0; i < 12345; ++i) stepped.Next();
+  jumped.Skip(12345);
+  EXPECT_EQ(jumped.Next(), stepped.Next());
+}
+
 TEST(Stats, RoundsWithoutSamplesUseTheirMedians) {
   // Old rows: medians only. The item's median is the median of its rounds' medians, and the
   // bootstrap draws those: as the 2-round example above with one value a round.
