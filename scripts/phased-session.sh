@@ -22,8 +22,7 @@ on_signal() {
   stop_daemon 2>/dev/null
   local db
   for db in "$out"/*.db; do
-    [[ -f $db ]] && python3 -c 'import sqlite3, sys
-sqlite3.connect(sys.argv[1]).execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()' "$db"
+    [[ -f $db ]] && checkpoint_database "$db"
   done
   exit 143
 }

@@ -39,6 +39,12 @@ stop_daemon() { [[ -n $daemon ]] && kill -TERM "$daemon" && wait "$daemon"; daem
 c() { "$bundle/bin/ablation-client" --server "127.0.0.1:$port" "$@"; }
 latest() { c runs --limit 1 --format csv | tail -n +2 | cut -d, -f1; }
 
+# checkpoint_database DB: its write-ahead log written into it, so that the file alone is whole.
+checkpoint_database() {
+  python3 -c 'import sqlite3, sys
+sqlite3.connect(sys.argv[1]).execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()' "$1"
+}
+
 # compress_databases: every OUT/*.db (its daemon ended: the phased scripts call it after each
 # phase) checkpointed and compressed to NAME.db.xz
 # (xz -9 through Python's lzma, which every node with python3 has), the database removed.
@@ -46,8 +52,7 @@ compress_databases() {
   local db
   for db in "$out"/*.db; do
     [[ -f $db ]] || continue
-    python3 -c 'import lzma, shutil, sqlite3, sys
-sqlite3.connect(sys.argv[1]).execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    checkpoint_database "$db" && python3 -c 'import lzma, shutil, sys
 with open(sys.argv[1], "rb") as i, lzma.open(sys.argv[1] + ".xz", "wb", preset=9) as o:
     shutil.copyfileobj(i, o)' "$db" && rm -f "$db" "$db-wal" "$db-shm"
   done

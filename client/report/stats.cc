@@ -172,19 +172,19 @@ Bounds Percentiles(std::vector<double>& ratios) {
 // median(num) / median(den) - 1 over draws that give both sides the same indices.
 Bounds Paired(Side& num, Side& den, std::uint64_t seed, int resamples) {
   std::vector<double> ratios;
-  auto add = [&](const std::vector<std::uint32_t>& c) {
-    ratios.push_back(num.Median(c) / den.Median(c) - 1);
+  auto ratio = [&](const std::vector<std::uint32_t>& c) {
+    return num.Median(c) / den.Median(c) - 1;
   };
   if (Draws(num.units(), resamples) > 0) {
     Odometer draw(num.units());
-    do add(draw.counts());
+    do ratios.push_back(ratio(draw.counts()));
     while (draw.Next());
   } else {
     ratios.resize(std::size_t(std::max(resamples, 0)));
     ForEachResample(seed, resamples, num.units(), 0, num.shareable() && den.shareable(),
                     [&](SplitMix64& rng, int r, std::vector<std::uint32_t>& counts, auto&) {
                       RandomCounts(rng, counts);
-                      ratios[std::size_t(r)] = num.Median(counts) / den.Median(counts) - 1;
+                      ratios[std::size_t(r)] = ratio(counts);
                     });
   }
   return Percentiles(ratios);
