@@ -4,212 +4,22 @@
 #include <boost/math/special_functions/beta.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
-#include <map>
-#include <thread>
 #include <utility>
+
+#include "client/report/bootstrap.h"
 
 namespace ablation::client::report {
 namespace {
 
-using Units = std::vector<std::vector<double>>;
-
-// One side of a bootstrap: the values of its units (rounds, or single samples) sorted, each with
-// its unit. A draw's multiset is these values, each as often as its unit was drawn, so its
-// median is one walk that counts, with no copy and no sort per draw.
-class Side {
- public:
-  explicit Side(const Units& units) : sizes_(units.size()), memoise_(units.size() <= 16) {
-    for (std::uint32_t u = 0; u < units.size(); ++u) {
-      sizes_[u] = units[u].size();
-      for (double v : units[u]) sorted_.emplace_back(v, u);
-    }
-    std::sort(sorted_.begin(), sorted_.end());
-  }
-  std::size_t units() const { return sizes_.size(); }
-  // Whether Median may be called from several threads at once (no memo to fill).
-  bool shareable() const { return !memoise_; }
-
-  // counts[u]: how often unit u was drawn. With few units many draws repeat a multiset (27
-  // ordered draws of 3 rounds are 10 multisets), hence the memo.
-  double Median(const std::vector<std::uint32_t>& counts) {
-    if (memoise_)
-      if (auto it = memo_.find(counts); it != memo_.end()) return it->second;
-    std::size_t n = 0;
-    for (std::size_t u = 0; u < counts.size(); ++u) n += counts[u] * sizes_[u];
-    const std::size_t lo_rank = (n - 1) / 2, hi_rank = n / 2;  // equal for odd n
-    double lo = 0, hi = 0;
-    std::size_t seen = 0;
-    bool have_lo = false;
-    for (const auto& [value, unit] : sorted_) {
-      seen += counts[unit];
-      if (!have_lo && seen > lo_rank) {
-        lo = value;
-        have_lo = true;
-      }
-      if (seen > hi_rank) {
-        hi = value;
-        break;
-      }
-    }
-    const double median = (lo + hi) / 2;
-    if (memoise_) memo_.emplace(counts, median);
-    return median;
-  }
-
- private:
-  std::vector<std::pair<double, std::uint32_t>> sorted_;
-  std::vector<std::size_t> sizes_;
-  bool memoise_;
-  std::map<std::vector<std::uint32_t>, double> memo_;
-};
-
-// n^n, the ordered draws of n units from n, when at most `limit`; else 0 (too many: sample).
-std::uint64_t Draws(std::size_t n, std::uint64_t limit) {
-  std::uint64_t total = 1;
-  for (std::size_t i = 0; i < n; ++i) {
-    total *= n;
-    if (total > limit) return 0;
-  }
-  return total;
-}
-
-// Every ordered draw of n indices below n in turn, as counts per index: an odometer.
-class Odometer {
- public:
-  explicit Odometer(std::size_t n) : digits_(n, 0), counts_(n, 0) { counts_[0] = n; }
-  const std::vector<std::uint32_t>& counts() const { return counts_; }
-  bool Next() {  // false after the last draw
-    const std::size_t n = digits_.size();
-    for (std::size_t i = 0; i < n; ++i) {
-      --counts_[digits_[i]];
-      if (++digits_[i] < n) {
-        ++counts_[digits_[i]];
-        return true;
-      }
-      digits_[i] = 0;
-      ++counts_[0];
-    }
-    return false;
-  }
-
- private:
-  std::vector<std::size_t> digits_;
-  std::vector<std::uint32_t> counts_;
-};
-
-std::atomic<int> bootstrap_threads{0};
-
-// Sampled bootstraps with fewer draws than this (units x resamples) stay on the calling thread.
-constexpr std::uint64_t kThreadedDraws = std::uint64_t(1) << 21;
-
-// Calls body(rng, r, first, second) for each resample r below `resamples`, rng as the serial
-// loop's generator is at resample r (SplitMix64(seed) after r * (n1 + n2) draws), first and
-// second counts of n1 and n2 units of the calling thread's own. Large draws (and sides that can
-// be shared) are split among threads in blocks of r: a body writing its result at index r gives
-// the serial loop's results whatever the threads (a report of a cap run with 1 s windows draws
-// tens of thousands of single samples 2000 times for every change it prints).
-template <typename Body>
-void ForEachResample(std::uint64_t seed, int resamples, std::size_t n1, std::size_t n2,
-                     bool shareable, Body body) {
-  const std::uint64_t per = n1 + n2;
-  int threads = bootstrap_threads.load();
-  if (threads <= 0) threads = int(std::min(16u, std::max(1u, std::thread::hardware_concurrency())));
-  if (!shareable || per * std::uint64_t(resamples) < kThreadedDraws) threads = 1;
-  threads = std::min(threads, resamples);
-  auto block = [&](int from, int to) {
-    SplitMix64 rng(seed);
-    rng.Skip(std::uint64_t(from) * per);
-    std::vector<std::uint32_t> first(n1), second(n2);
-    for (int r = from; r < to; ++r) body(rng, r, first, second);
-  };
-  if (threads <= 1) return block(0, resamples);
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t)
-    pool.emplace_back(block, int(int64_t(resamples) * t / threads),
-                      int(int64_t(resamples) * (t + 1) / threads));
-  block(0, resamples / threads);
-  for (std::thread& th : pool) th.join();
-}
-
-void RandomCounts(SplitMix64& rng, std::vector<std::uint32_t>& counts) {
-  std::fill(counts.begin(), counts.end(), 0);
-  for (std::size_t i = 0; i < counts.size(); ++i) ++counts[rng.Below(counts.size())];
-}
-
-std::vector<double> AllMedians(Side& side) {
-  std::vector<double> out;
-  Odometer draw(side.units());
-  do out.push_back(side.Median(draw.counts()));
-  while (draw.Next());
-  return out;
-}
-
-// The medians of the draws of one side's units: every draw once where they number at most
-// `resamples`, else `resamples` draws from SplitMix64(seed).
-std::vector<double> DrawMedians(Side& side, std::uint64_t seed, int resamples) {
-  if (Draws(side.units(), resamples) > 0) return AllMedians(side);
-  std::vector<double> medians(std::size_t(std::max(resamples, 0)));
-  ForEachResample(seed, resamples, side.units(), 0, side.shareable(),
-                  [&](SplitMix64& rng, int r, std::vector<std::uint32_t>& counts, auto&) {
-                    RandomCounts(rng, counts);
-                    medians[std::size_t(r)] = side.Median(counts);
-                  });
-  return medians;
-}
-
-struct Bounds {
-  double low = 0, high = 0;
-};
-
-Bounds Percentiles(std::vector<double>& ratios) {
-  std::sort(ratios.begin(), ratios.end());
-  return {Quantile(ratios, 0.025), Quantile(ratios, 0.975)};
-}
-
-// median(num) / median(den) - 1 over draws that give both sides the same indices.
-Bounds Paired(Side& num, Side& den, std::uint64_t seed, int resamples) {
-  std::vector<double> ratios;
-  auto ratio = [&](const std::vector<std::uint32_t>& c) {
-    return num.Median(c) / den.Median(c) - 1;
-  };
-  if (Draws(num.units(), resamples) > 0) {
-    Odometer draw(num.units());
-    do ratios.push_back(ratio(draw.counts()));
-    while (draw.Next());
-  } else {
-    ratios.resize(std::size_t(std::max(resamples, 0)));
-    ForEachResample(seed, resamples, num.units(), 0, num.shareable() && den.shareable(),
-                    [&](SplitMix64& rng, int r, std::vector<std::uint32_t>& counts, auto&) {
-                      RandomCounts(rng, counts);
-                      ratios[std::size_t(r)] = ratio(counts);
-                    });
-  }
-  return Percentiles(ratios);
-}
-
-// median(num) / median(den) - 1 over draws of each side on its own.
-Bounds Apart(Side& num, Side& den, std::uint64_t seed, int resamples) {
-  std::vector<double> ratios;
-  const std::uint64_t dn = Draws(num.units(), resamples), dd = Draws(den.units(), resamples);
-  if (dn > 0 && dd > 0 && dn * dd <= std::uint64_t(resamples)) {
-    const std::vector<double> mn = AllMedians(num), md = AllMedians(den);
-    for (double a : mn)
-      for (double b : md) ratios.push_back(a / b - 1);
-  } else {
-    ratios.resize(std::size_t(std::max(resamples, 0)));
-    ForEachResample(seed, resamples, num.units(), den.units(), num.shareable() && den.shareable(),
-                    [&](SplitMix64& rng, int r, std::vector<std::uint32_t>& cn,
-                        std::vector<std::uint32_t>& cd) {
-                      RandomCounts(rng, cn);
-                      RandomCounts(rng, cd);
-                      ratios[std::size_t(r)] = num.Median(cn) / den.Median(cd) - 1;
-                    });
-  }
-  return Percentiles(ratios);
-}
+using bootstrap::Apart;
+using bootstrap::Bounds;
+using bootstrap::DrawMedians;
+using bootstrap::Paired;
+using bootstrap::Percentiles;
+using bootstrap::Side;
+using bootstrap::Units;
 
 bool AllSampled(const ItemRounds& item) {
   return !item.empty() && std::all_of(item.begin(), item.end(),
@@ -532,7 +342,5 @@ WelchResult WelchLogT(const std::vector<double>& a_ms, const std::vector<double>
   w.high = std::expm1(diff + q * se);
   return w;
 }
-
-void SetBootstrapThreads(int threads) { bootstrap_threads.store(threads); }
 
 }  // namespace ablation::client::report

@@ -1,0 +1,59 @@
+// The percentile bootstrap of the report's intervals (stats.h says which draws and why): the
+// resampling engine under stats.cc, its sides, draws and percentiles. Internal to client/report.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "client/report/stats.h"
+
+namespace ablation::client::report::bootstrap {
+
+using Units = std::vector<std::vector<double>>;
+
+// One side of a bootstrap: the values of its units (rounds, or single samples) sorted, each with
+// its unit. A draw's multiset is these values, each as often as its unit was drawn, so its
+// median is one walk that counts, with no copy and no sort per draw.
+class Side {
+ public:
+  explicit Side(const Units& units) : sizes_(units.size()), memoise_(units.size() <= 16) {
+    for (std::uint32_t u = 0; u < units.size(); ++u) {
+      sizes_[u] = units[u].size();
+      for (double v : units[u]) sorted_.emplace_back(v, u);
+    }
+    std::sort(sorted_.begin(), sorted_.end());
+  }
+  std::size_t units() const { return sizes_.size(); }
+  // Whether Median may be called from several threads at once (no memo to fill).
+  bool shareable() const { return !memoise_; }
+
+  // counts[u]: how often unit u was drawn. With few units many draws repeat a multiset (27
+  // ordered draws of 3 rounds are 10 multisets), hence the memo.
+  double Median(const std::vector<std::uint32_t>& counts);
+
+ private:
+  std::vector<std::pair<double, std::uint32_t>> sorted_;
+  std::vector<std::size_t> sizes_;
+  bool memoise_;
+  std::map<std::vector<std::uint32_t>, double> memo_;
+};
+
+struct Bounds {
+  double low = 0, high = 0;
+};
+
+/// The medians of the draws of one side's units: every draw once where they number at most
+/// `resamples`, else `resamples` draws from SplitMix64(seed).
+std::vector<double> DrawMedians(Side& side, std::uint64_t seed, int resamples);
+/// The 2.5% and 97.5% quantiles of `ratios` (sorted in place).
+Bounds Percentiles(std::vector<double>& ratios);
+/// median(num) / median(den) - 1 over draws that give both sides the same indices.
+Bounds Paired(Side& num, Side& den, std::uint64_t seed, int resamples);
+/// median(num) / median(den) - 1 over draws of each side on its own.
+Bounds Apart(Side& num, Side& den, std::uint64_t seed, int resamples);
+
+}  // namespace ablation::client::report::bootstrap
