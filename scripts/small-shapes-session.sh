@@ -17,7 +17,7 @@
 #             serving shapes of 128 and 512 rows and columns and at 256 rows (burst, verified):
 #             where the small-shape rungs' tile_rows could reach, and the cells S10's table
 #             (tools/sm90_bucket_table.py --table s10) needs: builds beside S9
-#   counters  Nsight Compute counters (run --profile, stored with each row) of S9 beside both
+#   counters  Nsight Compute counters (run --profile, stored with each row) of S9 and S11 beside both
 #             cuBLAS baselines where the ladder is furthest from its targets (128x4096x4096,
 #             16x4096x4096, 16x14336x4096, 1x4096x4096), and of H12 beside them at 4096^3
 #   gemv      the user example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
@@ -93,7 +93,8 @@ for phase in "$@"; do
       ;;
     counters)
       start_daemon "$out/counters.db" || continue
-      c -q run --variant sm90_s9_deeper_split --variant cublas_bf16 --variant cublas_bf16_best \
+      c -q run --variant sm90_s9_deeper_split --variant sm90_s11_ring --variant cublas_bf16 \
+        --variant cublas_bf16_best \
         --shape 128x4096x4096 --shape 16x4096x4096 --shape 16x14336x4096 --shape 1x4096x4096 \
         --regime burst --profile --profile-metrics default,memory,stalls \
         --tag small-counters >>"$log" 2>&1

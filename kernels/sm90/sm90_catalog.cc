@@ -226,6 +226,7 @@ Variant OfSmallRung(const SmallRung& r, const Variant& base, const Variant* tile
   v.params.insert(v.params.begin(), {"few_rows", int64_t(r.few_rows)});
   if (r.mma_from > 0) v.params.insert(v.params.begin(), {"mma_from_rows", int64_t(r.mma_from)});
   if (r.mma_warps != 4) v.params.insert(v.params.begin(), {"mma_warps", int64_t(r.mma_warps)});
+  if (r.mma_stages > 0) v.params.insert(v.params.begin(), {"mma_stages", int64_t(r.mma_stages)});
   if (tile != nullptr) {
     v.params.insert(v.params.begin(), {"tile_rows", int64_t(r.tile_rows)});
     v.params.insert(v.params.begin(), {"tile_base", tile->name});
@@ -246,7 +247,7 @@ Variant OfSmallRung(const SmallRung& r, const Variant& base, const Variant* tile
   };
   v.launch_at = [r, hopper](const Problem& p) {
     if (const FewRowsPlan plan = PlanFewRows(p, r, 0, 0); plan.runs)
-      return LaunchSize{plan.threads, 0};
+      return LaunchSize{plan.threads, plan.smem};
     const Variant& h = hopper(p);
     return h.launch_at ? h.launch_at(p) : LaunchSize{h.threads, h.smem_bytes};
   };
@@ -265,7 +266,11 @@ Variant OfSmallRung(const SmallRung& r, const Variant& base, const Variant* tile
            (plan.mma ? " on tensor cores (mma.sync m16n8k16)" : "") + ": a build of " +
            std::to_string(plan.rows) + " rows, " + std::to_string(plan.cols) +
            (plan.cols == 1 ? " column" : " columns") + " of C per " + per + ", " +
-           std::to_string(plan.blocks) + " blocks of " + std::to_string(plan.threads) + " threads";
+           std::to_string(plan.blocks) + " blocks of " + std::to_string(plan.threads) + " threads" +
+           (plan.stages > 0 ? ", B through a ring of " + std::to_string(plan.stages) +
+                                  " cp.async stages a warp (" + std::to_string(plan.smem / 1024) +
+                                  " KiB of shared memory a block)"
+                            : "");
   };
   v.scratch_bytes = [r, hopper](const Problem& p) {
     return PlanFewRows(p, r, 0, 0).runs ? std::vector<int64_t>{0, 0, 0}

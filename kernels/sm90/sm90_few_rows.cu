@@ -4,9 +4,12 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "kernels/common/ptx.cuh"
 #include "kernels/registry.h"
 #include "kernels/sm90/sm90_few_rows.h"
 
@@ -135,41 +138,36 @@ __device__ __forceinline__ uint4 ChunkOrZero(const __nv_bfloat16* __restrict__ x
 // kTransposed (swap-AB, called with the caller's B as A and A as B): C stored transposed.
 // kWarps: the block's warps, which split K (4; S9's deeper splits 8 and 16, for grids of few
 // blocks).
-template <bool kTransposed, int kWarps>
-__global__ void __launch_bounds__(kWarps * 32)
-    Sm90FewRowsMmaKernel(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
-                         __nv_bfloat16* __restrict__ C, int M, int N, int K) {
-  constexpr int kTiles = kMmaCols / 8, kThreads = kWarps * 32;
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, q = lane % 4;
-  const int64_t n0 = int64_t(blockIdx.x) * kMmaCols;
-  float acc[kTiles][4] = {};
-#pragma unroll 2
-  for (int64_t k0 = int64_t(warp) * 64; k0 < K; k0 += 64 * kWarps) {
-    uint4 a[2][2], b[kTiles][2];  // [row g / g + 8 or tile][half]
+// The products of one 64-wide step of K: A's rows g and g + 8 (a[row][half]) against the kTiles
+// n8 tiles of B (b[tile][half]), the fragments as each lane loaded them (the permutation above).
+template <int kTiles>
+__device__ __forceinline__ void MmaStep(float (&acc)[kTiles][4], const uint4 (&a)[2][2],
+                                        const uint4 (&b)[kTiles][2]) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int64_t k = k0 + 32 * h + 8 * q;
+  for (int h = 0; h < 2; ++h) {
+    const uint32_t* lo = reinterpret_cast<const uint32_t*>(&a[0][h]);
+    const uint32_t* hi = reinterpret_cast<const uint32_t*>(&a[1][h]);
 #pragma unroll
-      for (int j = 0; j < kTiles; ++j) b[j][h] = ChunkOrZero(B, n0 + 8 * j + g, N, k, K, true);
-      a[0][h] = ChunkOrZero(A, g, M, k, K, false);
-      a[1][h] = ChunkOrZero(A, g + 8, M, k, K, false);
-    }
+    for (int t = 0; t < 2; ++t)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const uint32_t* lo = reinterpret_cast<const uint32_t*>(&a[0][h]);
-      const uint32_t* hi = reinterpret_cast<const uint32_t*>(&a[1][h]);
-#pragma unroll
-      for (int t = 0; t < 2; ++t)
-#pragma unroll
-        for (int j = 0; j < kTiles; ++j) {
-          const uint32_t* bw = reinterpret_cast<const uint32_t*>(&b[j][h]);
-          MmaM16N8K16(acc[j], lo[2 * t], hi[2 * t], lo[2 * t + 1], hi[2 * t + 1], bw[2 * t],
-                      bw[2 * t + 1]);
-        }
-    }
+      for (int j = 0; j < kTiles; ++j) {
+        const uint32_t* bw = reinterpret_cast<const uint32_t*>(&b[j][h]);
+        MmaM16N8K16(acc[j], lo[2 * t], hi[2 * t], lo[2 * t + 1], hi[2 * t + 1], bw[2 * t],
+                    bw[2 * t + 1]);
+      }
   }
+}
+
+// The block's kMmaCols columns of C: each warp's sums through shared memory, added in warp order
+// (a result repeats bit for bit), C stored transposed where kTransposed.
+template <bool kTransposed, int kWarps, int kTiles>
+__device__ __forceinline__ void StoreBlockSums(const float (&acc)[kTiles][4],
+                                               float (&partial)[kWarps][kTiles][4][32],
+                                               __nv_bfloat16* __restrict__ C, int M, int N,
+                                               int64_t n0) {
+  constexpr int kThreads = kWarps * 32;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   // acc[j][i]: row g (i < 2) or g + 8, column 8j + 2q + (i & 1) of the block's.
-  __shared__ float partial[kWarps][kTiles][4][32];
 #pragma unroll
   for (int j = 0; j < kTiles; ++j)
 #pragma unroll
@@ -186,6 +184,117 @@ __global__ void __launch_bounds__(kWarps * 32)
     const int64_t at = kTransposed ? col * M + row : int64_t(row) * N + col;
     C[at] = __float2bfloat16_rn(v);
   }
+}
+
+// S6's tensor-core few-row kernel: C (M x N) = A (M x K) * B^T, M <= 16, K a multiple of 8, A and
+// B 16-byte aligned. A block computes the 16 rows (those past M read as zeros, never stored) of
+// kMmaCols columns of C, two n8 tiles of mma.sync m16n8k16, each of its kWarps warps every
+// kWarps-th 64-wide step of K. No shared memory for the operands: lane l (group g = l / 4, q = l %
+// 4) loads 16 bytes at element 8q of each 32-wide half of a step, of A's rows g and g + 8 and of
+// B's row g of each n8 tile, and those bytes are its fragments as they are. The fragments name the
+// logical k 2q + e and 2q + 8 + e (e = 0, 1) of a k16 step t; here they hold the physical elements
+// 8q + 4t + e and 8q + 4t + 2 + e of the half, the same permutation for A and B, so the sum over K
+// is the product's (in another order). B's rows stream in 64-byte runs (4 lanes), read once.
+// The warps' sums are added in shared memory in warp order: a result repeats bit for bit.
+// kTransposed (swap-AB, called with the caller's B as A and A as B): C stored transposed.
+// kWarps: the block's warps, which split K (4; S9's deeper splits 8 and 16, for grids of few
+// blocks).
+template <bool kTransposed, int kWarps>
+__global__ void __launch_bounds__(kWarps * 32)
+    Sm90FewRowsMmaKernel(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+                         __nv_bfloat16* __restrict__ C, int M, int N, int K) {
+  constexpr int kTiles = kMmaCols / 8;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, q = lane % 4;
+  const int64_t n0 = int64_t(blockIdx.x) * kMmaCols;
+  float acc[kTiles][4] = {};
+#pragma unroll 2
+  for (int64_t k0 = int64_t(warp) * 64; k0 < K; k0 += 64 * kWarps) {
+    uint4 a[2][2], b[kTiles][2];  // [row g / g + 8 or tile][half]
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t k = k0 + 32 * h + 8 * q;
+#pragma unroll
+      for (int j = 0; j < kTiles; ++j) b[j][h] = ChunkOrZero(B, n0 + 8 * j + g, N, k, K, true);
+      a[0][h] = ChunkOrZero(A, g, M, k, K, false);
+      a[1][h] = ChunkOrZero(A, g + 8, M, k, K, false);
+    }
+    MmaStep(acc, a, b);
+  }
+  __shared__ float partial[kWarps][kTiles][4][32];
+  StoreBlockSums<kTransposed>(acc, partial, C, M, N, n0);
+}
+
+// S11's tensor-core few-row kernel: S6's (above: the same fragments, steps, sums and order) with
+// B through a ring of kStages cp.async stages in dynamic shared memory, kRingStepBytes a warp and
+// stage. Each warp owns its ring and each lane its own 16-byte slots of it (lane l's chunk of each
+// tile and half at 16 l, so a warp's reads are 512 contiguous bytes, free of bank conflicts), so no
+// barrier guards a stage: a lane waits on its own copies (cp.async.wait_group) and refills a slot
+// only after the products that read it were issued. A warp waits on a step with kStages in flight
+// and computes it with kStages - 1 still coming; a chunk past B's rows or past K is filled with
+// zeros (src-size 0). A is read as S6 does (its 16 rows stay hot in L1). The ring's bytes then hold
+// the warps' sums.
+template <bool kTransposed, int kWarps, int kStages>
+__global__ void __launch_bounds__(kWarps * 32)
+    Sm90FewRowsRingKernel(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+                          __nv_bfloat16* __restrict__ C, int M, int N, int K) {
+  constexpr int kTiles = kMmaCols / 8, kSlots = kTiles * 2;  // a step's 16-byte chunks a lane
+  static_assert(kSlots * 32 * 16 == kRingStepBytes, "a stage is one warp's step of B");
+  static_assert(kStages >= 2 && kStages <= 8, "cp.async.wait_group takes 0..7");
+  extern __shared__ __align__(16) uint4 ring[];  // [warp][stage][tile][half][lane]
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, q = lane % 4;
+  const int64_t n0 = int64_t(blockIdx.x) * kMmaCols;
+  constexpr int kStride = 64 * kWarps;
+  const int first = warp * 64 + 8 * q;  // this lane's first k
+  const int steps = K > warp * 64 ? (K - warp * 64 + kStride - 1) / kStride : 0;
+  const uint32_t mine = ptx::SmemAddr(ring + warp * kStages * kSlots * 32 + lane);
+  // This lane's rows of B, one an n8 tile (past N: none, nothing read).
+  const __nv_bfloat16* rows[kTiles];
+  bool live[kTiles];
+#pragma unroll
+  for (int j = 0; j < kTiles; ++j) {
+    const int64_t row = n0 + 8 * j + g;
+    live[j] = row < N;
+    rows[j] = live[j] ? B + row * K + first : B;
+  }
+  auto issue = [&](int step) {  // step's B into stage step % kStages, one commit group
+    if (step < steps) {
+      const uint32_t stage = mine + (step % kStages) * kRingStepBytes;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int k = step * kStride + 32 * h;  // past `first`
+        const bool in = first + k < K;
+#pragma unroll
+        for (int j = 0; j < kTiles; ++j) {
+          const bool on = in && live[j];
+          ptx::CpAsyncCg16ZeroFill(stage + (j * 2 + h) * 32 * 16, on ? rows[j] + k : B,
+                                   on ? 16u : 0u);
+        }
+      }
+    }
+    ptx::CpAsyncCommitGroup();  // empty past the last step: the count of groups stays in step
+  };
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) issue(s);
+  float acc[kTiles][4] = {};
+  for (int step = 0; step < steps; ++step) {
+    issue(step + kStages - 1);             // into the stage read a step ago, its products issued
+    ptx::CpAsyncWaitGroup<kStages - 1>();  // this lane's copies of `step` have landed
+    const uint4* const stage = ring + (warp * kStages + step % kStages) * kSlots * 32 + lane;
+    uint4 a[2][2], b[kTiles][2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t k = first + step * kStride + 32 * h;
+#pragma unroll
+      for (int j = 0; j < kTiles; ++j) b[j][h] = stage[(j * 2 + h) * 32];
+      a[0][h] = ChunkOrZero(A, g, M, k, K, false);
+      a[1][h] = ChunkOrZero(A, g + 8, M, k, K, false);
+    }
+    MmaStep(acc, a, b);
+  }
+  ptx::CpAsyncWaitGroup<0>();
+  __syncthreads();  // every warp past its ring before the sums overwrite it
+  StoreBlockSums<kTransposed>(acc, *reinterpret_cast<float(*)[kWarps][kTiles][4][32]>(ring), C, M,
+                              N, n0);
 }
 
 template <bool kTransposed, int kSplit>
@@ -206,8 +315,15 @@ const void* FewRowsKernel(int rows) {
   }
 }
 
+// The stages of S11's ring (the only build of the ring kernel).
+constexpr int kRingStages = 4;
+
 template <int kWarps>
-const void* FewRowsMmaKernel(bool swapped) {
+const void* FewRowsMmaKernel(bool swapped, int stages) {
+  if (stages == kRingStages)
+    return swapped ? reinterpret_cast<const void*>(&Sm90FewRowsRingKernel<true, kWarps, 4>)
+                   : reinterpret_cast<const void*>(&Sm90FewRowsRingKernel<false, kWarps, 4>);
+  if (stages != 0) return nullptr;
   return swapped ? reinterpret_cast<const void*>(&Sm90FewRowsMmaKernel<true, kWarps>)
                  : reinterpret_cast<const void*>(&Sm90FewRowsMmaKernel<false, kWarps>);
 }
@@ -217,11 +333,11 @@ const void* FewRowsKernel(const FewRowsPlan& plan) {
   if (plan.mma) {
     switch (plan.split) {
       case 4:
-        return FewRowsMmaKernel<4>(plan.swapped);
+        return FewRowsMmaKernel<4>(plan.swapped, plan.stages);
       case 8:
-        return FewRowsMmaKernel<8>(plan.swapped);
+        return FewRowsMmaKernel<8>(plan.swapped, plan.stages);
       case 16:
-        return FewRowsMmaKernel<16>(plan.swapped);
+        return FewRowsMmaKernel<16>(plan.swapped, plan.stages);
       default:
         return nullptr;
     }
@@ -248,9 +364,24 @@ std::string LaunchFewRows(const GemmArgs& args, const FewRowsPlan& plan) {
   void* c = args.c;
   int m = int(plan.swapped ? p.n : p.m), n = int(plan.swapped ? p.m : p.n), k = int(p.k);
   void* params[] = {&a, &b, &c, &m, &n, &k};
+  // The ring's shared memory: past the default 48 KiB a kernel must be allowed it. Once a build
+  // (each has one size a split), before its first launch.
+  if (plan.smem > 48 * 1024) {
+    static std::mutex allowed_mutex;
+    static std::set<const void*> allowed;
+    std::lock_guard<std::mutex> lock(allowed_mutex);
+    if (allowed.count(kernel) == 0) {
+      const cudaError_t e =
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, plan.smem);
+      if (e != cudaSuccess)
+        return std::string("sm90 few-row path: ") + std::to_string(plan.smem) +
+               " bytes of shared memory for its ring: " + cudaGetErrorString(e);
+      allowed.insert(kernel);
+    }
+  }
   const cudaError_t e =
-      cudaLaunchKernel(kernel, dim3(unsigned(plan.blocks)), dim3(unsigned(plan.threads)), params, 0,
-                       static_cast<cudaStream_t>(args.stream));
+      cudaLaunchKernel(kernel, dim3(unsigned(plan.blocks)), dim3(unsigned(plan.threads)), params,
+                       size_t(plan.smem), static_cast<cudaStream_t>(args.stream));
   return e == cudaSuccess ? "" : std::string("sm90 few-row path: ") + cudaGetErrorString(e);
 }
 

@@ -57,6 +57,11 @@ struct SmallRung {
   /// than 4 only where 4 would leave the grid fewer than kMmaWarpsWanted warps, doubling until
   /// it has them or this many.
   int mma_warps = 4;
+  /// On the tensor-core few-row path, B reaches each warp through a ring of this many cp.async
+  /// stages in shared memory (kRingStepBytes a stage), so that stages - 1 steps of its loads are
+  /// in flight while it computes one; 0: loaded straight into registers. With a ring the split
+  /// doubles only while the grid has fewer than kMmaWarpsWanted / 2 warps.
+  int mma_stages = 0;
 };
 
 /// The warps a tensor-core few-row grid is given at least, where its rung allows (mma_warps):
@@ -68,7 +73,11 @@ inline constexpr int64_t kMmaWarpsWanted = 4096;
 /// Columns of C per block of the tensor-core few-row kernel: two n8 tiles of mma.sync.
 inline constexpr int kMmaCols = 16;
 
-inline constexpr std::array<SmallRung, 8> kSmallRungs = {{
+/// Bytes of B one warp of the tensor-core few-row kernel loads a 64-wide step of K: 16 bytes a
+/// lane for each n8 tile and each 32-wide half of the step.
+inline constexpr int kRingStepBytes = (kMmaCols / 8) * 2 * 32 * 16;
+
+inline constexpr std::array<SmallRung, 9> kSmallRungs = {{
     {"sm90_s1_few_rows", "S1",
      "a few-row path: at most 16 rows run a kernel of their own (a warp per 1 to 4 columns of "
      "C streaming B's K-major rows with 16-byte loads, A's rows hot in L1, no tensor cores) "
@@ -117,6 +126,15 @@ inline constexpr std::array<SmallRung, 8> kSmallRungs = {{
      "loads of B are in flight",
      "sm90_h12_fitted_unclustered", kFewRows, kFewRows, 4, 128, "sm90_h12_rows64_sk4", 2, 128,
      "sm90_h12_rows64_sk4_swapped", 16},
+    // One change from S9 (S10, the per-bucket table over S9, is another).
+    {"sm90_s11_ring", "S11",
+     "B through a ring of cp.async stages on the tensor-core few-row path: each warp keeps 3 "
+     "steps of K in flight in 4 stages of shared memory (2 KiB a stage) instead of loading one "
+     "step into registers and waiting on it, so the loads in flight come from the ring rather "
+     "than from more warps (the split doubles while the grid has fewer than 2048 warps, not "
+     "4096: 16 rows of 14336 columns keep 4 warps a block, one wave of 896 blocks)",
+     "sm90_h12_fitted_unclustered", kFewRows, kFewRows, 4, 128, "sm90_h12_rows64_sk4", 2, 128,
+     "sm90_h12_rows64_sk4_swapped", 16, 4},
 }};
 
 /// Whether small rung `r` runs `p`, where the few-row path does not take it, with its swapped
@@ -167,6 +185,8 @@ struct FewRowsPlan {
   int threads = kFewRowsThreads;  ///< per block (the tensor-core kernel: 32 per warp of its split)
   int64_t blocks = 0;
   bool mma = false;  ///< the tensor-core kernel (16 rows, kMmaCols columns per block, split 4-16)
+  int stages = 0;    ///< the tensor-core kernel's cp.async ring (0: none)
+  int smem = 0;      ///< dynamic shared memory per block, bytes (the ring's)
 };
 
 /// The columns each warp of a build of `rows` rows computes: one below 8 rows (more warps, more
@@ -183,7 +203,7 @@ ABLATION_FEW_ROWS_HD constexpr int FewRowsCols(int rows) { return rows < 8 ? 1 :
 /// (and, swapped, at most `few_cols` columns; 0: none).
 constexpr FewRowsPlan PlanFewRows(const Problem& p, int few_rows, uintptr_t a, uintptr_t b,
                                   int few_cols = 0, int split = 1, int mma_from = 0,
-                                  int mma_warps = 4) {
+                                  int mma_warps = 4, int mma_stages = 0) {
   FewRowsPlan plan;
   if (p.dtype != DType::kBF16 || p.m < 1 || p.n < 1 || p.k < 8 || p.k % 8 != 0 || a % 16 != 0 ||
       b % 16 != 0)
@@ -198,8 +218,11 @@ constexpr FewRowsPlan PlanFewRows(const Problem& p, int few_rows, uintptr_t a, u
     plan.cols = kMmaCols;
     plan.split = kFewRowsThreads / 32;
     plan.blocks = (cols + kMmaCols - 1) / kMmaCols;
-    while (plan.split < mma_warps && plan.blocks * plan.split < kMmaWarpsWanted) plan.split *= 2;
+    const int64_t wanted = mma_stages > 0 ? kMmaWarpsWanted / 2 : kMmaWarpsWanted;
+    while (plan.split < mma_warps && plan.blocks * plan.split < wanted) plan.split *= 2;
     plan.threads = plan.split * 32;
+    plan.stages = mma_stages;
+    plan.smem = plan.split * mma_stages * kRingStepBytes;
     return plan;
   }
   plan.rows = 1;
@@ -214,7 +237,8 @@ constexpr FewRowsPlan PlanFewRows(const Problem& p, int few_rows, uintptr_t a, u
 
 /// The plan of `p` for small rung `r`.
 constexpr FewRowsPlan PlanFewRows(const Problem& p, const SmallRung& r, uintptr_t a, uintptr_t b) {
-  return PlanFewRows(p, r.few_rows, a, b, r.few_cols, r.split, r.mma_from, r.mma_warps);
+  return PlanFewRows(p, r.few_rows, a, b, r.few_cols, r.split, r.mma_from, r.mma_warps,
+                     r.mma_stages);
 }
 
 }  // namespace ablation::kernels::sm90

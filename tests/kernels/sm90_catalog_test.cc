@@ -416,6 +416,65 @@ TEST_F(Sm90Catalog, S9SplitsKDeeperOnTheTensorCorePathWhereItsGridIsSmall) {
     EXPECT_EQ(sm90::HopperFor(s9, q), sm90::HopperFor(s7, q));
 }
 
+TEST_F(Sm90Catalog, S11FeedsTheTensorCorePathThroughARingOfCpAsyncStages) {
+  const sm90::SmallRung& s11 = sm90::kSmallRungs[8];
+  const sm90::SmallRung& s9 = sm90::kSmallRungs[7];
+  ASSERT_EQ(s11.id, "S11");
+  EXPECT_EQ(s11.mma_stages, 4);
+  EXPECT_EQ(s9.mma_stages, 0);
+  // One change from S9: every other field alike.
+  EXPECT_TRUE(s11.base == s9.base && s11.few_rows == s9.few_rows && s11.few_cols == s9.few_cols &&
+              s11.split == s9.split && s11.tile_rows == s9.tile_rows &&
+              s11.tile_base == s9.tile_base && s11.mma_from == s9.mma_from &&
+              s11.swap_cols == s9.swap_cols && s11.swap_base == s9.swap_base &&
+              s11.mma_warps == s9.mma_warps);
+  // With the ring the warps double while the grid has fewer than 2048: 256 blocks -> 8 warps
+  // (S9: 16), 896 -> 4 (S9: 8), 6250 -> 4, 63 -> 16; 2 KiB a warp and stage.
+  const std::tuple<int64_t, int, int64_t, int> cases[] = {
+      {4096, 8, 256, 16}, {14336, 4, 896, 8}, {100000, 4, 6250, 4}, {1000, 16, 63, 16}};
+  for (const auto& [cols, warps, blocks, s9_warps] : cases) {
+    for (const Problem& p :
+         {Problem{16, cols, 4096, DType::kBF16}, Problem{cols, 9, 4096, DType::kBF16}}) {
+      const sm90::FewRowsPlan plan = sm90::PlanFewRows(p, s11, 0, 0);
+      ASSERT_TRUE(plan.runs && plan.mma) << cols;
+      EXPECT_EQ(plan.split, warps) << cols;
+      EXPECT_EQ(plan.threads, 32 * warps) << cols;
+      EXPECT_EQ(plan.blocks, blocks) << cols;
+      EXPECT_EQ(plan.stages, 4);
+      EXPECT_EQ(plan.smem, warps * 4 * 2048) << cols;
+      EXPECT_EQ(plan.swapped, p.n == 9);
+      const sm90::FewRowsPlan before = sm90::PlanFewRows(p, s9, 0, 0);
+      EXPECT_EQ(before.split, s9_warps) << cols;
+      EXPECT_EQ(before.stages, 0);
+      EXPECT_EQ(before.smem, 0);
+      EXPECT_EQ(before.blocks, plan.blocks);
+    }
+  }
+  EXPECT_EQ(sm90::kRingStepBytes, 2048);
+  // One row stays on the CUDA cores, with no ring.
+  const sm90::FewRowsPlan one = sm90::PlanFewRows({1, 4096, 4096, DType::kBF16}, s11, 0, 0);
+  EXPECT_FALSE(one.mma);
+  EXPECT_EQ(one.stages, 0);
+  EXPECT_EQ(one.smem, 0);
+  const Variant& v = Get("sm90_s11_ring");
+  const Residency h200{132, 66};
+  const Problem p{16, 4096, 4096, DType::kBF16};
+  EXPECT_EQ(v.launch_at(p).threads, 256);
+  EXPECT_EQ(v.launch_at(p).dynamic_smem_bytes, 65536);
+  EXPECT_EQ(Get("sm90_s9_deeper_split").launch_at(p).dynamic_smem_bytes, 0);
+  EXPECT_EQ(v.build(p, h200),
+            "few-row path on tensor cores (mma.sync m16n8k16): a build of 16 rows, 16 columns of C "
+            "per block, K split 8 ways among its warps, 256 blocks of 256 threads, B through a "
+            "ring of 4 cp.async stages a warp (64 KiB of shared memory a block)");
+  EXPECT_EQ(Param(v, "mma_stages"), "4");
+  EXPECT_EQ(Param(v, "rung"), "S11");
+  EXPECT_EQ(Param(Get("sm90_s9_deeper_split"), "mma_stages"), "");
+  // Past the few-row paths, S9's builds.
+  for (const Problem& q : {Problem{128, 4096, 4096, DType::kBF16},
+                           Problem{4096, 128, 4096, DType::kBF16}, Problem{512, 512, 512}})
+    EXPECT_EQ(sm90::HopperFor(s11, q), sm90::HopperFor(s9, q));
+}
+
 TEST_F(Sm90Catalog, Fp8LadderOneChangeEach) {
   int count = 0;
   for (const Variant& v : registry_.All()) count += v.family == "sm90" && v.Supports(DType::kFP8);

@@ -9,6 +9,7 @@
 
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/reference.h"
@@ -428,13 +429,15 @@ TEST_F(Sm90Gpu, RefusesWhatItCannotRunAndDoesNotSpill) {
     }
   }
   // The tensor-core few-row builds of 4, 8 and 16 warps (S9 at 16 rows of 100000, 14336 and
-  // 4096 columns), swapped and not.
-  for (int64_t cols : {100000, 14336, 4096}) {
+  // 4096 columns; S11's ring at 100000, 4096 and 1000), swapped and not.
+  const std::pair<int, int64_t> builds[] = {{7, 100000}, {7, 14336}, {7, 4096},
+                                            {8, 100000}, {8, 4096},  {8, 1000}};
+  for (const auto& [rung, cols] : builds) {
     for (const Problem& p :
          {Problem{16, cols, 4096, DType::kBF16}, Problem{cols, 16, 4096, DType::kBF16}}) {
-      const sm90::FewRowsPlan plan = sm90::PlanFewRows(p, sm90::kSmallRungs[7], 0, 0);
+      const sm90::FewRowsPlan plan = sm90::PlanFewRows(p, sm90::kSmallRungs[rung], 0, 0);
       ASSERT_TRUE(plan.mma);
-      const void* f = Get("sm90_s9_deeper_split").KernelAt(p);
+      const void* f = Get(std::string(sm90::kSmallRungs[rung].name)).KernelAt(p);
       ASSERT_NE(f, nullptr) << cols;
       cudaFuncAttributes attr{};
       ASSERT_EQ(cudaFuncGetAttributes(&attr, f), cudaSuccess) << cols;
@@ -442,6 +445,39 @@ TEST_F(Sm90Gpu, RefusesWhatItCannotRunAndDoesNotSpill) {
       EXPECT_EQ(attr.maxThreadsPerBlock, plan.threads) << cols;
     }
   }
+}
+
+// S11 feeds the tensor-core few-row kernel's fragments through its cp.async ring in S9's steps
+// and adds the warps' sums in S9's order: where the two split K alike (4 and 16 warps), S11's C is
+// S9's bit for bit, ragged N and K, swapped, with chunks past B's rows and past K zero-filled, and
+// it repeats. Its 8-warp build (which S9 never runs) against the FP64 reference.
+TEST_F(Sm90Gpu, TheRingComputesS9sSumsBitForBit) {
+  if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
+  const sm90::SmallRung& s9 = sm90::kSmallRungs[7];
+  const sm90::SmallRung& s11 = sm90::kSmallRungs[8];
+  for (Problem p : {Problem{16, 1001, 4104}, Problem{3, 100000, 520}, Problem{2, 9, 16},
+                    Problem{1001, 9, 4104}, Problem{16, 200, 8}, Problem{5, 300, 104}}) {
+    p.dtype = DType::kBF16;
+    const std::string at =
+        std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
+    const sm90::FewRowsPlan plan = sm90::PlanFewRows(p, s11, 0, 0);
+    ASSERT_TRUE(plan.runs && plan.mma && plan.stages == 4) << at;
+    ASSERT_EQ(plan.split, sm90::PlanFewRows(p, s9, 0, 0).split) << at;
+    GemmBuffers buf;
+    ASSERT_EQ(buf.Init(p, 61), "");
+    ASSERT_EQ(testing::CheckedLaunch(Get(std::string(s9.name)), buf, cublas_), "") << at;
+    const std::vector<double> s9_out = Output(buf);
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_EQ(testing::CheckedLaunch(Get(std::string(s11.name)), buf, cublas_), "") << at;
+      EXPECT_TRUE(Output(buf) == s9_out) << at << " launch " << i + 1;
+    }
+  }
+  names_ = {std::string(s11.name)};
+  for (const Problem& p : {Problem{16, 4100, 1032}, Problem{4100, 7, 520}}) {
+    ASSERT_EQ(sm90::PlanFewRows({p.m, p.n, p.k, DType::kBF16}, s11, 0, 0).split, 8);
+    ExpectMatchesFp64(p, 62);
+  }
+  EXPECT_EQ(ran_.size(), 1u);
 }
 
 // The kernel the registry names for a problem is the build that runs it (sm90_plan.h): on the
