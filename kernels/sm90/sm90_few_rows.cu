@@ -231,8 +231,8 @@ __global__ void __launch_bounds__(kWarps * 32)
 // barrier guards a stage: a lane waits on its own copies (cp.async.wait_group) and refills a slot
 // only after the products that read it were issued. A warp waits on a step with kStages in flight
 // and computes it with kStages - 1 still coming; a chunk past B's rows or past K is filled with
-// zeros (src-size 0). A is read as S6 does (its 16 rows stay hot in L1). The ring's bytes then hold
-// the warps' sums.
+// zeros (src-size 0). A is read as S6 does (its 16 rows stay hot in L1 or L2), a step ahead. The
+// ring's bytes then hold the warps' sums.
 template <bool kTransposed, int kWarps, int kStages>
 __global__ void __launch_bounds__(kWarps * 32)
     Sm90FewRowsRingKernel(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
@@ -276,20 +276,29 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) issue(s);
   float acc[kTiles][4] = {};
+  // A's chunks of a step, loaded a step ahead: its rows are hot in L1 or L2, not in the ring,
+  // and a load issued as its products are needed would stall every step on its latency.
+  auto load_a = [&](int step, uint4(&a)[2][2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t k = first + int64_t(step) * kStride + 32 * h;
+      a[0][h] = ChunkOrZero(A, g, M, k, K, false);
+      a[1][h] = ChunkOrZero(A, g + 8, M, k, K, false);
+    }
+  };
+  uint4 a[2][2];
+  load_a(0, a);
   for (int step = 0; step < steps; ++step) {
     issue(step + kStages - 1);             // into the stage read a step ago, its products issued
     ptx::CpAsyncWaitGroup<kStages - 1>();  // this lane's copies of `step` have landed
     const uint4* const stage = ring + (warp * kStages + step % kStages) * kSlots * 32 + lane;
-    uint4 a[2][2], b[kTiles][2];
+    uint4 b[kTiles][2];
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int64_t k = first + step * kStride + 32 * h;
+    for (int h = 0; h < 2; ++h)
 #pragma unroll
       for (int j = 0; j < kTiles; ++j) b[j][h] = stage[(j * 2 + h) * 32];
-      a[0][h] = ChunkOrZero(A, g, M, k, K, false);
-      a[1][h] = ChunkOrZero(A, g + 8, M, k, K, false);
-    }
     MmaStep(acc, a, b);
+    load_a(step + 1, a);  // in flight while the next step's B is waited on; past K: zeros
   }
   ptx::CpAsyncWaitGroup<0>();
   __syncthreads();  // every warp past its ring before the sums overwrite it
