@@ -21,6 +21,8 @@
 #             cuBLAS baselines where the ladder is furthest from its targets (128x4096x4096,
 #             16x4096x4096, 16x14336x4096, 1x4096x4096), and of H12 beside them at 4096^3
 #   gemv      the user example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
+#   ring-R    S11 (B through a cp.async ring) beside S9 and both cuBLAS baselines at the 7
+#             shapes of M or N of 16 or less, burst, verified: a rerun of S11's change
 # SHAPES="1x4096x4096 ..." replaces the serving preset's shapes in burst-R and cap-R.
 # DEADLINE=S (seconds since the start) skips a phase whose usual length would end after it, so
 # that a device call returns what it finished. Every database ends compressed as OUT/NAME.db.xz.
@@ -31,11 +33,14 @@ port=50056
 shapes=()
 for s in ${SHAPES:-}; do shapes+=(--shape "$s"); done
 count=$((${#shapes[@]} / 2))
+ring_shapes=()  # the serving preset's shapes of M or N of 16 or less, or SHAPES
+for s in ${SHAPES:-1x4096x4096 16x4096x4096 16x4096x14336 16x14336x4096 4096x16x4096 \
+  4096x16x14336 14336x16x4096}; do ring_shapes+=(--shape "$s"); done
 ((count > 0)) || count=24
 usual() {  # seconds a phase took on an H100 (cap: about 55 s a shape, solo spans included)
   case $1 in
     check) echo 40 ;; burst-*) echo 270 ;; cap-*) echo $((56 * count + 15)) ;; large-*) echo 80 ;;
-    tiles) echo 60 ;; counters) echo 150 ;;
+    tiles) echo 60 ;; counters) echo 150 ;; ring-*) echo 70 ;;
     *) echo 60 ;;
   esac
 }
@@ -103,6 +108,14 @@ for phase in "$@"; do
         --regime burst --profile --profile-metrics default,tensor,memory,stalls \
         --tag large-counters >>"$log" 2>&1
       say "counters (4096^3) exit $? ($(elapsed))"
+      stop_daemon
+      ;;
+    ring-*)
+      start_daemon "$out/ring-$r.db" || continue
+      c -q run --variant sm90_s9_deeper_split --variant sm90_s11_ring --variant cublas_bf16 \
+        --variant cublas_bf16_best --rounds 1 --regime burst --verify "${ring_shapes[@]}" \
+        --tag "small-ring-$r" >>"$log" 2>&1
+      say "ring-$r exit $? ($(elapsed))"
       stop_daemon
       ;;
     gemv)
