@@ -19,9 +19,12 @@ Making the PTX, before and after a change (the flags of kernels/CMakeLists.txt, 
        -o /tmp/before-wgmma.ptx kernels/sm90/sm90_wgmma.cu        (and sm90_mma.cu, sm90_tma.cu)
 
 Usage:
-  tools/sm90_ptx_compare.py BEFORE.ptx AFTER.ptx [--diff N]
+  tools/sm90_ptx_compare.py BEFORE.ptx AFTER.ptx [--diff N] [--allow-new]
   tools/sm90_ptx_compare.py --dirs BEFORE_PREFIX AFTER_PREFIX NAME...   (BEFORE_PREFIX-NAME.ptx)
-Exit status 0 when every entry is identical after normalisation, 1 otherwise, 2 on bad input.
+Exit status 0 when every entry is identical after normalisation, 1 otherwise, 2 on bad input (a
+file with no .entry in it among them). With --allow-new, entries the after file adds (a new build:
+more entries after than before, each of before's found identical in after) are listed and do not
+fail.
 """
 import argparse
 import difflib
@@ -31,7 +34,9 @@ import shutil
 import subprocess
 import sys
 
-ENTRY_RE = re.compile(r"^\.(?:visible|weak)?\s*\.entry\s+([A-Za-z_$][\w$]*)\s*\(", re.M)
+# `.visible .entry` (an extern kernel), `.weak .entry`, or a bare `.entry` (a kernel of an
+# anonymous namespace, as the few-row builds are).
+ENTRY_RE = re.compile(r"^(?:\.(?:visible|weak)\s+)?\.entry\s+([A-Za-z_$][\w$]*)\s*\(", re.M)
 LABEL_RE = re.compile(r"\$L__BB\d+_")
 
 
@@ -74,11 +79,18 @@ def demangle(names):
         return names
 
 
-def compare(before_path, after_path, diff_lines):
+class NoEntries(Exception):
+    pass
+
+
+def compare(before_path, after_path, diff_lines, allow_new=False):
     with open(before_path) as f:
         before = entries(f.read())
     with open(after_path) as f:
         after = entries(f.read())
+    for path, found in ((before_path, before), (after_path, after)):
+        if not found:
+            raise NoEntries(f"{path}: no .entry function (not PTX, or no kernel in it)")
     print(f"== {before_path} ({len(before)} entries) vs {after_path} ({len(after)} entries)")
     nb = [normalise(n, b) for n, b in before]
     na = [normalise(n, b) for n, b in after]
@@ -87,18 +99,21 @@ def compare(before_path, after_path, diff_lines):
         digest_after.setdefault(hashlib.sha256(body.encode()).hexdigest(), j)
     names_b = demangle([n for n, _ in before])
     names_a = demangle([n for n, _ in after])
-    ok = len(before) == len(after)
-    if not ok:
+    ok = len(before) == len(after) or (allow_new and len(after) > len(before))
+    if len(before) != len(after):
         print(f"  DIFFERENT NUMBER OF ENTRIES: {len(before)} before, {len(after)} after")
+    matched = set()
     for i, body in enumerate(nb):
         lines = body.count("\n") + 1
         if i < len(na) and na[i] == body:
+            matched.add(i)
             print(f"  [{i}] identical ({lines} lines)")
             print(f"      before: {names_b[i]}")
             print(f"      after:  {names_a[i]}")
             continue
         j = digest_after.get(hashlib.sha256(body.encode()).hexdigest())
         if j is not None:
+            matched.add(j)
             print(f"  [{i}] identical to after's entry [{j}] (moved)")
             print(f"      before: {names_b[i]}")
             print(f"      after:  {names_a[j]}")
@@ -114,6 +129,9 @@ def compare(before_path, after_path, diff_lines):
             print(f"      {changed} lines added or removed; first {diff_lines} lines of the diff:")
             for d in diff[:diff_lines]:
                 print("      " + d)
+    for j in range(len(na)):
+        if j not in matched:
+            print(f"  after's entry [{j}] matches none of before's: {names_a[j]}")
     return ok
 
 
@@ -123,6 +141,8 @@ def main():
     p.add_argument("--dirs", action="store_true",
                    help="files are BEFORE_PREFIX AFTER_PREFIX NAME...: compares PREFIX-NAME.ptx")
     p.add_argument("--diff", type=int, default=40, help="diff lines shown per differing entry")
+    p.add_argument("--allow-new", action="store_true",
+                   help="entries added after the last of before's (a new build) do not fail")
     a = p.parse_args()
     if a.dirs:
         if len(a.files) < 3:
@@ -135,8 +155,8 @@ def main():
     ok = True
     for before, after in pairs:
         try:
-            ok = compare(before, after, a.diff) and ok
-        except OSError as e:
+            ok = compare(before, after, a.diff, a.allow_new) and ok
+        except (OSError, NoEntries) as e:
             print(e, file=sys.stderr)
             return 2
     print("ALL IDENTICAL" if ok else "SOME ENTRIES DIFFER")

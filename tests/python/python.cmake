@@ -13,7 +13,7 @@ set(ABLATION_PYTEST_ENV
   "ABLATION_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
 
 # One ctest per file: pytest -q prints its own "N passed" line, and a failure names its file.
-foreach(name frames client report notebook demo install history tls bucket_table)
+foreach(name frames client report notebook demo install history tls bucket_table ptx_compare)
   add_test(NAME python.${name}
     COMMAND ${ABLATION_PYTHON} -m pytest -q -p no:cacheprovider
             ${CMAKE_CURRENT_SOURCE_DIR}/python/test_${name}.py
