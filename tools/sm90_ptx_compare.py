@@ -64,6 +64,10 @@ def entries(text):
 
 def normalise(name, body):
     body = body.replace(name, "ENTRY")
+    if name.startswith("_Z"):
+        # A function-local static (a __shared__ array) is mangled _ZZ<the name past _Z>E<its
+        # name>: renamed with its kernel.
+        body = body.replace("_ZZ" + name[2:], "_ZZENTRY")
     body = LABEL_RE.sub("$L__BB_", body)
     return body
 

@@ -33,6 +33,18 @@ def test_renamed_entries_of_both_kinds_are_identical(tmp_path):
     assert "(2 entries)" in out and "ALL IDENTICAL" in out
 
 
+def test_a_kernels_shared_array_is_renamed_with_it(tmp_path):
+    def with_local(name):
+        local = "_ZZ" + name[2:] + "E7partial"
+        return kernel(name).replace("{\n", f"{{\n\t.shared .align 4 .b8 {local}[64];\n"
+                                    f"\tmov.u32 %r1, {local};\n", 1)
+    rc, out = run(tmp_path, with_local("_Z1kILb1EEvv"), with_local("_Z1kILb1ELi4EEvv"))
+    assert rc == 0, out
+    rc, out = run(tmp_path, with_local("_Z1kILb1EEvv"),
+                  with_local("_Z1kILb1ELi4EEvv").replace("E7partial", "E5other"))
+    assert rc == 1, out
+
+
 def test_a_changed_instruction_in_a_bare_entry_differs(tmp_path):
     rc, out = run(tmp_path, kernel("k", visible=False), kernel("k", op="sub.s32", visible=False))
     assert rc == 1, out
