@@ -228,6 +228,7 @@ std::string RenderProfile(const v1::ProfileResponse& response) {
       out += "  error: " + k.error() + "\n";
       continue;
     }
+    if (k.library()) out += "the library's first kernel of the call: " + k.symbol() + "\n";
     v1::ProfileResponse one;
     *one.add_kernels() = k;
     Table t = ProfileCountersTable(one);

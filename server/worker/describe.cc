@@ -50,15 +50,20 @@ std::string RunDescribe(const Device& d, const k::Registry& registry,
   } else {
     fn = v->kernel ? v->kernel(*dtype) : nullptr;
   }
-  if (fn == nullptr) return "variant " + v->name + " runs a library, not a kernel of ours";
   const char* symbol = nullptr;
-  cudaError_t e = cudaFuncGetName(&symbol, fn);
-  if (e != cudaSuccess || symbol == nullptr) return "cudaFuncGetName: " + CudaText(e);
-  // The kernels are linked into this executable: its own path is the file to disassemble.
+  if (fn != nullptr) {
+    cudaError_t e = cudaFuncGetName(&symbol, fn);
+    if (e != cudaSuccess || symbol == nullptr) return "cudaFuncGetName: " + CudaText(e);
+  }
+  // The kernels are linked into this executable: its own path is the file to disassemble, and
+  // the process a profiler starts (a library's kernels too: it launches them).
   char exe[4096];
   ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) return "cannot read /proc/self/exe";
-  result->set_kernel_symbol(symbol);
+  if (fn == nullptr)
+    result->set_library(true);  // no symbol of ours: what it launches is the library's choice
+  else
+    result->set_kernel_symbol(symbol);
   result->set_binary(std::string(exe, size_t(n)));
   std::string arch = "sm_" + std::to_string(d.prop.major) + std::to_string(d.prop.minor);
   // A family built for an arch-specific target (the sm90 family: sm_90a) names it; cuobjdump

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -95,6 +96,35 @@ TEST_F(ProfileE2E, ProfileReadsStoresAndShowsTheCountersOfEachRung) {
                                  "shared_load_instructions,67108864,inst,"
                                  "smsp__sass_inst_executed_op_shared_ld.sum,"));
   EXPECT_THAT(csv.out, Not(HasSubstr("dram_throughput")));
+}
+
+// cuBLAS launches kernels of its own choice: the worker names none (describe: library), ncu takes
+// the first kernel inside the profiled call, and the counters are stored and shown with the name
+// ncu printed for it.
+TEST_F(ProfileE2E, ALibraryVariantIsProfiledThroughTheFirstKernelOfItsCall) {
+  StartDaemon({{"ABLATION_NCU",
+                FakeNcu("cat '" + std::string(NCU_TESTDATA_DIR) + "/abl_L1_R1_bl0_s3_sw1.csv'")}});
+  auto r = daemon_->Client({"profile", "cublas_bf16", "--shape", "4096"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("cublas_bf16 bf16 4096x4096x4096"));
+  EXPECT_THAT(r.out, HasSubstr("the library's first kernel of the call: void AblationGemmKernel"));
+  EXPECT_THAT(r.out, HasSubstr("ldmatrix_instructions          16.78M  inst"));
+  std::ifstream log(dir_ + "/ncu.log");
+  std::stringstream args;
+  args << log.rdbuf();
+  EXPECT_THAT(args.str(), HasSubstr("--profile-from-start off --launch-count 1 --csv"));
+  EXPECT_THAT(args.str(), Not(HasSubstr("--kernel-name")));
+
+  auto run = daemon_->Client({"-q", "run", "-v", "cublas_bf16", "-s", "256", "--profile"});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  auto show = daemon_->Client({"show", "latest", "--metrics"});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("16.78M"));
+  EXPECT_THAT(show.out,
+              HasSubstr("the library's first kernel of the call: void AblationGemmKernel"));
+  // sass still refuses it: there is no code of ours to read.
+  auto sass = daemon_->Client({"sass", "cublas_bf16"});
+  EXPECT_THAT(sass.out + sass.err, HasSubstr("there is no kernel of ours to disassemble"));
 }
 
 TEST_F(ProfileE2E, ProfileWithoutPermissionIsRefusedSayingHowToAllowIt) {

@@ -533,7 +533,12 @@ int main(int argc, char** argv) {
         r->set_error(no_device);
       } else {
         r->set_ok(true);
-        r->set_kernel_symbol("fake_" + t.variant() + "_" + t.dtype());
+        // A library entry (cuBLAS: no threads of ours) names no kernel, as the real worker's.
+        const kernels::Variant* entry = catalog.Find(t.variant());
+        if (entry != nullptr && entry->family == "cublas")
+          r->set_library(true);
+        else
+          r->set_kernel_symbol("fake_" + t.variant() + "_" + t.dtype());
         // With a shape, the build the catalog's plan names for it on an H200 (132 SMs, 66 pairs).
         if (t.has_shape()) {
           if (const kernels::Variant* v = catalog.Find(t.variant()); v && v->build) {

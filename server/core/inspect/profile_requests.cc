@@ -91,6 +91,10 @@ void ProfileKernel(const std::shared_ptr<ProfileCall>& call, const Status& st,
       k.set_error(r.message);
       continue;
     }
+    if (d.library()) {  // the library's choice, as ncu named it
+      k.set_library(true);
+      k.set_symbol(r.kernel_name);
+    }
     for (auto& c : r.counters) *k.add_counters() = std::move(c);
     try {
       call->store->InsertProfiledKernel(k, call->device_uuid, d.arch());
@@ -234,6 +238,8 @@ void Profiler::ProfileMeasurement(GpuWorker& gpu, const RunPlan& plan,
   }
   if (r.refusal != ProfileRefusal::kNone) return m->set_counters_note("not profiled: " + r.message);
   for (auto& c : r.counters) *m->add_counters() = std::move(c);
+  // A library's counters are those of the first kernel it launched in the profiled call: name it.
+  if (d.library()) m->set_counters_note("the library's first kernel of the call: " + r.kernel_name);
 }
 
 void Profiler::SetPlanLimits(int max_items, int64_t max_stored_bytes) {

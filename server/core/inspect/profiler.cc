@@ -101,15 +101,38 @@ std::vector<std::string> NcuArgv(const std::string& tool, const ProfileTarget& t
   std::vector<std::string> argv = {
       tool,
       // Observe mode: ncu's default would lock the clocks to base for the profile.
-      "--clock-control", "none",
-      // Only the variant's own kernel counts, and only its launch after the warm-up.
-      "--launch-skip", std::to_string(t.warmup), "--launch-count", "1", "--kernel-name-base",
-      "mangled", "--kernel-name", t.symbol,
-      // One row per launch, every value in its base unit (bytes, not Gbytes).
-      "--csv", "--page", "raw", "--print-units", "base", "--metrics", metrics, t.binary,
-      "--profile-once", "--device", std::to_string(t.device), "--variant", t.variant, "--dtype",
-      t.dtype, "--shape", shape, "--warmup", std::to_string(t.warmup), "--seed",
-      std::to_string(t.seed)};
+      "--clock-control", "none"};
+  if (t.symbol.empty()) {
+    // A library's kernels, whose names are the library's choice: the first kernel launched
+    // between the one-shot worker's cudaProfilerStart and cudaProfilerStop (its profiled call).
+    argv.insert(argv.end(), {"--profile-from-start", "off", "--launch-count", "1"});
+  } else {
+    // Only the variant's own kernel counts, and only its launch after the warm-up.
+    argv.insert(argv.end(), {"--launch-skip", std::to_string(t.warmup), "--launch-count", "1",
+                             "--kernel-name-base", "mangled", "--kernel-name", t.symbol});
+  }
+  // One row per launch, every value in its base unit (bytes, not Gbytes).
+  argv.insert(argv.end(), {"--csv",
+                           "--page",
+                           "raw",
+                           "--print-units",
+                           "base",
+                           "--metrics",
+                           metrics,
+                           t.binary,
+                           "--profile-once",
+                           "--device",
+                           std::to_string(t.device),
+                           "--variant",
+                           t.variant,
+                           "--dtype",
+                           t.dtype,
+                           "--shape",
+                           shape,
+                           "--warmup",
+                           std::to_string(t.warmup),
+                           "--seed",
+                           std::to_string(t.seed)});
   if (!t.user_code_file.empty()) {
     argv.push_back("--user-code");
     argv.push_back(t.user_code_file);
@@ -203,8 +226,9 @@ ProfileResult ClassifyNcuRun(const ProcessResult& run, const NcuOutput& output,
     std::string why = errors;
     for (const auto& w : output.warnings) why += (why.empty() ? "" : "; ") + w;
     const std::string worker = Tail(run.err);
-    r.message = "ncu profiled no launch of " + t.symbol + " (" + run.Ending() +
-                (why.empty() ? "" : ": " + why) + ")" +
+    r.message = "ncu profiled no launch of " +
+                (t.symbol.empty() ? t.variant + "'s library kernel" : t.symbol) + " (" +
+                run.Ending() + (why.empty() ? "" : ": " + why) + ")" +
                 (worker.empty() ? "" : "; the worker said: " + worker);
     return r;
   }
@@ -287,6 +311,7 @@ ProfileResult Profiler::ProfileLaunch(const ProfileTarget& target,
       return result;
     }
     result.counters = CountersFromNcu(output, asked, version);
+    result.kernel_name = output.launches.front().kernel_name;  // ClassifyNcuRun: there is one
     spdlog::info("profile {} {} {}x{}x{}: {} counters in {:.1f} s", target.variant, target.dtype,
                  target.shape.m(), target.shape.n(), target.shape.k(), result.counters.size(),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

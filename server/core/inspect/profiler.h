@@ -83,7 +83,7 @@ struct ProfileTarget {
   std::string dtype;
   v1::Shape shape;
   int device = 0;
-  std::string symbol;  ///< mangled (Describe)
+  std::string symbol;  ///< mangled (Describe); "" for a library's kernels (Describe's library)
   std::string binary;  ///< the worker executable (Describe)
   std::string arch;    ///< "sm_90" (Describe)
   int warmup = 3;
@@ -98,6 +98,9 @@ struct ProfileResult {
   ProfileRefusal refusal = ProfileRefusal::kNone;
   std::string message;  ///< why not, as a sentence that says what to do
   std::vector<v1::Counter> counters;
+  /// The profiled kernel's name as ncu printed it (demangled): for a library's kernel, the only
+  /// name it has.
+  std::string kernel_name;
 };
 
 /// ncu's command line for one target (pure).

@@ -234,6 +234,9 @@ struct Disassembly {
         t.error = "no answer from the worker";
       } else if (!r->ok()) {
         t.error = r->error();
+      } else if (r->library()) {
+        t.error =
+            "variant " + t.variant + " runs a library; there is no kernel of ours to disassemble";
       } else {
         t.symbol = r->kernel_symbol();
         t.build = r->build();

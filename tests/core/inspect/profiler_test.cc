@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -167,6 +168,46 @@ TEST_F(ProfilerTest, NoLaunchProfiledIsAFailureOfThisLaunchWithTheWorkersWords) 
   EXPECT_NE(r.message.find("the worker said: ablation-worker: profile-once: problem does not fit"),
             std::string::npos)
       << r.message;
+}
+
+// A library's kernels (cuBLAS) have no symbol of ours: ncu takes the first kernel launched inside
+// the one-shot worker's cudaProfilerStart .. Stop (its profiled call), with no name filter and no
+// launches to skip, and the result names the kernel as ncu printed it.
+TEST_F(ProfilerTest, ALibrarysKernelIsTheFirstInsideTheProfiledCallNamedAsNcuPrintsIt) {
+  ProfileTarget t = Target();
+  t.variant = "cublas_bf16";
+  t.symbol = "";
+  std::vector<CounterSelection> counters;
+  ASSERT_TRUE(SelectCounters({"lsu"}, "sm_90", &counters).ok());
+  const std::vector<std::string> argv = NcuArgv("ncu", t, counters);
+  const std::vector<std::string> head = {"ncu", "--clock-control", "none", "--profile-from-start",
+                                         "off", "--launch-count",  "1",    "--csv"};
+  ASSERT_GE(argv.size(), head.size());
+  EXPECT_EQ(std::vector<std::string>(argv.begin(), argv.begin() + long(head.size())), head);
+  for (const char* absent : {"--kernel-name", "--launch-skip", "--kernel-name-base"})
+    EXPECT_EQ(std::find(argv.begin(), argv.end(), absent), argv.end()) << absent;
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "cublas_bf16"), argv.end());
+
+  ProfilerOptions options;
+  options.tool = FakeNcu("cat '" + Fixture("abl_L1_R1_bl0_s3_sw1.csv") + "'");
+  options.timeout = std::chrono::seconds(30);
+  Profiler profiler(options, nullptr, nullptr);
+  const ProfileResult r = profiler.ProfileLaunch(t, counters);
+  ASSERT_EQ(r.refusal, ProfileRefusal::kNone) << r.message;
+  EXPECT_EQ(r.kernel_name,
+            "void AblationGemmKernel<__nv_bfloat16, Config<1, 1, 0, 3, 1, 0>>(const T1 *, const T1 "
+            "*, T1 *, int, int, int)");
+  EXPECT_EQ(r.counters.size(), 5u);
+  EXPECT_NE(Args().find("--profile-from-start off"), std::string::npos);
+
+  // Nothing inside the range: the failure names the variant's library kernel, not an empty name.
+  options.tool = FakeNcu("echo '==WARNING== No kernels were profiled.'; exit 0");
+  Profiler none(options, nullptr, nullptr);
+  const ProfileResult n = none.ProfileLaunch(t, counters);
+  EXPECT_EQ(n.refusal, ProfileRefusal::kFailed);
+  EXPECT_NE(n.message.find("ncu profiled no launch of cublas_bf16's library kernel"),
+            std::string::npos)
+      << n.message;
 }
 
 TEST_F(ProfilerTest, NoToolIsARefusalNamingWhereItLooked) {

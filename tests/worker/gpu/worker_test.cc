@@ -39,6 +39,32 @@ TEST_F(WorkerGpu, HelloDescribesTheDevice) {
   EXPECT_GE(d.smem_per_sm(), d.smem_per_block_optin());
 }
 
+// A kernel of ours is named for the profiler and the disassembler; cuBLAS is a library: no
+// symbol, the worker's own file and arch (a profiler starts it, and catches the library's first
+// kernel of the profiled call).
+TEST_F(WorkerGpu, DescribeNamesOurKernelsAndMarksALibrary) {
+  for (const char* variant : {"abl_L1_R1_bl0_s3_sw1", "cublas_bf16"}) {
+    SCOPED_TRACE(variant);
+    v1::WorkerRequest req;
+    auto* t = req.mutable_describe();
+    t->set_task_id(7);
+    t->set_variant(variant);
+    t->set_dtype("bf16");
+    t->mutable_shape()->set_m(256);
+    t->mutable_shape()->set_n(256);
+    t->mutable_shape()->set_k(256);
+    const v1::WorkerReply reply = Call(req);
+    ASSERT_TRUE(reply.has_describe());
+    const v1::DescribeResult& d = reply.describe();
+    ASSERT_TRUE(d.ok()) << d.error();
+    const bool library = std::string(variant) == "cublas_bf16";
+    EXPECT_EQ(d.library(), library);
+    EXPECT_EQ(d.kernel_symbol().empty(), library);
+    EXPECT_FALSE(d.binary().empty());
+    EXPECT_EQ(d.arch().rfind("sm_", 0), 0u) << d.arch();
+  }
+}
+
 TEST_F(WorkerGpu, MeasureAblationVariantWithOccupancy) {
   for (int64_t size : {512, 4096}) {
     SCOPED_TRACE(size);
