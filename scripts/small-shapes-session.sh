@@ -13,12 +13,12 @@
 #             (the serving shapes are short: a second holds thousands of launches); about 55 s a
 #             shape, so the 24 take more than one device call: give SHAPES of 9 or fewer
 #   large-R   H12 beside both cuBLAS baselines at 4096^3, sustained and burst, 3 rounds
-#   tiles     the 64-row builds (own, shorter ranges, swapped) beside H12, S9 and cuBLAS at the
-#             serving shapes of 128 and 512 rows and columns and at 256 rows (burst, verified):
-#             where the small-shape rungs' tile_rows could reach, and the cells S10's table
-#             (tools/sm90_bucket_table.py --table s10) needs: builds beside S9
-#   counters  Nsight Compute counters (run --profile, stored with each row) of S9 and S11 beside both
-#             cuBLAS baselines where the ladder is furthest from its targets (128x4096x4096,
+#   tiles     the 64-row builds (own, shorter ranges, swapped) beside H12, S9, S11 and cuBLAS at
+#             the serving shapes of 128 and 512 rows and columns and at 256 rows (burst,
+#             verified): where the small-shape rungs' tile_rows could reach, and the cells the
+#             tables of S10 and S12 (tools/sm90_bucket_table.py --table s10, s12) need
+#   counters  Nsight Compute counters (run --profile, stored with each row) of S9 and S11 beside
+#             both cuBLAS baselines where the ladder is furthest from its targets (128x4096x4096,
 #             16x4096x4096, 16x14336x4096, 1x4096x4096), and of H12 beside them at 4096^3
 #   gemv      the user example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
 #   ring-R    S11 (B through a cp.async ring) beside S9 and both cuBLAS baselines at the 7
@@ -87,7 +87,8 @@ for phase in "$@"; do
       start_daemon "$out/tiles.db" || continue
       c -q run --variant sm90_h12_fitted_unclustered --variant sm90_h12_rows64 \
         --variant sm90_h12_rows64_sk4 --variant sm90_h12_rows64_sk4_swapped \
-        --variant sm90_s9_deeper_split --variant cublas_bf16 --regime burst --verify \
+        --variant sm90_s9_deeper_split --variant sm90_s11_ring --variant cublas_bf16 \
+        --regime burst --verify \
         --shape 128x4096x4096 --shape 128x4096x14336 --shape 128x14336x4096 \
         --shape 256x4096x4096 --shape 512x4096x4096 --shape 512x14336x4096 \
         --shape 512x4096x14336 --shape 4096x128x4096 --shape 4096x128x14336 \

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""A per-bucket table of the small-shape ladder (S8, S10), from measured results databases.
+"""A per-bucket table of the small-shape ladder (S8, S10, S12), from measured results databases.
 
     tools/sm90_bucket_table.py --table s8 --default VARIANT DB... > kernels/sm90/sm90_bucket_picks.inc
     tools/sm90_bucket_table.py --table s10 --default VARIANT DB... > kernels/sm90/sm90_bucket_picks_s10.inc
+    tools/sm90_bucket_table.py --table s12 --default VARIANT DB... > kernels/sm90/sm90_bucket_picks_s12.inc
 
 A shape's bucket is the class of each of M, N and K: the first bound at or above it (M and N:
 1, 16, 128, 512, 4096, more; K: 4096, 16384, more; kernels/sm90/sm90_buckets.h has the same). For every run and shape where `--default` (the

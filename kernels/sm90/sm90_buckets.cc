@@ -1,4 +1,4 @@
-// The per-bucket rungs (S8, S10; sm90_buckets.h): their catalog entries and their binding in the
+// The per-bucket rungs (S8, S10, S12; sm90_buckets.h): their catalog entries and their binding in the
 // worker. Both are host code (the builds they run are launched through their own entries), so
 // both live in the catalog library; the worker calls the binding after the Hopper and small-shape
 // rungs'.

@@ -1,8 +1,9 @@
-// The small-shape ladder's per-bucket rungs (S8 over S7, S10 over S9; notes/small-shape-ladder.md):
+// The small-shape ladder's per-bucket rungs (S8 over S7, S10 over S9, S12 over S11;
+// notes/small-shape-ladder.md):
 // each a table from a shape's bucket to the Hopper build that ran it fastest beside the rung it is
 // over, made from measured results databases by tools/sm90_bucket_table.py (sm90_bucket_picks.inc,
-// sm90_bucket_picks_s10.inc, which name them). Host-only header: the catalog describes the rungs
-// with it, the worker follows them, the host tests check them.
+// sm90_bucket_picks_s10.inc, sm90_bucket_picks_s12.inc, which name them). Host-only header: the
+// catalog describes the rungs with it, the worker follows them, the host tests check them.
 //
 // A shape's bucket is the class of each of M, N and K (the first bound at or above it; past the
 // last, one more). A bucket a table names runs that build's entry whole (its few-row path, tiles,
@@ -41,6 +42,7 @@ constexpr int BucketClass(int64_t value, const std::array<int64_t, N>& bounds) {
 
 #include "kernels/sm90/sm90_bucket_picks.inc"
 #include "kernels/sm90/sm90_bucket_picks_s10.inc"
+#include "kernels/sm90/sm90_bucket_picks_s12.inc"
 
 /// A per-bucket rung: its variant name and ladder id, the rung its table is over and the table.
 struct BucketTable {
@@ -49,10 +51,11 @@ struct BucketTable {
 };
 
 /// The per-bucket rungs, each one change from the rung it is over (S8: a table over S7; S10: a
-/// table over S9, S8's over S7 kept as measured).
-inline constexpr std::array<BucketTable, 2> kBucketTables = {{
+/// table over S9; S12: a table over S11; the earlier ones kept as measured).
+inline constexpr std::array<BucketTable, 3> kBucketTables = {{
     {"sm90_s8_buckets", "S8", bucket_s8::kDefault, bucket_s8::kPicks},
     {"sm90_s10_buckets", "S10", bucket_s10::kDefault, bucket_s10::kPicks},
+    {"sm90_s12_buckets", "S12", bucket_s12::kDefault, bucket_s12::kPicks},
 }};
 
 /// Whether `name` is a rung of the small-shape ladder (a table's default must be one).
@@ -61,7 +64,8 @@ constexpr bool IsSmallRung(std::string_view name) {
     if (r.name == name) return true;
   return false;
 }
-static_assert(IsSmallRung(bucket_s8::kDefault) && IsSmallRung(bucket_s10::kDefault),
+static_assert(IsSmallRung(bucket_s8::kDefault) && IsSmallRung(bucket_s10::kDefault) &&
+                  IsSmallRung(bucket_s12::kDefault),
               "a bucket table's default is a rung of the small-shape ladder: make the table "
               "again (tools/sm90_bucket_table.py) against one");
 

@@ -1,4 +1,5 @@
-// CPU tests of the small-shape ladder's per-bucket rungs (S8, S10; kernels/sm90/sm90_buckets.h):
+// CPU tests of the small-shape ladder's per-bucket rungs (S8, S10, S12;
+// kernels/sm90/sm90_buckets.h):
 // the classes of a shape, a table's lookup, and the entry and launch of the build a bucket names
 // (with a table of the test's own: the ones made from the evidence may name none).
 #include <gtest/gtest.h>
@@ -53,14 +54,16 @@ TEST(Sm90Buckets, TheTableNamesBucketsTheDefaultElsewhere) {
   EXPECT_EQ(sm90::BucketVariantFor(Bf16(16, 4096, 4096), BucketTable{"x", "S8", kS7, {}}), kS7);
 }
 
-// The tables in the tree: S8 over S7 and S10 over S9; every pick names a registered build that is
-// not a per-bucket rung, no bucket twice, classes within their bounds.
+// The tables in the tree: S8 over S7, S10 over S9 and S12 over S11; every pick names a registered
+// build that is not a per-bucket rung, no bucket twice, classes within their bounds.
 TEST(Sm90Buckets, TheTablesInTheTreeAreOverTheirRungsAndNameRegisteredBuilds) {
-  ASSERT_EQ(sm90::kBucketTables.size(), 2u);
+  ASSERT_EQ(sm90::kBucketTables.size(), 3u);
   EXPECT_EQ(sm90::kBucketTables[0].rung, "sm90_s8_buckets");
   EXPECT_EQ(sm90::kBucketTables[0].fallback, kS7);
   EXPECT_EQ(sm90::kBucketTables[1].rung, "sm90_s10_buckets");
   EXPECT_EQ(sm90::kBucketTables[1].fallback, "sm90_s9_deeper_split");
+  EXPECT_EQ(sm90::kBucketTables[2].rung, "sm90_s12_buckets");
+  EXPECT_EQ(sm90::kBucketTables[2].fallback, "sm90_s11_ring");
   Registry registry;
   RegisterCatalog(registry);
   for (const BucketTable& table : sm90::kBucketTables) {

@@ -1,4 +1,4 @@
-"""tools/sm90_bucket_table.py: the per-bucket tables (S8, S10) from measured results databases. Its
+"""tools/sm90_bucket_table.py: the per-bucket tables (S8, S10, S12) from measured results databases. Its
 rule on databases made here, its reasons on the real evidence, and the table in the tree made
 again from the databases it names."""
 import importlib.util
@@ -15,7 +15,8 @@ SOURCE = os.environ.get("ABLATION_SOURCE_DIR",
                         os.path.join(os.path.dirname(__file__), "..", ".."))
 TOOL = os.path.join(SOURCE, "tools", "sm90_bucket_table.py")
 TABLES = {"s8": os.path.join(SOURCE, "kernels", "sm90", "sm90_bucket_picks.inc"),
-          "s10": os.path.join(SOURCE, "kernels", "sm90", "sm90_bucket_picks_s10.inc")}
+          "s10": os.path.join(SOURCE, "kernels", "sm90", "sm90_bucket_picks_s10.inc"),
+          "s12": os.path.join(SOURCE, "kernels", "sm90", "sm90_bucket_picks_s12.inc")}
 EVIDENCE = "evidence/2026-12-05-h100-small-shapes/burst-1.db.xz"
 
 spec = importlib.util.spec_from_file_location("sm90_bucket_table", TOOL)

@@ -286,7 +286,7 @@ TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
   EXPECT_EQ(ran_.size(), 6u);
 }
 
-// The per-bucket rungs (S8, S10; sm90_buckets.h): in every bucket a table names, a shape of that
+// The per-bucket rungs (S8, S10, S12; sm90_buckets.h): in every bucket a table names, a shape of that
 // bucket runs the named build's kernel and matches the FP64 reference (or, past 2^28 products,
 // cuBLAS); a shape of no named bucket runs its default's. Then the serving shapes the tables were
 // made at.
