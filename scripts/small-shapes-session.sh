@@ -61,6 +61,11 @@ for phase in "$@"; do
         --gtest_filter='*FewRow*:*SixtyFourRow*:*PerBucket*:*DoesNotSpill*:*TheRegistryNamesTheBuild*:*TheRing*' >"$out/check-sm90.log" 2>&1
       say "sm90_gpu_tests exit $?: $(grep -E '^\[  (PASSED|FAILED) ' "$out/check-sm90.log" | tr '\n' ' ')"
       grep -E 'Failure|Expected|Which is|actual' "$out/check-sm90.log" | head -20 | tee -a "$log"
+      if [[ -x $bundle/bin/worker_gpu_tests ]]; then  # when the bundle carries it
+        ABLATION_TEST_BIN_DIR=$bundle/bin timeout 120 "$bundle/bin/worker_gpu_tests" --gtest_brief=1 \
+          --gtest_filter='*Describe*:*ProfileOnce*' >"$out/check-worker.log" 2>&1
+        say "worker_gpu_tests exit $?: $(grep -E '^\[  (PASSED|FAILED) ' "$out/check-worker.log" | tr '\n' ' ')"
+      fi
       ;;
     burst-*)
       start_daemon "$out/burst-$r.db" || continue

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include <cuda_runtime_api.h>
 
@@ -62,6 +63,29 @@ TEST_F(WorkerGpu, DescribeNamesOurKernelsAndMarksALibrary) {
     EXPECT_EQ(d.kernel_symbol().empty(), library);
     EXPECT_FALSE(d.binary().empty());
     EXPECT_EQ(d.arch().rfind("sm_", 0), 0u) << d.arch();
+  }
+}
+
+// The one-shot process a profiler starts, here with none attached: a kernel of ours and cuBLAS
+// (whose profiled call sits between cudaProfilerStart and Stop, harmless without a profiler) both
+// launch and exit 0, the log naming what the profiler would take.
+TEST_F(WorkerGpu, ProfileOnceLaunchesOurKernelAndALibrarysWithoutAProfiler) {
+  for (const auto& [variant, names] :
+       {std::pair<std::string, std::string>{"abl_L1_R1_bl0_s3_sw1", "AblationGemmKernel"},
+        {"cublas_bf16", "the library's first kernel"}}) {
+    SCOPED_TRACE(variant);
+    const std::string command = ablation::testing::TestBinary(ABLATION_WORKER_BIN) +
+                                " --profile-once --variant " + variant +
+                                " --shape 256x256x256 --warmup 2 2>&1";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::string out;
+    char buf[512];
+    while (size_t n = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+    const int status = ::pclose(pipe);
+    EXPECT_EQ(status, 0) << out;
+    EXPECT_NE(out.find("2 warm-up launches, then 1 launch of"), std::string::npos) << out;
+    EXPECT_NE(out.find(names), std::string::npos) << out;
   }
 }
 
