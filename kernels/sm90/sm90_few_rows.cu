@@ -4,14 +4,13 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "kernels/common/ptx.cuh"
 #include "kernels/registry.h"
 #include "kernels/sm90/sm90_few_rows.h"
+#include "kernels/sm90/sm90_launch.cuh"
 
 namespace ablation::kernels::sm90 {
 namespace {
@@ -125,19 +124,6 @@ __device__ __forceinline__ uint4 ChunkOrZero(const __nv_bfloat16* __restrict__ x
   return stream ? __ldcs(at) : __ldg(at);
 }
 
-// S6's tensor-core few-row kernel: C (M x N) = A (M x K) * B^T, M <= 16, K a multiple of 8, A and
-// B 16-byte aligned. A block computes the 16 rows (those past M read as zeros, never stored) of
-// kMmaCols columns of C, two n8 tiles of mma.sync m16n8k16, each of its kWarps warps every
-// kWarps-th 64-wide step of K. No shared memory for the operands: lane l (group g = l / 4, q = l %
-// 4) loads 16 bytes at element 8q of each 32-wide half of a step, of A's rows g and g + 8 and of
-// B's row g of each n8 tile, and those bytes are its fragments as they are. The fragments name the
-// logical k 2q + e and 2q + 8 + e (e = 0, 1) of a k16 step t; here they hold the physical elements
-// 8q + 4t + e and 8q + 4t + 2 + e of the half, the same permutation for A and B, so the sum over K
-// is the product's (in another order). B's rows stream in 64-byte runs (4 lanes), read once.
-// The warps' sums are added in shared memory in warp order: a result repeats bit for bit.
-// kTransposed (swap-AB, called with the caller's B as A and A as B): C stored transposed.
-// kWarps: the block's warps, which split K (4; S9's deeper splits 8 and 16, for grids of few
-// blocks).
 // The products of one 64-wide step of K: A's rows g and g + 8 (a[row][half]) against the kTiles
 // n8 tiles of B (b[tile][half]), the fragments as each lane loaded them (the permutation above).
 template <int kTiles>
@@ -324,43 +310,53 @@ const void* FewRowsKernel(int rows) {
   }
 }
 
-// The stages of S11's ring (the only build of the ring kernel).
-constexpr int kRingStages = 4;
+// A few-row build: its kernel and, for a build of S11's ring, its opt-in to the ring's shared
+// memory (past the default 48 KiB), once per build as the wgmma rungs opt in (ConfigureSmemOnce).
+struct FewRowsBuild {
+  const void* kernel = nullptr;
+  cudaError_t (*allow_smem)(int64_t bytes) = nullptr;  ///< the plan's bytes (FewRowsPlan::smem)
+};
 
-template <int kWarps>
-const void* FewRowsMmaKernel(bool swapped, int stages) {
-  if (stages == kRingStages)
-    return swapped ? reinterpret_cast<const void*>(&Sm90FewRowsRingKernel<true, kWarps, 4>)
-                   : reinterpret_cast<const void*>(&Sm90FewRowsRingKernel<false, kWarps, 4>);
-  if (stages != 0) return nullptr;
-  return swapped ? reinterpret_cast<const void*>(&Sm90FewRowsMmaKernel<true, kWarps>)
-                 : reinterpret_cast<const void*>(&Sm90FewRowsMmaKernel<false, kWarps>);
+template <bool kTransposed, int kWarps>
+FewRowsBuild RingBuild() {
+  constexpr auto kKernel = Sm90FewRowsRingKernel<kTransposed, kWarps, kRingStages>;
+  return {reinterpret_cast<const void*>(kKernel), &ConfigureSmemOnce<kKernel>};
 }
 
-const void* FewRowsKernel(const FewRowsPlan& plan) {
+template <int kWarps>
+FewRowsBuild FewRowsMmaBuild(bool swapped, int stages) {
+  if (stages == kRingStages)
+    return swapped ? RingBuild<true, kWarps>() : RingBuild<false, kWarps>();
+  if (stages != 0) return {};
+  return {swapped ? reinterpret_cast<const void*>(&Sm90FewRowsMmaKernel<true, kWarps>)
+                  : reinterpret_cast<const void*>(&Sm90FewRowsMmaKernel<false, kWarps>)};
+}
+
+FewRowsBuild BuildOf(const FewRowsPlan& plan) {
   constexpr int kAll = kFewRowsThreads / 32;
   if (plan.mma) {
     switch (plan.split) {
       case 4:
-        return FewRowsMmaKernel<4>(plan.swapped, plan.stages);
+        return FewRowsMmaBuild<4>(plan.swapped, plan.stages);
       case 8:
-        return FewRowsMmaKernel<8>(plan.swapped, plan.stages);
+        return FewRowsMmaBuild<8>(plan.swapped, plan.stages);
       case 16:
-        return FewRowsMmaKernel<16>(plan.swapped, plan.stages);
+        return FewRowsMmaBuild<16>(plan.swapped, plan.stages);
       default:
-        return nullptr;
+        return {};
     }
   }
   if (plan.split == kAll)
-    return plan.swapped ? FewRowsKernel<true, kAll>(plan.rows)
-                        : FewRowsKernel<false, kAll>(plan.rows);
-  if (plan.split != 1) return nullptr;
-  return plan.swapped ? FewRowsKernel<true, 1>(plan.rows) : FewRowsKernel<false, 1>(plan.rows);
+    return {plan.swapped ? FewRowsKernel<true, kAll>(plan.rows)
+                         : FewRowsKernel<false, kAll>(plan.rows)};
+  if (plan.split != 1) return {};
+  return {plan.swapped ? FewRowsKernel<true, 1>(plan.rows) : FewRowsKernel<false, 1>(plan.rows)};
 }
 
 std::string LaunchFewRows(const GemmArgs& args, const FewRowsPlan& plan) {
   const Problem& p = args.problem;
-  const void* kernel = FewRowsKernel(plan);
+  const FewRowsBuild build = BuildOf(plan);
+  const void* kernel = build.kernel;
   if (kernel == nullptr)
     return "sm90 few-row path: no build of " + std::to_string(plan.rows) + " rows split " +
            std::to_string(plan.split) + " ways";
@@ -373,21 +369,10 @@ std::string LaunchFewRows(const GemmArgs& args, const FewRowsPlan& plan) {
   void* c = args.c;
   int m = int(plan.swapped ? p.n : p.m), n = int(plan.swapped ? p.m : p.n), k = int(p.k);
   void* params[] = {&a, &b, &c, &m, &n, &k};
-  // The ring's shared memory: past the default 48 KiB a kernel must be allowed it. Once a build
-  // (each has one size a split), before its first launch.
-  if (plan.smem > 48 * 1024) {
-    static std::mutex allowed_mutex;
-    static std::set<const void*> allowed;
-    std::lock_guard<std::mutex> lock(allowed_mutex);
-    if (allowed.count(kernel) == 0) {
-      const cudaError_t e =
-          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, plan.smem);
-      if (e != cudaSuccess)
-        return std::string("sm90 few-row path: ") + std::to_string(plan.smem) +
-               " bytes of shared memory for its ring: " + cudaGetErrorString(e);
-      allowed.insert(kernel);
-    }
-  }
+  if (build.allow_smem != nullptr)
+    if (const cudaError_t e = build.allow_smem(plan.smem); e != cudaSuccess)
+      return "sm90 few-row path: " + std::to_string(plan.smem) +
+             " bytes of shared memory for its ring: " + cudaGetErrorString(e);
   const cudaError_t e =
       cudaLaunchKernel(kernel, dim3(unsigned(plan.blocks)), dim3(unsigned(plan.threads)), params,
                        size_t(plan.smem), static_cast<cudaStream_t>(args.stream));
@@ -423,7 +408,7 @@ void BindSm90SmallRungs(Registry& registry) {
     v->kernel_at = [r, pick](const Problem& p) -> const void* {
       // The worker's operands are 256-byte aligned: the plan at aligned addresses.
       const FewRowsPlan plan = PlanFewRows(p, r, 0, 0);
-      return plan.runs ? FewRowsKernel(plan) : pick(p).KernelAt(p);
+      return plan.runs ? BuildOf(plan).kernel : pick(p).KernelAt(p);
     };
   }
 }

@@ -76,6 +76,8 @@ inline constexpr int kMmaCols = 16;
 /// Bytes of B one warp of the tensor-core few-row kernel loads a 64-wide step of K: 16 bytes a
 /// lane for each n8 tile and each 32-wide half of the step.
 inline constexpr int kRingStepBytes = (kMmaCols / 8) * 2 * 32 * 16;
+/// The stages of S11's ring (SmallRung::mma_stages), the only ring the kernels are built with.
+inline constexpr int kRingStages = 4;
 
 inline constexpr std::array<SmallRung, 9> kSmallRungs = {{
     {"sm90_s1_few_rows", "S1",
@@ -134,7 +136,7 @@ inline constexpr std::array<SmallRung, 9> kSmallRungs = {{
      "than from more warps (the split doubles while the grid has fewer than 2048 warps, not "
      "4096: 16 rows of 14336 columns keep 4 warps a block, one wave of 896 blocks)",
      "sm90_h12_fitted_unclustered", kFewRows, kFewRows, 4, 128, "sm90_h12_rows64_sk4", 2, 128,
-     "sm90_h12_rows64_sk4_swapped", 16, 4},
+     "sm90_h12_rows64_sk4_swapped", 16, kRingStages},
 }};
 
 /// Whether small rung `r` runs `p`, where the few-row path does not take it, with its swapped
