@@ -1,7 +1,7 @@
-// The per-bucket rungs (S8, S10, S12; sm90_buckets.h): their catalog entries and their binding in the
-// worker. Both are host code (the builds they run are launched through their own entries), so
-// both live in the catalog library; the worker calls the binding after the Hopper and small-shape
-// rungs'.
+// The per-bucket rungs (S8, S10, S12; sm90_buckets.h): their catalog entries and their binding
+// in the worker. Both are host code (the builds they run are launched through their own entries),
+// so both live in the catalog library; the worker calls the binding after the Hopper and
+// small-shape rungs'.
 #include "kernels/sm90/sm90_buckets.h"
 
 #include <algorithm>

@@ -1,8 +1,8 @@
 // The small-shape ladder's per-bucket rungs (S8 over S7, S10 over S9, S12 over S11;
-// notes/small-shape-ladder.md):
-// each a table from a shape's bucket to the Hopper build that ran it fastest beside the rung it is
-// over, made from measured results databases by tools/sm90_bucket_table.py (sm90_bucket_picks.inc,
-// sm90_bucket_picks_s10.inc, sm90_bucket_picks_s12.inc, which name them). Host-only header: the
+// notes/small-shape-ladder.md): each a table from a shape's bucket to the Hopper build that ran it
+// fastest beside the rung it is over, made from measured results databases by
+// tools/sm90_bucket_table.py (sm90_bucket_picks.inc, sm90_bucket_picks_s10.inc,
+// sm90_bucket_picks_s12.inc, which name them). Host-only header: the
 // catalog describes the rungs with it, the worker follows them, the host tests check them.
 //
 // A shape's bucket is the class of each of M, N and K (the first bound at or above it; past the
@@ -64,8 +64,12 @@ constexpr bool IsSmallRung(std::string_view name) {
     if (r.name == name) return true;
   return false;
 }
-static_assert(IsSmallRung(bucket_s8::kDefault) && IsSmallRung(bucket_s10::kDefault) &&
-                  IsSmallRung(bucket_s12::kDefault),
+constexpr bool EveryTableIsOverASmallRung() {
+  for (const BucketTable& t : kBucketTables)
+    if (!IsSmallRung(t.fallback)) return false;
+  return true;
+}
+static_assert(EveryTableIsOverASmallRung(),
               "a bucket table's default is a rung of the small-shape ladder: make the table "
               "again (tools/sm90_bucket_table.py) against one");
 
@@ -90,7 +94,7 @@ void RegisterSm90BucketRung(Registry& registry, const BucketTable& table);
 /// Binds it in the worker: each problem runs the launch of the build its bucket names, every one
 /// of them bound before.
 void BindSm90BucketRung(Registry& registry, const BucketTable& table);
-/// Both per-bucket rungs of kBucketTables.
+/// Every per-bucket rung of kBucketTables.
 void RegisterSm90BucketRungs(Registry& registry);
 void BindSm90BucketRungs(Registry& registry);
 }  // namespace sm90

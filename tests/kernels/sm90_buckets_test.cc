@@ -1,7 +1,7 @@
 // CPU tests of the small-shape ladder's per-bucket rungs (S8, S10, S12;
-// kernels/sm90/sm90_buckets.h):
-// the classes of a shape, a table's lookup, and the entry and launch of the build a bucket names
-// (with a table of the test's own: the ones made from the evidence may name none).
+// kernels/sm90/sm90_buckets.h): the classes of a shape, a table's lookup, and the entry and launch
+// of the build a bucket names (with a table of the test's own: the ones made from the evidence may
+// name none).
 #include <gtest/gtest.h>
 
 #include <array>

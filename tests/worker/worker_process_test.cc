@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include "tests/support/run_capture.h"
 #include "tests/support/test_paths.h"
 
 #include <cstdio>
@@ -67,12 +68,9 @@ v1::WorkerRequest VerifyRequest(const std::string& variant, apb::Reference refer
 
 TEST(WorkerProcess, HelpExitsZero) {
   std::string cmd = ablation::testing::TestBinary(ABLATION_WORKER_BIN) + " --help";
-  FILE* f = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(f, nullptr);
-  std::string out;
-  char buf[256];
-  while (size_t n = std::fread(buf, 1, sizeof buf, f)) out.append(buf, n);
-  int st = ::pclose(f);
+  int st = 0;
+  const std::string out = ablation::testing::RunCapture(cmd, &st);
+  ASSERT_NE(st, -1) << "cannot run " << cmd;
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   EXPECT_NE(out.find("usage: ablation-worker --device N"), std::string::npos) << out;
 }

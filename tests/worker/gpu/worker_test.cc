@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include "server/worker/library_choice.h"
+#include "tests/support/run_capture.h"
 #include "tests/worker/gpu/worker_gpu_fixture.h"
 
 namespace ablation::worker {
@@ -77,12 +78,9 @@ TEST_F(WorkerGpu, ProfileOnceLaunchesOurKernelAndALibrarysWithoutAProfiler) {
     const std::string command = ablation::testing::TestBinary(ABLATION_WORKER_BIN) +
                                 " --profile-once --variant " + variant +
                                 " --shape 256x256x256 --warmup 2 2>&1";
-    FILE* pipe = ::popen(command.c_str(), "r");
-    ASSERT_NE(pipe, nullptr);
-    std::string out;
-    char buf[512];
-    while (size_t n = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-    const int status = ::pclose(pipe);
+    int status = 0;
+    const std::string out = ablation::testing::RunCapture(command, &status);
+    ASSERT_NE(status, -1) << "cannot run " << command;
     EXPECT_EQ(status, 0) << out;
     EXPECT_NE(out.find("2 warm-up launches, then 1 launch of"), std::string::npos) << out;
     EXPECT_NE(out.find(names), std::string::npos) << out;
