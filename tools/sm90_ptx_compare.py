@@ -146,7 +146,8 @@ def main():
                    help="files are BEFORE_PREFIX AFTER_PREFIX NAME...: compares PREFIX-NAME.ptx")
     p.add_argument("--diff", type=int, default=40, help="diff lines shown per differing entry")
     p.add_argument("--allow-new", action="store_true",
-                   help="entries added after the last of before's (a new build) do not fail")
+                   help="entries after has beyond before's (a new build, anywhere in the file) "
+                   "do not fail, each of before's found identical in after")
     a = p.parse_args()
     if a.dirs:
         if len(a.files) < 3:
