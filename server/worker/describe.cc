@@ -4,14 +4,16 @@
 
 #include <optional>
 
+#include "kernels/cublas/cublas_lt.h"
 #include "kernels/user/manifest.h"
 #include "server/worker/diagnostics.h"
+#include "server/worker/library_choice.h"
 
 namespace ablation::worker {
 
 namespace k = ::ablation::kernels;
 
-std::string RunDescribe(const Device& d, const k::Registry& registry,
+std::string RunDescribe(const Device& d, const Resident* res, const k::Registry& registry,
                         const ::ablation::worker::v1::DescribeTask& task,
                         ::ablation::worker::v1::DescribeResult* result) {
   // Resolve's checks of the problem do not apply (the shape, when given, only picks the build),
@@ -60,10 +62,15 @@ std::string RunDescribe(const Device& d, const k::Registry& registry,
   char exe[4096];
   ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) return "cannot read /proc/self/exe";
-  if (fn == nullptr)
+  if (fn == nullptr) {
     result->set_library(true);  // no symbol of ours: what it launches is the library's choice
-  else
+    // The algorithm a _best variant launches at this shape, when this worker has chosen it: a
+    // one-shot worker given it launches the same kernel the timing did.
+    if (res != nullptr && task.has_shape() && k::LaunchesChosenAlgo(*v))
+      result->set_library_algo(HeldLibraryAlgo(*res, v->name, p));
+  } else {
     result->set_kernel_symbol(symbol);
+  }
   result->set_binary(std::string(exe, size_t(n)));
   std::string arch = "sm_" + std::to_string(d.prop.major) + std::to_string(d.prop.minor);
   // A family built for an arch-specific target (the sm90 family: sm_90a) names it; cuobjdump

@@ -16,11 +16,12 @@ namespace wpb = ::ablation::worker::v1;
 
 namespace {
 
-std::string Key(const Ready& r) {
-  const k::Problem& p = r.problem;
-  return r.variant->name + " " + std::string(k::ToString(p.dtype)) + " " + std::to_string(p.m) +
-         "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
+std::string Key(const std::string& variant, const k::Problem& p) {
+  return variant + " " + std::string(k::ToString(p.dtype)) + " " + std::to_string(p.m) + "x" +
+         std::to_string(p.n) + "x" + std::to_string(p.k);
 }
+
+std::string Key(const Ready& r) { return Key(r.variant->name, r.problem); }
 
 void FillAlgo(const k::LtAlgoConfig& c, apb::LibraryAlgo* out) {
   out->set_library_algo_id(c.algo_id);
@@ -158,6 +159,12 @@ std::string EnsureChosenAlgo(Device& d, Resident& res,
       out->candidates(out->chosen()).algo().library_config().c_str(),
       out->candidates(out->chosen()).median_ms(), out->candidates(0).median_ms());
   return "";
+}
+
+std::string HeldLibraryAlgo(const Resident& res, const std::string& variant,
+                            const k::Problem& problem) {
+  auto it = res.library_algos.find(Key(variant, problem));
+  return it == res.library_algos.end() || !it->second ? "" : *it->second;
 }
 
 void DescribeLibraryAlgo(const Ready& r, const k::GemmArgs& args, apb::LibraryAlgo* out) {

@@ -29,6 +29,11 @@ std::string EnsureChosenAlgo(
     const google::protobuf::RepeatedPtrField<::ablation::worker::v1::LibraryChoice>* stored,
     const kernels::GemmArgs& args, Ready* r, ::ablation::worker::v1::LibraryTuning* tuning);
 
+/// The algorithm this process holds for `variant` at `problem` (its stored or timed choice), or
+/// "" before it has one.
+std::string HeldLibraryAlgo(const Resident& res, const std::string& variant,
+                            const kernels::Problem& problem);
+
 /// What a cuBLAS variant launches at its problem: the heuristic's first candidate (or
 /// cublasGemmEx where cuBLASLt has none), or the chosen one with its place in the heuristic's
 /// order. Nothing for other variants.

@@ -9,8 +9,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kernels/cublas/cublas_lt.h"
 #include "server/worker/diagnostics.h"
 #include "server/worker/launch.h"
+#include "server/worker/library_choice.h"
 #include "server/worker/resident.h"
 #include "server/worker/user_kernels.h"
 #include "server/worker/variant_lookup.h"
@@ -32,6 +34,25 @@ bool ParseInt64(const char* s, int64_t* out) {
   long long v = std::strtoll(s, &end, 10);
   if (end == s || *end != '\0') return false;
   *out = v;
+  return true;
+}
+
+/// Two hexadecimal digits a byte (either case) into *out; false for anything else. By hand: the
+/// worker links nothing that has it, and it is a loop over a 128-character argument.
+bool FromHex(const std::string& text, std::string* out) {
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  if (text.size() % 2 != 0) return false;
+  out->clear();
+  for (size_t i = 0; i < text.size(); i += 2) {
+    const int hi = digit(text[i]), lo = digit(text[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out->push_back(char(hi * 16 + lo));
+  }
   return true;
 }
 
@@ -85,6 +106,10 @@ std::string ParseProfileOnce(int argc, char** argv, ProfileOnceTask* task) {
       task->warmup = int(n);
     } else if (a == "--user-code") {
       task->user_code_file = v;
+    } else if (a == "--library-algo") {
+      if (!FromHex(v, &task->library_algo) || task->library_algo.size() != k::kLtAlgoBytes)
+        return "--library-algo wants " + std::to_string(2 * k::kLtAlgoBytes) +
+               " hexadecimal digits (a cuBLASLt algorithm), got \"" + v + "\"";
     } else if (a == "--seed") {
       if (!ParseInt64(v.c_str(), &n)) return "--seed wants an integer, got \"" + v + "\"";
       task->seed = uint64_t(n);
@@ -114,6 +139,14 @@ std::string RunProfileOnce(Device& d, const k::Registry& registry, const Profile
       {.problem = r.problem, .seed = task.seed, .need_nk = r.variant->b_layout == k::BLayout::kNK},
       &in);
   if (!err.empty()) return err;
+  if (k::LaunchesChosenAlgo(*r.variant)) {
+    if (!task.library_algo.empty()) {
+      r.library_algo = std::make_shared<const std::string>(task.library_algo);
+    } else if (!(err = EnsureChosenAlgo(d, res, nullptr, ArgsFor(d, r, in, in.c), &r, nullptr))
+                    .empty()) {
+      return err;
+    }
+  }
   const k::GemmArgs args = ArgsFor(d, r, in, in.c);
   for (int i = 0; i < task.warmup; ++i)
     if (!(err = LaunchChecked(d, r, args)).empty()) return err;

@@ -27,6 +27,11 @@ struct ProfileOnceTask {
   uint64_t seed = 1;  ///< the inputs' seed, as a measurement's (same values for the same seed)
   /// --user-code FILE: a user variant's build (a serialized worker.v1.UserCode) to load first.
   std::string user_code_file;
+  /// --library-algo HEX: a cublas_<dtype>_best variant's algorithm (kLtAlgoBytes, as the resident
+  /// worker's Describe gave it), so that the profiled launch is the timed one's. Without it this
+  /// process times the heuristic's candidates itself before the warm-up (outside the profiled
+  /// range) and launches the fastest.
+  std::string library_algo;
 };
 
 /// Parses the arguments after --profile-once; "" or what is wrong with them.

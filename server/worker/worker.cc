@@ -145,7 +145,7 @@ wpb::DescribeResult Worker::Describe(const wpb::DescribeTask& task) {
   result.set_task_id(task.task_id());
   const std::string err = Guarded(s.device, [&] {
     if (std::string e = s.user_kernels.Load(task.user_code(), s.registry); !e.empty()) return e;
-    return RunDescribe(s.device, s.registry, task, &result);
+    return RunDescribe(s.device, s.resident.get(), s.registry, task, &result);
   });
   result.set_ok(err.empty());
   if (!err.empty()) result.set_error(err);

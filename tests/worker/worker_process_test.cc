@@ -75,6 +75,28 @@ TEST(WorkerProcess, HelpExitsZero) {
   EXPECT_NE(out.find("usage: ablation-worker --device N"), std::string::npos) << out;
 }
 
+// The algorithm a profiler hands a one-shot worker is checked before any device is opened: a
+// cuBLASLt algorithm is 64 bytes, two hexadecimal digits each.
+TEST(WorkerProcess, ProfileOnceRefusesALibraryAlgorithmThatIsNotOne) {
+  const std::string good(128, 'a');
+  for (const std::string& bad : {std::string("zz"), good.substr(1), good + "00", "0x" + good}) {
+    SCOPED_TRACE(bad);
+    const std::string cmd = ablation::testing::TestBinary(ABLATION_WORKER_BIN) +
+                            " --profile-once --variant cublas_bf16_best --shape 64 "
+                            "--library-algo '" +
+                            bad + "' 2>&1";
+    int st = 0;
+    const std::string out = ablation::testing::RunCapture(cmd, &st);
+    ASSERT_NE(st, -1) << "cannot run " << cmd;
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 2) << st << ": " << out;
+    EXPECT_NE(
+        out.find("--library-algo wants 128 hexadecimal digits (a cuBLASLt algorithm), got \"" +
+                 bad + "\""),
+        std::string::npos)
+        << out;
+  }
+}
+
 TEST(WorkerProcess, BadArgumentIsAUsageError) {
   WorkerClient w;
   ASSERT_TRUE(w.Start(ablation::testing::TestBinary(ABLATION_WORKER_BIN), {"--bogus"}));

@@ -85,6 +85,7 @@ void ProfileKernel(const std::shared_ptr<ProfileCall>& call, const Status& st,
     ProfileTarget target{kernel.first, kernel.second,     k.shape(),
                          call->device, d.kernel_symbol(), d.binary(),
                          d.arch(),     call->warmup,      1};
+    target.library_algo = d.library_algo();
     ProfileResult r = call->profiler->ProfileLaunch(target, counters);
     if (IsHostRefusal(r.refusal)) return call->done(FailedPrecondition(r.message), {});
     if (r.refusal != ProfileRefusal::kNone) {
@@ -231,6 +232,7 @@ void Profiler::ProfileMeasurement(GpuWorker& gpu, const RunPlan& plan,
                        gpu.index(),        d.kernel_symbol(),        d.binary(),
                        d.arch(),           options_.warmup_launches, seed};
   if (task->user_code_size() > 0) target.user_code = task->user_code(0).SerializeAsString();
+  target.library_algo = d.library_algo();
   ProfileResult r = ProfileLaunch(target, counters);
   if (IsHostRefusal(r.refusal)) {
     RunRefusal(run_id, r.message);

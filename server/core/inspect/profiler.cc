@@ -12,6 +12,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/core/base/sha256.h"
+
 namespace ablation::core {
 namespace {
 
@@ -136,6 +138,11 @@ std::vector<std::string> NcuArgv(const std::string& tool, const ProfileTarget& t
   if (!t.user_code_file.empty()) {
     argv.push_back("--user-code");
     argv.push_back(t.user_code_file);
+  }
+  if (!t.library_algo.empty()) {
+    argv.push_back("--library-algo");
+    argv.push_back(
+        Hex(reinterpret_cast<const unsigned char*>(t.library_algo.data()), t.library_algo.size()));
   }
   return argv;
 }

@@ -92,6 +92,10 @@ struct ProfileTarget {
   /// it of its own, and loads it from the file given with --user-code. Empty for built-in ones.
   std::string user_code;
   std::string user_code_file;  ///< where ProfileLaunch wrote it (NcuArgv passes it on)
+  /// A cublas_<dtype>_best variant's algorithm as the resident worker holds it (Describe's
+  /// library_algo): the one-shot worker launches it, so the counters are the timed kernel's.
+  /// Empty: the one-shot worker chooses by timing the candidates itself.
+  std::string library_algo;
 };
 
 struct ProfileResult {

@@ -188,6 +188,20 @@ TEST_F(ProfilerTest, ALibrarysKernelIsTheFirstInsideTheProfiledCallNamedAsNcuPri
     EXPECT_EQ(std::find(argv.begin(), argv.end(), absent), argv.end()) << absent;
   EXPECT_NE(std::find(argv.begin(), argv.end(), "cublas_bf16"), argv.end());
 
+  EXPECT_EQ(std::find(argv.begin(), argv.end(), "--library-algo"), argv.end());
+
+  // A _best variant's algorithm, as the resident worker held it, goes to the one-shot worker in
+  // hexadecimal: the profiled launch is the timed one's.
+  ProfileTarget best = t;
+  best.variant = "cublas_bf16_best";
+  for (int i = 0; i < 64; ++i) best.library_algo.push_back(char(i * 4));
+  const std::vector<std::string> with = NcuArgv("ncu", best, counters);
+  ASSERT_GE(with.size(), 2u);
+  EXPECT_EQ(with[with.size() - 2], "--library-algo");
+  EXPECT_EQ(with.back().size(), 128u);
+  EXPECT_EQ(with.back().substr(0, 16), "0004080c1014181c") << with.back();
+  EXPECT_EQ(with.back().substr(120), "f0f4f8fc") << with.back();
+
   ProfilerOptions options;
   options.tool = FakeNcu("cat '" + Fixture("abl_L1_R1_bl0_s3_sw1.csv") + "'");
   options.timeout = std::chrono::seconds(30);

@@ -87,6 +87,53 @@ TEST_F(WorkerGpu, ProfileOnceLaunchesOurKernelAndALibrarysWithoutAProfiler) {
   }
 }
 
+// cublas_bf16_best launches the algorithm its measurement chose: the worker's Describe hands it
+// on (none before it has chosen), and a one-shot worker given it launches it; one not given it
+// chooses by timing the candidates itself, before its profiled call.
+TEST_F(WorkerGpu, ProfileOnceOfTheBestCublasLaunchesTheChosenAlgorithm) {
+  auto describe = [](uint64_t id) {
+    v1::WorkerRequest req;
+    auto* t = req.mutable_describe();
+    t->set_task_id(id);
+    t->set_variant("cublas_bf16_best");
+    t->set_dtype("bf16");
+    t->mutable_shape()->set_m(384);
+    t->mutable_shape()->set_n(384);
+    t->mutable_shape()->set_k(384);
+    return Call(req).describe();
+  };
+  const v1::DescribeResult before = describe(31);
+  ASSERT_TRUE(before.ok()) << before.error();
+  EXPECT_TRUE(before.library());
+  EXPECT_TRUE(before.library_algo().empty());
+  Timed r = Measure(Task("cublas_bf16_best", 384, 384, 384));
+  ExpectGoodTiming(r, apb::L2_MODE_COLD_ROTATED);
+  const v1::DescribeResult after = describe(32);
+  ASSERT_TRUE(after.ok()) << after.error();
+  ASSERT_EQ(after.library_algo().size(), 64u);
+  std::string hex;
+  for (unsigned char c : after.library_algo()) {
+    char two[3];
+    std::snprintf(two, sizeof two, "%02x", c);
+    hex += two;
+  }
+  const std::string base = ablation::testing::TestBinary(ABLATION_WORKER_BIN) +
+                           " --profile-once --variant cublas_bf16_best --shape 384 --warmup 2";
+  for (const std::string& extra : {" --library-algo " + hex, std::string()}) {
+    SCOPED_TRACE(extra);
+    int status = 0;
+    const std::string out = ablation::testing::RunCapture(base + extra + " 2>&1", &status);
+    ASSERT_NE(status, -1) << "cannot run " << base;
+    EXPECT_EQ(status, 0) << out;
+    EXPECT_NE(out.find("2 warm-up launches, then 1 launch of the library's first kernel"),
+              std::string::npos)
+        << out;
+    // Only the one not given an algorithm times the candidates.
+    EXPECT_EQ(out.find("chose the heuristic's candidate") != std::string::npos, extra.empty())
+        << out;
+  }
+}
+
 TEST_F(WorkerGpu, MeasureAblationVariantWithOccupancy) {
   for (int64_t size : {512, 4096}) {
     SCOPED_TRACE(size);
