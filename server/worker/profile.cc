@@ -139,6 +139,8 @@ std::string RunProfileOnce(Device& d, const k::Registry& registry, const Profile
       {.problem = r.problem, .seed = task.seed, .need_nk = r.variant->b_layout == k::BLayout::kNK},
       &in);
   if (!err.empty()) return err;
+  if (!task.library_algo.empty() && !k::LaunchesChosenAlgo(*r.variant))
+    return "--library-algo is for a cublas_<dtype>_best variant, not " + r.variant->name;
   if (k::LaunchesChosenAlgo(*r.variant)) {
     if (!task.library_algo.empty()) {
       r.library_algo = std::make_shared<const std::string>(task.library_algo);

@@ -132,6 +132,16 @@ TEST_F(WorkerGpu, ProfileOnceOfTheBestCublasLaunchesTheChosenAlgorithm) {
     EXPECT_EQ(out.find("chose the heuristic's candidate") != std::string::npos, extra.empty())
         << out;
   }
+  // An algorithm for a variant that launches none of its choosing is refused, not ignored.
+  int status = 0;
+  const std::string out = ablation::testing::RunCapture(
+      ablation::testing::TestBinary(ABLATION_WORKER_BIN) +
+          " --profile-once --variant cublas_bf16 --shape 384 --library-algo " + hex + " 2>&1",
+      &status);
+  EXPECT_NE(status, 0) << out;
+  EXPECT_NE(out.find("--library-algo is for a cublas_<dtype>_best variant, not cublas_bf16"),
+            std::string::npos)
+      << out;
 }
 
 TEST_F(WorkerGpu, MeasureAblationVariantWithOccupancy) {
