@@ -54,3 +54,8 @@ add_test(NAME evidence.planted
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/deploy/evidence_test.sh ${CMAKE_SOURCE_DIR}
           $<TARGET_FILE_DIR:ablationd> planted)
 set_tests_properties(evidence.planted PROPERTIES LABELS deploy TIMEOUT 120)
+
+# scripts/evidence-aside.sh (evidence/ kept off a device call) in a repository of its own.
+add_test(NAME deploy.evidence_aside
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/deploy/evidence_aside_test.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(deploy.evidence_aside PROPERTIES LABELS deploy TIMEOUT 60)
