@@ -5,7 +5,6 @@
 #include <cinttypes>
 #include <cmath>
 #include <deque>
-#include <limits>
 #include <random>
 #include <vector>
 
@@ -24,6 +23,7 @@
 #include "server/worker/sample_batch.h"
 #include "server/worker/sample_plan.h"
 #include "server/worker/variant_lookup.h"
+#include "server/worker/window_samples.h"
 
 namespace ablation::worker {
 
@@ -120,69 +120,6 @@ const char* MethodText(L2Method m) {
   }
   return "?";
 }
-
-/// The samples of a window as they are collected: by global sample index g (cycle g / members,
-/// member g % members). A cycle is kept only when all its samples came from batches whose gate
-/// opened in time.
-class WindowSamples {
- public:
-  explicit WindowSamples(int members) : n_(members) {}
-
-  /// Sample g, of variant `member`.
-  void Add(int64_t g, int member, const BatchSample& s, bool dropped) {
-    if (g >= int64_t(ms_.size())) {
-      ms_.resize(size_t(g) + 1, 0);
-      mhz_.resize(size_t(g) + 1, std::numeric_limits<double>::quiet_NaN());
-      have_.resize(size_t(g) + 1, 0);
-      member_.resize(size_t(g) + 1, -1);
-    }
-    ms_[size_t(g)] = double(s.ms);
-    mhz_[size_t(g)] = s.sm_mhz;
-    member_[size_t(g)] = member;
-    have_[size_t(g)] = dropped ? 2 : 1;
-    // Cycles complete in order: advance over every one now whole.
-    while ((complete_ + 1) * n_ <= int64_t(have_.size())) {
-      const int64_t c = complete_;
-      bool whole = true, bad = false;
-      for (int64_t i = c * n_; i < (c + 1) * n_; ++i) {
-        whole = whole && have_[size_t(i)] != 0;
-        bad = bad || have_[size_t(i)] == 2;
-      }
-      if (!whole) break;
-      ++complete_;
-      if (bad) {
-        ++dropped_cycles_;
-      } else {
-        kept_.push_back(c);
-      }
-    }
-  }
-
-  int64_t kept_cycles() const { return int64_t(kept_.size()); }
-  int64_t dropped_cycles() const { return dropped_cycles_; }
-
-  /// Member `m`'s samples of the kept cycles, in order: one a cycle, wherever the cycle's order
-  /// put it.
-  void Member(int m, wpb::MemberResult* out, std::vector<double>* mhz) const {
-    for (int64_t c : kept_) {
-      for (size_t i = size_t(c * n_); i < size_t((c + 1) * n_); ++i) {
-        if (member_[i] != m) continue;
-        out->add_sample_ms(ms_[i]);
-        mhz->push_back(mhz_[i]);
-        break;
-      }
-    }
-  }
-
- private:
-  int64_t n_;
-  std::vector<double> ms_, mhz_;
-  std::vector<char> have_;   // 0: not yet, 1: kept, 2: from a dropped batch
-  std::vector<int> member_;  // whose sample it is
-  int64_t complete_ = 0;     // cycles whose every sample has come back
-  std::vector<int64_t> kept_;
-  int64_t dropped_cycles_ = 0;
-};
 
 // One window's measurement in named steps: the members resolved, their inputs and L2 sets
 // prepared, the guard opened, the warm-up, the batched sampling loop, the members' results. Each
@@ -502,7 +439,8 @@ class WindowSampler {
     }
     const std::vector<int>& who = slot_members_[size_t(done.slot)];
     for (int s = 0; s < done.count; ++s)
-      samples_.Add(done.first + s, who[size_t(s)], batch_[size_t(s)], timed_out);
+      samples_.Add(done.first + s, who[size_t(s)], double(batch_[size_t(s)].ms),
+                   batch_[size_t(s)].sm_mhz, timed_out);
     collected_ += done.count;
     collected_wall_ms_ = 1e3 * Seconds(loop0_);
     if (collected_wall_ms_ >= 1e3 * wall_cap_s_ && next_ % n_ == 0) capped_ = true;
@@ -543,8 +481,9 @@ class WindowSampler {
       wpb::MemberResult* m = result_->mutable_members(member_of_[i]);
       m->set_checked_launches(guard_.checked(int(i)) +
                               (i < own_checked_.size() ? own_checked_[i] : 0));
-      std::vector<double> mhz;
-      samples_.Member(int(i), m, &mhz);
+      std::vector<double> ms, mhz;
+      samples_.Member(int(i), &ms, &mhz);
+      for (double v : ms) m->add_sample_ms(v);
       protocol::SetSampleClocks(m, mhz);
       protocol::SetStatsFromSamples(
           m, {.max_sm_mhz = d_.max_sm_khz / 1e3, .low_clock_fraction = o_.low_clock_fraction});

@@ -3,7 +3,8 @@
 # worker_cpu_tests run anywhere (CI has no GPU): framing, statistics and stopping rule, the L2
 # plan, batch size and warm-up policy, the resident inputs (on a fake device), clocks from
 # probes, the statistics and reference check of replies, occupancy limiter, identity formatting,
-# the worker binary itself (with or without a device) and its test double.
+# a window's samples as they come back, the worker binary itself (with or without a device) and
+# its test double.
 add_executable(worker_cpu_tests
   worker/framing_test.cc
   worker/sampling_test.cc
@@ -14,6 +15,7 @@ add_executable(worker_cpu_tests
   worker/verify_reference_test.cc
   worker/occupancy_limits_test.cc
   worker/identity_test.cc
+  worker/window_samples_test.cc
   worker/worker_process_test.cc
   worker/fake_worker_test.cc)
 target_include_directories(worker_cpu_tests PRIVATE ${CMAKE_SOURCE_DIR})
