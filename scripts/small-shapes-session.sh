@@ -10,7 +10,7 @@
 #   burst-R   sweep --preset serving --regime burst --verify: every rung and both cuBLAS
 #             baselines at the preset's 24 shapes, from a cooled GPU
 #   cap-R     sweep --preset serving, sustained (at the cap) with 1 s windows and 1 s solo spans
-#             (the serving shapes are short: a second holds thousands of launches); about 55 s a
+#             (the serving shapes are short: a second holds thousands of launches); about 60 s a
 #             shape, so the 24 take more than one device call: give SHAPES of 9 or fewer
 #   large-R   H12 beside both cuBLAS baselines at 4096^3, sustained and burst, 3 rounds
 #   tiles     the 64-row builds (own, shorter ranges, swapped) beside H12, S9, S11 and cuBLAS at
@@ -37,10 +37,10 @@ ring_shapes=()  # the serving preset's shapes of M or N of 16 or less, or SHAPES
 for s in ${SHAPES:-1x4096x4096 16x4096x4096 16x4096x14336 16x14336x4096 4096x16x4096 \
   4096x16x14336 14336x16x4096}; do ring_shapes+=(--shape "$s"); done
 ((count > 0)) || count=24
-usual() {  # seconds a phase took on an H100 (cap: about 55 s a shape, solo spans included)
+usual() {  # seconds a phase took on an H100 (cap: about 60 s a shape, solo spans included)
   case $1 in
-    check) echo 40 ;; burst-*) echo 270 ;; cap-*) echo $((56 * count + 15)) ;; large-*) echo 80 ;;
-    tiles) echo 60 ;; counters) echo 150 ;; ring-*) echo 70 ;;
+    check) echo 15 ;; burst-*) echo 295 ;; cap-*) echo $((60 * count + 10)) ;; large-*) echo 80 ;;
+    tiles) echo 30 ;; counters) echo 50 ;; ring-*) echo 60 ;;
     *) echo 60 ;;
   esac
 }
