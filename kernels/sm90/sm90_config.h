@@ -142,7 +142,9 @@ ABLATION_SM90_HD constexpr int BlockK(const Knobs& k) { return kBlockKBytes / Op
 ABLATION_SM90_HD constexpr int ConsumerWarpgroups(const Knobs& k) { return k.block_m / 64; }
 /// Bytes of a stage's A tile (block_m rows of a k-tile's 128 bytes) and of a whole stage.
 ABLATION_SM90_HD constexpr int ATileBytes(const Knobs& k) { return k.block_m * kBlockKBytes; }
-ABLATION_SM90_HD constexpr int StageBytes(const Knobs& k) { return ATileBytes(k) + kBTileBytes; }
+/// Bytes of a stage's B tile of a wgmma build (block_n rows of 128 bytes) and of a whole stage.
+ABLATION_SM90_HD constexpr int BTileBytes(const Knobs& k) { return k.block_n * kBlockKBytes; }
+ABLATION_SM90_HD constexpr int StageBytes(const Knobs& k) { return ATileBytes(k) + BTileBytes(k); }
 /// Whether a build writes C with the TMA-store epilogue (its store buffers, the map of C): the
 /// epilogue knob says so and C is not stored transposed (plain stores, whatever that knob says).
 ABLATION_SM90_HD constexpr bool TmaStoresC(const Knobs& k) {
@@ -157,8 +159,8 @@ ABLATION_SM90_HD constexpr int StoreBufferBytes(const Knobs& k) {
 /// epilogue, 1 KiB to align them (the 128-byte swizzle repeats every 1024 bytes), and the
 /// full/empty barriers.
 ABLATION_SM90_HD constexpr int64_t SmemBytes(const Knobs& k) {
-  return int64_t(kStages) * StageBytes(k) + (TmaStoresC(k) ? StoreBufferBytes(k) : 0) + 1024 +
-         2 * 8 * kStages;
+  return int64_t(k.stages) * StageBytes(k) + (TmaStoresC(k) ? StoreBufferBytes(k) : 0) + 1024 +
+         2 * 8 * k.stages;
 }
 #undef ABLATION_SM90_HD
 

@@ -19,19 +19,21 @@ namespace ablation::kernels::sm90 {
 /// mbarrier phase its wait names). Producer and consumers each keep one and advance it per k-tile.
 /// The order of the fields and of Advance's updates is the one the ladder's kernels were measured
 /// with: it decides the order of the compiler's phis and selects (tools/sm90_ptx_compare.py).
+/// kCount: the build's stages (Knobs::stages).
+template <int kCount = kStages>
 struct PipelineState {
   uint32_t phase = 0;
   int stage = 0;
 
   __device__ __forceinline__ void Advance() {
-    if (++stage == kStages) {
+    if (++stage == kCount) {
       stage = 0;
       phase ^= 1;
     }
   }
 };
 
-/// The stages at `smem` (kStages x StageBytes(K), 1024-byte aligned) and their barriers.
+/// The stages at `smem` (K.stages x StageBytes(K), 1024-byte aligned) and their barriers.
 template <Knobs K>
 struct TmaPipeline {
   static_assert(K.cluster_m == 1 || K.cluster_m == 2, "clusters of 1 or 2 CTAs along M");
@@ -54,7 +56,7 @@ struct TmaPipeline {
   /// One thread, before any use: the barriers (full: the producer's arrival and the bytes;
   /// empty: every writer's consumer warps).
   __device__ __forceinline__ void InitBarriers() const {
-    for (int s = 0; s < kStages; ++s) {
+    for (int s = 0; s < K.stages; ++s) {
       MbarInit(&full[s], 1);
       MbarInit(&empty[s], kConsumerWarps * kWriters);
     }
@@ -64,15 +66,15 @@ struct TmaPipeline {
   // ---- the producer (one thread) ----
 
   /// Waits until the consumers of every writer have released the stage of `st`.
-  __device__ __forceinline__ void ProducerAcquire(const PipelineState& st) const {
+  __device__ __forceinline__ void ProducerAcquire(const PipelineState<K.stages>& st) const {
     MbarWait(&empty[st.stage], st.phase ^ 1);
   }
 
   /// Loads k-tile `kt` of the tile at (m0, n0) into the stage of `st`. `rank`: this CTA's in the
   /// cluster.
-  __device__ __forceinline__ void ProducerLoad(const PipelineState& st, const CUtensorMap* map_a,
-                                               const CUtensorMap* map_b, int kt, int m0, int n0,
-                                               int rank) const {
+  __device__ __forceinline__ void ProducerLoad(const PipelineState<K.stages>& st,
+                                               const CUtensorMap* map_a, const CUtensorMap* map_b,
+                                               int kt, int m0, int n0, int rank) const {
     const int s = st.stage;
     if constexpr (K.cluster_n == 2) {
       // 2x2: each CTA loads half of its A (shared along N with rank ^ 2) and half of its B
@@ -82,14 +84,14 @@ struct TmaPipeline {
       MbarArriveExpectTx(&full[s], kStage);
       TmaLoad2dMulticast(StageA(s) + rn * (kATile / 2), map_a, &full[s], kt * BlockK(K),
                          m0 + int(rn) * (K.block_m / 2), uint16_t((1u << r) | (1u << (r ^ 2))));
-      TmaLoad2dMulticast(StageB(s) + rm * (kBTileBytes / 2), map_b, &full[s], kt * BlockK(K),
-                         n0 + int(rm) * (kBlockN / 2), uint16_t((1u << r) | (1u << (r ^ 1))));
+      TmaLoad2dMulticast(StageB(s) + rm * (BTileBytes(K) / 2), map_b, &full[s], kt * BlockK(K),
+                         n0 + int(rm) * (K.block_n / 2), uint16_t((1u << r) | (1u << (r ^ 1))));
     } else if constexpr (K.cluster_m == 2) {
       // Each CTA loads its A and its half of the shared B tile, into both CTAs.
       MbarArriveExpectTx(&full[s], kStage);
       TmaLoad2d(StageA(s), map_a, &full[s], kt * BlockK(K), m0);
-      TmaLoad2dMulticast(StageB(s) + rank * (kBTileBytes / 2), map_b, &full[s], kt * BlockK(K),
-                         n0 + rank * (kBlockN / 2), uint16_t(0x3));
+      TmaLoad2dMulticast(StageB(s) + rank * (BTileBytes(K) / 2), map_b, &full[s], kt * BlockK(K),
+                         n0 + rank * (K.block_n / 2), uint16_t(0x3));
     } else {
       TmaStage(StageA(s), map_a, map_b, &full[s], kt, m0, n0, kStage, BlockK(K), kATile);
     }
@@ -124,7 +126,7 @@ struct ConsumerPipeline {
   }
 
   /// Waits until the stage of `st` has landed.
-  __device__ __forceinline__ void Wait(const PipelineState& st) const {
+  __device__ __forceinline__ void Wait(const PipelineState<K.stages>& st) const {
     MbarWaitAt(full_at + st.stage * 8, st.phase);
   }
 
@@ -139,7 +141,8 @@ struct ConsumerPipeline {
 
   /// After the batch reading the stage of `st` is issued: releases the stage no batch reads any
   /// more, this one's (pending 0) or the one before's (pending 1: that batch has finished).
-  __device__ __forceinline__ void ReleaseAfterIssue(const PipelineState& st, Lag& lag) const {
+  __device__ __forceinline__ void ReleaseAfterIssue(const PipelineState<K.stages>& st,
+                                                    Lag& lag) const {
     if constexpr (K.pending == 0) {
       Release(st.stage);
     } else {

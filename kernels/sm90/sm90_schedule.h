@@ -50,7 +50,7 @@ inline constexpr int64_t PartialFlagsPerCta(const Knobs& k) {
 /// Work units of an m x n problem: a unit is cluster_m x cluster_n adjacent tiles, one per CTA
 /// of a cluster (off the tile, the last unit of a row or column reaches past the matrix).
 inline constexpr int64_t UnitsOf(const Knobs& k, int64_t m, int64_t n) {
-  const int64_t um = int64_t(k.block_m) * k.cluster_m, un = kBlockN * k.cluster_n;
+  const int64_t um = int64_t(k.block_m) * k.cluster_m, un = int64_t(k.block_n) * k.cluster_n;
   return ((m + um - 1) / um) * ((n + un - 1) / un);
 }
 
@@ -174,7 +174,7 @@ struct TileScheduler {
   /// matrices, whose loads read zeros there.
   __device__ __forceinline__ TileScheduler(int m, int n, int k, const StreamKArgs& sk_args)
       : m_tiles(K.guarded ? (m + K.block_m - 1) / K.block_m : m / K.block_m),
-        n_tiles(K.guarded ? (n + kBlockN - 1) / kBlockN : n / kBlockN),
+        n_tiles(K.guarded ? (n + K.block_n - 1) / K.block_n : n / K.block_n),
         units(K.guarded ? ((m_tiles + K.cluster_m - 1) / K.cluster_m) *
                               ((n_tiles + K.cluster_n - 1) / K.cluster_n)
                         : (m_tiles / K.cluster_m) * (n_tiles / K.cluster_n)),
@@ -201,7 +201,7 @@ struct TileScheduler {
       un = unit % units_n;
     }
     *m0 = (um * K.cluster_m + rank % K.cluster_m) * K.block_m;
-    *n0 = (un * K.cluster_n + rank / K.cluster_m) * kBlockN;
+    *n0 = (un * K.cluster_n + rank / K.cluster_m) * K.block_n;
   }
 
   /// This CTA's schedule, its stream-K part read from the launch's parameters.

@@ -32,7 +32,10 @@ consteval bool ValidWgmmaKnobs(const Knobs& k) {
          (!k.overlap_epilogue || (k.persistent && k.epilogue == Epilogue::kTmaStore)) &&
          (!k.fp8 || k.warp_specialized) && (!k.fit_grid || k.persistent) &&
          (!k.clusters_where_shared || (k.fit_grid && k.cluster_m == 2)) &&
-         (k.block_m == kBlockM || (k.block_m == 64 && k.warp_specialized));
+         (k.block_m == kBlockM || (k.block_m == 64 && k.warp_specialized)) &&
+         // The stages, their B tiles and the tile counts follow block_n and stages; the
+         // accumulators, the epilogues and the stream-K fix-up are written for 256 columns.
+         k.block_n == kBlockN && k.stages >= 2;
 }
 
 /// A consumer warpgroup's main loop: the four wgmma of a k-tile from a stage, on its 64 rows of
@@ -98,10 +101,10 @@ __global__ void __launch_bounds__(K.Threads(), 1)
   constexpr bool kTmaStore = TmaStoresC(K);
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = AlignSmem1024(smem_raw);
-  uint8_t* store_buffers = smem + kStages * StageBytes(K);  // kTmaStore only
+  uint8_t* store_buffers = smem + K.stages * StageBytes(K);  // kTmaStore only
   uint64_t* full =
       reinterpret_cast<uint64_t*>(store_buffers + (kTmaStore ? StoreBufferBytes(K) : 0));
-  const TmaPipeline<K> pipe{smem, full, full + kStages};
+  const TmaPipeline<K> pipe{smem, full, full + K.stages};
   const TileScheduler<K> sched(m, n, k, sk);
   const int rank = K.cluster_m == 1 ? 0 : int(ClusterCtaRank());
   const int unit0 = int(blockIdx.x) / sched.kCtas;  // the unit of a non-persistent CTA
@@ -130,12 +133,12 @@ __global__ void __launch_bounds__(K.Threads(), 1)
         TmaStage(pipe.StageA(s), &map_a, &map_b, &pipe.full[s], kt, m0, n0);
     };
     float d[128] = {};
-    for (int s = 0; s < kStages - 1; ++s) issue(s, s);
+    for (int s = 0; s < K.stages - 1; ++s) issue(s, s);
     for (int kt = 0; kt < sched.kt_count; ++kt) {
-      const int s = kt % kStages;
-      MbarWait(&pipe.full[s], uint32_t(kt / kStages) & 1);
+      const int s = kt % K.stages;
+      MbarWait(&pipe.full[s], uint32_t(kt / K.stages) & 1);
       __syncthreads();
-      issue((kt + kStages - 1) % kStages, kt + kStages - 1);
+      issue((kt + K.stages - 1) % K.stages, kt + K.stages - 1);
       mainloop.Mma(d, s, kt > 0);
     }
     Epilogue(c, m, n, store_buffers, &map_c, cw).Store(d, m0, n0);
@@ -143,7 +146,7 @@ __global__ void __launch_bounds__(K.Threads(), 1)
     // The producer warpgroup: one thread loads every k-tile of the schedule.
     SetMaxNRegDec<40>();
     if (threadIdx.x == 0) {
-      PipelineState st;
+      PipelineState<K.stages> st;
       sched.ForEachWork([&](int unit, int kb, int ke, int) {
         int m0, n0;
         sched.TileOf(unit, rank, &m0, &n0);
@@ -169,7 +172,7 @@ __global__ void __launch_bounds__(K.Threads(), 1)
     float alpha = 1.0f;
     if constexpr (K.fp8) alpha = *scale_a * *scale_b;
     float d[128] = {};
-    PipelineState st;
+    PipelineState<K.stages> st;
     sched.ForEachWork([&](int unit, int kb, int ke, int sku) {
       int m0, n0;
       sched.TileOf(unit, rank, &m0, &n0);

@@ -104,7 +104,7 @@ std::string WgmmaBuild<K>::Launch(const GemmArgs& args, int64_t b_rows) {
   CUtensorMap ma, mb;
   // Each CTA of a cluster loads the half of a tile it shares with a partner.
   const int a_rows = K.cluster_n == 2 ? K.block_m / 2 : K.block_m;
-  const int b_box = K.cluster_m == 2 ? kBlockN / 2 : kBlockN;
+  const int b_box = K.cluster_m == 2 ? K.block_n / 2 : K.block_n;
   if (std::string e = EncodeMaps(args, b_rows, b_box, &ma, &mb, a_rows); !e.empty()) return e;
   CUtensorMap mc;
   if constexpr (TmaStoresC(K)) {
