@@ -27,11 +27,15 @@ std::string Describe(const Rung& r) {
     if (r.knobs.stream_k) d += ". Stream-K adds the partial sums in a fixed order";
     return d;
   }
-  d += " bf16 in, fp32 accumulate, bf16 out; B is N x K; 128x256x64 tile, 4 stages";
+  const std::string tile = std::to_string(r.knobs.block_m) + "x" + std::to_string(r.knobs.block_n) +
+                           "x" + std::to_string(kBlockK);
+  d += " bf16 in, fp32 accumulate, bf16 out; B is N x K; " + tile + " tile, " +
+       std::to_string(r.knobs.stages) + " stages";
   d += r.knobs.mainloop == Mainloop::kWgmma ? ", wgmma (HGMMA)" : ", mma.sync (HMMA)";
   d += r.knobs.mainloop == Mainloop::kMmaCpAsync ? ", cp.async loads" : ", TMA loads";
   d += ". Runs on compute capability 9.0 only (sm_90a).";
-  d += " Any M, N, K of at least 1: off the 128x256x64 tile its bounds-checked build runs (loads "
+  d += " Any M, N, K of at least 1: off the " + tile +
+       " tile its bounds-checked build runs (loads "
        "past the matrices read zeros, stores past them are skipped); where K or N is not a "
        "multiple of 8 (rows that are not whole 16-byte chunks, which TMA cannot address) the "
        "operands are first copied into padded rows and C copied back, inside the timed launch.";
@@ -108,7 +112,7 @@ std::string DescribeLaunch(const LaunchPlan& l) {
   return d;
 }
 
-std::string ShapeError(const Problem& p, DType dtype, int block_m) {
+std::string ShapeError(const Problem& p, DType dtype, int block_m, int block_n) {
   if (p.dtype != dtype) {
     return "dtype must be " + std::string(ToString(dtype)) + " for this sm90 rung, got " +
            std::string(ToString(p.dtype));
@@ -124,8 +128,9 @@ std::string ShapeError(const Problem& p, DType dtype, int block_m) {
              " (32-bit coordinates), got " + std::to_string(v);
     }
   }
-  if (((p.m + block_m - 1) / block_m) * ((p.n + kBlockN - 1) / kBlockN) > INT32_MAX) {
-    return "m*n must be below 2^31 tiles of " + std::to_string(block_m) + "x256";
+  if (((p.m + block_m - 1) / block_m) * ((p.n + block_n - 1) / block_n) > INT32_MAX) {
+    return "m*n must be below 2^31 tiles of " + std::to_string(block_m) + "x" +
+           std::to_string(block_n);
   }
   return "";
 }
@@ -158,17 +163,16 @@ Variant OfRung(const Rung& r) {
               {"clusters", r.knobs.Ctas() == 1             ? "none"
                            : r.knobs.clusters_where_shared ? "where_the_last_round_is_shared"
                                                            : "always"},
-              {"stages", kStages},
+              {"stages", r.knobs.stages},
               {"arch", "sm_90a"}};
   v.dtypes = {dtype};
-  v.tile = {r.knobs.block_m, kBlockN, BlockK(r.knobs)};
+  v.tile = {r.knobs.block_m, r.knobs.block_n, BlockK(r.knobs)};
   v.threads = Threads(r);
   v.smem_bytes = SmemBytes(r.knobs);
   v.b_layout = BLayout::kNK;
   v.bit_exact_family = false;
-  v.can_implement = [dtype, block_m = r.knobs.block_m](const Problem& p) {
-    return sm90::ShapeError(p, dtype, block_m);
-  };
+  v.can_implement = [dtype, block_m = r.knobs.block_m, block_n = r.knobs.block_n](
+                        const Problem& p) { return sm90::ShapeError(p, dtype, block_m, block_n); };
   v.build = [knobs = r.knobs](const Problem& p, const Residency& device) {
     return sm90::DescribeLaunch(sm90::PlanLaunch(knobs, p, device));
   };

@@ -142,6 +142,8 @@ ABLATION_SM90_HD constexpr int BlockK(const Knobs& k) { return kBlockKBytes / Op
 ABLATION_SM90_HD constexpr int ConsumerWarpgroups(const Knobs& k) { return k.block_m / 64; }
 /// Bytes of a stage's A tile (block_m rows of a k-tile's 128 bytes) and of a whole stage.
 ABLATION_SM90_HD constexpr int ATileBytes(const Knobs& k) { return k.block_m * kBlockKBytes; }
+/// fp32 accumulators a consumer thread of a wgmma build holds: its warpgroup's 64 x block_n.
+ABLATION_SM90_HD constexpr int Accumulators(const Knobs& k) { return k.block_n / 2; }
 /// Bytes of a stage's B tile of a wgmma build (block_n rows of 128 bytes) and of a whole stage.
 ABLATION_SM90_HD constexpr int BTileBytes(const Knobs& k) { return k.block_n * kBlockKBytes; }
 ABLATION_SM90_HD constexpr int StageBytes(const Knobs& k) { return ATileBytes(k) + BTileBytes(k); }
@@ -317,9 +319,19 @@ inline constexpr Knobs kT64 = With(kH12, [](Knobs& k) { k.block_m = 64; });
 inline constexpr Knobs kT64Parts4 = With(kT64, [](Knobs& k) { k.sk_parts = 4; });
 inline constexpr Knobs kT64Parts4Swapped =
     With(kT64Parts4, [](Knobs& k) { k.store_transposed = true; });
+/// 64x64 tiles with 13 stages: as many tiles as SMs at 128 rows of 4096 columns, each over the
+/// whole K behind a deep pipeline (cuBLAS's kernel there is of this kind), B multicast across the
+/// 2x1 cluster as in every H12 build; the 16-byte stores, since the TMA-store epilogues are
+/// written for 256 columns.
+inline constexpr Knobs kT64N64 = With(kT64, [](Knobs& k) {
+  k.block_n = 64;
+  k.stages = 13;
+  k.epilogue = Epilogue::kWide;
+  k.overlap_epilogue = false;
+});
 }  // namespace rung_knobs
 
-inline constexpr std::array<Rung, 3> kTileRungs = {{
+inline constexpr std::array<Rung, 4> kTileRungs = {{
     {"sm90_h12_rows64", "T64",
      "64-row tiles: H12 with a block tile of 64x256 computed by one consumer warpgroup (wgmma "
      "m64n256k16) beside the producer, 256 threads; a stage holds 8 KiB of A and 32 KiB of B, "
@@ -335,7 +347,19 @@ inline constexpr std::array<Rung, 3> kTileRungs = {{
      "(C^T = B A^T, a few columns of C the rows of its tiles), C stored transposed by plain "
      "stores; M a multiple of 8 (the kernel's N)",
      rung_knobs::kT64Parts4Swapped},
+    {"sm90_h12_rows64_n64", "T64n",
+     "64x64 tiles, 13 stages: the 64-row build with a block tile of 64 columns (wgmma m64n64k16, "
+     "32 accumulators a thread) and a stage of 8 KiB of A and 8 KiB of B, 13 of them in flight; "
+     "16-byte stores (the TMA-store epilogues are written for 256 columns). 128x4096x4096: 128 "
+     "CTAs each over the whole K, where the 64x256 build has 32 tiles to share by stream-K",
+     rung_knobs::kT64N64},
 }};
+/// Every tile build's stages and barriers fit the 227 KiB of shared memory a block may opt in to.
+static_assert([] {
+  for (const Rung& r : kTileRungs)
+    if (SmemBytes(r.knobs) > 227 * 1024) return false;
+  return true;
+}());
 
 /// The rung whose id is `id` (M1, H1, ..., H12, F1, ..., F8); a compile-time error when there is
 /// none.

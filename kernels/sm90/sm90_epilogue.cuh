@@ -1,4 +1,4 @@
-// Epilogue policies of the wgmma rungs: how a consumer warpgroup writes its 64x256 half of a
+// Epilogue policies of the wgmma rungs: how a consumer warpgroup writes its 64 x block_n part of a
 // tile of C from wgmma's accumulator layout (warp w holds rows 16w..16w+15, register 4j+{0,1}
 // row l/4, 4j+{2,3} row l/4+8, columns 8j + 2(l%4) + {0,1}). One policy per Epilogue knob value,
 // and one for overlap_epilogue; EpilogueOf<K> picks it. Off the tile (Knobs::guarded) nothing
@@ -40,13 +40,15 @@ struct WideStoreEpilogue {
   template <class KTile>
   __device__ __forceinline__ void OverlapWithKTiles(int&, int, KTile&&) {}
 
-  __device__ __forceinline__ void Store(const float (&d)[128], int m0, int n0) {
+  /// kAcc accumulators: the warpgroup's 64 x (kAcc * 2) columns, 32 columns a group g.
+  template <int kAcc>
+  __device__ __forceinline__ void Store(const float (&d)[kAcc], int m0, int n0) {
     const int t = threadIdx.x & 127, warp = t >> 5, lane = t & 31, q = lane & 3;
     const int row = m0 + cw * 64 + warp * 16 + (lane >> 2);
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
 #pragma unroll
-      for (int g = 0; g < 8; ++g) {
+      for (int g = 0; g < kAcc / 16; ++g) {
         uint32_t mine[4], out[4];
 #pragma unroll
         for (int b = 0; b < 4; ++b) {

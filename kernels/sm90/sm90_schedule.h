@@ -40,7 +40,7 @@ struct StreamKArgs {
 /// warpgroups x 64x256 fp32 (a unit meets at most sk_parts + 1 ranges, so at most sk_parts
 /// partials precede its own): 256 KiB for the 128-row rungs' three ranges.
 inline constexpr int64_t PartialBytesPerCta(const Knobs& k) {
-  return int64_t(k.sk_parts) * ConsumerWarpgroups(k) * 64 * 256 * 4;
+  return int64_t(k.sk_parts) * ConsumerWarpgroups(k) * 64 * k.block_n * 4;
 }
 /// Completion flags of those partials per CTA: one per slot and consumer warpgroup.
 inline constexpr int64_t PartialFlagsPerCta(const Knobs& k) {
@@ -241,14 +241,14 @@ struct TileScheduler {
   /// stream-K unit `sku` (-1: a whole unit, nothing to do). Not the unit's last k-tiles: leaves
   /// the partial sum for the cluster that has them and returns false (nothing to store). Else
   /// adds the partials of the k-tiles before kb, in the order of the clusters, and returns true.
-  __device__ __forceinline__ bool FixUp(float (&d)[128], int sku, int kb, int ke, int rank, int cw,
-                                        int t) const {
+  __device__ __forceinline__ bool FixUp(float (&d)[Accumulators(K)], int sku, int kb, int ke,
+                                        int rank, int cw, int t) const {
     if constexpr (K.stream_k) {
       if (sku >= 0) {
         const int slot = ScheduleOf().SlotOf(sku, kb);
         if (ke < kt_count) {
           const int64_t at = PartialIndex(sku, rank, slot, cw);
-          WritePartial(d, sk.partials + at * (64 * 256));
+          WritePartial(d, sk.partials + at * (64 * K.block_n));
           NamedBarrierSync(1 + cw, 128);
           if (t == 0) SignalFlag(sk.flags + at, sk.epoch);
           return false;
@@ -257,7 +257,7 @@ struct TileScheduler {
           const int64_t at = PartialIndex(sku, rank, from, cw);
           if (t == 0) WaitFlag(sk.flags + at, sk.epoch);
           NamedBarrierSync(1 + cw, 128);
-          AddPartial(d, sk.partials + at * (64 * 256));
+          AddPartial(d, sk.partials + at * (64 * K.block_n));
         }
       }
     }
@@ -266,26 +266,28 @@ struct TileScheduler {
 
  private:
   /// Where a stream-K partial lives: per (stream-K unit, CTA rank, slot, consumer warpgroup) a
-  /// 64x256 fp32 block, stored as 32 float4 per thread with the threads of a warpgroup adjacent
-  /// (each warp writes 512 contiguous bytes), and one flag.
+  /// 64 x block_n fp32 block, stored as block_n / 8 float4 per thread with the threads of a
+  /// warpgroup adjacent (each warp writes 512 contiguous bytes), and one flag.
   __device__ __forceinline__ static int64_t PartialIndex(int sku, int rank, int slot, int cw) {
     return ((int64_t(sku) * kCtas + rank) * K.sk_parts + slot) * ConsumerWarpgroups(K) + cw;
   }
 
-  __device__ __forceinline__ static void WritePartial(const float (&d)[128], float* block) {
+  __device__ __forceinline__ static void WritePartial(const float (&d)[Accumulators(K)],
+                                                      float* block) {
     const int t = threadIdx.x & 127;
     float4* out = reinterpret_cast<float4*>(block);
 #pragma unroll
-    for (int i = 0; i < 32; ++i) {
+    for (int i = 0; i < Accumulators(K) / 4; ++i) {
       __stcg(out + i * 128 + t, make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]));
     }
   }
 
-  __device__ __forceinline__ static void AddPartial(float (&d)[128], const float* block) {
+  __device__ __forceinline__ static void AddPartial(float (&d)[Accumulators(K)],
+                                                    const float* block) {
     const int t = threadIdx.x & 127;
     const float4* in = reinterpret_cast<const float4*>(block);
 #pragma unroll
-    for (int i = 0; i < 32; ++i) {
+    for (int i = 0; i < Accumulators(K) / 4; ++i) {
       const float4 v = __ldcg(in + i * 128 + t);
       d[4 * i] += v.x;
       d[4 * i + 1] += v.y;

@@ -76,9 +76,10 @@ inline ShapePlan PlanShape(const Problem& p, const Knobs& knobs, uintptr_t a, ui
 constexpr Problem SwappedProblem(const Problem& p) { return Problem{p.n, p.m, p.k, p.dtype}; }
 
 /// "" when a rung of `dtype` (bf16, or fp8 for the fp8 ladder) can run `p` at all (that dtype,
-/// M, N, K from 1 to the kernels' 32-bit coordinates, the count of its block_m x 256 tiles in 32
-/// bits), else the sentence naming the field.
-std::string ShapeError(const Problem& p, DType dtype = DType::kBF16, int block_m = kBlockM);
+/// M, N, K from 1 to the kernels' 32-bit coordinates, the count of its block_m x block_n tiles in
+/// 32 bits), else the sentence naming the field.
+std::string ShapeError(const Problem& p, DType dtype = DType::kBF16, int block_m = kBlockM,
+                       int block_n = kBlockN);
 
 /// Copies the operands `plan` pads into buffers of the process (kept and grown, as the stream-K
 /// workspace: the worker launches from one thread) on args.stream, and sets `out` to the

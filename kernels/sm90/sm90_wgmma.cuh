@@ -33,9 +33,11 @@ consteval bool ValidWgmmaKnobs(const Knobs& k) {
          (!k.fp8 || k.warp_specialized) && (!k.fit_grid || k.persistent) &&
          (!k.clusters_where_shared || (k.fit_grid && k.cluster_m == 2)) &&
          (k.block_m == kBlockM || (k.block_m == 64 && k.warp_specialized)) &&
-         // The stages, their B tiles and the tile counts follow block_n and stages; the
-         // accumulators, the epilogues and the stream-K fix-up are written for 256 columns.
-         k.block_n == kBlockN && k.stages >= 2;
+         // 256 columns (m64n256 wgmma), or 64 (m64n64) with bf16 and the 16-byte stores: the
+         // TMA-store epilogues and the transposed stores are written for 256 columns.
+         (k.block_n == kBlockN || (k.block_n == 64 && !k.fp8 && k.epilogue == Epilogue::kWide &&
+                                   !k.overlap_epilogue && !k.store_transposed)) &&
+         k.stages >= 2;
 }
 
 /// A consumer warpgroup's main loop: the four wgmma of a k-tile from a stage, on its 64 rows of
@@ -54,15 +56,19 @@ struct WgmmaMainloop {
     desc_b = SmemDescK128B(base + ATileBytes(K));
   }
 
+  static constexpr int kAcc = Accumulators(K);
+
   /// Issues the k-tile in stage `s`; returns with at most `pending` batches still running.
-  __device__ __forceinline__ void Mma(float (&d)[128], int s, bool accumulate) const {
+  __device__ __forceinline__ void Mma(float (&d)[kAcc], int s, bool accumulate) const {
 #pragma unroll
-    for (int i = 0; i < 128; ++i) FenceOperand(d[i]);
+    for (int i = 0; i < kAcc; ++i) FenceOperand(d[i]);
     WgmmaFence();
     const uint64_t da = desc_a + s * kStageDesc, db = desc_b + s * kStageDesc;
 #pragma unroll
     for (int kk = 0; kk < kBlockK / 16; ++kk) {  // a k-step is 32 bytes into the swizzled rows
-      if constexpr (K.fp8) {
+      if constexpr (K.block_n == 64) {
+        WgmmaM64N64K16Bf16(d, da + kk * 2, db + kk * 2, (accumulate || kk > 0) ? 1 : 0);
+      } else if constexpr (K.fp8) {
         WgmmaM64N256K32E4m3(d, da + kk * 2, db + kk * 2, (accumulate || kk > 0) ? 1 : 0);
       } else {
         WgmmaM64N256K16Bf16(d, da + kk * 2, db + kk * 2, (accumulate || kk > 0) ? 1 : 0);
@@ -71,15 +77,15 @@ struct WgmmaMainloop {
     WgmmaCommit();
     WgmmaWait<K.pending>();
 #pragma unroll
-    for (int i = 0; i < 128; ++i) FenceOperand(d[i]);
+    for (int i = 0; i < kAcc; ++i) FenceOperand(d[i]);
   }
 
   /// At a tile's end: waits for the batch left running (pending 1).
-  __device__ __forceinline__ void Finish(float (&d)[128]) const {
+  __device__ __forceinline__ void Finish(float (&d)[kAcc]) const {
     if constexpr (K.pending > 0) {
       WgmmaWait<0>();
 #pragma unroll
-      for (int i = 0; i < 128; ++i) FenceOperand(d[i]);
+      for (int i = 0; i < kAcc; ++i) FenceOperand(d[i]);
     }
   }
 };
@@ -132,7 +138,7 @@ __global__ void __launch_bounds__(K.Threads(), 1)
       if (threadIdx.x == 0 && kt < sched.kt_count)
         TmaStage(pipe.StageA(s), &map_a, &map_b, &pipe.full[s], kt, m0, n0);
     };
-    float d[128] = {};
+    float d[Accumulators(K)] = {};
     for (int s = 0; s < K.stages - 1; ++s) issue(s, s);
     for (int kt = 0; kt < sched.kt_count; ++kt) {
       const int s = kt % K.stages;
@@ -171,7 +177,7 @@ __global__ void __launch_bounds__(K.Threads(), 1)
     // fp8: C = scale_a * scale_b * (A * B^T), one product for the kernel.
     float alpha = 1.0f;
     if constexpr (K.fp8) alpha = *scale_a * *scale_b;
-    float d[128] = {};
+    float d[Accumulators(K)] = {};
     PipelineState<K.stages> st;
     sched.ForEachWork([&](int unit, int kb, int ke, int sku) {
       int m0, n0;
@@ -191,7 +197,7 @@ __global__ void __launch_bounds__(K.Threads(), 1)
       if (sched.FixUp(d, sku, kb, ke, rank, cw, t)) {
         if constexpr (K.fp8) {
 #pragma unroll
-          for (int i = 0; i < 128; ++i) d[i] *= alpha;
+          for (int i = 0; i < Accumulators(K); ++i) d[i] *= alpha;
         }
         epilogue.Store(d, m0, n0);
       }

@@ -219,6 +219,54 @@ TEST_F(Sm90Catalog, SixtyFourRowTilesAreH12WithOneChange) {
             std::string::npos);
 }
 
+// The 64x64 build (kTileRungs[3]): the 64-row build with 64-column tiles (wgmma m64n64k16, 32
+// accumulators a thread), 13 stages of 8 + 8 KiB and the 16-byte stores. 128x4096x4096: 64 units
+// of 2x1 tiles, 128 CTAs, each over the whole K (64 on 66 clusters leaves the last round too full
+// for stream-K to share), where the 64x256 build has 16 units to share.
+TEST_F(Sm90Catalog, SixtyFourBySixtyFourTilesRunEveryTileWholeAt128Rows) {
+  const sm90::Knobs& t64 = sm90::kTileRungs[0].knobs;
+  const sm90::Knobs& n64 = sm90::kTileRungs[3].knobs;
+  ASSERT_EQ(sm90::kTileRungs[3].id, "T64n");
+  EXPECT_EQ(n64.block_n, 64);
+  EXPECT_EQ(n64.stages, 13);
+  EXPECT_EQ(n64.epilogue, sm90::Epilogue::kWide);
+  EXPECT_FALSE(n64.overlap_epilogue);
+  sm90::Knobs back = n64;
+  back.block_n = t64.block_n;
+  back.stages = t64.stages;
+  back.epilogue = t64.epilogue;
+  back.overlap_epilogue = t64.overlap_epilogue;
+  EXPECT_TRUE(back == t64) << "every other knob is the 64-row build's";
+  EXPECT_EQ(sm90::Accumulators(n64), 32);
+  EXPECT_EQ(sm90::Accumulators(t64), 128);
+  EXPECT_EQ(sm90::BTileBytes(n64), 8192);
+  EXPECT_EQ(sm90::StageBytes(n64), 16384);
+  EXPECT_EQ(sm90::SmemBytes(n64), 13 * 16384 + 1024 + 2 * 8 * 13);  // no store buffers
+  EXPECT_LE(sm90::SmemBytes(n64), 227 * 1024);
+  EXPECT_EQ(sm90::UnitsOf(n64, 128, 4096), 64);
+  EXPECT_EQ(sm90::UnitsOf(n64, 4096, 128), 32 * 2);
+  EXPECT_TRUE(sm90::PlanShape({128, 4096, 4096, DType::kBF16}, n64, 0, 0, 0).on_tile);
+  EXPECT_FALSE(sm90::PlanShape({128, 4128, 4096, DType::kBF16}, n64, 0, 0, 0).on_tile);
+  EXPECT_TRUE(sm90::PlanShape({128, 4160, 4096, DType::kBF16}, n64, 0, 0, 0).on_tile);
+  const Residency h200{132, 66};
+  const sm90::LaunchPlan plan = sm90::PlanLaunch(n64, {128, 4096, 4096, DType::kBF16}, h200);
+  EXPECT_FALSE(plan.guarded);
+  EXPECT_EQ(plan.grid.units, 64);
+  EXPECT_EQ(plan.grid.ctas, 128);
+  EXPECT_FALSE(plan.grid.clusters_dropped) << "B multicast across the 2x1 cluster, as cuBLAS's";
+  EXPECT_EQ(plan.grid.sk.sk_clusters, 0u);
+  EXPECT_EQ(plan.grid.sk.dp_units, 64);
+  const Variant& v = Get("sm90_h12_rows64_n64");
+  EXPECT_EQ(v.tile.m, 64);
+  EXPECT_EQ(v.tile.n, 64);
+  EXPECT_EQ(v.threads, 256);
+  EXPECT_EQ(v.smem_bytes, sm90::SmemBytes(n64));
+  EXPECT_EQ(Param(v, "stages"), "13");
+  EXPECT_NE(v.description.find("64x64x64 tile, 13 stages"), std::string::npos) << v.description;
+  EXPECT_NE(v.can_implement({int64_t(1) << 30, 1 << 30, 64, DType::kBF16}).find("tiles of 64x64"),
+            std::string::npos);
+}
+
 // S4: S3 with the 64-row build where the few-row paths do not take a problem and it has at most
 // 128 rows; above, H12. Its entry names both, and describes and sizes the launch that runs.
 TEST_F(Sm90Catalog, S4RunsSixtyFourRowTilesUpTo128Rows) {
