@@ -13,9 +13,9 @@
 #             (the serving shapes are short: a second holds thousands of launches); about 60 s a
 #             shape, so the 24 take more than one device call: give SHAPES of 9 or fewer
 #   large-R   H12 beside both cuBLAS baselines at 4096^3, sustained and burst, 3 rounds
-#   tiles     the 64-row builds (own, shorter ranges, swapped, 64x64 of 13 stages) beside H12,
-#             S9, S11 and cuBLAS at the serving shapes of 128 and 512 rows and columns and at 256
-#             rows (burst, verified): where the small-shape rungs' tile_rows could reach, and the
+#   tiles     the 64-row builds (own, shorter ranges, swapped; 64x64 of 13 stages, own and
+#             swapped) beside H12, S9, S11 and cuBLAS at the serving shapes of 128 and 512 rows
+#             and columns and at 256 rows (burst, verified): where the small-shape rungs' tile_rows could reach, and the
 #             cells the tables of S10 and S12 (tools/sm90_bucket_table.py --table s10, s12) need
 #   counters  Nsight Compute counters (run --profile, stored with each row) of S9, S11 and the
 #             64x64 build beside both cuBLAS baselines where the ladder is furthest from its
@@ -93,7 +93,7 @@ for phase in "$@"; do
       start_daemon "$out/tiles.db" || continue
       c -q run --variant sm90_h12_fitted_unclustered --variant sm90_h12_rows64 \
         --variant sm90_h12_rows64_sk4 --variant sm90_h12_rows64_sk4_swapped \
-        --variant sm90_h12_rows64_n64 \
+        --variant sm90_h12_rows64_n64 --variant sm90_h12_rows64_n64_swapped \
         --variant sm90_s9_deeper_split --variant sm90_s11_ring --variant cublas_bf16 \
         --regime burst --verify \
         --shape 128x4096x4096 --shape 128x4096x14336 --shape 128x14336x4096 \

@@ -195,8 +195,10 @@ Variant OfSwappedRung(const Rung& r) {
   Variant v = OfRung(r);
   v.params.insert(v.params.begin() + 1, {"operands", "swapped"});
   const DType dtype = RungDType(r.knobs);
-  v.can_implement = [dtype, block_m = r.knobs.block_m](const Problem& p) -> std::string {
-    if (std::string e = sm90::ShapeError(sm90::SwappedProblem(p), dtype, block_m); !e.empty())
+  v.can_implement = [dtype, block_m = r.knobs.block_m,
+                     block_n = r.knobs.block_n](const Problem& p) -> std::string {
+    if (std::string e = sm90::ShapeError(sm90::SwappedProblem(p), dtype, block_m, block_n);
+        !e.empty())
       return e;
     if (p.m % 8 != 0)
       return "m must be a multiple of 8 for this build (A and B swapped, C stored transposed: M "

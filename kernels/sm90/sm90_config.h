@@ -329,9 +329,10 @@ inline constexpr Knobs kT64N64 = With(kT64, [](Knobs& k) {
   k.epilogue = Epilogue::kWide;
   k.overlap_epilogue = false;
 });
+inline constexpr Knobs kT64N64Swapped = With(kT64N64, [](Knobs& k) { k.store_transposed = true; });
 }  // namespace rung_knobs
 
-inline constexpr std::array<Rung, 4> kTileRungs = {{
+inline constexpr std::array<Rung, 5> kTileRungs = {{
     {"sm90_h12_rows64", "T64",
      "64-row tiles: H12 with a block tile of 64x256 computed by one consumer warpgroup (wgmma "
      "m64n256k16) beside the producer, 256 threads; a stage holds 8 KiB of A and 32 KiB of B, "
@@ -353,6 +354,11 @@ inline constexpr std::array<Rung, 4> kTileRungs = {{
      "16-byte stores (the TMA-store epilogues are written for 256 columns). 128x4096x4096: 128 "
      "CTAs each over the whole K, where the 64x256 build has 32 tiles to share by stream-K",
      rung_knobs::kT64N64},
+    {"sm90_h12_rows64_n64_swapped", "T64nS",
+     "swap-AB on the 64x64 tiles: the 64x64 build given B as A and A as B (C^T = B A^T, a few "
+     "columns of C the rows of its tiles), C stored transposed by plain stores; M a multiple of 8 "
+     "(the kernel's N). 4096x128x4096: 128 CTAs, as the 64x64 build at 128x4096x4096",
+     rung_knobs::kT64N64Swapped},
 }};
 /// Every tile build's stages and barriers fit the 227 KiB of shared memory a block may opt in to.
 static_assert([] {

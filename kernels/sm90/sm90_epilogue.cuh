@@ -113,9 +113,10 @@ struct TmaStoreEpilogue {
   }
 
   /// The accumulators packed two by two: w[i] = bf16x2(d[2i], d[2i+1]).
-  __device__ __forceinline__ static void Pack(const float (&d)[128], uint32_t (&w)[64]) {
+  template <int kAcc>
+  __device__ __forceinline__ static void Pack(const float (&d)[kAcc], uint32_t (&w)[kAcc / 2]) {
 #pragma unroll
-    for (int i = 0; i < 64; ++i) w[i] = PackBf16x2(d[2 * i], d[2 * i + 1]);
+    for (int i = 0; i < kAcc / 2; ++i) w[i] = PackBf16x2(d[2 * i], d[2 * i + 1]);
   }
 
   /// Chunk p (columns 64p..64p+63 of the half) from the packed accumulators, through the buffers
@@ -214,15 +215,17 @@ struct TransposedStoreEpilogue : WideStoreEpilogue<kGuarded> {
   using WideStoreEpilogue<kGuarded>::n;
   using WideStoreEpilogue<kGuarded>::cw;
 
-  __device__ __forceinline__ void Store(const float (&d)[128], int m0, int n0) {
+  /// kAcc accumulators: the warpgroup's 64 x (kAcc * 2) columns of the kernel's product.
+  template <int kAcc>
+  __device__ __forceinline__ void Store(const float (&d)[kAcc], int m0, int n0) {
     const int t = threadIdx.x & 127, warp = t >> 5, lane = t & 31, q = lane & 3;
     const int row = m0 + cw * 64 + warp * 16 + (lane >> 2);
     // Every accumulator read at once (packed to bf16 pairs, as the TMA-store epilogue does), so
     // that nothing reads them while the next tile's wgmma run.
-    uint32_t w[64];
+    uint32_t w[kAcc / 2];
     TmaStoreEpilogue::Pack(d, w);
 #pragma unroll
-    for (int j = 0; j < 32; ++j)
+    for (int j = 0; j < kAcc / 4; ++j)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int r = row + (i >= 2 ? 8 : 0);

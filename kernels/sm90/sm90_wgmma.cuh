@@ -33,10 +33,10 @@ consteval bool ValidWgmmaKnobs(const Knobs& k) {
          (!k.fp8 || k.warp_specialized) && (!k.fit_grid || k.persistent) &&
          (!k.clusters_where_shared || (k.fit_grid && k.cluster_m == 2)) &&
          (k.block_m == kBlockM || (k.block_m == 64 && k.warp_specialized)) &&
-         // 256 columns (m64n256 wgmma), or 64 (m64n64) with bf16 and the 16-byte stores: the
-         // TMA-store epilogues and the transposed stores are written for 256 columns.
-         (k.block_n == kBlockN || (k.block_n == 64 && !k.fp8 && k.epilogue == Epilogue::kWide &&
-                                   !k.overlap_epilogue && !k.store_transposed)) &&
+         // 256 columns (m64n256 wgmma), or 64 (m64n64) with bf16 and the 16-byte or transposed
+         // stores: the TMA-store epilogues are written for 256 columns.
+         (k.block_n == kBlockN ||
+          (k.block_n == 64 && !k.fp8 && k.epilogue == Epilogue::kWide && !k.overlap_epilogue)) &&
          k.stages >= 2;
 }
 

@@ -265,6 +265,21 @@ TEST_F(Sm90Catalog, SixtyFourBySixtyFourTilesRunEveryTileWholeAt128Rows) {
   EXPECT_NE(v.description.find("64x64x64 tile, 13 stages"), std::string::npos) << v.description;
   EXPECT_NE(v.can_implement({int64_t(1) << 30, 1 << 30, 64, DType::kBF16}).find("tiles of 64x64"),
             std::string::npos);
+  // Its swapped build: the same knobs, C stored transposed; 4096x128x4096 runs as 128x4096x4096.
+  const sm90::Knobs& n64s = sm90::kTileRungs[4].knobs;
+  ASSERT_EQ(sm90::kTileRungs[4].id, "T64nS");
+  EXPECT_EQ(Changes(n64, n64s), 1);
+  EXPECT_TRUE(n64s.store_transposed);
+  const Variant& s = Get("sm90_h12_rows64_n64_swapped");
+  EXPECT_EQ(Param(s, "operands"), "swapped");
+  EXPECT_NE(s.build({4096, 128, 4096, DType::kBF16}, h200).find("A and B swapped"),
+            std::string::npos);
+  const sm90::LaunchPlan swapped =
+      sm90::PlanLaunch(n64s, sm90::SwappedProblem({4096, 128, 4096, DType::kBF16}), h200);
+  EXPECT_EQ(swapped.grid.ctas, 128);
+  EXPECT_EQ(s.can_implement({4096, 128, 4096, DType::kBF16}), "");
+  EXPECT_NE(s.can_implement({4095, 128, 4096, DType::kBF16}).find("m must be a multiple of 8"),
+            std::string::npos);
 }
 
 // S4: S3 with the 64-row build where the few-row paths do not take a problem and it has at most

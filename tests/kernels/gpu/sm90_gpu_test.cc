@@ -251,11 +251,11 @@ TEST_F(Sm90Gpu, TheFewRowPathsAgainstFp64AndCublas) {
   EXPECT_EQ(ran_.size(), sm90::kSmallRungs.size());
 }
 
-// The 64-row tiles (sm90_h12_rows64, its shorter stream-K ranges and its 64x64 tiles of 13
-// stages, and S4 and S5 where they run them: past the few-row path, at most 128 rows): on the tile
-// (M a multiple of a 2x1 cluster's 128 rows, N of 256, K of 64) and off it (M of 17, 64, 100; N and
-// K off their tiles), against the FP64 reference and cuBLAS, and M of 128 at 4096^2 with the
-// stream-K fix-up; S4 runs H12 above 128 rows.
+// The 64-row tiles (sm90_h12_rows64, its shorter stream-K ranges, its 64x64 tiles of 13 stages
+// and their swapped build, and S4 and S5 where they run them: past the few-row path, at most 128
+// rows): on the tile (M a multiple of a 2x1 cluster's 128 rows, N of 256, K of 64) and off it (M of
+// 17, 64, 100; N and K off their tiles), against the FP64 reference and cuBLAS, and M of 128 at
+// 4096^2 with the stream-K fix-up; S4 runs H12 above 128 rows.
 TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
   if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
   names_ = {"sm90_h12_rows64",
@@ -264,7 +264,8 @@ TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
             "sm90_s5_short_ranges",
             "sm90_h12_rows64_sk4_swapped",
             "sm90_s7_swap_tiles",
-            "sm90_h12_rows64_n64"};
+            "sm90_h12_rows64_n64",
+            "sm90_h12_rows64_n64_swapped"};
   const sm90::SmallRung& s4 = sm90::kSmallRungs[3];
   const sm90::SmallRung& s7 = sm90::kSmallRungs[6];
   for (Problem p : {Problem{17, 300, 512}, Problem{64, 512, 1024}, Problem{100, 264, 136},
@@ -284,7 +285,7 @@ TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
   for (Problem p : {Problem{128, 4096, 4096}, Problem{64, 14336, 4096}, Problem{512, 4096, 4096},
                     Problem{4096, 128, 4096}, Problem{14336, 64, 4096}})
     ExpectMatchesCublas(p, 54);
-  EXPECT_EQ(ran_.size(), 7u);
+  EXPECT_EQ(ran_.size(), 8u);
 }
 
 // The per-bucket rungs (S8, S10, S12; sm90_buckets.h): in every bucket a table names, a shape of
