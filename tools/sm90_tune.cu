@@ -4,6 +4,7 @@
 // choose the rungs from measurement. Random inputs, 3 warm-up launches, CUDA events around each
 // sample, L2 flushed before every sample (a 256 MB write), median; cuBLAS bf16 in the same run.
 // Usage: sm90_tune [M N K] [samples] [only: entries whose name contains this, and cuBLAS] [fp8]
+// (the 64x64 tile build and its configurations at 128 rows: sm90_tune 128 4096 4096 50 T64n)
 // (fp8: the fp8 ladder, its configurations and cublas_fp8; an empty `only` takes every entry)
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -80,6 +81,15 @@ constexpr Config kConfigs[] = {
     {"H11 with groups of 4 unit rows", With(rung::kH11, [](Knobs& k) { k.group_rows = 4; })},
     {"H11 with groups of 16 unit rows", With(rung::kH11, [](Knobs& k) { k.group_rows = 16; })},
     {"H11 without clusters (no B multicast)", With(rung::kH11, [](Knobs& k) { k.cluster_m = 1; })},
+    // The 64x64 tile build (kTileRungs, for 128 rows): how deep its pipeline needs to be, and
+    // what B's multicast gives it.
+    {"T64n with 6 stages", With(rung::kT64N64, [](Knobs& k) { k.stages = 6; })},
+    {"T64n with 9 stages", With(rung::kT64N64, [](Knobs& k) { k.stages = 9; })},
+    {"T64n without clusters (no B multicast)", With(rung::kT64N64,
+                                                    [](Knobs& k) {
+                                                      k.cluster_m = 1;
+                                                      k.clusters_where_shared = false;
+                                                    })},
 };
 
 /// The fp8 ladder's configurations (dtype fp8): F7's knobs with one change each (2x1 clusters:
@@ -195,6 +205,11 @@ int main(int argc, char** argv) {
   std::vector<Entry> entries = {{reference_name, cb->launch, fp8}};
   for (const sm90::Rung& r : fp8 ? std::span<const sm90::Rung>(sm90::kFp8Rungs)
                                  : std::span<const sm90::Rung>(sm90::kRungs)) {
+    entries.push_back(
+        {std::string(r.id) + " " + std::string(r.name), registry.Find(r.name)->launch, true});
+  }
+  // bf16: the builds with a smaller block tile too (the swapped ones swap in their launcher).
+  for (const sm90::Rung& r : fp8 ? std::span<const sm90::Rung>() : std::span(sm90::kTileRungs)) {
     entries.push_back(
         {std::string(r.id) + " " + std::string(r.name), registry.Find(r.name)->launch, true});
   }
