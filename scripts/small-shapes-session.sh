@@ -14,8 +14,8 @@
 #             shape, so the 24 take more than one device call: give SHAPES of 9 or fewer
 #   large-R   H12 beside both cuBLAS baselines at 4096^3, sustained and burst, 3 rounds
 #   tiles     the 64-row builds (own, shorter ranges, swapped; 64x64 of 13 stages, own and
-#             swapped) beside H12, S9, S11 and cuBLAS at the serving shapes of 128 and 512 rows
-#             and columns and at 256 rows (burst, verified): where the small-shape rungs' tile_rows could reach, and the
+#             swapped; 64x8 swapped) beside H12, S9, S11 and cuBLAS at the serving shapes of 16,
+#             128 and 512 rows and columns and at 256 rows (burst, verified): where the small-shape rungs' tile_rows could reach, and the
 #             cells the tables of S10 and S12 (tools/sm90_bucket_table.py --table s10, s12) need
 #   counters  Nsight Compute counters (run --profile, stored with each row) of S9, S11 and the
 #             64x64 build beside both cuBLAS baselines where the ladder is furthest from its
@@ -41,7 +41,7 @@ for s in ${SHAPES:-1x4096x4096 16x4096x4096 16x4096x14336 16x14336x4096 4096x16x
 usual() {  # seconds a phase took on an H100 (cap: about 60 s a shape, solo spans included)
   case $1 in
     check) echo 15 ;; burst-*) echo 295 ;; cap-*) echo $((60 * count + 10)) ;; large-*) echo 80 ;;
-    tiles) echo 30 ;; counters) echo 50 ;; ring-*) echo 60 ;;
+    tiles) echo 45 ;; counters) echo 50 ;; ring-*) echo 60 ;;
     *) echo 60 ;;
   esac
 }
@@ -94,12 +94,14 @@ for phase in "$@"; do
       c -q run --variant sm90_h12_fitted_unclustered --variant sm90_h12_rows64 \
         --variant sm90_h12_rows64_sk4 --variant sm90_h12_rows64_sk4_swapped \
         --variant sm90_h12_rows64_n64 --variant sm90_h12_rows64_n64_swapped \
+        --variant sm90_h12_rows64_n8_swapped \
         --variant sm90_s9_deeper_split --variant sm90_s11_ring --variant cublas_bf16 \
         --regime burst --verify \
         --shape 128x4096x4096 --shape 128x4096x14336 --shape 128x14336x4096 \
         --shape 256x4096x4096 --shape 512x4096x4096 --shape 512x14336x4096 \
         --shape 512x4096x14336 --shape 4096x128x4096 --shape 4096x128x14336 \
         --shape 14336x128x4096 --shape 4096x512x4096 --shape 14336x512x4096 \
+        --shape 16x4096x4096 --shape 16x4096x14336 --shape 16x14336x4096 \
         --tag small-tiles >>"$log" 2>&1
       say "tiles exit $? ($(elapsed))"
       stop_daemon

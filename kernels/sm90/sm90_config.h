@@ -330,9 +330,21 @@ inline constexpr Knobs kT64N64 = With(kT64, [](Knobs& k) {
   k.overlap_epilogue = false;
 });
 inline constexpr Knobs kT64N64Swapped = With(kT64N64, [](Knobs& k) { k.store_transposed = true; });
+/// 64x8 tiles of a few-row problem swapped (C^T = B A^T: 64 of B's rows by 8 of A's a tile), 16
+/// stages of 8 + 1 KiB, no cluster: 16x4096x4096 is 128 tiles, each over the whole K (cuBLAS's
+/// best algorithm there is of this kind).
+inline constexpr Knobs kT64N8Swapped = With(kT64, [](Knobs& k) {
+  k.block_n = 8;
+  k.stages = 16;
+  k.epilogue = Epilogue::kWide;
+  k.overlap_epilogue = false;
+  k.store_transposed = true;
+  k.cluster_m = 1;
+  k.clusters_where_shared = false;
+});
 }  // namespace rung_knobs
 
-inline constexpr std::array<Rung, 5> kTileRungs = {{
+inline constexpr std::array<Rung, 6> kTileRungs = {{
     {"sm90_h12_rows64", "T64",
      "64-row tiles: H12 with a block tile of 64x256 computed by one consumer warpgroup (wgmma "
      "m64n256k16) beside the producer, 256 threads; a stage holds 8 KiB of A and 32 KiB of B, "
@@ -359,6 +371,12 @@ inline constexpr std::array<Rung, 5> kTileRungs = {{
      "columns of C the rows of its tiles), C stored transposed by plain stores; M a multiple of 8 "
      "(the kernel's N). 4096x128x4096: 128 CTAs, as the 64x64 build at 128x4096x4096",
      rung_knobs::kT64N64Swapped},
+    {"sm90_h12_rows64_n8_swapped", "T64eS",
+     "64x8 tiles, swapped: the 64-row build given B as A and A as B with a block tile of 8 "
+     "columns (wgmma m64n8k16, 4 accumulators a thread), 16 stages of 8 KiB of B's rows and 1 KiB "
+     "of A's, no cluster, C stored transposed by plain stores; M a multiple of 8. 16x4096x4096: "
+     "128 CTAs each over the whole K, where the few-row paths split K",
+     rung_knobs::kT64N8Swapped},
 }};
 /// Every tile build's stages and barriers fit the 227 KiB of shared memory a block may opt in to.
 static_assert([] {

@@ -42,6 +42,8 @@ struct TmaPipeline {
   /// Arrivals that release a stage: one per consumer warp of each CTA that writes into this one.
   static constexpr int kConsumerWarps = 4 * ConsumerWarpgroups(K);
   static constexpr int kStage = StageBytes(K), kATile = ATileBytes(K);
+  static_assert(kStage % 1024 == 0 && kATile % 1024 == 0,
+                "stages and B tiles start on the 1024 bytes the 128-byte swizzle repeats over");
   /// CTAs that write into a CTA's stages (itself, its B partner along M, its A partner along N):
   /// each of their consumers releases a stage to all of them.
   static constexpr int kWriters = K.cluster_m + K.cluster_n - 1;

@@ -312,6 +312,21 @@ __device__ __forceinline__ void WgmmaM64N64K16Bf16(float (&d)[32], uint64_t desc
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+/// wgmma m64n8k16 as m64n256k16 above, on a B tile of 8 rows: 4 accumulators a thread (the
+/// 8-column builds, Knobs::block_n 8: a few-row problem swapped, its rows the tile's columns).
+__device__ __forceinline__ void WgmmaM64N8K16Bf16(float (&d)[4], uint64_t desc_a, uint64_t desc_b,
+                                                  int scale_d) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %6, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, 0, "
+      "0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 /// wgmma m64n256k32 with e4m3 A and B from shared memory (K-major, the only major order fp8
 /// wgmma takes; 128-byte swizzle), fp32 accumulators in place (QGMMA in SASS); `scale_d` as
 /// above. A k-step is 32 bytes of each row, as bf16's k16.

@@ -282,6 +282,37 @@ TEST_F(Sm90Catalog, SixtyFourBySixtyFourTilesRunEveryTileWholeAt128Rows) {
             std::string::npos);
 }
 
+// The 64x8 swapped build (kTileRungs[5]): a few-row problem as C^T = B A^T on 64x8 tiles (wgmma
+// m64n8k16, 4 accumulators a thread), 16 stages of 8 + 1 KiB, no cluster. 16x4096x4096: 128
+// tiles, each over the whole K, none shared by stream-K (128 units on 132 SMs).
+TEST_F(Sm90Catalog, SixtyFourByEightTilesRunAFewRowProblemSwapped) {
+  const sm90::Knobs& e = sm90::kTileRungs[5].knobs;
+  ASSERT_EQ(sm90::kTileRungs[5].id, "T64eS");
+  EXPECT_EQ(e.block_m, 64);
+  EXPECT_EQ(e.block_n, 8);
+  EXPECT_EQ(e.stages, 16);
+  EXPECT_TRUE(e.store_transposed);
+  EXPECT_EQ(e.Ctas(), 1);
+  EXPECT_EQ(sm90::Accumulators(e), 4);
+  EXPECT_EQ(sm90::StageBytes(e), 8192 + 1024);
+  EXPECT_EQ(sm90::SmemBytes(e), 16 * 9216 + 1024 + 2 * 8 * 16);
+  const Residency h200{132, 66};
+  const Problem p{16, 4096, 4096, DType::kBF16};
+  const sm90::LaunchPlan plan = sm90::PlanLaunch(e, sm90::SwappedProblem(p), h200);
+  EXPECT_FALSE(plan.guarded);
+  EXPECT_EQ(plan.grid.units, 128);
+  EXPECT_EQ(plan.grid.ctas, 128);
+  EXPECT_EQ(plan.grid.sk.sk_clusters, 0u);
+  const Variant& v = Get("sm90_h12_rows64_n8_swapped");
+  EXPECT_EQ(v.tile.n, 8);
+  EXPECT_EQ(Param(v, "operands"), "swapped");
+  EXPECT_EQ(v.can_implement(p), "");
+  EXPECT_EQ(v.can_implement({8, 14336, 4096, DType::kBF16}), "");
+  EXPECT_NE(v.can_implement({1, 4096, 4096, DType::kBF16}).find("m must be a multiple of 8"),
+            std::string::npos);
+  EXPECT_NE(v.build(p, h200).find("A and B swapped"), std::string::npos);
+}
+
 // S4: S3 with the 64-row build where the few-row paths do not take a problem and it has at most
 // 128 rows; above, H12. Its entry names both, and describes and sizes the launch that runs.
 TEST_F(Sm90Catalog, S4RunsSixtyFourRowTilesUpTo128Rows) {
