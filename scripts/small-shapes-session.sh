@@ -15,12 +15,13 @@
 #   large-R   H12 beside both cuBLAS baselines at 4096^3, sustained and burst, 3 rounds
 #   tiles     the 64-row builds (own, shorter ranges, swapped; 64x64 of 13 stages, own and
 #             swapped; 64x8 swapped) beside H12, S9, S11 and cuBLAS at the serving shapes of 16,
-#             128 and 512 rows and columns and at 256 rows (burst, verified): where the small-shape rungs' tile_rows could reach, and the
-#             cells the tables of S10 and S12 (tools/sm90_bucket_table.py --table s10, s12) need
+#             128 and 512 rows and columns and at 256 rows (burst, verified): where the
+#             small-shape rungs' tile_rows could reach, and the cells the tables of S10 and S12
+#             (tools/sm90_bucket_table.py --table s10, s12) need
 #   counters  Nsight Compute counters (run --profile, stored with each row) of S9, S11 and the
 #             64x64 build beside both cuBLAS baselines where the ladder is furthest from its
-#             targets (128x4096x4096,
-#             16x4096x4096, 16x14336x4096, 1x4096x4096), and of H12 beside them at 4096^3
+#             targets (128x4096x4096, 16x4096x4096, 16x14336x4096, 1x4096x4096), and of H12
+#             beside them at 4096^3
 #   gemv      the user example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
 #   ring-R    S11 (B through a cp.async ring) beside S9 and both cuBLAS baselines at the 7
 #             shapes of M or N of 16 or less, burst, verified: a rerun of S11's change

@@ -20,7 +20,7 @@ namespace ablation::kernels::sm90 {
 /// The order of the fields and of Advance's updates is the one the ladder's kernels were measured
 /// with: it decides the order of the compiler's phis and selects (tools/sm90_ptx_compare.py).
 /// kCount: the build's stages (Knobs::stages).
-template <int kCount = kStages>
+template <int kCount>
 struct PipelineState {
   uint32_t phase = 0;
   int stage = 0;

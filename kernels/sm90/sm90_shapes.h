@@ -66,9 +66,8 @@ inline ShapePlan PlanShape(const Problem& p, const Knobs& knobs, uintptr_t a, ui
   s.pad_c = !n_rows || c % 16 != 0;
   s.k = k_rows ? p.k : RoundUp(p.k, chunk);
   s.n = n_rows ? p.n : RoundUp8(p.n);
-  const int block_n = knobs.block_n;
   s.on_tile = !s.Pads() && p.m % (int64_t(knobs.block_m) * knobs.cluster_m) == 0 &&
-              p.n % (int64_t(block_n) * knobs.cluster_n) == 0 && p.k % BlockK(knobs) == 0;
+              p.n % (int64_t(knobs.block_n) * knobs.cluster_n) == 0 && p.k % BlockK(knobs) == 0;
   return s;
 }
 

@@ -33,14 +33,13 @@ consteval bool ValidWgmmaKnobs(const Knobs& k) {
          (!k.fp8 || k.warp_specialized) && (!k.fit_grid || k.persistent) &&
          (!k.clusters_where_shared || (k.fit_grid && k.cluster_m == 2)) &&
          (k.block_m == kBlockM || (k.block_m == 64 && k.warp_specialized)) &&
-         // 256 columns (m64n256 wgmma), or 64 (m64n64) with bf16 and the 16-byte or transposed
-         // stores (the TMA-store epilogues are written for 256 columns), or 8 (m64n8) with the
-         // transposed stores only (the 16-byte stores write 32 columns at a time) and no
+         // 256 columns (m64n256 wgmma); or, with bf16 and the 16-byte or transposed stores (the
+         // TMA-store epilogues are written for 256 columns), 64 (m64n64) or 8 (m64n8), the last
+         // with the transposed stores only (the 16-byte stores write 32 columns at a time) and no
          // cluster (half of an 8-row B tile is not a whole 128-byte swizzle atom).
          (k.block_n == kBlockN ||
-          (k.block_n == 64 && !k.fp8 && k.epilogue == Epilogue::kWide && !k.overlap_epilogue) ||
-          (k.block_n == 8 && !k.fp8 && k.epilogue == Epilogue::kWide && !k.overlap_epilogue &&
-           k.store_transposed && k.Ctas() == 1)) &&
+          (!k.fp8 && k.epilogue == Epilogue::kWide && !k.overlap_epilogue &&
+           (k.block_n == 64 || (k.block_n == 8 && k.store_transposed && k.Ctas() == 1)))) &&
          k.stages >= 2;
 }
 
@@ -70,14 +69,15 @@ struct WgmmaMainloop {
     const uint64_t da = desc_a + s * kStageDesc, db = desc_b + s * kStageDesc;
 #pragma unroll
     for (int kk = 0; kk < kBlockK / 16; ++kk) {  // a k-step is 32 bytes into the swizzled rows
+      const int scale_d = (accumulate || kk > 0) ? 1 : 0;
       if constexpr (K.block_n == 8) {
-        WgmmaM64N8K16Bf16(d, da + kk * 2, db + kk * 2, (accumulate || kk > 0) ? 1 : 0);
+        WgmmaM64N8K16Bf16(d, da + kk * 2, db + kk * 2, scale_d);
       } else if constexpr (K.block_n == 64) {
-        WgmmaM64N64K16Bf16(d, da + kk * 2, db + kk * 2, (accumulate || kk > 0) ? 1 : 0);
+        WgmmaM64N64K16Bf16(d, da + kk * 2, db + kk * 2, scale_d);
       } else if constexpr (K.fp8) {
-        WgmmaM64N256K32E4m3(d, da + kk * 2, db + kk * 2, (accumulate || kk > 0) ? 1 : 0);
+        WgmmaM64N256K32E4m3(d, da + kk * 2, db + kk * 2, scale_d);
       } else {
-        WgmmaM64N256K16Bf16(d, da + kk * 2, db + kk * 2, (accumulate || kk > 0) ? 1 : 0);
+        WgmmaM64N256K16Bf16(d, da + kk * 2, db + kk * 2, scale_d);
       }
     }
     WgmmaCommit();

@@ -483,7 +483,7 @@ class WindowSampler {
                               (i < own_checked_.size() ? own_checked_[i] : 0));
       std::vector<double> ms, mhz;
       samples_.Member(int(i), &ms, &mhz);
-      for (double v : ms) m->add_sample_ms(v);
+      m->mutable_sample_ms()->Add(ms.begin(), ms.end());
       protocol::SetSampleClocks(m, mhz);
       protocol::SetStatsFromSamples(
           m, {.max_sm_mhz = d_.max_sm_khz / 1e3, .low_clock_fraction = o_.low_clock_fraction});
