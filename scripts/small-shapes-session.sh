@@ -42,7 +42,7 @@ for s in ${SHAPES:-1x4096x4096 16x4096x4096 16x4096x14336 16x14336x4096 4096x16x
 usual() {  # seconds a phase took on an H100 (cap: about 60 s a shape, solo spans included)
   case $1 in
     check) echo 15 ;; burst-*) echo 295 ;; cap-*) echo $((60 * count + 10)) ;; large-*) echo 80 ;;
-    tiles) echo 60 ;; counters) echo 50 ;; ring-*) echo 60 ;;
+    tiles) echo 90 ;; counters) echo 50 ;; ring-*) echo 60 ;;
     *) echo 60 ;;
   esac
 }
@@ -95,7 +95,8 @@ for phase in "$@"; do
       c -q run --variant sm90_h12_fitted_unclustered --variant sm90_h12_rows64 \
         --variant sm90_h12_rows64_sk4 --variant sm90_h12_rows64_sk4_swapped \
         --variant sm90_h12_rows64_n64 --variant sm90_h12_rows64_n64_swapped \
-        --variant sm90_h12_rows64_n8_swapped \
+        --variant sm90_h12_rows64_n8_swapped --variant sm90_h12_rows64_n64_unclustered \
+        --variant sm90_h12_rows64_n8 \
         --variant sm90_s9_deeper_split --variant sm90_s11_ring --variant cublas_bf16 \
         --regime burst --verify \
         --shape 128x4096x4096 --shape 128x4096x14336 --shape 128x14336x4096 \
@@ -103,6 +104,7 @@ for phase in "$@"; do
         --shape 512x4096x14336 --shape 4096x128x4096 --shape 4096x128x14336 \
         --shape 14336x128x4096 --shape 4096x512x4096 --shape 14336x512x4096 \
         --shape 16x4096x4096 --shape 16x4096x14336 --shape 16x14336x4096 \
+        --shape 4096x16x4096 --shape 4096x16x14336 --shape 14336x16x4096 \
         --tag small-tiles >>"$log" 2>&1
       say "tiles exit $? ($(elapsed))"
       stop_daemon

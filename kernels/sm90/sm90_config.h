@@ -330,21 +330,29 @@ inline constexpr Knobs kT64N64 = With(kT64, [](Knobs& k) {
   k.overlap_epilogue = false;
 });
 inline constexpr Knobs kT64N64Swapped = With(kT64N64, [](Knobs& k) { k.store_transposed = true; });
-/// 64x8 tiles of a few-row problem swapped (C^T = B A^T: 64 of B's rows by 8 of A's a tile), 16
-/// stages of 8 + 1 KiB, no cluster: 16x4096x4096 is 128 tiles, each over the whole K (cuBLAS's
-/// best algorithm there is of this kind).
-inline constexpr Knobs kT64N8Swapped = With(kT64, [](Knobs& k) {
+/// The 64x64 tiles without clusters: no B multicast, and 128x4096x4096's 128 tiles on 128 of the
+/// 132 SMs rather than 64 clusters of 66 (sm90_tune read 190.7 against 181.9 TFLOPS clustered).
+inline constexpr Knobs kT64N64Unclustered = With(kT64N64, [](Knobs& k) {
+  k.cluster_m = 1;
+  k.clusters_where_shared = false;
+});
+/// 64x8 tiles, 16 stages of 8 + 1 KiB, no cluster: a few-column problem (4096x16x4096: 64 tiles
+/// of 64 rows by 2 of 8 columns, 128 in all, each over the whole K, as cuBLAS's best algorithm at
+/// 16x4096x4096 in counters-4 does with A and B swapped); 4-byte stores, a lane quad's 16 bytes.
+inline constexpr Knobs kT64N8 = With(kT64, [](Knobs& k) {
   k.block_n = 8;
   k.stages = 16;
   k.epilogue = Epilogue::kWide;
   k.overlap_epilogue = false;
-  k.store_transposed = true;
   k.cluster_m = 1;
   k.clusters_where_shared = false;
 });
+/// The same for a few-row problem swapped (C^T = B A^T: 64 of B's rows by 8 of A's a tile):
+/// 16x4096x4096 is 128 tiles.
+inline constexpr Knobs kT64N8Swapped = With(kT64N8, [](Knobs& k) { k.store_transposed = true; });
 }  // namespace rung_knobs
 
-inline constexpr std::array<Rung, 6> kTileRungs = {{
+inline constexpr std::array<Rung, 8> kTileRungs = {{
     {"sm90_h12_rows64", "T64",
      "64-row tiles: H12 with a block tile of 64x256 computed by one consumer warpgroup (wgmma "
      "m64n256k16) beside the producer, 256 threads; a stage holds 8 KiB of A and 32 KiB of B, "
@@ -377,6 +385,16 @@ inline constexpr std::array<Rung, 6> kTileRungs = {{
      "of A's, no cluster, C stored transposed by plain stores; M a multiple of 8. 16x4096x4096: "
      "128 CTAs each over the whole K, where the few-row paths split K",
      rung_knobs::kT64N8Swapped},
+    {"sm90_h12_rows64_n64_unclustered", "T64nU",
+     "64x64 tiles without clusters: the 64x64 build with no B multicast; 128x4096x4096 is 128 "
+     "CTAs on 128 SMs where the 2x1 clusters are 64 of 66",
+     rung_knobs::kT64N64Unclustered},
+    {"sm90_h12_rows64_n8", "T64e",
+     "64x8 tiles: the 64-row build with a block tile of 8 columns (wgmma m64n8k16, 4 accumulators "
+     "a thread), 16 stages of 8 KiB of A and 1 KiB of B, no cluster, 4-byte stores (a lane quad "
+     "16 bytes of a row). 4096x16x4096: 128 CTAs each over the whole K, where the few-column "
+     "paths split K",
+     rung_knobs::kT64N8},
 }};
 /// Every tile build's stages and barriers fit the 227 KiB of shared memory a block may opt in to.
 static_assert([] {

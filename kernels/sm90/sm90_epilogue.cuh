@@ -40,37 +40,50 @@ struct WideStoreEpilogue {
   template <class KTile>
   __device__ __forceinline__ void OverlapWithKTiles(int&, int, KTile&&) {}
 
-  /// kAcc accumulators: the warpgroup's 64 x (kAcc * 2) columns, 32 columns a group g.
+  /// kAcc accumulators: the warpgroup's 64 x (kAcc * 2) columns, 32 columns a group g. An
+  /// 8-column tile (4 accumulators) has no group of 32: each lane stores its two bf16 pairs of a
+  /// row and of the row 8 below, 4 bytes each, a lane quad 16 contiguous bytes of a row.
   template <int kAcc>
   __device__ __forceinline__ void Store(const float (&d)[kAcc], int m0, int n0) {
     const int t = threadIdx.x & 127, warp = t >> 5, lane = t & 31, q = lane & 3;
     const int row = m0 + cw * 64 + warp * 16 + (lane >> 2);
+    if constexpr (kAcc < 16) {
+      static_assert(kAcc == 4, "8 columns: m64n8's 4 accumulators");
+      const int col = n0 + 2 * q;
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-#pragma unroll
-      for (int g = 0; g < kAcc / 16; ++g) {
-        uint32_t mine[4], out[4];
-#pragma unroll
-        for (int b = 0; b < 4; ++b) {
-          const int j = 4 * g + b;
-          mine[b] = PackBf16x2(d[4 * j + 2 * half], d[4 * j + 2 * half + 1]);
-        }
-        out[0] = mine[0];  // placeholders; set below by source lane
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          // From lane q ^ i: its two columns of block q (lane q ^ i sent Pick(mine, q)).
-          const uint32_t got =
-              i == 0 ? Pick(mine, q) : __shfl_xor_sync(0xffffffffu, Pick(mine, q ^ i), i);
-          const int src = q ^ i;
-          out[0] = src == 0 ? got : out[0];
-          out[1] = src == 1 ? got : out[1];
-          out[2] = src == 2 ? got : out[2];
-          out[3] = src == 3 ? got : out[3];
-        }
-        const int col = n0 + 8 * (4 * g + q);
+      for (int half = 0; half < 2; ++half) {
         if (kGuarded && (row + 8 * half >= m || col >= n)) continue;
-        *reinterpret_cast<uint4*>(c + int64_t(row + 8 * half) * n + col) =
-            make_uint4(out[0], out[1], out[2], out[3]);
+        *reinterpret_cast<uint32_t*>(c + int64_t(row + 8 * half) * n + col) =
+            PackBf16x2(d[2 * half], d[2 * half + 1]);
+      }
+    } else {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+#pragma unroll
+        for (int g = 0; g < kAcc / 16; ++g) {
+          uint32_t mine[4], out[4];
+#pragma unroll
+          for (int b = 0; b < 4; ++b) {
+            const int j = 4 * g + b;
+            mine[b] = PackBf16x2(d[4 * j + 2 * half], d[4 * j + 2 * half + 1]);
+          }
+          out[0] = mine[0];  // placeholders; set below by source lane
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            // From lane q ^ i: its two columns of block q (lane q ^ i sent Pick(mine, q)).
+            const uint32_t got =
+                i == 0 ? Pick(mine, q) : __shfl_xor_sync(0xffffffffu, Pick(mine, q ^ i), i);
+            const int src = q ^ i;
+            out[0] = src == 0 ? got : out[0];
+            out[1] = src == 1 ? got : out[1];
+            out[2] = src == 2 ? got : out[2];
+            out[3] = src == 3 ? got : out[3];
+          }
+          const int col = n0 + 8 * (4 * g + q);
+          if (kGuarded && (row + 8 * half >= m || col >= n)) continue;
+          *reinterpret_cast<uint4*>(c + int64_t(row + 8 * half) * n + col) =
+              make_uint4(out[0], out[1], out[2], out[3]);
+        }
       }
     }
   }

@@ -35,11 +35,9 @@ consteval bool ValidWgmmaKnobs(const Knobs& k) {
          (k.block_m == kBlockM || (k.block_m == 64 && k.warp_specialized)) &&
          // 256 columns (m64n256 wgmma); or, with bf16 and the 16-byte or transposed stores (the
          // TMA-store epilogues are written for 256 columns), 64 (m64n64) or 8 (m64n8), the last
-         // with the transposed stores only (the 16-byte stores write 32 columns at a time) and no
-         // cluster (half of an 8-row B tile is not a whole 128-byte swizzle atom).
-         (k.block_n == kBlockN ||
-          (!k.fp8 && k.epilogue == Epilogue::kWide && !k.overlap_epilogue &&
-           (k.block_n == 64 || (k.block_n == 8 && k.store_transposed && k.Ctas() == 1)))) &&
+         // with no cluster (half of an 8-row B tile is not a whole 128-byte swizzle atom).
+         (k.block_n == kBlockN || (!k.fp8 && k.epilogue == Epilogue::kWide && !k.overlap_epilogue &&
+                                   (k.block_n == 64 || (k.block_n == 8 && k.Ctas() == 1)))) &&
          k.stages >= 2;
 }
 

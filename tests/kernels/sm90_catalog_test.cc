@@ -313,6 +313,57 @@ TEST_F(Sm90Catalog, SixtyFourByEightTilesRunAFewRowProblemSwapped) {
   EXPECT_NE(v.build(p, h200).find("A and B swapped"), std::string::npos);
 }
 
+// The 64x64 build without clusters (kTileRungs[6]): the same tiles and stages, no B multicast.
+// 128x4096x4096: 128 CTAs, one a tile over the whole K, where the clustered build's 64 units of
+// 2x1 tiles go to 64 clusters of 66.
+TEST_F(Sm90Catalog, SixtyFourBySixtyFourTilesRunWithoutClusters) {
+  const sm90::Knobs& n64 = sm90::kTileRungs[3].knobs;
+  const sm90::Knobs& u = sm90::kTileRungs[6].knobs;
+  ASSERT_EQ(sm90::kTileRungs[6].id, "T64nU");
+  EXPECT_EQ(std::tie(u.block_m, u.block_n, u.stages, u.epilogue),
+            std::tie(n64.block_m, n64.block_n, n64.stages, n64.epilogue));
+  EXPECT_EQ(n64.Ctas(), 2);
+  EXPECT_EQ(u.Ctas(), 1);
+  EXPECT_FALSE(u.clusters_where_shared);
+  const Residency h200{132, 66};
+  const Problem p{128, 4096, 4096, DType::kBF16};
+  const sm90::LaunchPlan plan = sm90::PlanLaunch(u, p, h200);
+  EXPECT_EQ(plan.grid.units, 128);
+  EXPECT_EQ(plan.grid.ctas, 128);
+  EXPECT_EQ(plan.grid.sk.sk_clusters, 0u);
+  const sm90::LaunchPlan clustered = sm90::PlanLaunch(n64, p, h200);
+  EXPECT_EQ(clustered.grid.units, 64);
+  EXPECT_EQ(clustered.grid.ctas, 128);
+  const Variant& v = Get("sm90_h12_rows64_n64_unclustered");
+  EXPECT_EQ(v.tile.n, 64);
+  EXPECT_EQ(v.can_implement(p), "");
+}
+
+// The 64x8 build (kTileRungs[7]): a few-column problem on 64x8 tiles, unswapped (C stored by
+// 4-byte stores), otherwise the swapped build's knobs. 4096x16x4096: 128 tiles over the whole K.
+TEST_F(Sm90Catalog, SixtyFourByEightTilesRunAFewColumnProblem) {
+  const sm90::Knobs& e = sm90::kTileRungs[7].knobs;
+  const sm90::Knobs& es = sm90::kTileRungs[5].knobs;
+  ASSERT_EQ(sm90::kTileRungs[7].id, "T64e");
+  EXPECT_FALSE(e.store_transposed);
+  EXPECT_EQ(sm90::With(e, [](sm90::Knobs& k) { k.store_transposed = true; }), es);
+  EXPECT_EQ(sm90::Accumulators(e), 4);
+  const Residency h200{132, 66};
+  const Problem p{4096, 16, 4096, DType::kBF16};
+  const sm90::LaunchPlan plan = sm90::PlanLaunch(e, p, h200);
+  EXPECT_FALSE(plan.guarded);
+  EXPECT_EQ(plan.grid.units, 128);
+  EXPECT_EQ(plan.grid.ctas, 128);
+  EXPECT_EQ(plan.grid.sk.sk_clusters, 0u);
+  const Variant& v = Get("sm90_h12_rows64_n8");
+  EXPECT_EQ(v.tile.n, 8);
+  EXPECT_EQ(v.can_implement(p), "");
+  EXPECT_EQ(v.can_implement({14336, 16, 4096, DType::kBF16}), "");
+  // One column: the guarded build (B's one row padded), as every tile build off its tile.
+  EXPECT_EQ(v.can_implement({4096, 1, 4096, DType::kBF16}), "");
+  EXPECT_TRUE(sm90::PlanLaunch(e, {4096, 1, 4096, DType::kBF16}, h200).guarded);
+}
+
 // S4: S3 with the 64-row build where the few-row paths do not take a problem and it has at most
 // 128 rows; above, H12. Its entry names both, and describes and sizes the launch that runs.
 TEST_F(Sm90Catalog, S4RunsSixtyFourRowTilesUpTo128Rows) {

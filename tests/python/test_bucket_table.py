@@ -189,6 +189,8 @@ def test_the_tables_in_the_tree_are_made_again_from_the_databases_they_name(tabl
     default = re.search(r'kDefault = "([^"]+)"', text).group(1)
     sources = re.findall(r"^//   (\S+)$", text, re.M)
     assert sources, "the table names no database"
-    out = run_tool("--table", table, "--default", default, *sources)
+    rule = re.search(r"Rule: (\w+)\.", text)
+    out = run_tool("--table", table, "--default", default,
+                   *(["--rule", rule.group(1)] if rule else []), *sources)
     assert out.returncode == 0, out.stderr
     assert out.stdout == text

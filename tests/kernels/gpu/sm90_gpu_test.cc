@@ -252,10 +252,11 @@ TEST_F(Sm90Gpu, TheFewRowPathsAgainstFp64AndCublas) {
 }
 
 // The 64-row tiles (sm90_h12_rows64, its shorter stream-K ranges, its 64x64 tiles of 13 stages
-// and their swapped build, its swapped 64x8 tiles, and S4 and S5 where they run them: past the
-// few-row path, at most 128 rows): on the tile (M a multiple of a 2x1 cluster's 128 rows, N of 256,
-// K of 64) and off it (M of 17, 64, 100; N and K off their tiles), against the FP64 reference and
-// cuBLAS, and M of 128 at 4096^2 with the stream-K fix-up; S4 runs H12 above 128 rows.
+// with clusters and without and their swapped build, its 64x8 tiles and their swapped build, and
+// S4 and S5 where they run them: past the few-row path, at most 128 rows): on the tile (M a
+// multiple of a 2x1 cluster's 128 rows, N of 256, K of 64) and off it (M of 17, 64, 100; N and K
+// off their tiles), against the FP64 reference and cuBLAS, and M of 128 at 4096^2 with the stream-K
+// fix-up; S4 runs H12 above 128 rows.
 TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
   if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
   names_ = {"sm90_h12_rows64",
@@ -266,7 +267,9 @@ TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
             "sm90_s7_swap_tiles",
             "sm90_h12_rows64_n64",
             "sm90_h12_rows64_n64_swapped",
-            "sm90_h12_rows64_n8_swapped"};
+            "sm90_h12_rows64_n8_swapped",
+            "sm90_h12_rows64_n64_unclustered",
+            "sm90_h12_rows64_n8"};
   const sm90::SmallRung& s4 = sm90::kSmallRungs[3];
   const sm90::SmallRung& s7 = sm90::kSmallRungs[6];
   for (Problem p : {Problem{17, 300, 512}, Problem{64, 512, 1024}, Problem{100, 264, 136},
@@ -283,14 +286,16 @@ TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
         p.n > 16 && sm90::UsesSwapBase(s7, p))
         << p.m << "x" << p.n << "x" << p.k;
   }
-  // Few rows, which the 64x8 build takes swapped (ragged ones guarded).
-  for (Problem p : {Problem{16, 1000, 520}, Problem{8, 264, 136}, Problem{24, 4096, 200}})
+  // Few rows, which the 64x8 build takes swapped, and few columns, which it takes as they are
+  // (ragged ones guarded).
+  for (Problem p : {Problem{16, 1000, 520}, Problem{8, 264, 136}, Problem{24, 4096, 200},
+                    Problem{1000, 16, 520}, Problem{264, 8, 136}, Problem{4100, 24, 200}})
     ExpectMatchesFp64(p, 56);
   for (Problem p : {Problem{128, 4096, 4096}, Problem{64, 14336, 4096}, Problem{512, 4096, 4096},
                     Problem{4096, 128, 4096}, Problem{14336, 64, 4096}, Problem{16, 4096, 4096},
-                    Problem{16, 14336, 4096}})
+                    Problem{16, 14336, 4096}, Problem{4096, 16, 4096}, Problem{14336, 16, 4096}})
     ExpectMatchesCublas(p, 54);
-  EXPECT_EQ(ran_.size(), 9u);
+  EXPECT_EQ(ran_.size(), 11u);
 }
 
 // The per-bucket rungs (S8, S10, S12; sm90_buckets.h): in every bucket a table names, a shape of
