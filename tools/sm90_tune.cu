@@ -81,15 +81,10 @@ constexpr Config kConfigs[] = {
     {"H11 with groups of 4 unit rows", With(rung::kH11, [](Knobs& k) { k.group_rows = 4; })},
     {"H11 with groups of 16 unit rows", With(rung::kH11, [](Knobs& k) { k.group_rows = 16; })},
     {"H11 without clusters (no B multicast)", With(rung::kH11, [](Knobs& k) { k.cluster_m = 1; })},
-    // The 64x64 tile build (kTileRungs, for 128 rows): how deep its pipeline needs to be, and
-    // what multicast gives its swapped build (T64nU is the unswapped one without clusters).
+    // The 64x64 tile build (kTileRungs, for 128 rows): how deep its pipeline needs to be (T64nU,
+    // a tile build, is it without clusters).
     {"T64n with 6 stages", With(rung::kT64N64, [](Knobs& k) { k.stages = 6; })},
     {"T64n with 9 stages", With(rung::kT64N64, [](Knobs& k) { k.stages = 9; })},
-    {"T64nS without clusters (no multicast)", With(rung::kT64N64Swapped,
-                                                   [](Knobs& k) {
-                                                     k.cluster_m = 1;
-                                                     k.clusters_where_shared = false;
-                                                   })},
 };
 
 /// The fp8 ladder's configurations (dtype fp8): F7's knobs with one change each (2x1 clusters:
