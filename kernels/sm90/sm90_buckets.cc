@@ -49,9 +49,11 @@ void RegisterSm90BucketRung(Registry& registry, const BucketTable& table) {
   v.description =
       std::string(table.id) +
       ": per-bucket choice: a shape's bucket (the classes of M and N: 1, 2-16, "
-      "17-128, 129-512, 513-4096, more; of K: up to 4096, 16384, more) runs the build that ran "
-      "it fastest in the measured databases the table was made from, where it beat " +
-      fallback + " beyond the noise at every measured shape (" +
+      "17-128, 129-512, 513-4096, more; of K: up to 4096, 16384, more) runs the build the "
+      "table names for it, made from measured databases: one that beat " +
+      fallback +
+      " beyond the noise at every measured shape of the bucket, the fastest of those by "
+      "the table's rule (" +
       std::to_string(table.picks.size()) + " buckets); every other bucket runs " + fallback + ": " +
       entries.front().description;
   // The default's parameters, its "base" (H12) now the default itself and its rung the table's.

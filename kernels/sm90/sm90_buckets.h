@@ -1,6 +1,7 @@
 // The small-shape ladder's per-bucket rungs (S8 over S7, S10 over S9, S12 over S11;
 // notes/small-shape-ladder.md): each a table from a shape's bucket to the Hopper build that ran it
-// fastest beside the rung it is over, made from measured results databases by
+// fastest beside the rung it is over (by the geometric mean of its gains, S8 and S10, or by its
+// slowest cell, S12), made from measured results databases by
 // tools/sm90_bucket_table.py (sm90_bucket_picks.inc, sm90_bucket_picks_s10.inc,
 // sm90_bucket_picks_s12.inc, which name them). Host-only header: the
 // catalog describes the rungs with it, the worker follows them, the host tests check them.
