@@ -957,6 +957,15 @@ PRAGMA user_version = 21;
 )sql");
 }
 
+// v22: the entry a dispatching variant ran at a row's shape (Measurement.dispatched_to: a
+// per-bucket rung's pick). '' in older rows.
+void MigrateV22(Connection& c) {
+  c.Exec(R"sql(
+ALTER TABLE measurements ADD COLUMN dispatched_to TEXT NOT NULL DEFAULT '';
+PRAGMA user_version = 22;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -1003,6 +1012,7 @@ void Migrate(Connection& connection) {
   if (version < 19) MigrateV19(connection);
   if (version < 20) MigrateV20(connection);
   if (version < 21) MigrateV21(connection);
+  if (version < 22) MigrateV22(connection);
   transaction.Commit();
 }
 

@@ -166,6 +166,10 @@ struct Variant {
   /// The build that runs a problem on a device holding `r`, in words (the sm90 family's plan,
   /// sm90_plan.h: own, guarded or padded, its grid); unset: the variant has one build.
   std::function<std::string(const Problem&, const Residency&)> build;
+  /// The entry of the registry whose launch runs a problem, for a variant that runs other
+  /// entries' (a per-bucket rung: its table's pick, or its default); unset: its own launch.
+  /// Stored with each row it measures (Measurement.dispatched_to).
+  std::function<std::string(const Problem&)> dispatched_to;
   /// Set for a user kernel's variant: the build it runs. Null for the built-in families.
   std::shared_ptr<const LoadedCode> code;
   /// A kernel of its own contract (kernels/user/contract.h): it launches on tensors of its own

@@ -17,7 +17,9 @@ A build replaces the default in a bucket only where it ran beside the default at
 the bucket the default ran (in one run or more: each run where both ran is a cell), its
 geometric mean speed-up over those cells exceeds 1 + MARGIN, and it is at no shape slower than
 1 - MARGIN: picks inside the noise would be a coin toss, and a pick that loses somewhere is not
-a pick. Of those, the fastest: by default the one of the highest geometric mean (S8's and S10's
+a pick. A per-bucket rung's own row names the build it ran there (dispatched_to, schema v22):
+it is a cell of that build beside the default in its run, where the run has no row of the build
+itself at that shape, so that a later run of the rung can overturn a pick. Of those, the fastest: by default the one of the highest geometric mean (S8's and S10's
 tables), with `--rule worst` the one whose slowest cell is fastest (S12's). A bucket spans
 shapes a build may serve unevenly: at 129 to 512 rows a 64x64 tile gained x1.50 at 256 rows but
 x1.01 at 512, where the 64x256 tile gained x1.15, and the geometric mean picked the 64x64 tile
@@ -75,18 +77,30 @@ def rows_of(path):
 
 
 def rows_in(con, path):
-    query = """
-        SELECT run_id, m, n, k, variant, median_cycles, median_ms,
+    def select(name, which):
+        return f"""
+        SELECT run_id, m, n, k, {name}, median_cycles, median_ms,
                CASE WHEN solo_measured = 1 THEN solo_median_cycles END
         FROM measurements
         WHERE dtype = 'bf16' AND status = 'ok' AND verification_outcome = 'passed'
-          AND variant LIKE 'sm90\\_%' ESCAPE '\\' AND variant NOT LIKE ? ESCAPE '\\'"""
+          AND {name} LIKE 'sm90\\_%' ESCAPE '\\' AND variant {which} ? ESCAPE '\\'"""
+
     out = {}
-    for run, m, n, k, variant, cycles, ms, solo in con.execute(query, (TABLE_RUNGS,)):
-        window = cycles if cycles else ms
-        if not window or window <= 0:
-            continue
-        out.setdefault((path, run, m, n, k), {})[variant] = (window, solo if solo else None)
+
+    def add(query, replace):
+        for run, m, n, k, variant, cycles, ms, solo in con.execute(query, (TABLE_RUNGS,)):
+            window = cycles if cycles else ms
+            if not window or window <= 0:
+                continue
+            cell = out.setdefault((path, run, m, n, k), {})
+            if replace or variant not in cell:
+                cell[variant] = (window, solo if solo else None)
+
+    add(select("variant", "NOT LIKE"), True)
+    # A per-bucket rung's row names the build it ran (schema v22): a cell of that build too,
+    # where the run has no row of the build itself at that shape.
+    if "dispatched_to" in {row[1] for row in con.execute("PRAGMA table_info(measurements)")}:
+        add(select("dispatched_to", "LIKE"), False)
     con.close()
     return out
 

@@ -31,7 +31,7 @@ namespace {
 struct MeasurementColumns {
   bool every = false;
   bool verified = false, bytes = false, loads = false, regime = false, clock = false, peak = false,
-       solo = false, library = false, round = false, roofline = false;
+       solo = false, library = false, round = false, roofline = false, dispatched = false;
 
   MeasurementColumns(const std::vector<v1::Measurement>& rows, bool every_column)
       : every(every_column) {
@@ -50,6 +50,8 @@ struct MeasurementColumns {
     library = any([](const v1::Measurement& m) { return m.has_library(); });
     // Kernels of their own contract: where each stands against its two roofs.
     roofline = any([](const v1::Measurement& m) { return m.has_roofline(); });
+    // A variant that runs other entries' (a per-bucket rung): the entry each row ran.
+    dispatched = any([](const v1::Measurement& m) { return !m.dispatched_to().empty(); });
     // A run of several rounds shows which round each row is (CSV has it among its first
     // columns).
     round = !every && std::any_of(rows.begin(), rows.end(),
@@ -92,6 +94,7 @@ struct MeasurementColumns {
     if (library) c.push_back({"library_config", "library algorithm"});
     c.push_back({"error", "error"});
     if (every) c.push_back({"user_build_id", "build", Align::kRight});
+    if (dispatched) c.push_back({"dispatched_to", "ran"});
     return c;
   }
 
@@ -175,6 +178,7 @@ struct MeasurementColumns {
     }
     row.emplace_back(m.error());
     if (every) row.push_back(Cell(Int(m.user_build_id()), Int(m.user_build_id())));
+    if (dispatched) row.emplace_back(m.dispatched_to().empty() ? Dash() : m.dispatched_to());
     return row;
   }
 };

@@ -71,6 +71,11 @@ v1::RunConditions Conditions(const Item& item) {
 void FillConditions(const Item& item, const std::vector<std::string>& counters,
                     v1::ReportRow* row) {
   *row->mutable_conditions() = Conditions(item);
+  for (const v1::Measurement* m : item.ok)
+    if (!m->dispatched_to().empty()) {
+      row->set_dispatched_to(m->dispatched_to());
+      break;
+    }
   for (const v1::Measurement* m : item.ok) {
     if (!m->has_occupancy() || m->occupancy().theoretical_occupancy() <= 0) continue;
     row->set_theoretical_occupancy(m->occupancy().theoretical_occupancy());

@@ -31,6 +31,8 @@ std::string Mhz(double v) { return Fixed(v, 0); }
 
 std::vector<Column> ConditionColumns() {
   return {
+      // What a per-bucket rung ran at the row's shape (its table's pick or its default).
+      {"ran", false, [](const v1::ReportRow& r) { return r.dispatched_to(); }},
       {"SM MHz mean / min", true,
        [](const v1::ReportRow& r) -> std::string {
          const v1::RunConditions& c = r.conditions();

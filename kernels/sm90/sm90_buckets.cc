@@ -78,6 +78,7 @@ void RegisterSm90BucketRung(Registry& registry, const BucketTable& table) {
     const Variant& e = entry(p);
     return e.scratch_bytes ? e.scratch_bytes(p) : std::vector<int64_t>{0, 0, 0};
   };
+  v.dispatched_to = [entry](const Problem& p) { return entry(p).name; };
   registry.Add(std::move(v));
 }
 

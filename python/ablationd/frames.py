@@ -21,6 +21,9 @@ MEASUREMENT_COLUMNS = [
     "window_members", "solo_tflops", "solo_median_ms", "solo_noise", "solo_sm_mhz",
     "solo_peak_share", "solo_joules_per_tflop", "solo_power_w", "solo_energy_j",
     "solo_conditioned", "library_pick", "library_config",
+    # The entry a dispatching variant ran at the row's shape (a per-bucket rung's pick; schema
+    # v22); "" for a variant of its own launch.
+    "dispatched_to",
     "sm_clock_mhz_mean", "sm_clock_mhz_min", "throttled_share", "low_clock_share",
     "median_cycles", "median_sm_mhz", "wall_seconds", "sampled_gpu_seconds", "worker_seconds",
     "setup_seconds", "warmup_seconds", "sampling_seconds", "verify_seconds", "inputs_reused",
@@ -67,7 +70,7 @@ def _share(part_message, part_field, whole):
 
 
 def _solo_columns(m):
-    """window_members through library_config of MEASUREMENT_COLUMNS: NaN where no solo span."""
+    """window_members through dispatched_to of MEASUREMENT_COLUMNS: NaN where no solo span."""
     s = m.solo
     if not s.solo_measured:
         solo = [_NAN] * 8 + [None]
@@ -75,7 +78,8 @@ def _solo_columns(m):
         solo = [s.solo_tflops, s.solo_median_ms, s.solo_noise, _optional(s, "solo_sm_mhz"),
                 _optional(s, "solo_peak_share"), _optional(s, "solo_joules_per_tflop"),
                 _optional(s, "solo_power_w"), _optional(s, "solo_energy_j"), s.solo_conditioned]
-    return [m.window_members, *solo, m.library.library_pick, m.library.library_config]
+    return [m.window_members, *solo, m.library.library_pick, m.library.library_config,
+            m.dispatched_to]
 
 
 def _frame(rows, columns, ints=()):

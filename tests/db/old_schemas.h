@@ -278,9 +278,14 @@ inline void BuildV4(RawDb& raw) {
   raw.Exec(kV3ToV4);
 }
 
-// What v21 added (a kernel of its own contract's roofline), undone: a fresh database taken back
-// to v20.
+// What v22 added (the entry a dispatching variant ran), undone: a fresh database taken back to
+// v21.
+inline void UndoV22(RawDb& raw) { raw.Exec("ALTER TABLE measurements DROP COLUMN dispatched_to"); }
+
+// What v21 added (a kernel of its own contract's roofline), undone with what came after it: a
+// fresh database taken back to v20.
 inline void UndoV21(RawDb& raw) {
+  UndoV22(raw);
   for (const char* column :
        {"roofline_bytes_per_second", "roofline_bandwidth", "roofline_memory_share",
         "roofline_compute_share", "roofline_compute_roof", "roofline_intensity", "roofline_bound"})

@@ -355,7 +355,8 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
                                                 "roofline_compute_share",
                                                 "roofline_compute_roof",
                                                 "roofline_intensity",
-                                                "roofline_bound"};
+                                                "roofline_bound",
+                                                "dispatched_to"};
   EXPECT_THAT(RowMapping::Of<v1::Measurement>().ColumnNames(), ElementsAreArray(measurement));
   // The v4 store's own hand-written list, in its order, v5's and v6's one more each, v7's,
   // v10's and v11's.
@@ -470,7 +471,8 @@ TEST(RowMappingOfTheApi, GivesTheTablesColumns) {
                                              "roofline_compute_share",
                                              "roofline_compute_roof",
                                              "roofline_intensity",
-                                             "roofline_bound"};
+                                             "roofline_bound",
+                                             "dispatched_to"};
   EXPECT_THAT(RowMapping::Of<v1::Measurement>().ColumnNames(), UnorderedElementsAreArray(v4_store));
   std::vector<std::string> nullable;
   for (const auto& c : RowMapping::Of<v1::Measurement>().columns()) {

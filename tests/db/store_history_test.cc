@@ -200,5 +200,31 @@ TEST_F(StoreHistoryTest, V20DatabaseGainsTheRooflineKeepingItsRows) {
   for (const v1::Measurement& m : page.measurements) EXPECT_FALSE(m.has_roofline());
 }
 
+// v21 -> v22: the entry a dispatching variant ran arrives empty on the rows stored before, and a
+// row stored after keeps the one it names.
+TEST_F(StoreHistoryTest, V21DatabaseGainsTheDispatchedEntryKeepingItsRows) {
+  const int64_t id = Night("fp-a", testing::kBaseMs, 1.0);
+  store_.reset();
+  {
+    testing::RawDb raw(path_);
+    testing::UndoV22(raw);
+    raw.Exec("PRAGMA user_version = 21");
+  }
+  store_ = Store::Open(path_);
+  testing::RawDb raw(path_);
+  EXPECT_EQ(raw.Int("PRAGMA user_version"), kSchemaVersion);
+  EXPECT_EQ(raw.Int("SELECT count(*) FROM measurements WHERE dispatched_to = ''"), 2);
+  v1::Measurement m = testing::FullMeasurement(id);
+  m.set_variant("sm90_s12_buckets");
+  m.set_dispatched_to("sm90_h12_rows64_n64_unclustered");
+  store_->InsertMeasurement(m);
+  MeasurementFilter filter;
+  filter.run_id = id;
+  filter.variant_glob = "sm90_s12_buckets";
+  const auto page = store_->QueryMeasurements(filter);
+  ASSERT_EQ(page.measurements.size(), 1u);
+  EXPECT_EQ(page.measurements[0].dispatched_to(), "sm90_h12_rows64_n64_unclustered");
+}
+
 }  // namespace
 }  // namespace ablation::db

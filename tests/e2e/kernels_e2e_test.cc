@@ -13,6 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "kernels/sm90/sm90_buckets.h"
 #include "tests/e2e/daemon_fixture.h"
 #include "tests/e2e/harness.h"
 
@@ -20,6 +21,9 @@ namespace ablation::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
+namespace sm90 = ::ablation::kernels::sm90;
+using ::ablation::kernels::DType;
 
 const std::string kExamples = std::string(SOURCE_DIR) + "/examples/user-kernels";
 
@@ -582,6 +586,40 @@ TEST_F(KernelsE2E, AKernelOfItsOwnContractIsPlannedVerifiedTimedAndOnItsRoofline
 // Bytes per second above 1.25 times the device's measured bandwidth are refused, as TFLOPS above
 // the peak are: the test double runs this variant twice as fast as its work model's bytes at
 // 3 TB/s allow (6 TB/s against its 4.2 measured).
+// A per-bucket rung's row names the entry it ran at its shape (its table's pick, or its default),
+// stored and shown as the `ran` column; a variant of its own launch leaves it empty.
+TEST_F(KernelsE2E, APerBucketRungsRowsNameTheBuildTheyRan) {
+  StartDaemon();
+  const std::string pick(
+      sm90::BucketVariantFor({128, 4096, 4096, DType::kBF16}, sm90::kBucketTables[2]));
+  ASSERT_NE(pick, sm90::kBucketTables[2].fallback);  // 128 rows of 4096 columns: a pick
+  ASSERT_EQ(sm90::BucketVariantFor({1, 4096, 4096, DType::kBF16}, sm90::kBucketTables[2]),
+            sm90::kBucketTables[2].fallback);
+  const CommandResult run =
+      Client({"--format", "csv", "run", "--variant", "sm90_s12_buckets", "--variant",
+              "sm90_h12_fitted_unclustered", "--shape", "128x4096x4096", "--shape", "1x4096x4096"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const CommandResult json =
+      Client({"--format", "json", "results", "--variant", "sm90_s12_buckets", "--limit", "0"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_THAT(json.out, HasSubstr("\"dispatched_to\":\"" + pick + "\""));
+  EXPECT_THAT(json.out, HasSubstr("\"dispatched_to\":\"sm90_s11_ring\""));
+  const CommandResult table =
+      Client({"--width", "0", "results", "--variant", "sm90_*", "--limit", "0"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("ran"));
+  EXPECT_THAT(table.out, HasSubstr(pick));
+  const CommandResult h12 = Client(
+      {"--format", "json", "results", "--variant", "sm90_h12_fitted_unclustered", "--limit", "0"});
+  EXPECT_THAT(h12.out, HasSubstr("\"dispatched_to\":\"\""));
+  EXPECT_THAT(h12.out, Not(HasSubstr("\"dispatched_to\":\"sm90")));
+  // The report's table of how each row ran names it too (the pick ran under the rung's name).
+  const CommandResult report = Client({"--width", "0", "report", "1", "--format", "md"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_THAT(report.out, HasSubstr("| ran |"));
+  EXPECT_THAT(report.out, HasSubstr("| " + pick + " |"));
+}
+
 TEST_F(KernelsE2E, AFigureAboveTheMeasuredBandwidthIsRefused) {
   StartDaemon("add_role = \"run\"\n", {{"ABLATION_FAKE_SPEEDUP", "user.softmax.threads=512=2"}});
   const std::string dir = kExamples + "/general/";

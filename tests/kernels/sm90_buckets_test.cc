@@ -126,6 +126,7 @@ TEST_F(Sm90BucketRung, TheRegisteredRungsRunTheirDefaultWhereTheirTableNamesNoBu
                              Bf16(4096, 128, 4096), Bf16(4100, 100, 4097)}) {
       if (sm90::BucketVariantFor(p, table) != table.fallback) continue;
       EXPECT_EQ(rung.build(p, h200), fallback.build(p, h200));
+      EXPECT_EQ(rung.dispatched_to(p), table.fallback);
       EXPECT_EQ(rung.can_implement(p), fallback.can_implement(p));
       EXPECT_EQ(rung.scratch_bytes(p), fallback.scratch_bytes(p));
       EXPECT_EQ(rung.launch_at(p).threads, fallback.launch_at(p).threads);
@@ -136,7 +137,9 @@ TEST_F(Sm90BucketRung, TheRegisteredRungsRunTheirDefaultWhereTheirTableNamesNoBu
       ASSERT_EQ(sm90::BucketVariantFor(p, table), pick.variant);
       EXPECT_EQ(rung.build(p, h200), std::string(pick.variant) + " (this bucket's pick): " +
                                          Get(pick.variant).build(p, h200));
+      EXPECT_EQ(rung.dispatched_to(p), pick.variant);  // what its rows store
     }
+    EXPECT_FALSE(fallback.dispatched_to);  // a rung of its own launch dispatches nowhere
   }
   // S9's deeper split is S10's default: at 16 rows of 4096 columns its 16-warp build.
   EXPECT_EQ(Get("sm90_s10_buckets").launch_at(Bf16(16, 4096, 4096)).threads, 512);

@@ -28,17 +28,22 @@ COLUMNS = """run_id INTEGER, variant TEXT, dtype TEXT, m INTEGER, n INTEGER, k I
     solo_measured INTEGER, solo_median_cycles REAL"""
 
 
-def make_db(path, rows, compress=False):
-    """A database of `rows`: (run, variant, m, n, k, cycles[, solo cycles[, outcome]])."""
+def make_db(path, rows, compress=False, dispatched=False):
+    """A database of `rows`: (run, variant, m, n, k, cycles[, solo cycles[, outcome[, the entry
+    it dispatched to]]]); with `dispatched`, of schema v22 (a dispatched_to column)."""
     con = sqlite3.connect(path)
-    con.execute(f"CREATE TABLE measurements ({COLUMNS})")
+    extra = ", dispatched_to TEXT NOT NULL DEFAULT ''" if dispatched else ""
+    con.execute(f"CREATE TABLE measurements ({COLUMNS}{extra})")
     for row in rows:
         run, variant, m, n, k, cycles = row[:6]
         solo = row[6] if len(row) > 6 else None
         outcome = row[7] if len(row) > 7 else "passed"
-        con.execute("INSERT INTO measurements VALUES (?, ?, 'bf16', ?, ?, ?, 'ok', ?, ?, ?, ?, ?)",
-                    (run, variant, m, n, k, outcome, cycles, cycles / 1e6,
-                     1 if solo else 0, solo))
+        values = [run, variant, m, n, k, outcome, cycles, cycles / 1e6, 1 if solo else 0, solo]
+        if dispatched:
+            values.append(row[8] if len(row) > 8 else "")
+        more = ", ?" if dispatched else ""
+        con.execute("INSERT INTO measurements VALUES "
+                    f"(?, ?, 'bf16', ?, ?, ?, 'ok', ?, ?, ?, ?, ?{more})", values)
     con.commit()
     con.close()
     if compress:
@@ -136,6 +141,26 @@ def test_solo_spans_decide_where_both_have_one_and_runs_count_alike(tmp_path):
     assert chosen[(1, 4, 0)][0] == A
     assert figures[((1, 4, 0), A)][2] == 2  # two cells: one per run
     assert figures[((1, 4, 0), A)][0] == pytest.approx((100 / 80 * 100 / 90) ** 0.5)
+
+
+def test_a_per_bucket_rung_s_rows_count_as_cells_of_the_build_they_ran(tmp_path):
+    # Run 1 measured B beside the default (x1.053); in run 2 the per-bucket rung ran B (its
+    # dispatched_to) beside the default and lost (x0.971): B is no pick. Where a run has B's own
+    # row at that shape, that row is the cell, not the rung's.
+    rung = "sm90_s12_buckets"
+    rows = [(1, D, 16, 4096, 4096, 100), (1, B, 16, 4096, 4096, 95),
+            (2, D, 16, 4096, 4096, 100), (2, rung, 16, 4096, 4096, 103, None, "passed", B)]
+    cells = tool.rows_of(make_db(str(tmp_path / "a.db"), rows, dispatched=True))
+    assert cells[(str(tmp_path / "a.db"), 2, 16, 4096, 4096)][B] == (103, None)
+    assert (1, 4, 0) not in tool.picks(cells, D)[0]
+    with_own = rows + [(2, B, 16, 4096, 4096, 96)]
+    cells = tool.rows_of(make_db(str(tmp_path / "b.db"), with_own, dispatched=True))
+    assert cells[(str(tmp_path / "b.db"), 2, 16, 4096, 4096)][B] == (96, None)
+    assert tool.picks(cells, D)[0][(1, 4, 0)][0] == B
+    # A row the rung ran on the default itself, or before v22 (no column), adds nothing.
+    plain = [row[:6] for row in rows]
+    cells = tool.rows_of(make_db(str(tmp_path / "c.db"), plain))
+    assert B not in cells[(str(tmp_path / "c.db"), 2, 16, 4096, 4096)]
 
 
 def test_no_default_row_makes_an_empty_table_and_says_so(tmp_path):

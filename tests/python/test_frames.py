@@ -79,6 +79,13 @@ def test_the_solo_columns_are_the_variant_alone_at_the_cap_beside_its_window():
         assert math.isnan(burst[column]), column
 
 
+def test_a_dispatching_variant_s_row_names_the_entry_it_ran():
+    m = measurement(variant="sm90_s12_buckets")
+    m.dispatched_to = "sm90_h12_rows64_n64_unclustered"
+    assert ablationd.measurements_frame([m]).iloc[0].dispatched_to == m.dispatched_to
+    assert ablationd.measurements_frame([measurement()]).iloc[0].dispatched_to == ""
+
+
 def test_what_was_not_measured_is_nan_never_zero():
     m = measurement(status=ablation_pb2.MEASUREMENT_STATUS_FAILED, error="worker died")
     row = ablationd.measurements_frame([m]).iloc[0]

@@ -197,6 +197,7 @@ MeasurementStep::WindowOutcome MeasurementStep::MeasureWindow(const WindowSlot& 
     m.set_variant(item.variant->name);
     m.set_dtype(DTypeText(item.problem));
     SetShape(item.problem, m.mutable_shape());
+    if (item.variant->dispatched_to) m.set_dispatched_to(item.variant->dispatched_to(item.problem));
     m.set_l2(plan.timing.hot_l2()     ? v1::L2_MODE_HOT
              : plan.timing.flush_l2() ? v1::L2_MODE_COLD
                                       : v1::L2_MODE_COLD_ROTATED);
