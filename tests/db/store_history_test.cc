@@ -42,6 +42,17 @@ class StoreHistoryTest : public StoreTest {
     store_->InsertMeasurement(m);
     return id;
   }
+  // The store closed, its database taken back to `version` by `undo` (old_schemas.h), and
+  // opened again: migrated to kSchemaVersion.
+  void ReopenFrom(int version, void (*undo)(testing::RawDb&)) {
+    store_.reset();
+    {
+      testing::RawDb raw(path_);
+      undo(raw);
+      raw.Exec("PRAGMA user_version = " + std::to_string(version));
+    }
+    store_ = Store::Open(path_);
+  }
   SeriesFilter Filter() {
     SeriesFilter f;
     f.variant_glob = "abl_*";
@@ -179,13 +190,7 @@ TEST_F(StoreHistoryTest, V14DatabaseGainsProvenanceKeepingItsRows) {
 // before (no roofline), and a row that has one keeps it.
 TEST_F(StoreHistoryTest, V20DatabaseGainsTheRooflineKeepingItsRows) {
   const int64_t id = Night("fp-a", testing::kBaseMs, 1.0);
-  store_.reset();
-  {
-    testing::RawDb raw(path_);
-    testing::UndoV21(raw);
-    raw.Exec("PRAGMA user_version = 20");
-  }
-  store_ = Store::Open(path_);
+  ReopenFrom(20, &testing::UndoV21);
   testing::RawDb raw(path_);
   EXPECT_EQ(raw.Int("PRAGMA user_version"), kSchemaVersion);
   const auto run = store_->GetRun(id);
@@ -204,13 +209,7 @@ TEST_F(StoreHistoryTest, V20DatabaseGainsTheRooflineKeepingItsRows) {
 // row stored after keeps the one it names.
 TEST_F(StoreHistoryTest, V21DatabaseGainsTheDispatchedEntryKeepingItsRows) {
   const int64_t id = Night("fp-a", testing::kBaseMs, 1.0);
-  store_.reset();
-  {
-    testing::RawDb raw(path_);
-    testing::UndoV22(raw);
-    raw.Exec("PRAGMA user_version = 21");
-  }
-  store_ = Store::Open(path_);
+  ReopenFrom(21, &testing::UndoV22);
   testing::RawDb raw(path_);
   EXPECT_EQ(raw.Int("PRAGMA user_version"), kSchemaVersion);
   EXPECT_EQ(raw.Int("SELECT count(*) FROM measurements WHERE dispatched_to = ''"), 2);
