@@ -151,12 +151,19 @@ def test_a_per_bucket_rung_s_rows_count_as_cells_of_the_build_they_ran(tmp_path)
     rows = [(1, D, 16, 4096, 4096, 100), (1, B, 16, 4096, 4096, 95),
             (2, D, 16, 4096, 4096, 100), (2, rung, 16, 4096, 4096, 103, None, "passed", B)]
     cells = tool.rows_of(make_db(str(tmp_path / "a.db"), rows, dispatched=True))
-    assert cells[(str(tmp_path / "a.db"), 2, 16, 4096, 4096)][B] == (103, None)
-    assert (1, 4, 0) not in tool.picks(cells, D)[0]
+    assert cells[(str(tmp_path / "a.db"), 2, 16, 4096, 4096)][B] == (103, None, True)
+    chosen, figures = tool.picks(cells, D)
+    assert (1, 4, 0) not in chosen
+    assert figures[((1, 4, 0), B)][2:] == (2, 1)  # two cells, one of them the rung's row
     with_own = rows + [(2, B, 16, 4096, 4096, 96)]
     cells = tool.rows_of(make_db(str(tmp_path / "b.db"), with_own, dispatched=True))
-    assert cells[(str(tmp_path / "b.db"), 2, 16, 4096, 4096)][B] == (96, None)
+    assert cells[(str(tmp_path / "b.db"), 2, 16, 4096, 4096)][B] == (96, None, False)
     assert tool.picks(cells, D)[0][(1, 4, 0)][0] == B
+    out = run_tool("--table", "s12", "--default", D, make_db(
+        str(tmp_path / "d.db"), [(1, D, 16, 4096, 4096, 100), (1, rung, 16, 4096, 4096, 90, None,
+                                                                 "passed", B)], dispatched=True))
+    assert out.returncode == 0, out.stderr
+    assert "1 cells (1 of a per-bucket rung's rows)" in out.stdout
     # A row the rung ran on the default itself, or before v22 (no column), adds nothing.
     plain = [row[:6] for row in rows]
     cells = tool.rows_of(make_db(str(tmp_path / "c.db"), plain))
