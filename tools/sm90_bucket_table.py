@@ -135,9 +135,9 @@ def picks(rows, default, rule="geomean"):
             ran = sum(1 for _, v in mine if v[variant][2])
             figures[(bucket, variant)] = (geomean, min(ups), len(ups), ran)
             if geomean > 1 + MARGIN and min(ups) >= 1 - MARGIN:
-                key = (geomean, min(ups)) if rule == "geomean" else (min(ups), geomean)
-                if bucket not in chosen or key > RULES[rule](chosen[bucket]):
-                    chosen[bucket] = (variant, geomean, min(ups), len(ups), ran)
+                entry = (variant, geomean, min(ups), len(ups), ran)
+                if bucket not in chosen or RULES[rule](entry) > RULES[rule](chosen[bucket]):
+                    chosen[bucket] = entry
     return chosen, figures
 
 

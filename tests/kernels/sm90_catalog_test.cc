@@ -47,6 +47,16 @@ int Changes(const sm90::Knobs& a, const sm90::Knobs& b) {
          (a.sk_parts != b.sk_parts) + (a.store_transposed != b.store_transposed);
 }
 
+/// A launch of `k` at `p` on an H200 is one round of whole tiles: `tiles` units on as many CTAs,
+/// none shared by stream-K, on the tile (the few-row and few-column tile builds' plan).
+void ExpectOneRoundOfWholeTiles(const sm90::Knobs& k, const Problem& p, int tiles) {
+  const sm90::LaunchPlan plan = sm90::PlanLaunch(k, p, Residency{132, 66});
+  EXPECT_FALSE(plan.guarded);
+  EXPECT_EQ(plan.grid.units, tiles);
+  EXPECT_EQ(plan.grid.ctas, tiles);
+  EXPECT_EQ(plan.grid.sk.sk_clusters, 0u);
+}
+
 TEST_F(Sm90Catalog, ThirteenRungsOneChangeEach) {
   int count = 0;
   for (const Variant& v : registry_.All()) count += v.family == "sm90" && v.Supports(DType::kBF16);
@@ -298,11 +308,7 @@ TEST_F(Sm90Catalog, SixtyFourByEightTilesRunAFewRowProblemSwapped) {
   EXPECT_EQ(sm90::SmemBytes(e), 16 * 9216 + 1024 + 2 * 8 * 16);
   const Residency h200{132, 66};
   const Problem p{16, 4096, 4096, DType::kBF16};
-  const sm90::LaunchPlan plan = sm90::PlanLaunch(e, sm90::SwappedProblem(p), h200);
-  EXPECT_FALSE(plan.guarded);
-  EXPECT_EQ(plan.grid.units, 128);
-  EXPECT_EQ(plan.grid.ctas, 128);
-  EXPECT_EQ(plan.grid.sk.sk_clusters, 0u);
+  ExpectOneRoundOfWholeTiles(e, sm90::SwappedProblem(p), 128);
   const Variant& v = Get("sm90_h12_rows64_n8_swapped");
   EXPECT_EQ(v.tile.n, 8);
   EXPECT_EQ(Param(v, "operands"), "swapped");
@@ -327,10 +333,7 @@ TEST_F(Sm90Catalog, SixtyFourBySixtyFourTilesRunWithoutClusters) {
   EXPECT_FALSE(u.clusters_where_shared);
   const Residency h200{132, 66};
   const Problem p{128, 4096, 4096, DType::kBF16};
-  const sm90::LaunchPlan plan = sm90::PlanLaunch(u, p, h200);
-  EXPECT_EQ(plan.grid.units, 128);
-  EXPECT_EQ(plan.grid.ctas, 128);
-  EXPECT_EQ(plan.grid.sk.sk_clusters, 0u);
+  ExpectOneRoundOfWholeTiles(u, p, 128);
   const sm90::LaunchPlan clustered = sm90::PlanLaunch(n64, p, h200);
   EXPECT_EQ(clustered.grid.units, 64);
   EXPECT_EQ(clustered.grid.ctas, 128);
@@ -350,11 +353,7 @@ TEST_F(Sm90Catalog, SixtyFourByEightTilesRunAFewColumnProblem) {
   EXPECT_EQ(sm90::Accumulators(e), 4);
   const Residency h200{132, 66};
   const Problem p{4096, 16, 4096, DType::kBF16};
-  const sm90::LaunchPlan plan = sm90::PlanLaunch(e, p, h200);
-  EXPECT_FALSE(plan.guarded);
-  EXPECT_EQ(plan.grid.units, 128);
-  EXPECT_EQ(plan.grid.ctas, 128);
-  EXPECT_EQ(plan.grid.sk.sk_clusters, 0u);
+  ExpectOneRoundOfWholeTiles(e, p, 128);
   const Variant& v = Get("sm90_h12_rows64_n8");
   EXPECT_EQ(v.tile.n, 8);
   EXPECT_EQ(v.can_implement(p), "");
