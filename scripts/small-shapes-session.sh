@@ -22,6 +22,10 @@
 #             64x64 build beside both cuBLAS baselines where the ladder is furthest from its
 #             targets (128x4096x4096, 16x4096x4096, 16x14336x4096, 1x4096x4096), and of H12
 #             beside them at 4096^3
+#   gaps      the same counters where S12 is furthest from each shape's better cuBLAS baseline
+#             (16x14336x4096, 128x14336x4096, 16x4096x4096): S12, S11, the builds S12 picks or
+#             could pick there (64x256 shorter ranges, 64x64 unclustered, 64x8 swapped) beside
+#             both cuBLAS baselines
 #   gemv      the user example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
 #   ring-R    S11 (B through a cp.async ring) beside S9 and both cuBLAS baselines at the 7
 #             shapes of M or N of 16 or less, burst, verified: a rerun of S11's change
@@ -42,7 +46,7 @@ for s in ${SHAPES:-1x4096x4096 16x4096x4096 16x4096x14336 16x14336x4096 4096x16x
 usual() {  # seconds a phase took on an H100 (cap: about 60 s a shape, solo spans included)
   case $1 in
     check) echo 15 ;; burst-*) echo 295 ;; cap-*) echo $((60 * count + 10)) ;; large-*) echo 80 ;;
-    tiles) echo 90 ;; counters) echo 50 ;; ring-*) echo 60 ;;
+    tiles) echo 90 ;; counters) echo 50 ;; gaps) echo 60 ;; ring-*) echo 60 ;;
     *) echo 60 ;;
   esac
 }
@@ -121,6 +125,17 @@ for phase in "$@"; do
         --regime burst --profile --profile-metrics default,tensor,memory,stalls \
         --tag large-counters >>"$log" 2>&1
       say "counters (4096^3) exit $? ($(elapsed))"
+      stop_daemon
+      ;;
+    gaps)
+      start_daemon "$out/gaps.db" || continue
+      c -q run --variant sm90_s12_buckets --variant sm90_s11_ring --variant cublas_bf16 \
+        --variant cublas_bf16_best --variant sm90_h12_rows64_sk4 \
+        --variant sm90_h12_rows64_n64_unclustered --variant sm90_h12_rows64_n8_swapped \
+        --shape 16x14336x4096 --shape 128x14336x4096 --shape 16x4096x4096 \
+        --regime burst --profile --profile-metrics default,memory,stalls \
+        --tag small-gaps >>"$log" 2>&1
+      say "gaps exit $? ($(elapsed))"
       stop_daemon
       ;;
     ring-*)
