@@ -350,9 +350,31 @@ inline constexpr Knobs kT64N8 = With(kT64, [](Knobs& k) {
 /// The same for a few-row problem swapped (C^T = B A^T: 64 of B's rows by 8 of A's a tile):
 /// 16x4096x4096 is 128 tiles.
 inline constexpr Knobs kT64N8Swapped = With(kT64N8, [](Knobs& k) { k.store_transposed = true; });
+/// H12's 128-row tiles with 16 columns, swapped: 16x14336x4096 is 112 tiles of 128 of B's rows
+/// by A's 16, one round each over the whole K (cuBLAS's best algorithm there has 256x8 tiles,
+/// 112 CTAs); 12 stages of 16 + 2 KiB, no cluster, C stored transposed.
+inline constexpr Knobs kT128N16Swapped = With(kH12, [](Knobs& k) {
+  k.block_n = 16;
+  k.stages = 12;
+  k.epilogue = Epilogue::kWide;
+  k.overlap_epilogue = false;
+  k.cluster_m = 1;
+  k.clusters_where_shared = false;
+  k.store_transposed = true;
+});
+/// H12's 128-row tiles with 128 columns: 128x14336x4096 is 112 tiles, one round each over the
+/// whole K; 7 stages of 16 + 16 KiB, no cluster, the 16-byte stores.
+inline constexpr Knobs kT128N128 = With(kH12, [](Knobs& k) {
+  k.block_n = 128;
+  k.stages = 7;
+  k.epilogue = Epilogue::kWide;
+  k.overlap_epilogue = false;
+  k.cluster_m = 1;
+  k.clusters_where_shared = false;
+});
 }  // namespace rung_knobs
 
-inline constexpr std::array<Rung, 8> kTileRungs = {{
+inline constexpr std::array<Rung, 10> kTileRungs = {{
     {"sm90_h12_rows64", "T64",
      "64-row tiles: H12 with a block tile of 64x256 computed by one consumer warpgroup (wgmma "
      "m64n256k16) beside the producer, 256 threads; a stage holds 8 KiB of A and 32 KiB of B, "
@@ -395,6 +417,17 @@ inline constexpr std::array<Rung, 8> kTileRungs = {{
      "16 bytes of a row). 4096x16x4096: 128 CTAs each over the whole K, where the few-column "
      "paths split K",
      rung_knobs::kT64N8},
+    {"sm90_h12_n16_swapped", "T128sS",
+     "128x16 tiles, swapped: H12 given B as A and A as B with a block tile of 16 columns (two "
+     "consumer warpgroups of wgmma m64n16k16, 8 accumulators a thread), 12 stages of 16 KiB of "
+     "B's rows and 2 KiB of A's, no cluster, C stored transposed; M a multiple of 8. "
+     "16x14336x4096: 112 CTAs each over the whole K, one round",
+     rung_knobs::kT128N16Swapped},
+    {"sm90_h12_n128", "T128h",
+     "128x128 tiles: H12 with a block tile of 128 columns (two consumer warpgroups of wgmma "
+     "m64n128k16, 64 accumulators a thread), 7 stages of 16 + 16 KiB, no cluster, 16-byte "
+     "stores. 128x14336x4096: 112 CTAs each over the whole K, one round",
+     rung_knobs::kT128N128},
 }};
 /// Every tile build's stages and barriers fit the 227 KiB of shared memory a block may opt in to.
 static_assert([] {

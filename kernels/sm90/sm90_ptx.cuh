@@ -327,6 +327,41 @@ __device__ __forceinline__ void WgmmaM64N8K16Bf16(float (&d)[4], uint64_t desc_a
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+/// wgmma m64n16k16 as m64n256k16 above, on a B tile of 16 rows: 8 accumulators a thread (the
+/// 16-column builds, Knobs::block_n 16: a few-row problem swapped, its rows the tile's columns).
+__device__ __forceinline__ void WgmmaM64N16K16Bf16(float (&d)[8], uint64_t desc_a, uint64_t desc_b,
+                                                   int scale_d) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %10, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, "
+      "%9, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+/// wgmma m64n128k16 as m64n256k16 above, on a B tile of 128 rows: 64 accumulators a thread (the
+/// 128-column builds, Knobs::block_n 128), the first 64 of m64n256's operand list.
+__device__ __forceinline__ void WgmmaM64N128K16Bf16(float (&d)[64], uint64_t desc_a,
+                                                    uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63},"
+      " %64, %65, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : ABLATION_WGMMA_D32(d), ABLATION_WGMMA_D32((d + 32))
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 /// wgmma m64n256k32 with e4m3 A and B from shared memory (K-major, the only major order fp8
 /// wgmma takes; 128-byte swizzle), fp32 accumulators in place (QGMMA in SASS); `scale_d` as
 /// above. A k-step is 32 bytes of each row, as bf16's k16.

@@ -34,10 +34,12 @@ consteval bool ValidWgmmaKnobs(const Knobs& k) {
          (!k.clusters_where_shared || (k.fit_grid && k.cluster_m == 2)) &&
          (k.block_m == kBlockM || (k.block_m == 64 && k.warp_specialized)) &&
          // 256 columns (m64n256 wgmma); or, with bf16 and the 16-byte or transposed stores (the
-         // TMA-store epilogues are written for 256 columns), 64 (m64n64) or 8 (m64n8), the last
-         // with no cluster (half of an 8-row B tile is not a whole 128-byte swizzle atom).
+         // TMA-store epilogues are written for 256 columns), 128, 64, 16 or 8 (m64n128 ... m64n8),
+         // the two narrowest with no cluster (half of a B tile of 8 or 16 rows is not a whole
+         // 128-byte swizzle atom of 8 rows x 128 bytes on a 1024-byte boundary).
          (k.block_n == kBlockN || (!k.fp8 && k.epilogue == Epilogue::kWide && !k.overlap_epilogue &&
-                                   (k.block_n == 64 || (k.block_n == 8 && k.Ctas() == 1)))) &&
+                                   (k.block_n == 128 || k.block_n == 64 ||
+                                    ((k.block_n == 16 || k.block_n == 8) && k.Ctas() == 1)))) &&
          k.stages >= 2;
 }
 
@@ -70,8 +72,12 @@ struct WgmmaMainloop {
       const int scale_d = (accumulate || kk > 0) ? 1 : 0;
       if constexpr (K.block_n == 8) {
         WgmmaM64N8K16Bf16(d, da + kk * 2, db + kk * 2, scale_d);
+      } else if constexpr (K.block_n == 16) {
+        WgmmaM64N16K16Bf16(d, da + kk * 2, db + kk * 2, scale_d);
       } else if constexpr (K.block_n == 64) {
         WgmmaM64N64K16Bf16(d, da + kk * 2, db + kk * 2, scale_d);
+      } else if constexpr (K.block_n == 128) {
+        WgmmaM64N128K16Bf16(d, da + kk * 2, db + kk * 2, scale_d);
       } else if constexpr (K.fp8) {
         WgmmaM64N256K32E4m3(d, da + kk * 2, db + kk * 2, scale_d);
       } else {

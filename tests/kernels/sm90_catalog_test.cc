@@ -363,6 +363,60 @@ TEST_F(Sm90Catalog, SixtyFourByEightTilesRunAFewColumnProblem) {
   EXPECT_TRUE(sm90::PlanLaunch(e, {4096, 1, 4096, DType::kBF16}, h200).guarded);
 }
 
+// The 128x16 swapped build (kTileRungs[8]): H12's two consumer warpgroups on 128 of B's rows by
+// 16 of A's (wgmma m64n16k16, 8 accumulators a thread), 12 stages of 16 + 2 KiB, no cluster, C
+// stored transposed. 16x14336x4096: 112 tiles over the whole K, one round on 112 of 132 SMs.
+TEST_F(Sm90Catalog, OneHundredTwentyEightBySixteenTilesRunAFewRowProblemSwapped) {
+  const sm90::Knobs& s = sm90::kTileRungs[8].knobs;
+  ASSERT_EQ(sm90::kTileRungs[8].id, "T128sS");
+  EXPECT_EQ(std::tie(s.block_m, s.block_n, s.stages), std::make_tuple(sm90::kBlockM, 16, 12));
+  EXPECT_EQ(s.Threads(), 384);
+  EXPECT_TRUE(s.store_transposed);
+  EXPECT_EQ(s.Ctas(), 1);
+  EXPECT_EQ(sm90::Accumulators(s), 8);
+  EXPECT_EQ(sm90::StageBytes(s), 16384 + 2048);
+  EXPECT_LE(sm90::SmemBytes(s), 227 * 1024);
+  const Residency h200{132, 66};
+  const Problem p{16, 14336, 4096, DType::kBF16};
+  ExpectOneRoundOfWholeTiles(s, sm90::SwappedProblem(p), 112);
+  const Variant& v = Get("sm90_h12_n16_swapped");
+  EXPECT_EQ(v.tile.n, 16);
+  EXPECT_EQ(Param(v, "operands"), "swapped");
+  EXPECT_EQ(v.can_implement(p), "");
+  EXPECT_EQ(v.can_implement({8, 4096, 4096, DType::kBF16}), "");
+  EXPECT_NE(v.can_implement({1, 4096, 4096, DType::kBF16}).find("m must be a multiple of 8"),
+            std::string::npos);
+  EXPECT_NE(v.build(p, h200).find("A and B swapped"), std::string::npos);
+  // 16x4096x4096: 32 tiles, a round a quarter full, shared along K by stream-K.
+  const sm90::LaunchPlan few =
+      sm90::PlanLaunch(s, sm90::SwappedProblem({16, 4096, 4096, DType::kBF16}), h200);
+  EXPECT_EQ(few.grid.units, 32);
+  EXPECT_GT(few.grid.sk.sk_clusters, 0u);
+}
+
+// The 128x128 build (kTileRungs[9]): H12's two consumer warpgroups on 128x128 tiles (wgmma
+// m64n128k16, 64 accumulators a thread), 7 stages of 16 + 16 KiB, no cluster, the 16-byte
+// stores. 128x14336x4096: 112 tiles over the whole K, one round.
+TEST_F(Sm90Catalog, OneHundredTwentyEightSquareTilesRunOneRoundAt128Rows) {
+  const sm90::Knobs& h = sm90::kTileRungs[9].knobs;
+  ASSERT_EQ(sm90::kTileRungs[9].id, "T128h");
+  EXPECT_EQ(std::tie(h.block_m, h.block_n, h.stages), std::make_tuple(sm90::kBlockM, 128, 7));
+  EXPECT_FALSE(h.store_transposed);
+  EXPECT_EQ(h.epilogue, sm90::Epilogue::kWide);
+  EXPECT_EQ(h.Ctas(), 1);
+  EXPECT_EQ(sm90::Accumulators(h), 64);
+  EXPECT_EQ(sm90::StageBytes(h), 2 * 16384);
+  EXPECT_LE(sm90::SmemBytes(h), 227 * 1024);
+  const Problem p{128, 14336, 4096, DType::kBF16};
+  ExpectOneRoundOfWholeTiles(h, p, 112);
+  const Variant& v = Get("sm90_h12_n128");
+  EXPECT_EQ(v.tile.n, 128);
+  EXPECT_EQ(v.can_implement(p), "");
+  EXPECT_EQ(v.can_implement({4096, 4096, 4096, DType::kBF16}), "");
+  // Off the tile (N not a multiple of 128): the guarded build.
+  EXPECT_TRUE(sm90::PlanLaunch(h, {128, 4104, 4096, DType::kBF16}, Residency{132, 66}).guarded);
+}
+
 // S4: S3 with the 64-row build where the few-row paths do not take a problem and it has at most
 // 128 rows; above, H12. Its entry names both, and describes and sizes the launch that runs.
 TEST_F(Sm90Catalog, S4RunsSixtyFourRowTilesUpTo128Rows) {
