@@ -47,7 +47,7 @@ for s in ${SHAPES:-1x4096x4096 16x4096x4096 16x4096x14336 16x14336x4096 4096x16x
 usual() {  # seconds a phase took on an H100 (cap: about 60 s a shape, solo spans included)
   case $1 in
     check) echo 15 ;; burst-*) echo 295 ;; cap-*) echo $((60 * count + 10)) ;; large-*) echo 80 ;;
-    tiles) echo 105 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;;
+    tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;;
     *) echo 60 ;;
   esac
 }
