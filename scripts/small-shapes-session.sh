@@ -44,9 +44,11 @@ ring_shapes=()  # the serving preset's shapes of M or N of 16 or less, or SHAPES
 for s in ${SHAPES:-1x4096x4096 16x4096x4096 16x4096x14336 16x14336x4096 4096x16x4096 \
   4096x16x14336 14336x16x4096}; do ring_shapes+=(--shape "$s"); done
 ((count > 0)) || count=24
-usual() {  # seconds a phase took on an H100 (cap: about 60 s a shape, solo spans included)
+usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: about 60 s a
+  # shape, solo spans included)
   case $1 in
-    check) echo 15 ;; burst-*) echo 295 ;; cap-*) echo $((60 * count + 10)) ;; large-*) echo 80 ;;
+    check) echo 15 ;; burst-*) echo $((11 * count + 30)) ;; cap-*) echo $((60 * count + 10)) ;;
+    large-*) echo 80 ;;
     tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;;
     *) echo 60 ;;
   esac
