@@ -336,42 +336,32 @@ inline constexpr Knobs kT64N64Unclustered = With(kT64N64, [](Knobs& k) {
   k.cluster_m = 1;
   k.clusters_where_shared = false;
 });
+/// `base` with block tiles of `block_n` columns and `stages` stages, no cluster, C written by the
+/// 16-byte stores (the TMA-store epilogues are written for 256 columns): the narrow tile builds.
+constexpr Knobs NarrowUnclustered(Knobs base, int block_n, int stages) {
+  base.block_n = block_n;
+  base.stages = stages;
+  base.epilogue = Epilogue::kWide;
+  base.overlap_epilogue = false;
+  base.cluster_m = 1;
+  base.clusters_where_shared = false;
+  return base;
+}
 /// 64x8 tiles, 16 stages of 8 + 1 KiB, no cluster: a few-column problem (4096x16x4096: 64 tiles
 /// of 64 rows by 2 of 8 columns, 128 in all, each over the whole K, as cuBLAS's best algorithm at
 /// 16x4096x4096 in counters-4 does with A and B swapped); 4-byte stores, a lane quad's 16 bytes.
-inline constexpr Knobs kT64N8 = With(kT64, [](Knobs& k) {
-  k.block_n = 8;
-  k.stages = 16;
-  k.epilogue = Epilogue::kWide;
-  k.overlap_epilogue = false;
-  k.cluster_m = 1;
-  k.clusters_where_shared = false;
-});
+inline constexpr Knobs kT64N8 = NarrowUnclustered(kT64, 8, 16);
 /// The same for a few-row problem swapped (C^T = B A^T: 64 of B's rows by 8 of A's a tile):
 /// 16x4096x4096 is 128 tiles.
 inline constexpr Knobs kT64N8Swapped = With(kT64N8, [](Knobs& k) { k.store_transposed = true; });
 /// H12's 128-row tiles with 16 columns, swapped: 16x14336x4096 is 112 tiles of 128 of B's rows
 /// by A's 16, one round each over the whole K (cuBLAS's best algorithm there has 256x8 tiles,
 /// 112 CTAs); 12 stages of 16 + 2 KiB, no cluster, C stored transposed.
-inline constexpr Knobs kT128N16Swapped = With(kH12, [](Knobs& k) {
-  k.block_n = 16;
-  k.stages = 12;
-  k.epilogue = Epilogue::kWide;
-  k.overlap_epilogue = false;
-  k.cluster_m = 1;
-  k.clusters_where_shared = false;
-  k.store_transposed = true;
-});
+inline constexpr Knobs kT128N16Swapped =
+    With(NarrowUnclustered(kH12, 16, 12), [](Knobs& k) { k.store_transposed = true; });
 /// H12's 128-row tiles with 128 columns: 128x14336x4096 is 112 tiles, one round each over the
 /// whole K; 7 stages of 16 + 16 KiB, no cluster, the 16-byte stores.
-inline constexpr Knobs kT128N128 = With(kH12, [](Knobs& k) {
-  k.block_n = 128;
-  k.stages = 7;
-  k.epilogue = Epilogue::kWide;
-  k.overlap_epilogue = false;
-  k.cluster_m = 1;
-  k.clusters_where_shared = false;
-});
+inline constexpr Knobs kT128N128 = NarrowUnclustered(kH12, 128, 7);
 }  // namespace rung_knobs
 
 inline constexpr std::array<Rung, 10> kTileRungs = {{

@@ -272,19 +272,29 @@ __device__ __forceinline__ void FenceOperand(float& r) { asm volatile("" : "+f"(
   "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, "   \
   "%127},"
 
+/// The statement of a bf16 wgmma from shared memory in the functions below: SHAPE its PTX
+/// shape ("m64n256k16"), DLIST its accumulators' list ("{%0, ..., %127},"), A, B and P the operand
+/// numbers of the two descriptors and of scale_d (the accumulators' count and the two after it),
+/// the rest the accumulators as "+f" operands. A macro because an asm statement's text and
+/// operand list must be literal.
+#define ABLATION_WGMMA_BF16(SHAPE, DLIST, A, B, P, ...)                              \
+  asm volatile(                                                                      \
+      "{\n"                                                                          \
+      ".reg .pred p;\n"                                                              \
+      "setp.ne.b32 p, %" #P                                                          \
+      ", 0;\n"                                                                       \
+      "wgmma.mma_async.sync.aligned." SHAPE ".f32.bf16.bf16 " DLIST " %" #A ", %" #B \
+      ", p, 1, 1, 0, 0;\n"                                                           \
+      "}\n"                                                                          \
+      : __VA_ARGS__                                                                  \
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+
 /// wgmma m64n256k16, A and B from shared memory (K-major, 128-byte swizzle), bf16 in, fp32
 /// accumulators in place; `scale_d` 0 overwrites d (the first k-step of a tile), 1 accumulates.
 __device__ __forceinline__ void WgmmaM64N256K16Bf16(float (&d)[128], uint64_t desc_a,
                                                     uint64_t desc_b, int scale_d) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 " ABLATION_WGMMA_D128_LIST
-      " %128, %129, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : ABLATION_WGMMA_D128(d)
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+  ABLATION_WGMMA_BF16("m64n256k16", ABLATION_WGMMA_D128_LIST, 128, 129, 130,
+                      ABLATION_WGMMA_D128(d));
 }
 
 /// The 32 fp32 accumulators of an m64n64 wgmma as "+f" operands %0..%31.
@@ -294,72 +304,45 @@ __device__ __forceinline__ void WgmmaM64N256K16Bf16(float (&d)[128], uint64_t de
       "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),  \
       "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),  \
       "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+/// The same 32 accumulators in a wgmma's PTX, and the 32 after them: "{%0, ..., %31," and
+/// " %32, ..., %63,".
+#define ABLATION_WGMMA_D32_LIST                                             \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define ABLATION_WGMMA_D32_LIST_NEXT                                                 \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+
+/// wgmma m64n128k16 as m64n256k16 above, on a B tile of 128 rows: 64 accumulators a thread (the
+/// 128-column builds, Knobs::block_n 128).
+__device__ __forceinline__ void WgmmaM64N128K16Bf16(float (&d)[64], uint64_t desc_a,
+                                                    uint64_t desc_b, int scale_d) {
+  ABLATION_WGMMA_BF16("m64n128k16", ABLATION_WGMMA_D32_LIST ", " ABLATION_WGMMA_D32_LIST_NEXT "},",
+                      64, 65, 66, ABLATION_WGMMA_D32(d), ABLATION_WGMMA_D32((d + 32)));
+}
 
 /// wgmma m64n64k16 as m64n256k16 above, on a B tile of 64 rows: 32 accumulators a thread (the
 /// 64-column builds of the wgmma kernel, Knobs::block_n 64).
 __device__ __forceinline__ void WgmmaM64N64K16Bf16(float (&d)[32], uint64_t desc_a, uint64_t desc_b,
                                                    int scale_d) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31},"
-      " %32, %33, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : ABLATION_WGMMA_D32(d)
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-/// wgmma m64n8k16 as m64n256k16 above, on a B tile of 8 rows: 4 accumulators a thread (the
-/// 8-column builds, Knobs::block_n 8: a few-row problem swapped, its rows the tile's columns).
-__device__ __forceinline__ void WgmmaM64N8K16Bf16(float (&d)[4], uint64_t desc_a, uint64_t desc_b,
-                                                  int scale_d) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %6, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, 0, "
-      "0;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+  ABLATION_WGMMA_BF16("m64n64k16", ABLATION_WGMMA_D32_LIST "},", 32, 33, 34, ABLATION_WGMMA_D32(d));
 }
 
 /// wgmma m64n16k16 as m64n256k16 above, on a B tile of 16 rows: 8 accumulators a thread (the
 /// 16-column builds, Knobs::block_n 16: a few-row problem swapped, its rows the tile's columns).
 __device__ __forceinline__ void WgmmaM64N16K16Bf16(float (&d)[8], uint64_t desc_a, uint64_t desc_b,
                                                    int scale_d) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %10, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, "
-      "%9, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+  ABLATION_WGMMA_BF16("m64n16k16", "{%0, %1, %2, %3, %4, %5, %6, %7},", 8, 9, 10, "+f"(d[0]),
+                      "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                      "+f"(d[7]));
 }
 
-/// wgmma m64n128k16 as m64n256k16 above, on a B tile of 128 rows: 64 accumulators a thread (the
-/// 128-column builds, Knobs::block_n 128), the first 64 of m64n256's operand list.
-__device__ __forceinline__ void WgmmaM64N128K16Bf16(float (&d)[64], uint64_t desc_a,
-                                                    uint64_t desc_b, int scale_d) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63},"
-      " %64, %65, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : ABLATION_WGMMA_D32(d), ABLATION_WGMMA_D32((d + 32))
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+/// wgmma m64n8k16 as m64n256k16 above, on a B tile of 8 rows: 4 accumulators a thread (the
+/// 8-column builds, Knobs::block_n 8: a few-row problem swapped, its rows the tile's columns).
+__device__ __forceinline__ void WgmmaM64N8K16Bf16(float (&d)[4], uint64_t desc_a, uint64_t desc_b,
+                                                  int scale_d) {
+  ABLATION_WGMMA_BF16("m64n8k16", "{%0, %1, %2, %3},", 4, 5, 6, "+f"(d[0]), "+f"(d[1]), "+f"(d[2]),
+                      "+f"(d[3]));
 }
 
 /// wgmma m64n256k32 with e4m3 A and B from shared memory (K-major, the only major order fp8

@@ -33,6 +33,20 @@ class Sm90Catalog : public ::testing::Test {
       if (k == key) return val.Text();
     return "";
   }
+  /// The entry of a swapped tile build for a few rows, `name`: its tile's columns, its operands
+  /// named swapped, `p` and `also` taken, one row refused (M must be a multiple of 8), and the
+  /// build it describes at `p` saying that A and B are swapped.
+  void ExpectSwappedFewRowEntry(std::string_view name, int tile_n, const Problem& p,
+                                const Problem& also) {
+    const Variant& v = Get(name);
+    EXPECT_EQ(v.tile.n, tile_n);
+    EXPECT_EQ(Param(v, "operands"), "swapped");
+    EXPECT_EQ(v.can_implement(p), "");
+    EXPECT_EQ(v.can_implement(also), "");
+    EXPECT_NE(v.can_implement({1, 4096, 4096, DType::kBF16}).find("m must be a multiple of 8"),
+              std::string::npos);
+    EXPECT_NE(v.build(p, Residency{132, 66}).find("A and B swapped"), std::string::npos);
+  }
   Registry registry_;
 };
 
@@ -306,17 +320,9 @@ TEST_F(Sm90Catalog, SixtyFourByEightTilesRunAFewRowProblemSwapped) {
   EXPECT_EQ(sm90::Accumulators(e), 4);
   EXPECT_EQ(sm90::StageBytes(e), 8192 + 1024);
   EXPECT_EQ(sm90::SmemBytes(e), 16 * 9216 + 1024 + 2 * 8 * 16);
-  const Residency h200{132, 66};
   const Problem p{16, 4096, 4096, DType::kBF16};
   ExpectOneRoundOfWholeTiles(e, sm90::SwappedProblem(p), 128);
-  const Variant& v = Get("sm90_h12_rows64_n8_swapped");
-  EXPECT_EQ(v.tile.n, 8);
-  EXPECT_EQ(Param(v, "operands"), "swapped");
-  EXPECT_EQ(v.can_implement(p), "");
-  EXPECT_EQ(v.can_implement({8, 14336, 4096, DType::kBF16}), "");
-  EXPECT_NE(v.can_implement({1, 4096, 4096, DType::kBF16}).find("m must be a multiple of 8"),
-            std::string::npos);
-  EXPECT_NE(v.build(p, h200).find("A and B swapped"), std::string::npos);
+  ExpectSwappedFewRowEntry("sm90_h12_rows64_n8_swapped", 8, p, {8, 14336, 4096, DType::kBF16});
 }
 
 // The 64x64 build without clusters (kTileRungs[6]): the same tiles and stages, no B multicast.
@@ -376,20 +382,12 @@ TEST_F(Sm90Catalog, OneHundredTwentyEightBySixteenTilesRunAFewRowProblemSwapped)
   EXPECT_EQ(sm90::Accumulators(s), 8);
   EXPECT_EQ(sm90::StageBytes(s), 16384 + 2048);
   EXPECT_LE(sm90::SmemBytes(s), 227 * 1024);
-  const Residency h200{132, 66};
   const Problem p{16, 14336, 4096, DType::kBF16};
   ExpectOneRoundOfWholeTiles(s, sm90::SwappedProblem(p), 112);
-  const Variant& v = Get("sm90_h12_n16_swapped");
-  EXPECT_EQ(v.tile.n, 16);
-  EXPECT_EQ(Param(v, "operands"), "swapped");
-  EXPECT_EQ(v.can_implement(p), "");
-  EXPECT_EQ(v.can_implement({8, 4096, 4096, DType::kBF16}), "");
-  EXPECT_NE(v.can_implement({1, 4096, 4096, DType::kBF16}).find("m must be a multiple of 8"),
-            std::string::npos);
-  EXPECT_NE(v.build(p, h200).find("A and B swapped"), std::string::npos);
+  ExpectSwappedFewRowEntry("sm90_h12_n16_swapped", 16, p, {8, 4096, 4096, DType::kBF16});
   // 16x4096x4096: 32 tiles, a round a quarter full, shared along K by stream-K.
   const sm90::LaunchPlan few =
-      sm90::PlanLaunch(s, sm90::SwappedProblem({16, 4096, 4096, DType::kBF16}), h200);
+      sm90::PlanLaunch(s, sm90::SwappedProblem({16, 4096, 4096, DType::kBF16}), Residency{132, 66});
   EXPECT_EQ(few.grid.units, 32);
   EXPECT_GT(few.grid.sk.sk_clusters, 0u);
 }
@@ -409,10 +407,10 @@ TEST_F(Sm90Catalog, OneHundredTwentyEightSquareTilesRunOneRoundAt128Rows) {
   EXPECT_LE(sm90::SmemBytes(h), 227 * 1024);
   const Problem p{128, 14336, 4096, DType::kBF16};
   ExpectOneRoundOfWholeTiles(h, p, 112);
-  const Variant& v = Get("sm90_h12_n128");
-  EXPECT_EQ(v.tile.n, 128);
-  EXPECT_EQ(v.can_implement(p), "");
-  EXPECT_EQ(v.can_implement({4096, 4096, 4096, DType::kBF16}), "");
+  EXPECT_EQ(Get("sm90_h12_n128").tile.n, 128);
+  for (const Problem& q :
+       {p, Problem{4096, 4096, 4096, DType::kBF16}, Problem{128, 4104, 4096, DType::kBF16}})
+    EXPECT_EQ(Get("sm90_h12_n128").can_implement(q), "") << q.m << "x" << q.n;
   // Off the tile (N not a multiple of 128): the guarded build.
   EXPECT_TRUE(sm90::PlanLaunch(h, {128, 4104, 4096, DType::kBF16}, Residency{132, 66}).guarded);
 }
