@@ -63,8 +63,8 @@ struct Knobs {
   bool warp_specialized = false;  ///< a producer warpgroup issues TMA; consumers only compute
   bool persistent = false;        ///< one CTA per SM walks the tiles (TileScheduler)
   int cluster_m = 1;              ///< 1, or 2: two CTAs along M share B through TMA multicast
-  int cluster_n = 1;  ///< 1, or 2 (with cluster_m 2): 2x2 clusters also share A (no rung yet:
-                      ///< measured slower, notes/gpu-runs.md)
+  int cluster_n = 1;  ///< 1, or 2: two CTAs along N share A through TMA multicast (1x2; with
+                      ///< cluster_m 2, 2x2 clusters: no rung, measured slower, notes/gpu-runs.md)
   int pending = 0;    ///< wgmma batches left running across k-tiles (0 or 1; TmaPipeline)
   bool grouped_order = false;  ///< tiles walked in groups of group_rows unit rows (L2 reuse)
   int group_rows = kGroupRows;
@@ -362,9 +362,14 @@ inline constexpr Knobs kT128N16Swapped =
 /// H12's 128-row tiles with 128 columns: 128x14336x4096 is 112 tiles, one round each over the
 /// whole K; 7 stages of 16 + 16 KiB, no cluster, the 16-byte stores.
 inline constexpr Knobs kT128N128 = NarrowUnclustered(kH12, 128, 7);
+/// The 128x128 tiles in 1x2 clusters: two CTAs along N share their A tile through TMA multicast,
+/// each loading half of it into both. At 128x14336x4096 every CTA reads the same 1 MiB of A beside
+/// its own 1 MiB of B: the pairs halve A's traffic from L2 (cuBLAS's best algorithm there, 192x128
+/// tiles, runs in clusters of 4). 56 units of 2 tiles, one round.
+inline constexpr Knobs kT128N128PairsN = With(kT128N128, [](Knobs& k) { k.cluster_n = 2; });
 }  // namespace rung_knobs
 
-inline constexpr std::array<Rung, 10> kTileRungs = {{
+inline constexpr std::array<Rung, 11> kTileRungs = {{
     {"sm90_h12_rows64", "T64",
      "64-row tiles: H12 with a block tile of 64x256 computed by one consumer warpgroup (wgmma "
      "m64n256k16) beside the producer, 256 threads; a stage holds 8 KiB of A and 32 KiB of B, "
@@ -418,6 +423,11 @@ inline constexpr std::array<Rung, 10> kTileRungs = {{
      "m64n128k16, 64 accumulators a thread), 7 stages of 16 + 16 KiB, no cluster, 16-byte "
      "stores. 128x14336x4096: 112 CTAs each over the whole K, one round",
      rung_knobs::kT128N128},
+    {"sm90_h12_n128_shared_a", "T128hA",
+     "128x128 tiles sharing A: the 128x128 build in 1x2 clusters, two CTAs along N each loading "
+     "half of their common A tile into both through TMA multicast. 128x14336x4096: 56 units of "
+     "two tiles on 112 SMs, one round, A read from L2 half as often",
+     rung_knobs::kT128N128PairsN},
 }};
 /// Every tile build's stages and barriers fit the 227 KiB of shared memory a block may opt in to.
 static_assert([] {

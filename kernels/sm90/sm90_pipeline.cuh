@@ -37,8 +37,7 @@ struct PipelineState {
 template <Knobs K>
 struct TmaPipeline {
   static_assert(K.cluster_m == 1 || K.cluster_m == 2, "clusters of 1 or 2 CTAs along M");
-  static_assert(K.cluster_n == 1 || (K.cluster_n == 2 && K.cluster_m == 2),
-                "2x2 clusters or 1 along N");
+  static_assert(K.cluster_n == 1 || K.cluster_n == 2, "clusters of 1 or 2 CTAs along N");
   /// Arrivals that release a stage: one per consumer warp of each CTA that writes into this one.
   static constexpr int kConsumerWarps = 4 * ConsumerWarpgroups(K);
   static constexpr int kStage = StageBytes(K), kATile = ATileBytes(K);
@@ -47,6 +46,7 @@ struct TmaPipeline {
   /// CTAs that write into a CTA's stages (itself, its B partner along M, its A partner along N):
   /// each of their consumers releases a stage to all of them.
   static constexpr int kWriters = K.cluster_m + K.cluster_n - 1;
+  static constexpr int kCtas = K.Ctas();  ///< CTAs of a cluster
 
   uint8_t* smem;
   uint64_t* full;
@@ -78,7 +78,7 @@ struct TmaPipeline {
                                                const CUtensorMap* map_a, const CUtensorMap* map_b,
                                                int kt, int m0, int n0, int rank) const {
     const int s = st.stage;
-    if constexpr (K.cluster_n == 2) {
+    if constexpr (kCtas == 4) {
       // 2x2: each CTA loads half of its A (shared along N with rank ^ 2) and half of its B
       // (shared along M with rank ^ 1), each into itself and that partner. The rank is read
       // again here rather than kept: the producer has 40 registers.
@@ -94,6 +94,12 @@ struct TmaPipeline {
       TmaLoad2d(StageA(s), map_a, &full[s], kt * BlockK(K), m0);
       TmaLoad2dMulticast(StageB(s) + rank * (BTileBytes(K) / 2), map_b, &full[s], kt * BlockK(K),
                          n0 + rank * (K.block_n / 2), uint16_t(0x3));
+    } else if constexpr (K.cluster_n == 2) {
+      // 1x2: each CTA loads its B and its half of the shared A tile, into both CTAs.
+      MbarArriveExpectTx(&full[s], kStage);
+      TmaLoad2dMulticast(StageA(s) + rank * (kATile / 2), map_a, &full[s], kt * BlockK(K),
+                         m0 + rank * (K.block_m / 2), uint16_t(0x3));
+      TmaLoad2d(StageB(s), map_b, &full[s], kt * BlockK(K), n0);
     } else {
       TmaStage(StageA(s), map_a, map_b, &full[s], kt, m0, n0, kStage, BlockK(K), kATile);
     }
@@ -101,12 +107,13 @@ struct TmaPipeline {
 };
 
 /// A consumer warp's side of the pipeline: the addresses of the hot loop computed once (the full
-/// barriers, and the empty barriers as every CTA that writes into this one sees them: 2x1, both
-/// CTAs, each writing half of B; 2x2, itself, its B partner rank ^ 1 and its A partner rank ^ 2),
-/// and the stage whose wgmma batch is still running (pending 1).
+/// barriers, and the empty barriers as every CTA that writes into this one sees them: 2x1 or 1x2,
+/// both CTAs, each writing half of B or of A; 2x2, itself, its B partner rank ^ 1 and its A
+/// partner rank ^ 2), and the stage whose wgmma batch is still running (pending 1).
 template <Knobs K>
 struct ConsumerPipeline {
   static constexpr int kWriters = TmaPipeline<K>::kWriters;
+  static constexpr int kCtas = TmaPipeline<K>::kCtas;
   uint64_t* empty;
   uint32_t full_at;
   uint32_t empty_remote[kWriters];
@@ -116,12 +123,12 @@ struct ConsumerPipeline {
   __device__ __forceinline__ ConsumerPipeline(const TmaPipeline<K>& p, int lane_)
       : empty(p.empty), full_at(SmemAddr(p.full)), lane(lane_) {
     const uint32_t empty_at = SmemAddr(p.empty);
-    if constexpr (K.cluster_n == 2) {
+    if constexpr (kCtas == 4) {
       const uint32_t r = ClusterCtaRank();
       empty_remote[0] = MapaShared(empty_at, r);
       empty_remote[1] = MapaShared(empty_at, r ^ 1);
       empty_remote[2] = MapaShared(empty_at, r ^ 2);
-    } else if constexpr (K.cluster_m == 2) {
+    } else if constexpr (kCtas == 2) {
       empty_remote[0] = MapaShared(empty_at, 0);
       empty_remote[1] = MapaShared(empty_at, 1);
     }
@@ -163,7 +170,7 @@ struct ConsumerPipeline {
   __device__ __forceinline__ void Release(int rs) const {
     __syncwarp();
     if (lane == 0) {
-      if constexpr (K.cluster_m == 1) {
+      if constexpr (kCtas == 1) {
         MbarArrive(&empty[rs]);
       } else {
 #pragma unroll

@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(K.Threads(), 1)
       reinterpret_cast<uint64_t*>(store_buffers + (kTmaStore ? StoreBufferBytes(K) : 0));
   const TmaPipeline<K> pipe{smem, full, full + K.stages};
   const TileScheduler<K> sched(m, n, k, sk);
-  const int rank = K.cluster_m == 1 ? 0 : int(ClusterCtaRank());
+  const int rank = sched.kCtas == 1 ? 0 : int(ClusterCtaRank());
   const int unit0 = int(blockIdx.x) / sched.kCtas;  // the unit of a non-persistent CTA
   using Epilogue = EpilogueOf<K>;
 
@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(K.Threads(), 1)
     if constexpr (kTmaStore) TmaPrefetchMap(&map_c);
     pipe.InitBarriers();
   }
-  if constexpr (K.cluster_m > 1) {
+  if constexpr (TileScheduler<K>::kCtas > 1) {
     ClusterSync();  // the peer's barriers exist before anything multicasts into them
   } else {
     __syncthreads();
@@ -214,7 +214,7 @@ __global__ void __launch_bounds__(K.Threads(), 1)
     });
     epilogue.Finish(t);
   }
-  if constexpr (K.cluster_m > 1) {
+  if constexpr (TileScheduler<K>::kCtas > 1) {
     ClusterSync();  // no CTA leaves while its peer may still write into it or arrive on it
   }
 }

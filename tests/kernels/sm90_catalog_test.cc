@@ -415,6 +415,27 @@ TEST_F(Sm90Catalog, OneHundredTwentyEightSquareTilesRunOneRoundAt128Rows) {
   EXPECT_TRUE(sm90::PlanLaunch(h, {128, 4104, 4096, DType::kBF16}, Residency{132, 66}).guarded);
 }
 
+// The 128x128 build in 1x2 clusters (kTileRungs[10]): two CTAs along N share their A tile through
+// multicast, each loading half of it (64 rows). 128x14336x4096: 56 units of two tiles on 112 CTAs,
+// one round, nothing shared by stream-K; the clusters are kept (not a fitted grid's drop).
+TEST_F(Sm90Catalog, OneHundredTwentyEightSquareTilesShareAAlongN) {
+  const sm90::Knobs& h = sm90::kTileRungs[9].knobs;
+  const sm90::Knobs& a = sm90::kTileRungs[10].knobs;
+  ASSERT_EQ(sm90::kTileRungs[10].id, "T128hA");
+  EXPECT_EQ(sm90::With(h, [](sm90::Knobs& k) { k.cluster_n = 2; }), a);
+  EXPECT_EQ(std::make_tuple(a.cluster_m, a.cluster_n, a.Ctas()), std::make_tuple(1, 2, 2));
+  const Problem p{128, 14336, 4096, DType::kBF16};
+  const sm90::LaunchPlan plan = sm90::PlanLaunch(a, p, Residency{132, 66});
+  EXPECT_FALSE(plan.guarded);
+  EXPECT_FALSE(plan.grid.clusters_dropped);
+  EXPECT_EQ(plan.grid.units, 56);
+  EXPECT_EQ(plan.grid.ctas, 112);
+  EXPECT_EQ(plan.grid.sk.sk_clusters, 0u);
+  EXPECT_EQ(Get("sm90_h12_n128_shared_a").can_implement(p), "");
+  // N a multiple of 128 but not of a pair's 256: the guarded build.
+  EXPECT_TRUE(sm90::PlanLaunch(a, {128, 4224, 4096, DType::kBF16}, Residency{132, 66}).guarded);
+}
+
 // S4: S3 with the 64-row build where the few-row paths do not take a problem and it has at most
 // 128 rows; above, H12. Its entry names both, and describes and sizes the launch that runs.
 TEST_F(Sm90Catalog, S4RunsSixtyFourRowTilesUpTo128Rows) {
