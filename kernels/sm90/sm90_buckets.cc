@@ -31,10 +31,14 @@ std::vector<Variant> BucketEntries(const Registry& registry, const BucketTable& 
 
 // The entry `table` names for a problem, of `entries` (BucketEntries, kept by the returned
 // function; the table's picks are constants of static storage, or the tests' that outlive it).
+// A pick that refuses a problem of its bucket (a swapped build: M not a multiple of 8) leaves it
+// to the default, which takes every shape the rung takes.
 std::function<const Variant&(const Problem&)> Picker(std::vector<Variant> entries,
                                                      const BucketTable& table) {
   return [entries = std::move(entries), table](const Problem& p) -> const Variant& {
-    return EntryNamed(entries, BucketVariantFor(p, table));
+    const Variant& pick = EntryNamed(entries, BucketVariantFor(p, table));
+    if (pick.can_implement && !pick.can_implement(p).empty()) return entries.front();
+    return pick;
   };
 }
 

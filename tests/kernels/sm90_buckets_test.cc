@@ -166,6 +166,39 @@ TEST_F(Sm90BucketRung, APickedBucketIsDescribedAndSizedAsItsBuild) {
   EXPECT_NE(s8.can_implement(Bf16(0, 4096, 4096)), "");
 }
 
+// A pick that refuses a problem of its bucket leaves it to the default: a swapped build takes M
+// of multiples of 8 only, so 9 rows of a bucket of 2-16 run S7, and the rung takes the problem.
+TEST_F(Sm90BucketRung, AProblemItsBucketsPickRefusesRunsTheDefault) {
+  static constexpr std::array<BucketPick, 1> swapped = {{{1, 4, 0, "sm90_h12_rows64_n8_swapped"}}};
+  static constexpr BucketTable table{"sm90_s8_swapped_test", "S8", kS7, swapped};
+  sm90::RegisterSm90BucketRung(registry_, table);
+  const Variant& rung = Get(table.rung);
+  const Variant& pick = Get("sm90_h12_rows64_n8_swapped");
+  const Residency h200{132, 66};
+  const Problem taken = Bf16(16, 4096, 4096), refused = Bf16(9, 4096, 4096);
+  ASSERT_EQ(sm90::BucketVariantFor(refused, table), pick.name);
+  ASSERT_NE(pick.can_implement(refused), "");
+  EXPECT_EQ(rung.can_implement(refused), "");
+  EXPECT_EQ(rung.dispatched_to(refused), kS7);
+  EXPECT_EQ(rung.build(refused, h200), Get(kS7).build(refused, h200));
+  EXPECT_EQ(rung.dispatched_to(taken), pick.name);
+  // The worker launches the default there too.
+  std::vector<std::string> launched;
+  for (std::string_view name : {pick.name, std::string(kS7)}) {
+    registry_.FindMutable(name)->launch = [&launched, n = std::string(name)](const GemmArgs&) {
+      launched.push_back(n);
+      return std::string();
+    };
+  }
+  sm90::BindSm90BucketRung(registry_, table);
+  GemmArgs args;
+  for (const Problem& p : {taken, refused}) {
+    args.problem = p;
+    EXPECT_EQ(Get(table.rung).launch(args), "");
+  }
+  EXPECT_EQ(launched, (std::vector<std::string>{pick.name, std::string(kS7)}));
+}
+
 TEST_F(Sm90BucketRung, TheWorkerLaunchesTheBuildItsBucketNames) {
   std::vector<std::string> launched;
   for (std::string_view name : {std::string_view("sm90_h12_fitted_unclustered"), kS7}) {
