@@ -8,7 +8,8 @@
 //
 // A shape's bucket is the class of each of M, N and K (the first bound at or above it; past the
 // last, one more). A bucket a table names runs that build's entry whole (its few-row path, tiles,
-// swaps and checks); any other runs the rung the table is over (its default). A table holds only
+// swaps and checks), except a problem the build refuses (a swapped build: M not a multiple of 8);
+// any other runs the rung the table is over (its default). A table holds only
 // picks that beat its default beyond the noise at every measured shape of their bucket (the
 // tool's rule), so a per-bucket rung is its default wherever nothing was measured.
 #pragma once
@@ -74,7 +75,8 @@ static_assert(EveryTableIsOverASmallRung(),
               "a bucket table's default is a rung of the small-shape ladder: make the table "
               "again (tools/sm90_bucket_table.py) against one");
 
-/// The build `table` names for p's bucket, or its default.
+/// The build `table` names for p's bucket, or its default (the registered rung also runs its
+/// default where that build refuses p: sm90_buckets.cc).
 constexpr std::string_view BucketVariantFor(const Problem& p, const BucketTable& table) {
   const int m = BucketClass(p.m, kBucketRowBounds), n = BucketClass(p.n, kBucketRowBounds),
             k = BucketClass(p.k, kBucketDepthBounds);
