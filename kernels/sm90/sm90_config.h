@@ -311,6 +311,15 @@ inline constexpr std::array<Rung, 8> kFp8Rungs = {{
      rung_knobs::kF8},
 }};
 
+/// `k` without clusters: what a rung of Knobs::clusters_where_shared runs where its grid is fitted
+/// to its rounds (sm90_plan.h), and the tile builds that have none.
+constexpr Knobs Unclustered(Knobs k) {
+  k.cluster_m = 1;
+  k.cluster_n = 1;
+  k.clusters_where_shared = false;
+  return k;
+}
+
 /// The builds of the last rung with a smaller block tile, for the small-shape ladder's rungs
 /// (sm90_few_rows.h, notes/small-shape-ladder.md): not rungs of the Hopper ladder (each is the
 /// last rung with one change, and no rung above builds on it), variants of their own.
@@ -323,34 +332,24 @@ inline constexpr Knobs kT64Parts4Swapped =
 /// whole K behind a deep pipeline (cuBLAS's kernel there is of this kind), B multicast across the
 /// 2x1 cluster as in every H12 build; the 16-byte stores, since the TMA-store epilogues are
 /// written for 256 columns.
-inline constexpr Knobs kT64N64 = With(kT64, [](Knobs& k) {
-  k.block_n = 64;
-  k.stages = 13;
-  k.epilogue = Epilogue::kWide;
-  k.overlap_epilogue = false;
-});
-inline constexpr Knobs kT64N64Swapped = With(kT64N64, [](Knobs& k) { k.store_transposed = true; });
-/// The 64x64 tiles without clusters: no B multicast, and 128x4096x4096's 128 tiles on 128 of the
-/// 132 SMs rather than 64 clusters of 66 (sm90_tune read 190.7 against 181.9 TFLOPS clustered).
-inline constexpr Knobs kT64N64Unclustered = With(kT64N64, [](Knobs& k) {
-  k.cluster_m = 1;
-  k.clusters_where_shared = false;
-});
-/// `base` with block tiles of `block_n` columns and `stages` stages, no cluster, C written by the
-/// 16-byte stores (the TMA-store epilogues are written for 256 columns): the narrow tile builds.
-constexpr Knobs NarrowUnclustered(Knobs base, int block_n, int stages) {
+/// `base` with block tiles of `block_n` columns and `stages` stages, C written by the 16-byte
+/// stores (the TMA-store epilogues are written for 256 columns): the narrow tile builds.
+constexpr Knobs Narrow(Knobs base, int block_n, int stages) {
   base.block_n = block_n;
   base.stages = stages;
   base.epilogue = Epilogue::kWide;
   base.overlap_epilogue = false;
-  base.cluster_m = 1;
-  base.clusters_where_shared = false;
   return base;
 }
+inline constexpr Knobs kT64N64 = Narrow(kT64, 64, 13);
+inline constexpr Knobs kT64N64Swapped = With(kT64N64, [](Knobs& k) { k.store_transposed = true; });
+/// The 64x64 tiles without clusters: no B multicast, and 128x4096x4096's 128 tiles on 128 of the
+/// 132 SMs rather than 64 clusters of 66 (sm90_tune read 190.7 against 181.9 TFLOPS clustered).
+inline constexpr Knobs kT64N64Unclustered = Unclustered(kT64N64);
 /// 64x8 tiles, 16 stages of 8 + 1 KiB, no cluster: a few-column problem (4096x16x4096: 64 tiles
 /// of 64 rows by 2 of 8 columns, 128 in all, each over the whole K, as cuBLAS's best algorithm at
 /// 16x4096x4096 in counters-4 does with A and B swapped); 4-byte stores, a lane quad's 16 bytes.
-inline constexpr Knobs kT64N8 = NarrowUnclustered(kT64, 8, 16);
+inline constexpr Knobs kT64N8 = Unclustered(Narrow(kT64, 8, 16));
 /// The same for a few-row problem swapped (C^T = B A^T: 64 of B's rows by 8 of A's a tile):
 /// 16x4096x4096 is 128 tiles.
 inline constexpr Knobs kT64N8Swapped = With(kT64N8, [](Knobs& k) { k.store_transposed = true; });
@@ -358,10 +357,10 @@ inline constexpr Knobs kT64N8Swapped = With(kT64N8, [](Knobs& k) { k.store_trans
 /// by A's 16, one round each over the whole K (cuBLAS's best algorithm there has 256x8 tiles,
 /// 112 CTAs); 12 stages of 16 + 2 KiB, no cluster, C stored transposed.
 inline constexpr Knobs kT128N16Swapped =
-    With(NarrowUnclustered(kH12, 16, 12), [](Knobs& k) { k.store_transposed = true; });
+    With(Unclustered(Narrow(kH12, 16, 12)), [](Knobs& k) { k.store_transposed = true; });
 /// H12's 128-row tiles with 128 columns: 128x14336x4096 is 112 tiles, one round each over the
 /// whole K; 7 stages of 16 + 16 KiB, no cluster, the 16-byte stores.
-inline constexpr Knobs kT128N128 = NarrowUnclustered(kH12, 128, 7);
+inline constexpr Knobs kT128N128 = Unclustered(Narrow(kH12, 128, 7));
 /// The 128x128 tiles in 1x2 clusters: two CTAs along N share their A tile through TMA multicast,
 /// each loading half of it into both. At 128x14336x4096 every CTA reads the same 1 MiB of A beside
 /// its own 1 MiB of B: the pairs halve A's traffic from L2 (cuBLAS's best algorithm there, 192x128

@@ -44,15 +44,6 @@ struct GridPlan {
   }
 };
 
-/// `k` without clusters (Knobs::clusters_where_shared): what such a rung runs where its grid is
-/// fitted to its rounds.
-constexpr Knobs Unclustered(Knobs k) {
-  k.cluster_m = 1;
-  k.cluster_n = 1;
-  k.clusters_where_shared = false;
-  return k;
-}
-
 /// The grid of `k` at `p` on a device holding `r` at once (read by persistent builds only; zeros:
 /// unknown).
 inline GridPlan PlanGrid(const Knobs& k, const Problem& p, const Residency& r) {
