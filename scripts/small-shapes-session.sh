@@ -12,6 +12,8 @@
 #   cap-R     sweep --preset serving, sustained (at the cap) with 1 s windows and 1 s solo spans
 #             (the serving shapes are short: a second holds thousands of launches); about 60 s a
 #             shape, so the 24 take more than one device call: give SHAPES of 9 or fewer
+#   solo-R    the cap as cap-R with S12, S11 and both cuBLAS baselines only (about 25 s a shape)
+#             at the serving preset's 9 shapes of M <= 128, or SHAPES
 #   large-R   H12 beside both cuBLAS baselines at 4096^3, sustained and burst, 3 rounds
 #   tiles     the 64-row builds (own, shorter ranges, swapped; 64x64 of 13 stages, own,
 #             unclustered and swapped; 64x8, own and swapped) and H12's 128x16 swapped and
@@ -30,7 +32,7 @@
 #   gemv      the user example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
 #   ring-R    S11 (B through a cp.async ring) beside S9 and both cuBLAS baselines at the 7
 #             shapes of M or N of 16 or less, burst, verified: a rerun of S11's change
-# SHAPES="1x4096x4096 ..." replaces the serving preset's shapes in burst-R and cap-R.
+# SHAPES="1x4096x4096 ..." replaces the serving preset's shapes in burst-R, cap-R and solo-R.
 # DEADLINE=S (seconds since the start) skips a phase whose usual length would end after it, so
 # that a device call returns what it finished. Every database ends compressed as OUT/NAME.db.xz.
 set -uo pipefail
@@ -43,11 +45,15 @@ count=$((${#shapes[@]} / 2))
 ring_shapes=()  # the serving preset's shapes of M or N of 16 or less, or SHAPES
 for s in ${SHAPES:-1x4096x4096 16x4096x4096 16x4096x14336 16x14336x4096 4096x16x4096 \
   4096x16x14336 14336x16x4096}; do ring_shapes+=(--shape "$s"); done
+solo_shapes=()  # SHAPES, or the serving preset's 9 shapes of M <= 128
+for s in ${SHAPES:-1x4096x4096 1x14336x4096 1x4096x14336 16x4096x4096 16x14336x4096 \
+  16x4096x14336 128x4096x4096 128x14336x4096 128x4096x14336}; do solo_shapes+=(--shape "$s"); done
 ((count > 0)) || count=24
 usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: about 60 s a
   # shape, solo spans included)
   case $1 in
     check) echo 15 ;; burst-*) echo $((11 * count + 30)) ;; cap-*) echo $((60 * count + 10)) ;;
+    solo-*) echo $((25 * ${#solo_shapes[@]} / 2 + 20)) ;;
     large-*) echo 80 ;;
     tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;;
     *) echo 60 ;;
@@ -85,6 +91,15 @@ for phase in "$@"; do
       start_daemon "$out/cap-$r.db" || continue
       sweep "cap-$r" --window-seconds 1 --solo-seconds 1 --settle-max-seconds 8 --rounds 1 \
         --tag "small-cap-$r"
+      stop_daemon
+      ;;
+    solo-*)  # the cap as cap-R, with the last rung, the one before it and both cuBLAS
+      # baselines only: their solo spans, a quarter of the full sweep's time
+      start_daemon "$out/solo-$r.db" || continue
+      c -q run --variant sm90_s12_buckets --variant sm90_s11_ring --variant cublas_bf16 \
+        --variant cublas_bf16_best "${solo_shapes[@]}" --window-seconds 1 --solo-seconds 1 \
+        --settle-max-seconds 8 --rounds 1 --tag "small-solo-$r" >>"$log" 2>&1
+      say "solo-$r exit $? ($(elapsed))"
       stop_daemon
       ;;
     large-*)
