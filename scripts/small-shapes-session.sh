@@ -17,7 +17,8 @@
 #   large-R   H12 beside both cuBLAS baselines at 4096^3, sustained and burst, 3 rounds
 #   tiles     the 64-row builds (own, shorter ranges, swapped; 64x64 of 13 stages, own,
 #             unclustered and swapped; 64x8, own and swapped) and H12's 128x16 swapped and
-#             128x128 tiles (also in 1x2 clusters sharing A) beside H12, S9, S11 and cuBLAS at
+#             128x128 tiles (not the 1x2 clusters sharing A: rejected in tiles-8, its cells kept
+#             there for the table; the GPU test still runs it) beside H12, S9, S11 and cuBLAS at
 #             the serving shapes of 16, 128 and 512 rows and columns and at 256 rows (burst,
 #             verified): where the small-shape rungs' tile_rows could reach, and the cells the
 #             tables of S10 and S12 (tools/sm90_bucket_table.py --table s10, s12) need
@@ -28,7 +29,7 @@
 #   gaps      the same counters where S12 is furthest from each shape's better cuBLAS baseline
 #             (16x14336x4096, 128x14336x4096, 16x4096x4096): S12, S11, the builds S12 picks or
 #             could pick there (64x256 shorter ranges, 64x64 unclustered, 64x8 swapped, 128x16
-#             swapped, 128x128, 128x128 sharing A) beside both cuBLAS baselines
+#             swapped, 128x128) beside both cuBLAS baselines
 #   gemv      the user example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
 #   ring-R    S11 (B through a cp.async ring) beside S9 and both cuBLAS baselines at the 7
 #             shapes of M or N of 16 or less, burst, verified: a rerun of S11's change
@@ -94,7 +95,7 @@ for phase in "$@"; do
       stop_daemon
       ;;
     solo-*)  # the cap as cap-R, with the last rung, the one before it and both cuBLAS
-      # baselines only: their solo spans, a quarter of the full sweep's time
+      # baselines only: 4 variants' solo spans a shape rather than the sweep's 15
       start_daemon "$out/solo-$r.db" || continue
       c -q run --variant sm90_s12_buckets --variant sm90_s11_ring --variant cublas_bf16 \
         --variant cublas_bf16_best "${solo_shapes[@]}" --window-seconds 1 --solo-seconds 1 \
@@ -119,8 +120,7 @@ for phase in "$@"; do
         --variant sm90_h12_rows64_n64 --variant sm90_h12_rows64_n64_swapped \
         --variant sm90_h12_rows64_n8_swapped --variant sm90_h12_rows64_n64_unclustered \
         --variant sm90_h12_rows64_n8 --variant sm90_h12_n16_swapped --variant sm90_h12_n128 \
-        --variant sm90_h12_n128_shared_a --variant sm90_s9_deeper_split \
-        --variant sm90_s11_ring --variant cublas_bf16 \
+        --variant sm90_s9_deeper_split --variant sm90_s11_ring --variant cublas_bf16 \
         --regime burst --verify \
         --shape 128x4096x4096 --shape 128x4096x14336 --shape 128x14336x4096 \
         --shape 256x4096x4096 --shape 512x4096x4096 --shape 512x14336x4096 \
@@ -152,8 +152,7 @@ for phase in "$@"; do
         --variant cublas_bf16_best --variant sm90_h12_rows64_sk4 \
         --variant sm90_h12_rows64_n64_unclustered --variant sm90_h12_rows64_n8_swapped \
         --variant sm90_h12_n16_swapped --variant sm90_h12_n128 \
-        --variant sm90_h12_n128_shared_a --shape 16x14336x4096 --shape 128x14336x4096 \
-        --shape 16x4096x4096 \
+        --shape 16x14336x4096 --shape 128x14336x4096 --shape 16x4096x4096 \
         --regime burst --profile --profile-metrics default,memory,stalls \
         --tag small-gaps >>"$log" 2>&1
       say "gaps exit $? ($(elapsed))"
