@@ -12,8 +12,8 @@
 #   cap-R     sweep --preset serving, sustained (at the cap) with 1 s windows and 1 s solo spans
 #             (the serving shapes are short: a second holds thousands of launches); about 60 s a
 #             shape, so the 24 take more than one device call: give SHAPES of 9 or fewer
-#   solo-R    the cap as cap-R with S12, S11 and both cuBLAS baselines only (about 25 s a shape)
-#             at the serving preset's 9 shapes of M <= 128, or SHAPES
+#   solo-R    the cap as cap-R with S12, S11 and both cuBLAS baselines only (about 20 s a shape:
+#             182-186 s for 9) at the serving preset's 9 shapes of M <= 128, or SHAPES
 #   large-R   H12 beside both cuBLAS baselines at 4096^3, sustained and burst, 3 rounds
 #   tiles     the 64-row builds (own, shorter ranges, swapped; 64x64 of 13 stages, own,
 #             unclustered and swapped; 64x8, own and swapped) and H12's 128x16 swapped and
@@ -51,10 +51,10 @@ for s in ${SHAPES:-1x4096x4096 1x14336x4096 1x4096x14336 16x4096x4096 16x14336x4
   16x4096x14336 128x4096x4096 128x14336x4096 128x4096x14336}; do solo_shapes+=(--shape "$s"); done
 ((count > 0)) || count=24
 usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: about 60 s a
-  # shape, solo spans included)
+  # shape, solo spans included; solo: about 20 s a shape, two words of solo_shapes each)
   case $1 in
     check) echo 15 ;; burst-*) echo $((11 * count + 30)) ;; cap-*) echo $((60 * count + 10)) ;;
-    solo-*) echo $((25 * ${#solo_shapes[@]} / 2 + 20)) ;;
+    solo-*) echo $((20 * ${#solo_shapes[@]} / 2 + 10)) ;;
     large-*) echo 80 ;;
     tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;;
     *) echo 60 ;;
