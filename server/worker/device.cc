@@ -9,6 +9,7 @@
 #include "kernels/sm90/sm90_launchers.h"
 #include "server/worker/diagnostics.h"
 #include "server/worker/identity.h"
+#include "server/worker/l2_flush.h"
 #include "server/worker/sample_plan.h"
 #include "server/worker/timing_kernels.h"
 
@@ -190,6 +191,12 @@ std::string Device::Failed(const std::string& what) {
 
 std::string Device::Check(cudaError_t e, const std::string& what) {
   return e == cudaSuccess ? "" : Failed(what + ": " + CudaText(e));
+}
+
+std::string Device::FlushL2(const std::string& what) {
+  flush_value = (flush_value + 1) & 0xffu;
+  const std::string err = EnqueueL2Flush(stream, flush.data(), flush.bytes(), flush_value);
+  return err.empty() ? "" : Failed(what + ": " + err);
 }
 
 }  // namespace ablation::worker

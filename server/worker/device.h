@@ -43,6 +43,10 @@ struct Device {
   std::string Failed(const std::string& what);
   /// "" on success, else Failed(what: error).
   std::string Check(cudaError_t e, const std::string& what);
+  /// Enqueues the cold sample's L2 flush on `stream` (l2_flush.h: the flush buffer written with a
+  /// value that changes every time, then discarded from the L2, so no dirty line of it is left for
+  /// the sample to write back). "" or Failed(what: error).
+  std::string FlushL2(const std::string& what);
 
   // Everything below is valid only when present.
   bool present = false;
@@ -71,8 +75,8 @@ struct Device {
   cublasHandle_t cublas = nullptr;
   cublasLtHandle_t cublaslt = nullptr;
   kernels::DeviceBuffer workspace;
-  kernels::DeviceBuffer flush;  // 2x L2, overwritten before each cold sample
-  unsigned flush_value = 0;     // changes on every flush (see the sampling loop)
+  kernels::DeviceBuffer flush;  // 2x L2, overwritten then discarded before each cold sample
+  unsigned flush_value = 0;     // changes on every flush (FlushL2)
 
   bool fatal = false;  // a sticky CUDA error: the context is unusable
   std::string fatal_error;

@@ -63,9 +63,7 @@ std::string LaunchCandidate(Device& d, const Ready& r, const CandidateEvents& ev
                             bool timed, const k::GemmArgs& args, std::string* refused) {
   std::string err;
   if (timed) {
-    err = d.Check(
-        cudaMemsetAsync(d.flush.data(), int(++d.flush_value & 0xff), d.flush.bytes(), d.stream),
-        "flushing the L2 before a candidate");
+    err = d.FlushL2("flushing the L2 before a candidate");
     if (err.empty()) err = d.Check(cudaEventRecord(ev.start(i), d.stream), "recording an event");
     if (!err.empty()) return err;
   }

@@ -52,14 +52,9 @@ std::string EnqueueBatch(Device& d, const std::vector<WindowMember>& members, in
   // less between samples, as in a loop of launches back to back).
   if (!(err = EnqueueProbe(d.stream, probes)).empty()) return d.Failed(err);
   for (int s = 0; s < count; ++s) {
-    if (flush) {
-      // Outside the events: the sample starts with none of its data in L2. The value changes
-      // each time so no layer can treat the write as redundant.
-      d.flush_value = (d.flush_value + 1) & 0xff;
-      err = d.Check(cudaMemsetAsync(d.flush.data(), int(d.flush_value), d.flush.bytes(), d.stream),
-                    "L2 flush");
-      if (!err.empty()) return err;
-    }
+    // Outside the events: the sample starts with none of its data in L2, and no dirty line of
+    // the flush's own to write back while it runs (l2_flush.h).
+    if (flush && !(err = d.FlushL2("L2 flush")).empty()) return err;
     err = d.Check(cudaEventRecord(events[2 * s], d.stream), "cudaEventRecord");
     if (!err.empty()) return err;
     const int64_t g = first + s;

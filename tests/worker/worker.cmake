@@ -17,10 +17,11 @@ add_executable(worker_cpu_tests
   worker/identity_test.cc
   worker/window_samples_test.cc
   worker/worker_process_test.cc
-  worker/fake_worker_test.cc)
+  worker/fake_worker_test.cc
+  worker/l2_flush_test.cc)
 target_include_directories(worker_cpu_tests PRIVATE ${CMAKE_SOURCE_DIR})
 target_link_libraries(worker_cpu_tests PRIVATE
-  ablation_protocol ablation_worker_resident ablation_worker_stats
+  ablation_protocol ablation_worker_resident ablation_worker_stats ablation_worker_l2
   ablation_proto CUDA::cudart_static GTest::gtest_main)
 target_compile_definitions(worker_cpu_tests PRIVATE
   ABLATION_WORKER_BIN="$<TARGET_FILE:ablation-worker>"
@@ -33,10 +34,10 @@ gtest_discover_tests(worker_cpu_tests DISCOVERY_MODE PRE_TEST PROPERTIES TIMEOUT
 # worker_gpu_tests need a device (label gpu); without one each test skips with the reason. The
 # worker through its binary, and the GPU reference GEMM it verifies against, directly.
 add_executable(worker_gpu_tests worker/gpu/worker_test.cc worker/gpu/worker_timing_test.cc
-  worker/gpu/reference_gpu_test.cc)
+  worker/gpu/reference_gpu_test.cc worker/gpu/l2_flush_gpu_test.cu)
 target_include_directories(worker_gpu_tests PRIVATE ${CMAKE_SOURCE_DIR})
 target_link_libraries(worker_gpu_tests PRIVATE
-  ablation_protocol ablation_worker_stats ablation_proto ablation_kernels
+  ablation_protocol ablation_worker_stats ablation_worker_l2 ablation_proto ablation_kernels
   CUDA::cudart_static GTest::gtest_main)
 target_compile_definitions(worker_gpu_tests PRIVATE
   ABLATION_WORKER_BIN="$<TARGET_FILE:ablation-worker>")
