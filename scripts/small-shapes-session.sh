@@ -31,6 +31,10 @@
 #             could pick there (64x256 shorter ranges, 64x64 unclustered, 64x8 swapped, 128x16
 #             swapped, 128x128) beside both cuBLAS baselines
 #   gemv      the user example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
+#   roof      the user example stream_sum (general/: a pure read of bf16 rows, 2 builds) at the
+#             bytes of the M <= 16 shapes' B: 4096x4096 (33.6 MB), 14336x4096 and 4096x14336
+#             (117 MB), burst: the share of the measured bandwidth a kernel that only streams
+#             those bytes reaches, timed as every kernel is (target 2's ceiling)
 #   ring-R    S11 (B through a cp.async ring) beside S9 and both cuBLAS baselines at the 7
 #             shapes of M or N of 16 or less, burst, verified: a rerun of S11's change
 # SHAPES="1x4096x4096 ..." replaces the serving preset's shapes in burst-R, cap-R and solo-R.
@@ -56,7 +60,7 @@ usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: ab
     check) echo 15 ;; burst-*) echo $((11 * count + 30)) ;; cap-*) echo $((60 * count + 10)) ;;
     solo-*) echo $((20 * ${#solo_shapes[@]} / 2 + 10)) ;;
     large-*) echo 80 ;;
-    tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;;
+    tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;; roof) echo 60 ;;
     *) echo 60 ;;
   esac
 }
@@ -177,6 +181,19 @@ for phase in "$@"; do
         --shape 16x4096x4096 --shape 1x14336x4096 --shape 16x14336x4096 \
         --shape 1x4096x14336 --shape 16x4096x14336 --tag gemv-rows >>"$log" 2>&1
       say "gemv_rows beside S3 and cuBLAS: exit $? ($(elapsed))"
+      stop_daemon
+      rm -f "$out/user.toml"
+      ;;
+    roof)
+      general=$here/../examples/user-kernels/general
+      printf '[user_kernels]\ncompiler = "%s"\nadd_role = "run"\n' \
+        "$bundle/bin/ablation-compile" >"$out/user.toml"
+      CONFIG=$out/user.toml start_daemon "$out/roof.db" || continue
+      c kernel add "$general/stream_sum.cu" --manifest "$general/stream_sum.toml" >>"$log" 2>&1
+      c -q run --variant 'user.streamsum.*' --size rows=4096,cols=4096 \
+        --size rows=14336,cols=4096 --size rows=4096,cols=14336 --rounds 1 --regime burst \
+        --tag stream-roof >>"$log" 2>&1
+      say "stream_sum at the M <= 16 shapes' bytes: exit $? ($(elapsed))"
       stop_daemon
       rm -f "$out/user.toml"
       ;;

@@ -395,10 +395,10 @@ TEST_F(KernelsE2E, EveryExampleCompilesInEveryKnobSetWithoutSpills) {
 }
 
 // Kernels of their own contract (examples/user-kernels/general: a row softmax, RMSNorm, a row
-// reduction, a GEMM with a fused epilogue): each manifest validates and every knob set compiles
-// with its reference entry, with no GPU; added, it is listed; a run of one is refused, naming why
-// (the worker runs the GEMM contract alone so far). A reference entry the source lacks is caught
-// at the check.
+// reduction, a pure stream of rows, a GEMM with a fused epilogue): each manifest validates and
+// every knob set compiles with its reference entry, with no GPU; added, it is listed; a run of one
+// is refused, naming why (the worker runs the GEMM contract alone so far). A reference entry the
+// source lacks is caught at the check.
 TEST_F(KernelsE2E, KernelsOfTheirOwnContractValidateAndCompileWithTheirReference) {
   StartDaemon();
   const std::string dir = kExamples + "/general/";
@@ -406,6 +406,7 @@ TEST_F(KernelsE2E, KernelsOfTheirOwnContractValidateAndCompileWithTheirReference
            {"row_softmax", "checked user kernel softmax: 2 variants compiled for sm_90a"},
            {"rms_norm", "checked user kernel rmsnorm: 4 variants compiled for sm_90a"},
            {"row_sum", "checked user kernel rowsum: 2 variants compiled for sm_90a"},
+           {"stream_sum", "checked user kernel streamsum: 2 variants compiled for sm_90a"},
            {"gemm_bias_relu", "checked user kernel gemm_bias_relu: 2 variants compiled for sm_90a"},
            {"cheats/softmax_cheats",
             "checked user kernel softmax_cheat: 6 variants compiled for sm_90a"}}) {
@@ -462,8 +463,8 @@ TEST_F(KernelsE2E, EveryKernelOfItsOwnContractAssemblesAsPtxInEveryKnobSet) {
   StartDaemon();
   const std::string dir = kExamples + "/general/";
   int checked = 0;
-  for (const std::string file :
-       {"row_softmax", "rms_norm", "row_sum", "gemm_bias_relu", "cheats/softmax_cheats"}) {
+  for (const std::string file : {"row_softmax", "rms_norm", "row_sum", "stream_sum",
+                                 "gemm_bias_relu", "cheats/softmax_cheats"}) {
     std::ifstream in(dir + file + ".toml");
     const std::string toml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const std::vector<KnobAxis> axes = KnobAxes(toml);
@@ -500,7 +501,7 @@ TEST_F(KernelsE2E, EveryKernelOfItsOwnContractAssemblesAsPtxInEveryKnobSet) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 2 + 4 + 2 + 2 + 6);  // every knob set of every one
+  EXPECT_EQ(checked, 2 + 4 + 2 + 2 + 2 + 6);  // every knob set of every one
 }
 
 // A kernel of its own contract runs as a GEMM user kernel does, with the test double: its sizes
