@@ -89,6 +89,10 @@ inline constexpr int kBootstrapResamples = 2000;
 /// 16; 1: none). Every draw is the one the serial loop makes (SplitMix64::Skip), so the figures
 /// do not depend on it; the tests set it to compare.
 void SetBootstrapThreads(int threads);
+/// Forgets the sampled draws kept so far (a report asks for one row's interval in several of its
+/// sections; each side's draws are made once per process and kept): the tests that compare two
+/// ways of drawing call it between them.
+void ForgetBootstrapDraws();
 // Changes and bounds within a billionth of 0 are 0: what floating point leaves of the same time
 // computed two ways (the fake worker's cycles at two clocks), far below any timer's resolution.
 inline constexpr double kRounding = 1e-9;

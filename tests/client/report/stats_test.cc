@@ -184,6 +184,7 @@ TEST(Stats, ThreadsSplittingALargeBootstrapGiveTheSerialFigures) {
   };
   auto figures = [&](int threads) {
     SetBootstrapThreads(threads);
+    ForgetBootstrapDraws();  // else every count after the first would be served the serial draws
     Figures f{};
     const Change c = SpeedChange({previous}, {self}, 0, 42);
     EXPECT_EQ(c.basis, Basis::kSamples);
@@ -212,6 +213,36 @@ TEST(Stats, ThreadsSplittingALargeBootstrapGiveTheSerialFigures) {
     EXPECT_EQ(split.paired_high, serial.paired_high) << threads;
   }
   SetBootstrapThreads(0);
+}
+
+// A side's sampled draws are kept for the process (a report asks for one row's interval in
+// several sections): asked again, the same samples and seed give the same interval without new
+// draws; other samples of the same count under the same seed, or the same samples under another
+// seed, are drawn afresh, never served another's.
+TEST(Stats, KeptDrawsServeOnlyTheSameSamplesAndSeed) {
+  ForgetBootstrapDraws();
+  const RoundData base = Wiggled(0, 1.00, 3000);
+  RoundData other = base;
+  for (double& v : other.samples) v *= 1.10;
+  RoundData nudged = base;
+  nudged.samples[1234] *= 1.5;  // one sample of 3,000: the median moves by a rank at most
+  auto interval = [](const RoundData& r, std::uint64_t seed) {
+    std::pair<double, double> b{0, 0};
+    EXPECT_TRUE(MedianInterval({r}, seed, &b.first, &b.second));
+    return b;
+  };
+  const auto first = interval(base, 43);
+  EXPECT_EQ(interval(base, 43), first);  // kept
+  const auto scaled = interval(other, 43);
+  EXPECT_NEAR(scaled.first, first.first * 1.10, 1e-9 * first.first);
+  EXPECT_NEAR(scaled.second, first.second * 1.10, 1e-9 * first.second);
+  const auto reseeded = interval(base, 44);
+  const auto moved = interval(nudged, 43);
+  ForgetBootstrapDraws();  // each drawn afresh: what the kept ones must equal
+  EXPECT_EQ(interval(base, 43), first);
+  EXPECT_EQ(interval(base, 44), reseeded);
+  EXPECT_EQ(interval(nudged, 43), moved);
+  EXPECT_NE(reseeded, first) << "another seed draws other resamples";
 }
 
 // The generator jumped ahead is the generator stepped.
