@@ -30,7 +30,7 @@ std::string EnqueueL2Discard(void* stream, void* buffer, size_t bytes) {
   }
   const size_t lines = bytes / kLine;
   // A thread per line up to 1,024 blocks of 256, grid-stride beyond (a 100 MB buffer: 3 lines a
-  // thread); the instruction only drops tags, so the kernel takes a few microseconds.
+  // thread), one instruction a line.
   const size_t blocks = std::min<size_t>((lines + 255) / 256, 1024);
   DiscardLines<<<unsigned(blocks), 256, 0, static_cast<cudaStream_t>(stream)>>>(
       static_cast<char*>(buffer), lines);

@@ -5,8 +5,9 @@
 // the previous sample's lines but leaves the L2 full of the flush's own dirty lines; the sample
 // after it then writes them back while it runs, and a memory-bound kernel is charged for up to an
 // L2 of write traffic that is not its own. So the writes are followed by `discard.global.L2` over
-// the flush buffer (PTX ISA 7.4, sm_80 and later): its lines are dropped without a write-back, and
-// the sample starts with an L2 that holds none of its data and owes memory nothing.
+// the flush buffer (PTX ISA 7.4, sm_80 and later): a write of indeterminate values that tells the
+// L2 it may drop those lines without writing them back. PTX calls it a hint: whether the hardware
+// drops them is what the GPU test (tests/worker/gpu/l2_flush_gpu_test.cu) measures.
 #pragma once
 
 #include <cstddef>
