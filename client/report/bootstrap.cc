@@ -94,10 +94,9 @@ std::uint64_t Mix(std::uint64_t x) {
 // The sampled draws made so far, by side and seed. A report asks for one row's interval in
 // several sections (its ladder's table, its shape's, how it ran): in a 9-shape cap run's report
 // a row of 47,000 samples was drawn 2,000 times over seven times, and 58% of all the draws were
-// repeats (the report took 10.1 s, 5.6 s with them kept). The key holds the
-// side's two hashes, sizes, seed and draws' count; equal keys are equal inputs to a 2^-128
-// chance, and the draws of equal inputs are equal (the generator is seeded, the threads' split
-// the serial loop's).
+// repeats (the report took 10.1 s, 5.6 s with them kept). The key holds the side's two hashes,
+// sizes, seed and draws' count; equal keys are equal inputs to a 2^-128 chance, and the draws of
+// equal inputs are equal (the generator is seeded, the threads' split the serial loop's).
 struct DrawKey {
   std::uint64_t seed = 0, first = 0, second = 0;
   std::size_t values = 0, units = 0;
