@@ -2,12 +2,14 @@
 // header: streams are cudaStream_t passed as void*.
 //
 // A flush by writes alone (cudaMemset of a buffer of twice the L2, as nvbench and Triton do) evicts
-// the previous sample's lines but leaves the L2 full of the flush's own dirty lines; the sample
-// after it then writes them back while it runs, and a memory-bound kernel is charged for up to an
-// L2 of write traffic that is not its own. So the writes are followed by `discard.global.L2` over
-// the flush buffer (PTX ISA 7.4, sm_80 and later): a write of indeterminate values that tells the
-// L2 it may drop those lines without writing them back. PTX calls it a hint: whether the hardware
-// drops them is what the GPU test (tests/worker/gpu/l2_flush_gpu_test.cu) measures.
+// the previous sample's lines but may leave the flush's own dirty lines in the L2, for the sample
+// after it to write back while it runs. How many it leaves is the hardware's business, and on the
+// H100 it cost little at 128 MB a launch: the Triton softmax read 95.6% of the measured bandwidth
+// after such a flush (evidence/2026-12-05-h100-triton). So the writes are followed by
+// `discard.global.L2` over the flush buffer (PTX ISA 7.4, sm_80 and later): a write of
+// indeterminate values that lets the L2 drop those lines without writing them back, whatever the
+// hardware would have done, for one short kernel outside the events. PTX calls it a hint; the GPU
+// test (tests/worker/gpu/l2_flush_gpu_test.cu) times a read after each kind of flush.
 #pragma once
 
 #include <cstddef>
