@@ -1,8 +1,8 @@
 // The cold sample's L2 flush on a GPU (server/worker/l2_flush.h): it leaves the L2 cold (a read of
 // half an L2 of data after it runs at memory's speed, not at the L2's), and it leaves the read
 // nothing to write back (the read is not slower after it than after writes alone, the flush of
-// nvbench and Triton, which leaves an L2 of dirty lines behind). Prints the three medians, the
-// figure the flush's change is worth. Skips without a device.
+// nvbench and Triton, which may leave dirty lines behind). Prints the three medians: what the
+// discard is worth on the device. Skips without a device.
 #include "server/worker/l2_flush.h"
 
 #include <cuda_runtime.h>
