@@ -26,15 +26,14 @@ class Side {
       for (double v : units[u]) sorted_.emplace_back(v, u);
     }
     std::sort(sorted_.begin(), sorted_.end());
-    Fingerprint();
   }
   std::size_t units() const { return sizes_.size(); }
   // Whether Median may be called from several threads at once (no memo to fill).
   bool shareable() const { return !memoise_; }
   // Two independent 64-bit hashes of the values, their units and the units' sizes: the key, with
-  // the seed and the draws' count, under which a side's sampled draws are kept (DrawMedians).
-  std::pair<std::uint64_t, std::uint64_t> fingerprint() const { return fingerprint_; }
-  std::size_t values() const { return sorted_.size(); }
+  // the seed and the draws' count, under which a side's sampled draws are kept (DrawMedians, the
+  // one caller: made there, not for every side).
+  std::pair<std::uint64_t, std::uint64_t> Fingerprint() const;
 
   // counts[u]: how often unit u was drawn. With few units many draws repeat a multiset (27
   // ordered draws of 3 rounds are 10 multisets), hence the memo.
@@ -45,9 +44,6 @@ class Side {
   std::vector<std::size_t> sizes_;
   bool memoise_;
   std::map<std::vector<std::uint32_t>, double> memo_;
-  std::pair<std::uint64_t, std::uint64_t> fingerprint_{};
-
-  void Fingerprint();
 };
 
 struct Bounds {
