@@ -17,6 +17,13 @@ __global__ void DiscardLines(char* base, size_t lines) {
   }
 }
 
+// "" where the discard can cover `buffer` line by line, else why not.
+std::string Misaligned(const void* buffer) {
+  return reinterpret_cast<uintptr_t>(buffer) % kLine == 0
+             ? ""
+             : "the L2 flush buffer is not 128-byte aligned";
+}
+
 std::string Error(const char* what, cudaError_t e) {
   return std::string(what) + ": " + cudaGetErrorString(e);
 }
@@ -25,9 +32,7 @@ std::string Error(const char* what, cudaError_t e) {
 
 std::string EnqueueL2Discard(void* stream, void* buffer, size_t bytes) {
   if (buffer == nullptr || bytes < kLine) return "";
-  if (reinterpret_cast<uintptr_t>(buffer) % kLine != 0) {
-    return "the L2 flush buffer is not 128-byte aligned";
-  }
+  if (std::string why = Misaligned(buffer); !why.empty()) return why;
   const size_t lines = bytes / kLine;
   // A thread per line up to 1,024 blocks of 256, grid-stride beyond (a 100 MB buffer: 3 lines a
   // thread), one instruction a line.
@@ -40,9 +45,7 @@ std::string EnqueueL2Discard(void* stream, void* buffer, size_t bytes) {
 
 std::string EnqueueL2Flush(void* stream, void* buffer, size_t bytes, unsigned value) {
   // Checked before the writes: a flush that cannot discard is refused whole, not half done.
-  if (reinterpret_cast<uintptr_t>(buffer) % kLine != 0) {
-    return "the L2 flush buffer is not 128-byte aligned";
-  }
+  if (std::string why = Misaligned(buffer); !why.empty()) return why;
   if (cudaError_t e =
           cudaMemsetAsync(buffer, int(value & 0xffu), bytes, static_cast<cudaStream_t>(stream));
       e != cudaSuccess) {
