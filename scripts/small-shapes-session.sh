@@ -64,6 +64,11 @@ usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: ab
     *) echo 60 ;;
   esac
 }
+start_user_daemon() {  # start_user_daemon DB: a daemon that takes user kernels from the run role
+  printf '[user_kernels]\ncompiler = "%s"\nadd_role = "run"\n' \
+    "$bundle/bin/ablation-compile" >"$out/user.toml"
+  CONFIG=$out/user.toml start_daemon "$1"
+}
 sweep() {  # sweep NAME ARGS...: the serving preset with ARGS, its exit and time said
   local name=$1
   shift
@@ -172,9 +177,7 @@ for phase in "$@"; do
       ;;
     gemv)
       examples=$here/../examples/user-kernels
-      printf '[user_kernels]\ncompiler = "%s"\nadd_role = "run"\n' \
-        "$bundle/bin/ablation-compile" >"$out/user.toml"
-      CONFIG=$out/user.toml start_daemon "$out/gemv.db" || continue
+      start_user_daemon "$out/gemv.db" || continue
       c kernel add "$examples/gemv_rows.cu" --manifest "$examples/gemv_rows.toml" >>"$log" 2>&1
       c -q run --variant 'user.gemv_rows.rows=16.*' --variant sm90_s3_split_k \
         --variant cublas_bf16 --rounds 1 --regime burst --shape 1x4096x4096 \
@@ -186,9 +189,7 @@ for phase in "$@"; do
       ;;
     roof)
       general=$here/../examples/user-kernels/general
-      printf '[user_kernels]\ncompiler = "%s"\nadd_role = "run"\n' \
-        "$bundle/bin/ablation-compile" >"$out/user.toml"
-      CONFIG=$out/user.toml start_daemon "$out/roof.db" || continue
+      start_user_daemon "$out/roof.db" || continue
       c kernel add "$general/stream_sum.cu" --manifest "$general/stream_sum.toml" >>"$log" 2>&1
       c -q run --variant 'user.streamsum.*' --size rows=4096,cols=4096 \
         --size rows=14336,cols=4096 --size rows=4096,cols=14336 --rounds 1 --regime burst \
