@@ -35,6 +35,10 @@
 #             bytes of the M <= 16 shapes' B: 4096x4096 (33.6 MB), 14336x4096 and 4096x14336
 #             (117 MB), burst: the share of the measured bandwidth a kernel that only streams
 #             those bytes reaches, timed as every kernel is (target 2's ceiling)
+#   stalls    where H12 and cuBLAS's kernel lose their cycles at 4096^3: Nsight Compute's
+#             per-SASS-instruction stall samples of one launch of each through sm90_tune (the
+#             bundle must carry it) and scripts/sm90-ncu-stalls.sh; OUT/stalls-*-stalls.txt names
+#             the instructions where the warps wait (target 3's barrier stalls)
 #   ring-R    S11 (B through a cp.async ring) beside S9 and both cuBLAS baselines at the 7
 #             shapes of M or N of 16 or less, burst, verified: a rerun of S11's change
 # SHAPES="1x4096x4096 ..." replaces the serving preset's shapes in burst-R, cap-R and solo-R.
@@ -61,6 +65,7 @@ usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: ab
     solo-*) echo $((20 * ${#solo_shapes[@]} / 2 + 10)) ;;
     large-*) echo 80 ;;
     tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;; roof) echo 60 ;;
+    stalls) echo 70 ;;
     *) echo 60 ;;
   esac
 }
@@ -88,7 +93,7 @@ for phase in "$@"; do
       grep -E 'Failure|Expected|Which is|actual' "$out/check-sm90.log" | head -20 | tee -a "$log"
       if [[ -x $bundle/bin/worker_gpu_tests ]]; then  # when the bundle carries it
         ABLATION_TEST_BIN_DIR=$bundle/bin timeout 120 "$bundle/bin/worker_gpu_tests" --gtest_brief=1 \
-          --gtest_filter='*Describe*:*ProfileOnce*' >"$out/check-worker.log" 2>&1
+          --gtest_filter='*Describe*:*ProfileOnce*:*L2Flush*' >"$out/check-worker.log" 2>&1
         say "worker_gpu_tests exit $?: $(grep -E '^\[  (PASSED|FAILED) ' "$out/check-worker.log" | tr '\n' ' ')"
       fi
       ;;
@@ -197,6 +202,21 @@ for phase in "$@"; do
       say "stream_sum at the M <= 16 shapes' bytes: exit $? ($(elapsed))"
       stop_daemon
       rm -f "$out/user.toml"
+      ;;
+    stalls)
+      if [[ ! -x $bundle/bin/sm90_tune ]]; then
+        say "stalls: the bundle has no sm90_tune"
+        continue
+      fi
+      # The filter names H12's entry alone (sm90_tune always runs cuBLAS too); an entry name
+      # that matches nothing leaves cuBLAS alone.
+      "$here/sm90-ncu-stalls.sh" "$bundle" "$out" 4096 4096 4096 \
+        "H12 sm90_h12_fitted_unclustered" Sm90WgmmaKernel stalls-h12 >>"$log" 2>&1
+      say "stalls of H12 at 4096^3: exit $? ($(elapsed))"
+      "$here/sm90-ncu-stalls.sh" "$bundle" "$out" 4096 4096 4096 "no entry" nvjet \
+        stalls-cublas >>"$log" 2>&1
+      say "stalls of cuBLAS at 4096^3: exit $? ($(elapsed))"
+      xz -T0 -9 "$out"/stalls-*-sass.csv 2>/dev/null
       ;;
     *) say "unknown phase $phase" ;;
   esac
