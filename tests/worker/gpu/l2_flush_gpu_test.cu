@@ -8,12 +8,12 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "common/stats.h"
 #include "kernels/common/buffers.h"
 #include "kernels/testing/gpu_util.h"
 
@@ -30,11 +30,6 @@ __global__ void ReadAll(const uint4* data, size_t words, unsigned* sink) {
     x ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (x == 0x9e3779b9u) *sink = x;
-}
-
-double Median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
 class L2FlushGpu : public ::testing::Test {
@@ -74,7 +69,7 @@ TEST_F(L2FlushGpu, LeavesTheL2ColdAndNothingToWriteBack) {
                                          static_cast<unsigned*>(sink.data()));
   };
   enum Mode { kHot, kWritesAlone, kFlushed };
-  std::vector<float> ms[3];
+  std::vector<double> ms[3];
   unsigned value = 0;
   // Interleaved, so that a drift of the clock or the temperature falls on all three alike.
   for (int rep = 0; rep < 41; ++rep) {
@@ -101,8 +96,8 @@ TEST_F(L2FlushGpu, LeavesTheL2ColdAndNothingToWriteBack) {
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
 
-  const double hot = Median(ms[kHot]), writes = Median(ms[kWritesAlone]),
-               flushed = Median(ms[kFlushed]);
+  const double hot = common::Median(ms[kHot]), writes = common::Median(ms[kWritesAlone]),
+               flushed = common::Median(ms[kFlushed]);
   auto gbs = [&](double t) { return double(data_bytes) / (t * 1e-3) / 1e9; };
   std::printf(
       "[ L2 flush ] %s, L2 %.1f MB, a read of %.1f MB (medians of 40): hot %.2f us (%.0f GB/s), "
