@@ -39,6 +39,10 @@
 #             per-SASS-instruction stall samples of one launch of each through sm90_tune (the
 #             bundle must carry it) and scripts/sm90-ncu-stalls.sh; OUT/stalls-*-stalls.txt names
 #             the instructions where the warps wait (target 3's barrier stalls)
+#   warpstores  H12 with per-warp TMA stores (Knobs::warp_stores: no named barriers in the
+#             epilogue) beside H12 and cuBLAS through sm90_tune at 4096^3, three runs of 50
+#             samples (L2 flushed, medians), then checked against cuBLAS off the tile
+#             (4000x4000x4096, the guarded build): target 3's barrier stalls, one build
 #   ring-R    S11 (B through a cp.async ring) beside S9 and both cuBLAS baselines at the 7
 #             shapes of M or N of 16 or less, burst, verified: a rerun of S11's change
 # SHAPES="1x4096x4096 ..." replaces the serving preset's shapes in burst-R, cap-R and solo-R.
@@ -65,7 +69,7 @@ usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: ab
     solo-*) echo $((20 * ${#solo_shapes[@]} / 2 + 10)) ;;
     large-*) echo 80 ;;
     tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;; roof) echo 60 ;;
-    stalls) echo 70 ;;
+    stalls) echo 70 ;; warpstores) echo 45 ;;
     *) echo 60 ;;
   esac
 }
@@ -217,6 +221,20 @@ for phase in "$@"; do
         stalls-cublas >>"$log" 2>&1
       say "stalls of cuBLAS at 4096^3: exit $? ($(elapsed))"
       xz -T0 -9 "$out"/stalls-*-sass.csv 2>/dev/null
+      ;;
+    warpstores)
+      if [[ ! -x $bundle/bin/sm90_tune ]]; then
+        say "warpstores: the bundle has no sm90_tune"
+        continue
+      fi
+      for i in 1 2 3; do  # "H12" names H12's entry and the per-warp configuration (and cuBLAS)
+        timeout 60 "$bundle/bin/sm90_tune" 4096 4096 4096 50 H12 >"$out/warpstores-$i.txt" 2>&1
+        say "warpstores run $i exit $?"
+        grep -E 'cublas|H12|error|MISMATCH' "$out/warpstores-$i.txt" | tee -a "$log"
+      done
+      timeout 60 "$bundle/bin/sm90_tune" 4000 4000 4096 5 "per-warp" >"$out/warpstores-off.txt" 2>&1
+      say "warpstores off the tile exit $?"
+      grep -E 'cublas|per-warp|error|MISMATCH' "$out/warpstores-off.txt" | tee -a "$log"
       ;;
     *) say "unknown phase $phase" ;;
   esac

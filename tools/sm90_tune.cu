@@ -81,6 +81,8 @@ constexpr Config kConfigs[] = {
     {"H11 with groups of 4 unit rows", With(rung::kH11, [](Knobs& k) { k.group_rows = 4; })},
     {"H11 with groups of 16 unit rows", With(rung::kH11, [](Knobs& k) { k.group_rows = 16; })},
     {"H11 without clusters (no B multicast)", With(rung::kH11, [](Knobs& k) { k.cluster_m = 1; })},
+    // 4096^3's barrier stalls: the epilogue's stores per warp, no named barriers (warp_stores).
+    {"H12 with per-warp TMA stores", With(rung::kH12, [](Knobs& k) { k.warp_stores = true; })},
     // The 64x64 tile build (kTileRungs, for 128 rows): how deep its pipeline needs to be (T64nU,
     // a tile build, is it without clusters).
     {"T64n with 6 stages", With(rung::kT64N64, [](Knobs& k) { k.stages = 6; })},

@@ -83,7 +83,11 @@ struct Knobs {
   /// B it is given swapped (swap-AB), so that a few columns of C are the rows of its tiles.
   bool store_transposed = false;
   bool overlap_epilogue = false;  ///< a tile's TMA stores issued during the next tile's k-tiles
-  int max_ctas = 0;               ///< a cap on the persistent grid (0: as many as fit)
+  /// The TMA-store epilogue per warp: each warp stores its own 16 rows of a 64x64 chunk with its
+  /// own bulk tensor copy (C's map has 16-row boxes), ordered by __syncwarp, where the whole
+  /// warpgroup otherwise meets at two named barriers a chunk and one thread stores the chunk.
+  bool warp_stores = false;
+  int max_ctas = 0;  ///< a cap on the persistent grid (0: as many as fit)
   /// A persistent grid whose last round stream-K does not share shrinks to the fewest clusters
   /// that take the same number of rounds (FitGridClusters, sm90_schedule.h): every round full,
   /// each one the same aligned block of the tile order.
@@ -152,6 +156,8 @@ ABLATION_SM90_HD constexpr int StageBytes(const Knobs& k) { return ATileBytes(k)
 ABLATION_SM90_HD constexpr bool TmaStoresC(const Knobs& k) {
   return k.epilogue == Epilogue::kTmaStore && !k.store_transposed;
 }
+/// Rows of a box of C's tensor map: a warp's 16 rows of a chunk (warp_stores) or the chunk's 64.
+ABLATION_SM90_HD constexpr int StoreBoxRows(const Knobs& k) { return k.warp_stores ? 16 : 64; }
 /// The TMA-store epilogue's shared memory: two chunk buffers per consumer warpgroup, so a chunk
 /// is written while the one before is still being stored (32 KiB for a 128-row tile).
 ABLATION_SM90_HD constexpr int StoreBufferBytes(const Knobs& k) {

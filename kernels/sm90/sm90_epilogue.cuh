@@ -107,6 +107,10 @@ struct WideStoreEpilogue {
 /// one stmatrix phase fall in eight different bank groups), then one thread stores it with a
 /// bulk tensor copy. A buffer is rewritten once the store issued from it two chunks before has
 /// read it, so the last stores of a tile run on while the next tile computes.
+/// kPerWarp (Knobs::warp_stores): no named barrier; each warp waits for its own earlier store to
+/// have read the buffer, writes its 16 rows of the chunk, and its lane 0 stores those rows (a
+/// 16x64 box of C's map), the warp ordered by __syncwarp.
+template <bool kPerWarp>
 struct TmaStoreEpilogue {
   uint8_t* buffers;  ///< all consumers' (StoreBufferBytes); this one's are at cw * 2 chunks
   const CUtensorMap* map_c;
@@ -125,8 +129,12 @@ struct TmaStoreEpilogue {
     StoreAll(w, buffers + cw * 2 * kStoreChunkBytes, map_c, m0, n0, cw);
   }
 
-  __device__ __forceinline__ void Finish(int t) {
-    if (t == 0) TmaStoreWaitAll();  // the buffers outlive the last store
+  __device__ __forceinline__ void Finish(int t) { WaitAllStores(t); }
+
+  /// Once, after the last tile: every thread that issued stores waits for them (bulk async-groups
+  /// are a thread's own), so that the buffers outlive the last store.
+  __device__ __forceinline__ static void WaitAllStores(int t) {
+    if (kPerWarp ? (t & 31) == 0 : t == 0) TmaStoreWaitAll();
   }
 
   /// The accumulators packed two by two: w[i] = bf16x2(d[2i], d[2i+1]).
@@ -146,8 +154,13 @@ struct TmaStoreEpilogue {
     const int mi = lane >> 3;                               // the matrix this lane addresses
     const int row = warp * 16 + (mi & 1) * 8 + (lane & 7);  // its row within the 64 of the half
     uint8_t* buf = mine + (kP & 1) * kStoreChunkBytes;
-    if (t == 0) TmaStoreWaitRead<1>();
-    NamedBarrierSync(1 + cw, 128);  // the buffer is free for all 128 threads
+    if constexpr (kPerWarp) {
+      if (lane == 0) TmaStoreWaitRead<1>();
+      __syncwarp();  // the warp's rows of the buffer are free
+    } else {
+      if (t == 0) TmaStoreWaitRead<1>();
+      NamedBarrierSync(1 + cw, 128);  // the buffer is free for all 128 threads
+    }
 #pragma unroll
     for (int jj = 0; jj < 8; jj += 2) {
       const int j = 8 * kP + jj;  // 8-column block of the 256
@@ -156,10 +169,19 @@ struct TmaStoreEpilogue {
                  w[2 * j + 3]);
     }
     FenceProxyAsyncShared();
-    NamedBarrierSync(1 + cw, 128);  // every lane's chunk is written and visible to TMA
-    if (t == 0) {
-      TmaStore2d(map_c, buf, n0 + 64 * kP, m0 + cw * 64);
-      TmaStoreCommit();
+    if constexpr (kPerWarp) {
+      __syncwarp();  // the warp's 16 rows are written and visible to TMA
+      if (lane == 0) {
+        // 16 rows of 128 bytes: 2 KiB on, the warp's rows keep the swizzle of the chunk's.
+        TmaStore2d(map_c, buf + warp * 16 * 128, n0 + 64 * kP, m0 + cw * 64 + warp * 16);
+        TmaStoreCommit();
+      }
+    } else {
+      NamedBarrierSync(1 + cw, 128);  // every lane's chunk is written and visible to TMA
+      if (t == 0) {
+        TmaStore2d(map_c, buf, n0 + 64 * kP, m0 + cw * 64);
+        TmaStoreCommit();
+      }
     }
   }
 
@@ -176,8 +198,11 @@ struct TmaStoreEpilogue {
 /// overlap_epilogue: the TMA-store epilogue run during the next tile's first k-tiles. Store only
 /// packs the accumulators to bf16 and holds them in registers; the next tile then issues one
 /// 64x64 chunk after each of its first four k-tile batches, while that batch runs, so the tensor
-/// cores no longer idle through the stores.
+/// cores no longer idle through the stores. kPerWarp: TmaStoreEpilogue's.
+template <bool kPerWarp>
 struct OverlappedTmaStoreEpilogue {
+  using Stores = TmaStoreEpilogue<kPerWarp>;
+
   uint8_t* mine;  ///< this warpgroup's two chunk buffers
   const CUtensorMap* map_c;
   int cw;
@@ -197,7 +222,7 @@ struct OverlappedTmaStoreEpilogue {
     auto chunk = [&](auto p) {
       if (kt < ke) k_tile(kt++);
       if (holding) {
-        TmaStoreEpilogue::StoreChunk<decltype(p)::value>(held, mine, map_c, held_m0, held_n0, cw);
+        Stores::template StoreChunk<decltype(p)::value>(held, mine, map_c, held_m0, held_n0, cw);
       }
     };
     chunk(std::integral_constant<int, 0>{});
@@ -208,15 +233,15 @@ struct OverlappedTmaStoreEpilogue {
   }
 
   __device__ __forceinline__ void Store(const float (&d)[128], int m0, int n0) {
-    TmaStoreEpilogue::Pack(d, held);
+    Stores::Pack(d, held);
     holding = true;
     held_m0 = m0;
     held_n0 = n0;
   }
 
   __device__ __forceinline__ void Finish(int t) {
-    if (holding) TmaStoreEpilogue::StoreAll(held, mine, map_c, held_m0, held_n0, cw);
-    if (t == 0) TmaStoreWaitAll();  // the buffers outlive the last store
+    if (holding) Stores::StoreAll(held, mine, map_c, held_m0, held_n0, cw);
+    Stores::WaitAllStores(t);
   }
 };
 
@@ -240,7 +265,7 @@ struct TransposedStoreEpilogue : WideStoreEpilogue<kGuarded> {
     // Every accumulator read at once (packed to bf16 pairs, as the TMA-store epilogue does), so
     // that nothing reads them while the next tile's wgmma run.
     uint32_t w[kAcc / 2];
-    TmaStoreEpilogue::Pack(d, w);
+    TmaStoreEpilogue<false>::Pack(d, w);
 #pragma unroll
     for (int j = 0; j < kAcc / 4; ++j)
 #pragma unroll
@@ -258,8 +283,9 @@ struct TransposedStoreEpilogue : WideStoreEpilogue<kGuarded> {
 template <Knobs K>
 using EpilogueOf = std::conditional_t<
     K.store_transposed, TransposedStoreEpilogue<K.guarded>,
-    std::conditional_t<K.overlap_epilogue, OverlappedTmaStoreEpilogue,
-                       std::conditional_t<K.epilogue == Epilogue::kTmaStore, TmaStoreEpilogue,
-                                          WideStoreEpilogue<K.guarded>>>>;
+    std::conditional_t<
+        K.overlap_epilogue, OverlappedTmaStoreEpilogue<K.warp_stores>,
+        std::conditional_t<K.epilogue == Epilogue::kTmaStore, TmaStoreEpilogue<K.warp_stores>,
+                           WideStoreEpilogue<K.guarded>>>>;
 
 }  // namespace ablation::kernels::sm90

@@ -30,7 +30,8 @@ consteval bool ValidWgmmaKnobs(const Knobs& k) {
           (!k.persistent && k.cluster_m == 1 && k.epilogue != Epilogue::kTmaStore)) &&
          (!k.stream_k || k.persistent) &&
          (!k.overlap_epilogue || (k.persistent && k.epilogue == Epilogue::kTmaStore)) &&
-         (!k.fp8 || k.warp_specialized) && (!k.fit_grid || k.persistent) &&
+         (!k.warp_stores || TmaStoresC(k)) && (!k.fp8 || k.warp_specialized) &&
+         (!k.fit_grid || k.persistent) &&
          (!k.clusters_where_shared || (k.fit_grid && k.cluster_m == 2)) &&
          (k.block_m == kBlockM || (k.block_m == 64 && k.warp_specialized)) &&
          // 256 columns (m64n256 wgmma); or, with bf16 and the 16-byte or transposed stores (the

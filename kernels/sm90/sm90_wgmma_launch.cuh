@@ -108,8 +108,10 @@ std::string WgmmaBuild<K>::Launch(const GemmArgs& args, int64_t b_rows) {
   if (std::string e = EncodeMaps(args, b_rows, b_box, &ma, &mb, a_rows); !e.empty()) return e;
   CUtensorMap mc;
   if constexpr (TmaStoresC(K)) {
-    // C as 64x64 boxes with the 128-byte swizzle the epilogue writes its chunks in.
-    if (std::string e = EncodeKMajorBf16(&mc, args.c, p.m, p.n, 64); !e.empty()) return e;
+    // C as boxes of 64 columns with the 128-byte swizzle the epilogue writes its chunks in: a
+    // chunk's 64 rows, or a warp's 16 of them (warp_stores).
+    if (std::string e = EncodeKMajorBf16(&mc, args.c, p.m, p.n, StoreBoxRows(K)); !e.empty())
+      return e;
   } else {
     std::memset(&mc, 0, sizeof mc);  // unused by the other epilogues
   }
