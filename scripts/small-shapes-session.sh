@@ -34,15 +34,18 @@
 #   roof      the user example stream_sum (general/: a pure read of bf16 rows, 2 builds) at the
 #             bytes of the M <= 16 shapes' B: 4096x4096 (33.6 MB), 14336x4096 and 4096x14336
 #             (117 MB), burst: the share of the measured bandwidth a kernel that only streams
-#             those bytes reaches, timed as every kernel is (target 2's ceiling)
+#             those bytes reaches, timed as every kernel is (target 2's ceiling); roof-R the
+#             same, then the serving preset at 1x4096x4096 and 16x4096x4096 in the same database
+#             (burst, verified): the ceiling and S12's share beside it, a run R
 #   stalls    where H12 and cuBLAS's kernel lose their cycles at 4096^3: Nsight Compute's
 #             per-SASS-instruction stall samples of one launch of each through sm90_tune (the
 #             bundle must carry it) and scripts/sm90-ncu-stalls.sh; OUT/stalls-*-stalls.txt names
 #             the instructions where the warps wait (target 3's barrier stalls)
 #   warpstores  H12 with per-warp TMA stores (Knobs::warp_stores: no named barriers in the
 #             epilogue) beside H12 and cuBLAS through sm90_tune at 4096^3, three runs of 50
-#             samples (L2 flushed, medians), then checked against cuBLAS off the tile
-#             (4000x4000x4096, the guarded build): target 3's barrier stalls, one build
+#             samples (L2 flushed, medians; each run checks both against cuBLAS): one build
+#             against target 3's barrier stalls (rejected in small-shapes-10: those stalls are
+#             wgmma waits)
 #   ring-R    S11 (B through a cp.async ring) beside S9 and both cuBLAS baselines at the 7
 #             shapes of M or N of 16 or less, burst, verified: a rerun of S11's change
 # SHAPES="1x4096x4096 ..." replaces the serving preset's shapes in burst-R, cap-R and solo-R.
@@ -68,7 +71,7 @@ usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: ab
     check) echo 15 ;; burst-*) echo $((11 * count + 30)) ;; cap-*) echo $((60 * count + 10)) ;;
     solo-*) echo $((20 * ${#solo_shapes[@]} / 2 + 10)) ;;
     large-*) echo 80 ;;
-    tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;; roof) echo 60 ;;
+    tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;; roof) echo 20 ;; roof-*) echo 50 ;;
     stalls) echo 70 ;; warpstores) echo 45 ;;
     *) echo 60 ;;
   esac
@@ -196,14 +199,19 @@ for phase in "$@"; do
       stop_daemon
       rm -f "$out/user.toml"
       ;;
-    roof)
+    roof | roof-*)
       general=$here/../examples/user-kernels/general
-      start_user_daemon "$out/roof.db" || continue
+      start_user_daemon "$out/$phase.db" || continue
       c kernel add "$general/stream_sum.cu" --manifest "$general/stream_sum.toml" >>"$log" 2>&1
       c -q run --variant 'user.streamsum.*' --size rows=4096,cols=4096 \
         --size rows=14336,cols=4096 --size rows=4096,cols=14336 --rounds 1 --regime burst \
         --tag stream-roof >>"$log" 2>&1
       say "stream_sum at the M <= 16 shapes' bytes: exit $? ($(elapsed))"
+      if [[ $phase == roof-* ]]; then  # the two shapes below 80% beside it, in the same minute
+        c -q sweep --preset serving --shape 1x4096x4096 --shape 16x4096x4096 --regime burst \
+          --verify --rounds 1 --tag "roof-shapes-$r" >>"$log" 2>&1
+        say "the serving preset at 1x4096x4096 and 16x4096x4096: exit $? ($(elapsed))"
+      fi
       stop_daemon
       rm -f "$out/user.toml"
       ;;
@@ -232,9 +240,6 @@ for phase in "$@"; do
         say "warpstores run $i exit $?"
         grep -E 'cublas|H12|error|MISMATCH' "$out/warpstores-$i.txt" | tee -a "$log"
       done
-      timeout 60 "$bundle/bin/sm90_tune" 4000 4000 4096 5 "per-warp" >"$out/warpstores-off.txt" 2>&1
-      say "warpstores off the tile exit $?"
-      grep -E 'cublas|per-warp|error|MISMATCH' "$out/warpstores-off.txt" | tee -a "$log"
       ;;
     *) say "unknown phase $phase" ;;
   esac
