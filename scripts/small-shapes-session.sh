@@ -71,8 +71,8 @@ usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: ab
     check) echo 15 ;; burst-*) echo $((11 * count + 30)) ;; cap-*) echo $((60 * count + 10)) ;;
     solo-*) echo $((20 * ${#solo_shapes[@]} / 2 + 10)) ;;
     large-*) echo 80 ;;
-    tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;; roof) echo 20 ;; roof-*) echo 50 ;;
-    stalls) echo 70 ;; warpstores) echo 45 ;;
+    tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;;
+    roof) echo 20 ;; roof-*) echo 50 ;; stalls) echo 70 ;; warpstores) echo 45 ;;
     *) echo 60 ;;
   esac
 }
@@ -80,6 +80,11 @@ start_user_daemon() {  # start_user_daemon DB: a daemon that takes user kernels 
   printf '[user_kernels]\ncompiler = "%s"\nadd_role = "run"\n' \
     "$bundle/bin/ablation-compile" >"$out/user.toml"
   CONFIG=$out/user.toml start_daemon "$1"
+}
+has_tune() {  # has_tune PHASE: whether the bundle carries sm90_tune (said when it does not)
+  [[ -x $bundle/bin/sm90_tune ]] && return 0
+  say "$1: the bundle has no sm90_tune"
+  return 1
 }
 sweep() {  # sweep NAME ARGS...: the serving preset with ARGS, its exit and time said
   local name=$1
@@ -216,10 +221,7 @@ for phase in "$@"; do
       rm -f "$out/user.toml"
       ;;
     stalls)
-      if [[ ! -x $bundle/bin/sm90_tune ]]; then
-        say "stalls: the bundle has no sm90_tune"
-        continue
-      fi
+      has_tune stalls || continue
       # The filter names H12's entry alone (sm90_tune always runs cuBLAS too); an entry name
       # that matches nothing leaves cuBLAS alone.
       "$here/sm90-ncu-stalls.sh" "$bundle" "$out" 4096 4096 4096 \
@@ -231,10 +233,7 @@ for phase in "$@"; do
       xz -T0 -9 "$out"/stalls-*-sass.csv 2>/dev/null
       ;;
     warpstores)
-      if [[ ! -x $bundle/bin/sm90_tune ]]; then
-        say "warpstores: the bundle has no sm90_tune"
-        continue
-      fi
+      has_tune warpstores || continue
       for i in 1 2 3; do  # "H12" names H12's entry and the per-warp configuration (and cuBLAS)
         timeout 60 "$bundle/bin/sm90_tune" 4096 4096 4096 50 H12 >"$out/warpstores-$i.txt" 2>&1
         say "warpstores run $i exit $?"
