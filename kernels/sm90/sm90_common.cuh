@@ -30,6 +30,14 @@ __device__ __forceinline__ uint32_t PackBf16x2(float x, float y) {
   return *reinterpret_cast<const uint32_t*>(&v);
 }
 
+/// A thread's accumulators packed two by two: w[i] = bf16x2(d[2i], d[2i+1]). Read all at once, so
+/// that nothing reads them later while the next tile's wgmma run.
+template <int kAcc>
+__device__ __forceinline__ void PackAccumulators(const float (&d)[kAcc], uint32_t (&w)[kAcc / 2]) {
+#pragma unroll
+  for (int i = 0; i < kAcc / 2; ++i) w[i] = PackBf16x2(d[2 * i], d[2 * i + 1]);
+}
+
 /// One thread: fills the stage at `stage` (A tile, then B tile `a_bytes` further on) with k-tile
 /// `kt` of A rows m0.. and B rows n0.. by TMA, both completing on `full`. `block_k`: elements of
 /// K in a k-tile.

@@ -125,7 +125,7 @@ struct TmaStoreEpilogue {
 
   __device__ __forceinline__ void Store(const float (&d)[128], int m0, int n0) {
     uint32_t w[64];
-    Pack(d, w);
+    PackAccumulators(d, w);
     StoreAll(w, buffers + cw * 2 * kStoreChunkBytes, map_c, m0, n0, cw);
   }
 
@@ -135,13 +135,6 @@ struct TmaStoreEpilogue {
   /// are a thread's own), so that the buffers outlive the last store.
   __device__ __forceinline__ static void WaitAllStores(int t) {
     if (kPerWarp ? (t & 31) == 0 : t == 0) TmaStoreWaitAll();
-  }
-
-  /// The accumulators packed two by two: w[i] = bf16x2(d[2i], d[2i+1]).
-  template <int kAcc>
-  __device__ __forceinline__ static void Pack(const float (&d)[kAcc], uint32_t (&w)[kAcc / 2]) {
-#pragma unroll
-    for (int i = 0; i < kAcc / 2; ++i) w[i] = PackBf16x2(d[2 * i], d[2 * i + 1]);
   }
 
   /// Chunk p (columns 64p..64p+63 of the half) from the packed accumulators, through the buffers
@@ -233,7 +226,7 @@ struct OverlappedTmaStoreEpilogue {
   }
 
   __device__ __forceinline__ void Store(const float (&d)[128], int m0, int n0) {
-    Stores::Pack(d, held);
+    PackAccumulators(d, held);
     holding = true;
     held_m0 = m0;
     held_n0 = n0;
@@ -262,10 +255,8 @@ struct TransposedStoreEpilogue : WideStoreEpilogue<kGuarded> {
   __device__ __forceinline__ void Store(const float (&d)[kAcc], int m0, int n0) {
     const int t = threadIdx.x & 127, warp = t >> 5, lane = t & 31, q = lane & 3;
     const int row = m0 + cw * 64 + warp * 16 + (lane >> 2);
-    // Every accumulator read at once (packed to bf16 pairs, as the TMA-store epilogue does), so
-    // that nothing reads them while the next tile's wgmma run.
-    uint32_t w[kAcc / 2];
-    TmaStoreEpilogue<false>::Pack(d, w);
+    uint32_t w[kAcc / 2];  // every accumulator read at once, as the TMA-store epilogue does
+    PackAccumulators(d, w);
 #pragma unroll
     for (int j = 0; j < kAcc / 4; ++j)
 #pragma unroll
