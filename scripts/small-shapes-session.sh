@@ -49,10 +49,12 @@
 #   ring-R    S11 (B through a cp.async ring) beside S9 and both cuBLAS baselines at the 7
 #             shapes of M or N of 16 or less, burst, verified: a rerun of S11's change
 #   procs-R   R daemon processes one after another, each running S12, S11 and cuBLAS's best
-#             pick at 16x4096x14336 and 16x14336x4096 twice (burst, verified, two runs on the
-#             inputs the first left resident), all in OUT/procs.db: whether a slow mode of one
-#             build (S12's 64x8 swapped build at 16x4096x14336 in small-shapes-11's solo-1, 17%
-#             for a whole window) follows the process (both of its runs slow) or the window
+#             pick at 16x4096x14336 and 16x14336x4096 in two runs of 2 rounds (burst, verified),
+#             all in OUT/procs-R.db: the rounds of a run share its inputs, each run allocates its
+#             own (the daemon releases them at a run's end), each process has its own context. A
+#             slow mode of one build (S12's 64x8 swapped build at 16x4096x14336 in
+#             small-shapes-11's solo-1, 17% for the whole window of that shape) that follows the
+#             process slows both runs of it; one that follows the allocation, one run's rounds
 # SHAPES="1x4096x4096 ..." replaces the serving preset's shapes in burst-R, cap-R and solo-R.
 # DEADLINE=S (seconds since the start) skips a phase whose usual length would end after it, so
 # that a device call returns what it finished. Every database ends compressed as OUT/NAME.db.xz.
@@ -78,7 +80,10 @@ usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: ab
     large-*) echo 80 ;;
     tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;;
     roof) echo 20 ;; roof-*) echo 50 ;; stalls) echo 70 ;; warpstores) echo 45 ;;
-    procs-*) local n=${1#procs-} && [[ $n =~ ^[0-9]+$ ]] || n=1 && echo $((15 * n)) ;;
+    procs-*)  # 20 s a process; a malformed count is said by the phase itself
+      local n=${1#procs-}
+      [[ $n =~ ^[1-9][0-9]*$ ]] || n=1
+      echo $((20 * n)) ;;
     *) echo 60 ;;
   esac
 }
@@ -249,10 +254,10 @@ for phase in "$@"; do
     procs-*)
       [[ $r =~ ^[1-9][0-9]*$ ]] || { say "procs-R: R must be a count, not '$r'"; continue; }
       for ((i = 1; i <= r; i++)); do
-        start_daemon "$out/procs.db" || break
-        for pass in 1 2; do  # the second on the inputs the first left resident
+        start_daemon "$out/procs-$r.db" || break
+        for pass in 1 2; do  # each run allocates its inputs; its two rounds share them
           c -q run --variant sm90_s12_buckets --variant sm90_s11_ring --variant cublas_bf16_best \
-            --shape 16x4096x14336 --shape 16x14336x4096 --regime burst --verify --rounds 1 \
+            --shape 16x4096x14336 --shape 16x14336x4096 --regime burst --verify --rounds 2 \
             --tag "procs-$i-$pass" >>"$log" 2>&1
           say "process $i, run $pass: exit $? ($(elapsed))"
         done
