@@ -13,8 +13,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +21,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include "server/metrics/process.h"
 #include "tests/e2e/harness.h"
 
 namespace ablation::testing {
@@ -40,19 +39,14 @@ int64_t RssBytes(pid_t pid) {
   return -1;
 }
 
-// The CPU time the process has used, user and system, in clock ticks (/proc/PID/stat's 14th and
-// 15th fields, after the parenthesised command name).
+// The CPU time the process has used, user and system, in clock ticks (the metrics endpoint's
+// parse of /proc/PID/stat); -1 where it cannot be read.
 int64_t CpuTicks(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  std::istringstream rest(text.substr(text.rfind(')') + 2));
-  std::string field;
-  int64_t utime = -1, stime = -1;
-  for (int i = 3; i <= 15 && rest >> field; ++i) {
-    if (i == 14) utime = std::stoll(field);
-    if (i == 15) stime = std::stoll(field);
-  }
-  return utime < 0 || stime < 0 ? -1 : utime + stime;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  metrics::ProcStat stat;
+  if (!std::getline(in, line) || !metrics::ParseProcStat(line, &stat)) return -1;
+  return int64_t(stat.user_ticks + stat.system_ticks);
 }
 
 // A channel of its own (no subchannel shared with the others), so that the streams spread over

@@ -8,8 +8,8 @@ add_executable(security_tests
   ${CMAKE_CURRENT_SOURCE_DIR}/security/memory_bounds_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/security/storage_limits_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/e2e/harness.cc)
-target_link_libraries(security_tests PRIVATE ablation_proto ablation_db GTest::gmock
-  GTest::gtest_main Threads::Threads)
+target_link_libraries(security_tests PRIVATE ablation_proto ablation_db ablation_metrics
+  GTest::gmock GTest::gtest_main Threads::Threads)
 target_include_directories(security_tests PRIVATE ${CMAKE_SOURCE_DIR})
 target_compile_definitions(security_tests PRIVATE
   ABLATIOND_PATH="$<TARGET_FILE:ablationd>"
