@@ -27,8 +27,10 @@ set(FUZZ_LIBS
 # NDEBUG as in the daemon's Release build: toml++ 3.3 has a debug-only assertion in parse_key
 # that fires on a table header starting with '#' ("[# x]"), an input its release build refuses
 # with a proper parse error (found by fuzz_toml; the daemon is never built with it).
-set(FUZZ_FLAGS -std=c++20 -O1 -g -DNDEBUG -fsanitize=fuzzer,address -DSPDLOG_COMPILED_LIB
-  -DSPDLOG_FMT_EXTERNAL -I${CMAKE_SOURCE_DIR} -I${CMAKE_BINARY_DIR}/generated)
+# Line tables only (-gline-tables-only, not -g): what ASan's stack traces name (file and line);
+# fuzz_toml took 53 s to build with full debug information, 42 s with line tables.
+set(FUZZ_FLAGS -std=c++20 -O1 -gline-tables-only -DNDEBUG -fsanitize=fuzzer,address
+  -DSPDLOG_COMPILED_LIB -DSPDLOG_FMT_EXTERNAL -I${CMAKE_SOURCE_DIR} -I${CMAKE_BINARY_DIR}/generated)
 
 # ablation_fuzz_target(NAME SOURCES...): tests/fuzz/NAME.cc with the sources it exercises.
 function(ablation_fuzz_target name)
