@@ -55,6 +55,11 @@
 #             slow mode of one build (S12's 64x8 swapped build at 16x4096x14336 in
 #             small-shapes-11's solo-1, 17% for the whole window of that shape) that follows the
 #             process slows both runs of it; one that follows the allocation, one run's rounds
+#   windows   the 64x8 swapped build (S12's at 16x4096x14336) beside cuBLAS through sm90_tune
+#             --windows at 16x4096x14336: 60 windows of 50 samples over two input sets, then 60
+#             over one (OUT/windows-2.txt, windows-1.txt): whether its three levels of a window
+#             (35.1, 40.2, 42.3 TFLOPS in procs-6) follow where the inputs lie or come with the same
+#             buffers (the bundle must carry sm90_tune)
 # SHAPES="1x4096x4096 ..." replaces the serving preset's shapes in burst-R, cap-R and solo-R.
 # DEADLINE=S (seconds since the start) skips a phase whose usual length would end after it, so
 # that a device call returns what it finished. Every database ends compressed as OUT/NAME.db.xz.
@@ -80,6 +85,7 @@ usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: ab
     large-*) echo 80 ;;
     tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;;
     roof) echo 20 ;; roof-*) echo 50 ;; stalls) echo 70 ;; warpstores) echo 45 ;;
+    windows) echo 40 ;;
     procs-*)  # 20 s a process; a malformed count is said by the phase itself
       local n=${1#procs-}
       [[ $n =~ ^[1-9][0-9]*$ ]] || n=1
@@ -249,6 +255,15 @@ for phase in "$@"; do
         timeout 60 "$bundle/bin/sm90_tune" 4096 4096 4096 50 H12 >"$out/warpstores-$i.txt" 2>&1
         say "warpstores run $i exit $?"
         grep -E 'cublas|H12|error|MISMATCH' "$out/warpstores-$i.txt" | tee -a "$log"
+      done
+      ;;
+    windows)
+      has_tune windows || continue
+      for sets in 2 1; do  # cuBLAS beside it: a window level of its own would be the device's
+        timeout 90 "$bundle/bin/sm90_tune" 16 4096 14336 50 n8_swapped --windows 60 --sets $sets \
+          >"$out/windows-$sets.txt" 2>&1
+        say "windows over $sets input sets exit $?"
+        grep -E 'fastest first|error|MISMATCH' "$out/windows-$sets.txt" | tee -a "$log"
       done
       ;;
     procs-*)

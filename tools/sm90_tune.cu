@@ -6,9 +6,17 @@
 // Usage: sm90_tune [M N K] [samples] [only: entries whose name contains this, and cuBLAS] [fp8]
 // (the 64x64 tile build and its configurations at 128 rows: sm90_tune 128 4096 4096 50 T64n)
 // (fp8: the fp8 ladder, its configurations and cublas_fp8; an empty `only` takes every entry)
+// --windows W [--sets S]: instead, W windows of `samples` samples each of the entries `only` names
+// and cuBLAS, one after another, window w on input set w % S (S copies of A, B, B^T and C, each
+// allocated on its own, filled alike: 2 by default, as the daemon rotates two sets at
+// 16x4096x14336); a line per window and entry with its median, its 10th and 90th percentiles, and
+// the set's addresses, then each entry's medians per set sorted: whether a build's slow windows
+// follow the set (where its buffers lie), or come with the same buffers (something the launch sets
+// up) (sm90_tune 16 4096 14336 50 n8_swapped --windows 40)
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
@@ -152,9 +160,87 @@ std::vector<Entry> ConfigEntries() {
   (std::make_index_sequence<std::size(kTable)>{});
 }
 
+/// One window of the --windows mode: `entry`'s samples on `set`, a line with their median, 10th
+/// and 90th percentiles and the set's addresses; its median in ms (-1: failed, line says why).
+double TimeWindow(int window, int set_index, const Entry& e, const testing::GemmBuffers& set,
+                  const GemmArgs& base, void* flush, size_t flush_bytes, int samples,
+                  double flops) {
+  GemmArgs args = base;
+  args.a = set.a.data();
+  args.b = e.nk ? set.b_nk.data() : set.b_kn.data();
+  args.c = set.c.data();
+  std::string error;
+  const std::vector<float> ms =
+      testing::EventSamplesMs([&] { return e.launch(args); }, flush, flush_bytes, samples, &error);
+  if (!error.empty() || ms.empty()) {
+    std::printf("window %3d set %d %-40s error: %s\n", window, set_index, e.name.c_str(),
+                error.c_str());
+    return -1;
+  }
+  const double median = ms[ms.size() / 2], p10 = ms[ms.size() / 10], p90 = ms[ms.size() * 9 / 10];
+  std::printf(
+      "window %3d set %d %-40s %8.4f ms %7.1f TFLOPS  p10 %8.4f p90 %8.4f  A %p B %p C %p\n",
+      window, set_index, e.name.c_str(), median, flops / (median * 1e-3) / 1e12, p10, p90, args.a,
+      args.b, args.c);
+  return median;
+}
+
+/// The --windows mode (see the usage above); its exit status.
+int TimeWindows(const std::vector<Entry>& entries, const Problem& problem, int windows, int sets,
+                int samples, const GemmArgs& base, void* flush, size_t flush_bytes) {
+  std::vector<testing::GemmBuffers> buffers(static_cast<size_t>(sets));
+  for (int s = 0; s < sets; ++s) {
+    // The same seed: every set holds the same values, only where they lie differs.
+    if (std::string e = buffers[size_t(s)].Init(problem, 5); !e.empty()) {
+      std::printf("input set %d: %s\n", s, e.c_str());
+      return 1;
+    }
+  }
+  const double flops = 2.0 * double(problem.m) * double(problem.n) * double(problem.k);
+  // medians[entry][set]: each window's median, in window order.
+  std::vector<std::vector<std::vector<double>>> medians(
+      entries.size(), std::vector<std::vector<double>>(size_t(sets)));
+  for (int w = 0; w < windows; ++w) {
+    const int s = w % sets;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const double ms = TimeWindow(w, s, entries[i], buffers[size_t(s)], base, flush, flush_bytes,
+                                   samples, flops);
+      if (ms > 0) medians[i][size_t(s)].push_back(ms);
+    }
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    for (int s = 0; s < sets; ++s) {
+      std::vector<double> m = medians[i][size_t(s)];
+      std::sort(m.begin(), m.end());
+      std::printf("%-40s set %d, TFLOPS of its %zu windows, fastest first:",
+                  entries[i].name.c_str(), s, m.size());
+      for (double ms : m) std::printf(" %.1f", flops / (ms * 1e-3) / 1e12);
+      std::printf("\n");
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --windows W and --sets S anywhere; the rest positional, as before.
+  int windows = 0, sets = 2;
+  std::vector<char*> positional = {argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if ((arg == "--windows" || arg == "--sets") && i + 1 < argc) {
+      (arg == "--windows" ? windows : sets) = atoi(argv[++i]);
+    } else {
+      positional.push_back(argv[i]);
+    }
+  }
+  if (windows < 0 || sets < 1) {
+    std::printf("--windows takes a count of 0 or more, --sets one of 1 or more\n");
+    return 2;
+  }
+  argc = int(positional.size());
+  argv = positional.data();
   const int64_t m = argc > 3 ? atoll(argv[1]) : 4096, n = argc > 3 ? atoll(argv[2]) : 4096,
                 k = argc > 3 ? atoll(argv[3]) : 4096;
   const int samples = argc > 4 ? atoi(argv[4]) : 20;
@@ -212,21 +298,35 @@ int main(int argc, char** argv) {
   }
   const std::vector<Entry> others = fp8 ? ConfigEntries<kFp8Configs>() : ConfigEntries<kConfigs>();
   entries.insert(entries.end(), others.begin(), others.end());
+  GemmArgs base;  // every launch's but its operands
+  base.problem = buf.problem;
+  base.cublas = cublas;
+  base.cublaslt = lt;
+  base.workspace = workspace.data();
+  base.workspace_bytes = workspace.bytes();
+  base.scale_a = scale_a;
+  base.scale_b = scale_b;
+  if (windows > 0) {
+    std::vector<Entry> chosen;
+    for (const Entry& e : entries) {
+      if (e.name == reference_name || (!only.empty() && e.name.find(only) != std::string::npos))
+        chosen.push_back(e);
+    }
+    std::printf("# %d windows over %d input sets\n", windows, sets);
+    const int status =
+        TimeWindows(chosen, buf.problem, windows, sets, samples, base, flush.data(), flush_bytes);
+    cublasDestroy(cublas);
+    cublasLtDestroy(lt);
+    return status;
+  }
   std::vector<double> reference;
   for (const Entry& e : entries) {
     if (!only.empty() && e.name != reference_name && e.name.find(only) == std::string::npos)
       continue;
-    GemmArgs args;
-    args.problem = buf.problem;
+    GemmArgs args = base;
     args.a = buf.a.data();
     args.b = e.nk ? buf.b_nk.data() : buf.b_kn.data();
     args.c = buf.c.data();
-    args.cublas = cublas;
-    args.cublaslt = lt;
-    args.workspace = workspace.data();
-    args.workspace_bytes = workspace.bytes();
-    args.scale_a = scale_a;
-    args.scale_b = scale_b;
     std::string error;
     const double ms = testing::MedianEventMs([&] { return e.launch(args); }, flush.data(),
                                              flush_bytes, samples, &error);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/common/buffers.h"
@@ -48,15 +49,15 @@ inline bool IsSm90() {
 
 /// The timing tools' measurement: 3 warm-up launches (also the one-time shared-memory opt-ins and
 /// plans), then `samples` launches, each after a write of `flush_bytes` to `flush` that evicts
-/// the inputs from L2 and timed by CUDA events around it; their median in ms. `launch` returns ""
-/// or what failed; -1 with `error` set when a launch or the device failed.
+/// the inputs from L2 and timed by CUDA events around it; the samples in ms, sorted. `launch`
+/// returns "" or what failed; empty with `error` set when a launch or the device failed.
 template <class Launch>
-double MedianEventMs(Launch&& launch, void* flush, size_t flush_bytes, int samples,
-                     std::string* error) {
+std::vector<float> EventSamplesMs(Launch&& launch, void* flush, size_t flush_bytes, int samples,
+                                  std::string* error) {
   for (int i = 0; i < 3; ++i) {
     if (std::string e = launch(); !e.empty()) {
       *error = e;
-      return -1;
+      return {};
     }
   }
   cudaEvent_t start, stop;
@@ -78,8 +79,18 @@ double MedianEventMs(Launch&& launch, void* flush, size_t flush_bytes, int sampl
   if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess && error->empty()) {
     *error = cudaGetErrorString(e);
   }
-  if (!error->empty() || ms.empty()) return -1;
+  if (!error->empty()) return {};
   std::sort(ms.begin(), ms.end());
+  return ms;
+}
+
+/// EventSamplesMs's median in ms; -1 with `error` set when a launch or the device failed.
+template <class Launch>
+double MedianEventMs(Launch&& launch, void* flush, size_t flush_bytes, int samples,
+                     std::string* error) {
+  const std::vector<float> ms =
+      EventSamplesMs(std::forward<Launch>(launch), flush, flush_bytes, samples, error);
+  if (!error->empty() || ms.empty()) return -1;
   return ms[ms.size() / 2];
 }
 
