@@ -14,6 +14,12 @@ std::string FormatFixed(double value, int decimals) {
   return buffer;
 }
 
+std::string FormatMs(double ms) { return FormatSignificant(ms, 4); }
+
+std::string Int(std::int64_t value) { return std::to_string(value); }
+
+std::string Dash() { return "-"; }
+
 std::string FormatSignificant(double value, int digits) {
   if (!std::isfinite(value)) return FormatExact(value);
   if (value == 0) return "0";

@@ -20,6 +20,9 @@ std::string FormatShape(const ablation::v1::Shape& shape);  // 4096x4096x4096
 std::string FormatTimeMs(std::int64_t unix_ms);             // 2026-11-30T12:00:00Z, "-" for 0
 std::string FormatBytes(std::int64_t bytes);                // 48 KiB, 99.5 KiB, 512 B
 std::string Join(const std::vector<std::string>& items, std::string_view separator);
+std::string FormatMs(double ms);      // 4 significant digits: 0.2066, 12.35
+std::string Int(std::int64_t value);  // 4096
+std::string Dash();                   // "-": a table's cell with no value
 
 // A duration for progress lines: "42s", "3m07s", "1h05m" (rounded to the second).
 std::string FormatDuration(double seconds);

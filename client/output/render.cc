@@ -8,12 +8,6 @@
 namespace ablation::client {
 namespace {
 
-std::string FormatMs(double ms) { return FormatSignificant(ms, 4); }
-
-std::string Dash() { return "-"; }
-
-std::string Int(std::int64_t value) { return std::to_string(value); }
-
 std::string Duration(std::int64_t start_ms, std::int64_t end_ms) {
   if (start_ms <= 0 || end_ms <= 0 || end_ms < start_ms) return Dash();
   double seconds = static_cast<double>(end_ms - start_ms) / 1000.0;

@@ -8,10 +8,6 @@
 namespace ablation::client {
 namespace {
 
-std::string Int(std::int64_t value) { return std::to_string(value); }
-
-std::string Dash() { return "-"; }
-
 std::string TileLabel(const v1::AdviseRequest& r) {
   return std::to_string(r.bm()) + "x" + std::to_string(r.bn()) + "x" + std::to_string(r.bk()) +
          " " + r.dtype();

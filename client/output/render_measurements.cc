@@ -9,12 +9,6 @@
 namespace ablation::client {
 namespace {
 
-std::string FormatMs(double ms) { return FormatSignificant(ms, 4); }
-
-std::string Dash() { return "-"; }
-
-std::string Int(std::int64_t value) { return std::to_string(value); }
-
 // A number for people with its exact form for machines; "-" / empty when absent.
 Cell Number(bool present, std::string text, double exact) {
   if (!present) return Cell(Dash(), "");

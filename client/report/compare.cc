@@ -22,7 +22,7 @@ namespace v1 = ::ablation::v1;
 using Key = std::tuple<std::string, std::string, std::int64_t, std::int64_t, std::int64_t>;
 
 // The measured items of a run by key, so that rows come sorted by variant, dtype and shape.
-std::map<Key, const Item*> Measured(const RunIndex& index) {
+std::map<Key, const Item*> MeasuredItems(const RunIndex& index) {
   std::map<Key, const Item*> out;
   for (const Item& item : index.items()) {
     if (!item.measured()) continue;
@@ -265,7 +265,7 @@ v1::Comparison Compare(const v1::GetRunResponse& a, const v1::GetRunResponse& b,
   c.set_floor_b(ib.floor());
   c.set_cycles_floor_a(ia.cycles_floor());
   c.set_cycles_floor_b(ib.cycles_floor());
-  const auto in_a = Measured(ia), in_b = Measured(ib);
+  const auto in_a = MeasuredItems(ia), in_b = MeasuredItems(ib);
   for (const auto& [key, item_a] : in_a) {
     auto it = in_b.find(key);
     if (it == in_b.end()) {

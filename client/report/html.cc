@@ -98,7 +98,7 @@ svg text.change-label.faster { fill: #2a6fb0; }
 
 // A variant's name as code that may wrap after each underscore (<wbr>), so that a long name
 // wraps in its column rather than widening the table.
-std::string Code(const std::string& name) {
+std::string HtmlCode(const std::string& name) {
   std::string html = "<code>";
   for (char c : E(name)) {
     html += c;
@@ -192,7 +192,7 @@ std::string RowTable(const v1::ReportSection& s) {
                             : Measured(r)                        ? ""
                                                                  : "failed";
     html += "<tr" + (cls.empty() ? std::string() : " class=\"" + cls + "\"") + ">";
-    const std::string variant = Code(r.variant());
+    const std::string variant = HtmlCode(r.variant());
     std::vector<std::string> cells, classes;
     if (all) {
       cells = {E(r.rung()), variant, E(r.dtype()), FormatShape(r.shape())};
@@ -243,14 +243,15 @@ std::string GridTable(const std::string& cls, const std::string& caption, const 
   for (bool numeric : grid.numeric) classes.push_back(numeric ? "num" : "");
   for (const auto& row : grid.rows) {
     std::vector<std::string> cells;
-    for (std::size_t i = 0; i < row.size(); ++i) cells.push_back(i == 1 ? Code(row[i]) : E(row[i]));
+    for (std::size_t i = 0; i < row.size(); ++i)
+      cells.push_back(i == 1 ? HtmlCode(row[i]) : E(row[i]));
     html += "<tr>" + Cells(cells, classes, grid.titles) + "</tr>\n";
   }
   return html + "</table>\n";
 }
 
 // Each rung's geometric mean share of the cuBLAS baselines (ShareSummaryGrid), where there is one.
-std::string ShareSummaryTable(const v1::ReportSection& s) {
+std::string HtmlShareSummaryTable(const v1::ReportSection& s) {
   const Grid grid = ShareSummaryGrid(s);
   if (grid.titles.empty()) return "";
   return GridTable("shares",
@@ -260,7 +261,7 @@ std::string ShareSummaryTable(const v1::ReportSection& s) {
 }
 
 // How the rows ran and what their counters say (ConditionsGrid), where there is any of it.
-std::string ConditionsTable(const v1::ReportSection& s) {
+std::string HtmlConditionsTable(const v1::ReportSection& s) {
   const Grid grid = ConditionsGrid(s);
   if (grid.titles.empty()) return "";
   std::string html =
@@ -281,7 +282,7 @@ std::string Summary(const v1::ReportRun& run) {
          (RegimeText(run).empty() ? "" : "; regime " + E(RegimeText(run)));
 }
 
-std::string Header(const v1::Report& report) {
+std::string HtmlHeader(const v1::Report& report) {
   std::string html = "<table class=\"header\">\n";
   for (const auto& [label, value] : HeaderFields(report))
     html += "<tr><th>" + E(label) + "</th><td>" + E(value) + "</td></tr>\n";
@@ -329,7 +330,7 @@ std::string RenderReportHtml(const v1::Report& report) {
       "<title>Ablation report: run " +
       id + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
   html += "<h1>Ablation report: run " + id + "</h1>\n<p class=\"summary\">" +
-          Summary(report.run()) + "</p>\n" + Header(report);
+          Summary(report.run()) + "</p>\n" + HtmlHeader(report);
   // How every figure was computed is the last section: the first page holds the figures.
   html +=
       "<p class=\"scope\">" + E(kMethodPointer) + " (<a href=\"#methods\">its section</a>)</p>\n";
@@ -340,7 +341,7 @@ std::string RenderReportHtml(const v1::Report& report) {
     if (!Drawn(report, s)) continue;
     html += "<section id=\"" + E(s.id()) + "\">\n<h2>" + std::to_string(++number) + ". " +
             E(s.title()) + "</h2>\n<p class=\"scope\">" + E(s.scope()) + "</p>\n";
-    html += Figures(report, s) + RowTable(s) + ShareSummaryTable(s) + ConditionsTable(s);
+    html += Figures(report, s) + RowTable(s) + HtmlShareSummaryTable(s) + HtmlConditionsTable(s);
     if (!s.notes().empty()) {
       html += "<ul class=\"notes\">\n";
       for (const std::string& note : s.notes()) html += "<li>" + E(note) + "</li>\n";
@@ -372,7 +373,7 @@ std::string RenderHistoryHtml(const v1::HistoryResponse& history, const std::str
     const std::string shape = std::to_string(s.shape().m()) + "x" + std::to_string(s.shape().n()) +
                               "x" + std::to_string(s.shape().k());
     html += "<section id=\"series-" + std::to_string(number) + "\">\n<h2>" +
-            std::to_string(number) + ". " + Code(s.variant()) + " " + E(s.dtype()) + " " +
+            std::to_string(number) + ". " + HtmlCode(s.variant()) + " " + E(s.dtype()) + " " +
             E(shape) + " " + E(EnumWord(s.regime())) + "</h2>\n<p class=\"scope\">on " +
             E(s.device_name().empty() ? "?" : s.device_name()) + ", fingerprint " +
             E(s.hardware_fingerprint().empty() ? "none (stored before v15)"
