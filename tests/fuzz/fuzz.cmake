@@ -18,12 +18,15 @@ endif()
 
 set(FUZZ_DIR ${CMAKE_BINARY_DIR}/tests/fuzz)
 file(MAKE_DIRECTORY ${FUZZ_DIR})
-# The project's libraries, in link order, and the system ones they need.
+# The project's libraries, in link order, and the system ones they need. The core is built in
+# batches (unity builds): the object that holds a source a target needs holds up to 15 others,
+# and what they call (the enum words, for one) must be on the line too.
 set(FUZZ_LIBS
-  $<TARGET_FILE:ablation_core> $<TARGET_FILE:ablation_db> $<TARGET_FILE:ablation_protocol>
+  $<TARGET_FILE:ablation_core> $<TARGET_FILE:ablation_db> $<TARGET_FILE:ablation_fleet>
+  $<TARGET_FILE:ablation_history> $<TARGET_FILE:ablation_enum_words> $<TARGET_FILE:ablation_protocol>
   $<TARGET_FILE:ablation_user_kernels> $<TARGET_FILE:ablation_kernel_catalog>
   $<TARGET_FILE:ablation_toml> $<TARGET_FILE:ablation_common> $<TARGET_FILE:ablation_proto>
-  -lmuparser -ltomlplusplus -lgrpc++ -lgrpc -lgpr -lprotobuf -lspdlog -lfmt -lsqlite3 -lcrypto -labsl_strings -lelf -lz -ldl -lpthread)
+  -lpq -lmuparser -ltomlplusplus -lgrpc++ -lgrpc -lgpr -lprotobuf -lspdlog -lfmt -lsqlite3 -lcrypto -labsl_strings -lelf -lz -ldl -lpthread)
 # NDEBUG as in the daemon's Release build: toml++ 3.3 has a debug-only assertion in parse_key
 # that fires on a table header starting with '#' ("[# x]"), an input its release build refuses
 # with a proper parse error (found by fuzz_toml; the daemon is never built with it).
@@ -37,11 +40,19 @@ function(ablation_fuzz_target name)
   set(sources ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/${name}.cc)
   foreach(s ${ARGN})
     list(APPEND sources ${CMAKE_SOURCE_DIR}/${s})
+    # A source built here (instrumented) must not also sit in a batch of the core's unity build:
+    # the batch's object, pulled from the archive for another source's symbol, would define it
+    # again.
+    if(s MATCHES "^server/core/")
+      set_source_files_properties(${CMAKE_SOURCE_DIR}/${s} DIRECTORY ${CMAKE_SOURCE_DIR}/server
+        PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+    endif()
   endforeach()
   add_custom_command(
     OUTPUT ${FUZZ_DIR}/${name}
     COMMAND ${ABLATION_CLANGXX} ${FUZZ_FLAGS} ${sources} ${FUZZ_LIBS} -o ${FUZZ_DIR}/${name}
-    DEPENDS ${sources} ablation_core ablation_db ablation_protocol ablation_user_kernels ablation_toml ablation_kernel_catalog
+    DEPENDS ${sources} ablation_core ablation_db ablation_fleet ablation_history ablation_enum_words
+      ablation_protocol ablation_user_kernels ablation_toml ablation_kernel_catalog
       ablation_common ablation_proto
     COMMENT "clang++ -fsanitize=fuzzer ${name}"
     VERBATIM)

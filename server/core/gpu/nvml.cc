@@ -64,7 +64,7 @@ struct Nvml::Api {
 namespace {
 
 template <typename F>
-void Resolve(void* library, const char* name, F* fn) {
+void ResolveSymbol(void* library, const char* name, F* fn) {
   *fn = reinterpret_cast<F>(dlsym(library, name));
 }
 
@@ -120,32 +120,34 @@ std::unique_ptr<Nvml> Nvml::Load(const std::string& library_path, std::string* w
                 "); is the NVIDIA driver installed?");
   }
   auto api = std::make_unique<Api>();
-  Resolve(library, "nvmlInit_v2", &api->Init);
-  Resolve(library, "nvmlShutdown", &api->Shutdown);
-  Resolve(library, "nvmlErrorString", &api->ErrorString);
-  Resolve(library, "nvmlSystemGetDriverVersion", &api->SystemGetDriverVersion);
-  Resolve(library, "nvmlDeviceGetHandleByUUID", &api->GetHandleByUUID);
-  Resolve(library, "nvmlDeviceGetClockInfo", &api->GetClockInfo);
-  Resolve(library, "nvmlDeviceGetMaxClockInfo", &api->GetMaxClockInfo);
-  Resolve(library, "nvmlDeviceGetDefaultApplicationsClock", &api->GetDefaultApplicationsClock);
-  Resolve(library, "nvmlDeviceGetPowerUsage", &api->GetPowerUsage);
-  Resolve(library, "nvmlDeviceGetTotalEnergyConsumption", &api->GetTotalEnergyConsumption);
-  Resolve(library, "nvmlDeviceGetTemperature", &api->GetTemperature);
+  ResolveSymbol(library, "nvmlInit_v2", &api->Init);
+  ResolveSymbol(library, "nvmlShutdown", &api->Shutdown);
+  ResolveSymbol(library, "nvmlErrorString", &api->ErrorString);
+  ResolveSymbol(library, "nvmlSystemGetDriverVersion", &api->SystemGetDriverVersion);
+  ResolveSymbol(library, "nvmlDeviceGetHandleByUUID", &api->GetHandleByUUID);
+  ResolveSymbol(library, "nvmlDeviceGetClockInfo", &api->GetClockInfo);
+  ResolveSymbol(library, "nvmlDeviceGetMaxClockInfo", &api->GetMaxClockInfo);
+  ResolveSymbol(library, "nvmlDeviceGetDefaultApplicationsClock",
+                &api->GetDefaultApplicationsClock);
+  ResolveSymbol(library, "nvmlDeviceGetPowerUsage", &api->GetPowerUsage);
+  ResolveSymbol(library, "nvmlDeviceGetTotalEnergyConsumption", &api->GetTotalEnergyConsumption);
+  ResolveSymbol(library, "nvmlDeviceGetTemperature", &api->GetTemperature);
   // Renamed in R535; drivers before it only have the throttle-reasons name (same signature).
-  Resolve(library, "nvmlDeviceGetCurrentClocksEventReasons", &api->GetClocksEventReasons);
+  ResolveSymbol(library, "nvmlDeviceGetCurrentClocksEventReasons", &api->GetClocksEventReasons);
   if (!api->GetClocksEventReasons) {
-    Resolve(library, "nvmlDeviceGetCurrentClocksThrottleReasons", &api->GetClocksEventReasons);
+    ResolveSymbol(library, "nvmlDeviceGetCurrentClocksThrottleReasons",
+                  &api->GetClocksEventReasons);
     api->clocks_event_reasons_name = "nvmlDeviceGetCurrentClocksThrottleReasons";
   }
-  Resolve(library, "nvmlDeviceGetSupportedMemoryClocks", &api->GetSupportedMemoryClocks);
-  Resolve(library, "nvmlDeviceGetSupportedGraphicsClocks", &api->GetSupportedGraphicsClocks);
-  Resolve(library, "nvmlDeviceSetGpuLockedClocks", &api->SetGpuLockedClocks);
-  Resolve(library, "nvmlDeviceResetGpuLockedClocks", &api->ResetGpuLockedClocks);
-  Resolve(library, "nvmlDeviceSetMemoryLockedClocks", &api->SetMemoryLockedClocks);
-  Resolve(library, "nvmlDeviceResetMemoryLockedClocks", &api->ResetMemoryLockedClocks);
-  Resolve(library, "nvmlDeviceGetVbiosVersion", &api->GetVbiosVersion);
-  Resolve(library, "nvmlDeviceGetEnforcedPowerLimit", &api->GetEnforcedPowerLimit);
-  Resolve(library, "nvmlDeviceGetEccMode", &api->GetEccMode);
+  ResolveSymbol(library, "nvmlDeviceGetSupportedMemoryClocks", &api->GetSupportedMemoryClocks);
+  ResolveSymbol(library, "nvmlDeviceGetSupportedGraphicsClocks", &api->GetSupportedGraphicsClocks);
+  ResolveSymbol(library, "nvmlDeviceSetGpuLockedClocks", &api->SetGpuLockedClocks);
+  ResolveSymbol(library, "nvmlDeviceResetGpuLockedClocks", &api->ResetGpuLockedClocks);
+  ResolveSymbol(library, "nvmlDeviceSetMemoryLockedClocks", &api->SetMemoryLockedClocks);
+  ResolveSymbol(library, "nvmlDeviceResetMemoryLockedClocks", &api->ResetMemoryLockedClocks);
+  ResolveSymbol(library, "nvmlDeviceGetVbiosVersion", &api->GetVbiosVersion);
+  ResolveSymbol(library, "nvmlDeviceGetEnforcedPowerLimit", &api->GetEnforcedPowerLimit);
+  ResolveSymbol(library, "nvmlDeviceGetEccMode", &api->GetEccMode);
 
   // Without these nothing works; the rest are checked where used.
   for (auto [fn, name] : {std::pair<bool, const char*>{api->Init != nullptr, "nvmlInit_v2"},

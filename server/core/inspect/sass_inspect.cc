@@ -19,12 +19,12 @@ namespace ablation::core {
 
 namespace {
 
-bool Executable(const std::string& path) {
+bool ExecutableFile(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
-std::string Env(const char* name) {
+std::string EnvValue(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
 }
@@ -33,11 +33,11 @@ std::string Env(const char* name) {
 
 std::string FindCuobjdump(const std::string& configured, std::string* looked) {
   std::vector<std::string> candidates;
-  std::string chosen = configured.empty() ? Env("ABLATION_CUOBJDUMP") : configured;
+  std::string chosen = configured.empty() ? EnvValue("ABLATION_CUOBJDUMP") : configured;
   if (!chosen.empty()) {
     // Configured: that one or none (a wrong path must not silently fall back to another tool).
     if (chosen.find('/') == std::string::npos) {
-      std::string path = Env("PATH");
+      std::string path = EnvValue("PATH");
       for (size_t b = 0; b <= path.size();) {
         size_t e = path.find(':', b);
         if (e == std::string::npos) e = path.size();
@@ -48,18 +48,19 @@ std::string FindCuobjdump(const std::string& configured, std::string* looked) {
       candidates.push_back(chosen);
     }
   } else {
-    std::string path = Env("PATH");
+    std::string path = EnvValue("PATH");
     for (size_t b = 0; b <= path.size();) {
       size_t e = path.find(':', b);
       if (e == std::string::npos) e = path.size();
       if (e > b) candidates.push_back(path.substr(b, e - b) + "/cuobjdump");
       b = e + 1;
     }
-    if (!Env("CUDA_HOME").empty()) candidates.push_back(Env("CUDA_HOME") + "/bin/cuobjdump");
+    if (!EnvValue("CUDA_HOME").empty())
+      candidates.push_back(EnvValue("CUDA_HOME") + "/bin/cuobjdump");
     candidates.push_back("/usr/local/cuda/bin/cuobjdump");
   }
   for (const auto& c : candidates)
-    if (Executable(c)) return c;
+    if (ExecutableFile(c)) return c;
   if (looked) {
     *looked = chosen.empty() ? "PATH, $CUDA_HOME/bin, /usr/local/cuda/bin"
                              : "ABLATION_CUOBJDUMP=" + chosen;

@@ -30,7 +30,7 @@ bool LooksLikePtx(const std::string& source) {
   return false;
 }
 
-std::string Mebibytes(int64_t bytes) {
+std::string MebibytesText(int64_t bytes) {
   return std::to_string(bytes >> 20) + "." +
          std::to_string(((bytes & ((1 << 20) - 1)) * 10) >> 20) + " MiB";
 }
@@ -210,9 +210,9 @@ Status UserKernels::CompileAndStore(const Job& job, KernelSummary* added) {
       return Status(Code::kInvalidArgument, why, kCompileError);
     bytes += b.cubin_bytes;
     if (bytes > options_.max_bytes_per_kernel)
-      return InvalidArgument("user kernel " + m.name + ": its builds come to " + Mebibytes(bytes) +
-                             " of cubins by " + b.variant + ", more than the " +
-                             Mebibytes(options_.max_bytes_per_kernel) +
+      return InvalidArgument("user kernel " + m.name + ": its builds come to " +
+                             MebibytesText(bytes) + " of cubins by " + b.variant +
+                             ", more than the " + MebibytesText(options_.max_bytes_per_kernel) +
                              " one kernel may hold (user_kernels.max_bytes_per_kernel)");
     builds.push_back(std::move(b));
   }
@@ -238,8 +238,8 @@ Status UserKernels::CompileAndStore(const Job& job, KernelSummary* added) {
   if (owned + bytes > options_.max_bytes_per_owner)
     return FailedPrecondition(
         (job.caller.name.empty() ? std::string("this caller") : job.caller.name) + " holds " +
-        Mebibytes(owned) + " of cubins; with " + m.name + "'s " + Mebibytes(bytes) +
-        " that is more than the " + Mebibytes(options_.max_bytes_per_owner) +
+        MebibytesText(owned) + " of cubins; with " + m.name + "'s " + MebibytesText(bytes) +
+        " that is more than the " + MebibytesText(options_.max_bytes_per_owner) +
         " one caller may hold (user_kernels.max_bytes_per_owner); remove a kernel first");
   try {
     record.id = store_->InsertUserKernel(record, builds);
