@@ -55,6 +55,13 @@
 #             slow mode of one build (S12's 64x8 swapped build at 16x4096x14336 in
 #             small-shapes-11's solo-1, 17% for the whole window of that shape) that follows the
 #             process slows both runs of it; one that follows the allocation, one run's rounds
+#   levels-R  R daemon processes, each three runs of 4 rounds (burst, round 0 verified) at
+#             16x4096x14336 of the 64x8 swapped build, the 128x16 swapped build and cuBLAS's best
+#             pick, named directly: with the L2 rotation (the default), with a flush before each
+#             sample (--flush-l2: every sample synchronised, as sm90_tune's, where the three levels
+#             did not show) and with the L2 hot (--hot-l2), all in OUT/levels-R.db (runs 3P-2,
+#             3P-1, 3P are process P's): whether the levels need the daemon's back-to-back
+#             batches, and whether the 128x16 build (S12's alternative there) has levels of its own
 #   windows   the 64x8 swapped build (S12's at 16x4096x14336) beside cuBLAS through sm90_tune
 #             --windows at 16x4096x14336: 60 windows of 50 samples over two input sets, then 60
 #             over one (OUT/windows-2.txt, windows-1.txt): whether its three levels of a window
@@ -86,6 +93,10 @@ usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: ab
     tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;;
     roof) echo 20 ;; roof-*) echo 50 ;; stalls) echo 70 ;; warpstores) echo 45 ;;
     windows) echo 40 ;;
+    levels-*)  # 30 s a process
+      local n=${1#levels-}
+      [[ $n =~ ^[1-9][0-9]*$ ]] || n=1
+      echo $((30 * n)) ;;
     procs-*)  # 20 s a process; a malformed count is said by the phase itself
       local n=${1#procs-}
       [[ $n =~ ^[1-9][0-9]*$ ]] || n=1
@@ -275,6 +286,21 @@ for phase in "$@"; do
             --shape 16x4096x14336 --shape 16x14336x4096 --regime burst --verify --rounds 2 \
             --tag "procs-$i-$pass" >>"$log" 2>&1
           say "process $i, run $pass: exit $? ($(elapsed))"
+        done
+        stop_daemon
+      done
+      ;;
+    levels-*)
+      [[ $r =~ ^[1-9][0-9]*$ ]] || { say "levels-R: R must be a count, not '$r'"; continue; }
+      for ((i = 1; i <= r; i++)); do
+        start_daemon "$out/levels-$r.db" || break
+        for l2 in rotate flush-l2 hot-l2; do
+          extra=()
+          [[ $l2 == rotate ]] || extra=("--$l2")
+          c -q run --variant sm90_h12_rows64_n8_swapped --variant sm90_h12_n16_swapped \
+            --variant cublas_bf16_best --shape 16x4096x14336 --regime burst --verify --rounds 4 \
+            "${extra[@]}" --tag "levels-$i-$l2" >>"$log" 2>&1
+          say "process $i, L2 $l2: exit $? ($(elapsed))"
         done
         stop_daemon
       done
