@@ -14,4 +14,13 @@ inline std::string Lower(std::string_view text) {
   return out;
 }
 
+/// `text` without the white space (std::isspace: blanks, tabs, line ends) at either end.
+inline std::string_view TrimSpace(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
+  return text;
+}
+
 }  // namespace ablation::common

@@ -9,6 +9,7 @@ add_executable(core_tests
   core/setup/config_test.cc
   core/queries/advise_test.cc
   core/inspect/sass_test.cc
+  core/inspect/cuda_tool_test.cc
   core/setup/presets_test.cc
   core/setup/user_ladders_test.cc
   core/queries/listings_test.cc

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdio>
 
+#include "common/text.h"
 #include "server/core/base/sha256.h"
 
 namespace ablation::core {
@@ -11,12 +12,6 @@ namespace {
 bool KeyChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
          c == '/';
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
 }
 
 }  // namespace
@@ -42,15 +37,15 @@ std::string HardwareFingerprint(const v1::DeviceIdentity& device, std::string_vi
 Status ParseNodeLabels(std::string_view text, std::map<std::string, std::string>* labels) {
   while (!text.empty()) {
     const size_t comma = text.find(',');
-    const std::string_view entry = Trim(text.substr(0, comma));
+    const std::string_view entry = common::TrimSpace(text.substr(0, comma));
     text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
     if (entry.empty()) continue;
     const size_t eq = entry.find('=');
     if (eq == std::string_view::npos) {
       return InvalidArgument("node label '" + std::string(entry) + "' is not key=value");
     }
-    const std::string_view key = Trim(entry.substr(0, eq));
-    const std::string_view value = Trim(entry.substr(eq + 1));
+    const std::string_view key = common::TrimSpace(entry.substr(0, eq));
+    const std::string_view value = common::TrimSpace(entry.substr(eq + 1));
     if (key.empty()) return InvalidArgument("node label '" + std::string(entry) + "' has no key");
     for (char c : key) {
       if (!KeyChar(c)) {

@@ -4,20 +4,15 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "common/text.h"
+
 namespace ablation::core {
 namespace {
-
-std::string_view TrimField(std::string_view s) {
-  while (!s.empty() && (s.back() == '\r' || s.back() == '\n' || s.back() == ' '))
-    s.remove_suffix(1);
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  return s;
-}
 
 /// "==ERROR== text" -> "text" when the line carries `marker`.
 bool Message(std::string_view line, std::string_view marker, std::string* text) {
   if (line.substr(0, marker.size()) != marker) return false;
-  *text = std::string(TrimField(line.substr(marker.size())));
+  *text = std::string(common::TrimSpace(line.substr(marker.size())));
   return true;
 }
 
@@ -63,7 +58,7 @@ std::vector<std::string> SplitCsvRecord(std::string_view line) {
 
 std::optional<double> ParseNcuNumber(std::string_view text) {
   std::string digits;
-  for (char c : TrimField(text))
+  for (char c : common::TrimSpace(text))
     if (c != ',') digits += c;
   if (digits.empty()) return std::nullopt;
   char* end = nullptr;
@@ -85,7 +80,7 @@ NcuOutput ParseNcuCsv(std::string_view text) {
   for (size_t b = 0; b < text.size();) {
     size_t e = text.find('\n', b);
     if (e == std::string_view::npos) e = text.size();
-    const std::string_view line = TrimField(text.substr(b, e - b));
+    const std::string_view line = common::TrimSpace(text.substr(b, e - b));
     b = e + 1;
     std::string message;
     if (Message(line, "==ERROR==", &message)) {

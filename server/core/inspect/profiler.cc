@@ -4,43 +4,19 @@
 #include "server/core/inspect/profiler.h"
 
 #include <dirent.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include <spdlog/spdlog.h>
 
 #include "server/core/base/sha256.h"
+#include "server/core/inspect/cuda_tool.h"
 
 namespace ablation::core {
 namespace {
 
 constexpr const char* kTool = "ncu";
 constexpr std::chrono::seconds kVersionTimeout{30};
-
-bool Executable(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
-std::vector<std::string> OnPath(const std::string& name) {
-  std::vector<std::string> out;
-  const std::string path = Env("PATH");
-  for (size_t b = 0; b <= path.size();) {
-    size_t e = path.find(':', b);
-    if (e == std::string::npos) e = path.size();
-    if (e > b) out.push_back(path.substr(b, e - b) + "/" + name);
-    b = e + 1;
-  }
-  return out;
-}
 
 /// /opt/nvidia/nsight-compute/<version>/ncu, newest version first (names sort by version).
 std::vector<std::string> NsightInstalls() {
@@ -72,25 +48,12 @@ std::string Tail(const std::string& text, size_t max = 600) {
 }  // namespace
 
 std::string FindNcu(const std::string& configured, std::string* looked) {
-  std::vector<std::string> candidates;
-  const std::string chosen = configured.empty() ? Env("ABLATION_NCU") : configured;
-  if (!chosen.empty()) {
-    // Configured: that one or none; a wrong path must not fall back to another ncu silently.
-    candidates =
-        chosen.find('/') == std::string::npos ? OnPath(chosen) : std::vector<std::string>{chosen};
-  } else {
-    candidates = OnPath(kTool);
-    if (!Env("CUDA_HOME").empty()) candidates.push_back(Env("CUDA_HOME") + "/bin/ncu");
-    candidates.push_back("/usr/local/cuda/bin/ncu");
-    for (auto& c : NsightInstalls()) candidates.push_back(std::move(c));
-  }
-  for (const auto& c : candidates)
-    if (Executable(c)) return c;
-  if (looked)
-    *looked = chosen.empty()
-                  ? "PATH, $CUDA_HOME/bin, /usr/local/cuda/bin, /opt/nvidia/nsight-compute/*"
-                  : "ABLATION_NCU=" + chosen;
-  return "";
+  return FindCudaTool({.name = kTool,
+                       .env_var = "ABLATION_NCU",
+                       .configured = configured,
+                       .more = NsightInstalls(),
+                       .more_looked = "/opt/nvidia/nsight-compute/*"},
+                      looked);
 }
 
 std::vector<std::string> NcuArgv(const std::string& tool, const ProfileTarget& t,

@@ -7,15 +7,11 @@
 #include <map>
 #include <optional>
 
+#include "common/text.h"
+
 namespace ablation::core {
 
 namespace {
-
-std::string_view TrimSpace(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
@@ -38,20 +34,20 @@ std::optional<int64_t> ParseHex(std::string_view s) {
 // without the encoding comment (nvdisasm). Returns nullopt for anything else.
 std::optional<SassInstruction> ParseInstructionLine(std::string_view line,
                                                     std::string* target_label) {
-  line = TrimSpace(line);
+  line = common::TrimSpace(line);
   if (!StartsWith(line, "/*")) return std::nullopt;
   size_t close = line.find("*/");
   if (close == std::string_view::npos) return std::nullopt;
   std::optional<int64_t> offset = ParseHex(line.substr(2, close - 2));
   if (!offset) return std::nullopt;  // an encoding-only line: "/* 0x000fe2... */"
-  std::string_view rest = TrimSpace(line.substr(close + 2));
+  std::string_view rest = common::TrimSpace(line.substr(close + 2));
   size_t semi = rest.find(';');
   if (semi == std::string_view::npos) return std::nullopt;
-  rest = TrimSpace(rest.substr(0, semi));
+  rest = common::TrimSpace(rest.substr(0, semi));
   if (rest.empty()) return std::nullopt;
   // nvdisasm may put a "{" / "}" around dual-issue pairs on older archs.
   while (!rest.empty() && (rest.front() == '{' || rest.front() == '}'))
-    rest = TrimSpace(rest.substr(1));
+    rest = common::TrimSpace(rest.substr(1));
 
   SassInstruction ins;
   ins.offset = *offset;
@@ -59,11 +55,12 @@ std::optional<SassInstruction> ParseInstructionLine(std::string_view line,
     size_t sp = rest.find_first_of(" \t");
     if (sp == std::string_view::npos) return std::nullopt;
     ins.predicate = std::string(rest.substr(0, sp));
-    rest = TrimSpace(rest.substr(sp));
+    rest = common::TrimSpace(rest.substr(sp));
   }
   size_t sp = rest.find_first_of(" \t");
   ins.opcode = std::string(rest.substr(0, sp));
-  ins.operands = sp == std::string_view::npos ? "" : std::string(TrimSpace(rest.substr(sp)));
+  ins.operands =
+      sp == std::string_view::npos ? "" : std::string(common::TrimSpace(rest.substr(sp)));
   // The mnemonic is upper case; modifiers may hold lower case (HGMMA.64x256x16.F32.BF16).
   const size_t dot = ins.opcode.find('.');
   for (size_t i = 0; i < ins.opcode.size(); ++i) {
@@ -83,7 +80,7 @@ std::optional<SassInstruction> ParseInstructionLine(std::string_view line,
     std::string_view ops = ins.operands;
     size_t comma = ops.rfind(',');
     std::string_view last =
-        TrimSpace(comma == std::string_view::npos ? ops : ops.substr(comma + 1));
+        common::TrimSpace(comma == std::string_view::npos ? ops : ops.substr(comma + 1));
     if (auto t = ParseHex(last)) {
       ins.target = *t;
     } else {
@@ -186,15 +183,15 @@ std::vector<SassFunction> ParseSass(std::string_view listing) {
     std::string_view line =
         listing.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? listing.size() + 1 : nl + 1;
-    std::string_view t = TrimSpace(line);
+    std::string_view t = common::TrimSpace(line);
     if (t.empty()) continue;
 
     if (StartsWith(t, "code for ")) {  // cuobjdump: "code for sm_90"
-      arch = std::string(TrimSpace(t.substr(9)));
+      arch = std::string(common::TrimSpace(t.substr(9)));
       continue;
     }
     if (StartsWith(t, "Function : ")) {  // cuobjdump
-      start(std::string(TrimSpace(t.substr(11))));
+      start(std::string(common::TrimSpace(t.substr(11))));
       continue;
     }
     if (StartsWith(t, ".section") && t.find(".text.") != std::string_view::npos) {  // nvdisasm

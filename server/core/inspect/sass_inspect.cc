@@ -3,9 +3,6 @@
 // sass_checks.cc, the listing parsed in sass.cc and its main loop judged in sass_verdict.cc.
 #include "server/core/inspect/sass_inspect.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -13,59 +10,14 @@
 #include <spdlog/spdlog.h>
 
 #include "server/core/base/subprocess.h"
+#include "server/core/inspect/cuda_tool.h"
 #include "server/core/plan/variant_names.h"
 
 namespace ablation::core {
 
-namespace {
-
-bool ExecutableFile(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
-
-std::string EnvValue(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
-}  // namespace
-
 std::string FindCuobjdump(const std::string& configured, std::string* looked) {
-  std::vector<std::string> candidates;
-  std::string chosen = configured.empty() ? EnvValue("ABLATION_CUOBJDUMP") : configured;
-  if (!chosen.empty()) {
-    // Configured: that one or none (a wrong path must not silently fall back to another tool).
-    if (chosen.find('/') == std::string::npos) {
-      std::string path = EnvValue("PATH");
-      for (size_t b = 0; b <= path.size();) {
-        size_t e = path.find(':', b);
-        if (e == std::string::npos) e = path.size();
-        if (e > b) candidates.push_back(path.substr(b, e - b) + "/" + chosen);
-        b = e + 1;
-      }
-    } else {
-      candidates.push_back(chosen);
-    }
-  } else {
-    std::string path = EnvValue("PATH");
-    for (size_t b = 0; b <= path.size();) {
-      size_t e = path.find(':', b);
-      if (e == std::string::npos) e = path.size();
-      if (e > b) candidates.push_back(path.substr(b, e - b) + "/cuobjdump");
-      b = e + 1;
-    }
-    if (!EnvValue("CUDA_HOME").empty())
-      candidates.push_back(EnvValue("CUDA_HOME") + "/bin/cuobjdump");
-    candidates.push_back("/usr/local/cuda/bin/cuobjdump");
-  }
-  for (const auto& c : candidates)
-    if (ExecutableFile(c)) return c;
-  if (looked) {
-    *looked = chosen.empty() ? "PATH, $CUDA_HOME/bin, /usr/local/cuda/bin"
-                             : "ABLATION_CUOBJDUMP=" + chosen;
-  }
-  return "";
+  return FindCudaTool(
+      {.name = "cuobjdump", .env_var = "ABLATION_CUOBJDUMP", .configured = configured}, looked);
 }
 
 std::vector<std::string> SassFamily(const kernels::Variant& v, const kernels::Registry& registry) {

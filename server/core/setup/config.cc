@@ -11,6 +11,7 @@
 #include <toml++/toml.h>
 
 #include "common/toml_doc.h"
+#include "server/core/setup/toml_keys.h"
 
 namespace ablation::core {
 namespace {
@@ -56,12 +57,6 @@ Status Read(const toml::table& t, const std::string& origin, const std::string& 
   }
 }
 
-Status CheckKeys(const toml::table& t, const std::string& origin, const std::string& prefix,
-                 const std::set<std::string>& known) {
-  const std::string why = common::UnknownKey(t, origin, prefix, known);
-  return why.empty() ? Status::Ok() : InvalidArgument(why);
-}
-
 // A sub-table of the root, or null when absent; an error when the key is not a table.
 Status SubTable(const toml::table& root, const std::string& origin, const char* key,
                 const std::set<std::string>& known, const toml::table** out) {
@@ -70,7 +65,7 @@ Status SubTable(const toml::table& root, const std::string& origin, const char* 
   if (!n) return Status::Ok();
   *out = n->as_table();
   if (!*out) return KeyError(origin, key, "expected a table");
-  return CheckKeys(**out, origin, std::string(key) + ".", known);
+  return CheckTomlKeys(**out, origin, std::string(key) + ".", known);
 }
 
 Status ReadLimits(const toml::table& root, const std::string& origin, RequestLimits* l) {
@@ -119,7 +114,7 @@ Status ReadLimits(const toml::table& root, const std::string& origin, RequestLim
 // [user_kernels]: who may add and read kernels, how compiles are confined and bounded.
 Status ReadUserKernels(const toml::table& t, const std::string& origin, UserKernelOptions* u) {
   const std::string p = "user_kernels.";
-  Status st = CheckKeys(
+  Status st = CheckTomlKeys(
       t, origin, p,
       {"add_role", "compiler", "max_kernels_per_owner", "max_versions_per_kernel",
        "max_source_bytes", "max_knob_sets", "compile_timeout_seconds", "compile_memory_mb",
@@ -228,12 +223,12 @@ Status ReadTiming(const toml::table& root, const std::string& origin, TimingDefa
   Status st;
   const toml::table* t = n->as_table();
   if (!t) return KeyError(origin, "timing", "expected a table");
-  st = CheckKeys(*t, origin, "timing.",
-                 {"min_samples", "min_seconds", "max_seconds", "target_noise", "warmup_count",
-                  "warmup_seconds", "max_samples", "regime", "window_seconds", "settle_max_seconds",
-                  "burst_seconds", "cool_min_seconds", "cool_max_seconds", "settle_min_seconds",
-                  "settle_span_seconds", "settle_spans", "settle_clock_tolerance",
-                  "settle_power_tolerance", "solo_seconds"});
+  st = CheckTomlKeys(*t, origin, "timing.",
+                     {"min_samples", "min_seconds", "max_seconds", "target_noise", "warmup_count",
+                      "warmup_seconds", "max_samples", "regime", "window_seconds",
+                      "settle_max_seconds", "burst_seconds", "cool_min_seconds", "cool_max_seconds",
+                      "settle_min_seconds", "settle_span_seconds", "settle_spans",
+                      "settle_clock_tolerance", "settle_power_tolerance", "solo_seconds"});
   if (!st.ok()) return st;
   auto& d = *out;
   if (!(st = Read(*t, origin, "timing.", "min_samples", &d.min_samples)).ok()) return st;
@@ -297,7 +292,7 @@ Status ReadNode(const toml::table& root, const std::string& origin, DaemonConfig
   Status st;
   const toml::table* t = n->as_table();
   if (!t) return KeyError(origin, "node", "expected a table");
-  if (!(st = CheckKeys(*t, origin, "node.", {"name", "labels"})).ok()) return st;
+  if (!(st = CheckTomlKeys(*t, origin, "node.", {"name", "labels"})).ok()) return st;
   if (!(st = Read(*t, origin, "node.", "name", &c->node_name)).ok()) return st;
   if (const toml::node* l = t->get("labels")) {
     const toml::table* labels = l->as_table();
@@ -320,7 +315,7 @@ Status ReadFleet(const toml::table& root, const std::string& origin, FleetConfig
   Status st;
   const toml::table* t = n->as_table();
   if (!t) return KeyError(origin, "fleet", "expected a table");
-  if (!(st = CheckKeys(*t, origin, "fleet.", {"db", "db_file", "retry_max_seconds"})).ok())
+  if (!(st = CheckTomlKeys(*t, origin, "fleet.", {"db", "db_file", "retry_max_seconds"})).ok())
     return st;
   if (!(st = Read(*t, origin, "fleet.", "db", &fleet->db)).ok()) return st;
   if (!(st = Read(*t, origin, "fleet.", "db_file", &fleet->db_file)).ok()) return st;
@@ -340,10 +335,10 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
   if (std::string why = common::ParseToml(text, origin, {kMaxConfigBytes, kMaxConfigDepth}, &root);
       !why.empty())
     return InvalidArgument(why);
-  Status st = CheckKeys(root, origin, "",
-                        {"listen", "db", "worker", "log_level", "presets", "nvml_library",
-                         "clock_journal", "timing", "queue", "readers", "hang_margin_seconds",
-                         "limits", "auth", "tls", "user_kernels", "node", "fleet"});
+  Status st = CheckTomlKeys(root, origin, "",
+                            {"listen", "db", "worker", "log_level", "presets", "nvml_library",
+                             "clock_journal", "timing", "queue", "readers", "hang_margin_seconds",
+                             "limits", "auth", "tls", "user_kernels", "node", "fleet"});
   if (!st.ok()) return st;
   if (!(st = Read(root, origin, "", "listen", &c->listen)).ok()) return st;
   if (!(st = Read(root, origin, "", "db", &c->db_path)).ok()) return st;
@@ -371,7 +366,7 @@ Status LoadConfigText(const std::string& text, const std::string& origin, Daemon
   if (const toml::node* n = root.get("queue")) {
     const toml::table* t = n->as_table();
     if (!t) return KeyError(origin, "queue", "expected a table");
-    if (!(st = CheckKeys(*t, origin, "queue.", {"max_queued_per_gpu"})).ok()) return st;
+    if (!(st = CheckTomlKeys(*t, origin, "queue.", {"max_queued_per_gpu"})).ok()) return st;
     if (!(st = Read(*t, origin, "queue.", "max_queued_per_gpu", &c->max_queued_per_gpu)).ok())
       return st;
     if (c->max_queued_per_gpu < 1)

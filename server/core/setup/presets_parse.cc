@@ -2,6 +2,7 @@
 // Presets (presets.cc) calls ReadPreset for each top-level table.
 #include "server/core/setup/presets_parse.h"
 #include "common/toml_doc.h"
+#include "server/core/setup/toml_keys.h"
 
 #include <algorithm>
 #include <set>
@@ -125,12 +126,6 @@ Status CheckDType(const toml::node& node, const std::string& origin, const std::
   return Status::Ok();
 }
 
-Status CheckPresetKeys(const toml::table& table, const std::string& origin,
-                       const std::string& prefix, const std::set<std::string>& known) {
-  const std::string why = common::UnknownKey(table, origin, prefix, known);
-  return why.empty() ? Status::Ok() : InvalidArgument(why);
-}
-
 // One group's keys (variants, dtype, shapes) over the defaults in `group`.
 Status ReadGroup(const toml::table& table, const std::string& origin, const std::string& prefix,
                  PresetGroup* group) {
@@ -187,8 +182,8 @@ Status ReadCounters(const toml::node& node, const std::string& origin, const std
 // One [[name.rung]] table; `previous` is the id of the rung before it ("" for the first).
 Status ReadRung(const toml::table& table, const std::string& origin, const std::string& prefix,
                 const std::string& previous, PresetRung* rung) {
-  Status st = CheckPresetKeys(table, origin, prefix,
-                              {"id", "label", "variant", "against", "dtype", "per_tile"});
+  Status st = CheckTomlKeys(table, origin, prefix,
+                            {"id", "label", "variant", "against", "dtype", "per_tile"});
   if (!st.ok()) return st;
   for (const char* key : {"id", "variant"}) {
     const toml::node* n = table.get(key);
@@ -352,7 +347,7 @@ Status ReadPreset(const std::string& name, const toml::node& node, const std::st
   if (!table) return ErrorAt(origin, node, name, "a preset is a table ([" + name + "])");
   std::set<std::string> known = {"description", "dtype", "shapes", "variants", "group"};
   known.insert(kReportKeys.begin(), kReportKeys.end());
-  Status st = CheckPresetKeys(*table, origin, name + ".", known);
+  Status st = CheckTomlKeys(*table, origin, name + ".", known);
   if (!st.ok()) return st;
   preset->name = name;
   preset->source = origin + ":" + std::to_string(node.source().begin.line);
@@ -388,7 +383,7 @@ Status ReadPreset(const std::string& name, const toml::node& node, const std::st
   for (size_t i = 0; i < array->size(); ++i) {
     const toml::table& g = *array->get(i)->as_table();
     std::string prefix = name + ".group[" + std::to_string(i) + "].";
-    if (!(st = CheckPresetKeys(g, origin, prefix, {"dtype", "shapes", "variants"})).ok()) return st;
+    if (!(st = CheckTomlKeys(g, origin, prefix, {"dtype", "shapes", "variants"})).ok()) return st;
     PresetGroup group = defaults;
     if (!(st = ReadGroup(g, origin, prefix, &group)).ok()) return st;
     if (group.variants.empty())
