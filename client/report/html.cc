@@ -12,6 +12,9 @@
 namespace ablation::client::report {
 namespace {
 
+// A variant's name as RoundsApartLines puts it into a line that is escaped whole.
+std::string HtmlPlain(const std::string& text) { return text; }
+
 std::string E(const std::string& text) { return HtmlEscape(text); }
 
 constexpr const char* kStyle = R"css(
@@ -341,7 +344,13 @@ std::string RenderReportHtml(const v1::Report& report) {
     if (!Drawn(report, s)) continue;
     html += "<section id=\"" + E(s.id()) + "\">\n<h2>" + std::to_string(++number) + ". " +
             E(s.title()) + "</h2>\n<p class=\"scope\">" + E(s.scope()) + "</p>\n";
-    html += Figures(report, s) + RowTable(s) + HtmlShareSummaryTable(s) + HtmlConditionsTable(s);
+    html += Figures(report, s) + RowTable(s) + HtmlShareSummaryTable(s);
+    if (const auto apart = RoundsApartLines(s, &HtmlPlain); !apart.empty()) {
+      html += "<p class=\"scope\">" + E(apart[0]) + "</p>\n<ul class=\"notes\">\n";
+      for (std::size_t i = 1; i < apart.size(); ++i) html += "<li>" + E(apart[i]) + "</li>\n";
+      html += "</ul>\n";
+    }
+    html += HtmlConditionsTable(s);
     if (!s.notes().empty()) {
       html += "<ul class=\"notes\">\n";
       for (const std::string& note : s.notes()) html += "<li>" + E(note) + "</li>\n";

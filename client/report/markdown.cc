@@ -275,6 +275,10 @@ std::string RenderReportMarkdown(const v1::Report& report) {
         break;
     }
     if (AnyOneRound(s)) md += "\n" + OneRoundLegends(s) + "\n";
+    if (const auto apart = RoundsApartLines(s, &Code); !apart.empty()) {
+      md += "\n" + apart[0] + "\n\n";
+      for (std::size_t i = 1; i < apart.size(); ++i) md += "- " + apart[i] + "\n";
+    }
     md += ConditionsTable(s);
     if (!s.notes().empty()) {
       md += "\nReading notes:\n\n";

@@ -181,6 +181,24 @@ void SetShares(const RunIndex& index, const Item& item, v1::ReportRow* row) {
     row->set_cublas_best_share(self / ShareTflops(*best, solo));
 }
 
+// Its rounds apart (stats.h, Levels), on SM cycles where every round has them, else on time.
+void SetRoundsApart(const Item& item, v1::ReportRow* row) {
+  const ItemRounds times = Times(item);
+  const ItemRounds cycles = Cycles(item);
+  const bool on_cycles = cycles.size() == times.size() &&
+                         std::all_of(cycles.begin(), cycles.end(), [](const RoundData& r) {
+                           return r.samples.size() >= kApartMinSamples;
+                         });
+  const std::optional<RoundLevels> apart = RoundsApart(on_cycles ? cycles : times);
+  if (!apart) return;
+  v1::RoundsApart* out = row->mutable_rounds_apart();
+  out->set_spread(apart->spread);
+  out->set_within(apart->within);
+  out->set_basis(on_cycles ? "cycles" : "time");
+  for (const RoundData& r : times)
+    out->add_round_tflops(r.median > 0 ? item.tflops * item.median_ms / r.median : 0);
+}
+
 // A row of an item (null: missing): its numbers over its successful rounds, its clocks, counters
 // and its share of the dtype's cuBLAS. An item no round measured shows its first row's status and
 // error.
@@ -213,6 +231,7 @@ void Fill(const RunIndex& index, const Item* item, const Counters& counters, v1:
   if (const double share = LowClockShare(*item); share >= 0) row->set_low_clock_share(share);
   if (const double spread = RoundSpread(Times(*item)); std::isfinite(spread))
     row->set_round_spread(spread);
+  SetRoundsApart(*item, row);
   SetRegime(*item, row);
   FillConditions(*item, counters, row);
   SetSolo(*item, row);

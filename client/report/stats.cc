@@ -175,6 +175,24 @@ double RoundSpread(const ItemRounds& item) {
   return (*hi - *lo) / Median(medians);
 }
 
+std::optional<RoundLevels> RoundsApart(const ItemRounds& item) {
+  if (item.size() < 2) return std::nullopt;
+  std::vector<double> within;
+  for (const RoundData& r : item) {
+    if (r.samples.size() < kApartMinSamples) return std::nullopt;
+    std::vector<double> sorted = r.samples;
+    std::sort(sorted.begin(), sorted.end());
+    const double median = Quantile(sorted, 0.5);
+    if (!Positive(median)) return std::nullopt;
+    within.push_back((Quantile(sorted, 0.75) - Quantile(sorted, 0.25)) / median);
+  }
+  const double spread = RoundSpread(item);
+  const double noise = Median(within);
+  if (!std::isfinite(spread) || spread < kApartMin || spread < kApartFactor * noise)
+    return std::nullopt;
+  return RoundLevels{spread, noise};
+}
+
 double NoiseFloor(const std::vector<double>& spreads) {
   std::vector<double> finite;
   for (double s : spreads)

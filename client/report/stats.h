@@ -146,6 +146,25 @@ double RoundSpread(const ItemRounds& item);
 /// The median of the finite spreads; 0 when there is none.
 double NoiseFloor(const std::vector<double>& spreads);
 
+// Levels. A kernel can settle, for a whole window, on one of a few speeds (on an H100 one build
+// read 35.1, 40.4 or 42.3 TFLOPS a window, each window with 0.1% noise, the two rounds of one run
+// on different levels: notes/gpu-runs.md, 2026-12-07). Its pooled median is then a mix of levels
+// that no single window shows, and a figure from one window is one draw of them. An item's rounds
+// are "apart" when the spread of their medians (RoundSpread) is at least kApartMin and at least
+// kApartFactor times the spread within a round: the median over its rounds of (p75 - p25) /
+// median of the round's samples. Every round needs kApartMinSamples samples; on SM cycles where
+// they are known, so that a clock that moved between rounds is not taken for levels.
+inline constexpr double kApartMin = 0.02;
+inline constexpr double kApartFactor = 4;
+inline constexpr std::size_t kApartMinSamples = 8;
+struct RoundLevels {
+  double spread = 0;  ///< RoundSpread of the item
+  double within = 0;  ///< the median relative interquartile range of its rounds
+};
+/// The item's rounds' RoundLevels when they are apart; nullopt when they are not, or cannot be told
+/// (under 2 rounds, a round under kApartMinSamples samples).
+std::optional<RoundLevels> RoundsApart(const ItemRounds& item);
+
 enum class Basis {
   kMedians,       ///< no interval: fewer than 2 rounds and fewer than 2 samples on a side
   kSamples,       ///< one round: a bootstrap over samples, drift not included

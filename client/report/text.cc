@@ -219,6 +219,24 @@ std::string OneRoundLegends(const v1::ReportSection& s) {
   return legend;
 }
 
+std::vector<std::string> RoundsApartLines(const v1::ReportSection& s,
+                                          std::string (*code)(const std::string&)) {
+  std::vector<std::string> lines;
+  for (const v1::ReportRow& r : s.rows()) {
+    if (!Measured(r) || !r.has_rounds_apart()) continue;
+    const v1::RoundsApart& a = r.rounds_apart();
+    std::string levels;
+    for (double t : a.round_tflops()) levels += (levels.empty() ? "" : " / ") + Fixed(t, 1);
+    lines.push_back(r.rung() + " " + code(r.variant()) + " " + r.dtype() + " " +
+                    FormatShape(r.shape()) + ": rounds at " + levels + " TFLOPS, " +
+                    Percent(a.spread()) + " apart " +
+                    (a.basis() == "cycles" ? "on SM cycles" : "in time") +
+                    " where a round's own spread is " + Percent(a.within()));
+  }
+  if (!lines.empty()) lines.insert(lines.begin(), kRoundsApartNote);
+  return lines;
+}
+
 std::string MethodText(const v1::Report& report) {
   const v1::ReportMethod& m = report.method();
   const int rounds = report.run().rounds();

@@ -78,6 +78,17 @@ std::string OneRoundLegend();
 // The legend of the section's one-round changes: OneRoundLegend() for those from samples, "†
 // one round: interval from the window's cycles, drift not included." for paired ones; "" for none.
 std::string OneRoundLegends(const v1::ReportSection& section);
+// Rows whose rounds are apart (ReportRow.rounds_apart; stats.h, Levels): the sentence that says
+// what that means, then one line an item: "S12 `sm90_s12_buckets` bf16 16x4096x14336: rounds at
+// 35.1 / 40.6 TFLOPS, 14.5% apart on SM cycles where a round's own spread is 1.1%". Empty when no
+// row is apart. `code` wraps the variant's name (markdown: backquotes).
+inline constexpr const char* kRoundsApartNote =
+    "Rounds apart: these items' rounds sit on different levels, far beyond the spread within a "
+    "round, so each figure above is a mix of levels that one window does not show (a kernel that "
+    "settles on one of a few speeds a window). Measure them again in more separate windows (more "
+    "rounds, another run, another process) before trusting one figure or one change of theirs.";
+std::vector<std::string> RoundsApartLines(const v1::ReportSection& section,
+                                          std::string (*code)(const std::string&));
 // The paragraph under the title: what change, interval, floor, ≈, cycles, low clock and share are.
 std::string MethodText(const v1::Report& report);
 // "failed: illegal address", "ok (1 of 3 rounds failed)"

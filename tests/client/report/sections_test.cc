@@ -112,6 +112,71 @@ void AddRound(v1::GetRunResponse& run, const std::string& variant, int round, do
   x->set_tflops(2.0 * 4096 * 4096 * 4096 / (ms * 1e-3) / 1e12);
 }
 
+// A round of nine samples of 4096^3 at `ms` (1% apart at the quartiles), its SM cycles at `mhz`.
+void AddLevelRound(v1::GetRunResponse& run, const std::string& variant, int round, double ms,
+                   double mhz) {
+  v1::Measurement* x = run.add_measurements();
+  x->set_variant(variant);
+  x->set_dtype("bf16");
+  *x->mutable_shape() = MakeShape(4096, 4096, 4096);
+  x->set_status(v1::MEASUREMENT_STATUS_OK);
+  x->set_round(round);
+  x->set_sequence(run.measurements_size());
+  for (double f : {0.99, 0.995, 0.995, 1.0, 1.0, 1.0, 1.005, 1.005, 1.01}) {
+    x->add_sample_ms(ms * f);
+    x->add_sample_cycles(ms * f * mhz * 1e3);
+  }
+  x->mutable_stats()->set_median_ms(ms);
+  x->mutable_stats()->set_samples(9);
+  x->set_tflops(2.0 * 4096 * 4096 * 4096 / (ms * 1e-3) / 1e12);
+}
+
+// Z1 takes 0.50 ms in round 0 and 0.60 in round 1 at the same clock: the same work at two
+// levels. Z0 takes 0.80 and 0.90 ms, but its clock fell from 1980 to 1760 MHz (0.8 x 1980 = 0.9
+// x 1760): on SM cycles its rounds agree, so it is not apart. Z2 and cuBLAS agree in both.
+TEST(Sections, RoundsOnTwoLevelsAreNamedUnderTheTableAndAClockMoveIsNot) {
+  v1::GetRunResponse run;
+  run.mutable_run()->set_id(4);
+  run.mutable_run()->set_rounds(2);
+  for (int r = 0; r < 2; ++r) {
+    AddLevelRound(run, "abl_L0_R0_bl0_s1_sw0", r, r ? 0.90 : 0.80, r ? 1760 : 1980);
+    AddLevelRound(run, "abl_L1_R0_bl0_s1_sw0", r, r ? 0.60 : 0.50, 1980);
+    AddLevelRound(run, "abl_L1_R1_bl0_s1_sw0", r, 0.40, 1980);
+    AddLevelRound(run, "cublas_bf16", r, 0.20, 1980);
+  }
+  const v1::Report report = Build(kToy, run);
+  const v1::ReportSection& toy = report.sections(1);
+  ASSERT_EQ(toy.id(), "toy");
+  EXPECT_FALSE(toy.rows(0).has_rounds_apart());  // Z0: a clock move
+  ASSERT_TRUE(toy.rows(1).has_rounds_apart());
+  const v1::RoundsApart& a = toy.rows(1).rounds_apart();
+  EXPECT_NEAR(a.spread(), 0.1 / 0.55, 1e-12);  // the medians' (max - min) / median
+  EXPECT_NEAR(a.within(), 0.01, 1e-12);        // (1.005 - 0.995) / 1.0
+  EXPECT_EQ(a.basis(), "cycles");
+  const double flops = 2.0 * 4096 * 4096 * 4096;
+  ASSERT_EQ(a.round_tflops_size(), 2);
+  EXPECT_NEAR(a.round_tflops(0), flops / 0.50e-3 / 1e12, 1e-6);
+  EXPECT_NEAR(a.round_tflops(1), flops / 0.60e-3 / 1e12, 1e-6);
+  EXPECT_FALSE(toy.rows(2).has_rounds_apart());
+  EXPECT_FALSE(toy.rows(3).has_rounds_apart());
+
+  const std::string md = RenderReportMarkdown(report);
+  EXPECT_THAT(md, HasSubstr(std::string("\n") + kRoundsApartNote + "\n\n"));
+  EXPECT_THAT(md, HasSubstr("- Z1 `abl_L1_R0_bl0_s1_sw0` bf16 4096x4096x4096: rounds at 274.9 / "
+                            "229.1 TFLOPS, 18.2% apart on SM cycles where a round's own spread "
+                            "is 1.0%\n"));
+  EXPECT_THAT(md, Not(HasSubstr("Z0 `abl_L0_R0_bl0_s1_sw0` bf16 4096x4096x4096: rounds at")));
+  const std::string html = RenderReportHtml(report);
+  EXPECT_THAT(html, HasSubstr("<li>Z1 abl_L1_R0_bl0_s1_sw0 bf16 4096x4096x4096: rounds at 274.9 / "
+                              "229.1 TFLOPS, 18.2% apart on SM cycles where a round"));
+  // Without SM cycles the same rounds are told apart in time, and so is Z0's clock move.
+  for (v1::Measurement& m : *run.mutable_measurements()) m.clear_sample_cycles();
+  const v1::ReportSection timed = Build(kToy, run).sections(1);
+  ASSERT_TRUE(timed.rows(1).has_rounds_apart());
+  EXPECT_EQ(timed.rows(1).rounds_apart().basis(), "time");
+  EXPECT_TRUE(timed.rows(0).has_rounds_apart());
+}
+
 TEST(Sections, AMadeUpLadderGivesItsOwnTable) {
   const v1::Report r = Build(kToy, ToyRun());
   ASSERT_EQ(r.sections_size(), 3);  // other (order 3), toy (order 7), all

@@ -319,6 +319,45 @@ TEST(Stats, FloorIsTheMedianItemsRoundSpread) {
   EXPECT_EQ(NoiseFloor({}), 0);
 }
 
+// A round of 9 samples around `median`: median +- `half` * median at the quartiles' ranks, so
+// that the round's (p75 - p25) / median is 2 * half (type 7 on 9 sorted values: p25 at rank 2,
+// p75 at rank 6).
+RoundData Round(int round, double median, double half) {
+  const double lo = median * (1 - half), hi = median * (1 + half);
+  RoundData r{round, {lo * 0.99, lo, lo, median, median, median, hi, hi, hi * 1.01}, median};
+  return r;
+}
+
+TEST(Stats, RoundsOnLevelsFarBeyondTheirOwnSpreadAreApart) {
+  // Two levels, 1.00 and 1.20 (spread 0.2 / 1.1 = 18.2%), each round's own IQR 1%: apart.
+  const std::optional<RoundLevels> apart =
+      RoundsApart({Round(0, 1.00, 0.005), Round(1, 1.20, 0.005)});
+  ASSERT_TRUE(apart.has_value());
+  EXPECT_NEAR(apart->spread, 0.2 / 1.1, 1e-12);
+  EXPECT_NEAR(apart->within, 0.01, 1e-12);
+  // Three rounds, two on one level: the spread of the medians {1.0, 1.0, 1.2} is 0.2 / 1.0.
+  const auto three =
+      RoundsApart({Round(0, 1.0, 0.005), Round(1, 1.2, 0.005), Round(2, 1.0, 0.005)});
+  ASSERT_TRUE(three.has_value());
+  EXPECT_NEAR(three->spread, 0.2, 1e-12);
+}
+
+TEST(Stats, RoundsAreNotApartWithinTheirOwnSpreadOrBelowTheMinimumOrWithoutSamples) {
+  // 18.2% apart but each round spreads 5% (IQR 10%): 0.182 < 4 x 0.10.
+  EXPECT_FALSE(RoundsApart({Round(0, 1.00, 0.05), Round(1, 1.20, 0.05)}).has_value());
+  // Far beyond a tight round (0.02% IQR) but under kApartMin: 1.5% is a drift, not levels.
+  EXPECT_FALSE(RoundsApart({Round(0, 1.000, 0.0001), Round(1, 1.015, 0.0001)}).has_value());
+  // Just past both bounds: 2.5% apart, rounds of 0.5% IQR (4 x 0.5% = 2%).
+  EXPECT_TRUE(RoundsApart({Round(0, 1.000, 0.0025), Round(1, 1.025, 0.0025)}).has_value());
+  // One round; a round under kApartMinSamples samples (medians as stored): cannot be told.
+  EXPECT_FALSE(RoundsApart({Round(0, 1.0, 0.001)}).has_value());
+  ItemRounds stored{{0, {}, 1.0}, {1, {}, 1.5}};
+  EXPECT_FALSE(RoundsApart(stored).has_value());
+  ItemRounds few{Round(0, 1.0, 0.001), Round(1, 1.5, 0.001)};
+  few[1].samples.resize(kApartMinSamples - 1);
+  EXPECT_FALSE(RoundsApart(few).has_value());
+}
+
 TEST(Stats, WithinNoiseIsAnIntervalAround0OrAChangeBelowTheFloor) {
   Change c;
   c.estimate = 0.02;
