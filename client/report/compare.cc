@@ -56,7 +56,7 @@ std::string ClockStory(const v1::ComparisonRow& row) {
   return story;
 }
 
-void Judge(double threshold, bool strict, v1::ComparisonRow* row) {
+void JudgeTimes(double threshold, bool strict, v1::ComparisonRow* row) {
   const v1::Change& t = row->time_change();
   const bool tiny = t.has_interval() && std::abs(t.estimate()) < kSmallestChange;
   row->set_significant(t.has_interval() && !t.within_noise() && !tiny);
@@ -90,6 +90,15 @@ void Judge(double threshold, bool strict, v1::ComparisonRow* row) {
   }
 }
 
+// The verdict (JudgeTimes), and where either run's rounds of the item sit on levels, that a
+// change may be a draw between them.
+void Judge(double threshold, bool strict, v1::ComparisonRow* row) {
+  JudgeTimes(threshold, strict, row);
+  if (row->significant() && !row->rounds_apart().empty())
+    row->set_verdict(row->verdict() + "; rounds apart in " + row->rounds_apart() +
+                     ": a draw between levels?");
+}
+
 v1::ComparisonRow Row(const Item& a, const Item& b, const RunIndex& ia, const RunIndex& ib) {
   v1::ComparisonRow row;
   const v1::Measurement& m = a.first();
@@ -114,6 +123,11 @@ v1::ComparisonRow Row(const Item& a, const Item& b, const RunIndex& ia, const Ru
   if (!ca.empty() && !cb.empty())
     *row.mutable_cycles_change() = ChangeMessage(TimeChange(
         ca, cb, std::max(ia.cycles_floor(), ib.cycles_floor()), SeedFor(key + "|cycles")));
+  const bool apart_a = LevelsOf(a).has_value(), apart_b = LevelsOf(b).has_value();
+  row.set_rounds_apart(apart_a && apart_b ? "both runs"
+                       : apart_a          ? "run A"
+                       : apart_b          ? "run B"
+                                          : "");
   *row.mutable_conditions_a() = Conditions(a);
   *row.mutable_conditions_b() = Conditions(b);
   const v1::RunConditions &xa = row.conditions_a(), &xb = row.conditions_b();

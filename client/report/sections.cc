@@ -181,21 +181,16 @@ void SetShares(const RunIndex& index, const Item& item, v1::ReportRow* row) {
     row->set_cublas_best_share(self / ShareTflops(*best, solo));
 }
 
-// Its rounds apart (stats.h, Levels), on SM cycles where every round has them, else on time.
+// Its rounds apart (stats.h, Levels), with each round's TFLOPS at its median time.
 void SetRoundsApart(const Item& item, v1::ReportRow* row) {
-  const ItemRounds times = Times(item);
-  const ItemRounds cycles = Cycles(item);
-  const bool on_cycles = cycles.size() == times.size() &&
-                         std::all_of(cycles.begin(), cycles.end(), [](const RoundData& r) {
-                           return r.samples.size() >= kApartMinSamples;
-                         });
-  const std::optional<RoundLevels> apart = RoundsApart(on_cycles ? cycles : times);
+  bool on_cycles = false;
+  const std::optional<RoundLevels> apart = LevelsOf(item, &on_cycles);
   if (!apart) return;
   v1::RoundsApart* out = row->mutable_rounds_apart();
   out->set_spread(apart->spread);
   out->set_within(apart->within);
   out->set_basis(on_cycles ? "cycles" : "time");
-  for (const RoundData& r : times)
+  for (const RoundData& r : Times(item))
     out->add_round_tflops(r.median > 0 ? item.tflops * item.median_ms / r.median : 0);
 }
 

@@ -285,6 +285,31 @@ TEST(Compare, OneRoundFallsBackToSamplesAndWithoutThemNothingIsClaimed) {
   EXPECT_DOUBLE_EQ(rows.at("y").test().time_change(), 0);  // Welch, for reference
 }
 
+// Run B's rounds of "levels" sit on two levels (1.20 and 1.25 ms at one clock, 4.1% apart, each
+// round within 0.1%): its slowdown is a regression still, and the verdict says it may be a draw
+// between levels (run A's may have been drawn from a faster one).
+// "steady" slows by as much in every round: a plain regression.
+TEST(Compare, AChangeWhereARunsRoundsAreApartSaysItMayBeADrawBetweenLevels) {
+  v1::GetRunResponse a = MadeUpRun(1), b = MadeUpRun(2);
+  Add(a, "levels", {.ms = {1.0, 1.0, 1.0}});
+  Add(b, "levels", {.ms = {1.2, 1.25, 1.2}});
+  Add(a, "steady", {.ms = {1.0, 1.0, 1.0}});
+  Add(b, "steady", {.ms = {1.13, 1.13, 1.13}});
+  auto rows = ByVariant(Compare(a, b, 0.03));
+  EXPECT_EQ(rows["levels"].rounds_apart(), "run B");
+  EXPECT_TRUE(rows["levels"].regression());
+  EXPECT_EQ(rows["levels"].verdict(), "REGRESSION; rounds apart in run B: a draw between levels?");
+  EXPECT_EQ(rows["steady"].rounds_apart(), "");
+  EXPECT_EQ(rows["steady"].verdict(), "REGRESSION");
+  // Both runs on levels 20% apart: the rounds' own spread makes the change one within noise (the
+  // bootstrap over rounds draws either level); the row still says whose rounds are apart.
+  Add(a, "both", {.ms = {1.0, 1.2, 1.0}});
+  Add(b, "both", {.ms = {1.2, 1.0, 1.2}});
+  rows = ByVariant(Compare(a, b, 0.03));
+  EXPECT_EQ(rows["both"].rounds_apart(), "both runs");
+  EXPECT_EQ(rows["both"].verdict().rfind("same", 0), 0u) << rows["both"].verdict();
+}
+
 TEST(Compare, DifferentSetupsAreNamed) {
   v1::GetRunResponse a = MadeUpRun(1), b = MadeUpRun(2);
   EXPECT_TRUE(SetupDifferences(a.run(), b.run()).empty());
