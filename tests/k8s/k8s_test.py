@@ -746,7 +746,8 @@ def test_the_image_brings_cuobjdump_and_says_how_to_get_ncu():
     # Where the daemon looks for them (server/core/inspect: /usr/local/cuda/bin, and
     # /opt/nvidia/nsight-compute/<version>/ncu), which is where these packages put them.
     inspect = (ROOT / "server" / "core" / "inspect")
-    assert "/usr/local/cuda/bin/cuobjdump" in (inspect / "sass_inspect.cc").read_text()
+    assert '"/usr/local/cuda/bin/" + s.name' in (inspect / "cuda_tool.cc").read_text()
+    assert '.name = "cuobjdump"' in (inspect / "sass_inspect.cc").read_text()
     assert "/opt/nvidia/nsight-compute" in (inspect / "profiler.cc").read_text()
     readme = (K8S / "README.md").read_text()
     for words in ("`sass`", "`profile`", "cuobjdump", "ncu", "WITH_NCU=1",

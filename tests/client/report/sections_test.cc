@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <tuple>
+#include <vector>
 
 #include "client/report/report.h"
 #include "client/report/run_index.h"
@@ -92,9 +93,10 @@ v1::GetRunResponse ToyRun() {
   return run;
 }
 
-// A row of one round: three samples of `ms`, their SM cycles at a steady 1980 MHz.
-void AddRound(v1::GetRunResponse& run, const std::string& variant, int round, double ms,
-              int low_clock = -1) {
+// A row of 4096^3 of one round: a sample of `ms` times each of `spread` (their median 1), their
+// SM cycles at `mhz`.
+v1::Measurement* AddSpreadRound(v1::GetRunResponse& run, const std::string& variant, int round,
+                                double ms, const std::vector<double>& spread, double mhz) {
   v1::Measurement* x = run.add_measurements();
   x->set_variant(variant);
   x->set_dtype("bf16");
@@ -102,33 +104,28 @@ void AddRound(v1::GetRunResponse& run, const std::string& variant, int round, do
   x->set_status(v1::MEASUREMENT_STATUS_OK);
   x->set_round(round);
   x->set_sequence(run.measurements_size());
-  for (int i = 0; i < 3; ++i) {
-    x->add_sample_ms(ms);
-    x->add_sample_cycles(ms * 1980e3);
+  for (double f : spread) {
+    x->add_sample_ms(ms * f);
+    x->add_sample_cycles(ms * f * mhz * 1e3);
   }
   x->mutable_stats()->set_median_ms(ms);
-  x->mutable_stats()->set_samples(3);
-  if (low_clock >= 0) x->mutable_stats()->set_low_clock_samples(low_clock);
+  x->mutable_stats()->set_samples(int(spread.size()));
   x->set_tflops(2.0 * 4096 * 4096 * 4096 / (ms * 1e-3) / 1e12);
+  return x;
+}
+
+// A row of one round: three samples of `ms`, their SM cycles at a steady 1980 MHz.
+void AddRound(v1::GetRunResponse& run, const std::string& variant, int round, double ms,
+              int low_clock = -1) {
+  v1::Measurement* x = AddSpreadRound(run, variant, round, ms, {1, 1, 1}, 1980);
+  if (low_clock >= 0) x->mutable_stats()->set_low_clock_samples(low_clock);
 }
 
 // A round of nine samples of 4096^3 at `ms` (1% apart at the quartiles), its SM cycles at `mhz`.
 void AddLevelRound(v1::GetRunResponse& run, const std::string& variant, int round, double ms,
                    double mhz) {
-  v1::Measurement* x = run.add_measurements();
-  x->set_variant(variant);
-  x->set_dtype("bf16");
-  *x->mutable_shape() = MakeShape(4096, 4096, 4096);
-  x->set_status(v1::MEASUREMENT_STATUS_OK);
-  x->set_round(round);
-  x->set_sequence(run.measurements_size());
-  for (double f : {0.99, 0.995, 0.995, 1.0, 1.0, 1.0, 1.005, 1.005, 1.01}) {
-    x->add_sample_ms(ms * f);
-    x->add_sample_cycles(ms * f * mhz * 1e3);
-  }
-  x->mutable_stats()->set_median_ms(ms);
-  x->mutable_stats()->set_samples(9);
-  x->set_tflops(2.0 * 4096 * 4096 * 4096 / (ms * 1e-3) / 1e12);
+  AddSpreadRound(run, variant, round, ms, {0.99, 0.995, 0.995, 1.0, 1.0, 1.0, 1.005, 1.005, 1.01},
+                 mhz);
 }
 
 // Z1 takes 0.50 ms in round 0 and 0.60 in round 1 at the same clock: the same work at two
