@@ -13,4 +13,10 @@ namespace ablation::client {
 /// said what happened).
 std::string LadderAnswer(std::int64_t run_id, const CommandContext& context);
 
+/// What LadderAnswer takes from a report's markdown: every section but the table of all
+/// measurements, and that table's list of items whose rounds are apart (report::kRoundsApartNote
+/// and its lines) where no other section has one, so that a run of variants outside any ladder
+/// still says when its figures mix levels.
+std::string AnswerOfReport(const std::string& report_markdown);
+
 }  // namespace ablation::client
