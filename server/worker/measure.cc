@@ -17,13 +17,13 @@
 #include "server/worker/l2_rotation.h"
 #include "server/worker/launch.h"
 #include "server/worker/library_choice.h"
-#include "server/worker/occupancy.h"
 #include "server/worker/own_contract.h"
 #include "server/worker/resident.h"
 #include "server/worker/sample_batch.h"
 #include "server/worker/sample_plan.h"
 #include "server/worker/variant_lookup.h"
 #include "server/worker/window_samples.h"
+#include "server/worker/window_setup.h"
 
 namespace ablation::worker {
 
@@ -32,94 +32,6 @@ namespace apb = ::ablation::v1;
 namespace wpb = ::ablation::worker::v1;
 
 namespace {
-
-/// The proto's name of the worker's L2 method (the protocol's RequestedL2Mode names what was
-/// asked).
-::ablation::v1::L2Mode ToL2Mode(L2Method method) {
-  switch (method) {
-    case L2Method::kRotate:
-      return ::ablation::v1::L2_MODE_COLD_ROTATED;
-    case L2Method::kFlush:
-      return ::ablation::v1::L2_MODE_COLD;
-    case L2Method::kHot:
-      return ::ablation::v1::L2_MODE_HOT;
-  }
-  return ::ablation::v1::L2_MODE_UNSPECIFIED;
-}
-
-double Seconds(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
-
-/// The warm-up: at least warmup_count cycles of the window's launches and warmup_seconds of wall
-/// time (bounded by max_seconds: a kernel of seconds a launch), synchronised after each cycle,
-/// so that module loading, the launch path's caches and cuBLAS's heuristics are behind the
-/// samples. The clocks are the regime's business (the daemon settles or cools the GPU around the
-/// windows). *cycle_ms: the wall time of the last cycle, the first batch's estimate (high for
-/// small kernels, whose launches the synchronisation dominates, which only makes it short).
-std::string WarmUp(Device& d, const std::vector<WindowMember>& members,
-                   const protocol::SamplingOptions& o, double* cycle_ms) {
-  const auto warm0 = std::chrono::steady_clock::now();
-  for (int c = 0;; ++c) {
-    if (c >= std::max(o.warmup_count, 1) &&
-        (Seconds(warm0) >= o.warmup_seconds || Seconds(warm0) >= o.max_seconds))
-      break;
-    const auto t0 = std::chrono::steady_clock::now();
-    for (const WindowMember& m : members) {
-      if (std::string err = LaunchChecked(d, m.r, m.sets.front()); !err.empty())
-        return m.r.variant->name + ": warm-up: " + err;
-    }
-    std::string err = d.Check(cudaStreamSynchronize(d.stream), "warm-up");
-    if (!err.empty()) return err;
-    *cycle_ms = 1e3 * Seconds(t0);
-  }
-  return "";
-}
-
-/// No line of the L2 stays pinned from before: the persisting-L2 limit is set to 0 and what
-/// persists is reset, before every measurement. Not every device has a persisting L2 (the limit
-/// needs compute capability 8.0): where the call is refused, the error is cleared and logged once.
-void ResetPersistingL2(Device& d) {
-  static bool logged = false;
-  cudaError_t e = cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
-  if (e == cudaSuccess) e = cudaCtxResetPersistingL2Cache();
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    if (!logged) Log("the persisting-L2 limit could not be reset: %s", cudaGetErrorString(e));
-    logged = true;
-  }
-  cudaStreamAttrValue none{};
-  none.accessPolicyWindow.num_bytes = 0;
-  if (cudaStreamSetAttribute(d.stream, cudaStreamAttributeAccessPolicyWindow, &none) != cudaSuccess)
-    cudaGetLastError();
-}
-
-/// The occupancy of r's kernel, from the resident answer when this kernel has had one.
-std::string Occupancy(Device& d, Resident& res, const Ready& r, apb::Occupancy* occ) {
-  const void* fn = r.variant->KernelAt(r.problem);
-  if (fn == nullptr) return "";  // a library entry (cuBLAS): nothing of ours to describe
-  if (auto it = res.occupancy.find(fn); it != res.occupancy.end()) {
-    *occ = it->second;
-    return "";
-  }
-  std::string err = FillOccupancy(d, r, occ);
-  if (err.empty()) res.occupancy[fn] = *occ;
-  return err;
-}
-
-// A switch rather than a table, so that the compiler names a value left out (-Wswitch): alike
-// in shape to the other enum words of the tree, with words of its own.
-const char* MethodText(L2Method m) {
-  switch (m) {
-    case L2Method::kRotate:
-      return "cold (rotated)";
-    case L2Method::kFlush:
-      return "cold (flushed)";
-    case L2Method::kHot:
-      return "hot";
-  }
-  return "?";
-}
 
 // One window's measurement in named steps: the members resolved, their inputs and L2 sets
 // prepared, the guard opened, the warm-up, the batched sampling loop, the members' results. Each
@@ -142,13 +54,13 @@ class WindowSampler {
     err = PrepareInputs();
     if (err.empty()) err = OpenGuard();
     if (!err.empty()) {
-      cost_->set_setup_seconds(Seconds(setup0_));
+      cost_->set_setup_seconds(SecondsSince(setup0_));
       return err;
     }
-    setup_s_ = Seconds(setup0_);
+    setup_s_ = SecondsSince(setup0_);
     if (!(err = WarmUpAndCheck()).empty()) return err;
     err = Sample();
-    cost_->set_sampling_seconds(Seconds(loop0_));
+    cost_->set_sampling_seconds(SecondsSince(loop0_));
     if (!err.empty()) return err;
     if (!(err = FinishOwnChecks()).empty()) return err;
     if (samples_.kept_cycles() == 0) {
@@ -284,7 +196,7 @@ class WindowSampler {
       err = guard_.PreCheck(d_, members_, &failed);
       if (failed >= 0) result_->set_failed_variant(members_[size_t(failed)].r.variant->name);
     }
-    cost_->set_warmup_seconds(Seconds(warm0));
+    cost_->set_warmup_seconds(SecondsSince(warm0));
     return err;
   }
 
@@ -442,7 +354,7 @@ class WindowSampler {
       samples_.Add(done.first + s, who[size_t(s)], double(batch_[size_t(s)].ms),
                    batch_[size_t(s)].sm_mhz, timed_out);
     collected_ += done.count;
-    collected_wall_ms_ = 1e3 * Seconds(loop0_);
+    collected_wall_ms_ = 1e3 * SecondsSince(loop0_);
     if (collected_wall_ms_ >= 1e3 * wall_cap_s_ && next_ % n_ == 0) capped_ = true;
     return "";
   }
@@ -489,14 +401,14 @@ class WindowSampler {
           m, {.max_sm_mhz = d_.max_sm_khz / 1e3, .low_clock_fraction = o_.low_clock_fraction});
       DescribeLibraryAlgo(members_[i].r, ArgsFor(d_, members_[i].r, in_, in_.c),
                           m->mutable_library());
-      std::string err = Occupancy(d_, res_, members_[i].r, m->mutable_occupancy());
+      std::string err = CachedOccupancy(d_, res_, members_[i].r, m->mutable_occupancy());
       if (!err.empty()) {
         if (d_.fatal) return err;
         Log("occupancy of %s not reported: %s", members_[i].r.variant->name.c_str(), err.c_str());
         m->clear_occupancy();
       }
     }
-    setup_s_ += Seconds(occupancy0);
+    setup_s_ += SecondsSince(occupancy0);
     return "";
   }
 
@@ -509,7 +421,7 @@ class WindowSampler {
     Log("window of %d variants %s %s: %d cycles, %.1f ms of GPU time, %.0f MHz, L2 %s (up to "
         "%" PRId64 " input sets%s), %s, %d batches dropped%s; setup %.1f ms, sampling %.1f ms",
         n_, task_.dtype().c_str(), ShapeText(task_.shape()).c_str(), result_->cycles(),
-        1e3 * result_->gpu_seconds(), result_->sm_mhz(), MethodText(method_), most_sets_,
+        1e3 * result_->gpu_seconds(), result_->sm_mhz(), L2MethodText(method_), most_sets_,
         cost_->inputs_reused() ? ", resident" : "", task_.warmup() ? "warmed up" : "no warm-up",
         dropped_batches_, capped_ ? ", wall-clock cap reached" : "", 1e3 * setup_s_,
         1e3 * cost_->sampling_seconds());

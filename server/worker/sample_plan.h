@@ -24,6 +24,9 @@ struct L2Plan {
   std::string note;    ///< why the rotation fell back to the flush, for the log; else ""
 };
 
+/// The method in words, for the worker's log: "cold (rotated)", "cold (flushed)", "hot".
+const char* L2MethodText(L2Method m);
+
 /// What the task's options ask for, before memory has a say: hot_l2 wins over flush_l2 (neither
 /// rotates nor flushes), flush_l2 asks for the flush, and neither for the rotation.
 L2Method RequestedL2Method(bool hot_l2, bool flush_l2);

@@ -43,6 +43,12 @@ TEST(PlanL2, FallsBackToTheFlushWhereTheCopiesDoNotFit) {
   EXPECT_EQ(PlanL2(false, false, 64 * kMiB, kH200L2, 256 * kMiB).method, L2Method::kRotate);
 }
 
+TEST(PlanL2, EachMethodHasItsWordsForTheLog) {
+  EXPECT_STREQ(L2MethodText(L2Method::kRotate), "cold (rotated)");
+  EXPECT_STREQ(L2MethodText(L2Method::kFlush), "cold (flushed)");
+  EXPECT_STREQ(L2MethodText(L2Method::kHot), "hot");
+}
+
 TEST(PlanL2, TheTaskChooses) {
   EXPECT_EQ(PlanL2(true, false, kMiB, kH200L2, kPlenty).method, L2Method::kHot);
   EXPECT_EQ(PlanL2(false, true, kMiB, kH200L2, kPlenty).method, L2Method::kFlush);

@@ -9,6 +9,8 @@
 
 namespace ablation::core {
 
+// Words of an enum by a switch, so that the compiler names a value left out (-Wswitch): such
+// switches look alike across the tree (the worker's L2 methods, the client's enum words).
 const char* RegimeName(Regime r) {
   switch (r) {
     case Regime::kSustained:
