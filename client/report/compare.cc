@@ -123,7 +123,9 @@ v1::ComparisonRow Row(const Item& a, const Item& b, const RunIndex& ia, const Ru
   if (!ca.empty() && !cb.empty())
     *row.mutable_cycles_change() = ChangeMessage(TimeChange(
         ca, cb, std::max(ia.cycles_floor(), ib.cycles_floor()), SeedFor(key + "|cycles")));
-  const bool apart_a = LevelsOf(a).has_value(), apart_b = LevelsOf(b).has_value();
+  // Levels are a property of the windows: their times, whatever the change was taken from.
+  const bool apart_a = LevelsOf(solo ? Times(a) : ta, ca).has_value(),
+             apart_b = LevelsOf(solo ? Times(b) : tb, cb).has_value();
   row.set_rounds_apart(apart_a && apart_b ? "both runs"
                        : apart_a          ? "run A"
                        : apart_b          ? "run B"

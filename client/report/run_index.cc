@@ -111,17 +111,6 @@ ItemRounds Cycles(const Item& item) {
       });
 }
 
-std::optional<RoundLevels> LevelsOf(const Item& item, bool* on_cycles) {
-  const ItemRounds times = Times(item);
-  const ItemRounds cycles = Cycles(item);
-  const bool use_cycles = cycles.size() == times.size() &&
-                          std::all_of(cycles.begin(), cycles.end(), [](const RoundData& r) {
-                            return r.samples.size() >= kApartMinSamples;
-                          });
-  if (on_cycles) *on_cycles = use_cycles;
-  return RoundsApart(use_cycles ? cycles : times);
-}
-
 ItemRounds Clocks(const Item& item) {
   return RoundsOf(
       item, [](const v1::Measurement& m) -> const auto& { return m.sample_sm_mhz(); },

@@ -5,7 +5,6 @@
 
 #include <limits>
 #include <map>
-#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -45,9 +44,6 @@ ItemRounds SoloClocks(const Item& item);
 bool AllSolo(const Item& item);
 // The item's solo TFLOPS at a solo median time (a row's solo_tflops moved to it); 0: no solo span.
 double SoloTflops(const Item& item, double median_ms);
-// Its rounds apart (stats.h, Levels): on SM cycles where every round has kApartMinSamples of
-// them (*on_cycles set), else on time; nullopt when they are not apart or cannot be told.
-std::optional<RoundLevels> LevelsOf(const Item& item, bool* on_cycles = nullptr);
 // low_clock_samples / samples over the successful rounds that count them; < 0 when none does.
 double LowClockShare(const Item& item);
 

@@ -181,16 +181,18 @@ void SetShares(const RunIndex& index, const Item& item, v1::ReportRow* row) {
     row->set_cublas_best_share(self / ShareTflops(*best, solo));
 }
 
-// Its rounds apart (stats.h, Levels), with each round's TFLOPS at its median time.
-void SetRoundsApart(const Item& item, v1::ReportRow* row) {
+// Its rounds apart (stats.h, Levels) from its rounds' `times` and `cycles` (Times, Cycles), with
+// each round's TFLOPS at its median time.
+void SetRoundsApart(const Item& item, const ItemRounds& times, const ItemRounds& cycles,
+                    v1::ReportRow* row) {
   bool on_cycles = false;
-  const std::optional<RoundLevels> apart = LevelsOf(item, &on_cycles);
+  const std::optional<RoundLevels> apart = LevelsOf(times, cycles, &on_cycles);
   if (!apart) return;
   v1::RoundsApart* out = row->mutable_rounds_apart();
   out->set_spread(apart->spread);
   out->set_within(apart->within);
   out->set_basis(on_cycles ? "cycles" : "time");
-  for (const RoundData& r : Times(item))
+  for (const RoundData& r : times)
     out->add_round_tflops(r.median > 0 ? item.tflops * item.median_ms / r.median : 0);
 }
 
@@ -221,12 +223,12 @@ void Fill(const RunIndex& index, const Item* item, const Counters& counters, v1:
   int samples = 0;
   for (const v1::Measurement* m : item->ok) samples += m->stats().samples();
   row->set_samples(samples);
-  if (const ItemRounds cycles = Cycles(*item); !cycles.empty())
-    row->set_median_cycles(ItemMedian(cycles));
+  const ItemRounds times = Times(*item), cycles = Cycles(*item);
+  if (!cycles.empty()) row->set_median_cycles(ItemMedian(cycles));
   if (const double share = LowClockShare(*item); share >= 0) row->set_low_clock_share(share);
-  if (const double spread = RoundSpread(Times(*item)); std::isfinite(spread))
+  if (const double spread = RoundSpread(times); std::isfinite(spread))
     row->set_round_spread(spread);
-  SetRoundsApart(*item, row);
+  SetRoundsApart(*item, times, cycles, row);
   SetRegime(*item, row);
   FillConditions(*item, counters, row);
   SetSolo(*item, row);

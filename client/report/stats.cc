@@ -193,6 +193,16 @@ std::optional<RoundLevels> RoundsApart(const ItemRounds& item) {
   return RoundLevels{spread, noise};
 }
 
+std::optional<RoundLevels> LevelsOf(const ItemRounds& times, const ItemRounds& cycles,
+                                    bool* on_cycles) {
+  const bool use_cycles = cycles.size() == times.size() &&
+                          std::all_of(cycles.begin(), cycles.end(), [](const RoundData& r) {
+                            return r.samples.size() >= kApartMinSamples;
+                          });
+  if (on_cycles) *on_cycles = use_cycles;
+  return RoundsApart(use_cycles ? cycles : times);
+}
+
 double NoiseFloor(const std::vector<double>& spreads) {
   std::vector<double> finite;
   for (double s : spreads)

@@ -164,6 +164,10 @@ struct RoundLevels {
 /// The item's rounds' RoundLevels when they are apart; nullopt when they are not, or cannot be told
 /// (under 2 rounds, a round under kApartMinSamples samples).
 std::optional<RoundLevels> RoundsApart(const ItemRounds& item);
+/// An item's RoundsApart on its SM cycles where every round has kApartMinSamples of them
+/// (*on_cycles set), else on its times: the rounds of one item, as run_index's Times and Cycles.
+std::optional<RoundLevels> LevelsOf(const ItemRounds& times, const ItemRounds& cycles,
+                                    bool* on_cycles = nullptr);
 
 enum class Basis {
   kMedians,       ///< no interval: fewer than 2 rounds and fewer than 2 samples on a side
