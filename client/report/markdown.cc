@@ -1,4 +1,8 @@
 // `report --format md`: the model as GitHub-flavoured Markdown.
+#include <set>
+#include <string>
+#include <vector>
+
 #include "client/output/escape.h"
 #include "client/output/format.h"
 #include "client/report/report.h"
@@ -251,6 +255,49 @@ std::string Header(const v1::Report& report) {
   return md;
 }
 
+// The items of `s` whose rounds are apart (RoundsApartLines): the note, then a line an item.
+std::string ApartList(const v1::ReportSection& s) {
+  const std::vector<std::string> apart = RoundsApartLines(s, &Code);
+  if (apart.empty()) return "";
+  std::string md = "\n" + apart[0] + "\n\n";
+  for (std::size_t i = 1; i < apart.size(); ++i) md += "- " + apart[i] + "\n";
+  return md;
+}
+
+// Section `s` as the report's section `number`: its title, scope, table, legends, rounds-apart
+// list, conditions and reading notes.
+std::string SectionMarkdown(const v1::ReportSection& s, int number) {
+  std::string md =
+      "\n## " + std::to_string(number) + ". " + s.title() + "\n\n_" + s.scope() + "_\n\n";
+  switch (s.layout()) {
+    case v1::SECTION_LAYOUT_SHAPES:
+      md += ShapesTable(s) + ShareSummaryTable(s);
+      break;
+    case v1::SECTION_LAYOUT_ALL:
+      md += AllTable(s);
+      break;
+    default:
+      md += LadderTable(s);
+      break;
+  }
+  if (AnyOneRound(s)) md += "\n" + OneRoundLegends(s) + "\n";
+  md += ApartList(s) + ConditionsTable(s);
+  if (!s.notes().empty()) {
+    md += "\nReading notes:\n\n";
+    for (const std::string& note : s.notes()) md += "- " + note + "\n";
+  }
+  return md;
+}
+
+std::string MethodSection(const v1::Report& report) {
+  return "\n## How the figures were computed\n\n" + MethodText(report) + "\n";
+}
+
+// An item of a row: its variant, dtype and shape.
+std::string ItemOf(const v1::ReportRow& r) {
+  return r.variant() + " " + r.dtype() + " " + FormatShape(r.shape());
+}
+
 }  // namespace
 
 std::string RenderReportMarkdown(const v1::Report& report) {
@@ -260,33 +307,36 @@ std::string RenderReportMarkdown(const v1::Report& report) {
                    "\n";
   if (const std::string line = UnmeasuredLine(report); !line.empty()) md += "\n" + line + "\n";
   int number = 0;
+  for (const v1::ReportSection& s : report.sections())
+    if (Drawn(report, s)) md += SectionMarkdown(s, ++number);
+  return md + MethodSection(report);
+}
+
+std::string RenderAnswerMarkdown(const v1::Report& report) {
+  std::string md;
+  bool ladder = false;          // a section of rungs or shapes drawn
+  std::set<std::string> named;  // items a drawn section of the answer lists as apart already
+  const v1::ReportSection* all = nullptr;
+  int number = 0;
   for (const v1::ReportSection& s : report.sections()) {
     if (!Drawn(report, s)) continue;
-    md += "\n## " + std::to_string(++number) + ". " + s.title() + "\n\n_" + s.scope() + "_\n\n";
-    switch (s.layout()) {
-      case v1::SECTION_LAYOUT_SHAPES:
-        md += ShapesTable(s) + ShareSummaryTable(s);
-        break;
-      case v1::SECTION_LAYOUT_ALL:
-        md += AllTable(s);
-        break;
-      default:
-        md += LadderTable(s);
-        break;
+    ++number;
+    if (s.layout() == v1::SECTION_LAYOUT_ALL) {
+      all = &s;
+      continue;
     }
-    if (AnyOneRound(s)) md += "\n" + OneRoundLegends(s) + "\n";
-    if (const auto apart = RoundsApartLines(s, &Code); !apart.empty()) {
-      md += "\n" + apart[0] + "\n\n";
-      for (std::size_t i = 1; i < apart.size(); ++i) md += "- " + apart[i] + "\n";
-    }
-    md += ConditionsTable(s);
-    if (!s.notes().empty()) {
-      md += "\nReading notes:\n\n";
-      for (const std::string& note : s.notes()) md += "- " + note + "\n";
-    }
+    md += SectionMarkdown(s, number);
+    ladder = true;
+    for (const v1::ReportRow& r : s.rows())
+      if (r.has_rounds_apart()) named.insert(ItemOf(r));
   }
-  md += "\n## How the figures were computed\n\n" + MethodText(report) + "\n";
-  return md;
+  if (all != nullptr) {
+    v1::ReportSection rest;  // the table of all measurements' items apart that no section named
+    for (const v1::ReportRow& r : all->rows())
+      if (r.has_rounds_apart() && !named.contains(ItemOf(r))) *rest.add_rows() = r;
+    md += ApartList(rest);
+  }
+  return ladder ? md + MethodSection(report) : md;
 }
 
 }  // namespace ablation::client::report

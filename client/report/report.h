@@ -28,6 +28,13 @@ ablation::v1::Report BuildReport(const ablation::v1::GetRunResponse& run,
                                  const std::vector<ablation::v1::Variant>& variants);
 
 std::string RenderReportMarkdown(const ablation::v1::Report& report);
+// What a run answers at the end of `run` and `sweep`: the report's sections of rungs and shapes
+// as RenderReportMarkdown draws them (numbered as there), then the items of the table of all
+// measurements whose rounds are apart where no such section names them (so that a run outside
+// any ladder still says when its figures mix levels), then how the figures were computed when
+// a section was drawn; not the header, nor the table of all measurements, which the command has
+// just printed. "" when there is none of it.
+std::string RenderAnswerMarkdown(const ablation::v1::Report& report);
 // One CSV of every row of every section (long format, a `table` column first).
 std::string RenderReportCsv(const ablation::v1::Report& report);
 // The model in protobuf's JSON mapping.

@@ -12,8 +12,7 @@ add_executable(ablation_client_test
   ${CMAKE_CURRENT_SOURCE_DIR}/client/cli/exit_codes_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/client/cli/parse_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/client/output/render_test.cc
-  ${CMAKE_CURRENT_SOURCE_DIR}/client/output/table_test.cc
-  ${CMAKE_CURRENT_SOURCE_DIR}/client/runs/answer_test.cc)
+  ${CMAKE_CURRENT_SOURCE_DIR}/client/output/table_test.cc)
 target_link_libraries(ablation_client_test PRIVATE ablation_client_lib GTest::gmock GTest::gtest_main)
 # The help's examples name files of the source tree (kernel add).
 target_compile_definitions(ablation_client_test PRIVATE ABLATION_SOURCE_DIR="${CMAKE_SOURCE_DIR}")

@@ -15,7 +15,8 @@ add_executable(report_tests
   ${CMAKE_CURRENT_SOURCE_DIR}/client/report/compare_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/client/report/sweep_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/client/report/counters_report_test.cc
-  ${CMAKE_CURRENT_SOURCE_DIR}/client/report/charts_test.cc)
+  ${CMAKE_CURRENT_SOURCE_DIR}/client/report/charts_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/client/report/answer_test.cc)
 target_link_libraries(report_tests PRIVATE ablation_client_lib ablation_served_presets
   ablation_db GTest::gmock GTest::gtest_main)
 # Real H200 ncu output, made into stored counters by the daemon's own parser and counter table.
