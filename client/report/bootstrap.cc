@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cmath>
 #include <mutex>
 #include <thread>
 #include <tuple>
@@ -79,11 +80,6 @@ void ForEachResample(std::uint64_t seed, int resamples, std::size_t n1, std::siz
   for (std::thread& th : pool) th.join();
 }
 
-void RandomCounts(SplitMix64& rng, std::vector<std::uint32_t>& counts) {
-  std::fill(counts.begin(), counts.end(), 0);
-  for (std::size_t i = 0; i < counts.size(); ++i) ++counts[rng.Below(counts.size())];
-}
-
 // SplitMix64's output function: every bit of x moves about half of the result's.
 std::uint64_t Mix(std::uint64_t x) {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -118,6 +114,56 @@ std::vector<double> AllMedians(Side& side) {
 }
 
 }  // namespace
+
+void RandomCounts(SplitMix64& rng, std::vector<std::uint32_t>& counts) {
+  std::fill(counts.begin(), counts.end(), 0);
+  for (std::size_t i = 0; i < counts.size(); ++i) ++counts[rng.Below(counts.size())];
+}
+
+void Side::PlaceWindow(std::size_t window) {
+  const std::size_t n = sorted_.size();
+  if (memoise_ || n != sizes_.size() || n < 2) return;  // not one sample a unit
+  position_.resize(n);
+  for (std::size_t p = 0; p < n; ++p) position_[sorted_[p].second] = std::uint32_t(p);
+  if (window == 0) window = std::size_t(kWindowSds * std::sqrt(double(n)) / 2) + 8;
+  low_ = n / 2 > window ? n / 2 - window : 0;
+  width_ = std::min(n - low_, 2 * window + 1);
+}
+
+double Side::DrawMedian(SplitMix64& rng, std::vector<std::uint32_t>& scratch) {
+  const std::size_t n = sizes_.size();
+  if (position_.empty()) {
+    RandomCounts(rng, scratch);
+    return Median(scratch);
+  }
+  const SplitMix64 start = rng;
+  std::fill_n(scratch.begin(), width_, 0);
+  std::size_t below = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t p = position_[rng.Below(n)];
+    below += p < low_;
+    if (const std::size_t d = p - low_; d < width_) ++scratch[d];  // p below low_: d wraps
+  }
+  // The multiset's ranks (n - 1) / 2 and n / 2, as Median takes them.
+  const std::size_t lo_rank = (n - 1) / 2, hi_rank = n / 2;
+  std::size_t seen = below;
+  if (seen <= lo_rank) {
+    double lo = 0;
+    bool have_lo = false;
+    for (std::size_t d = 0; d < width_; ++d) {
+      seen += scratch[d];
+      if (!have_lo && seen > lo_rank) {
+        lo = sorted_[low_ + d].first;
+        have_lo = true;
+      }
+      if (seen > hi_rank) return (lo + sorted_[low_ + d].first) / 2;
+    }
+  }
+  ++whole_walks_;
+  rng = start;
+  RandomCounts(rng, scratch);
+  return Median(scratch);
+}
 
 std::pair<std::uint64_t, std::uint64_t> Side::Fingerprint() const {
   std::uint64_t a = 0x243F6A8885A308D3ull, b = 0x13198A2E03707344ull;  // pi's digits: any two
@@ -169,8 +215,7 @@ std::vector<double> DrawMedians(Side& side, std::uint64_t seed, int resamples) {
   std::vector<double> medians(std::size_t(std::max(resamples, 0)));
   ForEachResample(seed, resamples, side.units(), 0, side.shareable(),
                   [&](SplitMix64& rng, int r, std::vector<std::uint32_t>& counts, auto&) {
-                    RandomCounts(rng, counts);
-                    medians[std::size_t(r)] = side.Median(counts);
+                    medians[std::size_t(r)] = side.DrawMedian(rng, counts);
                   });
   const std::lock_guard<std::mutex> lock(drawn_mutex);
   drawn.emplace(key, medians);
@@ -214,9 +259,8 @@ Bounds Apart(Side& num, Side& den, std::uint64_t seed, int resamples) {
     ForEachResample(seed, resamples, num.units(), den.units(), num.shareable() && den.shareable(),
                     [&](SplitMix64& rng, int r, std::vector<std::uint32_t>& cn,
                         std::vector<std::uint32_t>& cd) {
-                      RandomCounts(rng, cn);
-                      RandomCounts(rng, cd);
-                      ratios[std::size_t(r)] = num.Median(cn) / den.Median(cd) - 1;
+                      const double a = num.DrawMedian(rng, cn);
+                      ratios[std::size_t(r)] = a / den.DrawMedian(rng, cd) - 1;
                     });
   }
   return Percentiles(ratios);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -20,12 +21,16 @@ using Units = std::vector<std::vector<double>>;
 // median is one walk that counts, with no copy and no sort per draw.
 class Side {
  public:
-  explicit Side(const Units& units) : sizes_(units.size()), memoise_(units.size() <= 16) {
+  // window: the half-width, in sorted positions, of DrawMedian's window around the middle (0:
+  // kWindowSds standard deviations of a draw's median position); the tests set a small one.
+  explicit Side(const Units& units, std::size_t window = 0)
+      : sizes_(units.size()), memoise_(units.size() <= 16) {
     for (std::uint32_t u = 0; u < units.size(); ++u) {
       sizes_[u] = units[u].size();
       for (double v : units[u]) sorted_.emplace_back(v, u);
     }
     std::sort(sorted_.begin(), sorted_.end());
+    PlaceWindow(window);
   }
   std::size_t units() const { return sizes_.size(); }
   // Whether Median may be called from several threads at once (no memo to fill).
@@ -38,13 +43,36 @@ class Side {
   // counts[u]: how often unit u was drawn. With few units many draws repeat a multiset (27
   // ordered draws of 3 rounds are 10 multisets), hence the memo.
   double Median(const std::vector<std::uint32_t>& counts);
+  // One draw of units() units from units() (units() calls of rng.Below(units()), as the draw of
+  // counts makes them) and its median: Median of those counts, bit for bit. Where every unit is
+  // one sample (a round's single samples, thousands of them), without the counts: each drawn
+  // sample's sorted position either falls below a window around the middle (counted) or in it
+  // (a histogram of the window), and the median is read from the window; a draw whose median
+  // lies outside the window (beyond kWindowSds standard deviations: about never) is drawn again
+  // from a copy of the generator into the counts and walked as Median walks. `scratch`: the
+  // calling thread's own, of units() entries.
+  double DrawMedian(SplitMix64& rng, std::vector<std::uint32_t>& scratch);
+  // The draws DrawMedian took the whole walk for since the side was made (the tests' window).
+  std::size_t whole_walks() const { return whole_walks_.load(); }
+
+  // A draw's median position has a standard deviation of about sqrt(n) / 2 positions.
+  static constexpr double kWindowSds = 8;
 
  private:
+  void PlaceWindow(std::size_t window);
+
   std::vector<std::pair<double, std::uint32_t>> sorted_;
   std::vector<std::size_t> sizes_;
   bool memoise_;
   std::map<std::vector<std::uint32_t>, double> memo_;
+  // DrawMedian's: each unit's position in sorted_ (empty unless every unit is one sample), and
+  // the window of positions [low_, low_ + width_).
+  std::vector<std::uint32_t> position_;
+  std::size_t low_ = 0, width_ = 0;
+  std::atomic<std::size_t> whole_walks_{0};
 };
+
+void RandomCounts(SplitMix64& rng, std::vector<std::uint32_t>& counts);
 
 struct Bounds {
   double low = 0, high = 0;

@@ -4,6 +4,8 @@
 // then synthetic runs with a known drift between rounds.
 #include "client/report/stats.h"
 
+#include "client/report/bootstrap.h"
+
 #include <cmath>
 #include <optional>
 
@@ -166,6 +168,39 @@ TEST(Stats, OneRoundFallsBackToSamplesAndSaysSo) {
   EXPECT_EQ(alone.basis, Basis::kMedians);
   EXPECT_NEAR(alone.estimate, 1.0, 1e-12);
   EXPECT_FALSE(alone.within_noise());
+}
+
+// A side of single samples draws its medians through a window around the middle
+// (bootstrap::Side::DrawMedian); each is the median of the counts the same draws make, bit for
+// bit, with the generator left where those draws leave it; a draw outside a (made small) window
+// is walked whole, with the same result; a side of rounds takes the counts' way.
+TEST(Stats, AWindowedDrawsMedianIsTheCountsMedianBitForBit) {
+  bootstrap::Units singles;
+  for (int i = 0; i < 3001; ++i)  // ties, and an odd count; then an even one
+    singles.push_back({std::round(1000 + 40 * std::sin(0.7 * i) + 3 * std::cos(i)) / 10});
+  bootstrap::Units even = singles;
+  even.push_back({97.5});
+  const bootstrap::Units rounds = {{1.0, 1.2, 0.9}, {1.1, 1.0}, {0.95, 1.3, 1.05, 1.0}};
+  struct Case {
+    const bootstrap::Units* units;
+    std::size_t window;
+    bool walks;  // some draws fall outside the window
+  };
+  for (const Case& c : {Case{&singles, 0, false}, Case{&even, 0, false}, Case{&singles, 2, true},
+                        Case{&even, 5, true}, Case{&rounds, 0, false}}) {
+    bootstrap::Side windowed(*c.units, c.window), counted(*c.units);
+    SplitMix64 a(7), b(7);
+    std::vector<std::uint32_t> scratch(c.units->size()), counts(c.units->size());
+    for (int r = 0; r < 400; ++r) {
+      const double w = windowed.DrawMedian(a, scratch);
+      bootstrap::RandomCounts(b, counts);
+      ASSERT_EQ(w, counted.Median(counts))
+          << c.units->size() << " window " << c.window << " r " << r;
+    }
+    EXPECT_EQ(a.Next(), b.Next());
+    EXPECT_EQ(windowed.whole_walks() > 0, c.walks) << windowed.whole_walks();
+    if (c.walks) EXPECT_LT(windowed.whole_walks(), 400u);  // the window still serves some
+  }
 }
 
 // A sampled bootstrap large enough to be split among threads (a cap run's 1 s windows: thousands
