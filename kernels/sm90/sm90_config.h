@@ -102,8 +102,9 @@ struct Knobs {
   /// are bf16's), the per-tensor scales applied to the accumulators before the epilogue, C in
   /// bf16. Warp-specialised rungs only.
   bool fp8 = false;
-  /// Rows of the block tile: 128 (two consumer warpgroups, 64 rows each) or 64 (one consumer
-  /// warpgroup; warp-specialised rungs only). The stage's A tile is block_m rows of 128 bytes.
+  /// Rows of the block tile: 128 (two consumer warpgroups, 64 rows each), 64 (one consumer
+  /// warpgroup) or 192 (three; no cluster, the 16-byte or transposed stores); 64 and 192 in
+  /// warp-specialised rungs only. The stage's A tile is block_m rows of 128 bytes.
   int block_m = kBlockM;
   // ---- the mma.sync kernel (sm90_mma.cuh) ----
   int warps_m = 2;  ///< warps along M and N; the warp tile is (128 / warps_m) x (block_n /
@@ -144,6 +145,13 @@ ABLATION_SM90_HD constexpr int OperandBytes(const Knobs& k) { return k.fp8 ? 1 :
 ABLATION_SM90_HD constexpr int BlockK(const Knobs& k) { return kBlockKBytes / OperandBytes(k); }
 /// The consumer warpgroups of a wgmma build: one per 64 rows of the block tile.
 ABLATION_SM90_HD constexpr int ConsumerWarpgroups(const Knobs& k) { return k.block_m / 64; }
+/// The registers a consumer thread of a warp-specialised wgmma build asks for (setmaxnreg) beside
+/// the producer's 40: 232, or, with three consumer warpgroups, what the 64K registers of an SM
+/// leave them (152): 40 x 128 + 152 x 384 = 63,488.
+ABLATION_SM90_HD constexpr int ConsumerRegisters(const Knobs& k) {
+  const int share = (65536 / 128 - 40) / ConsumerWarpgroups(k) / 8 * 8;
+  return share < 232 ? share : 232;
+}
 /// Bytes of a stage's A tile (block_m rows of a k-tile's 128 bytes) and of a whole stage.
 ABLATION_SM90_HD constexpr int ATileBytes(const Knobs& k) { return k.block_m * kBlockKBytes; }
 /// fp32 accumulators a consumer thread of a wgmma build holds: its warpgroup's 64 x block_n.
@@ -372,9 +380,19 @@ inline constexpr Knobs kT128N128 = Unclustered(Narrow(kH12, 128, 7));
 /// its own 1 MiB of B: the pairs halve A's traffic from L2 (cuBLAS's best algorithm there, 192x128
 /// tiles, runs in clusters of 4). 56 units of 2 tiles, one round.
 inline constexpr Knobs kT128N128PairsN = With(kT128N128, [](Knobs& k) { k.cluster_n = 2; });
+/// 192x128 tiles, swapped: three consumer warpgroups (wgmma m64n128k16, 64 accumulators a thread,
+/// 152 registers) on 192 of B's rows by 128 of A's, 5 stages of 24 + 16 KiB, no cluster, C stored
+/// transposed. 128x14336x4096: 75 tiles (the last of 128 rows), a round 57% full that H12's
+/// stream-K shares among every SM, so A (1 MiB) is read from L2 once a tile's K, 75 times where
+/// the 128x128 tiles read it 112 (cuBLAS's best algorithm there: 192x128 tiles of the swapped
+/// problem, in clusters of 4).
+inline constexpr Knobs kT192N128Swapped = With(Unclustered(Narrow(kH12, 128, 5)), [](Knobs& k) {
+  k.block_m = 192;
+  k.store_transposed = true;
+});
 }  // namespace rung_knobs
 
-inline constexpr std::array<Rung, 11> kTileRungs = {{
+inline constexpr std::array<Rung, 12> kTileRungs = {{
     {"sm90_h12_rows64", "T64",
      "64-row tiles: H12 with a block tile of 64x256 computed by one consumer warpgroup (wgmma "
      "m64n256k16) beside the producer, 256 threads; a stage holds 8 KiB of A and 32 KiB of B, "
@@ -435,6 +453,12 @@ inline constexpr std::array<Rung, 11> kTileRungs = {{
      "(tiles-8): 303.7 TFLOPS there against the 128x128 build's 305.4, the pairs waiting at "
      "their barriers",
      rung_knobs::kT128N128PairsN},
+    {"sm90_h12_m192_n128_swapped", "T192hS",
+     "192x128 tiles, swapped: H12 given B as A and A as B with three consumer warpgroups of "
+     "wgmma m64n128k16 (64 accumulators a thread, 512 threads), 5 stages of 24 KiB of B's rows "
+     "and 16 KiB of A's, no cluster, C stored transposed; M a multiple of 8. 128x14336x4096: 75 "
+     "tiles shared by stream-K among every SM, A read from L2 75 times a K rather than 112",
+     rung_knobs::kT192N128Swapped},
 }};
 /// Every tile build's stages and barriers fit the 227 KiB of shared memory a block may opt in to.
 static_assert([] {

@@ -33,7 +33,9 @@ consteval bool ValidWgmmaKnobs(const Knobs& k) {
          (!k.warp_stores || TmaStoresC(k)) && (!k.fp8 || k.warp_specialized) &&
          (!k.fit_grid || k.persistent) &&
          (!k.clusters_where_shared || (k.fit_grid && k.cluster_m == 2)) &&
-         (k.block_m == kBlockM || (k.block_m == 64 && k.warp_specialized)) &&
+         (k.block_m == kBlockM || (k.block_m == 64 && k.warp_specialized) ||
+          (k.block_m == 192 && k.warp_specialized && k.Ctas() == 1 &&
+           k.epilogue == Epilogue::kWide)) &&
          // 256 columns (m64n256 wgmma); or, with bf16 and the 16-byte or transposed stores (the
          // TMA-store epilogues are written for 256 columns), 128, 64, 16 or 8 (m64n128 ... m64n8),
          // the two narrowest with no cluster (half of a B tile of 8 or 16 rows is not a whole
@@ -178,8 +180,8 @@ __global__ void __launch_bounds__(K.Threads(), 1)
       });
     }
   } else {
-    // The two consumer warpgroups: wgmma on each full stage, the epilogue per tile.
-    SetMaxNRegInc<232>();
+    // The consumer warpgroups: wgmma on each full stage, the epilogue per tile.
+    SetMaxNRegInc<ConsumerRegisters(K)>();
     const int cw = WarpUniform(wg) - 1;
     const int t = threadIdx.x & 127, lane = threadIdx.x & 31;
     const WgmmaMainloop<K> mainloop(smem, cw);

@@ -436,6 +436,52 @@ TEST_F(Sm90Catalog, OneHundredTwentyEightSquareTilesShareAAlongN) {
   EXPECT_TRUE(sm90::PlanLaunch(a, {128, 4224, 4096, DType::kBF16}, Residency{132, 66}).guarded);
 }
 
+// The 192x128 swapped build (kTileRungs[11]): three consumer warpgroups (wgmma m64n128k16, 64
+// accumulators a thread) on 192 of B's rows by 128 of A's, 5 stages of 24 + 16 KiB, no cluster,
+// C stored transposed; the consumers ask for 152 registers where two or one ask for 232.
+// 128x14336x4096: 75 tiles (14336 rows are not whole tiles of 192: guarded), a round 57% full,
+// which H12's stream-K shares among all 132 SMs (64 k-tiles a unit, 4800 in ranges of about 36).
+TEST_F(Sm90Catalog, OneHundredNinetyTwoRowTilesRunA128RowProblemSwappedOnEverySm) {
+  const sm90::Knobs& t = sm90::kTileRungs[11].knobs;
+  ASSERT_EQ(sm90::kTileRungs[11].id, "T192hS");
+  EXPECT_EQ(std::tie(t.block_m, t.block_n, t.stages), std::make_tuple(192, 128, 5));
+  EXPECT_EQ(t.Threads(), 512);
+  EXPECT_EQ(sm90::ConsumerWarpgroups(t), 3);
+  EXPECT_EQ(sm90::ConsumerRegisters(t), 152);
+  EXPECT_LE(40 * 128 + sm90::ConsumerRegisters(t) * 384, 65536);
+  EXPECT_EQ(sm90::ConsumerRegisters(sm90::kTileRungs[9].knobs), 232);  // 128x128: as H12
+  EXPECT_EQ(sm90::ConsumerRegisters(sm90::kTileRungs[0].knobs), 232);  // 64x256
+  EXPECT_TRUE(t.store_transposed);
+  EXPECT_EQ(t.epilogue, sm90::Epilogue::kWide);
+  EXPECT_EQ(t.Ctas(), 1);
+  EXPECT_EQ(sm90::Accumulators(t), 64);
+  EXPECT_EQ(sm90::StageBytes(t), 24576 + 16384);
+  EXPECT_LE(sm90::SmemBytes(t), 227 * 1024);
+  // The 128x128 build's knobs but the rows, the stages and the transposed stores.
+  const sm90::Knobs& h = sm90::kTileRungs[9].knobs;
+  EXPECT_EQ(sm90::With(h,
+                       [](sm90::Knobs& k) {
+                         k.block_m = 192;
+                         k.stages = 5;
+                         k.store_transposed = true;
+                       }),
+            t);
+  const Problem p{128, 14336, 4096, DType::kBF16};
+  const sm90::LaunchPlan plan = sm90::PlanLaunch(t, sm90::SwappedProblem(p), Residency{132, 66});
+  EXPECT_TRUE(plan.guarded);
+  EXPECT_EQ(plan.grid.units, 75);
+  EXPECT_EQ(plan.grid.ctas, 132);
+  EXPECT_EQ(plan.grid.sk.dp_units, 0);
+  EXPECT_EQ(plan.grid.sk.sk_clusters, 132u);
+  EXPECT_EQ(plan.grid.sk.sk_iters, 75u * 64);
+  // On the tile: 13824 of N is 72 tiles of 192.
+  EXPECT_FALSE(sm90::PlanLaunch(t, sm90::SwappedProblem({128, 13824, 4096, DType::kBF16}),
+                                Residency{132, 66})
+                   .guarded);
+  ExpectSwappedFewRowEntry("sm90_h12_m192_n128_swapped", 128, p, {8, 4096, 4096, DType::kBF16});
+  EXPECT_EQ(Get("sm90_h12_m192_n128_swapped").tile.m, 192);
+}
+
 // S4: S3 with the 64-row build where the few-row paths do not take a problem and it has at most
 // 128 rows; above, H12. Its entry names both, and describes and sizes the launch that runs.
 TEST_F(Sm90Catalog, S4RunsSixtyFourRowTilesUpTo128Rows) {
