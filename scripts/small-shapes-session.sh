@@ -16,9 +16,10 @@
 #             182-186 s for 9) at the serving preset's 9 shapes of M <= 128, or SHAPES
 #   large-R   H12 beside both cuBLAS baselines at 4096^3, sustained and burst, 3 rounds
 #   tiles     the 64-row builds (own, shorter ranges, swapped; 64x64 of 13 stages, own,
-#             unclustered and swapped; 64x8, own and swapped) and H12's 128x16 swapped, 128x128
-#             and 192x128 swapped tiles (not the 1x2 clusters sharing A: rejected in tiles-8, its
-#             cells kept there for the table; the GPU test still runs it) beside H12, S9, S11 and cuBLAS at
+#             unclustered and swapped; 64x8, own and swapped) and H12's 128x16 swapped and
+#             128x128 tiles (not the 1x2 clusters sharing A, rejected in tiles-8, nor the 192x128
+#             swapped tiles, rejected in small-shapes-14: their cells kept there for the table; the
+#             GPU test still runs them) beside H12, S9, S11 and cuBLAS at
 #             the serving shapes of 16, 128 and 512 rows and columns and at 256 rows (burst,
 #             verified): where the small-shape rungs' tile_rows could reach, and the cells the
 #             tables of S10 and S12 (tools/sm90_bucket_table.py --table s10, s12) need
@@ -29,7 +30,8 @@
 #   gaps      the same counters where S12 is furthest from each shape's better cuBLAS baseline
 #             (16x14336x4096, 128x14336x4096, 16x4096x4096): S12, S11, the builds S12 picks or
 #             could pick there (64x256 shorter ranges, 64x64 unclustered, 64x8 swapped, 128x16
-#             swapped, 128x128, 192x128 swapped) beside both cuBLAS baselines
+#             swapped, 128x128; and the rejected 192x128 swapped build, for why it lost) beside
+#             both cuBLAS baselines
 #   gemv      the user example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
 #   roof      the user example stream_sum (general/: a pure read of bf16 rows, 2 builds) at the
 #             bytes of the M <= 16 shapes' B: 4096x4096 (33.6 MB), 14336x4096 and 4096x14336
@@ -90,7 +92,7 @@ usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: ab
     check) echo 15 ;; burst-*) echo $((11 * count + 30)) ;; cap-*) echo $((60 * count + 10)) ;;
     solo-*) echo $((20 * ${#solo_shapes[@]} / 2 + 10)) ;;
     large-*) echo 80 ;;
-    tiles) echo 195 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;;
+    tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;;
     roof) echo 20 ;; roof-*) echo 50 ;; stalls) echo 70 ;; warpstores) echo 45 ;;
     windows) echo 40 ;;
     levels-*)  # 30 s a process
@@ -174,7 +176,7 @@ for phase in "$@"; do
         --variant sm90_h12_rows64_n64 --variant sm90_h12_rows64_n64_swapped \
         --variant sm90_h12_rows64_n8_swapped --variant sm90_h12_rows64_n64_unclustered \
         --variant sm90_h12_rows64_n8 --variant sm90_h12_n16_swapped --variant sm90_h12_n128 \
-        --variant sm90_h12_m192_n128_swapped --variant sm90_s9_deeper_split --variant sm90_s11_ring --variant cublas_bf16 \
+        --variant sm90_s9_deeper_split --variant sm90_s11_ring --variant cublas_bf16 \
         --regime burst --verify \
         --shape 128x4096x4096 --shape 128x4096x14336 --shape 128x14336x4096 \
         --shape 256x4096x4096 --shape 512x4096x4096 --shape 512x14336x4096 \

@@ -457,7 +457,9 @@ inline constexpr std::array<Rung, 12> kTileRungs = {{
      "192x128 tiles, swapped: H12 given B as A and A as B with three consumer warpgroups of "
      "wgmma m64n128k16 (64 accumulators a thread, 512 threads), 5 stages of 24 KiB of B's rows "
      "and 16 KiB of A's, no cluster, C stored transposed; M a multiple of 8. 128x14336x4096: 75 "
-     "tiles shared by stream-K among every SM, A read from L2 75 times a K rather than 112",
+     "tiles shared by stream-K among every SM, A read from L2 75 times a K rather than 112. "
+     "Measured and rejected (tiles, small-shapes-14): 260.8 TFLOPS there against the 128x128 "
+     "build's 303.3, slower at every shape measured",
      rung_knobs::kT192N128Swapped},
 }};
 /// Every tile build's stages and barriers fit the 227 KiB of shared memory a block may opt in to.

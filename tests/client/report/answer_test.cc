@@ -37,22 +37,26 @@ void SetAnswerApart(v1::ReportRow* r, double low, double high) {
   a->add_round_tflops(high);
 }
 
+v1::ReportSection* AddAnswerSection(v1::Report* report, const std::string& id,
+                                    const std::string& title, v1::SectionLayout layout) {
+  v1::ReportSection* s = report->add_sections();
+  s->set_id(id);
+  s->set_title(title);
+  s->set_scope("scope of " + id);
+  s->set_layout(layout);
+  return s;
+}
+
 // A run of one ladder (rungs A0 and A1) and the table of all its measurements.
 v1::Report AnswerRun() {
   v1::Report report;
   report.mutable_run()->set_id(7);
-  v1::ReportSection* ladder = report.add_sections();
-  ladder->set_id("ladder-a");
-  ladder->set_title("Ladder A");
-  ladder->set_scope("one change a rung");
-  ladder->set_layout(v1::SECTION_LAYOUT_LADDER);
+  v1::ReportSection* ladder =
+      AddAnswerSection(&report, "ladder-a", "Ladder A", v1::SECTION_LAYOUT_LADDER);
   AddAnswerRow(ladder, "A0", "a0", 30.0);
   AddAnswerRow(ladder, "A1", "a1", 33.0);
-  v1::ReportSection* all = report.add_sections();
-  all->set_id("all");
-  all->set_title("All measurements of the run");
-  all->set_scope("every measurement");
-  all->set_layout(v1::SECTION_LAYOUT_ALL);
+  v1::ReportSection* all =
+      AddAnswerSection(&report, "all", "All measurements of the run", v1::SECTION_LAYOUT_ALL);
   AddAnswerRow(all, "1", "a0", 30.0);
   AddAnswerRow(all, "2", "a1", 33.0);
   AddAnswerRow(all, "3", "other", 41.0);
