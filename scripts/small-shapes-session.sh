@@ -64,6 +64,11 @@
 #             did not show) and with the L2 hot (--hot-l2), all in OUT/levels-R.db (runs 3P-2,
 #             3P-1, 3P are process P's): whether the levels need the daemon's back-to-back
 #             batches, and whether the 128x16 build (S12's alternative there) has levels of its own
+#   fresh-R   R daemon processes, each one run of 8 rounds (burst, round 0 verified) of the same
+#             three items at 16x4096x14336 with --fresh-inputs (each round allocates its inputs
+#             anew), in OUT/fresh-R.db (run P is process P's): in levels-3 every run held one
+#             level through its 4 rounds and changed it between runs; rounds apart here say the
+#             allocation draws the level, one level a run says something else does
 #   windows   the 64x8 swapped build (S12's at 16x4096x14336) beside cuBLAS through sm90_tune
 #             --windows at 16x4096x14336: 60 windows of 50 samples over two input sets, then 60
 #             over one (OUT/windows-2.txt, windows-1.txt): whether its three levels of a window
@@ -99,6 +104,10 @@ usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: ab
       local n=${1#levels-}
       [[ $n =~ ^[1-9][0-9]*$ ]] || n=1
       echo $((30 * n)) ;;
+    fresh-*)  # 20 s a process
+      local n=${1#fresh-}
+      [[ $n =~ ^[1-9][0-9]*$ ]] || n=1
+      echo $((20 * n)) ;;
     procs-*)  # 20 s a process; a malformed count is said by the phase itself
       local n=${1#procs-}
       [[ $n =~ ^[1-9][0-9]*$ ]] || n=1
@@ -304,6 +313,17 @@ for phase in "$@"; do
             "${extra[@]}" --tag "levels-$i-$l2" >>"$log" 2>&1
           say "process $i, L2 $l2: exit $? ($(elapsed))"
         done
+        stop_daemon
+      done
+      ;;
+    fresh-*)
+      [[ $r =~ ^[1-9][0-9]*$ ]] || { say "fresh-R: R must be a count, not '$r'"; continue; }
+      for ((i = 1; i <= r; i++)); do
+        start_daemon "$out/fresh-$r.db" || break
+        c -q run --variant sm90_h12_rows64_n8_swapped --variant sm90_h12_n16_swapped \
+          --variant cublas_bf16_best --shape 16x4096x14336 --regime burst --verify --rounds 8 \
+          --fresh-inputs --tag "fresh-$i" >>"$log" 2>&1
+        say "process $i, fresh inputs: exit $? ($(elapsed))"
         stop_daemon
       done
       ;;

@@ -38,6 +38,9 @@ void AddMeasureOptions(CLI::App* sub, RunOptions& options) {
                 "Keep L2 warm between samples (default: cold, rotating input copies)");
   sub->add_flag("--flush-l2", options.flush_l2,
                 "L2 cold by a flush before every sample (default: rotating inputs)");
+  sub->add_flag("--fresh-inputs", options.fresh_inputs,
+                "Each round on inputs allocated anew (needs --rounds 2 or more): a kernel whose "
+                "speed depends on where its buffers lie shows as rounds apart");
   sub->add_option("--min-samples", options.min_samples, "At least this many samples (default 10)")
       ->check(WholeNumber(1));
   sub->add_option("--max-seconds", options.max_seconds,
@@ -86,6 +89,7 @@ void ApplyMeasureOptions(const RunOptions& options, v1::RunRequest* request) {
   timing->set_target_noise(options.target_noise);
   timing->set_hot_l2(options.hot_l2);
   timing->set_flush_l2(options.flush_l2);
+  timing->set_fresh_inputs(options.fresh_inputs);
   timing->set_window_seconds(options.window_seconds);
   timing->set_burst_seconds(options.burst_seconds);
   timing->set_settle_max_seconds(options.settle_max_seconds);

@@ -25,6 +25,7 @@ struct RunOptions : Selection {
   std::string lock_sm_clock;   // empty: observe clocks; else MHz, "base" or "max"
   std::string lock_mem_clock;  // same, for the memory clock
   bool flush_l2 = false;       // L2 cold by a flush per sample instead of rotating inputs
+  bool fresh_inputs = false;   // each round on inputs allocated anew
   int rounds = 0;              // 0: the daemon's default (1; 3 for a preset)
   uint64_t order_seed = 0;     // 0: the daemon picks one
   bool detach = false;         // print the run id once queued and exit; the run goes on

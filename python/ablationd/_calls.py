@@ -56,7 +56,7 @@ def run_request(variants=None, shapes_=None, dtype="", preset="", tags=None, rou
                 order_seed=0, verify=False, device=0, allow_missing=False, hot_l2=False,
                 flush_l2=False, min_samples=0, max_seconds=0.0, target_noise=0.0,
                 lock_sm_clock="", lock_mem_clock="", requested_by=None, regime="",
-                unpaired=False, window_seconds=0.0, burst_seconds=0.0):
+                unpaired=False, window_seconds=0.0, burst_seconds=0.0, fresh_inputs=False):
     """The RunRequest of Client.run_request's arguments (`shapes_`: its `shapes`)."""
     request = ablation_pb2.RunRequest(
         variants=as_list(variants), shapes=shapes(shapes_), dtype=dtype,
@@ -65,6 +65,7 @@ def run_request(variants=None, shapes_=None, dtype="", preset="", tags=None, rou
         requested_by=requested_by or f"{getpass.getuser()}@{socket.gethostname()} (python)")
     timing = request.timing
     timing.hot_l2, timing.flush_l2 = hot_l2, flush_l2
+    timing.fresh_inputs = bool(fresh_inputs)
     timing.min_samples, timing.max_seconds, timing.target_noise = (min_samples, max_seconds,
                                                                    target_noise)
     timing.window_seconds, timing.burst_seconds = window_seconds, burst_seconds

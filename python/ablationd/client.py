@@ -242,10 +242,11 @@ class Client:
                     order_seed=0, verify=False, device=0, allow_missing=False, hot_l2=False,
                     flush_l2=False, min_samples=0, max_seconds=0.0, target_noise=0.0,
                     lock_sm_clock="", lock_mem_clock="", requested_by=None, regime="",
-                    unpaired=False, window_seconds=0.0, burst_seconds=0.0):
+                    unpaired=False, window_seconds=0.0, burst_seconds=0.0, fresh_inputs=False):
         """The RunRequest these arguments make (what run() and stream() send). regime:
         "sustained" (the daemon's default), "burst" or "locked"; unpaired: each item in a
-        window of its own instead of the items of a shape interleaved."""
+        window of its own instead of the items of a shape interleaved; fresh_inputs: each round
+        on inputs allocated anew (2 or more rounds)."""
         return _calls.run_request(
             variants=variants, shapes_=shapes, dtype=dtype, preset=preset, tags=tags,
             rounds=rounds, order_seed=order_seed, verify=verify, device=device,
@@ -253,7 +254,8 @@ class Client:
             min_samples=min_samples, max_seconds=max_seconds, target_noise=target_noise,
             lock_sm_clock=lock_sm_clock, lock_mem_clock=lock_mem_clock,
             requested_by=requested_by, regime=regime, unpaired=unpaired,
-            window_seconds=window_seconds, burst_seconds=burst_seconds)
+            window_seconds=window_seconds, burst_seconds=burst_seconds,
+            fresh_inputs=fresh_inputs)
 
     def stream(self, request=None, **kwargs):
         """RunAblation's events as they come (RunEvent messages): queued, started, one per

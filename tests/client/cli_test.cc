@@ -350,6 +350,7 @@ TEST_F(CliTest, SweepSendsEveryTimingClockAndRoundsOption) {
                  "--lock-mem-clock",
                  "1593",
                  "--flush-l2",
+                 "--fresh-inputs",
                  "--verify",
                  "--device",
                  "1",
@@ -369,6 +370,7 @@ TEST_F(CliTest, SweepSendsEveryTimingClockAndRoundsOption) {
   EXPECT_DOUBLE_EQ(r.timing().max_seconds(), 2.5);
   EXPECT_DOUBLE_EQ(r.timing().target_noise(), 0.01);
   EXPECT_TRUE(r.timing().flush_l2());
+  EXPECT_TRUE(r.timing().fresh_inputs());
   EXPECT_EQ(r.rounds(), 5);
   EXPECT_EQ(r.order_seed(), 99u);
   EXPECT_EQ(r.clocks().mode(), v1::CLOCK_MODE_LOCK);
@@ -383,6 +385,7 @@ TEST_F(CliTest, SweepSendsEveryTimingClockAndRoundsOption) {
   EXPECT_EQ(r.dtype(), "");  // the preset's
   ASSERT_EQ(Run({"-q", "sweep", "--preset", "toy", "--hot-l2"}), kExitOk) << err_;
   EXPECT_TRUE(service_.runs_.back().timing().hot_l2());
+  EXPECT_FALSE(service_.runs_.back().timing().fresh_inputs());
 }
 
 // ---- one way to name a run

@@ -189,6 +189,8 @@ def test_run_request_names_the_regime_and_refuses_an_unknown_one():
                            burst_seconds=0.01)
     assert r.regime == ablation_pb2.REGIME_BURST and r.unpaired
     assert r.timing.burst_seconds == 0.01
+    assert not r.timing.fresh_inputs
+    assert client.run_request(variants="x", rounds=3, fresh_inputs=True).timing.fresh_inputs
     assert client.run_request(variants="x").regime == ablation_pb2.REGIME_UNSPECIFIED
     with pytest.raises(ValueError, match="regime: 'warm' is not sustained, burst or locked"):
         client.run_request(variants="x", regime="warm")

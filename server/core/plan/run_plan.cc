@@ -224,6 +224,10 @@ Status ApplyRounds(int requested, int default_rounds, uint64_t order_seed, RunPl
   plan->rounds = rounds;
   plan->order_seed = order_seed;
   v1::TimingOptions& t = plan->timing;
+  if (t.fresh_inputs() && rounds < 2)
+    return InvalidArgument(
+        "timing.fresh_inputs: inputs made anew for each round need 2 or more rounds (rounds: " +
+        std::to_string(rounds) + ")");
   t.set_min_seconds(t.min_seconds() / rounds);
   t.set_max_seconds(t.max_seconds() / rounds);
   t.set_min_samples((t.min_samples() + rounds - 1) / rounds);
@@ -380,6 +384,7 @@ Status PlanRun(const v1::RunRequest& request, const kernels::Registry& registry,
   o.set_hot_l2(t.hot_l2());
   o.set_flush_l2(t.flush_l2());
   o.set_no_solo(t.no_solo());
+  o.set_fresh_inputs(t.fresh_inputs());
   if (t.hot_l2() && t.flush_l2())
     return InvalidArgument("timing.flush_l2: a flushed L2 is cold; it cannot go with hot_l2");
   if (!(t.low_clock_fraction() >= 0 && t.low_clock_fraction() < 1))

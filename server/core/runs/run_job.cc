@@ -217,8 +217,14 @@ class JobExecution {
     RunCost cost;
     const auto started = Clock::now();
     std::vector<char> visited(job_.plan.items.size(), 0), wrong(job_.plan.items.size(), 0);
+    int inputs_round = 0;  // the round the worker's resident inputs were made for
     for (const ScheduledWindow& w : Windows()) {
       if (Stopped()) break;
+      // timing.fresh_inputs: every round on inputs of its own, made anew by its first window.
+      if (job_.plan.timing.fresh_inputs() && w.round != inputs_round) {
+        step.ReleaseInputs();
+        inputs_round = w.round;
+      }
       MeasurementStep::WindowSlot slot{w.round, ++next_window, {}, {}};
       // An item whose output was wrong is not timed again in later rounds: its row says why.
       for (int index : w.items) {

@@ -330,6 +330,39 @@ TEST_F(RunExecutionTest, EachRowSaysWhereItsWallTimeWentAndTheRunReleasesItsInpu
   EXPECT_EQ(log_->releases, 2);
 }
 
+// timing.fresh_inputs: the worker's inputs are released between rounds, so each round's first
+// window makes its own (none reused); without it, rounds 1 and 2 find round 0's resident. One
+// round refuses it, naming why.
+TEST_F(RunExecutionTest, FreshInputsMakeEveryRoundAllocateItsOwn) {
+  StartManager();
+  for (const bool fresh : {false, true}) {
+    SCOPED_TRACE(fresh ? "fresh inputs" : "resident inputs");
+    const int releases_before = log_->releases;
+    v1::RunRequest request = Request({kA, kB});
+    request.set_rounds(3);
+    request.mutable_timing()->set_fresh_inputs(fresh);
+    auto rec = std::make_shared<Recorder>(store_.get());
+    const int64_t id = Submit(request, rec);
+    ASSERT_TRUE(rec->WaitEnd());
+    const auto rows = store_->MeasurementsOfRun(id, false);
+    ASSERT_EQ(rows.size(), 6u);
+    for (const auto& row : rows)
+      EXPECT_EQ(row.cost().inputs_reused(), !fresh && row.round() > 0)
+          << row.variant() << " round " << row.round();
+    // Between rounds 0 and 1 and rounds 1 and 2, and at the run's end.
+    EXPECT_EQ(log_->releases - releases_before, fresh ? 3 : 1);
+  }
+  v1::RunRequest one = Request({kA});
+  one.mutable_timing()->set_fresh_inputs(true);
+  int64_t id = 0;
+  const Status st = runs_->SubmitRun(one, "test", std::make_shared<Recorder>(store_.get()), &id);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("timing.fresh_inputs: inputs made anew for each round need 2 or "
+                              "more rounds (rounds: 1)"),
+            std::string::npos)
+      << st.message();
+}
+
 TEST_F(RunExecutionTest, AWorkerDeathFailsThatMeasurementAndTheRunGoesOn) {
   script_->by_variant[kB] = Action::kDie;
   StartManager();
