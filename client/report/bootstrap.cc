@@ -122,7 +122,10 @@ void RandomCounts(SplitMix64& rng, std::vector<std::uint32_t>& counts) {
 
 void Side::PlaceWindow(std::size_t window) {
   const std::size_t n = sorted_.size();
-  if (memoise_ || n != sizes_.size() || n < 2) return;  // not one sample a unit
+  // Every unit one sample (equal counts alone could pair an empty unit with one of two).
+  if (memoise_ || n < 2 ||
+      !std::all_of(sizes_.begin(), sizes_.end(), [](std::size_t size) { return size == 1; }))
+    return;
   position_.resize(n);
   for (std::size_t p = 0; p < n; ++p) position_[sorted_[p].second] = std::uint32_t(p);
   if (window == 0) window = std::size_t(kWindowSds * std::sqrt(double(n)) / 2) + 8;

@@ -181,13 +181,17 @@ TEST(Stats, AWindowedDrawsMedianIsTheCountsMedianBitForBit) {
   bootstrap::Units even = singles;
   even.push_back({97.5});
   const bootstrap::Units rounds = {{1.0, 1.2, 0.9}, {1.1, 1.0}, {0.95, 1.3, 1.05, 1.0}};
+  // As many samples as units, not one a unit: an empty unit beside one of two.
+  bootstrap::Units uneven = singles;
+  uneven[0].clear();
+  uneven[1].push_back(101.5);
   struct Case {
     const bootstrap::Units* units;
     std::size_t window;
     bool walks;  // some draws fall outside the window
   };
   for (const Case& c : {Case{&singles, 0, false}, Case{&even, 0, false}, Case{&singles, 2, true},
-                        Case{&even, 5, true}, Case{&rounds, 0, false}}) {
+                        Case{&even, 5, true}, Case{&rounds, 0, false}, Case{&uneven, 0, false}}) {
     bootstrap::Side windowed(*c.units, c.window), counted(*c.units);
     SplitMix64 a(7), b(7);
     std::vector<std::uint32_t> scratch(c.units->size()), counts(c.units->size());
