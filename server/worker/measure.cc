@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "common/time.h"
 #include "kernels/cublas/cublas_lt.h"
 #include "server/protocol/sampling.h"
 #include "server/protocol/window_stats.h"
@@ -54,13 +55,13 @@ class WindowSampler {
     err = PrepareInputs();
     if (err.empty()) err = OpenGuard();
     if (!err.empty()) {
-      cost_->set_setup_seconds(SecondsSince(setup0_));
+      cost_->set_setup_seconds(common::SecondsSince(setup0_));
       return err;
     }
-    setup_s_ = SecondsSince(setup0_);
+    setup_s_ = common::SecondsSince(setup0_);
     if (!(err = WarmUpAndCheck()).empty()) return err;
     err = Sample();
-    cost_->set_sampling_seconds(SecondsSince(loop0_));
+    cost_->set_sampling_seconds(common::SecondsSince(loop0_));
     if (!err.empty()) return err;
     if (!(err = FinishOwnChecks()).empty()) return err;
     if (samples_.kept_cycles() == 0) {
@@ -196,7 +197,7 @@ class WindowSampler {
       err = guard_.PreCheck(d_, members_, &failed);
       if (failed >= 0) result_->set_failed_variant(members_[size_t(failed)].r.variant->name);
     }
-    cost_->set_warmup_seconds(SecondsSince(warm0));
+    cost_->set_warmup_seconds(common::SecondsSince(warm0));
     return err;
   }
 
@@ -354,7 +355,7 @@ class WindowSampler {
       samples_.Add(done.first + s, who[size_t(s)], double(batch_[size_t(s)].ms),
                    batch_[size_t(s)].sm_mhz, timed_out);
     collected_ += done.count;
-    collected_wall_ms_ = 1e3 * SecondsSince(loop0_);
+    collected_wall_ms_ = 1e3 * common::SecondsSince(loop0_);
     if (collected_wall_ms_ >= 1e3 * wall_cap_s_ && next_ % n_ == 0) capped_ = true;
     return "";
   }
@@ -408,7 +409,7 @@ class WindowSampler {
         m->clear_occupancy();
       }
     }
-    setup_s_ += SecondsSince(occupancy0);
+    setup_s_ += common::SecondsSince(occupancy0);
     return "";
   }
 

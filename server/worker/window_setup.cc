@@ -3,15 +3,12 @@
 
 #include <algorithm>
 
+#include "common/time.h"
 #include "server/worker/diagnostics.h"
 #include "server/worker/launch.h"
 #include "server/worker/occupancy.h"
 
 namespace ablation::worker {
-
-double SecondsSince(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
 
 ::ablation::v1::L2Mode ToL2Mode(L2Method method) {
   switch (method) {
@@ -29,8 +26,8 @@ std::string WarmUp(Device& d, const std::vector<WindowMember>& members,
                    const protocol::SamplingOptions& o, double* cycle_ms) {
   const auto warm0 = std::chrono::steady_clock::now();
   for (int c = 0;; ++c) {
-    if (c >= std::max(o.warmup_count, 1) &&
-        (SecondsSince(warm0) >= o.warmup_seconds || SecondsSince(warm0) >= o.max_seconds))
+    if (c >= std::max(o.warmup_count, 1) && (common::SecondsSince(warm0) >= o.warmup_seconds ||
+                                             common::SecondsSince(warm0) >= o.max_seconds))
       break;
     const auto t0 = std::chrono::steady_clock::now();
     for (const WindowMember& m : members) {
@@ -39,7 +36,7 @@ std::string WarmUp(Device& d, const std::vector<WindowMember>& members,
     }
     std::string err = d.Check(cudaStreamSynchronize(d.stream), "warm-up");
     if (!err.empty()) return err;
-    *cycle_ms = 1e3 * SecondsSince(t0);
+    *cycle_ms = 1e3 * common::SecondsSince(t0);
   }
   return "";
 }

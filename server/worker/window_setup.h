@@ -1,9 +1,8 @@
 // What a window does around its samples and not in them (measure.cc): the L2's persisting lines
 // cleared, the warm-up, a member's occupancy (cached per kernel), the proto's name of the L2
-// method, and the wall time of its steps.
+// method.
 #pragma once
 
-#include <chrono>
 #include <string>
 #include <vector>
 
@@ -16,9 +15,6 @@
 #include "server/worker/variant_lookup.h"
 
 namespace ablation::worker {
-
-/// Seconds of wall time since `since`.
-double SecondsSince(std::chrono::steady_clock::time_point since);
 
 /// The proto's name of the worker's L2 method (the protocol's RequestedL2Mode names what was
 /// asked).
