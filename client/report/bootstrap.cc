@@ -147,21 +147,10 @@ double Side::DrawMedian(SplitMix64& rng, std::vector<std::uint32_t>& scratch) {
     below += p < low_;
     if (const std::size_t d = p - low_; d < width_) ++scratch[d];  // p below low_: d wraps
   }
-  // The multiset's ranks (n - 1) / 2 and n / 2, as Median takes them.
-  const std::size_t lo_rank = (n - 1) / 2, hi_rank = n / 2;
-  std::size_t seen = below;
-  if (seen <= lo_rank) {
-    double lo = 0;
-    bool have_lo = false;
-    for (std::size_t d = 0; d < width_; ++d) {
-      seen += scratch[d];
-      if (!have_lo && seen > lo_rank) {
-        lo = sorted_[low_ + d].first;
-        have_lo = true;
-      }
-      if (seen > hi_rank) return (lo + sorted_[low_ + d].first) / 2;
-    }
-  }
+  double median = 0;
+  if (WalkMedian(
+          n, below, low_, low_ + width_, [&](std::size_t p) { return scratch[p - low_]; }, &median))
+    return median;
   ++whole_walks_;
   rng = start;
   RandomCounts(rng, scratch);
@@ -187,22 +176,9 @@ double Side::Median(const std::vector<std::uint32_t>& counts) {
     if (auto it = memo_.find(counts); it != memo_.end()) return it->second;
   std::size_t n = 0;
   for (std::size_t u = 0; u < counts.size(); ++u) n += counts[u] * sizes_[u];
-  const std::size_t lo_rank = (n - 1) / 2, hi_rank = n / 2;  // equal for odd n
-  double lo = 0, hi = 0;
-  std::size_t seen = 0;
-  bool have_lo = false;
-  for (const auto& [value, unit] : sorted_) {
-    seen += counts[unit];
-    if (!have_lo && seen > lo_rank) {
-      lo = value;
-      have_lo = true;
-    }
-    if (seen > hi_rank) {
-      hi = value;
-      break;
-    }
-  }
-  const double median = (lo + hi) / 2;
+  double median = 0;  // stays 0 for no values
+  WalkMedian(
+      n, 0, 0, sorted_.size(), [&](std::size_t p) { return counts[sorted_[p].second]; }, &median);
   if (memoise_) memo_.emplace(counts, median);
   return median;
 }

@@ -60,6 +60,30 @@ class Side {
 
  private:
   void PlaceWindow(std::size_t window);
+  // The median of a multiset of n values over sorted_'s positions [from, to), `seen` of them
+  // below `from` and count(p) at position p: the mean of its values of ranks (n - 1) / 2 and
+  // n / 2 (equal for odd n), set in *median. False, *median untouched, where either rank lies
+  // outside [from, to). Median and DrawMedian's window both walk it.
+  template <class Count>
+  bool WalkMedian(std::size_t n, std::size_t seen, std::size_t from, std::size_t to, Count count,
+                  double* median) const {
+    const std::size_t lo_rank = (n - 1) / 2, hi_rank = n / 2;
+    if (seen > lo_rank) return false;
+    double lo = 0;
+    bool have_lo = false;
+    for (std::size_t p = from; p < to; ++p) {
+      seen += count(p);
+      if (!have_lo && seen > lo_rank) {
+        lo = sorted_[p].first;
+        have_lo = true;
+      }
+      if (seen > hi_rank) {
+        *median = (lo + sorted_[p].first) / 2;
+        return true;
+      }
+    }
+    return false;
+  }
 
   std::vector<std::pair<double, std::uint32_t>> sorted_;
   std::vector<std::size_t> sizes_;
