@@ -100,21 +100,22 @@ usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: ab
     tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;;
     roof) echo 20 ;; roof-*) echo 50 ;; stalls) echo 70 ;; warpstores) echo 45 ;;
     windows) echo 40 ;;
-    levels-*)  # 30 s a process
-      local n=${1#levels-}
-      [[ $n =~ ^[1-9][0-9]*$ ]] || n=1
-      echo $((30 * n)) ;;
-    fresh-*)  # 20 s a process
-      local n=${1#fresh-}
-      [[ $n =~ ^[1-9][0-9]*$ ]] || n=1
-      echo $((20 * n)) ;;
-    procs-*)  # 20 s a process; a malformed count is said by the phase itself
-      local n=${1#procs-}
-      [[ $n =~ ^[1-9][0-9]*$ ]] || n=1
-      echo $((20 * n)) ;;
+    levels-*) per_process 30 "$1" ;;
+    fresh-*) per_process 20 "$1" ;;
+    procs-*) per_process 20 "$1" ;;
     *) echo 60 ;;
   esac
 }
+per_process() {  # per_process SECONDS PHASE-R: SECONDS for each of R daemon processes (1 for an
+  # R that is no count: the phase itself says so)
+  local n=${2#*-}
+  [[ $n =~ ^[1-9][0-9]*$ ]] || n=1
+  echo $(($1 * n))
+}
+# The items the levels and fresh phases run at 16x4096x14336: S12's 64x8 swapped build, the 128x16
+# swapped build and cuBLAS's best pick, named directly, burst, round 0 verified.
+level_items=(--variant sm90_h12_rows64_n8_swapped --variant sm90_h12_n16_swapped
+  --variant cublas_bf16_best --shape 16x4096x14336 --regime burst --verify)
 start_user_daemon() {  # start_user_daemon DB: a daemon that takes user kernels from the run role
   printf '[user_kernels]\ncompiler = "%s"\nadd_role = "run"\n' \
     "$bundle/bin/ablation-compile" >"$out/user.toml"
@@ -308,9 +309,8 @@ for phase in "$@"; do
         for l2 in rotate flush-l2 hot-l2; do
           extra=()
           [[ $l2 == rotate ]] || extra=("--$l2")
-          c -q run --variant sm90_h12_rows64_n8_swapped --variant sm90_h12_n16_swapped \
-            --variant cublas_bf16_best --shape 16x4096x14336 --regime burst --verify --rounds 4 \
-            "${extra[@]}" --tag "levels-$i-$l2" >>"$log" 2>&1
+          c -q run "${level_items[@]}" --rounds 4 "${extra[@]}" --tag "levels-$i-$l2" \
+            >>"$log" 2>&1
           say "process $i, L2 $l2: exit $? ($(elapsed))"
         done
         stop_daemon
@@ -320,9 +320,7 @@ for phase in "$@"; do
       [[ $r =~ ^[1-9][0-9]*$ ]] || { say "fresh-R: R must be a count, not '$r'"; continue; }
       for ((i = 1; i <= r; i++)); do
         start_daemon "$out/fresh-$r.db" || break
-        c -q run --variant sm90_h12_rows64_n8_swapped --variant sm90_h12_n16_swapped \
-          --variant cublas_bf16_best --shape 16x4096x14336 --regime burst --verify --rounds 8 \
-          --fresh-inputs --tag "fresh-$i" >>"$log" 2>&1
+        c -q run "${level_items[@]}" --rounds 8 --fresh-inputs --tag "fresh-$i" >>"$log" 2>&1
         say "process $i, fresh inputs: exit $? ($(elapsed))"
         stop_daemon
       done
