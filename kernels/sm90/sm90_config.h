@@ -145,11 +145,14 @@ ABLATION_SM90_HD constexpr int OperandBytes(const Knobs& k) { return k.fp8 ? 1 :
 ABLATION_SM90_HD constexpr int BlockK(const Knobs& k) { return kBlockKBytes / OperandBytes(k); }
 /// The consumer warpgroups of a wgmma build: one per 64 rows of the block tile.
 ABLATION_SM90_HD constexpr int ConsumerWarpgroups(const Knobs& k) { return k.block_m / 64; }
+/// The registers each thread of a warp-specialised wgmma build's producer warpgroup keeps
+/// (setmaxnreg.dec).
+inline constexpr int kProducerRegisters = 40;
 /// The registers a consumer thread of a warp-specialised wgmma build asks for (setmaxnreg) beside
-/// the producer's 40: 232, or, with three consumer warpgroups, what the 64K registers of an SM
+/// the producer's: 232, or, with three consumer warpgroups, what the 64K registers of an SM
 /// leave them (152): 40 x 128 + 152 x 384 = 63,488.
 ABLATION_SM90_HD constexpr int ConsumerRegisters(const Knobs& k) {
-  const int share = (65536 / 128 - 40) / ConsumerWarpgroups(k) / 8 * 8;
+  const int share = (65536 / 128 - kProducerRegisters) / ConsumerWarpgroups(k) / 8 * 8;
   return share < 232 ? share : 232;
 }
 /// Bytes of a stage's A tile (block_m rows of a k-tile's 128 bytes) and of a whole stage.

@@ -163,7 +163,7 @@ __global__ void __launch_bounds__(K.Threads(), 1)
     Epilogue(c, m, n, store_buffers, &map_c, cw).Store(d, m0, n0);
   } else if (const int wg = threadIdx.x / 128; wg == 0) {
     // The producer warpgroup: one thread loads every k-tile of the schedule.
-    SetMaxNRegDec<40>();
+    SetMaxNRegDec<kProducerRegisters>();
     if (threadIdx.x == 0) {
       PipelineState<K.stages> st;
       sched.ForEachWork([&](int unit, int kb, int ke, int) {

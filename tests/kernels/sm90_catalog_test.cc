@@ -448,7 +448,7 @@ TEST_F(Sm90Catalog, OneHundredNinetyTwoRowTilesRunA128RowProblemSwappedOnEverySm
   EXPECT_EQ(t.Threads(), 512);
   EXPECT_EQ(sm90::ConsumerWarpgroups(t), 3);
   EXPECT_EQ(sm90::ConsumerRegisters(t), 152);
-  EXPECT_LE(40 * 128 + sm90::ConsumerRegisters(t) * 384, 65536);
+  EXPECT_LE(sm90::kProducerRegisters * 128 + sm90::ConsumerRegisters(t) * 384, 65536);
   EXPECT_EQ(sm90::ConsumerRegisters(sm90::kTileRungs[9].knobs), 232);  // 128x128: as H12
   EXPECT_EQ(sm90::ConsumerRegisters(sm90::kTileRungs[0].knobs), 232);  // 64x256
   EXPECT_TRUE(t.store_transposed);
