@@ -268,6 +268,13 @@ v1::Comparison Compare(const v1::GetRunResponse& a, const v1::GetRunResponse& b,
       "clocks down and the SM cycles within noise or fewer is put down to the clocks");
   for (const std::string& w : SetupDifferences(a.run(), b.run())) c.add_warnings(w);
   if (std::string w = RegimeDifference(a.run(), b.run()); !w.empty()) c.add_warnings(w);
+  // Hot against cold L2, or resident against fresh inputs: a small shape's time moves with them.
+  // (A run whose rows name no L2 mode says nothing either way.)
+  if (const std::string ia = InputsText(a), ib = InputsText(b);
+      !ia.empty() && !ib.empty() && ia != ib)
+    c.add_warnings("different inputs: run " + std::to_string(a.run().id()) + " " + ia + ", run " +
+                   std::to_string(b.run().id()) + " " + ib +
+                   "; the changes include what that difference does");
   c.set_regime_a(a.run().regime());
   c.set_regime_b(b.run().regime());
   for (const v1::Run* run : {&a.run(), &b.run()})

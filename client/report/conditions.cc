@@ -1,8 +1,13 @@
 #include "client/report/conditions.h"
 
+#include <google/protobuf/util/json_util.h>
+
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
+
+#include "client/output/format.h"
 
 namespace ablation::client::report {
 namespace {
@@ -146,6 +151,57 @@ void CompareLoads(const RunIndex& index, v1::ReportSection* section) {
       break;
     }
   }
+}
+
+v1::RunRequest StoredRequest(const v1::Run& run) {
+  v1::RunRequest request;
+  google::protobuf::util::JsonParseOptions lenient;
+  lenient.ignore_unknown_fields = true;
+  if (run.request_json().empty() ||
+      !google::protobuf::util::JsonStringToMessage(run.request_json(), &request, lenient).ok())
+    request.Clear();
+  return request;
+}
+
+namespace {
+
+// What an L2 mode did to a sample's inputs, in words; "" for none.
+std::string L2Words(v1::L2Mode mode) {
+  switch (mode) {
+    case v1::L2_MODE_COLD_ROTATED:
+      return "cold (each sample on its own copy of the inputs, the copies over twice the L2)";
+    case v1::L2_MODE_COLD:
+      return "cold (flushed before every sample)";
+    case v1::L2_MODE_HOT:
+      return "hot (the inputs the previous sample left in it)";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+std::string InputsText(const v1::GetRunResponse& run) {
+  // Each mode with the items (variant, dtype, shape) that ran under it, in the enum's order.
+  std::map<int, std::set<std::string>> items;
+  for (const v1::Measurement& m : run.measurements())
+    if (!L2Words(m.l2()).empty())
+      items[m.l2()].insert(m.variant() + " " + m.dtype() + " " + FormatShape(m.shape()));
+  if (items.empty()) return "";
+  std::string text = "L2 ";
+  if (items.size() == 1) {
+    text += L2Words(v1::L2Mode(items.begin()->first));
+  } else {
+    text += "per row:";
+    for (const auto& [mode, names] : items) {
+      const size_t n = names.size();
+      text += (text.back() == ':' ? " " : "; ") + L2Words(v1::L2Mode(mode)) + ", " +
+              std::to_string(n) + (n == 1 ? " row" : " rows");
+    }
+  }
+  return text + (StoredRequest(run.run()).timing().fresh_inputs()
+                     ? "; inputs made anew for every round (fresh inputs)"
+                     : "; inputs kept on the device from window to window");
 }
 
 std::string CountersTool(const v1::Report& report) {

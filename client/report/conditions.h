@@ -26,6 +26,15 @@ void FillConditions(const Item& item, const std::vector<std::string>& counters, 
 // shared_load_instructions.
 void CompareLoads(const RunIndex& index, v1::ReportSection* section);
 
+// The request a run was made from, as the daemon stored it (Run.request_json, unknown fields
+// ignored); empty where the run has none or it does not parse.
+v1::RunRequest StoredRequest(const v1::Run& run);
+
+// How the run's inputs met the L2 and its rounds (ReportRun.inputs): "L2 cold, rotated input
+// copies; inputs kept from window to window", the L2 modes with their row counts where the rows
+// differ; "" where no measurement names its L2 mode.
+std::string InputsText(const v1::GetRunResponse& run);
+
 // The profiler of any row's counters ("ncu 2025.3.1.0"), "" when none has any.
 std::string CountersTool(const v1::Report& report);
 

@@ -1,7 +1,5 @@
 #include "client/report/report.h"
 
-#include <google/protobuf/util/json_util.h>
-
 #include <algorithm>
 #include <tuple>
 
@@ -15,7 +13,8 @@
 namespace ablation::client::report {
 namespace {
 
-v1::ReportRun RunIdentity(const v1::Run& run, const RunIndex& index) {
+v1::ReportRun RunIdentity(const v1::GetRunResponse& response, const RunIndex& index) {
+  const v1::Run& run = response.run();
   v1::ReportRun out;
   out.set_id(run.id());
   out.set_state(run.state());
@@ -32,12 +31,8 @@ v1::ReportRun RunIdentity(const v1::Run& run, const RunIndex& index) {
   out.set_regime(run.regime());
   out.set_paired(run.paired());
   // The request the run was made from, as the daemon stored it: a sweep names its preset.
-  v1::RunRequest request;
-  google::protobuf::util::JsonParseOptions lenient;
-  lenient.ignore_unknown_fields = true;
-  if (!run.request_json().empty() &&
-      google::protobuf::util::JsonStringToMessage(run.request_json(), &request, lenient).ok())
-    out.set_preset(request.preset());
+  out.set_preset(StoredRequest(run).preset());
+  out.set_inputs(InputsText(response));
   return out;
 }
 
@@ -117,7 +112,7 @@ v1::Report BuildReport(const v1::GetRunResponse& run, const std::vector<v1::Pres
   v1::Report report;
   report.set_schema_version(kReportSchemaVersion);
   const RunIndex index(run, variants);
-  *report.mutable_run() = RunIdentity(run.run(), index);
+  *report.mutable_run() = RunIdentity(run, index);
   *report.mutable_method() = Method(index);
   const v1::Shape reference = index.ReferenceShape();
   std::vector<const v1::Preset*> sections;

@@ -263,6 +263,7 @@ std::string MethodText(const v1::Report& report) {
       text += " (cycles " + Percent(m.paired_cycles_floor(), 2) + ")";
     text += ".";
   }
+  if (!report.run().inputs().empty()) text += " Inputs: " + report.run().inputs() + ".";
   if (!m.conditions().empty()) text += " How each row ran: " + m.conditions() + ".";
   if (!report.run().counters_tool().empty() && !m.counters().empty())
     text += " Counters (" + report.run().counters_tool() + "): " + m.counters() + ".";
@@ -386,6 +387,7 @@ std::vector<std::pair<std::string, std::string>> HeaderFields(const v1::Report& 
         std::to_string(run.rounds()) +
             (run.order_seed() != 0 ? " (order seed " + std::to_string(run.order_seed()) + ")"
                                    : ""));
+  add("inputs", run.inputs());
   std::string tags;
   for (const auto& tag : run.tags()) tags += (tags.empty() ? "" : ", ") + tag;
   add("tags", tags);

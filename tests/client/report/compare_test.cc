@@ -330,6 +330,29 @@ TEST(Compare, DifferentSetupsAreNamed) {
   EXPECT_EQ(Compare(a, c, 0.03).warnings_size(), 3);
 }
 
+// Hot against cold L2, or resident against fresh inputs, is said; a run whose rows name no L2
+// mode (stored before they did) says nothing either way.
+TEST(Compare, RunsThatMetTheL2OrTheirInputsDifferentlyAreWarnedOf) {
+  v1::GetRunResponse a = MadeUpRun(1), b = MadeUpRun(2);
+  Add(a, "x", Rows{{1.0, 1.0, 1.0}});
+  Add(b, "x", Rows{{1.0, 1.0, 1.0}});
+  EXPECT_EQ(Compare(a, b, 0.03).warnings_size(), 0);
+  for (v1::Measurement& m : *a.mutable_measurements()) m.set_l2(v1::L2_MODE_COLD_ROTATED);
+  EXPECT_EQ(Compare(a, b, 0.03).warnings_size(), 0);  // b's rows are silent
+  for (v1::Measurement& m : *b.mutable_measurements()) m.set_l2(v1::L2_MODE_COLD_ROTATED);
+  EXPECT_EQ(Compare(a, b, 0.03).warnings_size(), 0);
+  b.mutable_run()->set_request_json(R"({"timing": {"freshInputs": true}})");
+  v1::Comparison c = Compare(a, b, 0.03);
+  ASSERT_EQ(c.warnings_size(), 1);
+  EXPECT_THAT(c.warnings(0), HasSubstr("different inputs: run 1 L2 cold (each sample"));
+  EXPECT_THAT(c.warnings(0), HasSubstr("inputs made anew for every round (fresh inputs); the "
+                                       "changes include what that difference does"));
+  b.mutable_run()->clear_request_json();
+  for (v1::Measurement& m : *b.mutable_measurements()) m.set_l2(v1::L2_MODE_HOT);
+  EXPECT_THAT(Compare(a, b, 0.03).warnings(0),
+              HasSubstr(", run 2 L2 hot (the inputs the previous sample left in it); inputs"));
+}
+
 TEST(Compare, RunsOfDifferentRegimesAreRefusedUnlessAllowed) {
   v1::GetRunResponse a = MadeUpRun(1), b = MadeUpRun(2);
   a.mutable_run()->set_regime(v1::REGIME_SUSTAINED);

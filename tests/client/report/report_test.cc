@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "client/output/json.h"
+#include "client/report/text.h"
 #include "tests/client/support/served_catalog.h"
 
 namespace ablation::client::report {
@@ -321,6 +322,38 @@ TEST(Report, HtmlIsSelfContainedWithCharts) {
   EXPECT_THAT(html, Not(HasSubstr("<script")));
   EXPECT_THAT(html, Not(HasSubstr("http://www.w3.org/1999")));  // only the SVG namespace URI
   EXPECT_THAT(html, Not(HasSubstr("https://")));
+}
+
+// The header and the method name how the inputs met the L2 and the rounds: from the L2 mode every
+// row stored and the request's timing.fresh_inputs; rows of different modes are counted by mode.
+TEST(Report, TheInputsAreNamedFromTheRowsAndTheRequest) {
+  v1::GetRunResponse run = LadderRun();
+  EXPECT_EQ(BuildReport(run).run().inputs(), "");  // no row names its L2 mode: nothing is said
+  EXPECT_THAT(RenderReportMarkdown(BuildReport(run)), Not(HasSubstr("- inputs:")));
+  for (v1::Measurement& m : *run.mutable_measurements()) m.set_l2(v1::L2_MODE_COLD_ROTATED);
+  v1::Report r = BuildReport(run);
+  EXPECT_EQ(r.run().inputs(),
+            "L2 cold (each sample on its own copy of the inputs, the copies over twice the L2); "
+            "inputs kept on the device from window to window");
+  EXPECT_THAT(RenderReportMarkdown(r), HasSubstr("\n- inputs: L2 cold (each sample"));
+  EXPECT_THAT(RenderReportHtml(r), HasSubstr("<th>inputs</th><td>L2 cold (each sample"));
+  EXPECT_THAT(MethodText(r), HasSubstr(" Inputs: L2 cold (each sample"));
+
+  run.mutable_run()->set_request_json(R"({"timing": {"flushL2": true, "freshInputs": true}})");
+  for (v1::Measurement& m : *run.mutable_measurements()) m.set_l2(v1::L2_MODE_COLD);
+  EXPECT_EQ(BuildReport(run).run().inputs(),
+            "L2 cold (flushed before every sample); inputs made anew for every round (fresh "
+            "inputs)");
+  // Two rows of cuBLAS hot (4096^3 and 4096x4096x256), the other eight flushed.
+  for (v1::Measurement& m : *run.mutable_measurements())
+    if (m.variant() == "cublas_bf16") m.set_l2(v1::L2_MODE_HOT);
+  EXPECT_EQ(BuildReport(run).run().inputs(),
+            "L2 per row: cold (flushed before every sample), 8 rows; hot (the inputs the previous "
+            "sample left in it), 2 rows; inputs made anew for every round (fresh inputs)");
+  // A request that does not parse is no request: the rows still say their L2.
+  run.mutable_run()->set_request_json("{not json");
+  EXPECT_THAT(BuildReport(run).run().inputs(),
+              HasSubstr("; inputs kept on the device from window to window"));
 }
 
 TEST(Report, EmptyRun) {
