@@ -8,6 +8,10 @@
 #include <thread>
 #include <tuple>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace ablation::client::report {
 namespace bootstrap {
 namespace {
@@ -105,6 +109,62 @@ struct DrawKey {
 std::mutex drawn_mutex;
 std::map<DrawKey, std::vector<double>> drawn;
 
+// DrawMedian's counting pass, n draws of sorted positions made 8 at a time where the CPU has
+// AVX-512 (F, DQ and VL; most x86 servers of the last years): the same draws, in the same order
+// from the same generator, as n calls of rng.Below(n): lane j of a step computes SplitMix64's
+// output for state + (i + j + 1) * gamma, and the multiply-shift's high word is put together from
+// two 32-bit products, exact where n < 2^32. `below` gets the draws whose position lies below
+// `low`, scratch[d] one for each at low + d, d < width. Hand-written because no Debian library
+// draws SplitMix64 in vectors; the tests compare it with the scalar walk draw for draw.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ABLATION_BOOTSTRAP_AVX512 1
+__attribute__((target("avx512f,avx512dq,avx512vl"))) std::size_t CountDrawsAvx512(
+    std::uint64_t state, std::size_t n, const std::uint32_t* position, std::uint32_t low,
+    std::uint32_t width, std::uint32_t* scratch) {
+  constexpr std::uint64_t kGamma = 0x9E3779B97F4A7C15ull;
+  __m512i s = _mm512_add_epi64(_mm512_set1_epi64(std::int64_t(state)),
+                               _mm512_mullo_epi64(_mm512_setr_epi64(1, 2, 3, 4, 5, 6, 7, 8),
+                                                  _mm512_set1_epi64(std::int64_t(kGamma))));
+  const __m512i step = _mm512_set1_epi64(std::int64_t(8 * kGamma));
+  const __m512i c1 = _mm512_set1_epi64(std::int64_t(0xBF58476D1CE4E5B9ull));
+  const __m512i c2 = _mm512_set1_epi64(std::int64_t(0x94D049BB133111EBull));
+  const __m512i count = _mm512_set1_epi64(std::int64_t(n));
+  const __m256i vlow = _mm256_set1_epi32(int(low)), vwidth = _mm256_set1_epi32(int(width));
+  // The in-window offsets of the whole draw, packed, then counted in one loop without branches.
+  thread_local std::vector<std::uint32_t> offsets;
+  if (offsets.size() < n) offsets.resize(n);
+  std::uint32_t* packed = offsets.data();
+  std::size_t below = 0;
+  const std::size_t whole = n - n % 8;
+  for (std::size_t i = 0; i < n; i += 8) {
+    __m512i z = s;
+    s = _mm512_add_epi64(s, step);
+    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)), c1);
+    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)), c2);
+    z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+    // (z * n) >> 64 with z = hi * 2^32 + lo: (hi * n + (lo * n >> 32)) >> 32, no carry lost.
+    const __m512i lo = _mm512_mul_epu32(z, count);
+    const __m512i hi = _mm512_mul_epu32(_mm512_srli_epi64(z, 32), count);
+    const __m512i index = _mm512_srli_epi64(_mm512_add_epi64(hi, _mm512_srli_epi64(lo, 32)), 32);
+    const __mmask8 lanes = i < whole ? __mmask8(0xFF) : __mmask8((1u << (n - i)) - 1);
+    const __m256i p = _mm512_mask_i64gather_epi32(vlow, lanes, index, position, 4);
+    const __m256i d = _mm256_sub_epi32(p, vlow);
+    below += std::size_t(std::popcount(unsigned(_mm256_mask_cmplt_epu32_mask(lanes, p, vlow))));
+    const __mmask8 in = _mm256_mask_cmplt_epu32_mask(lanes, d, vwidth);
+    _mm256_mask_compressstoreu_epi32(packed, in, d);
+    packed += std::popcount(unsigned(in));
+  }
+  for (const std::uint32_t* o = offsets.data(); o < packed; ++o) ++scratch[*o];
+  return below;
+}
+
+bool HasAvx512() {
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                          __builtin_cpu_supports("avx512vl");
+  return has;
+}
+#endif
+
 std::vector<double> AllMedians(Side& side) {
   std::vector<double> out;
   Odometer draw(side.units());
@@ -114,6 +174,14 @@ std::vector<double> AllMedians(Side& side) {
 }
 
 }  // namespace
+
+bool VectorDraws() {
+#ifdef ABLATION_BOOTSTRAP_AVX512
+  return HasAvx512();
+#else
+  return false;
+#endif
+}
 
 void RandomCounts(SplitMix64& rng, std::vector<std::uint32_t>& counts) {
   std::fill(counts.begin(), counts.end(), 0);
@@ -142,11 +210,18 @@ double Side::DrawMedian(SplitMix64& rng, std::vector<std::uint32_t>& scratch) {
   const SplitMix64 start = rng;
   std::fill_n(scratch.begin(), width_, 0);
   std::size_t below = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t p = position_[rng.Below(n)];
-    below += p < low_;
-    if (const std::size_t d = p - low_; d < width_) ++scratch[d];  // p below low_: d wraps
-  }
+#ifdef ABLATION_BOOTSTRAP_AVX512
+  if (vector_ && HasAvx512()) {
+    below = CountDrawsAvx512(rng.state(), n, position_.data(), std::uint32_t(low_),
+                             std::uint32_t(width_), scratch.data());
+    rng.Skip(n);
+  } else
+#endif
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t p = position_[rng.Below(n)];
+      below += p < low_;
+      if (const std::size_t d = p - low_; d < width_) ++scratch[d];  // p below low_: d wraps
+    }
   double median = 0;
   if (WalkMedian(
           n, below, low_, low_ + width_, [&](std::size_t p) { return scratch[p - low_]; }, &median))

@@ -54,6 +54,9 @@ class Side {
   double DrawMedian(SplitMix64& rng, std::vector<std::uint32_t>& scratch);
   // The draws DrawMedian took the whole walk for since the side was made (the tests' window).
   std::size_t whole_walks() const { return whole_walks_.load(); }
+  // Whether DrawMedian may count its draws 8 at a time where the CPU has AVX-512 (the default);
+  // the tests turn it off to compare the two, which give the same medians bit for bit.
+  void set_vector(bool vector) { vector_ = vector; }
 
   // A draw's median position has a standard deviation of about sqrt(n) / 2 positions.
   static constexpr double kWindowSds = 8;
@@ -93,10 +96,14 @@ class Side {
   // the window of positions [low_, low_ + width_).
   std::vector<std::uint32_t> position_;
   std::size_t low_ = 0, width_ = 0;
+  bool vector_ = true;
   std::atomic<std::size_t> whole_walks_{0};
 };
 
 void RandomCounts(SplitMix64& rng, std::vector<std::uint32_t>& counts);
+
+/// Whether this CPU and build take DrawMedian's AVX-512 walk (Side::set_vector).
+bool VectorDraws();
 
 struct Bounds {
   double low = 0, high = 0;

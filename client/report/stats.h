@@ -120,6 +120,8 @@ class SplitMix64 {
   /// The generator as it is after `draws` more calls of Next (its state moves by a constant a
   /// call), so that a resample's draws can be made without making those before it.
   void Skip(std::uint64_t draws) { state_ += draws * 0x9E3779B97F4A7C15ull; }
+  /// The state the next call of Next moves on from (a vector path makes several calls at once).
+  std::uint64_t state() const { return state_; }
   /// Uniform in [0, n) by multiply-shift (bias below n / 2^64).
   std::size_t Below(std::size_t n) {
     return static_cast<std::size_t>((static_cast<unsigned __int128>(Next()) * n) >> 64);

@@ -7,6 +7,7 @@
 #include "client/report/bootstrap.h"
 
 #include <cmath>
+#include <iostream>
 #include <optional>
 
 #include <gtest/gtest.h>
@@ -190,21 +191,33 @@ TEST(Stats, AWindowedDrawsMedianIsTheCountsMedianBitForBit) {
     std::size_t window;
     bool walks;  // some draws fall outside the window
   };
-  for (const Case& c : {Case{&singles, 0, false}, Case{&even, 0, false}, Case{&singles, 2, true},
-                        Case{&even, 5, true}, Case{&rounds, 0, false}, Case{&uneven, 0, false}}) {
-    bootstrap::Side windowed(*c.units, c.window), counted(*c.units);
-    SplitMix64 a(7), b(7);
-    std::vector<std::uint32_t> scratch(c.units->size()), counts(c.units->size());
-    for (int r = 0; r < 400; ++r) {
-      const double w = windowed.DrawMedian(a, scratch);
-      bootstrap::RandomCounts(b, counts);
-      ASSERT_EQ(w, counted.Median(counts))
-          << c.units->size() << " window " << c.window << " r " << r;
+  // Few singles, so that the vector walk's last step of 8 has 1 to 7 draws and its lanes reach
+  // the side's ends: 17 to 24 units (16 or fewer take the counts' memo).
+  std::vector<bootstrap::Units> few;
+  for (std::size_t n = 17; n <= 24; ++n)
+    few.push_back(bootstrap::Units(singles.begin(), singles.begin() + std::ptrdiff_t(n)));
+  std::vector<Case> cases = {Case{&singles, 0, false}, Case{&even, 0, false},
+                             Case{&singles, 2, true},  Case{&even, 5, true},
+                             Case{&rounds, 0, false},  Case{&uneven, 0, false}};
+  for (const bootstrap::Units& units : few) cases.push_back(Case{&units, 0, false});
+  if (!bootstrap::VectorDraws())
+    std::cout << "note: this CPU has no AVX-512, so only the scalar walk is compared\n";
+  for (const bool vector : {true, false})
+    for (const Case& c : cases) {
+      bootstrap::Side windowed(*c.units, c.window), counted(*c.units);
+      windowed.set_vector(vector);
+      SplitMix64 a(7), b(7);
+      std::vector<std::uint32_t> scratch(c.units->size()), counts(c.units->size());
+      for (int r = 0; r < 400; ++r) {
+        const double w = windowed.DrawMedian(a, scratch);
+        bootstrap::RandomCounts(b, counts);
+        ASSERT_EQ(w, counted.Median(counts))
+            << c.units->size() << " window " << c.window << " r " << r << " vector " << vector;
+      }
+      EXPECT_EQ(a.Next(), b.Next());
+      EXPECT_EQ(windowed.whole_walks() > 0, c.walks) << windowed.whole_walks();
+      if (c.walks) EXPECT_LT(windowed.whole_walks(), 400u);  // the window still serves some
     }
-    EXPECT_EQ(a.Next(), b.Next());
-    EXPECT_EQ(windowed.whole_walks() > 0, c.walks) << windowed.whole_walks();
-    if (c.walks) EXPECT_LT(windowed.whole_walks(), 400u);  // the window still serves some
-  }
 }
 
 // A sampled bootstrap large enough to be split among threads (a cap run's 1 s windows: thousands
