@@ -107,7 +107,7 @@ class Dashboard : public ::testing::Test {
     // Slow enough that the reader sees the run half done many times.
     daemon_ = std::make_unique<Daemon>(
         dir_, FAKE_WORKER_PATH,
-        std::map<std::string, std::string>{{"ABLATION_FAKE_SLEEP_MS", "25"},
+        std::map<std::string, std::string>{{"ABLATION_FAKE_SLEEP_MS", "5"},
                                            {"ABLATION_FAKE_MEMORY_MB", "81920"}});
     ASSERT_EQ(daemon_->Start(), "");
   }
