@@ -143,7 +143,7 @@ TEST(Load, SixtyFourClientsMixingQueriesAndRuns) {
   std::ofstream(dir + "/ablationd.toml")
       << "log_level = \"warn\"\n[limits]\nmax_runs_per_identity = 1000\nmax_runs_total = 1000\n"
          "[queue]\nmax_queued_per_gpu = 1000\n";
-  Daemon daemon(dir, FAKE_WORKER_PATH, {{"ABLATION_FAKE_SLEEP_MS", "20"}});
+  Daemon daemon(dir, FAKE_WORKER_PATH, {{"ABLATION_FAKE_SLEEP_MS", "5"}});
   daemon.set_extra_args({"--config", dir + "/ablationd.toml"});
   ASSERT_EQ(daemon.Start(), "");
 
