@@ -1,7 +1,7 @@
 // The Store's history read: ok measurements as series points, each with the provenance that
 // keys its series (the run's hardware fingerprint, v15) and the run's start as its time; a
 // point's figures are its solo span's where it has one (v18), else its window's, and a series is
-// of one kind (SeriesRow::figures).
+// of one kind (SeriesRow::figures) and of one L2 mode (SeriesRow::l2).
 #include <string>
 
 #include "db/sqlite.h"
@@ -50,7 +50,7 @@ std::vector<SeriesRow> Store::SeriesRows(const SeriesFilter& f) {
     where.Add(R"sql(EXISTS (SELECT 1 FROM measurements y JOIN runs q ON q.id = y.run_id
         WHERE y.run_id = ? AND y.status = 'ok' AND y.variant = x.variant AND y.dtype = x.dtype
           AND y.m = x.m AND y.n = x.n AND y.k = x.k AND y.regime = x.regime
-          AND y.solo_measured = x.solo_measured
+          AND y.solo_measured = x.solo_measured AND y.l2 = x.l2
           AND q.hardware_fingerprint = r.hardware_fingerprint))sql",
               f.run_id);
   }
@@ -61,13 +61,14 @@ std::vector<SeriesRow> Store::SeriesRows(const SeriesFilter& f) {
        CASE WHEN x.solo_measured THEN x.solo_noise ELSE x.noise END,
        CASE WHEN x.solo_measured THEN x.solo_tflops ELSE x.tflops END,
        CASE WHEN x.solo_measured THEN 'solo' ELSE 'window' END AS figures,
-       x.user_build_id, coalesce(k.version, 0), coalesce(k.source_sha256, '')
+       x.user_build_id, coalesce(k.version, 0), coalesce(k.source_sha256, ''), x.l2
 FROM measurements x JOIN runs r ON r.id = x.run_id
 LEFT JOIN user_kernel_builds b ON b.id = x.user_build_id AND x.user_build_id > 0
 LEFT JOIN user_kernels k ON k.id = b.kernel_id)sql" +
                           where.Sql() +
                           " AND r.kind = 'ablation' ORDER BY r.hardware_fingerprint, x.variant, "
-                          "x.dtype, x.m, x.n, x.k, x.regime, figures, coalesce(r.started_at_ms, "
+                          "x.dtype, x.m, x.n, x.k, x.regime, figures, x.l2, "
+                          "coalesce(r.started_at_ms, "
                           "r.created_at_ms), x.run_id, x.id";
   std::lock_guard lock(mutex_);
   std::vector<SeriesRow> out;
@@ -94,6 +95,7 @@ LEFT JOIN user_kernels k ON k.id = b.kernel_id)sql" +
     row.user_build_id = s->ColumnInt64(16);
     row.version = s->ColumnInt64(17);
     row.source_sha256 = s->ColumnText(18);
+    row.l2 = s->ColumnText(19);
     out.push_back(std::move(row));
   }
   return out;

@@ -20,8 +20,9 @@ std::string Percent(double relative) {
 
 std::string SeriesTitle(const v1::Series& s) {
   std::string regime = EnumWord(s.regime());
+  const std::string l2 = EnumWord(s.l2());
   return s.variant() + "  " + s.dtype() + "  " + FormatShape(s.shape()) + "  " +
-         (regime.empty() ? "no regime" : regime) + "  on " +
+         (regime.empty() ? "no regime" : regime) + (l2.empty() ? "" : "  L2 " + l2) + "  on " +
          (s.device_name().empty() ? "?" : s.device_name()) + " (fingerprint " +
          (s.hardware_fingerprint().empty() ? "none: stored before v15" : s.hardware_fingerprint()) +
          ")";
@@ -140,6 +141,7 @@ std::string HistoryCsv(const v1::HistoryResponse& history) {
                {"n", ""},
                {"k", ""},
                {"regime", ""},
+               {"l2", ""},
                {"device_uuid", ""},
                {"run_id", ""},
                {"created_at", ""},
@@ -159,14 +161,26 @@ std::string HistoryCsv(const v1::HistoryResponse& history) {
       std::string relative;
       if (p.change_point() && next_change < s.change_points_size())
         relative = FormatExact(s.change_points(next_change++).relative_change());
-      t.rows.push_back({s.hardware_fingerprint(), s.variant(), s.dtype(),
-                        std::to_string(s.shape().m()), std::to_string(s.shape().n()),
-                        std::to_string(s.shape().k()), EnumWord(s.regime()), s.device_uuid(),
-                        std::to_string(p.run_id()), FormatTimeMs(p.time_ms()),
-                        FormatExact(p.median_ms()), FormatExact(p.noise() * 100),
-                        FormatExact(p.tflops()), p.change_point() ? "1" : "0", relative, p.node(),
+      t.rows.push_back({s.hardware_fingerprint(),
+                        s.variant(),
+                        s.dtype(),
+                        std::to_string(s.shape().m()),
+                        std::to_string(s.shape().n()),
+                        std::to_string(s.shape().k()),
+                        EnumWord(s.regime()),
+                        EnumWord(s.l2()),
+                        s.device_uuid(),
+                        std::to_string(p.run_id()),
+                        FormatTimeMs(p.time_ms()),
+                        FormatExact(p.median_ms()),
+                        FormatExact(p.noise() * 100),
+                        FormatExact(p.tflops()),
+                        p.change_point() ? "1" : "0",
+                        relative,
+                        p.node(),
                         p.user_build_id() > 0 ? std::to_string(p.user_build_id()) : "",
-                        p.version() > 0 ? std::to_string(p.version()) : "", p.build_change()});
+                        p.version() > 0 ? std::to_string(p.version()) : "",
+                        p.build_change()});
     }
   }
   return RenderCsv(t);

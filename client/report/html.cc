@@ -383,8 +383,10 @@ std::string RenderHistoryHtml(const v1::HistoryResponse& history, const std::str
                               "x" + std::to_string(s.shape().k());
     html += "<section id=\"series-" + std::to_string(number) + "\">\n<h2>" +
             std::to_string(number) + ". " + HtmlCode(s.variant()) + " " + E(s.dtype()) + " " +
-            E(shape) + " " + E(EnumWord(s.regime())) + "</h2>\n<p class=\"scope\">on " +
-            E(s.device_name().empty() ? "?" : s.device_name()) + ", fingerprint " +
+            E(shape) + " " + E(EnumWord(s.regime())) +
+            (s.l2() == v1::L2_MODE_UNSPECIFIED ? "" : " L2 " + E(EnumWord(s.l2()))) +
+            "</h2>\n<p class=\"scope\">on " + E(s.device_name().empty() ? "?" : s.device_name()) +
+            ", fingerprint " +
             E(s.hardware_fingerprint().empty() ? "none (stored before v15)"
                                                : s.hardware_fingerprint()) +
             "</p>\n";

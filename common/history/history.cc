@@ -12,7 +12,14 @@ namespace {
 // A fleet's rows carry their daemon (its points name it): two nodes of one fingerprint differ by
 // their chips' spread, which is not a change over time, so each node is a series of its own.
 auto SeriesKey(const SeriesRow& r) {
-  return std::tie(r.fingerprint, r.variant, r.dtype, r.m, r.n, r.k, r.regime, r.figures, r.node);
+  return std::tie(r.fingerprint, r.variant, r.dtype, r.m, r.n, r.k, r.regime, r.figures, r.l2,
+                  r.node);
+}
+
+// The stored word of an L2 mode ("cold_rotated"); unspecified where it names none.
+v1::L2Mode L2Of(const std::string& text) {
+  v1::L2Mode mode = v1::L2_MODE_UNSPECIFIED;
+  return common::ParseEnumWord("", text, &mode).empty() ? mode : v1::L2_MODE_UNSPECIFIED;
 }
 
 // The stored word of a regime ("sustained"), as every enum of the API is stored (enum_words.h);
@@ -114,6 +121,7 @@ v1::HistoryResponse BuildHistory(const std::vector<SeriesRow>& rows,
     series->mutable_shape()->set_k(first.k);
     series->set_regime(RegimeOf(first.regime));
     series->set_figures(first.figures);
+    series->set_l2(L2Of(first.l2));
     series->set_device_name(rows[end - 1].device_name);
     series->set_device_uuid(rows[end - 1].device_uuid);
     for (size_t run = i; run < end;) {

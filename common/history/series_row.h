@@ -17,6 +17,9 @@ struct SeriesRow {
   /// or "window" (its window's; rows without a solo span). A series never mixes the two: a
   /// figure taken beside other kernels is not the same quantity as one taken alone.
   std::string figures = "window";
+  /// The L2 mode its samples ran under, as stored ("cold_rotated", "cold", "hot"; "" unknown):
+  /// part of the series' key, like the regime.
+  std::string l2;
   /// The daemon that measured it, where rows come from several ("" from one daemon's store):
   /// part of the series' key, so rows come ordered by it before their time.
   std::string node;

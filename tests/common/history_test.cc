@@ -54,6 +54,28 @@ TEST(BuildHistory, OneSeriesPerFingerprintOnePointPerRunWithItsChangePoint) {
   EXPECT_DOUBLE_EQ(h.min_relative_change(), 0.01);
 }
 
+// Rows of another L2 mode are another series, named by its mode: a night with the L2 hot is not
+// a 30% speed-up of the cold series (no change point, no candidate in either).
+TEST(BuildHistory, EachL2ModeIsASeriesOfItsOwn) {
+  std::vector<SeriesRow> rows;
+  for (int run = 1; run <= 8; ++run) rows.push_back(Row("fp-a", run, 1.0));
+  for (SeriesRow& r : rows) r.l2 = "cold_rotated";
+  SeriesRow hot = Row("fp-a", 9, 0.7);
+  hot.l2 = "hot";
+  rows.push_back(hot);
+  const v1::HistoryResponse h = BuildHistory(rows);
+  ASSERT_EQ(h.series_size(), 2);
+  EXPECT_EQ(h.series(0).l2(), v1::L2_MODE_COLD_ROTATED);
+  EXPECT_EQ(h.series(0).points_size(), 8);
+  EXPECT_EQ(h.series(0).change_points_size(), 0);
+  EXPECT_FALSE(h.series(0).newest().candidate());
+  EXPECT_EQ(h.series(1).l2(), v1::L2_MODE_HOT);
+  EXPECT_EQ(h.series(1).points_size(), 1);
+  // Rows that name no mode (stored before the column, or a fleet's) are a series unspecified.
+  rows.back().l2 = "";
+  EXPECT_EQ(BuildHistory(rows).series(1).l2(), v1::L2_MODE_UNSPECIFIED);
+}
+
 TEST(BuildHistory, NewestNightOutsideTheSpreadIsACandidate) {
   std::vector<SeriesRow> rows;
   for (int run = 1; run <= 10; ++run) rows.push_back(Row("fp", run, 1.0 + 0.001 * (run % 2)));

@@ -17,7 +17,8 @@ class StoreHistoryTest : public StoreTest {
   // `variant` at 4096^3 bf16 (median `median_ms`) and a failed one.
   int64_t Night(const std::string& fingerprint, int64_t started_ms, double median_ms,
                 const std::string& variant = "abl_L1_R1_bl0_s3_sw1",
-                v1::Regime regime = v1::REGIME_SUSTAINED, std::vector<std::string> tags = {}) {
+                v1::Regime regime = v1::REGIME_SUSTAINED, std::vector<std::string> tags = {},
+                v1::L2Mode l2 = v1::L2_MODE_COLD) {
     v1::Run run = testing::MakeRun(std::move(tags));
     run.set_host_name("node7");
     run.set_node_labels("pool=h200,zone=a");
@@ -35,6 +36,7 @@ class StoreHistoryTest : public StoreTest {
     m.mutable_shape()->set_k(4096);
     m.mutable_stats()->set_median_ms(median_ms);
     m.set_regime(regime);
+    m.set_l2(l2);
     store_->InsertMeasurement(m);
     m.set_status(v1::MEASUREMENT_STATUS_FAILED);
     m.set_error("launch failed");
@@ -141,6 +143,30 @@ TEST_F(StoreHistoryTest, ARunSelectsTheSeriesItHasAPointIn) {
     EXPECT_EQ(r.fingerprint, "fp-a");
     EXPECT_EQ(r.variant, "abl_L1_R1_bl0_s3_sw1");
   }
+}
+
+// A night measured with the L2 hot stands in a series of its own: its rows come after the cold
+// series' (each series' rows together), say their mode, and a run selects only its mode's series.
+TEST_F(StoreHistoryTest, EachL2ModeIsASeriesOfItsOwn) {
+  const std::string v = "abl_L1_R1_bl0_s3_sw1";
+  const int64_t cold0 = Night("fp-a", testing::kBaseMs, 1.0);
+  const int64_t hot =
+      Night("fp-a", testing::kBaseMs + 1, 0.7, v, v1::REGIME_SUSTAINED, {}, v1::L2_MODE_HOT);
+  const int64_t cold1 = Night("fp-a", testing::kBaseMs + 2, 1.0);
+  const auto rows = store_->SeriesRows(Filter());
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].run_id, cold0);
+  EXPECT_EQ(rows[0].l2, "cold");
+  EXPECT_EQ(rows[1].run_id, cold1);
+  EXPECT_EQ(rows[2].run_id, hot);
+  EXPECT_EQ(rows[2].l2, "hot");
+  SeriesFilter f = Filter();
+  f.run_id = hot;
+  const auto in_hot = store_->SeriesRows(f);
+  ASSERT_EQ(in_hot.size(), 1u);
+  EXPECT_EQ(in_hot[0].run_id, hot);
+  f.run_id = cold1;
+  EXPECT_EQ(store_->SeriesRows(f).size(), 2u);
 }
 
 TEST_F(StoreHistoryTest, VariantMeasuredByNameOrGlob) {

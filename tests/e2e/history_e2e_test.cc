@@ -67,7 +67,7 @@ TEST_F(HistoryE2E, ASlowerClockFromTheNinthNightIsOneChangePoint) {
   auto csv = Client({"--format", "csv", "history", "L1_R1_s3", "--shape", "256"});
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   EXPECT_THAT(csv.out, ::testing::StartsWith(
-                           "hardware_fingerprint,variant,dtype,m,n,k,regime,device_uuid,run_id,"
+                           "hardware_fingerprint,variant,dtype,m,n,k,regime,l2,device_uuid,run_id,"
                            "created_at,median_ms,noise_pct,tflops,change_point,relative_change,"
                            "node,user_build_id,version,build_change\r\n"));
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 17);
