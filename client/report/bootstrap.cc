@@ -121,13 +121,13 @@ std::map<DrawKey, std::vector<double>> drawn;
 __attribute__((target("avx512f,avx512dq,avx512vl"))) std::size_t CountDrawsAvx512(
     std::uint64_t state, std::size_t n, const std::uint32_t* position, std::uint32_t low,
     std::uint32_t width, std::uint32_t* scratch) {
-  constexpr std::uint64_t kGamma = 0x9E3779B97F4A7C15ull;
+  constexpr std::uint64_t kGamma = SplitMix64::kGamma;
   __m512i s = _mm512_add_epi64(_mm512_set1_epi64(std::int64_t(state)),
                                _mm512_mullo_epi64(_mm512_setr_epi64(1, 2, 3, 4, 5, 6, 7, 8),
                                                   _mm512_set1_epi64(std::int64_t(kGamma))));
   const __m512i step = _mm512_set1_epi64(std::int64_t(8 * kGamma));
-  const __m512i c1 = _mm512_set1_epi64(std::int64_t(0xBF58476D1CE4E5B9ull));
-  const __m512i c2 = _mm512_set1_epi64(std::int64_t(0x94D049BB133111EBull));
+  const __m512i c1 = _mm512_set1_epi64(std::int64_t(SplitMix64::kMix1));
+  const __m512i c2 = _mm512_set1_epi64(std::int64_t(SplitMix64::kMix2));
   const __m512i count = _mm512_set1_epi64(std::int64_t(n));
   const __m256i vlow = _mm256_set1_epi32(int(low)), vwidth = _mm256_set1_epi32(int(width));
   // The in-window offsets of the whole draw, packed, then counted in one loop without branches.
@@ -157,12 +157,6 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) std::size_t CountDrawsAvx51
   for (const std::uint32_t* o = offsets.data(); o < packed; ++o) ++scratch[*o];
   return below;
 }
-
-bool HasAvx512() {
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-                          __builtin_cpu_supports("avx512vl");
-  return has;
-}
 #endif
 
 std::vector<double> AllMedians(Side& side) {
@@ -177,7 +171,9 @@ std::vector<double> AllMedians(Side& side) {
 
 bool VectorDraws() {
 #ifdef ABLATION_BOOTSTRAP_AVX512
-  return HasAvx512();
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                          __builtin_cpu_supports("avx512vl");
+  return has;
 #else
   return false;
 #endif
@@ -211,7 +207,7 @@ double Side::DrawMedian(SplitMix64& rng, std::vector<std::uint32_t>& scratch) {
   std::fill_n(scratch.begin(), width_, 0);
   std::size_t below = 0;
 #ifdef ABLATION_BOOTSTRAP_AVX512
-  if (vector_ && HasAvx512()) {
+  if (vector_ && VectorDraws()) {
     below = CountDrawsAvx512(rng.state(), n, position_.data(), std::uint32_t(low_),
                              std::uint32_t(width_), scratch.data());
     rng.Skip(n);

@@ -270,7 +270,8 @@ v1::Comparison Compare(const v1::GetRunResponse& a, const v1::GetRunResponse& b,
   if (std::string w = RegimeDifference(a.run(), b.run()); !w.empty()) c.add_warnings(w);
   // Hot against cold L2, or resident against fresh inputs: a small shape's time moves with them.
   // (A run whose rows name no L2 mode says nothing either way.)
-  if (const std::string ia = InputsText(a), ib = InputsText(b);
+  if (const std::string ia = InputsText(a, StoredRequest(a.run())),
+      ib = InputsText(b, StoredRequest(b.run()));
       !ia.empty() && !ib.empty() && ia != ib)
     c.add_warnings("different inputs: run " + std::to_string(a.run().id()) + " " + ia + ", run " +
                    std::to_string(b.run().id()) + " " + ib +

@@ -181,7 +181,7 @@ std::string L2Words(v1::L2Mode mode) {
 
 }  // namespace
 
-std::string InputsText(const v1::GetRunResponse& run) {
+std::string InputsText(const v1::GetRunResponse& run, const v1::RunRequest& request) {
   // Each mode with the items (variant, dtype, shape) that ran under it, in the enum's order.
   std::map<int, std::set<std::string>> items;
   for (const v1::Measurement& m : run.measurements())
@@ -199,7 +199,7 @@ std::string InputsText(const v1::GetRunResponse& run) {
               std::to_string(n) + (n == 1 ? " row" : " rows");
     }
   }
-  return text + (StoredRequest(run.run()).timing().fresh_inputs()
+  return text + (request.timing().fresh_inputs()
                      ? "; inputs made anew for every round (fresh inputs)"
                      : "; inputs kept on the device from window to window");
 }

@@ -32,8 +32,8 @@ v1::RunRequest StoredRequest(const v1::Run& run);
 
 // How the run's inputs met the L2 and its rounds (ReportRun.inputs): "L2 cold, rotated input
 // copies; inputs kept from window to window", the L2 modes with their row counts where the rows
-// differ; "" where no measurement names its L2 mode.
-std::string InputsText(const v1::GetRunResponse& run);
+// differ; "" where no measurement names its L2 mode. `request`: StoredRequest(run.run()).
+std::string InputsText(const v1::GetRunResponse& run, const v1::RunRequest& request);
 
 // The profiler of any row's counters ("ncu 2025.3.1.0"), "" when none has any.
 std::string CountersTool(const v1::Report& report);

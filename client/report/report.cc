@@ -31,8 +31,9 @@ v1::ReportRun RunIdentity(const v1::GetRunResponse& response, const RunIndex& in
   out.set_regime(run.regime());
   out.set_paired(run.paired());
   // The request the run was made from, as the daemon stored it: a sweep names its preset.
-  out.set_preset(StoredRequest(run).preset());
-  out.set_inputs(InputsText(response));
+  const v1::RunRequest request = StoredRequest(run);
+  out.set_preset(request.preset());
+  out.set_inputs(InputsText(response, request));
   return out;
 }
 

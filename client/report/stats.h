@@ -110,16 +110,22 @@ using common::Quantile;
 /// standard library's distributions are not.
 class SplitMix64 {
  public:
+  /// The state's step a call, and the output mix's two multipliers (bootstrap.cc's vector walk
+  /// makes the same outputs from them).
+  static constexpr std::uint64_t kGamma = 0x9E3779B97F4A7C15ull;
+  static constexpr std::uint64_t kMix1 = 0xBF58476D1CE4E5B9ull;
+  static constexpr std::uint64_t kMix2 = 0x94D049BB133111EBull;
+
   explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
   std::uint64_t Next() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    std::uint64_t z = (state_ += kGamma);
+    z = (z ^ (z >> 30)) * kMix1;
+    z = (z ^ (z >> 27)) * kMix2;
     return z ^ (z >> 31);
   }
   /// The generator as it is after `draws` more calls of Next (its state moves by a constant a
   /// call), so that a resample's draws can be made without making those before it.
-  void Skip(std::uint64_t draws) { state_ += draws * 0x9E3779B97F4A7C15ull; }
+  void Skip(std::uint64_t draws) { state_ += draws * kGamma; }
   /// The state the next call of Next moves on from (a vector path makes several calls at once).
   std::uint64_t state() const { return state_; }
   /// Uniform in [0, n) by multiply-shift (bias below n / 2^64).
