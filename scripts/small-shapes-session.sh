@@ -30,8 +30,14 @@
 #   gaps      the same counters where S12 is furthest from each shape's better cuBLAS baseline
 #             (16x14336x4096, 128x14336x4096, 16x4096x4096): S12, S11, the builds S12 picks or
 #             could pick there (64x256 shorter ranges, 64x64 unclustered, 64x8 swapped, 128x16
-#             swapped, 128x128; and the rejected 192x128 swapped build, for why it lost) beside
-#             both cuBLAS baselines
+#             swapped, 128x128; the rejected 192x128 swapped build, for why it lost, and the same
+#             tiles in 4x1 clusters sharing B) beside both cuBLAS baselines
+#   quads-R   the 192x128 swapped tiles in 4x1 clusters sharing B, data-parallel (T192hQ, cuBLAS's
+#             kind of kernel at 128x14336x4096), beside the same tiles with stream-K (T192hS),
+#             the 128x128 tiles, S12, S11 (the default of S12's table, so that the run is a
+#             source of it: tools/sm90_bucket_table.py) and both cuBLAS baselines at the serving
+#             shapes of 128 rows and at 512x14336x4096, 3 rounds, burst, verified: whether sharing
+#             B without fix-ups closes S12's gap at 128x14336x4096, a run R
 #   gemv      the user example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
 #   roof      the user example stream_sum (general/: a pure read of bf16 rows, 2 builds) at the
 #             bytes of the M <= 16 shapes' B: 4096x4096 (33.6 MB), 14336x4096 and 4096x14336
@@ -97,7 +103,7 @@ usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: ab
     check) echo 15 ;; burst-*) echo $((11 * count + 30)) ;; cap-*) echo $((60 * count + 10)) ;;
     solo-*) echo $((20 * ${#solo_shapes[@]} / 2 + 10)) ;;
     large-*) echo 80 ;;
-    tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;;
+    tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;; quads-*) echo 60 ;;
     roof) echo 20 ;; roof-*) echo 50 ;; stalls) echo 70 ;; warpstores) echo 45 ;;
     windows) echo 40 ;;
     levels-*) per_process 30 "$1" ;;
@@ -218,10 +224,21 @@ for phase in "$@"; do
         --variant cublas_bf16_best --variant sm90_h12_rows64_sk4 \
         --variant sm90_h12_rows64_n64_unclustered --variant sm90_h12_rows64_n8_swapped \
         --variant sm90_h12_n16_swapped --variant sm90_h12_n128 --variant sm90_h12_m192_n128_swapped \
-        --shape 16x14336x4096 --shape 128x14336x4096 --shape 16x4096x4096 \
+        --variant sm90_h12_m192_n128_quads --shape 16x14336x4096 --shape 128x14336x4096 --shape 16x4096x4096 \
         --regime burst --profile --profile-metrics default,memory,stalls \
         --tag small-gaps >>"$log" 2>&1
       say "gaps exit $? ($(elapsed))"
+      stop_daemon
+      ;;
+    quads-*)
+      start_daemon "$out/quads-$r.db" || continue
+      c -q run --variant sm90_h12_m192_n128_quads --variant sm90_h12_m192_n128_swapped \
+        --variant sm90_h12_n128 --variant sm90_s12_buckets --variant sm90_s11_ring \
+        --variant cublas_bf16 \
+        --variant cublas_bf16_best --shape 128x14336x4096 --shape 128x4096x4096 \
+        --shape 128x4096x14336 --shape 512x14336x4096 --rounds 3 --regime burst --verify \
+        --tag "small-quads-$r" >>"$log" 2>&1
+      say "quads-$r exit $? ($(elapsed))"
       stop_daemon
       ;;
     ring-*)

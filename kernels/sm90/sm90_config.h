@@ -62,7 +62,7 @@ struct Knobs {
   // ---- the wgmma kernel (sm90_wgmma.cuh) ----
   bool warp_specialized = false;  ///< a producer warpgroup issues TMA; consumers only compute
   bool persistent = false;        ///< one CTA per SM walks the tiles (TileScheduler)
-  int cluster_m = 1;              ///< 1, or 2: two CTAs along M share B through TMA multicast
+  int cluster_m = 1;  ///< 1, 2 or 4: two or four CTAs along M share B through TMA multicast
   int cluster_n = 1;  ///< 1, or 2: two CTAs along N share A through TMA multicast (1x2; with
                       ///< cluster_m 2, 2x2 clusters: no rung, measured slower, notes/gpu-runs.md)
   int pending = 0;    ///< wgmma batches left running across k-tiles (0 or 1; TmaPipeline)
@@ -103,7 +103,7 @@ struct Knobs {
   /// bf16. Warp-specialised rungs only.
   bool fp8 = false;
   /// Rows of the block tile: 128 (two consumer warpgroups, 64 rows each), 64 (one consumer
-  /// warpgroup) or 192 (three; no cluster, the 16-byte or transposed stores); 64 and 192 in
+  /// warpgroup) or 192 (three; no cluster along N, the 16-byte or transposed stores); 64 and 192 in
   /// warp-specialised rungs only. The stage's A tile is block_m rows of 128 bytes.
   int block_m = kBlockM;
   // ---- the mma.sync kernel (sm90_mma.cuh) ----
@@ -393,9 +393,21 @@ inline constexpr Knobs kT192N128Swapped = With(Unclustered(Narrow(kH12, 128, 5))
   k.block_m = 192;
   k.store_transposed = true;
 });
+/// The 192x128 swapped tiles data-parallel in 4x1 clusters: four CTAs along M share their B tile
+/// (the 128 rows of the swapped problem's A) through TMA multicast, each loading a quarter of it
+/// into all four; one unit of four tiles per cluster over the whole K, no persistent grid and no
+/// stream-K. 128x14336x4096: 19 clusters of 4 on 76 SMs (the last cluster's fourth tile past the
+/// rows), A (1 MiB) read from L2 19 times a K rather than 75, no fix-ups. cuBLAS's best algorithm
+/// there is of this kind (nvjet 192x128 in 4x1 clusters sharing B, small-shapes-15).
+inline constexpr Knobs kT192N128Quads = With(kT192N128Swapped, [](Knobs& k) {
+  k.cluster_m = 4;
+  k.persistent = false;
+  k.stream_k = false;
+  k.fit_grid = false;
+});
 }  // namespace rung_knobs
 
-inline constexpr std::array<Rung, 12> kTileRungs = {{
+inline constexpr std::array<Rung, 13> kTileRungs = {{
     {"sm90_h12_rows64", "T64",
      "64-row tiles: H12 with a block tile of 64x256 computed by one consumer warpgroup (wgmma "
      "m64n256k16) beside the producer, 256 threads; a stage holds 8 KiB of A and 32 KiB of B, "
@@ -464,6 +476,13 @@ inline constexpr std::array<Rung, 12> kTileRungs = {{
      "Measured and rejected (tiles, small-shapes-14): 260.8 TFLOPS there against the 128x128 "
      "build's 303.3, slower at every shape measured",
      rung_knobs::kT192N128Swapped},
+    {"sm90_h12_m192_n128_quads", "T192hQ",
+     "192x128 tiles, swapped, data-parallel in 4x1 clusters: the 192x128 swapped build with four "
+     "CTAs along M sharing their B tile (A's rows) through TMA multicast, each loading a quarter "
+     "of it into all four, one unit of four tiles per cluster over the whole K (no persistent "
+     "grid, no stream-K, no fix-ups); M a multiple of 8. 128x14336x4096: 19 clusters on 76 SMs, "
+     "A read from L2 19 times a K rather than 75",
+     rung_knobs::kT192N128Quads},
 }};
 /// Every tile build's stages and barriers fit the 227 KiB of shared memory a block may opt in to.
 static_assert([] {

@@ -36,14 +36,15 @@ struct PipelineState {
 /// The stages at `smem` (K.stages x StageBytes(K), 1024-byte aligned) and their barriers.
 template <Knobs K>
 struct TmaPipeline {
-  static_assert(K.cluster_m == 1 || K.cluster_m == 2, "clusters of 1 or 2 CTAs along M");
+  static_assert(K.cluster_m == 1 || K.cluster_m == 2 || (K.cluster_m == 4 && K.cluster_n == 1),
+                "clusters of 1 or 2 CTAs along M, or 4 (4x1)");
   static_assert(K.cluster_n == 1 || K.cluster_n == 2, "clusters of 1 or 2 CTAs along N");
   /// Arrivals that release a stage: one per consumer warp of each CTA that writes into this one.
   static constexpr int kConsumerWarps = 4 * ConsumerWarpgroups(K);
   static constexpr int kStage = StageBytes(K), kATile = ATileBytes(K);
   static_assert(kStage % 1024 == 0 && kATile % 1024 == 0,
                 "stages and B tiles start on the 1024 bytes the 128-byte swizzle repeats over");
-  /// CTAs that write into a CTA's stages (itself, its B partner along M, its A partner along N):
+  /// CTAs that write into a CTA's stages (itself, its B partners along M, its A partner along N):
   /// each of their consumers releases a stage to all of them.
   static constexpr int kWriters = K.cluster_m + K.cluster_n - 1;
   static constexpr int kCtas = K.Ctas();  ///< CTAs of a cluster
@@ -78,7 +79,7 @@ struct TmaPipeline {
                                                const CUtensorMap* map_a, const CUtensorMap* map_b,
                                                int kt, int m0, int n0, int rank) const {
     const int s = st.stage;
-    if constexpr (kCtas == 4) {
+    if constexpr (K.cluster_m == 2 && K.cluster_n == 2) {
       // 2x2: each CTA loads half of its A (shared along N with rank ^ 2) and half of its B
       // (shared along M with rank ^ 1), each into itself and that partner. The rank is read
       // again here rather than kept: the producer has 40 registers.
@@ -88,6 +89,13 @@ struct TmaPipeline {
                          m0 + int(rn) * (K.block_m / 2), uint16_t((1u << r) | (1u << (r ^ 2))));
       TmaLoad2dMulticast(StageB(s) + rm * (BTileBytes(K) / 2), map_b, &full[s], kt * BlockK(K),
                          n0 + int(rm) * (K.block_n / 2), uint16_t((1u << r) | (1u << (r ^ 1))));
+    } else if constexpr (K.cluster_m == 4) {
+      // 4x1: each CTA loads its A and a quarter of the B tile the four share (block_n / 4 rows,
+      // whole 1 KiB swizzle atoms), into all four.
+      MbarArriveExpectTx(&full[s], kStage);
+      TmaLoad2d(StageA(s), map_a, &full[s], kt * BlockK(K), m0);
+      TmaLoad2dMulticast(StageB(s) + rank * (BTileBytes(K) / 4), map_b, &full[s], kt * BlockK(K),
+                         n0 + rank * (K.block_n / 4), uint16_t(0xf));
     } else if constexpr (K.cluster_m == 2) {
       // Each CTA loads its A and its half of the shared B tile, into both CTAs.
       MbarArriveExpectTx(&full[s], kStage);
@@ -108,8 +116,9 @@ struct TmaPipeline {
 
 /// A consumer warp's side of the pipeline: the addresses of the hot loop computed once (the full
 /// barriers, and the empty barriers as every CTA that writes into this one sees them: 2x1 or 1x2,
-/// both CTAs, each writing half of B or of A; 2x2, itself, its B partner rank ^ 1 and its A
-/// partner rank ^ 2), and the stage whose wgmma batch is still running (pending 1).
+/// both CTAs, each writing half of B or of A; 4x1, all four, each writing a quarter of B; 2x2,
+/// itself, its B partner rank ^ 1 and its A partner rank ^ 2), and the stage whose wgmma batch is
+/// still running (pending 1).
 template <Knobs K>
 struct ConsumerPipeline {
   static constexpr int kWriters = TmaPipeline<K>::kWriters;
@@ -123,7 +132,7 @@ struct ConsumerPipeline {
   __device__ __forceinline__ ConsumerPipeline(const TmaPipeline<K>& p, int lane_)
       : empty(p.empty), full_at(SmemAddr(p.full)), lane(lane_) {
     const uint32_t empty_at = SmemAddr(p.empty);
-    if constexpr (kCtas == 4) {
+    if constexpr (K.cluster_m == 2 && K.cluster_n == 2) {
       const uint32_t r = ClusterCtaRank();
       empty_remote[0] = MapaShared(empty_at, r);
       empty_remote[1] = MapaShared(empty_at, r ^ 1);
@@ -131,6 +140,9 @@ struct ConsumerPipeline {
     } else if constexpr (kCtas == 2) {
       empty_remote[0] = MapaShared(empty_at, 0);
       empty_remote[1] = MapaShared(empty_at, 1);
+    } else if constexpr (kCtas == 4) {  // 4x1
+#pragma unroll
+      for (int w = 0; w < 4; ++w) empty_remote[w] = MapaShared(empty_at, uint32_t(w));
     }
   }
 

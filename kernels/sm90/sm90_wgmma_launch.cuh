@@ -10,7 +10,7 @@
 
 namespace ablation::kernels::sm90 {
 
-/// The launch of `ctas` CTAs of the rung, in clusters of K.cluster_m along M; `attr` holds
+/// The launch of `ctas` CTAs of the rung, in clusters of K.Ctas(); `attr` holds
 /// the cluster dimension the configuration points at.
 template <Knobs K>
 cudaLaunchConfig_t LaunchConfig(int ctas, cudaStream_t stream, cudaLaunchAttribute* attr) {
@@ -32,7 +32,7 @@ cudaLaunchConfig_t LaunchConfig(int ctas, cudaStream_t stream, cudaLaunchAttribu
 }
 
 /// What the device holds of K's persistent grid at once (sm90_plan.h): its SMs and, for a rung
-/// with clusters, the clusters of two CTAs that fit (two free SMs of one GPC: from the occupancy
+/// with clusters, the clusters of K.Ctas() CTAs that fit (free SMs of one GPC: from the occupancy
 /// calculator, not from the SM count; asked once per process and configuration).
 template <Knobs K>
 std::string DeviceResidency(cudaStream_t stream, Residency* r) {
@@ -102,9 +102,10 @@ std::string WgmmaBuild<K>::Launch(const GemmArgs& args, int64_t b_rows) {
   // The maps once the grid is planned: a launch handed to the build without clusters above
   // encodes its own (its B box is a whole tile's).
   CUtensorMap ma, mb;
-  // Each CTA of a cluster loads the half of a tile it shares with a partner.
+  // Each CTA of a cluster loads its share of a tile it shares with its partners (a half, or a
+  // quarter of B in 4x1 clusters).
   const int a_rows = K.cluster_n == 2 ? K.block_m / 2 : K.block_m;
-  const int b_box = K.cluster_m == 2 ? K.block_n / 2 : K.block_n;
+  const int b_box = K.block_n / K.cluster_m;
   if (std::string e = EncodeMaps(args, b_rows, b_box, &ma, &mb, a_rows); !e.empty()) return e;
   CUtensorMap mc;
   if constexpr (TmaStoresC(K)) {

@@ -482,6 +482,50 @@ TEST_F(Sm90Catalog, OneHundredNinetyTwoRowTilesRunA128RowProblemSwappedOnEverySm
   EXPECT_EQ(Get("sm90_h12_m192_n128_swapped").tile.m, 192);
 }
 
+// The 192x128 swapped tiles in 4x1 clusters (kTileRungs[12]): the 192x128 build with four CTAs
+// along M sharing B (each multicasting a quarter of it: 32 rows, whole swizzle atoms), one unit per
+// cluster, data-parallel. 128x14336x4096: 75 tiles in 19 units of four (the last unit's fourth
+// tile past the rows), 76 CTAs, nothing shared along K and no workspace; a device's residency
+// changes nothing (no persistent grid).
+TEST_F(Sm90Catalog, OneHundredNinetyTwoRowTilesInFourCtaClustersShareBWithoutStreamK) {
+  const sm90::Knobs& s = sm90::kTileRungs[11].knobs;
+  const sm90::Knobs& q = sm90::kTileRungs[12].knobs;
+  ASSERT_EQ(sm90::kTileRungs[12].id, "T192hQ");
+  EXPECT_EQ(sm90::With(s,
+                       [](sm90::Knobs& k) {
+                         k.cluster_m = 4;
+                         k.persistent = false;
+                         k.stream_k = false;
+                         k.fit_grid = false;
+                       }),
+            q);
+  EXPECT_EQ(std::make_tuple(q.cluster_m, q.cluster_n, q.Ctas()), std::make_tuple(4, 1, 4));
+  EXPECT_EQ(sm90::SmemBytes(q), sm90::SmemBytes(s));
+  EXPECT_EQ(q.Threads(), 512);
+  EXPECT_EQ(sm90::BTileBytes(q) / 4 % 1024, 0);  // a quarter of B: whole 1 KiB swizzle spans
+  const Problem p{128, 14336, 4096, DType::kBF16};
+  for (const Residency& device : {Residency{132, 66}, Residency{}}) {
+    const sm90::LaunchPlan plan = sm90::PlanLaunch(q, sm90::SwappedProblem(p), device);
+    EXPECT_TRUE(plan.guarded);  // 14336 rows are not whole units of 768
+    EXPECT_FALSE(plan.grid.clusters_dropped);
+    EXPECT_EQ(plan.grid.units, 19);
+    EXPECT_EQ(plan.grid.ctas, 76);
+    EXPECT_EQ(plan.grid.Clusters(), 19);
+    EXPECT_EQ(plan.grid.sk.sk_clusters, 0u);
+    EXPECT_EQ(plan.grid.partial_bytes, 0);
+    EXPECT_EQ(sm90::DescribeLaunch(plan), "guarded build; 76 CTAs in 19 clusters of 4, one per unit");
+  }
+  // On the tile: 13824 of N is 18 units of 4 x 192 rows.
+  const sm90::LaunchPlan on = sm90::PlanLaunch(
+      q, sm90::SwappedProblem({128, 13824, 4096, DType::kBF16}), Residency{132, 66});
+  EXPECT_FALSE(on.guarded);
+  EXPECT_EQ(on.grid.ctas, 72);
+  EXPECT_EQ(Param(Get("sm90_h12_m192_n128_quads"), "cluster_m"), "4");
+  EXPECT_EQ(Param(Get("sm90_h12_m192_n128_quads"), "schedule"), "static");
+  EXPECT_EQ(Param(Get("sm90_h12_m192_n128_quads"), "grid"), "one_per_unit");
+  ExpectSwappedFewRowEntry("sm90_h12_m192_n128_quads", 128, p, {8, 4096, 4096, DType::kBF16});
+}
+
 // S4: S3 with the 64-row build where the few-row paths do not take a problem and it has at most
 // 128 rows; above, H12. Its entry names both, and describes and sizes the launch that runs.
 TEST_F(Sm90Catalog, S4RunsSixtyFourRowTilesUpTo128Rows) {

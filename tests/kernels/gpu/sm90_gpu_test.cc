@@ -255,7 +255,8 @@ TEST_F(Sm90Gpu, TheFewRowPathsAgainstFp64AndCublas) {
 // with clusters and without and their swapped build, its 64x8 tiles and their swapped build, and
 // S4 and S5 where they run them: past the few-row path, at most 128 rows), and H12's 128x16
 // swapped and 128x128 tiles, the last in 1x2 clusters too, and its 192x128 swapped tiles (three
-// consumer warpgroups): on the tile (M a
+// consumer warpgroups), also in 4x1 clusters sharing B (on the tile at 128x1536x512: two clusters;
+// at 24x2400x200 a last cluster with tiles past the rows): on the tile (M a
 // multiple of a 2x1 cluster's 128 rows, N of 256, K of 64) and off it (M of 17, 64, 100; N and K
 // off their tiles), against the FP64 reference and cuBLAS, and M of 128 at 4096^2 with the stream-K
 // fix-up; S4 runs H12 above 128 rows.
@@ -275,12 +276,14 @@ TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
             "sm90_h12_n16_swapped",
             "sm90_h12_n128",
             "sm90_h12_n128_shared_a",
-            "sm90_h12_m192_n128_swapped"};
+            "sm90_h12_m192_n128_swapped",
+            "sm90_h12_m192_n128_quads"};
   const sm90::SmallRung& s4 = sm90::kSmallRungs[3];
   const sm90::SmallRung& s7 = sm90::kSmallRungs[6];
   for (Problem p : {Problem{17, 300, 512}, Problem{64, 512, 1024}, Problem{100, 264, 136},
                     Problem{128, 512, 640}, Problem{33, 1000, 520}, Problem{256, 256, 64},
-                    Problem{304, 17, 512}, Problem{512, 100, 136}, Problem{1000, 128, 264}}) {
+                    Problem{304, 17, 512}, Problem{512, 100, 136}, Problem{1000, 128, 264},
+                    Problem{128, 1536, 512}, Problem{24, 2400, 200}}) {
     ExpectMatchesFp64(p, 53);
     p.dtype = DType::kBF16;
     const bool tile = p.m > 16 && p.n > 16 && p.m <= 128;
@@ -302,7 +305,7 @@ TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
                     Problem{16, 14336, 4096}, Problem{4096, 16, 4096}, Problem{14336, 16, 4096},
                     Problem{128, 14336, 4096}})
     ExpectMatchesCublas(p, 54);
-  EXPECT_EQ(ran_.size(), 15u);
+  EXPECT_EQ(ran_.size(), 16u);
 }
 
 // The per-bucket rungs (S8, S10, S12; sm90_buckets.h): in every bucket a table names, a shape of
