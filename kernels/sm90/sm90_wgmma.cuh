@@ -38,8 +38,7 @@ consteval bool ValidWgmmaKnobs(const Knobs& k) {
            k.epilogue == Epilogue::kWide)) &&
          // 4x1 clusters: warp-specialised, each CTA multicasting a quarter of B, whole 128-byte
          // swizzle atoms (8 rows) on a 1024-byte boundary, so block_n of 32 or more.
-         (k.cluster_m != 4 ||
-          (k.warp_specialized && k.cluster_n == 1 && k.block_n % 32 == 0)) &&
+         (k.cluster_m != 4 || (k.warp_specialized && k.cluster_n == 1 && k.block_n % 32 == 0)) &&
          // 256 columns (m64n256 wgmma); or, with bf16 and the 16-byte or transposed stores (the
          // TMA-store epilogues are written for 256 columns), 128, 64, 16 or 8 (m64n128 ... m64n8),
          // the two narrowest with no cluster (half of a B tile of 8 or 16 rows is not a whole

@@ -513,7 +513,8 @@ TEST_F(Sm90Catalog, OneHundredNinetyTwoRowTilesInFourCtaClustersShareBWithoutStr
     EXPECT_EQ(plan.grid.Clusters(), 19);
     EXPECT_EQ(plan.grid.sk.sk_clusters, 0u);
     EXPECT_EQ(plan.grid.partial_bytes, 0);
-    EXPECT_EQ(sm90::DescribeLaunch(plan), "guarded build; 76 CTAs in 19 clusters of 4, one per unit");
+    EXPECT_EQ(sm90::DescribeLaunch(plan),
+              "guarded build; 76 CTAs in 19 clusters of 4, one per unit");
   }
   // On the tile: 13824 of N is 18 units of 4 x 192 rows.
   const sm90::LaunchPlan on = sm90::PlanLaunch(
