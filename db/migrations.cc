@@ -966,6 +966,138 @@ PRAGMA user_version = 22;
 )sql");
 }
 
+// v23: the dashboards keyed by the L2 mode too (measurements.l2: cold, hot, '' in v1 rows), as
+// v11 keyed them by regime: a night measured with the L2 hot is never the night before one
+// measured cold, so nightly_change no longer reads the L2's difference as a slowdown, and
+// latest_result keeps one row per mode. The two tables are made again from the measurements
+// (the newest ok row of each key; a nightly key's previous row, the newest of an earlier nightly
+// run), which is what the triggers would have kept had the key held the mode from the start: a
+// row an older key hid behind a newer one of the other mode comes back.
+void MigrateV23(Connection& c) {
+  c.Exec(R"sql(
+DROP TRIGGER measurements_keep_dashboards;
+DROP TRIGGER measurements_forget_dashboards;
+DROP VIEW latest_result;
+DROP VIEW nightly_change;
+
+DROP TABLE latest_ok;
+CREATE TABLE latest_ok (
+  variant TEXT NOT NULL, dtype TEXT NOT NULL, m INTEGER NOT NULL, n INTEGER NOT NULL,
+  k INTEGER NOT NULL, device_uuid TEXT NOT NULL, regime TEXT NOT NULL, l2 TEXT NOT NULL,
+  measurement_id INTEGER NOT NULL,
+  PRIMARY KEY (variant, dtype, m, n, k, device_uuid, regime, l2)
+) WITHOUT ROWID;
+INSERT INTO latest_ok
+SELECT ms.variant, ms.dtype, ms.m, ms.n, ms.k, r.device_uuid, ms.regime, ms.l2, max(ms.id)
+FROM measurements AS ms JOIN runs AS r ON r.id = ms.run_id
+WHERE ms.status = 'ok'
+GROUP BY ms.variant, ms.dtype, ms.m, ms.n, ms.k, r.device_uuid, ms.regime, ms.l2;
+
+DROP TABLE nightly_latest;
+CREATE TABLE nightly_latest (
+  variant TEXT NOT NULL, dtype TEXT NOT NULL, m INTEGER NOT NULL, n INTEGER NOT NULL,
+  k INTEGER NOT NULL, device_uuid TEXT NOT NULL, regime TEXT NOT NULL, l2 TEXT NOT NULL,
+  run_id INTEGER NOT NULL, measurement_id INTEGER NOT NULL,
+  previous_measurement_id INTEGER,
+  PRIMARY KEY (variant, dtype, m, n, k, device_uuid, regime, l2)
+) WITHOUT ROWID;
+CREATE TEMP TABLE nightly_ok AS
+SELECT ms.id, ms.run_id, ms.variant, ms.dtype, ms.m, ms.n, ms.k, r.device_uuid, ms.regime, ms.l2
+FROM measurements AS ms JOIN runs AS r ON r.id = ms.run_id
+WHERE ms.status = 'ok'
+  AND ms.run_id IN (SELECT run_id FROM run_tags WHERE tag = 'nightly');
+CREATE INDEX temp.nightly_ok_key
+  ON nightly_ok (variant, dtype, m, n, k, device_uuid, regime, l2, run_id, id);
+INSERT INTO nightly_latest
+SELECT cur.variant, cur.dtype, cur.m, cur.n, cur.k, cur.device_uuid, cur.regime, cur.l2,
+       cur.run_id, cur.id,
+       (SELECT max(p.id) FROM nightly_ok AS p
+        WHERE p.variant = cur.variant AND p.dtype = cur.dtype AND p.m = cur.m AND p.n = cur.n
+          AND p.k = cur.k AND p.device_uuid = cur.device_uuid AND p.regime = cur.regime
+          AND p.l2 = cur.l2 AND p.run_id < cur.run_id)
+FROM nightly_ok AS cur
+WHERE cur.id = (SELECT max(o.id) FROM nightly_ok AS o
+                WHERE o.variant = cur.variant AND o.dtype = cur.dtype AND o.m = cur.m
+                  AND o.n = cur.n AND o.k = cur.k AND o.device_uuid = cur.device_uuid
+                  AND o.regime = cur.regime AND o.l2 = cur.l2);
+DROP TABLE temp.nightly_ok;
+
+CREATE TRIGGER measurements_keep_dashboards AFTER INSERT ON measurements
+BEGIN
+  INSERT OR IGNORE INTO measured_variants (variant) VALUES (NEW.variant);
+  INSERT INTO latest_ok
+  SELECT NEW.variant, NEW.dtype, NEW.m, NEW.n, NEW.k, r.device_uuid, NEW.regime, NEW.l2, NEW.id
+  FROM runs AS r WHERE r.id = NEW.run_id AND NEW.status = 'ok'
+  ON CONFLICT (variant, dtype, m, n, k, device_uuid, regime, l2) DO UPDATE
+    SET measurement_id = excluded.measurement_id
+    WHERE excluded.measurement_id > latest_ok.measurement_id;
+  INSERT INTO nightly_latest
+  SELECT NEW.variant, NEW.dtype, NEW.m, NEW.n, NEW.k, r.device_uuid, NEW.regime, NEW.l2,
+         NEW.run_id, NEW.id, NULL
+  FROM runs AS r
+  WHERE r.id = NEW.run_id AND NEW.status = 'ok'
+    AND EXISTS (SELECT 1 FROM run_tags AS t WHERE t.run_id = NEW.run_id AND t.tag = 'nightly')
+  ON CONFLICT (variant, dtype, m, n, k, device_uuid, regime, l2) DO UPDATE
+    SET previous_measurement_id =
+          CASE WHEN excluded.run_id > nightly_latest.run_id THEN nightly_latest.measurement_id
+               ELSE nightly_latest.previous_measurement_id END,
+        run_id = excluded.run_id, measurement_id = excluded.measurement_id
+    WHERE excluded.measurement_id > nightly_latest.measurement_id;
+END;
+
+CREATE TRIGGER measurements_forget_dashboards AFTER DELETE ON measurements
+BEGIN
+  DELETE FROM latest_ok WHERE measurement_id = OLD.id;
+  INSERT OR IGNORE INTO latest_ok
+  SELECT ms.variant, ms.dtype, ms.m, ms.n, ms.k, r.device_uuid, ms.regime, ms.l2, max(ms.id)
+  FROM measurements AS ms JOIN runs AS r ON r.id = ms.run_id
+  WHERE ms.variant = OLD.variant AND ms.dtype = OLD.dtype AND ms.m = OLD.m AND ms.n = OLD.n
+    AND ms.k = OLD.k AND ms.regime = OLD.regime AND ms.l2 = OLD.l2 AND ms.status = 'ok'
+  GROUP BY r.device_uuid;
+  UPDATE nightly_latest SET previous_measurement_id = NULL WHERE previous_measurement_id = OLD.id;
+  DELETE FROM nightly_latest WHERE measurement_id = OLD.id;
+END;
+
+-- latest_result: the newest ok measurement of each variant x dtype x shape x GPU x regime x L2
+-- mode.
+CREATE VIEW latest_result AS
+SELECT ms.variant, ms.dtype, ms.m, ms.n, ms.k, l.regime,
+       ms.run_id, ms.id AS measurement_id,
+       r.device_name, l.device_uuid, r.device_index,
+       ms.tflops, ms.median_ms, ms.noise, ms.samples, ms.bytes_per_second,
+       ms.median_sm_mhz, ms.tflops_per_ghz, ms.peak_share, ms.conditioned,
+       ms.l2, ms.clock_policy, ms.verification,
+       ms.created_at_ms,
+       strftime('%Y-%m-%dT%H:%M:%fZ', ms.created_at_ms / 1000.0, 'unixepoch') AS time
+FROM latest_ok AS l
+JOIN measurements AS ms ON ms.id = l.measurement_id
+JOIN runs AS r ON r.id = ms.run_id;
+
+-- nightly_change: per variant x dtype x shape x GPU x regime x L2 mode, the newest nightly
+-- result beside the one of the nightly run before it in the same regime and L2 mode.
+CREATE VIEW nightly_change AS
+SELECT cur.variant, cur.dtype, cur.m, cur.n, cur.k, nl.device_uuid, nl.regime, cr.device_name,
+       cur.run_id,
+       strftime('%Y-%m-%dT%H:%M:%fZ', coalesce(cr.started_at_ms, cr.created_at_ms) / 1000.0,
+                'unixepoch') AS time,
+       cur.tflops, cur.median_ms, cur.noise, cur.median_sm_mhz,
+       prev.run_id AS previous_run_id,
+       strftime('%Y-%m-%dT%H:%M:%fZ', coalesce(pr.started_at_ms, pr.created_at_ms) / 1000.0,
+                'unixepoch') AS previous_time,
+       prev.tflops AS previous_tflops, prev.median_ms AS previous_median_ms,
+       prev.noise AS previous_noise, prev.median_sm_mhz AS previous_median_sm_mhz,
+       CASE WHEN prev.median_ms > 0 THEN cur.median_ms / prev.median_ms - 1.0 END AS slowdown,
+       nl.l2
+FROM nightly_latest AS nl
+JOIN measurements AS cur ON cur.id = nl.measurement_id
+JOIN runs AS cr ON cr.id = cur.run_id
+LEFT JOIN measurements AS prev ON prev.id = nl.previous_measurement_id
+LEFT JOIN runs AS pr ON pr.id = prev.run_id;
+
+PRAGMA user_version = 23;
+)sql");
+}
+
 }  // namespace
 
 int SchemaVersion(Connection& connection) {
@@ -1013,6 +1145,7 @@ void Migrate(Connection& connection) {
   if (version < 20) MigrateV20(connection);
   if (version < 21) MigrateV21(connection);
   if (version < 22) MigrateV22(connection);
+  if (version < 23) MigrateV23(connection);
   transaction.Commit();
 }
 

@@ -7,7 +7,7 @@ namespace ablation::db {
 
 // The version this code writes and reads. Raise it with a new MigrateVn, never by editing an
 // older one: databases in the field hold every older version.
-inline constexpr int kSchemaVersion = 22;
+inline constexpr int kSchemaVersion = 23;
 
 // PRAGMA user_version of the open database (0: empty, never migrated).
 int SchemaVersion(Connection& connection);

@@ -20,6 +20,7 @@ add_executable(db_tests
   ${CMAKE_CURRENT_SOURCE_DIR}/db/migrations_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/db/migration_v5_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/db/migration_v8_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/db/migration_v23_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/db/page_token_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/db/records_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/db/row_mapping_test.cc

@@ -32,7 +32,7 @@ TEST_F(MigrationsTest, FreshDatabaseEndsAtLatestVersionInWalMode) {
   }
   RawDb raw(path);
   EXPECT_EQ(raw.Int("PRAGMA user_version"), kSchemaVersion);
-  EXPECT_EQ(kSchemaVersion, 22);
+  EXPECT_EQ(kSchemaVersion, 23);
   EXPECT_EQ(raw.Text("PRAGMA journal_mode"), "wal");
   for (const char* table : {"runs", "measurements", "measurement_samples", "verifications",
                             "run_tags", "library_choices"}) {
