@@ -966,19 +966,21 @@ PRAGMA user_version = 22;
 )sql");
 }
 
-// v23: the dashboards keyed by the L2 mode too (measurements.l2: cold, hot, '' in v1 rows), as
-// v11 keyed them by regime: a night measured with the L2 hot is never the night before one
-// measured cold, so nightly_change no longer reads the L2's difference as a slowdown, and
-// latest_result keeps one row per mode. The two tables are made again from the measurements
-// (the newest ok row of each key; a nightly key's previous row, the newest of an earlier nightly
-// run), which is what the triggers would have kept had the key held the mode from the start: a
-// row an older key hid behind a newer one of the other mode comes back.
+// v23: the dashboards keyed by the L2 mode too (measurements.l2: cold_rotated, cold, hot; '' in
+// v1 rows), as v11 keyed them by regime: a night measured with the L2 hot is never the night
+// before one measured cold, so nightly_change no longer reads the L2's difference as a slowdown,
+// latest_result keeps one row per mode, and nightly_history names each row's mode. The two tables
+// are made again from the measurements (the newest ok row of each key; a nightly key's previous
+// row, the newest of an earlier nightly run), which is what the triggers would have kept had the
+// key held the mode from the start: a row an older key hid behind a newer one of the other mode
+// comes back.
 void MigrateV23(Connection& c) {
   c.Exec(R"sql(
 DROP TRIGGER measurements_keep_dashboards;
 DROP TRIGGER measurements_forget_dashboards;
 DROP VIEW latest_result;
 DROP VIEW nightly_change;
+DROP VIEW nightly_history;
 
 DROP TABLE latest_ok;
 CREATE TABLE latest_ok (
@@ -1072,6 +1074,21 @@ SELECT ms.variant, ms.dtype, ms.m, ms.n, ms.k, l.regime,
 FROM latest_ok AS l
 JOIN measurements AS ms ON ms.id = l.measurement_id
 JOIN runs AS r ON r.id = ms.run_id;
+
+-- nightly_history: every ok measurement of the runs tagged nightly, with its regime and L2 mode.
+CREATE VIEW nightly_history AS
+SELECT ms.variant, ms.dtype, ms.m, ms.n, ms.k, ms.regime,
+       ms.run_id, ms.id AS measurement_id,
+       coalesce(r.started_at_ms, r.created_at_ms) AS run_started_at_ms,
+       strftime('%Y-%m-%dT%H:%M:%fZ', coalesce(r.started_at_ms, r.created_at_ms) / 1000.0,
+                'unixepoch') AS time,
+       ms.tflops, ms.median_ms, ms.noise, ms.samples, ms.median_sm_mhz, ms.tflops_per_ghz,
+       r.device_name, r.device_uuid, r.state AS run_state, r.git_revision, r.daemon_version,
+       ms.created_at_ms, ms.l2
+FROM measurements AS ms
+JOIN runs AS r ON r.id = ms.run_id
+WHERE ms.status = 'ok'
+  AND ms.run_id IN (SELECT run_id FROM run_tags WHERE tag = 'nightly');
 
 -- nightly_change: per variant x dtype x shape x GPU x regime x L2 mode, the newest nightly
 -- result beside the one of the nightly run before it in the same regime and L2 mode.

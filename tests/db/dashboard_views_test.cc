@@ -81,9 +81,11 @@ class DashboardViews : public ::testing::Test {
   }
   int64_t AddMeasurement(int64_t run, const std::string& variant, double median_ms,
                          v1::MeasurementStatus status = v1::MEASUREMENT_STATUS_OK, int64_t m = 4096,
-                         v1::Regime regime = v1::REGIME_UNSPECIFIED) {
+                         v1::Regime regime = v1::REGIME_UNSPECIFIED,
+                         v1::L2Mode l2 = v1::L2_MODE_UNSPECIFIED) {
     v1::Measurement r;
     r.set_regime(regime);
+    r.set_l2(l2);
     r.set_run_id(run);
     r.set_sequence(seq_++);
     r.set_variant(variant);
@@ -273,6 +275,38 @@ TEST_F(DashboardViews, EachRegimeIsASeriesOfItsOwn) {
   auto history = db.Rows("SELECT regime FROM nightly_history ORDER BY measurement_id");
   ASSERT_EQ(history.size(), 4u);
   EXPECT_EQ(history[1]["regime"], "burst");
+}
+
+TEST_F(DashboardViews, EachL2ModeIsASeriesOfItsOwn) {
+  // v23: a night measured with the L2 hot never replaces a cold one, nor is compared with it.
+  constexpr auto kOk = v1::MEASUREMENT_STATUS_OK;
+  constexpr auto kBurst = v1::REGIME_BURST;
+  const int64_t n1 = AddRun({"nightly"}, 1);
+  AddMeasurement(n1, "a", 1.00, kOk, 4096, kBurst, v1::L2_MODE_COLD);
+  const int64_t n2 = AddRun({"nightly"}, 2);
+  const int64_t h2 = AddMeasurement(n2, "a", 0.60, kOk, 4096, kBurst, v1::L2_MODE_HOT);
+  const int64_t n3 = AddRun({"nightly"}, 3);
+  const int64_t c3 = AddMeasurement(n3, "a", 1.03, kOk, 4096, kBurst, v1::L2_MODE_COLD);
+
+  ReadOnlyDb db(path_);
+  auto latest = db.Rows("SELECT * FROM latest_result ORDER BY l2");
+  ASSERT_EQ(latest.size(), 2u);
+  EXPECT_EQ(latest[0]["l2"], "cold");
+  EXPECT_EQ(latest[0]["measurement_id"], std::to_string(c3));
+  EXPECT_EQ(latest[1]["l2"], "hot");
+  EXPECT_EQ(latest[1]["measurement_id"], std::to_string(h2));
+
+  auto change = db.Rows("SELECT * FROM nightly_change ORDER BY l2");
+  ASSERT_EQ(change.size(), 2u);
+  EXPECT_EQ(change[0]["l2"], "cold");
+  EXPECT_EQ(change[0]["run_id"], std::to_string(n3));
+  EXPECT_EQ(change[0]["previous_run_id"], std::to_string(n1)) << "n2 was hot: skipped";
+  EXPECT_NEAR(std::stod(change[0]["slowdown"]), 0.03, 1e-12);
+  EXPECT_EQ(change[1]["l2"], "hot");
+  EXPECT_EQ(change[1]["previous_run_id"], "NULL") << "no earlier hot night";
+  auto history = db.Rows("SELECT l2 FROM nightly_history ORDER BY measurement_id");
+  ASSERT_EQ(history.size(), 3u);
+  EXPECT_EQ(history[1]["l2"], "hot");
 }
 
 TEST_F(DashboardViews, RunSummaryCountsProgressAndOutcome) {
