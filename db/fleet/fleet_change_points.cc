@@ -10,11 +10,19 @@ namespace {
 
 constexpr const char* kSeriesWhere =
     " WHERE hardware_fingerprint = $1 AND variant = $2 AND dtype = $3 AND m = $4 AND n = $5 "
-    "AND k = $6 AND regime = $7 AND figures = $8 AND daemon_id = $9";
+    "AND k = $6 AND regime = $7 AND figures = $8 AND l2 = $9 AND daemon_id = $10";
 
 std::vector<PgParam> KeyParams(const FleetSeriesKey& s) {
-  return {s.fingerprint,       s.variant, s.dtype,   std::to_string(s.m), std::to_string(s.n),
-          std::to_string(s.k), s.regime,  s.figures, s.daemon_id};
+  return {s.fingerprint,
+          s.variant,
+          s.dtype,
+          std::to_string(s.m),
+          std::to_string(s.n),
+          std::to_string(s.k),
+          s.regime,
+          s.figures,
+          s.l2,
+          s.daemon_id};
 }
 
 std::string Real(double v) {
@@ -34,7 +42,7 @@ std::vector<FleetSeriesKey> Keys(const PgResult& r) {
   std::vector<FleetSeriesKey> out;
   for (int i = 0; i < r.rows(); ++i) {
     out.push_back({r.Text(i, 0), r.Text(i, 1), r.Text(i, 2), r.Int(i, 3), r.Int(i, 4), r.Int(i, 5),
-                   r.Text(i, 6), r.Text(i, 7), r.Text(i, 8)});
+                   r.Text(i, 6), r.Text(i, 7), r.Text(i, 8), r.Text(i, 9)});
   }
   return out;
 }
@@ -43,7 +51,8 @@ std::vector<FleetSeriesKey> Keys(const PgResult& r) {
 
 std::string FleetSeriesKey::Name() const {
   return variant + " " + dtype + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
-         std::to_string(k) + (regime.empty() ? "" : " " + regime) + " (" + figures + ") on " +
+         std::to_string(k) + (regime.empty() ? "" : " " + regime) + " (" + figures +
+         (l2.empty() ? "" : ", L2 " + l2) + ") on " +
          (fingerprint.empty() ? "no fingerprint" : fingerprint) + ", daemon " +
          daemon_id.substr(0, 8);
 }
@@ -51,23 +60,23 @@ std::string FleetSeriesKey::Name() const {
 std::vector<FleetSeriesKey> SeriesOfRun(PgConnection& c, const std::string& daemon_id,
                                         int64_t run_id) {
   return Keys(c.Query(
-      "SELECT DISTINCT hardware_fingerprint, variant, dtype, m, n, k, regime, figures, daemon_id "
-      "FROM ablationd.fleet_points WHERE daemon_id = $1 AND run_id = $2 "
-      "ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9",
+      "SELECT DISTINCT hardware_fingerprint, variant, dtype, m, n, k, regime, figures, l2, "
+      "daemon_id FROM ablationd.fleet_points WHERE daemon_id = $1 AND run_id = $2 "
+      "ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10",
       {daemon_id, std::to_string(run_id)}, "find the series of run " + std::to_string(run_id)));
 }
 
 std::vector<FleetSeriesKey> StaleSeries(PgConnection& c, int limit) {
   return Keys(c.Query(
       R"sql(SELECT q.hardware_fingerprint, q.variant, q.dtype, q.m, q.n, q.k, q.regime, q.figures,
-       q.daemon_id
-FROM (SELECT hardware_fingerprint, variant, dtype, m, n, k, regime, figures, daemon_id,
+       q.l2, q.daemon_id
+FROM (SELECT hardware_fingerprint, variant, dtype, m, n, k, regime, figures, l2, daemon_id,
              count(DISTINCT run_id) AS points
-      FROM ablationd.fleet_points GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9) q
+      FROM ablationd.fleet_points GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10) q
 LEFT JOIN ablationd.fleet_change_point_series s
-  USING (hardware_fingerprint, variant, dtype, m, n, k, regime, figures, daemon_id)
+  USING (hardware_fingerprint, variant, dtype, m, n, k, regime, figures, l2, daemon_id)
 WHERE s.points IS DISTINCT FROM q.points
-ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
 LIMIT $1)sql",
       {std::to_string(limit)}, "find the series whose change points are not computed"));
 }
@@ -110,10 +119,10 @@ SeriesChangePoints RecomputeChangePoints(PgConnection& c, const FleetSeriesKey& 
                                std::to_string(s.points(s.points_size() - 1).time_ms()),
                                Real(options.min_relative_change), Real(options.significance)});
   c.Query(R"sql(INSERT INTO ablationd.fleet_change_point_series (hardware_fingerprint, variant,
-  dtype, m, n, k, regime, figures, daemon_id, host_name, device_name, points, change_points,
+  dtype, m, n, k, regime, figures, l2, daemon_id, host_name, device_name, points, change_points,
   last_time, min_relative_change, significance)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-  to_timestamp($14::double precision / 1000), $15, $16))sql",
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+  to_timestamp($15::double precision / 1000), $16, $17))sql",
           params, "record the change points of " + name);
   for (const v1::ChangePoint& change : s.change_points()) {
     const v1::HistoryPoint& p = s.points(change.index());
@@ -124,10 +133,10 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
                                  Real(change.before_median_ms()), Real(change.after_median_ms()),
                                  Real(change.relative_change()), Real(change.p_value())});
     c.Query(R"sql(INSERT INTO ablationd.fleet_change_points (hardware_fingerprint, variant, dtype,
-  m, n, k, regime, figures, daemon_id, run_id, measurement_id, host_name, device_name, time,
+  m, n, k, regime, figures, l2, daemon_id, run_id, measurement_id, host_name, device_name, time,
   point_index, before_median_ms, after_median_ms, relative_change, p_value)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-  to_timestamp($14::double precision / 1000), $15, $16, $17, $18, $19))sql",
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+  to_timestamp($15::double precision / 1000), $16, $17, $18, $19, $20))sql",
             values, "record a change point of " + name);
   }
   transaction.Commit();

@@ -1,7 +1,8 @@
 // The change points of the fleet's series, kept in PostgreSQL (ablationd.fleet_change_points and
 // ablationd.fleet_change_point_series, schema v2, keyed by daemon since v4) for the dashboards:
 // computed where the data is, by the exporters, after a run is committed. A series is one
-// hardware fingerprint's (never mixed), variant, dtype, shape, regime and figures on one daemon:
+// hardware fingerprint's (never mixed), variant, dtype, shape, regime, figures and L2 mode (v5) on
+// one daemon:
 // two nodes of one fingerprint differ by their chips' spread, which is no change over time, so
 // each node's points are a series of their own (fleet_node_comparison sets them side by side). It
 // is read from fleet_points exactly as `ablation-client --fleet-db ... history VARIANT` reads it,
@@ -27,12 +28,13 @@ struct FleetSeriesKey {
   int64_t m = 0, n = 0, k = 0;
   std::string regime;              // stored word ('burst'), '' when none
   std::string figures = "window";  // 'solo' or 'window' (fleet_points.figures)
+  std::string l2;                  // the L2 mode as stored ('cold_rotated'), '' when none (v5)
   std::string daemon_id;           // the node's daemon: its points alone are the series
 
   bool operator==(const FleetSeriesKey&) const = default;
   auto operator<=>(const FleetSeriesKey&) const = default;
-  /// "abl_L1_... bf16 256x256x256 burst (window) on 0123456789abcdef, daemon feedface" for
-  /// messages.
+  /// "abl_L1_... bf16 256x256x256 burst (window, L2 cold_rotated) on 0123456789abcdef, daemon
+  /// feedface" for messages.
   std::string Name() const;
 };
 

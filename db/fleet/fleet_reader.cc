@@ -99,10 +99,10 @@ std::vector<history::SeriesRow> ReadSeriesRows(PgConnection& connection,
       "SELECT hardware_fingerprint, variant, dtype, regime, device_name, device_uuid, m, n, k, "
       "run_id, measurement_id, (extract(epoch FROM time) * 1000)::bigint, median_ms, noise, "
       "tflops, coalesce((SELECT d.host_name FROM ablationd.daemons d "
-      "WHERE d.daemon_id = p.daemon_id), host_name) AS node_host, daemon_id, figures "
+      "WHERE d.daemon_id = p.daemon_id), host_name) AS node_host, daemon_id, figures, l2 "
       "FROM ablationd.fleet_points p" +
       where_sql +
-      " ORDER BY hardware_fingerprint, variant, dtype, m, n, k, regime, figures, node_host, "
+      " ORDER BY hardware_fingerprint, variant, dtype, m, n, k, regime, figures, l2, node_host, "
       "daemon_id, time, run_id, measurement_id";
   PgResult r = connection.Query(sql, params, "read the series");
   std::vector<history::SeriesRow> rows;
@@ -125,6 +125,7 @@ std::vector<history::SeriesRow> ReadSeriesRows(PgConnection& connection,
     row.tflops = r.Real(i, 14);
     row.node = NodeName(r.Text(i, 15), r.Text(i, 16));
     row.figures = r.Text(i, 17);
+    row.l2 = r.Text(i, 18);
     if (daemon_ids) daemon_ids->push_back(r.Text(i, 16));
     rows.push_back(std::move(row));
   }

@@ -368,6 +368,127 @@ FROM per_node p JOIN of_fingerprint f
          "migrate the fleet schema to v4 (views per daemon)");
 }
 
+// v5, the L2 mode: a measurement's (cold_rotated, cold, hot; '' unknown) in a column of its own,
+// filled for the rows already there from their messages, and part of a series' key as in the
+// daemon's own store (history::SeriesRow::l2): a night measured with the L2 hot is not a step in
+// the cold series. The change points are derived rows: their tables are made anew with the mode
+// in their key, and the exporters compute every series again (fleet::StaleSeries). A database
+// made as an older version by hand (the migration tests) may have the column already.
+void MigrateV5(PgConnection& c) {
+  c.Exec(R"sql(
+ALTER TABLE measurements ADD COLUMN IF NOT EXISTS l2 text NOT NULL DEFAULT '';
+UPDATE measurements SET l2 = CASE measurement->>'l2'
+    WHEN 'L2_MODE_COLD_ROTATED' THEN 'cold_rotated' WHEN 'L2_MODE_COLD' THEN 'cold'
+    WHEN 'L2_MODE_HOT' THEN 'hot' ELSE '' END
+  WHERE measurement ? 'l2';
+DROP VIEW IF EXISTS fleet_node_comparison;
+DROP VIEW IF EXISTS fleet_steps;
+DROP VIEW IF EXISTS fleet_throughput;
+DROP VIEW IF EXISTS fleet_points;
+DROP TABLE IF EXISTS fleet_change_points;
+DROP TABLE IF EXISTS fleet_change_point_series;
+CREATE TABLE fleet_change_point_series (
+  hardware_fingerprint text             NOT NULL,
+  variant              text             NOT NULL,
+  dtype                text             NOT NULL,
+  m                    bigint           NOT NULL,
+  n                    bigint           NOT NULL,
+  k                    bigint           NOT NULL,
+  regime               text             NOT NULL,
+  figures              text             NOT NULL,
+  l2                   text             NOT NULL,
+  daemon_id            text             NOT NULL REFERENCES daemons (daemon_id),
+  host_name            text             NOT NULL DEFAULT '',
+  device_name          text             NOT NULL DEFAULT '',
+  points               integer          NOT NULL,
+  change_points        integer          NOT NULL,
+  last_time            timestamptz,
+  min_relative_change  double precision NOT NULL,
+  significance         double precision NOT NULL,
+  computed_at          timestamptz      NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (hardware_fingerprint, variant, dtype, m, n, k, regime, figures, l2, daemon_id)
+);
+CREATE TABLE fleet_change_points (
+  hardware_fingerprint text             NOT NULL,
+  variant              text             NOT NULL,
+  dtype                text             NOT NULL,
+  m                    bigint           NOT NULL,
+  n                    bigint           NOT NULL,
+  k                    bigint           NOT NULL,
+  regime               text             NOT NULL,
+  figures              text             NOT NULL,
+  l2                   text             NOT NULL,
+  daemon_id            text             NOT NULL,
+  run_id               bigint           NOT NULL,
+  measurement_id       bigint           NOT NULL,
+  host_name            text             NOT NULL,
+  device_name          text             NOT NULL DEFAULT '',
+  time                 timestamptz      NOT NULL,
+  point_index          integer          NOT NULL,
+  before_median_ms     double precision NOT NULL,
+  after_median_ms      double precision NOT NULL,
+  relative_change      double precision NOT NULL,
+  p_value              double precision NOT NULL,
+  computed_at          timestamptz      NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (hardware_fingerprint, variant, dtype, m, n, k, regime, figures, l2, daemon_id,
+               run_id),
+  FOREIGN KEY (hardware_fingerprint, variant, dtype, m, n, k, regime, figures, l2, daemon_id)
+    REFERENCES fleet_change_point_series ON DELETE CASCADE,
+  FOREIGN KEY (daemon_id, run_id) REFERENCES runs (daemon_id, run_id)
+);
+CREATE INDEX fleet_change_points_time ON fleet_change_points (time);
+CREATE VIEW fleet_points AS
+SELECT r.daemon_id, r.host_name, r.hardware_fingerprint, r.device_name, r.device_uuid,
+       x.run_id, x.measurement_id, x.variant, x.dtype, x.m, x.n, x.k, x.regime,
+       coalesce(r.started_at, r.created_at) AS time,
+       coalesce(x.solo_median_ms, x.median_ms) AS median_ms,
+       CASE WHEN x.solo_median_ms IS NULL THEN x.noise ELSE x.solo_noise END AS noise,
+       coalesce(x.solo_tflops, x.tflops) AS tflops, r.tags,
+       CASE WHEN x.solo_median_ms IS NULL THEN 'window' ELSE 'solo' END AS figures, x.l2
+FROM measurements x JOIN runs r USING (daemon_id, run_id)
+WHERE x.status = 'ok' AND r.kind = 'ablation';
+CREATE VIEW fleet_throughput AS
+SELECT date_trunc('day', time) AS day, device_name, variant, dtype, m, n, k, regime, figures, l2,
+       count(*) AS points, count(DISTINCT daemon_id) AS daemons,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY tflops) AS median_tflops,
+       max(tflops) AS max_tflops
+FROM fleet_points
+GROUP BY 1, device_name, variant, dtype, m, n, k, regime, figures, l2;
+CREATE VIEW fleet_steps AS
+SELECT *, CASE WHEN previous_median_ms > 0 THEN median_ms / previous_median_ms - 1 END
+            AS relative_step
+FROM (
+  SELECT p.*,
+         (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY q.median_ms)
+          FROM (SELECT b.median_ms FROM fleet_points b
+                WHERE b.hardware_fingerprint = p.hardware_fingerprint AND b.variant = p.variant
+                  AND b.dtype = p.dtype AND b.m = p.m AND b.n = p.n AND b.k = p.k
+                  AND b.regime = p.regime AND b.figures = p.figures AND b.l2 = p.l2
+                  AND b.daemon_id = p.daemon_id
+                  AND (b.time, b.measurement_id) < (p.time, p.measurement_id)
+                ORDER BY b.time DESC LIMIT 7) q) AS previous_median_ms
+  FROM fleet_points p) s;
+CREATE VIEW fleet_node_comparison AS
+WITH per_node AS (
+  SELECT hardware_fingerprint, variant, dtype, m, n, k, regime, figures, l2, daemon_id,
+         max(host_name) AS host_name, max(device_name) AS device_name,
+         count(DISTINCT run_id) AS runs, max(time) AS last_time,
+         percentile_cont(0.5) WITHIN GROUP (ORDER BY median_ms) AS median_ms,
+         percentile_cont(0.5) WITHIN GROUP (ORDER BY tflops) AS median_tflops
+  FROM fleet_points
+  GROUP BY hardware_fingerprint, variant, dtype, m, n, k, regime, figures, l2, daemon_id),
+of_fingerprint AS (
+  SELECT hardware_fingerprint, variant, dtype, m, n, k, regime, figures, l2, count(*) AS nodes,
+         percentile_cont(0.5) WITHIN GROUP (ORDER BY median_ms) AS fingerprint_median_ms
+  FROM per_node GROUP BY hardware_fingerprint, variant, dtype, m, n, k, regime, figures, l2)
+SELECT p.*, f.nodes, f.fingerprint_median_ms,
+       p.median_ms / nullif(f.fingerprint_median_ms, 0) - 1 AS relative_to_fingerprint
+FROM per_node p JOIN of_fingerprint f
+  USING (hardware_fingerprint, variant, dtype, m, n, k, regime, figures, l2);
+)sql",
+         "migrate the fleet schema to v5 (the L2 mode)");
+}
+
 // The objects of a fleet database of v3 or before, in the order they can be moved.
 constexpr const char* kLegacyTables[] = {"daemons",
                                          "runs",
@@ -419,7 +540,7 @@ void MoveIntoFleetSchema(PgConnection& c, const std::string& legacy) {
              ".fleet_schema IS 'The fleet''s tables are in schema " + kFleetSchemaName +
              " since fleet schema v4: this row keeps older daemons from " +
              "making them here again. Drop it once every daemon is upgraded.'",
-         "leave a version 4 marker in " + legacy);
+         "leave a version marker in " + legacy);
 }
 
 }  // namespace
@@ -440,8 +561,9 @@ void MigrateFleet(PgConnection& connection) {
   int version = moved ? RecordedVersion(connection, current) : 0;
   if (!legacy.empty()) {
     version = RecordedVersion(connection, legacy + ".fleet_schema");
-    // A marker whose tables were dropped with their schema: a database to make anew.
-    if (version == kFleetSchemaVersion) {
+    // A marker (v4 on: the tables of v3 or before are the only ones ever outside the fleet's
+    // schema) whose tables were dropped with their schema: a database to make anew.
+    if (version >= 4) {
       version = 0;
       legacy.clear();
     }
@@ -472,6 +594,7 @@ void MigrateFleet(PgConnection& connection) {
     MigrateV4ChangePoints(connection);
     MigrateV4Views(connection);
   }
+  if (version < 5) MigrateV5(connection);
   connection.Exec("CREATE TABLE IF NOT EXISTS " + current + " (version integer NOT NULL)",
                   "create fleet_schema");
   connection.Query("DELETE FROM " + current, {}, "clear the version");

@@ -11,7 +11,7 @@
 
 namespace ablation::fleet {
 
-inline constexpr int kFleetSchemaVersion = 4;
+inline constexpr int kFleetSchemaVersion = 5;
 /// Where the fleet's tables and views are (v4). The SQL here and in the dashboards
 /// (deploy/k8s/grafana/) spells it out: "ablationd.runs".
 inline constexpr const char* kFleetSchemaName = "ablationd";
@@ -25,8 +25,8 @@ int FleetSchemaVersion(PgConnection& connection);
 /// both): an older daemon must not write rows a newer schema would misread. A database of v3 or
 /// before has its tables where the search_path put them (public): they are moved into
 /// `ablationd` with every row (ALTER TABLE ... SET SCHEMA), and a fleet_schema table of version
-/// 4 is left in their old place, so that a daemon not yet upgraded refuses to export (its runs
-/// wait in its outbox) instead of making the tables there anew.
+/// 4 or later is left in their old place, so that a daemon not yet upgraded refuses to export (its
+/// runs wait in its outbox) instead of making the tables there anew.
 void MigrateFleet(PgConnection& connection);
 
 /// For readers: FleetError unless the database is at exactly kFleetSchemaVersion, saying what to

@@ -85,9 +85,9 @@ ON CONFLICT (daemon_id, run_id) DO NOTHING RETURNING run_id)sql",
     c.Query(
         R"sql(INSERT INTO ablationd.measurements (daemon_id, run_id, measurement_id, variant,
   dtype, m, n, k, regime, status, median_ms, noise, tflops, created_at, measurement, solo_median_ms,
-  solo_noise, solo_tflops)
+  solo_noise, solo_tflops, l2)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-  to_timestamp($14::double precision / 1000), $15::jsonb, $16, $17, $18)
+  to_timestamp($14::double precision / 1000), $15::jsonb, $16, $17, $18, $19)
 ON CONFLICT (daemon_id, measurement_id) DO NOTHING)sql",
         {daemon.daemon_id, run_id, std::to_string(m.id()), m.variant(), m.dtype(),
          std::to_string(m.shape().m()), std::to_string(m.shape().n()),
@@ -95,7 +95,7 @@ ON CONFLICT (daemon_id, measurement_id) DO NOTHING)sql",
          Real(m.stats().median_ms()), Real(m.stats().noise()), Real(m.tflops()),
          Time(m.created_at_ms()), Json(m), solo ? Real(m.solo().solo_median_ms()) : PgParam(),
          solo ? Real(m.solo().solo_noise()) : PgParam(),
-         solo ? Real(m.solo().solo_tflops()) : PgParam()},
+         solo ? Real(m.solo().solo_tflops()) : PgParam(), common::EnumWord(m.l2())},
         "insert measurement " + std::to_string(m.id()) + " of run " + run_id);
   }
   for (const v1::VerifyResult& v : e.verifications) {

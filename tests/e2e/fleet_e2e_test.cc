@@ -737,11 +737,12 @@ TEST_F(FleetE2E, AnOlderDatabaseInPublicMovesIntoItsOwnSchemaWithEveryRow) {
   EXPECT_EQ(fleet::FleetSchemaVersion(c), fleet::kFleetSchemaVersion);
   EXPECT_NO_THROW(fleet::RequireFleetSchema(c));
   EXPECT_EQ(counts("ablationd"), before);
-  // In public only the marker is left, at version 4: what an older daemon reads there.
+  // In public only the marker is left, at this build's version: what an older daemon reads there.
   EXPECT_EQ(Count("SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
                   "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'v')"),
             1);
-  EXPECT_EQ(Count("SELECT max(version) FROM fleet_schema"), 4);  // the search_path's: public
+  EXPECT_EQ(Count("SELECT max(version) FROM fleet_schema"),
+            fleet::kFleetSchemaVersion);  // the search_path's: public
   // The change points are computed again, one series per node, and the client reads it all.
   std::vector<fleet::FleetSeriesKey> stale = fleet::StaleSeries(c);
   ASSERT_EQ(stale.size(), 2u);
@@ -788,12 +789,14 @@ TEST_F(FleetE2E, AVersionOneDatabaseMigratesAndANewerOneIsRefused) {
   EXPECT_EQ(computed.change_points, 0);
   EXPECT_TRUE(fleet::StaleSeries(c).empty());
 
-  c.Exec("UPDATE ablationd.fleet_schema SET version = 5", "make it newer");
+  const std::string newer = std::to_string(fleet::kFleetSchemaVersion + 1);
+  c.Exec("UPDATE ablationd.fleet_schema SET version = " + newer, "make it newer");
   try {
     fleet::MigrateFleet(c);
     ADD_FAILURE() << "a newer schema was migrated";
   } catch (const fleet::FleetError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("schema version 5, newer than version 4"));
+    EXPECT_THAT(e.what(), HasSubstr("schema version " + newer + ", newer than version " +
+                                    std::to_string(fleet::kFleetSchemaVersion)));
   }
   try {
     fleet::RequireFleetSchema(c);
@@ -804,4 +807,51 @@ TEST_F(FleetE2E, AVersionOneDatabaseMigratesAndANewerOneIsRefused) {
 }
 
 }  // namespace
+// v5: the L2 mode is part of a series' key, as in a daemon's own store: nights measured with the
+// L2 hot (0.6 ms) between cold ones (1.0 ms) are a series of their own, not steps of the cold one.
+// A database of v4 (no mode stored) gets each row's mode from its message when it migrates.
+TEST_F(FleetE2E, TheL2ModeIsPartOfASeriesKey) {
+  fleet::PgConnection c(pg_->conninfo());
+  fleet::MigrateFleet(c);
+  const fleet::DaemonIdentity daemon{"1234abcd1234abcd1234abcd1234abcd", "gpu-l2", ""};
+  for (int night = 1; night <= 4; ++night) {
+    const bool hot = night % 2 == 0;
+    fleet::RunExport run = Night(night, night, hot ? 0.6 : 1.0, "00000000000000b2");
+    run.measurements[0].set_l2(hot ? v1::L2_MODE_HOT : v1::L2_MODE_COLD_ROTATED);
+    ASSERT_EQ(fleet::ExportRun(c, daemon, run), fleet::ExportOutcome::kExported);
+  }
+  EXPECT_EQ(Count("SELECT count(*) FROM ablationd.measurements WHERE l2 = 'hot'"), 2);
+  const std::vector<fleet::FleetSeriesKey> of_night_4 = fleet::SeriesOfRun(c, daemon.daemon_id, 4);
+  ASSERT_EQ(of_night_4.size(), 1u);
+  EXPECT_EQ(of_night_4[0].l2, "hot");
+  EXPECT_THAT(of_night_4[0].Name(), HasSubstr("(window, L2 hot)"));
+  auto recompute_all = [&] {
+    std::vector<fleet::FleetSeriesKey> stale = fleet::StaleSeries(c);
+    EXPECT_EQ(stale.size(), 2u);
+    std::string modes;
+    for (const fleet::FleetSeriesKey& key : stale) {
+      modes += key.l2 + " ";
+      const fleet::SeriesChangePoints computed = fleet::RecomputeChangePoints(c, key);
+      EXPECT_EQ(computed.points, 2) << key.Name();
+      EXPECT_EQ(computed.change_points, 0) << key.Name();
+    }
+    EXPECT_EQ(modes, "cold_rotated hot ");
+    EXPECT_TRUE(fleet::StaleSeries(c).empty());
+  };
+  recompute_all();
+  EXPECT_EQ(Count("SELECT count(*) FROM ablationd.fleet_change_points"), 0);
+  EXPECT_EQ(Count("SELECT count(DISTINCT l2) FROM ablationd.fleet_steps"), 2);
+
+  // As a v4 database: the column empty, the version 4. The migration reads each row's mode from
+  // its message and makes the change points anew, to be computed again per mode.
+  c.Exec("UPDATE ablationd.measurements SET l2 = ''; UPDATE ablationd.fleet_schema SET version = 4",
+         "make it version 4");
+  fleet::MigrateFleet(c);
+  EXPECT_EQ(fleet::FleetSchemaVersion(c), fleet::kFleetSchemaVersion);
+  EXPECT_EQ(Count("SELECT count(*) FROM ablationd.measurements WHERE l2 = 'cold_rotated'"), 2);
+  EXPECT_EQ(Count("SELECT count(*) FROM ablationd.measurements WHERE l2 = 'hot'"), 2);
+  EXPECT_EQ(Count("SELECT count(*) FROM ablationd.fleet_change_point_series"), 0);
+  recompute_all();
+}
+
 }  // namespace ablation::testing
