@@ -101,8 +101,8 @@ VALUES (205, 35, 0, 'abl_l2', 'bf16', 4096, 4096, 4096, 'ok', 1.03, 'cold', 1700
   EXPECT_EQ(raw.Int("SELECT measurement_id FROM latest_result WHERE variant = 'abl_l2' AND l2 = "
                     "'hot'"),
             203);
-  // The hot night's row deleted by hand: the hot row of latest_result falls back to the hot one before
-  // it, the cold row stays.
+  // The hot night's row deleted by hand: the hot row of latest_result falls back to the hot one
+  // before it, the cold row stays.
   raw.Exec("DELETE FROM measurements WHERE id = 203");
   EXPECT_EQ(raw.Text("SELECT group_concat(l2 || '=' || measurement_id, ',') FROM (SELECT * FROM "
                      "latest_result WHERE variant = 'abl_l2' ORDER BY l2)"),
