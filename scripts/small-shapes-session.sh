@@ -38,6 +38,12 @@
 #             source of it: tools/sm90_bucket_table.py) and both cuBLAS baselines at the serving
 #             shapes of 128 rows and at 512x14336x4096, 3 rounds, burst, verified: whether sharing
 #             B without fix-ups closes S12's gap at 128x14336x4096, a run R
+#   pairs-R   the 64x8 tiles in 1x2 clusters sharing A (T64eP, and swapped T64eSP: cuBLAS's kind of
+#             kernel at 16x4096x4096) beside the same tiles alone (T64e, T64eS), the 128x16
+#             swapped tiles, S12, S11 (so that the run is a source of S12's table) and both cuBLAS
+#             baselines at the serving shapes of 16 rows or columns, 4 rounds with --fresh-inputs
+#             (each round on inputs of its own: fresh-3 saw the unpaired 64x8 build's level follow
+#             the allocation), burst, verified, a run R
 #   gemv      the user example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
 #   roof      the user example stream_sum (general/: a pure read of bf16 rows, 2 builds) at the
 #             bytes of the M <= 16 shapes' B: 4096x4096 (33.6 MB), 14336x4096 and 4096x14336
@@ -104,6 +110,7 @@ usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: ab
     solo-*) echo $((20 * ${#solo_shapes[@]} / 2 + 10)) ;;
     large-*) echo 80 ;;
     tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;; quads-*) echo 60 ;;
+    pairs-*) echo 120 ;;
     roof) echo 20 ;; roof-*) echo 50 ;; stalls) echo 70 ;; warpstores) echo 45 ;;
     windows) echo 40 ;;
     levels-*) per_process 30 "$1" ;;
@@ -239,6 +246,18 @@ for phase in "$@"; do
         --shape 128x4096x14336 --shape 512x14336x4096 --rounds 3 --regime burst --verify \
         --tag "small-quads-$r" >>"$log" 2>&1
       say "quads-$r exit $? ($(elapsed))"
+      stop_daemon
+      ;;
+    pairs-*)
+      start_daemon "$out/pairs-$r.db" || continue
+      c -q run --variant sm90_h12_rows64_n8_swapped_pairs --variant sm90_h12_rows64_n8_swapped \
+        --variant sm90_h12_rows64_n8_pairs --variant sm90_h12_rows64_n8 \
+        --variant sm90_h12_n16_swapped --variant sm90_s12_buckets --variant sm90_s11_ring \
+        --variant cublas_bf16 --variant cublas_bf16_best --shape 16x4096x4096 \
+        --shape 16x4096x14336 --shape 16x14336x4096 --shape 4096x16x4096 --shape 4096x16x14336 \
+        --shape 14336x16x4096 --rounds 4 --fresh-inputs --regime burst --verify \
+        --tag "small-pairs-$r" >>"$log" 2>&1
+      say "pairs-$r exit $? ($(elapsed))"
       stop_daemon
       ;;
     ring-*)

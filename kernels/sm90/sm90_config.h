@@ -370,6 +370,14 @@ inline constexpr Knobs kT64N8 = Unclustered(Narrow(kT64, 8, 16));
 /// The same for a few-row problem swapped (C^T = B A^T: 64 of B's rows by 8 of A's a tile):
 /// 16x4096x4096 is 128 tiles.
 inline constexpr Knobs kT64N8Swapped = With(kT64N8, [](Knobs& k) { k.store_transposed = true; });
+/// The 64x8 tiles in 1x2 clusters: the two CTAs of a pair (the two 8-column tiles of 16
+/// columns) share their A tile through TMA multicast, each loading half of it (32 rows, whole
+/// swizzle atoms) into both, so A is read from L2 once rather than twice and the pair streams it
+/// in step. 4096x16x14336: 64 units of two tiles, 128 CTAs, each over the whole K (cuBLAS's best
+/// algorithm at 16x4096x4096 in counters-4 is of this kind: 64x8 tiles in 1x2 clusters).
+inline constexpr Knobs kT64N8Pairs = With(kT64N8, [](Knobs& k) { k.cluster_n = 2; });
+/// The same for a few-row problem swapped: 16x4096x14336 is 64 pairs sharing B's rows.
+inline constexpr Knobs kT64N8SwappedPairs = With(kT64N8Swapped, [](Knobs& k) { k.cluster_n = 2; });
 /// H12's 128-row tiles with 16 columns, swapped: 16x14336x4096 is 112 tiles of 128 of B's rows
 /// by A's 16, one round each over the whole K (cuBLAS's best algorithm there has 256x8 tiles,
 /// 112 CTAs); 12 stages of 16 + 2 KiB, no cluster, C stored transposed.
@@ -407,7 +415,7 @@ inline constexpr Knobs kT192N128Quads = With(kT192N128Swapped, [](Knobs& k) {
 });
 }  // namespace rung_knobs
 
-inline constexpr std::array<Rung, 13> kTileRungs = {{
+inline constexpr std::array<Rung, 15> kTileRungs = {{
     {"sm90_h12_rows64", "T64",
      "64-row tiles: H12 with a block tile of 64x256 computed by one consumer warpgroup (wgmma "
      "m64n256k16) beside the producer, 256 threads; a stage holds 8 KiB of A and 32 KiB of B, "
@@ -483,6 +491,18 @@ inline constexpr std::array<Rung, 13> kTileRungs = {{
      "grid, no stream-K, no fix-ups); M a multiple of 8. 128x14336x4096: 19 clusters on 76 SMs, "
      "A read from L2 19 times a K rather than 75",
      rung_knobs::kT192N128Quads},
+    {"sm90_h12_rows64_n8_pairs", "T64eP",
+     "64x8 tiles in 1x2 clusters: the 64x8 build with the two CTAs of each 16 columns sharing "
+     "their A tile through TMA multicast, each loading half of it (32 rows) into both. "
+     "4096x16x14336: 64 pairs, 128 CTAs each over the whole K, A read from L2 once rather than "
+     "twice",
+     rung_knobs::kT64N8Pairs},
+    {"sm90_h12_rows64_n8_swapped_pairs", "T64eSP",
+     "64x8 tiles in 1x2 clusters, swapped: the 64x8 swapped build with the two CTAs of each 16 "
+     "rows of C sharing their tile of B's rows through TMA multicast, each loading half of it "
+     "into both; M a multiple of 8. 16x4096x14336: 64 pairs, 128 CTAs, B read from L2 once "
+     "rather than twice",
+     rung_knobs::kT64N8SwappedPairs},
 }};
 /// Every tile build's stages and barriers fit the 227 KiB of shared memory a block may opt in to.
 static_assert([] {

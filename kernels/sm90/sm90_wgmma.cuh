@@ -41,11 +41,12 @@ consteval bool ValidWgmmaKnobs(const Knobs& k) {
          (k.cluster_m != 4 || (k.warp_specialized && k.cluster_n == 1 && k.block_n % 32 == 0)) &&
          // 256 columns (m64n256 wgmma); or, with bf16 and the 16-byte or transposed stores (the
          // TMA-store epilogues are written for 256 columns), 128, 64, 16 or 8 (m64n128 ... m64n8),
-         // the two narrowest with no cluster (half of a B tile of 8 or 16 rows is not a whole
-         // 128-byte swizzle atom of 8 rows x 128 bytes on a 1024-byte boundary).
+         // the two narrowest with no cluster along M (half of a B tile of 8 or 16 rows is not a
+         // whole 128-byte swizzle atom of 8 rows x 128 bytes on a 1024-byte boundary; along N
+         // the pair shares A, whose halves are).
          (k.block_n == kBlockN || (!k.fp8 && k.epilogue == Epilogue::kWide && !k.overlap_epilogue &&
                                    (k.block_n == 128 || k.block_n == 64 ||
-                                    ((k.block_n == 16 || k.block_n == 8) && k.Ctas() == 1)))) &&
+                                    ((k.block_n == 16 || k.block_n == 8) && k.cluster_m == 1)))) &&
          k.stages >= 2;
 }
 

@@ -527,6 +527,36 @@ TEST_F(Sm90Catalog, OneHundredNinetyTwoRowTilesInFourCtaClustersShareBWithoutStr
   ExpectSwappedFewRowEntry("sm90_h12_m192_n128_quads", 128, p, {8, 4096, 4096, DType::kBF16});
 }
 
+// The 64x8 builds in 1x2 clusters (kTileRungs[13], [14]): the 64x8 builds with the two CTAs of
+// 16 columns sharing A (each loading 32 of its 64 rows into both). 4096x16x14336 and, swapped,
+// 16x4096x14336: 64 units of two tiles, 128 CTAs each over the whole K (the last round more than
+// 3/4 full: nothing shared by stream-K), on the tile; 24 columns are guarded.
+TEST_F(Sm90Catalog, SixtyFourByEightTilesInPairsShareA) {
+  for (const auto& [own, pair, id] : {std::tuple{5, 14, "T64eSP"}, std::tuple{7, 13, "T64eP"}}) {
+    const sm90::Knobs& e = sm90::kTileRungs[size_t(own)].knobs;
+    const sm90::Knobs& p = sm90::kTileRungs[size_t(pair)].knobs;
+    ASSERT_EQ(sm90::kTileRungs[size_t(pair)].id, id);
+    sm90::Knobs paired = e;  // the unpaired build with its pairs: the one change
+    paired.cluster_n = 2;
+    EXPECT_EQ(paired, p) << id;
+    EXPECT_EQ(std::make_tuple(p.cluster_m, p.cluster_n, p.Ctas()), std::make_tuple(1, 2, 2));
+    EXPECT_EQ(sm90::ATileBytes(p) / 2 % 1024, 0);  // half of A: whole 1 KiB swizzle spans
+    const Problem kernel{4096, 16, 14336, DType::kBF16};
+    const sm90::LaunchPlan plan = sm90::PlanLaunch(p, kernel, Residency{132, 66});
+    EXPECT_FALSE(plan.guarded) << id;
+    EXPECT_FALSE(plan.grid.clusters_dropped);
+    EXPECT_EQ(plan.grid.units, 64);
+    EXPECT_EQ(plan.grid.ctas, 128);
+    EXPECT_EQ(plan.grid.Clusters(), 64);
+    EXPECT_EQ(plan.grid.sk.sk_clusters, 0u);
+    EXPECT_TRUE(sm90::PlanLaunch(p, {4096, 24, 14336, DType::kBF16}, Residency{132, 66}).guarded);
+  }
+  ExpectSwappedFewRowEntry("sm90_h12_rows64_n8_swapped_pairs", 8, {16, 4096, 14336, DType::kBF16},
+                           {8, 4096, 4096, DType::kBF16});
+  EXPECT_EQ(Get("sm90_h12_rows64_n8_pairs").can_implement({4096, 16, 14336, DType::kBF16}), "");
+  EXPECT_EQ(Param(Get("sm90_h12_rows64_n8_pairs"), "cluster_n"), "2");
+}
+
 // S4: S3 with the 64-row build where the few-row paths do not take a problem and it has at most
 // 128 rows; above, H12. Its entry names both, and describes and sizes the launch that runs.
 TEST_F(Sm90Catalog, S4RunsSixtyFourRowTilesUpTo128Rows) {

@@ -256,7 +256,9 @@ TEST_F(Sm90Gpu, TheFewRowPathsAgainstFp64AndCublas) {
 // S4 and S5 where they run them: past the few-row path, at most 128 rows), and H12's 128x16
 // swapped and 128x128 tiles, the last in 1x2 clusters too, and its 192x128 swapped tiles (three
 // consumer warpgroups), also in 4x1 clusters sharing B (on the tile at 128x1536x512: two clusters;
-// at 24x2400x200 a last cluster with tiles past the rows): on the tile (M a
+// at 24x2400x200 a last cluster with tiles past the rows), and its 64x8 tiles in 1x2 clusters
+// sharing A, swapped and not (few rows and columns below; 4096x16 and 16x14336 on the tile): on
+// the tile (M a
 // multiple of a 2x1 cluster's 128 rows, N of 256, K of 64) and off it (M of 17, 64, 100; N and K
 // off their tiles), against the FP64 reference and cuBLAS, and M of 128 at 4096^2 with the stream-K
 // fix-up; S4 runs H12 above 128 rows.
@@ -277,7 +279,9 @@ TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
             "sm90_h12_n128",
             "sm90_h12_n128_shared_a",
             "sm90_h12_m192_n128_swapped",
-            "sm90_h12_m192_n128_quads"};
+            "sm90_h12_m192_n128_quads",
+            "sm90_h12_rows64_n8_pairs",
+            "sm90_h12_rows64_n8_swapped_pairs"};
   const sm90::SmallRung& s4 = sm90::kSmallRungs[3];
   const sm90::SmallRung& s7 = sm90::kSmallRungs[6];
   for (Problem p : {Problem{17, 300, 512}, Problem{64, 512, 1024}, Problem{100, 264, 136},
@@ -305,7 +309,7 @@ TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
                     Problem{16, 14336, 4096}, Problem{4096, 16, 4096}, Problem{14336, 16, 4096},
                     Problem{128, 14336, 4096}})
     ExpectMatchesCublas(p, 54);
-  EXPECT_EQ(ran_.size(), 16u);
+  EXPECT_EQ(ran_.size(), 18u);
 }
 
 // The per-bucket rungs (S8, S10, S12; sm90_buckets.h): in every bucket a table names, a shape of
