@@ -442,6 +442,22 @@ TEST_F(Sm90Gpu, RefusesWhatItCannotRunAndDoesNotSpill) {
       EXPECT_EQ(attr.localSizeBytes, 0u) << name << " uses local memory";
     }
   }
+  // Every tile build (kTileRungs), its own kernel and its guarded one, at a shape it takes on
+  // its tile (the swapped ones named at the transposed problem) and off it: no local memory,
+  // and the block the build asks for.
+  for (const sm90::Rung& r : sm90::kTileRungs) {
+    const Variant& v = Get(std::string(r.name));
+    for (const Problem& p :
+         {Problem{4608, 4608, 4608, DType::kBF16}, Problem{4600, 4600, 4600, DType::kBF16}}) {
+      ASSERT_EQ(v.can_implement(p), "") << r.name;
+      const void* f = v.KernelAt(p);
+      ASSERT_NE(f, nullptr) << r.name << " at " << p.m;
+      cudaFuncAttributes attr{};
+      ASSERT_EQ(cudaFuncGetAttributes(&attr, f), cudaSuccess) << r.name;
+      EXPECT_EQ(attr.localSizeBytes, 0u) << r.name << " uses local memory at " << p.m;
+      EXPECT_EQ(attr.maxThreadsPerBlock, r.knobs.Threads()) << r.name;
+    }
+  }
   // The few-row builds (1, 2, 4, 8, 16 rows; S2's transposed ones, S3's split ones), as the
   // registry names them at M or N of 1 to 16.
   for (int64_t few : {1, 2, 3, 8, 16}) {
