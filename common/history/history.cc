@@ -16,17 +16,12 @@ auto SeriesKey(const SeriesRow& r) {
                   r.node);
 }
 
-// The stored word of an L2 mode ("cold_rotated"); unspecified where it names none.
-v1::L2Mode L2Of(const std::string& text) {
-  v1::L2Mode mode = v1::L2_MODE_UNSPECIFIED;
-  return common::ParseEnumWord("", text, &mode).empty() ? mode : v1::L2_MODE_UNSPECIFIED;
-}
-
-// The stored word of a regime ("sustained"), as every enum of the API is stored (enum_words.h);
-// unspecified where it names none.
-v1::Regime RegimeOf(const std::string& text) {
-  v1::Regime regime = v1::REGIME_UNSPECIFIED;
-  return common::ParseEnumWord("", text, &regime).empty() ? regime : v1::REGIME_UNSPECIFIED;
+// The value of an enum's stored word (a regime's "sustained", an L2 mode's "cold_rotated"), as
+// every enum of the API is stored (enum_words.h); unspecified (zero) where it names none.
+template <class E>
+E StoredEnum(const std::string& text) {
+  E value = E{};
+  return common::ParseEnumWord("", text, &value).empty() ? value : E{};
 }
 
 // Rows [begin, end) of one series and one run into a point.
@@ -119,9 +114,9 @@ v1::HistoryResponse BuildHistory(const std::vector<SeriesRow>& rows,
     series->mutable_shape()->set_m(first.m);
     series->mutable_shape()->set_n(first.n);
     series->mutable_shape()->set_k(first.k);
-    series->set_regime(RegimeOf(first.regime));
+    series->set_regime(StoredEnum<v1::Regime>(first.regime));
     series->set_figures(first.figures);
-    series->set_l2(L2Of(first.l2));
+    series->set_l2(StoredEnum<v1::L2Mode>(first.l2));
     series->set_device_name(rows[end - 1].device_name);
     series->set_device_uuid(rows[end - 1].device_uuid);
     for (size_t run = i; run < end;) {

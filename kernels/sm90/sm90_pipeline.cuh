@@ -89,19 +89,14 @@ struct TmaPipeline {
                          m0 + int(rn) * (K.block_m / 2), uint16_t((1u << r) | (1u << (r ^ 2))));
       TmaLoad2dMulticast(StageB(s) + rm * (BTileBytes(K) / 2), map_b, &full[s], kt * BlockK(K),
                          n0 + int(rm) * (K.block_n / 2), uint16_t((1u << r) | (1u << (r ^ 1))));
-    } else if constexpr (K.cluster_m == 4) {
-      // 4x1: each CTA loads its A and a quarter of the B tile the four share (block_n / 4 rows,
-      // whole 1 KiB swizzle atoms), into all four.
+    } else if constexpr (K.cluster_m > 1) {
+      // 2x1 or 4x1: each CTA loads its A and its share of the B tile the cluster shares (a half
+      // or a quarter: block_n / cluster_m rows, whole 1 KiB swizzle atoms), into every CTA.
       MbarArriveExpectTx(&full[s], kStage);
       TmaLoad2d(StageA(s), map_a, &full[s], kt * BlockK(K), m0);
-      TmaLoad2dMulticast(StageB(s) + rank * (BTileBytes(K) / 4), map_b, &full[s], kt * BlockK(K),
-                         n0 + rank * (K.block_n / 4), uint16_t(0xf));
-    } else if constexpr (K.cluster_m == 2) {
-      // Each CTA loads its A and its half of the shared B tile, into both CTAs.
-      MbarArriveExpectTx(&full[s], kStage);
-      TmaLoad2d(StageA(s), map_a, &full[s], kt * BlockK(K), m0);
-      TmaLoad2dMulticast(StageB(s) + rank * (BTileBytes(K) / 2), map_b, &full[s], kt * BlockK(K),
-                         n0 + rank * (K.block_n / 2), uint16_t(0x3));
+      TmaLoad2dMulticast(StageB(s) + rank * (BTileBytes(K) / K.cluster_m), map_b, &full[s],
+                         kt * BlockK(K), n0 + rank * (K.block_n / K.cluster_m),
+                         uint16_t((1u << K.cluster_m) - 1));
     } else if constexpr (K.cluster_n == 2) {
       // 1x2: each CTA loads its B and its half of the shared A tile, into both CTAs.
       MbarArriveExpectTx(&full[s], kStage);
@@ -137,12 +132,9 @@ struct ConsumerPipeline {
       empty_remote[0] = MapaShared(empty_at, r);
       empty_remote[1] = MapaShared(empty_at, r ^ 1);
       empty_remote[2] = MapaShared(empty_at, r ^ 2);
-    } else if constexpr (kCtas == 2) {
-      empty_remote[0] = MapaShared(empty_at, 0);
-      empty_remote[1] = MapaShared(empty_at, 1);
-    } else if constexpr (kCtas == 4) {  // 4x1
+    } else if constexpr (kCtas > 1) {  // 2x1, 1x2, 4x1: every CTA of the cluster
 #pragma unroll
-      for (int w = 0; w < 4; ++w) empty_remote[w] = MapaShared(empty_at, uint32_t(w));
+      for (int w = 0; w < kCtas; ++w) empty_remote[w] = MapaShared(empty_at, uint32_t(w));
     }
   }
 

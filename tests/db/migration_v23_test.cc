@@ -43,10 +43,7 @@ class MigrationV23Test : public testing::TempDirTest {
     TempDirTest::SetUp();
     path_ = PathOf("v4.db");
     RawDb raw(path_);
-    testing::BuildV4(raw);
-    raw.Exec(testing::kV1Rows);
-    raw.Exec(testing::kV2Rows);
-    raw.Exec(kL2Nights);
+    testing::BuildV4WithRows(raw, kL2Nights);
   }
   // "l2: run/previous run" of nightly_change's rows of abl_l2, by mode.
   static std::string Change(RawDb& raw) {

@@ -48,10 +48,7 @@ class MigrationV5Test : public testing::TempDirTest {
     TempDirTest::SetUp();
     path_ = PathOf("v4.db");
     RawDb raw(path_);
-    testing::BuildV4(raw);
-    raw.Exec(testing::kV1Rows);
-    raw.Exec(testing::kV2Rows);
-    raw.Exec(kV4Rows);
+    testing::BuildV4WithRows(raw, kV4Rows);
     ASSERT_EQ(raw.Int("PRAGMA user_version"), 4);
   }
   std::string path_;

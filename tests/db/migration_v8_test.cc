@@ -39,10 +39,7 @@ class MigrationV8Test : public testing::TempDirTest {
     TempDirTest::SetUp();
     path_ = PathOf("v4.db");
     RawDb raw(path_);
-    testing::BuildV4(raw);
-    raw.Exec(testing::kV1Rows);
-    raw.Exec(testing::kV2Rows);
-    raw.Exec(kNights);
+    testing::BuildV4WithRows(raw, kNights);
   }
   // "variant dtype m n k -> measurement" of a view, one line per row, sorted.
   static std::string Keys(RawDb& raw, const std::string& value, const std::string& view) {

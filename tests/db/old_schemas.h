@@ -278,6 +278,15 @@ inline void BuildV4(RawDb& raw) {
   raw.Exec(kV3ToV4);
 }
 
+// Schema v4 with the v1 and v2 rows (kV1Rows, kV2Rows), then `rows`: the migration tests'
+// starting point.
+inline void BuildV4WithRows(RawDb& raw, const char* rows) {
+  BuildV4(raw);
+  raw.Exec(kV1Rows);
+  raw.Exec(kV2Rows);
+  raw.Exec(rows);
+}
+
 // What v22 added (the entry a dispatching variant ran), undone: a fresh database taken back to
 // v21.
 inline void UndoV22(RawDb& raw) { raw.Exec("ALTER TABLE measurements DROP COLUMN dispatched_to"); }
