@@ -28,6 +28,7 @@
 
 #include "kernels/reference.h"
 #include "kernels/sm90/sm90_mma_launch.cuh"
+#include "kernels/sm90/sm90_tile_rungs.h"
 #include "kernels/sm90/sm90_wgmma_launch.cuh"
 #include "kernels/testing/gpu_util.h"
 

@@ -9,6 +9,7 @@
 #include "kernels/sm90/sm90_few_rows.h"
 #include "kernels/sm90/sm90_plan.h"
 #include "kernels/sm90/sm90_shapes.h"
+#include "kernels/sm90/sm90_tile_rungs.h"
 
 namespace ablation::kernels {
 namespace {

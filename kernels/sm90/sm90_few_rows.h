@@ -41,7 +41,8 @@ struct SmallRung {
   /// 4 (the block's 4 warps share its columns, each every 4th chunk of K, added in warp order).
   int split = 1;
   /// Past the few-row path, a problem of at most this many rows runs `tile_base` (a build of
-  /// the last rung with a smaller block tile, kTileRungs) instead of `base` (0: never).
+  /// the last rung with a smaller block tile, kTileRungs in sm90_tile_rungs.h) instead of
+  /// `base` (0: never).
   int tile_rows = 0;
   std::string_view tile_base;
   /// On the few-row paths, at least this many rows (the kernel's: swapped, B's) run on tensor

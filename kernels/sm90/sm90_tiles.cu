@@ -7,6 +7,7 @@
 
 #include "kernels/sm90/sm90_guarded.h"
 #include "kernels/sm90/sm90_launchers.h"
+#include "kernels/sm90/sm90_tile_rungs.h"
 #include "kernels/sm90/sm90_wgmma_launch.cuh"
 
 namespace ablation::kernels::sm90 {

@@ -18,6 +18,7 @@
 #include "kernels/sm90/sm90_few_rows.h"
 #include "kernels/sm90/sm90_launchers.h"
 #include "kernels/sm90/sm90_plan.h"
+#include "kernels/sm90/sm90_tile_rungs.h"
 #include "kernels/sm90/sm90_tma.h"
 #include "kernels/testing/gpu_util.h"
 #include "tests/kernels/gpu/gpu_test_util.h"
