@@ -131,8 +131,11 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) std::size_t CountDrawsAvx51
   const __m512i count = _mm512_set1_epi64(std::int64_t(n));
   const __m256i vlow = _mm256_set1_epi32(int(low)), vwidth = _mm256_set1_epi32(int(width));
   // The in-window offsets of the whole draw, packed, then counted in one loop without branches.
+  // Packed in a register and stored whole (8 lanes, the next step overwriting those past the
+  // packed ones; hence 8 entries of slack): a masked compress straight to memory is microcoded on
+  // AMD's Zen 4, where it took 45% of a cap report's time (the report 3.3 times as long).
   thread_local std::vector<std::uint32_t> offsets;
-  if (offsets.size() < n) offsets.resize(n);
+  if (offsets.size() < n + 8) offsets.resize(n + 8);
   std::uint32_t* packed = offsets.data();
   std::size_t below = 0;
   const std::size_t whole = n - n % 8;
@@ -151,7 +154,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) std::size_t CountDrawsAvx51
     const __m256i d = _mm256_sub_epi32(p, vlow);
     below += std::size_t(std::popcount(unsigned(_mm256_mask_cmplt_epu32_mask(lanes, p, vlow))));
     const __mmask8 in = _mm256_mask_cmplt_epu32_mask(lanes, d, vwidth);
-    _mm256_mask_compressstoreu_epi32(packed, in, d);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(packed), _mm256_maskz_compress_epi32(in, d));
     packed += std::popcount(unsigned(in));
   }
   for (const std::uint32_t* o = offsets.data(); o < packed; ++o) ++scratch[*o];
