@@ -41,26 +41,27 @@ struct WideStoreEpilogue {
   __device__ __forceinline__ void OverlapWithKTiles(int&, int, KTile&&) {}
 
   /// kAcc accumulators: the warpgroup's 64 x (kAcc * 2) columns, 32 columns a group g. A tile
-  /// of 8 or 16 columns (4 or 8 accumulators) has no group of 32: each lane stores its two bf16
-  /// pairs of each 8 columns j, of a row and of the row 8 below, 4 bytes each, a lane quad 16
-  /// contiguous bytes of a row.
+  /// of 8 or 16 columns (4 or 8 accumulators) has no group of 32, and one of 112 (56) ends with
+  /// 16 columns past its three: there each lane stores its two bf16 pairs of each 8 columns j,
+  /// of a row and of the row 8 below, 4 bytes each, a lane quad 16 contiguous bytes of a row.
   template <int kAcc>
   __device__ __forceinline__ void Store(const float (&d)[kAcc], int m0, int n0) {
     const int t = threadIdx.x & 127, warp = t >> 5, lane = t & 31, q = lane & 3;
     const int row = m0 + cw * 64 + warp * 16 + (lane >> 2);
-    if constexpr (kAcc < 16) {
-      static_assert(kAcc == 4 || kAcc == 8, "8 or 16 columns: m64n8's or m64n16's accumulators");
+    static_assert(kAcc % 16 == 0 || kAcc % 16 == 4 || kAcc % 16 == 8,
+                  "groups of 32 columns, then none, 8 or 16 more");
+    // The columns past the groups of 32, 8 at a time.
 #pragma unroll
-      for (int j = 0; j < kAcc / 4; ++j) {
-        const int col = n0 + 8 * j + 2 * q;
+    for (int j = kAcc / 16 * 4; j < kAcc / 4; ++j) {
+      const int col = n0 + 8 * j + 2 * q;
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          if (kGuarded && (row + 8 * half >= m || col >= n)) continue;
-          *reinterpret_cast<uint32_t*>(c + int64_t(row + 8 * half) * n + col) =
-              PackBf16x2(d[4 * j + 2 * half], d[4 * j + 2 * half + 1]);
-        }
+      for (int half = 0; half < 2; ++half) {
+        if (kGuarded && (row + 8 * half >= m || col >= n)) continue;
+        *reinterpret_cast<uint32_t*>(c + int64_t(row + 8 * half) * n + col) =
+            PackBf16x2(d[4 * j + 2 * half], d[4 * j + 2 * half + 1]);
       }
-    } else {
+    }
+    if constexpr (kAcc >= 16) {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
 #pragma unroll

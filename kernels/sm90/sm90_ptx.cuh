@@ -321,6 +321,22 @@ __device__ __forceinline__ void WgmmaM64N128K16Bf16(float (&d)[64], uint64_t des
                       64, 65, 66, ABLATION_WGMMA_D32(d), ABLATION_WGMMA_D32((d + 32)));
 }
 
+/// wgmma m64n112k16 as m64n256k16 above, on a B tile of 112 rows: 56 accumulators a thread (the
+/// 112-column build, Knobs::block_n 112: 128x14336x4096 in 128 tiles, one for each of 128 SMs).
+__device__ __forceinline__ void WgmmaM64N112K16Bf16(float (&d)[56], uint64_t desc_a,
+                                                    uint64_t desc_b, int scale_d) {
+  ABLATION_WGMMA_BF16("m64n112k16",
+                      ABLATION_WGMMA_D32_LIST
+                      ", "
+                      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, "
+                      "%47, %48, %49, %50, %51, %52, %53, %54, %55},",
+                      56, 57, 58, ABLATION_WGMMA_D32(d), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+                      "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
+                      "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]),
+                      "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]),
+                      "+f"(d[53]), "+f"(d[54]), "+f"(d[55]));
+}
+
 /// wgmma m64n64k16 as m64n256k16 above, on a B tile of 64 rows: 32 accumulators a thread (the
 /// 64-column builds of the wgmma kernel, Knobs::block_n 64).
 __device__ __forceinline__ void WgmmaM64N64K16Bf16(float (&d)[32], uint64_t desc_a, uint64_t desc_b,

@@ -58,6 +58,10 @@ inline constexpr Knobs kT128N16Swapped =
 /// H12's 128-row tiles with 128 columns: 128x14336x4096 is 112 tiles, one round each over the
 /// whole K; 7 stages of 16 + 16 KiB, no cluster, the 16-byte stores.
 inline constexpr Knobs kT128N128 = Unclustered(Narrow(kH12, 128, 7));
+/// H12's 128-row tiles with 112 columns: 128x14336x4096 is 128 tiles, one round on 128 of the 132
+/// SMs each over the whole K, where the 128x128 build's 112 tiles leave 20 SMs idle; 7 stages of
+/// 16 + 14 KiB, no cluster, the 16-byte stores (the last 16 columns of a tile 4 bytes a lane).
+inline constexpr Knobs kT128N112 = Unclustered(Narrow(kH12, 112, 7));
 /// The 128x128 tiles in 1x2 clusters: two CTAs along N share their A tile through TMA multicast,
 /// each loading half of it into both. At 128x14336x4096 every CTA reads the same 1 MiB of A beside
 /// its own 1 MiB of B: the pairs halve A's traffic from L2 (cuBLAS's best algorithm there, 192x128
@@ -87,7 +91,7 @@ inline constexpr Knobs kT192N128Quads = With(kT192N128Swapped, [](Knobs& k) {
 });
 }  // namespace rung_knobs
 
-inline constexpr std::array<Rung, 15> kTileRungs = {{
+inline constexpr std::array<Rung, 16> kTileRungs = {{
     {"sm90_h12_rows64", "T64",
      "64-row tiles: H12 with a block tile of 64x256 computed by one consumer warpgroup (wgmma "
      "m64n256k16) beside the producer, 256 threads; a stage holds 8 KiB of A and 32 KiB of B, "
@@ -175,6 +179,12 @@ inline constexpr std::array<Rung, 15> kTileRungs = {{
      "into both; M a multiple of 8. 16x4096x14336: 64 pairs, 128 CTAs, B read from L2 once "
      "rather than twice",
      rung_knobs::kT64N8SwappedPairs},
+    {"sm90_h12_n112", "T128x112",
+     "128x112 tiles: H12 with a block tile of 112 columns (two consumer warpgroups of wgmma "
+     "m64n112k16, 56 accumulators a thread), 7 stages of 16 + 14 KiB, no cluster, 16-byte stores "
+     "(a tile's last 16 columns 4 bytes a lane). 128x14336x4096: 128 CTAs each over the whole K, "
+     "one round on 128 of 132 SMs where the 128x128 build's 112 CTAs leave 20 idle",
+     rung_knobs::kT128N112},
 }};
 /// Every tile build's stages and barriers fit the 227 KiB of shared memory a block may opt in to.
 static_assert([] {

@@ -40,13 +40,16 @@ consteval bool ValidWgmmaKnobs(const Knobs& k) {
          // swizzle atoms (8 rows) on a 1024-byte boundary, so block_n of 32 or more.
          (k.cluster_m != 4 || (k.warp_specialized && k.cluster_n == 1 && k.block_n % 32 == 0)) &&
          // 256 columns (m64n256 wgmma); or, with bf16 and the 16-byte or transposed stores (the
-         // TMA-store epilogues are written for 256 columns), 128, 64, 16 or 8 (m64n128 ... m64n8),
-         // the two narrowest with no cluster along M (half of a B tile of 8 or 16 rows is not a
-         // whole 128-byte swizzle atom of 8 rows x 128 bytes on a 1024-byte boundary; along N
-         // the pair shares A, whose halves are).
-         (k.block_n == kBlockN || (!k.fp8 && k.epilogue == Epilogue::kWide && !k.overlap_epilogue &&
-                                   (k.block_n == 128 || k.block_n == 64 ||
-                                    ((k.block_n == 16 || k.block_n == 8) && k.cluster_m == 1)))) &&
+         // TMA-store epilogues are written for 256 columns), 128, 112, 64, 16 or 8 (m64n128 ...
+         // m64n8), 112 and the two narrowest with no cluster along M (half of a B tile of 8 or 16
+         // rows is not a whole 128-byte swizzle atom of 8 rows x 128 bytes on a 1024-byte
+         // boundary; along N the pair shares A, whose halves are; 112 is built for one shape
+         // without clusters, and not stored transposed).
+         (k.block_n == kBlockN ||
+          (!k.fp8 && k.epilogue == Epilogue::kWide && !k.overlap_epilogue &&
+           (k.block_n == 128 || k.block_n == 64 ||
+            (k.block_n == 112 && k.cluster_m == 1 && k.cluster_n == 1 && !k.store_transposed) ||
+            ((k.block_n == 16 || k.block_n == 8) && k.cluster_m == 1)))) &&
          k.stages >= 2;
 }
 
@@ -83,6 +86,8 @@ struct WgmmaMainloop {
         WgmmaM64N16K16Bf16(d, da + kk * 2, db + kk * 2, scale_d);
       } else if constexpr (K.block_n == 64) {
         WgmmaM64N64K16Bf16(d, da + kk * 2, db + kk * 2, scale_d);
+      } else if constexpr (K.block_n == 112) {
+        WgmmaM64N112K16Bf16(d, da + kk * 2, db + kk * 2, scale_d);
       } else if constexpr (K.block_n == 128) {
         WgmmaM64N128K16Bf16(d, da + kk * 2, db + kk * 2, scale_d);
       } else if constexpr (K.fp8) {

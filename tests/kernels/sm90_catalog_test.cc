@@ -558,6 +558,32 @@ TEST_F(Sm90Catalog, SixtyFourByEightTilesInPairsShareA) {
   EXPECT_EQ(Param(Get("sm90_h12_rows64_n8_pairs"), "cluster_n"), "2");
 }
 
+// The 128x112 build (kTileRungs[15]): the 128x128 build with 112 columns (wgmma m64n112k16, 56
+// accumulators a thread; a stage 16 + 14 KiB, a whole number of 1 KiB swizzle repeats).
+// 128x14336x4096: 128 tiles over the whole K, one round on 128 of 132 SMs (the 128x128 build:
+// 112), nothing for stream-K to share; off the tile (4096 columns are 36.6 tiles) the guarded
+// build.
+TEST_F(Sm90Catalog, OneHundredTwelveColumnTilesRunOneRoundOnMoreSmsAt128Rows) {
+  const sm90::Knobs& h = sm90::kTileRungs[9].knobs;
+  const sm90::Knobs& t = sm90::kTileRungs[15].knobs;
+  ASSERT_EQ(sm90::kTileRungs[15].id, "T128x112");
+  EXPECT_EQ(sm90::With(h, [](sm90::Knobs& k) { k.block_n = 112; }), t);
+  EXPECT_EQ(sm90::Accumulators(t), 56);
+  EXPECT_EQ(sm90::StageBytes(t), 16384 + 14336);
+  EXPECT_EQ(sm90::StageBytes(t) % 1024, 0);
+  EXPECT_LE(sm90::SmemBytes(t), 227 * 1024);
+  EXPECT_EQ(t.Ctas(), 1);
+  const Problem p{128, 14336, 4096, DType::kBF16};
+  ExpectOneRoundOfWholeTiles(t, p, 128);
+  ExpectOneRoundOfWholeTiles(h, p, 112);
+  EXPECT_EQ(Get("sm90_h12_n112").tile.n, 112);
+  for (const Problem& q :
+       {p, Problem{128, 4096, 4096, DType::kBF16}, Problem{200, 1000, 300, DType::kBF16}})
+    EXPECT_EQ(Get("sm90_h12_n112").can_implement(q), "") << q.m << "x" << q.n;
+  EXPECT_TRUE(sm90::PlanLaunch(t, {128, 4096, 4096, DType::kBF16}, Residency{132, 66}).guarded);
+  EXPECT_FALSE(sm90::PlanLaunch(t, {256, 1792, 64, DType::kBF16}, Residency{132, 66}).guarded);
+}
+
 // S4: S3 with the 64-row build where the few-row paths do not take a problem and it has at most
 // 128 rows; above, H12. Its entry names both, and describes and sizes the launch that runs.
 TEST_F(Sm90Catalog, S4RunsSixtyFourRowTilesUpTo128Rows) {

@@ -258,11 +258,12 @@ TEST_F(Sm90Gpu, TheFewRowPathsAgainstFp64AndCublas) {
 // swapped and 128x128 tiles, the last in 1x2 clusters too, and its 192x128 swapped tiles (three
 // consumer warpgroups), also in 4x1 clusters sharing B (on the tile at 128x1536x512: two clusters;
 // at 24x2400x200 a last cluster with tiles past the rows), and its 64x8 tiles in 1x2 clusters
-// sharing A, swapped and not (few rows and columns below; 4096x16 and 16x14336 on the tile): on
-// the tile (M a
-// multiple of a 2x1 cluster's 128 rows, N of 256, K of 64) and off it (M of 17, 64, 100; N and K
-// off their tiles), against the FP64 reference and cuBLAS, and M of 128 at 4096^2 with the stream-K
-// fix-up; S4 runs H12 above 128 rows.
+// sharing A, swapped and not (few rows and columns below; 4096x16 and 16x14336 on the tile), and
+// H12's 128x112 tiles (on the tile at 256x1792x192 and 128x14336x4096, the 16-byte stores of
+// three groups of 32 columns and the 4-byte stores of the last 16; off it wherever N is not a
+// multiple of 112): on the tile (M a multiple of a 2x1 cluster's 128 rows, N of 256, K of 64) and
+// off it (M of 17, 64, 100; N and K off their tiles), against the FP64 reference and cuBLAS, and
+// M of 128 at 4096^2 with the stream-K fix-up; S4 runs H12 above 128 rows.
 TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
   if (!IsSm90()) GTEST_SKIP() << "the sm90 family runs on compute capability 9.0 only";
   names_ = {"sm90_h12_rows64",
@@ -282,13 +283,14 @@ TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
             "sm90_h12_m192_n128_swapped",
             "sm90_h12_m192_n128_quads",
             "sm90_h12_rows64_n8_pairs",
-            "sm90_h12_rows64_n8_swapped_pairs"};
+            "sm90_h12_rows64_n8_swapped_pairs",
+            "sm90_h12_n112"};
   const sm90::SmallRung& s4 = sm90::kSmallRungs[3];
   const sm90::SmallRung& s7 = sm90::kSmallRungs[6];
   for (Problem p : {Problem{17, 300, 512}, Problem{64, 512, 1024}, Problem{100, 264, 136},
                     Problem{128, 512, 640}, Problem{33, 1000, 520}, Problem{256, 256, 64},
                     Problem{304, 17, 512}, Problem{512, 100, 136}, Problem{1000, 128, 264},
-                    Problem{128, 1536, 512}, Problem{24, 2400, 200}}) {
+                    Problem{128, 1536, 512}, Problem{24, 2400, 200}, Problem{256, 1792, 192}}) {
     ExpectMatchesFp64(p, 53);
     p.dtype = DType::kBF16;
     const bool tile = p.m > 16 && p.n > 16 && p.m <= 128;
@@ -310,7 +312,7 @@ TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
                     Problem{16, 14336, 4096}, Problem{4096, 16, 4096}, Problem{14336, 16, 4096},
                     Problem{128, 14336, 4096}})
     ExpectMatchesCublas(p, 54);
-  EXPECT_EQ(ran_.size(), 18u);
+  EXPECT_EQ(ran_.size(), 19u);
 }
 
 // The per-bucket rungs (S8, S10, S12; sm90_buckets.h): in every bucket a table names, a shape of
@@ -444,12 +446,13 @@ TEST_F(Sm90Gpu, RefusesWhatItCannotRunAndDoesNotSpill) {
     }
   }
   // Every tile build (kTileRungs), its own kernel and its guarded one, at a shape it takes on
-  // its tile (the swapped ones named at the transposed problem) and off it: no local memory,
-  // and the block the build asks for.
+  // its tile (the swapped ones named at the transposed problem; 4608 for every tile but 112
+  // columns, 4480 for those) and off it: no local memory, and the block the build asks for.
   for (const sm90::Rung& r : sm90::kTileRungs) {
     const Variant& v = Get(std::string(r.name));
     for (const Problem& p :
-         {Problem{4608, 4608, 4608, DType::kBF16}, Problem{4600, 4600, 4600, DType::kBF16}}) {
+         {Problem{4608, 4608, 4608, DType::kBF16}, Problem{4480, 4480, 4480, DType::kBF16},
+          Problem{4600, 4600, 4600, DType::kBF16}}) {
       ASSERT_EQ(v.can_implement(p), "") << r.name;
       const void* f = v.KernelAt(p);
       ASSERT_NE(f, nullptr) << r.name << " at " << p.m;
