@@ -182,7 +182,13 @@ std::string RenderText(const Table& table, std::size_t max_width) {
 
 std::string RenderMarkdown(const Table& table) {
   std::string text = "|";
-  for (const Column& column : table.columns) text += " " + MarkdownCell(column.title) + " |";
+  // Appended piece by piece: GCC 12 warns (-Wstringop-overflow, a false positive) on
+  // " " + std::string&& here.
+  for (const Column& column : table.columns) {
+    text += ' ';
+    text += MarkdownCell(column.title);
+    text += " |";
+  }
   text += "\n|";
   for (const Column& column : table.columns) {
     text += column.align == Align::kRight ? " ---: |" : " --- |";
@@ -191,7 +197,9 @@ std::string RenderMarkdown(const Table& table) {
   for (const auto& row : table.rows) {
     text += "|";
     for (std::size_t i = 0; i < table.columns.size(); ++i) {
-      text += " " + (i < row.size() ? MarkdownCell(row[i].text) : std::string()) + " |";
+      text += ' ';
+      if (i < row.size()) text += MarkdownCell(row[i].text);
+      text += " |";
     }
     text += '\n';
   }

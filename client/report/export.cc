@@ -100,7 +100,10 @@ std::string RenderReportCsv(const v1::Report& report) {
           r.at_cap_source(),
           r.library().library_pick(),
           r.library().library_config()};
-      for (std::size_t i = 0; i < fields.size(); ++i) csv += (i ? "," : "") + CsvField(fields[i]);
+      for (std::size_t i = 0; i < fields.size(); ++i) {  // appended: GCC 12 warns on "," + string&&
+        if (i) csv += ',';
+        csv += CsvField(fields[i]);
+      }
       csv += "\r\n";
     }
   }

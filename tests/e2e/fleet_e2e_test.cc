@@ -806,7 +806,6 @@ TEST_F(FleetE2E, AVersionOneDatabaseMigratesAndANewerOneIsRefused) {
   }
 }
 
-}  // namespace
 // v5: the L2 mode is part of a series' key, as in a daemon's own store: nights measured with the
 // L2 hot (0.6 ms) between cold ones (1.0 ms) are a series of their own, not steps of the cold one.
 // A database of v4 (no mode stored) gets each row's mode from its message when it migrates.
@@ -854,4 +853,5 @@ TEST_F(FleetE2E, TheL2ModeIsPartOfASeriesKey) {
   recompute_all();
 }
 
+}  // namespace
 }  // namespace ablation::testing
