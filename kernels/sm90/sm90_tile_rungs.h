@@ -55,6 +55,13 @@ inline constexpr Knobs kT64N8SwappedPairs = With(kT64N8Swapped, [](Knobs& k) { k
 /// 112 CTAs); 12 stages of 16 + 2 KiB, no cluster, C stored transposed.
 inline constexpr Knobs kT128N16Swapped =
     With(Unclustered(Narrow(kH12, 16, 12)), [](Knobs& k) { k.store_transposed = true; });
+/// The 128x16 swapped tiles with stream-K sharing a last round however full it is
+/// (sk_max_full_quarters 4): 16x14336x4096's 112 tiles become 132 equal ranges of K, one for each
+/// SM, where the build above leaves 20 SMs idle; each unit meets at most three ranges, its
+/// partial sums 8 KiB (128 x 16 fp32). The cell reads 95% of the measured bandwidth: more SMs keep
+/// more of B's loads in flight.
+inline constexpr Knobs kT128N16SwappedAllSms =
+    With(kT128N16Swapped, [](Knobs& k) { k.sk_max_full_quarters = 4; });
 /// H12's 128-row tiles with 128 columns: 128x14336x4096 is 112 tiles, one round each over the
 /// whole K; 7 stages of 16 + 16 KiB, no cluster, the 16-byte stores.
 inline constexpr Knobs kT128N128 = Unclustered(Narrow(kH12, 128, 7));
@@ -91,7 +98,7 @@ inline constexpr Knobs kT192N128Quads = With(kT192N128Swapped, [](Knobs& k) {
 });
 }  // namespace rung_knobs
 
-inline constexpr std::array<Rung, 16> kTileRungs = {{
+inline constexpr std::array<Rung, 17> kTileRungs = {{
     {"sm90_h12_rows64", "T64",
      "64-row tiles: H12 with a block tile of 64x256 computed by one consumer warpgroup (wgmma "
      "m64n256k16) beside the producer, 256 threads; a stage holds 8 KiB of A and 32 KiB of B, "
@@ -185,6 +192,12 @@ inline constexpr std::array<Rung, 16> kTileRungs = {{
      "(a tile's last 16 columns 4 bytes a lane). 128x14336x4096: 128 CTAs each over the whole K, "
      "one round on 128 of 132 SMs where the 128x128 build's 112 CTAs leave 20 idle",
      rung_knobs::kT128N112},
+    {"sm90_h12_n16_swapped_all_sms", "T128sSk",
+     "128x16 tiles, swapped, on every SM: the 128x16 swapped build with stream-K sharing the last "
+     "round however full it is. 16x14336x4096: 112 tiles in 132 equal ranges of K, one a CTA, "
+     "partial sums of 8 KiB fixed up in a fixed order, where the 128x16 build's 112 CTAs leave 20 "
+     "SMs idle",
+     rung_knobs::kT128N16SwappedAllSms},
 }};
 /// Every tile build's stages and barriers fit the 227 KiB of shared memory a block may opt in to.
 static_assert([] {

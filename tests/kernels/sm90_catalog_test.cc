@@ -584,6 +584,33 @@ TEST_F(Sm90Catalog, OneHundredTwelveColumnTilesRunOneRoundOnMoreSmsAt128Rows) {
   EXPECT_FALSE(sm90::PlanLaunch(t, {256, 1792, 64, DType::kBF16}, Residency{132, 66}).guarded);
 }
 
+// The 128x16 swapped build on every SM (kTileRungs[16]): the 128x16 swapped build with stream-K
+// sharing a last round however full. 16x14336x4096 (swapped: 14336x16): 112 units, none whole
+// (fewer than the 132 CTAs), 7,168 k-tiles in 132 ranges, one a CTA; the 128x16 build runs 112
+// CTAs over the whole K. Off the serving shapes it plans as the 128x16 build does where that one
+// shares too (16x4096x4096: 32 units on 132 CTAs).
+TEST_F(Sm90Catalog, OneHundredTwentyEightBySixteenSwappedTilesShareKOnEverySm) {
+  const sm90::Knobs& s = sm90::kTileRungs[8].knobs;
+  const sm90::Knobs& a = sm90::kTileRungs[16].knobs;
+  ASSERT_EQ(sm90::kTileRungs[16].id, "T128sSk");
+  EXPECT_EQ(sm90::With(s, [](sm90::Knobs& k) { k.sk_max_full_quarters = 4; }), a);
+  const Problem p = sm90::SwappedProblem({16, 14336, 4096, DType::kBF16});
+  ExpectOneRoundOfWholeTiles(s, p, 112);
+  const sm90::LaunchPlan plan = sm90::PlanLaunch(a, p, Residency{132, 66});
+  EXPECT_FALSE(plan.guarded);
+  EXPECT_EQ(plan.grid.units, 112);
+  EXPECT_EQ(plan.grid.ctas, 132);
+  EXPECT_EQ(plan.grid.sk.dp_units, 0);
+  EXPECT_EQ(plan.grid.sk.sk_clusters, 132u);
+  EXPECT_EQ(plan.grid.sk.sk_iters, 112u * 64u);
+  EXPECT_GT(plan.grid.partial_bytes, 0);
+  ExpectSwappedFewRowEntry("sm90_h12_n16_swapped_all_sms", 16, {16, 14336, 4096, DType::kBF16},
+                           {8, 4096, 4096, DType::kBF16});
+  const Problem few = sm90::SwappedProblem({16, 4096, 4096, DType::kBF16});
+  EXPECT_EQ(sm90::PlanLaunch(a, few, Residency{132, 66}).grid.sk.sk_clusters,
+            sm90::PlanLaunch(s, few, Residency{132, 66}).grid.sk.sk_clusters);
+}
+
 // S4: S3 with the 64-row build where the few-row paths do not take a problem and it has at most
 // 128 rows; above, H12. Its entry names both, and describes and sizes the launch that runs.
 TEST_F(Sm90Catalog, S4RunsSixtyFourRowTilesUpTo128Rows) {
