@@ -153,6 +153,15 @@ sweep() {  # sweep NAME ARGS...: the serving preset with ARGS, its exit and time
   c -q sweep --preset serving "${shapes[@]}" "$@" >>"$log" 2>&1
   say "$name exit $? ($(elapsed))"
 }
+burst_run() {  # burst_run NAME RUN-ARGS...: one verified burst run of RUN-ARGS in a daemon of
+  # its own on OUT/NAME.db, tagged small-NAME, its exit and time said (the comparison phases)
+  local name=$1
+  shift
+  start_daemon "$out/$name.db" || return 0
+  c -q run "$@" --regime burst --verify --tag "small-$name" >>"$log" 2>&1
+  say "$name exit $? ($(elapsed))"
+  stop_daemon
+}
 
 say "GPU $(nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv,noheader)"
 for phase in "$@"; do
@@ -246,47 +255,30 @@ for phase in "$@"; do
       stop_daemon
       ;;
     quads-*)
-      start_daemon "$out/quads-$r.db" || continue
-      c -q run --variant sm90_h12_m192_n128_quads --variant sm90_h12_m192_n128_swapped \
-        --variant sm90_h12_n128 --variant sm90_s12_buckets --variant sm90_s11_ring \
-        --variant cublas_bf16 \
-        --variant cublas_bf16_best --shape 128x14336x4096 --shape 128x4096x4096 \
-        --shape 128x4096x14336 --shape 512x14336x4096 --rounds 3 --regime burst --verify \
-        --tag "small-quads-$r" >>"$log" 2>&1
-      say "quads-$r exit $? ($(elapsed))"
-      stop_daemon
-      ;;
-    n112-*)
-      start_daemon "$out/n112-$r.db" || continue
-      c -q run --variant sm90_h12_n112 --variant sm90_h12_n128 \
-        --variant sm90_h12_n16_swapped_all_sms --variant sm90_h12_n16_swapped \
-        --variant sm90_s12_buckets \
+      burst_run "quads-$r" --variant sm90_h12_m192_n128_quads \
+        --variant sm90_h12_m192_n128_swapped --variant sm90_h12_n128 --variant sm90_s12_buckets \
         --variant sm90_s11_ring --variant cublas_bf16 --variant cublas_bf16_best \
         --shape 128x14336x4096 --shape 128x4096x4096 --shape 128x4096x14336 \
-        --shape 16x14336x4096 --shape 512x14336x4096 --rounds 3 --regime burst --verify \
-        --tag "small-n112-$r" >>"$log" 2>&1
-      say "n112-$r exit $? ($(elapsed))"
-      stop_daemon
+        --shape 512x14336x4096 --rounds 3
+      ;;
+    n112-*)
+      burst_run "n112-$r" --variant sm90_h12_n112 --variant sm90_h12_n128 \
+        --variant sm90_h12_n16_swapped_all_sms --variant sm90_h12_n16_swapped \
+        --variant sm90_s12_buckets --variant sm90_s11_ring --variant cublas_bf16 \
+        --variant cublas_bf16_best --shape 128x14336x4096 --shape 128x4096x4096 \
+        --shape 128x4096x14336 --shape 16x14336x4096 --shape 512x14336x4096 --rounds 3
       ;;
     pairs-*)
-      start_daemon "$out/pairs-$r.db" || continue
-      c -q run --variant sm90_h12_rows64_n8_swapped_pairs --variant sm90_h12_rows64_n8_swapped \
-        --variant sm90_h12_rows64_n8_pairs --variant sm90_h12_rows64_n8 \
-        --variant sm90_h12_n16_swapped --variant sm90_s12_buckets --variant sm90_s11_ring \
-        --variant cublas_bf16 --variant cublas_bf16_best --shape 16x4096x4096 \
-        --shape 16x4096x14336 --shape 16x14336x4096 --shape 4096x16x4096 --shape 4096x16x14336 \
-        --shape 14336x16x4096 --rounds 4 --fresh-inputs --regime burst --verify \
-        --tag "small-pairs-$r" >>"$log" 2>&1
-      say "pairs-$r exit $? ($(elapsed))"
-      stop_daemon
+      burst_run "pairs-$r" --variant sm90_h12_rows64_n8_swapped_pairs \
+        --variant sm90_h12_rows64_n8_swapped --variant sm90_h12_rows64_n8_pairs \
+        --variant sm90_h12_rows64_n8 --variant sm90_h12_n16_swapped --variant sm90_s12_buckets \
+        --variant sm90_s11_ring --variant cublas_bf16 --variant cublas_bf16_best \
+        --shape 16x4096x4096 --shape 16x4096x14336 --shape 16x14336x4096 --shape 4096x16x4096 \
+        --shape 4096x16x14336 --shape 14336x16x4096 --rounds 4 --fresh-inputs
       ;;
     ring-*)
-      start_daemon "$out/ring-$r.db" || continue
-      c -q run --variant sm90_s9_deeper_split --variant sm90_s11_ring --variant cublas_bf16 \
-        --variant cublas_bf16_best --rounds 1 --regime burst --verify "${ring_shapes[@]}" \
-        --tag "small-ring-$r" >>"$log" 2>&1
-      say "ring-$r exit $? ($(elapsed))"
-      stop_daemon
+      burst_run "ring-$r" --variant sm90_s9_deeper_split --variant sm90_s11_ring \
+        --variant cublas_bf16 --variant cublas_bf16_best --rounds 1 "${ring_shapes[@]}"
       ;;
     gemv)
       examples=$here/../examples/user-kernels
