@@ -338,6 +338,17 @@ constexpr Knobs Unclustered(Knobs k) {
   return k;
 }
 
+/// `k` as its kernel is compiled: the knobs only the host's plan reads (sm90_plan.h:
+/// sk_max_full_quarters, max_ctas) at their defaults, so that builds differing only there run one
+/// kernel (Sm90WgmmaKernel<KernelKnobs(K)>) where each compiled the same code under its own name.
+/// A rung that leaves them at their defaults keeps its kernel and its kernel's name.
+constexpr Knobs KernelKnobs(Knobs k) {
+  const Knobs defaults{};
+  k.sk_max_full_quarters = defaults.sk_max_full_quarters;
+  k.max_ctas = defaults.max_ctas;
+  return k;
+}
+
 /// The rung whose id is `id` (M1, H1, ..., H12, F1, ..., F8); a compile-time error when there is
 /// none.
 consteval const Rung& RungById(std::string_view id) {

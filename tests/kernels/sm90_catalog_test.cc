@@ -611,6 +611,34 @@ TEST_F(Sm90Catalog, OneHundredTwentyEightBySixteenSwappedTilesShareKOnEverySm) {
             sm90::PlanLaunch(s, few, Residency{132, 66}).grid.sk.sk_clusters);
 }
 
+// The kernel a build is compiled as (KernelKnobs): its knobs less the two only the host's plan
+// reads. Every rung of the ladders and every tile build keeps its own kernel, but the 128x16
+// swapped build on every SM, which differs from the 128x16 swapped build only in how full a last
+// round stream-K shares, and so runs that build's kernel; a knob the kernel reads still parts two
+// builds.
+TEST_F(Sm90Catalog, BuildsThatDifferOnlyInTheHostsPlanShareOneKernel) {
+  for (const sm90::Rung& r : sm90::kRungs) EXPECT_EQ(sm90::KernelKnobs(r.knobs), r.knobs) << r.name;
+  for (const sm90::Rung& r : sm90::kFp8Rungs)
+    EXPECT_EQ(sm90::KernelKnobs(r.knobs), r.knobs) << r.name;
+  for (const sm90::Rung& r : sm90::kTileRungs) {
+    if (r.id == "T128sSk") continue;
+    EXPECT_EQ(sm90::KernelKnobs(r.knobs), r.knobs) << r.name;
+  }
+  const sm90::Knobs& s = sm90::kTileRungs[8].knobs;
+  const sm90::Knobs& a = sm90::kTileRungs[16].knobs;
+  ASSERT_EQ(sm90::kTileRungs[16].id, "T128sSk");
+  EXPECT_NE(a, s);
+  EXPECT_EQ(sm90::KernelKnobs(a), s);
+  constexpr sm90::Knobs h12 = sm90::rung_knobs::kH12;
+  constexpr sm90::Knobs capped = sm90::With(h12, [](sm90::Knobs& k) { k.max_ctas = 128; });
+  constexpr sm90::Knobs parts = sm90::With(h12, [](sm90::Knobs& k) { k.sk_parts = 4; });
+  constexpr sm90::Knobs groups = sm90::With(h12, [](sm90::Knobs& k) { k.group_rows = 4; });
+  EXPECT_NE(capped, h12);
+  EXPECT_EQ(sm90::KernelKnobs(capped), h12);
+  EXPECT_NE(sm90::KernelKnobs(parts), h12);
+  EXPECT_NE(sm90::KernelKnobs(groups), h12);
+}
+
 // S4: S3 with the 64-row build where the few-row paths do not take a problem and it has at most
 // 128 rows; above, H12. Its entry names both, and describes and sizes the launch that runs.
 TEST_F(Sm90Catalog, S4RunsSixtyFourRowTilesUpTo128Rows) {
