@@ -65,6 +65,14 @@ inline constexpr Knobs kT128N16SwappedAllSms =
 /// H12's 128-row tiles with 128 columns: 128x14336x4096 is 112 tiles, one round each over the
 /// whole K; 7 stages of 16 + 16 KiB, no cluster, the 16-byte stores.
 inline constexpr Knobs kT128N128 = Unclustered(Narrow(kH12, 128, 7));
+/// The 128x128 tiles with stream-K sharing a last round however full it is (sk_max_full_quarters
+/// 4): 128x14336x4096's 112 tiles become 132 equal ranges of K (54 or 55 k-tiles where a tile has
+/// 64), one for each SM, where the build above leaves 20 SMs idle; each unit meets at most three
+/// ranges, its partial sums 64 KiB (128 x 128 fp32). The cell streams B at 85% of the measured
+/// bandwidth: more SMs keep more of B's loads in flight. The same kernel as the build above
+/// (KernelKnobs): only the host's plan differs.
+inline constexpr Knobs kT128N128AllSms =
+    With(kT128N128, [](Knobs& k) { k.sk_max_full_quarters = 4; });
 /// H12's 128-row tiles with 112 columns: 128x14336x4096 is 128 tiles, one round on 128 of the 132
 /// SMs each over the whole K, where the 128x128 build's 112 tiles leave 20 SMs idle; 7 stages of
 /// 16 + 14 KiB, no cluster, the 16-byte stores (the last 16 columns of a tile 4 bytes a lane).
@@ -98,7 +106,7 @@ inline constexpr Knobs kT192N128Quads = With(kT192N128Swapped, [](Knobs& k) {
 });
 }  // namespace rung_knobs
 
-inline constexpr std::array<Rung, 17> kTileRungs = {{
+inline constexpr std::array<Rung, 18> kTileRungs = {{
     {"sm90_h12_rows64", "T64",
      "64-row tiles: H12 with a block tile of 64x256 computed by one consumer warpgroup (wgmma "
      "m64n256k16) beside the producer, 256 threads; a stage holds 8 KiB of A and 32 KiB of B, "
@@ -198,6 +206,12 @@ inline constexpr std::array<Rung, 17> kTileRungs = {{
      "partial sums of 8 KiB fixed up in a fixed order, where the 128x16 build's 112 CTAs leave 20 "
      "SMs idle",
      rung_knobs::kT128N16SwappedAllSms},
+    {"sm90_h12_n128_all_sms", "T128hk",
+     "128x128 tiles on every SM: the 128x128 build with stream-K sharing the last round however "
+     "full it is (its kernel). 128x14336x4096: 112 tiles in 132 equal ranges of K, one a CTA, "
+     "partial sums of 64 KiB fixed up in a fixed order, where the 128x128 build's 112 CTAs leave "
+     "20 SMs idle",
+     rung_knobs::kT128N128AllSms},
 }};
 /// Every tile build's stages and barriers fit the 227 KiB of shared memory a block may opt in to.
 static_assert([] {

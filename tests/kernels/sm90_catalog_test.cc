@@ -611,17 +611,45 @@ TEST_F(Sm90Catalog, OneHundredTwentyEightBySixteenSwappedTilesShareKOnEverySm) {
             sm90::PlanLaunch(s, few, Residency{132, 66}).grid.sk.sk_clusters);
 }
 
+// The 128x128 build on every SM (kTileRungs[17]): the 128x128 build with stream-K sharing a last
+// round however full, its kernel. 128x14336x4096: 112 units, none whole (fewer than the 132
+// CTAs), 7,168 k-tiles in 132 ranges, one a CTA, 64 KiB partial sums; the 128x128 build runs 112
+// CTAs over the whole K. Where that build shares too (128x4096x4096: 32 units) it plans alike.
+TEST_F(Sm90Catalog, OneHundredTwentyEightSquareTilesShareKOnEverySm) {
+  const sm90::Knobs& h = sm90::kTileRungs[9].knobs;
+  const sm90::Knobs& a = sm90::kTileRungs[17].knobs;
+  ASSERT_EQ(sm90::kTileRungs[17].id, "T128hk");
+  EXPECT_EQ(sm90::With(h, [](sm90::Knobs& k) { k.sk_max_full_quarters = 4; }), a);
+  const Problem p{128, 14336, 4096, DType::kBF16};
+  ExpectOneRoundOfWholeTiles(h, p, 112);
+  const sm90::LaunchPlan plan = sm90::PlanLaunch(a, p, Residency{132, 66});
+  EXPECT_FALSE(plan.guarded);
+  EXPECT_EQ(plan.grid.units, 112);
+  EXPECT_EQ(plan.grid.ctas, 132);
+  EXPECT_EQ(plan.grid.sk.dp_units, 0);
+  EXPECT_EQ(plan.grid.sk.sk_clusters, 132u);
+  EXPECT_EQ(plan.grid.sk.sk_iters, 112u * 64u);
+  EXPECT_GE(plan.grid.partial_bytes, int64_t(132) * 128 * 128 * 4);
+  EXPECT_EQ(Get("sm90_h12_n128_all_sms").tile.n, 128);
+  EXPECT_EQ(Get("sm90_h12_n128_all_sms").can_implement(p), "");
+  const Problem square{128, 4096, 4096, DType::kBF16};
+  const sm90::LaunchPlan shared = sm90::PlanLaunch(h, square, Residency{132, 66});
+  EXPECT_GT(shared.grid.sk.sk_clusters, 0u);
+  EXPECT_EQ(sm90::PlanLaunch(a, square, Residency{132, 66}).grid.sk.sk_clusters,
+            shared.grid.sk.sk_clusters);
+}
+
 // The kernel a build is compiled as (KernelKnobs): its knobs less the two only the host's plan
-// reads. Every rung of the ladders and every tile build keeps its own kernel, but the 128x16
-// swapped build on every SM, which differs from the 128x16 swapped build only in how full a last
-// round stream-K shares, and so runs that build's kernel; a knob the kernel reads still parts two
-// builds.
+// reads. Every rung of the ladders and every tile build keeps its own kernel, but the two builds
+// on every SM (the 128x16 swapped and the 128x128 tiles), which differ from the builds they change
+// only in how full a last round stream-K shares, and so run those builds' kernels; a knob the
+// kernel reads still parts two builds.
 TEST_F(Sm90Catalog, BuildsThatDifferOnlyInTheHostsPlanShareOneKernel) {
   for (const sm90::Rung& r : sm90::kRungs) EXPECT_EQ(sm90::KernelKnobs(r.knobs), r.knobs) << r.name;
   for (const sm90::Rung& r : sm90::kFp8Rungs)
     EXPECT_EQ(sm90::KernelKnobs(r.knobs), r.knobs) << r.name;
   for (const sm90::Rung& r : sm90::kTileRungs) {
-    if (r.id == "T128sSk") continue;
+    if (r.id == "T128sSk" || r.id == "T128hk") continue;
     EXPECT_EQ(sm90::KernelKnobs(r.knobs), r.knobs) << r.name;
   }
   const sm90::Knobs& s = sm90::kTileRungs[8].knobs;
@@ -629,6 +657,9 @@ TEST_F(Sm90Catalog, BuildsThatDifferOnlyInTheHostsPlanShareOneKernel) {
   ASSERT_EQ(sm90::kTileRungs[16].id, "T128sSk");
   EXPECT_NE(a, s);
   EXPECT_EQ(sm90::KernelKnobs(a), s);
+  ASSERT_EQ(sm90::kTileRungs[17].id, "T128hk");
+  EXPECT_NE(sm90::kTileRungs[17].knobs, sm90::kTileRungs[9].knobs);
+  EXPECT_EQ(sm90::KernelKnobs(sm90::kTileRungs[17].knobs), sm90::kTileRungs[9].knobs);
   constexpr sm90::Knobs h12 = sm90::rung_knobs::kH12;
   constexpr sm90::Knobs capped = sm90::With(h12, [](sm90::Knobs& k) { k.max_ctas = 128; });
   constexpr sm90::Knobs parts = sm90::With(h12, [](sm90::Knobs& k) { k.sk_parts = 4; });
