@@ -40,9 +40,10 @@
 #             B without fix-ups closes S12's gap at 128x14336x4096, a run R
 #   n112-R    the 128x112 tiles (T128x112: 128x14336x4096 in 128 tiles, one round on 128 of the
 #             132 SMs, where the 128x128 tiles' 112 leave 20 idle), the 128x128 tiles with
-#             stream-K on every SM (T128hk: those 112 tiles in 132 ranges of K) and the 128x16
-#             swapped tiles so (T128sSk: 16x14336x4096's 112 tiles in 132 ranges of K) beside the
-#             tiles they change (T128h, T128sS), S12, S11 (so that the run is a source
+#             stream-K on every SM (T128hk: those 112 tiles in 132 ranges of K), the 128x16
+#             swapped tiles so (T128sSk: 16x14336x4096's 112 tiles in 132 ranges of K) and the
+#             64x64 unclustered tiles so (T64nUk: the 128 tiles of 128x4096xK in 132) beside the
+#             tiles they change (T128h, T128sS, T64nU), S12, S11 (so that the run is a source
 #             of S12's table) and both cuBLAS baselines at the serving shapes of 128 rows,
 #             16x14336x4096 and 512x14336x4096, 3 rounds, burst, verified: whether filling the SMs
 #             closes S12's gaps at 128x14336x4096 and 16x14336x4096, a run R
@@ -118,7 +119,7 @@ usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: ab
     solo-*) echo $((20 * ${#solo_shapes[@]} / 2 + 10)) ;;
     large-*) echo 80 ;;
     tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;; quads-*) echo 60 ;;
-    n112-*) echo 95 ;;
+    n112-*) echo 110 ;;
     pairs-*) echo 120 ;;
     roof) echo 20 ;; roof-*) echo 50 ;; stalls) echo 70 ;; warpstores) echo 45 ;;
     windows) echo 40 ;;
@@ -264,7 +265,8 @@ for phase in "$@"; do
       ;;
     n112-*)
       burst_run "n112-$r" --variant sm90_h12_n112 --variant sm90_h12_n128 \
-        --variant sm90_h12_n128_all_sms \
+        --variant sm90_h12_n128_all_sms --variant sm90_h12_rows64_n64_unclustered_all_sms \
+        --variant sm90_h12_rows64_n64_unclustered \
         --variant sm90_h12_n16_swapped_all_sms --variant sm90_h12_n16_swapped \
         --variant sm90_s12_buckets --variant sm90_s11_ring --variant cublas_bf16 \
         --variant cublas_bf16_best --shape 128x14336x4096 --shape 128x4096x4096 \

@@ -73,6 +73,12 @@ inline constexpr Knobs kT128N128 = Unclustered(Narrow(kH12, 128, 7));
 /// (KernelKnobs): only the host's plan differs.
 inline constexpr Knobs kT128N128AllSms =
     With(kT128N128, [](Knobs& k) { k.sk_max_full_quarters = 4; });
+/// The 64x64 tiles without clusters, stream-K sharing a last round however full: 128x4096x4096's
+/// and 128x4096x14336's 128 tiles (S12's pick at 17-128 rows of more than 512 columns) become 132
+/// equal ranges of K, 16 KiB partial sums, where the build above leaves 4 SMs idle (3%). Its
+/// kernel (KernelKnobs).
+inline constexpr Knobs kT64N64UnclusteredAllSms =
+    With(kT64N64Unclustered, [](Knobs& k) { k.sk_max_full_quarters = 4; });
 /// H12's 128-row tiles with 112 columns: 128x14336x4096 is 128 tiles, one round on 128 of the 132
 /// SMs each over the whole K, where the 128x128 build's 112 tiles leave 20 SMs idle; 7 stages of
 /// 16 + 14 KiB, no cluster, the 16-byte stores (the last 16 columns of a tile 4 bytes a lane).
@@ -106,7 +112,7 @@ inline constexpr Knobs kT192N128Quads = With(kT192N128Swapped, [](Knobs& k) {
 });
 }  // namespace rung_knobs
 
-inline constexpr std::array<Rung, 18> kTileRungs = {{
+inline constexpr std::array<Rung, 19> kTileRungs = {{
     {"sm90_h12_rows64", "T64",
      "64-row tiles: H12 with a block tile of 64x256 computed by one consumer warpgroup (wgmma "
      "m64n256k16) beside the producer, 256 threads; a stage holds 8 KiB of A and 32 KiB of B, "
@@ -212,6 +218,11 @@ inline constexpr std::array<Rung, 18> kTileRungs = {{
      "partial sums of 64 KiB fixed up in a fixed order, where the 128x128 build's 112 CTAs leave "
      "20 SMs idle",
      rung_knobs::kT128N128AllSms},
+    {"sm90_h12_rows64_n64_unclustered_all_sms", "T64nUk",
+     "64x64 tiles without clusters on every SM: the 64x64 build without clusters, stream-K "
+     "sharing the last round however full it is (its kernel). 128x4096x4096: 128 tiles in 132 "
+     "equal ranges of K, partial sums of 16 KiB, where the build's 128 CTAs leave 4 SMs idle",
+     rung_knobs::kT64N64UnclusteredAllSms},
 }};
 /// Every tile build's stages and barriers fit the 227 KiB of shared memory a block may opt in to.
 static_assert([] {

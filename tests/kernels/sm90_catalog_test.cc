@@ -639,17 +639,42 @@ TEST_F(Sm90Catalog, OneHundredTwentyEightSquareTilesShareKOnEverySm) {
             shared.grid.sk.sk_clusters);
 }
 
+// The 64x64 tiles without clusters on every SM (kTileRungs[18]): that build with stream-K sharing
+// a last round however full, its kernel. 128x4096x4096 and 128x4096x14336: 128 units, none whole
+// (fewer than the 132 CTAs), their k-tiles in 132 ranges, one a CTA; the build itself runs 128
+// CTAs over the whole K.
+TEST_F(Sm90Catalog, SixtyFourBySixtyFourTilesShareKOnEverySm) {
+  const sm90::Knobs& u = sm90::kTileRungs[6].knobs;
+  const sm90::Knobs& a = sm90::kTileRungs[18].knobs;
+  ASSERT_EQ(sm90::kTileRungs[18].id, "T64nUk");
+  EXPECT_EQ(sm90::With(u, [](sm90::Knobs& k) { k.sk_max_full_quarters = 4; }), a);
+  EXPECT_EQ(sm90::KernelKnobs(a), u);
+  for (const int64_t k : {4096, 14336}) {
+    const Problem p{128, 4096, k, DType::kBF16};
+    ExpectOneRoundOfWholeTiles(u, p, 128);
+    const sm90::LaunchPlan plan = sm90::PlanLaunch(a, p, Residency{132, 66});
+    EXPECT_FALSE(plan.guarded);
+    EXPECT_EQ(plan.grid.units, 128);
+    EXPECT_EQ(plan.grid.ctas, 132);
+    EXPECT_EQ(plan.grid.sk.dp_units, 0);
+    EXPECT_EQ(plan.grid.sk.sk_clusters, 132u);
+    EXPECT_EQ(plan.grid.sk.sk_iters, 128u * uint32_t(k / 64));
+    EXPECT_GE(plan.grid.partial_bytes, int64_t(132) * 64 * 64 * 4);
+  }
+  EXPECT_EQ(Get("sm90_h12_rows64_n64_unclustered_all_sms").tile.n, 64);
+}
+
 // The kernel a build is compiled as (KernelKnobs): its knobs less the two only the host's plan
-// reads. Every rung of the ladders and every tile build keeps its own kernel, but the two builds
-// on every SM (the 128x16 swapped and the 128x128 tiles), which differ from the builds they change
-// only in how full a last round stream-K shares, and so run those builds' kernels; a knob the
-// kernel reads still parts two builds.
+// reads. Every rung of the ladders and every tile build keeps its own kernel, but the builds on
+// every SM (the 128x16 swapped, 128x128 and 64x64 unclustered tiles), which differ from the builds
+// they change only in how full a last round stream-K shares, and so run those builds' kernels; a
+// knob the kernel reads still parts two builds.
 TEST_F(Sm90Catalog, BuildsThatDifferOnlyInTheHostsPlanShareOneKernel) {
   for (const sm90::Rung& r : sm90::kRungs) EXPECT_EQ(sm90::KernelKnobs(r.knobs), r.knobs) << r.name;
   for (const sm90::Rung& r : sm90::kFp8Rungs)
     EXPECT_EQ(sm90::KernelKnobs(r.knobs), r.knobs) << r.name;
   for (const sm90::Rung& r : sm90::kTileRungs) {
-    if (r.id == "T128sSk" || r.id == "T128hk") continue;
+    if (r.id == "T128sSk" || r.id == "T128hk" || r.id == "T64nUk") continue;
     EXPECT_EQ(sm90::KernelKnobs(r.knobs), r.knobs) << r.name;
   }
   const sm90::Knobs& s = sm90::kTileRungs[8].knobs;
