@@ -42,11 +42,13 @@
 #             132 SMs, where the 128x128 tiles' 112 leave 20 idle), the 128x128 tiles with
 #             stream-K on every SM (T128hk: those 112 tiles in 132 ranges of K), the 128x16
 #             swapped tiles so (T128sSk: 16x14336x4096's 112 tiles in 132 ranges of K) and the
-#             64x64 unclustered tiles so (T64nUk: the 128 tiles of 128x4096xK in 132) beside the
-#             tiles they change (T128h, T128sS, T64nU), S12, S11 (so that the run is a source
-#             of S12's table) and both cuBLAS baselines at the serving shapes of 128 rows,
-#             16x14336x4096 and 512x14336x4096, 3 rounds, burst, verified: whether filling the SMs
-#             closes S12's gaps at 128x14336x4096 and 16x14336x4096, a run R
+#             64x64 unclustered tiles so (T64nUk: the 128 tiles of 128x4096xK in 132), the 64x8
+#             swapped tiles so (T64eSk: 16x4096x4096's 128 tiles in 132) beside the tiles they
+#             change (T128h, T128sS, T64nU, T64eS), S12, S11 (so that the run is a source of
+#             S12's table) and both cuBLAS baselines at the serving shapes of 128 rows,
+#             16x14336x4096, 16x4096x4096 and 512x14336x4096, 3 rounds, burst, verified: whether
+#             filling the SMs closes S12's gaps at 128x14336x4096, 16x14336x4096 and
+#             16x4096x4096, a run R
 #   pairs-R   the 64x8 tiles in 1x2 clusters sharing A (T64eP, and swapped T64eSP: cuBLAS's kind of
 #             kernel at 16x4096x4096) beside the same tiles alone (T64e, T64eS), the 128x16
 #             swapped tiles, S12, S11 (so that the run is a source of S12's table) and both cuBLAS
@@ -119,7 +121,7 @@ usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: ab
     solo-*) echo $((20 * ${#solo_shapes[@]} / 2 + 10)) ;;
     large-*) echo 80 ;;
     tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;; quads-*) echo 60 ;;
-    n112-*) echo 110 ;;
+    n112-*) echo 135 ;;
     pairs-*) echo 120 ;;
     roof) echo 20 ;; roof-*) echo 50 ;; stalls) echo 70 ;; warpstores) echo 45 ;;
     windows) echo 40 ;;
@@ -266,11 +268,13 @@ for phase in "$@"; do
     n112-*)
       burst_run "n112-$r" --variant sm90_h12_n112 --variant sm90_h12_n128 \
         --variant sm90_h12_n128_all_sms --variant sm90_h12_rows64_n64_unclustered_all_sms \
-        --variant sm90_h12_rows64_n64_unclustered \
+        --variant sm90_h12_rows64_n64_unclustered --variant sm90_h12_rows64_n8_swapped_all_sms \
+        --variant sm90_h12_rows64_n8_swapped \
         --variant sm90_h12_n16_swapped_all_sms --variant sm90_h12_n16_swapped \
         --variant sm90_s12_buckets --variant sm90_s11_ring --variant cublas_bf16 \
         --variant cublas_bf16_best --shape 128x14336x4096 --shape 128x4096x4096 \
-        --shape 128x4096x14336 --shape 16x14336x4096 --shape 512x14336x4096 --rounds 3
+        --shape 128x4096x14336 --shape 16x14336x4096 --shape 512x14336x4096 \
+        --shape 16x4096x4096 --rounds 3
       ;;
     pairs-*)
       burst_run "pairs-$r" --variant sm90_h12_rows64_n8_swapped_pairs \

@@ -79,6 +79,12 @@ inline constexpr Knobs kT128N128AllSms =
 /// kernel (KernelKnobs).
 inline constexpr Knobs kT64N64UnclusteredAllSms =
     With(kT64N64Unclustered, [](Knobs& k) { k.sk_max_full_quarters = 4; });
+/// The 64x8 swapped tiles, stream-K sharing a last round however full: 16x4096x4096's 128 tiles
+/// (swapped: 4096x16) become 132 equal ranges of K, 2 KiB partial sums, where the build above
+/// leaves 4 SMs idle; there S12 (S11) and this build read 96% of `cublas_bf16_best`. Its kernel
+/// (KernelKnobs).
+inline constexpr Knobs kT64N8SwappedAllSms =
+    With(kT64N8Swapped, [](Knobs& k) { k.sk_max_full_quarters = 4; });
 /// H12's 128-row tiles with 112 columns: 128x14336x4096 is 128 tiles, one round on 128 of the 132
 /// SMs each over the whole K, where the 128x128 build's 112 tiles leave 20 SMs idle; 7 stages of
 /// 16 + 14 KiB, no cluster, the 16-byte stores (the last 16 columns of a tile 4 bytes a lane).
@@ -112,7 +118,7 @@ inline constexpr Knobs kT192N128Quads = With(kT192N128Swapped, [](Knobs& k) {
 });
 }  // namespace rung_knobs
 
-inline constexpr std::array<Rung, 19> kTileRungs = {{
+inline constexpr std::array<Rung, 20> kTileRungs = {{
     {"sm90_h12_rows64", "T64",
      "64-row tiles: H12 with a block tile of 64x256 computed by one consumer warpgroup (wgmma "
      "m64n256k16) beside the producer, 256 threads; a stage holds 8 KiB of A and 32 KiB of B, "
@@ -223,6 +229,11 @@ inline constexpr std::array<Rung, 19> kTileRungs = {{
      "sharing the last round however full it is (its kernel). 128x4096x4096: 128 tiles in 132 "
      "equal ranges of K, partial sums of 16 KiB, where the build's 128 CTAs leave 4 SMs idle",
      rung_knobs::kT64N64UnclusteredAllSms},
+    {"sm90_h12_rows64_n8_swapped_all_sms", "T64eSk",
+     "64x8 tiles, swapped, on every SM: the 64x8 swapped build with stream-K sharing the last "
+     "round however full it is (its kernel). 16x4096x4096: 128 tiles in 132 equal ranges of K, "
+     "partial sums of 2 KiB, where the build's 128 CTAs leave 4 SMs idle",
+     rung_knobs::kT64N8SwappedAllSms},
 }};
 /// Every tile build's stages and barriers fit the 227 KiB of shared memory a block may opt in to.
 static_assert([] {

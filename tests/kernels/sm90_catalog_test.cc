@@ -664,9 +664,32 @@ TEST_F(Sm90Catalog, SixtyFourBySixtyFourTilesShareKOnEverySm) {
   EXPECT_EQ(Get("sm90_h12_rows64_n64_unclustered_all_sms").tile.n, 64);
 }
 
+// The 64x8 swapped tiles on every SM (kTileRungs[19]): that build with stream-K sharing a last
+// round however full, its kernel. 16x4096x4096 (swapped: 4096x16): 128 units, none whole, 8,192
+// k-tiles in 132 ranges, one a CTA; the build itself runs 128 CTAs over the whole K.
+TEST_F(Sm90Catalog, SixtyFourByEightSwappedTilesShareKOnEverySm) {
+  const sm90::Knobs& e = sm90::kTileRungs[5].knobs;
+  const sm90::Knobs& a = sm90::kTileRungs[19].knobs;
+  ASSERT_EQ(sm90::kTileRungs[19].id, "T64eSk");
+  EXPECT_EQ(sm90::With(e, [](sm90::Knobs& k) { k.sk_max_full_quarters = 4; }), a);
+  EXPECT_EQ(sm90::KernelKnobs(a), e);
+  const Problem p = sm90::SwappedProblem({16, 4096, 4096, DType::kBF16});
+  ExpectOneRoundOfWholeTiles(e, p, 128);
+  const sm90::LaunchPlan plan = sm90::PlanLaunch(a, p, Residency{132, 66});
+  EXPECT_FALSE(plan.guarded);
+  EXPECT_EQ(plan.grid.units, 128);
+  EXPECT_EQ(plan.grid.ctas, 132);
+  EXPECT_EQ(plan.grid.sk.dp_units, 0);
+  EXPECT_EQ(plan.grid.sk.sk_clusters, 132u);
+  EXPECT_EQ(plan.grid.sk.sk_iters, 128u * 64u);
+  ExpectSwappedFewRowEntry("sm90_h12_rows64_n8_swapped_all_sms", 8, {16, 4096, 4096, DType::kBF16},
+                           {8, 14336, 4096, DType::kBF16});
+}
+
 // The kernel a build is compiled as (KernelKnobs): its knobs less the two only the host's plan
 // reads. Every rung of the ladders and every tile build keeps its own kernel, but the builds on
-// every SM (the 128x16 swapped, 128x128 and 64x64 unclustered tiles), which differ from the builds
+// every SM (ids ending in k: the 128x16 swapped, 128x128, 64x64 unclustered and 64x8 swapped
+// tiles), which differ from the builds
 // they change only in how full a last round stream-K shares, and so run those builds' kernels; a
 // knob the kernel reads still parts two builds.
 TEST_F(Sm90Catalog, BuildsThatDifferOnlyInTheHostsPlanShareOneKernel) {
@@ -674,7 +697,10 @@ TEST_F(Sm90Catalog, BuildsThatDifferOnlyInTheHostsPlanShareOneKernel) {
   for (const sm90::Rung& r : sm90::kFp8Rungs)
     EXPECT_EQ(sm90::KernelKnobs(r.knobs), r.knobs) << r.name;
   for (const sm90::Rung& r : sm90::kTileRungs) {
-    if (r.id == "T128sSk" || r.id == "T128hk" || r.id == "T64nUk") continue;
+    if (r.id.ends_with("k") && r.id != "T64nUk" && r.id != "T64eSk" && r.id != "T128hk" &&
+        r.id != "T128sSk")
+      ADD_FAILURE() << r.name << ": a new build on every SM; name it here";
+    if (r.id.ends_with("k")) continue;
     EXPECT_EQ(sm90::KernelKnobs(r.knobs), r.knobs) << r.name;
   }
   const sm90::Knobs& s = sm90::kTileRungs[8].knobs;

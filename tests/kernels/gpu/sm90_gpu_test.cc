@@ -261,8 +261,9 @@ TEST_F(Sm90Gpu, TheFewRowPathsAgainstFp64AndCublas) {
 // sharing A, swapped and not (few rows and columns below; 4096x16 and 16x14336 on the tile), and
 // H12's 128x112 tiles (on the tile at 256x1792x192 and 128x14336x4096, the 16-byte stores of
 // three groups of 32 columns and the 4-byte stores of the last 16; off it wherever N is not a
-// multiple of 112), and the 128x16 swapped, 128x128 and 64x64 unclustered tiles with stream-K on
-// every SM (16x14336x4096 and 128x14336x4096: 112 tiles in 132 ranges of K; 128x4096x4096: 128): on
+// multiple of 112), and the 128x16 swapped, 128x128, 64x64 unclustered and 64x8 swapped tiles with
+// stream-K on every SM (16x14336x4096 and 128x14336x4096: 112 tiles in 132 ranges of K;
+// 128x4096x4096 and 16x4096x4096: 128): on
 // the tile (M a multiple of a 2x1 cluster's 128 rows, N of 256, K of 64) and off it (M of 17, 64,
 // 100; N and K off their tiles), against the FP64 reference and cuBLAS, and M of 128 at 4096^2 with
 // the stream-K fix-up; S4 runs H12 above 128 rows.
@@ -289,7 +290,8 @@ TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
             "sm90_h12_n112",
             "sm90_h12_n16_swapped_all_sms",
             "sm90_h12_n128_all_sms",
-            "sm90_h12_rows64_n64_unclustered_all_sms"};
+            "sm90_h12_rows64_n64_unclustered_all_sms",
+            "sm90_h12_rows64_n8_swapped_all_sms"};
   const sm90::SmallRung& s4 = sm90::kSmallRungs[3];
   const sm90::SmallRung& s7 = sm90::kSmallRungs[6];
   for (Problem p : {Problem{17, 300, 512}, Problem{64, 512, 1024}, Problem{100, 264, 136},
@@ -317,7 +319,7 @@ TEST_F(Sm90Gpu, TheSixtyFourRowTilesAgainstFp64AndCublas) {
                     Problem{16, 14336, 4096}, Problem{4096, 16, 4096}, Problem{14336, 16, 4096},
                     Problem{128, 14336, 4096}})
     ExpectMatchesCublas(p, 54);
-  EXPECT_EQ(ran_.size(), 22u);
+  EXPECT_EQ(ran_.size(), 23u);
 }
 
 // The per-bucket rungs (S8, S10, S12; sm90_buckets.h): in every bucket a table names, a shape of
