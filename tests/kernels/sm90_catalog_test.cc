@@ -72,6 +72,32 @@ void ExpectOneRoundOfWholeTiles(const sm90::Knobs& k, const Problem& p, int tile
   EXPECT_EQ(plan.grid.sk.sk_clusters, 0u);
 }
 
+/// kTileRungs[i], named `id`, is kTileRungs[base] with stream-K sharing a last round however full
+/// (sk_max_full_quarters 4) and runs that build's kernel (KernelKnobs).
+void ExpectOnEverySmOf(size_t i, std::string_view id, size_t base) {
+  ASSERT_EQ(sm90::kTileRungs[i].id, id);
+  sm90::Knobs expected = sm90::kTileRungs[base].knobs;
+  expected.sk_max_full_quarters = 4;
+  EXPECT_EQ(sm90::kTileRungs[i].knobs, expected) << id;
+  EXPECT_EQ(sm90::KernelKnobs(sm90::kTileRungs[i].knobs), sm90::kTileRungs[base].knobs) << id;
+}
+
+/// A launch of `k` at `p` on an H200 that stream-K shares on every SM (the builds of
+/// sk_max_full_quarters 4): `units` units, none whole, their `k_tiles` k-tiles each in 132 ranges,
+/// one a CTA.
+sm90::LaunchPlan ExpectSharedOnEverySm(const sm90::Knobs& k, const Problem& p, int units,
+                                       uint32_t k_tiles) {
+  const sm90::LaunchPlan plan = sm90::PlanLaunch(k, p, Residency{132, 66});
+  EXPECT_FALSE(plan.guarded);
+  EXPECT_EQ(plan.grid.units, units);
+  EXPECT_EQ(plan.grid.ctas, 132);
+  EXPECT_EQ(plan.grid.sk.dp_units, 0);
+  EXPECT_EQ(plan.grid.sk.sk_clusters, 132u);
+  EXPECT_EQ(plan.grid.sk.sk_iters, uint32_t(units) * k_tiles);
+  EXPECT_GT(plan.grid.partial_bytes, 0);
+  return plan;
+}
+
 TEST_F(Sm90Catalog, ThirteenRungsOneChangeEach) {
   int count = 0;
   for (const Variant& v : registry_.All()) count += v.family == "sm90" && v.Supports(DType::kBF16);
@@ -592,18 +618,10 @@ TEST_F(Sm90Catalog, OneHundredTwelveColumnTilesRunOneRoundOnMoreSmsAt128Rows) {
 TEST_F(Sm90Catalog, OneHundredTwentyEightBySixteenSwappedTilesShareKOnEverySm) {
   const sm90::Knobs& s = sm90::kTileRungs[8].knobs;
   const sm90::Knobs& a = sm90::kTileRungs[16].knobs;
-  ASSERT_EQ(sm90::kTileRungs[16].id, "T128sSk");
-  EXPECT_EQ(sm90::With(s, [](sm90::Knobs& k) { k.sk_max_full_quarters = 4; }), a);
+  ExpectOnEverySmOf(16, "T128sSk", 8);
   const Problem p = sm90::SwappedProblem({16, 14336, 4096, DType::kBF16});
   ExpectOneRoundOfWholeTiles(s, p, 112);
-  const sm90::LaunchPlan plan = sm90::PlanLaunch(a, p, Residency{132, 66});
-  EXPECT_FALSE(plan.guarded);
-  EXPECT_EQ(plan.grid.units, 112);
-  EXPECT_EQ(plan.grid.ctas, 132);
-  EXPECT_EQ(plan.grid.sk.dp_units, 0);
-  EXPECT_EQ(plan.grid.sk.sk_clusters, 132u);
-  EXPECT_EQ(plan.grid.sk.sk_iters, 112u * 64u);
-  EXPECT_GT(plan.grid.partial_bytes, 0);
+  ExpectSharedOnEverySm(a, p, 112, 64u);
   ExpectSwappedFewRowEntry("sm90_h12_n16_swapped_all_sms", 16, {16, 14336, 4096, DType::kBF16},
                            {8, 4096, 4096, DType::kBF16});
   const Problem few = sm90::SwappedProblem({16, 4096, 4096, DType::kBF16});
@@ -618,17 +636,10 @@ TEST_F(Sm90Catalog, OneHundredTwentyEightBySixteenSwappedTilesShareKOnEverySm) {
 TEST_F(Sm90Catalog, OneHundredTwentyEightSquareTilesShareKOnEverySm) {
   const sm90::Knobs& h = sm90::kTileRungs[9].knobs;
   const sm90::Knobs& a = sm90::kTileRungs[17].knobs;
-  ASSERT_EQ(sm90::kTileRungs[17].id, "T128hk");
-  EXPECT_EQ(sm90::With(h, [](sm90::Knobs& k) { k.sk_max_full_quarters = 4; }), a);
+  ExpectOnEverySmOf(17, "T128hk", 9);
   const Problem p{128, 14336, 4096, DType::kBF16};
   ExpectOneRoundOfWholeTiles(h, p, 112);
-  const sm90::LaunchPlan plan = sm90::PlanLaunch(a, p, Residency{132, 66});
-  EXPECT_FALSE(plan.guarded);
-  EXPECT_EQ(plan.grid.units, 112);
-  EXPECT_EQ(plan.grid.ctas, 132);
-  EXPECT_EQ(plan.grid.sk.dp_units, 0);
-  EXPECT_EQ(plan.grid.sk.sk_clusters, 132u);
-  EXPECT_EQ(plan.grid.sk.sk_iters, 112u * 64u);
+  const sm90::LaunchPlan plan = ExpectSharedOnEverySm(a, p, 112, 64u);
   EXPECT_GE(plan.grid.partial_bytes, int64_t(132) * 128 * 128 * 4);
   EXPECT_EQ(Get("sm90_h12_n128_all_sms").tile.n, 128);
   EXPECT_EQ(Get("sm90_h12_n128_all_sms").can_implement(p), "");
@@ -646,19 +657,11 @@ TEST_F(Sm90Catalog, OneHundredTwentyEightSquareTilesShareKOnEverySm) {
 TEST_F(Sm90Catalog, SixtyFourBySixtyFourTilesShareKOnEverySm) {
   const sm90::Knobs& u = sm90::kTileRungs[6].knobs;
   const sm90::Knobs& a = sm90::kTileRungs[18].knobs;
-  ASSERT_EQ(sm90::kTileRungs[18].id, "T64nUk");
-  EXPECT_EQ(sm90::With(u, [](sm90::Knobs& k) { k.sk_max_full_quarters = 4; }), a);
-  EXPECT_EQ(sm90::KernelKnobs(a), u);
+  ExpectOnEverySmOf(18, "T64nUk", 6);
   for (const int64_t k : {4096, 14336}) {
     const Problem p{128, 4096, k, DType::kBF16};
     ExpectOneRoundOfWholeTiles(u, p, 128);
-    const sm90::LaunchPlan plan = sm90::PlanLaunch(a, p, Residency{132, 66});
-    EXPECT_FALSE(plan.guarded);
-    EXPECT_EQ(plan.grid.units, 128);
-    EXPECT_EQ(plan.grid.ctas, 132);
-    EXPECT_EQ(plan.grid.sk.dp_units, 0);
-    EXPECT_EQ(plan.grid.sk.sk_clusters, 132u);
-    EXPECT_EQ(plan.grid.sk.sk_iters, 128u * uint32_t(k / 64));
+    const sm90::LaunchPlan plan = ExpectSharedOnEverySm(a, p, 128, uint32_t(k / 64));
     EXPECT_GE(plan.grid.partial_bytes, int64_t(132) * 64 * 64 * 4);
   }
   EXPECT_EQ(Get("sm90_h12_rows64_n64_unclustered_all_sms").tile.n, 64);
@@ -670,18 +673,10 @@ TEST_F(Sm90Catalog, SixtyFourBySixtyFourTilesShareKOnEverySm) {
 TEST_F(Sm90Catalog, SixtyFourByEightSwappedTilesShareKOnEverySm) {
   const sm90::Knobs& e = sm90::kTileRungs[5].knobs;
   const sm90::Knobs& a = sm90::kTileRungs[19].knobs;
-  ASSERT_EQ(sm90::kTileRungs[19].id, "T64eSk");
-  EXPECT_EQ(sm90::With(e, [](sm90::Knobs& k) { k.sk_max_full_quarters = 4; }), a);
-  EXPECT_EQ(sm90::KernelKnobs(a), e);
+  ExpectOnEverySmOf(19, "T64eSk", 5);
   const Problem p = sm90::SwappedProblem({16, 4096, 4096, DType::kBF16});
   ExpectOneRoundOfWholeTiles(e, p, 128);
-  const sm90::LaunchPlan plan = sm90::PlanLaunch(a, p, Residency{132, 66});
-  EXPECT_FALSE(plan.guarded);
-  EXPECT_EQ(plan.grid.units, 128);
-  EXPECT_EQ(plan.grid.ctas, 132);
-  EXPECT_EQ(plan.grid.sk.dp_units, 0);
-  EXPECT_EQ(plan.grid.sk.sk_clusters, 132u);
-  EXPECT_EQ(plan.grid.sk.sk_iters, 128u * 64u);
+  ExpectSharedOnEverySm(a, p, 128, 64u);
   ExpectSwappedFewRowEntry("sm90_h12_rows64_n8_swapped_all_sms", 8, {16, 4096, 4096, DType::kBF16},
                            {8, 14336, 4096, DType::kBF16});
 }
@@ -689,9 +684,8 @@ TEST_F(Sm90Catalog, SixtyFourByEightSwappedTilesShareKOnEverySm) {
 // The kernel a build is compiled as (KernelKnobs): its knobs less the two only the host's plan
 // reads. Every rung of the ladders and every tile build keeps its own kernel, but the builds on
 // every SM (ids ending in k: the 128x16 swapped, 128x128, 64x64 unclustered and 64x8 swapped
-// tiles), which differ from the builds
-// they change only in how full a last round stream-K shares, and so run those builds' kernels; a
-// knob the kernel reads still parts two builds.
+// tiles), which differ from the builds they change only in how full a last round stream-K shares,
+// and so run those builds' kernels; a knob the kernel reads still parts two builds.
 TEST_F(Sm90Catalog, BuildsThatDifferOnlyInTheHostsPlanShareOneKernel) {
   for (const sm90::Rung& r : sm90::kRungs) EXPECT_EQ(sm90::KernelKnobs(r.knobs), r.knobs) << r.name;
   for (const sm90::Rung& r : sm90::kFp8Rungs)
