@@ -68,8 +68,9 @@ inline constexpr Knobs kT128N128 = Unclustered(Narrow(kH12, 128, 7));
 /// The 128x128 tiles with stream-K sharing a last round however full it is (sk_max_full_quarters
 /// 4): 128x14336x4096's 112 tiles become 132 equal ranges of K (54 or 55 k-tiles where a tile has
 /// 64), one for each SM, where the build above leaves 20 SMs idle; each unit meets at most three
-/// ranges, its partial sums 64 KiB (128 x 128 fp32). The cell streams B at 85% of the measured
-/// bandwidth: more SMs keep more of B's loads in flight. The same kernel as the build above
+/// ranges, its partial sums 64 KiB (128 x 128 fp32). There S12 reads 90% of the measured
+/// bandwidth alone at the cap, `cublas_bf16_best` 96.5% (solo-1, evidence/2026-12-07-h100-small-
+/// shapes-17): more SMs keep more of B's loads in flight. The same kernel as the build above
 /// (KernelKnobs): only the host's plan differs.
 inline constexpr Knobs kT128N128AllSms =
     With(kT128N128, [](Knobs& k) { k.sk_max_full_quarters = 4; });
@@ -81,7 +82,7 @@ inline constexpr Knobs kT64N64UnclusteredAllSms =
     With(kT64N64Unclustered, [](Knobs& k) { k.sk_max_full_quarters = 4; });
 /// The 64x8 swapped tiles, stream-K sharing a last round however full: 16x4096x4096's 128 tiles
 /// (swapped: 4096x16) become 132 equal ranges of K, 2 KiB partial sums, where the build above
-/// leaves 4 SMs idle; there S12 (S11) and this build read 96% of `cublas_bf16_best`. Its kernel
+/// leaves 4 SMs idle; there S12 (which runs S11) reads 96% of `cublas_bf16_best`. Its kernel
 /// (KernelKnobs).
 inline constexpr Knobs kT64N8SwappedAllSms =
     With(kT64N8Swapped, [](Knobs& k) { k.sk_max_full_quarters = 4; });
