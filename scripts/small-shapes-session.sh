@@ -56,7 +56,8 @@
 #             (each round on inputs of its own: fresh-3 saw the unpaired 64x8 build's level follow
 #             the allocation), burst, verified, a run R
 #   gemv      the user example gemv_rows beside cuBLAS at the preset's shapes of M <= 16
-#   roof      the user example stream_sum (general/: a pure read of bf16 rows, 2 builds) at the
+#   roof      the user example stream_sum (general/: a pure read of bf16 rows, 4 builds: UNROLL 4
+#             and 16, each with and without the L2 fetching 256 bytes a miss) at the
 #             bytes of the M <= 16 shapes' B: 4096x4096 (33.6 MB), 14336x4096 and 4096x14336
 #             (117 MB), burst: the share of the measured bandwidth a kernel that only streams
 #             those bytes reaches, timed as every kernel is (target 2's ceiling); roof-R the
@@ -123,7 +124,7 @@ usual() {  # seconds a phase took on an H100 (burst: about 11 s a shape; cap: ab
     tiles) echo 180 ;; counters) echo 50 ;; gaps) echo 80 ;; ring-*) echo 60 ;; quads-*) echo 60 ;;
     n112-*) echo 135 ;;
     pairs-*) echo 120 ;;
-    roof) echo 20 ;; roof-*) echo 50 ;; stalls) echo 70 ;; warpstores) echo 45 ;;
+    roof) echo 30 ;; roof-*) echo 60 ;; stalls) echo 70 ;; warpstores) echo 45 ;;
     windows) echo 40 ;;
     levels-*) per_process 30 "$1" ;;
     fresh-*) per_process 20 "$1" ;;

@@ -4,8 +4,22 @@
 // same bytes meets, a GEMV's or a few-row GEMM's (a 4096x4096 bf16 B of 33.6 MB: rows = 4096,
 // cols = 4096). One warp per row, each lane reading its row's 16-byte words in groups of
 // UNROLL; how many of a group are in flight at once is ptxas's choice (it keeps about 30
-// registers at every UNROLL, so full occupancy: 64 warps an SM).
+// registers at every UNROLL, so full occupancy: 64 warps an SM). PREFETCH 1 asks the L2 to fetch
+// 256 bytes for each load that misses (ld.global.nc.L2::256B) where a miss otherwise brings the
+// sectors asked for: a warp's load of 512 contiguous bytes is two such requests to DRAM.
 #include <cuda_bf16.h>
+
+__device__ __forceinline__ uint4 LoadWord(const uint4* p) {
+#if PREFETCH
+  uint4 w;
+  asm("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+      : "l"(p));
+  return w;
+#else
+  return __ldg(p);
+#endif
+}
 
 __device__ __forceinline__ float SumOfWord(uint4 w) {
   const unsigned parts[4] = {w.x, w.y, w.z, w.w};
@@ -32,11 +46,11 @@ extern "C" __global__ void stream_sum(const __nv_bfloat16* x, float* s, long lon
   for (; first + 32LL * (UNROLL - 1) < count; first += 32LL * UNROLL) {
     uint4 w[UNROLL];
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) w[u] = __ldg(words + first + 32LL * u);
+    for (int u = 0; u < UNROLL; ++u) w[u] = LoadWord(words + first + 32LL * u);
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) acc += SumOfWord(w[u]);
   }
-  for (; first < count; first += 32) acc += SumOfWord(__ldg(words + first));  // the rest
+  for (; first < count; first += 32) acc += SumOfWord(LoadWord(words + first));  // the rest
   for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_down_sync(0xffffffffu, acc, offset);
   if (lane == 0) s[row] = acc;
 }
