@@ -610,23 +610,36 @@ TEST_F(Sm90Catalog, OneHundredTwelveColumnTilesRunOneRoundOnMoreSmsAt128Rows) {
   EXPECT_FALSE(sm90::PlanLaunch(t, {256, 1792, 64, DType::kBF16}, Residency{132, 66}).guarded);
 }
 
-// The 128x16 swapped build on every SM (kTileRungs[16]): the 128x16 swapped build with stream-K
-// sharing a last round however full. 16x14336x4096 (swapped: 14336x16): 112 units, none whole
-// (fewer than the 132 CTAs), 7,168 k-tiles in 132 ranges, one a CTA; the 128x16 build runs 112
-// CTAs over the whole K. Off the serving shapes it plans as the 128x16 build does where that one
-// shares too (16x4096x4096: 32 units on 132 CTAs).
-TEST_F(Sm90Catalog, OneHundredTwentyEightBySixteenSwappedTilesShareKOnEverySm) {
-  const sm90::Knobs& s = sm90::kTileRungs[8].knobs;
-  const sm90::Knobs& a = sm90::kTileRungs[16].knobs;
-  ExpectOnEverySmOf(16, "T128sSk", 8);
-  const Problem p = sm90::SwappedProblem({16, 14336, 4096, DType::kBF16});
-  ExpectOneRoundOfWholeTiles(s, p, 112);
-  ExpectSharedOnEverySm(a, p, 112, 64u);
-  ExpectSwappedFewRowEntry("sm90_h12_n16_swapped_all_sms", 16, {16, 14336, 4096, DType::kBF16},
-                           {8, 4096, 4096, DType::kBF16});
-  const Problem few = sm90::SwappedProblem({16, 4096, 4096, DType::kBF16});
-  EXPECT_EQ(sm90::PlanLaunch(a, few, Residency{132, 66}).grid.sk.sk_clusters,
-            sm90::PlanLaunch(s, few, Residency{132, 66}).grid.sk.sk_clusters);
+// The swapped few-row builds on every SM: the 128x16 swapped build (kTileRungs[16]) and the 64x8
+// one (kTileRungs[19]) with stream-K sharing a last round however full, each its base's kernel.
+// 16x14336x4096 (swapped: 14336x16) on 128x16 tiles: 112 units, none whole (fewer than the 132
+// CTAs), 7,168 k-tiles in 132 ranges, one a CTA, where the base runs 112 CTAs over the whole K;
+// 16x4096x4096 on 64x8 tiles: 128 units, 8,192 k-tiles, where the base runs 128. Off those shapes
+// each plans as its base does where the base shares too (a quarter of the shape's rows).
+TEST_F(Sm90Catalog, SwappedFewRowTilesShareKOnEverySm) {
+  struct Case {
+    size_t rung, base;
+    std::string_view id, name;
+    int tile_n;
+    Problem shape;
+    int units;
+  };
+  for (const Case& c : {Case{16, 8, "T128sSk", "sm90_h12_n16_swapped_all_sms", 16,
+                             Problem{16, 14336, 4096, DType::kBF16}, 112},
+                        Case{19, 5, "T64eSk", "sm90_h12_rows64_n8_swapped_all_sms", 8,
+                             Problem{16, 4096, 4096, DType::kBF16}, 128}}) {
+    const sm90::Knobs& base = sm90::kTileRungs[c.base].knobs;
+    const sm90::Knobs& a = sm90::kTileRungs[c.rung].knobs;
+    ExpectOnEverySmOf(c.rung, c.id, c.base);
+    const Problem p = sm90::SwappedProblem(c.shape);
+    ExpectOneRoundOfWholeTiles(base, p, c.units);
+    ExpectSharedOnEverySm(a, p, c.units, 64u);
+    ExpectSwappedFewRowEntry(c.name, c.tile_n, c.shape, {8, 14336, 4096, DType::kBF16});
+    const Problem few = sm90::SwappedProblem({16, c.shape.n / 4, 4096, DType::kBF16});
+    const uint32_t shared = sm90::PlanLaunch(base, few, Residency{132, 66}).grid.sk.sk_clusters;
+    EXPECT_GT(shared, 0u) << c.id;
+    EXPECT_EQ(sm90::PlanLaunch(a, few, Residency{132, 66}).grid.sk.sk_clusters, shared) << c.id;
+  }
 }
 
 // The 128x128 build on every SM (kTileRungs[17]): the 128x128 build with stream-K sharing a last
@@ -665,20 +678,6 @@ TEST_F(Sm90Catalog, SixtyFourBySixtyFourTilesShareKOnEverySm) {
     EXPECT_GE(plan.grid.partial_bytes, int64_t(132) * 64 * 64 * 4);
   }
   EXPECT_EQ(Get("sm90_h12_rows64_n64_unclustered_all_sms").tile.n, 64);
-}
-
-// The 64x8 swapped tiles on every SM (kTileRungs[19]): that build with stream-K sharing a last
-// round however full, its kernel. 16x4096x4096 (swapped: 4096x16): 128 units, none whole, 8,192
-// k-tiles in 132 ranges, one a CTA; the build itself runs 128 CTAs over the whole K.
-TEST_F(Sm90Catalog, SixtyFourByEightSwappedTilesShareKOnEverySm) {
-  const sm90::Knobs& e = sm90::kTileRungs[5].knobs;
-  const sm90::Knobs& a = sm90::kTileRungs[19].knobs;
-  ExpectOnEverySmOf(19, "T64eSk", 5);
-  const Problem p = sm90::SwappedProblem({16, 4096, 4096, DType::kBF16});
-  ExpectOneRoundOfWholeTiles(e, p, 128);
-  ExpectSharedOnEverySm(a, p, 128, 64u);
-  ExpectSwappedFewRowEntry("sm90_h12_rows64_n8_swapped_all_sms", 8, {16, 4096, 4096, DType::kBF16},
-                           {8, 14336, 4096, DType::kBF16});
 }
 
 // The kernel a build is compiled as (KernelKnobs): its knobs less the two only the host's plan
