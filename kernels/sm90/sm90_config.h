@@ -340,7 +340,7 @@ constexpr Knobs Unclustered(Knobs k) {
 
 /// `k` as its kernel is compiled: the knobs only the host's plan reads (sm90_plan.h:
 /// sk_max_full_quarters, max_ctas) at their defaults, so that builds differing only there run one
-/// kernel (Sm90WgmmaKernel<KernelKnobs(K)>) where each compiled the same code under its own name.
+/// kernel (kWgmmaKernel<K>, sm90_wgmma.cuh) where each compiled the same code under its own name.
 /// A rung that leaves them at their defaults keeps its kernel and its kernel's name.
 constexpr Knobs KernelKnobs(Knobs k) {
   const Knobs defaults{};

@@ -12,8 +12,7 @@ void BindSm90Fp8(Registry& registry) {
   [&]<size_t... kIndex>(std::index_sequence<kIndex...>) {
     (BindRung(registry, kFp8Rungs[kIndex].name,
               &LaunchRung<WgmmaBuild, kFp8Rungs[kIndex].knobs, true>,
-              reinterpret_cast<const void*>(&Sm90WgmmaKernel<KernelKnobs(kFp8Rungs[kIndex].knobs)>),
-              DType::kFP8),
+              reinterpret_cast<const void*>(kWgmmaKernel<kFp8Rungs[kIndex].knobs>), DType::kFP8),
      ...);
   }
   (std::make_index_sequence<kFp8Rungs.size()>{});

@@ -59,12 +59,12 @@ const void* GuardedKernelOf(size_t rung, bool unclustered = false) {
       if (rung != kI) return;
       if constexpr (kG.clusters_where_shared) {
         if (unclustered) {
-          out = reinterpret_cast<const void*>(&Sm90WgmmaKernel<KernelKnobs(Unclustered(kG))>);
+          out = reinterpret_cast<const void*>(kWgmmaKernel<Unclustered(kG)>);
           return;
         }
       }
       if constexpr (kG.mainloop == Mainloop::kWgmma) {
-        out = reinterpret_cast<const void*>(&Sm90WgmmaKernel<KernelKnobs(kG)>);
+        out = reinterpret_cast<const void*>(kWgmmaKernel<kG>);
       } else {
         out = reinterpret_cast<const void*>(&Sm90MmaKernel<kG>);
       }

@@ -39,8 +39,7 @@ void BindTile(Registry& registry) {
       return LaunchRung<WgmmaBuild, K, true>(swapped);
     };
   }
-  BindRung(registry, name, std::move(launch),
-           reinterpret_cast<const void*>(&Sm90WgmmaKernel<KernelKnobs(K)>));
+  BindRung(registry, name, std::move(launch), reinterpret_cast<const void*>(kWgmmaKernel<K>));
   BindKernelAt<K>(registry, name, &TileGuardedKernel, kI);
   if constexpr (K.store_transposed) {
     if (Variant* v = registry.FindMutable(name); v != nullptr && v->kernel_at) {

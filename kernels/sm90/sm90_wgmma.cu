@@ -10,7 +10,7 @@ namespace ablation::kernels::sm90 {
 void BindSm90Wgmma(Registry& registry) {
   [&]<int... kIndex>(std::integer_sequence<int, kIndex...>) {
     (BindRung(registry, kRungs[kIndex].name, &LaunchRung<WgmmaBuild, kRungs[kIndex].knobs, true>,
-              reinterpret_cast<const void*>(&Sm90WgmmaKernel<KernelKnobs(kRungs[kIndex].knobs)>)),
+              reinterpret_cast<const void*>(kWgmmaKernel<kRungs[kIndex].knobs>)),
      ...);
   }
   (std::integer_sequence<int, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12>{});

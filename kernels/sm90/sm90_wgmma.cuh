@@ -231,4 +231,10 @@ __global__ void __launch_bounds__(K.Threads(), 1)
   }
 }
 
+/// The kernel the build K runs: Sm90WgmmaKernel of KernelKnobs(K) (sm90_config.h), so that builds
+/// differing only in the knobs the host's plan reads share one. Every launch, attribute, occupancy
+/// query and kernel address of a build names it here, so that none can name another copy.
+template <Knobs K>
+inline constexpr auto kWgmmaKernel = &Sm90WgmmaKernel<KernelKnobs(K)>;
+
 }  // namespace ablation::kernels::sm90

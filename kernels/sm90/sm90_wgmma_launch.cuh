@@ -44,13 +44,12 @@ std::string DeviceResidency(cudaStream_t stream, Residency* r) {
       // The occupancy calculator holds the launch to the kernel's dynamic shared memory limit:
       // asked before the first launch (the worker asks when it opens the device), the kernel
       // must have been allowed its shared memory first, or no cluster fits.
-      if (cudaError_t e = ConfigureSmemOnce<Sm90WgmmaKernel<KernelKnobs(K)>>(SmemBytes(K));
-          e != cudaSuccess)
+      if (cudaError_t e = ConfigureSmemOnce<kWgmmaKernel<K>>(SmemBytes(K)); e != cudaSuccess)
         return LaunchError("cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", e);
       cudaLaunchAttribute attr{};
       const cudaLaunchConfig_t cfg = LaunchConfig<K>(K.Ctas() * r->sms, stream, &attr);
       int n = 0;
-      if (cudaError_t e = cudaOccupancyMaxActiveClusters(&n, Sm90WgmmaKernel<KernelKnobs(K)>, &cfg);
+      if (cudaError_t e = cudaOccupancyMaxActiveClusters(&n, kWgmmaKernel<K>, &cfg);
           e != cudaSuccess || n <= 0) {
         return e != cudaSuccess ? LaunchError("cudaOccupancyMaxActiveClusters", e)
                                 : "sm90 kernel: no cluster of " + std::to_string(K.Ctas()) +
@@ -76,8 +75,7 @@ struct WgmmaBuild {
 template <Knobs K>
 std::string WgmmaBuild<K>::Launch(const GemmArgs& args, int64_t b_rows) {
   const Problem& p = args.problem;
-  if (cudaError_t e = ConfigureSmemOnce<Sm90WgmmaKernel<KernelKnobs(K)>>(SmemBytes(K));
-      e != cudaSuccess) {
+  if (cudaError_t e = ConfigureSmemOnce<kWgmmaKernel<K>>(SmemBytes(K)); e != cudaSuccess) {
     return LaunchError("cudaFuncSetAttribute(MaxDynamicSharedMemorySize)", e);
   }
   auto stream = static_cast<cudaStream_t>(args.stream);
@@ -121,9 +119,8 @@ std::string WgmmaBuild<K>::Launch(const GemmArgs& args, int64_t b_rows) {
   cudaLaunchAttribute attr{};
   const cudaLaunchConfig_t cfg = LaunchConfig<K>(ctas, stream, &attr);
   auto* c = static_cast<__nv_bfloat16*>(args.c);
-  if (cudaError_t e =
-          cudaLaunchKernelEx(&cfg, Sm90WgmmaKernel<KernelKnobs(K)>, ma, mb, mc, c, int(p.m),
-                             int(p.n), int(p.k), sk, args.scale_a, args.scale_b);
+  if (cudaError_t e = cudaLaunchKernelEx(&cfg, kWgmmaKernel<K>, ma, mb, mc, c, int(p.m), int(p.n),
+                                         int(p.k), sk, args.scale_a, args.scale_b);
       e != cudaSuccess) {
     return LaunchError("sm90 launch", e);
   }
@@ -148,9 +145,9 @@ void BindKernelAt(Registry& registry, std::string_view name,
     if (plan.guarded) return guarded(rung, plan.grid.clusters_dropped);
     if constexpr (K.clusters_where_shared) {
       if (plan.grid.clusters_dropped)
-        return reinterpret_cast<const void*>(&Sm90WgmmaKernel<KernelKnobs(Unclustered(K))>);
+        return reinterpret_cast<const void*>(kWgmmaKernel<Unclustered(K)>);
     }
-    return reinterpret_cast<const void*>(&Sm90WgmmaKernel<KernelKnobs(K)>);
+    return reinterpret_cast<const void*>(kWgmmaKernel<K>);
   };
 }
 
